@@ -1,0 +1,46 @@
+"""The public base class for pipeline blocks."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from ..engine.context import RunContext
+
+
+class BlockError(Exception):
+    """Raised by a block for an expected failure; becomes the block's error output."""
+
+
+class Block:
+    """A pipeline block: reads resolved inputs, returns a dict of outputs.
+
+    Subclasses set ``name`` (the value of ``"block"`` in a pipeline step) and
+    implement :meth:`process`. ``config_keys`` lists the configuration keys the
+    block understands (``None`` accepts anything); unknown keys are collection
+    errors with a did-you-mean. A string input ``"${x}"`` arrives as
+    ``{"body": x}`` and also under ``primary_input`` when that differs.
+    """
+
+    name: ClassVar[str] = ""
+    primary_input: ClassVar[str] = "body"
+    config_keys: ClassVar[frozenset[str] | None] = frozenset()
+    inputs: ClassVar[tuple[str, ...]] = ()
+    outputs: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, config: Mapping[str, Any] | None = None) -> None:
+        self.config: dict[str, Any] = dict(config or {})
+
+    @classmethod
+    def validate_config(cls, config: Mapping[str, Any]) -> list[tuple[str, str]]:
+        """Return ``(key, message)`` problems found in a step's config at collection."""
+        return []
+
+    async def process(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
+        """Do the block's work. Raise :class:`BlockError` for an expected failure."""
+        raise NotImplementedError
+
+    def error_output(self, inputs: dict[str, Any], message: str) -> dict[str, Any]:
+        """The documented output a failure produces (default: ``{"error": message}``)."""
+        return {"error": message}

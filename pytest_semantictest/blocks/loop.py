@@ -1,0 +1,64 @@
+"""Loop: asks the engine to jump back to an earlier step while a condition holds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..checks.operators import OPERATORS, apply, validate_operand
+from ..errors import did_you_mean
+from .base import Block
+
+
+class Loop(Block):
+    name = "Loop"
+    config_keys = frozenset({"target", "maxIterations", "condition", "delayMs"})
+
+    @classmethod
+    def validate_config(cls, config: dict[str, Any]) -> list[tuple[str, str]]:
+        problems: list[tuple[str, str]] = []
+        target = config.get("target")
+        if target is None:
+            problems.append(("target", "Loop needs 'target': the id or index of an earlier step"))
+        elif isinstance(target, bool) or not isinstance(target, (str, int)):
+            problems.append(("target", f"must be a step id or index, got {target!r}"))
+        for key in ("maxIterations", "delayMs"):
+            value = config.get(key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+                problems.append((key, f"must be a whole number >= 0, got {value!r}"))
+        cond = config.get("condition")
+        if cond is not None:
+            problems.extend(_validate_condition(cond))
+        return problems
+
+    async def process(self, inputs: dict[str, Any], ctx: Any) -> dict[str, Any]:
+        cond = self.config.get("condition")
+        should = True
+        if cond:
+            actual = ctx.bus.get(cond["path"])
+            should = apply(cond["operator"], actual, cond.get("value", True)) is None
+        out = dict(inputs)
+        out["_shouldLoop"] = should
+        if should:
+            out["_loopTo"] = self.config.get("target")
+            out["_maxLoops"] = self.config.get("maxIterations", 10)
+            out["_delayMs"] = self.config.get("delayMs", 0)
+        return out
+
+
+def _validate_condition(cond: Any) -> list[tuple[str, str]]:
+    if not isinstance(cond, dict):
+        return [("condition", "must be an object {path, operator, value}")]
+    problems = []
+    for key in cond:
+        if key not in ("path", "operator", "value"):
+            problems.append((f"condition.{key}", f"unknown key '{key}'{did_you_mean(key, ['path', 'operator', 'value'])}"))
+    if not isinstance(cond.get("path"), str):
+        problems.append(("condition.path", "needs a DataBus path string"))
+    op = cond.get("operator")
+    if op not in OPERATORS:
+        problems.append(("condition.operator", f"unknown operator {op!r}{did_you_mean(str(op), OPERATORS)}"))
+    elif "value" in cond or not op.startswith("is"):
+        reason = validate_operand(op, cond.get("value", True))
+        if reason:
+            problems.append(("condition.value", reason))
+    return problems

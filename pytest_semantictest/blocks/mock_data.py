@@ -1,0 +1,22 @@
+"""MockData: returns ``config.data`` (resolved like any input)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .base import Block
+
+
+class MockData(Block):
+    name = "MockData"
+    config_keys = frozenset({"data"})
+
+    @classmethod
+    def validate_config(cls, config: dict[str, Any]) -> list[tuple[str, str]]:
+        if "data" not in config:
+            return [("data", "MockData needs 'config.data': the value to put on the DataBus")]
+        return []
+
+    async def process(self, inputs: dict[str, Any], ctx: Any) -> dict[str, Any]:
+        data = self.config.get("data")
+        return data if isinstance(data, dict) else {"value": data}

@@ -1,0 +1,86 @@
+"""ValidateContent: text against contains / notContains / length / regex rules."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..checks.operators import compile_regex
+from .base import Block
+
+
+def _as_list(value: Any) -> list[str]:
+    if value is None:
+        return []
+    return [str(v) for v in value] if isinstance(value, list) else [str(value)]
+
+
+class ValidateContent(Block):
+    name = "ValidateContent"
+    primary_input = "text"
+    config_keys = frozenset({"contains", "notContains", "minLength", "maxLength", "matches", "matchFlags"})
+
+    @classmethod
+    def validate_config(cls, config: dict[str, Any]) -> list[tuple[str, str]]:
+        problems = []
+        for key in ("minLength", "maxLength"):
+            v = config.get(key)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
+                problems.append((key, f"must be a whole number >= 0, got {v!r}"))
+        for key in ("contains", "notContains"):
+            v = config.get(key)
+            if v is not None and not isinstance(v, (str, list)):
+                problems.append((key, f"must be a string or a list of strings, got {v!r}"))
+        pattern = config.get("matches")
+        if pattern is not None:
+            if not isinstance(pattern, str):
+                problems.append(("matches", f"must be a regular expression string, got {pattern!r}"))
+            elif "${" not in pattern:
+                try:
+                    compile_regex(pattern, str(config.get("matchFlags", "i")))
+                except re.error as exc:
+                    problems.append(("matches", f"invalid regular expression {pattern!r}: {exc}"))
+        return problems
+
+    async def process(self, inputs: dict[str, Any], ctx: Any) -> dict[str, Any]:
+        text = inputs.get("text", inputs.get("body"))
+        if text is None:
+            return _result([], ["Missing required input: text"], {"text": False})
+        if not isinstance(text, str):
+            text = str(text)
+        cfg = self.config
+        failures: list[str] = []
+        checks: dict[str, bool] = {}
+        lowered = text.lower()
+        for word in _as_list(cfg.get("contains")):
+            ok = word.lower() in lowered
+            checks[f"contains:{word}"] = ok
+            if not ok:
+                failures.append(f"Missing expected content: {word}")
+        for word in _as_list(cfg.get("notContains")):
+            ok = word.lower() not in lowered
+            checks[f"notContains:{word}"] = ok
+            if not ok:
+                failures.append(f"Found forbidden content: {word}")
+        if cfg.get("minLength") is not None:
+            ok = len(text) >= cfg["minLength"]
+            checks["minLength"] = ok
+            if not ok:
+                failures.append(f"Text too short: {len(text)} < {cfg['minLength']}")
+        if cfg.get("maxLength") is not None:
+            ok = len(text) <= cfg["maxLength"]
+            checks["maxLength"] = ok
+            if not ok:
+                failures.append(f"Text too long: {len(text)} > {cfg['maxLength']}")
+        if cfg.get("matches") is not None:
+            ok = compile_regex(cfg["matches"], str(cfg.get("matchFlags", "i"))).search(text) is not None
+            checks["matches"] = ok
+            if not ok:
+                failures.append(f"Text doesn't match pattern: {cfg['matches']}")
+        return _result([k for k, v in checks.items() if v], failures, checks)
+
+
+def _result(passed: list[str], failures: list[str], checks: dict[str, bool]) -> dict[str, Any]:
+    total = len(checks)
+    score = 1.0 if total == 0 else round((total - len(failures)) / total, 4)
+    return {"passed": not failures, "failures": failures, "score": score, "checks": checks}

@@ -1,0 +1,1 @@
+"""What a check can be; each evaluates to failures as data."""

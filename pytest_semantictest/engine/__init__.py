@@ -1,0 +1,1 @@
+"""The engine: runs the internal model (DataBus, references, steps, checks, repetition)."""

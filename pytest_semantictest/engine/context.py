@@ -1,0 +1,47 @@
+"""What a running pipeline can use besides its DataBus: HTTP pool, environment, settings."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import httpx
+
+
+@dataclass
+class Settings:
+    """Run settings, from ``--semantictest-*`` options and ini keys."""
+
+    http_timeout_ms: int = 30000
+    max_loop_iterations: int = 100
+    trace_value_chars: int = 2000
+
+
+@dataclass
+class RunContext:
+    """Shared by every pipeline of a session; one keep-alive HTTP pool for all tests."""
+
+    settings: Settings = field(default_factory=Settings)
+    env: Mapping[str, str] = field(default_factory=lambda: os.environ)
+    rootdir: Path | None = None
+    judge: Any = None
+    _http: httpx.AsyncClient | None = None
+
+    @property
+    def http(self) -> httpx.AsyncClient:
+        """The session's HTTP client, created on first use."""
+        if self._http is None:
+            import httpx
+
+            limits = httpx.Limits(max_connections=100, max_keepalive_connections=20)
+            self._http = httpx.AsyncClient(limits=limits, follow_redirects=False, trust_env=False)
+        return self._http
+
+    async def aclose(self) -> None:
+        if self._http is not None:
+            await self._http.aclose()
+            self._http = None

@@ -1,0 +1,58 @@
+"""Block input and output forms (string, from/as, object; slot, mapping, block id)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .databus import MISSING, DataBus
+from .resolve import Resolver
+
+
+def is_from_as(value: Any) -> bool:
+    return isinstance(value, dict) and set(value) == {"from", "as"} and isinstance(value["from"], str)
+
+
+def resolve_inputs(spec: Any, resolver: Resolver, primary: str) -> dict[str, Any]:
+    """Turn a step's ``input`` into the dict a block receives.
+
+    ``"${x}"`` -> ``{"body": x}`` (and under the block's primary input name);
+    ``{"from": "a.b", "as": "text"}`` -> ``{"text": value of a.b}``; any other
+    object is resolved deeply. Values that name nothing are left out.
+    """
+    if spec is None:
+        return {}
+    if isinstance(spec, str):
+        value = resolver.resolve(spec)
+        if value is MISSING:
+            return {}
+        return {"body": value} if primary == "body" else {"body": value, primary: value}
+    if is_from_as(spec):
+        source = spec["from"].strip()
+        if source.startswith("${") and source.endswith("}"):
+            source = source[2:-1]
+        value = resolver.lookup(source)
+        return {} if value is MISSING else {str(spec["as"]): value}
+    if isinstance(spec, dict):
+        resolved = resolver.resolve(spec)
+        return {k: v for k, v in resolved.items() if v is not MISSING}
+    return {"body": resolver.resolve(spec)}
+
+
+def output_slots(output: str | dict[str, str] | None, block_id: str) -> list[str]:
+    """The DataBus slots a step writes to."""
+    if output is None:
+        return [block_id]
+    if isinstance(output, str):
+        return [output]
+    return list(output.values())
+
+
+def write_outputs(bus: DataBus, output: str | dict[str, str] | None, block_id: str, result: Any) -> None:
+    """Store a block's result: whole under a slot, or field by field through a mapping."""
+    if isinstance(output, dict):
+        if isinstance(result, dict):
+            for field, slot in output.items():
+                if field in result:
+                    bus.set(slot, result[field])
+        return
+    bus.set(output if isinstance(output, str) else block_id, result)

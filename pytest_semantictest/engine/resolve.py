@@ -1,0 +1,106 @@
+"""``${...}`` references: environment, context, then DataBus."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import ReferenceError_
+from .databus import MISSING, DataBus, get_path, split_path
+
+REF = re.compile(r"\$\{([^{}]+)\}")
+
+
+class Resolver:
+    """Resolves references for one test: ``${env.X}``, context values, DataBus slots."""
+
+    __slots__ = ("bus", "context", "env", "_resolving", "_context_cache")
+
+    def __init__(self, bus: DataBus, context: Mapping[str, Any], env: Mapping[str, str]) -> None:
+        self.bus = bus
+        self.context = context
+        self.env = env
+        self._resolving: set[str] = set()
+        self._context_cache: dict[str, Any] = {}
+
+    def lookup(self, ref: str) -> Any:
+        """The value a reference names, or MISSING."""
+        parts = split_path(ref)
+        if not parts or not isinstance(parts[0], str):
+            return MISSING
+        head = parts[0]
+        if head == "env" and len(parts) >= 2:
+            value = self.env.get(str(parts[1]), MISSING)
+            return get_path(value, parts[2:]) if len(parts) > 2 and value is not MISSING else value
+        if head in self.context:
+            return get_path(self._context_value(head), parts[1:])
+        value = self.bus.slot(head)
+        if value is MISSING:
+            return MISSING
+        return get_path(value, parts[1:])
+
+    def _context_value(self, key: str) -> Any:
+        if key in self._context_cache:
+            return self._context_cache[key]
+        if key in self._resolving:
+            raise ReferenceError_(f"context value '{key}' refers to itself")
+        self._resolving.add(key)
+        try:
+            value = self.resolve(self.context[key])
+        finally:
+            self._resolving.discard(key)
+        self._context_cache[key] = value
+        return value
+
+    def resolve(self, value: Any) -> Any:
+        """Resolve references deeply; a lone ``${x}`` keeps the referenced value's type."""
+        if isinstance(value, str):
+            return self._resolve_str(value) if "${" in value else value
+        if isinstance(value, dict):
+            return {k: self.resolve(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.resolve(v) for v in value]
+        return value
+
+    def _resolve_str(self, text: str) -> Any:
+        whole = REF.fullmatch(text)
+        if whole:
+            return self.lookup(whole.group(1).strip())
+
+        def substitute(match: re.Match[str]) -> str:
+            ref = match.group(1).strip()
+            value = self.lookup(ref)
+            if value is MISSING:
+                raise ReferenceError_(self.missing_message(ref))
+            if isinstance(value, str):
+                return value
+            return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+        return REF.sub(substitute, text)
+
+    def missing_message(self, ref: str) -> str:
+        head = split_path(ref)[0] if split_path(ref) else ref
+        if head == "env":
+            return f"${{{ref}}} names an environment variable that is not set"
+        known = sorted(set(self.context) | set(self.bus.names()))
+        listing = ", ".join(known) if known else "none yet"
+        return f"${{{ref}}} names nothing (context and slots available: {listing})"
+
+
+def references(value: Any) -> set[str]:
+    """First path segments referenced anywhere in ``value`` (for static checks)."""
+    found: set[str] = set()
+    if isinstance(value, str):
+        for m in REF.finditer(value):
+            parts = split_path(m.group(1))
+            if parts and isinstance(parts[0], str):
+                found.add(parts[0])
+    elif isinstance(value, dict):
+        for v in value.values():
+            found |= references(v)
+    elif isinstance(value, list):
+        for v in value:
+            found |= references(v)
+    return found

@@ -1,0 +1,259 @@
+"""Runs a Case: steps over a DataBus (with Loop jumps), then checks, giving a Verdict."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..blocks.base import Block, BlockError
+from ..blocks.registry import get_block
+from ..errors import ReferenceError_
+from ..model import Case, CheckResult, Failure, Outcome, Step, StepTrace, Verdict
+from .context import RunContext
+from .databus import DataBus
+from .inputs import output_slots, resolve_inputs, write_outputs
+from .resolve import Resolver
+
+
+class JudgeUnavailable(Exception):
+    """A judged step or check could not run because no LLM judge is configured."""
+
+
+@dataclass
+class StepContext:
+    """What a block sees while it runs: the session context plus this test's DataBus."""
+
+    session: RunContext
+    bus: DataBus
+    resolver: Resolver
+
+    @property
+    def http(self) -> Any:
+        return self.session.http
+
+    @property
+    def settings(self) -> Any:
+        return self.session.settings
+
+    @property
+    def judge(self) -> Any:
+        return self.session.judge
+
+
+@dataclass
+class PipelineResult:
+    """Steps' trace plus the steps whose latest run failed or could not be judged."""
+
+    trace: list[StepTrace] = field(default_factory=list)
+    errors: dict[int, str] = field(default_factory=dict)
+    unavailable: dict[int, str] = field(default_factory=dict)
+
+
+async def run_step(step: Step, ctx: StepContext) -> tuple[Any, Any, str | None, bool]:
+    """Run one step; returns (inputs, output, error, judge_unavailable). Errors are data."""
+    cls = get_block(step.block)
+    if cls is None:
+        raise BlockError(f"unknown block '{step.block}'")
+    inputs: Any = step.input
+    try:
+        inputs = resolve_inputs(step.input, ctx.resolver, cls.primary_input)
+        config = ctx.resolver.resolve(step.config) if step.config else {}
+        block: Block = cls(config)
+        try:
+            result = await block.process(inputs, ctx)
+        except (BlockError, ReferenceError_) as exc:
+            return inputs, block.error_output(inputs, str(exc)), str(exc), False
+        except JudgeUnavailable as exc:
+            return inputs, None, str(exc), True
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            raise
+        except Exception as exc:  # a block's bug is reported as its error, not a crash
+            message = f"{type(exc).__name__}: {exc}"
+            return inputs, block.error_output(inputs, message), message, False
+    except ReferenceError_ as exc:
+        message = f"cannot resolve input: {exc}"
+        return inputs, {"error": message}, message, False
+    if not isinstance(result, dict):
+        result = {"value": result}
+    return inputs, result, result.get("error") if isinstance(result.get("error"), str) else None, False
+
+
+def _loop_target(steps: Sequence[Step], target: Any, current: int) -> int | None:
+    if isinstance(target, int) and not isinstance(target, bool):
+        return target if 0 <= target < current else None
+    for i in range(current - 1, -1, -1):
+        if steps[i].id == target:
+            return i
+    return None
+
+
+async def run_pipeline(steps: Sequence[Step], ctx: StepContext) -> PipelineResult:
+    """Execute steps in order, following Loop jumps; block failures become data."""
+    result = PipelineResult()
+    loops: dict[int, int] = {}
+    index = 0
+    limit = ctx.settings.max_loop_iterations
+    while index < len(steps):
+        step = steps[index]
+        start = time.perf_counter()
+        inputs, output, error, unavailable = await run_step(step, ctx)
+        elapsed = (time.perf_counter() - start) * 1000
+        iteration = loops.get(index, 0)
+        result.trace.append(StepTrace(step, inputs, output, elapsed, error, iteration))
+        result.errors.pop(index, None)
+        result.unavailable.pop(index, None)
+        if unavailable:
+            result.unavailable[index] = error or "LLM judge not configured"
+        elif error is not None:
+            result.errors[index] = error
+        if output is not None:
+            write_outputs(ctx.bus, step.output, step.id, output)
+        jump = _jump(steps, index, output, loops, limit, ctx.bus)
+        if jump is None:
+            index += 1
+            continue
+        delay = output.get("_delayMs") if isinstance(output, dict) else None
+        if isinstance(delay, (int, float)) and delay > 0:
+            await asyncio.sleep(delay / 1000)
+        index = jump
+    return result
+
+
+def _jump(
+    steps: Sequence[Step], index: int, output: Any, loops: dict[int, int], limit: int, bus: DataBus
+) -> int | None:
+    if not (isinstance(output, Mapping) and output.get("_shouldLoop") is True):
+        return None
+    target = _loop_target(steps, output.get("_loopTo"), index)
+    if target is None:
+        return None
+    max_runs = min(int(output.get("_maxLoops") or 10), limit)
+    done = loops.get(index, 0)
+    if done + 1 >= max_runs:
+        return None
+    loops[index] = done + 1
+    bus.set(f"_loopCount:{steps[target].id}", done + 1)
+    return target
+
+
+async def evaluate_checks(
+    checks: Sequence[Any], bus: DataBus, session: RunContext, skip_slots: set[str]
+) -> tuple[list[Failure], list[str], list[str]]:
+    """Failures, errors and not-evaluated reasons from a case's checks."""
+    failures: list[Failure] = []
+    errors: list[str] = []
+    skipped: list[str] = []
+    results: list[CheckResult] = []
+    for check in checks:
+        if skip_slots and check.reads & skip_slots:
+            skipped.append(check.describe())
+            continue
+        evaluate_sync = getattr(check, "evaluate_sync", None)
+        results.append(evaluate_sync(bus) if evaluate_sync else await check.evaluate(bus, session))
+    for res in results:
+        failures.extend(res.failures)
+        if res.error:
+            errors.append(res.error)
+        if res.skipped:
+            skipped.append(res.skipped)
+    return failures, errors, skipped
+
+
+def _unobserved(steps: Sequence[Step], pipeline: PipelineResult, checks: Sequence[Any]) -> list[Failure]:
+    read: set[str] = set()
+    for check in checks:
+        read |= check.reads
+    failures = []
+    for index, message in pipeline.errors.items():
+        step = steps[index]
+        if not set(output_slots(step.output, step.id)) & read:
+            failures.append(
+                Failure(
+                    check=f"block {step.id}",
+                    message=f"block '{step.id}' ({step.block}) failed and no assertion checks its output: {message}",
+                    line=step.line,
+                )
+            )
+    return failures
+
+
+async def run_case(
+    case: Case,
+    session: RunContext,
+    context: Mapping[str, Any],
+    parent: DataBus | None = None,
+) -> Verdict:
+    """Run one case once and judge it."""
+    start = time.perf_counter()
+    bus = DataBus(parent)
+    ctx = StepContext(session, bus, Resolver(bus, context, session.env))
+    pipeline = PipelineResult()
+    try:
+        if case.timeout_s:
+            pipeline = await asyncio.wait_for(run_pipeline(case.steps, ctx), case.timeout_s)
+        else:
+            pipeline = await run_pipeline(case.steps, ctx)
+    except asyncio.TimeoutError:
+        return Verdict(Outcome.ERROR, error=f"timed out after {case.timeout_s:g} s", duration_ms=_ms(start))
+    skip_slots: set[str] = set()
+    for index in pipeline.unavailable:
+        skip_slots |= set(output_slots(case.steps[index].output, case.steps[index].id))
+    failures, errors, skipped = await evaluate_checks(case.checks, bus, session, skip_slots)
+    failures.extend(_unobserved(case.steps, pipeline, case.checks))
+    verdict = Verdict(Outcome.PASSED, failures, pipeline.trace, duration_ms=_ms(start), bus=bus.snapshot())
+    if failures:
+        verdict.outcome = Outcome.FAILED
+    elif errors:
+        verdict.outcome, verdict.error = Outcome.ERROR, "\n".join(errors)
+    elif pipeline.unavailable or skipped:
+        reasons = list(dict.fromkeys(pipeline.unavailable.values())) or skipped
+        verdict.outcome, verdict.skip_reason = Outcome.SKIPPED, "; ".join(reasons)
+    return verdict
+
+
+def _ms(start: float) -> float:
+    return (time.perf_counter() - start) * 1000
+
+
+def aggregate(runs: list[Verdict], required: int) -> Outcome:
+    """highbar's rule: passed >= required -> passed; passed + errored >= required -> error."""
+    passed = sum(1 for r in runs if r.outcome is Outcome.PASSED)
+    errored = sum(1 for r in runs if r.outcome is Outcome.ERROR)
+    if passed >= required:
+        return Outcome.PASSED
+    if all(r.outcome is Outcome.SKIPPED for r in runs):
+        return Outcome.SKIPPED
+    if passed + errored >= required:
+        return Outcome.ERROR
+    return Outcome.FAILED
+
+
+async def run_repeated(
+    case: Case, session: RunContext, context: Mapping[str, Any], parent: DataBus | None = None,
+    concurrency: int = 10,
+) -> Verdict:
+    """Run a case ``repetition.runs`` times (concurrently, bounded) and aggregate k/n."""
+    if case.repetition.runs <= 1:
+        return await run_case(case, session, context, parent)
+    limit = asyncio.Semaphore(max(1, concurrency))
+
+    async def one() -> Verdict:
+        async with limit:
+            return await run_case(case, session, context, parent)
+
+    runs = list(await asyncio.gather(*(one() for _ in range(case.repetition.runs))))
+    outcome = aggregate(runs, case.repetition.required)
+    first_bad = next((r for r in runs if r.outcome is not Outcome.PASSED), runs[0])
+    return Verdict(
+        outcome,
+        failures=first_bad.failures if outcome is Outcome.FAILED else [],
+        trace=first_bad.trace,
+        error=first_bad.error if outcome is Outcome.ERROR else None,
+        skip_reason=first_bad.skip_reason,
+        duration_ms=sum(r.duration_ms for r in runs),
+        runs=runs,
+        bus=first_bad.bus,
+    )

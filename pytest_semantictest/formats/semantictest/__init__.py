@@ -1,0 +1,1 @@
+"""SemanticTest JSON suites."""

@@ -1,0 +1,142 @@
+"""The one internal representation every file format compiles to.
+
+Suite -> Case -> Step (block name, input, config, output) + Check. The engine runs
+these and returns a Verdict; it never sees a file format.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+
+class Outcome(str, enum.Enum):
+    PASSED = "passed"
+    FAILED = "failed"
+    ERROR = "error"
+    SKIPPED = "skipped"
+
+
+@dataclass(slots=True)
+class Step:
+    """One block invocation in a pipeline."""
+
+    block: str
+    id: str
+    input: Any = None
+    config: dict[str, Any] = field(default_factory=dict)
+    output: str | dict[str, str] | None = None
+    line: int | None = None
+    place: str = ""
+
+
+@dataclass(slots=True)
+class Failure:
+    """One check that did not hold, as data for the failure report."""
+
+    check: str
+    message: str
+    expected: Any = None
+    actual: Any = None
+    operator: str | None = None
+    line: int | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class CheckResult:
+    """What evaluating a check gives: failures, or a reason it could not be evaluated."""
+
+    failures: list[Failure] = field(default_factory=list)
+    skipped: str | None = None
+    error: str | None = None
+
+
+class Check(Protocol):
+    """Anything the engine can evaluate against a finished pipeline's DataBus.
+
+    Path operators now; function-call expectations, strict JSONPath and judged
+    criteria later. ``reads`` names the DataBus slots the check looks at.
+    """
+
+    line: int | None
+
+    @property
+    def reads(self) -> frozenset[str]: ...
+
+    def describe(self) -> str: ...
+
+    async def evaluate(self, bus: Any, ctx: Any) -> CheckResult: ...
+
+
+@dataclass(slots=True)
+class Repetition:
+    """Run a case ``runs`` times; it passes when at least ``min_pass`` runs pass."""
+
+    runs: int = 1
+    min_pass: int | None = None
+
+    @property
+    def required(self) -> int:
+        return self.runs if self.min_pass is None else self.min_pass
+
+
+@dataclass(slots=True)
+class Case:
+    """One test: a pipeline of steps then checks."""
+
+    id: str
+    name: str
+    steps: list[Step]
+    checks: list[Any]
+    line: int | None = None
+    markers: list[str] = field(default_factory=list)
+    repetition: Repetition = field(default_factory=Repetition)
+    timeout_s: float | None = None
+    skip: str | None = None
+    place: str = ""
+
+
+@dataclass(slots=True)
+class Suite:
+    """One spec file: shared context, setup/teardown steps and its cases."""
+
+    name: str
+    path: Path
+    format: str
+    cases: list[Case]
+    context: dict[str, Any] = field(default_factory=dict)
+    setup: list[Step] = field(default_factory=list)
+    teardown: list[Step] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class StepTrace:
+    """What one executed step saw and produced (for the failure report)."""
+
+    step: Step
+    input: Any
+    output: Any
+    duration_ms: float
+    error: str | None = None
+    iteration: int = 0
+
+
+@dataclass(slots=True)
+class Verdict:
+    """The outcome of running a case, with everything the report needs."""
+
+    outcome: Outcome
+    failures: list[Failure] = field(default_factory=list)
+    trace: list[StepTrace] = field(default_factory=list)
+    error: str | None = None
+    skip_reason: str | None = None
+    duration_ms: float = 0.0
+    runs: list[Verdict] = field(default_factory=list)
+    bus: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome is Outcome.PASSED

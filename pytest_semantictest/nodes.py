@@ -1,0 +1,123 @@
+"""pytest nodes: one File per spec file, one Item per case (every format uses these)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .errors import SpecError
+from .model import Case, Outcome, Suite, Verdict
+
+
+class SpecFailed(Exception):
+    """A case's checks did not hold; rendered by ``repr_failure``."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
+
+
+class SpecFile(pytest.File):
+    """A spec file of any format; ``loader`` compiles it to a Suite."""
+
+    loader: Callable[[Path], Suite]
+
+    @classmethod
+    def for_format(cls, parent: pytest.Collector, file_path: Path, loader: Callable[[Path], Suite]) -> SpecFile:
+        node = cls.from_parent(parent, path=file_path)
+        node.loader = loader
+        return node
+
+    def collect(self) -> Iterator[SpecItem]:
+        self.suite = self.loader(self.path)
+        self.run_state: Any = None
+        for case in self.suite.cases:
+            item = SpecItem.from_parent(self, name=case.id, case=case)
+            for marker in case.markers:
+                item.add_marker(marker)
+            yield item
+
+    def setup(self) -> None:
+        from .engine.suite import SetupFailed, SuiteRun
+        from .plugin import runtime
+
+        session = runtime(self.config)
+        self.run_state = SuiteRun(self.suite, session.context)
+        try:
+            session.run(self.run_state.setup())
+        except SetupFailed as exc:
+            raise pytest.fail.Exception(str(exc), pytrace=False) from None
+
+    def teardown(self) -> None:
+        from .plugin import runtime
+
+        if self.run_state is None:
+            return
+        errors = runtime(self.config).run(self.run_state.teardown())
+        self.run_state = None
+        if errors:
+            raise pytest.fail.Exception("\n".join(errors), pytrace=False)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, SpecError):
+            return excinfo.value.render()
+        return super().repr_failure(excinfo)
+
+
+class SpecItem(pytest.Item):
+    """One case. The pipeline runs in the setup phase (so infrastructure problems are
+    ERRORs), the verdict is judged in the call phase (so check failures are FAILUREs)."""
+
+    def __init__(self, *, case: Case, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.case = case
+        self.verdict: Verdict | None = None
+
+    @property
+    def spec_file(self) -> SpecFile:
+        assert isinstance(self.parent, SpecFile)
+        return self.parent
+
+    def setup(self) -> None:
+        from .plugin import runtime
+
+        if self.case.skip:
+            pytest.skip(self.case.skip)
+        session = runtime(self.config)
+        state = self.spec_file.run_state
+        verdict = session.run(state.run(self.case, session.concurrency))
+        self.verdict = verdict
+        from .report.sections import add_sections
+
+        add_sections(self, verdict, session.redactor, session.context.settings.trace_value_chars)
+        if verdict.outcome is Outcome.ERROR:
+            raise pytest.fail.Exception(self._title() + "\n" + (verdict.error or "error"), pytrace=False)
+        if verdict.outcome is Outcome.SKIPPED:
+            pytest.skip(verdict.skip_reason or "not evaluated")
+
+    def runtest(self) -> None:
+        verdict = self.verdict
+        if verdict is None or verdict.outcome is Outcome.PASSED:
+            return
+        from .plugin import runtime
+        from .report.failure import render_verdict
+
+        session = runtime(self.config)
+        raise SpecFailed(render_verdict(self._title(), verdict, session.redactor, session.differ))
+
+    def _title(self) -> str:
+        where = f"{self.path.name}:{self.case.line}" if self.case.line else self.path.name
+        name = f": {self.case.name}" if self.case.name != self.case.id else ""
+        return f"{self.case.id}{name} ({where})"
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, SpecFailed):
+            return excinfo.value.text
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        line = self.case.line - 1 if self.case.line else None
+        return self.path, line, f"{self.spec_file.suite.format}: {self.case.id}"

@@ -1,0 +1,1 @@
+"""Rendering verdicts for people: failure text, trace sections, redaction."""

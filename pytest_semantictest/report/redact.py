@@ -1,0 +1,50 @@
+"""One place every output passes through so secrets never reach a report."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+from urllib.parse import quote
+
+MASK = "***"
+_SECRET_HEADER = re.compile(r"^(authorization|proxy-authorization|cookie|set-cookie|.*-key|.*token.*|.*secret.*)$", re.I)
+_SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)", re.I)
+
+
+def secret_values(env: Mapping[str, str] | None = None, extra: Iterable[str] = ()) -> list[str]:
+    """Values to mask: secret-looking environment variables (>= 6 chars) in several forms."""
+    env = os.environ if env is None else env
+    values = {v for k, v in env.items() if _SECRET_ENV.search(k) and len(v.strip()) >= 6}
+    values |= {v for v in extra if len(v) >= 6}
+    forms: set[str] = set()
+    for v in values:
+        forms |= {v, v.strip(), quote(v, safe=""), repr(v)[1:-1]}
+    return sorted(forms, key=len, reverse=True)
+
+
+class Redactor:
+    """Masks secret header values by name and known secret values anywhere in text."""
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        self.secrets = [s for s in secrets if s]
+
+    def text(self, value: str) -> str:
+        for secret in self.secrets:
+            if secret in value:
+                value = value.replace(secret, MASK)
+        return value
+
+    def data(self, value: Any) -> Any:
+        """A copy of ``value`` with secret headers and secret values masked."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, Mapping):
+            return {
+                k: (MASK if isinstance(k, str) and _SECRET_HEADER.match(k) and isinstance(v, str) else self.data(v))
+                for k, v in value.items()
+            }
+        if isinstance(value, (list, tuple)):
+            return [self.data(v) for v in value]
+        return value

@@ -1,0 +1,18 @@
+"""Report sections attached to items (shown by pytest on failure and by pytest-html)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..model import Outcome, Verdict
+from .failure import render_trace
+from .redact import Redactor
+
+
+def add_sections(item: Any, verdict: Verdict, redactor: Redactor, limit: int = 2000) -> None:
+    """Attach the pipeline trace when the case did not pass or an HTML report is written."""
+    wanted = verdict.outcome is not Outcome.PASSED or bool(item.config.getoption("htmlpath", None))
+    if not wanted or not verdict.trace:
+        return
+    item.add_report_section("call", "pipeline trace", render_trace(verdict.trace, redactor, limit))
+
