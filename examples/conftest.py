@@ -1,0 +1,37 @@
+"""Starts the bundled example agent server for the example specs.
+
+The server runs in a daemon thread of each pytest process (also each xdist worker), so it
+cannot outlive the run. Specs reach it through ``${env.EXAMPLE_AGENT_URL}``; set that
+variable yourself to point the examples at another server.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent / "agents"))
+
+_server: Any = None
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    global _server
+    if os.environ.get("EXAMPLE_AGENT_URL"):
+        return
+    from chat_agent import start_server
+
+    _server, url = start_server(0)
+    os.environ["EXAMPLE_AGENT_URL"] = url
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    global _server
+    if _server is not None:
+        _server.shutdown()
+        _server = None
+        os.environ.pop("EXAMPLE_AGENT_URL", None)
