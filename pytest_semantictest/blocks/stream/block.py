@@ -1,0 +1,110 @@
+"""The ``StreamParser`` block: raw stream text in, ``{text, toolCalls, chunks, metadata}`` out."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from ..base import Block, BlockError
+from .formats import DEFAULT_FORMAT, get_format, known_formats, unknown_format_message
+
+if TYPE_CHECKING:
+    from ...engine.context import RunContext
+
+
+def _is_template(value: Any) -> bool:
+    return isinstance(value, str) and "${" in value
+
+
+def empty_result(fmt: str, error: str) -> dict[str, Any]:
+    """The documented output of a failed parse."""
+    return {
+        "text": "",
+        "toolCalls": [],
+        "chunks": [],
+        "metadata": {"format": fmt, "totalChunks": 0, "totalTools": 0, "error": error},
+    }
+
+
+def _shape(fmt: str, result: Any) -> dict[str, Any]:
+    """Fill in what a (custom) parser left out; reject what is not a result at all."""
+    if not isinstance(result, Mapping):
+        return empty_result(fmt, f"stream format {fmt!r} returned {type(result).__name__}, "
+                                 "expected a dict with text, toolCalls, chunks, metadata")
+    text = result.get("text")
+    tool_calls = result.get("toolCalls")
+    chunks = result.get("chunks")
+    tool_calls = list(tool_calls) if isinstance(tool_calls, (list, tuple)) else []
+    chunks = list(chunks) if isinstance(chunks, (list, tuple)) else []
+    metadata = result.get("metadata")
+    metadata = dict(metadata) if isinstance(metadata, Mapping) else {}
+    metadata.setdefault("format", fmt)
+    metadata.setdefault("totalChunks", len(chunks))
+    metadata.setdefault("totalTools", len(tool_calls))
+    return {
+        "text": text if isinstance(text, str) else ("" if text is None else str(text)),
+        "toolCalls": tool_calls,
+        "chunks": chunks,
+        "metadata": metadata,
+    }
+
+
+class StreamParser(Block):
+    """Parse a streamed AI response (SSE) into text, tool calls, chunks and metadata.
+
+    Config ``format``: ``sse-openai``, ``sse-vercel``, ``sse``, ``text`` (default) or a
+    registered custom format. A malformed stream is not an error: the result carries
+    ``metadata.error`` instead.
+    """
+
+    name: ClassVar[str] = "StreamParser"
+    primary_input: ClassVar[str] = "body"
+    config_keys: ClassVar[frozenset[str] | None] = frozenset({"format"})
+    inputs: ClassVar[tuple[str, ...]] = ("body", "format")
+    outputs: ClassVar[tuple[str, ...]] = ("text", "toolCalls", "chunks", "metadata")
+
+    @classmethod
+    def validate_config(cls, config: Mapping[str, Any]) -> list[tuple[str, str]]:
+        """An unknown ``format`` is reported with a did-you-mean and the known formats."""
+        if "format" not in config:
+            return []
+        fmt = config["format"]
+        if _is_template(fmt):
+            return []
+        if not isinstance(fmt, str):
+            return [("format", f"format must be a string, got {type(fmt).__name__}")]
+        if fmt not in known_formats():
+            return [("format", unknown_format_message(fmt))]
+        return []
+
+    def _format(self, inputs: Mapping[str, Any]) -> str:
+        fmt = self.config.get("format")
+        if fmt is None:
+            fmt = inputs.get("format")
+        if fmt is None:
+            return DEFAULT_FORMAT
+        if not isinstance(fmt, str):
+            raise BlockError(f"StreamParser format must be a string, got {type(fmt).__name__}")
+        return fmt
+
+    async def process(self, inputs: dict[str, Any], ctx: RunContext | None) -> dict[str, Any]:
+        """Parse ``inputs["body"]`` with the configured format."""
+        fmt = self._format(inputs)
+        try:
+            parser = get_format(fmt)
+        except KeyError:
+            raise BlockError(unknown_format_message(fmt)) from None
+        body = inputs.get("body")
+        if isinstance(body, (bytes, bytearray)):
+            body = bytes(body).decode("utf-8", errors="replace")
+        if not isinstance(body, str):
+            got = "nothing" if body is None else f"{type(body).__name__} {body!r:.80}"
+            raise BlockError(
+                "StreamParser needs input 'body' (the raw stream text, e.g. "
+                f"\"${{response.body}}\"); got {got}"
+            )
+        try:
+            result = parser(body)
+        except Exception as exc:  # a parser bug or a custom parser failing: data, not a crash
+            return empty_result(fmt, f"{type(exc).__name__}: {exc}")
+        return _shape(fmt, result)

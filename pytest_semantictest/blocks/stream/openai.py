@@ -1,0 +1,184 @@
+"""The ``sse-openai`` stream format: OpenAI (and compatible) chat-completion streams.
+
+Text comes from ``choices[0].delta.content``. Tool-call argument fragments are accumulated
+by ``index`` and JSON-parsed once at the end. A single non-streamed ``chat.completion`` JSON
+object is accepted too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .sse import decode_event, loads, parse_events
+
+FORMAT = "sse-openai"
+
+
+@dataclass
+class _Call:
+    chunk: dict[str, Any]
+    id: str | None = None
+    name: str | None = None
+    parts: list[str] = field(default_factory=list)
+    args: Any = None  # complete arguments given as an object (no fragments)
+
+
+def _error_text(error: Any) -> str:
+    if isinstance(error, dict):
+        return str(error.get("message") or error.get("code") or error)
+    return str(error)
+
+
+class _Accumulator:
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.chunks: list[dict[str, Any]] = []
+        self.calls: dict[Any, _Call] = {}
+        self.errors: list[str] = []
+        self.last_key: Any = None
+        self.messages = 0
+
+    def feed(self, payload: Any) -> bool:
+        """Consume one decoded payload; False when it is not an OpenAI chunk."""
+        if not isinstance(payload, dict):
+            return False
+        choices = payload.get("choices")
+        if not isinstance(choices, list):
+            if "error" in payload:
+                message = _error_text(payload["error"])
+                self.errors.append(message)
+                self.chunks.append({"type": "error", "error": message})
+                return True
+            return False
+        for choice in choices:
+            if isinstance(choice, dict) and choice.get("index", 0) == 0:
+                self._choice(choice)
+        return True
+
+    def _choice(self, choice: dict[str, Any]) -> None:
+        delta = choice.get("delta")
+        streamed = isinstance(delta, dict)
+        source = delta if streamed else choice.get("message")
+        if isinstance(source, dict):
+            content = source.get("content")
+            if isinstance(content, str) and content:
+                self.text.append(content)
+                self.chunks.append({"type": "text", "content": content})
+            if not streamed:
+                self.messages += 1
+            tool_calls = source.get("tool_calls")
+            if isinstance(tool_calls, list):
+                for pos, fragment in enumerate(tool_calls):
+                    if isinstance(fragment, dict):
+                        self._fragment(fragment, None if streamed else (self.messages, pos))
+            legacy = source.get("function_call")
+            if isinstance(legacy, dict):
+                self._fragment({"index": "function_call", "function": legacy}, None)
+        reason = choice.get("finish_reason")
+        if reason:
+            self.chunks.append({"type": "finish", "reason": reason})
+
+    def _key(self, fragment: dict[str, Any], fixed: Any) -> Any:
+        if fixed is not None:
+            return fixed
+        index = fragment.get("index")
+        if isinstance(index, (int, str)) and not isinstance(index, bool):
+            return index
+        call_id = fragment.get("id")
+        if isinstance(call_id, str) and call_id:  # no index: match by id, else a new call
+            for key, call in self.calls.items():
+                if call.id == call_id:
+                    return key
+            return ("id", call_id)
+        function = fragment.get("function")
+        named = isinstance(function, dict) and isinstance(function.get("name"), str)
+        last = self.calls.get(self.last_key)
+        if last is not None and not (named and last.name):
+            return self.last_key  # a continuation of the previous call
+        return ("n", len(self.calls))
+
+    def _fragment(self, fragment: dict[str, Any], fixed: Any) -> None:
+        key = self._key(fragment, fixed)
+        self.last_key = key
+        call = self.calls.get(key)
+        if call is None:
+            chunk: dict[str, Any] = {"type": "tool-call", "toolCallId": None, "toolName": None}
+            call = self.calls[key] = _Call(chunk)
+            self.chunks.append(chunk)
+        function = fragment.get("function")
+        function = function if isinstance(function, dict) else {}
+        if not call.id and isinstance(fragment.get("id"), str) and fragment["id"]:
+            call.id = fragment["id"]
+        name = function.get("name")
+        if not call.name and isinstance(name, str) and name:
+            call.name = name
+        arguments = function.get("arguments")
+        if isinstance(arguments, str):
+            call.parts.append(arguments)
+        elif isinstance(arguments, dict):
+            call.args = arguments
+
+    def tool_calls(self) -> list[dict[str, Any]]:
+        out = []
+        for call in self.calls.values():
+            call.chunk.update(toolCallId=call.id, toolName=call.name)
+            args = call.args
+            if args is None:
+                text = "".join(call.parts)
+                try:
+                    args = loads(text) if text.strip() else {}
+                except ValueError as exc:
+                    args = {}
+                    label = f"'{call.name}'" + (f" ({call.id})" if call.id else "")
+                    self.errors.append(f"Tool call {label} has unparseable arguments: {exc}")
+            out.append({"id": call.id, "name": call.name or "", "args": args})
+        return out
+
+
+def _payloads(body: str) -> tuple[list[Any], list[str], int]:
+    """Decoded payloads, undecodable ones, and the number of events seen."""
+    stripped = body.strip()
+    if stripped[:1] in ("{", "["):  # a whole JSON document (non-streamed response)
+        try:
+            whole = loads(stripped)
+        except ValueError:
+            pass
+        else:
+            items = whole if isinstance(whole, list) else [whole]
+            return items, [], len(items)
+    events, _ = parse_events(body)
+    payloads: list[Any] = []
+    bad: list[str] = []
+    for event in events:
+        values, failed = decode_event(event, loads)
+        payloads.extend(values)
+        bad.extend(failed)
+    return payloads, bad, len(events)
+
+
+def parse_openai(body: str) -> dict[str, Any]:
+    """Parse an OpenAI chat-completion stream into ``{text, toolCalls, chunks, metadata}``."""
+    payloads, bad, n_events = _payloads(body)
+    acc = _Accumulator()
+    recognised = sum(1 for payload in payloads if acc.feed(payload))
+    tool_calls = acc.tool_calls()
+    metadata: dict[str, Any] = {
+        "format": FORMAT,
+        "totalChunks": len(acc.chunks),
+        "totalTools": len(tool_calls),
+    }
+    if bad:
+        metadata["skipped"] = len(bad)
+    errors = list(acc.errors)
+    if n_events and not recognised:
+        if bad:
+            errors.insert(0, f"No {FORMAT} chunks found: {len(bad)} data payload(s) were not "
+                             f"JSON (first: {bad[0][:80]!r})")
+        else:
+            errors.insert(0, f"No {FORMAT} chunks found in {n_events} event(s) "
+                             "(no 'choices'); is the stream format right?")
+    if errors:
+        metadata["error"] = "; ".join(errors)
+    return {"text": "".join(acc.text), "toolCalls": tool_calls, "chunks": acc.chunks,
+            "metadata": metadata}

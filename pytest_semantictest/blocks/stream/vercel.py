@@ -1,0 +1,209 @@
+"""The ``sse-vercel`` stream format: Vercel AI SDK streams.
+
+Understands both the data-stream protocol (``0:"text"``, ``9:{...}``, ``a:{...}`` ...; bare
+lines or inside ``data:``) and the newer JSON ``type`` events sent over SSE (``text-delta``,
+``tool-input-delta``, ``tool-output-available`` ...). Streamed tool inputs are accumulated by
+``toolCallId`` and JSON-parsed once at the end.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .sse import decode_event, loads, parse_events
+
+FORMAT = "sse-vercel"
+_CODE = re.compile(r"^([0-9a-z]):(.*)$", re.S)
+_MISSING: Any = object()
+
+
+@dataclass
+class _Call:
+    id: str | None
+    chunk: dict[str, Any]
+    name: str | None = None
+    parts: list[str] = field(default_factory=list)
+    args: Any = None
+    result: Any = _MISSING
+    error: str | None = None
+
+
+def _decode(data: str) -> tuple[str, Any]:
+    """``(code, value)`` for a data-stream line, ``("json", event)`` for a typed event."""
+    stripped = data.strip()
+    match = _CODE.match(stripped)
+    if match:
+        return match.group(1), loads(match.group(2))
+    value = loads(stripped)
+    if isinstance(value, dict) and isinstance(value.get("type"), str):
+        return "json", value
+    raise ValueError("not a Vercel AI SDK stream part")
+
+
+def _is_error_result(result: Any) -> bool:
+    return isinstance(result, dict) and bool(result.get("error") or result.get("status") == "error")
+
+
+class _Accumulator:
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.chunks: list[dict[str, Any]] = []
+        self.calls: dict[str, _Call] = {}
+        self.errors: list[str] = []
+        self.tool_errors = 0
+
+    def call(self, ev: dict[str, Any]) -> _Call:
+        call_id = ev.get("toolCallId")
+        key = call_id if isinstance(call_id, str) else f"\0{len(self.calls)}"
+        call = self.calls.get(key)
+        if call is None:
+            chunk = {"type": "tool-call", "toolCallId": call_id, "toolName": None}
+            call = self.calls[key] = _Call(call_id if isinstance(call_id, str) else None, chunk)
+            self.chunks.append(chunk)
+        name = ev.get("toolName")
+        if not call.name and isinstance(name, str) and name:
+            call.name = name
+        return call
+
+    def add_text(self, value: Any) -> None:
+        if isinstance(value, str) and value:
+            self.text.append(value)
+            self.chunks.append({"type": "text", "content": value})
+
+    def delta(self, ev: dict[str, Any], key: str) -> None:
+        value = ev.get(key)
+        if isinstance(value, str):
+            self.call(ev).parts.append(value)
+
+    def complete(self, ev: dict[str, Any], *keys: str) -> None:
+        call = self.call(ev)
+        for key in keys:
+            if key in ev and ev[key] is not None:
+                call.args = ev[key]
+                return
+
+    def result(self, ev: dict[str, Any], *keys: str) -> None:
+        call = self.call(ev)
+        value = next((ev[k] for k in keys if k in ev), None)
+        call.result = value
+        self.chunks.append({"type": "tool-result", "toolCallId": call.id, "result": value})
+        if _is_error_result(value) or ev.get("isError") is True:
+            self.tool_errors += 1
+
+    def tool_error(self, ev: dict[str, Any]) -> None:
+        call = self.call(ev)
+        message = str(ev.get("errorText") or ev.get("error") or ev.get("message") or "tool error")
+        call.error = message
+        self.tool_errors += 1
+        self.chunks.append({"type": "tool-error", "toolCallId": call.id, "error": message})
+
+    def stream_error(self, value: Any) -> None:
+        if isinstance(value, dict):
+            value = value.get("errorText") or value.get("error") or value.get("message") or value
+        message = str(value)
+        self.errors.append(message)
+        self.chunks.append({"type": "error", "error": message})
+
+    def finish(self, reason: Any) -> None:
+        self.chunks.append({"type": "finish", "reason": reason})
+
+    def code(self, code: str, value: Any) -> None:
+        ev = value if isinstance(value, dict) else {}
+        if code == "0":
+            self.add_text(value)
+        elif code == "9":
+            self.complete(ev, "args")
+        elif code == "b":
+            self.call(ev)
+        elif code == "c":
+            self.delta(ev, "argsTextDelta")
+        elif code == "a":
+            self.result(ev, "result")
+        elif code == "d":
+            self.finish(ev.get("finishReason"))
+        elif code == "3":
+            self.stream_error(value)
+        # e: finish step, f: start step, 2: data, 8: annotations, g-k: reasoning/sources/files
+
+    def typed(self, ev: dict[str, Any]) -> None:
+        kind = ev["type"]
+        if kind == "text-delta":
+            self.add_text(ev.get("delta", ev.get("textDelta")))
+        elif kind in ("tool-call", "tool-input-available"):
+            self.complete(ev, "input", "args")
+        elif kind in ("tool-input-start", "tool-call-streaming-start"):
+            self.call(ev)
+        elif kind == "tool-input-delta":
+            self.delta(ev, "inputTextDelta")
+        elif kind == "tool-call-delta":
+            self.delta(ev, "argsTextDelta")
+        elif kind in ("tool-result", "tool-output-available"):
+            self.result(ev, "output", "result")
+        elif kind in ("tool-output-error", "tool-error", "tool-input-error"):
+            if kind == "tool-input-error" and isinstance(ev.get("input"), dict):
+                self.complete(ev, "input")
+            self.tool_error(ev)
+        elif kind == "finish":
+            self.finish(ev.get("finishReason"))
+        elif kind == "error":
+            self.stream_error(ev)
+        # everything else (start, start-step, finish-step, reasoning, data-*) is ignored
+
+    def tool_calls(self) -> list[dict[str, Any]]:
+        out = []
+        for call in self.calls.values():
+            call.chunk["toolName"] = call.name
+            args = call.args
+            if isinstance(args, str):
+                call.parts, args = [args], None
+            if args is None:
+                text = "".join(call.parts)
+                try:
+                    args = loads(text) if text.strip() else {}
+                except ValueError as exc:
+                    args = {}
+                    label = f"'{call.name}'" + (f" ({call.id})" if call.id else "")
+                    self.errors.append(f"Tool call {label} has unparseable arguments: {exc}")
+            item: dict[str, Any] = {"id": call.id, "name": call.name or "", "args": args}
+            if call.result is not _MISSING:
+                item["result"] = call.result
+            if call.error is not None:
+                item["error"] = call.error
+            out.append(item)
+        return out
+
+
+def parse_vercel(body: str) -> dict[str, Any]:
+    """Parse a Vercel AI SDK stream into ``{text, toolCalls, chunks, metadata}``."""
+    events, _ = parse_events(body)
+    acc = _Accumulator()
+    bad: list[str] = []
+    recognised = 0
+    for event in events:
+        parts, failed = decode_event(event, _decode)
+        bad.extend(failed)
+        for code, value in parts:
+            recognised += 1
+            if code == "json":
+                acc.typed(value)
+            else:
+                acc.code(code, value)
+    tool_calls = acc.tool_calls()
+    metadata: dict[str, Any] = {
+        "format": FORMAT,
+        "totalChunks": len(acc.chunks),
+        "totalTools": len(tool_calls),
+        "toolErrorCount": acc.tool_errors,
+    }
+    if bad:
+        metadata["skipped"] = len(bad)
+    errors = list(acc.errors)
+    if events and not recognised:
+        errors.insert(0, f"No {FORMAT} parts found in {len(events)} event(s) "
+                         f"(first: {events[0].data[:80]!r}); is the stream format right?")
+    if errors:
+        metadata["error"] = "; ".join(errors)
+    return {"text": "".join(acc.text), "toolCalls": tool_calls, "chunks": acc.chunks,
+            "metadata": metadata}

@@ -1,0 +1,285 @@
+"""The ``ValidateTools`` block: check which tools an agent called, in what order, with what args."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from .base import Block, BlockError
+
+if TYPE_CHECKING:
+    from ..engine.context import RunContext
+
+_NOT_CALLS = frozenset({"text", "thinking", "redacted_thinking", "image", "document",
+                        "tool_result", "reasoning", "message"})
+_MISSING: Any = object()
+
+
+def _parse_args(value: Any) -> Any:
+    if value is None:
+        return {}
+    if isinstance(value, str):
+        if not value.strip():
+            return {}
+        try:
+            return json.loads(value)
+        except (ValueError, RecursionError):
+            return {}
+    return value
+
+
+def normalize_tool_call(call: Any) -> dict[str, Any]:
+    """One tool call in any known shape -> ``{id, name, args}`` (plus ``result`` if present).
+
+    Shapes: OpenAI (``function.name``, ``function.arguments`` as JSON text or object),
+    Anthropic (``name``, ``input``), Vercel (``toolCallId``, ``toolName``, ``args``/``input``),
+    normalised (``name``, ``args``), ``arguments``, Gemini ``functionCall``, Bedrock
+    ``toolUse``; a bare string is a call of that name without arguments.
+    """
+    if isinstance(call, str):
+        return {"id": None, "name": call, "args": {}}
+    if not isinstance(call, Mapping):
+        raise ValueError(f"not a tool call object: {call!r:.80}")
+    for wrapper in ("function", "functionCall", "toolUse"):
+        inner = call.get(wrapper)
+        if isinstance(inner, Mapping):
+            merged = {**{k: v for k, v in call.items() if k != wrapper}, **inner}
+            break
+    else:
+        merged = dict(call)
+    call_id = next((merged[k] for k in ("id", "toolCallId", "tool_call_id", "call_id",
+                                        "toolUseId") if merged.get(k) is not None), None)
+    name = next((merged[k] for k in ("name", "toolName", "tool_name")
+                 if isinstance(merged.get(k), str)), "")
+    kind = merged.get("type")
+    if not name and isinstance(kind, str) and kind.startswith("tool-"):
+        name = kind[5:]  # AI SDK UI message part: {"type": "tool-search", "input": ...}
+    raw = next((merged[k] for k in ("args", "input", "arguments", "parameters")
+                if k in merged), None)
+    out: dict[str, Any] = {"id": call_id, "name": name, "args": _parse_args(raw)}
+    if "result" in call:
+        out["result"] = call["result"]
+    return out
+
+
+def normalize_tool_calls(calls: Any) -> list[dict[str, Any]]:
+    """A list of tool calls in any known shape -> list of ``{id, name, args}``.
+
+    Anthropic content blocks that are not calls (``text``, ``thinking`` ...) are skipped.
+    Raises ValueError for an element that is neither an object nor a string.
+    """
+    if not isinstance(calls, (list, tuple)):
+        raise ValueError(f"expected a list of tool calls, got {type(calls).__name__}")
+    out = []
+    for i, call in enumerate(calls):
+        if isinstance(call, Mapping) and call.get("type") in _NOT_CALLS:
+            continue
+        try:
+            out.append(normalize_tool_call(call))
+        except ValueError as exc:
+            raise ValueError(f"toolCalls[{i}] is {exc}") from None
+    return out
+
+
+def _extract_calls(value: Any) -> Any:
+    """Find the calls inside a whole response object (StreamParser output, OpenAI, Anthropic)."""
+    if not isinstance(value, Mapping):
+        return value
+    for key in ("toolCalls", "tool_calls"):
+        if isinstance(value.get(key), list):
+            return value[key]
+    choices = value.get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], Mapping):
+        message = choices[0].get("message")
+        if isinstance(message, Mapping):
+            return message.get("tool_calls") or []
+    if isinstance(value.get("content"), list):
+        return value["content"]
+    return value
+
+
+def deep_equal(expected: Any, actual: Any) -> bool:
+    """Exact deep equality: numbers by value (1 == 1.0), booleans only equal booleans."""
+    if isinstance(expected, bool) or isinstance(actual, bool):
+        return isinstance(expected, bool) and isinstance(actual, bool) and expected == actual
+    if isinstance(expected, (int, float)) and isinstance(actual, (int, float)):
+        return expected == actual
+    if isinstance(expected, Mapping) and isinstance(actual, Mapping):
+        return expected.keys() == actual.keys() and all(
+            deep_equal(v, actual[k]) for k, v in expected.items())
+    if isinstance(expected, (list, tuple)) and isinstance(actual, (list, tuple)):
+        return len(expected) == len(actual) and all(map(deep_equal, expected, actual))
+    return type(expected) is type(actual) and expected == actual
+
+
+def _fmt(value: Any) -> str:
+    if value is _MISSING:
+        return "(missing)"
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def _names(value: Any) -> list[str]:
+    return [value] if isinstance(value, str) else list(value or [])
+
+
+def _is_subsequence(wanted: list[str], actual: list[str]) -> bool:
+    it = iter(actual)
+    return all(name in it for name in wanted)
+
+
+def _is_template(value: Any) -> bool:
+    return isinstance(value, str) and "${" in value
+
+
+class ValidateTools(Block):
+    """Check an agent's tool calls: expected, forbidden, count, order and arguments."""
+
+    name: ClassVar[str] = "ValidateTools"
+    primary_input: ClassVar[str] = "toolCalls"
+    config_keys: ClassVar[frozenset[str] | None] = frozenset(
+        {"expected", "forbidden", "minTools", "maxTools", "order", "validateArgs"})
+    inputs: ClassVar[tuple[str, ...]] = ("toolCalls",)
+    outputs: ClassVar[tuple[str, ...]] = (
+        "passed", "failures", "score", "checks", "actualTools", "expectedTools")
+
+    @classmethod
+    def validate_config(cls, config: Mapping[str, Any]) -> list[tuple[str, str]]:
+        """Wrong types and impossible combinations, as ``(key, message)``."""
+        problems: list[tuple[str, str]] = []
+
+        def names_ok(key: str) -> None:
+            value = config.get(key)
+            if value is None or _is_template(value) or isinstance(value, str):
+                return
+            if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+                problems.append((key, f"{key} must be a tool name or a list of tool names"))
+
+        names_ok("expected")
+        names_ok("forbidden")
+        for key in ("minTools", "maxTools"):
+            value = config.get(key)
+            if value is None or _is_template(value):
+                continue
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                problems.append((key, f"{key} must be a whole number of at least 0, got {value!r}"))
+        lo, hi = config.get("minTools"), config.get("maxTools")
+        if (isinstance(lo, int) and isinstance(hi, int) and not isinstance(lo, bool)
+                and not isinstance(hi, bool) and lo > hi):
+            problems.append(("minTools", f"minTools ({lo}) is greater than maxTools ({hi})"))
+        order = config.get("order")
+        if order is not None and not _is_template(order):
+            if isinstance(order, bool):
+                if order and not config.get("expected"):
+                    problems.append(("order", "order: true needs an 'expected' list to follow"))
+            elif not (isinstance(order, list) and all(isinstance(v, str) for v in order)):
+                problems.append(("order", "order must be a list of tool names or true"))
+        args = config.get("validateArgs")
+        if args is not None and not _is_template(args):
+            if not (isinstance(args, Mapping) and all(isinstance(v, Mapping) for v in args.values())):
+                problems.append(("validateArgs", "validateArgs must be an object of "
+                                 "{tool name: {argument: expected value}}"))
+        return problems
+
+    async def process(self, inputs: dict[str, Any], ctx: RunContext | None) -> dict[str, Any]:
+        """Run every configured check; ``score`` is the fraction of checks passed."""
+        raw = inputs.get("toolCalls")
+        if raw is None:
+            raw = inputs.get("body")
+        raw = _extract_calls(raw)
+        if not isinstance(raw, (list, tuple)):
+            got = "nothing" if raw is None else f"{type(raw).__name__} {raw!r:.80}"
+            raise BlockError(
+                f"ValidateTools needs input 'toolCalls' (a list of tool calls); got {got}")
+        try:
+            calls = normalize_tool_calls(raw)
+        except ValueError as exc:
+            raise BlockError(f"ValidateTools: {exc}") from None
+        problems = self.validate_config(self.config)
+        if problems:
+            raise BlockError("ValidateTools config: " + "; ".join(m for _, m in problems))
+        return self.check(calls)
+
+    def check(self, calls: list[dict[str, Any]]) -> dict[str, Any]:
+        """Validate already normalised calls."""
+        cfg = self.config
+        actual = [c["name"] for c in calls]
+        checks: list[dict[str, Any]] = []
+        failures: list[str] = []
+
+        expected = list(dict.fromkeys(_names(cfg.get("expected"))))
+        if expected:
+            missing = [n for n in expected if n not in actual]
+            checks += [{"check": "expected", "tool": n, "passed": n not in missing} for n in expected]
+            if missing:
+                failures.append(f"Missing expected tools: {', '.join(missing)}")
+
+        forbidden = list(dict.fromkeys(_names(cfg.get("forbidden"))))
+        if forbidden:
+            used = [n for n in forbidden if n in actual]
+            checks += [{"check": "forbidden", "tool": n, "passed": n not in used} for n in forbidden]
+            if used:
+                failures.append(f"Used forbidden tools: {', '.join(used)}")
+
+        count = len(actual)
+        if cfg.get("minTools") is not None:
+            low = cfg["minTools"]
+            checks.append({"check": "minTools", "expected": low, "actual": count,
+                           "passed": count >= low})
+            if count < low:
+                failures.append(f"Too few tools: {count} < {low}")
+        if cfg.get("maxTools") is not None:
+            high = cfg["maxTools"]
+            checks.append({"check": "maxTools", "expected": high, "actual": count,
+                           "passed": count <= high})
+            if count > high:
+                failures.append(f"Too many tools: {count} > {high}")
+
+        order = cfg.get("order")
+        wanted = expected if order is True else _names(order) if isinstance(order, list) else []
+        if wanted:
+            ok = _is_subsequence(wanted, actual)
+            checks.append({"check": "order", "expected": wanted, "actual": actual, "passed": ok})
+            if not ok:
+                failures.append(f"Tool order incorrect: expected {' -> '.join(wanted)}, "
+                                f"got {', '.join(actual) or '(no tools)'}")
+
+        for tool, spec in (cfg.get("validateArgs") or {}).items():
+            self._check_args(tool, spec, calls, checks, failures)
+
+        passed_count = sum(1 for c in checks if c["passed"])
+        return {
+            "passed": not failures,
+            "failures": failures,
+            "score": passed_count / len(checks) if checks else 1.0,
+            "checks": checks,
+            "actualTools": actual,
+            "expectedTools": expected or (_names(order) if isinstance(order, list) else []),
+        }
+
+    @staticmethod
+    def _check_args(tool: str, spec: Mapping[str, Any], calls: list[dict[str, Any]],
+                    checks: list[dict[str, Any]], failures: list[str]) -> None:
+        """One check per expected argument; passes when any call of ``tool`` has that value."""
+        made = [c for c in calls if c["name"] == tool]
+        if not made:
+            failures.append(f"Tool '{tool}' not called, cannot validate args")
+            for arg in spec or [None]:
+                checks.append({"check": "args", "tool": tool, "arg": arg, "passed": False})
+            return
+        for arg, want in spec.items():
+            values = [c["args"].get(arg, _MISSING) if isinstance(c["args"], Mapping) else _MISSING
+                      for c in made]
+            ok = any(v is not _MISSING and deep_equal(want, v) for v in values)
+            shown = [None if v is _MISSING else v for v in values]
+            checks.append({"check": "args", "tool": tool, "arg": arg, "expected": want,
+                           "actual": shown[0] if len(shown) == 1 else shown, "passed": ok})
+            if not ok:
+                got = ", ".join(_fmt(v) for v in values)
+                if len(values) > 1:
+                    got += f" ({len(values)} calls)"
+                failures.append(f"Tool '{tool}' arg '{arg}' mismatch: expected {_fmt(want)}, got {got}")

@@ -1,0 +1,174 @@
+"""The pytest integration, through real pytest runs (pytester)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+PASSING = {"id": "ok", "pipeline": [{"block": "MockData", "config": {"data": {"a": 1}}, "output": "d"}], "assertions": {"d.a": 1}}
+FAILING = {"id": "bad", "pipeline": [{"block": "MockData", "config": {"data": {"a": 1}}, "output": "d"}], "assertions": {"d.a": 2}}
+
+
+def write(pytester: pytest.Pytester, name: str, *tests: dict, **top) -> None:
+    pytester.makefile(".json", **{name: json.dumps({"name": name, **top, "tests": list(tests)}, indent=2)})
+
+
+def test_node_ids_and_source_line(pytester: pytest.Pytester) -> None:
+    write(pytester, "suite", PASSING, FAILING)
+    result = pytester.runpytest("--collect-only", "-q")
+    result.stdout.fnmatch_lines(["suite.json::ok", "suite.json::bad"])
+    result = pytester.runpytest("-v")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*bad (suite.json:1*", "*d.a (line *): Expected 1 to equal 2*"])
+
+
+def test_other_json_files_are_ignored_silently(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".json", package=json.dumps({"name": "x", "scripts": {"test": "jest"}}))
+    pytester.makefile(".json", fixture=json.dumps([{"tests": []}]))
+    pytester.makefile(".json", broken="{ not json at all")
+    write(pytester, "suite", PASSING)
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=1)
+    assert result.ret == 0
+
+
+def test_dash_k_lf_and_x(pytester: pytest.Pytester) -> None:
+    write(pytester, "suite", PASSING, FAILING, {**PASSING, "id": "ok2"})
+    pytester.runpytest("-k", "ok").assert_outcomes(passed=2)
+    pytester.runpytest("-p", "cacheprovider").assert_outcomes(passed=2, failed=1)
+    pytester.runpytest("-p", "cacheprovider", "--lf").assert_outcomes(failed=1)
+    result = pytester.runpytest("-x", "-p", "no:randomly")
+    result.assert_outcomes(passed=1, failed=1)
+
+
+def test_markers_select(pytester: pytest.Pytester) -> None:
+    write(pytester, "suite", {**PASSING, "markers": ["smoke"]}, {**PASSING, "id": "other"})
+    pytester.makeini("[pytest]\nmarkers =\n    smoke: quick checks\n")
+    pytester.runpytest("-m", "smoke").assert_outcomes(passed=1)
+    pytester.runpytest("-m", "semantictest").assert_outcomes(passed=2)
+
+
+def test_spec_error_is_collection_error_without_traceback(pytester: pytest.Pytester) -> None:
+    bad = {"id": "x", "pipeline": [{"block": "MockData", "config": {"data": {}}, "output": "d"}], "assertions": {"d.a": {"gtt": 1}}}
+    write(pytester, "suite", bad)
+    result = pytester.runpytest()
+    assert result.ret == 2
+    result.stdout.fnmatch_lines(["*suite.json:* tests[0].assertions.d.a.gtt: unknown operator 'gtt' — did you mean 'gt'?*"])
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_setup_once_visible_to_tests_and_teardown_runs_after_failures(pytester: pytest.Pytester) -> None:
+    log = pytester.path / "events.log"
+    pytester.makeconftest(
+        f"""
+from pytest_semantictest import Block, register_block
+
+@register_block
+class Record(Block):
+    name = "Record"
+    config_keys = None
+    async def process(self, inputs, ctx):
+        with open({str(log)!r}, "a") as fh:
+            fh.write(self.config["event"] + "\\n")
+        return {{"event": self.config["event"], "token": "t-1"}}
+"""
+    )
+    write(
+        pytester,
+        "suite",
+        {"id": "a", "pipeline": [{"block": "MockData", "config": {"data": {"t": "${auth.token}"}}, "output": "d"}], "assertions": {"d.t": "t-1"}},
+        {**FAILING, "id": "b"},
+        setup=[{"block": "Record", "config": {"event": "setup"}, "output": "auth"}],
+        teardown=[{"block": "Record", "config": {"event": "teardown"}, "output": "bye"}],
+    )
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=1, failed=1)
+    assert log.read_text().split() == ["setup", "teardown"]
+
+
+def test_failing_setup_makes_every_test_an_error_naming_the_step(pytester: pytest.Pytester) -> None:
+    write(
+        pytester,
+        "suite",
+        PASSING,
+        {**PASSING, "id": "ok2"},
+        setup=[{"id": "login", "block": "HttpRequest", "input": {"url": "http://127.0.0.1:9/nothing"}, "output": "auth"}],
+    )
+    result = pytester.runpytest()
+    result.assert_outcomes(errors=2)
+    result.stdout.fnmatch_lines(["*setup step 'login' (HttpRequest) failed at *suite.json:*"])
+
+
+def test_custom_block_via_conftest_and_unknown_block_lists_known(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(
+        """
+from pytest_semantictest import Block, register_block
+
+@register_block
+class Upper(Block):
+    name = "Upper"
+    primary_input = "text"
+    async def process(self, inputs, ctx):
+        return {"text": inputs["text"].upper()}
+"""
+    )
+    write(
+        pytester,
+        "suite",
+        {"id": "u", "pipeline": [{"block": "Upper", "input": "shout", "output": "o"}], "assertions": {"o.text": "SHOUT"}},
+    )
+    pytester.runpytest().assert_outcomes(passed=1)
+    write(pytester, "other", {"id": "u", "pipeline": [{"block": "Uper", "input": "x"}], "assertions": {}})
+    result = pytester.runpytest("other.json")
+    result.stdout.fnmatch_lines(["*unknown block 'Uper' — did you mean 'Upper'?*known blocks:*HttpRequest*"])
+
+
+def test_idle_session_prints_nothing_and_imports_nothing_heavy(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+import sys
+def test_plain():
+    heavy = [m for m in ("httpx", "pydantic", "openai", "pytest_semantictest.engine.runner") if m in sys.modules]
+    assert heavy == []
+"""
+    )
+    result = pytester.runpytest_subprocess("-p", "no:asyncio", "-p", "no:html", "-p", "no:metadata")
+    result.assert_outcomes(passed=1)
+    lines = [ln for ln in result.stdout.lines if not ln.startswith("plugins:")]
+    assert "semantictest" not in "\n".join(lines).lower()
+
+
+def test_xdist_runs_items(pytester: pytest.Pytester) -> None:
+    write(pytester, "suite", PASSING, {**PASSING, "id": "ok2"}, {**PASSING, "id": "ok3"}, FAILING)
+    result = pytester.runpytest_subprocess("-n", "2")
+    result.assert_outcomes(passed=3, failed=1)
+
+
+def test_repeated_test_reports_k_of_n(pytester: pytest.Pytester) -> None:
+    flaky = {
+        "id": "flaky",
+        "runs": 4,
+        "minPass": 0.5,
+        "pipeline": [{"block": "MockData", "config": {"data": {"a": 1}}, "output": "d"}],
+        "assertions": {"d.a": 2},
+    }
+    write(pytester, "suite", flaky)
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*runs: 0/4 passed*"])
+
+
+def test_semantictest_run_fixture_and_databus(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+def test_run(semantictest_run, databus):
+    result = semantictest_run({"pipeline": [{"block": "MockData", "config": {"data": {"x": 3}}, "output": "d"}],
+                               "assertions": {"d.x": 3}})
+    assert result.passed
+    assert result.verdict.bus["d"] == {"x": 3}
+    databus.set("a", {"b": [1, 2]})
+    assert databus.get("a.b[1]") == 2
+"""
+    )
+    pytester.runpytest().assert_outcomes(passed=1)
