@@ -220,3 +220,10 @@ def test_llm_judge_without_client_is_skipped_not_passed():
 def test_llm_judge_without_client_still_fails_deterministic_checks():
     judge = {"block": "LLMJudge", "input": {"text": "hi", "expected": {"expectedBehavior": "greets"}}, "output": "j"}
     assert outcome([mock({"a": 1}), judge], {"j.score": {"gt": 0.7}, "d.a": 2}) is Outcome.FAILED
+
+
+def test_paths_read_inside_json_text_bodies():
+    """The notes read a setup login's token as ${authToken.body.token}: body is JSON text."""
+    v = run_one([mock({"body": '{"token": "abc", "items": [1, 2]}'}, "auth"), mock({"t": "${auth.body.token}"}, "e")],
+                {"e.t": "abc", "auth.body.items[1]": 2, "auth.body": {"contains": "token"}})
+    assert v.outcome is Outcome.PASSED, v.failures

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -44,10 +45,27 @@ def split_path(path: str) -> tuple[str | int, ...]:
     return result
 
 
+def _json_text(value: str) -> Any:
+    """A string holding a JSON object or array, parsed; MISSING otherwise."""
+    text = value.lstrip()
+    if not text or text[0] not in "{[":
+        return MISSING
+    try:
+        return json.loads(text)
+    except ValueError:
+        return MISSING
+
+
 def get_path(root: Any, parts: tuple[str | int, ...]) -> Any:
-    """Walk ``parts`` into nested dicts and lists; MISSING when any step names nothing."""
+    """Walk ``parts`` into nested dicts and lists; MISSING when any step names nothing.
+
+    A path that continues into a string holding JSON (an HTTP response ``body``) reads
+    inside it, so ``${login.body.token}`` works without a JsonParser step.
+    """
     value = root
     for part in parts:
+        if isinstance(value, str) and part != "length":
+            value = _json_text(value)
         if isinstance(value, Mapping):
             value = value.get(part if isinstance(part, str) else str(part), MISSING)
         elif isinstance(value, (list, tuple)):
