@@ -7,8 +7,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 
+def clip(text: object, limit: int = 60) -> str:
+    """``text`` as a string, shortened with ``...`` when longer than ``limit`` (for messages)."""
+    text = str(text)
+    if not text.isprintable():  # keep a message on one line: show line breaks and controls escaped
+        text = repr(text)[1:-1]
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def did_you_mean(word: str, choices: Iterable[str], cutoff: float = 0.6) -> str:
     """`` — did you mean 'x'?`` when a close choice exists, else an empty string."""
+    if len(word) > 100:  # no sensible suggestion, and difflib is slow on huge strings
+        return ""
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=cutoff)
     return f" — did you mean '{close[0]}'?" if close else ""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..checks.operators import OPERATORS, apply, validate_operand
-from ..errors import did_you_mean
+from ..errors import clip, did_you_mean
 from .base import Block
 
 
@@ -20,11 +20,11 @@ class Loop(Block):
         if target is None:
             problems.append(("target", "Loop needs 'target': the id or index of an earlier step"))
         elif isinstance(target, bool) or not isinstance(target, (str, int)):
-            problems.append(("target", f"must be a step id or index, got {target!r}"))
+            problems.append(("target", f"must be a step id or index, got {clip(repr(target))}"))
         for key in ("maxIterations", "delayMs"):
             value = config.get(key)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
-                problems.append((key, f"must be a whole number >= 0, got {value!r}"))
+                problems.append((key, f"must be a whole number >= 0, got {clip(repr(value))}"))
         cond = config.get("condition")
         if cond is not None:
             problems.extend(_validate_condition(cond))
@@ -51,14 +51,19 @@ def _validate_condition(cond: Any) -> list[tuple[str, str]]:
     problems = []
     for key in cond:
         if key not in ("path", "operator", "value"):
-            problems.append((f"condition.{key}", f"unknown key '{key}'{did_you_mean(key, ['path', 'operator', 'value'])}"))
+            problems.append((f"condition.{key}", f"unknown key '{clip(key)}'{did_you_mean(key, ['path', 'operator', 'value'])}"))
     if not isinstance(cond.get("path"), str):
         problems.append(("condition.path", "needs a DataBus path string"))
     op = cond.get("operator")
-    if op not in OPERATORS:
-        problems.append(("condition.operator", f"unknown operator {op!r}{did_you_mean(str(op), OPERATORS)}"))
+    if not isinstance(op, str) or op not in OPERATORS:
+        hint = did_you_mean(op, OPERATORS) if isinstance(op, str) else ""
+        problems.append(("condition.operator", f"unknown operator {clip(repr(op))}{hint}"))
     elif "value" in cond or not op.startswith("is"):
-        reason = validate_operand(op, cond.get("value", True))
+        try:
+            reason = validate_operand(op, cond.get("value", True))
+        except (OverflowError, RecursionError, ValueError) as exc:  # patterns re rejects oddly
+            why = "groups nested too deeply" if isinstance(exc, RecursionError) else exc
+            reason = f"'{op}' has an invalid regular expression {clip(repr(cond.get('value')))}: {why}"
         if reason:
             problems.append(("condition.value", reason))
     return problems

@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from ..checks.operators import compile_regex
+from ..errors import clip
 from .base import Block
 
 
@@ -26,20 +27,21 @@ class ValidateContent(Block):
         for key in ("minLength", "maxLength"):
             v = config.get(key)
             if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
-                problems.append((key, f"must be a whole number >= 0, got {v!r}"))
+                problems.append((key, f"must be a whole number >= 0, got {clip(repr(v))}"))
         for key in ("contains", "notContains"):
             v = config.get(key)
             if v is not None and not isinstance(v, (str, list)):
-                problems.append((key, f"must be a string or a list of strings, got {v!r}"))
+                problems.append((key, f"must be a string or a list of strings, got {clip(repr(v))}"))
         pattern = config.get("matches")
         if pattern is not None:
             if not isinstance(pattern, str):
-                problems.append(("matches", f"must be a regular expression string, got {pattern!r}"))
+                problems.append(("matches", f"must be a regular expression string, got {clip(repr(pattern))}"))
             elif "${" not in pattern:
                 try:
                     compile_regex(pattern, str(config.get("matchFlags", "i")))
-                except re.error as exc:
-                    problems.append(("matches", f"invalid regular expression {pattern!r}: {exc}"))
+                except (re.error, OverflowError, RecursionError) as exc:
+                    why = "groups nested too deeply" if isinstance(exc, RecursionError) else exc
+                    problems.append(("matches", f"invalid regular expression {clip(repr(pattern))}: {why}"))
         return problems
 
     async def process(self, inputs: dict[str, Any], ctx: Any) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +15,9 @@ from ...checks.path import PathCheck
 from ...engine.databus import split_path
 from ...engine.inputs import is_from_as, output_slots
 from ...engine.resolve import references
-from ...errors import Problem, SpecError, did_you_mean
+from ...errors import Problem, SpecError, clip, did_you_mean
 from ...model import Case, Repetition, Step, Suite
-from ..jsonsource import JsonSource, load_json, place
+from ..jsonsource import JsonError, JsonSource, load_json, place
 from ..validation import problems_from
 from .models import StepSpec, SuiteSpec, TestSpec
 
@@ -35,26 +36,31 @@ def load_file(path: Path) -> Suite:
     try:
         if path.stat().st_size > MAX_BYTES:
             raise SpecError(str(path), [Problem("", f"file is larger than {MAX_BYTES // 2**20} MB")])
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise SpecError(str(path), [Problem("", f"not UTF-8 text: {exc.reason} at byte {exc.start}")]) from None
+        raw = path.read_bytes().removeprefix(b"\xef\xbb\xbf")  # a BOM (Windows editors) is not content
     except OSError as exc:
         raise SpecError(str(path), [Problem("", f"cannot read file: {exc.strerror}")]) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        column = exc.start - raw.rfind(b"\n", 0, exc.start)
+        message = f"not UTF-8 text at line {line} column {column} (byte {exc.start}): {exc.reason}"
+        raise SpecError(str(path), [Problem("", message, line)]) from None
     return load_text(text, path)
 
 
 def load_text(text: str, path: Path) -> Suite:
     try:
         source = load_json(text)
-    except ValueError as exc:
-        raise SpecError(str(path), [Problem("", str(exc))]) from None
+    except JsonError as exc:
+        raise SpecError(str(path), [Problem(exc.place, str(exc), exc.line)]) from None
     return compile_source(source, path)
 
 
 def compile_source(source: JsonSource, path: Path) -> Suite:
     problems = list(source.duplicates)
     if not is_suite(source.data):
-        raise SpecError(str(path), [Problem("", "a suite file needs a top-level object with a 'tests' array")])
+        raise SpecError(str(path), [_not_a_suite(source)])
     try:
         spec = SuiteSpec.model_validate(source.data)
     except ValidationError as exc:
@@ -65,6 +71,47 @@ def compile_source(source: JsonSource, path: Path) -> Suite:
     if problems:
         raise SpecError(str(path), problems)
     return suite
+
+
+def _kind(value: Any) -> str:
+    if value is None or isinstance(value, bool):
+        return {None: "null", True: "true", False: "false"}[value]
+    names = {dict: "an object", list: "an array", str: "a string", int: "a number", float: "a number"}
+    return names.get(type(value), type(value).__name__)
+
+
+def _not_a_suite(source: JsonSource) -> Problem:
+    data = source.data
+    need = "a suite file needs a top-level object with a 'tests' array"
+    if not isinstance(data, dict):
+        return Problem("", f"{need}, got {_kind(data)}", 1)
+    if "tests" in data:
+        return Problem("tests", f"must be an array of tests, got {_kind(data['tests'])}", source.line(("tests",)))
+    keys = [k for k in data if isinstance(k, str)]
+    hint = next((f" (found '{clip(k)}' — did you mean 'tests'?)" for k in keys if did_you_mean(k, ["tests"])), "")
+    return Problem("", f"{need}{hint}", 1)
+
+
+def _operand_problem(op: str, operand: Any) -> str | None:
+    """``validate_operand``, also for patterns ``re`` rejects with other errors than re.error."""
+    try:
+        return validate_operand(op, operand)
+    except (OverflowError, RecursionError, ValueError, re.error) as exc:
+        why = "groups nested too deeply" if isinstance(exc, RecursionError) else exc
+        return f"'{op}' has an invalid regular expression {clip(repr(operand))}: {why}"
+
+
+def _ref_sites(value: Any, at: tuple[str | int, ...], sites: dict[str, tuple[str | int, ...]]) -> None:
+    """Where each ``${name...}`` first appears in ``value`` (``at`` is the value's JSON path)."""
+    if isinstance(value, str):
+        for name in sorted(references(value)):
+            sites.setdefault(name, at)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _ref_sites(item, at + (key,), sites)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _ref_sites(item, at + (index,), sites)
 
 
 class _Compiler:
@@ -90,7 +137,7 @@ class _Compiler:
         cases = []
         for i, test in enumerate(spec.tests):
             if test.id in seen:
-                self.problem(("tests", i, "id"), f"duplicate test id '{test.id}' (also tests[{seen[test.id]}])")
+                self.problem(("tests", i, "id"), f"duplicate test id '{clip(test.id)}' (also tests[{seen[test.id]}])")
             seen[test.id] = i
             cases.append(self.case(test, i, shared))
         return Suite(spec.name or path.stem, path, FORMAT, cases, spec.context, setup, teardown)
@@ -125,7 +172,7 @@ class _Compiler:
         mp = test.minPass
         if mp is None:
             return Repetition(test.runs)
-        if isinstance(mp, bool) or mp <= 0:
+        if isinstance(mp, bool) or (isinstance(mp, float) and not math.isfinite(mp)) or mp <= 0:
             self.problem(loc + ("minPass",), f"must be a count >= 1 or a fraction in (0, 1], got {mp!r}")
             return Repetition(test.runs)
         count = math.ceil(mp * test.runs) if isinstance(mp, float) and mp <= 1 else int(mp)
@@ -141,7 +188,7 @@ class _Compiler:
             known = known_blocks()
             self.problem(
                 loc + ("block",),
-                f"unknown block '{spec.block}'{did_you_mean(spec.block, known)} (known blocks: {', '.join(known)})",
+                f"unknown block '{clip(spec.block)}'{did_you_mean(spec.block, known)} (known blocks: {', '.join(known)})",
             )
         else:
             allowed = cls.config_keys
@@ -150,20 +197,26 @@ class _Compiler:
                     config.setdefault(key, value)
                 else:
                     hint = did_you_mean(key, _STEP_KEYS + sorted(allowed))
-                    self.problem(loc + (key,), f"unknown key '{key}' for block {spec.block}{hint}")
+                    self.problem(loc + (key,), f"unknown key '{clip(key)}' for block {spec.block}{hint}")
             if allowed is not None:
                 for key in spec.config:
                     if key not in allowed:
                         hint = did_you_mean(key, sorted(allowed))
                         known = ", ".join(sorted(allowed)) or "none"
-                        self.problem(loc + ("config", key), f"unknown config key '{key}'{hint} ({spec.block} takes: {known})")
+                        self.problem(
+                            loc + ("config", key), f"unknown config key '{clip(key)}'{hint} ({spec.block} takes: {known})"
+                        )
             for key, message in cls.validate_config(config):
                 self.problem(loc + ("config", *split_path(key)), message)
         if spec.block == "Loop" and cls is not None:
             self.loop_target(config.get("target"), loc, siblings)
-        if isinstance(spec.input, dict) and "from" in spec.input and not is_from_as(spec.input):
-            if set(spec.input) <= {"from", "as"}:
+        if isinstance(spec.input, dict) and set(spec.input) <= {"from", "as"} and "from" in spec.input:
+            if "as" not in spec.input:
                 self.problem(loc + ("input",), "the from/as form needs both 'from' (a DataBus path) and 'as' (a name)")
+            elif not isinstance(spec.input["from"], str):
+                self.problem(loc + ("input", "from"), f"must be a DataBus path string, got {clip(repr(spec.input['from']))}")
+            elif not isinstance(spec.input["as"], str) or not spec.input["as"]:
+                self.problem(loc + ("input", "as"), f"must be an input name (a string), got {clip(repr(spec.input['as']))}")
         step_id = spec.id or spec.block
         return Step(spec.block, step_id, spec.input, config, spec.output, self.source.line(loc), place(loc))
 
@@ -173,29 +226,28 @@ class _Compiler:
         earlier = [s.id or s.block for s in siblings[:index]]
         if isinstance(target, int) and not isinstance(target, bool):
             if not 0 <= target < index:
-                self.problem(loc + ("config", "target"), f"index {target} is not an earlier step (0..{index - 1})")
+                self.problem(loc + ("config", "target"), f"index {clip(target)} is not an earlier step (0..{index - 1})")
         elif isinstance(target, str) and target not in earlier:
             self.problem(
                 loc + ("config", "target"),
-                f"'{target}' is not the id of an earlier step{did_you_mean(target, earlier)}",
+                f"'{clip(target)}' is not the id of an earlier step{did_you_mean(target, earlier)}",
             )
 
     def check_refs(self, steps: list[Step], slots: set[str], loc: tuple[str | int, ...]) -> None:
-        for step in steps:
-            used = references(step.input) | references(step.config)
+        for j, step in enumerate(steps):
+            at = loc + (j,)
+            sites: dict[str, tuple[str | int, ...]] = {}
+            _ref_sites(step.input, at + ("input",), sites)
+            for key, value in step.config.items():
+                key_at = at + ("config", key)
+                _ref_sites(value, key_at if key_at in self.source.lines else at + (key,), sites)
             if is_from_as(step.input):
                 head = split_path(step.input["from"].strip().removeprefix("${").removesuffix("}"))
                 if head and isinstance(head[0], str):
-                    used.add(head[0])
-            for name in sorted(used - slots):
+                    sites.setdefault(head[0], at + ("input", "from"))
+            for name in sorted(set(sites) - slots):
                 hint = did_you_mean(name, slots)
-                self.problems.append(
-                    Problem(
-                        step.place,
-                        f"references '{name}', which no step, setup or context provides{hint}",
-                        step.line,
-                    )
-                )
+                self.problem(sites[name], f"references '{clip(name)}', which no step, setup or context provides{hint}")
 
     def assertions(self, spec: dict[str, Any], loc: tuple[str | int, ...], slots: set[str]) -> list[PathCheck]:
         checks: list[PathCheck] = []
@@ -204,16 +256,16 @@ class _Compiler:
             line = self.source.line(where)
             head = split_path(path)
             if not head or not isinstance(head[0], str):
-                self.problem(where, f"'{path}' is not a DataBus path")
+                self.problem(where, f"'{clip(path)}' is not a DataBus path")
                 continue
             if head[0] not in slots:
-                self.problem(where, f"'{head[0]}' is not written by any step{did_you_mean(head[0], slots)}")
+                self.problem(where, f"'{clip(head[0])}' is not written by any step{did_you_mean(head[0], slots)}")
             if isinstance(expected, dict) and expected and any(k in OPERATORS for k in expected):
                 for op, operand in expected.items():
                     if op not in OPERATORS:
-                        self.problem(where + (op,), f"unknown operator '{op}'{did_you_mean(op, OPERATORS)}")
+                        self.problem(where + (op,), f"unknown operator '{clip(op)}'{did_you_mean(op, OPERATORS)}")
                         continue
-                    reason = validate_operand(op, operand)
+                    reason = _operand_problem(op, operand)
                     if reason:
                         self.problem(where + (op,), reason)
                     checks.append(PathCheck(path, op, operand, line))
@@ -224,7 +276,7 @@ class _Compiler:
                     key = near[0]
                     self.problem(
                         where + (key,),
-                        f"unknown operator '{key}'{did_you_mean(key, OPERATORS, cutoff=0.75)} "
+                        f"unknown operator '{clip(key)}'{did_you_mean(key, OPERATORS, cutoff=0.75)} "
                         '(to compare with an object, write {"equals": {...}})',
                     )
                     continue

@@ -6,7 +6,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from ...errors import clip
 from ..validation import strip_free_keys
+
+
+MAX_RUNS = 10_000
+MAX_TIMEOUT_MS = 24 * 3600 * 1000
 
 
 class _Strict(BaseModel):
@@ -54,8 +59,8 @@ class TestSpec(_Strict):
     assertions: dict[str, Any] = Field(default_factory=dict)
     markers: list[str] = Field(default_factory=list)
     skip: str | bool | None = None
-    timeout: int | None = Field(default=None, ge=1, description="milliseconds")
-    runs: int = Field(default=1, ge=1)
+    timeout: int | None = Field(default=None, ge=1, le=MAX_TIMEOUT_MS, description="milliseconds")
+    runs: int = Field(default=1, ge=1, le=MAX_RUNS)
     minPass: int | float | None = None
 
     @field_validator("id")
@@ -63,8 +68,16 @@ class TestSpec(_Strict):
     def _id_ok(cls, value: str) -> str:
         if not value.strip():
             raise ValueError("must not be empty")
-        if "::" in value or "\n" in value:
-            raise ValueError(f"must not contain '::' or line breaks, got {value!r}")
+        if "::" in value or not value.isprintable():
+            raise ValueError(f"must not contain '::', line breaks or control characters, got {clip(repr(value))}")
+        return value
+
+    @field_validator("markers")
+    @classmethod
+    def _markers_ok(cls, value: list[str]) -> list[str]:
+        for name in value:  # pytest accepts identifiers that do not start with '_' as marker names
+            if not name.isidentifier() or name.startswith("_"):
+                raise ValueError(f"marker names must be words like 'smoke' or 'slow', got {clip(repr(name))}")
         return value
 
 
