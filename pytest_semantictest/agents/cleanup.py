@@ -1,0 +1,98 @@
+"""Last-chance cleanup in this process: at exit and on SIGTERM / SIGHUP.
+
+Agents run in their own session, so a terminal's Ctrl-C or a killed pytest never reaches
+them. Whatever started one registers how to let go of it here; a normal stop unregisters.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import itertools
+import os
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from types import FrameType
+from typing import Any
+
+_callbacks: dict[int, Callable[[], None]] = {}
+_lock = threading.RLock()  # a signal handler may run while this thread holds it
+_ids = itertools.count(1)
+_installed = False
+_previous: dict[int, Any] = {}
+_critical_depth = 0
+_deferred: list[tuple[int, FrameType | None]] = []
+
+
+def register(callback: Callable[[], None]) -> int:
+    """Run ``callback`` at exit or on SIGTERM/SIGHUP unless unregistered first; a token."""
+    _install()
+    with _lock:
+        token = next(_ids)
+        _callbacks[token] = callback
+    return token
+
+
+def unregister(token: int | None) -> None:
+    """Forget a callback (it was run or is no longer needed)."""
+    if token is not None:
+        with _lock:
+            _callbacks.pop(token, None)
+
+
+def run_all() -> None:
+    """Run every registered callback once, newest first; errors are swallowed."""
+    while True:
+        with _lock:
+            if not _callbacks:
+                return
+            token = max(_callbacks)
+            callback = _callbacks.pop(token)
+        with contextlib.suppress(Exception):
+            callback()
+
+
+@contextlib.contextmanager
+def critical() -> Iterator[None]:
+    """A section (holding a file lock) that a SIGTERM must not interrupt: the signal waits.
+
+    A handler that ran inside would try to take the same lock again and hang.
+    """
+    global _critical_depth
+    if threading.current_thread() is not threading.main_thread():
+        yield  # handlers run on the main thread: only its sections can be re-entered
+        return
+    _critical_depth += 1
+    try:
+        yield
+    finally:
+        _critical_depth -= 1
+        if _critical_depth == 0 and _deferred:
+            _on_signal(*_deferred.pop(0))
+
+
+def _install() -> None:
+    """atexit once; the signal handlers as soon as a register happens on the main thread."""
+    global _installed
+    if not _previous and not _installed:
+        atexit.register(run_all)
+    _installed = True
+    if _previous or threading.current_thread() is not threading.main_thread():
+        return
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        with contextlib.suppress(ValueError, OSError):
+            _previous[sig] = signal.signal(sig, _on_signal)
+
+
+def _on_signal(signum: int, frame: FrameType | None) -> None:
+    if _critical_depth:
+        _deferred.append((signum, frame))
+        return
+    run_all()
+    previous = _previous.get(signum, signal.SIG_DFL)
+    if callable(previous):
+        previous(signum, frame)
+    elif previous != signal.SIG_IGN:
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)

@@ -1,0 +1,186 @@
+"""How to reach (and maybe start) an agent: ``AgentConfig``, ``${ENV}`` expansion, masking."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, quote_plus
+
+from .errors import AgentConfigError
+
+MASK = "***"
+EXTENSION_PREFIX = "x-"
+MIN_SECRET_LENGTH = 6  # shorter values (a port, a flag) are rarely secret
+DEFAULT_BODY: dict[str, Any] = {"message": "{{message}}"}
+DEFAULT_CORRELATE: dict[str, Any] = {"test": "{{test.id}}"}
+
+_ENV_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+Hook = str | Mapping[str, str] | None
+"""A session hook: a command line, or ``{"python": "module:function"}``."""
+
+
+@dataclass
+class AgentConfig:
+    """Everything the service needs about one agent; times in milliseconds like highbar.
+
+    ``start`` set: managed mode (we start and stop it). ``start`` None: attach mode.
+    """
+
+    endpoint: str
+    start: str | None = None
+    health: str | None = None
+    startup_timeout_ms: int = 15000
+    settle_time_ms: int = 500
+    timeout_ms: int = 60000
+    request_method: str = "POST"
+    request_headers: dict[str, str] = field(default_factory=dict)
+    request_body: Any = field(default_factory=lambda: dict(DEFAULT_BODY))
+    response_path: str | None = None
+    traces: str | None = None
+    session_setup: Hook = None
+    session_teardown: Hook = None
+    correlate: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_CORRELATE))
+    cwd: Path = field(default_factory=Path.cwd)
+    log_dir: Path = field(default_factory=lambda: Path(".semantictest") / "logs")
+    env: dict[str, str] = field(default_factory=dict)
+    secrets: list[str] = field(default_factory=list)
+    env_names: dict[str, str] = field(default_factory=dict)  # secret value -> its variable's name
+    name: str = "agent"
+    stop_grace_s: float = 5.0
+    hello_timeout_s: float = 2.0
+    traces_dir: Path | None = None
+    keep_traces: bool = False
+
+    @property
+    def managed(self) -> bool:
+        """Whether we start the agent (``start`` given) rather than attach to it."""
+        return self.start is not None
+
+    def traces_path(self) -> Path | None:
+        """The attach-mode trace file, relative paths taken from ``cwd``."""
+        if self.traces is None:
+            return None
+        path = Path(self.traces)
+        return path if path.is_absolute() else self.cwd / path
+
+    def log_path_base(self) -> Path:
+        """``log_dir`` resolved against ``cwd``."""
+        return self.log_dir if self.log_dir.is_absolute() else self.cwd / self.log_dir
+
+    def mask(self, text: str) -> str:
+        """``text`` with every secret value of this config as ``${NAME}`` (or ``***``)."""
+        return mask(text, self.secrets, self.env_names)
+
+    @classmethod
+    def from_highbar(
+        cls,
+        agent: Mapping[str, Any],
+        *,
+        cwd: Path | None = None,
+        environ: Mapping[str, str] | None = None,
+        **overrides: Any,
+    ) -> AgentConfig:
+        """A config from a (validated) highbar ``agent:`` mapping, ``${ENV}`` expanded.
+
+        ``x-`` keys are dropped where highbar's schema has keys (agent, request, session and
+        its hooks), never inside the request body or headers. Raises ``AgentConfigError``
+        for a variable that is not set.
+        """
+        names: dict[str, str] = {}
+        raw, used = expand_env(_without_extensions(agent), environ, where="agent", names=names)
+        request = raw.get("request") or {}
+        session = raw.get("session") or {}
+        values: dict[str, Any] = {
+            "endpoint": raw["endpoint"],
+            "start": raw.get("start"),
+            "health": raw.get("health"),
+            "startup_timeout_ms": raw.get("startup_timeout", 15000),
+            "settle_time_ms": raw.get("settle_time", 500),
+            "timeout_ms": raw.get("timeout", 60000),
+            "request_method": str(request.get("method", "POST")).upper(),
+            "request_headers": dict(request.get("headers") or {}),
+            "request_body": request.get("body", dict(DEFAULT_BODY)),
+            "response_path": raw.get("response"),
+            "traces": raw.get("traces"),
+            "session_setup": session.get("setup"),
+            "session_teardown": session.get("teardown"),
+            "correlate": dict(raw.get("correlate") or DEFAULT_CORRELATE),
+            "secrets": [v for v in used if len(v) >= MIN_SECRET_LENGTH],
+            "env_names": {v: n for v, n in names.items() if len(v) >= MIN_SECRET_LENGTH},
+        }
+        if cwd is not None:
+            values["cwd"] = cwd
+        values.update(overrides)
+        return cls(**values)
+
+
+def expand_env(
+    value: Any, environ: Mapping[str, str] | None = None, *, where: str = "agent",
+    names: dict[str, str] | None = None,
+) -> tuple[Any, list[str]]:
+    """``value`` with ``${NAME}`` replaced anywhere (dict values, lists, strings), once.
+
+    Returns the expanded value and the values used, for masking (``names``, when given,
+    receives value -> variable name). A missing variable raises ``AgentConfigError``
+    naming it and where it was used.
+    """
+    env = os.environ if environ is None else environ
+    used: list[str] = []
+
+    def walk(item: Any, place: str) -> Any:
+        if isinstance(item, dict):
+            return {key: walk(sub, f"{place}.{key}") for key, sub in item.items()}
+        if isinstance(item, list):
+            return [walk(sub, f"{place}[{i}]") for i, sub in enumerate(item)]
+        if not isinstance(item, str) or "${" not in item:
+            return item
+
+        def variable(match: re.Match[str]) -> str:
+            name = match.group(1)
+            if name not in env:
+                raise AgentConfigError(f"{place}: environment variable {name} is not set")
+            if env[name] not in used:
+                used.append(env[name])
+            if names is not None:
+                names[env[name]] = name
+            return env[name]
+
+        return _ENV_VAR.sub(variable, item)
+
+    return walk(value, where), used
+
+
+def mask(text: str, secrets: Iterable[str], names: Mapping[str, str] | None = None) -> str:
+    """``text`` with each secret masked in every printed form (as is, stripped, URL-quoted,
+    repr-escaped; forms of >= 6 chars): as ``${NAME}`` when ``names`` knows it, else ``***``."""
+    forms: dict[str, str] = {}
+    for value in secrets:
+        shown = f"${{{names[value]}}}" if names and value in names else MASK
+        for form in (value, value.strip(), quote(value, safe=""), quote_plus(value), repr(value)[1:-1]):
+            if len(form) >= MIN_SECRET_LENGTH:
+                forms.setdefault(form, shown)
+    for form in sorted(forms, key=len, reverse=True):
+        text = text.replace(form, forms[form])
+    return text
+
+
+def _without_extensions(agent: Mapping[str, Any]) -> dict[str, Any]:
+    """The agent mapping without ``x-`` keys at the levels highbar's schema defines."""
+
+    def strip(mapping: Any) -> Any:
+        if not isinstance(mapping, Mapping):
+            return mapping
+        return {k: v for k, v in mapping.items() if not str(k).startswith(EXTENSION_PREFIX)}
+
+    raw = strip(agent)
+    if isinstance(raw.get("request"), Mapping):
+        raw["request"] = strip(raw["request"])
+    if isinstance(raw.get("session"), Mapping):
+        session = strip(raw["session"])
+        raw["session"] = {k: strip(v) for k, v in session.items()}
+    return raw

@@ -1,0 +1,274 @@
+"""One agent: started and stopped by us (managed mode) or already running (attach mode).
+
+Managed mode guarantees, as highbar does:
+
+- the endpoint's port is free before we start (an old agent would answer in its place);
+- output goes to a log file, never a pipe (a pipe nobody reads fills and freezes the agent);
+- the agent leads its own process group, and stopping kills the group (``sh -c``, ``npm run``
+  would otherwise leave the real server behind): SIGTERM, a grace period, SIGKILL;
+- an agent that exits while starting is reported at once, with its exit code and log tail.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from . import cleanup, procs
+from .config import AgentConfig
+from .errors import AgentStartError
+from .net import endpoint_address, health_status, listener, port_open
+from .traces import TraceReader
+
+POLL_INTERVAL_S = 0.2
+HEALTH_PROBE_TIMEOUT_S = 2.0
+ATTACH_HEALTH_TIMEOUT_S = 5.0
+TAIL_LINES = 20
+_TAIL_BYTES = 64 * 1024
+
+
+class AgentProcess:
+    """Start (``start``), attach to (``attach``) or ``stop`` the agent of ``config``."""
+
+    def __init__(self, config: AgentConfig, *, register_cleanup: bool = True) -> None:
+        self.config = config
+        self.log_path: Path | None = None
+        self.traces_path: Path | None = None if config.managed else config.traces_path()
+        self.pid: int | None = None
+        self._popen: subprocess.Popen[bytes] | None = None
+        self._returncode: int | None = None
+        self._register_cleanup = register_cleanup
+        self._cleanup_token: int | None = None
+
+    @property
+    def pgid(self) -> int | None:
+        """The process group (the agent leads its own session, so it equals ``pid``)."""
+        return self.pid
+
+    @property
+    def returncode(self) -> int | None:
+        """The exit code once the agent has exited (None while it runs or before start)."""
+        popen = self._popen
+        if popen is None:
+            return self._returncode
+        if popen.returncode is None and not procs.pid_alive(popen.pid):
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                popen.wait(timeout=1)  # exited: let the reaper thread record it
+        return popen.returncode
+
+    @property
+    def running(self) -> bool:
+        return self._popen is not None and self._popen.returncode is None and procs.pid_alive(self._popen.pid)
+
+    def open(self, *, observe: bool = False) -> None:
+        """``start`` in managed mode, else ``attach``; ``observe``: tool calls will be checked."""
+        if self.config.managed:
+            self.start(require_hello=observe)
+        else:
+            self.attach(require_traces=observe)
+
+    def start(self, *, require_hello: bool = False) -> None:
+        """Start the agent and wait until it is ready. Raises ``AgentStartError``."""
+        cfg = self.config
+        if cfg.start is None:
+            raise AgentStartError("no start command: this agent is attached to, not started")
+        if self._popen is not None:
+            raise AgentStartError("the agent is already started")
+        host, port = endpoint_address(cfg.endpoint)
+        if port_open(host, port):
+            who = listener(port)
+            raise self._error(
+                f"port {port} is already in use" + (f" by {who}" if who else "")
+                + ": stop it first, or tests would talk to it instead of the agent started here"
+            )
+        try:
+            argv = shlex.split(cfg.start)
+        except ValueError as e:
+            raise self._error(f"start is not a valid command line: {e}") from None
+        if not argv:
+            raise self._error("start is an empty command")
+        log = self._open_log()
+        self.traces_path = self._new_trace_file()
+        env = {**os.environ, **cfg.env, "HIGHBAR_TRACES_URL": str(self.traces_path)}
+        with log:
+            try:
+                self._popen = subprocess.Popen(
+                    argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                    cwd=cfg.cwd, env=env, start_new_session=True,
+                )
+            except OSError as e:
+                self._remove_traces()
+                raise self._error(f"could not run '{argv[0]}': {e.strerror or e}") from None
+        self.pid = self._popen.pid
+        # Reap the agent the moment it exits, whoever stopped it (no zombie in our table).
+        threading.Thread(target=self._popen.wait, name=f"reap-{self.pid}", daemon=True).start()
+        if self._register_cleanup:
+            self._cleanup_token = cleanup.register(self.stop)
+        try:
+            self._wait_until_ready(host, port)
+            if require_hello:
+                self._wait_for_hello()
+        except BaseException:
+            self.stop()  # Ctrl-C during startup lands here too
+            raise
+
+    def attach(self, *, require_traces: bool = False) -> None:
+        """Check an already running agent answers. Raises ``AgentStartError``."""
+        cfg = self.config
+        if cfg.health is not None:
+            status = health_status(cfg.health, ATTACH_HEALTH_TIMEOUT_S)
+            if status is None:
+                raise self._error(
+                    f"health check {cfg.health} got no answer in {ATTACH_HEALTH_TIMEOUT_S:g}s; "
+                    "in attach mode (no start command) the agent must already be running"
+                )
+            if status != 200:
+                raise self._error(f"health check {cfg.health} answered {status}")
+        else:
+            host, port = endpoint_address(cfg.endpoint)
+            if not port_open(host, port):
+                raise self._error(
+                    f"nothing answers at {host}:{port}; in attach mode (no start command) "
+                    "the agent must already be running"
+                )
+        if require_traces:
+            path = cfg.traces_path()
+            if path is None:
+                raise self._error("tool calls are checked but no trace file is configured (traces)")
+            if not path.exists():
+                raise self._error(
+                    f"the trace file {path} does not exist, so no test could see what the agent does; "
+                    "check traces (relative paths start at the invocation directory) or create it empty"
+                )
+
+    def stop(self) -> None:
+        """Stop the whole process group: SIGTERM, grace, SIGKILL. Idempotent, never raises."""
+        popen, self._popen = self._popen, None
+        cleanup.unregister(self._cleanup_token)
+        self._cleanup_token = None
+        if popen is None:
+            return
+        with contextlib.suppress(Exception):
+            procs.stop_group(popen.pid, self.config.stop_grace_s)
+        with contextlib.suppress(Exception):
+            self._returncode = popen.wait(timeout=2)
+        self._remove_traces()
+
+    def trace_reader(self) -> TraceReader | None:
+        """A reader for this agent's trace file (None in attach mode without ``traces``)."""
+        return None if self.traces_path is None else TraceReader(self.traces_path)
+
+    def tail(self, lines: int = TAIL_LINES) -> str:
+        """The last ``lines`` lines of the agent's log (reading at most its last 64 KB)."""
+        if self.log_path is None:
+            return ""
+        return tail_of(self.log_path, lines)
+
+    def __enter__(self) -> AgentProcess:
+        self.open()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _wait_until_ready(self, host: str, port: int) -> None:
+        assert self._popen is not None
+        cfg = self.config
+        timeout_s = cfg.startup_timeout_ms / 1000
+        deadline = time.monotonic() + timeout_s
+        while True:
+            if self._popen.poll() is not None or self._popen.returncode is not None:
+                raise self._exited()
+            ready = (
+                health_status(cfg.health, HEALTH_PROBE_TIMEOUT_S) == 200 if cfg.health
+                else port_open(host, port)
+            )
+            if ready:
+                time.sleep(0.01)  # `start` that backgrounds the agent exits right away
+                if self._popen.poll() is not None or self._popen.returncode is not None:
+                    raise self._exited()
+                return
+            if time.monotonic() >= deadline:
+                waited = f"{cfg.health} to answer 200" if cfg.health else f"{host}:{port} to accept connections"
+                raise self._error(f"agent not ready after {timeout_s:g}s (waited for {waited})" + self._log_section())
+            time.sleep(POLL_INTERVAL_S)
+
+    def _wait_for_hello(self) -> None:
+        assert self.traces_path is not None
+        timeout = self.config.hello_timeout_s
+        if TraceReader(self.traces_path).wait_for_hello(timeout) is None:
+            raise self._error(
+                f"the agent answered, but wrote no hello to its trace file within {timeout:g}s: "
+                "another process on the port, or its tracing SDK never started (it must read "
+                "HIGHBAR_TRACES_URL)" + self._log_section()
+            )
+
+    def _exited(self) -> AgentStartError:
+        assert self._popen is not None
+        code = self._popen.wait()
+        message = f"agent exited with code {code} before it was ready"
+        if code == 0:
+            message += (
+                " (it exited cleanly: the start command probably launches the agent in the "
+                "background; remove start and attach to the running agent instead)"
+            )
+        return self._error(message + self._log_section())
+
+    def _error(self, message: str) -> AgentStartError:
+        return AgentStartError(self.config.mask(message))
+
+    def _log_section(self) -> str:
+        text = self.tail()
+        if not text:
+            return f"\n(no output in {self.log_path})"
+        return f"\n--- last lines of {self.log_path} ---\n{text}"
+
+    def _open_log(self):  # type: ignore[no-untyped-def]
+        base = self.config.log_path_base()
+        stem = f"{self.config.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+        try:
+            base.mkdir(parents=True, exist_ok=True)
+            path, n = base / f"{stem}.log", 1
+            while True:
+                try:
+                    log = open(path, "xb")  # noqa: SIM115 - closed right after Popen
+                    break
+                except FileExistsError:
+                    n += 1
+                    path = base / f"{stem}-{n}.log"
+        except OSError as e:
+            raise self._error(f"cannot write the agent log in {base}: {e.strerror or e}") from None
+        self.log_path = path
+        return log
+
+    def _new_trace_file(self) -> Path:
+        directory = self.config.traces_dir
+        if directory is not None:
+            directory.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(prefix="semantictest-traces-", suffix=".jsonl",
+                                    dir=None if directory is None else str(directory))
+        os.close(fd)
+        return Path(name)
+
+    def _remove_traces(self) -> None:
+        if self.config.managed and self.traces_path is not None and not self.config.keep_traces:
+            with contextlib.suppress(OSError):
+                self.traces_path.unlink()
+
+
+def tail_of(path: Path, lines: int = TAIL_LINES) -> str:
+    """The last ``lines`` lines of a text file (reading at most its last 64 KB)."""
+    try:
+        with open(path, "rb") as f:
+            size = f.seek(0, os.SEEK_END)
+            f.seek(max(0, size - _TAIL_BYTES))
+            data = f.read()
+    except OSError:
+        return ""
+    return "\n".join(data.decode("utf-8", errors="replace").splitlines()[-lines:])

@@ -1,0 +1,109 @@
+"""Process and process-group liveness and signalling (POSIX; /proc used when present).
+
+A zombie counts as gone: the agent we started is reaped by a thread, but an orphaned
+grandchild may wait for a reaper that never comes in a container.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from pathlib import Path
+
+_PROC = Path("/proc")
+
+
+def _stat(pid: int) -> list[str] | None:
+    """The fields of ``/proc/<pid>/stat`` after the command name, or None."""
+    try:
+        raw = (_PROC / str(pid) / "stat").read_text()
+    except OSError:
+        return None
+    return raw[raw.rfind(")") + 2 :].split()
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether ``pid`` exists and is not a zombie."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    fields = _stat(pid)
+    if fields is None:  # reaped between the two looks, or no /proc here
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            pass
+        return True
+    return fields[0] not in ("Z", "X")
+
+
+def start_time(pid: int) -> int | None:
+    """The process start time in clock ticks since boot (detects pid reuse), if known."""
+    fields = _stat(pid)
+    return int(fields[19]) if fields is not None and len(fields) > 19 else None
+
+
+def group_members(pgid: int) -> list[int] | None:
+    """Live (non-zombie) pids in process group ``pgid``; None without /proc."""
+    if not _PROC.is_dir():
+        return None
+    members = []
+    for entry in _PROC.iterdir():
+        if entry.name.isdigit():
+            fields = _stat(int(entry.name))
+            if fields is not None and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
+                members.append(int(entry.name))
+    return members
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether any live process remains in group ``pgid``."""
+    members = group_members(pgid)
+    if members is not None:
+        return bool(members)
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def signal_group(pgid: int, sig: int) -> None:
+    """Send ``sig`` to group ``pgid``; a group already gone is fine."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def stop_group(pgid: int, grace_s: float = 5.0) -> bool:
+    """SIGTERM the group, wait up to ``grace_s``, then SIGKILL. True if SIGKILL was needed.
+
+    A second interrupt while waiting kills the group at once, then propagates.
+    """
+    if pgid <= 1 or pgid == os.getpgrp():
+        raise ValueError(f"refusing to signal process group {pgid}")
+    signal_group(pgid, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    try:
+        while time.monotonic() < deadline:
+            if not group_alive(pgid):
+                return False
+            time.sleep(0.05)
+    except BaseException:
+        signal_group(pgid, signal.SIGKILL)
+        raise
+    signal_group(pgid, signal.SIGKILL)
+    deadline = time.monotonic() + 2.0
+    while group_alive(pgid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return True

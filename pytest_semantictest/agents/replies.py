@@ -1,0 +1,159 @@
+"""Reading a reply body: the text to check, and (beyond highbar) tool calls it carries.
+
+Text rules are highbar's: a JSON object (by Content-Type, or because it parses as one)
+gives ``response_path`` or the first of ``response, message, content, text, reply``
+(a scalar, not null); anything else is the text as it came. Beyond highbar, an OpenAI
+chat completion gives ``choices[0].message.content`` and its ``tool_calls``, and a
+``{"reply": ..., "tool_calls": [{"name", "arguments"|"args", "result"?, "error"?}]}``
+reply gives its calls, so an agent needs no tracing SDK.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import AgentError
+from .paths import PathError, get_path
+from .traces import ToolCall
+
+REPLY_KEYS = ("response", "message", "content", "text", "reply")
+
+
+@dataclass(frozen=True)
+class ParsedReply:
+    text: str
+    data: Any  # the parsed JSON, or None for plain text
+    tool_calls: list[ToolCall] | None  # None: the reply says nothing about tool calls
+
+
+def excerpt(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def parse_reply(raw: str, content_type: str, response_path: str | None) -> ParsedReply:
+    """Text and tool calls of a non-empty 2xx body. Raises ``AgentError``."""
+    declared = content_type == "application/json" or content_type.endswith("+json")
+    try:
+        data: Any = json.loads(raw)
+    except ValueError:
+        if declared:
+            raise AgentError(f"the reply says it is JSON but is not valid JSON. Got: {excerpt(raw)!r}") from None
+        data, parsed = None, False
+    else:
+        parsed = declared or isinstance(data, dict)
+    if not parsed:
+        if response_path is not None:
+            raise AgentError(
+                f"the reply is not a JSON object, so response path '{response_path}' cannot be read. "
+                f"Got: {excerpt(raw)!r}"
+            )
+        return ParsedReply(raw, None, None)
+    calls = tool_calls_of(data)
+    if response_path is not None:
+        try:
+            value = get_path(data, response_path)
+        except PathError as e:
+            raise AgentError(f"response path '{response_path}': {e}") from None
+        if value is None:
+            raise AgentError(f"response path '{response_path}' is null")
+        return ParsedReply(_as_text(value), data, calls)
+    if isinstance(data, dict):
+        for key in REPLY_KEYS:
+            if key in data:
+                return ParsedReply(_implicit_text(key, data[key]), data, calls)
+        message = _openai_message(data)
+        if message is not None:
+            return ParsedReply(_openai_text(message, calls), data, calls)
+        keys = ", ".join(str(key) for key in data) or "none"
+        raise AgentError(
+            f"the JSON reply has none of {', '.join(REPLY_KEYS)} (keys: {keys}); "
+            "set the response path to the reply text"
+        )
+    if data is None:
+        raise AgentError("the reply is JSON null: there is no text to check")
+    return ParsedReply(data if isinstance(data, str) else raw, data, calls)
+
+
+def tool_calls_of(data: Any) -> list[ToolCall] | None:
+    """Tool calls an OpenAI chat completion or a simple ``tool_calls`` reply carries."""
+    if not isinstance(data, dict):
+        return None
+    message = _openai_message(data)
+    if message is not None:
+        calls = []
+        for i, item in enumerate(message.get("tool_calls") or []):
+            function = item.get("function") if isinstance(item, dict) else None
+            if not isinstance(function, dict):
+                raise AgentError(f"choices[0].message.tool_calls[{i}] has no 'function' object")
+            calls.append(_call(function, f"choices[0].message.tool_calls[{i}].function"))
+        legacy = message.get("function_call")
+        if isinstance(legacy, dict):
+            calls.append(_call(legacy, "choices[0].message.function_call"))
+        return calls
+    if "tool_calls" not in data:
+        return None
+    items = data["tool_calls"]
+    if items is None:
+        return []
+    if not isinstance(items, list):
+        raise AgentError(f"the reply's 'tool_calls' must be a list, got {type(items).__name__}")
+    return [_call(item, f"tool_calls[{i}]") for i, item in enumerate(items)]
+
+
+def _openai_message(data: dict[str, Any]) -> dict[str, Any] | None:
+    choices = data.get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        message = choices[0].get("message")
+        if isinstance(message, dict):
+            return message
+    return None
+
+
+def _openai_text(message: dict[str, Any], calls: list[ToolCall] | None) -> str:
+    content = message.get("content")
+    if isinstance(content, list):  # content parts: keep the text ones
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
+    if content is None:
+        if calls:
+            return ""  # a reply that is only tool calls
+        raise AgentError("choices[0].message.content is null and there are no tool calls")
+    return _as_text(content)
+
+
+def _call(item: Any, where: str) -> ToolCall:
+    if not isinstance(item, dict):
+        raise AgentError(f"{where} must be an object, got {type(item).__name__}")
+    name = item.get("name", item.get("fn"))
+    if not isinstance(name, str) or not name:
+        raise AgentError(f"{where} has no 'name'")
+    args: Any = item.get("arguments", item.get("args", {}))
+    if isinstance(args, str):
+        try:
+            args = json.loads(args) if args.strip() else {}
+        except ValueError:
+            raise AgentError(f"{where}.arguments is not valid JSON: {excerpt(args)!r}") from None
+    if args is None:
+        args = {}
+    if not isinstance(args, dict):
+        raise AgentError(f"{where}.arguments must be an object, got {type(args).__name__}")
+    error = item.get("error")
+    if not error:
+        error = None
+    elif not isinstance(error, str):
+        error = json.dumps(error, ensure_ascii=False)
+    return ToolCall(name, args, item.get("result"), error)
+
+
+def _implicit_text(key: str, value: Any) -> str:
+    if value is None:
+        raise AgentError(f"the reply's '{key}' is null: there is no text to check")
+    if isinstance(value, (dict, list)):
+        kind = "list" if isinstance(value, list) else "JSON object"
+        raise AgentError(f"the reply's '{key}' is a {kind}, not text; set the response path to the reply text")
+    return _as_text(value)
+
+
+def _as_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)

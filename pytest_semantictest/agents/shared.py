@@ -1,0 +1,358 @@
+"""One agent for every process of a run (pytest-xdist workers), or for one process.
+
+``SharedAgent`` keeps ``<state_dir>/<key>.json`` under an ``flock`` on ``<key>.lock``:
+the first ``acquire`` starts the agent and records it, later ones (any process) attach
+and add their pid to its users, and the ``release`` that leaves no live user stops it.
+Users that died (a crashed worker) are pruned whenever the state is touched, and
+``reap`` (the xdist controller, at session end) stops whatever is still recorded.
+``state_dir`` must belong to one run (the basetemp's parent under xdist).
+``LocalAgent`` has the same API for a single process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import cleanup, procs
+from .config import AgentConfig
+from .errors import AgentStartError
+from .net import endpoint_address, port_open
+from .process import AgentProcess
+from .traces import TraceReader
+
+
+@dataclass(frozen=True)
+class AgentHandle:
+    """A running (or attached) agent as seen by one user."""
+
+    endpoint: str
+    traces_path: Path | None
+    log_path: Path | None
+    pid: int | None
+    started_here: bool
+
+    def trace_reader(self) -> TraceReader | None:
+        return None if self.traces_path is None else TraceReader(self.traces_path)
+
+
+def agent_key(config: AgentConfig) -> str:
+    """A file-name-safe key for "the same agent": endpoint, start command, cwd, env."""
+    ident = {"endpoint": config.endpoint, "start": config.start, "cwd": str(config.cwd), "env": config.env}
+    return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:16]
+
+
+class LocalAgent:
+    """Single-process mode: the first ``acquire`` starts (or attaches), the last ``release`` stops."""
+
+    def __init__(self, config: AgentConfig) -> None:
+        self.config = config
+        self.process = AgentProcess(config)
+        self._users = 0
+        self._handle: AgentHandle | None = None
+        self._error: AgentStartError | None = None
+
+    def acquire(self, *, observe: bool = False) -> AgentHandle:
+        """The running agent, started or checked on first use. Raises ``AgentStartError``.
+
+        A start that failed is not retried: every later ``acquire`` raises the same error.
+        """
+        if self._error is not None:
+            raise AgentStartError(str(self._error))
+        if self._handle is None:
+            try:
+                self.process.open(observe=observe)
+            except AgentStartError as e:
+                self._error = e
+                raise
+            p = self.process
+            self._handle = AgentHandle(self.config.endpoint, p.traces_path, p.log_path, p.pid, self.config.managed)
+        elif observe and self.config.managed:
+            _require_hello(self.config, self._handle)
+        elif observe:
+            self.process.attach(require_traces=True)
+        self._users += 1
+        return self._handle
+
+    def release(self) -> None:
+        """One user less; the last one stops the agent."""
+        self._users = max(0, self._users - 1)
+        if self._users == 0:
+            self.close()
+
+    def close(self) -> None:
+        """Stop the agent whatever the count (idempotent)."""
+        self._users = 0
+        self._handle = None
+        self.process.stop()
+
+
+class SharedAgent:
+    """Cross-process sharing of one agent under a file lock; see the module docstring."""
+
+    def __init__(self, state_dir: str | Path, key: str, config: AgentConfig) -> None:
+        self.state_dir = Path(state_dir)
+        self.key = key
+        self.config = config
+        self._held = 0
+        self._process: AgentProcess | None = None
+        self._cleanup_token: int | None = None
+
+    @property
+    def state_path(self) -> Path:
+        return self.state_dir / f"{self.key}.json"
+
+    def acquire(self, *, observe: bool = False) -> AgentHandle:
+        """Attach to the recorded live agent or start it. Raises ``AgentStartError``."""
+        if not self.config.managed:
+            AgentProcess(self.config).attach(require_traces=observe)
+            self._held += 1
+            return AgentHandle(self.config.endpoint, self.config.traces_path(), None, None, False)
+        if self._cleanup_token is None:  # before the state names this process as a user
+            self._cleanup_token = cleanup.register(self.close)
+        try:
+            with cleanup.critical(), _locked(self.state_dir / f"{self.key}.lock"):
+                state = _read_state(self.state_path)
+                if "error" in state:
+                    raise AgentStartError(state["error"])
+                if state and _live(state):
+                    state["users"] = [u for u in state.get("users", []) if procs.pid_alive(u)] + [os.getpid()]
+                    handle = _handle(state, started_here=False)
+                else:
+                    if state:
+                        _stop_recorded(state)
+                        self.state_path.unlink(missing_ok=True)
+                    state = self._start(observe)
+                    handle = _handle(state, started_here=True)
+                _write_state(self.state_path, state)
+                self._held += 1
+        finally:
+            if self._held == 0:
+                cleanup.unregister(self._cleanup_token)
+                self._cleanup_token = None
+        if observe and not handle.started_here:
+            try:
+                _require_hello(self.config, handle)
+            except AgentStartError:
+                self.release()
+                raise
+        return handle
+
+    def release(self) -> None:
+        """Drop one acquisition of this process; the last live user stops the agent."""
+        if self._held == 0:
+            return
+        if not self.config.managed:
+            self._held -= 1
+            return
+        with cleanup.critical(), _locked(self.state_dir / f"{self.key}.lock"):
+            self._held -= 1
+            if self._held == 0:
+                cleanup.unregister(self._cleanup_token)
+                self._cleanup_token = None
+            state = _read_state(self.state_path)
+            if "pid" not in state:
+                return
+            users = [u for u in state.get("users", []) if procs.pid_alive(u)]
+            with contextlib.suppress(ValueError):
+                users.remove(os.getpid())
+            if users:
+                state["users"] = users
+                _write_state(self.state_path, state)
+                return
+            if self._process is not None and self._process.pid == state["pid"]:
+                self._process.stop()
+            _stop_recorded(state)
+            self.state_path.unlink(missing_ok=True)
+            self._process = None
+
+    def close(self) -> None:
+        """Stop the agent whatever the count (idempotent)."""
+        self._users = 0
+        self._handle = None
+        self.process.stop()
+
+
+class SharedAgent:
+    """Cross-process sharing of one agent under a file lock; see the module docstring."""
+
+    def __init__(self, state_dir: str | Path, key: str, config: AgentConfig) -> None:
+        self.state_dir = Path(state_dir)
+        self.key = key
+        self.config = config
+        self._held = 0
+        self._process: AgentProcess | None = None
+        self._cleanup_token: int | None = None
+
+    @property
+    def state_path(self) -> Path:
+        return self.state_dir / f"{self.key}.json"
+
+    def acquire(self, *, observe: bool = False) -> AgentHandle:
+        """Attach to the recorded live agent or start it. Raises ``AgentStartError``."""
+        if not self.config.managed:
+            AgentProcess(self.config).attach(require_traces=observe)
+            self._held += 1
+            return AgentHandle(self.config.endpoint, self.config.traces_path(), None, None, False)
+        with cleanup.critical(), _locked(self.state_dir / f"{self.key}.lock"):
+            state = _read_state(self.state_path)
+            if "error" in state:
+                raise AgentStartError(state["error"])
+            if state and _live(state):
+                state["users"] = [u for u in state.get("users", []) if procs.pid_alive(u)] + [os.getpid()]
+                handle = _handle(state, started_here=False)
+            else:
+                if state:
+                    _stop_recorded(state)
+                    self.state_path.unlink(missing_ok=True)
+                state = self._start(observe)
+                handle = _handle(state, started_here=True)
+            _write_state(self.state_path, state)
+        self._held += 1
+        if self._cleanup_token is None:
+            self._cleanup_token = cleanup.register(self.close)
+        if observe and not handle.started_here:
+            try:
+                _require_hello(self.config, handle)
+            except AgentStartError:
+                self.release()
+                raise
+        return handle
+
+    def release(self) -> None:
+        """Drop one acquisition of this process; the last live user stops the agent."""
+        if self._held == 0:
+            return
+        self._held -= 1
+        if self._held == 0:
+            cleanup.unregister(self._cleanup_token)
+            self._cleanup_token = None
+        if not self.config.managed:
+            return
+        with cleanup.critical(), _locked(self.state_dir / f"{self.key}.lock"):
+            state = _read_state(self.state_path)
+            if "pid" not in state:
+                return
+            users = [u for u in state.get("users", []) if procs.pid_alive(u)]
+            with contextlib.suppress(ValueError):
+                users.remove(os.getpid())
+            if users:
+                state["users"] = users
+                _write_state(self.state_path, state)
+                return
+            if self._process is not None and self._process.pid == state["pid"]:
+                self._process.stop()
+            _stop_recorded(state)
+            self.state_path.unlink(missing_ok=True)
+        self._process = None
+
+    def close(self) -> None:
+        """Release every acquisition this process still holds (at exit, on SIGTERM)."""
+        while self._held:
+            self.release()
+
+    def _start(self, observe: bool) -> dict[str, Any]:
+        process = AgentProcess(self.config, register_cleanup=False)
+        try:
+            process.start(require_hello=observe)
+        except AgentStartError as e:
+            _write_state(self.state_path, {"error": str(e)})  # the other workers fail fast
+            raise
+        self._process = process
+        assert process.pid is not None
+        return {
+            "key": self.key, "pid": process.pid, "pgid": process.pgid,
+            "start_time": procs.start_time(process.pid), "endpoint": self.config.endpoint,
+            "traces": str(process.traces_path), "log": str(process.log_path),
+            "keep_traces": self.config.keep_traces, "grace": self.config.stop_grace_s,
+            "owner": os.getpid(), "users": [os.getpid()], "created": time.time(),
+        }
+
+
+def reap(state_dir: str | Path) -> list[int]:
+    """Stop every agent recorded in ``state_dir``, whatever its users; the pids stopped."""
+    stopped: list[int] = []
+    directory = Path(state_dir)
+    if not directory.is_dir():
+        return stopped
+    for state_path in sorted(directory.glob("*.json")):
+        with cleanup.critical(), _locked(state_path.with_suffix(".lock")):
+            state = _read_state(state_path)
+            if "pid" in state and _stop_recorded(state):
+                stopped.append(int(state["pid"]))
+            state_path.unlink(missing_ok=True)
+    return stopped
+
+
+def _handle(state: dict[str, Any], *, started_here: bool) -> AgentHandle:
+    return AgentHandle(state["endpoint"], Path(state["traces"]), Path(state["log"]), state["pid"], started_here)
+
+
+def _same_process(state: dict[str, Any]) -> bool:
+    pid = int(state["pid"])
+    recorded = state.get("start_time")
+    return procs.pid_alive(pid) and (recorded is None or procs.start_time(pid) in (None, recorded))
+
+
+def _live(state: dict[str, Any]) -> bool:
+    """The recorded agent still runs and its port answers."""
+    if "pid" not in state or not _same_process(state):
+        return False
+    return port_open(*endpoint_address(state["endpoint"]))
+
+
+def _stop_recorded(state: dict[str, Any]) -> bool:
+    """Stop the recorded agent's group if it is still ours to stop; remove its trace file."""
+    stopped = False
+    pgid = int(state.get("pgid") or 0)
+    if pgid > 1 and (_same_process(state) or procs.group_alive(pgid)):
+        with contextlib.suppress(Exception):
+            procs.stop_group(pgid, float(state.get("grace", 5.0)))
+            stopped = True
+    if state.get("traces") and not state.get("keep_traces"):
+        with contextlib.suppress(OSError):
+            Path(state["traces"]).unlink()
+    return stopped
+
+
+def _require_hello(config: AgentConfig, handle: AgentHandle) -> None:
+    if not config.managed or handle.traces_path is None:
+        return
+    if TraceReader(handle.traces_path).wait_for_hello(config.hello_timeout_s) is None:
+        raise AgentStartError(config.mask(
+            f"the agent answered, but wrote no hello to its trace file {handle.traces_path} within "
+            f"{config.hello_timeout_s:g}s: its tracing SDK never started (it must read HIGHBAR_TRACES_URL)"
+        ))
+
+
+@contextlib.contextmanager
+def _locked(lock_path: Path) -> Iterator[None]:
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def _read_state(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _write_state(path: Path, state: dict[str, Any]) -> None:
+    tmp = path.with_suffix(f".tmp{os.getpid()}")
+    tmp.write_text(json.dumps(state))
+    os.replace(tmp, path)
