@@ -1,0 +1,148 @@
+"""Pydantic models of a highbar spec (``*.highbar.yaml``): every key, its type and default.
+
+These are the schema: the key sets (:data:`ALLOWED_KEYS`) that strict validation checks and
+suggests from come from the fields here. The checks themselves, with highbar's one-line,
+path-addressed messages and every problem of a file at once, are in :mod:`.validate`, which
+builds these models from data it has already checked (``x-`` keys dropped, ``${ENV}``
+expanded, defaults applied). ``Spec.model_json_schema()`` gives a JSON Schema for editors.
+
+Two keys go beyond highbar 0.1.0rc3 and are documented as extensions:
+``agent.calls_from`` (``traces`` | ``reply``) and a test's ``markers``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+MATCHER_KEYS: frozenset[str] = frozenset(
+    {"equals", "contains", "icontains", "not_contains", "not_icontains", "matches", "not_matches"}
+)
+"""Keys of a matcher map (``response``, a call's ``error``, a matcher inside ``params``/``result``)."""
+
+REGEX_KEYS: tuple[str, ...] = ("matches", "not_matches")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class Matcher(_Model):
+    """Conditions on one value; every condition given must hold.
+
+    In ``response`` every operand is text (non-empty except ``equals``); inside
+    ``params``/``result`` and ``error`` the operands of ``equals``/``contains``... may be
+    any value, and ``matches``/``not_matches`` take a regex (``re.search``).
+    """
+
+    equals: Any = None
+    contains: Any = None
+    icontains: Any = None
+    not_contains: Any = None
+    not_icontains: Any = None
+    matches: str | None = None
+    not_matches: str | None = None
+
+
+class FunctionCall(_Model):
+    """An expected tool call: ``name`` is one tool or a list of which any one will do."""
+
+    name: str | list[str]
+    params: dict[str, Any] | None = Field(default=None, description="subset of the call's arguments")
+    result: dict[str, Any] | None = Field(default=None, description="subset of the call's result")
+    error: bool | dict[str, Any] = Field(default=False, description="false | true | a matcher on the error text")
+
+
+class Expect(_Model):
+    function_calls: list[FunctionCall] | None = Field(default=None, description="[] = no tool is called")
+    ordered: bool = False
+    exclusive: bool = False
+    forbid: list[str] | None = None
+    response: Matcher | None = None
+
+
+class Turn(_Model):
+    name: str | None = None
+    trigger: str
+    expect: Expect | None = Field(default=None, description="absent: a turn that only sets the scene")
+
+
+class Test(_Model):
+    name: str | None = None
+    trigger: str | None = None
+    expect: Expect | None = None
+    turns: list[Turn] | None = None
+    variations: int = Field(default=0, ge=0)
+    runs: int | None = Field(default=None, ge=1)
+    min_pass: int | float | None = Field(default=None, description="count >= 1 or fraction in (0, 1]")
+    markers: list[str] = Field(default_factory=list, description="extension: pytest marker names")
+
+
+class Suite(_Model):
+    name: str = "Unnamed Suite"
+    tests: list[Test] = Field(min_length=1)
+
+
+class Defaults(_Model):
+    runs: int = Field(default=1, ge=1)
+
+
+class Request(_Model):
+    method: Literal["POST", "PUT", "PATCH"] = "POST"
+    headers: dict[str, str] = Field(default_factory=dict)
+    body: Any = Field(default_factory=lambda: {"message": "{{message}}"})
+
+
+class PythonHook(_Model):
+    python: str = Field(description="'module:function'")
+
+
+class Session(_Model):
+    setup: str | PythonHook | None = None
+    teardown: str | PythonHook | None = None
+
+
+class Agent(_Model):
+    endpoint: str
+    start: str | None = None
+    health: str | None = None
+    startup_timeout: int = Field(default=15000, ge=1, description="milliseconds; only with start")
+    settle_time: int = Field(default=500, ge=0, description="milliseconds")
+    timeout: int = Field(default=60000, ge=1, description="milliseconds")
+    request: Request = Field(default_factory=Request)
+    response: str | None = Field(default=None, description="dotted path to the reply text")
+    traces: str | None = Field(default=None, description="attach mode: the trace file the agent writes")
+    session: Session | None = None
+    correlate: dict[str, str | int | float] = Field(default_factory=lambda: {"test": "{{test.id}}"})
+    calls_from: Literal["traces", "reply"] = Field(
+        default="traces", description="extension: where tool calls are read from"
+    )
+
+
+class Spec(_Model):
+    agent: Agent
+    defaults: Defaults = Field(default_factory=Defaults)
+    suites: list[Suite] = Field(min_length=1)
+
+
+ALLOWED_KEYS: dict[str, frozenset[str]] = {
+    "spec": frozenset(Spec.model_fields),
+    "defaults": frozenset(Defaults.model_fields),
+    "agent": frozenset(Agent.model_fields),
+    "request": frozenset(Request.model_fields),
+    "session": frozenset(Session.model_fields),
+    "python_hook": frozenset(PythonHook.model_fields),
+    "suite": frozenset(Suite.model_fields),
+    "test": frozenset(Test.model_fields),
+    "turn": frozenset(Turn.model_fields),
+    "expect": frozenset(Expect.model_fields),
+    "function_call": frozenset(FunctionCall.model_fields),
+    "response": frozenset(Matcher.model_fields),
+}
+"""Each kind of mapping and the keys it takes; any other key (not ``x-``) is a spec error."""
+
+EXTENSION_KEYS: dict[str, frozenset[str]] = {"agent": frozenset({"calls_from"}), "test": frozenset({"markers"})}
+"""Keys that highbar 0.1.0rc3 does not have (a spec using them only runs here)."""
+
+assert ALLOWED_KEYS["response"] == MATCHER_KEYS
