@@ -85,7 +85,7 @@ class SpecItem(pytest.Item):
         from .plugin import runtime
 
         if self.case.skip:
-            pytest.skip(self.case.skip)
+            raise pytest.skip.Exception(self.case.skip, _use_item_location=True)
         session = runtime(self.config)
         state = self.spec_file.run_state
         verdict = session.run(state.run(self.case, session.concurrency))
@@ -96,7 +96,7 @@ class SpecItem(pytest.Item):
         if verdict.outcome is Outcome.ERROR:
             raise pytest.fail.Exception(self._title() + "\n" + (verdict.error or "error"), pytrace=False)
         if verdict.outcome is Outcome.SKIPPED:
-            pytest.skip(verdict.skip_reason or "not evaluated")
+            raise pytest.skip.Exception(verdict.skip_reason or "not evaluated", _use_item_location=True)
 
     def runtest(self) -> None:
         verdict = self.verdict

@@ -1,28 +1,76 @@
-"""Command-line options and ini keys (every option has an ini twin)."""
+"""Command-line options and ini keys (every option has an ini twin).
+
+Precedence everywhere: command-line option > ini key > environment (where one applies) > default.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from .engine.context import Settings
 
-# (name, type, default, help); option --semantictest-<name>, ini semantictest_<name>
+if TYPE_CHECKING:
+    from .llm.config import LLMConfig
+
+# (name, type, default, help); option --semantictest-<name>, ini semantictest_<name>.
+# type list: repeatable option, ini "linelist"; type bool: flag, ini "bool".
 OPTIONS: list[tuple[str, type, Any, str]] = [
     ("http-timeout", int, 30000, "default HttpRequest timeout in milliseconds"),
     ("max-loop", int, 100, "upper bound on any Loop's maxIterations"),
     ("concurrency", int, 10, "how many runs of one repeated test execute at once"),
     ("trace-chars", int, 2000, "trim each value in the pipeline trace to this many characters"),
+    ("llm-base-url", str, None, "OpenAI-compatible endpoint for every LLM role (else env OPENAI_BASE_URL)"),
+    ("llm-api-key", str, None, "API key for the LLM endpoint (prefer env OPENAI_API_KEY; never printed)"),
+    ("llm-model", str, "gpt-4o-mini", "model for every LLM role without its own"),
+    ("llm-judge-model", str, None, "model for the LLM judge (default: llm-model)"),
+    ("llm-header", list, [], "extra HTTP header 'Name: value' on LLM requests (repeatable; ini: one per line)"),
+    ("llm-cache", str, "read-write", "LLM replay cache mode: off, read, write, read-write or replay"),
+    ("llm-cache-dir", str, ".semantictest/cache", "LLM replay cache directory (relative to the rootdir)"),
+    ("llm-concurrency", int, 16, "LLM requests in flight at once, per process"),
+    ("llm-timeout", float, 60.0, "seconds to wait for one LLM request"),
+    ("llm-retries", int, 3, "retries of an LLM request on 429, 5xx, timeouts and connection errors"),
+    ("require-judge", bool, False, "an LLMJudge that cannot run for lack of a judge is an error, not a skip"),
 ]
+
+# Per-role ini keys semantictest_llm_<role>_<key> (the judge's model is the llm-judge-model option).
+ROLE_KEYS: list[tuple[str, str]] = [
+    ("model", "model for the {role} role (default: llm-model)"),
+    ("base_url", "OpenAI-compatible endpoint for the {role} role (default: llm-base-url)"),
+    ("api_key_env", "name of the environment variable holding the {role} role's API key"),
+]
+
+
+def _roles() -> tuple[str, ...]:
+    from .llm.config import ROLES
+
+    return ROLES
+
+
+def _ini_type(kind: type) -> str | None:
+    return "linelist" if kind is list else "bool" if kind is bool else None
 
 
 def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("semantictest", "pytest-semantictest: declarative AI agent tests")
     for name, kind, default, text in OPTIONS:
         dest = "semantictest_" + name.replace("-", "_")
-        group.addoption(f"--semantictest-{name}", dest=dest, type=kind, default=None, help=f"{text} (default {default})")
-        parser.addini(dest, f"{text} (default {default})", default=None)
+        shown = f"{text} (default {default})" if default not in (None, []) else text
+        if kind is bool:
+            group.addoption(f"--semantictest-{name}", dest=dest, action="store_true", default=None, help=text)
+        elif kind is list:
+            group.addoption(f"--semantictest-{name}", dest=dest, action="append", default=None, help=shown)
+        else:
+            group.addoption(f"--semantictest-{name}", dest=dest, type=kind, default=None, help=shown)
+        parser.addini(dest, shown, type=_ini_type(kind), default=None)  # type: ignore[arg-type]
+    for role in _roles():
+        for key, text in ROLE_KEYS:
+            if role == "judge" and key == "model":
+                continue
+            parser.addini(f"semantictest_llm_{role}_{key}", text.format(role=role), default=None)
 
 
 def value(config: pytest.Config, name: str) -> Any:
@@ -35,6 +83,8 @@ def value(config: pytest.Config, name: str) -> Any:
     raw = config.getini(dest)
     if raw in (None, "", []):
         return default
+    if kind in (list, bool):
+        return raw
     try:
         return kind(raw)
     except (TypeError, ValueError):
@@ -46,4 +96,43 @@ def settings(config: pytest.Config) -> Settings:
         http_timeout_ms=value(config, "http-timeout"),
         max_loop_iterations=value(config, "max-loop"),
         trace_value_chars=value(config, "trace-chars"),
+        require_judge=bool(value(config, "require-judge")),
     )
+
+
+def check(config: pytest.Config) -> None:
+    """Reject malformed LLM options at startup (cheap: nothing heavy is imported)."""
+    from .llm.config import CACHE_MODES, parse_headers
+
+    mode = value(config, "llm-cache")
+    if mode not in CACHE_MODES:
+        raise pytest.UsageError(f"pytest-semantictest: LLM cache mode {mode!r} is not one of {', '.join(CACHE_MODES)}")
+    try:
+        parse_headers(value(config, "llm-header") or [])
+    except ValueError as exc:
+        raise pytest.UsageError(f"pytest-semantictest: {exc}") from None
+
+
+def llm_config(config: pytest.Config, env: Mapping[str, str], rootdir: Path) -> LLMConfig:
+    """The LLM client's configuration: options, ini keys (global and per role), environment."""
+    from .llm.config import RoleSettings, from_values
+
+    names = [n for n, *_ in OPTIONS if n.startswith("llm-")]
+    values = {n: value(config, n) for n in names}
+    roles: dict[str, RoleSettings] = {}
+    for role in _roles():
+        found = {key: _ini(config, f"semantictest_llm_{role}_{key}") for key, _ in ROLE_KEYS}
+        if any(found.values()):
+            roles[role] = RoleSettings(**found)
+    try:
+        return from_values(values, roles, env, rootdir)
+    except ValueError as exc:
+        raise pytest.UsageError(f"pytest-semantictest: {exc}") from None
+
+
+def _ini(config: pytest.Config, name: str) -> str | None:
+    try:
+        raw = config.getini(name)
+    except ValueError:  # the judge's model key is registered as an option's twin
+        return None
+    return str(raw).strip() or None if raw not in (None, []) else None

@@ -28,6 +28,10 @@ class Runtime:
 
         rootdir = Path(str(config.rootpath))
         ctx = RunContext(options.settings(config), environment(rootdir), rootdir)
+        self.llm_config = options.llm_config(config, ctx.env, rootdir)
+        from .llm import build
+
+        ctx.llm, ctx.judge = build(self.llm_config)
         self.config = config
         self.session: Session = Session(ctx)
         self.context = ctx
@@ -40,7 +44,7 @@ class Runtime:
     def redactor(self) -> Redactor:
         from .report.redact import Redactor, secret_values
 
-        return Redactor(secret_values(self.context.env))
+        return Redactor(secret_values(self.context.env, self.llm_config.secrets()))
 
     def differ(self, actual: Any, expected: Any) -> list[str] | None:
         for lines in self.config.hook.pytest_assertrepr_compare(
@@ -52,6 +56,8 @@ class Runtime:
 
 
 _RUNTIME = pytest.StashKey[Runtime]()
+_WORKER_USAGE = pytest.StashKey[dict[str, int]]()
+_USAGE_KEY = "semantictest_llm_usage"
 
 
 def runtime(config: pytest.Config) -> Runtime:
@@ -68,12 +74,45 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "semantictest: a test collected from a SemanticTest JSON suite")
+    options.check(config)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     state = config.stash.get(_RUNTIME, None)
     if state is not None:
         state.session.close()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """On an xdist worker, hand this process's LLM usage to the controller."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    state = session.config.stash.get(_RUNTIME, None)
+    if workeroutput is not None and state is not None and state.context.llm is not None:
+        workeroutput[_USAGE_KEY] = state.context.llm.usage.as_dict()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """On the xdist controller, add up the LLM usage each worker reports."""
+    usage = getattr(node, "workeroutput", {}).get(_USAGE_KEY)
+    if usage:
+        totals = node.config.stash.setdefault(_WORKER_USAGE, {})
+        for name, count in usage.items():
+            totals[name] = totals.get(name, 0) + int(count)
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """``semantictest: N LLM calls, M cache hits, T tokens`` when any LLM call happened."""
+    totals = dict(config.stash.get(_WORKER_USAGE, {}))
+    state = config.stash.get(_RUNTIME, None)
+    if state is not None and state.context.llm is not None:
+        for name, count in state.context.llm.usage.as_dict().items():
+            totals[name] = totals.get(name, 0) + count
+    if totals.get("calls", 0) or totals.get("cache_hits", 0):
+        terminalreporter.write_line(
+            f"semantictest: {totals.get('calls', 0)} LLM calls, {totals.get('cache_hits', 0)} cache hits, "
+            f"{totals.get('tokens', 0)} tokens"
+        )
 
 
 def _semantictest_json(file_path: Path) -> bool:
@@ -117,3 +156,22 @@ def semantictest_run(request: pytest.FixtureRequest) -> Any:
     from .api import Runner
 
     return Runner(runtime(request.config))
+
+
+@pytest.fixture
+def llm_judge(request: pytest.FixtureRequest) -> Any:
+    """``llm_judge.check(text, "expected behaviour", constraints=[...], threshold=0.8)``: fails the
+    test with the judge's reasoning when the verdict does not pass (``acheck`` in async tests)."""
+    from .llm.fixtures import JudgeFixture
+
+    state = runtime(request.config)
+    return JudgeFixture(state.context.judge, state.run, state.context.settings.require_judge)
+
+
+@pytest.fixture
+def llm_client(request: pytest.FixtureRequest) -> Any:
+    """The role-aware LLM client (cache, retries, concurrency bound): ``complete(role, messages)``."""
+    from .llm.fixtures import ClientFixture
+
+    state = runtime(request.config)
+    return ClientFixture(state.context.llm, state.run)

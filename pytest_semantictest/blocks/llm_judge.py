@@ -1,41 +1,81 @@
-"""LLMJudge: semantic evaluation by an LLM; without a configured judge the test is skipped."""
+"""LLMJudge: semantic evaluation by an LLM (semantics in ``pytest_semantictest.llm.judge``).
+
+Without a configured judge the step is not evaluated (the test is skipped, or an error under
+``--semantictest-require-judge``); a judge that fails (unreachable, refusal, unparseable output,
+replay miss) makes the test an ERROR. Neither is ever turned into a score.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
-from .base import Block
+from .base import Block, BlockError
 
 DEFAULT_CRITERIA = {"accuracy": 0.4, "completeness": 0.3, "relevance": 0.3}
+
+NOT_CONFIGURED = "LLM judge not configured"
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _templated(value: Any) -> bool:
+    return isinstance(value, str) and "${" in value
 
 
 class LLMJudge(Block):
     name = "LLMJudge"
     primary_input = "text"
     config_keys = frozenset({"model", "criteria", "threshold", "continueConversation", "maxTurns"})
+    inputs = ("text", "toolCalls", "history", "expected")
+    outputs = (
+        "score", "passed", "threshold", "reasoning", "details", "constraints", "shouldContinue", "nextPrompt", "model",
+    )
+    concurrent: ClassVar[bool] = True  # independent judge steps of one pipeline run at the same time
 
     @classmethod
     def validate_config(cls, config: dict[str, Any]) -> list[tuple[str, str]]:
         problems = []
         criteria = config.get("criteria")
-        if criteria is not None:
+        if criteria is not None and not _templated(criteria):
             if not isinstance(criteria, dict) or not criteria or not all(
-                isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 for v in criteria.values()
+                _number(v) and 0 <= v <= 1 for v in criteria.values()
             ):
-                problems.append(("criteria", "must map criterion names to weights >= 0"))
+                problems.append(("criteria", "must map criterion names to weights between 0 and 1"))
             elif abs(sum(criteria.values()) - 1.0) > 1e-6:
                 problems.append(("criteria", f"weights must sum to 1, they sum to {sum(criteria.values()):g}"))
         threshold = config.get("threshold")
-        if threshold is not None and (
-            isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1
-        ):
+        if threshold is not None and not _templated(threshold) and (not _number(threshold) or not 0 <= threshold <= 1):
             problems.append(("threshold", f"must be a number between 0 and 1, got {threshold!r}"))
+        turns = config.get("maxTurns")
+        whole = isinstance(turns, int) and not isinstance(turns, bool)
+        if turns is not None and not _templated(turns) and (not whole or turns < 1):
+            problems.append(("maxTurns", f"must be a whole number >= 1, got {turns!r}"))
+        flag = config.get("continueConversation")
+        if flag is not None and not _templated(flag) and not isinstance(flag, bool):
+            problems.append(("continueConversation", f"must be true or false, got {flag!r}"))
+        model = config.get("model")
+        if model is not None and (not isinstance(model, str) or not model.strip()):
+            problems.append(("model", f"must be a model name, got {model!r}"))
         return problems
 
     async def process(self, inputs: dict[str, Any], ctx: Any) -> dict[str, Any]:
-        from ..engine.runner import JudgeUnavailable
+        from ..engine.runner import JudgeError, JudgeUnavailable
+        from ..llm.errors import REQUIRE_JUDGE_MESSAGE, LLMError
+        from ..llm.judge import JudgeRequest
 
+        try:
+            request = JudgeRequest.from_inputs(inputs, self.config)
+        except ValueError as exc:
+            raise BlockError(str(exc)) from None
         judge = getattr(ctx, "judge", None)
         if judge is None:
-            raise JudgeUnavailable("LLM judge not configured")
-        return await judge.evaluate(inputs, self.config)
+            settings = getattr(ctx, "settings", None)
+            if getattr(settings, "require_judge", False):
+                raise JudgeError(REQUIRE_JUDGE_MESSAGE)
+            raise JudgeUnavailable(NOT_CONFIGURED)
+        try:
+            return await judge.judge(request, repeat=getattr(ctx, "repeat", 0))
+        except LLMError as exc:
+            raise JudgeError(str(exc)) from None

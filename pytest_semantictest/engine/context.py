@@ -19,16 +19,22 @@ class Settings:
     http_timeout_ms: int = 30000
     max_loop_iterations: int = 100
     trace_value_chars: int = 2000
+    require_judge: bool = False
 
 
 @dataclass
 class RunContext:
-    """Shared by every pipeline of a session; one keep-alive HTTP pool for all tests."""
+    """Shared by every pipeline of a session; one keep-alive HTTP pool for all tests.
+
+    ``llm`` is the role-aware LLM client (``pytest_semantictest.llm.client.LLMClient``) and
+    ``judge`` the LLM judge built on it; ``judge`` is None when no judge is configured.
+    """
 
     settings: Settings = field(default_factory=Settings)
     env: Mapping[str, str] = field(default_factory=lambda: os.environ)
     rootdir: Path | None = None
     judge: Any = None
+    llm: Any = None
     _http: httpx.AsyncClient | None = None
 
     @property
@@ -42,6 +48,8 @@ class RunContext:
         return self._http
 
     async def aclose(self) -> None:
+        if self.llm is not None:
+            await self.llm.aclose()
         if self._http is not None:
             await self._http.aclose()
             self._http = None

@@ -12,6 +12,7 @@ from ..blocks.base import Block, BlockError
 from ..blocks.registry import get_block
 from ..errors import ReferenceError_
 from ..model import Case, CheckResult, Failure, Outcome, Step, StepTrace, Verdict
+from .batching import concurrent_run_end
 from .context import RunContext
 from .databus import DataBus
 from .inputs import output_slots, resolve_inputs, write_outputs
@@ -22,6 +23,17 @@ class JudgeUnavailable(Exception):
     """A judged step or check could not run because no LLM judge is configured."""
 
 
+class JudgeError(Exception):
+    """The LLM judge (or another LLM role) failed: unreachable, refused, unparseable, replay miss.
+
+    Never a verdict: the test becomes an ERROR with this reason and its pipeline stops.
+    """
+
+
+UNAVAILABLE = "unavailable"
+FATAL = "fatal"
+
+
 @dataclass
 class StepContext:
     """What a block sees while it runs: the session context plus this test's DataBus."""
@@ -29,6 +41,7 @@ class StepContext:
     session: RunContext
     bus: DataBus
     resolver: Resolver
+    repeat: int = 0
 
     @property
     def http(self) -> Any:
@@ -50,10 +63,15 @@ class PipelineResult:
     trace: list[StepTrace] = field(default_factory=list)
     errors: dict[int, str] = field(default_factory=dict)
     unavailable: dict[int, str] = field(default_factory=dict)
+    fatal: str | None = None
 
 
-async def run_step(step: Step, ctx: StepContext) -> tuple[Any, Any, str | None, bool]:
-    """Run one step; returns (inputs, output, error, judge_unavailable). Errors are data."""
+async def run_step(step: Step, ctx: StepContext) -> tuple[Any, Any, str | None, str | None]:
+    """Run one step; returns (inputs, output, error, status). Errors are data.
+
+    ``status`` is None, ``UNAVAILABLE`` (no judge configured) or ``FATAL`` (an LLM judge failure:
+    the pipeline stops and the test is an ERROR).
+    """
     cls = get_block(step.block)
     if cls is None:
         raise BlockError(f"unknown block '{step.block}'")
@@ -65,20 +83,22 @@ async def run_step(step: Step, ctx: StepContext) -> tuple[Any, Any, str | None, 
         try:
             result = await block.process(inputs, ctx)
         except (BlockError, ReferenceError_) as exc:
-            return inputs, block.error_output(inputs, str(exc)), str(exc), False
+            return inputs, block.error_output(inputs, str(exc)), str(exc), None
         except JudgeUnavailable as exc:
-            return inputs, None, str(exc), True
+            return inputs, None, str(exc), UNAVAILABLE
+        except JudgeError as exc:
+            return inputs, None, str(exc), FATAL
         except (asyncio.CancelledError, KeyboardInterrupt):
             raise
         except Exception as exc:  # a block's bug is reported as its error, not a crash
             message = f"{type(exc).__name__}: {exc}"
-            return inputs, block.error_output(inputs, message), message, False
+            return inputs, block.error_output(inputs, message), message, None
     except ReferenceError_ as exc:
         message = f"cannot resolve input: {exc}"
-        return inputs, {"error": message}, message, False
+        return inputs, {"error": message}, message, None
     if not isinstance(result, dict):
         result = {"value": result}
-    return inputs, result, result.get("error") if isinstance(result.get("error"), str) else None, False
+    return inputs, result, result.get("error") if isinstance(result.get("error"), str) else None, None
 
 
 def _loop_target(steps: Sequence[Step], target: Any, current: int) -> int | None:
@@ -90,27 +110,56 @@ def _loop_target(steps: Sequence[Step], target: Any, current: int) -> int | None
     return None
 
 
+async def _timed(step: Step, ctx: StepContext) -> tuple[Any, Any, str | None, str | None, float]:
+    start = time.perf_counter()
+    inputs, output, error, status = await run_step(step, ctx)
+    return inputs, output, error, status, (time.perf_counter() - start) * 1000
+
+
+def _record(
+    result: PipelineResult, steps: Sequence[Step], index: int, outcome: tuple[Any, Any, str | None, str | None, float],
+    iteration: int, bus: DataBus,
+) -> None:
+    inputs, output, error, status, elapsed = outcome
+    step = steps[index]
+    result.trace.append(StepTrace(step, inputs, output, elapsed, error, iteration))
+    result.errors.pop(index, None)
+    result.unavailable.pop(index, None)
+    if status == UNAVAILABLE:
+        result.unavailable[index] = error or "LLM judge not configured"
+    elif status == FATAL:
+        where = f", line {step.line}" if step.line else ""
+        message = f"LLM judge error in step '{step.id}' ({step.block}{where}): {error}"
+        result.errors[index] = message
+        result.fatal = result.fatal or message
+    elif error is not None:
+        result.errors[index] = error
+    if output is not None:
+        write_outputs(bus, step.output, step.id, output)
+
+
 async def run_pipeline(steps: Sequence[Step], ctx: StepContext) -> PipelineResult:
-    """Execute steps in order, following Loop jumps; block failures become data."""
+    """Execute steps in order, following Loop jumps; block failures become data.
+
+    Consecutive steps whose blocks declare ``concurrent = True`` (LLMJudge) and that do not read
+    each other's outputs run at once, so several judge calls in one test overlap.
+    """
     result = PipelineResult()
     loops: dict[int, int] = {}
     index = 0
     limit = ctx.settings.max_loop_iterations
-    while index < len(steps):
+    while index < len(steps) and result.fatal is None:
+        end = concurrent_run_end(steps, index, ctx.resolver.context)
+        if end > index + 1:
+            outcomes = await asyncio.gather(*(_timed(step, ctx) for step in steps[index:end]))
+            for offset, outcome in enumerate(outcomes):
+                _record(result, steps, index + offset, outcome, loops.get(index + offset, 0), ctx.bus)
+            index = end
+            continue
         step = steps[index]
-        start = time.perf_counter()
-        inputs, output, error, unavailable = await run_step(step, ctx)
-        elapsed = (time.perf_counter() - start) * 1000
-        iteration = loops.get(index, 0)
-        result.trace.append(StepTrace(step, inputs, output, elapsed, error, iteration))
-        result.errors.pop(index, None)
-        result.unavailable.pop(index, None)
-        if unavailable:
-            result.unavailable[index] = error or "LLM judge not configured"
-        elif error is not None:
-            result.errors[index] = error
-        if output is not None:
-            write_outputs(ctx.bus, step.output, step.id, output)
+        outcome = await _timed(step, ctx)
+        _record(result, steps, index, outcome, loops.get(index, 0), ctx.bus)
+        output = outcome[1]
         jump = _jump(steps, index, output, loops, limit, ctx.bus)
         if jump is None:
             index += 1
@@ -147,12 +196,18 @@ async def evaluate_checks(
     errors: list[str] = []
     skipped: list[str] = []
     results: list[CheckResult] = []
+    pending: list[Any] = []
     for check in checks:
         if skip_slots and check.reads & skip_slots:
             skipped.append(check.describe())
             continue
         evaluate_sync = getattr(check, "evaluate_sync", None)
-        results.append(evaluate_sync(bus) if evaluate_sync else await check.evaluate(bus, session))
+        if evaluate_sync:
+            results.append(evaluate_sync(bus))
+        else:
+            pending.append(check.evaluate(bus, session))
+    if pending:  # judged checks call an LLM: let them overlap
+        results.extend(await asyncio.gather(*pending))
     for res in results:
         failures.extend(res.failures)
         if res.error:
@@ -185,11 +240,12 @@ async def run_case(
     session: RunContext,
     context: Mapping[str, Any],
     parent: DataBus | None = None,
+    repeat: int = 0,
 ) -> Verdict:
-    """Run one case once and judge it."""
+    """Run one case once (``repeat`` is this run's index among repetitions) and judge it."""
     start = time.perf_counter()
     bus = DataBus(parent)
-    ctx = StepContext(session, bus, Resolver(bus, context, session.env))
+    ctx = StepContext(session, bus, Resolver(bus, context, session.env), repeat)
     pipeline = PipelineResult()
     try:
         if case.timeout_s:
@@ -198,6 +254,10 @@ async def run_case(
             pipeline = await run_pipeline(case.steps, ctx)
     except asyncio.TimeoutError:
         return Verdict(Outcome.ERROR, error=f"timed out after {case.timeout_s:g} s", duration_ms=_ms(start))
+    if pipeline.fatal is not None:  # an LLM failure is never a verdict: no checks, an error
+        return Verdict(
+            Outcome.ERROR, trace=pipeline.trace, error=pipeline.fatal, duration_ms=_ms(start), bus=bus.snapshot()
+        )
     skip_slots: set[str] = set()
     for index in pipeline.unavailable:
         skip_slots |= set(output_slots(case.steps[index].output, case.steps[index].id))
@@ -240,13 +300,14 @@ async def run_repeated(
         return await run_case(case, session, context, parent)
     limit = asyncio.Semaphore(max(1, concurrency))
 
-    async def one() -> Verdict:
+    async def one(repeat: int) -> Verdict:
         async with limit:
-            return await run_case(case, session, context, parent)
+            return await run_case(case, session, context, parent, repeat)
 
-    runs = list(await asyncio.gather(*(one() for _ in range(case.repetition.runs))))
+    runs = list(await asyncio.gather(*(one(i) for i in range(case.repetition.runs))))
     outcome = aggregate(runs, case.repetition.required)
-    first_bad = next((r for r in runs if r.outcome is not Outcome.PASSED), runs[0])
+    first_bad = next((r for r in runs if r.outcome is outcome and outcome is not Outcome.PASSED), None)
+    first_bad = first_bad or next((r for r in runs if r.outcome is not Outcome.PASSED), runs[0])
     return Verdict(
         outcome,
         failures=first_bad.failures if outcome is Outcome.FAILED else [],

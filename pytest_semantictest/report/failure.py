@@ -6,8 +6,9 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from ..engine.databus import MISSING
+from ..engine.databus import MISSING, split_path
 from ..model import Failure, StepTrace, Verdict
+from .judge import judge_lines, judge_outputs
 from .redact import Redactor
 
 Differ = Callable[[Any, Any], list[str] | None]
@@ -58,13 +59,25 @@ def _inline(value: Any) -> str:
 
 def render_verdict(title: str, verdict: Verdict, redactor: Redactor, differ: Differ | None = None) -> str:
     lines = [title]
+    judged = judge_outputs(verdict.trace)
     for failure in verdict.failures:
         lines.extend(render_failure(failure, redactor, differ))
+        judgement = judged.get(_head(failure.check)) if judged else None
+        if judgement is not None:
+            lines.extend("  " + redactor.text(line) for line in judge_lines(judgement))
     if verdict.runs:
         counts = [r.outcome.value for r in verdict.runs]
         passed = counts.count("passed")
         lines.append(f"runs: {passed}/{len(counts)} passed ({', '.join(counts)})")
     return "\n".join(lines)
+
+
+def _head(path: str) -> str | None:
+    try:
+        parts = split_path(path)
+    except Exception:  # a check name that is not a path
+        return None
+    return parts[0] if parts and isinstance(parts[0], str) else None
 
 
 def render_trace(trace: list[StepTrace], redactor: Redactor, limit: int = 2000) -> str:

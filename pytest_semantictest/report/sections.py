@@ -6,13 +6,17 @@ from typing import Any
 
 from ..model import Outcome, Verdict
 from .failure import render_trace
+from .judge import JUDGE_BLOCKS, render_judgements
 from .redact import Redactor
 
 
 def add_sections(item: Any, verdict: Verdict, redactor: Redactor, limit: int = 2000) -> None:
-    """Attach the pipeline trace when the case did not pass or an HTML report is written."""
+    """Attach the pipeline trace (and the LLM judges' verdicts) when the case did not pass or an
+    HTML report is written."""
     wanted = verdict.outcome is not Outcome.PASSED or bool(item.config.getoption("htmlpath", None))
     if not wanted or not verdict.trace:
         return
     item.add_report_section("call", "pipeline trace", render_trace(verdict.trace, redactor, limit))
+    if any(t.step.block in JUDGE_BLOCKS for t in verdict.trace):
+        item.add_report_section("call", "llm judge", redactor.text(render_judgements(verdict.trace)))
 

@@ -1,0 +1,63 @@
+"""Which consecutive pipeline steps may run at the same time.
+
+A block opts in with ``concurrent = True`` (LLMJudge: it only reads its inputs and calls the
+judge). A run of such steps is batched while no step reads a slot an earlier step of the run
+writes, following ``${...}`` references, ``from``/``as`` inputs and context values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..blocks.registry import get_block
+from ..model import Step
+from .databus import split_path
+from .inputs import is_from_as, output_slots
+from .resolve import REF
+
+
+def concurrent_run_end(steps: Sequence[Step], index: int, context: Mapping[str, Any]) -> int:
+    """End of the run of concurrency-safe steps from ``index`` that do not read each other's outputs."""
+    if not _concurrent(steps[index]):
+        return index + 1
+    written = set(output_slots(steps[index].output, steps[index].id))
+    end = index + 1
+    while end < len(steps) and _concurrent(steps[end]):
+        step = steps[end]
+        reads = _references(step.input, context) | _references(step.config, context)
+        if reads & written:
+            break
+        written |= set(output_slots(step.output, step.id))
+        end += 1
+    return end
+
+
+def _concurrent(step: Step) -> bool:
+    cls = get_block(step.block)
+    return bool(cls is not None and getattr(cls, "concurrent", False))
+
+
+def _references(value: Any, context: Mapping[str, Any], seen: set[str] | None = None) -> set[str]:
+    """First path segments of every reference in ``value`` (context values followed)."""
+    seen = set() if seen is None else seen
+    heads: set[str] = set()
+    if isinstance(value, str):
+        for name in (m.group(1) for m in REF.finditer(value)):
+            parts = split_path(name.strip())
+            head = parts[0] if parts and isinstance(parts[0], str) else None
+            if head is None:
+                continue
+            heads.add(head)
+            if head in context and head not in seen:
+                seen.add(head)
+                heads |= _references(context[head], context, seen)
+    elif isinstance(value, dict):
+        if is_from_as(value):
+            heads |= _references("${" + value["from"].strip().removeprefix("${").removesuffix("}") + "}", context, seen)
+        for item in value.values():
+            heads |= _references(item, context, seen)
+    elif isinstance(value, list):
+        for item in value:
+            heads |= _references(item, context, seen)
+    return heads

@@ -1,0 +1,29 @@
+"""LLM roles (judge, simulator, paraphraser, validator, generator) over one OpenAI-compatible client.
+
+``config`` resolves model, endpoint and sampling per role; ``client`` makes the calls (retries,
+bounded concurrency, usage counters) through ``cache`` (the replay cache); ``judge`` implements
+LLMJudge on top, with ``prompts`` and ``verdict``. Nothing here imports ``openai`` until a request
+actually has to go over the network.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .client import LLMClient
+    from .config import LLMConfig
+
+
+def build(config: LLMConfig) -> tuple[LLMClient, Any]:
+    """The session's client, and a judge when one is configured (else ``None``)."""
+    from .cache import ReplayCache
+    from .client import LLMClient
+
+    client = LLMClient(config, ReplayCache(config.cache_dir, config.cache_mode))
+    judge = None
+    if config.configured("judge"):
+        from .judge import Judge
+
+        judge = Judge(client)
+    return client, judge

@@ -1,0 +1,287 @@
+"""One OpenAI-compatible client for every LLM role: cache first, then the network.
+
+Retries (429, 5xx, timeouts, connection errors) use our own loop with exponential backoff (the
+``openai`` client runs with ``max_retries=0``) so they are counted and testable; a ``Retry-After``
+or ``retry-after-ms`` header is honoured. A semaphore bounds requests in flight. ``openai`` is
+imported, and its client created, only on the first cache miss: a fully cached run opens no
+connection at all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .cache import ReplayCache, cache_key
+from .config import Endpoint, LLMConfig
+from .errors import LLMError, NotConfigured, ReplayMiss
+from .usage import Usage
+
+Parser = Callable[[str], Any]
+_UNSET: Any = object()
+MAX_DELAY_S = 30.0
+_STATUS_PREFIX = re.compile(r"^Error code: \d+ - ")
+
+
+@dataclass
+class Completion:
+    """One answered call: its text, the parsed value, the model that answered, where it came from."""
+
+    content: str
+    parsed: Any
+    model: str
+    tokens: int
+    cached: bool
+    key: str
+
+
+@dataclass
+class _LoopState:
+    semaphore: asyncio.Semaphore
+    clients: dict[Endpoint, Any] = field(default_factory=dict)
+
+
+class LLMClient:
+    """Role-aware chat completions with the replay cache, retries, concurrency bound and usage."""
+
+    def __init__(self, config: LLMConfig, cache: ReplayCache | None = None) -> None:
+        self.config = config
+        self.cache = cache or ReplayCache(config.cache_dir, config.cache_mode)
+        self.usage = Usage()
+        self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = weakref.WeakKeyDictionary()
+        self._secrets = config.secrets()
+
+    async def complete(
+        self,
+        role: str,
+        messages: list[dict[str, Any]],
+        *,
+        model: str | None = None,
+        schema: dict[str, Any] | None = None,
+        parse: Parser | None = None,
+        repeat: int = 0,
+        template: str = "",
+        temperature: float | None = _UNSET,
+        seed: int | None = _UNSET,
+    ) -> Completion:
+        """Answer ``messages`` as ``role``; ``schema`` ({name, schema}) asks for structured output.
+
+        ``parse`` turns the text into a value and raises ValueError when it is unusable; the model
+        is asked once more, then the call is an :class:`LLMError`. Only parsed answers are cached.
+        """
+        parse = parse or _identity
+        model = self.config.model_for(role, model)
+        default_temperature, default_seed = self.config.sampling(role)
+        temperature = default_temperature if temperature is _UNSET else temperature
+        seed = default_seed if seed is _UNSET else seed
+        key = cache_key(
+            role=role, model=model, template=template, messages=messages,
+            temperature=temperature, seed=seed, repeat=repeat, schema=schema,
+        )
+        hit = self._from_cache(role, key, parse)
+        if hit is not None:
+            return hit
+        if self.cache.replay:
+            self.usage.errors += 1
+            raise ReplayMiss(self.cache.miss_message(role, key, model))
+        try:
+            content, parsed, tokens, served = await self._answer(
+                role, model, messages, schema, parse, temperature, seed
+            )
+        except LLMError as exc:
+            self.usage.errors += 1
+            raise type(exc)(self._redact(str(exc))) from None
+        entry = {
+            "key": key, "role": role, "model": model, "served_model": served, "template": template,
+            "temperature": temperature, "seed": seed, "repeat": repeat,
+            "schema": (schema or {}).get("name"), "messages": messages,
+            "response": {"content": content, "tokens": tokens},
+        }
+        self.cache.put(role, key, entry)
+        return Completion(content, parsed, served, tokens, False, key)
+
+    def _from_cache(self, role: str, key: str, parse: Parser) -> Completion | None:
+        entry = self.cache.get(role, key)
+        if entry is None:
+            return None
+        content = entry["response"].get("content")
+        try:
+            parsed = parse(content if isinstance(content, str) else "")
+        except ValueError as exc:
+            if self.cache.replay:
+                self.usage.errors += 1
+                raise LLMError(
+                    f"replay cache entry {self.cache.path(role, key)} is not a usable answer ({_clip(exc)}); "
+                    "delete it and record it again"
+                ) from None
+            return None
+        self.usage.cache_hits += 1
+        served = entry.get("served_model") or entry.get("model") or ""
+        return Completion(content, parsed, served, 0, True, key)
+
+    async def _answer(
+        self, role: str, model: str, messages: list[dict[str, Any]], schema: dict[str, Any] | None,
+        parse: Parser, temperature: float | None, seed: int | None,
+    ) -> tuple[str, Any, int, str]:
+        endpoint = self.config.endpoint(role)
+        if not endpoint.usable:
+            raise NotConfigured(
+                f"no LLM endpoint for the {role} role: set OPENAI_API_KEY, or "
+                "--semantictest-llm-base-url for an endpoint that needs no key"
+            )
+        request: dict[str, Any] = {"model": model, "messages": messages}
+        if temperature is not None:
+            request["temperature"] = temperature
+        if seed is not None:
+            request["seed"] = seed
+        if schema is not None:
+            request["response_format"] = {"type": "json_schema", "json_schema": {**schema, "strict": True}}
+        content, tokens, served = await self._send(role, endpoint, request)
+        try:
+            return content, parse(content), tokens, served
+        except ValueError as exc:
+            problem = _clip(exc)
+        retry = {**request, "messages": [*messages, {"role": "assistant", "content": content}, _reask(problem)]}
+        content, more, served = await self._send(role, endpoint, retry)
+        try:
+            return content, parse(content), tokens + more, served
+        except ValueError as exc:
+            raise LLMError(
+                f"the {role} model ({model}) gave unusable output twice (asked again once): {_clip(exc)}"
+            ) from None
+
+    async def _send(self, role: str, endpoint: Endpoint, request: dict[str, Any]) -> tuple[str, int, str]:
+        """One chat completion with retries; returns (content, total tokens, model that answered)."""
+        import openai
+
+        state = self._state()
+        attempts = self.config.retries + 1
+        where = endpoint.base_url or "the OpenAI API"
+        last = ""
+        for attempt in range(attempts):
+            delay: float | None = None
+            try:
+                async with state.semaphore:
+                    self.usage.calls += 1
+                    response = await self._openai(state, endpoint).chat.completions.create(**request)
+            except openai.APIStatusError as exc:
+                status = exc.status_code
+                last = f"HTTP {status}: {_clip(_STATUS_PREFIX.sub('', exc.message), 300)}"
+                if status not in (408, 409, 429) and status < 500:
+                    raise LLMError(f"{role} LLM at {where} answered {last}") from None
+                delay = _retry_after(exc.response.headers)
+            except openai.APITimeoutError:
+                last = self._timed_out()
+            except openai.APIConnectionError as exc:
+                last = _cannot_connect(exc.__cause__ or exc)
+            except (openai.OpenAIError, ValueError) as exc:  # e.g. a body that is not JSON
+                problem = f"{type(exc).__name__}: {_clip(exc, 300)}"
+                raise LLMError(f"{role} LLM at {where}: unusable response ({problem})") from None
+            except Exception as exc:  # a transport error the openai client did not wrap: retry it too
+                last = self._timed_out() if "timeout" in type(exc).__name__.lower() else _cannot_connect(exc)
+            else:
+                self.usage.tokens += _tokens(response)
+                return _read(role, response, request["model"])
+            if attempt + 1 < attempts:
+                self.usage.retries += 1
+                await asyncio.sleep(delay if delay is not None else _backoff(attempt))
+        raise LLMError(f"{role} LLM at {where} failed after {attempts} attempt(s): {last}")
+
+    def _timed_out(self) -> str:
+        return f"no answer within {self.config.timeout_s:g} s (timeout)"
+
+    def _state(self) -> _LoopState:
+        loop = asyncio.get_running_loop()
+        state = self._loops.get(loop)
+        if state is None:
+            state = _LoopState(asyncio.Semaphore(self.config.concurrency))
+            self._loops[loop] = state
+        return state
+
+    def _openai(self, state: _LoopState, endpoint: Endpoint) -> Any:
+        client = state.clients.get(endpoint)
+        if client is None:
+            import openai
+
+            client = openai.AsyncOpenAI(
+                api_key=endpoint.api_key or "not-needed",
+                base_url=endpoint.base_url,
+                max_retries=0,
+                timeout=self.config.timeout_s,
+                default_headers=dict(endpoint.headers) or None,
+            )
+            state.clients[endpoint] = client
+        return client
+
+    def _redact(self, text: str) -> str:
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return text
+
+    async def aclose(self) -> None:
+        """Close the HTTP clients created on the running loop."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        state = self._loops.pop(loop, None)
+        for client in state.clients.values() if state else ():
+            await client.close()
+
+
+def _read(role: str, response: Any, model: str) -> tuple[str, int, str]:
+    choices = getattr(response, "choices", None) or []
+    if not choices:
+        return "", _tokens(response), getattr(response, "model", None) or model
+    message = choices[0].message
+    refusal = getattr(message, "refusal", None)
+    if refusal:
+        raise LLMError(f"the {role} model refused to answer: {_clip(refusal, 300)}")
+    return message.content or "", _tokens(response), getattr(response, "model", None) or model
+
+
+def _cannot_connect(cause: BaseException) -> str:
+    return f"cannot connect ({type(cause).__name__}: {_clip(cause)})"
+
+
+def _tokens(response: Any) -> int:
+    usage = getattr(response, "usage", None)
+    return int(getattr(usage, "total_tokens", 0) or 0) if usage else 0
+
+
+def _reask(problem: str) -> dict[str, str]:
+    return {
+        "role": "user",
+        "content": f"Your previous answer could not be used: {problem}. "
+        "Answer again with only a JSON object that matches the response schema exactly.",
+    }
+
+
+def _retry_after(headers: Any) -> float | None:
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        raw = headers.get(name) if headers is not None else None
+        if raw is None:
+            continue
+        try:
+            return min(max(float(raw) * scale, 0.0), MAX_DELAY_S)
+        except ValueError:
+            continue
+    return None
+
+
+def _backoff(attempt: int) -> float:
+    return min(0.5 * 2**attempt, MAX_DELAY_S) * random.uniform(0.75, 1.0)
+
+
+def _identity(text: str) -> str:
+    return text
+
+
+def _clip(value: object, limit: int = 500) -> str:
+    text = " ".join(str(value).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."

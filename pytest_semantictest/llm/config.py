@@ -1,0 +1,161 @@
+"""Who answers each LLM role: endpoint, key, headers, model and sampling, with their precedence.
+
+Precedence, highest first: a test's own setting (LLMJudge ``config.model``), the role's key
+(``semantictest_llm_<role>_model`` / ``_base_url`` / ``_api_key_env``), the global option, the
+global ini key, the environment (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``), the default.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROLES: tuple[str, ...] = ("judge", "simulator", "paraphraser", "validator", "generator")
+DEFAULT_MODEL = "gpt-4o-mini"
+DEFAULT_SEED = 42
+CACHE_MODES: tuple[str, ...] = ("off", "read", "write", "read-write", "replay")
+
+# role -> (temperature, seed): deterministic roles pin both; generative ones sample.
+SAMPLING: dict[str, tuple[float, int | None]] = {
+    "judge": (0.0, DEFAULT_SEED),
+    "validator": (0.0, DEFAULT_SEED),
+    "simulator": (0.7, None),
+    "paraphraser": (0.9, None),
+    "generator": (0.7, None),
+}
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where a role's requests go. ``api_key`` is never printed (see ``__repr__``)."""
+
+    base_url: str | None
+    api_key: str | None
+    headers: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def usable(self) -> bool:
+        return bool(self.api_key or self.base_url)
+
+    def __repr__(self) -> str:
+        key = "***" if self.api_key else None
+        return f"Endpoint(base_url={self.base_url!r}, api_key={key!r}, headers={[h for h, _ in self.headers]})"
+
+
+@dataclass
+class RoleSettings:
+    """Per-role overrides (ini keys ``semantictest_llm_<role>_*``)."""
+
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+
+
+@dataclass
+class LLMConfig:
+    """Everything the LLM client needs, resolved once per session."""
+
+    base_url: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    model: str = DEFAULT_MODEL
+    headers: dict[str, str] = field(default_factory=dict, repr=False)
+    roles: dict[str, RoleSettings] = field(default_factory=dict)
+    cache_mode: str = "read-write"
+    cache_dir: Path = Path(".semantictest/cache")
+    concurrency: int = 16
+    timeout_s: float = 60.0
+    retries: int = 3
+    env: Mapping[str, str] = field(default_factory=lambda: os.environ, repr=False)
+
+    def role(self, role: str) -> RoleSettings:
+        return self.roles.get(role) or RoleSettings()
+
+    def endpoint(self, role: str) -> Endpoint:
+        """The role's base URL, key and headers (role override, else the global ones)."""
+        settings = self.role(role)
+        key = self.api_key
+        if settings.api_key_env:
+            key = self.env.get(settings.api_key_env) or None
+        return Endpoint(settings.base_url or self.base_url, key, tuple(sorted(self.headers.items())))
+
+    def model_for(self, role: str, override: str | None = None) -> str:
+        return override or self.role(role).model or self.model
+
+    def sampling(self, role: str) -> tuple[float, int | None]:
+        return SAMPLING.get(role, (0.0, DEFAULT_SEED))
+
+    def configured(self, role: str) -> bool:
+        """A role can answer: an endpoint is set, or every answer comes from the replay cache."""
+        return self.cache_mode == "replay" or self.endpoint(role).usable
+
+    def secrets(self) -> list[str]:
+        """Values that must never reach output: API keys and secret-looking header values."""
+        values = [self.api_key or ""]
+        values += [self.env.get(s.api_key_env or "", "") for s in self.roles.values() if s.api_key_env]
+        values += [v for k, v in self.headers.items() if _secret_header(k)]
+        for value in list(values):  # "Bearer sk-..." also hides the bare key
+            if " " in value.strip():
+                values.append(value.strip().split()[-1])
+        return [v for v in dict.fromkeys(values) if len(v) >= 6]
+
+
+def _secret_header(name: str) -> bool:
+    lowered = name.lower()
+    return lowered in ("authorization", "proxy-authorization", "cookie") or any(
+        word in lowered for word in ("key", "token", "secret", "auth")
+    )
+
+
+def parse_headers(lines: Iterable[str]) -> dict[str, str]:
+    """``["Name: value", ...]`` -> dict; raises ValueError naming a malformed line."""
+    headers: dict[str, str] = {}
+    for line in lines:
+        line = line.strip()
+        if not line:
+            continue
+        name, sep, value = line.partition(":")
+        if not sep or not name.strip():
+            raise ValueError(f"LLM header {line.split(':')[0][:40]!r} must look like 'Name: value'")
+        headers[name.strip()] = value.strip()
+    return headers
+
+
+def from_values(
+    values: Mapping[str, object], roles: Mapping[str, RoleSettings], env: Mapping[str, str], rootdir: Path
+) -> LLMConfig:
+    """Build the config from option/ini values (already option > ini > default) and the environment."""
+    mode = str(values.get("llm-cache") or "read-write")
+    if mode not in CACHE_MODES:
+        raise ValueError(f"LLM cache mode {mode!r} is not one of {', '.join(CACHE_MODES)}")
+    cache_dir = Path(str(values.get("llm-cache-dir") or ".semantictest/cache")).expanduser()
+    if not cache_dir.is_absolute():
+        cache_dir = rootdir / cache_dir
+    raw_headers = values.get("llm-header") or []
+    model_roles = dict(roles)
+    judge_model = values.get("llm-judge-model")
+    if judge_model:
+        judge = model_roles.get("judge") or RoleSettings()
+        model_roles["judge"] = RoleSettings(str(judge_model), judge.base_url, judge.api_key_env)
+    return LLMConfig(
+        base_url=_text(values.get("llm-base-url")) or env.get("OPENAI_BASE_URL") or None,
+        api_key=_text(values.get("llm-api-key")) or env.get("OPENAI_API_KEY") or None,
+        model=_text(values.get("llm-model")) or DEFAULT_MODEL,
+        headers=parse_headers(raw_headers if isinstance(raw_headers, list) else [str(raw_headers)]),
+        roles=model_roles,
+        cache_mode=mode,
+        cache_dir=cache_dir,
+        concurrency=max(1, _int(values.get("llm-concurrency"), 16)),
+        timeout_s=float(values.get("llm-timeout") or 60.0),  # type: ignore[arg-type]
+        retries=max(0, _int(values.get("llm-retries"), 3)),
+        env=env,
+    )
+
+
+def _int(value: object, default: int) -> int:
+    return default if value is None else int(value)  # type: ignore[call-overload]
+
+
+def _text(value: object) -> str | None:
+    return str(value).strip() or None if value is not None else None

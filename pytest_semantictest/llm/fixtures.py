@@ -1,0 +1,108 @@
+"""What the ``llm_judge`` and ``llm_client`` fixtures return (plugin.py only wires them up)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from typing import Any
+
+import pytest
+
+from .client import Completion, LLMClient
+from .usage import Usage
+from .errors import REQUIRE_JUDGE_MESSAGE, LLMError, NotConfigured
+
+Run = Callable[[Coroutine[Any, Any, Any]], Any]
+
+
+class JudgeFixture:
+    """``llm_judge.check(text, "expected behaviour", constraints=[...], threshold=0.8)``.
+
+    A verdict below the threshold (or a violated constraint) fails the test with the judge's score
+    and reasoning. An infrastructure failure raises :class:`LLMError` (never a verdict). Without a
+    configured judge ``check`` skips the test; under ``--semantictest-require-judge`` the fixture
+    itself fails to set up (an ERROR).
+    Use ``await llm_judge.acheck(...)`` in async tests; ``evaluate``/``aevaluate`` return the
+    verdict without asserting.
+    """
+
+    def __init__(self, judge: Any, run: Run, require: bool = False) -> None:
+        if judge is None and require:  # raised while the fixture is set up: the test is an ERROR
+            raise NotConfigured(REQUIRE_JUDGE_MESSAGE)
+        self._judge = judge
+        self._run = run
+        self._require = require
+
+    def check(self, text: Any, expected_behavior: str, **options: Any) -> dict[str, Any]:
+        __tracebackhide__ = True
+        return _assert_passed(self._run(self.aevaluate(text, expected_behavior, **options)))
+
+    async def acheck(self, text: Any, expected_behavior: str, **options: Any) -> dict[str, Any]:
+        __tracebackhide__ = True
+        return _assert_passed(await self.aevaluate(text, expected_behavior, **options))
+
+    def evaluate(self, text: Any, expected_behavior: str, **options: Any) -> dict[str, Any]:
+        __tracebackhide__ = True
+        return self._run(self.aevaluate(text, expected_behavior, **options))
+
+    async def aevaluate(
+        self,
+        text: Any,
+        expected_behavior: str,
+        *,
+        constraints: Sequence[str] = (),
+        threshold: float = 0.7,
+        criteria: Mapping[str, float] | None = None,
+        history: Sequence[Any] = (),
+        tool_calls: Any = None,
+        model: str | None = None,
+        repeat: int = 0,
+    ) -> dict[str, Any]:
+        """The verdict dict (same keys as the LLMJudge block's output)."""
+        __tracebackhide__ = True
+        from .judge import request_from_args
+
+        request = request_from_args(
+            text, expected_behavior, constraints=constraints, threshold=threshold, criteria=criteria,
+            history=history, tool_calls=tool_calls, model=model,
+        )
+        if self._judge is None:
+            pytest.skip("LLM judge not configured")
+        return await self._judge.judge(request, repeat=repeat)
+
+
+def _assert_passed(verdict: dict[str, Any]) -> dict[str, Any]:
+    __tracebackhide__ = True
+    if not verdict["passed"]:
+        from ..report.judge import judge_lines
+
+        pytest.fail("LLM judge: the response does not meet the expected behaviour\n" + "\n".join(
+            "  " + line for line in judge_lines(verdict)
+        ), pytrace=False)
+    return verdict
+
+
+class ClientFixture:
+    """``llm_client.complete("simulator", messages)`` (sync) or ``await llm_client.acomplete(...)``.
+
+    Goes through the replay cache, retries and concurrency bound like every other LLM call;
+    ``.usage`` has the session's counters, ``.client`` the underlying :class:`LLMClient`.
+    """
+
+    def __init__(self, client: LLMClient, run: Run) -> None:
+        self.client = client
+        self._run = run
+
+    @property
+    def usage(self) -> Usage:
+        return self.client.usage
+
+    def complete(self, role: str, messages: list[dict[str, Any]], **options: Any) -> Completion:
+        __tracebackhide__ = True
+        return self._run(self.client.complete(role, messages, **options))
+
+    async def acomplete(self, role: str, messages: list[dict[str, Any]], **options: Any) -> Completion:
+        __tracebackhide__ = True
+        return await self.client.complete(role, messages, **options)
+
+
+__all__ = ["ClientFixture", "JudgeFixture", "LLMError"]

@@ -1,0 +1,76 @@
+"""The judge's structured verdict: the JSON schema we ask for and the pydantic model that checks it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+SCHEMA_NAME = "judge_verdict"
+
+Score = Annotated[float, Field(ge=0.0, le=1.0)]
+
+
+class ConstraintVerdict(BaseModel):
+    """Whether one numbered constraint holds."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    met: bool
+    reason: str = ""
+
+
+class JudgeVerdict(BaseModel):
+    """What the model answers. The overall score is computed by us from ``details``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    reasoning: str
+    details: dict[str, Score]
+    constraints: dict[str, ConstraintVerdict] = Field(default_factory=dict)
+    shouldContinue: bool = False
+    nextPrompt: str | None = None
+
+
+def verdict_schema(
+    criteria: Sequence[str], constraints: int = 0, continue_conversation: bool = False
+) -> dict[str, Any]:
+    """``{name, schema}`` for ``response_format`` (strict: every key required, no others)."""
+    number = {"type": "number", "description": "score from 0.0 to 1.0"}
+    properties: dict[str, Any] = {
+        "reasoning": {"type": "string"},
+        "details": _object({name: number for name in criteria}),
+    }
+    if constraints:
+        one = _object({"met": {"type": "boolean"}, "reason": {"type": "string"}})
+        properties["constraints"] = _object({str(n): one for n in range(1, constraints + 1)})
+    if continue_conversation:
+        properties["shouldContinue"] = {"type": "boolean"}
+        properties["nextPrompt"] = {"type": ["string", "null"]}
+    return {"name": SCHEMA_NAME, "schema": _object(properties)}
+
+
+def _object(properties: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
+
+
+def parse_verdict(text: str, criteria: Sequence[str], constraints: int = 0) -> JudgeVerdict:
+    """Validate the model's JSON; raises ValueError saying what is wrong (used for the re-ask)."""
+    try:
+        verdict = JudgeVerdict.model_validate_json(text)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'answer'}: {err['msg']}" for err in exc.errors()[:5]
+        )
+        raise ValueError(f"not a valid verdict ({problems})") from None
+    missing = [name for name in criteria if name not in verdict.details]
+    unknown = [name for name in verdict.details if name not in criteria]
+    if missing or unknown:
+        names = ", ".join(criteria)
+        raise ValueError(f"details must score exactly {names} (missing {missing}, unexpected {unknown})")
+    expected = {str(n) for n in range(1, constraints + 1)}
+    if set(verdict.constraints) != expected:
+        wanted, got = sorted(expected, key=int), sorted(verdict.constraints)
+        raise ValueError(f"constraints must answer exactly {wanted}, got {got}")
+    return verdict

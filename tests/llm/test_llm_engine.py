@@ -1,0 +1,131 @@
+"""LLMJudge inside the engine: honest outcomes, concurrency of judge calls, repeat indexes."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_semantictest.api import arun_suite
+from pytest_semantictest.engine.context import RunContext, Settings
+from pytest_semantictest.llm import build
+from pytest_semantictest.llm.config import LLMConfig
+from pytest_semantictest.model import Outcome
+from tests import helpers
+from tests.helpers import mock, suite
+from tests.llm.fake_openai import FakeOpenAI, Reply, status
+
+
+def judge_step(text: str, output: str = "j", **config: Any) -> dict[str, Any]:
+    return {"block": "LLMJudge", "id": output, "input": {"text": text, "expected": {"expectedBehavior": "Greets"}},
+            "config": config, "output": output}
+
+
+def run(spec: dict[str, Any], server: FakeOpenAI | None, tmp_path: Path, require: bool = False, **options: Any) -> Any:
+    async def go() -> Any:
+        ctx = RunContext(Settings(require_judge=require), env={})
+        if server is not None:
+            ctx.llm, ctx.judge = build(
+                LLMConfig(base_url=server.url, cache_dir=tmp_path / "cache", env={}, **options)
+            )
+        try:
+            return await arun_suite(spec, ctx)
+        finally:
+            await ctx.aclose()
+
+    return asyncio.run(go())
+
+
+def one(pipeline: list[dict[str, Any]], assertions: dict[str, Any], server: FakeOpenAI | None, tmp_path: Path,
+        **options: Any) -> Any:
+    return run(suite(helpers.test_case(pipeline, assertions)), server, tmp_path, **options).verdict
+
+
+def test_judged_pass_and_fail(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
+    fake_openai.rule("Go away", 0.1, reasoning="Rude")
+    assert one([judge_step("Hello!")], {"j.score": {"gt": 0.7}, "j.passed": True}, fake_openai, tmp_path).passed
+    verdict = one([judge_step("Go away")], {"j.score": {"gt": 0.7}}, fake_openai, tmp_path)
+    assert verdict.outcome is Outcome.FAILED and verdict.failures[0].actual == 0.1
+
+
+def test_judge_failure_is_an_error_and_stops_the_pipeline(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
+    fake_openai.queue(*[status(500)] * 3)
+    pipeline = [mock({"a": 1}), judge_step("Hello!"), mock({"b": 2}, output="after")]
+    verdict = one(pipeline, {"d.a": 2, "j.score": {"gt": 0.7}}, fake_openai, tmp_path, retries=2)
+    assert verdict.outcome is Outcome.ERROR  # not FAILED, even though d.a == 2 does not hold
+    assert "LLM judge error in step 'j' (LLMJudge" in verdict.error and "HTTP 500" in verdict.error
+    assert [t.step.id for t in verdict.trace] == ["MockData", "j"] and verdict.trace[1].output is None
+    assert "j" not in verdict.bus
+
+
+def test_without_judge_skipped_or_error_when_required(tmp_path: Path) -> None:
+    assert one([judge_step("Hi")], {"j.score": {"gt": 0.7}}, None, tmp_path).outcome is Outcome.SKIPPED
+    spec = suite(helpers.test_case([judge_step("Hi")], {"j.score": {"gt": 0.7}}))
+    verdict = run(spec, None, tmp_path, require=True).verdict
+    assert verdict.outcome is Outcome.ERROR and "--semantictest-require-judge" in verdict.error
+
+
+def test_bad_judge_input_is_a_block_error_before_any_call(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
+    step = {"block": "LLMJudge", "input": {"expected": {"expectedBehavior": "x"}}, "output": "j"}
+    verdict = one([step], {"j.error": {"contains": "needs input 'text'"}}, None, tmp_path)
+    assert verdict.passed and fake_openai.count == 0
+
+
+def test_independent_judge_steps_run_concurrently(tmp_path: Path) -> None:
+    with FakeOpenAI(delay=0.2) as server:
+        one([judge_step("warm-up")], {}, server, tmp_path)
+        steps = [judge_step(f"answer {i}", output=f"j{i}") for i in range(10)]
+        start = time.perf_counter()
+        verdict = one(steps, {f"j{i}.score": {"gt": 0.7} for i in range(10)}, server, tmp_path)
+        elapsed = time.perf_counter() - start
+    assert verdict.passed and [t.step.id for t in verdict.trace] == [f"j{i}" for i in range(10)]
+    assert elapsed < 0.5, elapsed
+
+
+def test_dependent_judge_steps_run_in_order(tmp_path: Path) -> None:
+    with FakeOpenAI(delay=0.1) as server:
+        server.rule("first", should_continue=True, next_prompt="second question")
+        first = judge_step("first", output="a", continueConversation=True)
+        second = {**judge_step("x", output="b"), "input": {"text": "${a.nextPrompt}", "expected": "Answers"}}
+        start = time.perf_counter()
+        verdict = one([first, second], {"b.score": {"gt": 0.7}}, server, tmp_path)
+        assert time.perf_counter() - start >= 0.2
+        assert verdict.passed and "second question" in server.bodies()[1]["messages"][1]["content"]
+
+
+def test_repeats_overlap_and_each_has_its_own_cache_entry(tmp_path: Path) -> None:
+    with FakeOpenAI(delay=0.2) as server:
+        one([judge_step("warm-up")], {}, server, tmp_path)
+        spec = suite({**helpers.test_case([judge_step("Hello!")], {"j.score": {"gt": 0.7}}), "runs": 10})
+        start = time.perf_counter()
+        verdict = run(spec, server, tmp_path).verdict
+        elapsed = time.perf_counter() - start
+        assert verdict.passed and len(verdict.runs) == 10 and elapsed < 0.5, elapsed
+        assert server.count == 11 and len(list((tmp_path / "cache").rglob("*.json"))) == 11
+        run(spec, server, tmp_path)
+        assert server.count == 11  # every repeat answered from its own entry
+
+
+def test_one_errored_repeat_among_failures(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
+    fake_openai.queue(Reply(refusal="no"))
+    spec = suite({**helpers.test_case([judge_step("Hello!")], {"j.score": {"gt": 0.7}}), "runs": 2})
+    verdict = run(spec, fake_openai, tmp_path).verdict
+    assert verdict.outcome is Outcome.ERROR and "refused" in verdict.error
+
+
+def test_judge_error_in_setup_names_the_step(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
+    fake_openai.queue(Reply(refusal="no"))
+    spec = suite(helpers.test_case([mock({"a": 1})], {"d.a": 1}), setup=[judge_step("Hello!", output="s")])
+    verdict = run(spec, fake_openai, tmp_path).verdict
+    assert verdict.outcome is Outcome.ERROR and "setup step 's' (LLMJudge) failed" in verdict.error
+
+
+@pytest.mark.parametrize("criteria", [{"accuracy": 0.5, "tone": 0.4}, {"accuracy": 10**400}])
+def test_criteria_weights_checked_at_collection(criteria: dict[str, float], tmp_path: Path) -> None:
+    from pytest_semantictest.errors import SpecError
+
+    with pytest.raises(SpecError, match="criteria"):
+        run(suite(helpers.test_case([judge_step("x", criteria=criteria)], {})), None, tmp_path)
