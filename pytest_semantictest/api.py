@@ -69,4 +69,10 @@ class Runner:
     run = __call__
 
     async def arun(self, spec: Mapping[str, Any] | str | Path) -> SuiteResult:
-        return await arun_suite(spec, RunContext(self._runtime.context.settings, self._runtime.context.env))
+        """Run on the caller's event loop, with its own HTTP pool and the session's judge."""
+        shared = self._runtime.context
+        ctx = RunContext(shared.settings, shared.env, shared.rootdir, judge=shared.judge, llm=shared.llm)
+        try:
+            return await arun_suite(spec, ctx)
+        finally:
+            await ctx.aclose_http()

@@ -172,3 +172,18 @@ def test_run(semantictest_run, databus):
 """
     )
     pytester.runpytest().assert_outcomes(passed=1)
+
+
+def test_semantictest_run_async(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        """
+import pytest
+
+@pytest.mark.asyncio
+async def test_run(semantictest_run):
+    result = await semantictest_run.arun({"pipeline": [{"block": "MockData", "config": {"data": [1, 2]}, "output": "d"}],
+                                          "assertions": {"d": [1, 2]}})
+    assert result.passed
+"""
+    )
+    pytester.runpytest().assert_outcomes(passed=1)

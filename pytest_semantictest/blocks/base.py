@@ -37,8 +37,11 @@ class Block:
         """Return ``(key, message)`` problems found in a step's config at collection."""
         return []
 
-    async def process(self, inputs: dict[str, Any], ctx: RunContext) -> dict[str, Any]:
-        """Do the block's work. Raise :class:`BlockError` for an expected failure."""
+    async def process(self, inputs: dict[str, Any], ctx: RunContext) -> Any:
+        """Do the block's work and return its output (usually a dict of fields).
+
+        Raise :class:`BlockError` for an expected failure.
+        """
         raise NotImplementedError
 
     def error_output(self, inputs: dict[str, Any], message: str) -> dict[str, Any]:

@@ -17,6 +17,6 @@ class MockData(Block):
             return [("data", "MockData needs 'config.data': the value to put on the DataBus")]
         return []
 
-    async def process(self, inputs: dict[str, Any], ctx: Any) -> dict[str, Any]:
-        data = self.config.get("data")
-        return data if isinstance(data, dict) else {"value": data}
+    async def process(self, inputs: dict[str, Any], ctx: Any) -> Any:
+        """The data as written ("can be any structure"): objects, lists and scalars alike."""
+        return self.config.get("data")

@@ -47,9 +47,12 @@ class RunContext:
             self._http = httpx.AsyncClient(limits=limits, follow_redirects=False, trust_env=False)
         return self._http
 
-    async def aclose(self) -> None:
-        if self.llm is not None:
-            await self.llm.aclose()
+    async def aclose_http(self) -> None:
         if self._http is not None:
             await self._http.aclose()
             self._http = None
+
+    async def aclose(self) -> None:
+        if self.llm is not None:
+            await self.llm.aclose()
+        await self.aclose_http()

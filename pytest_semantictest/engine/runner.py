@@ -96,9 +96,8 @@ async def run_step(step: Step, ctx: StepContext) -> tuple[Any, Any, str | None, 
     except ReferenceError_ as exc:
         message = f"cannot resolve input: {exc}"
         return inputs, {"error": message}, message, None
-    if not isinstance(result, dict):
-        result = {"value": result}
-    return inputs, result, result.get("error") if isinstance(result.get("error"), str) else None, None
+    error = result.get("error") if isinstance(result, dict) and isinstance(result.get("error"), str) else None
+    return inputs, result, error, None
 
 
 def _loop_target(steps: Sequence[Step], target: Any, current: int) -> int | None:

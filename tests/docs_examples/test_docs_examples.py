@@ -142,11 +142,6 @@ EXPECTED: dict[str, dict[str, str]] = {
 }
 
 XFAIL: dict[tuple[str, str], str] = {
-    ("testing_tool_calls.json", "test-schedule-meeting"): (
-        "engine: MockData with non-object data ('${data.choices[0].message.tool_calls}', a list) writes "
-        "{'value': [...]} to its slot; the docs return config.data as is ('can be any structure'), so "
-        "ValidateTools' {from: toolCallsRaw} should get the list"
-    ),
 }
 
 # docs examples not turned into suites, and why
