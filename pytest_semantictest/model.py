@@ -30,6 +30,9 @@ class Step:
     output: str | dict[str, str] | None = None
     line: int | None = None
     place: str = ""
+    checks: list[Any] = field(default_factory=list)
+    """Gate checks evaluated right after this step; when one does not pass, the pipeline
+    stops there (a conversation turn that fails ends the conversation)."""
 
 
 @dataclass(slots=True)
@@ -97,6 +100,14 @@ class Case:
     timeout_s: float | None = None
     skip: str | None = None
     place: str = ""
+    cleanup: list[Step] = field(default_factory=list)
+    """Steps run after the pipeline whatever happened (closing an agent session)."""
+    group: str | None = None
+    """A suite name inside the file (highbar suites become class-like pytest nodes)."""
+    variants: Any = None
+    """Optional source of phrasings: ``async resolve(session) -> list[(label, context)]``.
+    Each phrasing runs ``repetition.runs`` times with its context overlaid and is judged on
+    its own; the case combines them (any failed -> failed, any error -> error)."""
 
 
 @dataclass(slots=True)
@@ -110,6 +121,18 @@ class Suite:
     context: dict[str, Any] = field(default_factory=dict)
     setup: list[Step] = field(default_factory=list)
     teardown: list[Step] = field(default_factory=list)
+    agents: list[Any] = field(default_factory=list)
+    """Agents the cases talk to (``AgentRequirement``): acquired before the first case runs."""
+
+
+@dataclass(slots=True)
+class AgentRequirement:
+    """An agent a suite needs: its config, and whether tool calls are observed."""
+
+    key: str
+    config: Any
+    observe: bool = False
+    calls_from: str = "traces"
 
 
 @dataclass(slots=True)
@@ -136,6 +159,8 @@ class Verdict:
     duration_ms: float = 0.0
     runs: list[Verdict] = field(default_factory=list)
     bus: dict[str, Any] = field(default_factory=dict)
+    label: str = ""
+    phrasings: list[Verdict] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:

@@ -31,20 +31,28 @@ class SpecFile(pytest.File):
         node.loader = loader
         return node
 
-    def collect(self) -> Iterator[SpecItem]:
+    def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
         self.suite = self.loader(self.path)
         self.run_state: Any = None
+        groups: dict[str, list[Case]] = {}
         for case in self.suite.cases:
-            item = SpecItem.from_parent(self, name=case.id, case=case)
-            for marker in case.markers:
-                item.add_marker(marker)
-            yield item
+            if case.group is None:
+                yield SpecItem.build(self, case)
+            elif case.group not in groups:
+                groups[case.group] = [case]
+                yield SpecGroup.from_parent(self, name=case.group, cases=groups[case.group])
+            else:
+                groups[case.group].append(case)
 
     def setup(self) -> None:
         from .engine.suite import SetupFailed, SuiteRun
         from .plugin import runtime
 
         session = runtime(self.config)
+        try:
+            session.acquire_agents(self.suite.agents)
+        except Exception as exc:  # AgentError, SessionHookError: every test of the file errors
+            raise pytest.fail.Exception(f"{self.path.name}: the agent could not be used: {exc}", pytrace=False) from None
         self.run_state = SuiteRun(self.suite, session.context)
         try:
             session.run(self.run_state.setup())
@@ -67,6 +75,18 @@ class SpecFile(pytest.File):
         return super().repr_failure(excinfo)
 
 
+class SpecGroup(pytest.Collector):
+    """A named group of cases inside a file (a highbar suite): ``file::Suite::test``."""
+
+    def __init__(self, *, cases: list[Case], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.cases = cases
+
+    def collect(self) -> Iterator[SpecItem]:
+        for case in self.cases:
+            yield SpecItem.build(self, case)
+
+
 class SpecItem(pytest.Item):
     """One case. The pipeline runs in the setup phase (so infrastructure problems are
     ERRORs), the verdict is judged in the call phase (so check failures are FAILUREs)."""
@@ -76,10 +96,18 @@ class SpecItem(pytest.Item):
         self.case = case
         self.verdict: Verdict | None = None
 
+    @classmethod
+    def build(cls, parent: pytest.Collector, case: Case) -> SpecItem:
+        item = cls.from_parent(parent, name=case.id, case=case)
+        for marker in case.markers:
+            item.add_marker(marker)
+        return item
+
     @property
     def spec_file(self) -> SpecFile:
-        assert isinstance(self.parent, SpecFile)
-        return self.parent
+        node = self.getparent(SpecFile)
+        assert node is not None
+        return node
 
     def setup(self) -> None:
         from .plugin import runtime

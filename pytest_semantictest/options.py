@@ -33,6 +33,8 @@ OPTIONS: list[tuple[str, type, Any, str]] = [
     ("llm-concurrency", int, 16, "LLM requests in flight at once, per process"),
     ("llm-timeout", float, 60.0, "seconds to wait for one LLM request"),
     ("llm-retries", int, 3, "retries of an LLM request on 429, 5xx, timeouts and connection errors"),
+    ("runs", int, None, "run each highbar test N times unless it sets its own runs (overrides defaults.runs)"),
+    ("agent-logs", str, ".semantictest/logs", "where logs of agents the plugin starts go (relative to the rootdir)"),
     ("require-judge", bool, False, "an LLMJudge that cannot run for lack of a judge is an error, not a skip"),
 ]
 

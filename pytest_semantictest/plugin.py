@@ -40,6 +40,23 @@ class Runtime:
     def run(self, coro: Any) -> Any:
         return self.session.run(coro)
 
+    def acquire_agents(self, requirements: list[Any]) -> None:
+        """Start or attach each agent a suite needs, once per session (shared under xdist)."""
+        if not requirements:
+            return
+        if self.context.agents is None:
+            from .agents.live import AgentPool
+
+            shared = getattr(self.config, "workerinput", {}).get(_AGENTS_DIR)
+            self.context.agents = AgentPool(Path(shared) if shared else None)
+        for req in requirements:
+            self.context.agents.acquire(req.config, observe=req.observe, calls_from=req.calls_from)
+
+    def close(self) -> None:
+        if self.context.agents is not None:
+            self.context.agents.close()
+        self.session.close()
+
     @cached_property
     def redactor(self) -> Redactor:
         from .report.redact import Redactor, secret_values
@@ -58,6 +75,8 @@ class Runtime:
 _RUNTIME = pytest.StashKey[Runtime]()
 _WORKER_USAGE = pytest.StashKey[dict[str, int]]()
 _USAGE_KEY = "semantictest_llm_usage"
+_AGENTS_DIR = "semantictest_agents_dir"
+_CONTROLLER_AGENTS = pytest.StashKey[str]()
 
 
 def runtime(config: pytest.Config) -> Runtime:
@@ -74,13 +93,35 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "semantictest: a test collected from a SemanticTest JSON suite")
+    config.addinivalue_line("markers", "highbar: a test collected from a highbar spec (*.highbar.yaml)")
     options.check(config)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     state = config.stash.get(_RUNTIME, None)
     if state is not None:
-        state.session.close()
+        state.close()
+    shared = config.stash.get(_CONTROLLER_AGENTS, None)
+    if shared is not None:  # xdist controller: stop whatever a crashed or interrupted worker left
+        import shutil
+
+        from .agents.shared import reap
+
+        reap(shared)
+        shutil.rmtree(shared, ignore_errors=True)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """xdist controller: give every worker the same folder to share agent processes through."""
+    config = node.config
+    shared = config.stash.get(_CONTROLLER_AGENTS, None)
+    if shared is None:
+        import tempfile
+
+        shared = tempfile.mkdtemp(prefix="semantictest-agents-")
+        config.stash[_CONTROLLER_AGENTS] = shared
+    node.workerinput[_AGENTS_DIR] = shared
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -108,6 +149,9 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     if state is not None and state.context.llm is not None:
         for name, count in state.context.llm.usage.as_dict().items():
             totals[name] = totals.get(name, 0) + count
+    if state is not None and state.context.agents is not None:
+        for warning in state.context.agents.warnings():
+            terminalreporter.write_line(f"semantictest: warning: {warning}")
     if totals.get("calls", 0) or totals.get("cache_hits", 0):
         terminalreporter.write_line(
             f"semantictest: {totals.get('calls', 0)} LLM calls, {totals.get('cache_hits', 0)} cache hits, "
@@ -139,7 +183,25 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
         node = SpecFile.for_format(parent, file_path, load_file)
         node.add_marker("semantictest")
         return node
+    if file_path.name.endswith(".highbar.yaml"):
+        from .nodes import SpecFile
+
+        node = SpecFile.for_format(parent, file_path, _highbar_loader(parent.config))
+        node.add_marker("highbar")
+        return node
     return None
+
+
+def _highbar_loader(config: pytest.Config) -> Any:
+    from .dotenv import environment
+    from .formats.highbar.compile import load_file
+
+    rootdir = Path(str(config.rootpath))
+    env = environment(rootdir)
+    logs = rootdir / options.value(config, "agent-logs")
+    runs = options.value(config, "runs")
+    cwd = Path(str(config.invocation_params.dir))
+    return lambda path: load_file(path, env, cwd, logs, runs)
 
 
 @pytest.fixture

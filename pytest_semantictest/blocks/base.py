@@ -26,6 +26,8 @@ class Block:
     name: ClassVar[str] = ""
     primary_input: ClassVar[str] = "body"
     config_keys: ClassVar[frozenset[str] | None] = frozenset()
+    resolve_config: ClassVar[bool] = True
+    """False: ``config`` reaches the block exactly as written (no ``${...}`` resolution)."""
     inputs: ClassVar[tuple[str, ...]] = ()
     outputs: ClassVar[tuple[str, ...]] = ()
 

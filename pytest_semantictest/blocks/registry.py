@@ -18,6 +18,8 @@ _BUILTIN: dict[str, str] = {
     "LLMJudge": "llm_judge:LLMJudge",
     "Loop": "loop:Loop",
     "MockData": "mock_data:MockData",
+    "AgentTurn": "agent_turn:AgentTurn",
+    "AgentSessionEnd": "agent_turn:AgentSessionEnd",
 }
 
 _registered: dict[str, type[Block]] = {}

@@ -35,6 +35,8 @@ class RunContext:
     rootdir: Path | None = None
     judge: Any = None
     llm: Any = None
+    agents: Any = None
+    """The session's agent pool (``pytest_semantictest.agents.live.AgentPool``), once used."""
     _http: httpx.AsyncClient | None = None
 
     @property

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,6 +43,8 @@ class StepContext:
     bus: DataBus
     resolver: Resolver
     repeat: int = 0
+    execution_id: str = ""
+    """A fresh id per execution of a case (agents correlate their traces with it)."""
 
     @property
     def http(self) -> Any:
@@ -64,6 +67,8 @@ class PipelineResult:
     errors: dict[int, str] = field(default_factory=dict)
     unavailable: dict[int, str] = field(default_factory=dict)
     fatal: str | None = None
+    gate_failures: list[Failure] = field(default_factory=list)
+    gate_errors: list[str] = field(default_factory=list)
 
 
 async def run_step(step: Step, ctx: StepContext) -> tuple[Any, Any, str | None, str | None]:
@@ -78,7 +83,7 @@ async def run_step(step: Step, ctx: StepContext) -> tuple[Any, Any, str | None, 
     inputs: Any = step.input
     try:
         inputs = resolve_inputs(step.input, ctx.resolver, cls.primary_input)
-        config = ctx.resolver.resolve(step.config) if step.config else {}
+        config = ctx.resolver.resolve(step.config) if step.config and cls.resolve_config else step.config
         block: Block = cls(config)
         try:
             result = await block.process(inputs, ctx)
@@ -158,6 +163,8 @@ async def run_pipeline(steps: Sequence[Step], ctx: StepContext) -> PipelineResul
         step = steps[index]
         outcome = await _timed(step, ctx)
         _record(result, steps, index, outcome, loops.get(index, 0), ctx.bus)
+        if step.checks and not await _gate(step, ctx, result):
+            break
         output = outcome[1]
         jump = _jump(steps, index, output, loops, limit, ctx.bus)
         if jump is None:
@@ -168,6 +175,14 @@ async def run_pipeline(steps: Sequence[Step], ctx: StepContext) -> PipelineResul
             await asyncio.sleep(delay / 1000)
         index = jump
     return result
+
+
+async def _gate(step: Step, ctx: StepContext, result: PipelineResult) -> bool:
+    """Evaluate a step's gate checks; False (stop the pipeline) when one did not pass."""
+    failures, errors, _ = await evaluate_checks(step.checks, ctx.bus, ctx.session, set())
+    result.gate_failures.extend(failures)
+    result.gate_errors.extend(errors)
+    return not failures and not errors
 
 
 def _jump(
@@ -244,7 +259,7 @@ async def run_case(
     """Run one case once (``repeat`` is this run's index among repetitions) and judge it."""
     start = time.perf_counter()
     bus = DataBus(parent)
-    ctx = StepContext(session, bus, Resolver(bus, context, session.env), repeat)
+    ctx = StepContext(session, bus, Resolver(bus, context, session.env), repeat, uuid.uuid4().hex)
     pipeline = PipelineResult()
     try:
         if case.timeout_s:
@@ -253,6 +268,9 @@ async def run_case(
             pipeline = await run_pipeline(case.steps, ctx)
     except asyncio.TimeoutError:
         return Verdict(Outcome.ERROR, error=f"timed out after {case.timeout_s:g} s", duration_ms=_ms(start))
+    finally:
+        if case.cleanup:
+            pipeline.trace.extend((await run_pipeline(case.cleanup, ctx)).trace)
     if pipeline.fatal is not None:  # an LLM failure is never a verdict: no checks, an error
         return Verdict(
             Outcome.ERROR, trace=pipeline.trace, error=pipeline.fatal, duration_ms=_ms(start), bus=bus.snapshot()
@@ -261,7 +279,10 @@ async def run_case(
     for index in pipeline.unavailable:
         skip_slots |= set(output_slots(case.steps[index].output, case.steps[index].id))
     failures, errors, skipped = await evaluate_checks(case.checks, bus, session, skip_slots)
-    failures.extend(_unobserved(case.steps, pipeline, case.checks))
+    failures[:0] = pipeline.gate_failures
+    errors[:0] = pipeline.gate_errors
+    gates = [check for step in case.steps for check in step.checks]
+    failures.extend(_unobserved(case.steps, pipeline, [*case.checks, *gates]))
     verdict = Verdict(Outcome.PASSED, failures, pipeline.trace, duration_ms=_ms(start), bus=bus.snapshot())
     if failures:
         verdict.outcome = Outcome.FAILED
@@ -290,19 +311,29 @@ def aggregate(runs: list[Verdict], required: int) -> Outcome:
     return Outcome.FAILED
 
 
-async def run_repeated(
-    case: Case, session: RunContext, context: Mapping[str, Any], parent: DataBus | None = None,
-    concurrency: int = 10,
-) -> Verdict:
-    """Run a case ``repetition.runs`` times (concurrently, bounded) and aggregate k/n."""
-    if case.repetition.runs <= 1:
-        return await run_case(case, session, context, parent)
-    limit = asyncio.Semaphore(max(1, concurrency))
+def combine(outcomes: Sequence[Outcome]) -> Outcome:
+    """Across phrasings: any failed -> failed, else any error -> error, else passed."""
+    if Outcome.FAILED in outcomes:
+        return Outcome.FAILED
+    if Outcome.ERROR in outcomes:
+        return Outcome.ERROR
+    if outcomes and all(o is Outcome.SKIPPED for o in outcomes):
+        return Outcome.SKIPPED
+    return Outcome.PASSED
 
+
+async def _run_phrasing(
+    case: Case, session: RunContext, context: Mapping[str, Any], parent: DataBus | None,
+    limit: asyncio.Semaphore, label: str = "",
+) -> Verdict:
     async def one(repeat: int) -> Verdict:
         async with limit:
             return await run_case(case, session, context, parent, repeat)
 
+    if case.repetition.runs <= 1:
+        verdict = await one(0)
+        verdict.label = label
+        return verdict
     runs = list(await asyncio.gather(*(one(i) for i in range(case.repetition.runs))))
     outcome = aggregate(runs, case.repetition.required)
     first_bad = next((r for r in runs if r.outcome is outcome and outcome is not Outcome.PASSED), None)
@@ -311,9 +342,51 @@ async def run_repeated(
         outcome,
         failures=first_bad.failures if outcome is Outcome.FAILED else [],
         trace=first_bad.trace,
-        error=first_bad.error if outcome is Outcome.ERROR else None,
+        error=_merged_errors(runs) if outcome is Outcome.ERROR else None,
         skip_reason=first_bad.skip_reason,
         duration_ms=sum(r.duration_ms for r in runs),
         runs=runs,
         bus=first_bad.bus,
+        label=label,
+    )
+
+
+def _merged_errors(runs: Sequence[Verdict]) -> str:
+    """Distinct error messages, each with how many runs it hit: "x (2 of 5 runs)"."""
+    counts: dict[str, int] = {}
+    for r in runs:
+        if r.outcome is Outcome.ERROR and r.error:
+            counts[r.error] = counts.get(r.error, 0) + 1
+    if len(runs) == 1:
+        return next(iter(counts), "")
+    return "\n".join(f"{message} ({n} of {len(runs)} runs)" for message, n in counts.items())
+
+
+async def run_repeated(
+    case: Case, session: RunContext, context: Mapping[str, Any], parent: DataBus | None = None,
+    concurrency: int = 10,
+) -> Verdict:
+    """Run a case: each phrasing ``repetition.runs`` times (concurrently, bounded), judged k/n."""
+    limit = asyncio.Semaphore(max(1, concurrency))
+    if case.variants is None:
+        return await _run_phrasing(case, session, context, parent, limit)
+    try:
+        phrasings = await case.variants.resolve(session)
+    except Exception as exc:  # no LLM, replay miss, bad cache: the test cannot run
+        return Verdict(Outcome.ERROR, error=f"variations: {exc}")
+    verdicts = list(await asyncio.gather(*(
+        _run_phrasing(case, session, {**context, **overlay}, parent, limit, label) for label, overlay in phrasings
+    )))
+    outcome = combine([v.outcome for v in verdicts])
+    worst = next((v for v in verdicts if v.outcome is outcome), verdicts[0])
+    return Verdict(
+        outcome,
+        failures=[f for v in verdicts if v.outcome is Outcome.FAILED for f in v.failures],
+        trace=worst.trace,
+        error="\n".join(f"{v.label}: {v.error}" for v in verdicts if v.outcome is Outcome.ERROR and v.error) or None,
+        skip_reason=worst.skip_reason,
+        duration_ms=sum(v.duration_ms for v in verdicts),
+        runs=[r for v in verdicts for r in (v.runs or [v])],
+        bus=worst.bus,
+        phrasings=verdicts,
     )

@@ -1,0 +1,98 @@
+"""highbar value matchers: ``equals``, ``contains``, ``icontains``, negatives, regexes, subsets."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+MATCHER_KEYS = frozenset({"equals", "contains", "icontains", "not_contains", "not_icontains", "matches", "not_matches"})
+
+
+def is_matcher(value: Any) -> bool:
+    """A non-empty mapping whose keys are all matcher keys."""
+    return isinstance(value, Mapping) and bool(value) and all(k in MATCHER_KEYS for k in value)
+
+
+def _text(value: Any) -> str | None:
+    """Text of a scalar; None, containers and booleans' siblings have no text form."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)):
+        return str(value)
+    return None
+
+
+def _holds_contains(actual: Any, needle: Any, fold: bool) -> bool | None:
+    """True/False for substring (scalars) or membership (lists); None when not evaluable."""
+    if isinstance(actual, (list, tuple)):
+        if fold and isinstance(needle, str):
+            want = needle.casefold()
+            return any(isinstance(item, str) and item.casefold() == want for item in actual)
+        return needle in actual
+    text = _text(actual)
+    if text is None:
+        return None
+    if fold:
+        return str(needle).casefold() in text.casefold()
+    return str(needle) in text
+
+
+def _search(pattern: Any, actual: Any) -> bool | None:
+    text = _text(actual)
+    if text is None:
+        return None
+    compiled = pattern if isinstance(pattern, re.Pattern) else re.compile(str(pattern))
+    return compiled.search(text) is not None
+
+
+_CONDITIONS: dict[str, Callable[[Any, Any], bool]] = {
+    "equals": lambda actual, operand: bool(actual == operand),
+    "contains": lambda actual, operand: _holds_contains(actual, operand, False) is True,
+    "icontains": lambda actual, operand: _holds_contains(actual, operand, True) is True,
+    # a negative that cannot be evaluated (None, a dict) fails instead of passing unchecked
+    "not_contains": lambda actual, operand: _holds_contains(actual, operand, False) is False,
+    "not_icontains": lambda actual, operand: _holds_contains(actual, operand, True) is False,
+    "matches": lambda actual, operand: _search(operand, actual) is True,
+    "not_matches": lambda actual, operand: _search(operand, actual) is False,
+}
+
+
+def condition_holds(key: str, operand: Any, actual: Any, patterns: Mapping[str, Any] | None = None) -> bool:
+    if patterns and key in patterns:
+        operand = patterns[key] if key in ("matches", "not_matches") else operand
+    return _CONDITIONS[key](actual, operand)
+
+
+def value_matches(expected: Any, actual: Any) -> bool:
+    """A matcher applies its conditions; a mapping is subset-matched; anything else is ``==``."""
+    if is_matcher(expected):
+        patterns = getattr(expected, "patterns", None)
+        return all(condition_holds(k, v, actual, patterns) for k, v in expected.items())
+    if isinstance(expected, Mapping) and isinstance(actual, Mapping):
+        return subset_matches(expected, actual)
+    return bool(expected == actual)
+
+
+def subset_matches(expected: Mapping[str, Any] | None, actual: Any) -> bool:
+    """Every expected key is present in ``actual`` with a matching value (None: no constraint)."""
+    if expected is None:
+        return True
+    if not isinstance(actual, Mapping):
+        return False
+    return all(key in actual and value_matches(value, actual[key]) for key, value in expected.items())
+
+
+def explain_response(key: str, operand: Any, response: str) -> str:
+    """Why a response condition failed, with what the agent said."""
+    shown = response if len(response) <= 300 else response[:300] + "…"
+    reasons = {
+        "equals": f"response is not {operand!r}",
+        "contains": f"response does not contain {operand!r}",
+        "icontains": f"response does not contain {operand!r} (ignoring case)",
+        "not_contains": f"response contains forbidden text {operand!r}",
+        "not_icontains": f"response contains forbidden text {operand!r} (ignoring case)",
+        "matches": f"response does not match /{operand}/",
+        "not_matches": f"response matches forbidden pattern /{operand}/",
+    }
+    return f"{reasons[key]}; got {shown!r}"

@@ -1,0 +1,92 @@
+"""Compile a validated highbar spec to the internal model (nothing here runs anything)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from ...agents.config import AgentConfig
+from ...agents.shared import agent_key
+from ...checks.expectations import TurnExpectation
+from ...model import AgentRequirement, Case, Repetition, Step, Suite
+from .spec import HighbarSpec, TestSpec
+from .validate import load_highbar
+from .variations import PHRASING_KEY, Variations
+
+FORMAT = "highbar"
+
+
+def agent_config(spec: HighbarSpec, environ: Mapping[str, str], cwd: Path, log_dir: Path) -> AgentConfig:
+    return AgentConfig.from_highbar(
+        spec.agent_mapping, cwd=cwd, environ=environ, log_dir=log_dir, name=spec.path.name.split(".")[0]
+    )
+
+
+def compile_spec(
+    spec: HighbarSpec, environ: Mapping[str, str], cwd: Path, log_dir: Path, default_runs: int | None = None
+) -> Suite:
+    config = agent_config(spec, environ, cwd, log_dir)
+    key = agent_key(config)
+    requirement = AgentRequirement(key, config, spec.observes_calls, spec.agent.calls_from)
+    runs = default_runs if default_runs is not None else spec.defaults_runs
+    cases: list[Case] = []
+    for suite in spec.suites:
+        used: dict[str, int] = {}
+        for test in suite.tests:
+            name = test.display_name.replace("\n", " ")
+            used[name] = used.get(name, 0) + 1
+            node = name if used[name] == 1 else f"{name} [{used[name]}]"
+            cases.append(_case(test, node, suite.name, key, spec.path, runs, cwd))
+    return Suite(spec.path.name, spec.path, FORMAT, cases, agents=[requirement])
+
+
+def _case(test: TestSpec, node: str, group: str, key: str, path: Path, default_runs: int, cwd: Path) -> Case:
+    turns = test.steps
+    steps: list[Step] = []
+    for i, turn in enumerate(turns):
+        slot = f"turn{i + 1}"
+        config = {
+            "agent": key,
+            "message": turn.trigger,
+            "previous": [f"turn{j + 1}" for j in range(i)],
+            "observe": turn.expect is not None and turn.expect.observes_calls,
+            "first": i == 0,
+            "test_name": test.display_name,
+            "spec": str(path),
+        }
+        if i == 0 and test.variations:
+            config["phrasing"] = PHRASING_KEY
+        label = f"turn {i + 1}" + (f" ({turn.name})" if turn.name else "") if len(turns) > 1 else "expect"
+        line = turn.expect.line if turn.expect is not None else turn.line
+        checks = [TurnExpectation(slot, turn.expect, line, label)]  # also turns agent errors into ERRORs
+        steps.append(Step("AgentTurn", slot, None, config, slot, turn.line, turn.place, checks))
+    cleanup = [
+        Step("AgentSessionEnd", "session-end", None,
+             {"agent": key, "first_turn": "turn1", "test_name": test.display_name, "spec": str(path)}, "_session_end")
+    ]
+    runs, min_pass = test.repetition(default_runs)
+    return Case(
+        id=node,
+        name=test.display_name,
+        steps=steps,
+        checks=[],
+        line=test.line,
+        markers=list(test.markers),
+        repetition=Repetition(runs, min_pass),
+        place=test.place,
+        cleanup=cleanup,
+        group=group,
+        variants=Variations(test.trigger or "", test.variations, cwd) if test.variations else None,
+    )
+
+
+def load_file(path: Path, environ: Mapping[str, str], cwd: Path, log_dir: Path, default_runs: int | None) -> Suite:
+    """Read, validate and compile one ``*.highbar.yaml``; raises SpecError."""
+    from ...errors import SpecError
+
+    spec = load_highbar(path, environ)
+    if default_runs is not None:
+        problems = spec.runs_problems(default_runs)
+        if problems:
+            raise SpecError(str(path), problems)
+    return compile_spec(spec, environ, cwd, log_dir, default_runs)

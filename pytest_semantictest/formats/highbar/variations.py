@@ -1,0 +1,98 @@
+"""Paraphrases of a trigger: highbar's committed cache first, then the LLM client (cached)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+PHRASING_KEY = "__highbar_phrasing__"
+_TEMPLATE = "paraphrase-1"
+
+
+def cache_key(trigger: str, count: int) -> str:
+    """highbar's key for ``.highbar/variations.json``."""
+    return hashlib.sha256(json.dumps({"trigger": trigger, "count": count}, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def find_cache(start: Path) -> Path | None:
+    """``.highbar/variations.json`` in ``start`` or the nearest parent that has one."""
+    for folder in (start, *start.parents):
+        candidate = folder / ".highbar" / "variations.json"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def dedupe(trigger: str, texts: list[Any], count: int) -> list[str]:
+    """Distinct paraphrases (casefold, whitespace-normalised, not the trigger), at most ``count``."""
+    seen = {_normal(trigger)}
+    out: list[str] = []
+    for text in texts:
+        if isinstance(text, str) and text.strip() and _normal(text) not in seen:
+            seen.add(_normal(text))
+            out.append(text.strip())
+    return out[:count]
+
+
+@dataclass
+class Variations:
+    """The phrasings of one single-turn test: the trigger, then ``count`` paraphrases."""
+
+    trigger: str
+    count: int
+    cwd: Path
+
+    async def resolve(self, session: Any) -> list[tuple[str, dict[str, Any]]]:
+        texts = self._from_highbar_cache() or await self._generate(session)
+        phrasings = [("trigger", {PHRASING_KEY: self.trigger})]
+        phrasings += [(f"variation {i + 1}: {t!r}", {PHRASING_KEY: t}) for i, t in enumerate(texts)]
+        return phrasings
+
+    def _from_highbar_cache(self) -> list[str] | None:
+        path = find_cache(self.cwd)
+        if path is None:
+            return None
+        try:
+            entry = json.loads(path.read_text(encoding="utf-8")).get(cache_key(self.trigger, self.count))
+        except (OSError, ValueError, AttributeError):
+            return None
+        if not isinstance(entry, dict) or not isinstance(entry.get("variations"), list):
+            return None
+        return dedupe(self.trigger, entry["variations"], self.count) or None
+
+    async def _generate(self, session: Any) -> list[str]:
+        llm = getattr(session, "llm", None)
+        if llm is None or not llm.config.configured("paraphraser"):
+            raise RuntimeError(
+                f"no paraphrases of {self.trigger!r} in .highbar/variations.json and no LLM is configured "
+                "to write them (set --semantictest-llm-base-url / OPENAI_API_KEY, or commit the cache)"
+            )
+        prompt = (
+            f"Write {self.count} different ways a user might phrase this message to an assistant, keeping its "
+            f"meaning and every concrete detail (names, numbers, ids). Answer with a JSON array of "
+            f"{self.count} strings and nothing else.\n\nMessage: {self.trigger}"
+        )
+        completion = await llm.complete(
+            "paraphraser", [{"role": "user", "content": prompt}], parse=_parse_list, template=_TEMPLATE
+        )
+        texts = dedupe(self.trigger, completion.parsed, self.count)
+        if not texts:
+            raise RuntimeError(f"the paraphraser returned no usable paraphrase of {self.trigger!r}")
+        return texts
+
+
+def _parse_list(text: str) -> list[str]:
+    start, end = text.find("["), text.rfind("]")
+    if start == -1 or end <= start:
+        raise ValueError("expected a JSON array of strings")
+    value = json.loads(text[start : end + 1])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError("expected a JSON array of strings")
+    return value
