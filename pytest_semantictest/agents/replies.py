@@ -56,6 +56,8 @@ def parse_reply(raw: str, content_type: str, response_path: str | None) -> Parse
             value = get_path(data, response_path)
         except PathError as e:
             raise AgentError(f"response path '{response_path}': {e}") from None
+        if value is None and calls:
+            value = ""  # a reply that is only tool calls
         if value is None:
             raise AgentError(f"response path '{response_path}' is null")
         return ParsedReply(_as_text(value), data, calls)
