@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,7 +14,6 @@ if TYPE_CHECKING:
     from .engine.session import Session
     from .report.redact import Redactor
 
-_SUITE_HINT = re.compile(rb'"tests"\s*:\s*\[')
 
 
 class Runtime:
@@ -159,49 +157,38 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         )
 
 
-def _semantictest_json(file_path: Path) -> bool:
-    try:
-        raw = file_path.read_bytes()
-    except OSError:
-        return False
-    if b'"tests"' not in raw:
-        return False
-    import json
+_COLLECT = pytest.StashKey[Any]()
 
-    try:
-        data = json.loads(raw)
-    except (ValueError, RecursionError):
-        return bool(_SUITE_HINT.search(raw))
-    return isinstance(data, dict) and isinstance(data.get("tests"), list)
+
+def _collect_context(config: pytest.Config) -> Any:
+    ctx = config.stash.get(_COLLECT, None)
+    if ctx is None:
+        from .dotenv import environment
+        from .formats.detect import CollectContext
+
+        rootdir = Path(str(config.rootpath))
+        ctx = CollectContext(
+            rootdir, Path(str(config.invocation_params.dir)), environment(rootdir),
+            lambda name: options.value(config, name), tuple(config.invocation_params.args),
+        )
+        config.stash[_COLLECT] = ctx
+    return ctx
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    if file_path.suffix == ".json" and _semantictest_json(file_path):
-        from .formats.semantictest.loader import load_file
-        from .nodes import SpecFile
+    from .formats.detect import FORMATS
 
-        node = SpecFile.for_format(parent, file_path, load_file)
-        node.add_marker("semantictest")
-        return node
-    if file_path.name.endswith(".highbar.yaml"):
-        from .nodes import SpecFile
+    for name, detect, module in FORMATS:
+        if detect(file_path, None):
+            from importlib import import_module
 
-        node = SpecFile.for_format(parent, file_path, _highbar_loader(parent.config))
-        node.add_marker("highbar")
-        return node
+            from .nodes import SpecFile
+
+            loader = import_module(f"{__package__}.formats.{module}").make_loader(_collect_context(parent.config))
+            node = SpecFile.for_format(parent, file_path, loader)
+            node.add_marker(name)
+            return node
     return None
-
-
-def _highbar_loader(config: pytest.Config) -> Any:
-    from .dotenv import environment
-    from .formats.highbar.compile import load_file
-
-    rootdir = Path(str(config.rootpath))
-    env = environment(rootdir)
-    logs = rootdir / options.value(config, "agent-logs")
-    runs = options.value(config, "runs")
-    cwd = Path(str(config.invocation_params.dir))
-    return lambda path: load_file(path, env, cwd, logs, runs)
 
 
 @pytest.fixture

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from ...agents.config import AgentConfig
 from ...agents.shared import agent_key
@@ -90,3 +91,10 @@ def load_file(path: Path, environ: Mapping[str, str], cwd: Path, log_dir: Path, 
         if problems:
             raise SpecError(str(path), problems)
     return compile_spec(spec, environ, cwd, log_dir, default_runs)
+
+
+def make_loader(ctx: Any) -> Any:
+    """The collection entry point (see formats/detect.py): options and environment bound."""
+    logs = ctx.rootdir / ctx.option("agent-logs")
+    runs = ctx.option("runs")
+    return lambda path: load_file(path, ctx.env, ctx.invocation_dir, logs, runs)

@@ -282,3 +282,8 @@ class _Compiler:
                     continue
             checks.append(PathCheck(path, "equals", expected, line, plain=True))
         return checks
+
+
+def make_loader(ctx: object) -> object:
+    """The collection entry point (see formats/detect.py)."""
+    return load_file
