@@ -50,6 +50,24 @@ class Runtime:
         for req in requirements:
             self.context.agents.acquire(req.config, observe=req.observe, calls_from=req.calls_from)
 
+    def agent_client(self, mapping: dict[str, Any], observe: bool = True) -> Any:
+        """An AgentClient for an agent given as highbar's ``agent:`` keys (started once per session)."""
+        from .agents.client import AgentClient
+        from .agents.config import AgentConfig
+        from .model import AgentRequirement
+
+        rootdir = Path(str(self.config.rootpath))
+        config = AgentConfig.from_highbar(
+            mapping, cwd=Path(str(self.config.invocation_params.dir)), environ=self.context.env,
+            log_dir=rootdir / options.value(self.config, "agent-logs"),
+        )
+        calls_from = str(mapping.get("calls_from", "traces"))
+        self.acquire_agents([AgentRequirement("", config, observe, calls_from)])
+        from .agents.shared import agent_key
+
+        live = self.context.agents.get(agent_key(config))
+        return AgentClient(live, lambda: self.context.http, self.run)
+
     def close(self) -> None:
         if self.context.agents is not None:
             self.context.agents.close()
@@ -205,6 +223,28 @@ def semantictest_run(request: pytest.FixtureRequest) -> Any:
     from .api import Runner
 
     return Runner(runtime(request.config))
+
+
+@pytest.fixture
+def agent_factory(request: pytest.FixtureRequest) -> Any:
+    """``agent_factory(endpoint=..., start=..., health=..., ...)`` (highbar's ``agent:`` keys) -> a
+    client with ``send(message)`` returning the reply and tool calls; started once per session."""
+    state = runtime(request.config)
+    return lambda **agent: state.agent_client(agent)
+
+
+@pytest.fixture
+def agent(request: pytest.FixtureRequest, agent_factory: Any) -> Any:
+    """The agent configured by ``--semantictest-agent-endpoint`` (and ``-start``, ``-health``) or ini."""
+    endpoint = options.value(request.config, "agent-endpoint")
+    if not endpoint:
+        pytest.skip("no agent configured: set --semantictest-agent-endpoint or ini semantictest_agent_endpoint")
+    keys = {"endpoint": endpoint, "settle_time": 0}
+    for name in ("start", "health"):
+        value = options.value(request.config, f"agent-{name}")
+        if value:
+            keys[name] = value
+    return agent_factory(**keys)
 
 
 @pytest.fixture

@@ -1,0 +1,42 @@
+"""A synchronous-or-async handle on a running agent, for Python tests (the ``agent`` fixtures)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any
+
+from .correlate import new_test_id
+from .live import LiveAgent
+
+
+@dataclass
+class AgentClient:
+    """Talk to an agent the plugin started or attached: ``send(message)`` -> reply and tool calls."""
+
+    live: LiveAgent
+    http: Callable[[], Any]
+    run: Callable[[Coroutine[Any, Any, Any]], Any]
+
+    @property
+    def endpoint(self) -> str:
+        return self.live.handle.endpoint
+
+    @property
+    def pid(self) -> int | None:
+        return self.live.handle.pid
+
+    @property
+    def log_path(self) -> Any:
+        return self.live.handle.log_path
+
+    def tools(self) -> frozenset[str] | None:
+        """The tool names the agent declared (trace contract ``hello``), if any."""
+        return self.live.inventory()
+
+    async def asend(self, message: str, *, test_id: str | None = None, observe: bool = True) -> dict[str, Any]:
+        """``{response, calls, ...}`` for one message; a fresh test id unless given."""
+        return await self.live.turn(self.http(), message, test_id or new_test_id(), observe=observe)
+
+    def send(self, message: str, *, test_id: str | None = None, observe: bool = True) -> dict[str, Any]:
+        return self.run(self.asend(message, test_id=test_id, observe=observe))
