@@ -12,8 +12,8 @@ from json.decoder import scanstring
 from typing import Any
 
 from ..errors import Problem, clip
+from .source import LineMap, Path, SourceError, place
 
-Path = tuple[str | int, ...]
 
 # A string token is only its opening quote here: json's C scanstring finds its end (fast on MBs).
 _TOKEN = re.compile(r'[{}\[\]:,"]|[^\s{}\[\]:,"]+')
@@ -23,44 +23,17 @@ MAX_DEPTH = 100
 """Deepest nesting a spec file may use: deeper input is an error here, never a RecursionError later."""
 
 
-class JsonError(ValueError):
-    """Text that is not usable JSON; ``line``/``column`` (1-based) and ``place`` say where."""
-
-    def __init__(self, message: str, line: int | None = None, column: int | None = None, place: str = "") -> None:
-        super().__init__(message)
-        self.line = line
-        self.column = column
-        self.place = place
+class JsonError(SourceError):
+    """Text that is not usable JSON."""
 
 
 @dataclass
-class JsonSource:
+class JsonSource(LineMap):
     """A parsed JSON document with the line where each value starts."""
 
     data: Any
     lines: dict[Path, int] = field(default_factory=dict)
     duplicates: list[Problem] = field(default_factory=list)
-
-    def line(self, path: Sequence[str | int]) -> int | None:
-        """Line of ``path`` or of its nearest ancestor that has one."""
-        key = tuple(path)
-        while key:
-            if key in self.lines:
-                return self.lines[key]
-            key = key[:-1]
-        return self.lines.get((), 1)
-
-
-def place(path: Sequence[str | int]) -> str:
-    """``("tests", 1, "pipeline")`` -> ``tests[1].pipeline``."""
-    out = ""
-    for part in path:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            key = clip(part) if part else '""'  # one line, and a huge key does not make a huge message
-            out += f".{key}" if out else key
-    return out
 
 
 def load_json(text: str) -> JsonSource:

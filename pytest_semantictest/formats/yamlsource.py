@@ -30,9 +30,8 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ..errors import Problem, clip
-from .jsonsource import place
+from .source import LineMap, Path, SourceError, place
 
-Path = tuple[str | int, ...]
 
 MAX_DEPTH = 100
 """Deepest nesting a spec may use (aliases included): deeper is an error, never a RecursionError."""
@@ -52,18 +51,12 @@ _TIMESTAMP = _TAG + "timestamp"
 _TYPE_NAMES = {type(None): "null", bool: "a boolean", int: "a number", float: "a number"}
 
 
-class YamlError(ValueError):
-    """Text that is not usable YAML; ``line``/``column`` (1-based) and ``place`` say where."""
-
-    def __init__(self, message: str, line: int | None = None, column: int | None = None, place: str = "") -> None:
-        super().__init__(message)
-        self.line = line
-        self.column = column
-        self.place = place
+class YamlError(SourceError):
+    """Text that is not usable YAML."""
 
 
 @dataclass
-class YamlSource:
+class YamlSource(LineMap):
     """A parsed YAML document with the line where each value (or mapping key) is written.
 
     ``problems`` are things wrong in the document that still leave usable data: duplicate
@@ -79,15 +72,6 @@ class YamlSource:
     def duplicates(self) -> list[Problem]:
         """The duplicate-key problems (``JsonSource`` has the same attribute)."""
         return [p for p in self.problems if p.message.startswith("duplicate key ")]
-
-    def line(self, path: Sequence[str | int]) -> int | None:
-        """Line of ``path`` or of its nearest ancestor that has one."""
-        key = tuple(path)
-        while key:
-            if key in self.lines:
-                return self.lines[key]
-            key = key[:-1]
-        return self.lines.get((), 1)
 
 
 def load_yaml(text: str) -> YamlSource:

@@ -1,0 +1,46 @@
+"""What every spec source shares: paths into a document, their lines, and read errors."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..errors import clip
+
+Path = tuple[str | int, ...]
+
+
+class SourceError(ValueError):
+    """Text that cannot be read; ``line``/``column`` (1-based) and ``place`` say where."""
+
+    def __init__(self, message: str, line: int | None = None, column: int | None = None, place: str = "") -> None:
+        super().__init__(message)
+        self.line = line
+        self.column = column
+        self.place = place
+
+
+class LineMap:
+    """Mixin for parsed documents that keep ``lines``: path -> the line where its value starts."""
+
+    lines: dict[Path, int]
+
+    def line(self, path: Sequence[str | int]) -> int | None:
+        """Line of ``path`` or of its nearest ancestor that has one."""
+        key = tuple(path)
+        while key:
+            if key in self.lines:
+                return self.lines[key]
+            key = key[:-1]
+        return self.lines.get((), 1)
+
+
+def place(path: Sequence[str | int]) -> str:
+    """``("tests", 1, "pipeline")`` -> ``tests[1].pipeline``."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            key = clip(part) if part else '""'  # one line, and a huge key does not make a huge message
+            out += f".{key}" if out else key
+    return out
