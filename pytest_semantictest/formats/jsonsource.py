@@ -6,7 +6,7 @@ import bisect
 import json
 import re
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from json.decoder import scanstring
 from typing import Any

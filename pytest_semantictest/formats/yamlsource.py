@@ -22,7 +22,7 @@ lines are, and because PyYAML silently keeps the last of two equal keys.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
