@@ -50,7 +50,7 @@ ROLE_KEYS: list[tuple[str, str]] = [
 
 
 def _roles() -> tuple[str, ...]:
-    from .llm.config import ROLES
+    from .llm.roles import ROLES
 
     return ROLES
 
@@ -106,7 +106,10 @@ def settings(config: pytest.Config) -> Settings:
 
 
 def check(config: pytest.Config) -> None:
-    """Reject malformed LLM options at startup (cheap: nothing heavy is imported)."""
+    """Reject malformed LLM options at startup (only when given: idle sessions import nothing)."""
+    if not any(config.getoption(f"semantictest_llm_{n}", None) or config.getini(f"semantictest_llm_{n}")
+               for n in ("cache", "header")):
+        return
     from .llm.config import CACHE_MODES, parse_headers
 
     mode = value(config, "llm-cache")

@@ -12,10 +12,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROLES: tuple[str, ...] = ("judge", "simulator", "paraphraser", "validator", "generator")
+from .roles import CACHE_MODES, ROLES  # noqa: F401  (ROLES re-exported)
+
 DEFAULT_MODEL = "gpt-4o-mini"
 DEFAULT_SEED = 42
-CACHE_MODES: tuple[str, ...] = ("off", "read", "write", "read-write", "replay")
 
 # role -> (temperature, seed): deterministic roles pin both; generative ones sample.
 SAMPLING: dict[str, tuple[float, int | None]] = {
