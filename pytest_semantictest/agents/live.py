@@ -35,8 +35,16 @@ class LiveAgent:
     hooks: SessionHooks | None = None
     warnings: list[str] = field(default_factory=list)
 
+    _inventory: frozenset[str] | None = None
+    _inventory_read: bool = False
+
     def inventory(self) -> frozenset[str] | None:
-        return self.reader.inventory() if self.reader is not None else None
+        """Tools declared since the last ``hello``; re-read only when a turn saw a declaration."""
+        if self.reader is None:
+            return None
+        if not self._inventory_read:
+            self._inventory, self._inventory_read = self.reader.inventory(), True
+        return self._inventory
 
     async def open_session(self, test_id: str, test_name: str, spec_path: str) -> dict[str, Any]:
         if self.hooks is None or not self.hooks.active:
@@ -76,6 +84,8 @@ class LiveAgent:
     ) -> list[Any]:
         assert self.reader is not None
         batch = self.reader.read_since(offset)
+        if batch.hellos or batch.declarations:
+            self._inventory_read = False
         if batch.problems:
             raise AgentError("trace file: " + "; ".join(str(p) for p in batch.problems[:3]))
         resolved = resolve_correlate(self.config.correlate, test_id, test_name=test_name, session=session,

@@ -18,6 +18,7 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from . import cleanup, procs
@@ -73,8 +74,12 @@ class AgentProcess:
         else:
             self.attach(require_traces=observe)
 
-    def start(self, *, require_hello: bool = False) -> None:
-        """Start the agent and wait until it is ready. Raises ``AgentStartError``."""
+    def start(self, *, require_hello: bool = False, on_spawn: Callable[[AgentProcess], None] | None = None) -> None:
+        """Start the agent and wait until it is ready. Raises ``AgentStartError``.
+
+        ``on_spawn`` is called as soon as the process exists (before it is ready), so a record
+        of it can be written that a reaper finds even if this process dies during startup.
+        """
         cfg = self.config
         if cfg.start is None:
             raise AgentStartError("no start command: this agent is attached to, not started")
@@ -111,6 +116,8 @@ class AgentProcess:
         if self._register_cleanup:
             self._cleanup_token = cleanup.register(self.stop)
         try:
+            if on_spawn is not None:
+                on_spawn(self)
             self._wait_until_ready(host, port)
             if require_hello:
                 self._wait_for_hello()

@@ -175,20 +175,26 @@ class SharedAgent:
 
     def _start(self, observe: bool) -> dict[str, Any]:
         process = AgentProcess(self.config, register_cleanup=False)
+        state: dict[str, Any] = {}
+
+        def record(spawned: AgentProcess) -> None:  # written before readiness: a reaper can find it
+            assert spawned.pid is not None
+            state.update({
+                "key": self.key, "pid": spawned.pid, "pgid": spawned.pgid,
+                "start_time": procs.start_time(spawned.pid), "endpoint": self.config.endpoint,
+                "traces": str(spawned.traces_path), "log": str(spawned.log_path),
+                "keep_traces": self.config.keep_traces, "grace": self.config.stop_grace_s,
+                "owner": os.getpid(), "users": [os.getpid()], "created": time.time(),
+            })
+            _write_state(self.state_path, state)
+
         try:
-            process.start(require_hello=observe)
+            process.start(require_hello=observe, on_spawn=record)
         except AgentStartError as e:
             _write_state(self.state_path, {"error": str(e)})  # the other workers fail fast
             raise
         self._process = process
-        assert process.pid is not None
-        return {
-            "key": self.key, "pid": process.pid, "pgid": process.pgid,
-            "start_time": procs.start_time(process.pid), "endpoint": self.config.endpoint,
-            "traces": str(process.traces_path), "log": str(process.log_path),
-            "keep_traces": self.config.keep_traces, "grace": self.config.stop_grace_s,
-            "owner": os.getpid(), "users": [os.getpid()], "created": time.time(),
-        }
+        return state
 
 
 def reap(state_dir: str | Path) -> list[int]:
