@@ -142,7 +142,7 @@ def run_pytest(cwd: Path, args: list[str], expect_passed: int, label: str) -> Ru
             f"\nBENCH RUN FAILED: {label}\n  cmd: {' '.join(cmd)}\n  cwd: {cwd}\n"
             f"  exit code: {proc.returncode}, expected '{expect_passed} passed' only, got: {summary!r}\n"
             f"---- stdout (last 60 lines) ----\n" + "\n".join(text.splitlines()[-60:]) + "\n"
-            f"---- stderr (last 30 lines) ----\n" + "\n".join(err_text.splitlines()[-30:]) + "\n"
+            "---- stderr (last 30 lines) ----\n" + "\n".join(err_text.splitlines()[-30:]) + "\n"
         )
         raise SystemExit(2)
     return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss)

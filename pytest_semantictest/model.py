@@ -108,6 +108,8 @@ class Case:
     """Optional source of phrasings: ``async resolve(session) -> list[(label, context)]``.
     Each phrasing runs ``repetition.runs`` times with its context overlaid and is judged on
     its own; the case combines them (any failed -> failed, any error -> error)."""
+    meta: dict[str, Any] = field(default_factory=dict)
+    """Format-specific data the pytest layer may read (compliance: the parsed case, variables)."""
 
 
 @dataclass(slots=True)
@@ -123,6 +125,8 @@ class Suite:
     teardown: list[Step] = field(default_factory=list)
     agents: list[Any] = field(default_factory=list)
     """Agents the cases talk to (``AgentRequirement``): acquired before the first case runs."""
+    meta: dict[str, Any] = field(default_factory=dict)
+    """Format-specific data the pytest layer may read (compliance: the parsed document, setup)."""
 
 
 @dataclass(slots=True)

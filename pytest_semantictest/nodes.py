@@ -12,6 +12,17 @@ from .errors import SpecError
 from .model import Case, Outcome, Suite, Verdict
 
 
+_DECLARED = pytest.StashKey[set[str]]()
+
+
+def _declare_marker(config: pytest.Config, name: str) -> None:
+    """A spec's tags are markers (``pytest -m core``): declare them (no unknown-marker warning)."""
+    declared = config.stash.setdefault(_DECLARED, set())
+    if name not in declared:
+        declared.add(name)
+        config.addinivalue_line("markers", f"{name}: a tag of a spec file")
+
+
 class SpecFailed(Exception):
     """A case's checks did not hold; rendered by ``repr_failure``."""
 
@@ -100,6 +111,7 @@ class SpecItem(pytest.Item):
     def build(cls, parent: pytest.Collector, case: Case) -> SpecItem:
         item = cls.from_parent(parent, name=case.id, case=case)
         for marker in case.markers:
+            _declare_marker(item.config, marker)
             item.add_marker(marker)
         return item
 

@@ -33,12 +33,33 @@ OPTIONS: list[tuple[str, type, Any, str]] = [
     ("llm-concurrency", int, 16, "LLM requests in flight at once, per process"),
     ("llm-timeout", float, 60.0, "seconds to wait for one LLM request"),
     ("llm-retries", int, 3, "retries of an LLM request on 429, 5xx, timeouts and connection errors"),
-    ("agent-endpoint", str, None, "endpoint of the agent the `agent` fixture talks to"),
+    ("agent-endpoint", str, None, "endpoint of the agent the `agent` fixture and Yao cases talk to"),
     ("agent-start", str, None, "command that starts that agent (omit to attach to a running one)"),
     ("agent-health", str, None, "health URL of that agent"),
     ("runs", int, None, "run each highbar test N times unless it sets its own runs (overrides defaults.runs)"),
     ("agent-logs", str, ".semantictest/logs", "where logs of agents the plugin starts go (relative to the rootdir)"),
     ("require-judge", bool, False, "an LLMJudge that cannot run for lack of a judge is an error, not a skip"),
+    ("agent-protocol", str, "openai", "how Yao cases talk to the agent at agent-endpoint: openai (chat completions, "
+     "the whole history each turn) or highbar (one message a turn)"),
+    ("awaiting-input-tools", list, [], "tools whose call means the agent awaits the user (repeatable; default "
+     "request_confirmation, ask_user, get_user_input)"),
+    ("awaiting-input-pattern", str, None, "regular expression on an agent reply that means it awaits the user"),
+    ("yao-globs", list, [], "glob of more *.jsonl files to collect as Yao tests (repeatable; ini: one per line)"),
+    ("interactive", bool, False, "Yao interactive mode: a person at the terminal answers when the agent awaits input"),
+    ("on-missing-input", str, "skip", "interactive cases without a terminal (CI, xdist): skip or fail"),
+    ("results", str, None, "write one JSON object per test (outcome, duration, turns, checkpoints, LLM usage) to "
+     "this .jsonl file"),
+    ("generate", str, None, "generate Yao test cases for this agent (its URL or name) with the LLM generator role"),
+    ("generate-count", int, 5, "how many cases the generator writes"),
+    ("generate-focus", str, None, "what the generated cases focus on (happy-path, edge-cases, errors, free text)"),
+    ("generate-out", str, None, "the .jsonl file generated cases go to (default generated_test.jsonl)"),
+    ("generate-run", bool, False, "run the generated cases (without it the generator only writes them: a dry run)"),
+    ("compliance-base-url", str, None, "server that compliance Markdown files test (else env COMPLIANCE_BASE_URL or "
+     "BASE_URL, else the file's ### Environment default, else http://localhost:8765)"),
+    ("compliance-api-key", str, None, "API key sent as a bearer token to that server (prefer env API_KEY; never printed)"),
+    ("compliance-server", str, None, "command that starts that server at the base URL (started once, stopped at the end)"),
+    ("compliance-value", list, [], "value of a {placeholder} in compliance files: name=value (repeatable; ini: one per line)"),
+    ("compliance-strict-only", bool, False, "compliance files: only strict checks decide; natural-language assertions are not judged"),
 ]
 
 # Per-role ini keys semantictest_llm_<role>_<key> (the judge's model is the llm-judge-model option).
@@ -107,6 +128,10 @@ def settings(config: pytest.Config) -> Settings:
 
 def check(config: pytest.Config) -> None:
     """Reject malformed LLM options at startup (only when given: idle sessions import nothing)."""
+    if value(config, "on-missing-input") not in ("skip", "fail"):
+        raise pytest.UsageError("pytest-semantictest: --semantictest-on-missing-input must be 'skip' or 'fail'")
+    if value(config, "agent-protocol") not in ("openai", "highbar"):
+        raise pytest.UsageError("pytest-semantictest: --semantictest-agent-protocol must be 'openai' or 'highbar'")
     if not any(config.getoption(f"semantictest_llm_{n}", None) or config.getini(f"semantictest_llm_{n}")
                for n in ("cache", "header")):
         return

@@ -29,7 +29,7 @@ class Runtime:
         self.llm_config = options.llm_config(config, ctx.env, rootdir)
         from .llm import build
 
-        ctx.llm, ctx.judge = build(self.llm_config)
+        ctx.llm, ctx.judge = build(self.llm_config, scrub=lambda entry: self.redactor.data(entry))
         self.config = config
         self.session: Session = Session(ctx)
         self.context = ctx
@@ -42,6 +42,8 @@ class Runtime:
         """Start or attach each agent a suite needs, once per session (shared under xdist)."""
         if not requirements:
             return
+        # values expanded from ${ENV} into an agent's config are secrets in every report (highbar's rule)
+        self.redactor.add(value for req in requirements for value in getattr(req.config, "secrets", ()))
         if self.context.agents is None:
             from .agents.live import AgentPool
 
@@ -107,10 +109,34 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     options.add_options(parser)
 
 
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from . import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "semantictest: a test collected from a SemanticTest JSON suite")
     config.addinivalue_line("markers", "highbar: a test collected from a highbar spec (*.highbar.yaml)")
+    config.addinivalue_line("markers", "yao: a test case of a Yao agent test file (*.jsonl)")
+    config.addinivalue_line("markers", "compliance: a test case of a compliance Markdown file (*.md)")
     options.check(config)
+    results = options.value(config, "results")
+    if results:  # one JSON object per test; written by the controller
+        from .report.results import ResultsWriter
+
+        config.pluginmanager.register(ResultsWriter(config, results, lambda: config.stash.get(_RUNTIME, None)),
+                                      "semantictest-results")
+    if options.value(config, "generate"):  # the LLM generator writes Yao cases at session start
+        from .generation import Generation
+
+        config.pluginmanager.register(Generation(config, runtime), "semantictest-generation")
+    from .compliance_session import ComplianceSession
+
+    config.pluginmanager.register(ComplianceSession(config), "semantictest-compliance")
+    from .report.summary import install
+
+    install(config)  # per-test properties (JUnit), the end-of-run summary, pytest-html extras with --html
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -137,6 +163,11 @@ def pytest_configure_node(node: Any) -> None:
 
         shared = tempfile.mkdtemp(prefix="semantictest-agents-")
         config.stash[_CONTROLLER_AGENTS] = shared
+        from .agents import cleanup
+        from .agents.shared import reap
+
+        # SIGTERM/SIGHUP to the controller (a cancelled CI job) still stops the shared agent
+        cleanup.register(lambda: reap(shared))
     node.workerinput[_AGENTS_DIR] = shared
 
 
@@ -158,21 +189,27 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
             totals[name] = totals.get(name, 0) + int(count)
 
 
-def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
-    """``semantictest: N LLM calls, M cache hits, T tokens`` when any LLM call happened."""
-    totals = dict(config.stash.get(_WORKER_USAGE, {}))
+def llm_usage(config: pytest.Config, workers: bool = True) -> dict[str, int]:
+    """LLM usage counters of this process (plus, on an xdist controller, its finished workers')."""
+    totals = dict(config.stash.get(_WORKER_USAGE, {})) if workers else {}
     state = config.stash.get(_RUNTIME, None)
     if state is not None and state.context.llm is not None:
         for name, count in state.context.llm.usage.as_dict().items():
             totals[name] = totals.get(name, 0) + count
+    return totals
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """Agent warnings, then the semantictest summary (per-format counts, flaky tests, LLM usage)."""
+    state = config.stash.get(_RUNTIME, None)
     if state is not None and state.context.agents is not None:
         for warning in state.context.agents.warnings():
             terminalreporter.write_line(f"semantictest: warning: {warning}")
-    if totals.get("calls", 0) or totals.get("cache_hits", 0):
-        terminalreporter.write_line(
-            f"semantictest: {totals.get('calls', 0)} LLM calls, {totals.get('cache_hits', 0)} cache hits, "
-            f"{totals.get('tokens', 0)} tokens"
-        )
+    from .report.summary import summary_plugin
+
+    summary = summary_plugin(config)
+    if summary is not None:
+        summary.write(terminalreporter, llm_usage(config))
 
 
 _COLLECT = pytest.StashKey[Any]()
@@ -197,7 +234,8 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     from .formats.detect import FORMATS
 
     for name, detect, module in FORMATS:
-        if detect(file_path, None):
+        needs = getattr(detect, "needs_context", None)  # only some detectors, for some paths (idle stays cheap)
+        if detect(file_path, _collect_context(parent.config) if needs is not None and needs(file_path) else None):
             from importlib import import_module
 
             from .nodes import SpecFile
@@ -255,6 +293,17 @@ def llm_judge(request: pytest.FixtureRequest) -> Any:
 
     state = runtime(request.config)
     return JudgeFixture(state.context.judge, state.run, state.context.settings.require_judge)
+
+
+@pytest.fixture
+def llm_validator(request: pytest.FixtureRequest) -> Any:
+    """``llm_validator.check(output, "criteria", input=..., threshold=0.8)``: fails the test with the
+    validator's reason and suggestions when the output does not meet the criteria (``acheck`` in async
+    tests, ``evaluate`` for the result without asserting)."""
+    from .llm.validator import ValidatorFixture
+
+    state = runtime(request.config)
+    return ValidatorFixture(state.context.llm, state.run, state.context.settings.require_judge)
 
 
 @pytest.fixture

@@ -44,8 +44,8 @@ class AgentServer(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, address: tuple[str, int]) -> None:
-        super().__init__(address, AgentHandler)
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler] | None = None) -> None:
+        super().__init__(address, handler or AgentHandler)
         self._lock = threading.Lock()
         self._counters: dict[str, int] = {}
 
@@ -59,6 +59,12 @@ class AgentServer(ThreadingHTTPServer):
             self._counters[key] = self._counters.get(key, 0) + 1
             return self._counters[key]
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hung up (reset, broken pipe) is not worth a traceback on stderr."""
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
     def shutdown(self) -> None:
         """Stop ``serve_forever`` and close the listening socket."""
         super().shutdown()
@@ -66,8 +72,9 @@ class AgentServer(ThreadingHTTPServer):
 
 
 class AgentHandler(BaseHTTPRequestHandler):
-    """Routes requests to the handler methods listed in ``ROUTES``."""
+    """Routes requests to the handler methods listed in ``routes`` (default ``ROUTES``)."""
 
+    routes: list[tuple[str, str, Callable[..., None]]] | None = None
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # headers and body are separate writes; avoid 40 ms delayed-ACK stalls
     server: AgentServer
@@ -82,11 +89,17 @@ class AgentHandler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         self._dispatch("POST")
 
+    def do_PUT(self) -> None:
+        self._dispatch("PUT")
+
+    def do_DELETE(self) -> None:
+        self._dispatch("DELETE")
+
     def _dispatch(self, method: str) -> None:
         self.body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         path = self.path.split("?", 1)[0].rstrip("/") or "/"
         allowed = False
-        for route_method, pattern, handler in ROUTES:
+        for route_method, pattern, handler in self.routes if self.routes is not None else ROUTES:
             match = re.fullmatch(pattern, path)
             if match and route_method == method:
                 try:

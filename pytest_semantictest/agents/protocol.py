@@ -29,7 +29,7 @@ MAX_REPLY_BYTES = 10_000_000
 TEST_HEADER = "X-Highbar-Test"
 
 __all__ = ["MAX_REPLY_BYTES", "TEST_HEADER", "AgentReply", "build_request", "matches_correlate",
-           "new_test_id", "send"]
+           "new_test_id", "send", "send_json"]
 
 
 @dataclass(frozen=True)
@@ -96,6 +96,29 @@ async def _send(
 ) -> AgentReply:
     values = Values(test_id=test_id, message=message, test_name=test_name, session=session)
     headers, body = build_request(cfg, values)
+    return await _post(client, cfg, headers, body, test_id)
+
+
+async def send_json(client: httpx.AsyncClient | None, cfg: AgentConfig, payload: Any, test_id: str) -> AgentReply:
+    """POST ``payload`` as JSON (no placeholders: an OpenAI-style request) as execution ``test_id``.
+
+    Headers: the config's, then ``X-Highbar-Test``; the reply is read like :func:`send`'s.
+    Raises ``AgentError``.
+    """
+    headers = {str(k): str(v) for k, v in cfg.request_headers.items() if k.lower() != TEST_HEADER.lower()}
+    headers[TEST_HEADER] = test_id
+    if not any(key.lower() == "content-type" for key in headers):
+        headers["Content-Type"] = "application/json"
+    body = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    try:
+        return await _post(client, cfg, headers, body, test_id)
+    except AgentError as e:
+        raise type(e)(cfg.mask(str(e))) from None
+
+
+async def _post(
+    client: httpx.AsyncClient | None, cfg: AgentConfig, headers: dict[str, str], body: bytes, test_id: str
+) -> AgentReply:
     seconds = cfg.timeout_ms / 1000
     started = time.perf_counter()
     own = client is None

@@ -20,6 +20,11 @@ _BUILTIN: dict[str, str] = {
     "MockData": "mock_data:MockData",
     "AgentTurn": "agent_turn:AgentTurn",
     "AgentSessionEnd": "agent_turn:AgentSessionEnd",
+    "ChatTurn": "chat_turn:ChatTurn",
+    "Conversation": "conversation:Conversation",
+    "SimulatedConversation": "simulated_conversation:SimulatedConversation",
+    "ChatRequest": "chat_request:ChatRequest",
+    "ChatResponse": "chat_response:ChatResponse",
 }
 
 _registered: dict[str, type[Block]] = {}

@@ -69,6 +69,7 @@ class PipelineResult:
     fatal: str | None = None
     gate_failures: list[Failure] = field(default_factory=list)
     gate_errors: list[str] = field(default_factory=list)
+    gate_skipped: list[str] = field(default_factory=list)
 
 
 async def run_step(step: Step, ctx: StepContext) -> tuple[Any, Any, str | None, str | None]:
@@ -89,10 +90,10 @@ async def run_step(step: Step, ctx: StepContext) -> tuple[Any, Any, str | None, 
             result = await block.process(inputs, ctx)
         except (BlockError, ReferenceError_) as exc:
             return inputs, block.error_output(inputs, str(exc)), str(exc), None
-        except JudgeUnavailable as exc:
-            return inputs, None, str(exc), UNAVAILABLE
+        except JudgeUnavailable as exc:  # a block may attach what it did so far as ``exc.output``
+            return inputs, getattr(exc, "output", None), str(exc), UNAVAILABLE
         except JudgeError as exc:
-            return inputs, None, str(exc), FATAL
+            return inputs, getattr(exc, "output", None), str(exc), FATAL
         except (asyncio.CancelledError, KeyboardInterrupt):
             raise
         except Exception as exc:  # a block's bug is reported as its error, not a crash
@@ -163,7 +164,7 @@ async def run_pipeline(steps: Sequence[Step], ctx: StepContext) -> PipelineResul
         step = steps[index]
         outcome = await _timed(step, ctx)
         _record(result, steps, index, outcome, loops.get(index, 0), ctx.bus)
-        if step.checks and not await _gate(step, ctx, result):
+        if step.checks and (index in result.unavailable or not await _gate(step, ctx, result)):
             break
         output = outcome[1]
         jump = _jump(steps, index, output, loops, limit, ctx.bus)
@@ -179,7 +180,8 @@ async def run_pipeline(steps: Sequence[Step], ctx: StepContext) -> PipelineResul
 
 async def _gate(step: Step, ctx: StepContext, result: PipelineResult) -> bool:
     """Evaluate a step's gate checks; False (stop the pipeline) when one did not pass."""
-    failures, errors, _ = await evaluate_checks(step.checks, ctx.bus, ctx.session, set())
+    failures, errors, skipped = await evaluate_checks(step.checks, ctx.bus, ctx.session, set())
+    result.gate_skipped.extend(skipped)
     result.gate_failures.extend(failures)
     result.gate_errors.extend(errors)
     return not failures and not errors
@@ -281,6 +283,7 @@ async def run_case(
     failures, errors, skipped = await evaluate_checks(case.checks, bus, session, skip_slots)
     failures[:0] = pipeline.gate_failures
     errors[:0] = pipeline.gate_errors
+    skipped[:0] = pipeline.gate_skipped
     gates = [check for step in case.steps for check in step.checks]
     failures.extend(_unobserved(case.steps, pipeline, [*case.checks, *gates]))
     verdict = Verdict(Outcome.PASSED, failures, pipeline.trace, duration_ms=_ms(start), bus=bus.snapshot())

@@ -11,16 +11,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from .client import LLMClient
     from .config import LLMConfig
 
 
-def build(config: LLMConfig) -> tuple[LLMClient, Any]:
-    """The session's client, and a judge when one is configured (else ``None``)."""
+def build(config: LLMConfig, scrub: Callable[[Any], Any] | None = None) -> tuple[LLMClient, Any]:
+    """The session's client, and a judge when one is configured (else ``None``); ``scrub`` masks
+    secrets in replay cache entries before they are written."""
     from .cache import ReplayCache
     from .client import LLMClient
 
-    client = LLMClient(config, ReplayCache(config.cache_dir, config.cache_mode))
+    client = LLMClient(config, ReplayCache(config.cache_dir, config.cache_mode, scrub))
     judge = None
     if config.configured("judge"):
         from .judge import Judge

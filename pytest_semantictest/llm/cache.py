@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -52,11 +53,13 @@ def cache_key(
 class ReplayCache:
     """Entries under ``<directory>/<role>/<key>.json``; a directory you can commit."""
 
-    def __init__(self, directory: Path, mode: str = "read-write") -> None:
+    def __init__(self, directory: Path, mode: str = "read-write", scrub: Callable[[Any], Any] | None = None) -> None:
         if mode not in CACHE_MODES:
             raise ValueError(f"LLM cache mode {mode!r} is not one of {', '.join(CACHE_MODES)}")
         self.directory = Path(directory)
         self.mode = mode
+        self.scrub = scrub
+        """Applied to an entry before it is stored (the session masks secrets: entries get committed)."""
         self._memo: dict[str, dict[str, Any]] = {}
 
     @property
@@ -95,6 +98,8 @@ class ReplayCache:
         """Store an entry atomically; a cache that cannot be written never fails a test."""
         if not self.writes:
             return
+        if self.scrub is not None:
+            entry = self.scrub(entry)
         target = self.path(role, key)
         try:
             target.parent.mkdir(parents=True, exist_ok=True)

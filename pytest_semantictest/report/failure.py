@@ -36,6 +36,7 @@ def render_failure(f: Failure, redactor: Redactor, differ: Differ | None = None)
     where = f" (line {f.line})" if f.line else ""
     lines = [f"{f.check}{where}: {redactor.text(f.message)}"]
     if f.operator is None:
+        lines.extend(f"  {key}: {redactor.text(str(value))}" for key, value in f.details.items())
         return lines
     lines.append(f"  operator: {f.operator}")
     lines.append(f"  expected: {_inline(redactor.data(f.expected))}")

@@ -6,11 +6,11 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, quote_plus
 
 MASK = "***"
-_SECRET_HEADER = re.compile(r"^(authorization|proxy-authorization|cookie|set-cookie|.*-key|.*token.*|.*secret.*)$", re.I)
-_SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)", re.I)
+_SECRET_HEADER = re.compile(r"^(authorization|proxy-authorization|cookie|set-cookie|.*-key|.*token.*|.*secret.*)$", re.IGNORECASE)
+_SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)", re.IGNORECASE)
 
 
 def secret_values(env: Mapping[str, str] | None = None, extra: Iterable[str] = ()) -> list[str]:
@@ -20,7 +20,7 @@ def secret_values(env: Mapping[str, str] | None = None, extra: Iterable[str] = (
     values |= {v for v in extra if len(v) >= 6}
     forms: set[str] = set()
     for v in values:
-        forms |= {v, v.strip(), quote(v, safe=""), repr(v)[1:-1]}
+        forms |= {v, v.strip(), quote(v, safe=""), quote_plus(v), repr(v)[1:-1]}
     return sorted(forms, key=len, reverse=True)
 
 
@@ -29,6 +29,12 @@ class Redactor:
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         self.secrets = [s for s in secrets if s]
+
+    def add(self, values: Iterable[str]) -> None:
+        """Mask these values too (each in every printed form, when at least 6 characters long)."""
+        forms = set(secret_values({}, values)) - set(self.secrets)
+        if forms:
+            self.secrets = sorted({*self.secrets, *forms}, key=len, reverse=True)
 
     def text(self, value: str) -> str:
         for secret in self.secrets:

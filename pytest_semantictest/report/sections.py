@@ -11,12 +11,18 @@ from .redact import Redactor
 
 
 def add_sections(item: Any, verdict: Verdict, redactor: Redactor, limit: int = 2000) -> None:
-    """Attach the pipeline trace (and the LLM judges' verdicts) when the case did not pass or an
-    HTML report is written."""
-    wanted = verdict.outcome is not Outcome.PASSED or bool(item.config.getoption("htmlpath", None))
+    """Attach the pipeline trace (and the LLM judges' verdicts) when the case did not pass, an
+    HTML report is written, or with ``-vv`` (``-rA`` then shows passed tests' traces too)."""
+    wanted = (verdict.outcome is not Outcome.PASSED or bool(item.config.getoption("htmlpath", None))
+              or item.config.get_verbosity() >= 2)
     if not wanted or not verdict.trace:
         return
-    item.add_report_section("call", "pipeline trace", render_trace(verdict.trace, redactor, limit))
+    from .conversation import OWN_BLOCKS, has_conversation, render_conversation
+
+    if has_conversation(verdict.trace):  # transcript and checkpoint timeline first: they tell the story
+        item.add_report_section("call", "conversation", render_conversation(verdict.trace, redactor, limit))
+    if not all(t.step.block in OWN_BLOCKS for t in verdict.trace):  # else the transcript says it all
+        item.add_report_section("call", "pipeline trace", render_trace(verdict.trace, redactor, limit))
     if any(t.step.block in JUDGE_BLOCKS for t in verdict.trace):
         item.add_report_section("call", "llm judge", redactor.text(render_judgements(verdict.trace)))
 

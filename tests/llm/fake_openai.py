@@ -69,6 +69,9 @@ class FakeOpenAI:
         self.rules: list[Rule] = []
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
+        self.in_flight = 0
+        self.max_in_flight = 0
+        """Most requests being answered at once (shows that calls overlap, without timing them)."""
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -141,8 +144,15 @@ class FakeOpenAI:
             )
             reply = self.script.popleft() if self.script else Reply()
         delay = reply.delay or self.delay
-        if delay:
-            time.sleep(delay)
+        with self._lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            if delay:
+                time.sleep(delay)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
         if handler.path.rstrip("/") != "/v1/chat/completions":
             reply = status(404, None, f"no route {handler.path}")
         payload = reply.body if reply.body is not None else json.dumps(self._completion(body, reply)).encode()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 from typing import Any
 
@@ -78,11 +77,9 @@ def test_independent_judge_steps_run_concurrently(tmp_path: Path) -> None:
     with FakeOpenAI(delay=0.2) as server:
         one([judge_step("warm-up")], {}, server, tmp_path)
         steps = [judge_step(f"answer {i}", output=f"j{i}") for i in range(10)]
-        start = time.perf_counter()
         verdict = one(steps, {f"j{i}.score": {"gt": 0.7} for i in range(10)}, server, tmp_path)
-        elapsed = time.perf_counter() - start
     assert verdict.passed and [t.step.id for t in verdict.trace] == [f"j{i}" for i in range(10)]
-    assert elapsed < 0.5, elapsed
+    assert server.max_in_flight == 10  # all ten calls were answered at once (bench/bench_judge.py times it)
 
 
 def test_dependent_judge_steps_run_in_order(tmp_path: Path) -> None:
@@ -90,9 +87,8 @@ def test_dependent_judge_steps_run_in_order(tmp_path: Path) -> None:
         server.rule("first", should_continue=True, next_prompt="second question")
         first = judge_step("first", output="a", continueConversation=True)
         second = {**judge_step("x", output="b"), "input": {"text": "${a.nextPrompt}", "expected": "Answers"}}
-        start = time.perf_counter()
         verdict = one([first, second], {"b.score": {"gt": 0.7}}, server, tmp_path)
-        assert time.perf_counter() - start >= 0.2
+        assert server.max_in_flight == 1  # the second call waited for the first one's answer
         assert verdict.passed and "second question" in server.bodies()[1]["messages"][1]["content"]
 
 
@@ -100,10 +96,9 @@ def test_repeats_overlap_and_each_has_its_own_cache_entry(tmp_path: Path) -> Non
     with FakeOpenAI(delay=0.2) as server:
         one([judge_step("warm-up")], {}, server, tmp_path)
         spec = suite({**helpers.test_case([judge_step("Hello!")], {"j.score": {"gt": 0.7}}), "runs": 10})
-        start = time.perf_counter()
         verdict = run(spec, server, tmp_path).verdict
-        elapsed = time.perf_counter() - start
-        assert verdict.passed and len(verdict.runs) == 10 and elapsed < 0.5, elapsed
+        assert verdict.passed and len(verdict.runs) == 10
+        assert server.max_in_flight == 10  # the repeats overlapped
         assert server.count == 11 and len(list((tmp_path / "cache").rglob("*.json"))) == 11
         run(spec, server, tmp_path)
         assert server.count == 11  # every repeat answered from its own entry

@@ -1,0 +1,117 @@
+"""Runs compliance Markdown files against the example server (``examples/agents/compliance_server.py``).
+
+Unless a server is configured (``--semantictest-compliance-base-url``, its ini key,
+``COMPLIANCE_BASE_URL`` or ``BASE_URL``), this starts the example server in the pytest process on a
+free port, points the plugin at it and gives the auth placeholders (``{valid_jwt_token}``, ...)
+tokens minted with the example server's key. It also shows the hooks a project implements:
+
+- ``pytest_semantictest_compliance_setup``: create every agent of a file's ``## Setup`` on the server;
+- ``pytest_runtest_setup`` / ``pytest_runtest_teardown``: apply a case's own ``**Setup:**`` (agents
+  taken offline, added or changed) before it runs, and undo it afterwards.
+
+For files outside this folder (the published corpus) load it as a plugin:
+``python -m pytest -p examples.compliance.conftest ../shared/corpus/compliance``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "agents"))
+
+_state: dict[str, Any] = {"server": None, "url": None, "undo": []}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    from pytest_semantictest import options
+
+    if _state["server"] is not None or options.value(config, "compliance-base-url"):
+        return
+    if os.environ.get("COMPLIANCE_BASE_URL") or os.environ.get("BASE_URL"):
+        return
+    from compliance_server import placeholder_tokens, start_server
+
+    server, url = start_server(0)
+    _state.update(server=server, url=url)
+    config.option.semantictest_compliance_base_url = url
+    values = list(options.value(config, "compliance-value") or [])
+    config.option.semantictest_compliance_value = values + [f"{k}={v}" for k, v in placeholder_tokens(url).items()]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    server = _state["server"]
+    if server is not None:
+        server.shutdown()
+        _state.update(server=None, url=None)
+
+
+def _call(method: str, path: str, data: Any = None) -> Any:
+    request = urllib.request.Request(_state["url"] + path, method=method,
+                                     data=None if data is None else json.dumps(data).encode(),
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return json.loads(response.read() or b"null")
+    except urllib.error.HTTPError as exc:
+        if exc.code == 404:
+            return None
+        raise
+
+
+def _ours(base_url: str) -> bool:
+    return _state["url"] is not None and base_url.rstrip("/") == _state["url"]
+
+
+def pytest_semantictest_compliance_setup(config: pytest.Config, setup: Any) -> None:
+    """Create (or replace) the file's agents on the example server, as the file describes them."""
+    if not _ours(setup.base_url):
+        return
+    for agent in setup.agents:
+        config_ = agent.config()
+        _call("PUT", f"/agents/{agent.name}", {k: config_[k] for k in ("instructions", "tools", "handoffs", "skills", "extra")})
+
+
+def _server_name(name: str) -> str:
+    agents = (_call("GET", "/agents") or {}).get("agents", [])
+    return next((a["name"] for a in agents if a["name"].lower() == name.lower()), name)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Apply the case's own setup: agents offline, added or changed (undone in teardown)."""
+    case = getattr(item, "case", None)
+    parsed = case.meta.get("case") if case is not None else None
+    if parsed is None or parsed.setup is None or _state["url"] is None:
+        return
+    if not _ours(item.spec_file.suite.meta["setup"].base_url):
+        return
+    changes: dict[str, dict[str, Any]] = {}
+    for agent in parsed.setup.agents:
+        name = _server_name(agent.name)
+        current = changes.get(name) or _call("GET", f"/agents/{name}") or {"name": name}
+        fields = agent.config()
+        update = {k: fields[k] for k in ("instructions", "tools", "handoffs", "skills") if fields[k]}
+        changes[name] = {**current, **update}
+    for name in parsed.setup.unavailable:
+        name = _server_name(name)
+        current = changes.get(name) or _call("GET", f"/agents/{name}") or {"name": name}
+        changes[name] = {**current, "available": False}
+    for name, config in changes.items():
+        _state["undo"].append((name, _call("GET", f"/agents/{name}")))
+        _call("PUT", f"/agents/{name}", config)
+
+
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    while _state["undo"]:
+        name, before = _state["undo"].pop()
+        if before is None:
+            _call("DELETE", f"/agents/{name}")
+        else:
+            _call("PUT", f"/agents/{name}", before)

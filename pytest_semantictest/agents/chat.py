@@ -1,0 +1,264 @@
+"""Conversation turns with an agent: OpenAI-style chat completions or the highbar protocol.
+
+``openai``: every turn POSTs ``{model, messages, ...options}`` with the whole history (the agent
+is stateless); attachments become content parts. ``highbar``: every turn sends the new user
+message only (the agent keeps the conversation, keyed by the ``X-Highbar-Test`` execution id),
+through the session's agent pool when the agent was acquired there (tool calls from its traces).
+Both give a :class:`Reply` with the text, tool calls (``{name, arguments, result, error}``) and
+whether the agent awaits input.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import mimetypes
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .config import AgentConfig
+from .errors import AgentError
+from .protocol import send, send_json
+
+PROTOCOLS = ("openai", "highbar")
+DEFAULT_AWAITING_TOOLS = ("request_confirmation", "ask_user", "get_user_input")
+
+
+@dataclass
+class ChatTarget:
+    """The agent under test as conversation steps reach it."""
+
+    config: AgentConfig
+    protocol: str = "openai"
+    key: str | None = None
+    """The agent pool key when the suite acquires the agent (it starts it, or reads its traces)."""
+    model: str | None = None
+    body: dict[str, Any] = field(default_factory=dict)
+    """Extra fields of every OpenAI-style request."""
+    awaiting_tools: tuple[str, ...] = DEFAULT_AWAITING_TOOLS
+    awaiting_pattern: str | None = None
+    description: str | None = None
+    tools: tuple[str, ...] = ()
+
+    @property
+    def endpoint(self) -> str:
+        return self.config.endpoint
+
+
+@dataclass
+class Reply:
+    text: str
+    tool_calls: list[dict[str, Any]]
+    awaiting_input: bool | None
+    data: Any
+    elapsed_ms: float
+    session: dict[str, Any] = field(default_factory=dict)
+
+
+def user_message(text: Any, attachments: Sequence[Any] = ()) -> dict[str, Any]:
+    """A user message spec: ``{role, content, attachments?}`` (attachments are read when sent)."""
+    message: dict[str, Any] = {"role": "user", "content": text}
+    if attachments:
+        message["attachments"] = [_attachment_dict(a) for a in attachments]
+    return message
+
+
+def _attachment_dict(item: Any) -> dict[str, Any]:
+    if isinstance(item, Mapping):
+        return dict(item)
+    return {k: v for k, v in item.model_dump().items() if v is not None}
+
+
+def message_specs(value: Any, attachments: Sequence[Any] = ()) -> list[dict[str, Any]]:
+    """Input as written (text, a message, a list of messages) -> message specs; attachments go
+    with the last user message."""
+    if isinstance(value, str):
+        return [user_message(value, attachments)]
+    items = value if isinstance(value, list) else [value]
+    messages = [dict(m) if isinstance(m, Mapping) else m.model_dump(exclude_none=True) for m in items]
+    if attachments:
+        last = next((m for m in reversed(messages) if m.get("role") == "user"), None)
+        if last is None:
+            messages.append(user_message("", attachments))
+        else:
+            last["attachments"] = [*last.get("attachments", []), *(_attachment_dict(a) for a in attachments)]
+    return messages
+
+
+def text_of(message: Mapping[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, Mapping) and p.get("type") == "text")
+    return "" if content is None else str(content)
+
+
+def history(turns: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The message specs of earlier turns: what was sent, then the agent's reply text."""
+    messages: list[dict[str, Any]] = []
+    for turn in turns:
+        messages.extend(turn.get("sent") or [])
+        messages.append({"role": "assistant", "content": turn.get("output") or ""})
+    return messages
+
+
+def materialize(messages: Sequence[Mapping[str, Any]], base_dir: Path | None) -> list[dict[str, Any]]:
+    """Message specs -> OpenAI messages: attachments read and turned into content parts."""
+    out = []
+    for message in messages:
+        attachments = message.get("attachments")
+        clean = {k: v for k, v in message.items() if k != "attachments"}
+        if attachments:
+            parts: list[Any] = []
+            content = clean.get("content")
+            if isinstance(content, list):
+                parts.extend(content)
+            elif content:
+                parts.append({"type": "text", "text": str(content)})
+            parts.extend(content_part(a, base_dir) for a in attachments)
+            clean["content"] = parts
+        out.append(clean)
+    return out
+
+
+def resolve_source(source: str, base_dir: Path | None) -> Path | None:
+    """The local file an attachment names (``file://`` or a plain path), else None (a URL)."""
+    if source.startswith(("http://", "https://", "data:")):
+        return None
+    raw = source.removeprefix("file://")
+    path = Path(raw).expanduser()
+    return path if path.is_absolute() or base_dir is None else base_dir / path
+
+
+def content_part(attachment: Mapping[str, Any], base_dir: Path | None) -> dict[str, Any]:
+    """One attachment as an OpenAI content part (``image_url``, ``input_audio``, ``file``, ``text``)."""
+    kind = attachment.get("type", "file")
+    source = str(attachment.get("source", ""))
+    path = resolve_source(source, base_dir)
+    name = attachment.get("name") or (path.name if path else source.rsplit("/", 1)[-1])
+    if path is None:
+        if kind == "image":
+            return {"type": "image_url", "image_url": {"url": source}}
+        return {"type": "file", "file": {"filename": name, "file_data": source}}
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise AgentError(f"attachment {source}: cannot read {path}: {exc.strerror or exc}") from None
+    mime = attachment.get("mime") or mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+    if kind == "text":
+        return {"type": "text", "text": data.decode("utf-8", errors="replace")}
+    encoded = base64.b64encode(data).decode("ascii")
+    if kind == "image":
+        return {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{encoded}"}}
+    if kind == "audio":
+        return {"type": "input_audio", "input_audio": {"data": encoded, "format": path.suffix.lstrip(".") or "wav"}}
+    return {"type": "file", "file": {"filename": name, "file_data": f"data:{mime};base64,{encoded}"}}
+
+
+def request_body(target: ChatTarget, messages: list[dict[str, Any]], options: Mapping[str, Any]) -> dict[str, Any]:
+    """``{model, messages}`` plus the target's extra fields and the test's options."""
+    body: dict[str, Any] = dict(target.body)
+    body.update({k: v for k, v in options.items() if k not in ("model", "messages")})
+    model = options.get("model") or options.get("connector") or target.model
+    if model:
+        body["model"] = model
+    body["messages"] = messages
+    return body
+
+
+def awaiting_input(data: Any, text: str, calls: Sequence[Mapping[str, Any]], target: ChatTarget) -> bool | None:
+    """Whether the agent awaits the user: its reply's ``awaiting_input``, a confirmation tool
+    call, or the configured pattern on its text; None when nothing says."""
+    if isinstance(data, Mapping):
+        for holder in (data, *(_openai_message(data),)):
+            if isinstance(holder, Mapping) and isinstance(holder.get("awaiting_input"), bool):
+                return holder["awaiting_input"]
+    if any(str(c.get("name")) in target.awaiting_tools for c in calls):
+        return True
+    if target.awaiting_pattern:
+        return re.search(target.awaiting_pattern, text) is not None
+    return None
+
+
+def _openai_message(data: Mapping[str, Any]) -> Any:
+    choices = data.get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], Mapping):
+        return choices[0].get("message")
+    return None
+
+
+def _call_dict(call: Any) -> dict[str, Any]:
+    raw = dataclasses.asdict(call) if dataclasses.is_dataclass(call) else dict(call)
+    out = {"name": raw.get("fn") or raw.get("name"), "arguments": raw.get("args", raw.get("arguments", {}))}
+    if raw.get("result") is not None:
+        out["result"] = raw["result"]
+    if raw.get("error"):
+        out["error"] = raw["error"]
+    return out
+
+
+async def exchange(
+    ctx: Any,
+    target: ChatTarget,
+    messages: list[dict[str, Any]],
+    options: Mapping[str, Any],
+    *,
+    base_dir: Path | None = None,
+    test_name: str = "",
+    session: Mapping[str, Any] | None = None,
+) -> Reply:
+    """Send the conversation's newest user message (highbar) or all of it (openai); raises AgentError."""
+    if target.protocol == "highbar":
+        return await _highbar(ctx, target, messages, test_name, session)
+    body = request_body(target, materialize(messages, base_dir), options)
+    reply = await send_json(ctx.http, target.config, body, ctx.execution_id)
+    calls = [_call_dict(c) for c in reply.tool_calls or []]
+    return Reply(reply.text, calls, awaiting_input(reply.data, reply.text, calls, target), reply.data,
+                 reply.elapsed_ms)
+
+
+async def _highbar(
+    ctx: Any, target: ChatTarget, messages: list[dict[str, Any]], test_name: str, session: Mapping[str, Any] | None
+) -> Reply:
+    import time
+
+    last = next((m for m in reversed(messages) if m.get("role") == "user"), None)
+    text = text_of(last) if last is not None else ""
+    pool = getattr(ctx.session, "agents", None)
+    started = time.perf_counter()
+    if pool is not None and target.key is not None:
+        try:
+            live = pool.get(target.key)
+        except KeyError:
+            live = None
+        if live is not None:
+            out = await live.turn(ctx.http, text, ctx.execution_id, observe=True, test_name=test_name,
+                                  session=dict(session or {}))
+            calls = [_call_dict(c) for c in out.get("calls") or []]
+            elapsed = (time.perf_counter() - started) * 1000
+            return Reply(out.get("response") or "", calls, awaiting_input(None, out.get("response") or "", calls, target),
+                         None, elapsed, dict(session or {}))
+    reply = await send(ctx.http, target.config, text, ctx.execution_id, test_name=test_name, session=session)
+    calls = [_call_dict(c) for c in reply.tool_calls or []]
+    return Reply(reply.text, calls, awaiting_input(reply.data, reply.text, calls, target), reply.data,
+                 reply.elapsed_ms, dict(session or {}))
+
+
+def target_from_mapping(raw: Mapping[str, Any], *, cwd: Path | None = None, name: str = "agent") -> ChatTarget:
+    """A target from already validated keys: ``endpoint``, ``protocol``, ``headers``, ``model``,
+    ``body``, ``timeout`` (ms), ``awaiting_input_tools``, ``awaiting_input_pattern``."""
+    config = AgentConfig(
+        endpoint=str(raw["endpoint"]),
+        timeout_ms=int(raw.get("timeout") or 60000),
+        request_headers={str(k): str(v) for k, v in (raw.get("headers") or {}).items()},
+        settle_time_ms=0,
+        cwd=cwd or Path.cwd(),
+        name=name,
+    )
+    tools = raw.get("awaiting_input_tools")
+    return ChatTarget(
+        config, str(raw.get("protocol") or "openai"), None, raw.get("model"), dict(raw.get("body") or {}),
+        tuple(tools) if tools is not None else DEFAULT_AWAITING_TOOLS, raw.get("awaiting_input_pattern"),
+    )

@@ -1,0 +1,128 @@
+"""ChatResponse: what an OpenAI-style chat server answered, read once for the checks.
+
+Input: an ``HttpRequest`` output (``{status, headers, body, ...}``). Output: ``ok`` (a response
+arrived), ``status``, ``headers``, ``content_type`` (media type), ``stream`` (SSE), ``json`` /
+``is_json`` (a JSON body), ``chunks`` (the stream's JSON data payloads), ``final_chunk`` (the
+last chunk with choices), ``final_event`` (``[DONE]`` or the last data), ``events`` (body
+``events`` or the stream's typed payloads, such as ``{"type": "handoff", "from", "to"}``),
+``content`` (message content, or the deltas concatenated), ``agent`` (``agent`` or ``model``),
+``tool_calls`` and ``error``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .base import Block
+from .stream.sse import decode_event, loads, parse_events
+
+TEXT_LIMIT = 500
+
+
+class ChatResponse(Block):
+    """Config ``from``: the DataBus slot holding the HttpRequest output (default ``response``);
+    an input ``response`` wins over it."""
+
+    name = "ChatResponse"
+    primary_input = "response"
+    config_keys = frozenset({"from"})
+    inputs = ("response",)
+    outputs = ("ok", "status", "headers", "content_type", "stream", "json", "is_json", "chunks", "final_chunk",
+               "final_event", "events", "content", "agent", "tool_calls", "error")
+
+    async def process(self, inputs: dict[str, Any], ctx: Any) -> dict[str, Any]:
+        response = inputs.get("response")
+        if response is None and ctx is not None:  # read the slot directly: the trace stays short
+            response = ctx.bus.slot(str(self.config.get("from") or "response"))
+        if not isinstance(response, dict):
+            response = {}
+        return read_response(response)
+
+
+def read_response(response: dict[str, Any]) -> dict[str, Any]:
+    """The compliance view of one HTTP response (pure; see the module docstring)."""
+    status = response.get("status") if isinstance(response.get("status"), int) else 0
+    error = response.get("error") if isinstance(response.get("error"), str) else None
+    headers = {str(k).lower(): str(v) for k, v in (response.get("headers") or {}).items()}
+    body = response.get("body") if isinstance(response.get("body"), str) else ""
+    media = headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    out: dict[str, Any] = {
+        "ok": status > 0 and error is None, "status": status, "headers": headers, "content_type": media,
+        "stream": False, "json": None, "is_json": False, "chunks": [], "final_chunk": None, "final_event": None,
+        "events": [], "content": None, "agent": None, "tool_calls": [], "error": error,
+    }
+    if media == "text/event-stream" or (not media and body.lstrip().startswith(("data:", "event:"))):
+        _stream(body, out)
+        return out
+    try:
+        data = json.loads(body) if body.strip() else None
+    except (ValueError, RecursionError):
+        out["text"] = body[:TEXT_LIMIT]
+        return out
+    out["json"], out["is_json"] = data, body.strip() != ""
+    if not out["is_json"]:
+        out["text"] = ""
+    if isinstance(data, dict):
+        events = data.get("events")
+        out["events"] = [e for e in events if isinstance(e, dict)] if isinstance(events, list) else []
+        message = _first_choice(data).get("message")
+        if isinstance(message, dict):
+            out["content"] = message.get("content") if isinstance(message.get("content"), str) else None
+            calls = message.get("tool_calls")
+            out["tool_calls"] = calls if isinstance(calls, list) else []
+        out["agent"] = _agent(data)
+    return out
+
+
+def _first_choice(data: dict[str, Any]) -> dict[str, Any]:
+    choices = data.get("choices")
+    first = choices[0] if isinstance(choices, list) and choices else None
+    return first if isinstance(first, dict) else {}
+
+
+def _agent(data: dict[str, Any]) -> str | None:
+    for key in ("agent", "model"):
+        if isinstance(data.get(key), str) and data[key]:
+            return data[key]
+    return None
+
+
+def _stream(body: str, out: dict[str, Any]) -> None:
+    from .stream.openai import parse_openai
+
+    out["stream"] = True
+    events, done = parse_events(body)
+    chunks: list[Any] = []
+    typed: list[dict[str, Any]] = []
+    last_data: str | None = None
+    for event in events:
+        last_data = event.data
+        values, _ = decode_event(event, loads)
+        for value in values:
+            if not isinstance(value, dict):
+                continue
+            name = (event.event or "").strip()
+            if name and name != "message":
+                typed.append({"type": name, **value} if "type" not in value else value)
+            elif isinstance(value.get("type"), str) and "choices" not in value:
+                typed.append(value)
+            else:
+                chunks.append(value)
+                inner = value.get("events")
+                typed.extend(e for e in inner if isinstance(e, dict)) if isinstance(inner, list) else None
+    with_choices = [c for c in chunks if isinstance(c.get("choices"), list) and c["choices"]]
+    parsed = parse_openai(body)
+    out.update(
+        chunks=chunks,
+        final_chunk=(with_choices or chunks or [None])[-1],
+        final_event="[DONE]" if done else last_data,
+        events=typed,
+        content="".join(
+            str(delta.get("content") or "")
+            for c in chunks
+            if isinstance(delta := _first_choice(c).get("delta"), dict)
+        ) if chunks else None,
+        agent=next((a for c in reversed(chunks) if (a := _agent(c))), None),
+        tool_calls=parsed["toolCalls"],
+    )

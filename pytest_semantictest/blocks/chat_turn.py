@@ -1,0 +1,160 @@
+"""ChatTurn: one turn of a conversation with the agent under test (the Yao format compiles each
+static turn to one; its assertions are the step's gate checks, so a failing turn ends the
+conversation).
+
+Config (written by the compiler): ``target`` (a :class:`~pytest_semantictest.agents.chat.ChatTarget`),
+``input`` (text, a message or a list of messages), ``attachments``, ``options`` (sent to the agent),
+``previous`` (slots of the earlier turns: the history), ``number``, ``timeout`` (seconds for the whole
+conversation, counted from turn 1), ``interactive`` (``{enabled, timeout, last}``), ``base_dir``
+(where relative attachment paths start), ``test_name``, ``spec``.
+
+Output, the turn record every conversation block writes: ``turn``, ``input`` (text), ``source``
+(static, input, simulator, person), ``sent`` (message specs), ``attachments``, ``output`` (reply
+text), ``tool_calls`` (``{name, arguments, result, error}``), ``awaiting_input``, ``duration_ms``;
+``error`` instead of a reply when the turn failed; ``followups`` (turns a person added).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..agents.chat import ChatTarget, Reply, exchange, history, text_of
+from .base import Block, BlockError
+
+CLOCK = "_conversation_started"
+
+
+def turn_record(number: int, sent: list[dict[str, Any]], source: str, reply: Reply | None = None,
+                error: str | None = None, duration_ms: float = 0.0) -> dict[str, Any]:
+    last = next((m for m in reversed(sent) if m.get("role") == "user"), sent[-1] if sent else {})
+    record: dict[str, Any] = {"turn": number, "input": text_of(last), "source": source, "sent": sent}
+    attachments = [a.get("source") for m in sent for a in m.get("attachments") or []]
+    if attachments:
+        record["attachments"] = attachments
+    if reply is not None:
+        record.update(output=reply.text, tool_calls=reply.tool_calls, awaiting_input=reply.awaiting_input)
+        if reply.session:
+            record["session"] = reply.session
+    if error is not None:
+        record["error"] = error
+    record["duration_ms"] = round(duration_ms, 1)
+    return record
+
+
+async def take_turn(
+    ctx: Any, target: ChatTarget, earlier: Sequence[Mapping[str, Any]], sent: list[dict[str, Any]],
+    options: Mapping[str, Any], *, number: int, source: str, base_dir: Path | None = None, test_name: str = "",
+    session: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Send one turn and record it; raises AgentError (the caller decides what a failure means)."""
+    started = time.perf_counter()
+    reply = await exchange(ctx, target, [*history(earlier), *sent], options, base_dir=base_dir,
+                           test_name=test_name, session=session)
+    return turn_record(number, sent, source, reply, duration_ms=(time.perf_counter() - started) * 1000)
+
+
+def remaining(ctx: Any, timeout: float | None, number: int) -> float | None:
+    """Seconds left of the conversation's time (the clock starts at turn 1); None: no limit."""
+    if number == 1:
+        ctx.bus.set(CLOCK, time.monotonic())
+    if not timeout:
+        return None
+    started = ctx.bus.get(CLOCK)
+    elapsed = time.monotonic() - started if isinstance(started, float) else 0.0
+    return timeout - elapsed
+
+
+class ChatTurn(Block):
+    name = "ChatTurn"
+    resolve_config = False
+    config_keys = frozenset({
+        "target", "input", "attachments", "options", "previous", "number", "timeout", "interactive", "base_dir",
+        "test_name", "spec",
+    })
+
+    def _sent(self) -> list[dict[str, Any]]:
+        from ..agents.chat import message_specs
+
+        return message_specs(self.config.get("input", ""), self.config.get("attachments") or [])
+
+    async def process(self, inputs: dict[str, Any], ctx: Any) -> dict[str, Any]:
+        from ..agents.errors import AgentError
+
+        cfg = self.config
+        number = int(cfg.get("number", 1))
+        target: ChatTarget = cfg["target"]
+        earlier = [ctx.bus.get(slot) for slot in cfg.get("previous", [])]
+        if not all(isinstance(t, Mapping) and "error" not in t for t in earlier):
+            raise BlockError("an earlier turn of this conversation did not complete")
+        timeout = cfg.get("timeout")
+        left = remaining(ctx, timeout, number)
+        if left is not None and left <= 0:
+            raise BlockError(f"timeout after {timeout:g}s: the conversation ran out of time before turn {number}")
+        session = await self._session(ctx, target, earlier)
+        try:
+            async with asyncio.timeout(left):
+                turn = await take_turn(
+                    ctx, target, earlier, self._sent(), cfg.get("options") or {}, number=number, source="static",
+                    base_dir=cfg.get("base_dir"), test_name=cfg.get("test_name", ""), session=session,
+                )
+        except TimeoutError:
+            raise BlockError(f"timeout after {timeout:g}s (turn {number}: waiting for the agent)") from None
+        except AgentError as exc:
+            raise BlockError(f"agent error at turn {number}: {exc}") from None
+        interactive = cfg.get("interactive") or {}
+        if interactive.get("enabled") and interactive.get("last"):
+            await self._followups(ctx, target, earlier, turn, interactive, session)
+        return turn
+
+    async def _session(self, ctx: Any, target: ChatTarget, earlier: list[Any]) -> dict[str, Any] | None:
+        """highbar session hooks: opened by turn 1, carried by the later turns."""
+        if target.protocol != "highbar":
+            return None
+        if earlier:
+            return earlier[0].get("session") or {}
+        pool = getattr(ctx.session, "agents", None)
+        if pool is None or target.key is None:
+            return {}
+        from ..agents.errors import AgentError
+
+        try:
+            return await pool.get(target.key).open_session(
+                ctx.execution_id, self.config.get("test_name", ""), self.config.get("spec", "")
+            )
+        except (AgentError, KeyError) as exc:
+            raise BlockError(f"session setup failed: {exc}") from None
+
+    async def _followups(self, ctx: Any, target: ChatTarget, earlier: list[Any], turn: dict[str, Any],
+                         interactive: Mapping[str, Any], session: Any) -> None:
+        """After the last scripted turn, a person answers while the agent awaits input."""
+        from ..agents.chat import user_message
+        from ..agents.errors import AgentError
+        from .interactive import ask_person, terminal_of
+
+        terminal = terminal_of(ctx.session)
+        added: list[dict[str, Any]] = []
+        last = turn
+        while terminal is not None and last.get("awaiting_input") is True:
+            answer = await ask_person(terminal, last, interactive.get("timeout"))
+            if not answer:
+                break
+            try:
+                last = await take_turn(ctx, target, [*earlier, turn, *added], [user_message(answer)],
+                                       self.config.get("options") or {}, number=last["turn"] + 1, source="person",
+                                       base_dir=self.config.get("base_dir"), session=session)
+            except AgentError as exc:
+                raise BlockError(f"agent error at turn {last['turn'] + 1}: {exc}") from None
+            added.append(last)
+        if added:
+            turn["followups"] = added
+
+    def error_output(self, inputs: dict[str, Any], message: str) -> dict[str, Any]:
+        try:
+            sent = self._sent()
+        except Exception:  # noqa: BLE001  the record of a failed turn never fails itself
+            sent = []
+        return turn_record(int(self.config.get("number", 1)), sent, "static", error=message)

@@ -1,0 +1,176 @@
+"""Conversation: a whole static multi-turn conversation with an agent, as one pipeline step.
+
+Config: ``agent`` ``{endpoint, protocol (openai | highbar), headers, model, body, timeout (ms),
+awaitingInputTools, awaitingInputPattern}``, ``turns`` ``[{input, assertions (alias assert),
+options, attachments}]``, ``options`` (every turn's, a turn's own override them), ``timeout``
+("30s", "2m"). Each turn's assertions are checked on its reply; the conversation stops at the
+first turn that fails. Output: ``passed``, ``turns`` (turn records with their ``assertions``),
+``failures`` (``{turn, check, message}``), ``stoppedAt`` (the failing turn or null) and, when it
+failed, ``error`` (so the test fails unless an assertion reads the output).
+
+A validator that fails (unreachable, garbage) makes the test an ERROR; one that is not configured
+skips it (unless a deterministic assertion failed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
+
+from ..checks.specs import (
+    Assertions,
+    AttachmentSpec,
+    Duration,
+    InputSpec,
+    strip_free_keys,
+)
+from .base import Block, BlockError
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _free_keys(cls, data: Any) -> Any:
+        return strip_free_keys(data)
+
+
+class PipelineAgent(_Spec):
+    endpoint: str
+    protocol: str = "openai"
+    headers: dict[str, str] = Field(default_factory=dict)
+    model: str | None = None
+    body: dict[str, Any] = Field(default_factory=dict)
+    timeout: int = Field(default=60000, ge=1)
+    awaitingInputTools: list[str] | None = None
+    awaitingInputPattern: str | None = None
+
+    @model_validator(mode="after")
+    def _protocol(self) -> PipelineAgent:
+        from ..agents.chat import PROTOCOLS
+
+        if self.protocol not in PROTOCOLS:
+            raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {self.protocol!r}")
+        return self
+
+    def target(self) -> Any:
+        from ..agents.chat import target_from_mapping
+
+        return target_from_mapping({
+            "endpoint": self.endpoint, "protocol": self.protocol, "headers": self.headers, "model": self.model,
+            "body": self.body, "timeout": self.timeout, "awaiting_input_tools": self.awaitingInputTools,
+            "awaiting_input_pattern": self.awaitingInputPattern,
+        })
+
+
+class PipelineTurn(_Spec):
+    input: InputSpec
+    assertions: Assertions = Field(default_factory=list, validation_alias=AliasChoices("assertions", "assert"))
+    options: dict[str, Any] = Field(default_factory=dict)
+    attachments: list[AttachmentSpec] = Field(default_factory=list)
+
+
+class ConversationConfig(_Spec):
+    agent: PipelineAgent
+    turns: list[PipelineTurn] = Field(min_length=1)
+    options: dict[str, Any] = Field(default_factory=dict)
+    timeout: Duration | None = None
+
+
+def config_problems(model: type[BaseModel], config: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Pydantic problems of a block config as ``(path, message)`` with a did-you-mean."""
+    from ..formats.validation import problems_from
+
+    try:
+        model.model_validate(dict(config))
+    except ValidationError as exc:
+        found = problems_from(exc, model, lambda loc: None)  # unknown top-level keys: the loader says so
+        return [(p.place, p.message) for p in found if p.place or not p.message.startswith("unknown key")]
+    return []
+
+
+def merged_options(base: Mapping[str, Any], own: Mapping[str, Any]) -> dict[str, Any]:
+    """A turn's options override the case's; ``metadata`` is merged key by key."""
+    out = {**base, **own}
+    if isinstance(base.get("metadata"), Mapping) and isinstance(own.get("metadata"), Mapping):
+        out["metadata"] = {**base["metadata"], **own["metadata"]}
+    return out
+
+
+class Conversation(Block):
+    name = "Conversation"
+    config_keys = frozenset({"agent", "turns", "options", "timeout"})
+    outputs = ("passed", "turns", "failures", "stoppedAt")
+
+    @classmethod
+    def validate_config(cls, config: Mapping[str, Any]) -> list[tuple[str, str]]:
+        return config_problems(ConversationConfig, config)
+
+    async def process(self, inputs: dict[str, Any], ctx: Any) -> dict[str, Any]:
+        from ..agents.chat import message_specs
+        from ..agents.errors import AgentError
+        from ..checks.conversation import check_turn
+        from ..engine.runner import JudgeError, JudgeUnavailable
+        from .chat_turn import take_turn, turn_record
+
+        try:
+            plan = ConversationConfig.model_validate(dict(self.config))
+        except ValidationError as exc:
+            raise BlockError(f"Conversation config: {exc.errors()[0]['msg']}") from None
+        target = plan.agent.target()
+        base_dir = Path(getattr(ctx.session, "rootdir", None) or Path.cwd())
+        turns: list[dict[str, Any]] = []
+        failures: list[dict[str, Any]] = []
+        errors: list[str] = []
+        skipped: list[str] = []
+        stopped: int | None = None
+        try:
+            async with asyncio.timeout(plan.timeout):
+                for number, spec in enumerate(plan.turns, 1):
+                    sent = message_specs(spec.input, spec.attachments)
+                    try:
+                        turn = await take_turn(ctx, target, turns, sent, merged_options(plan.options, spec.options),
+                                               number=number, source="static", base_dir=base_dir)
+                    except AgentError as exc:
+                        turns.append(turn_record(number, sent, "static", error=f"agent error: {exc}"))
+                        failures.append({"turn": number, "check": "agent", "message": f"agent error: {exc}"})
+                        stopped = number
+                        break
+                    results = await check_turn(spec.assertions, turn, session=ctx.session, earlier=turns,
+                                               repeat=getattr(ctx, "repeat", 0), base_dir=base_dir)
+                    turn["assertions"] = [r.record() for r in results]
+                    turns.append(turn)
+                    errors += [f"turn {number}: {r.error}" for r in results if r.error and r.spec.type == "agent"]
+                    skipped += [r.skipped for r in results if r.skipped]
+                    bad = [(r.spec.describe(), r.outcome.message if r.outcome else str(r.error)) for r in results
+                           if (r.outcome is not None and not r.outcome.passed) or (r.error and r.spec.type != "agent")]
+                    failures += [{"turn": number, "check": check, "message": message} for check, message in bad]
+                    if bad or errors:
+                        stopped = number
+                        break
+        except TimeoutError:
+            stopped = len(turns) + 1
+            failures.append({"turn": stopped, "check": "timeout", "message": f"timeout after {plan.timeout:g}s"})
+        output = {"passed": not failures and not errors, "turns": turns, "failures": failures, "stoppedAt": stopped}
+        if failures:  # a failing conversation fails the test unless an assertion reads this output
+            first = failures[0]
+            output["error"] = f"turn {first['turn']}: {first['check']}: {first['message']}"
+        if errors and not failures:
+            error = JudgeError("; ".join(errors))
+            error.output = output  # type: ignore[attr-defined]
+            raise error
+        if skipped and not failures:
+            raise JudgeUnavailable("; ".join(dict.fromkeys(skipped)))
+        return output

@@ -1,0 +1,343 @@
+"""What a conversation check is, as users write it: assertions, checkpoints, simulator, attachments.
+
+Pydantic models shared by the Yao format (``formats/yao``) and the conversation blocks' config
+validation. Key names follow the Yao V2 design; the names Yao later shipped are accepted as
+aliases (``assert`` for ``assertion(s)``, ``value`` for ``pattern``/``name``, an ``agents:`` or
+``scripts:`` prefix on ``use``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
+
+from ..errors import clip, did_you_mean
+
+ASSERTION_TYPES = (
+    "equals", "contains", "not_contains", "regex", "json_path", "type", "tool_called", "tool_result", "script", "agent",
+)
+VALUE_TYPES = ("string", "number", "integer", "boolean", "object", "array", "null")
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
+
+
+def parse_duration(value: Any) -> Any:
+    """``"30s"``, ``"2m"``, ``"1m30s"``, ``"500ms"``, ``"1h"`` or a number of seconds -> seconds."""
+    if isinstance(value, bool):
+        raise ValueError(f"must be a duration like '30s' or '2m', got {value!r}")
+    if isinstance(value, (int, float)):
+        if value <= 0:
+            raise ValueError(f"must be a positive duration, got {value!r}")
+        return float(value)
+    if not isinstance(value, str):
+        return value
+    text = value.strip().replace(" ", "")
+    parts = _DURATION.findall(text)
+    if not text or "".join(n + u for n, u in parts) != text:
+        raise ValueError(f"must be a duration like '30s', '2m' or '1m30s', got {clip(repr(value))}")
+    scale = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+    seconds = sum(float(n) * scale[u] for n, u in parts)
+    if seconds <= 0:
+        raise ValueError(f"must be a positive duration, got {clip(repr(value))}")
+    return seconds
+
+
+Duration = Annotated[float, BeforeValidator(parse_duration)]
+
+
+def strip_free_keys(data: Any) -> Any:
+    """Drop keys users may add anywhere: ``x-`` extensions and ``$schema``."""
+    if isinstance(data, dict):
+        return {k: v for k, v in data.items() if not (isinstance(k, str) and (k.startswith("x-") or k == "$schema"))}
+    return data
+
+
+def strip_prefix(use: str | None, prefix: str) -> str | None:
+    """``agents:workers.validator`` -> ``workers.validator`` (Yao's prefixes are accepted and dropped)."""
+    if use is None:
+        return None
+    return use.removeprefix(prefix)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True, frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _free_keys(cls, data: Any) -> Any:
+        return strip_free_keys(data)
+
+
+class AgentOptions(_Strict):
+    """Options of a helper agent (validator, simulator): Yao's ``context.Options`` subset."""
+
+    connector: str | None = None
+    model: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    skip: dict[str, Any] | None = None
+
+
+def _both(data: Any, names: tuple[str, str]) -> None:
+    if isinstance(data, dict) and all(n in data for n in names):
+        raise ValueError(f"give '{names[0]}' or its alias '{names[1]}', not both")
+
+
+class AssertionSpec(_Strict):
+    """One assertion on an agent reply (text plus tool calls)."""
+
+    type: str
+    value: Any = None
+    pattern: str | None = None
+    name: str | list[str] | dict[str, Any] | None = None
+    path: str | None = None
+    tool: str | None = None
+    result: Any = None
+    use: str | None = None
+    script: str | None = None
+    options: AgentOptions | None = None
+    criteria: str | list[str] | None = None
+    threshold: float | None = Field(default=None, ge=0.0, le=1.0)
+    negate: bool = False
+    message: str | None = None
+
+    @field_validator("type")
+    @classmethod
+    def _known_type(cls, value: str) -> str:
+        if value not in ASSERTION_TYPES:
+            raise ValueError(
+                f"unknown assertion type '{clip(value)}'{did_you_mean(value, ASSERTION_TYPES)} "
+                f"(types: {', '.join(ASSERTION_TYPES)})"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _complete(self) -> AssertionSpec:
+        problem = _type_problem(self)
+        if problem:
+            raise ValueError(problem)
+        return self
+
+    def given(self, name: str) -> bool:
+        return name in self.model_fields_set
+
+    @property
+    def operand(self) -> Any:
+        """What the assertion compares with: ``pattern``/``name`` or their alias ``value``."""
+        if self.type == "regex":
+            return self.pattern if self.pattern is not None else self.value
+        if self.type == "tool_called":
+            return self.name if self.name is not None else self.value
+        if self.type == "tool_result":
+            if self.tool is not None:
+                return {"tool": self.tool, "result": self.result}
+            return self.value
+        return self.value
+
+    @property
+    def callable_ref(self) -> str:
+        """``module:function`` of a script assertion."""
+        return strip_prefix(self.use or self.script, "scripts:") or ""
+
+    @property
+    def validator_use(self) -> str | None:
+        """The model or LLM role an agent assertion names (``agents:`` stripped)."""
+        model = self.options.model or self.options.connector if self.options else None
+        return strip_prefix(self.use, "agents:") or model
+
+    @property
+    def validator_criteria(self) -> str:
+        metadata = self.options.metadata if self.options else {}
+        found = self.criteria or metadata.get("criteria") or self.value
+        if isinstance(found, list):
+            return "\n".join(f"- {item}" for item in found)
+        return str(found or "")
+
+    @property
+    def validator_threshold(self) -> float | None:
+        if self.threshold is not None:
+            return self.threshold
+        metadata = self.options.metadata if self.options else {}
+        found = metadata.get("threshold")
+        return float(found) if isinstance(found, (int, float)) and not isinstance(found, bool) else None
+
+    @property
+    def validator_metadata(self) -> dict[str, Any]:
+        metadata = dict(self.options.metadata) if self.options else {}
+        for key in ("criteria", "threshold"):
+            metadata.pop(key, None)
+        return metadata
+
+    def describe(self) -> str:
+        prefix = "not " if self.negate else ""
+        operand = self.operand
+        if self.type == "regex":
+            text = f"regex /{operand}/"
+        elif self.type == "json_path":
+            text = f"json_path {self.path}" + (f" == {_short(self.value)}" if self.given("value") else "")
+        elif self.type == "type":
+            text = f"type {self.value}" + (f" at {self.path}" if self.path else "")
+        elif self.type == "script":
+            text = f"script {self.callable_ref}"
+        elif self.type == "agent":
+            text = f"agent: {clip(self.validator_criteria, 60)}"
+        elif self.type == "tool_result":
+            text = f"tool_result {_short(operand)}"
+        else:
+            text = f"{self.type} {_short(operand)}" + (f" at {self.path}" if self.path else "")
+        return prefix + text
+
+
+def _short(value: Any) -> str:
+    return clip(repr(value), 60)
+
+
+def _type_problem(spec: AssertionSpec) -> str | None:
+    kind = spec.type
+    operand = spec.operand
+    if kind == "regex":
+        if not isinstance(operand, str):
+            return "a regex assertion needs 'pattern' (or 'value'): a regular expression string"
+        try:
+            re.compile(operand)
+        except (re.error, OverflowError, RecursionError) as exc:
+            return f"invalid regular expression {clip(repr(operand))}: {exc}"
+    elif kind in ("equals", "contains", "not_contains") and not spec.given("value"):
+        return f"a {kind} assertion needs 'value'"
+    elif kind == "json_path" and not spec.path:
+        return "a json_path assertion needs 'path' (like '$.status')"
+    elif kind == "type":
+        if spec.value not in VALUE_TYPES:
+            got = clip(repr(spec.value))
+            return f"a type assertion's 'value' must be one of {', '.join(VALUE_TYPES)}, got {got}{did_you_mean(str(spec.value), VALUE_TYPES)}"
+    elif kind == "tool_called":
+        if operand is None or operand == "" or operand == []:
+            return "a tool_called assertion needs 'name' (or 'value'): a tool name, a list of names or {name, arguments}"
+        if isinstance(operand, list) and not all(isinstance(n, str) and n for n in operand):
+            return "a tool_called list must hold tool names"
+        if isinstance(operand, dict) and not isinstance(operand.get("name"), str):
+            return "a tool_called object needs 'name' (a tool name) and may have 'arguments'"
+        if not isinstance(operand, (str, list, dict)):
+            return f"a tool_called name must be a string, a list or an object, got {clip(repr(operand))}"
+    elif kind == "tool_result":
+        if not isinstance(operand, dict) or not isinstance(operand.get("tool"), str) or not operand.get("tool"):
+            return "a tool_result assertion needs 'tool' (the tool's name) and may have 'result' (or value: {tool, result})"
+    elif kind == "script":
+        ref = spec.callable_ref
+        module, sep, function = ref.partition(":")
+        if not sep or not module or not function.isidentifier():
+            return f"a script assertion needs 'use' as 'module:function' (a Python callable), got {clip(repr(ref))}"
+    elif kind == "agent" and not spec.validator_criteria.strip():
+        return "an agent assertion needs criteria: 'criteria', 'value' or options.metadata.criteria"
+    return None
+
+
+def _listify(data: Any) -> Any:
+    return [data] if isinstance(data, dict) else data
+
+
+Assertions = Annotated[list[AssertionSpec], BeforeValidator(_listify)]
+"""One assertion object or a list of them."""
+
+
+class CheckpointSpec(_Strict):
+    """A dynamic-mode checkpoint: reached when its assertion holds on an agent reply."""
+
+    id: str
+    description: str | None = None
+    assertion: Assertions = Field(validation_alias=AliasChoices("assertion", "assert", "assertions"))
+    after: list[str] = Field(default_factory=list)
+    required: bool = True
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_alias(cls, data: Any) -> Any:
+        present = [k for k in ("assertion", "assert", "assertions") if isinstance(data, dict) and k in data]
+        if len(present) > 1:
+            raise ValueError(f"give one of {', '.join(present)} (they are the same key)")
+        return data
+
+    @field_validator("id")
+    @classmethod
+    def _id_ok(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty")
+        return value
+
+    @field_validator("assertion")
+    @classmethod
+    def _not_empty(cls, value: list[AssertionSpec]) -> list[AssertionSpec]:
+        if not value:
+            raise ValueError("a checkpoint needs at least one assertion")
+        return value
+
+
+class SimulatorSpec(_Strict):
+    """The simulated user: ``use`` (a model or an LLM role; default the simulator role) and
+    ``options.metadata`` with ``persona`` and ``goal``."""
+
+    use: str | None = None
+    options: AgentOptions | None = None
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return dict(self.options.metadata) if self.options else {}
+
+    @property
+    def model_use(self) -> str | None:
+        model = (self.options.model or self.options.connector) if self.options else None
+        return strip_prefix(self.use, "agents:") or model
+
+
+class AttachmentSpec(_Strict):
+    """A file sent with a user message: ``source`` is ``file://path``, a plain path, an
+    ``http(s)://`` URL or a ``data:`` URL; ``type`` image, audio, file or text."""
+
+    type: str = "file"
+    source: str = Field(validation_alias=AliasChoices("source", "url", "path"))
+    name: str | None = None
+    mime: str | None = Field(default=None, validation_alias=AliasChoices("mime", "content_type"))
+
+    @field_validator("type")
+    @classmethod
+    def _kind(cls, value: str) -> str:
+        kinds = ("image", "audio", "file", "text")
+        if value not in kinds:
+            raise ValueError(f"must be one of {', '.join(kinds)}, got {clip(repr(value))}{did_you_mean(value, kinds)}")
+        return value
+
+
+class MessageSpec(BaseModel):
+    """A chat message as OpenAI-style agents take it (other keys pass through)."""
+
+    model_config = ConfigDict(extra="allow", strict=True, frozen=True)
+
+    role: str
+    content: str | list[Any] | None = None
+
+    @field_validator("role")
+    @classmethod
+    def _role(cls, value: str) -> str:
+        roles = ("user", "assistant", "system", "tool", "developer")
+        if value not in roles:
+            raise ValueError(f"must be one of {', '.join(roles)}, got {clip(repr(value))}{did_you_mean(value, roles)}")
+        return value
+
+
+InputSpec = str | MessageSpec | list[MessageSpec]
+"""A user message: text, one message object, or a list of messages (the history so far)."""
+
+
+class InteractiveSpec(_Strict):
+    """``interactive: {enabled, timeout}``: a person at the terminal answers when the agent awaits input."""
+
+    enabled: bool = False
+    timeout: Duration = 300.0

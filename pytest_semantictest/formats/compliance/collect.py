@@ -1,0 +1,49 @@
+"""The collection entry point for compliance Markdown files (see ``formats/detect.py``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ...errors import Problem, SpecError
+from ...model import Suite
+from .compile import Settings, compile_document
+from .parse import parse_file
+
+
+def settings_from(ctx: Any) -> tuple[Settings, list[Problem]]:
+    """Options and ini keys first, then the environment (``COMPLIANCE_*``, ``BASE_URL``, ``API_KEY``)."""
+    env = ctx.env
+    values: dict[str, str] = {}
+    problems: list[Problem] = []
+    for raw in ctx.option("compliance-value") or []:
+        name, sep, value = str(raw).partition("=")
+        if not sep or not name.strip():
+            problems.append(Problem("--semantictest-compliance-value",
+                                    f"{str(raw)[:40]!r} must look like name=value (valid_jwt_token=eyJ...)"))
+            continue
+        values[name.strip().strip("{}")] = value.strip()
+    settings = Settings(
+        base_url=ctx.option("compliance-base-url") or env.get("COMPLIANCE_BASE_URL") or env.get("BASE_URL") or None,
+        api_key=ctx.option("compliance-api-key") or env.get("COMPLIANCE_API_KEY") or env.get("API_KEY") or None,
+        values=values,
+        env=env,
+        strict_only=bool(ctx.option("compliance-strict-only")),
+        server=ctx.option("compliance-server") or None,
+        cwd=ctx.invocation_dir,
+        log_dir=ctx.rootdir / ctx.option("agent-logs"),
+    )
+    return settings, problems
+
+
+def load_file(path: Path, settings: Settings, problems: list[Problem] | None = None) -> Suite:
+    """Parse and compile one compliance file; raises SpecError naming every problem."""
+    if problems:
+        raise SpecError(str(path), problems)
+    return compile_document(parse_file(path), settings)
+
+
+def make_loader(ctx: Any) -> Callable[[Path], Suite]:
+    settings, problems = settings_from(ctx)
+    return lambda path: load_file(path, settings, problems)

@@ -1,0 +1,144 @@
+"""A parsed compliance document compiled to the internal model (nothing here runs anything).
+
+Every case becomes: a ``MockData`` step showing the chosen variables (when it has any), a
+``ChatRequest`` step (output ``response``) and a ``ChatResponse`` step (output ``observed``),
+then checks: the response arrived and ``**Expected:**`` holds, the strict checks, the flow's
+handoff steps, and the natural-language assertions (one judge call).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ...errors import Problem, SpecError
+from ...model import AgentRequirement, Case, Step, Suite
+from .judged import JudgedAssertions
+from .models import DEFAULT_BASE_URL, SUPPORTED_TRANSPORTS, Document, Setup, TestCase
+from .prose import condition_skip, flow_check
+from .request import build_request
+from .strict import ResponseCheck
+from .strict_yaml import compile_strict
+
+FORMAT = "compliance"
+
+
+@dataclass
+class Settings:
+    """Where requests go and what fills placeholders (options, ini keys, environment)."""
+
+    base_url: str | None = None
+    """Given explicitly (option, ini key, ``COMPLIANCE_BASE_URL``/``BASE_URL``); else the setup's
+    ``### Environment`` default, else http://localhost:8765."""
+    api_key: str | None = None
+    values: dict[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = field(default_factory=dict)
+    strict_only: bool = False
+    server: str | None = None
+    """A command that starts the server (the agent lifecycle starts it once, stops it at the end)."""
+    cwd: Path = field(default_factory=Path.cwd)
+    log_dir: Path = Path(".semantictest/logs")
+
+
+def base_url(setup: Setup, settings: Settings) -> str:
+    declared = setup.environment.get("BASE_URL")
+    return settings.base_url or (declared.default if declared and declared.default else None) or DEFAULT_BASE_URL
+
+
+def compile_document(doc: Document, settings: Settings) -> Suite:
+    """The Suite for ``doc``; raises SpecError naming every problem (placeholders, strict keys)."""
+    setup = doc.setup.model_copy(update={"base_url": base_url(doc.setup, settings)})
+    front = doc.front
+    file_skip = None
+    if front.transport not in SUPPORTED_TRANSPORTS:
+        file_skip = f"transport '{front.transport}' not supported yet"
+    elif front.skip_reason:
+        file_skip = f"skip_reason: {front.skip_reason}"
+    problems: list[Problem] = []
+    cases: list[Case] = []
+    used: dict[str, int] = {}
+    for tc in doc.cases:
+        node = tc.label.replace("::", ":").strip()
+        used[node] = used.get(node, 0) + 1
+        node = node if used[node] == 1 else f"{node} [{used[node]}]"
+        cases.append(_case(tc, node, doc, setup, settings, file_skip, problems))
+    if problems:
+        raise SpecError(doc.path, sorted(problems, key=lambda p: p.line or 0))
+    agents = [_server(setup.base_url, settings)] if settings.server else []
+    return Suite(front.name, Path(doc.path), FORMAT, cases, agents=agents,
+                 meta={"document": doc.model_copy(update={"setup": setup}), "setup": setup})
+
+
+def _case(tc: TestCase, node: str, doc: Document, setup: Setup, settings: Settings, file_skip: str | None,
+          problems: list[Problem]) -> Case:
+    where = f"case {tc.number}" if tc.number is not None else f"case '{tc.title}'"
+    markers = [_marker(tag) for tag in doc.front.tags]
+    case = Case(id=node, name=node, steps=[], checks=[], line=tc.line, markers=markers,
+                timeout_s=doc.front.timeout, place=where, meta={"case": tc})
+    if file_skip and doc.front.transport not in SUPPORTED_TRANSPORTS:
+        case.skip = file_skip  # its requests are not HTTP: nothing more to read
+        return case
+    skip = file_skip or (condition_skip(tc.condition, setup) if tc.condition else None)
+    built, found = build_request(
+        tc, setup, base_url=setup.base_url, api_key=settings.api_key, timeout_ms=int(doc.front.timeout * 1000),
+        values=settings.values, env=settings.env, where=where, seed=f"{doc.front.name}::{node}",
+        need_values=skip is None,  # a skipped case needs no token to run, only to be well written
+    )
+    problems.extend(found)
+    checks: list[Any] = [ResponseCheck(tc.expected, tc.line)]
+    if tc.strict is not None:
+        strict, found = compile_strict(tc.strict, where)
+        problems.extend(found)
+        checks.extend(strict)
+    agents = (list(tc.setup.agents) if tc.setup else []) + list(setup.agents)  # the setup's spelling wins
+    flow = flow_check(tc.flow, agents)
+    if flow is not None:
+        checks.append(flow)
+    deterministic = len(checks) - 1 + (tc.expected is not None)
+    if tc.assertions and not settings.strict_only:
+        checks.append(JudgedAssertions(tc.assertions, _judge_context(tc, setup), tc.assertions[0].line, deterministic))
+    case.checks = checks
+    case.meta["variables"] = built.variables
+    case.skip = skip or built.skip
+    if case.skip is None and settings.strict_only and not deterministic:
+        case.skip = "strict-only: the case has no strict checks (only natural-language assertions)"
+    if built.config is not None:
+        if built.variables:
+            case.steps.append(Step("MockData", "variables", None, {"data": built.variables}, "variables", tc.line, where))
+        line = tc.request.line if tc.request else tc.input.line if tc.input else tc.line
+        case.steps.append(Step("ChatRequest", "request", None, built.config, "response", line, where))
+        case.steps.append(Step("ChatResponse", "observe", None, {"from": "response"}, "observed", line, where))
+    return case
+
+
+def _marker(tag: str) -> str:
+    return tag if re.fullmatch(r"[A-Za-z_][\w-]*", tag) else re.sub(r"\W", "_", tag) or "_"
+
+
+def _judge_context(tc: TestCase, setup: Setup) -> dict[str, Any]:
+    agents = "; ".join(
+        f"{a.name}" + (f" (instructions: {a.instructions})" if a.instructions else "")
+        + (f" tools {a.tools}" if a.tools else "") + (f" handoffs {a.handoffs}" if a.handoffs else "")
+        for a in setup.agents
+    )
+    return {
+        "case": tc.label,
+        "description": tc.description,
+        "agents": agents,
+        "case setup": tc.setup.text if tc.setup else "",
+        "flow": " / ".join(step.text for step in tc.flow),
+        "behaviour": tc.behavior or "",
+        "expected": tc.expected or "",
+    }
+
+
+def _server(url: str, settings: Settings) -> AgentRequirement:
+    from ...agents.config import AgentConfig
+    from ...agents.shared import agent_key
+
+    config = AgentConfig(endpoint=url, start=settings.server, settle_time_ms=0, cwd=settings.cwd,
+                         log_dir=settings.log_dir, name="compliance-server")
+    return AgentRequirement(agent_key(config), config, observe=False, calls_from="reply")

@@ -1,0 +1,162 @@
+"""``**Assertions:**`` bullets judged by the LLM judge: one call per case, a verdict and a reason
+per bullet, structured output validated with pydantic, answers kept in the replay cache.
+
+Without a configured judge the bullets are not evaluated (the case is skipped unless a strict
+check failed; an error under ``--semantictest-require-judge``). A judge that cannot answer
+(unreachable, refusal, unusable output, replay miss) makes the case an ERROR, never a verdict.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from ...errors import clip
+from ...model import CheckResult, Failure
+from .models import Bullet
+
+TEMPLATE = "compliance-judge-1"
+SCHEMA_NAME = "compliance_assertions"
+BODY_LIMIT = 6000
+NOT_CONFIGURED = "LLM judge not configured"
+
+SYSTEM = """You check an AI agent server's HTTP response against assertions written in plain language.
+Judge every numbered assertion only by the test case, the request and the response shown to you.
+An assertion holds when the response shows it holds; when the response gives no evidence either
+way (for example about the server's internals), it does not hold: say that it cannot be verified.
+Assertions that allow alternatives ("may", "either ... or") hold when any alternative is shown.
+Answer with a JSON object matching the response schema: for each assertion number, "passed"
+(true or false) and "reason" (one sentence citing what in the response decides it)."""
+
+
+class BulletVerdict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    passed: bool
+    reason: str
+
+
+class Verdicts(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    assertions: dict[str, BulletVerdict]
+
+
+def verdict_schema(count: int) -> dict[str, Any]:
+    one = _object({"passed": {"type": "boolean"}, "reason": {"type": "string"}})
+    return {"name": SCHEMA_NAME, "schema": _object({"assertions": _object({str(n): one for n in range(1, count + 1)})})}
+
+
+def _object(properties: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
+
+
+def parse_verdicts(text: str, count: int) -> Verdicts:
+    """The model's answer, validated; ValueError (the client asks once more) when unusable."""
+    try:
+        verdicts = Verdicts.model_validate_json(text)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'answer'}: {e['msg']}" for e in exc.errors()[:5])
+        raise ValueError(f"not a valid answer ({problems})") from None
+    wanted = {str(n) for n in range(1, count + 1)}
+    if set(verdicts.assertions) != wanted:
+        raise ValueError(f"assertions must answer exactly {sorted(wanted, key=int)}, got {sorted(verdicts.assertions)}")
+    return verdicts
+
+
+@dataclass
+class JudgedAssertions:
+    """The case's natural-language assertions as one check."""
+
+    bullets: list[Bullet]
+    case: dict[str, Any] = field(default_factory=dict)
+    """What the judge is told about the case: label, description, setup, flow, behaviour."""
+    line: int | None = None
+    strict: int = 0
+    """How many deterministic checks the case has (named in the skip reason when they passed)."""
+
+    @property
+    def reads(self) -> frozenset[str]:
+        return frozenset({"observed", "response"})
+
+    def describe(self) -> str:
+        return f"{len(self.bullets)} natural-language assertion(s)"
+
+    async def evaluate(self, bus: Any, ctx: Any) -> CheckResult:
+        from ...llm.errors import REQUIRE_JUDGE_MESSAGE, LLMError
+
+        if getattr(ctx, "judge", None) is None or getattr(ctx, "llm", None) is None:
+            if getattr(getattr(ctx, "settings", None), "require_judge", False):
+                return CheckResult(error=REQUIRE_JUDGE_MESSAGE)
+            passed = f"{self.strict} strict check(s) passed; " if self.strict else ""
+            return CheckResult(skipped=f"{passed}{len(self.bullets)} natural-language assertion(s) not evaluated: "
+                                       f"{NOT_CONFIGURED}")
+        observed = bus.get("observed")
+        if not isinstance(observed, dict) or not observed.get("ok"):
+            return CheckResult(skipped="natural-language assertions not evaluated: no response")
+        count = len(self.bullets)
+        try:
+            completion = await ctx.llm.complete(
+                "judge", self.messages(bus.get("response.request"), observed), schema=verdict_schema(count),
+                parse=lambda text: parse_verdicts(text, count), template=TEMPLATE,
+            )
+        except LLMError as exc:
+            return CheckResult(error=f"LLM judge error (assertions, line {self.line}): {exc}")
+        return CheckResult(self.failures(completion.parsed, completion.model))
+
+    def failures(self, verdicts: Verdicts, model: str) -> list[Failure]:
+        results = [(n, bullet, verdicts.assertions[str(n)]) for n, bullet in enumerate(self.bullets, 1)]
+        held = [f"{n}. {clip(b.text, 60)}" for n, b, v in results if v.passed]
+        out = []
+        for n, bullet, verdict in results:
+            if verdict.passed:
+                continue
+            details: dict[str, Any] = {"judge": f"not met ({model}): {verdict.reason}"}
+            if not out and held:
+                details["held"] = "; ".join(held)
+            out.append(Failure(f"assertion {n}", bullet.text, line=bullet.line, details=details))
+        return out
+
+    def messages(self, request: Any, observed: dict[str, Any]) -> list[dict[str, str]]:
+        from ...report.redact import Redactor
+
+        redact = Redactor().data
+        parts = ["## Test case\n" + "\n".join(f"{k}: {v}" for k, v in self.case.items() if v)]
+        if isinstance(request, dict):
+            lines = [f"{request.get('method', '')} {request.get('url', '')}".strip()]
+            lines += [f"{k}: {v}" for k, v in (redact(request.get("headers")) or {}).items()]
+            if request.get("body") is not None:
+                lines.append("\n" + _text(request.get("body")))
+            parts.append("## Request\n" + "\n".join(lines))
+        parts.append("## Response\n" + _response(observed))
+        listed = "\n".join(f"{n}. {b.text}" for n, b in enumerate(self.bullets, 1))
+        parts.append("## Assertions\n" + listed)
+        return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
+
+
+def _text(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    return text if len(text) <= BODY_LIMIT else text[:BODY_LIMIT] + f"\n... ({len(text) - BODY_LIMIT} more characters)"
+
+
+def _response(observed: dict[str, Any]) -> str:
+    lines = [f"status: {observed.get('status')}", f"content-type: {observed.get('content_type') or '(none)'}"]
+    headers = {k: v for k, v in (observed.get("headers") or {}).items() if k.startswith(("www-", "x-")) or k == "location"}
+    lines += [f"{k}: {v}" for k, v in headers.items()]
+    if observed.get("stream"):
+        lines.append(f"a Server-Sent Events stream of {len(observed.get('chunks') or [])} JSON chunk(s); "
+                     f"final event: {observed.get('final_event')!r}")
+        lines.append("concatenated content: " + json.dumps(observed.get("content"), ensure_ascii=False))
+        if observed.get("tool_calls"):
+            lines.append("tool calls: " + _text(observed["tool_calls"]))
+        lines.append("chunks:\n" + _text(observed.get("chunks")))
+    elif observed.get("is_json"):
+        lines.append("body:\n" + _text(observed.get("json")))
+    else:
+        lines.append("body (not JSON): " + _text(observed.get("text", "")))
+    if observed.get("events") and not observed.get("is_json"):
+        lines.append("events:\n" + _text(observed["events"]))
+    return "\n".join(lines)

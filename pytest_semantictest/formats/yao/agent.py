@@ -1,0 +1,121 @@
+"""Which agent a Yao file's cases talk to: a sidecar ``<name>.agent.yaml``, else the options.
+
+The sidecar (most specific) wins; otherwise ``--semantictest-agent-endpoint`` (also ``-start``,
+``-health``) and ``--semantictest-agent-protocol`` or their ini keys. No agent at all is not a
+spec error: every case of the file is skipped with that reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ...agents.chat import DEFAULT_AWAITING_TOOLS, ChatTarget
+from ...agents.config import AgentConfig
+from ...agents.errors import AgentConfigError
+from ...errors import Problem, SpecError
+from ...model import AgentRequirement
+from .models import AgentFileSpec
+
+SIDECAR_SUFFIX = ".agent.yaml"
+NO_AGENT = ("no agent to test: set --semantictest-agent-endpoint (or ini semantictest_agent_endpoint), "
+            "or write {sidecar} next to the file")
+
+
+@dataclass
+class AgentChoice:
+    """The target and what the suite must acquire, or why there is no agent."""
+
+    target: ChatTarget | None
+    requirement: AgentRequirement | None
+    missing: str | None = None
+
+
+def sidecar_path(path: Path) -> Path:
+    """``flows_test.jsonl`` -> ``flows_test.agent.yaml``."""
+    return path.with_name(path.name[: -len(path.suffix)] + SIDECAR_SUFFIX if path.suffix else path.name + SIDECAR_SUFFIX)
+
+
+def choose_agent(path: Path, ctx: Any) -> AgentChoice:
+    """The agent for the cases of ``path``; raises SpecError for a broken sidecar."""
+    sidecar = sidecar_path(path)
+    if sidecar.is_file():
+        spec = read_sidecar(sidecar)
+        return build(spec.model_dump(exclude_none=True), sidecar.parent, ctx, sidecar, spec)
+    endpoint = ctx.option("agent-endpoint")
+    if not endpoint:
+        return AgentChoice(None, None, NO_AGENT.format(sidecar=sidecar.name))
+    raw: dict[str, Any] = {"endpoint": endpoint, "protocol": ctx.option("agent-protocol") or "openai"}
+    for name in ("start", "health"):
+        if ctx.option(f"agent-{name}"):
+            raw[name] = ctx.option(f"agent-{name}")
+    try:
+        spec = AgentFileSpec.model_validate(raw)
+    except ValidationError as exc:
+        raise SpecError(str(path), [Problem("", f"agent options: {exc.errors()[0]['msg']}")]) from None
+    return build(raw, ctx.invocation_dir, ctx, path, spec)
+
+
+def read_sidecar(sidecar: Path) -> AgentFileSpec:
+    from ..validation import problems_from
+    from ..yamlsource import YamlError, load_yaml
+
+    try:
+        source = load_yaml(sidecar.read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecError(str(sidecar), [Problem("", f"cannot read: {exc}")]) from None
+    except YamlError as exc:
+        raise SpecError(str(sidecar), [Problem(exc.place, str(exc), exc.line)]) from None
+    problems = list(source.problems)
+    if not isinstance(source.data, dict):
+        raise SpecError(str(sidecar), [Problem("", "must be a mapping with at least 'endpoint'", 1)])
+    try:
+        spec = AgentFileSpec.model_validate(source.data)
+    except ValidationError as exc:
+        raise SpecError(str(sidecar), problems + problems_from(exc, AgentFileSpec, source.line)) from None
+    if problems:
+        raise SpecError(str(sidecar), problems)
+    return spec
+
+
+def _highbar_mapping(raw: Mapping[str, Any]) -> dict[str, Any]:
+    keys = ("endpoint", "start", "health", "startup_timeout", "timeout", "settle_time", "response", "traces",
+            "session", "correlate")
+    mapping = {k: raw[k] for k in keys if raw.get(k) is not None}
+    request = dict(raw.get("request") or {})
+    if raw.get("headers"):
+        request["headers"] = {**(request.get("headers") or {}), **raw["headers"]}
+    if request:
+        mapping["request"] = request
+    return mapping
+
+
+def build(raw: Mapping[str, Any], cwd: Path, ctx: Any, where: Path, spec: AgentFileSpec) -> AgentChoice:
+    from ...agents.shared import agent_key
+
+    mapping = _highbar_mapping(raw)
+    if spec.protocol == "openai":
+        mapping["settle_time"] = 0
+        mapping.pop("response", None)
+    mapping.setdefault("settle_time", 0)
+    logs = ctx.rootdir / (ctx.option("agent-logs") or ".semantictest/logs")
+    try:
+        config = AgentConfig.from_highbar(mapping, cwd=cwd, environ=ctx.env, log_dir=logs,
+                                          name=where.name.split(".")[0])
+    except AgentConfigError as exc:
+        raise SpecError(str(where), [Problem("", str(exc))]) from None
+    calls_from = spec.calls_from or ("reply" if spec.protocol == "openai" or not spec.traces and not spec.start
+                                     else "traces")
+    waiting = spec.awaiting_input
+    tools = tuple(waiting.tools) if waiting and waiting.tools is not None else tuple(
+        ctx.option("awaiting-input-tools") or DEFAULT_AWAITING_TOOLS)
+    pattern = waiting.pattern if waiting and waiting.pattern else ctx.option("awaiting-input-pattern")
+    key = agent_key(config)
+    target = ChatTarget(config, spec.protocol, key, spec.model, dict(spec.body), tools, pattern,
+                        spec.description, tuple(spec.tools))
+    observe = spec.protocol == "highbar" and calls_from == "traces"
+    return AgentChoice(target, AgentRequirement(key, config, observe, calls_from))

@@ -1,0 +1,209 @@
+"""Compile a Yao test file (``*.jsonl``) to the internal model (nothing here runs anything).
+
+A static case becomes one ``ChatTurn`` step a turn, its assertions the step's gate checks (a
+failing turn ends the conversation); case-level assertions (or ``expected``) with ``turns`` are
+checked on the last reply. A dynamic case becomes one ``SimulatedConversation`` step and a check
+of its outcome.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ...checks.conversation import ConversationOutcome, TurnCompleted, turn_assertion
+from ...checks.specs import AssertionSpec
+from ...errors import Problem, SpecError
+from ...model import Case, CheckResult, Failure, Step, Suite
+from ..validation import problems_from
+from .agent import AgentChoice, choose_agent
+from .models import DEFAULT_DYNAMIC_TIMEOUT_S, DEFAULT_MAX_TURNS, CaseSpec
+from .reader import Line, read_lines
+
+FORMAT = "yao"
+
+
+class _Fails:
+    """A case that cannot run as asked (an interactive case without a person): it fails."""
+
+    line: int | None = None
+
+    def __init__(self, message: str, line: int | None) -> None:
+        self.message, self.line = message, line
+
+    @property
+    def reads(self) -> frozenset[str]:
+        return frozenset()
+
+    def describe(self) -> str:
+        return "interactive input"
+
+    async def evaluate(self, bus: Any, ctx: Any) -> CheckResult:
+        return self.evaluate_sync(bus)
+
+    def evaluate_sync(self, bus: Any) -> CheckResult:
+        return CheckResult(failures=[Failure("interactive", self.message, line=self.line)])
+
+
+class Settings:
+    """What compiling needs from the session: options and the terminal's availability."""
+
+    def __init__(self, ctx: Any) -> None:
+        self.interactive = bool(ctx.option("interactive"))
+        self.on_missing = ctx.option("on-missing-input") or "skip"
+        self._terminal: str | None | bool = False
+        self.env = ctx.env
+
+    def no_terminal(self) -> str | None:
+        if self._terminal is False:
+            from ...blocks.interactive import unavailable_reason
+
+            self._terminal = unavailable_reason(self.env)
+        return self._terminal  # type: ignore[return-value]
+
+
+def parse_cases(path: Path) -> list[tuple[Line, CaseSpec]]:
+    """Every case of the file, validated; raises SpecError naming every bad line and field."""
+    lines, problems = read_lines(path)
+    cases: list[tuple[Line, CaseSpec]] = []
+    for line in lines:
+        try:
+            spec = CaseSpec.model_validate(line.data)
+        except ValidationError as exc:
+            problems += problems_from(exc, CaseSpec, lambda loc, n=line.number: n)
+            continue
+        problems += [Problem(p.place, p.message, line.number) for p in _more_problems(spec, path.parent)]
+        cases.append((line, spec))
+    if problems:
+        problems.sort(key=lambda p: p.line or 0)
+        raise SpecError(str(path), problems)
+    return cases
+
+
+def _more_problems(spec: CaseSpec, base: Path) -> list[Problem]:
+    from ...agents.chat import resolve_source
+    from ...blocks.simulated_conversation import order_problems
+
+    found = [Problem(f"checkpoints[{i}].after", m) for i, m in order_problems(spec.checkpoints or [])]
+    places = [("attachments", spec.attachments)] + [
+        (f"turns[{i}].attachments", t.attachments) for i, t in enumerate(spec.turns or [])
+    ]
+    for where, attachments in places:
+        for j, attachment in enumerate(attachments):
+            local = resolve_source(attachment.source, base)
+            if local is not None and not local.is_file():
+                found.append(Problem(f"{where}[{j}].source", f"file not found: {local}"))
+    return found
+
+
+def compile_file(path: Path, ctx: Any) -> Suite:
+    cases = parse_cases(path)
+    choice = choose_agent(path, ctx)
+    settings = Settings(ctx)
+    problems = _protocol_problems(cases, choice)
+    if problems:
+        raise SpecError(str(path), problems)
+    compiled = [compile_case(spec, line.number, path, choice, settings) for line, spec in cases]
+    agents = [choice.requirement] if choice.requirement is not None else []
+    return Suite(path.name, path, FORMAT, compiled, agents=agents)
+
+
+def _protocol_problems(cases: list[tuple[Line, CaseSpec]], choice: AgentChoice) -> list[Problem]:
+    if choice.target is None or choice.target.protocol != "highbar":
+        return []
+    problems = []
+    for line, spec in cases:
+        inputs = [spec.input] + [t.input for t in spec.turns or []]
+        attached = spec.attachments or any(t.attachments for t in spec.turns or [])
+        if attached or any(v is not None and not isinstance(v, str) for v in inputs):
+            problems.append(Problem("input", "the highbar protocol sends one text message a turn: use text inputs "
+                                    "without attachments, or protocol: openai", line.number))
+    return problems
+
+
+def compile_case(spec: CaseSpec, line: int, path: Path, choice: AgentChoice, settings: Settings) -> Case:
+    name = spec.name or spec.id
+    case = Case(id=spec.id, name=name, steps=[], checks=[], line=line, place=f"line {line}")
+    if spec.skip:
+        case.skip = spec.skip if isinstance(spec.skip, str) else "skip: true in the test case"
+    elif choice.target is None:
+        case.skip = choice.missing
+    interactive = settings.interactive or bool(spec.interactive and spec.interactive.enabled)
+    if interactive and not case.skip and (why := settings.no_terminal()):
+        from ...blocks.interactive import skip_reason
+
+        if settings.on_missing == "fail":
+            case.checks = [_Fails(f"interactive case: needs a person at the terminal, but {why}", line)]
+            return case
+        case.skip = skip_reason(why)
+    if case.skip or choice.target is None:
+        return case
+    if spec.dynamic:
+        _dynamic(case, spec, path, choice, interactive)
+    else:
+        _static(case, spec, path, choice, interactive)
+    return case
+
+
+def _dynamic(case: Case, spec: CaseSpec, path: Path, choice: AgentChoice, interactive: bool) -> None:
+    from ...blocks.simulated_conversation import DynamicPlan
+    from ...checks.specs import InteractiveSpec, SimulatorSpec
+
+    shown = spec.interactive or InteractiveSpec(enabled=interactive)
+    plan = DynamicPlan(
+        choice.target, list(spec.checkpoints or []), spec.simulator or SimulatorSpec(), spec.input,
+        list(spec.attachments), spec.max_turns or DEFAULT_MAX_TURNS, spec.timeout or DEFAULT_DYNAMIC_TIMEOUT_S,
+        dict(spec.options), shown.model_copy(update={"enabled": interactive}), path.parent, case.name,
+    )
+    step = Step("SimulatedConversation", "conversation", None, {"plan": plan}, "conversation", case.line, case.place)
+    case.steps = [step]
+    case.checks = [ConversationOutcome("conversation", case.line)]
+
+
+def _static(case: Case, spec: CaseSpec, path: Path, choice: AgentChoice, interactive: bool) -> None:
+    from ...blocks.conversation import merged_options
+
+    turns = spec.turns
+    single = turns is None
+    final: list[AssertionSpec] = list(spec.assertions)
+    if spec.has_expected:
+        final = [AssertionSpec(type="equals", value=spec.expected)]
+    if single:
+        own = {"input": spec.input, "assertions": final, "options": {}, "attachments": spec.attachments}
+        items = [own]
+        final = []
+    else:
+        items = [{"input": t.input, "assertions": t.assertions, "options": t.options, "attachments": t.attachments}
+                 for t in turns or []]
+    target = choice.target
+    timeout = spec.timeout
+    slots: list[str] = []
+    for number, item in enumerate(items, 1):
+        slot = f"turn{number}"
+        label = "reply" if single else f"turn {number}"
+        config = {
+            "target": target, "input": item["input"], "attachments": list(item["attachments"]),
+            "options": merged_options(spec.options, item["options"]), "previous": list(slots), "number": number,
+            "timeout": timeout, "base_dir": path.parent, "test_name": case.name, "spec": str(path),
+            "interactive": {"enabled": interactive, "last": number == len(items),
+                            "timeout": spec.interactive.timeout if spec.interactive else 300.0},
+        }
+        checks: list[Any] = [TurnCompleted(slot, label, case.line)]
+        if item["assertions"]:
+            checks.append(turn_assertion(slot, list(item["assertions"]), label, case.line, tuple(slots), path.parent))
+        place = case.place if single else f"{case.place} turns[{number - 1}]"
+        case.steps.append(Step("ChatTurn", slot, None, config, slot, case.line, place, checks))
+        slots.append(slot)
+    if final:
+        case.checks = [turn_assertion(slots[-1], final, "final reply", case.line, tuple(slots[:-1]), path.parent)]
+    if target is not None and target.protocol == "highbar" and target.key is not None:
+        case.cleanup = [Step("AgentSessionEnd", "session-end", None,
+                             {"agent": target.key, "first_turn": "turn1", "test_name": case.name, "spec": str(path)},
+                             "_session_end")]
+
+
+def make_loader(ctx: Any) -> Any:
+    """The collection entry point (see formats/detect.py)."""
+    return lambda path: compile_file(path, ctx)

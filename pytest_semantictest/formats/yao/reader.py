@@ -1,0 +1,80 @@
+"""Read a Yao test file: JSON Lines, one case a line, with the line number of each.
+
+Blank lines and ``//`` comment lines are skipped. Every line that is not a JSON object, has a
+duplicate key, or repeats an earlier case's ``id`` is a :class:`Problem` naming its line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ...errors import Problem, clip
+from ..jsonsource import JsonError, load_json
+
+MAX_BYTES = 20 * 1024 * 1024
+_AT_LINE = re.compile(r"^invalid JSON at line \d+ column (\d+)")
+
+
+@dataclass
+class Line:
+    """One case as written: its line number and parsed object."""
+
+    number: int
+    data: dict[str, Any]
+
+
+def read_lines(path: Path) -> tuple[list[Line], list[Problem]]:
+    """The cases of ``path`` and the problems found reading it (never raises for bad content)."""
+    try:
+        if path.stat().st_size > MAX_BYTES:
+            return [], [Problem("", f"file is larger than {MAX_BYTES // 2**20} MB")]
+        raw = path.read_bytes().removeprefix(b"\xef\xbb\xbf")
+    except OSError as exc:
+        return [], [Problem("", f"cannot read file: {exc.strerror or exc}")]
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        return [], [Problem("", f"not UTF-8 text (byte {exc.start}): {exc.reason}", line)]
+    return parse_lines(text)
+
+
+def is_skipped(text: str) -> bool:
+    stripped = text.strip()
+    return not stripped or stripped.startswith("//")
+
+
+def parse_lines(text: str) -> tuple[list[Line], list[Problem]]:
+    lines: list[Line] = []
+    problems: list[Problem] = []
+    first_line: dict[str, int] = {}
+    for number, content in enumerate(text.splitlines(), 1):
+        if is_skipped(content):
+            continue
+        try:
+            source = load_json(content)
+        except JsonError as exc:
+            message = _AT_LINE.sub(r"invalid JSON at column \1", str(exc))
+            problems.append(Problem(exc.place, message, number))
+            continue
+        for dup in source.duplicates:
+            problems.append(Problem(dup.place, dup.message, number))
+        data = source.data
+        if not isinstance(data, dict):
+            kind = "an array" if isinstance(data, list) else type(data).__name__
+            problems.append(Problem("", f"each line must be one test case (a JSON object), got {kind}", number))
+            continue
+        case_id = data.get("id")
+        if isinstance(case_id, str) and case_id in first_line:
+            problems.append(Problem("id", f"duplicate id '{clip(case_id)}' (first used on line {first_line[case_id]})",
+                                    number))
+        elif isinstance(case_id, str):
+            first_line[case_id] = number
+        lines.append(Line(number, data))
+    if not lines and not problems:
+        problems.append(Problem("", "no test cases: write one JSON object per line"))
+    return lines, problems
+

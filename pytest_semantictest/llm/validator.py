@@ -1,0 +1,212 @@
+"""The validator role: an LLM that says whether a reply meets criteria (Yao's ``type: agent``).
+
+It receives the reply (``output``), what the user said (``input``), the conversation so far, the
+reply's tool calls, the criteria and other metadata, and answers ``{passed, score, reason,
+suggestions}`` (structured output, checked with pydantic). With a ``threshold`` the score decides:
+``passed`` means ``score >= threshold``. Infrastructure failures raise ``LLMError`` (never a verdict).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .client import LLMClient
+from .prompts import render_history, render_value
+from .roles import ROLES
+
+VALIDATOR_TEMPLATE_VERSION = "validator-1"
+SCHEMA_NAME = "validator_result"
+
+SCHEMA: dict[str, Any] = {
+    "name": SCHEMA_NAME,
+    "schema": {
+        "type": "object",
+        "properties": {
+            "passed": {"type": "boolean"},
+            "score": {"type": "number", "description": "how well the response meets the criteria, 0.0 to 1.0"},
+            "reason": {"type": "string"},
+            "suggestions": {"type": "array", "items": {"type": "string"}},
+        },
+        "required": ["passed", "score", "reason", "suggestions"],
+        "additionalProperties": False,
+    },
+}
+
+SYSTEM = """You are a strict, impartial validator of an AI agent's response in a test.
+Decide whether the response meets the criteria, taking the conversation and the agent's tool calls into account.
+Answer with a JSON object matching the response schema: "passed" (true only when every criterion is met),
+"score" (0.0 = not at all, 1.0 = fully), "reason" (one or two sentences) and "suggestions" (how the agent
+could improve; an empty list when it passed)."""
+
+
+class ValidatorResult(BaseModel):
+    """What the model answers."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    passed: bool
+    score: float = Field(ge=0.0, le=1.0)
+    reason: str
+    suggestions: list[str] = Field(default_factory=list)
+
+
+def parse_result(text: str) -> ValidatorResult:
+    """Validate the model's JSON; raises ValueError saying what is wrong (used for the re-ask)."""
+    try:
+        return ValidatorResult.model_validate_json(text)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'answer'}: {err['msg']}" for err in exc.errors()[:5]
+        )
+        raise ValueError(f"not a valid validator result ({problems})") from None
+
+
+def resolve_use(use: str | None, default_role: str) -> tuple[str, str | None]:
+    """``use`` names an LLM role (its endpoint and model) or a model for ``default_role``."""
+    if use and use.startswith("agents:"):
+        use = use[len("agents:"):]
+    if not use:
+        return default_role, None
+    if use in ROLES:
+        return use, None
+    return default_role, use
+
+
+def validator_messages(
+    *,
+    output: Any,
+    criteria: str,
+    input: Any = None,
+    history: Sequence[Any] = (),
+    tool_calls: Any = None,
+    metadata: Mapping[str, Any] | None = None,
+) -> list[dict[str, str]]:
+    parts: list[str] = []
+    if history:
+        parts.append("## Conversation before the response\n" + render_history(history))
+    if input is not None:
+        parts.append("## The user's message\n" + render_value(input))
+    shown = "(no text)" if output is None else render_value(output)
+    parts.append("## Response to validate\n" + (shown if shown.strip() else "(empty response)"))
+    if tool_calls is not None:
+        parts.append("## Tool calls made by the agent\n" + (render_value(tool_calls) if tool_calls else "None."))
+    parts.append("## Criteria\n" + criteria)
+    if metadata:
+        parts.append("## More context\n" + json.dumps(dict(metadata), indent=2, sort_keys=True, ensure_ascii=False,
+                                                      default=str))
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
+
+
+class Validator:
+    """Runs validations with the client's ``validator`` role (or the role ``use`` names)."""
+
+    role = "validator"
+
+    def __init__(self, client: LLMClient) -> None:
+        self.client = client
+
+    def configured(self, use: str | None = None) -> bool:
+        role, _ = resolve_use(use, self.role)
+        return self.client.config.configured(role)
+
+    async def validate(
+        self,
+        output: Any,
+        criteria: str,
+        *,
+        input: Any = None,
+        history: Sequence[Any] = (),
+        tool_calls: Any = None,
+        metadata: Mapping[str, Any] | None = None,
+        threshold: float | None = None,
+        use: str | None = None,
+        repeat: int = 0,
+    ) -> dict[str, Any]:
+        """``{passed, score, threshold, reason, suggestions, model}``; raises LLMError on failure."""
+        role, model = resolve_use(use, self.role)
+        messages = validator_messages(output=output, criteria=criteria, input=input, history=history,
+                                      tool_calls=tool_calls, metadata=metadata)
+        completion = await self.client.complete(
+            role, messages, model=model, schema=SCHEMA, parse=parse_result, repeat=repeat,
+            template=VALIDATOR_TEMPLATE_VERSION,
+        )
+        result: ValidatorResult = completion.parsed
+        passed = result.passed if threshold is None else result.score >= threshold
+        return {
+            "passed": passed,
+            "score": round(result.score, 4),
+            "threshold": threshold,
+            "reason": result.reason,
+            "suggestions": list(result.suggestions),
+            "model": completion.model,
+        }
+
+
+def validator_lines(result: Mapping[str, Any]) -> list[str]:
+    """``validator score: 0.4 < threshold 0.7 (not passed; model m)``, reason, suggestions."""
+    score, threshold = result.get("score"), result.get("threshold")
+    relation = ""
+    if isinstance(score, (int, float)) and isinstance(threshold, (int, float)):
+        relation = f" {'>=' if score >= threshold else '<'} threshold {threshold:g}"
+    model = f"; model {result['model']}" if result.get("model") else ""
+    shown = f"{score:g}" if isinstance(score, (int, float)) else repr(score)
+    lines = [f"validator score: {shown}{relation} ({'passed' if result.get('passed') else 'not passed'}{model})"]
+    if result.get("reason"):
+        lines.append(f"reason: {result['reason']}")
+    for suggestion in result.get("suggestions") or []:
+        lines.append(f"suggestion: {suggestion}")
+    return lines
+
+
+class ValidatorFixture:
+    """``llm_validator.check(output, "criteria", input=..., threshold=0.8)`` fails the test with the
+    validator's reason and suggestions when the output does not meet the criteria.
+
+    ``evaluate`` returns the result dict without asserting; ``acheck``/``aevaluate`` in async tests.
+    Without a configured validator the test is skipped (an error under
+    ``--semantictest-require-judge``); an LLM failure raises ``LLMError``.
+    """
+
+    def __init__(self, client: LLMClient | None, run: Callable[[Coroutine[Any, Any, Any]], Any],
+                 require: bool = False) -> None:
+        self._validator = Validator(client) if client is not None else None
+        self._run = run
+        self._require = require
+
+    def check(self, output: Any, criteria: str, **options: Any) -> dict[str, Any]:
+        __tracebackhide__ = True
+        return _assert_passed(self._run(self.aevaluate(output, criteria, **options)))
+
+    async def acheck(self, output: Any, criteria: str, **options: Any) -> dict[str, Any]:
+        __tracebackhide__ = True
+        return _assert_passed(await self.aevaluate(output, criteria, **options))
+
+    def evaluate(self, output: Any, criteria: str, **options: Any) -> dict[str, Any]:
+        __tracebackhide__ = True
+        return self._run(self.aevaluate(output, criteria, **options))
+
+    async def aevaluate(self, output: Any, criteria: str, **options: Any) -> dict[str, Any]:
+        __tracebackhide__ = True
+        import pytest
+
+        from .errors import NotConfigured
+
+        if self._validator is None or not self._validator.configured(options.get("use")):
+            if self._require:
+                raise NotConfigured("LLM validator not configured and --semantictest-require-judge is set")
+            pytest.skip("LLM validator not configured")
+        return await self._validator.validate(output, criteria, **options)
+
+
+def _assert_passed(result: dict[str, Any]) -> dict[str, Any]:
+    __tracebackhide__ = True
+    if not result["passed"]:
+        import pytest
+
+        pytest.fail("LLM validator: the output does not meet the criteria\n" + "\n".join(
+            "  " + line for line in validator_lines(result)), pytrace=False)
+    return result

@@ -1,0 +1,314 @@
+"""pytest-html extras: what a spec test did, for people reading the HTML report.
+
+Registered only when pytest-html is active and ``--html`` is given (see :func:`.summary.install`).
+Per spec test, one HTML extra with: an overview (outcome, k/n runs, judge score vs threshold),
+requests and responses (pretty JSON, trimmed), parsed streams, tool calls as a table, each LLM
+judge's verdict with its per-criterion details, the conversation transcript and checkpoint timeline,
+and a table of runs. Above the results: a summary table (pass rate per format, flaky tests, LLM
+calls, cache hits, tokens). Every value passes through the redactor before it is escaped.
+
+A new kind of content is one function ``(Render, item, verdict) -> str`` in :data:`SECTIONS`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from html import escape
+from typing import Any
+
+import pytest
+
+from ..model import Outcome, StepTrace, Verdict
+from .conversation import conversation_data
+from .judge import JUDGE_BLOCKS, is_judgement
+from .junit import deciding_judgement, run_verdicts
+from .redact import Redactor
+from .summary import OUTCOMES, Tally, run_rows, spec_item, summary_plugin
+
+_ATTACHED = pytest.StashKey[bool]()
+
+STYLE = """<style>
+.st-extra{font-family:sans-serif;font-size:13px;margin:4px 0 8px}
+.st-extra h4{margin:10px 0 4px;font-size:13px}
+.st-extra table{border-collapse:collapse;margin:2px 0 6px}
+.st-extra td,.st-extra th,.st-summary td,.st-summary th{border:1px solid #ccc;padding:2px 6px;text-align:left;
+vertical-align:top}
+.st-extra pre{white-space:pre-wrap;background:#f6f6f6;padding:4px;margin:2px 0;max-height:24em;overflow:auto}
+.st-passed{color:#070}.st-failed,.st-error{color:#b00}.st-skipped{color:#777}
+.st-summary{border-collapse:collapse;margin:6px 0}
+</style>"""
+
+
+class Render:
+    """Escaping, redaction and trimming in one place."""
+
+    def __init__(self, redactor: Redactor, limit: int) -> None:
+        self.redactor = redactor
+        self.limit = limit
+
+    def text(self, value: Any) -> str:
+        """Escaped, redacted text of a scalar."""
+        return escape(self.redactor.text(value if isinstance(value, str) else _compact(value)))
+
+    def pre(self, value: Any) -> str:
+        """A ``<pre>`` block: JSON (also JSON inside a string) pretty-printed, then trimmed."""
+        return f"<pre>{escape(_trim(_pretty(self.redactor.data(value)), self.limit))}</pre>"
+
+    def cell(self, value: Any) -> str:
+        return escape(_trim(self.redactor.text(value if isinstance(value, str) else _compact(value)), self.limit))
+
+
+def _compact(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, default=repr)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _pretty(value: Any) -> str:
+    if isinstance(value, str):
+        stripped = value.strip()
+        if stripped[:1] in ("{", "["):
+            try:
+                value = json.loads(stripped)
+            except ValueError:
+                return value
+        else:
+            return value
+    try:
+        return json.dumps(value, indent=2, ensure_ascii=False, default=repr)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _trim(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text) - limit} more characters)"
+
+
+def _table(css: str, header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+    """A table; cells are HTML already escaped by the caller."""
+    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+    return f'<table class="{css}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def _step_name(t: StepTrace) -> str:
+    return t.step.id if t.step.id == t.step.block else f"{t.step.id} ({t.step.block})"
+
+
+# --------------------------------------------------------------------------- sections
+
+
+def overview(r: Render, item: Any, verdict: Verdict) -> str:
+    runs = run_verdicts(verdict)
+    passed = sum(1 for _, v in runs if v.passed)
+    parts = [f'<span class="st-outcome st-{verdict.outcome.value}">{verdict.outcome.value}</span>',
+             f"format {escape(item.spec_file.suite.format)}"]
+    if verdict.outcome is Outcome.SKIPPED:
+        parts.append(f"not evaluated: {r.text(verdict.skip_reason or '')}")
+    else:
+        parts.append(f'<span class="st-kn">{passed}/{len(runs)} runs passed</span>')
+    judged = deciding_judgement(verdict)
+    if judged is not None:
+        parts.append(f"judge score {r.text(judged.get('score'))} vs threshold {r.text(judged.get('threshold'))}")
+    if verdict.error:
+        parts.append(f"error: {r.text(verdict.error.splitlines()[0])}")
+    return '<div class="st-overview">' + " · ".join(parts) + "</div>"
+
+
+def _request(t: StepTrace) -> Mapping[str, Any] | None:
+    """What an HTTP step sent: its resolved input (HttpRequest) or the ``request`` it reports."""
+    out = t.output
+    if not (isinstance(out, Mapping) and "status" in out and ("body" in out or "error" in out)):
+        return None
+    if isinstance(t.input, Mapping) and "url" in t.input:
+        return t.input
+    return out["request"] if isinstance(out.get("request"), Mapping) else None
+
+
+def exchanges(r: Render, item: Any, verdict: Verdict) -> str:
+    """Each HTTP request the pipeline sent, and the response."""
+    parts = []
+    for t in verdict.trace:
+        req = _request(t)
+        if req is None:
+            continue
+        res = t.output
+        request = {k: req[k] for k in ("method", "url", "headers", "body") if k in req and req[k] is not None}
+        response = {k: res[k] for k in ("status", "headers", "body", "error") if k in res}
+        status = res.get("status") if res.get("status") else "no response"
+        parts.append(
+            f'<div class="st-exchange"><h4>{r.text(_step_name(t))}: {r.text(req.get("method") or "GET")} '
+            f'{r.text(req.get("url") or res.get("url"))} &rarr; {r.text(status)} ({t.duration_ms:.0f} ms)</h4>'
+            f'<div class="st-request">request{r.pre(request)}</div>'
+            f'<div class="st-response">response{r.pre(response)}</div></div>'
+        )
+    return "<h4>Requests and responses</h4>" + "".join(parts) if parts else ""
+
+
+def streams(r: Render, item: Any, verdict: Verdict) -> str:
+    """What each StreamParser made of its stream."""
+    parts = []
+    for t in verdict.trace:
+        out = t.output
+        if t.step.block != "StreamParser" or not isinstance(out, Mapping):
+            continue
+        meta = out.get("metadata") or {}
+        facts = ", ".join(f"{k} {r.text(v)}" for k, v in meta.items() if v not in (None, ""))
+        parts.append(f'<div class="st-stream"><h4>{r.text(_step_name(t))}: {facts}</h4>text{r.pre(out.get("text", ""))}</div>')
+    return "<h4>Parsed streams</h4>" + "".join(parts) if parts else ""
+
+
+def _call_fields(call: Any) -> tuple[Any, Any, Any]:
+    """(name, arguments, result or error) of a tool call in any shape the blocks write."""
+    if not isinstance(call, Mapping):
+        return call, None, None
+    function = call.get("function") if isinstance(call.get("function"), Mapping) else {}
+    name = call.get("name") or call.get("fn") or call.get("toolName") or function.get("name")
+    args = next((call[k] for k in ("args", "arguments", "input") if k in call), function.get("arguments"))
+    outcome = f"error: {call['error']}" if call.get("error") else call.get("result")
+    return name, args, outcome
+
+
+def _tool_calls(trace: Sequence[StepTrace]) -> list[tuple[str, Any]]:
+    found: list[tuple[str, Any]] = []
+    for t in trace:
+        out = t.output
+        if not isinstance(out, Mapping):
+            continue
+        where = _step_name(t)
+        for key in ("toolCalls", "calls", "actualTools"):
+            if isinstance(out.get(key), list):
+                found += [(where, c) for c in out[key]]
+        for turn in out.get("turns") or []:
+            if isinstance(turn, Mapping):
+                found += [(f"{where} turn {turn.get('turn', '?')}", c) for c in turn.get("tool_calls") or []]
+    return found
+
+
+def tool_calls(r: Render, item: Any, verdict: Verdict) -> str:
+    rows = []
+    for n, (where, call) in enumerate(_tool_calls(verdict.trace), 1):
+        name, args, outcome = _call_fields(call)
+        rows.append([str(n), r.cell(where), f"<code>{r.cell(name)}</code>", r.pre(args) if args is not None else "",
+                     r.cell(outcome) if outcome is not None else ""])
+    return "<h4>Tool calls</h4>" + _table("st-tools", ["#", "step", "tool", "arguments", "result"], rows) if rows else ""
+
+
+def judges(r: Render, item: Any, verdict: Verdict) -> str:
+    """Each LLM judge: score against threshold, reasoning, per-criterion scores, constraints."""
+    parts = []
+    for t in verdict.trace:
+        if t.step.block not in JUDGE_BLOCKS:
+            continue
+        if not is_judgement(t.output):
+            parts.append(f'<div class="st-judge"><h4>{r.text(_step_name(t))}</h4>no verdict: '
+                         f"{r.text(t.error or 'not evaluated')}</div>")
+            continue
+        out = t.output
+        score, threshold = out.get("score"), out.get("threshold")
+        state = "passed" if out.get("passed") else "failed"
+        head = (f'<h4>{r.text(_step_name(t))}: <span class="st-score">score {r.text(score)}</span> vs '
+                f'<span class="st-threshold">threshold {r.text(threshold)}</span> '
+                f'<span class="st-{state}">{state}</span>'
+                + (f" (model {r.text(out['model'])})" if out.get("model") else "") + "</h4>")
+        body = f'<p class="st-reasoning">{r.text(out.get("reasoning") or "")}</p>'
+        details = out.get("details")
+        if isinstance(details, Mapping) and details:
+            body += _table("st-criteria", ["criterion", "score"], [[r.cell(k), r.cell(v)] for k, v in details.items()])
+        constraints = [c for c in out.get("constraints") or [] if isinstance(c, Mapping)]
+        if constraints:
+            body += _table("st-constraints", ["constraint", "met", "reason"],
+                           [[r.cell(c.get("constraint", "")), "yes" if c.get("met") else "<b>no</b>", r.cell(c.get("reason") or "")]
+                            for c in constraints])
+        parts.append(f'<div class="st-judge">{head}{body}</div>')
+    return "<h4>LLM judge</h4>" + "".join(parts) if parts else ""
+
+
+def conversation(r: Render, item: Any, verdict: Verdict) -> str:
+    """The transcript turn by turn (tool calls are in the tool table) and the checkpoint timeline."""
+    turns, checkpoints = conversation_data(verdict.trace)
+    html = ""
+    if turns:
+        rows = []
+        for turn in turns:
+            said = r.cell(turn.get("output") or "") if not turn.get("error") else f"<b>error</b>: {r.cell(turn['error'])}"
+            calls = ", ".join(r.cell(_call_fields(c)[0]) for c in turn.get("tool_calls") or [])
+            rows.append([r.cell(turn.get("turn", "")), r.cell(turn.get("input") or ""), said, calls,
+                         r.cell(", ".join(turn.get("checkpoints") or []))])
+        html += "<h4>Conversation</h4>" + _table("st-transcript", ["turn", "user", "agent", "tools", "reached"], rows)
+    if checkpoints:
+        rows = [[r.cell(c.get("id")), "yes" if c.get("required", True) else "no",
+                 r.cell(f"turn {c['turn']}") if c.get("reached") else "<b>not reached</b>",
+                 r.cell(c.get("description") or "")] for c in checkpoints]
+        html += "<h4>Checkpoints</h4>" + _table("st-checkpoints", ["checkpoint", "required", "reached", "description"], rows)
+    return html
+
+
+def runs(r: Render, item: Any, verdict: Verdict) -> str:
+    rows = run_rows(verdict, r.redactor)
+    if len(rows) < 2:
+        return ""
+    body = [[escape(label), f'<span class="st-{outcome}">{escape(outcome)}</span>', f"{ms:g} ms", escape(why)]
+            for label, outcome, ms, why in rows]
+    return "<h4>Runs</h4>" + _table("st-runs", ["run", "outcome", "duration", "why"], body)
+
+
+SECTIONS: list[Callable[[Render, Any, Verdict], str]] = [
+    overview, runs, judges, conversation, tool_calls, streams, exchanges,
+]
+"""What an item's extra shows, in order; each returns HTML ("" when it has nothing to show)."""
+
+
+def render_item(item: Any, verdict: Verdict, redactor: Redactor, limit: int) -> str:
+    r = Render(redactor, limit)
+    body = "".join(section(r, item, verdict) for section in SECTIONS)
+    return redactor.text(f'<div class="st-extra">{body}</div>')
+
+
+def summary_table(tally: Tally, usage: Mapping[str, int]) -> str:
+    """Pass rate per format, flaky tests, LLM use."""
+    rows = []
+    for fmt, counts in sorted(tally.by_format().items()):
+        total = sum(counts.values())
+        ran = total - counts["skipped"]
+        rate = f"{100 * counts['passed'] / ran:.0f}%" if ran else "-"
+        flaky = sum(1 for e in tally.flaky() if e.format == fmt)
+        rows.append([escape(fmt), str(total), *(str(counts[o]) for o in OUTCOMES), rate, str(flaky)])
+    html = STYLE + "<h3>semantictest</h3>" + _table(
+        "st-summary st-formats", ["format", "tests", *OUTCOMES, "pass rate", "flaky"], rows)
+    html += _table("st-summary st-llm", ["LLM calls", "cache hits", "tokens"],
+                   [[str(usage.get(k, 0)) for k in ("calls", "cache_hits", "tokens")]])
+    return html
+
+
+class HtmlPlugin:
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+        report = yield
+        verdict = getattr(item, "verdict", None)
+        deciding = call.when == "call" or (call.when == "setup" and not report.passed)
+        if verdict is not None and deciding and spec_item(item) and not item.stash.get(_ATTACHED, False):
+            from pytest_html import extras
+
+            from ..plugin import runtime
+
+            item.stash[_ATTACHED] = True
+            state = runtime(self.config)
+            html = render_item(item, verdict, state.redactor, state.context.settings.trace_value_chars)
+            report.extras = [*getattr(report, "extras", []), extras.html(html)]
+        return report
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_results_summary(self, prefix: list[str], summary: list[str], postfix: list[str],
+                                    session: pytest.Session) -> None:
+        summary = summary_plugin(self.config)
+        if summary is None or not summary.tally.tests:
+            return
+        from ..plugin import llm_usage
+
+        prefix.append(summary_table(summary.tally, llm_usage(self.config)))

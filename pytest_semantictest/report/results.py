@@ -1,0 +1,140 @@
+"""``--semantictest-results=PATH.jsonl``: one JSON object per test, for every kind of test.
+
+Each object: ``id`` (the node id), ``name``, ``file``, ``format``, ``outcome`` (passed, failed,
+error, skipped, xfailed, xpassed), ``duration_s``, ``message`` (why it did not pass), and for spec
+tests ``turns`` (input, output, tool calls, ...), ``checkpoints`` and ``llm_usage`` (this test's
+LLM calls, cache hits, tokens). A worker attaches its test's data to the teardown report (pytest-
+xdist carries report attributes to the controller); only the controller writes the file. Every
+value passes through the redactor.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ATTRIBUTE = "semantictest_result"
+
+
+def _plain(value: Any) -> Any:
+    """JSON-ready (and execnet-ready) data."""
+    return json.loads(json.dumps(value, ensure_ascii=False, default=str))
+
+
+class ResultsWriter:
+    """Registered as a plugin when the option is given; see the module docstring."""
+
+    def __init__(self, config: pytest.Config, path: str, state: Callable[[], Any]) -> None:
+        self.config = config
+        self.path = Path(str(config.invocation_params.dir)) / path
+        self.state = state
+        self.records: dict[str, dict[str, Any]] = {}
+        self._before: dict[str, int] = {}
+
+    # -- every process: what one test did ---------------------------------------------------
+
+    def _usage(self) -> dict[str, int]:
+        state = self.state()
+        llm = getattr(getattr(state, "context", None), "llm", None)
+        return llm.usage.as_dict() if llm is not None else {}
+
+    def _redactor(self) -> Any:
+        state = self.state()
+        if state is not None:
+            return state.redactor
+        from ..dotenv import environment
+        from .redact import Redactor, secret_values
+
+        return Redactor(secret_values(environment(Path(str(self.config.rootpath)))))
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        self._before = self._usage()
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[Any]) -> Any:
+        report = yield
+        if call.when == "teardown":
+            try:
+                setattr(report, ATTRIBUTE, _plain(self._redactor().data(self.describe(item))))
+            except Exception as exc:  # noqa: BLE001  a results file must never break a test run
+                setattr(report, ATTRIBUTE, {"results_error": f"{type(exc).__name__}: {exc}"})
+        return report
+
+    def describe(self, item: pytest.Item) -> dict[str, Any]:
+        from .conversation import conversation_data
+
+        case = getattr(item, "case", None)
+        record: dict[str, Any] = {"name": getattr(case, "name", None) or item.name}
+        try:
+            record["file"] = str(Path(str(item.path)).relative_to(Path(str(self.config.rootpath))))
+        except ValueError:
+            record["file"] = str(item.path)
+        spec_file = getattr(item, "spec_file", None) if case is not None else None
+        record["format"] = getattr(getattr(spec_file, "suite", None), "format", None) or "python"
+        verdict = getattr(item, "verdict", None)
+        if verdict is not None:
+            turns, checkpoints = conversation_data(verdict.trace)
+            if turns:
+                record["turns"] = turns
+            if checkpoints is not None:
+                record["checkpoints"] = checkpoints
+            if verdict.runs:
+                record["runs"] = [r.outcome.value for r in verdict.runs]
+        after = self._usage()
+        used = {k: v - self._before.get(k, 0) for k, v in after.items() if v - self._before.get(k, 0)}
+        if used or case is not None:
+            record["llm_usage"] = {k: used.get(k, 0) for k in ("calls", "cache_hits", "tokens")}
+        return record
+
+    # -- the controller (or the only process): collect and write ----------------------------
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        record = self.records.setdefault(report.nodeid, {"id": report.nodeid, "outcome": "passed", "duration_s": 0.0})
+        record["duration_s"] = round(record["duration_s"] + float(report.duration or 0.0), 6)
+        outcome = _outcome(report)
+        if outcome is not None and (record["outcome"] in ("passed", "xpassed") or outcome == "failed"):
+            record["outcome"] = outcome
+            message = _message(report)
+            if message:
+                record["message"] = self._redactor().text(message)
+        data = getattr(report, ATTRIBUTE, None)
+        if isinstance(data, dict):
+            record.update(data)
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if hasattr(session.config, "workerinput"):
+            return
+        order = ("id", "name", "file", "format", "outcome", "duration_s", "message")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self.path.open("w", encoding="utf-8") as fh:
+            for record in self.records.values():
+                ordered = {k: record[k] for k in order if k in record}
+                ordered.update({k: v for k, v in record.items() if k not in ordered})
+                fh.write(json.dumps(ordered, ensure_ascii=False, default=str) + "\n")
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not hasattr(self.config, "workerinput"):
+            terminalreporter.write_line(f"semantictest: results of {len(self.records)} tests in {self.path}")
+
+
+def _outcome(report: pytest.TestReport) -> str | None:
+    """This phase's effect on the test's outcome (None: nothing to change)."""
+    if hasattr(report, "wasxfail"):
+        return "xfailed" if report.skipped else "xpassed" if report.when == "call" else None
+    if report.failed:
+        return "failed" if report.when == "call" else "error"
+    if report.skipped:
+        return "skipped"
+    return None
+
+
+def _message(report: pytest.TestReport) -> str:
+    if report.skipped and isinstance(report.longrepr, tuple) and len(report.longrepr) == 3:
+        return str(report.longrepr[2]).removeprefix("Skipped: ")
+    text = report.longreprtext or ""
+    return text if len(text) <= 4000 else text[:4000] + "..."

@@ -1,0 +1,197 @@
+"""End-of-run summary: per-format counts, flaky tests with k/n, each run of repeated tests (``-v``),
+LLM use. Built from the test reports (their ``user_properties``), so it is right on an xdist controller.
+
+:class:`SummaryPlugin` puts each spec test's properties (:mod:`.junit`) on the item before its first
+report, and the per-run rows on its teardown report; it tallies every report it sees.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+NAME = "semantictest-summary"
+HTML_NAME = "semantictest-html"
+RUNS_ATTR = "semantictest_runs"
+"""Report attribute with one row a run (``[label, outcome, ms, why]``) for repeated tests."""
+OUTCOMES = ("passed", "failed", "error", "skipped")
+
+_USAGE = pytest.StashKey[dict[str, int]]()
+_DONE = pytest.StashKey[bool]()
+
+
+def spec_item(item: Any) -> bool:
+    """Whether ``item`` is a spec test (no import: without the nodes module there are none)."""
+    nodes = sys.modules.get(f"{__package__.rpartition('.')[0]}.nodes")
+    return nodes is not None and isinstance(item, nodes.SpecItem)
+
+
+def _clip(text: str, limit: int = 160) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def run_rows(verdict: Any, redactor: Any) -> list[list[Any]]:
+    """One row a run: label, outcome, milliseconds, why it did not pass (redacted, one line)."""
+    from .junit import run_verdicts
+
+    rows = []
+    for label, run in run_verdicts(verdict):
+        why = ""
+        if run.failures:
+            first = run.failures[0]
+            why = f"{first.check}{f' (line {first.line})' if first.line else ''}: {first.message}"
+        elif run.error or run.skip_reason:
+            why = run.error or run.skip_reason or ""
+        rows.append([label, run.outcome.value, round(run.duration_ms, 1), _clip(redactor.text(why))])
+    return rows
+
+
+@dataclass
+class Entry:
+    """One spec test as the reports tell it."""
+
+    nodeid: str
+    format: str
+    outcome: str | None = None
+    runs: str | None = None
+    min_pass: Any = None
+    rows: list[list[Any]] = field(default_factory=list)
+
+    @property
+    def flaky(self) -> bool:
+        if not self.runs or "/" not in self.runs:
+            return False
+        passed, total = (int(x) for x in self.runs.split("/"))
+        return total > 1 and 0 < passed < total
+
+
+class Tally:
+    """Spec tests by node id, from ``pytest_runtest_logreport``."""
+
+    def __init__(self) -> None:
+        self.tests: dict[str, Entry] = {}
+
+    def add(self, report: pytest.TestReport) -> None:
+        props = dict(report.user_properties)
+        fmt = props.get("format")
+        if not isinstance(fmt, str):
+            return
+        entry = self.tests.setdefault(report.nodeid, Entry(report.nodeid, fmt))
+        entry.runs = props.get("runs", entry.runs)
+        entry.min_pass = props.get("min_pass", entry.min_pass)
+        if report.when == "setup" and not report.passed:
+            entry.outcome = "error" if report.failed else "skipped"
+        elif report.when == "call":
+            entry.outcome = report.outcome
+        elif report.when == "teardown":
+            if report.failed and entry.outcome in (None, "passed"):
+                entry.outcome = "error"
+            entry.rows = getattr(report, RUNS_ATTR, None) or entry.rows
+
+    def by_format(self) -> dict[str, dict[str, int]]:
+        out: dict[str, dict[str, int]] = {}
+        for entry in self.tests.values():
+            counts = out.setdefault(entry.format, dict.fromkeys(OUTCOMES, 0))
+            if entry.outcome in counts:
+                counts[entry.outcome] += 1
+        return out
+
+    def flaky(self) -> list[Entry]:
+        return [e for e in self.tests.values() if e.flaky]
+
+    def repeated(self) -> list[Entry]:
+        return [e for e in self.tests.values() if len(e.rows) > 1]
+
+
+def counts_text(counts: Mapping[str, int]) -> str:
+    shown = [f"{counts[o]} {o}" for o in OUTCOMES if counts.get(o)]
+    return ", ".join(shown) or "nothing ran"
+
+
+def _runs_text(entry: Entry) -> str:
+    need = f", needs {entry.min_pass}" if entry.min_pass is not None else ""
+    return f"{entry.runs} runs passed{need}"
+
+
+class SummaryPlugin:
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.tally = Tally()
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> Any:
+        """LLM use while a spec test runs (its pipeline runs in the setup phase)."""
+        if not spec_item(item):
+            return (yield)
+        from ..plugin import llm_usage
+
+        before = llm_usage(self.config, workers=False)
+        try:
+            return (yield)
+        finally:
+            after = llm_usage(self.config, workers=False)
+            item.stash[_USAGE] = {k: v - before.get(k, 0) for k, v in after.items()}
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+        if spec_item(item) and not item.stash.get(_DONE, False):
+            from .junit import properties
+
+            item.stash[_DONE] = True
+            repetition = item.case.repetition  # type: ignore[attr-defined]
+            required = repetition.required if repetition.runs > 1 else None
+            item.user_properties.extend(
+                properties(item.spec_file.suite.format, item.verdict, required, item.stash.get(_USAGE, {}))  # type: ignore[attr-defined]
+            )
+        report = yield
+        verdict = getattr(item, "verdict", None)
+        if call.when == "teardown" and verdict is not None and spec_item(item):
+            from ..plugin import runtime
+
+            rows = run_rows(verdict, runtime(self.config).redactor)
+            if len(rows) > 1:
+                setattr(report, RUNS_ATTR, rows)
+        return report
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.tally.add(report)
+
+    def write(self, terminalreporter: Any, usage: Mapping[str, int]) -> None:
+        """The summary section (only when spec tests ran) and the LLM usage line."""
+        tally, tr = self.tally, terminalreporter
+        if tally.tests:
+            tr.write_sep("-", "semantictest summary")
+            formats = tally.by_format()
+            width = max(len(f) for f in formats)
+            for fmt, counts in sorted(formats.items()):
+                tr.write_line(f"{fmt.ljust(width)}  {counts_text(counts)}")
+            for entry in tally.flaky():
+                tr.write_line(f"flaky: {entry.nodeid} ({_runs_text(entry)})")
+            if self.config.getoption("verbose", 0) > 0:
+                for entry in tally.repeated():
+                    tr.write_line(f"{entry.nodeid}: {_runs_text(entry)}")
+                    for label, outcome, ms, why in entry.rows:
+                        tr.write_line(f"  {label}: {outcome} ({ms:g} ms)" + (f": {why}" if why else ""))
+        if usage.get("calls", 0) or usage.get("cache_hits", 0):
+            tr.write_line(
+                f"semantictest: {usage.get('calls', 0)} LLM calls, {usage.get('cache_hits', 0)} cache hits, "
+                f"{usage.get('tokens', 0)} tokens"
+            )
+
+
+def install(config: pytest.Config) -> None:
+    """Register the summary plugin, and the HTML extras when pytest-html writes a report."""
+    config.pluginmanager.register(SummaryPlugin(config), NAME)
+    if config.getoption("htmlpath", None) and config.pluginmanager.hasplugin("html"):
+        from .html import HtmlPlugin
+
+        config.pluginmanager.register(HtmlPlugin(config), HTML_NAME)
+
+
+def summary_plugin(config: pytest.Config) -> SummaryPlugin | None:
+    return config.pluginmanager.get_plugin(NAME)  # type: ignore[no-any-return]

@@ -1,0 +1,109 @@
+"""JSON Schemas of the spec formats, generated from their pydantic models (for editors).
+
+``python -m pytest_semantictest.schemas`` rewrites ``<name>.schema.json`` beside this file from
+:data:`SCHEMAS`; ``--check`` only reports files that are out of date (exit 1). The files are
+committed and shipped as package data; ``tests/reports/test_schemas.py`` keeps them in sync.
+
+Adding a format is one entry in :data:`SCHEMAS`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from importlib import import_module
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+DRAFT = "https://json-schema.org/draft/2020-12/schema"
+
+
+@dataclass(frozen=True)
+class SchemaSource:
+    """One format's schema: the pydantic model (``module:Class``) and what editors show."""
+
+    name: str
+    model: str
+    title: str
+    description: str
+    free_keys: str = "^x-"
+    """Keys the format lets users add at every level (a regex), allowed next to every closed object."""
+    schema_key: bool = False
+    """Whether a file may name its schema in a top-level ``$schema`` key (JSON formats)."""
+
+
+SCHEMAS: list[SchemaSource] = [
+    SchemaSource(
+        "semantictest", "pytest_semantictest.formats.semantictest.models:SuiteSpec", "SemanticTest suite",
+        "A SemanticTest suite file (*.json with a top-level tests array) run by pytest-semantictest.",
+        free_keys="^(x-|\\$schema$)", schema_key=True,
+    ),
+    SchemaSource(
+        "highbar", "pytest_semantictest.formats.highbar.models:Spec", "highbar spec",
+        "A highbar spec (*.highbar.yaml) run by pytest-semantictest; calls_from and markers are extensions.",
+    ),
+]
+
+
+def path(name: str) -> Path:
+    """Where the committed schema of format ``name`` is."""
+    return HERE / f"{name}.schema.json"
+
+
+def _model(source: SchemaSource) -> Any:
+    module, _, cls = source.model.partition(":")
+    return getattr(import_module(module), cls)
+
+
+def _open_free_keys(node: Any, pattern: str) -> None:
+    """Every closed object (``additionalProperties: false``) also takes the format's free keys."""
+    if isinstance(node, dict):
+        if node.get("additionalProperties") is False and "properties" in node:
+            node.setdefault("patternProperties", {})[pattern] = {}
+        for value in node.values():
+            _open_free_keys(value, pattern)
+    elif isinstance(node, list):
+        for value in node:
+            _open_free_keys(value, pattern)
+
+
+def build(source: SchemaSource) -> dict[str, Any]:
+    """The schema document of one format (deterministic: same models, same text)."""
+    schema = _model(source).model_json_schema()
+    _open_free_keys(schema, source.free_keys)
+    if source.schema_key:
+        schema["properties"] = {
+            "$schema": {"type": "string", "description": "the JSON Schema this file follows (for editors)"},
+            **schema["properties"],
+        }
+    schema.pop("title", None)
+    schema.pop("description", None)
+    return {"$schema": DRAFT, "title": source.title, "description": source.description, **schema}
+
+
+def render(source: SchemaSource) -> str:
+    return json.dumps(build(source), indent=2, ensure_ascii=False) + "\n"
+
+
+def stale() -> list[Path]:
+    """Committed schema files that differ from what the models give."""
+    out = []
+    for source in SCHEMAS:
+        target = path(source.name)
+        try:
+            current = target.read_text(encoding="utf-8")
+        except OSError:
+            current = None
+        if current != render(source):
+            out.append(target)
+    return out
+
+
+def write_all() -> list[Path]:
+    """Regenerate every schema file; returns the files whose text changed."""
+    changed = stale()
+    for source in SCHEMAS:
+        if path(source.name) in changed:
+            path(source.name).write_text(render(source), encoding="utf-8")
+    return changed

@@ -1,0 +1,166 @@
+"""Shared pieces of the report tests: a small HTTP backend in this process, spec builders, a runner.
+
+Every end-to-end run is ``pytester.runpytest_subprocess`` (a fresh interpreter: in-process runs
+would re-import the plugin's modules).
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+import textwrap
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+PYTEST_ARGS = ["-p", "no:cacheprovider", "-p", "no:hypothesispytest"]
+TRACE_AGENT = Path(__file__).resolve().parents[1] / "agents" / "trace_agent.py"
+
+SSE = "".join(
+    f"data: {json.dumps(chunk)}\n\n"
+    for chunk in [
+        {"choices": [{"index": 0, "delta": {"content": "Checking the weather in Paris."}}]},
+        {"choices": [{"index": 0, "delta": {"tool_calls": [
+            {"index": 0, "id": "call_1", "function": {"name": "get_weather", "arguments": '{"city":'}}]}}]},
+        {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": '"Paris"}'}}]}}]},
+    ]
+) + "data: [DONE]\n\n"
+
+
+class Backend:
+    """``/ok``, ``/flaky`` (200, 500, 200, ...), ``/slow`` (2 s), ``/sse`` (an OpenAI stream with a
+    tool call) and ``/echo`` (the request's headers and body back as JSON)."""
+
+    def __init__(self) -> None:
+        self.hits = 0
+        self._lock = threading.Lock()
+        backend = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _send(self, status: int, body: str, content_type: str = "application/json") -> None:
+                data = body.encode()
+                self.send_response(status)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                self._route(b"")
+
+            def do_POST(self) -> None:
+                self._route(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+
+            def _route(self, raw: bytes) -> None:
+                path = self.path.partition("?")[0]
+                if path == "/flaky":
+                    with backend._lock:
+                        backend.hits += 1
+                        status = 200 if backend.hits % 2 else 500
+                    self._send(status, json.dumps({"hit": backend.hits}))
+                elif path == "/slow":
+                    time.sleep(2)
+                    self._send(200, "{}")
+                elif path == "/sse":
+                    self._send(200, SSE, "text/event-stream")
+                elif path == "/echo":
+                    headers = {k.lower(): v for k, v in self.headers.items()}
+                    self._send(200, json.dumps({"path": self.path, "headers": headers, "body": raw.decode()}))
+                else:
+                    self._send(200, json.dumps({"status": "ok", "text": "All systems go."}))
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.server.handle_error = lambda *args: None  # type: ignore[method-assign]  # a client gave up (/slow)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def step(block: str, output: str, **keys: Any) -> dict[str, Any]:
+    return {"block": block, "output": output, **keys}
+
+
+def report_suite(url: str, judge: bool = False) -> dict[str, Any]:
+    """One test of each outcome and of each kind of content the reports show."""
+    tests: list[dict[str, Any]] = [
+        {"id": "passes", "pipeline": [step("MockData", "d", config={"data": {"reply": "hello"}})],
+         "assertions": {"d.reply": "hello"}},
+        {"id": "fails", "pipeline": [step("MockData", "d", config={"data": {"reply": "hello"}})],
+         "assertions": {"d.reply": "goodbye"}},
+        {"id": "errors", "timeout": 300, "pipeline": [step("HttpRequest", "response", input={"url": f"{url}/slow"})],
+         "assertions": {"response.status": 200}},
+        {"id": "flaky", "runs": 3, "minPass": 2,
+         "pipeline": [step("HttpRequest", "response", input={"url": f"{url}/flaky"})],
+         "assertions": {"response.status": 200}},
+        {"id": "streamed", "pipeline": [
+            step("HttpRequest", "response", input={"url": f"{url}/sse", "method": "POST",
+                                                   "body": {"messages": [{"role": "user", "content": "Weather in Paris?"}]}}),
+            step("StreamParser", "parsed", input="${response.body}", config={"format": "sse-openai"}),
+            step("ValidateTools", "tools", input={"from": "parsed.toolCalls", "as": "toolCalls"},
+                 config={"expected": ["get_weather"]}),
+        ], "assertions": {"tools.passed": True, "parsed.text": {"contains": "Paris"}}},
+    ]
+    if judge:
+        tests += [
+            {"id": "judged", "pipeline": [
+                step("MockData", "reply", config={"data": {"text": "Your meeting is booked for 2 PM."}}),
+                step("LLMJudge", "judgement", input={"text": "${reply.text}",
+                                                     "expected": {"expectedBehavior": "Confirms the meeting at 2 PM"}},
+                     config={"criteria": {"accuracy": 0.5, "completeness": 0.5}, "threshold": 0.7}),
+            ], "assertions": {"judgement.passed": True}},
+            {"id": "judged-low", "pipeline": [
+                step("MockData", "reply", config={"data": {"text": "I cannot help with that."}}),
+                step("LLMJudge", "judgement", input={"text": "${reply.text}",
+                                                     "expected": {"expectedBehavior": "Confirms the meeting at 2 PM"}},
+                     config={"threshold": 0.7}),
+            ], "assertions": {"judgement.passed": True}},
+        ]
+    return {"name": "reports", "tests": tests}
+
+
+def write_suite(pytester: pytest.Pytester, suite: dict[str, Any], name: str = "reports") -> None:
+    pytester.makefile(".json", **{name: json.dumps(suite, indent=2)})
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest_subprocess(*PYTEST_ARGS, *args, timeout=240)
+
+
+def highbar_spec(pytester: pytest.Pytester) -> None:
+    """A highbar spec against the trace agent: one test passes, one fails."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    pytester.makefile(".highbar.yaml", orders=textwrap.dedent(f"""\
+        agent:
+          start: "{sys.executable} {TRACE_AGENT} --port {port}"
+          endpoint: "http://127.0.0.1:{port}/chat"
+          health: "http://127.0.0.1:{port}/health"
+          settle_time: 0
+        suites:
+          - name: Orders
+            tests:
+              - name: looks the order up
+                trigger: "Where is order 1042?"
+                expect:
+                  function_calls: [{{name: get_order, params: {{order_id: "1042"}}}}]
+              - name: wrong tool
+                trigger: "Where is order 1042?"
+                expect:
+                  function_calls: [{{name: cancel_order}}]
+        """))

@@ -1,0 +1,80 @@
+"""Fixtures for the conversation tests: the scripted agent, the fake LLM, and pytest runs in a
+subprocess (in-process pytester reloads modules and breaks class identity of httpx/yaml)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.yao.fakes import ConversationFake
+from tests.yao.scripted_agent import ScriptedAgent
+
+
+@pytest.fixture(autouse=True)
+def _no_llm_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def chat_agent() -> Iterator[ScriptedAgent]:
+    with ScriptedAgent() as agent:
+        yield agent
+
+
+@pytest.fixture
+def llm() -> Iterator[ConversationFake]:
+    with ConversationFake() as server:
+        yield server
+
+
+def jsonl(*cases: dict[str, Any], comment: str | None = None) -> str:
+    lines = [f"// {comment}"] if comment else []
+    return "\n".join(lines + [json.dumps(case) for case in cases]) + "\n"
+
+
+def write_cases(pytester: pytest.Pytester, name: str, *cases: dict[str, Any]) -> Path:
+    path = pytester.path / f"{name}.jsonl"
+    path.write_text(jsonl(*cases), encoding="utf-8")
+    return path
+
+
+def run(pytester: pytest.Pytester, agent: ScriptedAgent | None, llm: ConversationFake | None, *args: str) -> Any:
+    """``pytest`` in a subprocess against the scripted agent and the fake LLM (either may be None)."""
+    extra = ["-p", "no:cacheprovider", "-rA"]
+    if agent is not None:
+        extra.append(f"--semantictest-agent-endpoint={agent.url}")
+    if llm is not None:
+        extra += [f"--semantictest-llm-base-url={llm.url}", "--semantictest-llm-retries=0"]
+    return pytester.runpytest_subprocess(*extra, *args)
+
+
+def results(pytester: pytest.Pytester, name: str = "results.jsonl") -> dict[str, dict[str, Any]]:
+    """The results file's records by test name."""
+    lines = (pytester.path / name).read_text(encoding="utf-8").splitlines()
+    return {record["name"]: record for record in map(json.loads, lines)}
+
+
+EXPENSE_TURNS = [
+    {"input": "I want to submit an expense", "assertions": [{"type": "contains", "value": "type of expense"}]},
+    {"input": "Business travel, $3500",
+     "assert": [{"type": "tool_called", "name": {"name": "create_expense", "arguments": {"amount": 3500}}}]},
+    {"input": "Yes, confirm", "assertions": [
+        {"type": "contains", "value": "submitted"},
+        {"type": "tool_result", "tool": "submit_expense", "result": {"status": "submitted"}},
+    ]},
+]
+
+SIMULATOR = {"use": "agents:simulator", "options": {"metadata": {"persona": "a new employee",
+                                                                "goal": "submit a $3500 travel expense"}}}
+
+EXPENSE_CHECKPOINTS = [
+    {"id": "ask_type", "description": "asks the expense type",
+     "assertion": {"type": "contains", "value": "type of expense"}},
+    {"id": "call_create", "after": ["ask_type"], "assertion": {"type": "tool_called", "name": "create_expense"}},
+    {"id": "confirm", "after": ["call_create"], "assert": {"type": "regex", "pattern": "submitted.*EXP-\\d+"}},
+]
