@@ -15,6 +15,7 @@ from typing import Any
 
 from ..engine.databus import MISSING, get_path, split_path
 from .matchers import subset_matches
+from .operators import json_type
 
 _FENCE = re.compile(r"```(?:json)?\s*\n?(.*?)```", re.DOTALL)
 
@@ -84,22 +85,7 @@ def as_text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
-def type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return "undefined" if value is MISSING else type(value).__name__
+type_name = json_type
 
 
 def _type_ok(expected: str, actual: Any) -> bool:

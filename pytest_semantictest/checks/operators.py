@@ -28,6 +28,25 @@ def strict_equal(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+def json_type(value: Any) -> str:
+    """JSON type name: booleans are not numbers; whole numbers are ``integer``; MISSING is ``undefined``."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    if isinstance(value, Mapping):
+        return "object"
+    return "undefined" if value is MISSING else type(value).__name__
+
+
 def show(v: Any) -> str:
     return "undefined" if v is MISSING else repr(v)
 

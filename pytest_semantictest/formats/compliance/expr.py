@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...checks.operators import strict_equal
+from ...checks.operators import json_type, strict_equal
 from ...errors import clip, did_you_mean
 
 TYPES = ("string", "number", "integer", "boolean", "array", "object", "null")
@@ -83,23 +83,8 @@ class Expr:
         raise AssertionError(op)
 
 
-def type_of(value: Any) -> str:
-    """JSON type names; booleans are not numbers; whole numbers are ``integer`` (also numbers)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
+type_of = json_type
+"""JSON type names; booleans are not numbers; whole numbers are ``integer`` (also numbers)."""
 
 
 def contains(value: Any, needle: Any) -> bool:
