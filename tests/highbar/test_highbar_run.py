@@ -174,3 +174,44 @@ def test_xdist_one_agent_for_all_workers(pytester: pytest.Pytester) -> None:
     assert len(logs) == 1, logs  # one agent process served both workers
     with socket.socket() as s:
         assert s.connect_ex(("127.0.0.1", port)) != 0
+
+
+def test_variations_from_highbar_cache_each_phrasing_judged(pytester: pytest.Pytester) -> None:
+    import json
+
+    from pytest_semantictest.formats.highbar.variations import cache_key
+
+    port = free_port()
+    tests = """
+      - name: paraphrased
+        trigger: "Where is order 1042?"
+        variations: 2
+        expect:
+          function_calls: [{name: get_order, params: {order_id: "1042"}}]
+"""
+    pytester.makefile(".highbar.yaml", orders=spec(port, tests))
+    cache = pytester.path / ".highbar" / "variations.json"
+    cache.parent.mkdir()
+    phrasings = ["Can you check order 1042?", "hello, any news?"]  # the second makes no call: fails
+    key = cache_key("Where is order 1042?", 2)
+    cache.write_text(json.dumps({key: {"trigger": "Where is order 1042?", "count": 2, "variations": phrasings}}))
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*expected a call to 'get_order'*"])
+
+
+def test_variations_without_cache_or_llm_is_an_error(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    port = free_port()
+    tests = """
+      - name: paraphrased
+        trigger: "Where is order 1042?"
+        variations: 2
+        expect:
+          function_calls: [{name: get_order}]
+"""
+    pytester.makefile(".highbar.yaml", orders=spec(port, tests))
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*no paraphrases of*no LLM is configured*"])
