@@ -37,6 +37,21 @@ class LiveAgent:
 
     _inventory: frozenset[str] | None = None
     _inventory_read: bool = False
+    _read_to: int = 0
+    _executions: dict[str, str] = field(default_factory=dict)
+
+    def late_calls(self) -> list[str]:
+        """Tool calls tagged with an execution whose turns were already judged (highbar reads once
+        more after the last test). They cannot change a reported result: they are warned about."""
+        if self.reader is None or not self._executions:
+            return []
+        batch = self.reader.read_since(self._read_to)
+        late = []
+        for test_id, name in self._executions.items():
+            mine = classify(batch, resolve_correlate(self.config.correlate, test_id, test_name=name))
+            late += [f"late tool call '{call.fn}' for test '{name}' arrived after its turn was judged"
+                     for call in mine.mine_tools]
+        return late
 
     def inventory(self) -> frozenset[str] | None:
         """Tools declared since the last ``hello``; re-read only when a turn saw a declaration."""
@@ -84,6 +99,8 @@ class LiveAgent:
     ) -> list[Any]:
         assert self.reader is not None
         batch = self.reader.read_since(offset)
+        self._read_to = max(self._read_to, batch.end)
+        self._executions[test_id] = test_name
         if batch.hellos or batch.declarations:
             self._inventory_read = False
         if batch.problems:
@@ -136,7 +153,15 @@ class AgentPool:
         return key
 
     def warnings(self) -> list[str]:
-        return [w for live in self._live.values() for w in live.warnings]
+        """Things to tell at the end: untagged traces, and late tool calls (after one settle time)."""
+        late: list[str] = []
+        for live in self._live.values():
+            if live._executions and live.config.settle_time_ms:
+                import time
+
+                time.sleep(live.config.settle_time_ms / 1000)
+            late += live.late_calls()
+        return [w for live in self._live.values() for w in live.warnings] + late
 
     def close(self) -> None:
         """Release every agent this process acquired (the last user stops it)."""

@@ -19,6 +19,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -65,6 +66,9 @@ def chat(message: str, test: str | None) -> str:
     elif "order" in lowered and order:
         tool("get_order", {"order_id": order_id}, {"status": "shipped"}, test)
         reply = f"Order {order_id} has shipped."
+    elif "later" in lowered:  # a tool call recorded 0.3 s after the reply (highbar's "late call")
+        threading.Timer(0.3, tool, ("get_order", {"order_id": "late"}, {"status": "late"}, test)).start()
+        reply = "I will look into it later."
     elif "hello" in lowered:
         reply = "Hello! How can I help?"
     else:

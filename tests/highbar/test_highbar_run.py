@@ -215,3 +215,17 @@ def test_variations_without_cache_or_llm_is_an_error(pytester: pytest.Pytester, 
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*no paraphrases of*no LLM is configured*"])
+
+
+def test_late_tool_call_is_warned_about(pytester: pytest.Pytester) -> None:
+    port = free_port()
+    tests = """
+      - name: answers now, calls later
+        trigger: "check it later"
+        expect:
+          function_calls: []
+"""
+    pytester.makefile(".highbar.yaml", orders=spec(port, tests).replace("settle_time: 0", "settle_time: 200"))
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*late tool call 'get_order' for test 'answers now, calls later' arrived after its turn*"])
