@@ -1,0 +1,172 @@
+"""Rules and helpers shared by the highbar validator's parts (constants, messages, templates)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote, quote_plus
+
+from ...errors import Problem, clip
+from .build import SECRET_MIN_LENGTH
+from .models import MATCHER_KEYS
+from .spec import TRACE_FIELDS
+
+Path_ = tuple[str | int, ...]
+
+MAX_BYTES = 20 * 1024 * 1024
+EXTENSION_PREFIX = "x-"
+MATCHERS_TEXT = ", ".join(sorted(MATCHER_KEYS))
+
+_ENV_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_PLACEHOLDER = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
+_TEMPLATE = re.compile(r"\{\{(.*?)\}\}", re.S)
+_SEGMENT = re.compile(r"(\w+)((?:\[\d+\])*)")
+_RESPONSE_PATH = re.compile(r"[^.\s]+(?:\.[^.\s]+)*")
+_HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_PLACEHOLDERS_HELP = "(placeholders here: {{message}}, {{test.id}}, {{test.name}}, {{session.<key>}})"
+ALL_PLACEHOLDERS = frozenset({"message", "test.id", "test.name", "session"})
+SETUP_PLACEHOLDERS = frozenset({"test.id", "test.name"})
+TEARDOWN_PLACEHOLDERS = frozenset({"test.id", "test.name", "session"})
+_TEMPLATE_ONLY = (
+    "templates are only resolved in triggers; here '{{...}}' would be compared as literal text"
+)
+
+
+@dataclass(frozen=True)
+class HighbarProblem(Problem):
+    """A problem rendered the highbar way: ``file: place: message (line N)``.
+
+    The file and path come first, exactly as highbar prints them; the line follows.
+    """
+
+    column: int | None = None
+
+    def render(self, file: str) -> str:
+        where = f" {self.place}:" if self.place else ""
+        at = ""
+        if self.line:
+            at = f" (line {self.line}, column {self.column})" if self.column else f" (line {self.line})"
+        return f"{file}:{where} {self.message}{at}"
+
+
+
+# --- messages helpers ---------------------------------------------------------------------
+
+
+def _t(value: Any) -> str:
+    """highbar's ``got <type>``, with YAML's words for null and mappings."""
+    if value is None:
+        return "null"
+    if isinstance(value, dict):
+        return "mapping"
+    return type(value).__name__
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _user_keys(raw: Mapping[str, Any]) -> list[str]:
+    return [key for key in raw if not str(key).startswith(EXTENSION_PREFIX)]
+
+
+def _stem(key: str) -> str:
+    """Fold the slips people make: case, hyphens, a dropped or extra plural (highbar's rule)."""
+    stem = key.lower().replace("-", "_")
+    for suffix in ("es", "s"):
+        if stem.endswith(suffix):
+            return stem[: -len(suffix)]
+    return stem
+
+
+_NEAR_MISSES = {_stem(key): key for key in MATCHER_KEYS}
+
+
+def near_matcher(key: str) -> str | None:
+    """The matcher key ``key`` was probably meant to be (``contain``, ``Matches``), or None."""
+    intended = _NEAR_MISSES.get(_stem(key))
+    return intended if intended is not None and intended != key else None
+
+
+def _has_template(value: Any) -> bool:
+    if isinstance(value, str):
+        return "{{" in value
+    if isinstance(value, dict):
+        return any(_has_template(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_template(v) for v in value)
+    return False
+
+
+def compile_regex(pattern: str) -> re.Pattern[str] | str:
+    """The compiled pattern, or the reason it does not compile."""
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        return str(exc)
+    except (OverflowError, RecursionError, ValueError) as exc:
+        return f"{type(exc).__name__}: {exc}"
+
+
+def _redact(problem: HighbarProblem, env_names: Mapping[str, str]) -> HighbarProblem:
+    """An error that quotes a value (a URL) must not show what came from ``${NAME}``."""
+    message = redact(problem.message, env_names)
+    if message == problem.message:
+        return problem
+    return HighbarProblem(problem.place, message, problem.line, problem.column)
+
+
+def redact(text: str, env_names: Mapping[str, str]) -> str:
+    """``text`` with each expanded value (as is, stripped, URL-quoted, repr-escaped) as ``${NAME}``."""
+    forms: dict[str, str] = {}
+    for value, name in env_names.items():
+        for form in (value, value.strip(), quote(value, safe=""), quote_plus(value), repr(value)[1:-1]):
+            if len(form) >= SECRET_MIN_LENGTH:
+                forms.setdefault(form, name)
+    for form in sorted(forms, key=len, reverse=True):
+        text = text.replace(form, f"${{{forms[form]}}}")
+    return text
+
+
+def _dedupe(problems: list[HighbarProblem]) -> list[Problem]:
+    seen: set[tuple[str, str, int | None]] = set()
+    out: list[Problem] = []
+    for p in problems:
+        key = (p.place, p.message, p.line)
+        if key not in seen:
+            seen.add(key)
+            out.append(p)
+    return out
+
+
+def parse_template(inner: str) -> tuple[tuple[str | int, ...] | None, str | None]:
+    """``(path, None)`` for the inside of a valid ``{{previous...}}``, else ``(None, reason)``."""
+    body = inner.strip()
+    if not body.startswith("previous."):
+        return None, "not a template: a trigger can only use {{previous.function_calls[N]...}}"
+    tokens: list[str | int] = []
+    for segment in body[len("previous."):].split("."):
+        match = _SEGMENT.fullmatch(segment)
+        if match is None:
+            return None, f"invalid path segment '{clip(segment)}'"
+        tokens.append(match.group(1))
+        tokens.extend(int(index) for index in re.findall(r"\[(\d+)\]", match.group(2)))
+    if tokens[0] != "function_calls":
+        return None, f"no key '{clip(tokens[0])}' (the only key is function_calls)"
+    if len(tokens) > 1 and not isinstance(tokens[1], int):
+        return None, f"cannot read '{clip(tokens[1])}' from the list of calls: index it, like function_calls[0]"
+    if len(tokens) > 2 and tokens[2] not in TRACE_FIELDS:
+        return None, f"a call has no field '{clip(tokens[2])}' (fields: {', '.join(TRACE_FIELDS)})"
+    return tuple(tokens), None
+
+
+
+def _uses_placeholder(value: Any, name: str) -> bool:
+    if isinstance(value, dict):
+        return any(_uses_placeholder(item, name) for item in value.values())
+    if isinstance(value, list):
+        return any(_uses_placeholder(item, name) for item in value)
+    return isinstance(value, str) and any(m.group(1) == name for m in _PLACEHOLDER.finditer(value))
+

@@ -1,0 +1,184 @@
+"""highbar validation of ``expect:`` blocks (function calls, matchers, response, regexes)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...errors import clip
+from .models import MATCHER_KEYS, REGEX_KEYS
+from .rules import (
+    _TEMPLATE_ONLY,
+    MATCHERS_TEXT,
+    Path_,
+    _has_template,
+    _t,
+    _user_keys,
+    compile_regex,
+    near_matcher,
+)
+
+
+class ExpectChecks:
+    """Mixin of the validator: methods use its ``err``/``need``/``keys``."""
+
+    def expect(self, raw: Any, where: Path_) -> tuple[bool, bool] | None:
+        """Check an expect; None when it is broken, else ``(asserts something, observes calls)``."""
+        if not self.need(raw, dict, where, "expect must be a mapping"):
+            return None
+        self.keys(raw, "expect", where)
+        if not _user_keys(raw):
+            self.err(
+                where,
+                "asserts nothing — use function_calls, response, forbid, or function_calls: [] "
+                "to check that no tool is called",
+            )
+            return None
+        has_calls = False
+        if "function_calls" in raw:
+            calls = raw["function_calls"]
+            if self.need(calls, list, where, "function_calls must be a list", where + ("function_calls",)):
+                has_calls = True
+                for n, call in enumerate(calls):
+                    self.call(call, where + ("function_calls", n))
+        for key in ("ordered", "exclusive"):
+            if key not in raw:
+                continue
+            if self.need(raw[key], bool, where, f"{key} must be true or false", where + (key,)):
+                if "function_calls" not in raw:
+                    self.err(where, f"{key} needs function_calls (the calls it applies to)", where + (key,))
+        forbid = "forbid" in raw
+        if forbid:
+            names = raw["forbid"]
+            if not isinstance(names, list) or not names or not all(isinstance(n, str) and n for n in names):
+                self.err(where, "forbid must be a non-empty list of tool names", where + ("forbid",))
+        if "response" in raw:
+            self.response(raw["response"], where)
+        observes = has_calls or forbid
+        return True, observes
+
+    def response(self, raw: Any, where: Path_) -> None:
+        at = where + ("response",)
+        if raw is None or (isinstance(raw, dict) and not _user_keys(raw)):
+            self.err(where, f"response has no matcher (use {MATCHERS_TEXT})", at)
+            return
+        if not self.need(raw, dict, where, "response must be a mapping", at):
+            return
+        self.keys(raw, "response", at)
+        for key, value in raw.items():
+            if key not in MATCHER_KEYS:
+                continue
+            if not self.need(value, str, at, f"{key} must be a string", at + (key,)):
+                continue
+            if not value and key != "equals":
+                # "" is in every answer: a check that cannot fail
+                self.err(at, f"{key} cannot be empty", at + (key,))
+            elif "{{" in value:
+                self.err(at + (key,), _TEMPLATE_ONLY)
+            elif key in REGEX_KEYS:
+                self.regex(value, at + (key,), lambda reason: f"invalid regex: {reason}")
+
+    def regex(self, pattern: str, at: Path_, message: Any, where: Path_ | None = None) -> None:
+        compiled = compile_regex(pattern)
+        if isinstance(compiled, str):
+            self.err(at if where is None else where, message(compiled), at)
+        else:
+            self.regexes[pattern] = compiled
+
+    def call(self, raw: Any, where: Path_) -> None:
+        if not self.need(raw, dict, where, "a function_calls entry must be a mapping"):
+            return
+        self.keys(raw, "function_call", where)
+        if "name" not in raw:
+            self.err(where, "missing 'name' (the tool expected to be called)")
+        else:
+            self.call_name(raw["name"], where)
+        for key in ("params", "result"):
+            value = raw.get(key)
+            if value is None:
+                continue
+            if not self.need(value, dict, where, f"{key} must be a mapping of expected values", where + (key,)):
+                continue
+            if _has_template(value):
+                self.err(where + (key,), _TEMPLATE_ONLY)
+            self.expected(value, where + (key,))
+        if "error" in raw:
+            self.call_error(raw["error"], where)
+
+    def call_name(self, raw: Any, where: Path_) -> None:
+        at = where + ("name",)
+        if isinstance(raw, str):
+            if not raw.strip():
+                self.err(where, "function_call 'name' cannot be empty", at)
+        elif isinstance(raw, list):
+            if not raw:
+                self.err(where, "function_call 'name' cannot be an empty list", at)
+            elif not all(isinstance(name, str) and name.strip() for name in raw):
+                self.err(
+                    where, f"function_call 'name' list must contain only non-empty strings, got {clip(repr(raw))}", at
+                )
+        else:
+            self.err(where, f"function_call 'name' must be a string or a list of strings, got {_t(raw)}", at)
+
+    def call_error(self, raw: Any, where: Path_) -> None:
+        at = where + ("error",)
+        if isinstance(raw, bool):
+            return
+        if isinstance(raw, dict) and raw and not set(raw) <= MATCHER_KEYS:
+            near = [(key, intended) for key in raw if (intended := near_matcher(str(key)))]
+            if near and all(key in MATCHER_KEYS or near_matcher(str(key)) for key in raw):
+                key, intended = near[0]
+                self.err(at, f"unknown matcher '{clip(key)}' — did you mean '{intended}'?", at + (key,))
+                return
+        if not isinstance(raw, dict) or not raw or not set(raw) <= MATCHER_KEYS:
+            self.err(
+                at,
+                'error must be true, false or a matcher such as {contains: "Timeout"}; a bare text would '
+                "be ambiguous between equals and contains",
+            )
+            return
+        if _has_template(raw):
+            self.err(at, _TEMPLATE_ONLY)
+        self.expected(raw, at)
+
+    def expected(self, value: Any, where: Path_) -> None:
+        """highbar's ``validate_expected``: matchers well formed and unambiguous, at any depth."""
+        if not isinstance(value, dict):
+            return
+        keys = [str(key) for key in value]
+        known = [key for key in keys if key in MATCHER_KEYS]
+        unknown = [key for key in keys if key not in MATCHER_KEYS]
+        if known and unknown:
+            self.err(
+                where,
+                f"mixes matcher keys {sorted(known)} with other keys {sorted(unknown)}. "
+                "Use only matcher keys, or wrap a literal dict as {equals: {...}}",
+            )
+            return
+        if not known:
+            for key, item in value.items():
+                intended = near_matcher(key)
+                if intended:
+                    self.err(
+                        where,
+                        f"unknown matcher '{clip(key)}' — did you mean '{intended}'? "
+                        "For a literal dict with this key, wrap it as {equals: {...}}",
+                        where + (key,),
+                    )
+                else:
+                    self.expected(item, where + (key,))
+            return
+        for key in REGEX_KEYS:  # the operand of equals is a literal and is not inspected
+            if key not in value:
+                continue
+            pattern = value[key]
+            if not isinstance(pattern, str):
+                self.err(where, f"'{key}' needs a regex string, got {_t(pattern)}", where + (key,))
+                continue
+            self.regex(
+                pattern,
+                where + (key,),
+                lambda reason, key=key, pattern=pattern: f"invalid regex in '{key}' ({clip(repr(pattern))}): {reason}",
+                where,
+            )
+
+
