@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .sse import decode_event, loads, parse_events
+from .sse import assemble_args, decode_event, loads, parse_events
 
 FORMAT = "sse-openai"
 
@@ -125,13 +125,7 @@ class _Accumulator:
             call.chunk.update(toolCallId=call.id, toolName=call.name)
             args = call.args
             if args is None:
-                text = "".join(call.parts)
-                try:
-                    args = loads(text) if text.strip() else {}
-                except ValueError as exc:
-                    args = {}
-                    label = f"'{call.name}'" + (f" ({call.id})" if call.id else "")
-                    self.errors.append(f"Tool call {label} has unparseable arguments: {exc}")
+                args = assemble_args(call.parts, call.name, call.id, self.errors)
             out.append({"id": call.id, "name": call.name or "", "args": args})
         return out
 

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .sse import decode_event, loads, parse_events
+from .sse import assemble_args, decode_event, loads, parse_events
 
 FORMAT = "sse-vercel"
 _CODE = re.compile(r"^([0-9a-z]):(.*)$", re.S)
@@ -159,13 +159,7 @@ class _Accumulator:
             if isinstance(args, str):
                 call.parts, args = [args], None
             if args is None:
-                text = "".join(call.parts)
-                try:
-                    args = loads(text) if text.strip() else {}
-                except ValueError as exc:
-                    args = {}
-                    label = f"'{call.name}'" + (f" ({call.id})" if call.id else "")
-                    self.errors.append(f"Tool call {label} has unparseable arguments: {exc}")
+                args = assemble_args(call.parts, call.name, call.id, self.errors)
             item: dict[str, Any] = {"id": call.id, "name": call.name or "", "args": args}
             if call.result is not _MISSING:
                 item["result"] = call.result

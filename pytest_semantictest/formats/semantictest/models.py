@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ...errors import clip
-from ..validation import strip_free_keys
+from ..validation import check_node_id, strip_free_keys
 
 
 MAX_RUNS = 10_000
@@ -66,11 +66,7 @@ class TestSpec(_Strict):
     @field_validator("id")
     @classmethod
     def _id_ok(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("must not be empty")
-        if "::" in value or not value.isprintable():
-            raise ValueError(f"must not contain '::', line breaks or control characters, got {clip(repr(value))}")
-        return value
+        return check_node_id(value)
 
     @field_validator("markers")
     @classmethod

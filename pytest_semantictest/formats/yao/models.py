@@ -22,6 +22,7 @@ from ...checks.specs import (
     _Strict,
 )
 from ...errors import clip
+from ..validation import check_node_id
 
 MODES = ("static", "dynamic")
 DEFAULT_MAX_TURNS = 20
@@ -80,11 +81,7 @@ class CaseSpec(_Strict):
     @field_validator("id")
     @classmethod
     def _id_ok(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("must not be empty")
-        if "::" in value or not value.isprintable():
-            raise ValueError(f"must not contain '::', line breaks or control characters, got {clip(repr(value))}")
-        return value
+        return check_node_id(value)
 
     @field_validator("mode")
     @classmethod
