@@ -51,7 +51,7 @@ def parse_duration(value: Any) -> Any:
     return seconds
 
 
-Duration = Annotated[float, BeforeValidator(parse_duration)]
+Duration = Annotated[float, BeforeValidator(parse_duration, json_schema_input_type=float | str)]
 
 
 def strip_free_keys(data: Any) -> Any:
@@ -244,7 +244,7 @@ def _listify(data: Any) -> Any:
     return [data] if isinstance(data, dict) else data
 
 
-Assertions = Annotated[list[AssertionSpec], BeforeValidator(_listify)]
+Assertions = Annotated[list[AssertionSpec], BeforeValidator(_listify, json_schema_input_type=AssertionSpec | list[AssertionSpec])]
 """One assertion object or a list of them."""
 
 

@@ -10,10 +10,14 @@ Adding a format is one entry in :data:`SCHEMAS`.
 from __future__ import annotations
 
 import json
+import warnings
 from dataclasses import dataclass
 from importlib import import_module
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
+
+from pydantic import AliasChoices, BaseModel
+from pydantic.json_schema import PydanticJsonSchemaWarning
 
 HERE = Path(__file__).resolve().parent
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -43,6 +47,14 @@ SCHEMAS: list[SchemaSource] = [
         "highbar", "pytest_semantictest.formats.highbar.models:Spec", "highbar spec",
         "A highbar spec (*.highbar.yaml) run by pytest-semantictest; calls_from and markers are extensions.",
     ),
+    SchemaSource(
+        "yao-case", "pytest_semantictest.formats.yao.models:CaseSpec", "Yao test case",
+        "One line of a Yao conversation test file (*.jsonl): a single-turn, static or dynamic test case.",
+    ),
+    SchemaSource(
+        "yao-agent", "pytest_semantictest.formats.yao.models:AgentFileSpec", "Yao agent file",
+        "The agent a Yao test file talks to (<name>.agent.yaml next to <name>.jsonl).",
+    ),
 ]
 
 
@@ -68,9 +80,47 @@ def _open_free_keys(node: Any, pattern: str) -> None:
             _open_free_keys(value, pattern)
 
 
+def _models(model: type[BaseModel]) -> dict[str, type[BaseModel]]:
+    """``model`` and every model its fields use, by class name (pydantic's ``$defs`` keys)."""
+    found: dict[str, type[BaseModel]] = {}
+    todo: list[Any] = [model]
+    while todo:
+        kind = todo.pop()
+        if isinstance(kind, type) and issubclass(kind, BaseModel):
+            if kind.__name__ not in found:
+                found[kind.__name__] = kind
+                todo.extend(field.annotation for field in kind.model_fields.values())
+        else:
+            todo.extend(get_args(kind))
+    return found
+
+
+def _add_aliases(node: dict[str, Any], model: type[BaseModel]) -> None:
+    """Alias spellings the loader accepts (``assert`` for ``assertions``) are properties too; a required
+    field is satisfied by any one of its spellings."""
+    properties, required = node.get("properties", {}), node.get("required", [])
+    for name, field in model.model_fields.items():
+        if not isinstance(field.validation_alias, AliasChoices):
+            continue
+        names = [c for c in field.validation_alias.choices if isinstance(c, str)]
+        main = name if name in properties else names[0]
+        for alias in names:
+            properties.setdefault(alias, properties[main])
+        if main in required:
+            required.remove(main)
+            node.setdefault("allOf", []).append({"oneOf": [{"required": [alias]} for alias in names]})
+    if "required" in node and not required:
+        del node["required"]
+
+
 def build(source: SchemaSource) -> dict[str, Any]:
     """The schema document of one format (deterministic: same models, same text)."""
-    schema = _model(source).model_json_schema()
+    model = _model(source)
+    with warnings.catch_warnings():  # defaults that are sentinels are left out of the schema, as they should
+        warnings.simplefilter("ignore", PydanticJsonSchemaWarning)
+        schema = model.model_json_schema()
+    for name, cls in _models(model).items():
+        _add_aliases(schema if cls is model else schema.get("$defs", {}).get(name, {}), cls)
     _open_free_keys(schema, source.free_keys)
     if source.schema_key:
         schema["properties"] = {

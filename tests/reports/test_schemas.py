@@ -39,7 +39,7 @@ def test_committed_schemas_are_up_to_date() -> None:
 
 
 def test_one_schema_per_format_shipped_as_package_data() -> None:
-    assert [s.name for s in schemas.SCHEMAS] == ["semantictest", "highbar"]
+    assert [s.name for s in schemas.SCHEMAS] == ["semantictest", "highbar", "yao-case", "yao-agent"]
     package_data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
     assert package_data["pytest_semantictest"] == ["schemas/*.schema.json"]
     for source in schemas.SCHEMAS:
@@ -59,6 +59,9 @@ def test_a_stale_file_is_reported_and_rewritten(tmp_path: Path, monkeypatch: pyt
 SUITES = sorted(p for pattern in ("examples/**/*.json", "tests/docs_examples/*.json") for p in ROOT.glob(pattern)
                 if isinstance(d := json.loads(p.read_text()), dict) and isinstance(d.get("tests"), list))
 SPECS = sorted(ROOT.glob("examples/**/*.highbar.yaml"))
+YAO_CASES = [(p, n, line) for p in sorted(ROOT.glob("examples/**/*.jsonl"))
+             for n, line in enumerate(p.read_text().splitlines(), 1) if line.strip() and not line.startswith("//")]
+YAO_AGENTS = sorted(ROOT.glob("examples/**/*.agent.yaml"))
 
 
 @pytest.mark.parametrize("path", SUITES, ids=lambda p: p.name)
@@ -69,6 +72,35 @@ def test_every_example_suite_follows_the_semantictest_schema(path: Path) -> None
 @pytest.mark.parametrize("path", SPECS, ids=lambda p: p.name)
 def test_every_example_spec_follows_the_highbar_schema(path: Path) -> None:
     assert problems("highbar", yaml.safe_load(path.read_text())) == []
+
+
+@pytest.mark.parametrize(("path", "number", "line"), YAO_CASES, ids=lambda v: v.name if isinstance(v, Path) else "")
+def test_every_example_yao_case_follows_the_case_schema(path: Path, number: int, line: str) -> None:
+    assert problems("yao-case", json.loads(line)) == [], f"{path.name}:{number}"
+
+
+@pytest.mark.parametrize("path", YAO_AGENTS, ids=lambda p: p.name)
+def test_every_example_agent_file_follows_the_yao_agent_schema(path: Path) -> None:
+    assert problems("yao-agent", yaml.safe_load(path.read_text())) == []
+
+
+def test_yao_aliases_single_assertions_and_durations_are_what_the_loader_accepts() -> None:
+    shipped = {"id": "a", "input": "hi", "assert": {"type": "contains", "value": "hello"}, "x-note": 1,
+               "timeout": "1m30s",
+               "attachments": [{"url": "https://example.com/a.png", "type": "image", "content_type": "image/png"}]}
+    assert problems("yao-case", shipped) == []
+    dynamic = {"id": "d", "simulator": {"use": "user"}, "checkpoints": [
+        {"id": "greeted", "assert": {"type": "regex", "value": "hi"}},
+        {"id": "thanked", "assertions": [{"type": "contains", "value": "thanks"}], "after": ["greeted"]}]}
+    assert problems("yao-case", dynamic) == []
+    dynamic["checkpoints"][0]["assertion"] = {"type": "contains", "value": "hi"}  # two spellings of one key
+    assert problems("yao-case", dynamic) != []
+    del dynamic["checkpoints"][0]["assertion"], dynamic["checkpoints"][0]["assert"]
+    assert problems("yao-case", dynamic) != []  # a checkpoint needs an assertion in some spelling
+    assert problems("yao-case", {"id": "a", "input": "hi", "asserts": []}) == [
+        ": 'asserts' does not match any of the regexes: '^x-'"]
+    assert sorted(problems("yao-agent", {"endpoint": "http://127.0.0.1:1", "protocl": "openai", "timeout": "3"})) == [
+        ": 'protocl' does not match any of the regexes: '^x-'", "timeout: '3' is not valid under any of the given schemas"]
 
 
 def test_schema_key_and_x_keys_are_free_but_unknown_keys_and_wrong_types_are_not() -> None:
