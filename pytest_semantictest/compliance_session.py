@@ -51,12 +51,14 @@ class ComplianceSession:
                 reason = f"depends on '{dependency}', which {self.failed[dependency]}"
                 self.failed.setdefault(front.name, f"was skipped ({reason})")
                 raise pytest.skip.Exception(reason, _use_item_location=True)
-        if case.meta.get("variables"):
-            item.user_properties.append(("variables", json.dumps(case.meta["variables"], ensure_ascii=False)))
-        if case.skip:
-            return
         self._mask()
-        self._offer(suite)
+        if case.meta.get("variables"):  # a variable may hold a secret ("From setup": the environment)
+            from .plugin import runtime
+
+            variables = runtime(self.config).redactor.data(case.meta["variables"])
+            item.user_properties.append(("variables", json.dumps(variables, ensure_ascii=False)))
+        if not case.skip:
+            self._offer(suite)
 
     def _mask(self) -> None:
         """The API key and secret-looking placeholder values given as options are masked in reports."""

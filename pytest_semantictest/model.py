@@ -55,6 +55,9 @@ class CheckResult:
     failures: list[Failure] = field(default_factory=list)
     skipped: str | None = None
     error: str | None = None
+    judgement: dict[str, Any] | None = None
+    """What an LLM decided, for the reports, passed or not: ``{check, model, items: [{text, passed,
+    reason}]}``."""
 
 
 class Check(Protocol):
@@ -165,6 +168,8 @@ class Verdict:
     bus: dict[str, Any] = field(default_factory=dict)
     label: str = ""
     phrasings: list[Verdict] = field(default_factory=list)
+    judgements: list[dict[str, Any]] = field(default_factory=list)
+    """Judged checks' verdicts (:attr:`CheckResult.judgement`), passed ones too."""
 
     @property
     def passed(self) -> bool:

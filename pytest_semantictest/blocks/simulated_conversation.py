@@ -304,6 +304,8 @@ class SimulatedConversation(Block):
                            base_dir=plan.base_dir, all_or_nothing=True) for cp in ready
             ))
             for cp, results in zip(ready, outcomes):
+                turn.setdefault("assertions", []).extend(  # what validators said, for the reports
+                    {**r.record(), "checkpoint": cp.id} for r in results if r.validation)
                 errors = [r.error for r in results if r.error]
                 if errors:
                     run.raise_(JudgeError, f"checkpoint '{cp.id}' at turn {number}: {'; '.join(errors)}")

@@ -60,6 +60,22 @@ class StepContext:
 
 
 @dataclass
+class Checked:
+    """What a set of checks gave: failures, errors, reasons they were not evaluated, LLM verdicts."""
+
+    failures: list[Failure] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    judgements: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, other: Checked) -> None:
+        self.failures += other.failures
+        self.errors += other.errors
+        self.skipped += other.skipped
+        self.judgements += other.judgements
+
+
+@dataclass
 class PipelineResult:
     """Steps' trace plus the steps whose latest run failed or could not be judged."""
 
@@ -67,9 +83,8 @@ class PipelineResult:
     errors: dict[int, str] = field(default_factory=dict)
     unavailable: dict[int, str] = field(default_factory=dict)
     fatal: str | None = None
-    gate_failures: list[Failure] = field(default_factory=list)
-    gate_errors: list[str] = field(default_factory=list)
-    gate_skipped: list[str] = field(default_factory=list)
+    gates: Checked = field(default_factory=Checked)
+
 
 
 async def run_step(step: Step, ctx: StepContext) -> tuple[Any, Any, str | None, str | None]:
@@ -180,11 +195,9 @@ async def run_pipeline(steps: Sequence[Step], ctx: StepContext) -> PipelineResul
 
 async def _gate(step: Step, ctx: StepContext, result: PipelineResult) -> bool:
     """Evaluate a step's gate checks; False (stop the pipeline) when one did not pass."""
-    failures, errors, skipped = await evaluate_checks(step.checks, ctx.bus, ctx.session, set())
-    result.gate_skipped.extend(skipped)
-    result.gate_failures.extend(failures)
-    result.gate_errors.extend(errors)
-    return not failures and not errors
+    checked = await evaluate_checks(step.checks, ctx.bus, ctx.session, set())
+    result.gates.add(checked)
+    return not checked.failures and not checked.errors
 
 
 def _jump(
@@ -204,18 +217,14 @@ def _jump(
     return target
 
 
-async def evaluate_checks(
-    checks: Sequence[Any], bus: DataBus, session: RunContext, skip_slots: set[str]
-) -> tuple[list[Failure], list[str], list[str]]:
-    """Failures, errors and not-evaluated reasons from a case's checks."""
-    failures: list[Failure] = []
-    errors: list[str] = []
-    skipped: list[str] = []
+async def evaluate_checks(checks: Sequence[Any], bus: DataBus, session: RunContext, skip_slots: set[str]) -> Checked:
+    """Failures, errors, not-evaluated reasons and LLM verdicts from a case's checks."""
+    out = Checked()
     results: list[CheckResult] = []
     pending: list[Any] = []
     for check in checks:
         if skip_slots and check.reads & skip_slots:
-            skipped.append(check.describe())
+            out.skipped.append(check.describe())
             continue
         evaluate_sync = getattr(check, "evaluate_sync", None)
         if evaluate_sync:
@@ -225,12 +234,14 @@ async def evaluate_checks(
     if pending:  # judged checks call an LLM: let them overlap
         results.extend(await asyncio.gather(*pending))
     for res in results:
-        failures.extend(res.failures)
+        out.failures.extend(res.failures)
         if res.error:
-            errors.append(res.error)
+            out.errors.append(res.error)
         if res.skipped:
-            skipped.append(res.skipped)
-    return failures, errors, skipped
+            out.skipped.append(res.skipped)
+        if res.judgement:
+            out.judgements.append(res.judgement)
+    return out
 
 
 def _unobserved(steps: Sequence[Step], pipeline: PipelineResult, checks: Sequence[Any]) -> list[Failure]:
@@ -280,13 +291,13 @@ async def run_case(
     skip_slots: set[str] = set()
     for index in pipeline.unavailable:
         skip_slots |= set(output_slots(case.steps[index].output, case.steps[index].id))
-    failures, errors, skipped = await evaluate_checks(case.checks, bus, session, skip_slots)
-    failures[:0] = pipeline.gate_failures
-    errors[:0] = pipeline.gate_errors
-    skipped[:0] = pipeline.gate_skipped
+    checked = pipeline.gates
+    checked.add(await evaluate_checks(case.checks, bus, session, skip_slots))
+    failures, errors, skipped = checked.failures, checked.errors, checked.skipped
     gates = [check for step in case.steps for check in step.checks]
     failures.extend(_unobserved(case.steps, pipeline, [*case.checks, *gates]))
-    verdict = Verdict(Outcome.PASSED, failures, pipeline.trace, duration_ms=_ms(start), bus=bus.snapshot())
+    verdict = Verdict(Outcome.PASSED, failures, pipeline.trace, duration_ms=_ms(start), bus=bus.snapshot(),
+                      judgements=checked.judgements)
     if failures:
         verdict.outcome = Outcome.FAILED
     elif errors:

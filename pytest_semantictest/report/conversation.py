@@ -97,7 +97,8 @@ def render_transcript(turns: Sequence[Mapping[str, Any]], limit: int = 2000) -> 
             state = "passed" if a.get("passed") else "error" if a.get("error") else "not evaluated" if a.get(
                 "skipped") else "FAILED"
             why = f": {a.get('message') or a.get('error') or a.get('skipped')}" if state != "passed" else ""
-            lines.append(f"         {state}: {a.get('assertion')}{why}")
+            where = f"checkpoint {a['checkpoint']} " if a.get("checkpoint") else ""
+            lines.append(f"         {where}{state}: {a.get('assertion')}{why}")
     return lines
 
 

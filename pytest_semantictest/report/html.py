@@ -223,7 +223,36 @@ def judges(r: Render, item: Any, verdict: Verdict) -> str:
                            [[r.cell(c.get("constraint", "")), "yes" if c.get("met") else "<b>no</b>", r.cell(c.get("reason") or "")]
                             for c in constraints])
         parts.append(f'<div class="st-judge">{head}{body}</div>')
+    parts += [_judged_items(r, j) for j in verdict.judgements]
+    parts += [_validation(r, turn, a) for turn in conversation_data(verdict.trace)[0]
+              for a in turn.get("assertions") or [] if isinstance(a.get("validator"), Mapping)]
     return "<h4>LLM judge</h4>" + "".join(parts) if parts else ""
+
+
+def _judged_items(r: Render, judgement: Mapping[str, Any]) -> str:
+    """A judged check's verdict per item (compliance bullets): held or not, and why."""
+    rows = [[r.cell(i.get("text")), "yes" if i.get("passed") else "<b>no</b>", r.cell(i.get("reason") or "")]
+            for i in judgement.get("items") or []]
+    held = sum(1 for i in judgement.get("items") or [] if i.get("passed"))
+    head = (f'<h4>{r.text(judgement.get("check"))}: {held}/{len(rows)} held'
+            + (f" (model {r.text(judgement['model'])})" if judgement.get("model") else "") + "</h4>")
+    return f'<div class="st-judge">{head}{_table("st-judged", ["assertion", "held", "reason"], rows)}</div>'
+
+
+def _validation(r: Render, turn: Mapping[str, Any], assertion: Mapping[str, Any]) -> str:
+    """A validator agent's verdict on one reply: score against threshold, reason, suggestions."""
+    v = assertion["validator"]
+    state = "passed" if v.get("passed") else "failed"
+    where = f"turn {turn.get('turn', '?')}" + (f", checkpoint {assertion['checkpoint']}" if assertion.get("checkpoint") else "")
+    threshold = f' vs <span class="st-threshold">threshold {r.text(v["threshold"])}</span>' if v.get("threshold") is not None else ""
+    head = (f'<h4>{r.text(where)}: {r.text(assertion.get("assertion"))}: <span class="st-score">score '
+            f'{r.text(v.get("score"))}</span>{threshold} <span class="st-{state}">{state}</span>'
+            + (f" (model {r.text(v['model'])})" if v.get("model") else "") + "</h4>")
+    body = f'<p class="st-reasoning">{r.text(v.get("reason") or "")}</p>'
+    if v.get("suggestions"):
+        body += '<ul class="st-suggestions">' + "".join(f"<li>{r.text(s)}</li>" for s in v["suggestions"]) + "</ul>"
+    return f'<div class="st-judge st-validator">{head}{body}</div>'
+
 
 
 def conversation(r: Render, item: Any, verdict: Verdict) -> str:

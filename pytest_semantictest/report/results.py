@@ -85,6 +85,8 @@ class ResultsWriter:
                 record["checkpoints"] = checkpoints
             if verdict.runs:
                 record["runs"] = [r.outcome.value for r in verdict.runs]
+            if verdict.judgements:
+                record["judgements"] = verdict.judgements
         after = self._usage()
         used = {k: v - self._before.get(k, 0) for k, v in after.items() if v - self._before.get(k, 0)}
         if used or case is not None:

@@ -34,7 +34,8 @@ SSE = "".join(
 
 class Backend:
     """``/ok``, ``/flaky`` (200, 500, 200, ...), ``/slow`` (2 s), ``/sse`` (an OpenAI stream with a
-    tool call) and ``/echo`` (the request's headers and body back as JSON)."""
+    tool call), ``/echo`` (the request's headers and body back as JSON) and ``.../chat/completions``
+    (an OpenAI-style agent whose reply tells the path, headers and body it was sent)."""
 
     def __init__(self) -> None:
         self.hits = 0
@@ -76,6 +77,12 @@ class Backend:
                 elif path == "/echo":
                     headers = {k.lower(): v for k, v in self.headers.items()}
                     self._send(200, json.dumps({"path": self.path, "headers": headers, "body": raw.decode()}))
+                elif path.endswith("/chat/completions"):
+                    headers = {k.lower(): v for k, v in self.headers.items()}
+                    sent = json.dumps({"path": self.path, "headers": headers, "body": raw.decode()})
+                    message = {"role": "assistant", "content": f"You sent {sent}"}
+                    self._send(200, json.dumps({"object": "chat.completion", "model": "echo-agent", "choices": [
+                        {"index": 0, "message": message, "finish_reason": "stop"}]}))
                 else:
                     self._send(200, json.dumps({"status": "ok", "text": "All systems go."}))
 

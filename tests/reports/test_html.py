@@ -3,84 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-from collections.abc import Iterator
-from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.llm.fake_openai import FakeOpenAI
+from tests.reports.dom import blob, chromium, extra_of, parse, render_in_chromium, result_rows, table_rows
 from tests.reports.scenario import Backend, highbar_spec, report_suite, run, write_suite
-
-# ----------------------------------------------------------------------------- a small DOM
-
-VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
-
-
-class Node:
-    def __init__(self, tag: str, attrs: dict[str, str], parent: Node | None) -> None:
-        self.tag, self.attrs, self.parent = tag, attrs, parent
-        self.children: list[Node | str] = []
-
-    @property
-    def classes(self) -> set[str]:
-        return set(self.attrs.get("class", "").split())
-
-    def text(self) -> str:
-        return "".join(c if isinstance(c, str) else c.text() for c in self.children)
-
-    def walk(self) -> Iterator[Node]:
-        for child in self.children:
-            if isinstance(child, Node):
-                yield child
-                yield from child.walk()
-
-    def find_all(self, tag: str | None = None, cls: str | None = None, id: str | None = None) -> list[Node]:
-        return [n for n in self.walk() if (tag is None or n.tag == tag) and (cls is None or cls in n.classes)
-                and (id is None or n.attrs.get("id") == id)]
-
-    def find(self, tag: str | None = None, cls: str | None = None, id: str | None = None) -> Node:
-        found = self.find_all(tag, cls, id)
-        assert found, f"no <{tag or '*'} class={cls} id={id}> in <{self.tag}>"
-        return found[0]
-
-
-class Builder(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.root = self.current = Node("#document", {}, None)
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        node = Node(tag, {k: v or "" for k, v in attrs}, self.current)
-        self.current.children.append(node)
-        if tag not in VOID:
-            self.current = node
-
-    def handle_endtag(self, tag: str) -> None:
-        node: Node | None = self.current
-        while node is not None and node.tag != tag:
-            node = node.parent
-        if node is not None and node.parent is not None:
-            self.current = node.parent
-
-    def handle_data(self, data: str) -> None:
-        self.current.children.append(data)
-
-
-def parse(html: str) -> Node:
-    builder = Builder()
-    builder.feed(html)
-    return builder.root
-
-
-def table_rows(table: Node) -> list[list[str]]:
-    body = table.find("tbody")
-    return [[cell.text().strip() for cell in row.find_all("td")] for row in body.find_all("tr")]
-
 
 # ----------------------------------------------------------------------------- the runs
 
@@ -92,19 +21,6 @@ def report_run(pytester: pytest.Pytester, backend: Backend, fake: FakeOpenAI, *a
     result = run(pytester, f"--semantictest-llm-base-url={fake.url}", "--html=report.html", "--self-contained-html", *args)
     result.assert_outcomes(passed=5, failed=3, errors=1)
     return pytester.path / "report.html"
-
-
-def blob(report: Path) -> dict[str, Any]:
-    """The test data pytest-html hands to its JavaScript."""
-    container = parse(report.read_text(encoding="utf-8")).find("div", id="data-container")
-    return json.loads(container.attrs["data-jsonblob"])
-
-
-def extra_of(data: dict[str, Any], nodeid: str) -> Node:
-    (row,) = data["tests"][nodeid]
-    htmls = [e["content"] for e in row["extras"] if e["format_type"] == "html"]
-    assert len(htmls) == 1, htmls
-    return parse(htmls[0]).find("div", cls="st-extra")
 
 
 def test_each_test_gets_its_extras_and_the_summary_its_table(
@@ -150,31 +66,13 @@ def test_each_test_gets_its_extras_and_the_summary_its_table(
     assert table_rows(prefix.find("table", cls="st-llm")) == [["2", "0", "320"]]
 
 
-def chromium() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found is None:
-        pytest.skip("Chromium is not installed: .ci/run installs Debian's chromium package, which needs root")
-    return found
-
-
 def test_the_report_renders_in_headless_chromium(
     pytester: pytest.Pytester, backend: Backend, fake_openai: FakeOpenAI, tmp_path: Path
 ) -> None:
-    browser = chromium()
+    chromium()  # skips before the run when there is none
     report = report_run(pytester, backend, fake_openai, "-n", "2")  # extras made on workers, page on the controller
-    profile = tmp_path / "chromium-profile"
-    dumped = subprocess.run(
-        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
-         "--dump-dom", report.as_uri()],
-        capture_output=True, text=True, timeout=120, env={**os.environ, "HOME": str(tmp_path)}, check=False,
-    )
-    assert dumped.returncode == 0, dumped.stderr[-2000:]
-    dom = parse(dumped.stdout)
-
-    # The results table exists only once app.js has built it from the JSON data.
-    bodies = dom.find("table", id="results-table").find_all("tbody", cls="results-table-row")
-    rows = {b.find("td", cls="col-testId").text(): b for b in bodies}
+    dom = render_in_chromium(report, tmp_path)
+    rows = result_rows(dom)
     assert len(rows) == 9, sorted(rows)
     assert rows["reports.json::errors::setup"].find("td", cls="col-result").text() == "Error"
     assert rows["reports.json::fails"].find("td", cls="col-result").text() == "Failed"

@@ -105,7 +105,14 @@ class JudgedAssertions:
             )
         except LLMError as exc:
             return CheckResult(error=f"LLM judge error (assertions, line {self.line}): {exc}")
-        return CheckResult(self.failures(completion.parsed, completion.model))
+        return CheckResult(self.failures(completion.parsed, completion.model),
+                           judgement=self.judgement(completion.parsed, completion.model))
+
+    def judgement(self, verdicts: Verdicts, model: str) -> dict[str, Any]:
+        """Every bullet's verdict and reason, for the reports."""
+        items = [{"text": b.text, "passed": verdicts.assertions[str(n)].passed,
+                  "reason": verdicts.assertions[str(n)].reason} for n, b in enumerate(self.bullets, 1)]
+        return {"check": f"natural-language assertions (line {self.line})", "model": model, "items": items}
 
     def failures(self, verdicts: Verdicts, model: str) -> list[Failure]:
         results = [(n, bullet, verdicts.assertions[str(n)]) for n, bullet in enumerate(self.bullets, 1)]

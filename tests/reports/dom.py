@@ -1,0 +1,119 @@
+"""A small DOM for the HTML report tests: parse pytest-html's page, find its data and the extras,
+and render it in headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+
+class Node:
+    def __init__(self, tag: str, attrs: dict[str, str], parent: Node | None) -> None:
+        self.tag, self.attrs, self.parent = tag, attrs, parent
+        self.children: list[Node | str] = []
+
+    @property
+    def classes(self) -> set[str]:
+        return set(self.attrs.get("class", "").split())
+
+    def text(self) -> str:
+        return "".join(c if isinstance(c, str) else c.text() for c in self.children)
+
+    def walk(self) -> Iterator[Node]:
+        for child in self.children:
+            if isinstance(child, Node):
+                yield child
+                yield from child.walk()
+
+    def find_all(self, tag: str | None = None, cls: str | None = None, id: str | None = None) -> list[Node]:
+        return [n for n in self.walk() if (tag is None or n.tag == tag) and (cls is None or cls in n.classes)
+                and (id is None or n.attrs.get("id") == id)]
+
+    def find(self, tag: str | None = None, cls: str | None = None, id: str | None = None) -> Node:
+        found = self.find_all(tag, cls, id)
+        assert found, f"no <{tag or '*'} class={cls} id={id}> in <{self.tag}>"
+        return found[0]
+
+
+class Builder(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.root = self.current = Node("#document", {}, None)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        node = Node(tag, {k: v or "" for k, v in attrs}, self.current)
+        self.current.children.append(node)
+        if tag not in VOID:
+            self.current = node
+
+    def handle_endtag(self, tag: str) -> None:
+        node: Node | None = self.current
+        while node is not None and node.tag != tag:
+            node = node.parent
+        if node is not None and node.parent is not None:
+            self.current = node.parent
+
+    def handle_data(self, data: str) -> None:
+        self.current.children.append(data)
+
+
+def parse(html: str) -> Node:
+    builder = Builder()
+    builder.feed(html)
+    return builder.root
+
+
+def table_rows(table: Node) -> list[list[str]]:
+    body = table.find("tbody")
+    return [[cell.text().strip() for cell in row.find_all("td")] for row in body.find_all("tr")]
+
+
+def blob(report: Path) -> dict[str, Any]:
+    """The test data pytest-html hands to its JavaScript."""
+    container = parse(report.read_text(encoding="utf-8")).find("div", id="data-container")
+    return json.loads(container.attrs["data-jsonblob"])
+
+
+def extra_of(data: dict[str, Any], nodeid: str) -> Node:
+    (row,) = data["tests"][nodeid]
+    htmls = [e["content"] for e in row["extras"] if e["format_type"] == "html"]
+    assert len(htmls) == 1, htmls
+    return parse(htmls[0]).find("div", cls="st-extra")
+
+
+def chromium() -> str:
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found is None:
+        pytest.skip("Chromium is not installed: .ci/run installs Debian's chromium package, which needs root")
+    return found
+
+
+
+def render_in_chromium(report: Path, tmp_path: Path) -> Node:
+    """The page as headless Chromium leaves it after pytest-html's JavaScript ran (skips without Chromium)."""
+    browser = chromium()
+    profile = tmp_path / "chromium-profile"
+    dumped = subprocess.run(
+        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
+         "--dump-dom", report.as_uri()],
+        capture_output=True, text=True, timeout=120, env={**os.environ, "HOME": str(tmp_path)}, check=False,
+    )
+    assert dumped.returncode == 0, dumped.stderr[-2000:]
+    return parse(dumped.stdout)
+
+
+def result_rows(dom: Node) -> dict[str, Node]:
+    """The rendered results table's rows by test id (they exist only once app.js built them)."""
+    bodies = dom.find("table", id="results-table").find_all("tbody", cls="results-table-row")
+    return {b.find("td", cls="col-testId").text(): b for b in bodies}
