@@ -2,8 +2,9 @@
 terminal and HTML summaries read on the xdist controller.
 
 Names: ``format``; with a verdict ``runs`` (``k/n`` runs passed), ``min_pass`` and ``run_outcomes``
-(repeated tests), ``score`` and ``threshold`` (the deciding LLM judge), ``llm_calls``, ``cache_hits``
-and ``tokens`` (LLM use while the test ran). ERROR vs FAILURE needs nothing here: a case that errors
+(repeated tests), ``score`` and ``threshold`` (the deciding LLM judge or validator), ``judged``
+(``k/n`` natural-language assertions held), ``llm_calls``, ``cache_hits`` and ``tokens`` (LLM use
+while the test ran). ERROR vs FAILURE needs nothing here: a case that errors
 does so in the setup phase (``<error>``), one whose checks fail in the call phase (``<failure>``).
 """
 
@@ -13,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..model import Outcome, Verdict
+from .conversation import conversation_data
 from .judge import JUDGE_BLOCKS, is_judgement
 
 
@@ -28,9 +30,21 @@ def run_verdicts(verdict: Verdict) -> list[tuple[str, Verdict]]:
     return [(f"run {n}", r) for n, r in enumerate(verdict.runs or [verdict], 1)]
 
 
+def validations(verdict: Verdict) -> list[Mapping[str, Any]]:
+    """Validator verdicts of a conversation: each turn assertion's, and each checkpoint's last one."""
+    found: dict[Any, Mapping[str, Any]] = {}
+    for turn in conversation_data(verdict.trace)[0]:
+        for n, a in enumerate(turn.get("assertions") or []):
+            if isinstance(a.get("validator"), Mapping):
+                key = ("checkpoint", a["checkpoint"]) if a.get("checkpoint") else (turn.get("turn"), n)
+                found[key] = a["validator"]
+    return list(found.values())
+
+
 def deciding_judgement(verdict: Verdict) -> Mapping[str, Any] | None:
-    """The judge output that decided the case: the lowest score among its judge steps."""
+    """The judge output that decided the case: the lowest score among its judge steps and validators."""
     found = [t.output for t in verdict.trace if t.step.block in JUDGE_BLOCKS and is_judgement(t.output)]
+    found += validations(verdict)
     scored = [j for j in found if isinstance(j.get("score"), (int, float)) and not isinstance(j.get("score"), bool)]
     return min(scored, key=lambda j: j["score"]) if scored else (found[0] if found else None)
 
@@ -52,6 +66,9 @@ def properties(fmt: str, verdict: Verdict | None, required: int | None, usage: M
         for key in ("score", "threshold"):
             if isinstance(judged.get(key), (int, float)):
                 props.append((key, judged[key]))
+    items = [i for j in verdict.judgements for i in j.get("items") or []]
+    if items:
+        props.append(("judged", f"{sum(1 for i in items if i.get('passed'))}/{len(items)}"))
     if usage.get("calls") or usage.get("cache_hits") or usage.get("tokens"):
         props += [("llm_calls", usage.get("calls", 0)), ("cache_hits", usage.get("cache_hits", 0)),
                   ("tokens", usage.get("tokens", 0))]

@@ -1,9 +1,11 @@
 """pytest-html extras for the compliance and conversation formats: judged bullets, validator
-verdicts, the transcript and the checkpoint timeline, in the report's data and in Chromium."""
+verdicts, the transcript and the checkpoint timeline, in the report's data and in Chromium; and
+their JUnit properties."""
 
 from __future__ import annotations
 
 import json
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -64,7 +66,8 @@ def report_run(pytester: pytest.Pytester, servers: Servers) -> Path:
                                               "assertion": {"type": "contains", "value": "receipt"}}],
                  "simulator": {"options": {"metadata": {"persona": "an employee", "goal": "submit a travel expense"}}}})
     result = run(pytester, f"--semantictest-compliance-base-url={server.url}", f"--semantictest-llm-base-url={llm.url}",
-                 f"--semantictest-agent-endpoint={agent.url}", "--html=report.html", "--self-contained-html")
+                 f"--semantictest-agent-endpoint={agent.url}", "--html=report.html", "--self-contained-html",
+                 "--junitxml=junit.xml")
     result.assert_outcomes(passed=1, failed=2)
     return pytester.path / "report.html"
 
@@ -97,6 +100,13 @@ def test_judged_bullets_validators_transcripts_and_checkpoints_in_the_extras(
     assert "failed" in early.find("h4").text() and early.find("ul", cls="st-suggestions").text()
     assert reached.find("h4").text().startswith("turn 3, checkpoint confirm") and "passed" in reached.find("h4").text()
     assert reached.find(cls="st-threshold").text() == "threshold 0.8"
+
+    junit = {case.get("name"): {p.get("name"): p.get("value") for p in case.iter("property")}
+             for case in ET.parse(pytester.path / "junit.xml").getroot().iter("testcase")}
+    assert junit["1. Echoes in French"]["judged"] == "1/2"
+    simulated = junit["simulated"]  # the checkpoint's last validator verdict decides, not the early misses
+    assert (simulated["format"], simulated["threshold"], simulated["runs"]) == ("yao", "0.8", "1/1")
+    assert float(simulated["score"]) >= 0.8
 
     summary = parse((pytester.path / "report.html").read_text(encoding="utf-8")).find(cls="additional-summary")
     assert [row[0] for row in table_rows(summary.find("table", cls="st-formats"))] == ["compliance", "yao"]
