@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import socket
 import sys
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 AGENT = Path(__file__).resolve().parents[1] / "agents" / "trace_agent.py"
+SCRIPT_AGENT = AGENT.with_name("script_agent.py")  # replies follow a "[plan ok quiet e500]" in the message
 
 
 def free_port() -> int:
@@ -17,10 +19,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def spec(port: int, tests: str, agent_extra: str = "") -> str:
+def spec(port: int, tests: str, agent_extra: str = "", agent: Path = AGENT) -> str:
     return f"""
 agent:
-  start: "{sys.executable} {AGENT} --port {port}"
+  start: "{sys.executable} {agent} --port {port}"
   endpoint: "http://127.0.0.1:{port}/chat"
   health: "http://127.0.0.1:{port}/health"
   settle_time: 0
@@ -140,6 +142,139 @@ def test_runs_and_min_pass_report_k_of_n(pytester: pytest.Pytester) -> None:
     pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
 
 
+NODE = "orders.highbar.yaml::Orders::"
+ROW = re.compile(r"  (.+?): (passed|failed|error|skipped) \([\d.]+ ms\)(?:: (.*))?")
+
+
+def summary_rows(out: str, test: str) -> list[tuple[str, str, str]]:
+    """The ``-v`` summary rows of one repeated test: (label, outcome, why), in run order."""
+    lines = out.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith(f"{NODE}{test}: "))
+    rows = []
+    for line in lines[header + 1 :]:
+        match = ROW.fullmatch(line)
+        if match is None:
+            break
+        rows.append((match.group(1), match.group(2), match.group(3) or ""))
+    return rows
+
+
+def expect_line(text: str, test: str) -> int:
+    """The line of ``test``'s ``expect:`` in a spec (where its failures point)."""
+    lines = text.splitlines()
+    start = lines.index(f"      - name: {test}")
+    return next(n for n, line in enumerate(lines[start:], start + 1) if line.strip() == "expect:")
+
+
+def agent_log(pytester: pytest.Pytester) -> str:
+    logs = sorted(pytester.path.glob(".semantictest/logs/*.log"))
+    assert len(logs) == 1, logs
+    return logs[0].read_text()
+
+
+def test_min_pass_not_reached_fails_with_k_of_n_and_each_run(pytester: pytest.Pytester) -> None:
+    port = free_port()
+    tests = """
+      - name: too few pass
+        trigger: "Where is order 1042? [plan ok quiet]"
+        runs: 4
+        min_pass: 3
+        expect:
+          function_calls: [{name: get_order}]
+      - name: errors do not make up for failures
+        trigger: "Where is order 1043? [plan ok e500 quiet quiet]"
+        runs: 4
+        min_pass: 3
+        expect:
+          function_calls: [{name: get_order}]
+      - name: enough pass
+        trigger: "Where is order 1044? [plan ok ok ok quiet]"
+        runs: 4
+        min_pass: 0.75
+        expect:
+          function_calls: [{name: get_order}]
+"""
+    text = pytester.makefile(".highbar.yaml", orders=spec(port, tests, agent=SCRIPT_AGENT)).read_text()
+    result = pytester.runpytest_subprocess("-v", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines([
+        f"*{NODE}too few pass FAILED*",
+        f"*{NODE}errors do not make up for failures FAILED*",
+        f"*{NODE}enough pass PASSED*",
+    ])
+    out = result.stdout.str()
+    # k/n in the failure report and in the summary (with what min_pass needed)
+    assert "runs: 2/4 passed (" in out
+    assert "runs: 1/4 passed (" in out
+    assert f"flaky: {NODE}too few pass (2/4 runs passed, needs 3)" in out
+    assert f"{NODE}errors do not make up for failures: 1/4 runs passed, needs 3" in out
+    assert f"{NODE}enough pass: 3/4 runs passed, needs 3" in out
+    line = expect_line(text, "too few pass")
+    missing_call = f"function_calls (line {line}): expected a call to 'get_order', but the agent called: nothing"
+    http_500 = f"HTTP 500 from http://127.0.0.1:{port}/chat: scripted failure"
+
+    rows = summary_rows(out, "too few pass")  # -v: one line a run, with why it did not pass
+    assert [label for label, _, _ in rows] == ["run 1", "run 2", "run 3", "run 4"]
+    assert sorted(outcome for _, outcome, _ in rows) == ["failed", "failed", "passed", "passed"]
+    assert {why for _, outcome, why in rows if outcome == "failed"} == {missing_call}
+    assert {why for _, outcome, why in rows if outcome == "passed"} == {""}
+
+    rows = summary_rows(out, "errors do not make up for failures")  # 1 passed + 1 error < 3: failed
+    assert sorted(outcome for _, outcome, _ in rows) == ["error", "failed", "failed", "passed"]
+    assert {why for _, outcome, why in rows if outcome == "error"} == {http_500}
+
+    rows = summary_rows(out, "enough pass")
+    assert sorted(outcome for _, outcome, _ in rows) == ["failed", "passed", "passed", "passed"]
+
+    log = agent_log(pytester)  # every run was its own request to the agent
+    for trigger in ("1042? [plan ok quiet]", "1043? [plan ok e500 quiet quiet]", "1044? [plan ok ok ok quiet]"):
+        assert log.count(f"chat: Where is order {trigger}\n") == 4
+
+
+def test_min_pass_reachable_only_with_errored_runs_is_an_error(pytester: pytest.Pytester) -> None:
+    port = free_port()
+    tests = """
+      - name: errored runs could have passed
+        trigger: "Where is order 1042? [plan ok e500]"
+        runs: 4
+        min_pass: 3
+        expect:
+          function_calls: [{name: get_order}]
+      - name: exactly min_pass counting the error
+        trigger: "Where is order 1043? [plan ok e500 quiet quiet]"
+        runs: 4
+        min_pass: 2
+        expect:
+          function_calls: [{name: get_order}]
+"""
+    text = pytester.makefile(".highbar.yaml", orders=spec(port, tests, agent=SCRIPT_AGENT)).read_text()
+    result = pytester.runpytest_subprocess("-v", "-p", "no:cacheprovider")
+    result.assert_outcomes(errors=2)
+    result.stdout.fnmatch_lines([
+        f"*{NODE}errored runs could have passed ERROR*",
+        f"*{NODE}exactly min_pass counting the error ERROR*",
+    ])
+    out = result.stdout.str()
+    http_500 = f"HTTP 500 from http://127.0.0.1:{port}/chat: scripted failure"
+    assert f"{http_500} (2 of 4 runs)" in out  # the errors, merged with how many runs they hit
+    assert f"{http_500} (1 of 4 runs)" in out
+    assert f"{NODE}errored runs could have passed: 2/4 runs passed, needs 3" in out
+    assert f"{NODE}exactly min_pass counting the error: 1/4 runs passed, needs 2" in out
+
+    rows = summary_rows(out, "errored runs could have passed")
+    assert [label for label, _, _ in rows] == ["run 1", "run 2", "run 3", "run 4"]
+    assert sorted(outcome for _, outcome, _ in rows) == ["error", "error", "passed", "passed"]
+    assert {why for _, outcome, why in rows if outcome == "error"} == {http_500}
+
+    rows = summary_rows(out, "exactly min_pass counting the error")
+    assert sorted(outcome for _, outcome, _ in rows) == ["error", "failed", "failed", "passed"]
+    line = expect_line(text, "exactly min_pass counting the error")
+    assert {why for _, outcome, why in rows if outcome == "failed"} == {
+        f"function_calls (line {line}): expected a call to 'get_order', but the agent called: nothing"
+    }
+    assert agent_log(pytester).count("chat: Where is order 1042? [plan ok e500]\n") == 4
+
+
 def test_spec_error_exit_2_before_agent_starts(pytester: pytest.Pytester) -> None:
     port = free_port()
     tests = """
@@ -198,6 +333,95 @@ def test_variations_from_highbar_cache_each_phrasing_judged(pytester: pytest.Pyt
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*expected a call to 'get_order'*"])
+
+
+def test_variations_generated_by_the_paraphraser_saved_then_read_back(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+    import shutil
+
+    from pytest_semantictest.formats.highbar.variations import cache_key
+    from tests.llm.fake_openai import FakeOpenAI, Reply
+
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID"):
+        monkeypatch.delenv(name, raising=False)
+    port = free_port()
+    trigger = "Where is order 1042?"
+    tests = """
+      - name: paraphrased
+        trigger: "Where is order 1042?"
+        variations: 2
+        expect:
+          function_calls: [{name: get_order, params: {order_id: "1042"}}]
+"""
+    pytester.makefile(".highbar.yaml", orders=spec(port, tests, agent=SCRIPT_AGENT))
+    phrasings = ["Could you check on order 1042 for me?", "hello, any news on my parcel?"]  # the 2nd calls nothing
+    answer = [
+        "where is ORDER 1042?",  # the trigger again: dropped
+        phrasings[0],
+        "could you check on  order 1042 for me?",  # a repeat (case, spacing): dropped
+        phrasings[1],
+        "Order 1042: status please",  # one more than asked for: trimmed
+    ]
+    cache = pytester.path / ".highbar" / "variations.json"
+    expected_rows = [
+        ("trigger", "passed"),
+        (f"variation 1: {phrasings[0]!r}", "passed"),
+        (f"variation 2: {phrasings[1]!r}", "failed"),
+    ]
+
+    def check_run(result: pytest.RunResult) -> None:
+        result.assert_outcomes(failed=1)
+        out = result.stdout.str()
+        rows = summary_rows(out, "paraphrased")  # each phrasing judged on its own
+        assert [(label, outcome) for label, outcome, _ in rows] == expected_rows
+        assert "expected a call to 'get_order', but the agent called: nothing" in rows[2][2]
+        assert f"{NODE}paraphrased: 2/3 runs passed" in out
+        log = agent_log(pytester)  # each phrasing was sent to the agent, once
+        for message in (trigger, *phrasings):
+            assert log.count(f"chat: {message}\n") == 1, message
+        assert log.count("chat: ") == 3
+
+    with FakeOpenAI() as fake:
+        fake.queue(Reply(content="Sure! Here they are:\n" + json.dumps(answer)))
+        first = pytester.runpytest_subprocess(f"--semantictest-llm-base-url={fake.url}", "-v", "-p", "no:cacheprovider")
+        check_run(first)
+        assert fake.count == 1  # one paraphraser call for the test, whatever its phrasings
+        request = fake.requests[0]
+        assert request["path"] == "/v1/chat/completions"
+        body = request["body"]
+        assert body["model"] == "gpt-4o-mini"
+        assert body["temperature"] == 0.9  # the paraphraser samples
+        [message] = body["messages"]
+        assert message["role"] == "user"
+        assert "Write 2 different ways" in message["content"]
+        assert "a JSON array of 2 strings" in message["content"]
+        assert message["content"].endswith(f"Message: {trigger}")
+        assert "semantictest: 1 LLM calls" in first.stdout.str()
+
+        saved = json.loads(cache.read_text(encoding="utf-8"))  # highbar's cache, as highbar writes it
+        assert saved == {
+            cache_key(trigger, 2): {"trigger": trigger, "count": 2, "model": "gpt-4o-mini", "variations": phrasings}
+        }
+
+        # Second run: the phrasings come from .highbar/variations.json, even with the replay cache off.
+        shutil.rmtree(pytester.path / ".semantictest" / "logs")
+        second = pytester.runpytest_subprocess(
+            f"--semantictest-llm-base-url={fake.url}", "--semantictest-llm-cache=off", "-v", "-p", "no:cacheprovider"
+        )
+        check_run(second)
+        assert fake.count == 1  # no LLM call
+        assert "LLM calls" not in second.stdout.str()
+
+        # Replay mode (CI) answers from the replay cache and never writes highbar's cache.
+        cache.unlink()
+        shutil.rmtree(pytester.path / ".semantictest" / "logs")
+        third = pytester.runpytest_subprocess("--semantictest-llm-cache=replay", "-v", "-p", "no:cacheprovider")
+        check_run(third)
+        assert "semantictest: 0 LLM calls, 1 cache hits" in third.stdout.str()
+        assert fake.count == 1
+        assert not cache.exists()
 
 
 def test_variations_without_cache_or_llm_is_an_error(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:

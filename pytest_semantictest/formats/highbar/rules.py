@@ -19,17 +19,17 @@ MAX_BYTES = 20 * 1024 * 1024
 EXTENSION_PREFIX = "x-"
 MATCHERS_TEXT = ", ".join(sorted(MATCHER_KEYS))
 
-_ENV_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_PLACEHOLDER = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
-_TEMPLATE = re.compile(r"\{\{(.*?)\}\}", re.S)
+ENV_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+PLACEHOLDER = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
+TEMPLATE = re.compile(r"\{\{(.*?)\}\}", re.S)
 _SEGMENT = re.compile(r"(\w+)((?:\[\d+\])*)")
-_RESPONSE_PATH = re.compile(r"[^.\s]+(?:\.[^.\s]+)*")
-_HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
-_PLACEHOLDERS_HELP = "(placeholders here: {{message}}, {{test.id}}, {{test.name}}, {{session.<key>}})"
+RESPONSE_PATH = re.compile(r"[^.\s]+(?:\.[^.\s]+)*")
+HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+PLACEHOLDERS_HELP = "(placeholders here: {{message}}, {{test.id}}, {{test.name}}, {{session.<key>}})"
 ALL_PLACEHOLDERS = frozenset({"message", "test.id", "test.name", "session"})
 SETUP_PLACEHOLDERS = frozenset({"test.id", "test.name"})
 TEARDOWN_PLACEHOLDERS = frozenset({"test.id", "test.name", "session"})
-_TEMPLATE_ONLY = (
+TEMPLATE_ONLY = (
     "templates are only resolved in triggers; here '{{...}}' would be compared as literal text"
 )
 
@@ -55,7 +55,7 @@ class HighbarProblem(Problem):
 # --- messages helpers ---------------------------------------------------------------------
 
 
-def _t(value: Any) -> str:
+def type_name(value: Any) -> str:
     """highbar's ``got <type>``, with YAML's words for null and mappings."""
     if value is None:
         return "null"
@@ -64,11 +64,11 @@ def _t(value: Any) -> str:
     return type(value).__name__
 
 
-def _is_int(value: Any) -> bool:
+def is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _user_keys(raw: Mapping[str, Any]) -> list[str]:
+def user_keys(raw: Mapping[str, Any]) -> list[str]:
     return [key for key in raw if not str(key).startswith(EXTENSION_PREFIX)]
 
 
@@ -90,13 +90,13 @@ def near_matcher(key: str) -> str | None:
     return intended if intended is not None and intended != key else None
 
 
-def _has_template(value: Any) -> bool:
+def has_template(value: Any) -> bool:
     if isinstance(value, str):
         return "{{" in value
     if isinstance(value, dict):
-        return any(_has_template(v) for v in value.values())
+        return any(has_template(v) for v in value.values())
     if isinstance(value, list):
-        return any(_has_template(v) for v in value)
+        return any(has_template(v) for v in value)
     return False
 
 
@@ -110,7 +110,7 @@ def compile_regex(pattern: str) -> re.Pattern[str] | str:
         return f"{type(exc).__name__}: {exc}"
 
 
-def _redact(problem: HighbarProblem, env_names: Mapping[str, str]) -> HighbarProblem:
+def redact_problem(problem: HighbarProblem, env_names: Mapping[str, str]) -> HighbarProblem:
     """An error that quotes a value (a URL) must not show what came from ``${NAME}``."""
     message = redact(problem.message, env_names)
     if message == problem.message:
@@ -130,7 +130,7 @@ def redact(text: str, env_names: Mapping[str, str]) -> str:
     return text
 
 
-def _dedupe(problems: list[HighbarProblem]) -> list[Problem]:
+def dedupe(problems: list[HighbarProblem]) -> list[Problem]:
     seen: set[tuple[str, str, int | None]] = set()
     out: list[Problem] = []
     for p in problems:
@@ -163,10 +163,10 @@ def parse_template(inner: str) -> tuple[tuple[str | int, ...] | None, str | None
 
 
 
-def _uses_placeholder(value: Any, name: str) -> bool:
+def uses_placeholder(value: Any, name: str) -> bool:
     if isinstance(value, dict):
-        return any(_uses_placeholder(item, name) for item in value.values())
+        return any(uses_placeholder(item, name) for item in value.values())
     if isinstance(value, list):
-        return any(_uses_placeholder(item, name) for item in value)
-    return isinstance(value, str) and any(m.group(1) == name for m in _PLACEHOLDER.finditer(value))
+        return any(uses_placeholder(item, name) for item in value)
+    return isinstance(value, str) and any(m.group(1) == name for m in PLACEHOLDER.finditer(value))
 

@@ -33,18 +33,18 @@ from . import models
 from .build import Builder, clean
 from .models import ALLOWED_KEYS
 from .rules import (
-    _TEMPLATE,
     EXTENSION_PREFIX,
     MAX_BYTES,
+    TEMPLATE,
     HighbarProblem,
     Path_,
-    _dedupe,
-    _is_int,
-    _redact,
-    _t,
+    dedupe,
+    is_int,
     near_matcher,
     parse_template,
     redact,
+    redact_problem,
+    type_name,
 )
 from .spec import HighbarSpec, Template, resolve_min_pass
 from .validate_agent import AgentChecks
@@ -85,9 +85,9 @@ def validate_source(source: YamlSource, path: Path, environ: Mapping[str, str]) 
     checker.spec(source.data)
     problems = [HighbarProblem(p.place, p.message, p.line) for p in source.problems] + checker.problems
     if problems:
-        problems = [_redact(p, checker.env_names) for p in problems]
+        problems = [redact_problem(p, checker.env_names) for p in problems]
         problems.sort(key=lambda p: p.line if p.line is not None else 1 << 30)
-        raise SpecError(str(path), _dedupe(problems))
+        raise SpecError(str(path), dedupe(problems))
     assert checker.agent is not None
     try:
         model = models.Spec.model_validate(clean(source.data, checker.agent))
@@ -126,7 +126,7 @@ class _Validator(AgentChecks, ExpectChecks):
         """``value`` is of ``types`` (a bool is not an int); else ``<where>: <what>, got <type>``."""
         expected = types if isinstance(types, tuple) else (types,)
         if (isinstance(value, bool) and bool not in expected) or not isinstance(value, expected):
-            self.err(where, f"{what}, got {_t(value)}", at)
+            self.err(where, f"{what}, got {type_name(value)}", at)
             return False
         return True
 
@@ -204,7 +204,7 @@ class _Validator(AgentChecks, ExpectChecks):
             self.need(name, str, where, "name must be a string", where + ("name",))
 
     def runs(self, value: Any, where: Path_, at: Path_) -> bool:
-        if not _is_int(value) or value < 1:
+        if not is_int(value) or value < 1:
             self.err(where, f"runs must be a whole number of at least 1, got {clip(repr(value))}", at)
             return False
         return True
@@ -239,7 +239,7 @@ class _Validator(AgentChecks, ExpectChecks):
         runs_ok = "runs" in raw and self.runs(raw["runs"], where, where + ("runs",))
         if "min_pass" in raw:
             value = raw["min_pass"]
-            whole = _is_int(value) and value >= 1
+            whole = is_int(value) and value >= 1
             fraction = isinstance(value, float) and 0 < value <= 1
             if not (whole or fraction):
                 self.err(
@@ -279,7 +279,7 @@ class _Validator(AgentChecks, ExpectChecks):
             return
         found: list[Template] = []
         end = 0
-        for match in _TEMPLATE.finditer(trigger):
+        for match in TEMPLATE.finditer(trigger):
             end = match.end()
             shown = clip(match.group(0))
             path, reason = parse_template(match.group(1))

@@ -12,18 +12,18 @@ from urllib.parse import urlsplit
 
 from ...errors import clip
 from .rules import (
-    _ENV_VAR,
-    _HEADER_NAME,
-    _PLACEHOLDER,
-    _PLACEHOLDERS_HELP,
-    _RESPONSE_PATH,
     ALL_PLACEHOLDERS,
+    ENV_VAR,
     EXTENSION_PREFIX,
+    HEADER_NAME,
+    PLACEHOLDER,
+    PLACEHOLDERS_HELP,
+    RESPONSE_PATH,
     SETUP_PLACEHOLDERS,
     TEARDOWN_PLACEHOLDERS,
     Path_,
-    _t,
-    _uses_placeholder,
+    type_name,
+    uses_placeholder,
 )
 
 
@@ -92,7 +92,7 @@ class AgentChecks:
         if "response" in raw:
             value = raw["response"]
             if self.need(value, str, A, "response must be a string (a path like data.reply)", A + ("response",)):
-                if not _RESPONSE_PATH.fullmatch(value):
+                if not RESPONSE_PATH.fullmatch(value):
                     self.err(
                         A,
                         "response must be a dotted path to the reply text, like data.reply or "
@@ -127,7 +127,7 @@ class AgentChecks:
             self.env_names[found] = name
             return found
 
-        expanded = _ENV_VAR.sub(variable, value)
+        expanded = ENV_VAR.sub(variable, value)
         for name in missing:
             self.err(where, f"environment variable {name} is not set")
         if missing:
@@ -185,10 +185,10 @@ class AgentChecks:
         if self.need(headers, dict, R, "headers must be a mapping", R + ("headers",)):
             H = R + ("headers",)
             for name, value in headers.items():
-                if not _HEADER_NAME.fullmatch(name):
+                if not HEADER_NAME.fullmatch(name):
                     self.err(H, f"{clip(repr(name))} is not a valid header name", H + (name,))
                 if not isinstance(value, str):
-                    self.err(H, f"{clip(name)} must be a string (quote it), got {_t(value)}", H + (name,))
+                    self.err(H, f"{clip(name)} must be a string (quote it), got {type_name(value)}", H + (name,))
                 elif not self.tainted(H + (name,)) and (
                     value != value.strip() or any(ord(c) < 32 or ord(c) == 127 for c in value)
                 ):
@@ -206,7 +206,7 @@ class AgentChecks:
             json.dumps(body, allow_nan=False)
         except ValueError as exc:
             self.err(B, f"must be JSON: {exc}")
-        if self.placeholders(body, B, ALL_PLACEHOLDERS, has_session) and not _uses_placeholder(body, "message"):
+        if self.placeholders(body, B, ALL_PLACEHOLDERS, has_session) and not uses_placeholder(body, "message"):
             self.err(B, "never uses {{message}}, so the trigger would not be sent")
 
     def placeholders(self, value: Any, where: Path_, allowed: frozenset[str], has_session: bool) -> bool:
@@ -222,7 +222,7 @@ class AgentChecks:
             return ok
         if not isinstance(value, str):
             return True
-        for match in _PLACEHOLDER.finditer(value):
+        for match in PLACEHOLDER.finditer(value):
             name = match.group(1)
             kind = "session" if name.startswith("session.") and len(name) > len("session.") else name
             shown = clip(match.group(0))
@@ -230,7 +230,7 @@ class AgentChecks:
                 known = ["message", "test.id", "test.name", "session.<key>"]
                 close = difflib.get_close_matches(name, known, n=1, cutoff=0.6) if len(name) <= 100 else []
                 hint = f" — did you mean '{{{{{close[0]}}}}}'?" if close else ""
-                self.err(where, f"unknown placeholder '{shown}'{hint} {_PLACEHOLDERS_HELP}")
+                self.err(where, f"unknown placeholder '{shown}'{hint} {PLACEHOLDERS_HELP}")
             elif kind not in allowed:
                 self.err(where, f"'{shown}' is not available here")
             elif kind == "session" and not has_session:

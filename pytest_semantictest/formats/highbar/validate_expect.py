@@ -7,14 +7,14 @@ from typing import Any
 from ...errors import clip
 from .models import MATCHER_KEYS, REGEX_KEYS
 from .rules import (
-    _TEMPLATE_ONLY,
     MATCHERS_TEXT,
+    TEMPLATE_ONLY,
     Path_,
-    _has_template,
-    _t,
-    _user_keys,
     compile_regex,
+    has_template,
     near_matcher,
+    type_name,
+    user_keys,
 )
 
 
@@ -26,7 +26,7 @@ class ExpectChecks:
         if not self.need(raw, dict, where, "expect must be a mapping"):
             return None
         self.keys(raw, "expect", where)
-        if not _user_keys(raw):
+        if not user_keys(raw):
             self.err(
                 where,
                 "asserts nothing — use function_calls, response, forbid, or function_calls: [] "
@@ -58,7 +58,7 @@ class ExpectChecks:
 
     def response(self, raw: Any, where: Path_) -> None:
         at = where + ("response",)
-        if raw is None or (isinstance(raw, dict) and not _user_keys(raw)):
+        if raw is None or (isinstance(raw, dict) and not user_keys(raw)):
             self.err(where, f"response has no matcher (use {MATCHERS_TEXT})", at)
             return
         if not self.need(raw, dict, where, "response must be a mapping", at):
@@ -73,7 +73,7 @@ class ExpectChecks:
                 # "" is in every answer: a check that cannot fail
                 self.err(at, f"{key} cannot be empty", at + (key,))
             elif "{{" in value:
-                self.err(at + (key,), _TEMPLATE_ONLY)
+                self.err(at + (key,), TEMPLATE_ONLY)
             elif key in REGEX_KEYS:
                 self.regex(value, at + (key,), lambda reason: f"invalid regex: {reason}")
 
@@ -98,8 +98,8 @@ class ExpectChecks:
                 continue
             if not self.need(value, dict, where, f"{key} must be a mapping of expected values", where + (key,)):
                 continue
-            if _has_template(value):
-                self.err(where + (key,), _TEMPLATE_ONLY)
+            if has_template(value):
+                self.err(where + (key,), TEMPLATE_ONLY)
             self.expected(value, where + (key,))
         if "error" in raw:
             self.call_error(raw["error"], where)
@@ -117,7 +117,7 @@ class ExpectChecks:
                     where, f"function_call 'name' list must contain only non-empty strings, got {clip(repr(raw))}", at
                 )
         else:
-            self.err(where, f"function_call 'name' must be a string or a list of strings, got {_t(raw)}", at)
+            self.err(where, f"function_call 'name' must be a string or a list of strings, got {type_name(raw)}", at)
 
     def call_error(self, raw: Any, where: Path_) -> None:
         at = where + ("error",)
@@ -136,8 +136,8 @@ class ExpectChecks:
                 "be ambiguous between equals and contains",
             )
             return
-        if _has_template(raw):
-            self.err(at, _TEMPLATE_ONLY)
+        if has_template(raw):
+            self.err(at, TEMPLATE_ONLY)
         self.expected(raw, at)
 
     def expected(self, value: Any, where: Path_) -> None:
@@ -172,7 +172,7 @@ class ExpectChecks:
                 continue
             pattern = value[key]
             if not isinstance(pattern, str):
-                self.err(where, f"'{key}' needs a regex string, got {_t(pattern)}", where + (key,))
+                self.err(where, f"'{key}' needs a regex string, got {type_name(pattern)}", where + (key,))
                 continue
             self.regex(
                 pattern,

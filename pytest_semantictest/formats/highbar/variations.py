@@ -1,9 +1,13 @@
-"""Paraphrases of a trigger: highbar's committed cache first, then the LLM client (cached)."""
+"""Paraphrases of a trigger: highbar's committed cache first, then the LLM client (cached), whose
+answer is saved to highbar's cache as ``highbar run`` does (not in replay mode)."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +28,40 @@ def find_cache(start: Path) -> Path | None:
         if candidate.is_file():
             return candidate
     return None
+
+
+def save_entry(start: Path, trigger: str, count: int, model: str, variations: list[str]) -> Path | None:
+    """Add one entry to highbar's cache (the nearest one, else ``start/.highbar/variations.json``).
+
+    Written as highbar writes it (sorted keys, indented, UTF-8), atomically, merged with what the
+    file holds now. A file that is not a JSON object (a bad merge) is left alone; a cache that
+    cannot be written never fails a test. Returns the path written, or None.
+    """
+    path = find_cache(start) or start / ".highbar" / "variations.json"
+    try:
+        entries: Any = json.loads(path.read_text(encoding="utf-8") or "{}") if path.is_file() else {}
+    except (OSError, ValueError):
+        return None
+    if not isinstance(entries, dict):
+        return None
+    entries[cache_key(trigger, count)] = {"trigger": trigger, "count": count, "model": model, "variations": variations}
+    text = json.dumps(entries, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        mode = path.stat().st_mode & 0o777 if path.is_file() else 0o644  # mkstemp's 0600 would hide it
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".variations-", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+            os.chmod(tmp, mode)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+    except OSError:
+        return None
+    return path
 
 
 def _normal(text: str) -> str:
@@ -85,6 +123,8 @@ class Variations:
         texts = dedupe(self.trigger, completion.parsed, self.count)
         if not texts:
             raise RuntimeError(f"the paraphraser returned no usable paraphrase of {self.trigger!r}")
+        if not getattr(getattr(llm, "cache", None), "replay", False):  # as highbar: generated once, saved
+            save_entry(self.cwd, self.trigger, self.count, llm.config.model_for("paraphraser"), texts)
         return texts
 
 
