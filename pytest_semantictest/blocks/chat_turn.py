@@ -57,6 +57,27 @@ async def take_turn(
     return turn_record(number, sent, source, reply, duration_ms=(time.perf_counter() - started) * 1000)
 
 
+async def open_session(ctx: Any, target: ChatTarget, test_name: str = "", spec: str = "") -> dict[str, Any] | None:
+    """Open a conversation's highbar session (the agent's ``session.setup``), once, before turn 1.
+
+    None when there is none to open (not the highbar protocol, or the agent is not in the session's
+    pool). The conversation keeps what this returns as ``session`` in its first output, where the
+    case's ``AgentSessionEnd`` cleanup step finds it and runs ``session.teardown`` (also when the
+    conversation failed or timed out). Raises BlockError when the setup fails.
+    """
+    if target.protocol != "highbar":
+        return None
+    pool = getattr(ctx.session, "agents", None)
+    if pool is None or target.key is None:
+        return None
+    from ..agents.errors import AgentError
+
+    try:
+        return await pool.get(target.key).open_session(ctx.execution_id, test_name, spec)
+    except (AgentError, KeyError) as exc:
+        raise BlockError(f"session setup failed: {exc}") from None
+
+
 def remaining(ctx: Any, timeout: float | None, number: int) -> float | None:
     """Seconds left of the conversation's time (the clock starts at turn 1); None: no limit."""
     if number == 1:
@@ -94,7 +115,7 @@ class ChatTurn(Block):
         left = remaining(ctx, timeout, number)
         if left is not None and left <= 0:
             raise BlockError(f"timeout after {timeout:g}s: the conversation ran out of time before turn {number}")
-        session = await self._session(ctx, target, earlier)
+        session = self._opened = await self._session(ctx, target, earlier)
         try:
             async with asyncio.timeout(left):
                 turn = await take_turn(
@@ -105,28 +126,20 @@ class ChatTurn(Block):
             raise BlockError(f"timeout after {timeout:g}s (turn {number}: waiting for the agent)") from None
         except AgentError as exc:
             raise BlockError(f"agent error at turn {number}: {exc}") from None
+        if session is not None:  # even an empty one: the cleanup step closes what was opened
+            turn["session"] = session
         interactive = cfg.get("interactive") or {}
         if interactive.get("enabled") and interactive.get("last"):
             await self._followups(ctx, target, earlier, turn, interactive, session)
         return turn
 
+    _opened: dict[str, Any] | None = None
+
     async def _session(self, ctx: Any, target: ChatTarget, earlier: list[Any]) -> dict[str, Any] | None:
         """highbar session hooks: opened by turn 1, carried by the later turns."""
-        if target.protocol != "highbar":
-            return None
         if earlier:
-            return earlier[0].get("session") or {}
-        pool = getattr(ctx.session, "agents", None)
-        if pool is None or target.key is None:
-            return {}
-        from ..agents.errors import AgentError
-
-        try:
-            return await pool.get(target.key).open_session(
-                ctx.execution_id, self.config.get("test_name", ""), self.config.get("spec", "")
-            )
-        except (AgentError, KeyError) as exc:
-            raise BlockError(f"session setup failed: {exc}") from None
+            return earlier[0].get("session")
+        return await open_session(ctx, target, self.config.get("test_name", ""), self.config.get("spec", ""))
 
     async def _followups(self, ctx: Any, target: ChatTarget, earlier: list[Any], turn: dict[str, Any],
                          interactive: Mapping[str, Any], session: Any) -> None:
@@ -157,4 +170,7 @@ class ChatTurn(Block):
             sent = self._sent()
         except Exception:  # noqa: BLE001  the record of a failed turn never fails itself
             sent = []
-        return turn_record(int(self.config.get("number", 1)), sent, "static", error=message)
+        record = turn_record(int(self.config.get("number", 1)), sent, "static", error=message)
+        if self._opened is not None:  # turn 1 failed after its session was opened: it still gets closed
+            record["session"] = self._opened
+        return record

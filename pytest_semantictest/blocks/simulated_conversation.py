@@ -19,7 +19,9 @@ Config (pipelines): ``agent`` (see Conversation), ``input``, ``attachments``, ``
 ``options``, ``interactive`` ``{enabled, timeout}``. The Yao format passes a ready ``plan``.
 Output: ``passed``, ``status``, ``reason``, ``turns``, ``checkpoints`` (the timeline: ``{id,
 required, after, reached, turn, held_early, last}``), ``missing``, ``goalAchieved``; ``error`` (the
-reason) when it failed, so the test fails unless an assertion reads the output.
+reason) when it failed, so the test fails unless an assertion reads the output; ``session`` with the
+highbar protocol when the agent is in the session's pool: one session (``session.setup``) for the whole
+conversation, every turn carries it, the case's ``AgentSessionEnd`` cleanup step closes it.
 """
 
 from __future__ import annotations
@@ -74,6 +76,8 @@ class DynamicPlan:
     interactive: InteractiveSpec | None = None
     base_dir: Path | None = None
     test_name: str = ""
+    spec: str = ""
+    """The test file (for highbar session hooks)."""
 
 
 class _Run:
@@ -91,6 +95,7 @@ class _Run:
         self.status = "running"
         self.reason = ""
         self.goal: dict[str, Any] | None = None
+        self.session: dict[str, Any] | None = None
 
     def missing(self) -> list[str]:
         return [cp.id for cp in self.plan.checkpoints if cp.required and cp.id not in self.reached]
@@ -134,6 +139,8 @@ class _Run:
         }
         if self.status == "failed":  # fails the test unless an assertion reads this output
             out["error"] = self.reason
+        if self.session is not None:  # the highbar session, for the cleanup step that closes it
+            out["session"] = self.session
         return out
 
     def raise_(self, kind: type[Exception], message: str) -> None:
@@ -169,9 +176,16 @@ class SimulatedConversation(Block):
             spec.timeout, spec.options, spec.interactive, Path(getattr(ctx.session, "rootdir", None) or Path.cwd()),
         )
 
+    _run: _Run | None = None
+
     async def process(self, inputs: dict[str, Any], ctx: Any) -> dict[str, Any]:
+        from .chat_turn import open_session
+
         plan = self._plan(ctx)
-        run = _Run(plan)
+        run = self._run = _Run(plan)
+        # one highbar session for the whole conversation, opened before turn 1 (outside the conversation's
+        # timeout: the hook has its own), closed by the case's cleanup step (see chat_turn.open_session)
+        run.session = await open_session(ctx, plan.target, plan.test_name, plan.spec)
         try:
             async with asyncio.timeout(plan.timeout) as deadline:
                 await self._converse(run, ctx, deadline)
@@ -183,6 +197,12 @@ class SimulatedConversation(Block):
                 run.turns.append(turn_record(run.number, run.in_flight[0], run.in_flight[1], error=reason))
             run.finish(False, f"{reason}; required checkpoints not reached: {run.missing_text()}")
         return run.output()
+
+    def error_output(self, inputs: dict[str, Any], message: str) -> dict[str, Any]:
+        out: dict[str, Any] = {"error": message}
+        if self._run is not None and self._run.session is not None:  # still closed by the cleanup step
+            out["session"] = self._run.session
+        return out
 
     async def _converse(self, run: _Run, ctx: Any, deadline: Any) -> None:
         from ..agents.chat import message_specs, user_message
@@ -208,7 +228,7 @@ class SimulatedConversation(Block):
             run.phase, run.in_flight = "waiting for the agent", (sent, source)
             try:
                 turn = await take_turn(ctx, plan.target, run.turns, sent, plan.options, number=number, source=source,
-                                       base_dir=plan.base_dir, test_name=plan.test_name)
+                                       base_dir=plan.base_dir, test_name=plan.test_name, session=run.session)
             except AgentError as exc:
                 run.in_flight = None
                 run.turns.append(turn_record(number, sent, source, error=f"agent error: {exc}"))

@@ -78,3 +78,36 @@ EXPENSE_CHECKPOINTS = [
     {"id": "call_create", "after": ["ask_type"], "assertion": {"type": "tool_called", "name": "create_expense"}},
     {"id": "confirm", "after": ["call_create"], "assert": {"type": "regex", "pattern": "submitted.*EXP-\\d+"}},
 ]
+
+
+SESSION_HOOKS = '''"""Session hooks for the scripted agent's highbar protocol: they count at the agent."""
+import json
+import urllib.request
+
+AGENT = {base!r}
+_open = urllib.request.build_opener(urllib.request.ProxyHandler({{}})).open
+
+
+def _post(hook, payload):
+    request = urllib.request.Request(f"{{AGENT}}/session/{{hook}}", data=json.dumps(payload).encode(),
+                                     headers={{"Content-Type": "application/json"}})
+    with _open(request, timeout=30) as reply:
+        return json.loads(reply.read())
+
+
+def setup(ctx):
+    session_id = _post("setup", {{"test": ctx.test_id, "name": ctx.test_name}})["session_id"]
+    return {{"id": session_id, "headers": {{"X-Session": session_id}}}}
+
+
+def teardown(ctx, session):
+    _post("teardown", {{"test": ctx.test_id, "name": ctx.test_name, "session_id": session.get("id", "none")}})
+'''
+
+
+def write_session_hooks(pytester: pytest.Pytester, agent: ScriptedAgent, module: str = "session_hooks") -> str:
+    """A hooks module next to the test files whose setup and teardown POST to the scripted agent;
+    returns the agent file's ``session:`` value (YAML flow mapping)."""
+    base = agent.highbar_url.rsplit("/", 1)[0]
+    (pytester.path / f"{module}.py").write_text(SESSION_HOOKS.format(base=base), encoding="utf-8")
+    return f"{{setup: {{python: '{module}:setup'}}, teardown: {{python: '{module}:teardown'}}}}"

@@ -1,7 +1,13 @@
 """A scripted expense assistant speaking OpenAI chat completions (stdlib only), for the Yao tests.
 
 In process: ``with ScriptedAgent() as agent: agent.url`` (``.../v1/chat/completions``); every
-request body is recorded. As a process: ``python scripted_agent.py --port N``.
+request (path, body, headers) is recorded. As a process: ``python scripted_agent.py --port N``.
+
+It speaks the highbar protocol too: ``POST /chat...`` (``agent.highbar_url``) with ``{"message"}``
+answers ``{"response", "tool_calls", "awaiting_input"}``, keeping each conversation by its
+``X-Highbar-Test`` id; "break" there is an HTTP 500. ``POST /session/setup`` ``{test, name}`` and
+``/session/teardown`` ``{test, session_id}`` are for session hooks (see ``SESSION_HOOKS``): they are
+counted in ``agent.sessions``.
 
 It answers the latest user message, looking at the history where it matters:
 
@@ -12,6 +18,7 @@ It answers the latest user message, looking at the history where it matters:
 - "submitted early" -> "Your expense is submitted." with no tool call (an out-of-order claim)
 - "json please" -> a JSON reply; "what did I say first" -> quotes the first user message
 - "slow <seconds>" -> sleeps first; "bye" -> ends (``awaiting_input: false``)
+- "my account" -> "Your account is <the request body's ``account``>"
 - image attachments -> "I see an image: <name>"; anything else -> "Hi! How can I help?"
 """
 
@@ -52,6 +59,8 @@ def answer(body: dict[str, Any]) -> tuple[str, list[dict[str, Any]], bool | None
     if images:
         url = images[0]["image_url"]["url"]
         return f"I see an image ({url.split(';')[0]}).", [], True, delay
+    if "my account" in text:
+        return f"Your account is {body.get('account')}.", [], True, delay
     if "what did i say first" in text:
         return f"You first said: {_text(users[0].get('content'))}", [], True, delay
     if "json please" in text:
@@ -81,6 +90,9 @@ class ScriptedAgent:
     def __init__(self, port: int = 0) -> None:
         self.port = port
         self.requests: list[dict[str, Any]] = []
+        self.sessions: list[dict[str, Any]] = []  # {"hook": setup|teardown, "test", "name", "session_id"}
+        self.conversations: dict[str, list[dict[str, Any]]] = {}  # highbar: messages by X-Highbar-Test
+        self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
 
     def start(self) -> ScriptedAgent:
@@ -95,7 +107,15 @@ class ScriptedAgent:
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
-                agent.requests.append({"body": body, "headers": {k.lower(): v for k, v in self.headers.items()}})
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                with agent._lock:
+                    agent.requests.append({"path": self.path, "body": body, "headers": headers})
+                    if self.path.startswith("/session/"):
+                        self._send(200, json.dumps(agent._session(self.path, body)).encode())
+                        return
+                if self.path.startswith("/chat"):
+                    self._highbar(body, headers.get("x-highbar-test", ""))
+                    return
                 text, calls, awaiting, delay = answer(body)
                 if delay:
                     time.sleep(delay)
@@ -107,6 +127,23 @@ class ScriptedAgent:
                 if awaiting is not None:
                     reply["awaiting_input"] = awaiting
                 self._send(200, json.dumps(reply).encode())
+
+            def _highbar(self, body: dict[str, Any], test: str) -> None:
+                message = str(body.get("message", ""))
+                if "break" in message.lower():
+                    self._send(500, b'{"error": "the agent broke"}')
+                    return
+                with agent._lock:
+                    history = agent.conversations.setdefault(test, [])
+                    history.append({"role": "user", "content": message})
+                    text, calls, awaiting, delay = answer({**body, "messages": list(history)})
+                    history.append({"role": "assistant", "content": text})
+                if delay:
+                    time.sleep(delay)
+                plain = [{"name": c["function"]["name"], "arguments": json.loads(c["function"]["arguments"]),
+                          "result": c["function"]["result"]} for c in calls]
+                self._send(200, json.dumps({"response": text, "tool_calls": plain,
+                                            "awaiting_input": awaiting}).encode())
 
             def _send(self, status: int, payload: bytes) -> None:
                 try:
@@ -125,6 +162,13 @@ class ScriptedAgent:
         threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         return self
 
+    def _session(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        hook = path.rsplit("/", 1)[-1]
+        session_id = body.get("session_id") or f"s{sum(1 for s in self.sessions if s['hook'] == 'setup') + 1}"
+        self.sessions.append({"hook": hook, "test": body.get("test"), "name": body.get("name"),
+                              "session_id": session_id})
+        return {"session_id": session_id}
+
     def stop(self) -> None:
         if self._server is not None:
             self._server.shutdown()
@@ -141,6 +185,11 @@ class ScriptedAgent:
     def url(self) -> str:
         assert self._server is not None
         return f"http://127.0.0.1:{self._server.server_address[1]}/v1/chat/completions"
+
+    @property
+    def highbar_url(self) -> str:
+        assert self._server is not None
+        return f"http://127.0.0.1:{self._server.server_address[1]}/chat"
 
     def user_messages(self) -> list[str]:
         """The latest user message of every request, in order."""

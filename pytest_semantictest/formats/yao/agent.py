@@ -7,7 +7,8 @@ spec error: every case of the file is skipped with that reason.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from ...agents.chat import DEFAULT_AWAITING_TOOLS, ChatTarget
-from ...agents.config import AgentConfig
+from ...agents.config import (
+    MIN_SECRET_LENGTH,
+    AgentConfig,
+    _without_extensions,
+    expand_env,
+)
 from ...agents.errors import AgentConfigError
 from ...errors import Problem, SpecError
 from ...model import AgentRequirement
@@ -24,6 +30,7 @@ from .models import AgentFileSpec
 SIDECAR_SUFFIX = ".agent.yaml"
 NO_AGENT = ("no agent to test: set --semantictest-agent-endpoint (or ini semantictest_agent_endpoint), "
             "or write {sidecar} next to the file")
+_SEGMENT = re.compile(r"([^.\[\]]+)|\[(\d+)\]")  # a key or an index of a place like ``body.items[0].id``
 
 
 @dataclass
@@ -44,8 +51,8 @@ def choose_agent(path: Path, ctx: Any) -> AgentChoice:
     """The agent for the cases of ``path``; raises SpecError for a broken sidecar."""
     sidecar = sidecar_path(path)
     if sidecar.is_file():
-        spec = read_sidecar(sidecar)
-        return build(spec.model_dump(exclude_none=True), sidecar.parent, ctx, sidecar, spec)
+        spec, line = _load_sidecar(sidecar)
+        return build(spec.model_dump(exclude_none=True), sidecar.parent, ctx, sidecar, spec, line)
     endpoint = ctx.option("agent-endpoint")
     if not endpoint:
         return AgentChoice(None, None, NO_AGENT.format(sidecar=sidecar.name))
@@ -61,6 +68,12 @@ def choose_agent(path: Path, ctx: Any) -> AgentChoice:
 
 
 def read_sidecar(sidecar: Path) -> AgentFileSpec:
+    """The validated sidecar (``${ENV}`` not expanded yet); raises SpecError."""
+    return _load_sidecar(sidecar)[0]
+
+
+def _load_sidecar(sidecar: Path) -> tuple[AgentFileSpec, Callable[[Sequence[str | int]], int | None]]:
+    """The validated sidecar and the line where each of its keys is written."""
     from ..validation import problems_from
     from ..yamlsource import YamlError, load_yaml
 
@@ -79,7 +92,7 @@ def read_sidecar(sidecar: Path) -> AgentFileSpec:
         raise SpecError(str(sidecar), problems + problems_from(exc, AgentFileSpec, source.line)) from None
     if problems:
         raise SpecError(str(sidecar), problems)
-    return spec
+    return spec, source.line
 
 
 def _highbar_mapping(raw: Mapping[str, Any]) -> dict[str, Any]:
@@ -94,10 +107,33 @@ def _highbar_mapping(raw: Mapping[str, Any]) -> dict[str, Any]:
     return mapping
 
 
-def build(raw: Mapping[str, Any], cwd: Path, ctx: Any, where: Path, spec: AgentFileSpec) -> AgentChoice:
-    from ...agents.shared import agent_key
+def _expanded(raw: Mapping[str, Any], env: Mapping[str, str], where: Path,
+              line: Callable[[Sequence[str | int]], int | None] | None) -> tuple[dict[str, Any], list[str], dict[str, str]]:
+    """``raw`` with ``${ENV}`` expanded in every key (as highbar does under ``agent``), the values used
+    that are secrets, and their variables' names. A variable that is not set is a SpecError naming the
+    key as written in the file (and its line)."""
+    names: dict[str, str] = {}
+    try:
+        expanded, used = expand_env(_without_extensions(raw), env, where="", names=names)
+    except AgentConfigError as exc:
+        place, _, message = str(exc).partition(": ")
+        place = place.lstrip(".")
+        loc = [int(i) if i else k for k, i in _SEGMENT.findall(place)]
+        raise SpecError(str(where), [Problem(place, message, line(loc) if line else None)]) from None
+    secrets = [v for v in used if len(v) >= MIN_SECRET_LENGTH]
+    return expanded, secrets, {v: n for v, n in names.items() if v in secrets}
 
-    mapping = _highbar_mapping(raw)
+
+def build(raw: Mapping[str, Any], cwd: Path, ctx: Any, where: Path, spec: AgentFileSpec,
+          line: Callable[[Sequence[str | int]], int | None] | None = None) -> AgentChoice:
+    from ...agents.shared import live_key
+
+    expanded, secrets, names = _expanded(raw, ctx.env, where, line)
+    try:
+        spec = AgentFileSpec.model_validate(expanded)  # body, model, ... as sent (expanded)
+    except ValidationError as exc:
+        raise SpecError(str(where), [Problem("", f"after ${{ENV}} expansion: {exc.errors()[0]['msg']}")]) from None
+    mapping = _highbar_mapping(raw)  # AgentConfig expands these itself (once), with the same environment
     if spec.protocol == "openai":
         mapping["settle_time"] = 0
         mapping.pop("response", None)
@@ -105,7 +141,7 @@ def build(raw: Mapping[str, Any], cwd: Path, ctx: Any, where: Path, spec: AgentF
     logs = ctx.rootdir / (ctx.option("agent-logs") or ".semantictest/logs")
     try:
         config = AgentConfig.from_highbar(mapping, cwd=cwd, environ=ctx.env, log_dir=logs,
-                                          name=where.name.split(".")[0])
+                                          name=where.name.split(".")[0], secrets=secrets, env_names=names)
     except AgentConfigError as exc:
         raise SpecError(str(where), [Problem("", str(exc))]) from None
     calls_from = spec.calls_from or ("reply" if spec.protocol == "openai" or not spec.traces and not spec.start
@@ -114,7 +150,7 @@ def build(raw: Mapping[str, Any], cwd: Path, ctx: Any, where: Path, spec: AgentF
     tools = tuple(waiting.tools) if waiting and waiting.tools is not None else tuple(
         ctx.option("awaiting-input-tools") or DEFAULT_AWAITING_TOOLS)
     pattern = waiting.pattern if waiting and waiting.pattern else ctx.option("awaiting-input-pattern")
-    key = agent_key(config)
+    key = live_key(config, calls_from)
     target = ChatTarget(config, spec.protocol, key, spec.model, dict(spec.body), tools, pattern,
                         spec.description, tuple(spec.tools))
     observe = spec.protocol == "highbar" and calls_from == "traces"

@@ -155,11 +155,12 @@ def _dynamic(case: Case, spec: CaseSpec, path: Path, choice: AgentChoice, intera
     plan = DynamicPlan(
         choice.target, list(spec.checkpoints or []), spec.simulator or SimulatorSpec(), spec.input,
         list(spec.attachments), spec.max_turns or DEFAULT_MAX_TURNS, spec.timeout or DEFAULT_DYNAMIC_TIMEOUT_S,
-        dict(spec.options), shown.model_copy(update={"enabled": interactive}), path.parent, case.name,
+        dict(spec.options), shown.model_copy(update={"enabled": interactive}), path.parent, case.name, str(path),
     )
     step = Step("SimulatedConversation", "conversation", None, {"plan": plan}, "conversation", case.line, case.place)
     case.steps = [step]
     case.checks = [ConversationOutcome("conversation", case.line)]
+    _close_session(case, choice, path, "conversation")
 
 
 def _static(case: Case, spec: CaseSpec, path: Path, choice: AgentChoice, interactive: bool) -> None:
@@ -198,9 +199,16 @@ def _static(case: Case, spec: CaseSpec, path: Path, choice: AgentChoice, interac
         slots.append(slot)
     if final:
         case.checks = [turn_assertion(slots[-1], final, "final reply", case.line, tuple(slots[:-1]), path.parent)]
+    _close_session(case, choice, path, "turn1")
+
+
+def _close_session(case: Case, choice: AgentChoice, path: Path, first: str) -> None:
+    """highbar: the cleanup step that runs ``session.teardown`` for the session the conversation opened
+    (kept as ``session`` in the output in slot ``first``); it runs also when the conversation failed."""
+    target = choice.target
     if target is not None and target.protocol == "highbar" and target.key is not None:
         case.cleanup = [Step("AgentSessionEnd", "session-end", None,
-                             {"agent": target.key, "first_turn": "turn1", "test_name": case.name, "spec": str(path)},
+                             {"agent": target.key, "first_turn": first, "test_name": case.name, "spec": str(path)},
                              "_session_end")]
 
 
