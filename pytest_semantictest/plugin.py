@@ -65,9 +65,9 @@ class Runtime:
         )
         calls_from = str(mapping.get("calls_from", "traces"))
         self.acquire_agents([AgentRequirement("", config, observe, calls_from)])
-        from .agents.shared import agent_key
+        from .agents.shared import live_key
 
-        live = self.context.agents.get(agent_key(config))
+        live = self.context.agents.get(live_key(config, calls_from))
         return AgentClient(live, lambda: self.context.http, self.run)
 
     def close(self) -> None:

@@ -20,7 +20,7 @@ from .correlate import classify, resolve_correlate
 from .errors import AgentError
 from .hooks import HookContext, SessionHooks
 from .protocol import send
-from .shared import AgentHandle, LocalAgent, SharedAgent, agent_key
+from .shared import AgentHandle, LocalAgent, SharedAgent, agent_key, live_key
 from .traces import TraceReader
 
 
@@ -138,14 +138,16 @@ class AgentPool:
         return self._live[key]
 
     def acquire(self, config: AgentConfig, *, observe: bool, calls_from: str = "traces") -> str:
-        """Start or attach the agent for ``config`` once per session; returns its key."""
-        key = agent_key(config)
+        """Start or attach the agent process for ``config`` once per session; returns the key of this
+        way of talking to it (:func:`live_key`: files with other request or session settings get theirs)."""
+        key = live_key(config, calls_from)
         if key in self._live:
             return key
-        owner = self._owners.get(key)
+        process = agent_key(config)
+        owner = self._owners.get(process)
         if owner is None:
-            owner = SharedAgent(self.state_dir, key, config) if self.state_dir else LocalAgent(config)
-            self._owners[key] = owner
+            owner = SharedAgent(self.state_dir, process, config) if self.state_dir else LocalAgent(config)
+            self._owners[process] = owner
         hooks = SessionHooks(config)
         hooks.load()  # an unimportable hook fails before any agent starts
         handle = owner.acquire(observe=observe and calls_from != "reply")

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ...agents.config import AgentConfig
-from ...agents.shared import agent_key
+from ...agents.shared import live_key
 from ...checks.expectations import TurnExpectation
 from ...model import AgentRequirement, Case, Repetition, Step, Suite
 from .spec import HighbarSpec, TestSpec
@@ -27,7 +27,7 @@ def compile_spec(
     spec: HighbarSpec, environ: Mapping[str, str], cwd: Path, log_dir: Path, default_runs: int | None = None
 ) -> Suite:
     config = agent_config(spec, environ, cwd, log_dir)
-    key = agent_key(config)
+    key = live_key(config, spec.agent.calls_from)
     requirement = AgentRequirement(key, config, spec.observes_calls, spec.agent.calls_from)
     runs = default_runs if default_runs is not None else spec.defaults_runs
     cases: list[Case] = []
