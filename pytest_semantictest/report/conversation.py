@@ -19,12 +19,18 @@ _TURN_KEYS = ("turn", "source", "input", "attachments", "output", "tool_calls", 
               "error", "simulator", "checkpoints", "assertions")
 
 
-def _agent_turn(number: int, out: Mapping[str, Any]) -> dict[str, Any]:
+def _configured_message(t: StepTrace) -> Any:
+    """What a turn step was told to send (its output has no message when the agent failed)."""
+    config = t.step.config if isinstance(t.step.config, Mapping) else {}
+    return config.get("message", config.get("input"))
+
+
+def _agent_turn(number: int, out: Mapping[str, Any], configured: Any = None) -> dict[str, Any]:
     calls = [{"name": c.get("fn"), "arguments": c.get("args"), **({"result": c["result"]} if c.get("result") is not None
                                                                      else {}), **({"error": c["error"]} if c.get("error")
                                                                                   else {})}
              for c in out.get("calls") or [] if isinstance(c, Mapping)]
-    turn: dict[str, Any] = {"turn": number, "input": out.get("message"), "output": out.get("response"),
+    turn: dict[str, Any] = {"turn": number, "input": out.get("message") or configured, "output": out.get("response"),
                             "tool_calls": calls}
     if out.get("error"):
         turn["error"] = out["error"]
@@ -43,13 +49,14 @@ def conversation_data(trace: Sequence[StepTrace]) -> tuple[list[dict[str, Any]],
         out = t.output
         if not isinstance(out, Mapping):
             if t.step.block in TURN_BLOCKS and t.error:
-                turns.append({"turn": len(turns) + 1, "error": t.error})
+                sent = _configured_message(t)
+                turns.append({"turn": len(turns) + 1, **({"input": sent} if sent else {}), "error": t.error})
             continue
         if t.step.block == "ChatTurn":
             turns.append(_clean(out))
             turns.extend(_clean(f) for f in out.get("followups") or [])
         elif t.step.block == "AgentTurn":
-            turns.append(_agent_turn(len(turns) + 1, out))
+            turns.append(_agent_turn(len(turns) + 1, out, _configured_message(t)))
         elif t.step.block in CONVERSATION_BLOCKS:
             turns.extend(_clean(x) for x in out.get("turns") or [] if isinstance(x, Mapping))
             if isinstance(out.get("checkpoints"), list):

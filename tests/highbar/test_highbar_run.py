@@ -273,6 +273,7 @@ def test_min_pass_reachable_only_with_errored_runs_is_an_error(pytester: pytest.
         f"function_calls (line {line}): expected a call to 'get_order', but the agent called: nothing"
     }
     assert agent_log(pytester).count("chat: Where is order 1042? [plan ok e500]\n") == 4
+    assert "turn 1 user:  Where is order 1042? [plan ok e500]\n         ERROR: " + http_500 in out  # what was sent
 
 
 def test_spec_error_exit_2_before_agent_starts(pytester: pytest.Pytester) -> None:
