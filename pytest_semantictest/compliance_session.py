@@ -3,20 +3,40 @@
 - Before a file's first case runs (per process) its ``Setup`` is offered to the
   ``pytest_semantictest_compliance_setup`` hook, after the managed server (if any) is started.
 - Files run after the files they depend on (when those are collected too); a case whose file
-  depends on a file that failed here is skipped naming it (and so are that file's dependants).
-  Under pytest-xdist only failures seen by the same worker count.
+  depends on a file that failed is skipped naming it (and so are that file's dependants).
+- Under pytest-xdist the workers share what happened: the controller creates a folder
+  (``pytest_configure_node``, like the agents folder) and every worker writes one record per
+  compliance case it finished (named by a hash of its node id: the file's front matter name and
+  "failed" / "was skipped (...)" / null); the controller writes "failed (its worker crashed)" for
+  a case whose worker crashed. Before a dependant case runs, its worker waits until
+  every case of its dependencies that comes before it in the collection has a record, then decides.
+  Waiting only for earlier cases cannot deadlock: each worker runs its cases in collection order
+  (``--dist load``, ``loadfile``, ``loadscope``), so whatever a case waits for is running or queued
+  before anything that waits for it. The wait ends anyway when no awaited case finished for the
+  dependency's case timeout plus 30 s (``-x`` stopping a worker, ``--dist worksteal``): the case
+  then decides with the records there are, with a warning, and its file's later cases do not wait
+  for that dependency again.
 - The variables a case chose are added to its ``user_properties`` (JUnit XML shows them).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 _SECRET_NAME = re.compile(r"key|token|secret|password|auth|credential", re.IGNORECASE)
+_SHARED = "semantictest_compliance_dir"
+"""The ``workerinput`` key naming the folder xdist workers share case records through."""
+_CONTROLLER_DIR = pytest.StashKey[str]()
+STALL_SLACK_S = 30.0
+"""How long past a dependency's case timeout a dependant waits for a case that does not finish."""
+POLL_S = 0.05
 
 
 def compliance_parts(item: pytest.Item) -> tuple[Any, Any] | None:
@@ -38,6 +58,103 @@ class ComplianceSession:
         self.masked = False
         self.failed: dict[str, str] = {}
         """Front matter name -> why its dependants skip ("failed", "was skipped: ...")."""
+        shared = getattr(config, "workerinput", {}).get(_SHARED)
+        self.shared: Path | None = Path(shared) if shared else None
+        """xdist worker: the folder of case records (None when not under xdist)."""
+        self.status: dict[str, str | None] = {}
+        """nodeid -> what this process saw of a compliance case ("failed", "was skipped (...)", None)."""
+        self.index: dict[str, int] | None = None
+        self.members: dict[str, list[int]] = {}
+        """Front matter name -> the collection indexes of its cases."""
+        self.names: dict[int, str] = {}
+        """Collection index of a compliance case -> its file's front matter name."""
+        self.nodeids: list[str] = []
+        self.timeouts: dict[str, float] = {}
+        self.settled: set[str] = set()
+        """Dependencies whose every case has a record (nothing more to wait for)."""
+        self.session: pytest.Session | None = None
+
+    # -- xdist: a folder the workers share ----------------------------------------------------------
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        """xdist controller: every worker gets the same folder for case records."""
+        shared = self.config.stash.get(_CONTROLLER_DIR, None)
+        if shared is None:
+            import tempfile
+
+            shared = tempfile.mkdtemp(prefix="semantictest-compliance-")
+            self.config.stash[_CONTROLLER_DIR] = shared
+        node.workerinput[_SHARED] = shared
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_handlecrashitem(self, crashitem: str, report: Any, sched: Any) -> None:
+        """xdist controller: a case whose worker crashed never gets a record from it: write one."""
+        shared = self.config.stash.get(_CONTROLLER_DIR, None)
+        if shared is not None:
+            _write_record(_record_path(Path(shared), crashitem), {"nodeid": crashitem, "status": "failed (its worker "
+                                                                                                   "crashed)"})
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.session = session
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        shared = config.stash.get(_CONTROLLER_DIR, None)
+        if shared is not None:
+            import shutil
+
+            shutil.rmtree(shared, ignore_errors=True)
+
+    def _collection(self, session: pytest.Session) -> dict[str, int]:
+        if self.index is None:
+            self.index = {}
+            for n, item in enumerate(session.items):
+                self.index[item.nodeid] = n
+                self.nodeids.append(item.nodeid)
+                parts = compliance_parts(item)
+                if parts is not None:
+                    front = parts[0].meta["document"].front
+                    self.members.setdefault(front.name, []).append(n)
+                    self.names[n] = front.name
+                    self.timeouts[front.name] = max(self.timeouts.get(front.name, 0.0), float(front.timeout or 0))
+        return self.index
+
+    def _record(self, index: int) -> Path:
+        assert self.shared is not None and self.index is not None
+        return _record_path(self.shared, self.nodeids[index])
+
+    def _wait_for(self, item: pytest.Item, dependency: str) -> None:
+        """xdist: wait until the cases of ``dependency`` before ``item`` finished (bounded), then take
+        the first failure or dependency skip among them into ``self.failed``."""
+        if self.shared is None or dependency in self.failed or dependency in self.settled:
+            return
+        own = self._collection(item.session).get(item.nodeid)
+        members = self.members.get(dependency, [])
+        awaited = [n for n in members if own is None or n < own]
+        stall = self.timeouts.get(dependency, 0.0) + STALL_SLACK_S
+        missing = [n for n in awaited if not self._record(n).exists()]
+        deadline = time.monotonic() + stall
+        while missing:
+            time.sleep(POLL_S)
+            still = [n for n in missing if not self._record(n).exists()]
+            if len(still) < len(missing):
+                deadline = time.monotonic() + stall
+            missing = still
+            if missing and time.monotonic() > deadline:
+                item.warn(pytest.PytestWarning(
+                    f"semantictest: {len(missing)} case(s) of '{dependency}' did not finish within {stall:g} s; "
+                    "deciding depends_on with the cases that did"))
+                break
+        for n in awaited:
+            try:
+                status = json.loads(self._record(n).read_text()).get("status")
+            except (OSError, ValueError):
+                continue
+            if status:
+                self.failed.setdefault(dependency, str(status))
+                break
+        if missing or len(awaited) == len(members):  # decided for good (having given up once, never wait again)
+            self.settled.add(dependency)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
@@ -46,10 +163,14 @@ class ComplianceSession:
             return
         suite, case = parts
         front = suite.meta["document"].front
+        if self.shared is not None:
+            self._collection(item.session)
         for dependency in front.depends_on:
+            self._wait_for(item, dependency)
             if dependency in self.failed:
                 reason = f"depends on '{dependency}', which {self.failed[dependency]}"
                 self.failed.setdefault(front.name, f"was skipped ({reason})")
+                self.status.setdefault(item.nodeid, f"was skipped ({reason})")
                 raise pytest.skip.Exception(reason, _use_item_location=True)
         self._mask()
         if case.meta.get("variables"):  # a variable may hold a secret ("From setup": the environment)
@@ -103,7 +224,19 @@ class ComplianceSession:
             parts = compliance_parts(item)
             if parts is not None:
                 self.failed.setdefault(parts[0].meta["document"].front.name, "failed")
+                if self.status.get(item.nodeid) is None:
+                    self.status[item.nodeid] = "failed"
         return report
+
+    def pytest_runtest_logfinish(self, nodeid: str, location: Any) -> None:
+        """xdist worker: record that a compliance case finished, and how (after its teardown)."""
+        if self.shared is None or self.session is None:
+            return
+        index = self._collection(self.session).get(nodeid)
+        name = self.names.get(index) if index is not None else None
+        if index is None or name is None:
+            return
+        _write_record(self._record(index), {"name": name, "nodeid": nodeid, "status": self.status.get(nodeid)})
 
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         """Run files after the files they depend on (only when some collected file depends on another)."""
@@ -143,3 +276,18 @@ class ComplianceSession:
             else:
                 emit(name, set())
         items[:] = ordered
+
+
+def _record_path(shared: Path, nodeid: str) -> Path:
+    import hashlib
+
+    return shared / (hashlib.sha1(nodeid.encode()).hexdigest()[:24] + ".json")
+
+
+def _write_record(path: Path, record: dict[str, Any]) -> None:
+    temporary = path.with_name(f".{path.name}.{os.getpid()}")
+    try:
+        temporary.write_text(json.dumps(record))
+        os.replace(temporary, path)  # readers never see half a record
+    except OSError:  # the controller removed the folder (the run is ending)
+        pass

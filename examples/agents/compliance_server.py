@@ -19,6 +19,10 @@ import and call :func:`start_server`. Contract:
 - ``GET /agents``, ``GET|PUT|DELETE /agents/<name>`` (``{instructions, tools, handoffs, skills,
   extra, available}``), ``POST /reset`` (the built-in agents again), ``GET /health``,
   ``GET /echo-headers`` (the request's headers).
+- Streams stop when the client goes away (a closed connection is noticed before each chunk is
+  written, or by the failed write), quietly. ``GET /streams`` lists every stream served:
+  ``{agent, parts, sent, completed, client_gone}`` (SSE events the answer had, events written,
+  whether it ended with ``[DONE]``, whether the client disconnected first); also ``server.streams``.
 - ``--api-key KEY``: chat endpoints then want ``Authorization: Bearer KEY``.
 """
 
@@ -28,7 +32,9 @@ import argparse
 import contextlib
 import hashlib
 import json
+import select
 import signal
+import socket
 import sys
 import threading
 from typing import Any
@@ -62,6 +68,8 @@ class ComplianceServer(AgentServer):
         self.api_key = api_key
         self.agents: dict[str, Agent] = builtin_agents()
         self.lock = threading.Lock()
+        self.streams: list[dict[str, Any]] = []
+        """Every SSE stream served: agent, parts, sent, completed, client_gone."""
 
     @property
     def url(self) -> str:
@@ -115,7 +123,44 @@ class ComplianceHandler(AgentHandler):
             return self.send_json(200, completion)
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         events = [f"data: {json.dumps(e, ensure_ascii=False)}\n\n" for e in answer.events]
-        self.send_stream("text/event-stream", [*events, *openai_chunks(reply, answer.agent, messages, include_usage)])
+        self._stream(answer.agent, [*events, *openai_chunks(reply, answer.agent, messages, include_usage)])
+
+    def _stream(self, agent: str, parts: list[str]) -> None:
+        """Each part as its own HTTP chunk; stop quietly (and record it) when the client went away."""
+        record: dict[str, Any] = {"agent": agent, "parts": len(parts), "sent": 0, "completed": False,
+                                  "client_gone": False}
+        with self.server.lock:
+            self.server.streams.append(record)
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        try:
+            for part in parts:
+                if self._client_gone():
+                    break
+                data = part.encode()
+                self.wfile.write(f"{len(data):X}\r\n".encode() + data + b"\r\n")
+                self.wfile.flush()
+                record["sent"] += 1
+            else:
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+                record["completed"] = True
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        if not record["completed"]:
+            record["client_gone"] = True
+            self.close_connection = True
+
+    def _client_gone(self) -> bool:
+        """Whether the client closed its end (nothing else is sent to us while we answer)."""
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            return bool(readable) and self.connection.recv(1, socket.MSG_PEEK) == b""
+        except (OSError, ValueError):
+            return True
 
     def _api_key_ok(self) -> bool:
         key = self.server.api_key
@@ -222,6 +267,10 @@ class ComplianceHandler(AgentHandler):
             found = self.server.agents.pop(name, None)
         self.send_json(200 if found else 404, {"deleted": name} if found else error("not_found_error", "no such agent"))
 
+    def list_streams(self) -> None:
+        with self.server.lock:
+            self.send_json(200, {"streams": [dict(record) for record in self.server.streams]})
+
     def reset(self) -> None:
         with self.server.lock:
             self.server.agents = builtin_agents()
@@ -231,6 +280,7 @@ class ComplianceHandler(AgentHandler):
 _NAME = r"([\w.-]+)"
 ComplianceHandler.routes = [
     ("GET", r"/health", lambda h: h.send_json(200, {"status": "ok"})),
+    ("GET", r"/streams", ComplianceHandler.list_streams),
     ("GET", r"/echo-headers", lambda h: h.send_json(200, {k.lower(): v for k, v in h.headers.items()})),
     ("POST", r"(?:/v1)?/chat/completions", lambda h: h.chat()),
     ("POST", rf"/agents/{_NAME}/chat/completions", ComplianceHandler.agent_chat),

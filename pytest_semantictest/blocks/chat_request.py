@@ -3,21 +3,45 @@
 Compliance files write requests literally: a ``${`` in a message is text, not a reference.
 The output is HttpRequest's plus ``request`` (method, url, headers, body as sent), so the
 trace and the LLM judge see what was asked.
+
+Config ``disconnect_after: N`` (a case whose behaviour says "Client disconnects after receiving
+N chunks"): an SSE response is read only until N chunks (JSON data payloads other than typed
+events, as ChatResponse counts them) have arrived, then the connection is closed; ``body`` is the
+text up to the end of the N-th chunk's event. The output adds ``client_disconnect``
+(``after_chunks``, ``chunks_read``, ``disconnected``: False when the stream ended first or the
+response is not a stream). After a disconnect the ``follow_up`` request (config, the same request
+without streaming) is sent once to the same server and its outcome is the output's ``follow_up``:
+``request``, ``status``, ``content_type``, ``content`` (the answer's message content) or ``body``
+(text, clipped), ``error`` (no response), ``duration``: evidence that the server still serves
+requests after a client went away.
 """
 
 from __future__ import annotations
 
+import json
+import re
+import time
 from typing import Any
 
+from .base import BlockError
 from .http_request import HttpRequest
+
+FOLLOW_UP_TEXT_LIMIT = 500
+_EVENT_END = re.compile(r"(?:\r\n|\n|\r(?!\n))(?:\r\n|\n|\r(?!\n))")
+"""A blank line: the end of an SSE event (a CR at the end of what arrived so far counts as a line end)."""
 
 
 class ChatRequest(HttpRequest):
     name = "ChatRequest"
     resolve_config = False
+    config_keys = HttpRequest.config_keys | {"disconnect_after", "follow_up"}
 
     async def process(self, inputs: dict[str, Any], ctx: Any) -> dict[str, Any]:
-        output = await super().process(inputs, ctx)
+        count = self.config.get("disconnect_after")
+        if isinstance(count, int) and not isinstance(count, bool) and count > 0:
+            output = await self.disconnecting(count, ctx)
+        else:
+            output = await super().process(inputs, ctx)
         output["request"] = self.sent()
         return output
 
@@ -26,3 +50,100 @@ class ChatRequest(HttpRequest):
 
     def sent(self) -> dict[str, Any]:
         return {key: self.config.get(key) for key in ("method", "url", "headers", "body") if key in self.config}
+
+    async def disconnecting(self, count: int, ctx: Any) -> dict[str, Any]:
+        """Send the request, read at most ``count`` stream chunks, close the connection, follow up."""
+        import httpx
+
+        url = self.config.get("url")
+        if not isinstance(url, str) or not url:
+            raise BlockError(f"ChatRequest needs a 'url' (a string); got {url!r}")
+        headers = {str(k): str(v) for k, v in (self.config.get("headers") or {}).items()}
+        body = self.config.get("body")
+        content: bytes | None = None
+        if isinstance(body, (dict, list, int, float, bool)):
+            content = json.dumps(body).encode()
+            if not any(k.lower() == "content-type" for k in headers):
+                headers["Content-Type"] = "application/json"
+        elif body is not None:
+            content = str(body).encode()
+        timeout_ms = self.config.get("timeout") or ctx.settings.http_timeout_ms
+        start = time.perf_counter()
+        try:
+            request = ctx.http.build_request(str(self.config.get("method") or "POST").upper(), url, headers=headers,
+                                             content=content, timeout=httpx.Timeout(timeout_ms / 1000))
+            response = await ctx.http.send(request, stream=True, follow_redirects=True)
+            try:
+                text, read, cut = await _read_chunks(response, count)
+            finally:
+                await response.aclose()  # not read to the end: httpx closes the connection
+        except httpx.TimeoutException:
+            raise BlockError(f"Request timed out after {timeout_ms} ms") from None
+        except httpx.InvalidURL as exc:
+            raise BlockError(f"Invalid URL {url!r}: {exc}") from None
+        except (httpx.HTTPError, OSError, ValueError) as exc:
+            raise BlockError(f"Request failed: {type(exc).__name__}: {exc}".rstrip(": ")) from None
+        duration = round((time.perf_counter() - start) * 1000, 1)  # the follow-up has its own
+        output: dict[str, Any] = {
+            "status": response.status_code,
+            "client_disconnect": {"after_chunks": count, "chunks_read": read, "disconnected": cut},
+        }
+        follow_up = self.config.get("follow_up")
+        if cut and isinstance(follow_up, dict):  # before the body: a long body is clipped in the trace
+            output["follow_up"] = await _follow_up(follow_up, ctx)
+        output.update(headers={k.lower(): v for k, v in response.headers.items()}, body=text,
+                      duration=duration, url=str(response.request.url))
+        return output
+
+
+async def _read_chunks(response: Any, count: int) -> tuple[str, int, bool]:
+    """(text read, chunks in it, whether the client stopped early); a response that is not an SSE
+    stream is read whole."""
+    from .chat_response import count_chunks
+
+    media = response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if media not in ("text/event-stream", ""):
+        await response.aread()
+        return response.text, 0, False
+    stream: bool | None = True if media else None  # no content type: SSE when it starts like SSE (ChatResponse)
+    text, position, read = "", 0, 0
+    async for piece in response.aiter_text():
+        text += piece
+        if stream is None:
+            start = text.lstrip()
+            if start.startswith(("data:", "event:")):
+                stream = True
+            elif start and not ("data:".startswith(start) or "event:".startswith(start)):
+                stream = False
+        if not stream:
+            continue
+        for end in _EVENT_END.finditer(text, position):
+            read += count_chunks(text[position:end.end()])
+            position = end.end()
+            if read >= count:
+                return text[:position], read, True
+    return text, count_chunks(text) if stream else 0, False
+
+
+async def _follow_up(config: dict[str, Any], ctx: Any) -> dict[str, Any]:
+    """The follow-up request's outcome, short enough for the trace and the judge."""
+    from .chat_response import read_response
+
+    sent = {key: config.get(key) for key in ("method", "url", "headers", "body") if key in config}
+    block = HttpRequest({key: value for key, value in config.items() if key in HttpRequest.config_keys})
+    try:
+        response = await block.process({}, ctx)
+    except BlockError as exc:
+        return {"request": sent, "status": 0, "error": str(exc)}
+    observed = read_response(response)
+    out: dict[str, Any] = {"request": sent, "status": observed["status"], "content_type": observed["content_type"]}
+    if isinstance(observed.get("content"), str):
+        out["content"] = _clip(observed["content"])
+    else:
+        out["body"] = _clip(str(response.get("body") or ""))
+    out["duration"] = response.get("duration")
+    return out
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= FOLLOW_UP_TEXT_LIMIT else text[:FOLLOW_UP_TEXT_LIMIT] + f"... ({len(text)} characters)"

@@ -6,7 +6,10 @@ arrived), ``status``, ``headers``, ``content_type`` (media type), ``stream`` (SS
 last chunk with choices), ``final_event`` (``[DONE]`` or the last data), ``events`` (body
 ``events`` or the stream's typed payloads, such as ``{"type": "handoff", "from", "to"}``),
 ``content`` (message content, or the deltas concatenated), ``agent`` (``agent`` or ``model``),
-``tool_calls`` and ``error``.
+``tool_calls`` and ``error``. When the request step disconnected on purpose (a case whose
+behaviour says the client goes away after N chunks), ``client_disconnect`` (``after_chunks``,
+``chunks_read``, ``disconnected``) and ``follow_up`` (the request sent afterwards and what it got)
+are passed on: the stream fields then describe only what was read before the disconnect.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import json
 from typing import Any
 
 from .base import Block
-from .stream.sse import decode_event, loads, parse_events
+from .stream.sse import SSEEvent, decode_event, loads, parse_events
 
 TEXT_LIMIT = 500
 
@@ -29,7 +32,7 @@ class ChatResponse(Block):
     config_keys = frozenset({"from"})
     inputs = ("response",)
     outputs = ("ok", "status", "headers", "content_type", "stream", "json", "is_json", "chunks", "final_chunk",
-               "final_event", "events", "content", "agent", "tool_calls", "error")
+               "final_event", "events", "content", "agent", "tool_calls", "error", "client_disconnect", "follow_up")
 
     async def process(self, inputs: dict[str, Any], ctx: Any) -> dict[str, Any]:
         response = inputs.get("response")
@@ -47,8 +50,12 @@ def read_response(response: dict[str, Any]) -> dict[str, Any]:
     headers = {str(k).lower(): str(v) for k, v in (response.get("headers") or {}).items()}
     body = response.get("body") if isinstance(response.get("body"), str) else ""
     media = headers.get("content-type", "").split(";", 1)[0].strip().lower()
-    out: dict[str, Any] = {
-        "ok": status > 0 and error is None, "status": status, "headers": headers, "content_type": media,
+    out: dict[str, Any] = {"ok": status > 0 and error is None, "status": status}
+    for key in ("client_disconnect", "follow_up"):  # set by ChatRequest when the client went away on purpose
+        if isinstance(response.get(key), dict):
+            out[key] = response[key]
+    out |= {
+        "headers": headers, "content_type": media,
         "stream": False, "json": None, "is_json": False, "chunks": [], "final_chunk": None, "final_event": None,
         "events": [], "content": None, "agent": None, "tool_calls": [], "error": error,
     }
@@ -88,6 +95,30 @@ def _agent(data: dict[str, Any]) -> str | None:
     return None
 
 
+def _payloads(event: SSEEvent) -> list[tuple[bool, dict[str, Any]]]:
+    """An SSE event's JSON objects as ``(is_chunk, value)``: a named ``event:`` or a payload with a
+    ``type`` and no ``choices`` is an event of the turn (handoff, auth); anything else is a chunk."""
+    out: list[tuple[bool, dict[str, Any]]] = []
+    values, _ = decode_event(event, loads)
+    name = (event.event or "").strip()
+    for value in values:
+        if not isinstance(value, dict):
+            continue
+        if name and name != "message":
+            out.append((False, {"type": name, **value} if "type" not in value else value))
+        elif isinstance(value.get("type"), str) and "choices" not in value:
+            out.append((False, value))
+        else:
+            out.append((True, value))
+    return out
+
+
+def count_chunks(text: str) -> int:
+    """How many chunks (as :func:`read_response` counts them) the complete SSE events of ``text`` hold."""
+    events, _ = parse_events(text)
+    return sum(1 for event in events for is_chunk, _ in _payloads(event) if is_chunk)
+
+
 def _stream(body: str, out: dict[str, Any]) -> None:
     from .stream.openai import parse_openai
 
@@ -98,19 +129,13 @@ def _stream(body: str, out: dict[str, Any]) -> None:
     last_data: str | None = None
     for event in events:
         last_data = event.data
-        values, _ = decode_event(event, loads)
-        for value in values:
-            if not isinstance(value, dict):
-                continue
-            name = (event.event or "").strip()
-            if name and name != "message":
-                typed.append({"type": name, **value} if "type" not in value else value)
-            elif isinstance(value.get("type"), str) and "choices" not in value:
+        for is_chunk, value in _payloads(event):
+            if not is_chunk:
                 typed.append(value)
-            else:
-                chunks.append(value)
-                inner = value.get("events")
-                typed.extend(e for e in inner if isinstance(e, dict)) if isinstance(inner, list) else None
+                continue
+            chunks.append(value)
+            inner = value.get("events")
+            typed.extend(e for e in inner if isinstance(e, dict)) if isinstance(inner, list) else None
     with_choices = [c for c in chunks if isinstance(c.get("choices"), list) and c["choices"]]
     parsed = parse_openai(body)
     out.update(

@@ -139,6 +139,8 @@ class JudgedAssertions:
                 lines.append("\n" + _text(request.get("body")))
             parts.append("## Request\n" + "\n".join(lines))
         parts.append("## Response\n" + _response(observed))
+        if isinstance(observed.get("follow_up"), dict):
+            parts.append("## After the disconnect\n" + _follow_up(observed["follow_up"]))
         listed = "\n".join(f"{n}. {b.text}" for n, b in enumerate(self.bullets, 1))
         parts.append("## Assertions\n" + listed)
         return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
@@ -153,6 +155,14 @@ def _response(observed: dict[str, Any]) -> str:
     lines = [f"status: {observed.get('status')}", f"content-type: {observed.get('content_type') or '(none)'}"]
     headers = {k: v for k, v in (observed.get("headers") or {}).items() if k.startswith(("www-", "x-")) or k == "location"}
     lines += [f"{k}: {v}" for k, v in headers.items()]
+    disconnect = observed.get("client_disconnect")
+    if isinstance(disconnect, dict) and disconnect.get("disconnected"):
+        lines.append(f"The client disconnected on purpose after receiving {disconnect.get('chunks_read')} chunk(s), as "
+                     "the case's behaviour says: what follows is only what was read before it closed the connection "
+                     "(no [DONE] marker or finish_reason is expected in it).")
+    elif isinstance(disconnect, dict):
+        lines.append(f"The client was to disconnect after {disconnect.get('after_chunks')} chunk(s), but the response "
+                     f"ended first ({disconnect.get('chunks_read')} chunk(s) read), so it read the whole response.")
     if observed.get("stream"):
         lines.append(f"a Server-Sent Events stream of {len(observed.get('chunks') or [])} JSON chunk(s); "
                      f"final event: {observed.get('final_event')!r}")
@@ -166,4 +176,27 @@ def _response(observed: dict[str, Any]) -> str:
         lines.append("body (not JSON): " + _text(observed.get("text", "")))
     if observed.get("events") and not observed.get("is_json"):
         lines.append("events:\n" + _text(observed["events"]))
+    return "\n".join(lines)
+
+
+def _follow_up(follow_up: dict[str, Any]) -> str:
+    """What the follow-up request (sent after the client disconnected) got."""
+    from ...report.redact import Redactor
+
+    request = follow_up.get("request") if isinstance(follow_up.get("request"), dict) else {}
+    body = request.get("body")
+    stream = body.get("stream") if isinstance(body, dict) else None
+    what = "the same request without streaming" if stream is False else "the same request again"
+    lines = [f"Then, to see whether the server still serves requests, the client sent {what} to the same server: "
+             f"{request.get('method', '')} {request.get('url', '')}".rstrip()]
+    lines += [f"{k}: {v}" for k, v in (Redactor().data(request.get("headers")) or {}).items()]
+    if follow_up.get("error"):
+        lines.append(f"it got no response: {follow_up['error']}")
+        return "\n".join(lines)
+    lines.append(f"status: {follow_up.get('status')}")
+    lines.append(f"content-type: {follow_up.get('content_type') or '(none)'}")
+    if "content" in follow_up:
+        lines.append("message content: " + json.dumps(follow_up["content"], ensure_ascii=False))
+    else:
+        lines.append("body: " + str(follow_up.get("body", "")))
     return "\n".join(lines)

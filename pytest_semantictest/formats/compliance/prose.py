@@ -4,7 +4,9 @@ A flow step like "Router hands off to weather-agent" (both names agents of the s
 ``handoff`` event from router to weather-agent that did not fail, after the events the earlier
 steps matched; "Router attempts handoff to weather-agent" accepts a failed one. Other steps
 are left to the judge. A condition is evaluated against the setup ("Agent has tools
-configured"); one that cannot be read skips the case with the condition as the reason.
+configured"); one that cannot be read skips the case with the condition as the reason. A
+``**Behavior:**`` such as "Client disconnects after receiving 3 chunks" makes the request step
+stop reading a stream after that many chunks (:func:`disconnect_after`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,33 @@ _HAS = re.compile(r"^(?:the\s+)?(?:`?(?P<who>[\w.-]+)`?)\s+(?:has|have)\s+(?P<no
                   r"(?:\s+configured|\s+defined)?\.?$", re.I)
 _HAS_ONE = re.compile(r"^(?:the\s+)?(?:`?(?P<who>[\w.-]+)`?)\s+(?:has|have)\s+(?:the\s+)?`?(?P<name>[\w.-]+)`?\s+"
                       r"(?P<what>tool|skill|handoff)(?:\s+configured)?\.?$", re.I)
+
+_NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+            "ten": 10, "a": 1, "an": 1, "a single": 1, "single": 1}
+_COUNT = r"(?P<{}>\d+|one|two|three|four|five|six|seven|eight|nine|ten|an?(?:\s+single)?|single)"
+_STOP = (r"(?:disconnect(?:s|ed|ing)?|cancel(?:s|l?ed|l?ing)?|abort(?:s|ed|ing)?|hangs?\s+up|hung\s+up"
+         r"|(?:closes?|closed|closing|drops?|dropped|terminates?|terminated|kills?|killed)\s+(?:the\s+|its\s+)?"
+         r"(?:connection|stream|request|socket|response)"
+         r"|stops?\s+(?:reading|consuming|listening)|stopped\s+(?:reading|consuming|listening))")
+_DISCONNECT = re.compile(
+    _STOP + r"(?:\s+(?:from\s+)?(?:the\s+|its\s+)?(?:stream|request|connection|server|response))?"
+    r"\s+(?:right\s+|just\s+|immediately\s+)?after\s+(?:(?:receiving|reading|getting|consuming|seeing|the)\s+)*"
+    r"(?:(?:the\s+)?first\s+(?:" + _COUNT.format("first") + r"\s+)?|" + _COUNT.format("n") + r"\s+)"
+    r"(?:(?:sse|data|json|streamed|stream|streaming|response|content|delta|completion|message)\s+){0,2}chunks?\b",
+    re.I,
+)
+
+
+def disconnect_after(behavior: str | None) -> int | None:
+    """N when a ``**Behavior:**`` says the client goes away after N stream chunks: "Client disconnects
+    after receiving 3 chunks", "cancel after the first 2 SSE chunks", "closes the connection after
+    one chunk", "stops reading after the first chunk". None otherwise (or for 0 chunks)."""
+    match = _DISCONNECT.search(" ".join((behavior or "").split()))
+    if match is None:
+        return None
+    word = (match.group("n") or match.group("first") or "1").lower()
+    count = int(word) if word.isdigit() else _NUMBERS.get(" ".join(word.split()), 0)
+    return count or None
 
 
 @dataclass

@@ -7,6 +7,10 @@
   values, and as a whole JSON string in the body.
 - ``[/* get_weather tool */]``: the matching ``### Tool Definitions`` (``[/* tools */]``: all).
 Nothing found for a placeholder is a problem naming its line.
+
+A ``**Behavior:**`` saying the client disconnects after N chunks adds ``disconnect_after: N`` and
+``follow_up`` (the same request with ``"stream": false``, sent once the client went away) to the
+request config; see :mod:`pytest_semantictest.blocks.chat_request`.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Any
 from ...errors import Problem, clip, did_you_mean
 from .cases import user_sends
 from .models import Setup, TestCase, tool_name
+from .prose import disconnect_after
 from .strict_yaml import wants_stream
 
 CHAT_PATH = "/chat/completions"
@@ -175,7 +180,20 @@ class _Builder:
         config = {"method": request.method, "url": _url(base_url, path), "headers": headers, "timeout": timeout_ms}
         if body is not None:
             config["body"] = body
-        return Built(config, dict(self.variables))
+        return Built(self.disconnect(config), dict(self.variables))
+
+    def disconnect(self, config: dict[str, Any]) -> dict[str, Any]:
+        """``disconnect_after`` and the ``follow_up`` request when the behaviour says the client goes away."""
+        count = disconnect_after(self.case.behavior)
+        if count is None:
+            return config
+        follow_up = {key: config[key] for key in ("method", "url", "headers", "timeout") if key in config}
+        body = config.get("body")
+        if isinstance(body, dict):  # stream_options is only allowed with stream: true
+            follow_up["body"] = {**{k: v for k, v in body.items() if k != "stream_options"}, "stream": False}
+        elif body is not None:
+            follow_up["body"] = body
+        return {**config, "disconnect_after": count, "follow_up": follow_up}
 
     def body(self, text: str | None, language: str, line: int | None, invalid: bool) -> Any:
         if text is None:  # "with invalid JSON" and no body written: send some
@@ -217,12 +235,12 @@ class _Builder:
                 return Built(skip="the case has no **Request:** or **Input:** (nothing to send)")
         body: dict[str, Any] = {"model": self.fill_variables(agent, None),
                                 "messages": [{**m, "content": self.fill_variables(m["content"], None)} for m in messages]}
-        if wants_stream(self.case.strict):
+        if wants_stream(self.case.strict) or disconnect_after(self.case.behavior) is not None:
             body["stream"] = True
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         config = {"method": "POST", "url": _url(base_url, CHAT_PATH), "headers": headers, "body": body,
                   "timeout": timeout_ms}
-        return Built(config, dict(self.variables))
+        return Built(self.disconnect(config), dict(self.variables))
 
     def flow_request(self) -> tuple[str | None, list[dict[str, str]]]:
         """A flow that starts with ``User sends "x" to `agent```, or names an agent of the setup."""
