@@ -22,7 +22,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import time
 from pathlib import Path
@@ -285,9 +284,9 @@ def _record_path(shared: Path, nodeid: str) -> Path:
 
 
 def _write_record(path: Path, record: dict[str, Any]) -> None:
-    temporary = path.with_name(f".{path.name}.{os.getpid()}")
+    from .files import write_atomic
+
     try:
-        temporary.write_text(json.dumps(record))
-        os.replace(temporary, path)  # readers never see half a record
+        write_atomic(path, json.dumps(record))  # readers never see half a record
     except OSError:  # the controller removed the folder (the run is ending)
         pass

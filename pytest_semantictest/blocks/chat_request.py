@@ -24,7 +24,7 @@ import time
 from typing import Any
 
 from .base import BlockError
-from .http_request import HttpRequest
+from .http_request import HttpRequest, request_errors
 
 FOLLOW_UP_TEXT_LIMIT = 500
 _EVENT_END = re.compile(r"(?:\r\n|\n|\r(?!\n))(?:\r\n|\n|\r(?!\n))")
@@ -69,7 +69,7 @@ class ChatRequest(HttpRequest):
             content = str(body).encode()
         timeout_ms = self.config.get("timeout") or ctx.settings.http_timeout_ms
         start = time.perf_counter()
-        try:
+        with request_errors(url, timeout_ms):
             request = ctx.http.build_request(str(self.config.get("method") or "POST").upper(), url, headers=headers,
                                              content=content, timeout=httpx.Timeout(timeout_ms / 1000))
             response = await ctx.http.send(request, stream=True, follow_redirects=True)
@@ -77,12 +77,6 @@ class ChatRequest(HttpRequest):
                 text, read, cut = await _read_chunks(response, count)
             finally:
                 await response.aclose()  # not read to the end: httpx closes the connection
-        except httpx.TimeoutException:
-            raise BlockError(f"Request timed out after {timeout_ms} ms") from None
-        except httpx.InvalidURL as exc:
-            raise BlockError(f"Invalid URL {url!r}: {exc}") from None
-        except (httpx.HTTPError, OSError, ValueError) as exc:
-            raise BlockError(f"Request failed: {type(exc).__name__}: {exc}".rstrip(": ")) from None
         duration = round((time.perf_counter() - start) * 1000, 1)  # the follow-up has its own
         output: dict[str, Any] = {
             "status": response.status_code,

@@ -2,13 +2,30 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from .base import Block, BlockError
 
 _METHODS = {"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"}
+
+
+@contextlib.contextmanager
+def request_errors(url: str, timeout_ms: Any) -> Iterator[None]:
+    """httpx's exceptions as the block errors a test reads (timeout, bad URL, connection failure)."""
+    import httpx
+
+    try:
+        yield
+    except httpx.TimeoutException:
+        raise BlockError(f"Request timed out after {timeout_ms} ms") from None
+    except httpx.InvalidURL as exc:
+        raise BlockError(f"Invalid URL {url!r}: {exc}") from None
+    except (httpx.HTTPError, OSError, ValueError) as exc:
+        raise BlockError(f"Request failed: {type(exc).__name__}: {exc}".rstrip(": ")) from None
 
 
 class HttpRequest(Block):
@@ -40,7 +57,7 @@ class HttpRequest(Block):
         query = params.get("query")
         timeout_ms = params.get("timeout") or ctx.settings.http_timeout_ms
         start = time.perf_counter()
-        try:
+        with request_errors(url, timeout_ms):
             request = ctx.http.build_request(
                 method,
                 url,
@@ -50,12 +67,6 @@ class HttpRequest(Block):
                 timeout=httpx.Timeout(timeout_ms / 1000),
             )
             response = await ctx.http.send(request, follow_redirects=True)
-        except httpx.TimeoutException:
-            raise BlockError(f"Request timed out after {timeout_ms} ms") from None
-        except httpx.InvalidURL as exc:
-            raise BlockError(f"Invalid URL {url!r}: {exc}") from None
-        except (httpx.HTTPError, OSError, ValueError) as exc:
-            raise BlockError(f"Request failed: {type(exc).__name__}: {exc}".rstrip(": ")) from None
         duration = round((time.perf_counter() - start) * 1000, 1)
         return {
             "status": response.status_code,

@@ -9,15 +9,13 @@ Modes: ``off`` (no cache), ``read`` (hits only), ``write`` (always call, record)
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..files import write_atomic
 from .config import CACHE_MODES
 
 KEY_VERSION = 1
@@ -102,17 +100,7 @@ class ReplayCache:
             entry = self.scrub(entry)
         target = self.path(role, key)
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}.", suffix=".tmp", dir=target.parent)
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                    json.dump(entry, fh, indent=2, ensure_ascii=False, sort_keys=True)
-                    fh.write("\n")
-                os.replace(tmp, target)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
+            write_atomic(target, json.dumps(entry, indent=2, ensure_ascii=False, sort_keys=True) + "\n")
         except OSError:
             return
         self._memo[key] = entry

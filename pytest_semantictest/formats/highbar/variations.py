@@ -3,14 +3,13 @@ answer is saved to highbar's cache as ``highbar run`` does (not in replay mode).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from ...files import write_atomic
 
 PHRASING_KEY = "__highbar_phrasing__"
 _TEMPLATE = "paraphrase-1"
@@ -47,18 +46,7 @@ def save_entry(start: Path, trigger: str, count: int, model: str, variations: li
     entries[cache_key(trigger, count)] = {"trigger": trigger, "count": count, "model": model, "variations": variations}
     text = json.dumps(entries, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        mode = path.stat().st_mode & 0o777 if path.is_file() else 0o644  # mkstemp's 0600 would hide it
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".variations-", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
-            os.chmod(tmp, mode)
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        write_atomic(path, text)
     except OSError:
         return None
     return path
