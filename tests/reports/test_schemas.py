@@ -126,3 +126,18 @@ def test_editor_comments_in_the_docs_name_the_shipped_files() -> None:
     for source in schemas.SCHEMAS:
         assert f"{source.name}.schema.json" in editors
     assert "# yaml-language-server: $schema=" in editors and '"$schema":' in editors
+
+
+def test_examples_name_schema_files_that_exist() -> None:
+    named = {}
+    for path in (*SUITES, *SPECS, *YAO_AGENTS):
+        if path.suffix == ".json":
+            ref = json.loads(path.read_text()).get("$schema")
+        else:
+            first = path.read_text().splitlines()[0]
+            ref = first.partition("# yaml-language-server: $schema=")[2] or None
+        if ref is not None:
+            named[path.name] = (path.parent / ref).resolve()
+    assert {p.name for p in named.values()} >= {"semantictest.schema.json", "highbar.schema.json",
+                                                 "yao-agent.schema.json"}
+    assert all(target.is_file() for target in named.values()), named
