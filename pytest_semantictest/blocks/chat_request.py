@@ -18,7 +18,6 @@ requests after a client went away.
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from typing import Any
@@ -53,25 +52,10 @@ class ChatRequest(HttpRequest):
 
     async def disconnecting(self, count: int, ctx: Any) -> dict[str, Any]:
         """Send the request, read at most ``count`` stream chunks, close the connection, follow up."""
-        import httpx
-
-        url = self.config.get("url")
-        if not isinstance(url, str) or not url:
-            raise BlockError(f"ChatRequest needs a 'url' (a string); got {url!r}")
-        headers = {str(k): str(v) for k, v in (self.config.get("headers") or {}).items()}
-        body = self.config.get("body")
-        content: bytes | None = None
-        if isinstance(body, (dict, list, int, float, bool)):
-            content = json.dumps(body).encode()
-            if not any(k.lower() == "content-type" for k in headers):
-                headers["Content-Type"] = "application/json"
-        elif body is not None:
-            content = str(body).encode()
-        timeout_ms = self.config.get("timeout") or ctx.settings.http_timeout_ms
+        params = {"method": "POST", **{k: v for k, v in self.config.items() if k in HttpRequest.config_keys}}
+        request, timeout_ms = self.build(params, ctx)
         start = time.perf_counter()
-        with request_errors(url, timeout_ms):
-            request = ctx.http.build_request(str(self.config.get("method") or "POST").upper(), url, headers=headers,
-                                             content=content, timeout=httpx.Timeout(timeout_ms / 1000))
+        with request_errors(params["url"], timeout_ms):
             response = await ctx.http.send(request, stream=True, follow_redirects=True)
             try:
                 text, read, cut = await _read_chunks(response, count)

@@ -35,12 +35,27 @@ class HttpRequest(Block):
     config_keys = frozenset({"url", "method", "headers", "body", "query", "timeout"})
 
     async def process(self, inputs: dict[str, Any], ctx: Any) -> dict[str, Any]:
+        params = {**self.config, **inputs}
+        request, timeout_ms = self.build(params, ctx)
+        start = time.perf_counter()
+        with request_errors(params["url"], timeout_ms):
+            response = await ctx.http.send(request, follow_redirects=True)
+        duration = round((time.perf_counter() - start) * 1000, 1)
+        return {
+            "status": response.status_code,
+            "headers": {k.lower(): v for k, v in response.headers.items()},
+            "body": response.text,
+            "duration": duration,
+            "url": str(response.request.url),
+        }
+
+    def build(self, params: dict[str, Any], ctx: Any) -> tuple[Any, Any]:
+        """The httpx request ``params`` (config and inputs) describe, and its timeout in ms."""
         import httpx
 
-        params = {**self.config, **inputs}
         url = params.get("url")
         if not isinstance(url, str) or not url:
-            raise BlockError(f"HttpRequest needs input 'url' (a string); got {url!r}")
+            raise BlockError(f"{self.name} needs input 'url' (a string); got {url!r}")
         method = str(params.get("method") or "GET").upper()
         if method not in _METHODS:
             raise BlockError(f"unsupported HTTP method {method!r}; use one of {', '.join(sorted(_METHODS))}")
@@ -56,7 +71,6 @@ class HttpRequest(Block):
                 content = str(body).encode()
         query = params.get("query")
         timeout_ms = params.get("timeout") or ctx.settings.http_timeout_ms
-        start = time.perf_counter()
         with request_errors(url, timeout_ms):
             request = ctx.http.build_request(
                 method,
@@ -66,15 +80,7 @@ class HttpRequest(Block):
                 params={str(k): str(v) for k, v in query.items()} if isinstance(query, dict) else None,
                 timeout=httpx.Timeout(timeout_ms / 1000),
             )
-            response = await ctx.http.send(request, follow_redirects=True)
-        duration = round((time.perf_counter() - start) * 1000, 1)
-        return {
-            "status": response.status_code,
-            "headers": {k.lower(): v for k, v in response.headers.items()},
-            "body": response.text,
-            "duration": duration,
-            "url": str(response.request.url),
-        }
+        return request, timeout_ms
 
     def error_output(self, inputs: dict[str, Any], message: str) -> dict[str, Any]:
         return {"error": message, "status": 0, "duration": 0, "url": inputs.get("url", self.config.get("url"))}
