@@ -92,7 +92,7 @@ class AgentConfig:
         for a variable that is not set.
         """
         names: dict[str, str] = {}
-        raw, used = expand_env(_without_extensions(agent), environ, where="agent", names=names)
+        raw, used = expand_env(without_extensions(agent), environ, where="agent", names=names)
         request = raw.get("request") or {}
         session = raw.get("session") or {}
         values: dict[str, Any] = {
@@ -169,7 +169,7 @@ def mask(text: str, secrets: Iterable[str], names: Mapping[str, str] | None = No
     return text
 
 
-def _without_extensions(agent: Mapping[str, Any]) -> dict[str, Any]:
+def without_extensions(agent: Mapping[str, Any]) -> dict[str, Any]:
     """The agent mapping without ``x-`` keys at the levels highbar's schema defines."""
 
     def strip(mapping: Any) -> Any:

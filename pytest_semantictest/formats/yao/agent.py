@@ -19,8 +19,8 @@ from ...agents.chat import DEFAULT_AWAITING_TOOLS, ChatTarget
 from ...agents.config import (
     MIN_SECRET_LENGTH,
     AgentConfig,
-    _without_extensions,
     expand_env,
+    without_extensions,
 )
 from ...agents.errors import AgentConfigError
 from ...errors import Problem, SpecError
@@ -114,7 +114,7 @@ def _expanded(raw: Mapping[str, Any], env: Mapping[str, str], where: Path,
     key as written in the file (and its line)."""
     names: dict[str, str] = {}
     try:
-        expanded, used = expand_env(_without_extensions(raw), env, where="", names=names)
+        expanded, used = expand_env(without_extensions(raw), env, where="", names=names)
     except AgentConfigError as exc:
         place, _, message = str(exc).partition(": ")
         place = place.lstrip(".")
