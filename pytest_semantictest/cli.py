@@ -70,9 +70,9 @@ class _Validation:
     @staticmethod
     def _spec(path: Path, config: pytest.Config) -> bool:
         from .formats.detect import FORMATS
-        from .plugin import _collect_context
+        from .plugin import collect_context
 
-        ctx = _collect_context(config)
+        ctx = collect_context(config)
         return any(detect(path, ctx) for _, detect, _ in FORMATS)
 
     def pytest_ignore_collect(self, collection_path: Path, config: pytest.Config) -> bool | None:

@@ -215,7 +215,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
 _COLLECT = pytest.StashKey[Any]()
 
 
-def _collect_context(config: pytest.Config) -> Any:
+def collect_context(config: pytest.Config) -> Any:
     ctx = config.stash.get(_COLLECT, None)
     if ctx is None:
         from .dotenv import environment
@@ -235,12 +235,12 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
     for name, detect, module in FORMATS:
         needs = getattr(detect, "needs_context", None)  # only some detectors, for some paths (idle stays cheap)
-        if detect(file_path, _collect_context(parent.config) if needs is not None and needs(file_path) else None):
+        if detect(file_path, collect_context(parent.config) if needs is not None and needs(file_path) else None):
             from importlib import import_module
 
             from .nodes import SpecFile
 
-            loader = import_module(f"{__package__}.formats.{module}").make_loader(_collect_context(parent.config))
+            loader = import_module(f"{__package__}.formats.{module}").make_loader(collect_context(parent.config))
             node = SpecFile.for_format(parent, file_path, loader)
             node.add_marker(name)
             return node

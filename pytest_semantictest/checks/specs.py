@@ -68,7 +68,7 @@ def strip_prefix(use: str | None, prefix: str) -> str | None:
     return use.removeprefix(prefix)
 
 
-class _Strict(BaseModel):
+class StrictSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True, frozen=True)
 
     @model_validator(mode="before")
@@ -77,7 +77,7 @@ class _Strict(BaseModel):
         return strip_free_keys(data)
 
 
-class AgentOptions(_Strict):
+class AgentOptions(StrictSpec):
     """Options of a helper agent (validator, simulator): Yao's ``context.Options`` subset."""
 
     connector: str | None = None
@@ -91,7 +91,7 @@ def _both(data: Any, names: tuple[str, str]) -> None:
         raise ValueError(f"give '{names[0]}' or its alias '{names[1]}', not both")
 
 
-class AssertionSpec(_Strict):
+class AssertionSpec(StrictSpec):
     """One assertion on an agent reply (text plus tool calls)."""
 
     type: str
@@ -248,7 +248,7 @@ Assertions = Annotated[list[AssertionSpec], BeforeValidator(_listify, json_schem
 """One assertion object or a list of them."""
 
 
-class CheckpointSpec(_Strict):
+class CheckpointSpec(StrictSpec):
     """A dynamic-mode checkpoint: reached when its assertion holds on an agent reply."""
 
     id: str
@@ -280,7 +280,7 @@ class CheckpointSpec(_Strict):
         return value
 
 
-class SimulatorSpec(_Strict):
+class SimulatorSpec(StrictSpec):
     """The simulated user: ``use`` (a model or an LLM role; default the simulator role) and
     ``options.metadata`` with ``persona`` and ``goal``."""
 
@@ -297,7 +297,7 @@ class SimulatorSpec(_Strict):
         return strip_prefix(self.use, "agents:") or model
 
 
-class AttachmentSpec(_Strict):
+class AttachmentSpec(StrictSpec):
     """A file sent with a user message: ``source`` is ``file://path``, a plain path, an
     ``http(s)://`` URL or a ``data:`` URL; ``type`` image, audio, file or text."""
 
@@ -336,7 +336,7 @@ InputSpec = str | MessageSpec | list[MessageSpec]
 """A user message: text, one message object, or a list of messages (the history so far)."""
 
 
-class InteractiveSpec(_Strict):
+class InteractiveSpec(StrictSpec):
     """``interactive: {enabled, timeout}``: a person at the terminal answers when the agent awaits input."""
 
     enabled: bool = False

@@ -19,7 +19,7 @@ from ...checks.specs import (
     InputSpec,
     InteractiveSpec,
     SimulatorSpec,
-    _Strict,
+    StrictSpec,
 )
 from ...errors import clip
 from ..validation import check_node_id
@@ -36,7 +36,7 @@ def _one_of(data: Any, names: tuple[str, ...]) -> None:
         raise ValueError(f"give one of {', '.join(present)} (they are the same key)")
 
 
-class TurnSpec(_Strict):
+class TurnSpec(StrictSpec):
     """A static turn: what the user says, and what the reply must satisfy."""
 
     input: InputSpec
@@ -52,7 +52,7 @@ class TurnSpec(_Strict):
         return data
 
 
-class CaseSpec(_Strict):
+class CaseSpec(StrictSpec):
     """One test case: single-turn (``input``), static (``turns``) or dynamic (``checkpoints``)."""
 
     id: str
@@ -138,7 +138,7 @@ class CaseSpec(_Strict):
         return None
 
 
-class AwaitingInputSpec(_Strict):
+class AwaitingInputSpec(StrictSpec):
     tools: list[str] | None = None
     pattern: str | None = None
 
@@ -146,7 +146,7 @@ class AwaitingInputSpec(_Strict):
 HIGHBAR_ONLY = ("request", "response", "traces", "session", "correlate", "settle_time", "calls_from")
 
 
-class AgentFileSpec(_Strict):
+class AgentFileSpec(StrictSpec):
     """``<name>.agent.yaml`` next to a ``.jsonl``: the agent those cases talk to."""
 
     protocol: str = "openai"
