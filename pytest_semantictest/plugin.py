@@ -180,6 +180,16 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 
 @pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist load``: a SemanticTest file with setup or teardown runs on one worker (once each)."""
+    if config.getvalue("dist") != "load":
+        return None
+    from .xdist_scheduling import FileSetupScheduling
+
+    return FileSetupScheduling(config, log)
+
+
+@pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node: Any, error: Any) -> None:
     """On the xdist controller, add up the LLM usage each worker reports."""
     usage = getattr(node, "workeroutput", {}).get(_USAGE_KEY)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -143,6 +144,58 @@ def test_xdist_runs_items(pytester: pytest.Pytester) -> None:
     write(pytester, "suite", PASSING, {**PASSING, "id": "ok2"}, {**PASSING, "id": "ok3"}, FAILING)
     result = pytester.runpytest_subprocess("-n", "2")
     result.assert_outcomes(passed=3, failed=1)
+
+
+def test_xdist_runs_a_file_with_setup_on_one_worker_setup_and_teardown_once(pytester: pytest.Pytester) -> None:
+    log = pytester.path / "events.log"
+    pytester.makeconftest(
+        f"""
+import os
+from pytest_semantictest import Block, register_block
+
+@register_block
+class Record(Block):
+    name = "Record"
+    config_keys = None
+    async def process(self, inputs, ctx):
+        with open({str(log)!r}, "a") as fh:
+            fh.write(f"{{self.config['event']}} {{os.environ.get('PYTEST_XDIST_WORKER', '-')}}\\n")
+        return {{"token": "t-1"}}
+"""
+    )
+
+    def record(event: str, n: int = 0) -> dict:
+        return {"id": f"t{n}", "pipeline": [{"block": "Record", "config": {"event": event}, "output": "r"}],
+                "assertions": {"r.token": "t-1"}}
+
+    for name in ("accounts", "orders"):
+        write(pytester, name, *(record(f"test-{name}", n) for n in range(6)),
+              setup=[{"block": "Record", "config": {"event": f"setup-{name}"}, "output": "auth"}],
+              teardown=[{"block": "Record", "config": {"event": f"teardown-{name}"}, "output": "bye"}])
+    write(pytester, "plain", *(record("test-plain", n) for n in range(12)))
+    result = pytester.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=24)
+
+    events = [line.split() for line in log.read_text().splitlines()]
+    for name in ("accounts", "orders"):
+        mine = [(n, worker) for n, (event, worker) in enumerate(events) if event.endswith(name)]
+        assert [events[n][0] for n, _ in mine] == [f"setup-{name}", *[f"test-{name}"] * 6, f"teardown-{name}"]
+        assert len({worker for _, worker in mine}) == 1, mine  # one worker ran the whole file
+
+
+def test_only_files_with_setup_or_teardown_are_one_scheduling_unit(tmp_path: Path) -> None:
+    from pytest_semantictest.xdist_scheduling import _FileScopes, has_setup
+
+    (tmp_path / "with.json").write_text(json.dumps({"setup": [{"block": "MockData"}], "tests": []}))
+    (tmp_path / "without.json").write_text(json.dumps({"setup": [], "tests": []}))
+    (tmp_path / "data.json").write_text(json.dumps({"setup": [1]}))  # not a suite
+    assert [has_setup(tmp_path / n) for n in ("with.json", "without.json", "data.json", "gone.json")] == [
+        True, False, False, False]
+    scopes = _FileScopes.__new__(_FileScopes)  # the scope rule alone (the scheduler needs live workers)
+    scopes._root, scopes._grouped = tmp_path, {}
+    assert scopes._split_scope("with.json::a") == scopes._split_scope("with.json::b") == "with.json"
+    assert scopes._split_scope("without.json::a") == "without.json::a"
+    assert scopes._split_scope("test_x.py::test_a") == "test_x.py::test_a"  # everything else: test by test
 
 
 def test_repeated_test_reports_k_of_n(pytester: pytest.Pytester) -> None:

@@ -1,0 +1,95 @@
+"""Under ``pytest -n`` with ``--dist load`` (what ``-n auto`` uses): the tests of a SemanticTest file
+that has ``setup`` or ``teardown`` go to one worker together, so its setup runs once before them and
+its teardown once after the last of them, as the format says. Every other test is distributed one by
+one, as xdist's ``load`` does.
+
+xdist asks for its scheduler before any worker has collected, so :class:`FileSetupScheduling` decides
+when the collection arrives: no such file, and xdist's own ``LoadScheduling`` does everything as
+usual; otherwise a ``LoadScopeScheduling`` whose scope is the file for those tests and the test
+itself for every other one. Until then both hear of every worker and collection.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from xdist.scheduler import LoadScheduling, LoadScopeScheduling
+
+
+def has_setup(path: Path) -> bool:
+    """Whether ``path`` is a SemanticTest suite with a non-empty ``setup`` or ``teardown``."""
+    if path.suffix != ".json":
+        return False
+    try:
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and isinstance(data.get("tests"), list) and bool(
+        data.get("setup") or data.get("teardown"))
+
+
+class _FileScopes(LoadScopeScheduling):
+    """Scope = the file for tests of a file with setup or teardown, else the test alone."""
+
+    def __init__(self, config: pytest.Config, log: Any = None) -> None:
+        super().__init__(config, log)
+        self._root = Path(str(config.rootpath))
+        self._grouped: dict[str, bool] = {}
+        self._positions: dict[Any, dict[str, int]] = {}
+
+    def grouped(self, path: str) -> bool:
+        if path not in self._grouped:
+            self._grouped[path] = has_setup(self._root / path)
+        return self._grouped[path]
+
+    def _split_scope(self, nodeid: str) -> str:
+        path, sep, _ = nodeid.partition("::")
+        return path if sep and self.grouped(path) else nodeid
+
+    def _assign_work_unit(self, node: Any) -> None:
+        """xdist's, with the test positions looked up in a dict (its ``list.index`` per test is
+        quadratic when most units are one test)."""
+        scope, work_unit = self.workqueue.popitem(last=False)
+        self.assigned_work.setdefault(node, {})[scope] = work_unit
+        positions = self._positions.get(node)
+        if positions is None:
+            positions = self._positions[node] = {nodeid: i for i, nodeid in enumerate(self.registered_collections[node])}
+        node.send_runtest_some([positions[nodeid] for nodeid, done in work_unit.items() if not done])
+
+
+class FileSetupScheduling:
+    """xdist's ``load`` scheduling, or :class:`_FileScopes` once a collection holds a file with setup."""
+
+    def __init__(self, config: pytest.Config, log: Any = None) -> None:
+        self._load = LoadScheduling(config, log)
+        self._scopes = _FileScopes(config, log)
+        self._chosen: LoadScheduling | _FileScopes | None = None
+
+    def _all(self) -> list[Any]:
+        return [self._chosen] if self._chosen is not None else [self._load, self._scopes]
+
+    def add_node(self, node: Any) -> None:
+        for scheduler in self._all():
+            scheduler.add_node(node)
+
+    def add_node_collection(self, node: Any, collection: Sequence[str]) -> None:
+        for scheduler in self._all():
+            scheduler.add_node_collection(node, collection)
+
+    def remove_node(self, node: Any) -> str | None:
+        results = [scheduler.remove_node(node) for scheduler in self._all()]
+        return results[0]
+
+    def schedule(self) -> None:
+        if self._chosen is None:
+            collection = next(iter(self._scopes.registered_collections.values()), [])
+            files = {nodeid.partition("::")[0] for nodeid in collection if "::" in nodeid}
+            self._chosen = self._scopes if any(self._scopes.grouped(f) for f in files) else self._load
+        self._chosen.schedule()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._chosen if self._chosen is not None else self._load, name)
