@@ -96,6 +96,16 @@ def test_from_as_input():
     assert v.outcome is Outcome.PASSED, v.failures
 
 
+def test_a_failed_validation_says_why():
+    v = run_one(
+        [mock({"msg": "Hello there"}), {"block": "ValidateContent", "input": {"from": "d.msg", "as": "text"},
+                                        "config": {"contains": ["hello", "refund"]}, "output": "v"}],
+        {"v.passed": True, "v.failures": {"length": 0}},
+    )
+    assert v.outcome is Outcome.FAILED
+    assert [f.details for f in v.failures] == [{"because": "Missing expected content: refund"}, {}]
+
+
 # --- block errors are data ----------------------------------------------------
 
 

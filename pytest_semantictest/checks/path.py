@@ -49,6 +49,19 @@ class PathCheck:
                     actual=actual,
                     operator=self.operator,
                     line=self.line,
+                    details=_why(bus, self.path),
                 )
             ]
         )
+
+
+def _why(bus: Any, path: str) -> dict[str, Any]:
+    """For ``tools.passed`` or ``content.score``: the validating block's own failure messages."""
+    parts = split_path(path)
+    if len(parts) < 2 or parts[-1] not in ("passed", "score"):
+        return {}
+    parent = bus.get(path.rsplit(".", 1)[0]) if "." in path else None
+    reasons = parent.get("failures") if isinstance(parent, dict) else None
+    if not isinstance(reasons, list) or not reasons or not all(isinstance(r, str) for r in reasons):
+        return {}
+    return {"because": "; ".join(reasons)}
