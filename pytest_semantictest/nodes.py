@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _pytest._code.code import ReprFileLocation, TerminalRepr  # not exported by pytest; stable since 3.x
 
 from .errors import SpecError
 from .model import Case, Outcome, Suite, Verdict
@@ -29,6 +30,20 @@ class SpecFailed(Exception):
     def __init__(self, text: str) -> None:
         super().__init__(text)
         self.text = text
+
+
+class FailureRepr(TerminalRepr):
+    """The failure text, plus a ``reprcrash`` whose message is the first check that did not hold:
+    pytest's short summary and JUnit's ``message`` show that line, as they show ``assert 1 == 2``."""
+
+    def __init__(self, text: str, path: str, line: int) -> None:
+        self.text = text
+        lines = text.splitlines()
+        self.reprcrash = ReprFileLocation(path, line, lines[1] if len(lines) > 1 else text)
+
+    def toterminal(self, tw: Any) -> None:
+        for line in self.text.splitlines():
+            tw.line(line)
 
 
 class SpecFile(pytest.File):
@@ -155,7 +170,7 @@ class SpecItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, SpecFailed):
-            return excinfo.value.text
+            return FailureRepr(excinfo.value.text, str(self.path), self.case.line or 0)
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:

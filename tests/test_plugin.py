@@ -43,6 +43,16 @@ def test_dash_k_lf_and_x(pytester: pytest.Pytester) -> None:
     result.assert_outcomes(passed=1, failed=1)
 
 
+def test_short_summary_and_junit_name_the_first_check_that_failed(pytester: pytest.Pytester) -> None:
+    write(pytester, "suite", PASSING, FAILING)
+    result = pytester.runpytest_subprocess("-rf", "--junitxml=junit.xml", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["FAILED suite.json::bad - d.a (line *): Expected 1 to equal 2"])
+    junit = (pytester.path / "junit.xml").read_text()
+    assert 'message="d.a (line ' in junit and 'Expected 1 to equal 2"' in junit
+    result.stdout.fnmatch_lines(["bad (suite.json:*)", "d.a (line *): Expected 1 to equal 2", "  operator: equals"])
+
+
 def test_markers_select(pytester: pytest.Pytester) -> None:
     write(pytester, "suite", {**PASSING, "markers": ["smoke"]}, {**PASSING, "id": "other"})
     pytester.makeini("[pytest]\nmarkers =\n    smoke: quick checks\n")
