@@ -7,7 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _pytest._code.code import ReprFileLocation, TerminalRepr  # not exported by pytest; stable since 3.x
+from _pytest._code.code import (  # not exported by pytest; what its own reports are made of
+    ReprExceptionInfo,
+    ReprFileLocation,
+    ReprTracebackNative,
+)
 
 from .errors import SpecError
 from .model import Case, Outcome, Suite, Verdict
@@ -32,18 +36,13 @@ class SpecFailed(Exception):
         self.text = text
 
 
-class FailureRepr(TerminalRepr):
-    """The failure text, plus a ``reprcrash`` whose message is the first check that did not hold:
-    pytest's short summary and JUnit's ``message`` show that line, as they show ``assert 1 == 2``."""
-
-    def __init__(self, text: str, path: str, line: int) -> None:
-        self.text = text
-        lines = text.splitlines()
-        self.reprcrash = ReprFileLocation(path, line, lines[1] if len(lines) > 1 else text)
-
-    def toterminal(self, tw: Any) -> None:
-        for line in self.text.splitlines():
-            tw.line(line)
+def failure_repr(text: str, path: str, line: int) -> ReprExceptionInfo:
+    """The failure text as pytest's own exception repr: its ``reprcrash`` message is the first check
+    that did not hold, so the short summary and JUnit's ``message`` show it (as ``assert 1 == 2``),
+    and xdist carries it to the controller intact."""
+    lines = text.splitlines()
+    crash = ReprFileLocation(path, line, lines[1] if len(lines) > 1 else text)
+    return ReprExceptionInfo(reprtraceback=ReprTracebackNative([f"{x}\n" for x in lines]), reprcrash=crash)
 
 
 class SpecFile(pytest.File):
@@ -170,7 +169,7 @@ class SpecItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, SpecFailed):
-            return FailureRepr(excinfo.value.text, str(self.path), self.case.line or 0)
+            return failure_repr(excinfo.value.text, str(self.path), self.case.line or 0)
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:

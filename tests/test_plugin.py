@@ -43,9 +43,10 @@ def test_dash_k_lf_and_x(pytester: pytest.Pytester) -> None:
     result.assert_outcomes(passed=1, failed=1)
 
 
-def test_short_summary_and_junit_name_the_first_check_that_failed(pytester: pytest.Pytester) -> None:
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one-process", "xdist"])
+def test_short_summary_and_junit_name_the_first_check_that_failed(pytester: pytest.Pytester, workers: list[str]) -> None:
     write(pytester, "suite", PASSING, FAILING)
-    result = pytester.runpytest_subprocess("-rf", "--junitxml=junit.xml", "-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess("-rf", "--junitxml=junit.xml", "-p", "no:cacheprovider", *workers)
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["FAILED suite.json::bad - d.a (line *): Expected 1 to equal 2"])
     junit = (pytester.path / "junit.xml").read_text()
