@@ -36,13 +36,26 @@ class SpecFailed(Exception):
         self.text = text
 
 
-def failure_repr(text: str, path: str, line: int) -> ReprExceptionInfo:
-    """The failure text as pytest's own exception repr: its ``reprcrash`` message is the first check
-    that did not hold, so the short summary and JUnit's ``message`` show it (as ``assert 1 == 2``),
-    and xdist carries it to the controller intact."""
+def failure_repr(text: str, path: str, line: int, message: str | None = None) -> ReprExceptionInfo:
+    """The failure text as pytest's own exception repr: its ``reprcrash`` message (by default the
+    first check that did not hold, the line after the title) is what the short summary and JUnit's
+    ``message`` show (as ``assert 1 == 2``), and xdist carries it to the controller intact."""
     lines = text.splitlines()
-    crash = ReprFileLocation(path, line, lines[1] if len(lines) > 1 else text)
+    if message is None:
+        message = lines[1] if len(lines) > 1 else text
+    crash = ReprFileLocation(path, line, message)
     return ReprExceptionInfo(reprtraceback=ReprTracebackNative([f"{x}\n" for x in lines]), reprcrash=crash)
+
+
+def spec_error_repr(error: SpecError, path: str) -> ReprExceptionInfo:
+    """Every problem of the file; the short summary gets the first (the node id names the file)."""
+    if not error.problems:
+        return failure_repr(error.render(), path, 0, "")
+    first = error.problems[0]
+    summary = (f"line {first.line}: " if first.line else "") + (f"{first.place}: " if first.place else "") + first.message
+    if len(error.problems) > 1:
+        summary += f" (and {len(error.problems) - 1} more)"
+    return failure_repr(error.render(), path, first.line or 0, summary)
 
 
 class SpecFile(pytest.File):
@@ -96,7 +109,7 @@ class SpecFile(pytest.File):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, SpecError):
-            return excinfo.value.render()
+            return spec_error_repr(excinfo.value, str(self.path))
         return super().repr_failure(excinfo)
 
 
@@ -148,7 +161,7 @@ class SpecItem(pytest.Item):
 
         add_sections(self, verdict, session.redactor, session.context.settings.trace_value_chars)
         if verdict.outcome is Outcome.ERROR:
-            raise pytest.fail.Exception(self._title() + "\n" + (verdict.error or "error"), pytrace=False)
+            raise SpecFailed(self._title() + "\n" + session.redactor.text(verdict.error or "error"))  # an ERROR
         if verdict.outcome is Outcome.SKIPPED:
             raise pytest.skip.Exception(verdict.skip_reason or "not evaluated", _use_item_location=True)
 
@@ -171,6 +184,12 @@ class SpecItem(pytest.Item):
         if isinstance(excinfo.value, SpecFailed):
             return failure_repr(excinfo.value.text, str(self.path), self.case.line or 0)
         return super().repr_failure(excinfo)
+
+    def _repr_failure_py(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        """pytest renders setup-phase failures (our ERRORs) here rather than in ``repr_failure``."""
+        if isinstance(excinfo.value, SpecFailed):
+            return self.repr_failure(excinfo)
+        return super()._repr_failure_py(excinfo, style)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         line = self.case.line - 1 if self.case.line else None

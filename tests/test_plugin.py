@@ -54,6 +54,20 @@ def test_short_summary_and_junit_name_the_first_check_that_failed(pytester: pyte
     result.stdout.fnmatch_lines(["bad (suite.json:*)", "d.a (line *): Expected 1 to equal 2", "  operator: equals"])
 
 
+def test_short_summary_of_errors_names_the_problem(pytester: pytest.Pytester) -> None:
+    slow = {"id": "slow", "timeout": 1000, "pipeline": [
+        {"id": "m", "block": "MockData", "config": {"data": 1}, "output": "d"},
+        {"block": "Loop", "config": {"target": "m", "maxIterations": 3, "delayMs": 5000}}], "assertions": {"d": 1}}
+    write(pytester, "errors", slow)
+    pytester.makefile(".json", broken_test=json.dumps({"tests": [{"id": "x", "pipline": []}, {"id": 3}]}))
+    result = pytester.runpytest_subprocess("-rE", "-vv", "-p", "no:cacheprovider", "--continue-on-collection-errors")
+    result.assert_outcomes(errors=2)
+    result.stdout.fnmatch_lines([
+        "ERROR broken_test.json - line 1: tests[0]: unknown key 'pipline' — did you mean 'pipeline'? (and 2 more)",
+        "ERROR errors.json::slow - timed out after 1 s",
+    ], consecutive=False)
+
+
 def test_markers_select(pytester: pytest.Pytester) -> None:
     write(pytester, "suite", {**PASSING, "markers": ["smoke"]}, {**PASSING, "id": "other"})
     pytester.makeini("[pytest]\nmarkers =\n    smoke: quick checks\n")
