@@ -84,10 +84,12 @@ def test_spec_error_is_collection_error_without_traceback(pytester: pytest.Pytes
     assert "Traceback" not in result.stdout.str()
 
 
-def test_setup_once_visible_to_tests_and_teardown_runs_after_failures(pytester: pytest.Pytester) -> None:
+def record_block(pytester: pytest.Pytester) -> Path:
+    """A conftest with a ``Record`` block that appends ``<event> <xdist worker>`` to the returned log."""
     log = pytester.path / "events.log"
     pytester.makeconftest(
         f"""
+import os
 from pytest_semantictest import Block, register_block
 
 @register_block
@@ -96,10 +98,15 @@ class Record(Block):
     config_keys = None
     async def process(self, inputs, ctx):
         with open({str(log)!r}, "a") as fh:
-            fh.write(self.config["event"] + "\\n")
+            fh.write(f"{{self.config['event']}} {{os.environ.get('PYTEST_XDIST_WORKER', '-')}}\\n")
         return {{"event": self.config["event"], "token": "t-1"}}
 """
     )
+    return log
+
+
+def test_setup_once_visible_to_tests_and_teardown_runs_after_failures(pytester: pytest.Pytester) -> None:
+    log = record_block(pytester)
     write(
         pytester,
         "suite",
@@ -110,7 +117,7 @@ class Record(Block):
     )
     result = pytester.runpytest()
     result.assert_outcomes(passed=1, failed=1)
-    assert log.read_text().split() == ["setup", "teardown"]
+    assert [line.split()[0] for line in log.read_text().splitlines()] == ["setup", "teardown"]
 
 
 def test_failing_setup_makes_every_test_an_error_naming_the_step(pytester: pytest.Pytester) -> None:
@@ -172,22 +179,7 @@ def test_xdist_runs_items(pytester: pytest.Pytester) -> None:
 
 
 def test_xdist_runs_a_file_with_setup_on_one_worker_setup_and_teardown_once(pytester: pytest.Pytester) -> None:
-    log = pytester.path / "events.log"
-    pytester.makeconftest(
-        f"""
-import os
-from pytest_semantictest import Block, register_block
-
-@register_block
-class Record(Block):
-    name = "Record"
-    config_keys = None
-    async def process(self, inputs, ctx):
-        with open({str(log)!r}, "a") as fh:
-            fh.write(f"{{self.config['event']}} {{os.environ.get('PYTEST_XDIST_WORKER', '-')}}\\n")
-        return {{"token": "t-1"}}
-"""
-    )
+    log = record_block(pytester)
 
     def record(event: str, n: int = 0) -> dict:
         return {"id": f"t{n}", "pipeline": [{"block": "Record", "config": {"event": event}, "output": "r"}],
