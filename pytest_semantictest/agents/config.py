@@ -8,13 +8,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, quote_plus
-
+from ..report.redact import MASK, MIN_SECRET_LENGTH, printed_forms
 from .errors import AgentConfigError
 
-MASK = "***"
 EXTENSION_PREFIX = "x-"
-MIN_SECRET_LENGTH = 6  # shorter values (a port, a flag) are rarely secret
 DEFAULT_BODY: dict[str, Any] = {"message": "{{message}}"}
 DEFAULT_CORRELATE: dict[str, Any] = {"test": "{{test.id}}"}
 
@@ -156,14 +153,13 @@ def expand_env(
 
 
 def mask(text: str, secrets: Iterable[str], names: Mapping[str, str] | None = None) -> str:
-    """``text`` with each secret masked in every printed form (as is, stripped, URL-quoted,
-    repr-escaped; forms of >= 6 chars): as ``${NAME}`` when ``names`` knows it, else ``***``."""
+    """``text`` with each secret masked in every printed form: as ``${NAME}`` when ``names`` knows
+    it, else ``***``."""
     forms: dict[str, str] = {}
     for value in secrets:
         shown = f"${{{names[value]}}}" if names and value in names else MASK
-        for form in (value, value.strip(), quote(value, safe=""), quote_plus(value), repr(value)[1:-1]):
-            if len(form) >= MIN_SECRET_LENGTH:
-                forms.setdefault(form, shown)
+        for form in printed_forms(value):
+            forms.setdefault(form, shown)
     for form in sorted(forms, key=len, reverse=True):
         text = text.replace(form, forms[form])
     return text

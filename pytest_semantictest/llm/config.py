@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..report.redact import MIN_SECRET_LENGTH
 from .roles import CACHE_MODES, ROLES  # noqa: F401  (ROLES re-exported)
 
 DEFAULT_MODEL = "gpt-4o-mini"
@@ -98,7 +99,7 @@ class LLMConfig:
         for value in list(values):  # "Bearer sk-..." also hides the bare key
             if " " in value.strip():
                 values.append(value.strip().split()[-1])
-        return [v for v in dict.fromkeys(values) if len(v) >= 6]
+        return [v for v in dict.fromkeys(values) if len(v) >= MIN_SECRET_LENGTH]
 
 
 def _secret_header(name: str) -> bool:

@@ -9,18 +9,26 @@ from typing import Any
 from urllib.parse import quote, quote_plus
 
 MASK = "***"
+MIN_SECRET_LENGTH = 6
+"""Shorter values (a port, a flag) are rarely secret, and masking them would garble output."""
 _SECRET_HEADER = re.compile(r"^(authorization|proxy-authorization|cookie|set-cookie|.*-key|.*token.*|.*secret.*)$", re.IGNORECASE)
 _SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)", re.IGNORECASE)
 
 
+def printed_forms(value: str) -> set[str]:
+    """How a value may be printed: as is, stripped, URL-quoted (two ways), repr-escaped; each form of
+    at least :data:`MIN_SECRET_LENGTH` characters."""
+    forms = {value, value.strip(), quote(value, safe=""), quote_plus(value), repr(value)[1:-1]}
+    return {form for form in forms if len(form) >= MIN_SECRET_LENGTH}
+
+
 def secret_values(env: Mapping[str, str] | None = None, extra: Iterable[str] = ()) -> list[str]:
-    """Values to mask: secret-looking environment variables (>= 6 chars) in several forms."""
+    """Values to mask, in every printed form: secret-looking environment variables, and ``extra``."""
     env = os.environ if env is None else env
-    values = {v for k, v in env.items() if _SECRET_ENV.search(k) and len(v.strip()) >= 6}
-    values |= {v for v in extra if len(v) >= 6}
+    values = {v for k, v in env.items() if _SECRET_ENV.search(k)} | set(extra)
     forms: set[str] = set()
     for v in values:
-        forms |= {v, v.strip(), quote(v, safe=""), quote_plus(v), repr(v)[1:-1]}
+        forms |= printed_forms(v)
     return sorted(forms, key=len, reverse=True)
 
 

@@ -10,6 +10,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from ...report.redact import MIN_SECRET_LENGTH
 from ..jsonsource import place as _place
 from ..yamlsource import YamlSource
 from . import models
@@ -33,8 +34,6 @@ from .spec import (
 
 Path_ = tuple[str | int, ...]
 EXTENSION_PREFIX = "x-"
-SECRET_MIN_LENGTH = 6
-"""Expanded values at least this long are secrets (shorter ones, a port, a flag, rarely are)."""
 
 
 def _strip(raw: dict[str, Any]) -> dict[str, Any]:
@@ -146,7 +145,7 @@ class Builder:
             )
             for i, suite in enumerate(model.suites)
         ]
-        secrets = sorted({v for v in self.env_names if len(v) >= SECRET_MIN_LENGTH}, key=lambda v: (-len(v), v))
+        secrets = sorted({v for v in self.env_names if len(v) >= MIN_SECRET_LENGTH}, key=lambda v: (-len(v), v))
         return HighbarSpec(
             path=self.path,
             agent=self.agent(model.agent),

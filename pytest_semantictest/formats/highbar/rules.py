@@ -6,10 +6,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote, quote_plus
 
 from ...errors import Problem, clip
-from .build import SECRET_MIN_LENGTH
+from ...agents.config import mask
 from .models import MATCHER_KEYS
 from .spec import TRACE_FIELDS
 
@@ -119,15 +118,8 @@ def redact_problem(problem: HighbarProblem, env_names: Mapping[str, str]) -> Hig
 
 
 def redact(text: str, env_names: Mapping[str, str]) -> str:
-    """``text`` with each expanded value (as is, stripped, URL-quoted, repr-escaped) as ``${NAME}``."""
-    forms: dict[str, str] = {}
-    for value, name in env_names.items():
-        for form in (value, value.strip(), quote(value, safe=""), quote_plus(value), repr(value)[1:-1]):
-            if len(form) >= SECRET_MIN_LENGTH:
-                forms.setdefault(form, name)
-    for form in sorted(forms, key=len, reverse=True):
-        text = text.replace(form, f"${{{forms[form]}}}")
-    return text
+    """``text`` with each expanded value, in every printed form, as ``${NAME}``."""
+    return mask(text, env_names, env_names)
 
 
 def dedupe(problems: list[HighbarProblem]) -> list[Problem]:
