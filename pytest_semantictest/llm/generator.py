@@ -13,45 +13,27 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .client import LLMClient
+from .structured import response_schema, strict_object
 
 GENERATOR_TEMPLATE_VERSION = "generator-1"
 SCHEMA_NAME = "generated_cases"
 TYPES = ["equals", "contains", "not_contains", "regex", "json_path", "type", "tool_called", "agent"]
 
-_ASSERTION = {
-    "type": "object",
-    "properties": {
-        "type": {"type": "string", "enum": TYPES},
-        "value": {"type": ["string", "null"], "description": "text, pattern, tool name, type name or criteria"},
-        "path": {"type": ["string", "null"], "description": "JSON path for json_path and type"},
-        "negate": {"type": "boolean"},
-    },
-    "required": ["type", "value", "path", "negate"],
-    "additionalProperties": False,
-}
-_TURN = {
-    "type": "object",
-    "properties": {"input": {"type": "string"}, "assertions": {"type": "array", "items": _ASSERTION}},
-    "required": ["input", "assertions"],
-    "additionalProperties": False,
-}
-_CASE = {
-    "type": "object",
-    "properties": {
-        "id": {"type": "string"},
-        "name": {"type": "string"},
-        "input": {"type": ["string", "null"], "description": "the user's message (single-turn cases)"},
-        "assertions": {"type": ["array", "null"], "items": _ASSERTION},
-        "turns": {"type": ["array", "null"], "items": _TURN, "description": "a static multi-turn conversation"},
-    },
-    "required": ["id", "name", "input", "assertions", "turns"],
-    "additionalProperties": False,
-}
-SCHEMA: dict[str, Any] = {
-    "name": SCHEMA_NAME,
-    "schema": {"type": "object", "properties": {"cases": {"type": "array", "items": _CASE}}, "required": ["cases"],
-               "additionalProperties": False},
-}
+_ASSERTION = strict_object({
+    "type": {"type": "string", "enum": TYPES},
+    "value": {"type": ["string", "null"], "description": "text, pattern, tool name, type name or criteria"},
+    "path": {"type": ["string", "null"], "description": "JSON path for json_path and type"},
+    "negate": {"type": "boolean"},
+})
+_TURN = strict_object({"input": {"type": "string"}, "assertions": {"type": "array", "items": _ASSERTION}})
+_CASE = strict_object({
+    "id": {"type": "string"},
+    "name": {"type": "string"},
+    "input": {"type": ["string", "null"], "description": "the user's message (single-turn cases)"},
+    "assertions": {"type": ["array", "null"], "items": _ASSERTION},
+    "turns": {"type": ["array", "null"], "items": _TURN, "description": "a static multi-turn conversation"},
+})
+SCHEMA: dict[str, Any] = response_schema(SCHEMA_NAME, {"cases": {"type": "array", "items": _CASE}})
 
 SYSTEM = """You write test cases for an AI agent. Each case is either single-turn ("input" and
 "assertions", "turns" null) or a static conversation ("turns", each with "input" and "assertions";

@@ -23,24 +23,17 @@ from pydantic import (
 )
 
 from .client import LLMClient
+from .structured import response_schema
 from .validator import resolve_use
 
 SIMULATOR_TEMPLATE_VERSION = "simulator-1"
 SCHEMA_NAME = "simulator_turn"
 
-SCHEMA: dict[str, Any] = {
-    "name": SCHEMA_NAME,
-    "schema": {
-        "type": "object",
-        "properties": {
-            "message": {"type": "string", "description": "the user's next message to the agent"},
-            "goal_achieved": {"type": "boolean"},
-            "reasoning": {"type": "string"},
-        },
-        "required": ["message", "goal_achieved", "reasoning"],
-        "additionalProperties": False,
-    },
-}
+SCHEMA: dict[str, Any] = response_schema(SCHEMA_NAME, {
+    "message": {"type": "string", "description": "the user's next message to the agent"},
+    "goal_achieved": {"type": "boolean"},
+    "reasoning": {"type": "string"},
+})
 
 SYSTEM = """You play the USER of an AI agent in an automated test. Stay in the persona and pursue the goal.
 Write only what this user would type next: short, natural, one message. Do not play the agent.

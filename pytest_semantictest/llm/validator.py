@@ -17,24 +17,17 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from .client import LLMClient
 from .prompts import render_history, render_value
 from .roles import ROLES
+from .structured import response_schema
 
 VALIDATOR_TEMPLATE_VERSION = "validator-1"
 SCHEMA_NAME = "validator_result"
 
-SCHEMA: dict[str, Any] = {
-    "name": SCHEMA_NAME,
-    "schema": {
-        "type": "object",
-        "properties": {
-            "passed": {"type": "boolean"},
-            "score": {"type": "number", "description": "how well the response meets the criteria, 0.0 to 1.0"},
-            "reason": {"type": "string"},
-            "suggestions": {"type": "array", "items": {"type": "string"}},
-        },
-        "required": ["passed", "score", "reason", "suggestions"],
-        "additionalProperties": False,
-    },
-}
+SCHEMA: dict[str, Any] = response_schema(SCHEMA_NAME, {
+    "passed": {"type": "boolean"},
+    "score": {"type": "number", "description": "how well the response meets the criteria, 0.0 to 1.0"},
+    "reason": {"type": "string"},
+    "suggestions": {"type": "array", "items": {"type": "string"}},
+})
 
 SYSTEM = """You are a strict, impartial validator of an AI agent's response in a test.
 Decide whether the response meets the criteria, taking the conversation and the agent's tool calls into account.

@@ -7,6 +7,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from .structured import response_schema, strict_object
+
 SCHEMA_NAME = "judge_verdict"
 
 Score = Annotated[float, Field(ge=0.0, le=1.0)]
@@ -40,19 +42,15 @@ def verdict_schema(
     number = {"type": "number", "description": "score from 0.0 to 1.0"}
     properties: dict[str, Any] = {
         "reasoning": {"type": "string"},
-        "details": _object({name: number for name in criteria}),
+        "details": strict_object({name: number for name in criteria}),
     }
     if constraints:
-        one = _object({"met": {"type": "boolean"}, "reason": {"type": "string"}})
-        properties["constraints"] = _object({str(n): one for n in range(1, constraints + 1)})
+        one = strict_object({"met": {"type": "boolean"}, "reason": {"type": "string"}})
+        properties["constraints"] = strict_object({str(n): one for n in range(1, constraints + 1)})
     if continue_conversation:
         properties["shouldContinue"] = {"type": "boolean"}
         properties["nextPrompt"] = {"type": ["string", "null"]}
-    return {"name": SCHEMA_NAME, "schema": _object(properties)}
-
-
-def _object(properties: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
+    return response_schema(SCHEMA_NAME, properties)
 
 
 def parse_verdict(text: str, criteria: Sequence[str], constraints: int = 0) -> JudgeVerdict:

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ...errors import clip
+from ...llm.structured import response_schema, strict_object
 from ...model import CheckResult, Failure
 from .models import Bullet
 
@@ -46,12 +47,8 @@ class Verdicts(BaseModel):
 
 
 def verdict_schema(count: int) -> dict[str, Any]:
-    one = _object({"passed": {"type": "boolean"}, "reason": {"type": "string"}})
-    return {"name": SCHEMA_NAME, "schema": _object({"assertions": _object({str(n): one for n in range(1, count + 1)})})}
-
-
-def _object(properties: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
+    one = strict_object({"passed": {"type": "boolean"}, "reason": {"type": "string"}})
+    return response_schema(SCHEMA_NAME, {"assertions": strict_object({str(n): one for n in range(1, count + 1)})})
 
 
 def parse_verdicts(text: str, count: int) -> Verdicts:
