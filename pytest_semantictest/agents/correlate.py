@@ -91,20 +91,14 @@ class Classified:
 def classify(batch: TraceBatch, resolved: Mapping[str, Any]) -> Classified:
     """Split ``batch`` by ``attribute`` against a resolved correlation."""
     out = Classified()
-    for tool in batch.tools:
-        kind = attribute(tool.context, resolved)
-        if kind is Attribution.MINE:
-            out.mine_tools.append(tool)
-        elif kind is Attribution.OTHER:
-            out.other += 1
-        else:
-            out.unattributed_tools.append(tool)
-    for turn in batch.turns:
-        kind = attribute(turn.context, resolved)
-        if kind is Attribution.MINE:
-            out.mine_turns.append(turn)
-        elif kind is Attribution.OTHER:
-            out.other += 1
-        else:
-            out.unattributed_turns.append(turn)
+    for records, mine, unattributed in ((batch.tools, out.mine_tools, out.unattributed_tools),
+                                        (batch.turns, out.mine_turns, out.unattributed_turns)):
+        for record in records:
+            kind = attribute(record.context, resolved)
+            if kind is Attribution.MINE:
+                mine.append(record)
+            elif kind is Attribution.OTHER:
+                out.other += 1
+            else:
+                unattributed.append(record)
     return out
