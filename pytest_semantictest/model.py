@@ -102,6 +102,10 @@ class Case:
     repetition: Repetition = field(default_factory=Repetition)
     timeout_s: float | None = None
     skip: str | None = None
+    error: str | None = None
+    """A problem confined to this test (an undefined reference, a missing placeholder value, a bad
+    key inside this one case): one line naming the place. The test ERRORs with it before anything
+    runs; the file's other tests still run. Set by a format instead of failing the whole file."""
     place: str = ""
     cleanup: list[Step] = field(default_factory=list)
     """Steps run after the pipeline whatever happened (closing an agent session)."""

@@ -153,6 +153,8 @@ class SpecItem(pytest.Item):
 
         if self.case.skip:
             raise pytest.skip.Exception(self.case.skip, _use_item_location=True)
+        if self.case.error:  # a problem confined to this test: its ERROR, nothing is sent
+            raise SpecFailed(self._title() + "\n" + self.case.error)
         session = runtime(self.config)
         state = self.spec_file.run_state
         verdict = session.run(state.run(self.case, session.concurrency))
