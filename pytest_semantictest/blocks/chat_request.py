@@ -53,14 +53,16 @@ class ChatRequest(HttpRequest):
     async def disconnecting(self, count: int, ctx: Any) -> dict[str, Any]:
         """Send the request, read at most ``count`` stream chunks, close the connection, follow up."""
         params = {"method": "POST", **{k: v for k, v in self.config.items() if k in HttpRequest.config_keys}}
-        request, timeout_ms = self.build(params, ctx)
+        request, deadline = self.build(params, ctx)
         start = time.perf_counter()
-        with request_errors(params["url"], timeout_ms):
-            response = await ctx.http.send(request, stream=True, follow_redirects=True)
-            try:
-                text, read, cut = await _read_chunks(response, count)
-            finally:
-                await response.aclose()  # not read to the end: httpx closes the connection
+        with request_errors(params["url"], deadline):
+            async with deadline:
+                response = await ctx.http.send(request, stream=True, follow_redirects=True)
+                try:
+                    deadline.reading(response, f"reading the stream (waiting for chunk {count})")
+                    text, read, cut = await _read_chunks(response, count)
+                finally:
+                    await response.aclose()  # not read to the end: httpx closes the connection
         duration = round((time.perf_counter() - start) * 1000, 1)  # the follow-up has its own
         output: dict[str, Any] = {
             "status": response.status_code,

@@ -5,23 +5,26 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
+from ..engine.deadline import Deadline, DeadlineExceeded, timeout_ms, timeout_problem
 from .base import Block, BlockError
 
 _METHODS = {"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"}
 
 
 @contextlib.contextmanager
-def request_errors(url: str, timeout_ms: Any) -> Iterator[None]:
+def request_errors(url: str, deadline: Deadline) -> Iterator[None]:
     """httpx's exceptions as the block errors a test reads (timeout, bad URL, connection failure)."""
     import httpx
 
     try:
         yield
+    except DeadlineExceeded as exc:
+        raise BlockError(str(exc)) from None
     except httpx.TimeoutException:
-        raise BlockError(f"Request timed out after {timeout_ms} ms") from None
+        raise BlockError(deadline.message()) from None
     except httpx.InvalidURL as exc:
         raise BlockError(f"Invalid URL {url!r}: {exc}") from None
     except (httpx.HTTPError, OSError, ValueError) as exc:
@@ -34,12 +37,27 @@ class HttpRequest(Block):
     outputs = ("status", "headers", "body", "duration", "url")
     config_keys = frozenset({"url", "method", "headers", "body", "query", "timeout"})
 
+    @classmethod
+    def validate_config(cls, config: Mapping[str, Any]) -> list[tuple[str, str]]:
+        """A ``timeout`` that is not a usable number of milliseconds is a collection error."""
+        value = config.get("timeout")
+        if value is None or (value == 0 and not isinstance(value, bool)):
+            return []
+        problem = timeout_problem(value)
+        return [("timeout", problem)] if problem else []
+
     async def process(self, inputs: dict[str, Any], ctx: Any) -> dict[str, Any]:
         params = {**self.config, **inputs}
-        request, timeout_ms = self.build(params, ctx)
+        request, deadline = self.build(params, ctx)
         start = time.perf_counter()
-        with request_errors(params["url"], timeout_ms):
-            response = await ctx.http.send(request, follow_redirects=True)
+        with request_errors(params["url"], deadline):
+            async with deadline:
+                response = await ctx.http.send(request, stream=True, follow_redirects=True)
+                try:
+                    deadline.reading(response)
+                    await response.aread()
+                finally:
+                    await response.aclose()
         duration = round((time.perf_counter() - start) * 1000, 1)
         return {
             "status": response.status_code,
@@ -49,8 +67,8 @@ class HttpRequest(Block):
             "url": str(response.request.url),
         }
 
-    def build(self, params: dict[str, Any], ctx: Any) -> tuple[Any, Any]:
-        """The httpx request ``params`` (config and inputs) describe, and its timeout in ms."""
+    def build(self, params: dict[str, Any], ctx: Any) -> tuple[Any, Deadline]:
+        """The httpx request ``params`` (config and inputs) describe, and the deadline bounding it."""
         import httpx
 
         url = params.get("url")
@@ -70,17 +88,21 @@ class HttpRequest(Block):
             else:
                 content = str(body).encode()
         query = params.get("query")
-        timeout_ms = params.get("timeout") or ctx.settings.http_timeout_ms
-        with request_errors(url, timeout_ms):
+        try:
+            ms = timeout_ms(params.get("timeout"), ctx.settings.http_timeout_ms)
+        except ValueError as exc:
+            raise BlockError(f"{self.name} {exc}") from None
+        deadline = Deadline(ms, f"{method} {url}")
+        with request_errors(url, deadline):
             request = ctx.http.build_request(
                 method,
                 url,
                 headers=headers,
                 content=content,
                 params={str(k): str(v) for k, v in query.items()} if isinstance(query, dict) else None,
-                timeout=httpx.Timeout(timeout_ms / 1000),
+                timeout=httpx.Timeout(ms / 1000),
             )
-        return request, timeout_ms
+        return request, deadline
 
     def error_output(self, inputs: dict[str, Any], message: str) -> dict[str, Any]:
         return {"error": message, "status": 0, "duration": 0, "url": inputs.get("url", self.config.get("url"))}

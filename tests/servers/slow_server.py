@@ -1,0 +1,88 @@
+"""A loopback server that answers slowly on purpose, for the deadline tests.
+
+``GET|POST /drip?bytes=N&every=S&size=K``: 200 with ``Content-Length: N*K``, then K bytes every S seconds.
+``GET|POST /sse?chunks=N&every=S``: an OpenAI-style SSE stream, one chunk every S seconds, then ``[DONE]``.
+``GET|POST /fast``: ``{"ok": true}`` at once.
+Each request is served on its own thread; a client that hangs up ends the drip.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: object) -> None:  # quiet
+        pass
+
+    def do_GET(self) -> None:
+        self._serve()
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        if length:
+            self.rfile.read(length)
+        self._serve()
+
+    def _serve(self) -> None:
+        url = urlsplit(self.path)
+        query = {k: v[0] for k, v in parse_qs(url.query).items()}
+        every = float(query.get("every", "0.5"))
+        try:
+            if url.path == "/drip":
+                count, size = int(query.get("bytes", "40")), int(query.get("size", "1"))
+                self._head("text/plain", count * size)
+                for _ in range(count):
+                    self.wfile.write(b"x" * size)
+                    self.wfile.flush()
+                    time.sleep(every)
+            elif url.path == "/sse":
+                self._head("text/event-stream", None)
+                for i in range(int(query.get("chunks", "30"))):
+                    chunk = {"choices": [{"index": 0, "delta": {"content": f"w{i} "}}]}
+                    self._chunk(f"data: {json.dumps(chunk)}\n\n".encode())
+                    time.sleep(every)
+                self._chunk(b"data: [DONE]\n\n")
+                self._chunk(b"")
+            else:
+                body = b'{"ok": true}'
+                self._head("application/json", len(body))
+                self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def _head(self, media: str, length: int | None) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", media)
+        if length is None:
+            self.send_header("Transfer-Encoding", "chunked")
+        else:
+            self.send_header("Content-Length", str(length))
+        self.end_headers()
+        self.wfile.flush()
+
+    def _chunk(self, data: bytes) -> None:
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+
+@contextmanager
+def slow_server() -> Iterator[str]:
+    """The server on a free loopback port for the duration of the block; yields its base URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
