@@ -95,3 +95,23 @@ def test_corpus_against_a_server_the_plugin_starts(pytester: pytest.Pytester) ->
     ])
     with socket.socket() as s:  # stopped at the end of the run
         assert s.connect_ex(("127.0.0.1", port)) != 0
+
+
+def test_corpus_without_any_placeholder_value(pytester: pytest.Pytester, server: compliance_server.ComplianceServer,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """No token given: all 36 cases collect; the three that need one ERROR saying which, the others run."""
+    monkeypatch.setenv("COMPLIANCE_BASE_URL", server.url)
+    collected = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--co", "-q", str(CORPUS))
+    assert collected.ret == 0, collected.stdout.str()
+    collected.stdout.fnmatch_lines(["36 tests collected*"])
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-v", "--semantictest-compliance-strict-only",
+                                          str(CORPUS))
+    # as with the tokens (test_corpus_against_a_server_the_plugin_starts), less the three cases that need one
+    result.assert_outcomes(passed=27, failed=3, skipped=3, errors=3)
+    result.stdout.fnmatch_lines([
+        f"*aoauth-basic.md:62: case 2: placeholder {{valid_jwt_token}} has no value: set the environment variable "
+        "VALID_JWT_TOKEN or pass --semantictest-compliance-value valid_jwt_token=...",
+    ])
+    errors = {line.split("::", 1)[1].split(" - ")[0] for line in result.stdout.lines
+              if line.startswith("ERROR ") and "::" in line}
+    assert errors == {"2. Valid Token Accepted", "4. Expired Token Rejected", "5. Insufficient Scope Rejected"}, errors

@@ -80,8 +80,6 @@ MALFORMED: list[tuple[str, str, str, str]] = [
     ("variable-unknown", doc(chat_case(content="{{greting}}", extra="**Variables:**\n- `greeting`: One of [Hi]\n")),
      '{"model": "echo-agent", "messages": [{"role": "user", "content": "{{greting}}"}]}',
      "{{greting}} names no variable"),
-    ("placeholder-no-value", doc("### 1. P\n\n**Request:**\nGET `/me`\nAuthorization: Bearer {session_token}\n"),
-     "Authorization: Bearer {session_token}", "set the environment variable SESSION_TOKEN"),
     ("tool-placeholder-unknown", doc(body_case('{"tools": [/* get_wether tool */]}'), setup=TOOLS),
      '{"tools": [/* get_wether tool */]}', "did you mean 'get_weather'?"),
     ("tool-placeholder-no-definitions", doc(body_case('{"tools": [/* get_weather tool */]}')),

@@ -49,7 +49,8 @@ def base_url(setup: Setup, settings: Settings) -> str:
 
 
 def compile_document(doc: Document, settings: Settings) -> Suite:
-    """The Suite for ``doc``; raises SpecError naming every problem (placeholders, strict keys)."""
+    """The Suite for ``doc``; raises SpecError naming every problem of the file (strict keys, variables,
+    bodies). A ``{placeholder}`` with no value is its case's ``error`` instead: the other cases run."""
     setup = doc.setup.model_copy(update={"base_url": base_url(doc.setup, settings)})
     front = doc.front
     file_skip = None
@@ -103,6 +104,8 @@ def _case(tc: TestCase, node: str, doc: Document, setup: Setup, settings: Settin
     case.checks = checks
     case.meta["variables"] = built.variables
     case.skip = skip or built.skip
+    if built.missing:  # missing configuration, confined to this case: it ERRORs, the file's others run
+        case.error = "; ".join(p.render(doc.path) for p in built.missing)
     if case.skip is None and settings.strict_only and not deterministic:
         case.skip = "strict-only: the case has no strict checks (only natural-language assertions)"
     if built.config is not None:

@@ -4,9 +4,11 @@
   seeded with the test id (the same choice every run), ``From setup`` comes from ``## Setup``.
 - ``{name}``: a value given with ``--semantictest-compliance-value name=...``, the environment
   variable ``NAME`` (or ``name``), or a ``### Environment`` default; in the path, in header
-  values, and as a whole JSON string in the body.
+  values, and as a whole JSON string in the body. A placeholder with no value is missing
+  configuration confined to its case (``Built.missing``): that case ERRORs, the others run.
 - ``[/* get_weather tool */]``: the matching ``### Tool Definitions`` (``[/* tools */]``: all).
-Nothing found for a placeholder is a problem naming its line.
+Anything else unresolvable (a variable or tool nothing defines, a body that is not JSON) is a
+problem of the file, naming its line.
 
 A ``**Behavior:**`` saying the client disconnects after N chunks adds ``disconnect_after: N`` and
 ``follow_up`` (the same request with ``"stream": false``, sent once the client went away) to the
@@ -43,6 +45,8 @@ class Built:
     config: dict[str, Any] | None = None
     variables: dict[str, Any] = field(default_factory=dict)
     skip: str | None = None
+    missing: list[Problem] = field(default_factory=list)
+    """``{placeholder}`` values nobody gave (one problem per name): the case cannot be sent."""
 
 
 class _Builder:
@@ -51,6 +55,7 @@ class _Builder:
         self.case, self.setup, self.values, self.env = case, setup, values, env
         self.where, self.seed, self.need_values = where, seed, need_values
         self.problems: list[Problem] = []
+        self.missing: dict[str, Problem] = {}
         self.variables: dict[str, Any] = {}
 
     def problem(self, message: str, line: int | None) -> None:
@@ -119,8 +124,9 @@ class _Builder:
                 return match.group(0)
             if found is None:
                 name = match.group(1)
-                self.problem(f"placeholder {{{name}}} has no value: set the environment variable {name.upper()} or "
-                             f"pass --semantictest-compliance-value {name}=...", line)
+                self.missing.setdefault(name, Problem(self.where, (
+                    f"placeholder {{{name}}} has no value: set the environment variable {name.upper()} or "
+                    f"pass --semantictest-compliance-value {name}=..."), line))
                 return match.group(0)
             return found
 
@@ -285,4 +291,5 @@ def build_request(case: TestCase, setup: Setup, *, base_url: str, api_key: str |
                   need_values: bool = True) -> tuple[Built, list[Problem]]:
     builder = _Builder(case, setup, values, env, where, seed, need_values)
     built = builder.build(base_url, api_key, timeout_ms)
+    built.missing = list(builder.missing.values())
     return built, builder.problems
