@@ -40,9 +40,9 @@ POLL_S = 0.05
 
 def compliance_parts(item: pytest.Item) -> tuple[Any, Any] | None:
     """(suite, case) when ``item`` is a compliance test case."""
-    from .nodes import SpecItem
+    from .report.summary import spec_item  # imports nothing: a session without spec files stays cheap
 
-    if not isinstance(item, SpecItem):
+    if not spec_item(item):
         return None
     suite = getattr(item.spec_file, "suite", None)
     if suite is None or suite.format != "compliance":
@@ -177,7 +177,9 @@ class ComplianceSession:
 
             variables = runtime(self.config).redactor.data(case.meta["variables"])
             item.user_properties.append(("variables", json.dumps(variables, ensure_ascii=False)))
-        if not case.skip:
+        from .nodes import dry_run
+
+        if not case.skip and not dry_run(self.config):  # --setup-only/--setup-plan: no server is contacted
             self._offer(suite)
 
     def _mask(self) -> None:

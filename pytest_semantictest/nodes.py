@@ -20,6 +20,12 @@ from .model import Case, Outcome, Suite, Verdict
 _DECLARED = pytest.StashKey[set[str]]()
 
 
+def dry_run(config: pytest.Config) -> bool:
+    """``--setup-only`` or ``--setup-plan`` (``--collect-only`` runs no setup at all): pytest runs the
+    setup phase, but nothing may contact an agent, so no agent starts and no pipeline runs."""
+    return bool(config.getoption("setuponly", False) or config.getoption("setupplan", False))
+
+
 def _declare_marker(config: pytest.Config, name: str) -> None:
     """A spec's tags are markers (``pytest -m core``): declare them (no unknown-marker warning)."""
     declared = config.stash.setdefault(_DECLARED, set())
@@ -86,6 +92,8 @@ class SpecFile(pytest.File):
         from .engine.suite import SetupFailed, SuiteRun
         from .plugin import runtime
 
+        if dry_run(self.config):
+            return
         session = runtime(self.config)
         try:
             session.acquire_agents(self.suite.agents)
@@ -155,6 +163,8 @@ class SpecItem(pytest.Item):
             raise pytest.skip.Exception(self.case.skip, _use_item_location=True)
         if self.case.error:  # a problem confined to this test: its ERROR, nothing is sent
             raise SpecFailed(self._title() + "\n" + self.case.error)
+        if dry_run(self.config):
+            return
         session = runtime(self.config)
         state = self.spec_file.run_state
         verdict = session.run(state.run(self.case, session.concurrency))

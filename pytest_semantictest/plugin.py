@@ -115,6 +115,18 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(hookspecs)
 
 
+_ASYNCIO_SCOPE = "asyncio_default_fixture_loop_scope"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """pytest-asyncio, installed with us, warns in every run whose configuration leaves
+    ``asyncio_default_fixture_loop_scope`` unset: unset (only then), it is ``function``, the value
+    pytest-asyncio falls back to. pytest has no public setter; ``getini`` answers from its cache."""
+    if config.pluginmanager.hasplugin("asyncio") and config.getini(_ASYNCIO_SCOPE) in (None, ""):
+        config._inicache[_ASYNCIO_SCOPE] = "function"
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "semantictest: a test collected from a SemanticTest JSON suite")
     config.addinivalue_line("markers", "highbar: a test collected from a highbar spec (*.highbar.yaml)")

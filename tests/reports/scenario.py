@@ -39,6 +39,8 @@ class Backend:
 
     def __init__(self) -> None:
         self.hits = 0
+        self.requests = 0
+        """Every request this backend answered (any path)."""
         self._lock = threading.Lock()
         backend = self
 
@@ -64,6 +66,8 @@ class Backend:
 
             def _route(self, raw: bytes) -> None:
                 path = self.path.partition("?")[0]
+                with backend._lock:
+                    backend.requests += 1
                 if path == "/flaky":
                     with backend._lock:
                         backend.hits += 1
