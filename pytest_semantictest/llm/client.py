@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..report.redact import Redactor, secret_values
 from .cache import ReplayCache, cache_key
 from .config import Endpoint, LLMConfig
 from .errors import LLMError, NotConfigured, ReplayMiss
@@ -54,7 +55,7 @@ class LLMClient:
         self.cache = cache or ReplayCache(config.cache_dir, config.cache_mode)
         self.usage = Usage()
         self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = weakref.WeakKeyDictionary()
-        self._secrets = config.secrets()
+        self._redactor = Redactor(secret_values({}, config.secrets()))
 
     async def complete(
         self,
@@ -83,7 +84,9 @@ class LLMClient:
             role=role, model=model, template=template, messages=messages,
             temperature=temperature, seed=seed, repeat=repeat, schema=schema,
         )
-        hit = self._from_cache(role, key, parse)
+        expect = {"role": role, "model": model, "template": template, "temperature": temperature, "seed": seed,
+                  "repeat": repeat, "schema": (schema or {}).get("name")}
+        hit = self._from_cache(role, key, parse, expect)
         if hit is not None:
             return hit
         if self.cache.replay:
@@ -105,21 +108,20 @@ class LLMClient:
         self.cache.put(role, key, entry)
         return Completion(content, parsed, served, tokens, False, key)
 
-    def _from_cache(self, role: str, key: str, parse: Parser) -> Completion | None:
-        entry = self.cache.get(role, key)
-        if entry is None:
-            return None
-        content = entry["response"].get("content")
+    def _from_cache(self, role: str, key: str, parse: Parser, expect: dict[str, Any]) -> Completion | None:
         try:
-            parsed = parse(content if isinstance(content, str) else "")
-        except ValueError as exc:
-            if self.cache.replay:
-                self.usage.errors += 1
-                raise LLMError(
-                    f"replay cache entry {self.cache.path(role, key)} is not a usable answer ({_clip(exc)}); "
-                    "delete it and record it again"
-                ) from None
-            return None
+            entry = self.cache.get(role, key, expect)
+            if entry is None:
+                return None
+            content = entry["response"]["content"]
+            try:
+                parsed = parse(content)
+            except ValueError as exc:
+                self.cache.forget(key)
+                return self.cache.corrupt(self.cache.path(role, key), f"not a usable answer ({_clip(exc)})")
+        except LLMError:
+            self.usage.errors += 1
+            raise
         self.usage.cache_hits += 1
         served = entry.get("served_model") or entry.get("model") or ""
         return Completion(content, parsed, served, 0, True, key)
@@ -219,9 +221,7 @@ class LLMClient:
         return client
 
     def _redact(self, text: str) -> str:
-        for secret in self._secrets:
-            text = text.replace(secret, "***")
-        return text
+        return self._redactor.text(text)
 
     async def aclose(self) -> None:
         """Close the HTTP clients created on the running loop."""

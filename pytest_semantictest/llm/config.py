@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..report.redact import MIN_SECRET_LENGTH
+from ..report.redact import MIN_SECRET_LENGTH, header_secrets
 from .roles import CACHE_MODES, ROLES  # noqa: F401  (ROLES re-exported)
 
 DEFAULT_MODEL = "gpt-4o-mini"
@@ -95,18 +95,8 @@ class LLMConfig:
         """Values that must never reach output: API keys and secret-looking header values."""
         values = [self.api_key or ""]
         values += [self.env.get(s.api_key_env or "", "") for s in self.roles.values() if s.api_key_env]
-        values += [v for k, v in self.headers.items() if _secret_header(k)]
-        for value in list(values):  # "Bearer sk-..." also hides the bare key
-            if " " in value.strip():
-                values.append(value.strip().split()[-1])
+        values += [v for k, v in self.headers.items() for v in header_secrets(k, v)]  # "Bearer sk-...": both
         return [v for v in dict.fromkeys(values) if len(v) >= MIN_SECRET_LENGTH]
-
-
-def _secret_header(name: str) -> bool:
-    lowered = name.lower()
-    return lowered in ("authorization", "proxy-authorization", "cookie") or any(
-        word in lowered for word in ("key", "token", "secret", "auth")
-    )
 
 
 def parse_headers(lines: Iterable[str]) -> dict[str, str]:
