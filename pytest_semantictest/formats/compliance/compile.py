@@ -118,7 +118,9 @@ def _case(tc: TestCase, node: str, doc: Document, setup: Setup, settings: Settin
 
 
 def _marker(tag: str) -> str:
-    return tag if re.fullmatch(r"[A-Za-z_][\w-]*", tag) else re.sub(r"\W", "_", tag) or "_"
+    """The pytest marker of a tag (validated to hold a letter or digit): other characters become ``_``,
+    never leading (pytest refuses a marker name starting with ``_``)."""
+    return tag if re.fullmatch(r"[A-Za-z][\w-]*", tag) else re.sub(r"[^\w-]", "_", tag).lstrip("_-") or "tag"
 
 
 def _judge_context(tc: TestCase, setup: Setup) -> dict[str, Any]:

@@ -7,12 +7,17 @@ rest is read from Markdown by :mod:`.parse` and kept with the line each part sta
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ...errors import clip
+
 DEFAULT_BASE_URL = "http://localhost:8765"
 DEFAULT_TIMEOUT_S = 60.0
+MAX_TIMEOUT_S = 86400.0
+"""A day: a longer (or infinite) per-case timeout is a mistake, not a wish."""
 TRANSPORTS = ("completions", "realtime", "a2a")
 SUPPORTED_TRANSPORTS = ("completions",)
 
@@ -32,7 +37,7 @@ class FrontMatter(BaseModel):
     transport: Literal["completions", "realtime", "a2a"]
     type: Literal["single-agent", "multi-agent"] = "single-agent"
     tags: list[str] = Field(default_factory=list)
-    timeout: float = Field(default=DEFAULT_TIMEOUT_S, gt=0)
+    timeout: float = Field(default=DEFAULT_TIMEOUT_S, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
     depends_on: list[str] = Field(default_factory=list)
     skip_reason: str | None = None
     description: str | None = None
@@ -48,6 +53,19 @@ class FrontMatter(BaseModel):
     @classmethod
     def _lists(cls, value: Any) -> Any:
         return _as_list(value)
+
+    @field_validator("tags")
+    @classmethod
+    def _markers(cls, tags: list[str]) -> list[str]:
+        """Tags become pytest markers: pytest refuses a name starting with ``_``, and an empty one."""
+        for tag in tags:
+            if tag.startswith("_"):
+                raise ValueError(f"tag {clip(repr(tag))} cannot be a pytest marker (a marker name must not start with '_'): "
+                                 "rename it")
+            if not re.search(r"[^\W_]", tag):
+                raise ValueError(f"tag {clip(repr(tag))} has no letter or digit, so it cannot be a pytest marker: "
+                                 "remove it or write a word")
+        return tags
 
 
 class Agent(BaseModel):

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import Problem, clip, did_you_mean
+from ..jsonsource import JsonError, load_json
 from .cases import user_sends
 from .models import Setup, TestCase, tool_name
 from .prose import disconnect_after
@@ -35,6 +36,7 @@ _VARIABLE = re.compile(r"\{\{\s*([A-Za-z_]\w*)\s*\}\}")
 _PLACEHOLDER = re.compile(r"(?<!\{)\{([A-Za-z_]\w*)\}(?!\})")
 _TOOLS = re.compile(r"\[\s*/\*(.*?)\*/\s*\]", re.S)
 _COMMENT = re.compile(r"/\*.*?\*/", re.S)
+_AT = re.compile(r"^invalid JSON(?: at line \d+ column \d+)?: ")
 _AGENT_SETUP_NAMES = ("agent", "agent_name", "model", "agent_id")
 
 
@@ -208,12 +210,12 @@ class _Builder:
         if invalid or language not in ("json", "", "jsonc"):
             return text
         resolved = self.fill_tools(text, line)
-        try:
-            data = json.loads(resolved)
+        try:  # load_json: nesting deeper than MAX_DEPTH is a problem here, not a RecursionError later
+            data = load_json(resolved).data if resolved.strip() else json.loads(resolved)
         except (ValueError, RecursionError) as exc:
             if language in ("json", "jsonc"):
-                where = (line or 0) + getattr(exc, "lineno", 1) - 1
-                why = getattr(exc, "msg", None) or "nested too deeply"
+                where = (line or 0) + (getattr(exc, "line", None) or getattr(exc, "lineno", 1)) - 1
+                why = _AT.sub("", str(exc)) if isinstance(exc, JsonError) else getattr(exc, "msg", str(exc))
                 self.problem(f"the request body is not valid JSON: {why} (write 'with invalid JSON' after the path "
                              "to send it anyway)", where)
             return text
