@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""highbar and the plugin side by side on the fidelity specs (``tests/highbar/fidelity/``).
+
+Runs every spec with highbar 0.1.0rc3 (needs a Python 3.12 environment with ``highbar`` installed)
+and with pytest, and prints each test's two verdicts; exit 1 when one differs. ``--record`` writes
+highbar's verdicts to ``tests/highbar/fidelity/verdicts.json`` (``test_highbar_fidelity.py`` compares
+ours against that file where highbar cannot be installed)::
+
+    python3.12 -m venv /tmp/hb && /tmp/hb/bin/pip install highbar==0.1.0rc3
+    python bench/highbar_side_by_side.py --highbar /tmp/hb/bin/highbar [--record] [spec names...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "highbar"))
+
+import fidelity_harness as harness
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--highbar", default=shutil.which("highbar") or "/tmp/hb/bin/highbar")
+    parser.add_argument("--record", action="store_true", help="write highbar's verdicts to verdicts.json")
+    parser.add_argument("--verbose", action="store_true", help="print both outputs of a differing spec")
+    parser.add_argument("specs", nargs="*", help="spec file names (default: all)")
+    args = parser.parse_args()
+    if not Path(args.highbar).exists():
+        print(f"highbar not found at {args.highbar}: install highbar==0.1.0rc3 in a Python 3.12 venv")
+        return 2
+    version = subprocess.run([args.highbar, "--version"], capture_output=True, text=True).stdout.strip()
+    specs = [s for s in harness.spec_files() if not args.specs or s.name in args.specs]
+    recorded: dict[str, object] = {}
+    differ = 0
+    for spec in specs:
+        code, theirs, their_out = harness.run_highbar(args.highbar, spec)
+        our_code, ours, our_out = harness.run_ours(spec)
+        print(f"{spec.name}: highbar exit {code}, pytest exit {our_code}")
+        same = True
+        for name in sorted(set(theirs) | set(ours)):
+            a, b = theirs.get(name, "-"), ours.get(name, "-")
+            same = same and a == b
+            print(f"  {'  ' if a == b else '!='} {name}: highbar {a}, ours {b}")
+        if not same:
+            differ += 1
+            if args.verbose:
+                print(their_out, our_out, sep="\n---\n")
+        command = " ".join(shlex.quote(part) for part in harness.highbar_command("highbar", Path(spec.name)))
+        recorded[spec.name] = {"command": command, "exit": code, "verdicts": theirs}
+    if args.record:
+        data = {
+            "recorded_with": version,
+            "how": "python bench/highbar_side_by_side.py --highbar <venv>/bin/highbar --record "
+                   "(each spec run as 'command' from a temp dir, FIDELITY_* set by tests/highbar/fidelity_harness.py)",
+            "specs": recorded,
+        }
+        harness.VERDICTS.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        print(f"recorded {len(recorded)} specs to {harness.VERDICTS}")
+    print(f"{len(specs) - differ} of {len(specs)} specs give the same verdicts")
+    return 1 if differ else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,108 @@
+"""The trace agent (``tests/agents/trace_agent.py``, imported unchanged) with the tagging faults highbar's
+verdicts depend on, for the side-by-side fidelity specs under ``fidelity/``.
+
+    python fidelity_agent.py --port 8731 [--tag own|previous|none] [trace_agent.py options]
+
+``--tag own`` (default): records carry this request's ``X-Highbar-Test``; ``previous``: the id of the
+request before (the first request's records carry none); ``none``: no test id at all (an agent
+without tagging middleware). A ``conversation_id`` in the request body is added to every record's
+context (correlation by session). Messages, on top of the trace agent's rules:
+
+- ``... later ...``: replies at once, records a tagged ``get_order`` call ``LATE_S`` seconds later;
+- ``... thread ... order 1042``: the trace agent's answer, but ``get_order`` is recorded from a thread
+  that lost the request's context (no test id) next to the tagged ``turn`` record.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "agents"))
+
+import trace_agent
+
+LATE_S = 0.6
+MODE = "own"
+_local = threading.local()
+_previous: list[str | None] = [None]
+_lock = threading.Lock()
+_write = trace_agent.write
+
+
+def write(record: dict[str, Any]) -> None:
+    """Every record written by a request's thread gets that request's context."""
+    context = getattr(_local, "context", None)
+    if context is not None and "context" in record:
+        record = {**record, "context": context}
+    _write(record)
+
+
+def _context(header: str | None, body: dict[str, Any]) -> dict[str, Any]:
+    with _lock:
+        previous, _previous[0] = _previous[0], header
+    test = {"own": header, "previous": previous, "none": None}[MODE]
+    context: dict[str, Any] = {"test": test} if test else {}
+    if body.get("conversation_id") is not None:
+        context["conversation_id"] = body["conversation_id"]
+    return context
+
+
+class FidelityHandler(trace_agent.Handler):
+    def do_POST(self) -> None:  # noqa: N802
+        if self.path.partition("?")[0] != "/chat":
+            super().do_POST()
+            return
+        try:
+            body = json.loads(self.body())
+            message = str(body["message"])
+        except (ValueError, KeyError, TypeError):
+            self.send_json({"error": "body must be {\"message\": ...}"}, 400)
+            return
+        context = _context(self.headers.get("X-Highbar-Test"), body)
+        _local.context = context
+        try:
+            self.send_json({"response": self.answer(message, context)})
+        finally:
+            _local.context = None
+
+    def answer(self, message: str, context: dict[str, Any]) -> str:
+        lowered = message.lower()
+        if "later" in lowered:
+            late = {**context}
+            timer = threading.Timer(LATE_S, lambda: _write({
+                "type": "tool", "fn": "get_order", "args": {"order_id": "late"}, "result": {"status": "late"},
+                "error": None, "context": late}))
+            timer.start()
+            reply = "I will look into it later."
+            write({"type": "turn", "message": message, "response": reply, "context": context})
+            return reply
+        if "thread" in lowered:
+            worker = threading.Thread(target=trace_agent.tool,
+                                      args=("get_order", {"order_id": "1042"}, {"status": "shipped"}, None))
+            worker.start()
+            worker.join()
+            reply = "Order 1042 has shipped."
+            write({"type": "turn", "message": message, "response": reply, "context": context})
+            return reply
+        return trace_agent.chat(message, context.get("test"))
+
+
+def main() -> None:
+    global MODE
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--tag", choices=["own", "previous", "none"], default="own")
+    known, rest = parser.parse_known_args()
+    MODE = known.tag
+    sys.argv = [sys.argv[0], *rest]
+    trace_agent.write = write  # tool() and chat() look the name up in the module at call time
+    trace_agent.Handler = FidelityHandler
+    trace_agent.main()
+
+
+if __name__ == "__main__":
+    main()
