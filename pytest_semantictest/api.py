@@ -1,4 +1,6 @@
-"""Run SemanticTest suites from Python: ``run_suite`` and the ``semantictest_run`` fixture."""
+"""The public Python API: run SemanticTest suites (``run_suite``, the ``semantictest_run`` fixture),
+and what a ``conftest.py`` may read or set (``option``, ``set_default``, ``dry_run``,
+``compliance_case``)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,8 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from .engine.context import RunContext
 from .engine.suite import run_suite_async
@@ -76,3 +80,56 @@ class Runner:
             return await arun_suite(spec, ctx)
         finally:
             await ctx.aclose_http()
+
+
+# --------------------------------------------------------------------------- for conftest.py files
+
+
+def option(config: pytest.Config, name: str) -> Any:
+    """A plugin setting by its option name without ``--semantictest-`` (``"llm-cache"``): the
+    command-line option if given, else the ini key, else the default."""
+    from . import options
+
+    return options.value(config, name)
+
+
+def set_default(config: pytest.Config, name: str, value: Any) -> bool:
+    """Give a setting a value for this run unless the user set it (on the command line or in the
+    ini file); call it from ``pytest_configure``. Returns whether the value was applied. A list
+    setting (``"compliance-value"``) gets ``value`` appended to what the user gave instead."""
+    from . import options
+
+    kind = next((k for n, k, *_ in options.OPTIONS if n == name), None)
+    if kind is None:
+        raise ValueError(f"unknown semantictest setting {name!r}")
+    dest = "semantictest_" + name.replace("-", "_")
+    if kind is list:
+        current = list(options.value(config, name) or [])
+        setattr(config.option, dest, current + list(value))
+        return True
+    if config.getoption(dest, None) is not None or config.getini(dest) not in (None, "", []):
+        return False
+    setattr(config.option, dest, value)
+    return True
+
+
+def dry_run(config: pytest.Config) -> bool:
+    """Whether this run only plans or shows setup (``--setup-only``, ``--setup-plan``): a hook must
+    not contact the server under test then (``--collect-only`` runs no setup hook at all)."""
+    from .nodes import dry_run as _dry_run
+
+    return _dry_run(config)
+
+
+def compliance_case(item: pytest.Item) -> Any:
+    """For a compliance test item: its case as parsed (``.setup``: the case's own ``**Setup:**``
+    with ``agents`` and ``unavailable``, or None; ``.title``), else None."""
+    case = getattr(item, "case", None)
+    return case.meta.get("case") if case is not None and getattr(case, "meta", None) else None
+
+
+def compliance_base_url(item: pytest.Item) -> str | None:
+    """Where a compliance test item's requests go (None for other items)."""
+    suite = getattr(getattr(item, "spec_file", None), "suite", None)
+    setup = suite.meta.get("setup") if suite is not None and suite.format == "compliance" else None
+    return getattr(setup, "base_url", None)

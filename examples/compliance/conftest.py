@@ -9,8 +9,10 @@ tokens minted with the example server's key. It also shows the hooks a project i
 - ``pytest_runtest_setup`` / ``pytest_runtest_teardown``: apply a case's own ``**Setup:**`` (agents
   taken offline, added or changed) before it runs, and undo it afterwards.
 
-For files outside this folder (the published corpus) load it as a plugin:
-``python -m pytest -p examples.compliance.conftest ../shared/corpus/compliance``.
+It uses only the plugin's public API (``pytest_semantictest.api``). The WebAgents files in
+``webagents/`` run with it too: ``python -m pytest examples/compliance/webagents`` (they are left out
+of ``python -m pytest examples``; see ``webagents/README.md``); for files elsewhere, load it as a
+plugin: ``python -m pytest -p examples.compliance.conftest path/to/files``.
 """
 
 from __future__ import annotations
@@ -31,9 +33,9 @@ _state: dict[str, Any] = {"server": None, "url": None, "undo": []}
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    from pytest_semantictest import options
+    from pytest_semantictest.api import option, set_default
 
-    if _state["server"] is not None or options.value(config, "compliance-base-url"):
+    if _state["server"] is not None or option(config, "compliance-base-url"):
         return
     if os.environ.get("COMPLIANCE_BASE_URL") or os.environ.get("BASE_URL"):
         return
@@ -41,9 +43,20 @@ def pytest_configure(config: pytest.Config) -> None:
 
     server, url = start_server(0)
     _state.update(server=server, url=url)
-    config.option.semantictest_compliance_base_url = url
-    values = list(options.value(config, "compliance-value") or [])
-    config.option.semantictest_compliance_value = values + [f"{k}={v}" for k, v in placeholder_tokens(url).items()]
+    set_default(config, "compliance-base-url", url)
+    set_default(config, "compliance-value", [f"{k}={v}" for k, v in placeholder_tokens(url).items()])
+
+
+_WEBAGENTS = Path(__file__).resolve().parent / "webagents"
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """``webagents/`` runs when it is named (``python -m pytest examples/compliance/webagents``), not
+    as part of ``python -m pytest examples``: its files expect an LLM agent and an LLM judge."""
+    if collection_path.resolve() != _WEBAGENTS:
+        return None
+    named = (Path(str(config.invocation_params.dir), arg.split("::")[0]).resolve() for arg in config.args)
+    return True if not any(p == _WEBAGENTS or _WEBAGENTS in p.parents for p in named) else None
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -86,11 +99,12 @@ def _server_name(name: str) -> str:
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """Apply the case's own setup: agents offline, added or changed (undone in teardown)."""
-    case = getattr(item, "case", None)
-    parsed = case.meta.get("case") if case is not None else None
-    if parsed is None or parsed.setup is None or _state["url"] is None:
+    from pytest_semantictest.api import compliance_base_url, compliance_case, dry_run
+
+    parsed = compliance_case(item)
+    if parsed is None or parsed.setup is None or _state["url"] is None or dry_run(item.config):
         return
-    if not _ours(item.spec_file.suite.meta["setup"].base_url):
+    if not _ours(compliance_base_url(item) or ""):
         return
     changes: dict[str, dict[str, Any]] = {}
     for agent in parsed.setup.agents:
