@@ -170,7 +170,7 @@ async def run_script(
     context = {"tool_calls": turn.get("tool_calls") or [], "history": text_history(earlier), "turn": turn.get("turn")}
     args = [turn.get("output") or "", turn.get("input"), spec.value, context]
     try:
-        count = _positional(function)
+        count = positional_count(function, 4)
         value = function(*args[:count])
         if inspect.isawaitable(value):
             value = await value
@@ -188,14 +188,15 @@ async def run_script(
     return AssertionResult(spec, finish(spec, Outcome(passed, message, spec.value, turn.get("output"))))
 
 
-def _positional(function: Callable[..., Any]) -> int:
+def positional_count(function: Callable[..., Any], most: int) -> int:
+    """How many of ``most`` positional arguments ``function`` takes (scripts and hooks may take fewer)."""
     try:
         params = inspect.signature(function).parameters.values()
     except (TypeError, ValueError):
-        return 4
+        return most
     if any(p.kind is p.VAR_POSITIONAL for p in params):
-        return 4
-    return min(4, sum(1 for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)))
+        return most
+    return min(most, sum(1 for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)))
 
 
 def to_check_result(results: Sequence[AssertionResult], label: str, line: int | None) -> CheckResult:

@@ -6,6 +6,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .regex import user_regex
+
 MATCHER_KEYS = frozenset({"equals", "contains", "icontains", "not_contains", "not_icontains", "matches", "not_matches"})
 
 
@@ -42,7 +44,7 @@ def _search(pattern: Any, actual: Any) -> bool | None:
     text = _text(actual)
     if text is None:
         return None
-    compiled = pattern if isinstance(pattern, re.Pattern) else re.compile(str(pattern))
+    compiled = pattern if isinstance(pattern, re.Pattern) else user_regex(str(pattern))
     return compiled.search(text) is not None
 
 
@@ -78,6 +80,8 @@ def subset_matches(expected: Mapping[str, Any] | None, actual: Any) -> bool:
     """Every expected key is present in ``actual`` with a matching value (None: no constraint)."""
     if expected is None:
         return True
+    if not isinstance(expected, Mapping):  # a spec that gives a scalar or list where an object is expected
+        return value_matches(expected, actual)
     if not isinstance(actual, Mapping):
         return False
     return all(key in actual and value_matches(value, actual[key]) for key, value in expected.items())

@@ -22,12 +22,15 @@ from pydantic import (
 )
 
 from ..errors import clip, did_you_mean
+from .regex import user_regex
 
 ASSERTION_TYPES = (
     "equals", "contains", "not_contains", "regex", "json_path", "type", "tool_called", "tool_result", "script", "agent",
 )
 VALUE_TYPES = ("string", "number", "integer", "boolean", "object", "array", "null")
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
+MAX_DURATION_S = 24 * 3600.0
+"""The longest duration a file may ask for (a larger one is a mistake, and would overflow)."""
 
 
 def parse_duration(value: Any) -> Any:
@@ -35,8 +38,8 @@ def parse_duration(value: Any) -> Any:
     if isinstance(value, bool):
         raise ValueError(f"must be a duration like '30s' or '2m', got {value!r}")
     if isinstance(value, (int, float)):
-        if value <= 0:
-            raise ValueError(f"must be a positive duration, got {value!r}")
+        if not 0 < value <= MAX_DURATION_S:  # also NaN, inf and integers too large for a float
+            raise ValueError(f"must be a positive duration of at most 24h, got {clip(repr(value))}")
         return float(value)
     if not isinstance(value, str):
         return value
@@ -46,8 +49,8 @@ def parse_duration(value: Any) -> Any:
         raise ValueError(f"must be a duration like '30s', '2m' or '1m30s', got {clip(repr(value))}")
     scale = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
     seconds = sum(float(n) * scale[u] for n, u in parts)
-    if seconds <= 0:
-        raise ValueError(f"must be a positive duration, got {clip(repr(value))}")
+    if not 0 < seconds <= MAX_DURATION_S:
+        raise ValueError(f"must be a positive duration of at most 24h, got {clip(repr(value))}")
     return seconds
 
 
@@ -207,7 +210,7 @@ def _type_problem(spec: AssertionSpec) -> str | None:
         if not isinstance(operand, str):
             return "a regex assertion needs 'pattern' (or 'value'): a regular expression string"
         try:
-            re.compile(operand)
+            user_regex(operand)
         except (re.error, OverflowError, RecursionError) as exc:
             return f"invalid regular expression {clip(repr(operand))}: {exc}"
     elif kind in ("equals", "contains", "not_contains") and not spec.given("value"):
@@ -225,6 +228,8 @@ def _type_problem(spec: AssertionSpec) -> str | None:
             return "a tool_called list must hold tool names"
         if isinstance(operand, dict) and not isinstance(operand.get("name"), str):
             return "a tool_called object needs 'name' (a tool name) and may have 'arguments'"
+        if isinstance(operand, dict) and operand.get("arguments") is not None and not isinstance(operand["arguments"], dict):
+            return f"a tool_called object's 'arguments' must be an object (the arguments to match), got {_short(operand['arguments'])}"
         if not isinstance(operand, (str, list, dict)):
             return f"a tool_called name must be a string, a list or an object, got {clip(repr(operand))}"
     elif kind == "tool_result":

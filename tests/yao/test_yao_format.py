@@ -22,9 +22,14 @@ def context(tmp_path: Path, args: tuple[str, ...] = (), env: dict[str, str] | No
 
 
 def problems(path: Path, ctx: Any) -> list[str]:
-    with pytest.raises(SpecError) as info:
-        compile_file(path, ctx)
-    return info.value.render().splitlines()
+    """The file's collection error, else the errors of its cases (a problem of one case is its own)."""
+    try:
+        suite = compile_file(path, ctx)
+    except SpecError as exc:
+        return exc.render().splitlines()
+    found = [line for case in suite.cases if case.error for line in case.error.splitlines()]
+    assert found, "neither the file nor a case has a problem"
+    return found
 
 
 # --- reading and validating ---------------------------------------------------------------
@@ -53,11 +58,20 @@ def test_every_bad_line_is_reported_with_its_line_and_field(tmp_path: Path) -> N
     ]) + "\n", encoding="utf-8")
     lines = problems(path, context(tmp_path))
     file = str(path)
-    assert lines == [
+    assert lines == [  # what makes the file unreadable: a collection error, before any case
         f"{file}:4: invalid JSON at column 32: Expecting property name enclosed in double quotes (a trailing comma "
         "before it?)",
         f"{file}:5: each line must be one test case (a JSON object), got an array",
         f"{file}:6: id: duplicate id 'ok' (first used on line 1)",
+    ]
+    text = path.read_text(encoding="utf-8").splitlines()
+    path.write_text("\n".join(text[:3] + ["// gone"] * 3 + text[6:]) + "\n", encoding="utf-8")
+    suite = compile_file(path, context(tmp_path))
+    by_id = {case.id: case.error for case in suite.cases}
+    assert by_id["ok"] is None  # every other case still runs
+    file = path.name
+    lines = problems(path, context(tmp_path))
+    assert lines == [  # each problem confined to one case is that case's error
         f"{file}:7: unknown key 'inputt' — did you mean 'input'?",
         f"{file}:8: duplicate key 'input' (the later value would hide the earlier)",
         f"{file}:9: assertions[0]: unknown key 'patern' — did you mean 'pattern'?",
@@ -153,7 +167,7 @@ def test_sidecar_configures_the_agent_and_is_validated(tmp_path: Path) -> None:
     target = suite.cases[0].steps[0].config["target"]
     assert target.endpoint == "http://127.0.0.1:9/v1/chat/completions"  # the sidecar wins over the option
     assert target.config.request_headers == {"Authorization": "Bearer tok-123456"}
-    assert target.config.secrets == ["tok-123456"]
+    assert target.config.secrets == ["tok-123456", "Bearer tok-123456"]  # by name, and the header it reached
     assert (target.model, target.body, target.awaiting_pattern) == ("agent-model", {"temperature": 0}, "\\?$")
     sidecar.write_text("endpoint: http://x:1/\nprotocl: openai\ntraces: t.jsonl\n", encoding="utf-8")
     assert problems(path, context(tmp_path)) == [f"{sidecar}:2: unknown key 'protocl' — did you mean 'protocol'?"]
@@ -167,7 +181,7 @@ def test_highbar_protocol_takes_text_turns_only(tmp_path: Path) -> None:
     path = tmp_path / "hb_test.jsonl"
     path.write_text(jsonl({"id": "a", "input": [{"role": "user", "content": "hi"}]}), encoding="utf-8")
     found = problems(path, context(tmp_path, agent_endpoint="http://127.0.0.1:9/chat", agent_protocol="highbar"))
-    assert found == [f"{path}:1: input: the highbar protocol sends one text message a turn: use text inputs without "
+    assert found == [f"{path.name}:1: input: the highbar protocol sends one text message a turn: use text inputs without "
                      "attachments, or protocol: openai"]
 
 

@@ -17,7 +17,6 @@ from pydantic import ValidationError
 
 from ...agents.chat import DEFAULT_AWAITING_TOOLS, ChatTarget
 from ...agents.config import (
-    MIN_SECRET_LENGTH,
     AgentConfig,
     expand_env,
     without_extensions,
@@ -25,6 +24,7 @@ from ...agents.config import (
 from ...agents.errors import AgentConfigError
 from ...errors import Problem, SpecError
 from ...model import AgentRequirement
+from ...report.redact import used_secrets
 from .models import AgentFileSpec
 
 SIDECAR_SUFFIX = ".agent.yaml"
@@ -120,7 +120,9 @@ def _expanded(raw: Mapping[str, Any], env: Mapping[str, str], where: Path,
         place = place.lstrip(".")
         loc = [int(i) if i else k for k, i in _SEGMENT.findall(place)]
         raise SpecError(str(where), [Problem(place, message, line(loc) if line else None)]) from None
-    secrets = [v for v in used if len(v) >= MIN_SECRET_LENGTH]
+    request = expanded.get("request") if isinstance(expanded.get("request"), Mapping) else {}
+    headers = [h for h in (expanded.get("headers"), request.get("headers")) if isinstance(h, Mapping)]
+    secrets = used_secrets(names, {k: v for h in headers for k, v in h.items()})
     return expanded, secrets, {v: n for v, n in names.items() if v in secrets}
 
 

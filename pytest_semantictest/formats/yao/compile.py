@@ -11,16 +11,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from ...checks.conversation import ConversationOutcome, TurnCompleted, turn_assertion
 from ...checks.specs import AssertionSpec
 from ...errors import Problem, SpecError
 from ...model import Case, CheckResult, Failure, Step, Suite
-from ..validation import problems_from
 from .agent import AgentChoice, choose_agent
+from .cases import ParsedCase, parse_file
+from .hooks import hook_steps
 from .models import DEFAULT_DYNAMIC_TIMEOUT_S, DEFAULT_MAX_TURNS, CaseSpec
-from .reader import Line, read_lines
 
 FORMAT = "yao"
 
@@ -64,62 +62,48 @@ class Settings:
         return self._terminal  # type: ignore[return-value]
 
 
-def parse_cases(path: Path) -> list[tuple[Line, CaseSpec]]:
-    """Every case of the file, validated; raises SpecError naming every bad line and field."""
-    lines, problems = read_lines(path)
-    cases: list[tuple[Line, CaseSpec]] = []
-    for line in lines:
-        try:
-            spec = CaseSpec.model_validate(line.data)
-        except ValidationError as exc:
-            problems += problems_from(exc, CaseSpec, lambda loc, n=line.number: n)
-            continue
-        problems += [Problem(p.place, p.message, line.number) for p in _more_problems(spec, path.parent)]
-        cases.append((line, spec))
+def compile_file(path: Path, ctx: Any) -> Suite:
+    """The file's suite; a problem of the file raises SpecError, a problem of one case is its ``error``."""
+    parsed, problems = parse_file(path)
     if problems:
         problems.sort(key=lambda p: p.line or 0)
         raise SpecError(str(path), problems)
-    return cases
-
-
-def _more_problems(spec: CaseSpec, base: Path) -> list[Problem]:
-    from ...agents.chat import resolve_source
-    from ...blocks.simulated_conversation import order_problems
-
-    found = [Problem(f"checkpoints[{i}].after", m) for i, m in order_problems(spec.checkpoints or [])]
-    places = [("attachments", spec.attachments)] + [
-        (f"turns[{i}].attachments", t.attachments) for i, t in enumerate(spec.turns or [])
-    ]
-    for where, attachments in places:
-        for j, attachment in enumerate(attachments):
-            local = resolve_source(attachment.source, base)
-            if local is not None and not local.is_file():
-                found.append(Problem(f"{where}[{j}].source", f"file not found: {local}"))
-    return found
-
-
-def compile_file(path: Path, ctx: Any) -> Suite:
-    cases = parse_cases(path)
     choice = choose_agent(path, ctx)
     settings = Settings(ctx)
-    problems = _protocol_problems(cases, choice)
-    if problems:
-        raise SpecError(str(path), problems)
-    compiled = [compile_case(spec, line.number, path, choice, settings) for line, spec in cases]
+    compiled = []
+    for case in parsed:
+        problems = case.problems or _protocol_problems(case.spec, case.line.number, choice)
+        if problems or case.spec is None:
+            compiled.append(_broken(case, problems, path))
+        else:
+            compiled.append(compile_case(case.spec, case.line.number, path, choice, settings))
     agents = [choice.requirement] if choice.requirement is not None else []
     return Suite(path.name, path, FORMAT, compiled, agents=agents)
 
 
-def _protocol_problems(cases: list[tuple[Line, CaseSpec]], choice: AgentChoice) -> list[Problem]:
-    if choice.target is None or choice.target.protocol != "highbar":
+def _broken(case: ParsedCase, problems: list[Problem], path: Path) -> Case:
+    """A case that cannot run as written: it ERRORs with its problems (or is skipped, as it asks)."""
+    line = case.line.number
+    name = case.line.data.get("name") if isinstance(case.line.data.get("name"), str) else case.id
+    broken = Case(id=case.id, name=name, steps=[], checks=[], line=line, place=f"line {line}")
+    broken.error = "\n".join(p.render(path.name) for p in problems)
+    broken.skip = case.skip
+    return broken
+
+
+def _protocol_problems(spec: CaseSpec | None, line: int, choice: AgentChoice) -> list[Problem]:
+    if spec is None or choice.target is None or choice.target.protocol != "highbar":
         return []
     problems = []
-    for line, spec in cases:
-        inputs = [spec.input] + [t.input for t in spec.turns or []]
-        attached = spec.attachments or any(t.attachments for t in spec.turns or [])
-        if attached or any(v is not None and not isinstance(v, str) for v in inputs):
-            problems.append(Problem("input", "the highbar protocol sends one text message a turn: use text inputs "
-                                    "without attachments, or protocol: openai", line.number))
+    inputs = [spec.input] + [t.input for t in spec.turns or []]
+    attached = spec.attachments or any(t.attachments for t in spec.turns or [])
+    if attached or any(v is not None and not isinstance(v, str) for v in inputs):
+        problems.append(Problem("input", "the highbar protocol sends one text message a turn: use text inputs "
+                                "without attachments, or protocol: openai", line))
+    for key in ("user", "team"):
+        if getattr(spec, key):
+            problems.append(Problem(key, f"'{key}' is sent in the request body with protocol: openai; with "
+                                    "protocol: highbar put it in the agent file's request.body", line))
     return problems
 
 
@@ -144,7 +128,21 @@ def compile_case(spec: CaseSpec, line: int, path: Path, choice: AgentChoice, set
         _dynamic(case, spec, path, choice, interactive)
     else:
         _static(case, spec, path, choice, interactive)
+    before, after = hook_steps(spec, line, case.place, path, [str(s.output) for s in case.steps])
+    case.steps = before + case.steps
+    case.cleanup = after + case.cleanup
     return case
+
+
+def agent_options(spec: CaseSpec) -> dict[str, Any]:
+    """The case's ``options`` and, as Yao gives the agent its test user and team, ``user``/``team``
+    (request body fields; the case's ``options`` win)."""
+    options = dict(spec.options)
+    for key in ("user", "team"):
+        value = getattr(spec, key)
+        if value:
+            options.setdefault(key, value)
+    return options
 
 
 def _dynamic(case: Case, spec: CaseSpec, path: Path, choice: AgentChoice, interactive: bool) -> None:
@@ -155,7 +153,7 @@ def _dynamic(case: Case, spec: CaseSpec, path: Path, choice: AgentChoice, intera
     plan = DynamicPlan(
         choice.target, list(spec.checkpoints or []), spec.simulator or SimulatorSpec(), spec.input,
         list(spec.attachments), spec.max_turns or DEFAULT_MAX_TURNS, spec.timeout or DEFAULT_DYNAMIC_TIMEOUT_S,
-        dict(spec.options), shown.model_copy(update={"enabled": interactive}), path.parent, case.name, str(path),
+        agent_options(spec), shown.model_copy(update={"enabled": interactive}), path.parent, case.name, str(path),
     )
     step = Step("SimulatedConversation", "conversation", None, {"plan": plan}, "conversation", case.line, case.place)
     case.steps = [step]
@@ -186,7 +184,7 @@ def _static(case: Case, spec: CaseSpec, path: Path, choice: AgentChoice, interac
         label = "reply" if single else f"turn {number}"
         config = {
             "target": target, "input": item["input"], "attachments": list(item["attachments"]),
-            "options": merged_options(spec.options, item["options"]), "previous": list(slots), "number": number,
+            "options": merged_options(agent_options(spec), item["options"]), "previous": list(slots), "number": number,
             "timeout": timeout, "base_dir": path.parent, "test_name": case.name, "spec": str(path),
             "interactive": {"enabled": interactive, "last": number == len(items),
                             "timeout": spec.interactive.timeout if spec.interactive else 300.0},

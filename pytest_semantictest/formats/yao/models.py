@@ -36,6 +36,17 @@ def _one_of(data: Any, names: tuple[str, ...]) -> None:
         raise ValueError(f"give one of {', '.join(present)} (they are the same key)")
 
 
+class PythonHook(StrictSpec):
+    """``{python: "module:function"}``: a hook spelled as highbar's session hooks are."""
+
+    python: str
+
+
+HookSpec = str | PythonHook
+"""A per-case ``before``/``after`` hook: ``"module:function"``, ``{python: ...}`` or Yao's
+``"env_test.Before"`` (see :mod:`.hooks`)."""
+
+
 class TurnSpec(StrictSpec):
     """A static turn: what the user says, and what the reply must satisfy."""
 
@@ -71,6 +82,11 @@ class CaseSpec(StrictSpec):
     timeout: Duration | None = None
     skip: bool | str | None = None
     interactive: InteractiveSpec | None = None
+    user: str | None = None
+    team: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    before: HookSpec | None = None
+    after: HookSpec | None = None
 
     @model_validator(mode="before")
     @classmethod

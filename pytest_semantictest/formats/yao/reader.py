@@ -1,13 +1,14 @@
 """Read a Yao test file: JSON Lines, one case a line, with the line number of each.
 
-Blank lines and ``//`` comment lines are skipped. Every line that is not a JSON object, has a
-duplicate key, or repeats an earlier case's ``id`` is a :class:`Problem` naming its line.
+Blank lines and ``//`` comment lines are skipped. Every line that is not a JSON object or repeats
+an earlier case's ``id`` is a :class:`Problem` of the file naming its line; a duplicate key inside a
+case is a problem of that case (``Line.problems``).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,8 @@ class Line:
 
     number: int
     data: dict[str, Any]
+    problems: list[Problem] = field(default_factory=list)
+    """Problems confined to this case (a duplicate key): the case's error, not the file's."""
 
 
 def read_lines(path: Path) -> tuple[list[Line], list[Problem]]:
@@ -60,8 +63,7 @@ def parse_lines(text: str) -> tuple[list[Line], list[Problem]]:
             message = _AT_LINE.sub(r"invalid JSON at column \1", str(exc))
             problems.append(Problem(exc.place, message, number))
             continue
-        for dup in source.duplicates:
-            problems.append(Problem(dup.place, dup.message, number))
+        duplicates = [Problem(dup.place, dup.message, number) for dup in source.duplicates]
         data = source.data
         if not isinstance(data, dict):
             kind = "an array" if isinstance(data, list) else type(data).__name__
@@ -73,7 +75,7 @@ def parse_lines(text: str) -> tuple[list[Line], list[Problem]]:
                                     number))
         elif isinstance(case_id, str):
             first_line[case_id] = number
-        lines.append(Line(number, data))
+        lines.append(Line(number, data, duplicates))
     if not lines and not problems:
         problems.append(Problem("", "no test cases: write one JSON object per line"))
     return lines, problems
