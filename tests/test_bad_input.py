@@ -1,8 +1,10 @@
-"""Malformed suite files: each one gives a clean SpecError naming the file, the place and the line.
+"""Malformed suite files: each one gives a clean message naming the file, the place and the line.
 
-Every case is a file written to ``tmp_path / "bad.json"`` and loaded with ``load_file``; the
-expected fragments are checked against ``str(err)``. A handful also go through real pytest runs,
-where they must be collection errors (exit code 2) with the same message and no traceback.
+Every case is a file written to ``tmp_path / "bad.json"`` and loaded with ``load_file``. A problem
+that makes the file unusable (syntax, top-level shape, an unknown block, two tests with one id) is a
+SpecError; one confined to a test (``PER_TEST``) is that test's ``Case.error`` and the file loads.
+The expected fragments are checked against the message. A handful also go through real pytest runs:
+file problems are collection errors (exit code 2), test problems that test's ERROR; no traceback.
 """
 
 from __future__ import annotations
@@ -73,12 +75,11 @@ BAD: list[Bad] = [
         ["bad.json:1:", "found 'test' — did you mean 'tests'?"]),
     Bad("empty_tests", suite_text("{", '  "tests": []', "}"), ["bad.json:2:", "tests: is empty"]),
     # ---- suite and test keys ------------------------------------------------------------------
-    Bad("missing_test_id", one_test('    "pipeline": [%MOCK%]'), ["bad.json:2:", "tests[0]: 'id' is required"]),
     Bad("duplicate_test_ids",
         suite_text('{"tests": [', '  {"id": "a", "pipeline": [%MOCK%]},', '  {"id": "a", "pipeline": [%MOCK%]}', "]}"),
         ["bad.json:3:", "tests[1].id: duplicate test id 'a' (also tests[0])"]),
-    Bad("duplicate_json_keys", one_test('    "id": "a",', '    "pipeline": [%MOCK%],', '    "id": "b"'),
-        ["bad.json:5:", "tests[0]: duplicate key 'id'"]),
+    Bad("test_not_an_object", suite_text('{"tests": [', '  {"id": "b", "pipeline": [%MOCK%]},', '  "a"', "]}"),
+        ["bad.json:3:", "tests[1]: a test must be an object with 'pipeline' and 'assertions', got 'a'"]),
     Bad("unknown_suite_key", one_test('    "id": "a", "pipeline": [%MOCK%]', top=('"contxt": {}',)),
         ["bad.json:6:", "unknown key 'contxt' — did you mean 'context'?"]),
     Bad("unknown_test_key_pipline", one_test('    "id": "a",', '    "pipline": [%MOCK%]'),
@@ -226,6 +227,14 @@ BAD: list[Bad] = [
         ["bad.json:5:", "tests[0]: unknown key 'kkkkk", "...'"]),
 ]
 
+FILE_LEVEL = {
+    "trailing_comma", "unclosed_brace", "single_quotes", "nan_is_not_json", "integer_too_long", "empty_file",
+    "not_utf8", "top_level_array", "tests_not_a_list", "tests_key_typo", "empty_tests", "duplicate_test_ids",
+    "unknown_suite_key", "context_is_a_list", "unknown_block", "deeply_nested_arrays", "deeply_nested_objects",
+    "nested_just_over_the_limit",
+}
+"""The cases that make the whole file unusable; every other case is confined to its test."""
+
 GOOD: list[tuple[str, str | bytes]] = [
     ("x_keys_and_schema",
      suite_text('{"$schema": "https://example.com/semantictest.json", "x-owner": "qa",',
@@ -251,17 +260,27 @@ def test_the_table_is_big_enough() -> None:
     assert len({c.id for c in BAD}) == len(BAD)
 
 
+def problem_text(path: Path) -> tuple[str, str]:
+    """``("file", SpecError text)`` or ``("test", the failing tests' errors)`` for the file at ``path``."""
+    try:
+        suite = load_file(path)
+    except SpecError as exc:
+        assert exc.problems, "a SpecError carries at least one problem"
+        return "file", str(exc)
+    errors = [c.error for c in suite.cases if c.error]
+    assert errors, "neither a file error nor a test error"
+    return "test", "\n".join(errors)
+
+
 @pytest.mark.parametrize("case", BAD, ids=[c.id for c in BAD])
 def test_bad_suite_gives_a_clean_error_naming_file_and_place(tmp_path: Path, case: Bad) -> None:
     path = write(tmp_path, case)
     start = time.perf_counter()
-    with pytest.raises(SpecError) as info:
-        load_file(path)
+    scope, message = problem_text(path)
     elapsed = time.perf_counter() - start
-    message = str(info.value)
+    assert scope == ("file" if case.id in FILE_LEVEL else "test"), message[:2000]
     for fragment in case.fragments:
         assert fragment in message, f"{fragment!r} not in:\n{message[:2000]}"
-    assert info.value.problems, "a SpecError carries at least one problem"
     for line in message.splitlines():  # every problem starts with the file name
         assert line.startswith(str(path)), line[:300]
     assert len(message) < 5000, "messages quote values shortened, never whole huge inputs"
@@ -294,21 +313,13 @@ def test_every_problem_is_reported_not_just_the_first(tmp_path: Path) -> None:
     assert "bad.json:5: tests[0].pipeline[0].block: unknown block 'HttpRequst'" in message
     assert "bad.json:8: tests[0].assertions.d.gtt: unknown operator 'gtt'" in message
     assert "bad.json:8: tests[0].assertions.e: 'e' is not written by any step" in message
-    assert len(info.value.problems) == 3
+    assert len(info.value.problems) == 3, "a file that fails names its tests' own problems too"
 
 
 # ---- the same files through real pytest runs -------------------------------------------------
 
-THROUGH_PYTEST = [
-    "trailing_comma",
-    "unknown_operator",
-    "unknown_block",
-    "loop_unknown_config_key",
-    "deeply_nested_arrays",
-    "not_utf8",
-    "matches_regex_nested_too_deeply",
-    "nan_is_not_json",
-]
+THROUGH_PYTEST = ["trailing_comma", "unknown_block", "deeply_nested_arrays", "not_utf8", "nan_is_not_json"]
+TEST_ERRORS_THROUGH_PYTEST = ["unknown_operator", "loop_unknown_config_key", "matches_regex_nested_too_deeply"]
 
 
 def sections(output: str) -> dict[str, str]:
@@ -339,8 +350,27 @@ def test_bad_suites_are_collection_errors_without_traceback(pytester: pytest.Pyt
             assert fragment in text, f"{case_id}: {fragment!r} not in:\n{text[:2000]}"
 
 
+def test_test_problems_are_that_tests_error_without_traceback(pytester: pytest.Pytester) -> None:
+    """A problem inside one test ERRORs that test with the same message; the file's others run."""
+    good = {"block": "MockData", "config": {"data": {"a": 1}}, "output": "m"}
+    for case_id in TEST_ERRORS_THROUGH_PYTEST:
+        data = json.loads(next(c for c in BAD if c.id == case_id).data())
+        data["tests"].append({"id": "fine", "pipeline": [good], "assertions": {"m.a": 1}})
+        (pytester.path / f"{case_id}.json").write_text(json.dumps(data, indent=1))
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rE")
+    output = result.stdout.str() + result.stderr.str()
+    result.assert_outcomes(passed=len(TEST_ERRORS_THROUGH_PYTEST), errors=len(TEST_ERRORS_THROUGH_PYTEST))
+    assert "Traceback" not in output and "errors during collection" not in output
+    for case_id in TEST_ERRORS_THROUGH_PYTEST:
+        fragment = next(c for c in BAD if c.id == case_id).fragments[1]
+        assert fragment in output, f"{case_id}: {fragment!r} not in:\n{output[-3000:]}"
+        result.stdout.fnmatch_lines([f"ERROR {case_id}.json::a*"])
+    collected = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--collect-only", "-q")
+    collected.stdout.fnmatch_lines([f"{TEST_ERRORS_THROUGH_PYTEST[0]}.json::a", f"{TEST_ERRORS_THROUGH_PYTEST[0]}.json::fine"])
+
+
 def test_one_bad_file_does_not_hide_a_good_one(pytester: pytest.Pytester) -> None:
-    (pytester.path / "bad.json").write_bytes(next(c for c in BAD if c.id == "unknown_operator").data())
+    (pytester.path / "bad.json").write_bytes(next(c for c in BAD if c.id == "unknown_block").data())
     good = {"tests": [{"id": "ok", "pipeline": [json.loads(MOCK)], "assertions": {"d.a": 1}}]}
     (pytester.path / "good.json").write_text(json.dumps(good))
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--continue-on-collection-errors")

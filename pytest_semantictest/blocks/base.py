@@ -29,6 +29,9 @@ class Block:
     resolve_config: ClassVar[bool] = True
     """False: ``config`` reaches the block exactly as written (no ``${...}`` resolution)."""
     inputs: ClassVar[tuple[str, ...]] = ()
+    input_keys: ClassVar[frozenset[str] | None] = None
+    """The keys an object ``input`` may have (and the names a ``{from, as}`` input may use);
+    others are collection errors with a did-you-mean. ``None`` (the default) accepts any key."""
     outputs: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:

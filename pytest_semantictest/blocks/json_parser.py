@@ -11,6 +11,7 @@ from .base import Block, BlockError
 class JsonParser(Block):
     name = "JsonParser"
     inputs = ("body",)
+    input_keys = frozenset(inputs)
     outputs = ("parsed",)
 
     async def process(self, inputs: dict[str, Any], ctx: Any) -> dict[str, Any]:

@@ -29,6 +29,7 @@ class LLMJudge(Block):
     primary_input = "text"
     config_keys = frozenset({"model", "criteria", "threshold", "continueConversation", "maxTurns"})
     inputs = ("text", "toolCalls", "history", "expected")
+    input_keys = frozenset(inputs) | {"body"}
     outputs = (
         "score", "passed", "threshold", "reasoning", "details", "constraints", "shouldContinue", "nextPrompt", "model",
     )

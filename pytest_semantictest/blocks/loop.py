@@ -12,6 +12,7 @@ from .base import Block
 class Loop(Block):
     name = "Loop"
     config_keys = frozenset({"target", "maxIterations", "condition", "delayMs"})
+    input_keys = None  # its input passes through to its output, any keys
 
     @classmethod
     def validate_config(cls, config: dict[str, Any]) -> list[tuple[str, str]]:

@@ -10,6 +10,7 @@ from .base import Block
 class MockData(Block):
     name = "MockData"
     config_keys = frozenset({"data"})
+    input_keys = frozenset()  # MockData reads nothing: its value is config.data
 
     @classmethod
     def validate_config(cls, config: dict[str, Any]) -> list[tuple[str, str]]:

@@ -144,6 +144,7 @@ class ValidateTools(Block):
     config_keys: ClassVar[frozenset[str] | None] = frozenset(
         {"expected", "forbidden", "minTools", "maxTools", "order", "validateArgs"})
     inputs: ClassVar[tuple[str, ...]] = ("toolCalls",)
+    input_keys: ClassVar[frozenset[str] | None] = frozenset({"toolCalls", "body"})
     outputs: ClassVar[tuple[str, ...]] = (
         "passed", "failures", "score", "checks", "actualTools", "expectedTools")
 

@@ -34,6 +34,9 @@ class JsonSource(LineMap):
     data: Any
     lines: dict[Path, int] = field(default_factory=dict)
     duplicates: list[Problem] = field(default_factory=list)
+    repeated: list[tuple[Path, int | None, int]] = field(default_factory=list)
+    """Each repeated key as ``(path of the key, line of the earlier value, line of the later one)``:
+    the later value is the one ``data`` holds, as every JSON parser does."""
 
 
 def load_json(text: str) -> JsonSource:
@@ -135,6 +138,8 @@ def _index(text: str, source: JsonSource) -> None:
         if top is not None and top[0] and top[2]:
             key = string
             if key in top[3]:
+                later = line_of(newlines, pos) + 1
+                source.repeated.append(((*path, key), lines.get((*path, key)), later))  # type: ignore[arg-type]
                 source.duplicates.append(
                     Problem(
                         place(path),

@@ -61,6 +61,7 @@ class StreamParser(Block):
     primary_input: ClassVar[str] = "body"
     config_keys: ClassVar[frozenset[str] | None] = frozenset({"format"})
     inputs: ClassVar[tuple[str, ...]] = ("body", "format")
+    input_keys: ClassVar[frozenset[str] | None] = frozenset(inputs)
     outputs: ClassVar[tuple[str, ...]] = ("text", "toolCalls", "chunks", "metadata")
 
     @classmethod

@@ -50,9 +50,12 @@ class StepSpec(BaseModel):
 
 
 class TestSpec(_Strict):
-    """One test: a pipeline and assertions (plus our documented extension keys)."""
+    """One test: a pipeline and assertions (plus our documented extension keys).
 
-    id: str
+    Without ``id`` a test gets ``test-<index>`` (as the reference runner names it) and a warning.
+    """
+
+    id: str | None = None
     name: str | None = None
     description: str | None = None
     pipeline: list[StepSpec]
@@ -65,8 +68,8 @@ class TestSpec(_Strict):
 
     @field_validator("id")
     @classmethod
-    def _id_ok(cls, value: str) -> str:
-        return check_node_id(value)
+    def _id_ok(cls, value: str | None) -> str | None:
+        return value if value is None else check_node_id(value)
 
     @field_validator("markers")
     @classmethod
@@ -84,6 +87,16 @@ class SuiteSpec(_Strict):
     version: str | None = None
     description: str | None = None
     context: dict[str, Any] = Field(default_factory=dict)
+    input: dict[str, Any] | None = None
+    """The reference runner's suite-level input, readable as ``${input.<key>}`` in setup, every test
+    and teardown."""
     setup: list[StepSpec] = Field(default_factory=list)
     tests: list[TestSpec]
     teardown: list[StepSpec] = Field(default_factory=list)
+
+
+class SuiteShape(SuiteSpec):
+    """What the loader validates first: the file's own keys, tests left unread. Each test is then
+    validated on its own (:class:`TestSpec`), so a problem inside one test is that test's error."""
+
+    tests: list[Any]  # type: ignore[assignment]

@@ -1,0 +1,266 @@
+"""Compile a validated SemanticTest suite to the model: file-level problems and per-test ones apart.
+
+A problem that makes the file unusable (a bad setup step, an unknown block anywhere, two tests with
+one id) is collected in :attr:`SuiteCompiler.problems` and becomes a collection error. A problem
+confined to one test (a bad key in it, a ``${NAME}`` nothing defines, a bad assertion) becomes that
+test's :attr:`Case.error`: it ERRORs, the file's other tests run.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ...checks.operators import OPERATORS, validate_operand
+from ...checks.path import PathCheck
+from ...engine.databus import split_path
+from ...engine.inputs import is_from_as, output_slots
+from ...engine.resolve import references
+from ...errors import Problem, clip, did_you_mean
+from ...model import Case, Repetition, Step, Suite
+from ..jsonsource import JsonSource, place
+from ..validation import check_node_id, problems_from
+from .models import StepSpec, SuiteShape, TestSpec
+from .operator_names import operator_hint, suggest_operator
+from .steps import Loc, compile_step, unknown_block
+
+FORMAT = "semantictest"
+ABSENCE_OPERATORS = frozenset({"isUndefined", "isDefined"})
+"""Operators that may name a slot no step writes: checking absence is what they are for."""
+
+
+def default_id(index: int) -> str:
+    """The id of a test without one: ``test-<index>`` (0-based), as the reference runner names it."""
+    return f"test-{index}"
+
+
+def _operand_problem(op: str, operand: Any) -> str | None:
+    """``validate_operand``, also for patterns ``re`` rejects with other errors than re.error."""
+    try:
+        return validate_operand(op, operand)
+    except (OverflowError, RecursionError, ValueError, re.error) as exc:
+        why = "groups nested too deeply" if isinstance(exc, RecursionError) else exc
+        return f"'{op}' has an invalid regular expression {clip(repr(operand))}: {why}"
+
+
+def _ref_sites(value: Any, at: Loc, sites: dict[str, Loc]) -> None:
+    """Where each ``${name...}`` first appears in ``value`` (``at`` is the value's JSON path)."""
+    if isinstance(value, str):
+        for name in sorted(references(value)):
+            sites.setdefault(name, at)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _ref_sites(item, at + (key,), sites)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _ref_sites(item, at + (index,), sites)
+
+
+def _under(prefix: Loc, problem: Problem) -> Problem:
+    """``problem`` (placed inside one test) placed in the file: ``pipeline[0]`` -> ``tests[2].pipeline[0]``."""
+    head = place(prefix)
+    inner = problem.place
+    joined = head if not inner else head + ("" if inner.startswith("[") else ".") + inner
+    return Problem(joined, problem.message, problem.line)
+
+
+def test_id(raw: Any, index: int) -> str | None:
+    """The id a raw test names (None when it has no usable one)."""
+    value = raw.get("id") if isinstance(raw, dict) else None
+    if not isinstance(value, str):
+        return None
+    try:
+        return check_node_id(value)
+    except ValueError:
+        return None
+
+
+class SuiteCompiler:
+    """Compiles one suite; :attr:`problems` are the file's, :attr:`missing_ids` the tests without id."""
+
+    def __init__(self, source: JsonSource, spec: SuiteShape, path: Path) -> None:
+        self.source = source
+        self.spec = spec
+        self.path = path
+        self.problems: list[Problem] = []
+        self.missing_ids: list[int] = []
+        self.test_problems: list[Problem] = []
+        """Every test's own problems too (a file that fails anyway reports them all)."""
+        self._sink: list[Problem] = self.problems
+
+    def file_problem(self, loc: Loc, message: str) -> None:
+        self.problems.append(Problem(place(loc), message, self.source.line(loc)))
+
+    def problem(self, loc: Loc, message: str) -> None:
+        self._sink.append(Problem(place(loc), message, self.source.line(loc)))
+
+    def suite(self) -> Suite:
+        spec = self.spec
+        if not spec.tests:
+            self.file_problem(("tests",), "is empty: add at least one test")
+        setup = [self.step(s, ("setup", i), spec.setup) for i, s in enumerate(spec.setup)]
+        teardown = [self.step(s, ("teardown", i), spec.teardown) for i, s in enumerate(spec.teardown)]
+        context = dict(spec.context)
+        if spec.input is not None:
+            context.setdefault("input", spec.input)
+        shared = set(context) | {"env"}
+        for step in setup:
+            shared.update(output_slots(step.output, step.id))
+        self.check_refs(setup, shared, ("setup",))
+        seen: dict[str, int] = {}
+        cases = []
+        for i, raw in enumerate(spec.tests):
+            case = self.case(raw, i, shared)
+            if case.id in seen:
+                self.file_problem(("tests", i, "id"), f"duplicate test id '{clip(case.id)}' (also tests[{seen[case.id]}])")
+            seen[case.id] = i
+            cases.append(case)
+        return Suite(spec.name or self.path.stem, self.path, FORMAT, cases, context, setup, teardown)
+
+    def step(self, spec: StepSpec, loc: Loc, siblings: list[StepSpec]) -> Step:
+        return compile_step(spec, loc, siblings, self.source, self.problem, self.file_problem)
+
+    def case(self, raw: Any, i: int, shared: set[str]) -> Case:
+        """One test; its own problems become its ``error``."""
+        loc: Loc = ("tests", i)
+        case_id = test_id(raw, i)
+        if case_id is None:
+            case_id = default_id(i)
+            if isinstance(raw, dict) and "id" not in raw:
+                self.missing_ids.append(i)
+        mine: list[Problem] = []
+        self._sink = mine
+        try:
+            case = self._case(raw, i, case_id, shared)
+        finally:
+            self._sink = self.problems
+        if mine:
+            self.test_problems.extend(mine)
+            case.error = "\n".join(p.render(str(self.path)) for p in mine)
+        return case
+
+    def _case(self, raw: Any, i: int, case_id: str, shared: set[str]) -> Case:
+        loc: Loc = ("tests", i)
+        bare = Case(id=case_id, name=case_id, steps=[], checks=[], line=self.source.line(loc), place=place(loc))
+        if not isinstance(raw, dict):
+            self.problem(loc, f"a test must be an object with 'pipeline' and 'assertions', got {clip(repr(raw))}")
+            return bare
+        try:
+            test = TestSpec.model_validate(raw)
+        except ValidationError as exc:
+            found = problems_from(exc, TestSpec, lambda at: self.source.line(loc + tuple(at)))
+            self._sink.extend(_under(loc, p) for p in found)
+            name = raw.get("name")
+            bare.name = name if isinstance(name, str) and name else case_id
+            self._unknown_blocks(raw.get("pipeline"), loc + ("pipeline",))
+            return bare
+        steps = [self.step(s, loc + ("pipeline", j), test.pipeline) for j, s in enumerate(test.pipeline)]
+        if not test.pipeline:
+            self.problem(loc + ("pipeline",), "is empty: add at least one block")
+        slots = set(shared)
+        for step in steps:
+            slots.update(output_slots(step.output, step.id))
+            if step.block == "Loop" and step.config.get("target") is not None:
+                slots.update(f"_loopCount:{s.id}" for s in steps)
+        self.check_refs(steps, slots, loc + ("pipeline",))
+        checks = self.assertions(test.assertions, loc + ("assertions",), slots)
+        skip = test.skip if isinstance(test.skip, str) else ("skipped in the suite file" if test.skip else None)
+        return Case(
+            id=case_id,
+            name=test.name or case_id,
+            steps=steps,
+            checks=checks,
+            line=bare.line,
+            markers=list(test.markers),
+            repetition=self.repetition(test, loc),
+            timeout_s=test.timeout / 1000 if test.timeout else None,
+            skip=skip,
+            place=bare.place,
+        )
+
+    def _unknown_blocks(self, pipeline: Any, loc: Loc) -> None:
+        """An unknown block is the file's problem, also in a test that is otherwise invalid."""
+        for j, step in enumerate(pipeline if isinstance(pipeline, list) else []):
+            name = step.get("block") if isinstance(step, dict) else None
+            message = unknown_block(name) if isinstance(name, str) else None
+            if message:
+                self.file_problem(loc + (j, "block"), message)
+
+    def repetition(self, test: TestSpec, loc: Loc) -> Repetition:
+        mp = test.minPass
+        if mp is None:
+            return Repetition(test.runs)
+        if isinstance(mp, bool) or (isinstance(mp, float) and not math.isfinite(mp)) or mp <= 0:
+            self.problem(loc + ("minPass",), f"must be a count >= 1 or a fraction in (0, 1], got {mp!r}")
+            return Repetition(test.runs)
+        count = math.ceil(mp * test.runs) if isinstance(mp, float) and mp <= 1 else int(mp)
+        if count > test.runs:
+            self.problem(loc + ("minPass",), f"{mp} is more than runs ({test.runs})")
+        return Repetition(test.runs, count)
+
+    def check_refs(self, steps: list[Step], slots: set[str], loc: Loc) -> None:
+        for j, step in enumerate(steps):
+            at = loc + (j,)
+            sites: dict[str, Loc] = {}
+            _ref_sites(step.input, at + ("input",), sites)
+            for key, value in step.config.items():
+                key_at = at + ("config", key)
+                _ref_sites(value, key_at if key_at in self.source.lines else at + (key,), sites)
+            if is_from_as(step.input):
+                head = split_path(step.input["from"].strip().removeprefix("${").removesuffix("}"))
+                if head and isinstance(head[0], str):
+                    sites.setdefault(head[0], at + ("input", "from"))
+            for name in sorted(set(sites) - slots):
+                hint = did_you_mean(name, slots)
+                self.problem(sites[name], f"references '{clip(name)}', which no step, setup or context provides{hint}")
+
+    def assertions(self, spec: dict[str, Any], loc: Loc, slots: set[str]) -> list[PathCheck]:
+        checks: list[PathCheck] = []
+        for path, expected in spec.items():
+            where = loc + (path,)
+            line = self.source.line(where)
+            head = split_path(path)
+            if not head or not isinstance(head[0], str):
+                self.problem(where, f"'{clip(path)}' is not a DataBus path")
+                continue
+            if isinstance(expected, dict) and expected and any(k in OPERATORS for k in expected):
+                if head[0] not in slots and not set(expected) <= ABSENCE_OPERATORS:
+                    self._unwritten(where, head[0], slots)
+                for op, operand in expected.items():
+                    if op not in OPERATORS:
+                        self.problem(where + (op,), f"unknown operator '{clip(op)}'{operator_hint(op)}")
+                        continue
+                    reason = _operand_problem(op, operand)
+                    if reason:
+                        self.problem(where + (op,), reason)
+                    checks.append(PathCheck(path, op, operand, line))
+                continue
+            if isinstance(expected, dict) and expected and self._near_misses(expected, where):
+                continue
+            if head[0] not in slots and expected is not None:
+                self._unwritten(where, head[0], slots)
+            checks.append(PathCheck(path, "equals", expected, line, plain=True))
+        return checks
+
+    def _unwritten(self, where: Loc, head: str, slots: set[str]) -> None:
+        self.problem(where, f"'{clip(head)}' is not written by any step{did_you_mean(head, slots)} "
+                     "(to check that it is absent, use {\"isUndefined\": true})")
+
+    def _near_misses(self, expected: dict[str, Any], where: Loc) -> bool:
+        """An object of near-miss operator names (``{"greaterThan": 0}``) is a mistake, not equality."""
+        close = [k for k in expected if did_you_mean(k, OPERATORS, cutoff=0.75)]
+        if not close and all(suggest_operator(k) for k in expected):
+            close = list(expected)
+        if not close:
+            return False
+        key = close[0]
+        self.problem(
+            where + (key,),
+            f"unknown operator '{clip(key)}'{operator_hint(key)} "
+            '(to compare with an object, write {"equals": {...}})',
+        )
+        return True

@@ -1,0 +1,98 @@
+"""Compile one pipeline step of a SemanticTest suite: block, config, input keys, Loop target."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ...blocks.registry import get_block, known_blocks
+from ...engine.databus import split_path
+from ...errors import clip, did_you_mean
+from ...model import Step
+from ..jsonsource import JsonSource, place
+from .models import StepSpec
+
+Loc = tuple[str | int, ...]
+Report = Callable[[Loc, str], None]
+_STEP_KEYS = list(StepSpec.model_fields)
+
+
+def compile_step(
+    spec: StepSpec, loc: Loc, siblings: list[StepSpec], source: JsonSource, problem: Report, file_problem: Report
+) -> Step:
+    """The model Step for ``spec``; problems go to ``problem`` (an unknown block to ``file_problem``)."""
+    cls = get_block(spec.block)
+    config = dict(spec.config)
+    extras = dict(spec.model_extra or {})
+    if cls is None:
+        file_problem(loc + ("block",), unknown_block(spec.block) or "")
+    else:
+        allowed = cls.config_keys
+        for key, value in extras.items():
+            if allowed is None or key in allowed:
+                config.setdefault(key, value)
+            else:
+                hint = did_you_mean(key, _STEP_KEYS + sorted(allowed))
+                problem(loc + (key,), f"unknown key '{clip(key)}' for block {spec.block}{hint}")
+        if allowed is not None:
+            for key in spec.config:
+                if key not in allowed:
+                    hint = did_you_mean(key, sorted(allowed))
+                    known = ", ".join(sorted(allowed)) or "none"
+                    problem(loc + ("config", key), f"unknown config key '{clip(key)}'{hint} ({spec.block} takes: {known})")
+        for key, message in cls.validate_config(config):
+            problem(loc + ("config", *split_path(key)), message)
+        _input_keys(spec, cls.input_keys, cls.primary_input, loc, problem)
+    if spec.block == "Loop" and cls is not None:
+        _loop_target(config.get("target"), loc, siblings, problem)
+    _from_as(spec.input, loc, problem)
+    step_id = spec.id or spec.block
+    return Step(spec.block, step_id, spec.input, config, spec.output, source.line(loc), place(loc))
+
+
+def unknown_block(name: str) -> str | None:
+    """The problem of naming block ``name``, or None when a block has that name."""
+    if not name.strip() or get_block(name) is not None:
+        return None
+    known = known_blocks()
+    return f"unknown block '{clip(name)}'{did_you_mean(name, known)} (known blocks: {', '.join(known)})"
+
+
+def _input_keys(spec: StepSpec, allowed: frozenset[str] | None, primary: str, loc: Loc, problem: Report) -> None:
+    """An object input's keys (or a from/as name) must be ones the block reads (``mehtod``, ``bdoy``)."""
+    value = spec.input
+    if allowed is None or not isinstance(value, dict):
+        return
+    names = sorted(allowed | {primary})
+    takes = ", ".join(names) or "no input"
+    if set(value) <= {"from", "as"} and "from" in value:
+        name = value.get("as")
+        if isinstance(name, str) and name and name not in allowed and name != primary:
+            problem(loc + ("input", "as"), f"{spec.block} has no input '{clip(name)}'{did_you_mean(name, names)} "
+                    f"({spec.block} takes: {takes})")
+        return
+    for key in value:
+        if key not in allowed and key != primary:
+            problem(loc + ("input", key), f"unknown input key '{clip(key)}'{did_you_mean(key, names)} "
+                    f"({spec.block} takes: {takes})")
+
+
+def _from_as(value: Any, loc: Loc, problem: Report) -> None:
+    if isinstance(value, dict) and set(value) <= {"from", "as"} and "from" in value:
+        if "as" not in value:
+            problem(loc + ("input",), "the from/as form needs both 'from' (a DataBus path) and 'as' (a name)")
+        elif not isinstance(value["from"], str):
+            problem(loc + ("input", "from"), f"must be a DataBus path string, got {clip(repr(value['from']))}")
+        elif not isinstance(value["as"], str) or not value["as"]:
+            problem(loc + ("input", "as"), f"must be an input name (a string), got {clip(repr(value['as']))}")
+
+
+def _loop_target(target: Any, loc: Loc, siblings: list[StepSpec], problem: Report) -> None:
+    index = loc[-1]
+    assert isinstance(index, int)
+    earlier = [s.id or s.block for s in siblings[:index]]
+    if isinstance(target, int) and not isinstance(target, bool):
+        if not 0 <= target < index:
+            problem(loc + ("config", "target"), f"index {clip(target)} is not an earlier step (0..{index - 1})")
+    elif isinstance(target, str) and target not in earlier:
+        problem(loc + ("config", "target"), f"'{clip(target)}' is not the id of an earlier step{did_you_mean(target, earlier)}")
