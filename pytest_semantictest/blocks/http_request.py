@@ -34,6 +34,7 @@ def request_errors(url: str, deadline: Deadline) -> Iterator[None]:
 class HttpRequest(Block):
     name = "HttpRequest"
     inputs = ("url", "method", "headers", "body", "query", "timeout")
+    input_keys = frozenset(inputs)
     outputs = ("status", "headers", "body", "duration", "url")
     config_keys = frozenset({"url", "method", "headers", "body", "query", "timeout"})
 
