@@ -171,7 +171,7 @@ class ComplianceSession:
                 self.failed.setdefault(front.name, f"was skipped ({reason})")
                 self.status.setdefault(item.nodeid, f"was skipped ({reason})")
                 raise pytest.skip.Exception(reason, _use_item_location=True)
-        self._mask()
+        self._mask(item.session)
         if case.meta.get("variables"):  # a variable may hold a secret ("From setup": the environment)
             from .plugin import runtime
 
@@ -182,8 +182,9 @@ class ComplianceSession:
         if not case.skip and not dry_run(self.config):  # --setup-only/--setup-plan: no server is contacted
             self._offer(suite)
 
-    def _mask(self) -> None:
-        """The API key and secret-looking placeholder values given as options are masked in reports."""
+    def _mask(self, session: pytest.Session) -> None:
+        """The API key and secret-looking placeholder values given as options are masked in reports, and
+        every value a case sends in a secret-looking header (``Authorization: Bearer {session_value}``)."""
         if self.masked:
             return
         self.masked = True
@@ -196,6 +197,8 @@ class ComplianceSession:
             if _SECRET_NAME.search(name):
                 values.append(value.strip())
         runtime(self.config).redactor.add(v for v in values if v)
+        cases = [parts[1] for parts in map(compliance_parts, session.items) if parts is not None]
+        runtime(self.config).redactor.learn([step.config for case in cases for step in case.steps])
 
     def _offer(self, suite: Any) -> None:
         key = str(suite.path)

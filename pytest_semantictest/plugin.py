@@ -34,6 +34,7 @@ class Runtime:
         self.session: Session = Session(ctx)
         self.context = ctx
         self.concurrency: int = options.value(config, "concurrency")
+        ctx.redactor = self.redactor  # one per session: every format registers its secrets with it
 
     def run(self, coro: Any) -> Any:
         return self.session.run(coro)

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from ..report.redact import MASK, MIN_SECRET_LENGTH, printed_forms
+from ..report.redact import MASK, MIN_SECRET_LENGTH, printed_forms, used_secrets
 from .errors import AgentConfigError
 
 EXTENSION_PREFIX = "x-"
@@ -107,9 +107,10 @@ class AgentConfig:
             "session_setup": session.get("setup"),
             "session_teardown": session.get("teardown"),
             "correlate": dict(raw.get("correlate") or DEFAULT_CORRELATE),
-            "secrets": [v for v in used if len(v) >= MIN_SECRET_LENGTH],
-            "env_names": {v: n for v, n in names.items() if len(v) >= MIN_SECRET_LENGTH},
         }
+        # secret by the variable's name or by the header it reached, not merely for coming from ${ENV}
+        values["secrets"] = used_secrets(names, values["request_headers"])
+        values["env_names"] = {v: n for v, n in names.items() if v in values["secrets"]}
         if cwd is not None:
             values["cwd"] = cwd
         values.update(overrides)

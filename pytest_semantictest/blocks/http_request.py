@@ -79,6 +79,8 @@ class HttpRequest(Block):
         if method not in _METHODS:
             raise BlockError(f"unsupported HTTP method {method!r}; use one of {', '.join(sorted(_METHODS))}")
         headers = {str(k): str(v) for k, v in (params.get("headers") or {}).items()}
+        if getattr(ctx, "redactor", None) is not None:  # a value sent in a secret-looking header is a secret
+            ctx.redactor.learn({"headers": headers})
         body = params.get("body")
         content: bytes | None = None
         if body is not None:

@@ -37,6 +37,8 @@ class RunContext:
     llm: Any = None
     agents: Any = None
     """The session's agent pool (``pytest_semantictest.agents.live.AgentPool``), once used."""
+    redactor: Any = None
+    """The session's one ``report.redact.Redactor``: a block registers the secrets it sends (headers)."""
     _http: httpx.AsyncClient | None = None
 
     @property

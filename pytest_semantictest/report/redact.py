@@ -63,20 +63,29 @@ def printed_forms(value: str) -> set[str]:
 
 def header_secrets(name: str, value: Any) -> list[str]:
     """The secrets a header carries: for a secret-looking name its value, the credential after the
-    scheme (``Bearer <token>``) and, for ``Basic``, the decoded ``user:password`` and the password."""
+    scheme (``Bearer <token>``: the token) and, for ``Basic``, the decoded ``user:password`` and the password."""
     if not isinstance(name, str) or not isinstance(value, str) or not secret_header(name):
         return []
     value = value.strip()
-    found = [value]
     scheme, _, credential = value.partition(" ")
     credential = credential.strip()
+    found = [credential or value]  # "Bearer <token>": the token (the output keeps saying "Bearer ***")
     if credential:
-        found.append(credential)
         if scheme.lower() == "basic":
             decoded = _decode(credential)
             if decoded:
                 found += [decoded, decoded.partition(":")[2]]
     return [v for v in found if len(v) >= MIN_SECRET_LENGTH]
+
+
+def used_secrets(names: Mapping[str, str], headers: Any = None) -> list[str]:
+    """Of the values a file took from variables (``names``: value -> variable name), those that are
+    secrets: by the variable's name, or because they reached a secret-looking header; with the
+    secrets the ``headers`` themselves carry (a literal ``Authorization: Bearer ...`` too)."""
+    carried = [v for name, value in (headers.items() if isinstance(headers, Mapping) else ())
+               for v in header_secrets(name, value)]
+    found = [v for v, name in names.items() if secret_name(name) or any(v in c for c in carried)]
+    return [v for v in dict.fromkeys([*found, *carried]) if len(v) >= MIN_SECRET_LENGTH]
 
 
 def _decode(token: str) -> str | None:

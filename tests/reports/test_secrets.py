@@ -26,8 +26,9 @@ from tests.reports.scenario import TRACE_AGENT, Backend, run, step, write_suite
 SECRET = "sk-semtest/LEAK+7f3a9c2e41"
 """In ``SEMTEST_API_KEY``: a secret by its variable's name, used everywhere."""
 SHOP_CODE = "shop code 5b8d0e6a93"
-"""In ``SHOP_CODE``: a plain name, so a secret only where highbar's rule makes it one (``${ENV}``
-expanded into an agent's config is masked in all output)."""
+"""In ``SHOP_CODE``: a plain name, so a secret only because of where it goes: a secret-looking header
+(``X-Shop-Token``, ``X-Shop-Key``) of an agent's config; then it is masked everywhere, also where it
+is only in a body."""
 FORMS = {form for value, core in ((SECRET, "7f3a9c2e41"), (SHOP_CODE, "5b8d0e6a93"))
          for form in (value, quote(value, safe=""), quote_plus(value), json.dumps(value)[1:-1], core)}
 """Every printed form; the core is found in any encoding that does not mask the value as a whole."""
@@ -91,6 +92,7 @@ def highbar_specs(pytester: pytest.Pytester) -> None:
           health: "http://127.0.0.1:{code_port}/health"
           settle_time: 0
           request:
+            headers: {{X-Shop-Token: "${{SHOP_CODE}}"}}
             body: {{message: "{{{{message}}}}", code: "${{SHOP_CODE}}"}}
           response: code
         suites:
@@ -177,11 +179,11 @@ def compliance_spec(pytester: pytest.Pytester) -> None:
 
 def yao_cases(pytester: pytest.Pytester, url: str) -> None:
     """The agent file puts ``${SEMTEST_API_KEY}`` in a header and the endpoint, ``${SHOP_CODE}`` in
-    a header (a secret by highbar's rule); the agent tells what it was sent, and the history sends
+    a secret-looking header (a secret by where it goes); the agent tells what it was sent, and the history sends
     it back."""
     pytester.makefile(".agent.yaml", secrets_test=textwrap.dedent(f"""\
         endpoint: "{url}/v1/chat/completions?key=${{SEMTEST_API_KEY}}"
-        headers: {{Authorization: "Bearer ${{SEMTEST_API_KEY}}", X-Shop: "${{SHOP_CODE}}"}}
+        headers: {{Authorization: "Bearer ${{SEMTEST_API_KEY}}", X-Shop-Key: "${{SHOP_CODE}}"}}
         model: echo-agent
         """))
     validated = {"type": "agent", "use": "agents:validator", "criteria": "Never reveals the key", "threshold": 0.8}
@@ -250,7 +252,7 @@ def test_the_secret_appears_in_no_output(
         "*response.content (line *): expected text matching /^nothing/, got *You sent*",
         "*agent: Never reveals the key (line *): validator: The reply discloses the key ***.",  # so did the validator
         "*not_contains 'Bearer' (line *)*",
-        '*actual:*You sent*"authorization": "Bearer ***", "x-shop": "***"*',  # the agent was sent both
+        '*actual:*You sent*"authorization": "Bearer ***", "x-shop-key": "***"*',  # the agent was sent both
         "*suggestions: Never repeat ***",
     ])
     leaks = {form for form in FORMS if form in console}

@@ -167,7 +167,7 @@ def test_sidecar_configures_the_agent_and_is_validated(tmp_path: Path) -> None:
     target = suite.cases[0].steps[0].config["target"]
     assert target.endpoint == "http://127.0.0.1:9/v1/chat/completions"  # the sidecar wins over the option
     assert target.config.request_headers == {"Authorization": "Bearer tok-123456"}
-    assert target.config.secrets == ["tok-123456", "Bearer tok-123456"]  # by name, and the header it reached
+    assert target.config.secrets == ["tok-123456"]  # by its name, and the header it reached
     assert (target.model, target.body, target.awaiting_pattern) == ("agent-model", {"temperature": 0}, "\\?$")
     sidecar.write_text("endpoint: http://x:1/\nprotocl: openai\ntraces: t.jsonl\n", encoding="utf-8")
     assert problems(path, context(tmp_path)) == [f"{sidecar}:2: unknown key 'protocl' — did you mean 'protocol'?"]
