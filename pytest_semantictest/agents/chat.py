@@ -110,6 +110,8 @@ def materialize(messages: Sequence[Mapping[str, Any]], base_dir: Path | None) ->
     for message in messages:
         attachments = message.get("attachments")
         clean = {k: v for k, v in message.items() if k != "attachments"}
+        if isinstance(clean.get("content"), list):  # Yao's parts: {"type": "image", "source": "file://..."}
+            clean["content"] = [content_part(p, base_dir) if _names_file(p) else p for p in clean["content"]]
         if attachments:
             parts: list[Any] = []
             content = clean.get("content")
@@ -121,6 +123,14 @@ def materialize(messages: Sequence[Mapping[str, Any]], base_dir: Path | None) ->
             clean["content"] = parts
         out.append(clean)
     return out
+
+
+def _names_file(part: Any) -> bool:
+    """A content part written as an attachment (``type`` image/audio/file/text with ``source``, or an
+    image/file with Yao's ``url``), not yet an OpenAI part."""
+    if not isinstance(part, Mapping) or part.get("type") not in ("image", "audio", "file", "text"):
+        return False
+    return isinstance(part.get("source"), str) or part.get("type") in ("image", "file") and isinstance(part.get("url"), str)
 
 
 def resolve_source(source: str, base_dir: Path | None) -> Path | None:
@@ -135,7 +145,7 @@ def resolve_source(source: str, base_dir: Path | None) -> Path | None:
 def content_part(attachment: Mapping[str, Any], base_dir: Path | None) -> dict[str, Any]:
     """One attachment as an OpenAI content part (``image_url``, ``input_audio``, ``file``, ``text``)."""
     kind = attachment.get("type", "file")
-    source = str(attachment.get("source", ""))
+    source = str(attachment.get("source") or attachment.get("url") or "")
     path = resolve_source(source, base_dir)
     name = attachment.get("name") or (path.name if path else source.rsplit("/", 1)[-1])
     if path is None:

@@ -152,9 +152,11 @@ class AssertionSpec(StrictSpec):
 
     @property
     def validator_use(self) -> str | None:
-        """The model or LLM role an agent assertion names (``agents:`` stripped)."""
+        """The model, LLM role or Yao agent an agent assertion names (see ``llm.validator.resolve_use``)."""
+        from ..llm.validator import pick_use
+
         model = self.options.model or self.options.connector if self.options else None
-        return strip_prefix(self.use, "agents:") or model
+        return pick_use(self.use, model)
 
     @property
     def validator_criteria(self) -> str:
@@ -298,8 +300,10 @@ class SimulatorSpec(StrictSpec):
 
     @property
     def model_use(self) -> str | None:
+        from ..llm.validator import pick_use
+
         model = (self.options.model or self.options.connector) if self.options else None
-        return strip_prefix(self.use, "agents:") or model
+        return pick_use(self.use, model)
 
 
 class AttachmentSpec(StrictSpec):

@@ -9,6 +9,7 @@ suggestions}`` (structured output, checked with pydantic). With a ``threshold`` 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any
 
@@ -58,8 +59,36 @@ def parse_result(text: str) -> ValidatorResult:
         raise ValueError(f"not a valid validator result ({problems})") from None
 
 
+YAO_AGENT_ID = re.compile(r"[A-Za-z][\w-]*(?:\.[A-Za-z][\w-]*)+")
+"""A Yao agent id: dotted assistant path segments that start with a letter (``tests.simulator-agent``,
+``workers.test.user-sim``); model names with dots have a digit after them (``gpt-4.1``, ``qwen2.5``)."""
+
+
+def names_agent(use: str | None) -> bool:
+    """Whether ``use`` names a Yao agent rather than an LLM role or a model: an ``agents:`` prefix
+    (Yao's spelling in assertions) or the shape of an agent id (Yao's ``simulator.use``)."""
+    if not use:
+        return False
+    if use.startswith("agents:"):
+        return use.removeprefix("agents:") not in ROLES
+    return use not in ROLES and YAO_AGENT_ID.fullmatch(use) is not None
+
+
+def pick_use(use: str | None, model: str | None) -> str | None:
+    """What ``use`` and ``options.model``/``connector`` ask for together: a role or model in ``use``
+    wins; a Yao agent is played by the place's role, with the options' model (Yao: the connector
+    overrides the agent's own) when one is given."""
+    if use and not names_agent(use):
+        return use
+    return model or use
+
+
 def resolve_use(use: str | None, default_role: str) -> tuple[str, str | None]:
-    """``use`` names an LLM role (its endpoint and model) or a model for ``default_role``."""
+    """``(role, model)`` for a ``use``: an LLM role (its endpoint and model), a model for
+    ``default_role``, or a Yao agent, which ``default_role`` plays with its own configured model (an
+    agent name is never sent as a model name: there is no Yao runtime to ask that agent)."""
+    if names_agent(use):
+        return default_role, None
     if use and use.startswith("agents:"):
         use = use[len("agents:"):]
     if not use:
