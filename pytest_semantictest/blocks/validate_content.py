@@ -1,4 +1,4 @@
-"""ValidateContent: text against contains / notContains / length / regex rules."""
+"""ValidateContent: text against contains / notContains / length / regex rules (non-strings as JSON text)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from ..checks.operators import compile_regex
+from ..checks.text import json_text
 from ..errors import clip
 from .base import Block
 
@@ -49,8 +50,7 @@ class ValidateContent(Block):
         text = inputs.get("text", inputs.get("body"))
         if text is None:
             return _result([], ["Missing required input: text"], {"text": False})
-        if not isinstance(text, str):
-            text = str(text)
+        text = json_text(text)  # a number, object or list is read as its JSON text
         cfg = self.config
         failures: list[str] = []
         checks: dict[str, bool] = {}

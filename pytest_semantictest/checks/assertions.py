@@ -16,6 +16,7 @@ from typing import Any
 from ..engine.databus import MISSING, get_path, split_path
 from .matchers import subset_matches
 from .operators import json_type
+from .text import json_text
 
 _FENCE = re.compile(r"```(?:json)?\s*\n?(.*?)```", re.DOTALL)
 
@@ -82,7 +83,7 @@ def _jsonpath(data: Any, path: str) -> Any:
 def as_text(value: Any) -> str:
     if value is None or value is MISSING:
         return ""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return json_text(value)  # as the trace shows it: JSON in key order
 
 
 type_name = json_type

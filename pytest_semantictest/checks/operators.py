@@ -8,6 +8,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..engine.databus import MISSING
+from .text import json_text
 
 
 def _is_number(v: Any) -> bool:
@@ -86,7 +87,13 @@ def _contains_item(container: Any, item: Any) -> bool:
     return False
 
 
+def _scalar_text(actual: Any) -> Any:
+    """A number or boolean as its JSON text (``200`` -> ``"200"``), for the text operators."""
+    return json_text(actual) if isinstance(actual, (int, float)) else actual
+
+
 def _contains(actual: Any, expected: Any) -> str | None:
+    actual = _scalar_text(actual)
     if not isinstance(actual, (str, list, tuple, Mapping)):
         return f"Expected a string or list to contain {expected!r}, got {show(actual)}"
     return None if _contains_item(actual, expected) else f"Expected {show(actual)} to contain {expected!r}"
@@ -95,7 +102,7 @@ def _contains(actual: Any, expected: Any) -> str | None:
 def _not_contains(actual: Any, expected: Any) -> str | None:
     if actual is MISSING or actual is None:
         return None
-    if _contains_item(actual, expected):
+    if _contains_item(_scalar_text(actual), expected):
         return f"Expected {show(actual)} not to contain {expected!r}"
     return None
 
@@ -114,8 +121,9 @@ def _length(kind: str) -> Callable[[Any, Any], str | None]:
 
 def _matches(negate: bool) -> Callable[[Any, Any], str | None]:
     def check(actual: Any, expected: Any) -> str | None:
-        if not isinstance(actual, str):
+        if actual is MISSING or actual is None:
             return f"Expected a string to match /{expected}/, got {show(actual)}"
+        actual = json_text(actual)  # a number, object or list: its JSON text, as the trace shows it
         found = compile_regex(expected).search(actual) is not None
         if found == negate:
             verb = "not to match" if negate else "to match"

@@ -16,7 +16,7 @@ _ALIASES: dict[str, str] = {
     "contain": "contains", "includes": "contains", "include": "contains", "has": "contains", "tocontain": "contains",
     "notcontain": "notContains", "notincludes": "notContains", "excludes": "notContains", "notinclude": "notContains",
     "minlen": "minLength", "minlength": "minLength", "maxlen": "maxLength", "maxlength": "maxLength",
-    "length": "minLength", "match": "matches", "regex": "matches", "pattern": "matches", "tomatch": "matches",
+    "match": "matches", "regex": "matches", "pattern": "matches", "tomatch": "matches",
     "notmatch": "notMatches", "exists": "isDefined", "defined": "isDefined", "notexists": "isUndefined",
     "undefined": "isUndefined", "missing": "isUndefined", "null": "isNull", "isnil": "isNull", "notnull": "isNotNull",
     "empty": "isEmpty", "notempty": "isNotEmpty", "true": "isTrue", "false": "isFalse",
