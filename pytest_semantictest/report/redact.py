@@ -130,11 +130,11 @@ class Redactor:
             self.add(found)
 
     def text(self, value: str) -> str:
+        if self._raw:  # first: a form of the secret may sit inside the credentials and break them up
+            value = _BASIC.sub(self._basic, value)
         for secret in self.secrets:
             if secret in value:
                 value = value.replace(secret, MASK)
-        if self._raw:
-            value = _BASIC.sub(self._basic, value)
         return value
 
     def _basic(self, match: re.Match[str]) -> str:
