@@ -1,8 +1,14 @@
-"""Starts the bundled example agent server for the example specs.
+"""Starts the bundled example agent server for the example specs, and replays the examples'
+recorded judge answers.
 
 The server runs in a daemon thread of each pytest process (also each xdist worker), so it
 cannot outlive the run. Specs reach it through ``${env.EXAMPLE_AGENT_URL}``; set that
 variable yourself to point the examples at another server.
+
+The LLM judge's answers for the examples are in ``judge-cache/`` (see its README): unless you
+choose a cache mode or directory yourself, the examples replay them offline (``replay`` mode, no API
+key needed). Re-record them with a real judge:
+``OPENAI_API_KEY=sk-... python -m pytest examples --semantictest-llm-cache=write``.
 """
 
 from __future__ import annotations
@@ -17,6 +23,22 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent / "agents"))
 
 _server: Any = None
+JUDGE_CACHE = Path(__file__).parent / "judge-cache"
+WEBAGENTS = Path(__file__).parent / "compliance" / "webagents"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    from pytest_semantictest.api import set_default
+
+    set_default(config, "llm-cache-dir", str(JUDGE_CACHE))
+    if not _only_webagents(config):  # the WebAgents files have no recorded answers: a replay would miss
+        set_default(config, "llm-cache", "replay")
+
+
+def _only_webagents(config: pytest.Config) -> bool:
+    here = Path(str(config.invocation_params.dir))
+    named = [(here / arg.split("::")[0]).resolve() for arg in config.args]
+    return bool(named) and all(p == WEBAGENTS or WEBAGENTS in p.parents for p in named)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

@@ -69,3 +69,40 @@ def render_judgements(trace: Sequence[StepTrace]) -> str:
         else:
             out.append(f"  no verdict: {t.error or 'not evaluated'}")
     return "\n".join(out)
+
+
+def _clip(text: Any, limit: int = 200) -> str:
+    line = " ".join(str(text or "").split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def _scored(name: str, out: Mapping[str, Any], reason_key: str) -> str:
+    score, threshold = out.get("score"), out.get("threshold")
+    relation = ""
+    if isinstance(score, (int, float)) and isinstance(threshold, (int, float)):
+        relation = f" {'>=' if score >= threshold else '<'} threshold {threshold:g}"
+    shown = f"{score:g}" if isinstance(score, (int, float)) else repr(score)
+    state = "passed" if out.get("passed") else "not passed"
+    return f"{name}: score {shown}{relation} ({state}): {_clip(out.get(reason_key))}"
+
+
+def verdict_counts(verdict: Any) -> tuple[int, int, list[str]]:
+    """(judge verdicts that passed, that did not, one line each: score or held, and the reason)
+    over a case's LLMJudge steps, validator verdicts and judged natural-language assertions."""
+    from .junit import validations
+
+    passed = failed = 0
+    lines: list[str] = []
+    for t in verdict.trace:
+        if t.step.block in JUDGE_BLOCKS and is_judgement(t.output):
+            lines.append(_scored(t.step.id, t.output, "reasoning"))
+            passed, failed = (passed + 1, failed) if t.output.get("passed") else (passed, failed + 1)
+    for v in validations(verdict):
+        lines.append(_scored("validator", v, "reason"))
+        passed, failed = (passed + 1, failed) if v.get("passed") else (passed, failed + 1)
+    for judgement in verdict.judgements:
+        for item in judgement.get("items") or []:
+            state = "held" if item.get("passed") else "NOT held"
+            lines.append(f"{state}: {_clip(item.get('text'), 80)}: {_clip(item.get('reason'))}")
+            passed, failed = (passed + 1, failed) if item.get("passed") else (passed, failed + 1)
+    return passed, failed, lines

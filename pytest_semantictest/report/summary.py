@@ -18,7 +18,11 @@ NAME = "semantictest-summary"
 HTML_NAME = "semantictest-html"
 RUNS_ATTR = "semantictest_runs"
 """Report attribute with one row a run (``[label, outcome, ms, why]``) for repeated tests."""
+JUDGE_ATTR = "semantictest_judge"
+"""Report attribute with a test's judge verdicts: ``[passed, failed, [line, ...]]``."""
 OUTCOMES = ("passed", "failed", "error", "skipped")
+DETAIL_LIMIT = 10
+"""Up to this many judged tests get their scores and reasons in the summary (all with ``-v``)."""
 
 _USAGE = pytest.StashKey[dict[str, int]]()
 _DONE = pytest.StashKey[bool]()
@@ -61,6 +65,7 @@ class Entry:
     runs: str | None = None
     min_pass: Any = None
     rows: list[list[Any]] = field(default_factory=list)
+    judge: list[Any] | None = None
 
     @property
     def flaky(self) -> bool:
@@ -92,6 +97,7 @@ class Tally:
             if report.failed and entry.outcome in (None, "passed"):
                 entry.outcome = "error"
             entry.rows = getattr(report, RUNS_ATTR, None) or entry.rows
+            entry.judge = getattr(report, JUDGE_ATTR, None) or entry.judge
 
     def by_format(self) -> dict[str, dict[str, int]]:
         out: dict[str, dict[str, int]] = {}
@@ -106,6 +112,9 @@ class Tally:
 
     def repeated(self) -> list[Entry]:
         return [e for e in self.tests.values() if len(e.rows) > 1]
+
+    def judged(self) -> list[Entry]:
+        return [e for e in self.tests.values() if e.judge]
 
 
 def counts_text(counts: Mapping[str, int]) -> str:
@@ -153,9 +162,15 @@ class SummaryPlugin:
         if call.when == "teardown" and verdict is not None and spec_item(item):
             from ..plugin import runtime
 
-            rows = run_rows(verdict, runtime(self.config).redactor)
+            redactor = runtime(self.config).redactor
+            rows = run_rows(verdict, redactor)
             if len(rows) > 1:
                 setattr(report, RUNS_ATTR, rows)
+            from .judge import verdict_counts
+
+            passed, failed, lines = verdict_counts(verdict)
+            if lines:
+                setattr(report, JUDGE_ATTR, [passed, failed, [redactor.text(line) for line in lines]])
         return report
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -177,11 +192,30 @@ class SummaryPlugin:
                     tr.write_line(f"{entry.nodeid}: {_runs_text(entry)}")
                     for label, outcome, ms, why in entry.rows:
                         tr.write_line(f"  {label}: {outcome} ({ms:g} ms)" + (f": {why}" if why else ""))
+            self._write_judged(tr)
         if usage.get("calls", 0) or usage.get("cache_hits", 0):
             tr.write_line(
                 f"semantictest: {usage.get('calls', 0)} LLM calls, {usage.get('cache_hits', 0)} cache hits, "
                 f"{usage.get('tokens', 0)} tokens"
             )
+
+
+    def _write_judged(self, tr: Any) -> None:
+        """The judge's verdict counts; each judged test's scores and reasons (a few, or all with -v)."""
+        judged = self.tally.judged()
+        if not judged:
+            return
+        passed = sum(e.judge[0] for e in judged if e.judge)
+        failed = sum(e.judge[1] for e in judged if e.judge)
+        tr.write_line(f"judge verdicts: {passed} passed, {failed} not passed, in {len(judged)} judged test(s)")
+        verbose = self.config.getoption("verbose", 0) > 0
+        if len(judged) > DETAIL_LIMIT and not verbose:
+            tr.write_line("  (-v shows each judged test's scores and reasons)")
+            return
+        for entry in judged:
+            tr.write_line(f"  {entry.nodeid}")
+            for line in entry.judge[2] if entry.judge else []:
+                tr.write_line(f"    {line}")
 
 
 def install(config: pytest.Config) -> None:

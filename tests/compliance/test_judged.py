@@ -51,7 +51,7 @@ def test_one_call_per_case_a_verdict_per_bullet_and_the_cache(
     prompt = body["messages"][1]["content"]
     assert body["response_format"]["json_schema"]["name"] == SCHEMA_NAME and body["temperature"] == 0
     assert "1. The reply echoes the user\n2. The reply is in French\n3. The reply is short" in prompt
-    assert "Echo: Hello" in prompt and "POST http://127.0.0.1:" in prompt and "status: 200" in prompt
+    assert "Echo: Hello" in prompt and "POST /chat/completions\n" in prompt and "127.0.0.1" not in prompt and "status: 200" in prompt
     again = run(pytester, server, f"--semantictest-llm-base-url={fake.url}")  # the cached verdict
     again.assert_outcomes(failed=1)
     again.stdout.fnmatch_lines(["semantictest: 0 LLM calls, 1 cache hits, 0 tokens"])

@@ -21,7 +21,7 @@ def section(output: str) -> list[str]:
 def test_per_format_counts_flaky_tests_and_llm_usage(
     pytester: pytest.Pytester, backend: Backend, fake_openai: FakeOpenAI
 ) -> None:
-    fake_openai.rule("I cannot help", 0.15)
+    fake_openai.rule("I cannot help", 0.15, reasoning="Declines instead of confirming the meeting.")
     write_suite(pytester, report_suite(backend.url, judge=True))
     highbar_spec(pytester)
     result = run(pytester, f"--semantictest-llm-base-url={fake_openai.url}")
@@ -30,6 +30,11 @@ def test_per_format_counts_flaky_tests_and_llm_usage(
         "highbar       1 passed, 1 failed",
         "semantictest  4 passed, 2 failed, 1 error",
         "flaky: reports.json::flaky (2/3 runs passed, needs 2)",
+        "judge verdicts: 1 passed, 1 not passed, in 2 judged test(s)",
+        "  reports.json::judged",
+        "    LLMJudge: score 0.92 >= threshold 0.7 (passed): The response scores 0.92 on every criterion.",
+        "  reports.json::judged-low",
+        "    LLMJudge: score 0.15 < threshold 0.7 (not passed): Declines instead of confirming the meeting.",
         "semantictest: 2 LLM calls, 0 cache hits, 320 tokens",
     ]
     assert "run 1:" not in result.stdout.str()  # one line per run only with -v

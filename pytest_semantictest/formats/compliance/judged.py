@@ -130,7 +130,7 @@ class JudgedAssertions:
         redact = Redactor().data
         parts = ["## Test case\n" + "\n".join(f"{k}: {v}" for k, v in self.case.items() if v)]
         if isinstance(request, dict):
-            lines = [f"{request.get('method', '')} {request.get('url', '')}".strip()]
+            lines = [f"{request.get('method', '')} {_path(request.get('url', ''))}".strip()]
             lines += [f"{k}: {v}" for k, v in (redact(request.get("headers")) or {}).items()]
             if request.get("body") is not None:
                 lines.append("\n" + _text(request.get("body")))
@@ -141,6 +141,15 @@ class JudgedAssertions:
         listed = "\n".join(f"{n}. {b.text}" for n, b in enumerate(self.bullets, 1))
         parts.append("## Assertions\n" + listed)
         return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
+
+
+def _path(url: Any) -> str:
+    """The request's path and query: the server's host and port (often a free port picked per run)
+    say nothing about the response, and would make every run's cache key new."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(str(url or ""))
+    return (parts.path or "/") + (f"?{parts.query}" if parts.query else "") if parts.netloc else str(url or "")
 
 
 def _text(value: Any) -> str:
@@ -185,7 +194,7 @@ def _follow_up(follow_up: dict[str, Any]) -> str:
     stream = body.get("stream") if isinstance(body, dict) else None
     what = "the same request without streaming" if stream is False else "the same request again"
     lines = [f"Then, to see whether the server still serves requests, the client sent {what} to the same server: "
-             f"{request.get('method', '')} {request.get('url', '')}".rstrip()]
+             f"{request.get('method', '')} {_path(request.get('url', ''))}".rstrip()]
     lines += [f"{k}: {v}" for k, v in (Redactor().data(request.get("headers")) or {}).items()]
     if follow_up.get("error"):
         lines.append(f"it got no response: {follow_up['error']}")
