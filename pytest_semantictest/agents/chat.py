@@ -13,7 +13,6 @@ from __future__ import annotations
 import base64
 import dataclasses
 import mimetypes
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -188,7 +187,9 @@ def awaiting_input(data: Any, text: str, calls: Sequence[Mapping[str, Any]], tar
     if any(str(c.get("name")) in target.awaiting_tools for c in calls):
         return True
     if target.awaiting_pattern:
-        return re.search(target.awaiting_pattern, text) is not None
+        from ..checks.regex import user_regex
+
+        return user_regex(target.awaiting_pattern).search(text) is not None
     return None
 
 

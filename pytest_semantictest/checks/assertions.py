@@ -17,6 +17,7 @@ from ..engine.databus import MISSING, get_path, split_path
 from .matchers import subset_matches
 from .operators import json_type
 from .text import json_text
+from .regex import user_regex
 
 _FENCE = re.compile(r"```(?:json)?\s*\n?(.*?)```", re.DOTALL)
 
@@ -176,7 +177,7 @@ def _contains(spec: Any, turn: Mapping[str, Any], negate_word: bool = False) -> 
 def _regex(spec: Any, turn: Mapping[str, Any]) -> Outcome:
     target = _target(spec, turn)
     text = as_text(target)
-    ok = re.search(spec.operand, text) is not None
+    ok = user_regex(spec.operand).search(text) is not None
     where = spec.path or "output"
     return Outcome(ok, f"{where} does not match /{spec.operand}/; got {_shown(text)}", spec.operand, text)
 
@@ -237,7 +238,7 @@ def result_matches(expected: Any, actual: Any) -> bool:
         )
     if isinstance(expected, str):
         if expected.startswith("regex:"):
-            return re.search(expected[len("regex:"):], as_text(actual)) is not None
+            return user_regex(expected[len("regex:"):]).search(as_text(actual)) is not None
         return as_text(actual) == expected
     return bool(expected == actual)
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..engine.databus import MISSING
 from .text import json_text
+from .regex import user_regex
 
 
 def _is_number(v: Any) -> bool:
@@ -58,7 +59,7 @@ def compile_regex(pattern: str, flags: str = "") -> re.Pattern[str]:
     value = 0
     for f in flags:
         value |= {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "u": 0, "g": 0}.get(f, 0)
-    return re.compile(pattern, value)
+    return user_regex(pattern, value)
 
 
 def _numeric(symbol: str, test: Callable[[Any, Any], bool]) -> Callable[[Any, Any], str | None]:

@@ -48,26 +48,38 @@ class Resolver:
             raise ReferenceError_(f"context value '{key}' refers to itself")
         self._resolving.add(key)
         try:
-            value = self.resolve(self.context[key])
+            value = self._resolve(self.context[key], nested=False, inside=True)
         finally:
             self._resolving.discard(key)
         self._context_cache[key] = value
         return value
 
     def resolve(self, value: Any) -> Any:
-        """Resolve references deeply; a lone ``${x}`` keeps the referenced value's type."""
+        """Resolve references deeply; a lone ``${x}`` keeps the referenced value's type.
+
+        A lone reference that names nothing is MISSING at the top (``value`` itself) and as a
+        member of a top-level object (an input left out); deeper inside (a request body, a list)
+        it raises ReferenceError_ naming the reference: there is no JSON for "nothing".
+        """
+        return self._resolve(value, nested=False, inside=False)
+
+    def _resolve(self, value: Any, *, nested: bool, inside: bool) -> Any:
         if isinstance(value, str):
-            return self._resolve_str(value) if "${" in value else value
+            return self._resolve_str(value, strict=nested) if "${" in value else value
         if isinstance(value, dict):
-            return {k: self.resolve(v) for k, v in value.items()}
+            return {k: self._resolve(v, nested=inside, inside=True) for k, v in value.items()}
         if isinstance(value, list):
-            return [self.resolve(v) for v in value]
+            return [self._resolve(v, nested=True, inside=True) for v in value]
         return value
 
-    def _resolve_str(self, text: str) -> Any:
+    def _resolve_str(self, text: str, strict: bool = False) -> Any:
         whole = REF.fullmatch(text)
         if whole:
-            return self.lookup(whole.group(1).strip())
+            ref = whole.group(1).strip()
+            value = self.lookup(ref)
+            if strict and value is MISSING:
+                raise ReferenceError_(self.missing_message(ref))
+            return value
 
         def substitute(match: re.Match[str]) -> str:
             ref = match.group(1).strip()
@@ -76,7 +88,7 @@ class Resolver:
                 raise ReferenceError_(self.missing_message(ref))
             if isinstance(value, str):
                 return value
-            return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+            return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=_unserializable(ref))
 
         return REF.sub(substitute, text)
 
@@ -87,6 +99,13 @@ class Resolver:
         known = sorted(set(self.context) | set(self.bus.names()))
         listing = ", ".join(known) if known else "none yet"
         return f"${{{ref}}} names nothing (context and slots available: {listing})"
+
+
+def _unserializable(ref: str) -> Any:
+    def fail(value: Any) -> Any:
+        what = "a value that names nothing" if value is MISSING else f"a {type(value).__name__}"
+        raise ReferenceError_(f"${{{ref}}} holds {what}, which has no JSON form")
+    return fail
 
 
 def references(value: Any) -> set[str]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...checks.operators import json_type, strict_equal
+from ...checks.regex import user_regex
 from ...errors import clip, did_you_mean
 
 TYPES = ("string", "number", "integer", "boolean", "array", "object", "null")
@@ -140,7 +141,7 @@ def _regex(raw: str, pattern: str, flags: str) -> Expr:
     for flag in flags:
         value |= {"i": re.I, "m": re.M, "s": re.S, "u": 0}[flag]
     try:
-        return Expr("regex", re.compile(pattern, value), raw)
+        return Expr("regex", user_regex(pattern, value), raw)
     except (re.error, OverflowError, RecursionError) as exc:
         raise ExprError(f"invalid regular expression {clip(raw)}: {exc}") from None
 

@@ -10,6 +10,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from ...checks.regex import user_regex
 from ...report.redact import MIN_SECRET_LENGTH
 from ..jsonsource import place as _place
 from ..yamlsource import YamlSource
@@ -237,7 +238,7 @@ class Builder:
 
     def matcher(self, conditions: dict[str, Any]) -> MatcherSpec:
         patterns = {
-            key: self.regexes.get(conditions[key]) or re.compile(conditions[key])
+            key: self.regexes.get(conditions[key]) or user_regex(conditions[key])
             for key in REGEX_KEYS
             if key in conditions
         }

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ...checks.regex import user_regex
 from ...errors import Problem, clip
 from ...agents.config import mask
 from .models import MATCHER_KEYS
@@ -102,7 +103,7 @@ def has_template(value: Any) -> bool:
 def compile_regex(pattern: str) -> re.Pattern[str] | str:
     """The compiled pattern, or the reason it does not compile."""
     try:
-        return re.compile(pattern)
+        return user_regex(pattern)
     except re.error as exc:
         return str(exc)
     except (OverflowError, RecursionError, ValueError) as exc:
