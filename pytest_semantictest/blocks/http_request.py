@@ -85,7 +85,10 @@ class HttpRequest(Block):
         content: bytes | None = None
         if body is not None:
             if isinstance(body, (dict, list, int, float, bool)):
-                content = json.dumps(body).encode()
+                try:
+                    content = json.dumps(body).encode()
+                except (TypeError, ValueError) as exc:  # e.g. a value with no JSON form
+                    raise BlockError(f"{self.name} body cannot be sent as JSON: {exc}") from None
                 if not any(k.lower() == "content-type" for k in headers):
                     headers["Content-Type"] = "application/json"
             else:
