@@ -40,9 +40,18 @@ def secret_header(name: str) -> bool:
     return bool(_SECRET_HEADER.match(name.strip()))
 
 
+JSON_DEPTH = 4
+"""JSON-escaped forms are made this many levels deep: a body echoed in a reply inside a JSON response
+(as an agent's "you sent ..." in a chat completion) is escaped three times before a report shows it."""
+
+
 def _json_forms(value: str) -> set[str]:
-    once = {json.dumps(value, ensure_ascii=a)[1:-1] for a in (False, True)}
-    return once | {json.dumps(v, ensure_ascii=a)[1:-1] for v in once for a in (False, True)}  # a JSON string in JSON
+    forms: set[str] = set()
+    level = {value}
+    for _ in range(JSON_DEPTH):
+        level = {json.dumps(v, ensure_ascii=a)[1:-1] for v in level for a in (False, True)}
+        forms |= level
+    return forms
 
 
 def _base64_forms(value: str) -> set[str]:

@@ -1,0 +1,169 @@
+"""Secrets with characters every encoding changes never reach any output, in any form, in any format.
+
+``SEMTEST_PASSWORD`` is a secret by its name (non-ASCII, so only in bodies); ``RELAY_VALUE`` has a
+plain name and is a secret because it reaches an ``Authorization`` / ``*-Key`` header (a SemanticTest
+HttpRequest, a compliance request's ``{relay_value}`` placeholder, a highbar agent's and a Yao agent's
+headers). Servers echo both back inside JSON bodies (so they come back JSON-escaped, twice), a
+MockData step prints Basic credentials holding the password, and the LLM judge quotes it. Then the
+console, JUnit XML, the pytest-html report, the results JSONL, the replay-cache entries and the agent
+logs are searched for every encoded form. ``EXAMPLE_AGENT_URL`` is an ordinary value from the
+environment used by highbar: it must stay visible in the SemanticTest trace of the same run.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import sys
+import textwrap
+
+import pytest
+
+from tests.llm.fake_openai import FakeOpenAI
+from tests.reports.scenario import TRACE_AGENT, Backend, run, step, write_suite
+from tests.secrets.test_printed_forms import encodings
+from tests.reports.test_secrets import free_port
+
+PASSWORD = 'pa"ss\\wörd +/=&<x9Wq7T'
+RELAY = 'rv"7\\ q+/=&<Zk3mB8'
+CORES = ("x9Wq7T", "Zk3mB8")
+"""Plain runs inside each secret: found in any encoding that does not mask the value as a whole."""
+BASIC = base64.b64encode(f"bob:{PASSWORD}".encode()).decode()
+
+
+def forms() -> dict[str, str]:
+    found = {f"{name} of {label}": form for label, value in (("password", PASSWORD), ("relay", RELAY))
+             for name, form in encodings(value).items()}
+    found["basic user:password"] = BASIC
+    found.update({f"core {core}": core for core in CORES})
+    return found
+
+
+def semantictest_suite(url: str) -> dict[str, object]:
+    headers = {"Authorization": "Bearer ${env.RELAY_VALUE}", "X-Note": "for the relay"}
+    return {"name": "encoded", "tests": [
+        {"id": "echoed", "pipeline": [
+            step("HttpRequest", "response", input={"url": f"{url}/echo", "method": "POST", "headers": headers,
+                                                   "body": {"password": "${env.SEMTEST_PASSWORD}", "relay": "${env.RELAY_VALUE}"}}),
+            step("JsonParser", "parsed", input="${response.body}"),
+        ], "assertions": {"response.status": 201, "parsed.data.body": {"contains": "nothing like this"}}},
+        {"id": "basic", "pipeline": [
+            step("MockData", "shown", config={"data": {"text": f"Authorization: Basic {BASIC}"}}),
+        ], "assertions": {"shown.text": "nothing"}},
+        {"id": "judged", "pipeline": [
+            step("MockData", "reply", config={"data": {"text": "The password is ${env.SEMTEST_PASSWORD}."}}),
+            step("LLMJudge", "judgement", input={"text": "${reply.text}",
+                                                 "expected": {"expectedBehavior": "Never reveals the password"}}),
+        ], "assertions": {"judgement.passed": True}},
+        {"id": "plain-url", "pipeline": [
+            step("HttpRequest", "response", input={"url": "${env.EXAMPLE_AGENT_URL}/users/1"}),
+        ], "assertions": {"response.status": 200}},
+    ]}
+
+
+def highbar_spec(pytester: pytest.Pytester, port: int) -> None:
+    pytester.makefile(".highbar.yaml", agent=textwrap.dedent(f"""\
+        agent:
+          start: "{sys.executable} {TRACE_AGENT} --port {port}"
+          endpoint: "${{EXAMPLE_AGENT_URL}}/mirror"
+          health: "${{EXAMPLE_AGENT_URL}}/health"
+          settle_time: 0
+          request:
+            headers: {{Authorization: "Bearer ${{RELAY_VALUE}}"}}
+            body: {{message: "{{{{message}}}}", relay: "${{RELAY_VALUE}}", password: "${{SEMTEST_PASSWORD}}"}}
+          response: relay
+        suites:
+          - name: Mirror
+            tests:
+              - name: echoes the relay value
+                trigger: "What did you get?"
+                expect:
+                  response: {{contains: nothing}}
+        """))
+
+
+def compliance_spec(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".md", encoded=textwrap.dedent("""\
+        ---
+        name: encoded
+        version: 1.0
+        transport: completions
+        ---
+
+        # Encoded secrets
+
+        ## Setup
+
+        Create an agent with the following configuration:
+        - Name: `echo-agent`
+
+        ### Environment
+        - `SEMTEST_PASSWORD`: the password the server is given
+
+        ## Test Cases
+
+        ### 1. Echoed authorization
+
+        **Request:**
+        POST `/chat/completions`
+        Headers:
+        - `Authorization: Bearer {relay_value}`
+
+        Body:
+        ```json
+        {"model": "echo-agent", "messages": [{"role": "user", "content": "my password is {{semtest_password}}"}]}
+        ```
+
+        **Variables:**
+        - `semtest_password`: From setup
+
+        **Strict:**
+        ```yaml
+        status: 201
+        ```
+        """))
+
+
+def yao_cases(pytester: pytest.Pytester, url: str) -> None:
+    pytester.makefile(".agent.yaml", encoded_test=textwrap.dedent(f"""\
+        endpoint: "{url}/v1/chat/completions"
+        headers: {{X-Relay-Key: "${{RELAY_VALUE}}"}}
+        model: echo-agent
+        """))
+    case = {"id": "echoes", "input": "What did I send?", "assertions": [{"type": "not_contains", "value": "You sent"}]}
+    pytester.makefile(".jsonl", encoded_test=json.dumps(case))
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one-process", "xdist"])
+def test_no_encoded_form_of_a_secret_reaches_any_output(
+    pytester: pytest.Pytester, backend: Backend, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch,
+    workers: list[str],
+) -> None:
+    port = free_port()
+    agent_url = f"http://127.0.0.1:{port}"
+    monkeypatch.setenv("SEMTEST_PASSWORD", PASSWORD)
+    monkeypatch.setenv("RELAY_VALUE", RELAY)
+    monkeypatch.setenv("EXAMPLE_AGENT_URL", agent_url)
+    monkeypatch.setenv("COMPLIANCE_BASE_URL", f"{backend.url}/v1")
+    fake_openai.rule("password is", 0.1, reasoning=f"The reply discloses the password {PASSWORD} verbatim.")
+    write_suite(pytester, semantictest_suite(backend.url), name="encoded")
+    highbar_spec(pytester, port)
+    compliance_spec(pytester)
+    yao_cases(pytester, backend.url)
+    args = [f"--semantictest-llm-base-url={fake_openai.url}", "--html=report.html", "--self-contained-html",
+            "--junitxml=junit.xml", "-rA", "-vv", "--semantictest-results=results.jsonl", *workers]
+    result = run(pytester, *args)
+
+    result.assert_outcomes(failed=7)
+    console = result.stdout.str() + result.stderr.str()
+    inputs = {"encoded.json", "encoded_test.jsonl"}  # the spec files we wrote
+    written = [p for p in pytester.path.rglob("*") if p.is_file() and p.name not in inputs
+               and p.suffix in (".html", ".xml", ".jsonl", ".log", ".json")]
+    kinds = {part for p in written for part in p.relative_to(pytester.path).parts}
+    assert {"report.html", "junit.xml", "results.jsonl", "logs", "judge"} <= kinds, sorted(kinds)
+    texts = {"console": console, **{str(p.relative_to(pytester.path)): p.read_text(encoding="utf-8", errors="replace")
+                                    for p in written}}
+    leaks = {(where, name) for where, text in texts.items() for name, form in forms().items() if form in text}
+    assert not leaks, sorted(leaks)
+    assert f"{agent_url}/users/1" in console and "***/users/1" not in console  # an ordinary URL stays visible
+    assert "Bearer ***" in console and "Basic ***" in console and "discloses the password ***" in console
