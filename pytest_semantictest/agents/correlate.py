@@ -16,6 +16,16 @@ from .placeholders import Values, render
 from .traces import ToolCall, TraceBatch, TurnRecord
 
 
+RUNS_MAY_OVERLAP = "_runs_may_overlap"
+"""Key of a turn's output: every trace record it read could be attributed (tagged), so the runs of
+its test may run at the same time without mixing their records (engine/batching.py reads it)."""
+
+
+def describe(resolved: Mapping[str, Any]) -> str:
+    """``key=value, ...`` of a resolved correlation, for messages."""
+    return ", ".join(f"{key}={value}" for key, value in resolved.items())
+
+
 def new_test_id() -> str:
     """A fresh id for one test execution: 32 hex characters."""
     return uuid.uuid4().hex

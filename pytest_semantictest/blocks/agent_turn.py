@@ -15,29 +15,68 @@ from typing import Any
 
 from .base import Block, BlockError
 
-_TEMPLATE = re.compile(r"\{\{\s*previous\.([^}]*?)\s*\}\}")
-_SEGMENT = re.compile(r"([A-Za-z_][\w-]*)|\[(\d+)\]")
+# highbar's template pattern: only {{previous...}} is a template; any other {{...}} is sent as text
+_TEMPLATE = re.compile(r"\{\{\s*previous\.(.+?)\s*\}\}")
+_SEGMENT = re.compile(r"(\w+)((?:\[\d+\])*)")
+_CALL_FIELDS = ("args", "context", "ended_at", "error", "fn", "result", "started_at")
+
+
+class _Call(dict):  # type: ignore[type-arg]
+    """A recorded call inside a template's path: only its fields can be read."""
+
+
+class _Missing(Exception):
+    """A step of a template's path found nothing; the message says what was there."""
 
 
 def render_previous(message: str, calls: list[dict[str, Any]]) -> str:
-    """Fill ``{{previous.function_calls[N].path}}`` from the earlier turns' calls."""
+    """Fill ``{{previous.function_calls[N].path}}`` from the earlier turns' calls (highbar's resolver:
+    the same paths, and the same words when a path names nothing)."""
 
     def value(match: re.Match[str]) -> str:
         path = match.group(1)
-        current: Any = {"function_calls": calls}
-        for key, index in _SEGMENT.findall(path):
-            if index:
-                if not isinstance(current, list) or int(index) >= len(current):
-                    made = len(calls)
-                    raise BlockError(f"template {match.group(0)} names nothing: the earlier turns made {made} call(s)")
-                current = current[int(index)]
-            elif isinstance(current, dict) and key in current:
-                current = current[key]
-            else:
-                raise BlockError(f"template {match.group(0)} names nothing ('{key}' is not there)")
-        return current if isinstance(current, str) else json.dumps(current, ensure_ascii=False)
+        try:
+            found = _resolve(path, calls)
+        except _Missing as e:
+            raise BlockError(f"{{{{previous.{path}}}}}: {e}") from None
+        return found if isinstance(found, str) else json.dumps(found, ensure_ascii=False, default=str)
 
     return _TEMPLATE.sub(value, message)
+
+
+def _resolve(path: str, calls: list[dict[str, Any]]) -> Any:
+    listed = [_Call(call) for call in calls]
+    current: Any = {"function_calls": listed}
+    name = "function_calls"
+    for segment in path.split("."):
+        match = _SEGMENT.fullmatch(segment)
+        if match is None:
+            raise _Missing(f"invalid path segment '{segment}'")
+        part = match.group(1)
+        name = part
+        if isinstance(current, _Call):
+            if part not in _CALL_FIELDS:
+                raise _Missing(f"no field '{part}' (fields: {', '.join(_CALL_FIELDS)})")
+            current = current.get(part)
+        elif isinstance(current, dict):
+            if part not in current:
+                raise _Missing(f"no key '{part}' (keys: {', '.join(str(k) for k in current) or 'none'})")
+            current = current[part]
+        else:
+            raise _Missing(f"cannot read '{part}' from a {_type(current)}")
+        for index in (int(i) for i in re.findall(r"\[(\d+)\]", match.group(2))):
+            if not isinstance(current, list):
+                raise _Missing(f"cannot index '{name}[{index}]' into a {_type(current)}")
+            if index >= len(current):
+                top = current is listed
+                raise _Missing(f"only {len(current)} calls in earlier turns" if top else
+                               f"only {len(current)} items in '{name}'")
+            current = current[index]
+    return current
+
+
+def _type(value: Any) -> str:
+    return "Trace" if isinstance(value, _Call) else type(value).__name__
 
 
 class AgentTurn(Block):

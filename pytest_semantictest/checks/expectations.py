@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..engine.databus import MISSING
@@ -176,29 +176,64 @@ def evaluate_expect(expect: Any, calls: Sequence[Call], response: str, line: int
     return out
 
 
-def unknown_tools(expect: Any, inventory: frozenset[str] | None, calls: Sequence[Call]) -> list[str]:
-    """Names the expectation uses that the agent neither declared nor called, with a suggestion."""
+def unobservable(expect: Any, inventory: frozenset[str] | None, seen: Sequence[str]) -> tuple[str, Any] | None:
+    """Why calls the expectation names cannot be seen, and the expectation without them; or None.
+
+    highbar's rule: each forbidden name, and each expected call (any of its names: one group), must
+    be one the agent declared or one seen in its records. Nothing declared: nothing to tell (None).
+    """
     if inventory is None:
-        return []
-    known = set(inventory) | {call.fn for call in calls}
-    names = list(expect.forbid) + [n for spec in (expect.function_calls or []) for n in _names(spec)]
-    problems = []
-    for name in dict.fromkeys(names):
-        if name not in known:
-            close = difflib.get_close_matches(name, sorted(known), n=1)
-            hint = f" — did you mean '{close[0]}'?" if close else ""
-            problems.append(f"tool '{name}' is neither declared by the agent nor called{hint}")
-    return problems
+        return None
+    known = sorted(set(inventory) | set(seen))
+    groups = [(name,) for name in expect.forbid] + [_names(spec) for spec in expect.function_calls or []]
+    missing: list[str] = []
+    hidden: set[str] = set()
+    for group in groups:
+        if any(name in known for name in group):
+            continue
+        hidden.update(group)
+        listed = " or ".join(f"'{name}'" for name in group)
+        close = next((m[0] for name in group if (m := difflib.get_close_matches(name, known, n=1))), None)
+        missing.append(f"{listed} (did you mean '{close}'?)" if close else listed)
+    if not missing:
+        return None
+    message = (
+        f"cannot see calls to {', '.join(dict.fromkeys(missing))}: the agent records {', '.join(known) or 'no tools'}. "
+        "If the agent has no such tool, remove it from the spec; if it has, record it (declare it in the trace file)"
+    )
+    calls = [spec for spec in expect.function_calls or [] if not set(_names(spec)) <= hidden]
+    observable = replace(
+        expect,
+        forbid=tuple(name for name in expect.forbid if name not in hidden),
+        # entries dropped from a list must not leave [], which means "no call at all"
+        function_calls=calls if calls or expect.function_calls == [] else None,
+    )
+    return message, observable
+
+
+def _fns(calls: Sequence[Call]) -> str:
+    return ", ".join(dict.fromkeys(call.fn for call in calls))
+
+
+def _messages(failures: Sequence[Failure]) -> str:
+    return "; ".join(f.message for f in failures)
 
 
 @dataclass(slots=True)
 class TurnExpectation:
-    """A check on one agent turn's DataBus slot (``{response, calls, inventory, problems}``)."""
+    """A check on one agent turn's DataBus slot (``{response, calls, untagged, inventory, seen, ...}``).
+
+    ``late`` (the last turn of a test that checks tool calls): when the turn passes, the agent's trace
+    is read once more after another ``settle_time``; a call of this execution recorded then re-judges
+    the test, as highbar's read after a test's window does.
+    """
 
     slot: str
     expect: Any
     line: int | None = None
     label: str = ""
+    agent: str = ""
+    late: bool = False
 
     @property
     def reads(self) -> frozenset[str]:
@@ -208,10 +243,39 @@ class TurnExpectation:
         return self.label or f"expectations of {self.slot}"
 
     async def evaluate(self, bus: Any, ctx: Any) -> CheckResult:
-        return self.evaluate_sync(bus)
-
-    def evaluate_sync(self, bus: Any) -> CheckResult:
         turn = bus.get(self.slot)
+        result = self.judge(turn)
+        agents = getattr(ctx, "agents", None)
+        if result.failures or result.error or not self.late or agents is None or not isinstance(turn, Mapping):
+            return result
+        if self.expect is None or "read_to" not in turn:
+            return result
+        late, untagged = await agents.get(self.agent).late_window(int(turn["read_to"]), str(turn.get("test_id")))
+        return self.rejudge(turn, [Call.of(c) for c in late], [Call.of(c) for c in untagged], agents.get(self.agent))
+
+    def rejudge(self, turn: Mapping[str, Any], late: list[Call], untagged: list[Call], live: Any) -> CheckResult:
+        """The passed turn judged again with the calls recorded after its window."""
+        calls = [Call.of(c) for c in turn.get("calls") or []]
+        response = str(turn.get("response") or "")
+        settle = getattr(getattr(live, "config", None), "settle_time_ms", 0)
+        if late:
+            failures = evaluate_expect(self.expect, [*calls, *late], response, self.line)
+            if failures:
+                message = (f"{_fns(late)} was recorded after the test's window closed (settle_time {settle} ms): "
+                           f"{_messages(failures)}. Raise agent.settle_time to read it in time")
+                return CheckResult(failures=[Failure(check="late call", message=message, line=self.line)])
+        if untagged:
+            failures = evaluate_expect(self.expect, [*calls, *late, *untagged], response, self.line)
+            if failures:
+                return CheckResult(error=(
+                    f"{_fns(untagged)} arrived after this test's window with no context saying which test made "
+                    f"it, and would fail it ({_messages(failures)}). A call the agent makes off the request "
+                    "needs contextvars.copy_context() to keep the tag"))
+        return CheckResult()
+
+    def judge(self, turn: Any) -> CheckResult:
+        """The turn's verdict on what was read in its window (highbar's order: untagged calls, then
+        names that cannot be seen, then the expectation)."""
         if turn is MISSING or not isinstance(turn, Mapping):
             return CheckResult(error=f"{self.describe()}: the turn produced nothing to check")
         if turn.get("error"):
@@ -219,10 +283,19 @@ class TurnExpectation:
         if self.expect is None:  # a scene-setting turn: it only has to get an answer
             return CheckResult()
         calls = [Call.of(c) for c in turn.get("calls") or []]
-        failures = evaluate_expect(self.expect, calls, str(turn.get("response") or ""), self.line)
-        if failures:
-            return CheckResult(failures=failures)
-        unknown = unknown_tools(self.expect, turn.get("inventory"), calls)
-        if unknown:
-            return CheckResult(error="; ".join(unknown))
-        return CheckResult()
+        untagged = [Call.of(c) for c in turn.get("untagged") or []]
+        response = str(turn.get("response") or "")
+        failures = evaluate_expect(self.expect, calls, response, self.line)
+        if untagged and bool(failures) != bool(evaluate_expect(self.expect, [*calls, *untagged], response)):
+            return CheckResult(error=(
+                f"cannot tell which test made {_fns(untagged)}: no test id in its context, and this test "
+                f"{'passes' if failures else 'fails'} with it and {'fails' if failures else 'passes'} without it. "
+                "A call the agent makes off the request needs contextvars.copy_context() to keep the tag"))
+        unseen = unobservable(self.expect, turn.get("inventory"), [*(turn.get("seen") or ()), *(c.fn for c in calls)])
+        if unseen is not None:
+            message, observable = unseen
+            real = evaluate_expect(observable, calls, response, self.line)
+            if not real:
+                return CheckResult(error=message)
+            return CheckResult(failures=[*real, Failure(check="function_calls", message=message, line=self.line)])
+        return CheckResult(failures=failures)

@@ -1,4 +1,4 @@
-"""Which consecutive pipeline steps may run at the same time.
+"""Which consecutive pipeline steps, and which runs of a repeated case, may run at the same time.
 
 A block opts in with ``concurrent = True`` (LLMJudge: it only reads its inputs and calls the
 judge). A run of such steps is batched while no step reads a slot an earlier step of the run
@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..agents.correlate import RUNS_MAY_OVERLAP
 from ..blocks.registry import get_block
 from ..model import Step
 from .databus import split_path
@@ -31,6 +32,17 @@ def concurrent_run_end(steps: Sequence[Step], index: int, context: Mapping[str, 
         written |= set(output_slots(step.output, step.id))
         end += 1
     return end
+
+
+def runs_may_overlap(first: Any) -> bool:
+    """Whether the other runs of a repeated case may run at once, judging by its first run's verdict.
+
+    A step output carrying ``_runs_may_overlap: false`` (an agent turn whose trace records could not
+    all be attributed to their execution) makes the runs go one after another: overlapping runs
+    would mix their untagged records and change the verdict.
+    """
+    bus = getattr(first, "bus", None) or {}
+    return not any(isinstance(value, Mapping) and value.get(RUNS_MAY_OVERLAP) is False for value in bus.values())
 
 
 def _concurrent(step: Step) -> bool:

@@ -13,7 +13,7 @@ from ..blocks.base import Block, BlockError
 from ..blocks.registry import get_block
 from ..errors import ReferenceError_
 from ..model import Case, CheckResult, Failure, Outcome, Step, StepTrace, Verdict
-from .batching import concurrent_run_end
+from .batching import concurrent_run_end, runs_may_overlap
 from .context import RunContext
 from .databus import DataBus
 from .inputs import output_slots, resolve_inputs, write_outputs
@@ -348,7 +348,11 @@ async def _run_phrasing(
         verdict = await one(0)
         verdict.label = label
         return verdict
-    runs = list(await asyncio.gather(*(one(i) for i in range(case.repetition.runs))))
+    runs = [await one(0)]  # concurrency must never change a verdict: overlap only runs whose records are tagged
+    if runs_may_overlap(runs[0]):
+        runs += await asyncio.gather(*(one(i) for i in range(1, case.repetition.runs)))
+    else:
+        runs += [await one(i) for i in range(1, case.repetition.runs)]
     outcome = aggregate(runs, case.repetition.required)
     first_bad = next((r for r in runs if r.outcome is outcome and outcome is not Outcome.PASSED), None)
     first_bad = first_bad or next((r for r in runs if r.outcome is not Outcome.PASSED), runs[0])

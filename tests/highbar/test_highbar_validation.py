@@ -330,36 +330,51 @@ CASES: dict[str, tuple[str, str, str, int | None]] = {
                                          '        error: {Contains: "Timeout"}\n'),
                                 "suites[0].tests[0].expect.function_calls[0].error",
                                 "unknown matcher 'Contains' — did you mean 'contains'?", 11),
-    # templates in triggers
-    "template in a single trigger": (one_test('- trigger: "cancel {{previous.function_calls[0].result.id}}"\n'
-                                              '  expect: {function_calls: []}\n'),
-                                     "suites[0].tests[0]", "needs an earlier turn", 7),
-    "template in the first turn": (one_test('- turns:\n    - trigger: "{{ previous.function_calls[0] }}"\n'
-                                            '      expect: {function_calls: []}\n'),
-                                   "suites[0].tests[0].turns[0]", "needs an earlier turn", 8),
-    "template with an unknown field": (one_test('- turns:\n    - trigger: "find"\n    - trigger: "x {{previous.function_calls[0].output}}"\n'
-                                                '      expect: {function_calls: []}\n'),
-                                       "suites[0].tests[0].turns[1]", "a call has no field 'output' (fields: args, context, ended_at", 9),
-    "template not indexed": (one_test('- turns:\n    - trigger: "find"\n    - trigger: "x {{previous.function_calls.result}}"\n'
-                                      '      expect: {function_calls: []}\n'),
-                             "suites[0].tests[0].turns[1]", "index it, like function_calls[0]", 9),
-    "template not over function_calls": (one_test('- turns:\n    - trigger: "find"\n    - trigger: "x {{previous.calls[0]}}"\n'
-                                                  '      expect: {function_calls: []}\n'),
-                                         "suites[0].tests[0].turns[1]", "no key 'calls' (the only key is function_calls)", 9),
-    "template segment junk": (one_test('- turns:\n    - trigger: "find"\n    - trigger: "x {{previous.function_calls[0].result.m[1]x}}"\n'
-                                       '      expect: {function_calls: []}\n'),
-                              "suites[0].tests[0].turns[1]", "invalid path segment 'm[1]x'", 9),
-    "not a previous template": (one_test('- trigger: "hello {{name}}"\n  expect: {function_calls: []}\n'), "suites[0].tests[0]",
-                                "template '{{name}}': not a template: a trigger can only use {{previous.function_calls[N]...}}", 7),
-    "unclosed template": (one_test('- turns:\n    - trigger: "find"\n    - trigger: "x {{previous.function_calls[0]"\n'
-                                   '      expect: {function_calls: []}\n'),
-                          "suites[0].tests[0].turns[1]", "unclosed '{{' in the trigger", 9),
 }
 
 
 @pytest.mark.parametrize(("text", "place", "fragment", "line"), list(CASES.values()), ids=list(CASES))
 def test_spec_error(text: str, place: str, fragment: str, line: int | None) -> None:
     has(problems(text), place, fragment, line)
+
+
+# Templates in triggers are resolved at run time, as highbar does (issue 11 point 10): none rejects the
+# file; a {{previous...}} that names nothing is that turn's run-time error, in highbar's words.
+RUNTIME_TEMPLATES = {
+    "template in a single trigger": ('- trigger: "cancel {{previous.function_calls[0].result.id}}"\n'
+                                     '  expect: {function_calls: []}\n', "only 0 calls in earlier turns"),
+    "template in the first turn": ('- turns:\n    - trigger: "{{ previous.function_calls[0] }}"\n'
+                                   '      expect: {function_calls: []}\n', "only 0 calls in earlier turns"),
+    "template with an unknown field": ('- turns:\n    - trigger: "find"\n    - trigger: "x {{previous.function_calls[0].output}}"\n'
+                                       '      expect: {function_calls: []}\n',
+                                       "no field 'output' (fields: args, context, ended_at, error, fn, result, started_at)"),
+    "template not indexed": ('- turns:\n    - trigger: "find"\n    - trigger: "x {{previous.function_calls.result}}"\n'
+                             '      expect: {function_calls: []}\n', "cannot read 'result' from a list"),
+    "template not over function_calls": ('- turns:\n    - trigger: "find"\n    - trigger: "x {{previous.calls[0]}}"\n'
+                                         '      expect: {function_calls: []}\n', "no key 'calls' (keys: function_calls)"),
+    "template segment junk": ('- turns:\n    - trigger: "find"\n    - trigger: "x {{previous.function_calls[0].result.m[1]x}}"\n'
+                              '      expect: {function_calls: []}\n', "invalid path segment 'm[1]x'"),
+    "not a previous template": ('- trigger: "hello {{name}}"\n  expect: {function_calls: []}\n', None),
+    "unclosed template": ('- turns:\n    - trigger: "find"\n    - trigger: "x {{previous.function_calls[0]"\n'
+                          '      expect: {function_calls: []}\n', None),
+}
+
+
+@pytest.mark.parametrize(("test", "runtime"), list(RUNTIME_TEMPLATES.values()), ids=list(RUNTIME_TEMPLATES))
+def test_trigger_templates_are_resolved_at_run_time(test: str, runtime: str | None) -> None:
+    from pytest_semantictest.blocks.agent_turn import render_previous
+    from pytest_semantictest.blocks.base import BlockError
+
+    spec = load(one_test(test))
+    turn = spec.suites[0].tests[0].steps[-1]
+    if runtime is None:  # sent as text
+        assert render_previous(turn.trigger, []) == turn.trigger
+        return
+    one_call = [{"fn": "find", "args": {}, "result": {"items": []}, "error": None, "started_at": 1.0,
+                 "ended_at": 2.0, "context": {}}]
+    with pytest.raises(BlockError) as raised:
+        render_previous(turn.trigger, [] if "only 0 calls" in runtime else one_call)
+    assert runtime in str(raised.value)
 
 
 # --- rules that need more than one assertion --------------------------------------------------------

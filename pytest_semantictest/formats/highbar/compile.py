@@ -59,7 +59,8 @@ def _case(test: TestSpec, node: str, group: str, key: str, path: Path, default_r
             config["phrasing"] = PHRASING_KEY
         label = f"turn {i + 1}" + (f" ({turn.name})" if turn.name else "") if len(turns) > 1 else "expect"
         line = turn.expect.line if turn.expect is not None else turn.line
-        checks = [TurnExpectation(slot, turn.expect, line, label)]  # also turns agent errors into ERRORs
+        late = i == len(turns) - 1 and turn.expect is not None and turn.expect.observes_calls
+        checks = [TurnExpectation(slot, turn.expect, line, label, key, late)]  # also turns agent errors into ERRORs
         steps.append(Step("AgentTurn", slot, None, config, slot, turn.line, turn.place, checks))
     cleanup = [
         Step("AgentSessionEnd", "session-end", None,
@@ -83,13 +84,7 @@ def _case(test: TestSpec, node: str, group: str, key: str, path: Path, default_r
 
 def load_file(path: Path, environ: Mapping[str, str], cwd: Path, log_dir: Path, default_runs: int | None) -> Suite:
     """Read, validate and compile one ``*.highbar.yaml``; raises SpecError."""
-    from ...errors import SpecError
-
-    spec = load_highbar(path, environ)
-    if default_runs is not None:
-        problems = spec.runs_problems(default_runs)
-        if problems:
-            raise SpecError(str(path), problems)
+    spec = load_highbar(path, environ, default_runs)  # highbar's check_runs: --runs in place of defaults.runs
     return compile_spec(spec, environ, cwd, log_dir, default_runs)
 
 

@@ -6,8 +6,7 @@ source line of the offending key or value. highbar stops at the first problem; t
 reports every problem of the file (it stops only below a node that has the wrong type).
 
 Where this is stricter than highbar (mostly specs highbar would accept and then misjudge or
-crash on at run time): ``{{...}}`` in a trigger must be a well-formed ``{{previous...}}``
-template and needs an earlier turn; ``start`` must be a valid command line; header names
+crash on at run time): ``start`` must be a valid command line; header names
 must be HTTP tokens and values ASCII; the body must be JSON (no NaN); ``{{session}}`` alone
 is not a placeholder; an ``error`` matcher cannot hold ``{{``; a broken IPv6 URL is a spec
 error (highbar crashes); YAML keys that are not text and tags other than the plain ones are
@@ -51,11 +50,12 @@ from .validate_agent import AgentChecks
 from .validate_expect import ExpectChecks
 
 
-def load_highbar(path: Path, environ: Mapping[str, str]) -> HighbarSpec:
+def load_highbar(path: Path, environ: Mapping[str, str], runs: int | None = None) -> HighbarSpec:
     """Read, validate and build ``path``; raises :class:`SpecError` naming every problem.
 
     ``environ`` is where ``${NAME}`` under ``agent`` is looked up (``os.environ`` plus
-    ``.env``, as the caller decides).
+    ``.env``, as the caller decides). ``runs`` (``--semantictest-runs``, highbar's ``--runs``)
+    takes the place of ``defaults.runs`` when ``min_pass`` is checked against a test's runs.
     """
     path = Path(path)
     try:
@@ -66,22 +66,22 @@ def load_highbar(path: Path, environ: Mapping[str, str]) -> HighbarSpec:
         raise SpecError(str(path), [HighbarProblem("", f"cannot read: not UTF-8 text (byte {exc.start})")]) from None
     except OSError as exc:
         raise SpecError(str(path), [HighbarProblem("", f"cannot read: {exc.strerror or exc}")]) from None
-    return load_highbar_text(text, path, environ)
+    return load_highbar_text(text, path, environ, runs)
 
 
-def load_highbar_text(text: str, path: Path, environ: Mapping[str, str]) -> HighbarSpec:
+def load_highbar_text(text: str, path: Path, environ: Mapping[str, str], runs: int | None = None) -> HighbarSpec:
     """:func:`load_highbar` for text already read (``path`` names it in messages)."""
     path = Path(path)
     try:
         source = load_yaml(text)
     except YamlError as exc:
         raise SpecError(str(path), [HighbarProblem(exc.place, str(exc), exc.line, exc.column)]) from None
-    return validate_source(source, path, environ)
+    return validate_source(source, path, environ, runs)
 
 
-def validate_source(source: YamlSource, path: Path, environ: Mapping[str, str]) -> HighbarSpec:
+def validate_source(source: YamlSource, path: Path, environ: Mapping[str, str], runs: int | None = None) -> HighbarSpec:
     """Validate parsed YAML; raises :class:`SpecError` with every problem, else builds the spec."""
-    checker = _Validator(source, environ)
+    checker = _Validator(source, environ, runs)
     checker.spec(source.data)
     problems = [HighbarProblem(p.place, p.message, p.line) for p in source.problems] + checker.problems
     if problems:
@@ -101,7 +101,7 @@ def validate_source(source: YamlSource, path: Path, environ: Mapping[str, str]) 
 
 
 class _Validator(AgentChecks, ExpectChecks):
-    def __init__(self, source: YamlSource, environ: Mapping[str, str]) -> None:
+    def __init__(self, source: YamlSource, environ: Mapping[str, str], runs: int | None = None) -> None:
         self.source = source
         self.environ = environ
         self.problems: list[HighbarProblem] = []
@@ -114,6 +114,7 @@ class _Validator(AgentChecks, ExpectChecks):
         self.regexes: dict[str, re.Pattern[str]] = {}
         self.templates: dict[Path_, tuple[Template, ...]] = {}
         self.default_runs = 1
+        self.cli_runs = runs  # the command line's runs win over defaults.runs (highbar's check_runs)
 
     # reporting
 
@@ -164,6 +165,8 @@ class _Validator(AgentChecks, ExpectChecks):
                 self.keys(defaults, "defaults", ("defaults",))
                 if "runs" in defaults and self.runs(defaults["runs"], ("defaults",), ("defaults", "runs")):
                     self.default_runs = defaults["runs"]
+        if self.cli_runs is not None:
+            self.default_runs = self.cli_runs
         if "agent" not in raw:
             self.err(root, "missing 'agent' (how to start and reach the agent)")
         else:
@@ -267,6 +270,7 @@ class _Validator(AgentChecks, ExpectChecks):
                 self.err(where, f"marker names must be words like 'smoke' or 'slow', got {clip(repr(name))}", at + (k,))
 
     def trigger(self, raw: Mapping[str, Any], where: Path_, first: bool) -> None:
+        """A non-empty text; its well-formed ``{{previous...}}`` templates are noted (none in a first turn)."""
         at = where + ("trigger",)
         if "trigger" not in raw:
             self.err(where, "missing 'trigger' (the message sent to the agent)")
@@ -277,25 +281,10 @@ class _Validator(AgentChecks, ExpectChecks):
         if not trigger.strip():
             self.err(where, "trigger cannot be empty", at)
             return
-        found: list[Template] = []
-        end = 0
-        for match in TEMPLATE.finditer(trigger):
-            end = match.end()
-            shown = clip(match.group(0))
-            path, reason = parse_template(match.group(1))
-            if path is None:
-                self.err(where, f"template '{shown}': {reason}", at)
-            elif first:
-                self.err(
-                    where,
-                    f"template '{shown}' needs an earlier turn: {{{{previous...}}}} reads the calls of the "
-                    "turns before this one in 'turns'",
-                    at,
-                )
-            else:
-                found.append(Template(match.group(0), path))
-        if "{{" in trigger[end:]:
-            self.err(where, "unclosed '{{' in the trigger (a template looks like {{previous.function_calls[0].result}})", at)
+        # Templates are resolved at run time, as highbar does: a {{...}} that is not {{previous...}} (or an
+        # unclosed '{{') is sent as text, and a {{previous...}} naming nothing is that turn's error.
+        found = [Template(m.group(0), path) for m in TEMPLATE.finditer(trigger)
+                 if not first and (path := parse_template(m.group(1))[0]) is not None]
         if found:
             self.templates[where] = tuple(found)
 

@@ -1,0 +1,48 @@
+"""Our verdicts equal highbar 0.1.0rc3's on the fidelity specs (issue 11), test by test.
+
+Each spec under ``fidelity/`` covers one point of the issue against ``fidelity_agent.py`` (the trace
+agent with tagging faults). highbar's verdicts and exit codes were recorded into ``fidelity/verdicts.json``
+by ``bench/highbar_side_by_side.py --record`` (the command is stored there per spec). With
+``SEMANTICTEST_HIGHBAR=<path to a highbar 0.1.0rc3 executable>`` highbar runs side by side as well.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+import fidelity_harness as harness
+
+RECORDED = json.loads(harness.VERDICTS.read_text(encoding="utf-8"))
+SPECS = harness.spec_files()
+
+
+def test_every_spec_has_recorded_verdicts() -> None:
+    assert RECORDED["recorded_with"] == "highbar 0.1.0rc3"
+    assert sorted(RECORDED["specs"]) == [spec.name for spec in SPECS]
+    for spec in SPECS:
+        entry = RECORDED["specs"][spec.name]
+        assert entry["command"].startswith("highbar run ") and spec.name in entry["command"]
+        assert entry["verdicts"], f"{spec.name}: nothing recorded"
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=[spec.name.split(".")[0] for spec in SPECS])
+def test_same_verdicts_as_highbar(spec: Path) -> None:
+    recorded = RECORDED["specs"][spec.name]
+    code, verdicts, out = harness.run_ours(spec)
+    assert "Traceback" not in out, out
+    assert verdicts == recorded["verdicts"], out[-3000:]
+    assert code == recorded["exit"], out[-3000:]
+
+
+HIGHBAR = os.environ.get("SEMANTICTEST_HIGHBAR", "")
+
+
+@pytest.mark.skipif(not (HIGHBAR and Path(HIGHBAR).exists()), reason="set SEMANTICTEST_HIGHBAR to a highbar 0.1.0rc3")
+@pytest.mark.parametrize("spec", SPECS, ids=[spec.name.split(".")[0] for spec in SPECS])
+def test_highbar_itself_still_gives_the_recorded_verdicts(spec: Path) -> None:
+    code, verdicts, out = harness.run_highbar(HIGHBAR, spec)
+    assert (code, verdicts) == (RECORDED["specs"][spec.name]["exit"], RECORDED["specs"][spec.name]["verdicts"]), out
