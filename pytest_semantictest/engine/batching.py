@@ -34,15 +34,18 @@ def concurrent_run_end(steps: Sequence[Step], index: int, context: Mapping[str, 
     return end
 
 
-def runs_may_overlap(first: Any) -> bool:
-    """Whether the other runs of a repeated case may run at once, judging by its first run's verdict.
+def runs_may_overlap(*verdicts: Any) -> bool:
+    """Whether the other runs of a repeated case may run at once, judging by its first runs' verdicts.
 
     A step output carrying ``_runs_may_overlap: false`` (an agent turn whose trace records could not
     all be attributed to their execution) makes the runs go one after another: overlapping runs
     would mix their untagged records and change the verdict.
     """
-    bus = getattr(first, "bus", None) or {}
-    return not any(isinstance(value, Mapping) and value.get(RUNS_MAY_OVERLAP) is False for value in bus.values())
+    return not any(
+        isinstance(value, Mapping) and value.get(RUNS_MAY_OVERLAP) is False
+        for verdict in verdicts
+        for value in (getattr(verdict, "bus", None) or {}).values()
+    )
 
 
 def _concurrent(step: Step) -> bool:

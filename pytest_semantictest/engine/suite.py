@@ -8,7 +8,8 @@ from ..model import Case, Outcome, Suite, Verdict
 from .context import RunContext
 from .databus import DataBus
 from .resolve import Resolver
-from .runner import StepContext, run_pipeline, run_repeated
+from .repeat import run_repeated
+from .runner import StepContext, run_pipeline
 
 
 class SetupFailed(Exception):
