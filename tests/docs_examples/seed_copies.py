@@ -1,0 +1,135 @@
+"""The SemanticTest suites of the docs (the seed document), and their faithful copies in ``seed/``.
+
+Every JSON code block of the seed whose top level has a ``tests`` array is one suite. Its copy in
+``seed/NN-<page>.json`` is the block's text with only its endpoints adapted to loopback:
+
+- a public origin (``https://api.example.com``, ``https://jsonplaceholder.typicode.com``,
+  ``https://api.openai.com``) becomes ``${env.BASE_URL}``;
+- a ``${NAME}`` the suite uses for an endpoint (or its key) but never defines (``${SHOP_API}``,
+  ``${AI_API_URL}``, ``${API_KEY}`` where there is no context) becomes ``${env.NAME}``, read from the
+  environment the test sets;
+- an ``HttpRequest`` the docs show without a ``url`` gets the url of its page's API (first key).
+
+``python tests/docs_examples/seed_copies.py`` rewrites ``seed/`` from the seed document.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+COPIES = HERE / "seed"
+SEED = HERE.parents[2] / "shared" / "seeds" / "001_44d4b86ce351183d.txt"
+"""The SemanticTest docs as one text (outside the repository: ``../shared/seeds/`` of the checkout)."""
+
+ORIGINS = ("https://api.example.com", "https://jsonplaceholder.typicode.com", "https://api.openai.com")
+ENV_NAMES = (
+    "BASE_URL", "API_URL", "AI_API", "AI_API_URL", "SHOP_API", "TUTOR_API", "OPENAI_URL", "YOUR_NEXTJS_API",
+    "AI_AGENT_URL", "DB_AGENT_URL", "AGENT_URL", "API_KEY",
+)
+"""Endpoint names the docs' snippets use without defining them (when their suite has no such context key)."""
+MISSING_URL = {
+    "ai-testing/multi-turn-conversations": "${env.CHAT_API_URL}/chat",
+    "concepts/data-flow": "${env.BASE_URL}/me",
+}
+"""The url a page's request without one is sent to: that page's chat API, or the data-flow page's API."""
+
+
+def seed_blocks(text: str) -> list[tuple[str, int, str]]:
+    """``(page, first line, text)`` of each code block that is a suite (a top-level ``tests`` array)."""
+    lines = text.split("\n")
+    found: list[tuple[str, int, str]] = []
+    page, start = "", -1
+    for number, line in enumerate(lines):
+        if start < 0 and line.startswith("Source: https://docs.semantictest.dev/"):
+            page = line.split(".dev/", 1)[1].strip()
+        if not line.lstrip().startswith("```"):
+            continue
+        if start < 0:
+            start = number
+            continue
+        body = "\n".join(lines[start + 1:number])
+        start = -1
+        try:
+            data = json.loads(body)
+        except ValueError:
+            continue
+        if isinstance(data, dict) and isinstance(data.get("tests"), list):
+            found.append((page, number - body.count("\n"), body))
+    return found
+
+
+def copy_name(index: int, page: str) -> str:
+    return f"{index + 1:02d}-{page.replace('/', '-')}.json"
+
+
+def _names_to_env(context: dict[str, Any]) -> list[str]:
+    return [name for name in ENV_NAMES if name not in context]
+
+
+def _rewrite(text: str, names: list[str]) -> str:
+    for origin in ORIGINS:
+        text = text.replace(origin, "${env.BASE_URL}")
+    for name in names:
+        text = re.sub(r"\$\{" + name + r"\}", "${env." + name + "}", text)
+    return text
+
+
+def _requests_without_url(data: Any) -> list[tuple[str | int, ...]]:
+    """JSON paths of the ``input`` objects of HttpRequest steps that have no url."""
+    found = []
+    for key in ("setup", "tests", "teardown"):
+        for i, item in enumerate(data.get(key) or []):
+            steps = item.get("pipeline", []) if key == "tests" else [item]
+            for j, step in enumerate(steps):
+                if step.get("block") == "HttpRequest" and isinstance(step.get("input"), dict):
+                    if "url" not in step["input"]:
+                        found.append((key, i, "pipeline", j, "input") if key == "tests" else (key, i, "input"))
+    return found
+
+
+def adapt(data: dict[str, Any], page: str) -> dict[str, Any]:
+    """What a copy must parse to: the seed block's data with its endpoints adapted (see the module doc)."""
+    names = _names_to_env(data.get("context") or {})
+    out = json.loads(_rewrite(json.dumps(data), names))
+    for loc in _requests_without_url(out):
+        node: Any = out
+        for part in loc:
+            node = node[part]
+        node["url"] = MISSING_URL[page]
+    return out
+
+
+def adapt_text(text: str, page: str) -> str:
+    """The copy's text: the seed block's text, endpoints adapted in place, indentation kept."""
+    from pytest_semantictest.formats.jsonsource import load_json
+
+    data = json.loads(text)
+    text = _rewrite(text, _names_to_env(data.get("context") or {}))
+    lines = text.split("\n")
+    source = load_json(text)
+    for loc in sorted(_requests_without_url(data), key=lambda at: -(source.lines[at])):
+        number = source.lines[loc] - 1
+        opening = lines[number]
+        if opening.rstrip().endswith("{"):
+            indent = re.match(r"\s*", lines[number + 1]).group()  # type: ignore[union-attr]
+            lines.insert(number + 1, f'{indent}"url": "{MISSING_URL[page]}",')
+        else:  # "input": { "headers": ... } on one line
+            lines[number] = opening.replace("{", '{"url": "' + MISSING_URL[page] + '", ', 1)
+    return "\n".join(lines) + "\n"
+
+
+def write_copies() -> int:
+    COPIES.mkdir(exist_ok=True)
+    blocks = seed_blocks(SEED.read_text(encoding="utf-8"))
+    for index, (page, _, text) in enumerate(blocks):
+        (COPIES / copy_name(index, page)).write_text(adapt_text(text, page), encoding="utf-8")
+    return len(blocks)
+
+
+if __name__ == "__main__":
+    sys.exit(print(f"wrote {write_copies()} copies to {COPIES}"))

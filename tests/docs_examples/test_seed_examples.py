@@ -1,0 +1,174 @@
+"""Every SemanticTest suite of the docs, as published (endpoints adapted to loopback only), collected by
+the plugin and run against the docs' APIs on loopback: each test gets the verdict the docs intend.
+
+The copies are ``seed/*.json`` (see seed_copies.py for the only edits made); the APIs are
+docs_server.py. LLMJudge steps stay unjudged here, so a test that reads a judge's score is SKIPPED
+("LLM judge not configured"), never PASSED.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from xml.etree import ElementTree
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1] / "examples" / "agents"))
+sys.path.insert(0, str(HERE))
+
+import docs_server  # noqa: E402
+import seed_copies  # noqa: E402
+
+P, F, S = "passed", "failed", "skipped"
+JUDGE_SKIP = "LLM judge not configured"
+TEXT_DEFAULT = (
+    "its StreamParser has no 'format', and the docs' default 'text' extracts no tool calls (the docs' own "
+    "table: format default 'text'), so the ValidateTools after it sees none: as published it cannot pass"
+)
+
+# copy -> {test id: the verdict the docs intend}; ids "test-<n>" are the tests the docs give no id
+EXPECTED: dict[str, dict[str, str]] = {
+    "01-ai-testing-multi-turn-conversations.json": {"turn-1": P, "turn-2": P},
+    "02-ai-testing-multi-turn-conversations.json": {"full-conversation": P},
+    "03-ai-testing-multi-turn-conversations.json": {"turn-1-greeting": S, "turn-2-state-problem": S,
+                                                     "turn-3-provide-order": F},
+    "04-ai-testing-multi-turn-conversations.json": {"laptop-shopping-flow": S},
+    "05-ai-testing-multi-turn-conversations.json": {"math-tutoring-session": S},
+    "06-ai-testing-multi-turn-conversations.json": {"test-pronoun-resolution": S},
+    "07-ai-testing-multi-turn-conversations.json": {"test-state-accumulation": F},
+    "08-ai-testing-multi-turn-conversations.json": {"test-correction-handling": S},
+    "09-ai-testing-multi-turn-conversations.json": {"test-ambiguous-reference": S},
+    "10-ai-testing-multi-turn-conversations.json": {"test-topic-switch": S},
+    "11-ai-testing-overview.json": {"test-greeting": S},
+    "12-ai-testing-semantic-validation.json": {"test-helpful-response": S},
+    "13-ai-testing-semantic-validation.json": {"test-article-summary": S},
+    "14-ai-testing-semantic-validation.json": {"test-code-explanation": S},
+    "15-ai-testing-streaming-responses.json": {"test-streaming-response": S},
+    "16-ai-testing-streaming-responses.json": {"test-streaming-with-tools": P},
+    "17-ai-testing-streaming-responses.json": {"test-vercel-ai-stream": S},
+    "18-ai-testing-streaming-responses.json": {"test-partial-response": P},
+    "19-ai-testing-tool-calls.json": {"test-schedule-meeting": P},
+    "20-ai-testing-tool-calls.json": {"test-safe-customer-service": P},
+    "21-ai-testing-tool-calls.json": {"test-database-query-order": F},
+    "22-ai-testing-tool-calls.json": {"test-order-fulfillment-agent": F},
+    "23-blocks-http-request.json": {"create-user": P},
+    "24-blocks-http-request.json": {"test-0": P},
+    "25-blocks-json-parser.json": {"test-parse": P},
+    "26-blocks-loop.json": {"poll-until-complete": P},
+    "27-blocks-loop.json": {"test-job-completion": P},
+    "28-blocks-mock-data.json": {"test-validation": P},
+    "29-blocks-mock-data.json": {"test-with-mock": P, "test-with-real-api": P},
+    "30-blocks-mock-data.json": {"test-user-validation": P},
+    "31-blocks-mock-data.json": {"test-empty-data": P, "test-null-fields": P},
+    "32-blocks-stream-parser.json": {"test-function-calling": P},
+    "33-blocks-stream-parser.json": {"test-streaming-agent": P},
+    "34-blocks-validate-content.json": {"validate-ai-response": P},
+    "35-blocks-validate-tools.json": {"test-calendar-agent": P},
+    "36-blocks-validate-tools.json": {"test-customer-query": P},
+    "37-concepts-assertions.json": {"test-user": S},
+    "38-concepts-data-flow.json": {"test-0": P},
+    "39-concepts-data-flow.json": {"test-0": P},
+    "40-concepts-pipelines.json": {"my-test": P},
+    "41-concepts-pipelines.json": {"test1": P},
+    "42-examples-ai-chat-test.json": {"meeting-scheduler": S, "bad-response-detection": S},
+    "43-examples-basic-api-test.json": {"get-user": P, "create-post": P, "get-posts": P},
+    "44-examples-basic-api-test.json": {"test-0": P},
+    "45-examples-basic-api-test.json": {"test-0": P},
+    "46-examples-calendar-agent.json": {"schedule-meeting": S, "conflict-handling": S, "multi-attendee": P},
+    "47-examples-error-handling.json": {"validation-failure": P, "missing-data": P, "retry-on-failure": P},
+    "48-examples-error-handling.json": {"helpful-error": P},
+    "49-installation.json": {"verify": P},
+    "50-introduction.json": {"get-user": S},
+    "51-quickstart.json": {"simple-test": P},
+    "52-quickstart.json": {"semantic-test": S},
+}
+
+# the docs' snippets that cannot get the verdict their page hopes for, and why (they FAIL, as published)
+AS_PUBLISHED_FAIL: dict[tuple[str, str], str] = {
+    ("03-ai-testing-multi-turn-conversations.json", "turn-3-provide-order"): TEXT_DEFAULT,
+    ("07-ai-testing-multi-turn-conversations.json", "test-state-accumulation"): TEXT_DEFAULT,
+    ("21-ai-testing-tool-calls.json", "test-database-query-order"): TEXT_DEFAULT,
+    ("22-ai-testing-tool-calls.json", "test-order-fulfillment-agent"): TEXT_DEFAULT,
+}
+
+
+def test_the_copies_are_the_seeds_suites() -> None:
+    """52 suites in the docs, 52 copies, each the docs' block with only its endpoints adapted."""
+    if not seed_copies.SEED.exists():
+        pytest.skip(f"the seed document {seed_copies.SEED} is not here (it lives beside the checkout)")
+    blocks = seed_copies.seed_blocks(seed_copies.SEED.read_text(encoding="utf-8"))
+    assert len(blocks) == 52
+    names = [seed_copies.copy_name(i, page) for i, (page, _, _) in enumerate(blocks)]
+    assert names == sorted(p.name for p in seed_copies.COPIES.glob("*.json")) == list(EXPECTED)
+    for name, (page, line, text) in zip(names, blocks):
+        copy = json.loads((seed_copies.COPIES / name).read_text(encoding="utf-8"))
+        assert copy == seed_copies.adapt(json.loads(text), page), f"{name} differs from the seed (line {line})"
+
+
+def _outcomes(junit: Path) -> dict[str, tuple[str, str]]:
+    """nodeid -> (outcome, message text) from a JUnit XML report ("error" for setup errors)."""
+    found: dict[str, tuple[str, str]] = {}
+    for case in ElementTree.parse(junit).getroot().iter("testcase"):
+        nodeid = f"{case.get('classname')}::{case.get('name')}"
+        outcome, text = P, ""
+        for child in case:
+            kind = {"failure": F, "skipped": S, "error": "error"}.get(child.tag)
+            if kind:
+                outcome, text = kind, f"{child.get('message', '')}\n{child.text or ''}"
+        found[nodeid] = (outcome, text)
+    return found
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str]]:
+    """All copies in one pytest run (a subprocess, as users run it) against the docs' APIs on loopback."""
+    root = tmp_path_factory.mktemp("docs-suites")
+    for copy in seed_copies.COPIES.glob("*.json"):
+        shutil.copy(copy, root / copy.name)
+    (root / "pytest.ini").write_text(
+        "[pytest]\nasyncio_default_fixture_loop_scope = function\njunit_family = xunit1\n"
+        "semantictest_llm_judge_api_key_env = DOCS_EXAMPLES_NO_JUDGE_KEY\n")
+    server, base = docs_server.start()
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_BASE_URL", "DOCS_EXAMPLES_NO_JUDGE_KEY")}
+    env.update(docs_server.environment(base))
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--junitxml=report.xml", "-rs"],
+            cwd=root, env=env, capture_output=True, text=True, timeout=300,
+        )
+    finally:
+        server.shutdown()
+    assert done.returncode == pytest.ExitCode.TESTS_FAILED, done.stdout[-5000:] + done.stderr[-2000:]
+    assert "error" not in done.stdout.splitlines()[-1], "no collection errors: " + done.stdout[-5000:]
+    return _outcomes(root / "report.xml")
+
+
+def test_every_copy_collects_with_the_listed_tests(run: dict[str, tuple[str, str]]) -> None:
+    listed = {f"{name}::{test}" for name, tests in EXPECTED.items() for test in tests}
+    assert set(run) == listed
+
+
+def _cases() -> Iterator[object]:
+    for name, tests in EXPECTED.items():
+        for test_id, outcome in tests.items():
+            yield pytest.param(name, test_id, outcome, id=f"{name}::{test_id}")
+
+
+@pytest.mark.parametrize(("name", "test_id", "outcome"), list(_cases()))
+def test_docs_suite_gets_the_intended_verdict(
+    name: str, test_id: str, outcome: str, run: dict[str, tuple[str, str]]
+) -> None:
+    got, text = run[f"{name}::{test_id}"]
+    assert got == outcome, text[-3000:]
+    if outcome == S:
+        assert JUDGE_SKIP in text, text
+    if outcome == F:
+        assert (name, test_id) in AS_PUBLISHED_FAIL
+        assert ".passed (line" in text and "Expected False to equal True" in text, text[-3000:]
