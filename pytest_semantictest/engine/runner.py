@@ -17,6 +17,7 @@ from .batching import concurrent_run_end
 from .context import RunContext
 from .databus import DataBus
 from .inputs import output_slots, resolve_inputs, write_outputs
+from .judge_free import judge_free_failures
 from .resolve import Resolver
 
 
@@ -83,6 +84,7 @@ class PipelineResult:
     errors: dict[int, str] = field(default_factory=dict)
     unavailable: dict[int, str] = field(default_factory=dict)
     fatal: str | None = None
+    fatal_steps: set[int] = field(default_factory=set)
     gates: Checked = field(default_factory=Checked)
 
 
@@ -152,6 +154,7 @@ def _record(
         message = f"LLM judge error in step '{step.id}' ({step.block}{where}): {error}"
         result.errors[index] = message
         result.fatal = result.fatal or message
+        result.fatal_steps.add(index)
     elif error is not None:
         result.errors[index] = error
     if output is not None:
@@ -284,10 +287,11 @@ async def run_case(
     finally:
         if case.cleanup:
             pipeline.trace.extend((await run_pipeline(case.cleanup, ctx)).trace)
-    if pipeline.fatal is not None:  # an LLM failure is never a verdict: no checks, an error
-        return Verdict(
-            Outcome.ERROR, trace=pipeline.trace, error=pipeline.fatal, duration_ms=_ms(start), bus=bus.snapshot()
-        )
+    if pipeline.fatal is not None:  # an LLM failure is never a verdict, but a failure not depending on it is
+        failures = pipeline.gates.failures + judge_free_failures(
+            case.steps, pipeline.trace, pipeline.fatal_steps, case.checks, bus)
+        return Verdict(Outcome.FAILED if failures else Outcome.ERROR, failures, trace=pipeline.trace,
+                       error=pipeline.fatal, duration_ms=_ms(start), bus=bus.snapshot())
     skip_slots: set[str] = set()
     for index in pipeline.unavailable:
         skip_slots |= set(output_slots(case.steps[index].output, case.steps[index].id))

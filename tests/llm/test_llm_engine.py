@@ -53,11 +53,15 @@ def test_judged_pass_and_fail(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
 def test_judge_failure_is_an_error_and_stops_the_pipeline(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
     fake_openai.queue(*[status(500)] * 3)
     pipeline = [mock({"a": 1}), judge_step("Hello!"), mock({"b": 2}, output="after")]
-    verdict = one(pipeline, {"d.a": 2, "j.score": {"gt": 0.7}}, fake_openai, tmp_path, retries=2)
-    assert verdict.outcome is Outcome.ERROR  # not FAILED, even though d.a == 2 does not hold
+    verdict = one(pipeline, {"d.a": 1, "j.score": {"gt": 0.7}, "after.b": 3}, fake_openai, tmp_path, retries=2)
+    assert verdict.outcome is Outcome.ERROR  # checks on j and on the steps it kept from running are not evaluated
     assert "LLM judge error in step 'j' (LLMJudge" in verdict.error and "HTTP 500" in verdict.error
     assert [t.step.id for t in verdict.trace] == ["MockData", "j"] and verdict.trace[1].output is None
     assert "j" not in verdict.bus
+    fake_openai.queue(status(500))
+    failing = one(pipeline, {"d.a": 2, "j.score": {"gt": 0.7}}, fake_openai, tmp_path, retries=0)
+    assert failing.outcome is Outcome.FAILED  # a failure that does not depend on the judge wins (issue 12)
+    assert [f.check for f in failing.failures] == ["d.a"] and "LLM judge error" in (failing.error or "")
 
 
 def test_without_judge_skipped_or_error_when_required(tmp_path: Path) -> None:
