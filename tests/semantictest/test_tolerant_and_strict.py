@@ -73,7 +73,7 @@ def test_a_repeated_key_keeps_the_last_value_with_a_warning_naming_both_lines(tm
     [check] = loaded.cases[0].checks
     assert (check.operator, check.expected, check.line) == ("contains", "act", 4)
     assert [(w.lineno, str(w.message)) for w in caught] == [
-        (4, "tests[0].assertions.d.status: key 'd.status' is repeated on line 4 (first on line 3); the value "
+        (4, "tests[0].assertions.d.status: key 'd.status' is on line 3 and again on line 4; the value "
             "on line 4 is used, as JSON parsers do: remove one of them")]
 
 

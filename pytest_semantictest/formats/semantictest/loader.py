@@ -75,7 +75,7 @@ def _warn(path: Path, source: JsonSource, missing_ids: list[int]) -> None:
     """One warning per repeated key and per test without an id, at its line (pytest's warnings summary)."""
     for at, first, later in source.repeated:
         earlier = f"line {first}" if first else "an earlier line"
-        message = (f"{place(at)}: key '{clip(at[-1])}' is repeated on line {later} (first on {earlier}); "
+        message = (f"{place(at)}: key '{clip(at[-1])}' is on {earlier} and again on line {later}; "
                    f"the value on line {later} is used, as JSON parsers do: remove one of them")
         warnings.warn_explicit(message, SuiteWarning, str(path), later)
     for index in missing_ids:

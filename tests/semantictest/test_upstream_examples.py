@@ -1,0 +1,41 @@
+"""The example suites the reference runner ships (blade47/semantic-test ``test-examples/``), copied with
+only ``https://jsonplaceholder.typicode.com`` -> ``${env.BASE_URL}``: they use a suite-level ``input``
+(``${input.userId}``) and repeat keys inside ``assertions`` objects, and run as published."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1] / "examples" / "agents"))
+sys.path.insert(0, str(HERE.parents[1] / "tests" / "docs_examples"))
+
+import docs_server  # noqa: E402
+
+FILES = ["conditions-example.json", "mock-ai-validation.json", "simple-api-test.json", "validation-test.json"]
+
+
+def test_the_reference_runners_examples_run_as_published(tmp_path: Path) -> None:
+    assert sorted(p.name for p in (HERE / "upstream").glob("*.json")) == FILES
+    for name in FILES:
+        shutil.copy(HERE / "upstream" / name, tmp_path / name)
+    server, base = docs_server.start()
+    env = {**os.environ, **docs_server.environment(base)}
+    try:
+        done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA"], cwd=tmp_path,
+                              env=env, capture_output=True, text=True, timeout=120)
+    finally:
+        server.shutdown()
+    out = done.stdout
+    assert done.returncode == 0, out[-4000:]
+    assert "10 passed" in out.splitlines()[-1], out[-2000:]
+    for test in ("conditions-example.json::test-all-assertion-operators", "simple-api-test.json::simple-api-test"):
+        assert f"PASSED {test}" in out
+    # the repeated assertion keys of conditions-example.json: one warning each, naming both lines
+    assert ("conditions-example.json:32: SuiteWarning: tests[0].assertions.testData.status: key 'testData.status' "
+            "is on line 31 and again on line 32; the value on line 32 is used") in out, out[-4000:]
+    assert out.count("SuiteWarning: ") == 10
