@@ -3,8 +3,9 @@
 Config (written by the highbar compiler, usable in SemanticTest pipelines too):
 ``agent`` (key in the session's agent pool), ``message`` (may hold ``{{previous...}}``
 templates), ``phrasing`` (a context key whose value replaces the message: variations),
-``previous`` (slots of the earlier turns of this conversation), ``observe`` (read tool
-calls), ``first``/``test_name``/``spec``.
+``previous`` (slots of the earlier turns of this conversation), ``observe`` (the turn checks
+tool calls: it must see a record of its own), ``first``/``test_name``/``spec``, ``place`` (of the
+turn in its spec, for messages). Every turn reads the calls recorded for it (templates use them).
 """
 
 from __future__ import annotations
@@ -82,7 +83,8 @@ def _type(value: Any) -> str:
 class AgentTurn(Block):
     name = "AgentTurn"
     resolve_config = False
-    config_keys = frozenset({"agent", "message", "phrasing", "previous", "observe", "first", "test_name", "spec"})
+    config_keys = frozenset({"agent", "message", "phrasing", "previous", "observe", "first", "test_name", "spec",
+                             "place"})
 
     async def process(self, inputs: dict[str, Any], ctx: Any) -> dict[str, Any]:
         from ..agents.errors import AgentError
@@ -102,13 +104,21 @@ class AgentTurn(Block):
             if cfg.get("first"):
                 session = await live.open_session(ctx.execution_id, cfg.get("test_name", ""), cfg.get("spec", ""))
             out = await live.turn(
-                ctx.http, render_previous(message, calls), ctx.execution_id, observe=bool(cfg.get("observe")),
+                ctx.http, self._message(message, calls), ctx.execution_id, observe=bool(cfg.get("observe")),
                 test_name=cfg.get("test_name", ""), session=session,
             )
         except AgentError as exc:
             raise BlockError(str(exc)) from None
         out["session"] = session or {}
         return out
+
+    def _message(self, message: str, calls: list[dict[str, Any]]) -> str:
+        """The message with its templates resolved; a template naming nothing is this turn's error."""
+        try:
+            return render_previous(message, calls)
+        except BlockError as e:
+            where = self.config.get("place")
+            raise BlockError(f"{where}.trigger: {e}" if where else str(e)) from None
 
 
 class AgentSessionEnd(Block):

@@ -240,6 +240,17 @@ CASES: dict[str, tuple[str, str, str, int | None]] = {
                             "min_pass 4 is more than its 3 runs", 10),
     "min_pass above defaults.runs": (MANAGED + "defaults: {runs: 2}\n" + one_test(GUARDRAIL + "  min_pass: 3\n", agent=""),
                                      "suites[0].tests[0]", "min_pass 3 is more than its 2 runs", 10),
+    # issue 12 point 6: highbar accepts runs: 10**400 and never ends, and a timeout of 10**400 is an OverflowError
+    "runs 10**400": (one_test(GUARDRAIL + "  runs: 1" + "0" * 400 + "\n"), "suites[0].tests[0]",
+                     "runs must be at most 10000, got about 10**400", 9),
+    "defaults.runs 10**400": (MANAGED + "defaults: {runs: 1" + "0" * 400 + "}\n" + one_test(GUARDRAIL, agent=""),
+                              "defaults", "runs must be at most 10000, got about 10**400", 4),
+    "timeout 10**400": (MANAGED.replace("agent:\n", "agent:\n  timeout: 1" + "0" * 400 + "\n") + one_test(GUARDRAIL, agent=""),
+                        "agent", "timeout is too long: at most 86400000 ms (24 h), got about 10**400", 2),
+    "settle_time 10**400": (MANAGED.replace("agent:\n", "agent:\n  settle_time: 1" + "0" * 400 + "\n") + one_test(GUARDRAIL, agent=""),
+                            "agent", "settle_time is too long: at most 86400000 ms (24 h)", 2),
+    "startup_timeout 10**400": (MANAGED.replace("agent:\n", "agent:\n  startup_timeout: 1" + "0" * 400 + "\n")
+                                + one_test(GUARDRAIL, agent=""), "agent", "startup_timeout is too long", 2),
     "variations negative": (one_test(GUARDRAIL + "  variations: -1\n"), "suites[0].tests[0]",
                             "variations must be a non-negative integer, got -1", 9),
     "variations text": (one_test(GUARDRAIL + '  variations: "3"\n'), "suites[0].tests[0]",

@@ -54,6 +54,7 @@ def _case(test: TestSpec, node: str, group: str, key: str, path: Path, default_r
             "first": i == 0,
             "test_name": test.display_name,
             "spec": str(path),
+            "place": turn.place,
         }
         if i == 0 and test.variations:
             config["phrasing"] = PHRASING_KEY

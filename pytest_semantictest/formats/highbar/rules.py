@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -66,6 +67,13 @@ def type_name(value: Any) -> str:
 
 def is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def shown_int(value: int) -> str:
+    """An integer for a message; a huge one as its magnitude (``about 10**400``)."""
+    if abs(value) < 10**15:
+        return str(value)
+    return f"{'-' if value < 0 else ''}about 10**{int(abs(value).bit_length() * math.log10(2))}"
 
 
 def user_keys(raw: Mapping[str, Any]) -> list[str]:

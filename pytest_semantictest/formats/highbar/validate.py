@@ -26,6 +26,7 @@ from pydantic import ValidationError
 
 from ...errors import SpecError, clip, did_you_mean
 from ..jsonsource import place as _place
+from ..semantictest.models import MAX_RUNS
 from ..validation import problems_from
 from ..yamlsource import YamlError, YamlSource, load_yaml
 from . import models
@@ -43,6 +44,7 @@ from .rules import (
     parse_template,
     redact,
     redact_problem,
+    shown_int,
     type_name,
 )
 from .spec import HighbarSpec, Template, resolve_min_pass
@@ -208,7 +210,11 @@ class _Validator(AgentChecks, ExpectChecks):
 
     def runs(self, value: Any, where: Path_, at: Path_) -> bool:
         if not is_int(value) or value < 1:
-            self.err(where, f"runs must be a whole number of at least 1, got {clip(repr(value))}", at)
+            shown = shown_int(value) if is_int(value) else clip(repr(value))
+            self.err(where, f"runs must be a whole number of at least 1, got {shown}", at)
+            return False
+        if value > MAX_RUNS:  # as a SemanticTest test's runs (highbar accepts 10**400 and never ends)
+            self.err(where, f"runs must be at most {MAX_RUNS}, got {shown_int(value)}", at)
             return False
         return True
 
@@ -255,7 +261,7 @@ class _Validator(AgentChecks, ExpectChecks):
                 runs = raw["runs"] if runs_ok else self.default_runs
                 count = resolve_min_pass(value, runs)
                 if count > runs:
-                    self.err(where, f"min_pass {count} is more than its {runs} runs", where + ("min_pass",))
+                    self.err(where, f"min_pass {shown_int(count)} is more than its {runs} runs", where + ("min_pass",))
         if "markers" in raw:
             self.markers(raw["markers"], where)
         return observes

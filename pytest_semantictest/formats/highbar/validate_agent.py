@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from ...engine.deadline import MAX_TIMEOUT_MS
 from ...errors import clip
 from .rules import (
     ALL_PLACEHOLDERS,
@@ -22,6 +23,8 @@ from .rules import (
     SETUP_PLACEHOLDERS,
     TEARDOWN_PLACEHOLDERS,
     Path_,
+    is_int,
+    shown_int,
     type_name,
     uses_placeholder,
 )
@@ -87,7 +90,10 @@ class AgentChecks:
             value = raw.get(key, default)
             if self.need(value, int, A, f"{key} must be an integer (milliseconds)", A + (key,)) and value < minimum:
                 qualifier = "a positive" if minimum > 0 else "a non-negative"
-                self.err(A, f"{key} must be {qualifier} integer (milliseconds), got {value}", A + (key,))
+                self.err(A, f"{key} must be {qualifier} integer (milliseconds), got {shown_int(value)}", A + (key,))
+            elif is_int(value) and value > MAX_TIMEOUT_MS:  # highbar: OverflowError; a day is plenty
+                self.err(A, f"{key} is too long: at most {MAX_TIMEOUT_MS} ms (24 h), got {shown_int(value)}",
+                         A + (key,))
         self.request(raw.get("request"), has_session)
         if "response" in raw:
             value = raw["response"]
