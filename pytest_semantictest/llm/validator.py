@@ -79,7 +79,7 @@ def pick_use(use: str | None, model: str | None) -> str | None:
     wins; a Yao agent is played by the place's role, with the options' model (Yao: the connector
     overrides the agent's own) when one is given."""
     if use and not names_agent(use):
-        return use
+        return use.removeprefix("agents:")  # an LLM role: agents:validator is the validator role
     return model or use
 
 

@@ -90,6 +90,27 @@ def test_before_and_after_hooks_run_around_each_case(pytester: pytest.Pytester, 
     assert "Traceback" not in result.stdout.str()
 
 
+def test_hooks_around_a_dynamic_case(pytester: pytest.Pytester, chat_agent: ScriptedAgent,
+                                     llm: ConversationFake) -> None:
+    (pytester.path / "env_test.py").write_text(ENV_TEST, encoding="utf-8")
+    write_cases(pytester, "dynamic_hooks_test", {
+        "id": "expense-flow", "input": "Submit expense", "before": "env_test.Before", "after": "env_test.After",
+        "team": "team-7", "metadata": {"scenario": "empty_db"},
+        "simulator": {"use": "tests.simulator-agent", "options": {"metadata": {
+            "persona": "New employee", "goal": "Submit $3500 travel expense"}}},
+        "checkpoints": [{"id": "ask-type", "assert": {"type": "regex", "value": "(?i)type"}},
+                        {"id": "create", "after": ["ask-type"], "assert": {"type": "tool_called",
+                                                                            "value": "create_expense"}}],
+        "max_turns": 5})
+    result = run(pytester, chat_agent, llm)
+    result.assert_outcomes(passed=1)
+    before, after = hook_log(pytester)
+    assert before["ctx"] == {"locale": "en", "team_id": "team-7", "authorized": {"team_id": "team-7"}}
+    assert after["status"] == "passed" and after["data"] == {"user_row": 42, "scenario": "empty_db"}
+    assert "draft travel expense" in after["output"]
+    assert all(r["body"]["team"] == "team-7" for r in chat_agent.requests)
+
+
 def test_a_hook_that_cannot_run_is_that_cases_error(pytester: pytest.Pytester, chat_agent: ScriptedAgent) -> None:
     write_cases(
         pytester, "yao_hooks_test",

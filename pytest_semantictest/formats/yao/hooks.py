@@ -150,9 +150,10 @@ async def call_hook(function: Any, args: list[Any]) -> Any:
 def hook_result(bus: Any, case_id: str, slots: list[str]) -> dict[str, Any]:
     """What an after hook gets as ``result``: ``id``, ``status``, ``output``, ``error``, ``turns``.
 
-    ``status`` is what the conversation did (``completed``: every planned turn answered; ``stopped``:
-    a turn's assertions failed, so later turns did not run; ``error``: a turn or the conversation
-    failed); the pass/fail verdict is decided after the hook."""
+    ``status`` is what the conversation did: static, ``completed`` (every planned turn answered),
+    ``stopped`` (a turn's assertions failed, so later turns did not run) or ``error`` (a turn failed),
+    the final assertions being checked after the hook; dynamic, ``passed`` or ``failed`` (its
+    checkpoints reached or not)."""
     from ...engine.databus import MISSING
 
     records = [bus.get(s) for s in slots]
@@ -160,6 +161,9 @@ def hook_result(bus: Any, case_id: str, slots: list[str]) -> dict[str, Any]:
     turns = [t for r in done for t in (r.get("turns") if isinstance(r.get("turns"), list) else [r])]
     error = next((str(r["error"]) for r in done if r.get("error")), None)
     status = "error" if error else "completed" if len(done) == len(slots) else "stopped"
+    verdict = next((r["passed"] for r in done if isinstance(r.get("passed"), bool)), None)
+    if verdict is not None:  # a dynamic conversation has decided: its checkpoints were reached or not
+        status = "passed" if verdict else "failed"
     last = turns[-1] if turns else {}
     result = {"id": case_id, "status": status, "output": last.get("output") if isinstance(last, Mapping) else None,
               "turns": turns}
