@@ -12,6 +12,25 @@ from .judge import judge_lines, judge_outputs
 from .redact import Redactor
 
 Differ = Callable[[Any, Any], list[str] | None]
+MESSAGE_LIMIT = 500
+"""A failure's headline (and each detail) is cut to this many characters, keeping both ends."""
+SAME_MIN = 200
+"""A string this long that a trace already showed is named, not printed again."""
+
+
+def sized(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, saying how much was cut and the full size."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"... ({len(text) - limit:,} more characters; {len(text):,} in all)"
+
+
+def clip_middle(text: str, limit: int = MESSAGE_LIMIT) -> str:
+    """``text`` cut in the middle (a headline's end names the expectation), saying the full size."""
+    if len(text) <= limit:
+        return text
+    head, tail = text[: limit * 2 // 3], text[-(limit // 3):]
+    return f"{head} ... ({len(text) - len(head) - len(tail):,} characters cut; {len(text):,} in all) ... {tail}"
 
 
 def dump(value: Any, limit: int = 2000) -> str:
@@ -27,35 +46,38 @@ def dump(value: Any, limit: int = 2000) -> str:
                 text = json.dumps(value, indent=2, ensure_ascii=False, default=repr)
         except (TypeError, ValueError):
             text = repr(value)
-    if len(text) > limit:
-        text = text[:limit] + f"... ({len(text) - limit} more characters)"
-    return text
+    return sized(text, limit)
 
 
 def render_failure(f: Failure, redactor: Redactor, differ: Differ | None = None) -> list[str]:
     where = f" (line {f.line})" if f.line else ""
-    lines = [f"{f.check}{where}: {redactor.text(f.message)}"]
+    lines = [f"{f.check}{where}: {clip_middle(redactor.text(f.message))}"]
     if f.operator is None:
-        lines.extend(f"  {key}: {redactor.text(str(value))}" for key, value in f.details.items())
+        lines.extend(f"  {key}: {clip_middle(redactor.text(str(value)))}" for key, value in f.details.items())
         return lines
     lines.append(f"  operator: {f.operator}")
     lines.append(f"  expected: {_inline(redactor.data(f.expected))}")
     lines.append(f"  actual:   {_inline(redactor.data(f.actual))}")
-    diffable = isinstance(f.actual, (str, list, dict)) and type(f.actual) is type(f.expected)
+    diffable = (isinstance(f.actual, (str, list, dict)) and type(f.actual) is type(f.expected)
+                and len(_inline_full(f.actual)) + len(_inline_full(f.expected)) <= 100_000)  # difflib is quadratic
     if differ and f.operator == "equals" and diffable:
         explanation = differ(redactor.data(f.actual), redactor.data(f.expected))
         if explanation:
             lines.extend("  " + line for line in explanation[1:])
     for key, value in f.details.items():
-        lines.append(f"  {key}: {redactor.text(str(value))}")
+        lines.append(f"  {key}: {clip_middle(redactor.text(str(value)))}")
     return lines
 
 
-def _inline(value: Any) -> str:
+def _inline_full(value: Any) -> str:
     if value is MISSING:
         return "undefined (the path names nothing)"
-    text = json.dumps(value, ensure_ascii=False, default=repr) if not isinstance(value, str) else repr(value)
-    return text if len(text) <= 300 else text[:300] + "..."
+    return json.dumps(value, ensure_ascii=False, default=repr) if not isinstance(value, str) else repr(value)
+
+
+def _inline(value: Any) -> str:
+    text = _inline_full(value)
+    return text if len(text) <= 300 else text[:300] + f"... ({len(text):,} characters in all)"
 
 
 def render_verdict(title: str, verdict: Verdict, redactor: Redactor, differ: Differ | None = None) -> str:
@@ -84,13 +106,14 @@ def _head(path: str) -> str | None:
 def render_trace(trace: list[StepTrace], redactor: Redactor, limit: int = 2000) -> str:
     """Each executed step with its resolved input and its output, trimmed."""
     out: list[str] = []
+    seen: dict[str, str] = {}
     for n, t in enumerate(trace):
         again = f" (loop iteration {t.iteration + 1})" if t.iteration else ""
         line = f" line {t.step.line}" if t.step.line else ""
         out.append(f"[{n}] {t.step.id} ({t.step.block}){line}{again} {t.duration_ms:.1f} ms")
         if t.input not in (None, {}):
-            out.append("  input:  " + _indent(dump(redactor.data(t.input), limit)))
-        out.append("  output: " + _indent(dump(redactor.data(t.output), limit)))
+            out.append("  input:  " + _indent(dump(_once(redactor.data(t.input), seen, f"[{n}] input"), limit)))
+        out.append("  output: " + _indent(dump(_once(redactor.data(t.output), seen, f"[{n}] output"), limit)))
         if t.error:
             out.append(f"  error:  {redactor.text(t.error)}")
     return "\n".join(out)
@@ -98,3 +121,22 @@ def render_trace(trace: list[StepTrace], redactor: Redactor, limit: int = 2000) 
 
 def _indent(text: str) -> str:
     return text.replace("\n", "\n          ")
+
+
+def _once(value: Any, seen: dict[str, str], where: str, depth: int = 0) -> Any:
+    """``value`` with every long string the trace showed before replaced by a note naming where
+    (a stream body is the HTTP step's output and the parser's input: printed once)."""
+    if isinstance(value, str):
+        if len(value) < SAME_MIN:
+            return value
+        if value in seen:
+            return f"<the same {len(value):,} characters as {seen[value]}>"
+        seen[value] = where
+        return value
+    if depth > 3:
+        return value
+    if isinstance(value, dict):
+        return {k: _once(v, seen, f"{where}.{k}", depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_once(v, seen, f"{where}[{i}]", depth + 1) for i, v in enumerate(value)]
+    return value

@@ -12,8 +12,7 @@ A new kind of content is one function ``(Render, item, verdict) -> str`` in :dat
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from html import escape
 from typing import Any
 
@@ -21,76 +20,18 @@ import pytest
 
 from ..model import Outcome, StepTrace, Verdict
 from .conversation import conversation_data
+from .html_values import STYLE, Render
+from .html_values import table as _table
 from .judge import JUDGE_BLOCKS, is_judgement
 from .junit import deciding_judgement, run_verdicts
 from .redact import Redactor
 from .summary import OUTCOMES, Tally, run_rows, spec_item, summary_plugin
 
 _ATTACHED = pytest.StashKey[bool]()
-
-STYLE = """<style>
-.st-extra{font-family:sans-serif;font-size:13px;margin:4px 0 8px}
-.st-extra h4{margin:10px 0 4px;font-size:13px}
-.st-extra table{border-collapse:collapse;margin:2px 0 6px}
-.st-extra td,.st-extra th,.st-summary td,.st-summary th{border:1px solid #ccc;padding:2px 6px;text-align:left;
-vertical-align:top}
-.st-extra pre{white-space:pre-wrap;background:#f6f6f6;padding:4px;margin:2px 0;max-height:24em;overflow:auto}
-.st-passed{color:#070}.st-failed,.st-error{color:#b00}.st-skipped{color:#777}
-.st-summary{border-collapse:collapse;margin:6px 0}
-</style>"""
-
-
-class Render:
-    """Escaping, redaction and trimming in one place."""
-
-    def __init__(self, redactor: Redactor, limit: int) -> None:
-        self.redactor = redactor
-        self.limit = limit
-
-    def text(self, value: Any) -> str:
-        """Escaped, redacted text of a scalar."""
-        return escape(self.redactor.text(value if isinstance(value, str) else _compact(value)))
-
-    def pre(self, value: Any) -> str:
-        """A ``<pre>`` block: JSON (also JSON inside a string) pretty-printed, then trimmed."""
-        return f"<pre>{escape(_trim(_pretty(self.redactor.data(value)), self.limit))}</pre>"
-
-    def cell(self, value: Any) -> str:
-        return escape(_trim(self.redactor.text(value if isinstance(value, str) else _compact(value)), self.limit))
-
-
-def _compact(value: Any) -> str:
-    try:
-        return json.dumps(value, ensure_ascii=False, default=repr)
-    except (TypeError, ValueError):
-        return repr(value)
-
-
-def _pretty(value: Any) -> str:
-    if isinstance(value, str):
-        stripped = value.strip()
-        if stripped[:1] in ("{", "["):
-            try:
-                value = json.loads(stripped)
-            except ValueError:
-                return value
-        else:
-            return value
-    try:
-        return json.dumps(value, indent=2, ensure_ascii=False, default=repr)
-    except (TypeError, ValueError):
-        return repr(value)
-
-
-def _trim(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit] + f"... ({len(text) - limit} more characters)"
-
-
-def _table(css: str, header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
-    """A table; cells are HTML already escaped by the caller."""
-    head = "".join(f"<th>{escape(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
-    return f'<table class="{css}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+OWN_SECTIONS = frozenset({"conversation", "pipeline trace", "llm judge"})
+"""Report sections the extras show better: left out of the HTML log (the console keeps them)."""
+REASONS = 5
+"""How many failed checks a test's overview names."""
 
 
 def _step_name(t: StepTrace) -> str:
@@ -101,6 +42,7 @@ def _step_name(t: StepTrace) -> str:
 
 
 def overview(r: Render, item: Any, verdict: Verdict) -> str:
+    """Outcome, k/n runs, the deciding judge's score, and why the test did not pass."""
     runs = run_verdicts(verdict)
     passed = sum(1 for _, v in runs if v.passed)
     parts = [f'<span class="st-outcome st-{verdict.outcome.value}">{verdict.outcome.value}</span>',
@@ -114,7 +56,21 @@ def overview(r: Render, item: Any, verdict: Verdict) -> str:
         parts.append(f"judge score {r.text(judged.get('score'))} vs threshold {r.text(judged.get('threshold'))}")
     if verdict.error:
         parts.append(f"error: {r.text(verdict.error.splitlines()[0])}")
-    return '<div class="st-overview">' + " · ".join(parts) + "</div>"
+    why = "".join(f"<li>{r.cell(reason)}</li>" for reason in _reasons(verdict))
+    return ('<div class="st-overview">' + " · ".join(parts) + "</div>"
+            + (f'<ul class="st-why">{why}</ul>' if why else ""))
+
+
+def _reasons(verdict: Verdict) -> list[str]:
+    """The checks that did not hold (for a repeated test: each failed run's first one)."""
+    if verdict.outcome is not Outcome.FAILED:
+        return []
+    found = [f"{f.check}{f' (line {f.line})' if f.line else ''}: {f.message}" for f in verdict.failures]
+    if not found:
+        found = [f"{label}: {run.failures[0].check}: {run.failures[0].message}" if run.failures
+                 else f"{label}: {run.error or run.outcome.value}"
+                 for label, run in run_verdicts(verdict) if run.outcome is not Outcome.PASSED]
+    return found[:REASONS] + ([f"... and {len(found) - REASONS} more"] if len(found) > REASONS else [])
 
 
 def _request(t: StepTrace) -> Mapping[str, Any] | None:
@@ -128,23 +84,33 @@ def _request(t: StepTrace) -> Mapping[str, Any] | None:
 
 
 def exchanges(r: Render, item: Any, verdict: Verdict) -> str:
-    """Each HTTP request the pipeline sent, and the response."""
+    """Each HTTP request the pipeline sent, and the response: headers, then the body (JSON
+    pretty-printed, an SSE stream as its frames)."""
     parts = []
     for t in verdict.trace:
         req = _request(t)
         if req is None:
             continue
         res = t.output
-        request = {k: req[k] for k in ("method", "url", "headers", "body") if k in req and req[k] is not None}
-        response = {k: res[k] for k in ("status", "headers", "body", "error") if k in res}
         status = res.get("status") if res.get("status") else "no response"
+        request = "".join(_part(r, label, req.get(key), req.get("headers"))
+                          for label, key in (("headers", "headers"), ("body", "body")))
+        response = "".join(_part(r, label, res.get(key), res.get("headers"))
+                           for label, key in (("headers", "headers"), ("body", "body"), ("error", "error")))
         parts.append(
             f'<div class="st-exchange"><h4>{r.text(_step_name(t))}: {r.text(req.get("method") or "GET")} '
             f'{r.text(req.get("url") or res.get("url"))} &rarr; {r.text(status)} ({t.duration_ms:.0f} ms)</h4>'
-            f'<div class="st-request">request{r.pre(request)}</div>'
-            f'<div class="st-response">response{r.pre(response)}</div></div>'
+            f'<div class="st-request"><div class="st-label">request</div>{request or "<p>no headers, no body</p>"}</div>'
+            f'<div class="st-response"><div class="st-label">response {r.text(status)}</div>{response}</div></div>'
         )
     return "<h4>Requests and responses</h4>" + "".join(parts) if parts else ""
+
+
+def _part(r: Render, label: str, value: Any, headers: Any) -> str:
+    if value in (None, "", {}):
+        return ""
+    shown = r.body(value, headers) if label == "body" else r.pre(value)
+    return f'<div class="st-{label}">{escape(label)}{shown}</div>'
 
 
 def streams(r: Render, item: Any, verdict: Verdict) -> str:
@@ -254,7 +220,6 @@ def _validation(r: Render, turn: Mapping[str, Any], assertion: Mapping[str, Any]
     return f'<div class="st-judge st-validator">{head}{body}</div>'
 
 
-
 def conversation(r: Render, item: Any, verdict: Verdict) -> str:
     """The transcript turn by turn (tool calls are in the tool table) and the checkpoint timeline."""
     turns, checkpoints = conversation_data(verdict.trace)
@@ -312,6 +277,22 @@ def summary_table(tally: Tally, usage: Mapping[str, int]) -> str:
     return html
 
 
+def _json(value: Any) -> str | None:
+    import json
+
+    try:
+        return json.dumps(value, ensure_ascii=False, indent=2, default=repr)
+    except (TypeError, ValueError):
+        return None
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2])
+    return report.longreprtext
+
+
 class HtmlPlugin:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
@@ -328,16 +309,45 @@ class HtmlPlugin:
 
             item.stash[_ATTACHED] = True
             state = runtime(self.config)
-            html = render_item(item, verdict, state.redactor, state.context.settings.trace_value_chars)
-            report.extras = [*getattr(report, "extras", []), extras.html(html)]
+            limit = state.context.settings.trace_value_chars
+            html = render_item(item, verdict, state.redactor, limit)
+            report.extras = [*getattr(report, "extras", []), extras.html(html), *self._attachments(verdict, state, limit)]
         return report
+
+    def _attachments(self, verdict: Verdict, state: Any, limit: int) -> list[Any]:
+        """A failed check's value too long to show, as a file next to the report (not with
+        ``--self-contained-html``: the page would carry it all again)."""
+        if self.config.getoption("self_contained_html", False):
+            return []
+        from pytest_html import extras
+
+        found = []
+        for f in verdict.failures:
+            value = f.actual if isinstance(f.actual, str) else _json(f.actual)
+            if value is not None and len(value) > limit:
+                found.append(extras.text(state.redactor.text(value),
+                                         name=f"actual value of {f.check} ({len(value):,} characters)"))
+        return found
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_results_table_html(self, report: pytest.TestReport, data: list[str]) -> None:
+        """A spec test's log: the failure text or the skip reason (not pytest's raw tuple), and the
+        captured output, without the sections the extras already show."""
+        if "format" not in dict(getattr(report, "user_properties", ())):
+            return
+        log = [escape(_skip_reason(report) if report.skipped else report.longreprtext) + "\n"] \
+            if report.longrepr else []
+        for header, content in report.sections:
+            if " ".join(header.split()[1:-1]) not in OWN_SECTIONS:  # "Captured <name> <when>"
+                log.append(f"{' ' + escape(header) + ' ':-^80}\n{escape(content)}")
+        data[:] = log or ["No log output captured."]
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_summary(self, prefix: list[str], summary: list[str], postfix: list[str],
                                     session: pytest.Session) -> None:
-        summary = summary_plugin(self.config)
-        if summary is None or not summary.tally.tests:
+        plugin = summary_plugin(self.config)
+        if plugin is None or not plugin.tally.tests:
             return
         from ..plugin import llm_usage
 
-        prefix.append(summary_table(summary.tally, llm_usage(self.config)))
+        prefix.append(summary_table(plugin.tally, llm_usage(self.config)))

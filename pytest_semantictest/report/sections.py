@@ -11,10 +11,10 @@ from .redact import Redactor
 
 
 def add_sections(item: Any, verdict: Verdict, redactor: Redactor, limit: int = 2000) -> None:
-    """Attach the pipeline trace (and the LLM judges' verdicts) when the case did not pass, an
-    HTML report is written, or with ``-vv`` (``-rA`` then shows passed tests' traces too)."""
-    wanted = (verdict.outcome is not Outcome.PASSED or bool(item.config.getoption("htmlpath", None))
-              or item.config.get_verbosity() >= 2)
+    """Attach the pipeline trace (and the LLM judges' verdicts) when the case did not pass, or with
+    ``-vv`` (``-rA`` then shows passed tests' traces too). The HTML report shows the same in its
+    extras and leaves these sections out of its log (:mod:`.html`)."""
+    wanted = verdict.outcome is not Outcome.PASSED or item.config.get_verbosity() >= 2
     if not wanted or not verdict.trace:
         return
     from .conversation import OWN_BLOCKS, has_conversation, render_conversation

@@ -99,18 +99,70 @@ def chromium() -> str:
 
 
 
-def render_in_chromium(report: Path, tmp_path: Path) -> Node:
-    """The page as headless Chromium leaves it after pytest-html's JavaScript ran (skips without Chromium)."""
+def _chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     browser = chromium()
     profile = tmp_path / "chromium-profile"
-    dumped = subprocess.run(
+    done = subprocess.run(
         [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
-         "--dump-dom", report.as_uri()],
+         "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars",
+         f"--user-data-dir={profile}", *args],
         capture_output=True, text=True, timeout=120, env={**os.environ, "HOME": str(tmp_path)}, check=False,
     )
-    assert dumped.returncode == 0, dumped.stderr[-2000:]
-    return parse(dumped.stdout)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done
+
+
+def render_in_chromium(report: Path, tmp_path: Path) -> Node:
+    """The page as headless Chromium leaves it after pytest-html's JavaScript ran (skips without Chromium)."""
+    return parse(_chromium(tmp_path, "--dump-dom", report.as_uri()).stdout)
+
+
+_COLORS = """<script>
+window.addEventListener("load", () => setTimeout(() => {
+  const out = [];
+  for (const el of document.querySelectorAll(".st-extra, .st-extra *, .st-summary, .st-summary *")) {
+    if (![...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim())) continue;
+    let bg = null;
+    for (let e = el; e && !bg; e = e.parentElement) {
+      const c = getComputedStyle(e).backgroundColor;
+      if (c && c !== "transparent" && !c.endsWith(", 0)")) bg = c;
+    }
+    out.push({tag: el.tagName, cls: el.className, color: getComputedStyle(el).color, background: bg || "rgb(255, 255, 255)"});
+  }
+  const pre = document.createElement("pre");
+  pre.id = "st-colors";
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+}, 0));
+</script>"""
+
+
+def computed_colors(report: Path, tmp_path: Path) -> list[dict[str, str]]:
+    """Chromium's computed text and background colour of every element of the extras and the summary
+    table that holds text (a script added to a copy of the report collects them)."""
+    page = tmp_path / "colors.html"
+    page.write_text(report.read_text(encoding="utf-8").replace("</body>", _COLORS + "</body>"), encoding="utf-8")
+    dom = parse(_chromium(tmp_path, "--virtual-time-budget=5000", "--dump-dom", page.as_uri()).stdout)
+    return json.loads(dom.find("pre", id="st-colors").text())  # type: ignore[no-any-return]
+
+
+def _luminance(css: str) -> float:
+    r, g, b = (int(x) / 255 for x in css[css.index("(") + 1 : css.index(")")].split(",")[:3])
+    lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in (r, g, b)]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def contrast(color: str, background: str) -> float:
+    """WCAG contrast ratio of two ``rgb(...)`` colours (1 to 21)."""
+    a, b = sorted((_luminance(color), _luminance(background)), reverse=True)
+    return (a + 0.05) / (b + 0.05)
+
+
+def screenshot(report: Path, png: Path, tmp_path: Path, width: int = 1280, height: int = 1600, query: str = "") -> Path:
+    """A PNG of the rendered report (``query``: pytest-html's URL parameters, e.g. ``visible=failed``)."""
+    uri = report.as_uri() + (f"?{query}" if query else "")
+    _chromium(tmp_path, f"--window-size={width},{height}", "--virtual-time-budget=5000", f"--screenshot={png}", uri)
+    return png
 
 
 def result_rows(dom: Node) -> dict[str, Node]:

@@ -19,6 +19,8 @@ from typing import Any
 import pytest
 
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-p", "no:hypothesispytest"]
+BIG = 20_000_000
+"""The size of ``/big``'s body."""
 TRACE_AGENT = Path(__file__).resolve().parents[1] / "agents" / "trace_agent.py"
 
 SSE = "".join(
@@ -34,7 +36,7 @@ SSE = "".join(
 
 class Backend:
     """``/ok``, ``/flaky`` (200, 500, 200, ...), ``/slow`` (2 s), ``/sse`` (an OpenAI stream with a
-    tool call), ``/echo`` (the request's headers and body back as JSON) and ``.../chat/completions``
+    tool call), ``/big`` (20 MB of text), ``/echo`` (the request's headers and body back as JSON) and ``.../chat/completions``
     (an OpenAI-style agent whose reply tells the path, headers and body it was sent)."""
 
     def __init__(self) -> None:
@@ -76,6 +78,8 @@ class Backend:
                 elif path == "/slow":
                     time.sleep(2)
                     self._send(200, "{}")
+                elif path == "/big":
+                    self._send(200, "a" * BIG, "text/plain")
                 elif path == "/sse":
                     self._send(200, SSE, "text/event-stream")
                 elif path == "/echo":
