@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -268,6 +269,27 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
             node.add_marker(name)
             return node
     return None
+
+
+@pytest.hookimpl(wrapper=True, specname="pytest_collect_file")
+def pytest_collect_file_explained(file_path: Path, parent: pytest.Collector) -> Generator[None, list[Any], list[Any]]:
+    """A file named on the command line that nothing collects: a collection error saying why it is not
+    a spec file (``formats.detect.why_not_spec``), instead of pytest's bare "ERROR: not found"."""
+    collected = yield
+    if collected or not parent.session.isinitpath(file_path):
+        return collected
+    from .formats.detect import why_not_spec
+
+    why = why_not_spec(file_path)
+    if why is None:
+        return collected
+    from .errors import Problem, SpecError
+    from .nodes import SpecFile
+
+    def explain(path: Path) -> Any:
+        raise SpecError(str(path), [Problem("", why)])
+
+    return [SpecFile.for_format(parent, file_path, explain)]
 
 
 @pytest.fixture

@@ -1,7 +1,13 @@
-"""Which format a file is, decided cheaply (no heavy imports) during pytest collection.
+"""Which format a file is, decided cheaply (no heavy imports, no full parse) during pytest collection.
 
 Each entry: a format name (also its pytest marker), a detector ``(path) -> bool`` and the
 module whose ``make_loader(ctx: CollectContext) -> Callable[[Path], Suite]`` compiles files.
+
+No file of ours is dropped silently: a detector also accepts a *near miss* (a file that is clearly
+meant as one of ours but misses a rule: ``transprot:`` in a compliance front matter, a Yao case
+without ``id``, a broken first line), so its loader reports what is wrong as a collection error.
+Ordinary Markdown and JSON/JSONL data files stay ignored. :func:`why_not_spec` says why a file
+named on the command line is not a spec file (instead of pytest's bare "not found").
 """
 
 from __future__ import annotations
@@ -14,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 _SUITE_HINT = re.compile(rb'"tests"\s*:\s*\[')
+_JSON_STRING = re.compile(rb'"[^"]*"')
+_NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'{}[]"\0')
 _FRONT_TRANSPORT = re.compile(r"^transport\s*:", re.M)
 
 
@@ -36,12 +44,48 @@ def semantictest_json(path: Path, ctx: CollectContext | None = None) -> bool:
         raw = path.read_bytes()
     except OSError:
         return False
+    return looks_like_suite(raw)
+
+
+def looks_like_suite(raw: bytes) -> bool:
+    """Sniffed, not parsed: ``"tests": [`` at depth 1 is a suite for the loader to read.
+
+    One pass at C speed: the hints are marked, escapes dropped, every byte but brackets and quotes
+    deleted and the strings removed; the bracket depth before each hint is then counted. A file whose
+    every hint is nested (a report, a fixture) is not a suite when its brackets balance; when they do
+    not, or a string is left open, it is parsed to decide, and broken JSON with a hint is a suite (the
+    loader reports the syntax error rather than the file vanishing).
+    """
     if b'"tests"' not in raw:
         return False
+    marked, hints = _SUITE_HINT.subn(b"\0[", raw)
+    if not hints:  # a suite's array is always written "tests": [ (whitespace aside)
+        return False
+    if hints != marked.count(b"\0"):  # a NUL byte of its own: not JSON text anyway
+        return _parsed_suite(raw)
+    if b"\\" in marked:  # an escaped quote is not a quote, an escaped backslash escapes nothing
+        marked = marked.replace(b"\\\\", b"").replace(b'\\"', b"")
+    structure = marked.translate(None, _NOT_STRUCTURE)
+    structure = _JSON_STRING.sub(b"", structure.replace(b'""', b""))  # removing "" keeps every quote's parity
+    if b'"' in structure:  # a string left open: broken
+        return _parsed_suite(raw)
+    depth = 0
+    for segment in structure.split(b"\0")[:-1]:
+        depth += segment.count(b"{") + segment.count(b"[") - segment.count(b"}") - segment.count(b"]")
+        if depth == 1:
+            return True
+        if depth < 1:
+            return _parsed_suite(raw)
+    if structure.count(b"{") == structure.count(b"}") and structure.count(b"[") == structure.count(b"]"):
+        return False  # every hint nested in a file whose brackets balance: a fixture, not a suite
+    return _parsed_suite(raw)
+
+
+def _parsed_suite(raw: bytes) -> bool:
     try:
         data = json.loads(raw)
     except (ValueError, RecursionError):
-        return bool(_SUITE_HINT.search(raw))
+        return True  # broken, and it has a "tests": [ : the loader says what is wrong
     return isinstance(data, dict) and isinstance(data.get("tests"), list)
 
 
@@ -50,41 +94,122 @@ def highbar_yaml(path: Path, ctx: CollectContext | None = None) -> bool:
 
 
 def compliance_markdown(path: Path, ctx: CollectContext | None = None) -> bool:
-    """A ``*.md`` starting with YAML front matter that has a ``transport`` key."""
+    """A ``*.md`` starting with YAML front matter that has a ``transport`` key, or a near miss of one
+    (see :func:`compliance_near_miss`): its loader then says what is wrong."""
     if path.suffix != ".md":
         return False
+    front = _front_matter(_head(path))
+    if front is None:
+        return False
+    return bool(_FRONT_TRANSPORT.search(front)) or compliance_near_miss(path, front) is not None
+
+
+def _head(path: Path, size: int = 8192) -> str:
     try:
         with path.open("r", encoding="utf-8", errors="replace") as fh:
-            head = fh.read(8192)
+            return fh.read(size).lstrip("\ufeff")
     except OSError:
-        return False
-    if not head.lstrip("\ufeff").startswith("---"):
-        return False
+        return ""
+
+
+def _front_matter(head: str) -> str | None:
+    """The text between the opening ``---`` and the closing one (or the end of ``head``)."""
+    if not head.startswith("---"):
+        return None
     end = head.find("\n---", 3)
-    front = head[: end if end != -1 else len(head)]
-    return bool(_FRONT_TRANSPORT.search(front))
+    return head[3: end if end != -1 else len(head)]
+
+
+_FRONT_KEY = re.compile(r"^(-\s+)?([A-Za-z_][\w-]*)\s*:", re.M)
+_COMPLIANCE_FRONT_KEYS = frozenset({"name", "version", "type", "tags", "timeout", "depends_on", "skip_reason"})
+_COMPLIANCE_LABEL = re.compile(r"^\*\*(Request|Input|Strict|Assertions|Expected|Flow):\*\*", re.M)
+_FENCE = re.compile(r"^ {0,3}(```|~~~).*?^ {0,3}\1", re.M | re.S)
+
+
+def compliance_near_miss(path: Path, front: str) -> str | None:
+    """Why a Markdown file with front matter but no ``transport:`` key still looks like a compliance
+    file, or None: a key close to ``transport`` (``transprot``), or compliance front-matter keys (or a
+    YAML list) over a body with ``## Test Cases`` and case labels (``**Request:**``) outside fences."""
+    import difflib
+
+    keys = [(bool(m.group(1)), m.group(2)) for m in _FRONT_KEY.finditer(front)]
+    for _, key in keys:
+        if key.lower() == "transport" or difflib.get_close_matches(key.lower(), ["transport"], n=1, cutoff=0.8):
+            return f"its front matter has '{key}' but no 'transport' key"
+    listed = bool(keys) and all(item for item, _ in keys)
+    if not listed and len({k for _, k in keys} & _COMPLIANCE_FRONT_KEYS) < 2:
+        return None
+    try:
+        with path.open("r", encoding="utf-8", errors="replace") as fh:
+            body = _FENCE.sub("", fh.read(1 << 20))
+    except OSError:
+        return None
+    if not re.search(r"^##\s+Test Cases\s*$", body, re.M | re.I) or not _COMPLIANCE_LABEL.search(body):
+        return None
+    return "its front matter is a YAML list" if listed else "its front matter has no 'transport' key"
 
 
 _YAO_KEYS = ("input", "turns", "checkpoints")
+_YAO_CASE_KEYS = frozenset({
+    "id", "name", "description", "mode", "input", "assertions", "assert", "expected", "options", "attachments",
+    "turns", "simulator", "checkpoints", "max_turns", "timeout", "skip", "interactive", "before", "after", "user",
+    "team", "metadata",
+})
+"""Every key a Yao case may have: a first line made only of these is a case, whatever else is wrong."""
+_YAO_ONLY = frozenset({"assertions", "assert", "expected", "turns", "checkpoints", "simulator"})
 
 
-def _first_jsonl_case(path: Path, limit: int = 1 << 20) -> Any:
-    """The first JSON object of a ``.jsonl`` (blank and ``//`` lines skipped), read cheaply."""
+def _jsonl_head(path: Path, lines: int = 5, limit: int = 1 << 20) -> list[str]:
+    """The first few content lines of a ``.jsonl`` (blank and ``//`` lines skipped), read cheaply."""
+    out: list[str] = []
     try:
         with path.open("r", encoding="utf-8-sig", errors="replace") as fh:
             for line in fh:
                 limit -= len(line)
-                if limit < 0:
-                    return None
+                if limit < 0 or len(out) >= lines:
+                    break
                 text = line.strip()
-                if not text or text.startswith("//"):
-                    continue
-                try:
-                    return json.loads(text)
-                except (ValueError, RecursionError):
-                    return None
+                if text and not text.startswith("//"):
+                    out.append(text)
     except OSError:
+        return []
+    return out
+
+
+def _as_object(text: str) -> dict[str, Any] | None:
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
         return None
+    return data if isinstance(data, dict) else None
+
+
+def _yao_case(data: dict[str, Any] | None) -> bool:
+    return data is not None and "id" in data and any(k in data for k in _YAO_KEYS)
+
+
+def yao_near_miss(lines: list[str]) -> str | None:
+    """Why a ``.jsonl`` (already matching the name rule) whose first case is not a Yao case still looks
+    like Yao cases, or None: a first line that is broken JSON but names ``id`` and ``input`` (or later
+    lines are cases), a first case without ``id``, or one with ``id`` that misspells ``input``."""
+    import difflib
+
+    if not lines:
+        return None
+    first = _as_object(lines[0])
+    later = any(_yao_case(_as_object(line)) for line in lines[1:])
+    if first is None:
+        mentions = '"id"' in lines[0] and any(f'"{k}"' in lines[0] for k in (*_YAO_KEYS, "assert", "assertions"))
+        return "its first line is not a JSON object" if mentions or later else None
+    unknown = [k for k in first if k not in _YAO_CASE_KEYS]
+    if "id" not in first and any(k in first for k in _YAO_KEYS):
+        if len(unknown) <= 1 and (later or _YAO_ONLY & first.keys() or any(k.lower() == "id" for k in unknown)):
+            return "its first case has no 'id'"
+        return None
+    if "id" in first and len(unknown) == 1 and not any(k in first for k in _YAO_KEYS):
+        close = difflib.get_close_matches(unknown[0].lower(), _YAO_KEYS, n=1, cutoff=0.8)
+        if close:
+            return f"its first case has '{unknown[0]}' but no '{close[0]}'"
     return None
 
 
@@ -107,18 +232,51 @@ def _named(path: Path, ctx: CollectContext) -> bool:
 
 
 def yao_jsonl(path: Path, ctx: CollectContext | None = None) -> bool:
-    """A ``*.jsonl`` whose first case has ``id`` and one of input/turns/checkpoints, and whose name
-    contains ``test`` or that was named on the command line (or matches an ini glob)."""
+    """A ``*.jsonl`` whose name contains ``test`` or that was named on the command line (or matches an
+    ini glob), and whose first case has ``id`` and one of input/turns/checkpoints, or is a near miss of
+    that (see :func:`yao_near_miss`): its loader then says what is wrong."""
     if path.suffix != ".jsonl":
         return False
-    first = _first_jsonl_case(path)
-    if not isinstance(first, dict) or "id" not in first or not any(k in first for k in _YAO_KEYS):
+    if "test" not in path.name.lower() and not (ctx is not None and _named(path, ctx)):
         return False
-    return "test" in path.name.lower() or (ctx is not None and _named(path, ctx))
+    lines = _jsonl_head(path)
+    return bool(lines) and (_yao_case(_as_object(lines[0])) or yao_near_miss(lines) is not None)
 
 
 yao_jsonl.needs_context = lambda path: path.suffix == ".jsonl"  # type: ignore[attr-defined]
 """Detectors with ``needs_context(path)`` get the CollectContext for the paths it accepts (others get None)."""
+
+
+def why_not_spec(path: Path) -> str | None:
+    """Why ``path`` (named on the command line, collected by nobody) is not a spec file of any format,
+    or None when its kind is not one of ours (pytest's own "not found" stands)."""
+    name = path.name
+    if name.endswith((".yaml", ".yml")):
+        return "not a highbar spec: highbar specs are named *.highbar.yaml"
+    if path.suffix == ".json":
+        return ("not a SemanticTest suite: a suite is a JSON object with a top-level \"tests\" array"
+                + (" (this file's \"tests\" is nested inside something else)" if b'"tests"' in _bytes(path) else ""))
+    if path.suffix == ".md":
+        front = _front_matter(_head(path))
+        if front is None:
+            return ("not a compliance file: a compliance file starts with YAML front matter (a line '---', "
+                    "name, version and transport, then '---')")
+        return "not a compliance file: its front matter has no 'transport' key"
+    if path.suffix == ".jsonl":
+        lines = _jsonl_head(path)
+        first = _as_object(lines[0]) if lines else None
+        why = ("it has no JSON line" if not lines else "its first line is not a JSON object" if first is None
+               else "its first case has no 'id'" if "id" not in first
+               else "its first case has none of 'input', 'turns' or 'checkpoints'")
+        return f"not a Yao test file: {why}"
+    return None
+
+
+def _bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""
 
 
 FORMATS: list[tuple[str, Callable[[Path, CollectContext | None], bool], str]] = [

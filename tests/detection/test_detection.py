@@ -1,0 +1,144 @@
+"""Detection: no file of ours dropped silently, ordinary files stay quiet, named files say why they are not ours.
+
+A near miss (a compliance front matter with ``transprot:``, a Yao case without ``id``) is collected so
+its loader names what is wrong; README.md and data files are not touched; ``pytest README.md`` says why
+it is not a spec file instead of pytest's bare "not found". ``looks_like_suite`` (a sniff, no parse) is
+checked against a real parse.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_semantictest.formats.detect import CollectContext, compliance_markdown, looks_like_suite, yao_jsonl
+
+pytest_plugins = ["pytester"]
+
+CASES = "## Test Cases\n\n### 1. Hello\n\n**Request:**\nGET `/x`\n\n**Strict:**\n```yaml\nstatus: 200\n```\n"
+CASE = {"id": "a", "input": "hi", "assert": {"type": "contains", "value": "hi"}}
+
+# (file name, content, the collection error's message fragment); every one must be reported
+NEAR_MISSES: list[tuple[str, str, str]] = [
+    ("typo.md", f"---\nname: t\nversion: 1\ntransprot: completions\n---\n\n{CASES}",
+     "unknown key 'transprot' — did you mean 'transport'?"),
+    ("capital.md", f"---\nname: t\nversion: 1\nTransport: completions\n---\n\n{CASES}", "did you mean 'transport'?"),
+    ("no_transport.md", f"---\nname: t\nversion: 1\ntags: [core]\n---\n\n# T\n\n{CASES}", "'transport' is required"),
+    ("listed.md", f"---\n- name: t\n- version: 1\n- transport: completions\n---\n\n{CASES}",
+     "must be a mapping with name, version and transport"),
+    ("broken_test.jsonl", '{"id": "a", "input": "hi",\n' + json.dumps({**CASE, "id": "b"}) + "\n", "invalid JSON at column"),
+    ("no_id_test.jsonl", json.dumps({k: v for k, v in CASE.items() if k != "id"}) + "\n", "'id' is required"),
+    ("typo_test.jsonl", json.dumps({"id": "a", "inptu": "hi", "assert": CASE["assert"]}) + "\n",
+     "unknown key 'inptu' — did you mean 'input'?"),
+]
+
+# ordinary files next to spec files: never collected, never an error or warning
+QUIET: list[tuple[str, str]] = [
+    ("README.md", "# Project\n\n## Test Cases\n\n**Request:** none\n"),
+    ("jekyll.md", "---\nlayout: post\ntitle: Travel\ntransportation: train\n---\n\n## Test Cases\n\n**Request:** x\n"),
+    ("fenced.md", "---\nname: docs\nversion: 2\n---\n\nAn example:\n\n```markdown\n" + CASES + "```\n"),
+    ("plan.md", "---\ntitle: QA plan\n---\n\n## Test Cases\n\n### 1. Login\n\n**Expected:** works\n"),
+    ("heldout_test_split.jsonl", '{"id": 1, "inputs": "2+2", "targets": "4"}\n'),  # an ML test split
+    ("rows_test.jsonl", '{"input": "a", "output": "b"}\n'),
+    ("only_input_test.jsonl", '{"input": "a"}\n'),
+    ("broken_data.jsonl", '{"id": "a", "input": "hi",\n'),  # not named like a test file
+    ("report.json", json.dumps({"results": [{"tests": [{"name": "t"}]}]})),
+    ("package.json", json.dumps({"name": "x", "scripts": {"tests": "jest"}})),
+]
+
+
+def test_near_misses_are_collection_errors_naming_the_file(pytester: pytest.Pytester) -> None:
+    for name, text, _ in NEAR_MISSES + [(n, t, "") for n, t in QUIET]:
+        (pytester.path / name).write_text(text)
+    # a Yao case's own problem (no id, a misspelled key) is that item's ERROR: let the items run
+    result = pytester.runpytest("-p", "no:cacheprovider", "--continue-on-collection-errors")
+    output = result.stdout.str()
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, output
+    for name, _, message in NEAR_MISSES:
+        assert any(f"{name}:" in line and message in line for line in result.stdout.lines), (name, output)
+    for name, _ in QUIET:
+        assert name not in output, (name, output)
+    assert "Traceback" not in output and "pytest_semantictest/" not in output
+
+
+@pytest.mark.parametrize(("name", "text", "_message"), NEAR_MISSES, ids=[n for n, *_ in NEAR_MISSES])
+def test_each_near_miss_is_detected(tmp_path: Path, name: str, text: str, _message: str) -> None:
+    path = tmp_path / name
+    path.write_text(text)
+    ctx = CollectContext(tmp_path, tmp_path, {}, lambda option: None, ())
+    assert (compliance_markdown(path) if name.endswith(".md") else yao_jsonl(path, ctx)), name
+
+
+@pytest.mark.parametrize(("name", "text"), QUIET, ids=[n for n, _ in QUIET])
+def test_ordinary_files_stay_quiet(pytester: pytest.Pytester, name: str, text: str) -> None:
+    (pytester.path / name).write_text(text)
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED, result.stdout.str()
+    assert "error" not in result.stdout.str().lower()
+
+
+@pytest.mark.parametrize(("name", "text", "why"), [
+    ("README.md", "# Project\n", "not a compliance file: a compliance file starts with YAML front matter"),
+    ("notes.md", "---\ntitle: x\n---\n", "not a compliance file: its front matter has no 'transport' key"),
+    ("data.json", '{"a": 1}', 'not a SemanticTest suite: a suite is a JSON object with a top-level "tests" array'),
+    ("report.json", '{"r": {"tests": []}}', "nested inside something else"),
+    ("spec.yaml", "x: 1\n", "not a highbar spec: highbar specs are named *.highbar.yaml"),
+    ("rows.jsonl", '{"input": "a", "output": "b"}\n', "not a Yao test file: its first case has no 'id'"),
+    ("ids.jsonl", '{"id": "a", "output": "b"}\n', "none of 'input', 'turns' or 'checkpoints'"),
+])
+def test_a_file_named_on_the_command_line_says_why_it_is_not_a_spec(pytester: pytest.Pytester, name: str, text: str,
+                                                                     why: str) -> None:
+    (pytester.path / name).write_text(text)
+    result = pytester.runpytest("-p", "no:cacheprovider", name)
+    output = result.stdout.str()
+    assert result.ret == pytest.ExitCode.INTERRUPTED, output
+    result.stdout.fnmatch_lines([f"{pytester.path / name}: *{why}*"])
+    assert "not found" not in output and "Traceback" not in output
+
+
+def test_a_file_of_another_kind_keeps_pytests_message(pytester: pytest.Pytester) -> None:
+    (pytester.path / "notes.txt").write_text("hello\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", "notes.txt")
+    assert result.ret in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.NO_TESTS_COLLECTED)
+    assert "not a " not in result.stdout.str() + result.stderr.str()
+
+
+def test_a_named_file_another_plugin_collects_is_left_to_it(pytester: pytest.Pytester) -> None:
+    (pytester.path / "guide.md").write_text("# Guide\n\n>>> 1 + 1\n2\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--doctest-glob=*.md", "guide.md")
+    result.assert_outcomes(passed=1)
+
+
+def reference(raw: bytes) -> bool:
+    """What ``looks_like_suite`` must answer: a top-level ``tests`` list, or broken JSON naming one."""
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return b'"tests"' in raw and b"[" in raw.split(b'"tests"', 1)[1].lstrip(b" \n:")[:1]
+    return isinstance(data, dict) and isinstance(data.get("tests"), list)
+
+
+SNIFFED: list[bytes] = [
+    b'{"tests": []}',
+    b'{"name": "s", "context": {"x": "{[["}, "tests": [{"id": "a"}]}',
+    b'{"context": {"tests": [1]}, "tests": [2]}',
+    b'{"context": {"tests": [1]}}',
+    b'[{"tests": []}]',
+    b'{"description": "\\"tests\\": [", "x": 1}',
+    b'{"d": "say \\\\", "tests": [1]}',
+    b'{"r": [{"tests": [1]}], "s": "]]]"}',
+    b'{"r": {"tests": "no"}}',
+    b'{"tests": {"a": 1}}',
+    b'\xef\xbb\xbf{"tests": []}',
+    b'{"name": "s", "tests": [{"id": "a"},]}',  # broken: the loader reports it
+    b'{"name": "s", "context": {"a": 1, "tests": [{"id": "a"}]}',  # a brace never closed: reported
+    b'{"tests" : \n [ ]}',
+]
+
+
+@pytest.mark.parametrize("raw", SNIFFED)
+def test_the_sniff_agrees_with_a_parse(raw: bytes) -> None:
+    expected = reference(raw.removeprefix(b"\xef\xbb\xbf"))
+    assert looks_like_suite(raw) is expected, raw
