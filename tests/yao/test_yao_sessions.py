@@ -29,10 +29,10 @@ ACCOUNT = "acct-7f3k9q2x"
 def test_body_env_reaches_the_agent_expanded_and_is_masked(
     pytester: pytest.Pytester, chat_agent: ScriptedAgent, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("BILLING_ACCOUNT", ACCOUNT)
+    monkeypatch.setenv("BILLING_ACCOUNT_KEY", ACCOUNT)
     (pytester.path / "acct_test.agent.yaml").write_text(
-        f"endpoint: {chat_agent.url}\nmodel: bot-${{BILLING_ACCOUNT}}\n"
-        "body: {account: '${BILLING_ACCOUNT}', tags: ['t-${BILLING_ACCOUNT}'], tier: gold}\n", encoding="utf-8")
+        f"endpoint: {chat_agent.url}\nmodel: bot-${{BILLING_ACCOUNT_KEY}}\n"
+        "body: {account: '${BILLING_ACCOUNT_KEY}', tags: ['t-${BILLING_ACCOUNT_KEY}'], tier: gold}\n", encoding="utf-8")
     write_cases(pytester, "acct_test",
                 {"id": "shows-account", "input": "what is my account?",
                  "assertions": [{"type": "contains", "value": "no such words"}]})
@@ -68,7 +68,7 @@ def test_a_missing_variable_names_the_file_key_and_line(tmp_path: Path) -> None:
                        "request: {body: {message: '{{message}}', account: '${ACCT}'}}\n", encoding="utf-8")
     target = compile_file(path, context(tmp_path, env={"ACCT": ACCOUNT})).cases[0].steps[0].config["target"]
     assert target.config.request_body == {"message": "{{message}}", "account": ACCOUNT}
-    assert target.config.secrets == [ACCOUNT]
+    assert target.config.secrets == []  # a plain name, in a body only: not a secret (by name or header only)
 
 
 HIGHBAR_CASES = [
@@ -92,11 +92,11 @@ TURNS = {"dyn-passes": 3, "dyn-max-turns": 2, "dyn-times-out": 1, "dyn-agent-err
 def test_highbar_sessions_one_per_conversation_static_and_dynamic(
     pytester: pytest.Pytester, chat_agent: ScriptedAgent, llm: ConversationFake, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("BILLING_ACCOUNT", ACCOUNT)
+    monkeypatch.setenv("BILLING_ACCOUNT_KEY", ACCOUNT)
     session = write_session_hooks(pytester, chat_agent)
     (pytester.path / "hb_test.agent.yaml").write_text(
         f"protocol: highbar\nendpoint: {chat_agent.highbar_url}\n"
-        "request: {body: {message: '{{message}}', account: '${BILLING_ACCOUNT}'}}\n"
+        "request: {body: {message: '{{message}}', account: '${BILLING_ACCOUNT_KEY}'}}\n"
         f"session: {session}\n", encoding="utf-8")
     write_cases(pytester, "hb_test", *HIGHBAR_CASES)
     result = run(pytester, None, llm, "--semantictest-results=results.jsonl")
