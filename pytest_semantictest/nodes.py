@@ -98,12 +98,13 @@ class SpecFile(pytest.File):
         try:
             session.acquire_agents(self.suite.agents)
         except Exception as exc:  # AgentError, SessionHookError: every test of the file errors
-            raise pytest.fail.Exception(f"{self.path.name}: the agent could not be used: {exc}", pytrace=False) from None
+            message = session.redactor.text(str(exc))  # an agent's log tail may hold any secret
+            raise pytest.fail.Exception(f"{self.path.name}: the agent could not be used: {message}", pytrace=False) from None
         self.run_state = SuiteRun(self.suite, session.context)
         try:
             session.run(self.run_state.setup())
         except SetupFailed as exc:
-            raise pytest.fail.Exception(str(exc), pytrace=False) from None
+            raise pytest.fail.Exception(session.redactor.text(str(exc)), pytrace=False) from None
 
     def teardown(self) -> None:
         from .plugin import runtime
@@ -113,7 +114,7 @@ class SpecFile(pytest.File):
         errors = runtime(self.config).run(self.run_state.teardown())
         self.run_state = None
         if errors:
-            raise pytest.fail.Exception("\n".join(errors), pytrace=False)
+            raise pytest.fail.Exception(runtime(self.config).redactor.text("\n".join(errors)), pytrace=False)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, SpecError):
