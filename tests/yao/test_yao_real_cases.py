@@ -248,6 +248,9 @@ def test_yao_hook_spellings() -> None:
     assert hook_ref(PythonHook(python="pkg.hooks:setup"))[0] == "pkg.hooks:setup"
     with pytest.raises(ValueError, match="names no module"):
         hook_ref("Before")
+    for wrong in ("a..b", "scripts:", "env_test:not-a-name", "1mod.Before"):
+        with pytest.raises(ValueError, match="is not 'module:function'"):
+            hook_ref(wrong)
 
 
 @pytest.mark.parametrize(("use", "expected"), [

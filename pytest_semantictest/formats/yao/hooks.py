@@ -43,17 +43,19 @@ def hook_ref(spec: HookSpec) -> tuple[str, str]:
     """``(module:function, as written)``; raises ValueError for a spelling that names nothing."""
     written = spec.python if isinstance(spec, PythonHook) else spec
     ref = written.strip().removeprefix("scripts:")
+    wrong = f"'{clip(written)}' is not 'module:function' (a Python callable) nor Yao's 'env_test.Before'"
     if ":" in ref:
         module, _, function = ref.partition(":")
     else:  # Yao: "env_test.Before" -> src/env_test.ts, function Before
         module, dot, function = ref.rpartition(".")
-        if not dot:
+        if not dot and function.isidentifier():
             raise ValueError(f"'{clip(written)}' names no module: write 'module:function' (a Python callable) "
-                             f"or Yao's 'env_test.{ref}'")
+                             f"or Yao's 'env_test.{function}'")
         module = module.removeprefix("src/").replace("/", ".")
-        module = module if module.endswith("_test") else module + "_test"
+        if module and all(p.isidentifier() for p in module.split(".")) and not module.endswith("_test"):
+            module += "_test"
     if not module or not all(p.isidentifier() for p in module.split(".")) or not function.isidentifier():
-        raise ValueError(f"'{clip(written)}' is not 'module:function' (a Python callable) nor Yao's 'env_test.Before'")
+        raise ValueError(wrong)
     return f"{module}:{function}", written
 
 
