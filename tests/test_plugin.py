@@ -61,9 +61,10 @@ def test_short_summary_of_errors_names_the_problem(pytester: pytest.Pytester) ->
     write(pytester, "errors", slow)
     pytester.makefile(".json", broken_test=json.dumps({"tests": [{"id": "x", "pipline": []}, {"id": 3}]}))
     result = pytester.runpytest_subprocess("-rE", "-vv", "-p", "no:cacheprovider", "--continue-on-collection-errors")
-    result.assert_outcomes(errors=2)
+    result.assert_outcomes(errors=3)  # a problem inside a test is that test's ERROR (Case.error)
     result.stdout.fnmatch_lines([
-        "ERROR broken_test.json - line 1: tests[0]: unknown key 'pipline' — did you mean 'pipeline'? (and 2 more)",
+        "ERROR broken_test.json::x - *broken_test.json:1: tests[[]0]: unknown key 'pipline' — did you mean 'pipeline'?",
+        "ERROR broken_test.json::test-1 - *broken_test.json:1: tests[[]1].id: must be a string, got 3",
         "ERROR errors.json::slow - timed out after 1 s",
     ], consecutive=False)
 
@@ -76,11 +77,11 @@ def test_markers_select(pytester: pytest.Pytester) -> None:
 
 
 def test_spec_error_is_collection_error_without_traceback(pytester: pytest.Pytester) -> None:
-    bad = {"id": "x", "pipeline": [{"block": "MockData", "config": {"data": {}}, "output": "d"}], "assertions": {"d.a": {"gtt": 1}}}
-    write(pytester, "suite", bad)
+    bad = {"id": "x", "pipeline": [{"block": "MockDta", "config": {"data": {}}, "output": "d"}], "assertions": {"d.a": 1}}
+    write(pytester, "suite", bad)  # an unknown block is the file's problem; a bad operator would be the test's
     result = pytester.runpytest()
     assert result.ret == 2
-    result.stdout.fnmatch_lines(["*suite.json:* tests[[]0].assertions.d.a.gtt: unknown operator 'gtt' — did you mean 'gt'?*"])
+    result.stdout.fnmatch_lines(["*suite.json:* tests[[]0].pipeline[[]0].block: unknown block 'MockDta' — did you mean 'MockData'?*"])
     assert "Traceback" not in result.stdout.str()
 
 
