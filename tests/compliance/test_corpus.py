@@ -1,4 +1,5 @@
-"""The published compliance files (``../shared/corpus/compliance``), unedited, against the example server."""
+"""The published compliance files (``../shared/corpus/compliance``, else the repository's byte-exact copy in
+``examples/compliance/webagents``), unedited, against the example server."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from tests.compliance.conftest import CORPUS, REPO, compliance_server
 
 pytest_plugins = ["pytester"]
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared corpus is not next to the repository")
+pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the published compliance files are not in {CORPUS}")
 
 # Every case's outcome with the example server and no LLM judge, strict checks only.
 STRICT_ONLY = {
