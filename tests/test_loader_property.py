@@ -1,16 +1,21 @@
-"""Property tests of the SemanticTest loader: whatever the input, the only error is a SpecError.
+"""Property tests of the loaders: whatever the input, the only error is a clean message.
 
-Three kinds of input: arbitrary JSON values, arbitrary text (mostly broken JSON), and valid
-suites with random mutations (random keys, values of random types in random places, random
-block names, operators and operands, strings with ``${``).
+SemanticTest: arbitrary JSON values, arbitrary text (mostly broken JSON), and valid suites with
+random mutations (random keys, values of random types in random places, random block names,
+operators and operands, strings with ``${``). All four formats: mutants of the valid examples
+(``tests/hardening/mutants.py``) load with no traceback, no plugin path in what is printed and in
+bounded time, directly and through a real pytest run.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import random
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -18,6 +23,8 @@ from pytest_semantictest.checks.operators import OPERATORS
 from pytest_semantictest.errors import SpecError
 from pytest_semantictest.formats.jsonsource import load_json
 from pytest_semantictest.formats.semantictest.loader import load_text
+from tests.hardening.mutants import ENV, PLUGIN_PATH, MutantCrash, Seed, collect_context, kind, mutate_text, seeds
+from tests.hardening.mutants import check as check_file
 
 FILE = Path("x.json")
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -213,3 +220,90 @@ def test_mutated_suite_text(suite: dict[str, Any], data: st.DataObject) -> None:
     else:
         text = text[:i] + data.draw(st.sampled_from(list(',:{}[]"\\') + ["NaN", "1e999", "\ufeff"])) + text[i:]
     check(text)
+
+
+# ---- (c) mutants of every format's valid files, loaded as collection does -------------------
+# tests/hardening/mutants.py makes them; SEMANTICTEST_FUZZ=<mutants per seed> runs a longer campaign
+# here, bench/fuzz_specs.py a long one with reproducers.
+
+FUZZ_PER_SEED = int(os.environ.get("SEMANTICTEST_FUZZ", "6"))
+MUTANT_TIME_LIMIT_S = 2.0
+KINDS = ["json", "yaml", "jsonl", "md"]
+
+
+def _write_seed(folder: Path, seed: Seed, text: str, stem: str = "") -> Path:
+    """``seed`` with ``text`` under ``folder``, companions beside it; ``stem`` renames both."""
+    base = seed.name.split(".", 1)[0]
+    name = stem + seed.name[len(base):] if stem else seed.name
+    for companion, content in seed.companions.items():
+        (folder / (stem + companion[len(base):] if stem else companion)).write_text(content, "utf-8")
+    path = folder / name
+    path.write_text(text, "utf-8", errors="surrogatepass")
+    return path
+
+
+def test_the_seeds_are_valid(tmp_path: Path) -> None:
+    found = {kind(seed.name) for seed in seeds()}
+    assert found == set(KINDS)
+    ctx = collect_context(tmp_path)
+    for seed in seeds():
+        shown, _ = check_file(_write_seed(tmp_path, seed, seed.text), ctx)
+        assert shown.strip() == "", (seed.name, shown)
+
+
+@pytest.mark.parametrize("fmt", KINDS)
+def test_mutants_load_cleanly_and_quickly(tmp_path: Path, fmt: str) -> None:
+    """No traceback, no plugin path, a message naming the file, at most MUTANT_TIME_LIMIT_S each."""
+    ctx = collect_context(tmp_path)
+    crashes, slow, count = [], [], 0
+    for seed in (s for s in seeds() if kind(s.name) == fmt):
+        for i in range(FUZZ_PER_SEED):
+            rng = random.Random(f"{seed.name}:{i}")
+            text, what = mutate_text(seed, rng)
+            path = _write_seed(tmp_path, seed, text)
+            count += 1
+            try:
+                _, took = check_file(path, ctx, time_limit_s=4 * MUTANT_TIME_LIMIT_S)
+            except MutantCrash as crash:
+                crashes.append(f"{seed.name} mutant {i} ({what}):\n{crash}")
+                continue
+            if took > MUTANT_TIME_LIMIT_S:
+                slow.append(f"{seed.name} mutant {i} ({what}): {took:.2f} s")
+    assert count and not crashes and not slow, "\n\n".join(crashes + slow)
+
+
+def test_mutants_through_pytest(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same through a real (in-process) pytest run: collection and the setup phase of every test."""
+    for name, value in ENV.items():
+        monkeypatch.setenv(name, value)
+    pytester.makefile(".cfg", setup="[tool:pytest]\n")
+    for n, seed in enumerate(seeds()):
+        for i in range(2):
+            text, _ = mutate_text(seed, random.Random(f"pytest:{seed.name}:{i}"))
+            _write_seed(pytester.path, seed, text, stem=f"m{n}_{i}")
+    result = pytester.runpytest("--setup-only", "--continue-on-collection-errors", "-p", "no:cacheprovider")
+    out = result.stdout.str() + result.stderr.str()
+    assert "INTERNALERROR" not in out and "Traceback" not in out, out[-5000:]
+    assert not PLUGIN_PATH.search(out), PLUGIN_PATH.search(out)
+    assert result.ret in (0, 1, 2) and "error" in out, out[-3000:]  # some mutants are errors, none a crash
+
+
+def test_the_fuzzer_sees_a_crash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``check`` reports a loader's exception and a warning located in the plugin's code."""
+    import warnings
+
+    from pytest_semantictest.formats.semantictest import loader
+
+    path = tmp_path / "x.json"
+    path.write_text(json.dumps(base_suite()))
+    monkeypatch.setattr(loader, "load_file", lambda p: {}["boom"])
+    with pytest.raises(MutantCrash, match="KeyError"):
+        check_file(path, collect_context(tmp_path))
+
+    def warns(p: Path) -> Any:
+        warnings.warn("from our code", FutureWarning)
+        return load_text(path.read_text(), path)
+
+    monkeypatch.setattr(loader, "load_file", warns)
+    with pytest.raises(MutantCrash, match="a warning located outside the spec"):
+        check_file(path, collect_context(tmp_path))
