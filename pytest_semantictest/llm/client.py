@@ -223,6 +223,11 @@ class LLMClient:
     def _redact(self, text: str) -> str:
         return self._redactor.text(text)
 
+    def redact(self, text: str) -> str:
+        """``text`` with the LLM keys masked, and every session secret when the session gave a scrub."""
+        scrubbed = self.cache.scrub(text) if self.cache.scrub is not None else text
+        return self._redact(scrubbed if isinstance(scrubbed, str) else text)
+
     async def aclose(self) -> None:
         """Close the HTTP clients created on the running loop."""
         try:

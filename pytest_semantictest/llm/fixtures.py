@@ -34,11 +34,11 @@ class JudgeFixture:
 
     def check(self, text: Any, expected_behavior: str, **options: Any) -> dict[str, Any]:
         __tracebackhide__ = True
-        return _assert_passed(self._run(self.aevaluate(text, expected_behavior, **options)))
+        return _assert_passed(self._run(self.aevaluate(text, expected_behavior, **options)), self._judge)
 
     async def acheck(self, text: Any, expected_behavior: str, **options: Any) -> dict[str, Any]:
         __tracebackhide__ = True
-        return _assert_passed(await self.aevaluate(text, expected_behavior, **options))
+        return _assert_passed(await self.aevaluate(text, expected_behavior, **options), self._judge)
 
     def evaluate(self, text: Any, expected_behavior: str, **options: Any) -> dict[str, Any]:
         __tracebackhide__ = True
@@ -70,14 +70,16 @@ class JudgeFixture:
         return await self._judge.judge(request, repeat=repeat)
 
 
-def _assert_passed(verdict: dict[str, Any]) -> dict[str, Any]:
+def _assert_passed(verdict: dict[str, Any], judge: Any) -> dict[str, Any]:
+    """Fail the test with the judge's reasoning (secrets masked: it may quote the text) unless it passed."""
     __tracebackhide__ = True
     if not verdict["passed"]:
         from ..report.judge import judge_lines
 
-        pytest.fail("LLM judge: the response does not meet the expected behaviour\n" + "\n".join(
-            "  " + line for line in judge_lines(verdict)
-        ), pytrace=False)
+        text = "LLM judge: the response does not meet the expected behaviour\n" + "\n".join(
+            "  " + line for line in judge_lines(verdict))
+        client = getattr(judge, "client", None)
+        pytest.fail(client.redact(text) if client is not None else text, pytrace=False)
     return verdict
 
 
