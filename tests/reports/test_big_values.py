@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.reports.scenario import BIG, Backend, run, step, write_suite
+from tests.reports.scenario import BIG, Backend, report_suite, run, step, write_suite
 
 LIMIT = 1_000_000
 
@@ -49,3 +49,17 @@ def test_the_full_value_is_an_attachment_of_a_report_with_assets(pytester: pytes
     assert len(attached) == 1 and attached[0].stat().st_size >= BIG
     assert attached[0].read_text(encoding="utf-8").count("a") >= BIG
     assert f"actual value of response.body ({BIG:,} characters)" in report.read_text(encoding="utf-8")
+
+
+def test_a_stream_body_is_printed_once_in_a_failure(pytester: pytest.Pytester, backend: Backend) -> None:
+    """The HTTP step's output holds the stream; the parser's input names it instead of repeating it."""
+    suite = report_suite(backend.url)
+    streamed = next(t for t in suite["tests"] if t["id"] == "streamed")
+    streamed["assertions"]["parsed.text"] = {"contains": "London"}
+    suite["tests"] = [streamed]
+    write_suite(pytester, suite)
+    result = run(pytester)
+    result.assert_outcomes(failed=1)
+    console = result.stdout.str()
+    assert console.count('{\\"content\\": \\"Checking the weather in Paris.\\"}') == 1, console
+    assert '"body": "<the same 378 characters as [0] output.body>"' in console

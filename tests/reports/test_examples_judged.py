@@ -4,6 +4,7 @@ offline: every judged check runs, and the summary shows the verdicts with scores
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -24,3 +25,12 @@ def test_the_examples_replay_their_judge_answers_offline(tmp_path: Path) -> None
     assert "held: The reply starts with \"Echo:\"" in out
     assert "semantictest: 0 LLM calls, 2 cache hits, 0 tokens" in out
     assert "not evaluated" not in out and "LLM judge not configured" not in out
+
+
+def test_the_examples_use_only_public_api() -> None:
+    """A conftest in examples/ imports ``pytest_semantictest.api`` only, and never writes ``config.option``."""
+    for path in (ROOT / "examples").rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        imports = re.findall(r"^\s*(?:from|import) (pytest_semantictest[\w.]*)", text, re.M)
+        assert all(name == "pytest_semantictest.api" for name in imports), (path, imports)
+        assert "config.option." not in text, path
