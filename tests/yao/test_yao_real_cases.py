@@ -290,3 +290,15 @@ def test_image_part_conversion_keeps_the_order(tmp_path: Path) -> None:
     assert [p["type"] for p in parts] == ["image_url", "text", "image_url"]
     assert parts[0]["image_url"]["url"].startswith("data:image/png;base64,")
     assert parts[2]["image_url"]["url"] == "https://example.test/b.png"
+
+
+def test_user_and_team_with_the_highbar_protocol_are_that_cases_error(tmp_path: Path) -> None:
+    from pytest_semantictest.formats.yao.compile import compile_file
+    from tests.yao.test_yao_format import context
+
+    path = tmp_path / "hb_test.jsonl"
+    path.write_text(jsonl({"id": "who", "input": "hi", "user": "u-1"}, {"id": "fine", "input": "hi"}), encoding="utf-8")
+    suite = compile_file(path, context(tmp_path, agent_endpoint="http://127.0.0.1:9/chat", agent_protocol="highbar"))
+    assert [c.error for c in suite.cases] == [
+        "hb_test.jsonl:1: user: 'user' is sent in the request body with protocol: openai; with protocol: highbar put "
+        "it in the agent file's request.body", None]
