@@ -55,6 +55,9 @@ def main() -> int:
         command = " ".join(shlex.quote(part) for part in harness.highbar_command("highbar", Path(spec.name)))
         recorded[spec.name] = {"command": command, "exit": code, "verdicts": theirs}
     if args.record:
+        if args.specs and harness.VERDICTS.exists():  # a subset re-recorded: keep the others' verdicts
+            recorded = {**json.loads(harness.VERDICTS.read_text(encoding="utf-8"))["specs"], **recorded}
+            recorded = dict(sorted(recorded.items()))
         data = {
             "recorded_with": version,
             "how": "python bench/highbar_side_by_side.py --highbar <venv>/bin/highbar --record "

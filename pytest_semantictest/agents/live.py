@@ -11,14 +11,18 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .config import AgentConfig
-from .correlate import RUNS_MAY_OVERLAP, Attribution, attribute, classify, describe, resolve_correlate
-from .errors import AgentError
+from .correlate import (
+    RUNS_MAY_OVERLAP, Attribution, attribute, classify, describe, resolve_correlate, same_value,
+)
+from .errors import AgentError, AgentStartError
 from .hooks import HookContext, SessionHooks
+from .net import endpoint_address
 from .protocol import send
 from .shared import AgentHandle, LocalAgent, SharedAgent, agent_key, live_key
 from .traces import ToolCall, TraceBatch, TraceReader
@@ -96,6 +100,7 @@ class LiveAgent:
     ) -> dict[str, Any]:
         """Send one message; ``{response, calls, inventory, message, test_id}``. Raises AgentError."""
         offset = self.reader.checkpoint() if self.reader is not None else 0
+        resolved = self._correlation(message, test_id, test_name, session, observe) if self.reader else {}
         reply = await send(client, self.config, message, test_id, test_name=test_name, session=session)
         if self.config.settle_time_ms:
             await asyncio.sleep(self.config.settle_time_ms / 1000)
@@ -105,8 +110,7 @@ class LiveAgent:
         if self.calls_from == "reply":
             calls = list(reply.tool_calls or [])
         elif self.reader is not None:  # every turn reads its calls: {{previous...}} templates use them
-            calls, untagged, attributed, read_to = self._own_calls(offset, message, test_id, test_name, session,
-                                                                   observe)
+            calls, untagged, attributed, read_to = self._own_calls(offset, resolved, test_id, observe)
         else:
             calls = []
         return {
@@ -128,9 +132,30 @@ class LiveAgent:
         self._seen.update(call.fn for call in batch.tools)
         self._read_to = max(self._read_to, batch.end)
 
+    def _correlation(
+        self, message: str, test_id: str, test_name: str, session: dict[str, Any] | None, observe: bool
+    ) -> dict[str, Any]:
+        """``correlate`` resolved for this execution, registered; raises AgentError when it cannot be
+        resolved, or (a turn that checks calls) gives what an earlier execution's gave: their records
+        could not be told apart (highbar's rule; nothing is sent)."""
+        try:
+            resolved = resolve_correlate(self.config.correlate, test_id, test_name=test_name, session=session,
+                                         message=message)
+        except AgentError as e:
+            raise AgentError(f"agent.correlate: {e}") from None
+        first = next(iter(resolved), None)
+        owner = self._by_first.get(str(resolved.get(first)))
+        if observe and owner is not None and owner != test_id and _same(self._executions[owner][1], resolved):
+            raise AgentError(
+                f"agent.correlate gives {describe(resolved)}, the same as an earlier test's: their trace records "
+                "cannot be told apart. The session must give each test execution its own value"
+            )
+        self._executions[test_id] = (test_name, resolved)
+        self._by_first[str(resolved.get(first))] = test_id
+        return resolved
+
     def _own_calls(
-        self, offset: int, message: str, test_id: str, test_name: str, session: dict[str, Any] | None,
-        observe: bool,
+        self, offset: int, resolved: dict[str, Any], test_id: str, observe: bool
     ) -> tuple[list[ToolCall], list[ToolCall], bool, int]:
         """This turn's calls, the untagged calls next to tagged records, whether every record was
         attributable, and the offset read to. Raises AgentError (unreadable line, not observed)."""
@@ -139,14 +164,6 @@ class LiveAgent:
         self._absorb(batch)
         if batch.problems:
             raise AgentError("trace file: " + "; ".join(str(p) for p in batch.problems[:3]))
-        try:
-            resolved = resolve_correlate(self.config.correlate, test_id, test_name=test_name, session=session,
-                                         message=message)
-        except AgentError as e:
-            raise AgentError(f"agent.correlate: {e}") from None
-        self._executions[test_id] = (test_name, resolved)
-        first = next(iter(resolved), None)
-        self._by_first[str(resolved.get(first))] = test_id
         mine = classify(batch, resolved)
         attributed = mine.correlated and not (mine.unattributed_tools or mine.unattributed_turns)
         if mine.correlated:
@@ -186,44 +203,103 @@ class LiveAgent:
                                   "after its result was reported (raise agent.settle_time to count it)")
 
 
+def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return bool(a) and a.keys() == b.keys() and all(same_value(a[key], b[key]) for key in a)
+
+
 class AgentPool:
-    """The session's agents by config; ``state_dir`` set means share them across xdist workers."""
+    """The session's agents by config; ``state_dir`` set means share them across xdist workers.
+
+    A file acquires its agents when it starts and ``idle_files`` lets go of them when it ends; an
+    agent stays up for the next file with the same configuration. One with another configuration on
+    the same port replaces it (stopped first, as highbar runs each spec's agent in turn); under
+    xdist it waits until no other worker's file uses the port (``SharedAgent``).
+    """
 
     def __init__(self, state_dir: Path | None = None) -> None:
         self.state_dir = state_dir
         self._owners: dict[str, LocalAgent | SharedAgent] = {}
         self._live: dict[str, LiveAgent] = {}
+        self._in_use: dict[str, int] = {}  # process key -> acquisitions not let go of (files, clients)
+        self._by_files: dict[str, int] = {}  # process key -> acquisitions by the files now running
+        self._retired: list[str] = []  # warnings of agents stopped before the end
 
     def get(self, key: str) -> LiveAgent:
         return self._live[key]
 
-    def acquire(self, config: AgentConfig, *, observe: bool, calls_from: str = "traces") -> str:
-        """Start or attach the agent process for ``config`` once per session; returns the key of this
-        way of talking to it (:func:`live_key`: files with other request or session settings get theirs)."""
+    def acquire(self, config: AgentConfig, *, observe: bool, calls_from: str = "traces", for_file: bool = True) -> str:
+        """Start or attach the agent process for ``config``; returns the key of this way of talking to it
+        (:func:`live_key`: files with other request or session settings get theirs). ``for_file``: held
+        until ``idle_files``, else (an ``agent_factory`` client) until the session ends."""
         key = live_key(config, calls_from)
-        if key in self._live:
-            return key
         process = agent_key(config)
+        if not for_file and key in self._live and self._in_use.get(process, 0) > 0:
+            return key
+        live = self._live.get(key)
+        hooks = live.hooks if live is not None else SessionHooks(config)
+        if live is None:
+            hooks.load()  # an unimportable hook fails before any agent starts
+        self._replace_conflicts(config, process)
         owner = self._owners.get(process)
         if owner is None:
             owner = SharedAgent(self.state_dir, process, config) if self.state_dir else LocalAgent(config)
             self._owners[process] = owner
-        hooks = SessionHooks(config)
-        hooks.load()  # an unimportable hook fails before any agent starts
         handle = owner.acquire(observe=observe and calls_from != "reply")
-        self._live[key] = LiveAgent(config, handle, calls_from, handle.trace_reader(), hooks)
+        self._in_use[process] = self._in_use.get(process, 0) + 1
+        if for_file:
+            self._by_files[process] = self._by_files.get(process, 0) + 1
+        if live is None or (live.handle.pid, live.handle.traces_path) != (handle.pid, handle.traces_path):
+            # first use, or the process was replaced meanwhile (another configuration used the port)
+            if live is not None:
+                self._retire(live)
+            self._live[key] = LiveAgent(config, handle, calls_from, handle.trace_reader(), hooks)
         return key
+
+    def idle_files(self) -> None:
+        """The running files are done: their agents keep running, but may now be replaced."""
+        for process, count in self._by_files.items():
+            left = self._in_use.get(process, 0) - count
+            self._in_use[process] = max(0, left)
+            if left <= 0 and process in self._owners:
+                self._owners[process].idle()
+        self._by_files.clear()
+
+    def _replace_conflicts(self, config: AgentConfig, process: str) -> None:
+        """Stop this process's agents of other configurations on ``config``'s port (idle ones)."""
+        if not config.managed:
+            return
+        port = endpoint_address(config.endpoint)[1]
+        for other, owner in list(self._owners.items()):
+            if other == process or not owner.config.managed or endpoint_address(owner.config.endpoint)[1] != port:
+                continue
+            if self._in_use.get(other, 0) > 0:
+                raise AgentStartError(config.mask(
+                    f"port {port} is used by another agent of this session that is still in use "
+                    "(an agent_factory client?): give the two agents different ports"
+                ))
+            for key, live in list(self._live.items()):
+                if agent_key(live.config) == other:
+                    self._retire(live)
+                    del self._live[key]
+            if isinstance(owner, LocalAgent):
+                owner.close()  # (a SharedAgent's is stopped under the port's lock, once no worker uses it)
+
+    def _retire(self, live: LiveAgent) -> None:
+        """Keep what an agent about to be stopped has to tell (after one settle time for late calls)."""
+        if live._executions and live.config.settle_time_ms:
+            time.sleep(live.config.settle_time_ms / 1000)
+        self._retired += [*live.warnings, *live.late_calls()]
+        live._executions.clear()
 
     def warnings(self) -> list[str]:
         """Things to tell at the end: untagged traces, and late tool calls (after one settle time)."""
         late: list[str] = []
         for live in self._live.values():
             if live._executions and live.config.settle_time_ms:
-                import time
-
                 time.sleep(live.config.settle_time_ms / 1000)
             late += live.late_calls()
-        return [w for live in self._live.values() for w in live.warnings] + late
+        current = [w for live in self._live.values() for w in live.warnings]
+        return list(dict.fromkeys([*self._retired, *current, *late]))
 
     def close(self) -> None:
         """Release every agent this process acquired (the last user stops it)."""
@@ -234,3 +310,5 @@ class AgentPool:
                 pass
         self._owners.clear()
         self._live.clear()
+        self._in_use.clear()
+        self._by_files.clear()
