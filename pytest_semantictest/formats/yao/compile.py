@@ -3,7 +3,9 @@
 A static case becomes one ``ChatTurn`` step a turn, its assertions the step's gate checks (a
 failing turn ends the conversation); case-level assertions (or ``expected``) with ``turns`` are
 checked on the last reply. A dynamic case becomes one ``SimulatedConversation`` step and a check
-of its outcome.
+of its outcome. A case's ``before`` hook is a first (gated) step, its ``after`` hook a cleanup step
+(see :mod:`.hooks`). A case with a problem of its own compiles to a case that ERRORs with it
+(``Case.error``); a problem of the file is a SpecError (see :mod:`.cases`).
 """
 
 from __future__ import annotations
