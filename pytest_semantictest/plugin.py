@@ -35,15 +35,25 @@ class Runtime:
         self.session: Session = Session(ctx)
         self.context = ctx
         self.concurrency: int = options.value(config, "concurrency")
+        self.unrunnable = False  # a file's agent could not be started or used (highbar's exit 2)
         ctx.redactor = self.redactor  # one per session: every format registers its secrets with it
 
     def run(self, coro: Any) -> Any:
         return self.session.run(coro)
 
-    def acquire_agents(self, requirements: list[Any]) -> None:
-        """Start or attach each agent a suite needs, once per session (shared under xdist)."""
+    def acquire_agents(self, requirements: list[Any], *, for_file: bool = True) -> None:
+        """Start or attach each agent a file needs (shared under xdist, kept for the next file that
+        needs the same). A failure here means the file's tests could not run: exit status 2."""
         if not requirements:
             return
+        try:
+            self._acquire(requirements, for_file)
+        except Exception:
+            if for_file:
+                self.unrunnable = True
+            raise
+
+    def _acquire(self, requirements: list[Any], for_file: bool) -> None:
         # values expanded from ${ENV} into an agent's config are secrets in every report (highbar's rule)
         self.redactor.add(value for req in requirements for value in getattr(req.config, "secrets", ()))
         if self.context.agents is None:
@@ -52,7 +62,7 @@ class Runtime:
             shared = getattr(self.config, "workerinput", {}).get(_AGENTS_DIR)
             self.context.agents = AgentPool(Path(shared) if shared else None)
         for req in requirements:
-            self.context.agents.acquire(req.config, observe=req.observe, calls_from=req.calls_from)
+            self.context.agents.acquire(req.config, observe=req.observe, calls_from=req.calls_from, for_file=for_file)
 
     def agent_client(self, mapping: dict[str, Any], observe: bool = True) -> Any:
         """An AgentClient for an agent given as highbar's ``agent:`` keys (started once per session)."""
@@ -66,7 +76,7 @@ class Runtime:
             log_dir=rootdir / options.value(self.config, "agent-logs"),
         )
         calls_from = str(mapping.get("calls_from", "traces"))
-        self.acquire_agents([AgentRequirement("", config, observe, calls_from)])
+        self.acquire_agents([AgentRequirement("", config, observe, calls_from)], for_file=False)
         from .agents.shared import live_key
 
         live = self.context.agents.get(live_key(config, calls_from))
@@ -145,6 +155,9 @@ def pytest_configure(config: pytest.Config) -> None:
         from .generation import Generation
 
         config.pluginmanager.register(Generation(config, runtime), "semantictest-generation")
+    from .session_exit import SessionExit
+
+    config.pluginmanager.register(SessionExit(config), "semantictest-exit")  # exit status, signals
     from .compliance_session import ComplianceSession
 
     config.pluginmanager.register(ComplianceSession(config), "semantictest-compliance")
@@ -159,12 +172,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         state.close()
     shared = config.stash.get(_CONTROLLER_AGENTS, None)
     if shared is not None:  # xdist controller: stop whatever a crashed or interrupted worker left
-        import shutil
+        from .agents.shared import reap_folder
 
-        from .agents.shared import reap
-
-        reap(shared)
-        shutil.rmtree(shared, ignore_errors=True)
+        reap_folder(shared)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -178,10 +188,10 @@ def pytest_configure_node(node: Any) -> None:
         shared = tempfile.mkdtemp(prefix="semantictest-agents-")
         config.stash[_CONTROLLER_AGENTS] = shared
         from .agents import cleanup
-        from .agents.shared import reap
+        from .agents.shared import reap_folder
 
         # SIGTERM/SIGHUP to the controller (a cancelled CI job) still stops the shared agent
-        cleanup.register(lambda: reap(shared))
+        cleanup.register(lambda: reap_folder(shared))
     node.workerinput[_AGENTS_DIR] = shared
 
 

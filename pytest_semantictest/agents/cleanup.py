@@ -2,6 +2,14 @@
 
 Agents run in their own session, so a terminal's Ctrl-C or a killed pytest never reaches
 them. Whatever started one registers how to let go of it here; a normal stop unregisters.
+
+While a pytest session runs (``unwind_on_signals(True)``), the first SIGTERM / SIGHUP raises
+``Terminated`` (a ``KeyboardInterrupt``) in the main thread instead, as highbar turns them into
+an exit: pytest unwinds as on Ctrl-C, every ``finally`` and atexit handler runs (pytest's own
+temp-dir lock, the xdist state folder), and the exit status is 128 + the signal. A second one
+cleans up at once and dies by the signal. ``unwind_on_signals(True, sigint_once=True)`` (xdist
+workers) also makes every SIGINT after the first a no-op: the controller forwards a Ctrl-C to
+its workers, which a terminal has often already delivered to them.
 """
 
 from __future__ import annotations
@@ -23,6 +31,36 @@ _installed = False
 _previous: dict[int, Any] = {}
 _critical_depth = 0
 _deferred: list[tuple[int, FrameType | None]] = []
+_unwind = False
+_interrupted: list[int] = []  # the signals that already raised in this process
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP during a session: unwinds like Ctrl-C; ``code`` is 128 + the signal."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"terminated by {signal.Signals(signum).name}")
+        self.signum = signum
+        self.code = 128 + signum
+
+
+def unwind_on_signals(enabled: bool, *, sigint_once: bool = False) -> None:
+    """Raise ``Terminated`` on the first SIGTERM/SIGHUP (main thread only) while ``enabled``."""
+    global _unwind
+    _unwind = enabled
+    if threading.current_thread() is not threading.main_thread():
+        return
+    _install_handlers()
+    if enabled and sigint_once and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        with contextlib.suppress(ValueError, OSError):
+            signal.signal(signal.SIGINT, _on_sigint)
+
+
+def _on_sigint(signum: int, frame: FrameType | None) -> None:
+    if _interrupted:
+        return  # already unwinding: a forwarded or repeated Ctrl-C must not break the cleanup
+    _interrupted.append(signum)
+    raise KeyboardInterrupt
 
 
 def register(callback: Callable[[], None]) -> int:
@@ -78,7 +116,12 @@ def _install() -> None:
     if not _previous and not _installed:
         atexit.register(run_all)
     _installed = True
-    if _previous or threading.current_thread() is not threading.main_thread():
+    if threading.current_thread() is threading.main_thread():
+        _install_handlers()
+
+
+def _install_handlers() -> None:
+    if _previous:
         return
     for sig in (signal.SIGTERM, signal.SIGHUP):
         with contextlib.suppress(ValueError, OSError):
@@ -89,6 +132,9 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
     if _critical_depth:
         _deferred.append((signum, frame))
         return
+    if _unwind and not _interrupted:
+        _interrupted.append(signum)
+        raise Terminated(signum)
     run_all()
     previous = _previous.get(signum, signal.SIG_DFL)
     if callable(previous):

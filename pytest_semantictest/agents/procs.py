@@ -52,6 +52,12 @@ def start_time(pid: int) -> int | None:
     return int(fields[19]) if fields is not None and len(fields) > 19 else None
 
 
+def parent(pid: int) -> int | None:
+    """The parent pid of ``pid`` (from /proc), if known."""
+    fields = _stat(pid)
+    return int(fields[1]) if fields is not None and len(fields) > 1 else None
+
+
 def group_members(pgid: int) -> list[int] | None:
     """Live (non-zombie) pids in process group ``pgid``; None without /proc."""
     if not _PROC.is_dir():

@@ -6,6 +6,11 @@ and add their pid to its users, and the ``release`` that leaves no live user sto
 Users that died (a crashed worker) are pruned whenever the state is touched, and
 ``reap`` (the xdist controller, at session end) stops whatever is still recorded.
 ``state_dir`` must belong to one run (the basetemp's parent under xdist).
+
+One port serves one agent at a time: every start or attach holds ``port-<port>.lock``, and
+an agent of another configuration recorded on the same port is stopped first, once none of
+its users is *active* (``idle`` marks a user that finished its files but keeps the agent
+for later ones); while one is, the acquirer waits (files on one port never run at once).
 ``LocalAgent`` has the same API for a single process.
 """
 
@@ -29,6 +34,9 @@ from .errors import AgentStartError
 from .net import endpoint_address, port_open
 from .process import AgentProcess
 from .traces import TraceReader
+
+PORT_WAIT_POLL_S = 0.2
+"""How often a worker waiting for a port held by another worker's agent looks again."""
 
 
 @dataclass(frozen=True)
@@ -95,6 +103,9 @@ class LocalAgent:
         self._users += 1
         return self._handle
 
+    def idle(self) -> None:
+        """Nothing to record in one process: the pool knows which agents its files still use."""
+
     def release(self) -> None:
         """One user less; the last one stops the agent."""
         self._users = max(0, self._users - 1)
@@ -124,25 +135,28 @@ class SharedAgent:
         return self.state_dir / f"{self.key}.json"
 
     def acquire(self, *, observe: bool = False) -> AgentHandle:
-        """Attach to the recorded live agent or start it. Raises ``AgentStartError``."""
+        """Attach to the recorded live agent or start it; this process is an active user.
+
+        Waits while another process actively uses another agent on the same port. Raises
+        ``AgentStartError`` (also when that other agent is this process's own, still in use).
+        """
         if not self.config.managed:
             AgentProcess(self.config).attach(require_traces=observe)
             self._held += 1
             return AgentHandle(self.config.endpoint, self.config.traces_path(), None, None, False)
-        with cleanup.critical(), _locked(self.state_dir / f"{self.key}.lock"):
-            state = _read_state(self.state_path)
-            if "error" in state:
-                raise AgentStartError(state["error"])
-            if state and _live(state):
-                state["users"] = [u for u in state.get("users", []) if procs.pid_alive(u)] + [os.getpid()]
-                handle = _handle(state, started_here=False)
-            else:
-                if state:
-                    _stop_recorded(state)
-                    self.state_path.unlink(missing_ok=True)
-                state = self._start(observe)
-                handle = _handle(state, started_here=True)
-            _write_state(self.state_path, state)
+        port = endpoint_address(self.config.endpoint)[1]
+        while True:
+            with cleanup.critical(), _locked(self.state_dir / f"port-{port}.lock"):
+                busy = _clear_port(self.state_dir, self.key, port)
+                if not busy:
+                    handle = self._acquire_locked(observe)
+                    break
+            if os.getpid() in busy:
+                raise AgentStartError(self.config.mask(
+                    f"port {port} is used by another agent of this session that is still in use here "
+                    "(an agent_factory client?): give the two agents different ports"
+                ))
+            time.sleep(PORT_WAIT_POLL_S)  # another worker's files use the port: theirs run first
         self._held += 1
         if self._cleanup_token is None:
             self._cleanup_token = cleanup.register(self.close)
@@ -154,14 +168,47 @@ class SharedAgent:
                 raise
         return handle
 
+    def _acquire_locked(self, observe: bool) -> AgentHandle:
+        with _locked(self.state_dir / f"{self.key}.lock"):
+            state = _read_state(self.state_path)
+            if "error" in state:
+                raise AgentStartError(state["error"])
+            me = os.getpid()
+            if state and _live(state):
+                users = [u for u in state.get("users", []) if procs.pid_alive(u)]
+                state["users"] = users + [me] if self._held == 0 or me not in users else users  # one per holder
+                state["idle"] = [u for u in state.get("idle", []) if u != me]
+                handle = _handle(state, started_here=False)
+            else:
+                if state:
+                    _stop_recorded(state)
+                    self.state_path.unlink(missing_ok=True)
+                state = self._start(observe)
+                handle = _handle(state, started_here=True)
+            _write_state(self.state_path, state)
+        return handle
+
+    def idle(self) -> None:
+        """This process's files are done with the agent for now: another configuration on the same
+        port may replace it (the next ``acquire`` starts it again if so)."""
+        if self._held == 0 or not self.config.managed:
+            return
+        with cleanup.critical(), _locked(self.state_dir / f"{self.key}.lock"):
+            state = _read_state(self.state_path)
+            me = os.getpid()
+            if "pid" in state and me in state.get("users", []) and me not in state.get("idle", []):
+                state["idle"] = [*state.get("idle", []), me]
+                _write_state(self.state_path, state)
+
     def release(self) -> None:
         """Drop one acquisition of this process; the last live user stops the agent."""
         if self._held == 0:
             return
         self._held -= 1
-        if self._held == 0:
-            cleanup.unregister(self._cleanup_token)
-            self._cleanup_token = None
+        if self._held > 0:
+            return
+        cleanup.unregister(self._cleanup_token)
+        self._cleanup_token = None
         if not self.config.managed:
             return
         with cleanup.critical(), _locked(self.state_dir / f"{self.key}.lock"):
@@ -173,6 +220,7 @@ class SharedAgent:
                 users.remove(os.getpid())
             if users:
                 state["users"] = users
+                state["idle"] = [u for u in state.get("idle", []) if u in users]
                 _write_state(self.state_path, state)
                 return
             if self._process is not None and self._process.pid == state["pid"]:
@@ -223,6 +271,36 @@ def reap(state_dir: str | Path) -> list[int]:
                 stopped.append(int(state["pid"]))
             state_path.unlink(missing_ok=True)
     return stopped
+
+
+def reap_folder(state_dir: str | Path) -> None:
+    """``reap``, then remove the folder (its lock files and worker records) at the end of a run."""
+    import shutil
+
+    reap(state_dir)
+    shutil.rmtree(state_dir, ignore_errors=True)
+
+
+def _clear_port(state_dir: Path, key: str, port: int) -> list[int]:
+    """Stop every agent of another key recorded on ``port`` whose users are all idle (or gone).
+
+    Returns the active users of one that cannot be stopped yet (empty: the port is ours).
+    Called with the port's lock held.
+    """
+    for state_path in sorted(state_dir.glob("*.json")):
+        if state_path.stem == key:
+            continue
+        with _locked(state_path.with_suffix(".lock")):
+            state = _read_state(state_path)
+            if "pid" not in state or endpoint_address(str(state.get("endpoint", "")))[1] != port:
+                continue
+            users = [u for u in state.get("users", []) if procs.pid_alive(u)]
+            active = [u for u in users if u not in state.get("idle", [])]
+            if active and _same_process(state):
+                return active
+            _stop_recorded(state)
+            state_path.unlink(missing_ok=True)
+    return []
 
 
 def _handle(state: dict[str, Any], *, started_here: bool) -> AgentHandle:

@@ -1,0 +1,147 @@
+"""The exit status says what highbar's would, and an interrupted run ends every process quickly.
+
+=================================================  =======  ==========================
+what happened                                      highbar  pytest (this plugin)
+=================================================  =======  ==========================
+every test passed                                  0        0
+a test failed or errored                           1        1
+a file's agent could not start or be used (start   2        2 (its tests ERROR; the
+failure, port busy, no hello, missing attach                other files still run)
+trace file, unimportable session hook)
+a spec error                                       2        2 (pytest's collection error)
+Ctrl-C                                             130      130
+SIGTERM / SIGHUP                                   143/129  143/129
+=================================================  =======  ==========================
+
+Only sessions that collected a spec file (any format) get these; other pytest runs keep pytest's
+own codes. SIGTERM/SIGHUP unwind the session like Ctrl-C (``agents.cleanup.Terminated``). Under
+pytest-xdist each worker records its pid in the run's agent folder and the controller forwards
+an interrupt to its workers, so a reply in flight does not hold the run up.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+UNRUNNABLE = 2
+INTERRUPTED = 130
+_UNRUNNABLE_KEY = "semantictest_unrunnable"
+
+
+class SessionExit:
+    """A pytest plugin: exit status, signal handling and worker interrupts (see the module doc)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.worker = hasattr(config, "workerinput")
+        self.code: int | None = None
+        self.unrunnable = False
+        self.spec_session = False
+
+    @property
+    def agents_dir(self) -> str | None:
+        """The run's shared agent folder (xdist only; the controller makes it for its first worker)."""
+        from .plugin import _AGENTS_DIR, _CONTROLLER_AGENTS
+
+        if self.worker:
+            return self.config.workerinput.get(_AGENTS_DIR)  # type: ignore[attr-defined, no-any-return]
+        return self.config.stash.get(_CONTROLLER_AGENTS, None)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        from .agents import cleanup
+
+        cleanup.unwind_on_signals(True, sigint_once=self.worker)
+        if self.worker and self.agents_dir:
+            with contextlib.suppress(OSError):
+                Path(self.agents_dir, f"worker-{os.getpid()}").write_text("")
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        from .nodes import SpecFile
+
+        self.spec_session = self.spec_session or any(item.getparent(SpecFile) is not None for item in session.items)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        if not self.spec_session:
+            self.spec_session = _any_spec(self.config, ids)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        if getattr(node, "workeroutput", {}).get(_UNRUNNABLE_KEY):
+            self.unrunnable = True
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_teardown(self, item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, None, None]:
+        """When a spec file's last test is torn down, its agents may be replaced by the next file's."""
+        try:
+            return (yield)
+        finally:
+            from .nodes import SpecFile
+
+            spec_file = item.getparent(SpecFile)
+            if spec_file is not None and (nextitem is None or spec_file not in nextitem.listchain()):
+                from .plugin import _RUNTIME
+
+                state = self.config.stash.get(_RUNTIME, None)
+                if state is not None and state.context.agents is not None:
+                    state.context.agents.idle_files()
+
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        from .agents.cleanup import Terminated
+
+        value = excinfo.value
+        if isinstance(value, Terminated):
+            self.code = value.code
+        elif isinstance(value, KeyboardInterrupt):
+            self.code = INTERRUPTED
+        if not self.worker and self.agents_dir and isinstance(value, KeyboardInterrupt):
+            self._interrupt_workers()
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        from .agents import cleanup
+        from .plugin import _RUNTIME
+
+        cleanup.unwind_on_signals(False)  # what follows (xdist's teardown, unconfigure) is cleanup
+        state = self.config.stash.get(_RUNTIME, None)
+        unrunnable = self.unrunnable or (state is not None and state.unrunnable)
+        if self.worker:
+            self.config.workeroutput[_UNRUNNABLE_KEY] = unrunnable  # type: ignore[attr-defined]
+            return
+        if not self.spec_session:
+            return
+        if self.code is not None and exitstatus == pytest.ExitCode.INTERRUPTED:
+            session.exitstatus = self.code
+        elif unrunnable and exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            session.exitstatus = UNRUNNABLE
+
+    def _interrupt_workers(self) -> None:
+        """SIGINT to this controller's workers (a worker ignores it if a terminal already sent one)."""
+        from .agents import procs
+
+        for marker in Path(str(self.agents_dir)).glob("worker-*"):
+            pid = int(marker.name.removeprefix("worker-"))
+            if procs.pid_alive(pid) and procs.parent(pid) == os.getpid():
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGINT)
+
+
+def _any_spec(config: pytest.Config, ids: list[str]) -> bool:
+    """Whether any collected node id is in a spec file (the xdist controller collects nothing)."""
+    from .formats.detect import FORMATS
+    from .plugin import collect_context
+
+    root = Path(str(config.rootpath))
+    for path in dict.fromkeys(node_id.split("::", 1)[0] for node_id in ids):
+        file_path = root / path
+        if file_path.suffix != ".py" and any(detect(file_path, collect_context(config)) for _, detect, _ in FORMATS):
+            return True
+    return False

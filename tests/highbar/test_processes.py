@@ -1,0 +1,125 @@
+"""Agent processes across spec files, and the exit status (issue 11, points 8 and 12).
+
+Real pytest subprocesses on highbar specs whose agents (managed mode) are the trace agent:
+
+- two files whose agents differ but listen on the same port run each against its own agent, one
+  after the other (highbar runs each spec's agent in turn), in one process and under ``-n 2``
+  (where the files' tests are spread over both workers: one worker waits for the port);
+- the exit status is highbar's: 2 when a file's agent could not start or be used, 1 for a failed
+  test, 0 otherwise.
+
+A test sees its own tool calls only through its own agent's trace file, so a test served by the
+wrong agent could not pass: "every test passed" proves each file talked to its own agent.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.highbar.test_no_leaks import SLOW_AGENT, TRACE_AGENT, Run, agents_on, free_port, port_answers
+
+QUICK = """
+      - name: {name} {i}
+        trigger: "Where is order 1042?"
+        expect:
+          function_calls: [{{name: get_order, params: {{order_id: "1042"}}}}]
+          response: {{contains: shipped}}
+"""
+
+
+def spec(start: list[str], port: int, name: str, count: int, extra: str = "") -> str:
+    command = " ".join([*start, "--port", str(port)])
+    tests = "".join(QUICK.format(name=name, i=i) for i in range(count))
+    return f"""agent:
+  start: "{command}"
+  endpoint: "http://127.0.0.1:{port}/chat"
+  health: "http://127.0.0.1:{port}/health"
+  settle_time: 0
+  startup_timeout: 20000
+{extra}suites:
+  - name: {name}
+    tests:
+{tests}"""
+
+
+def run_pytest(tmp: Path, *args: str, files: dict[str, str]) -> tuple[int, str]:
+    """pytest on ``files`` in ``tmp`` (a Run gives it a private temp dir and a marker); exit code, output."""
+    run = Run(tmp, QUICK, 0)
+    for name, text in files.items():
+        (tmp / name).write_text(text)
+    run.start(*args, paths=tuple(sorted(files)))
+    try:
+        return run.finish(timeout=120)
+    finally:
+        run.kill_all()
+
+
+@pytest.fixture
+def same_port_files() -> dict[str, str]:
+    port = free_port()
+    return {
+        "a_first.highbar.yaml": spec([sys.executable, str(TRACE_AGENT)], port, "First", 3),
+        # another start command: another agent process, on the same port
+        "b_second.highbar.yaml": spec([sys.executable, str(SLOW_AGENT), "--delay", "0.05"], port, "Second", 3),
+        "c_first_again.highbar.yaml": spec([sys.executable, str(TRACE_AGENT)], port, "Again", 2),
+    }
+
+
+def test_files_with_different_agents_on_one_port_each_get_theirs(tmp_path: Path, same_port_files) -> None:  # type: ignore[no-untyped-def]
+    code, out = _run_files(tmp_path, same_port_files)
+    assert code == 0, out
+    assert "8 passed" in out, out
+    assert len(list(tmp_path.glob(".semantictest/logs/*.log"))) == 3, out  # a, b, then a's agent again
+
+
+def test_under_xdist_workers_take_turns_on_the_port(tmp_path: Path, same_port_files) -> None:  # type: ignore[no-untyped-def]
+    code, out = _run_files(tmp_path, same_port_files, "-n", "2")
+    assert code == 0, out
+    assert "8 passed" in out, out
+    assert "already in use" not in out, out
+
+
+def test_files_with_the_same_agent_share_one_process(tmp_path: Path) -> None:
+    port = free_port()
+    agent = [sys.executable, str(TRACE_AGENT)]
+    files = {"a.highbar.yaml": spec(agent, port, "A", 2), "b.highbar.yaml": spec(agent, port, "B", 2)}
+    code, out = _run_files(tmp_path, files)
+    assert code == 0 and "4 passed" in out, out
+    assert len(list(tmp_path.glob(".semantictest/logs/*.log"))) == 1, out
+
+
+BROKEN = {
+    "start-failure": ("", ["--exit-at-start"]),
+    "unimportable-hook": ("  session: {setup: {python: \"no_such_module_here:setup\"}}\n", []),
+}
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one-process", "xdist"])
+@pytest.mark.parametrize("broken", sorted(BROKEN))
+def test_an_agent_that_cannot_be_used_exits_2(tmp_path: Path, broken: str, workers: list[str]) -> None:
+    extra, flags = BROKEN[broken]
+    files = {
+        "a_fine.highbar.yaml": spec([sys.executable, str(TRACE_AGENT)], free_port(), "Fine", 2),
+        "b_broken.highbar.yaml": spec([sys.executable, str(TRACE_AGENT), *flags], free_port(), "Broken", 2, extra),
+    }
+    code, out = _run_files(tmp_path, files, *workers)
+    assert code == 2, out  # highbar: "nothing could run"; pytest alone said 1
+    assert "2 passed" in out and "2 error" in out, out  # the other file still ran
+
+
+def test_a_failing_test_still_exits_1(tmp_path: Path) -> None:
+    text = spec([sys.executable, str(TRACE_AGENT)], free_port(), "Fails", 1).replace("contains: shipped", "contains: nope")
+    code, out = _run_files(tmp_path, {"fails.highbar.yaml": text})
+    assert code == 1 and "1 failed" in out, out
+
+
+def _run_files(tmp: Path, files: dict[str, str], *args: str) -> tuple[int, str]:
+    code, out = run_pytest(tmp, *args, files=files)
+    for text in files.values():  # every agent stopped
+        port = int(text.split("--port ", 1)[1].split('"', 1)[0].split()[0])
+        assert agents_on(port) == [] and not port_answers(port), out
+    return code, out
+
