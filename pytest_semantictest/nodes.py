@@ -98,8 +98,8 @@ class SpecFile(pytest.File):
         try:
             session.acquire_agents(self.suite.agents)
         except Exception as exc:  # AgentError, SessionHookError: every test of the file errors
-            message = session.redactor.text(str(exc))  # an agent's log tail may hold any secret
-            raise pytest.fail.Exception(f"{self.path.name}: the agent could not be used: {message}", pytrace=False) from None
+            message = f"{self.path.name}: the agent could not be used: {exc}"  # a log tail may hold any secret
+            raise pytest.fail.Exception(session.redactor.text(message), pytrace=False) from None
         self.run_state = SuiteRun(self.suite, session.context)
         try:
             session.run(self.run_state.setup())

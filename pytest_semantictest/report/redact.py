@@ -56,7 +56,7 @@ def _json_forms(value: str) -> set[str]:
 
 def _base64_forms(value: str) -> set[str]:
     raw = value.encode("utf-8")
-    return {base64.b64encode(raw).decode("ascii").rstrip("="), base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")}
+    return {encode(raw).decode("ascii").rstrip("=") for encode in (base64.b64encode, base64.urlsafe_b64encode)}
 
 
 def printed_forms(value: str) -> set[str]:
@@ -99,8 +99,8 @@ def used_secrets(names: Mapping[str, str], headers: Any = None) -> list[str]:
 
 def _decode(token: str) -> str | None:
     try:
-        return base64.b64decode(token + "=" * (-len(token) % 4), altchars=b"-_" if "-" in token or "_" in token else None,
-                                validate=True).decode("utf-8")
+        altchars = b"-_" if "-" in token or "_" in token else None
+        return base64.b64decode(token + "=" * (-len(token) % 4), altchars=altchars, validate=True).decode("utf-8")
     except (binascii.Error, ValueError):
         return None
 

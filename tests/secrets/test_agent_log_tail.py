@@ -22,7 +22,9 @@ sys.exit(3)
 """
 
 
-def test_the_log_tail_of_an_agent_that_died_is_redacted(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_log_tail_of_an_agent_that_died_is_redacted(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("SEMTEST_PASSWORD", PASSWORD)
     pytester.makepyfile(leaky_agent=LEAKY_AGENT)
     pytester.makefile(".highbar.yaml", leaky=textwrap.dedent(f"""\

@@ -112,7 +112,9 @@ def judged(test_id: str, text: str, passed: bool) -> dict[str, Any]:
     ], "assertions": {"judgement.passed": passed}}
 
 
-def test_swapping_two_entries_does_not_make_failing_tests_pass(pytester: pytest.Pytester, fake_openai: FakeOpenAI) -> None:
+def test_swapping_two_entries_does_not_make_failing_tests_pass(
+    pytester: pytest.Pytester, fake_openai: FakeOpenAI
+) -> None:
     fake_openai.rule("cannot help", 0.1, reasoning="It does not confirm anything.")
     suite = {"name": "swap", "tests": [judged("bad", "I cannot help with that.", True),
                                        judged("good", "Booked for 2 PM.", False)]}

@@ -41,10 +41,11 @@ def forms() -> dict[str, str]:
 
 def semantictest_suite(url: str) -> dict[str, object]:
     headers = {"Authorization": "Bearer ${env.RELAY_VALUE}", "X-Note": "for the relay"}
+    body = {"password": "${env.SEMTEST_PASSWORD}", "relay": "${env.RELAY_VALUE}"}
     return {"name": "encoded", "tests": [
         {"id": "echoed", "pipeline": [
             step("HttpRequest", "response", input={"url": f"{url}/echo", "method": "POST", "headers": headers,
-                                                   "body": {"password": "${env.SEMTEST_PASSWORD}", "relay": "${env.RELAY_VALUE}"}}),
+                                                   "body": body}),
             step("JsonParser", "parsed", input="${response.body}"),
         ], "assertions": {"response.status": 201, "parsed.data.body": {"contains": "nothing like this"}}},
         {"id": "basic", "pipeline": [
