@@ -52,10 +52,10 @@ class LLMClient:
 
     def __init__(self, config: LLMConfig, cache: ReplayCache | None = None) -> None:
         self.config = config
-        self.cache = cache or ReplayCache(config.cache_dir, config.cache_mode)
+        self._redactor = Redactor(secret_values(config.env, config.secrets()))
+        self.cache = cache or ReplayCache(config.cache_dir, config.cache_mode, self._redactor.data)  # entries: no secret
         self.usage = Usage()
         self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = weakref.WeakKeyDictionary()
-        self._redactor = Redactor(secret_values({}, config.secrets()))
 
     async def complete(
         self,
