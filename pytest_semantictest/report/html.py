@@ -48,14 +48,14 @@ def overview(r: Render, item: Any, verdict: Verdict) -> str:
     parts = [f'<span class="st-outcome st-{verdict.outcome.value}">{verdict.outcome.value}</span>',
              f"format {escape(item.spec_file.suite.format)}"]
     if verdict.outcome is Outcome.SKIPPED:
-        parts.append(f"not evaluated: {r.text(verdict.skip_reason or '')}")
+        parts.append(f"not evaluated: {r.cell(verdict.skip_reason or '')}")
     else:
         parts.append(f'<span class="st-kn">{passed}/{len(runs)} runs passed</span>')
     judged = deciding_judgement(verdict)
     if judged is not None:
         parts.append(f"judge score {r.text(judged.get('score'))} vs threshold {r.text(judged.get('threshold'))}")
     if verdict.error:
-        parts.append(f"error: {r.text(verdict.error.splitlines()[0])}")
+        parts.append(f"error: {r.cell(verdict.error.splitlines()[0])}")
     why = "".join(f"<li>{r.cell(reason)}</li>" for reason in _reasons(verdict))
     return ('<div class="st-overview">' + " · ".join(parts) + "</div>"
             + (f'<ul class="st-why">{why}</ul>' if why else ""))
