@@ -30,9 +30,10 @@ WEBAGENTS = Path(__file__).parent / "compliance" / "webagents"
 def pytest_configure(config: pytest.Config) -> None:
     from pytest_semantictest.api import set_default
 
+    if _only_webagents(config):  # the WebAgents files have no recorded answers: the usual cache, as elsewhere
+        return
     set_default(config, "llm-cache-dir", str(JUDGE_CACHE))
-    if not _only_webagents(config):  # the WebAgents files have no recorded answers: a replay would miss
-        set_default(config, "llm-cache", "replay")
+    set_default(config, "llm-cache", "replay")
 
 
 def _only_webagents(config: pytest.Config) -> bool:
