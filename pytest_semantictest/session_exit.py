@@ -13,8 +13,8 @@ Ctrl-C                                             130      130
 SIGTERM / SIGHUP                                   143/129  143/129
 =================================================  =======  ==========================
 
-Only sessions that collected a spec file (any format) get these; other pytest runs keep pytest's
-own codes. SIGTERM/SIGHUP unwind the session like Ctrl-C (``agents.cleanup.Terminated``). Under
+Only sessions that collected a spec file (any format) get these, from the end of collection on;
+other pytest runs keep pytest's own codes and signal handling. SIGTERM/SIGHUP unwind the session like Ctrl-C (``agents.cleanup.Terminated``). Under
 pytest-xdist each worker records its pid in the run's agent folder and the controller forwards
 an interrupt to its workers, so a reply in flight does not hold the run up.
 """
@@ -54,8 +54,11 @@ class SessionExit:
             return self.config.workerinput.get(_AGENTS_DIR)  # type: ignore[attr-defined, no-any-return]
         return self.config.stash.get(_CONTROLLER_AGENTS, None)
 
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_sessionstart(self, session: pytest.Session) -> None:
+    def _spec_found(self) -> None:
+        """A spec file is in this session: from now on interrupts follow highbar (module doc)."""
+        if self.spec_session:
+            return
+        self.spec_session = True
         from .agents import cleanup
 
         cleanup.unwind_on_signals(True, sigint_once=self.worker)
@@ -66,12 +69,13 @@ class SessionExit:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         from .nodes import SpecFile
 
-        self.spec_session = self.spec_session or any(item.getparent(SpecFile) is not None for item in session.items)
+        if any(item.getparent(SpecFile) is not None for item in session.items):
+            self._spec_found()
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
-        if not self.spec_session:
-            self.spec_session = _any_spec(self.config, ids)
+        if not self.spec_session and _any_spec(self.config, ids):
+            self._spec_found()
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
@@ -102,7 +106,7 @@ class SessionExit:
             self.code = value.code
         elif isinstance(value, KeyboardInterrupt):
             self.code = INTERRUPTED
-        if not self.worker and self.agents_dir and isinstance(value, KeyboardInterrupt):
+        if self.spec_session and not self.worker and self.agents_dir and isinstance(value, KeyboardInterrupt):
             self._interrupt_workers()
 
     @pytest.hookimpl(tryfirst=True)
@@ -110,7 +114,8 @@ class SessionExit:
         from .agents import cleanup
         from .plugin import _RUNTIME
 
-        cleanup.unwind_on_signals(False)  # what follows (xdist's teardown, unconfigure) is cleanup
+        if self.spec_session:
+            cleanup.unwind_on_signals(False)  # what follows (xdist's teardown, unconfigure) is cleanup
         state = self.config.stash.get(_RUNTIME, None)
         unrunnable = self.unrunnable or (state is not None and state.unrunnable)
         if self.worker:

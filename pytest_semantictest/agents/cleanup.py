@@ -48,10 +48,10 @@ def unwind_on_signals(enabled: bool, *, sigint_once: bool = False) -> None:
     """Raise ``Terminated`` on the first SIGTERM/SIGHUP (main thread only) while ``enabled``."""
     global _unwind
     _unwind = enabled
-    if threading.current_thread() is not threading.main_thread():
+    if not enabled or threading.current_thread() is not threading.main_thread():
         return
     _install_handlers()
-    if enabled and sigint_once and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+    if sigint_once and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         with contextlib.suppress(ValueError, OSError):
             signal.signal(signal.SIGINT, _on_sigint)
 
