@@ -99,3 +99,19 @@ POST `/chat/completions`
 ```
 
 """
+
+
+def reported(text: str, path: str = "t.md", **settings: Any) -> tuple[str, str]:
+    """Where a compliance text's problems are reported and what they say: ``("file", the collection
+    error)`` or ``("case", every case error, one line each)``; ``("", "")`` when there is none."""
+    from pytest_semantictest.errors import SpecError
+    from pytest_semantictest.formats.compliance.compile import Settings, compile_document
+    from pytest_semantictest.formats.compliance.parse import parse_text
+
+    try:
+        suite = compile_document(parse_text(text, path), Settings(**settings))
+    except SpecError as exc:
+        return "file", exc.render()
+    errors = [case.error for case in suite.cases if case.error]
+    return ("case", "\n".join(errors)) if errors else ("", "")
+

@@ -36,10 +36,11 @@ def outcomes(result: pytest.RunResult) -> dict[str, list[str]]:
 
 
 @pytest.fixture
-def example_plugin(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Arguments that load examples/compliance/conftest.py as a plugin (it starts the example server)."""
+def example_plugin(monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester) -> list[str]:
+    """Arguments that load examples/compliance/conftest.py as a plugin (it starts the example server);
+    the rootdir (caches, agent logs) is the test's folder, not the corpus's."""
     monkeypatch.setenv("PYTHONPATH", str(REPO))
-    return ["-p", "examples.compliance.conftest", "-p", "no:cacheprovider", "-v", "-rs"]
+    return ["-p", "examples.compliance.conftest", "-p", "no:cacheprovider", "-v", "-rs", f"--rootdir={pytester.path}"]
 
 
 def test_corpus_collects_without_errors(pytester: pytest.Pytester, example_plugin: list[str]) -> None:
@@ -83,7 +84,7 @@ def test_corpus_against_a_server_the_plugin_starts(pytester: pytest.Pytester) ->
     tokens = compliance_server.placeholder_tokens(url)
     server = f"{sys.executable} {REPO / 'examples' / 'agents' / 'compliance_server.py'} --port {port}"
     result = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "-v", "--semantictest-compliance-strict-only",
+        "-p", "no:cacheprovider", "-v", f"--rootdir={pytester.path}", "--semantictest-compliance-strict-only",
         f"--semantictest-compliance-server={server}", f"--semantictest-compliance-base-url={url}",
         *(f"--semantictest-compliance-value={k}={v}" for k, v in tokens.items()), str(CORPUS),
     )
@@ -102,11 +103,12 @@ def test_corpus_without_any_placeholder_value(pytester: pytest.Pytester, server:
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """No token given: all 36 cases collect; the three that need one ERROR saying which, the others run."""
     monkeypatch.setenv("COMPLIANCE_BASE_URL", server.url)
-    collected = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--co", "-q", str(CORPUS))
+    collected = pytester.runpytest_inprocess("-p", "no:cacheprovider", f"--rootdir={pytester.path}", "--co", "-q",
+                                             str(CORPUS))
     assert collected.ret == 0, collected.stdout.str()
     collected.stdout.fnmatch_lines(["36 tests collected*"])
-    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-v", "--semantictest-compliance-strict-only",
-                                          str(CORPUS))
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-v", f"--rootdir={pytester.path}",
+                                          "--semantictest-compliance-strict-only", str(CORPUS))
     # as with the tokens (test_corpus_against_a_server_the_plugin_starts), less the three cases that need one
     result.assert_outcomes(passed=27, failed=3, skipped=3, errors=3)
     result.stdout.fnmatch_lines([

@@ -202,8 +202,8 @@ def test_the_published_cancellation_case_against_the_example_server(
 ) -> None:
     with FakeOpenAI() as fake:
         fake.queue(verdicts(True, True, True))
-        result = pytester.runpytest_subprocess(
-            "-p", "no:cacheprovider", "-v", f"--semantictest-compliance-base-url={server.url}",
+        result = pytester.runpytest_subprocess(  # the rootdir (the judge's replay cache) is the test's folder
+            "-p", "no:cacheprovider", "-v", f"--rootdir={pytester.path}", f"--semantictest-compliance-base-url={server.url}",
             f"--semantictest-llm-base-url={fake.url}", f"{STREAMING}::5. Stream Cancellation")
         prompt = fake.bodies()[0]["messages"][1]["content"]
     result.assert_outcomes(passed=1)

@@ -1,16 +1,21 @@
-"""Malformed compliance files: each is a clean collection error naming the line and the fix."""
+"""Malformed compliance files: each problem is one clean line naming the line and the fix.
+
+A problem of the file (front matter, sections, setup) is a collection error; a problem inside one case
+(its labels, request, strict block, variables) is that case's ERROR and the other cases still run.
+"""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from pytest_semantictest.errors import SpecError
 from pytest_semantictest.formats.compliance.compile import Settings, compile_document
-from pytest_semantictest.formats.compliance.parse import parse_file
+from pytest_semantictest.formats.compliance.parse import parse_file, parse_text
 from pytest_semantictest.formats.detect import compliance_markdown
-from tests.compliance.conftest import chat_case, doc, front
+from tests.compliance.conftest import chat_case, doc, front, reported
 
 pytest_plugins = ["pytester"]
 
@@ -104,6 +109,16 @@ MALFORMED: list[tuple[str, str, str, str]] = [
 ]
 
 
+CASE_LEVEL = {
+    "label-typo", "label-twice", "request-no-method", "request-method-typo", "request-trailing-text",
+    "request-bad-json", "request-deep-json", "request-two-bodies", "strict-no-yaml", "strict-yaml-syntax",
+    "strict-not-mapping", "strict-unknown-key", "strict-unknown-operator", "strict-duplicate-key",
+    "expected-typo", "variable-source", "variable-unknown", "tool-placeholder-unknown",
+    "tool-placeholder-no-definitions", "json-comment", "input-unreadable",
+}
+"""The MALFORMED entries whose problem is confined to their one case."""
+
+
 def expected_line(text: str, marker: str) -> int | None:
     if not marker:
         return None
@@ -114,16 +129,29 @@ def expected_line(text: str, marker: str) -> int | None:
 def test_malformed_file_names_the_line_and_the_fix(tmp_path: Path, name: str, text: str, marker: str,
                                                      message: str) -> None:
     path = tmp_path / f"{name}.md"
-    path.write_text(text)
-    with pytest.raises(SpecError) as info:
-        compile_document(parse_file(path), Settings())
-    rendered = info.value.render()
+    where, rendered = reported(text, str(path))
+    assert where == ("case" if name in CASE_LEVEL else "file"), rendered
     assert message in rendered, rendered
     line = expected_line(text, marker)
     if line is not None:
         assert f"{path}:{line}:" in rendered, rendered
     else:
-        assert all(p.line for p in info.value.problems), rendered
+        assert re.search(rf"{re.escape(str(path))}:\d+:", rendered), rendered
+    if where == "case":
+        assert "\n" not in rendered, rendered
+
+
+def test_a_bad_case_does_not_take_the_others_down() -> None:
+    bad = chat_case(title="2. Bad", strict="stauts: 200")
+    where, rendered = reported(doc(chat_case() + bad + chat_case(title="3. Fine")), "t.md")
+    assert where == "case" and rendered.startswith("t.md:") and "case 2: unknown strict key 'stauts'" in rendered
+    suite = compile_document(parse_text(doc(chat_case() + bad + chat_case(title="3. Fine")), "t.md"), Settings())
+    assert [c.error is None for c in suite.cases] == [True, False, True]
+
+
+def test_a_mistake_in_a_skipped_case_is_still_reported() -> None:
+    where, rendered = reported(doc(chat_case(strict="stauts: 200"), skip_reason="later"))
+    assert where == "case" and "did you mean 'status'?" in rendered
 
 
 def test_not_utf8(tmp_path: Path) -> None:
@@ -133,25 +161,28 @@ def test_not_utf8(tmp_path: Path) -> None:
         parse_file(path)
 
 
-def test_every_malformed_file_is_a_clean_collection_error(pytester: pytest.Pytester) -> None:
+def test_every_malformed_file_is_a_clean_error(pytester: pytest.Pytester) -> None:
+    """A collection error for a problem of the file, the case's ERROR (nothing sent) for a case's own."""
     for name, text, *_ in MALFORMED:
         (pytester.path / f"{name}.md").write_text(text)
-    detected = [(name, text) for name, text, *_ in MALFORMED if compliance_markdown(pytester.path / f"{name}.md")]
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--co")
+    detected = [name for name, text, *_ in MALFORMED if compliance_markdown(pytester.path / f"{name}.md")]
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--continue-on-collection-errors")
     output = result.stdout.str()
     assert "Traceback" not in output and "pytest_semantictest/" not in output
-    for name, _ in detected:
-        assert f"ERROR collecting {name}.md" in output, name
+    for name in detected:
+        if name in CASE_LEVEL:
+            assert f"ERROR {name}.md::" in output, name
+        else:
+            assert f"ERROR collecting {name}.md" in output, name
         assert any(line.startswith(str(pytester.path / f"{name}.md") + ":") for line in result.stdout.lines), name
-    assert len(detected) >= 20
+    assert len(detected) >= 20 and len(CASE_LEVEL & set(detected)) == len(CASE_LEVEL)
     result.stdout.fnmatch_lines([f"*{len(detected)} errors*"])
 
 
-def test_deeply_nested_json_body(tmp_path: Path) -> None:
-    path = tmp_path / "deep.md"
-    path.write_text(doc(body_case("[" * 100000 + "]" * 100000)))
-    with pytest.raises(SpecError, match=r"deep.md:\d+: case 1: the request body is not valid JSON: nested too deeply"):
-        compile_document(parse_file(path), Settings())
+def test_deeply_nested_json_body() -> None:
+    where, rendered = reported(doc(body_case("[" * 100000 + "]" * 100000)), "deep.md")
+    assert where == "case"
+    assert re.match(r"deep.md:\d+: case 1: the request body is not valid JSON: nested too deeply", rendered), rendered
 
 
 _PIECES = ["---\n", "name: x\n", "version: 1\n", "transport: completions\n", "## Test Cases\n", "## Setup\n",

@@ -9,11 +9,10 @@ import pytest
 
 from pytest_semantictest.blocks.chat_response import read_response
 from pytest_semantictest.engine.databus import DataBus
-from pytest_semantictest.errors import SpecError
 from pytest_semantictest.formats.compliance.parse import parse_text
 from pytest_semantictest.formats.compliance.strict_yaml import compile_strict
 from pytest_semantictest.model import Failure
-from tests.compliance.conftest import chat_case, doc
+from tests.compliance.conftest import chat_case, doc, reported
 
 COMPLETION = {
     "id": "chatcmpl-1",
@@ -217,12 +216,8 @@ def test_failure_carries_operator_expected_actual_and_the_key_line() -> None:
     ],
 )
 def test_collection_problems(strict: str, message: str) -> None:
-    text = doc(chat_case(strict=strict))
-    with pytest.raises(SpecError) as info:
-        from pytest_semantictest.formats.compliance.collect import load_file  # noqa: F401
-        from pytest_semantictest.formats.compliance.compile import Settings, compile_document
-
-        compile_document(parse_text(text, "t.md"), Settings())
-    rendered = info.value.render()
+    """Found when the file is collected; confined to the case, so they are its ERROR."""
+    where, rendered = reported(doc(chat_case(strict=strict)))
+    assert where == "case", rendered
     assert message in rendered
     assert rendered.startswith("t.md:") and rendered.split(":")[1].isdigit()

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...errors import Problem, SpecError
+from ...errors import Problem
 from ...model import AgentRequirement, Case, Step, Suite
 from .judged import JudgedAssertions
 from .models import DEFAULT_BASE_URL, SUPPORTED_TRANSPORTS, Document, Setup, TestCase
@@ -49,8 +49,9 @@ def base_url(setup: Setup, settings: Settings) -> str:
 
 
 def compile_document(doc: Document, settings: Settings) -> Suite:
-    """The Suite for ``doc``; raises SpecError naming every problem of the file (strict keys, variables,
-    bodies). A ``{placeholder}`` with no value is its case's ``error`` instead: the other cases run."""
+    """The Suite for ``doc``. Problems of the file were raised by the parser; a problem confined to one
+    case (its text, its strict block, its request, a ``{placeholder}`` with no value) is that case's
+    ``error``: it ERRORs before anything is sent, the other cases run."""
     setup = doc.setup.model_copy(update={"base_url": base_url(doc.setup, settings)})
     front = doc.front
     file_skip = None
@@ -58,23 +59,19 @@ def compile_document(doc: Document, settings: Settings) -> Suite:
         file_skip = f"transport '{front.transport}' not supported yet"
     elif front.skip_reason:
         file_skip = f"skip_reason: {front.skip_reason}"
-    problems: list[Problem] = []
     cases: list[Case] = []
     used: dict[str, int] = {}
     for tc in doc.cases:
         node = tc.label.replace("::", ":").strip()
         used[node] = used.get(node, 0) + 1
         node = node if used[node] == 1 else f"{node} [{used[node]}]"
-        cases.append(_case(tc, node, doc, setup, settings, file_skip, problems))
-    if problems:
-        raise SpecError(doc.path, sorted(problems, key=lambda p: p.line or 0))
+        cases.append(_case(tc, node, doc, setup, settings, file_skip))
     agents = [_server(setup.base_url, settings)] if settings.server else []
     return Suite(front.name, Path(doc.path), FORMAT, cases, agents=agents,
                  meta={"document": doc.model_copy(update={"setup": setup}), "setup": setup})
 
 
-def _case(tc: TestCase, node: str, doc: Document, setup: Setup, settings: Settings, file_skip: str | None,
-          problems: list[Problem]) -> Case:
+def _case(tc: TestCase, node: str, doc: Document, setup: Setup, settings: Settings, file_skip: str | None) -> Case:
     where = f"case {tc.number}" if tc.number is not None else f"case '{tc.title}'"
     markers = [_marker(tag) for tag in doc.front.tags]
     case = Case(id=node, name=node, steps=[], checks=[], line=tc.line, markers=markers,
@@ -88,7 +85,7 @@ def _case(tc: TestCase, node: str, doc: Document, setup: Setup, settings: Settin
         values=settings.values, env=settings.env, where=where, seed=f"{doc.front.name}::{node}",
         need_values=skip is None,  # a skipped case needs no token to run, only to be well written
     )
-    problems.extend(found)
+    problems = [*tc.problems, *found]
     checks: list[Any] = [ResponseCheck(tc.expected, tc.line)]
     if tc.strict is not None:
         strict, found = compile_strict(tc.strict, where)
@@ -104,10 +101,12 @@ def _case(tc: TestCase, node: str, doc: Document, setup: Setup, settings: Settin
     case.checks = checks
     case.meta["variables"] = built.variables
     case.skip = skip or built.skip
-    if built.missing:  # missing configuration, confined to this case: it ERRORs, the file's others run
-        case.error = "; ".join(p.render(doc.path) for p in built.missing)
     if case.skip is None and settings.strict_only and not deterministic:
         case.skip = "strict-only: the case has no strict checks (only natural-language assertions)"
+    if problems:  # a mistake in the case's text: its ERROR, even where it would be skipped
+        case.error, case.skip = _one_line(doc.path, problems), None
+    elif built.missing and case.skip is None:  # configuration missing for this case only
+        case.error = _one_line(doc.path, built.missing)
     if built.config is not None:
         if built.variables:
             case.steps.append(Step("MockData", "variables", None, {"data": built.variables}, "variables", tc.line, where))
@@ -115,6 +114,10 @@ def _case(tc: TestCase, node: str, doc: Document, setup: Setup, settings: Settin
         case.steps.append(Step("ChatRequest", "request", None, built.config, "response", line, where))
         case.steps.append(Step("ChatResponse", "observe", None, {"from": "response"}, "observed", line, where))
     return case
+
+
+def _one_line(path: str, problems: list[Problem]) -> str:
+    return "; ".join(p.render(path) for p in sorted(problems, key=lambda p: p.line or 0))
 
 
 def _marker(tag: str) -> str:

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ...errors import clip
+from ...errors import Problem, clip
 
 DEFAULT_BASE_URL = "http://localhost:8765"
 DEFAULT_TIMEOUT_S = 60.0
@@ -216,6 +216,9 @@ class TestCase(BaseModel):
     variables: list[Variable] = Field(default_factory=list)
     setup: CaseSetup | None = None
     behavior: str | None = None
+    problems: list[Problem] = Field(default_factory=list, exclude=True)
+    """What is wrong in this case's own text (an unknown label, a request line that cannot be read):
+    confined to it, so it makes this case ERROR and the file's other cases still run."""
 
     @property
     def label(self) -> str:

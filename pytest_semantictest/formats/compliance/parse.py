@@ -150,9 +150,13 @@ def _cases(section: Section | None, roots: list[Section], first_line: int, probl
         if not title:
             problems.append(Problem("", "a test case heading needs a title: '### 1. Simple Message'", child.line))
             continue
-        case = parse_case(number, title, child.line, flatten(child), problems)
+        own: list[Problem] = []  # confined to this case: its ERROR, not the file's (see compile.py)
+        case = parse_case(number, title, child.line, flatten(child), own)
         if case is not None:
+            case.problems = own
             cases.append(case)
+        else:
+            problems.extend(own)
     if not cases and not any(p.line and p.line > section.line for p in problems):
         problems.append(Problem("Test Cases", "has no test cases: start each with a heading '### 1. Title'", section.line))
     return cases
