@@ -23,7 +23,8 @@ MASK = "***"
 MIN_SECRET_LENGTH = 6
 """Shorter values (a port, a flag) are rarely secret, and masking them would garble output."""
 _SECRET_HEADER = re.compile(
-    r"^(.*auth.*|cookie|set-cookie|.*-key|.*api-?key|.*token.*|.*secret.*|.*password.*|.*passwd.*|.*credential.*)$",
+    r"^(.*authorization|(.*[-_])?auth([-_].*)?|cookie|set-cookie|.*-key|.*api[-_]?key|.*token.*|.*secret.*"
+    r"|.*password.*|.*passwd.*|.*credential.*)$",
     re.IGNORECASE,
 )
 _SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)", re.IGNORECASE)

@@ -70,14 +70,20 @@ def test_a_value_that_reached_a_secret_header_is_a_secret_everywhere() -> None:
 
 
 @pytest.mark.parametrize("name", ["Authorization", "Proxy-Authorization", "X-Api-Key", "api-key", "X-Auth-Token",
-                                  "x-session-token", "X-Goog-Auth", "Cookie", "X-Client-Secret"])
+                                  "x-session-token", "X-Goog-Auth", "X-Auth", "auth", "Cookie", "X-Client-Secret", "client_password", "x-authorization"])
 def test_secret_looking_header_names(name: str) -> None:
     assert secret_header(name)
 
 
-@pytest.mark.parametrize("name", ["Accept", "Content-Type", "X-Request-Id", "User-Agent", "X-Shop"])
+@pytest.mark.parametrize("name", ["Accept", "Content-Type", "X-Request-Id", "User-Agent", "X-Shop", "author",
+                                  "WWW-Authenticate", "keyboard"])
 def test_ordinary_header_names(name: str) -> None:
     assert not secret_header(name)
+
+
+def test_an_author_in_a_body_is_not_masked() -> None:
+    assert Redactor().data({"author": "Jane Austen", "password": "hunter2-long"}) == {"author": "Jane Austen",
+                                                                                      "password": MASK}
 
 
 def test_header_secrets_keep_the_scheme_and_decode_basic() -> None:
