@@ -70,6 +70,7 @@ class LiveAgent:
             await asyncio.sleep(self.config.settle_time_ms / 1000)
         batch = self.reader.read_since(read_to)
         self._absorb(batch)
+        self._note_late(batch, test_id)
         known = self._executions.get(test_id)
         if known is None:
             return [], []
@@ -99,7 +100,7 @@ class LiveAgent:
         session: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Send one message; ``{response, calls, inventory, message, test_id}``. Raises AgentError."""
-        offset = self.reader.checkpoint() if self.reader is not None else 0
+        offset = self._window_start(test_id)
         resolved = self._correlation(message, test_id, test_name, session, observe) if self.reader else {}
         reply = await send(client, self.config, message, test_id, test_name=test_name, session=session)
         if self.config.settle_time_ms:
@@ -125,6 +126,19 @@ class LiveAgent:
             "read_to": read_to,
             RUNS_MAY_OVERLAP: attributed,
         }
+
+    def _window_start(self, test_id: str) -> int:
+        """Where this turn's window starts: the end of the complete lines now in the file. What was
+        written since the last read (between two tests) is looked at for late calls first."""
+        if self.reader is None:
+            return 0
+        end = self.reader.checkpoint()
+        if self._executions and self._read_to < end:
+            gap = self.reader.read_since(self._read_to)
+            self._absorb(gap)
+            self._note_late(gap, test_id)
+            return gap.end
+        return end
 
     def _absorb(self, batch: TraceBatch) -> None:
         if batch.hellos or batch.declarations:

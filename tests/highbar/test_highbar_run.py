@@ -456,3 +456,26 @@ def test_late_tool_call_fails_the_test_it_was_tagged_with(pytester: pytest.Pytes
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*get_order was recorded after the test's window closed (settle_time 200 ms): "
                                  "expected no function calls, but got: get_order*"])
+
+
+def test_late_call_after_the_extra_settle_is_warned_about(pytester: pytest.Pytester) -> None:
+    """A tagged call that arrives while later tests run cannot turn a reported test red: it is said
+    in the terminal summary (a deliberate difference, docs/highbar.md)."""
+    port = free_port()
+    fidelity = Path(__file__).with_name("fidelity_agent.py")  # records the late call 0.6 s after the reply
+    tests = """
+      - name: answers now, calls much later
+        trigger: "look into it later"
+        expect:
+          function_calls: []
+""" + "".join(f"""
+      - name: greets {i}
+        trigger: "hello there"
+        expect:
+          function_calls: []
+""" for i in range(4))
+    text = spec(port, tests, agent=fidelity).replace("settle_time: 0", "settle_time: 100")
+    pytester.makefile(".highbar.yaml", orders=text)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=5)
+    result.stdout.fnmatch_lines(["*late tool call 'get_order' for test 'answers now, calls much later' arrived*"])
