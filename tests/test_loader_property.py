@@ -226,7 +226,7 @@ def test_mutated_suite_text(suite: dict[str, Any], data: st.DataObject) -> None:
 # tests/hardening/mutants.py makes them; SEMANTICTEST_FUZZ=<mutants per seed> runs a longer campaign
 # here, bench/fuzz_specs.py a long one with reproducers.
 
-FUZZ_PER_SEED = int(os.environ.get("SEMANTICTEST_FUZZ", "6"))
+FUZZ_PER_SEED = int(os.environ.get("SEMANTICTEST_FUZZ", "12"))
 MUTANT_TIME_LIMIT_S = 2.0
 KINDS = ["json", "yaml", "jsonl", "md"]
 

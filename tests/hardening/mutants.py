@@ -47,6 +47,8 @@ NASTY: list[Any] = [
     "[[:alpha:]]", "(", "a{99999999999}", "/(/", "/x/q", "(?P<n>", "\\", "*", "10**400", "1e400", ".inf",
     "-1", "30s", "2m", "0ms", "9" * 50 + "s", "regex:(", "matches", "..", "$.a[", "a" * 300,
 ]
+KILLERS: list[Any] = [10**400, "__INF__", "__NAN__", "__DEEP__", "", [], {}, {"a": 1}, "[[:alpha:]]", "_x", -1]
+"""Values that found crashes before (overflow, recursion, a non-object, a bad marker name): half the picks."""
 REGEX_KEYS = {"matches", "not_matches", "pattern", "regex", "notMatches", "awaiting_input_pattern"}
 
 
@@ -129,6 +131,10 @@ def _at(root: Any, path: tuple[Any, ...]) -> Any:
     return root
 
 
+def _nasty(rng: random.Random) -> Any:
+    return rng.choice(KILLERS if rng.random() < 0.5 else NASTY)
+
+
 def _typo(key: str, rng: random.Random) -> str:
     if not key:
         return "x"
@@ -144,7 +150,7 @@ def mutate_tree(data: Any, rng: random.Random) -> str:
         return "nothing to mutate"
     path = rng.choice(paths)
     node = _at(data, path)
-    how = rng.choice(["drop", "rename", "retype", "retype", "deep", "dup", "regex", "add"])
+    how = rng.choice(["drop", "rename", "retype", "retype", "retype", "deep", "deep", "dup", "regex", "add"])
     if isinstance(node, dict) and node:
         key = rng.choice(list(node))
         if how == "drop":
@@ -154,13 +160,13 @@ def mutate_tree(data: Any, rng: random.Random) -> str:
         elif how == "deep":
             node[key] = "__DEEP__"
         elif how == "dup":
-            node["__DUP__" + str(key)] = rng.choice(NASTY)
+            node["__DUP__" + str(key)] = _nasty(rng)
         elif how == "regex" or (how == "retype" and key in REGEX_KEYS):
             node[key] = rng.choice(["[[:alpha:]]", "(", "a{99999999999}", "(?<", "[z-a]", "/(/i", "\\"])
         elif how == "add":
-            node[rng.choice([_typo(str(key), rng), "x-note", "", "runs", "timeout", "tags"])] = rng.choice(NASTY)
+            node[rng.choice([_typo(str(key), rng), "x-note", "", "runs", "timeout", "tags"])] = _nasty(rng)
         else:
-            node[key] = rng.choice(NASTY)
+            node[key] = _nasty(rng)
         return f"{how} {'.'.join(map(str, path + (key,)))}"
     if isinstance(node, list) and node:
         i = rng.randrange(len(node))
@@ -169,11 +175,14 @@ def mutate_tree(data: Any, rng: random.Random) -> str:
         elif how == "deep":
             node[i] = "__DEEP__"
         elif how in ("dup", "add"):
-            node.insert(i, node[i] if how == "dup" else rng.choice(NASTY))
+            node.insert(i, node[i] if how == "dup" else _nasty(rng))
         else:
-            node[i] = rng.choice(NASTY)
+            node[i] = _nasty(rng)
         return f"{how} {'.'.join(map(str, path + (i,)))}"
-    _at(data, path[:-1])[path[-1]] = rng.choice(NASTY) if path else None
+    if not path:  # an empty document: give it something
+        node.update(x=_nasty(rng)) if isinstance(node, dict) else node.append(_nasty(rng))
+        return "add to the empty document"
+    _at(data, path[:-1])[path[-1]] = _nasty(rng)
     return f"retype {'.'.join(map(str, path))}"
 
 
@@ -271,6 +280,8 @@ def mutate_text(seed: Seed, rng: random.Random) -> tuple[str, str]:
                 continue
             text, what = text[:start] + block[0] + text[end:], f"{block_fmt} at {start}: {block[1]}"
         done.append(what)
+        if "deep " in what:  # re-reading 2,000 levels of YAML to damage it again would only cost time
+            break
     return text, "; ".join(done) or "unchanged"
 
 
