@@ -12,9 +12,9 @@ Prints, as medians over ``--repeat`` runs:
   ``"tests"``), measured the same way, interleaved;
 - whole runs: ``pytest --co -q`` of a folder with only the fixtures, the README and the data file
   (no spec file, so no loader is imported), with the plugin and with ``-p no:semantictest`` (fresh
-  interpreters, from the folder, which has its own empty ``pytest.ini``); the difference is the
-  plugin's idle cost plus detection for these files (noisy on a busy machine: the in-process figure
-  is the one to compare).
+  interpreters, from the folder, which has its own empty ``pytest.ini``): wall time and the child's
+  CPU time; the difference is the plugin's idle cost plus detection for these files (wall time is
+  noisy on a busy machine: compare CPU, and the in-process figure).
 
 Usage::
 
@@ -91,15 +91,20 @@ def full_parse_ms(folder: Path) -> float:
     return (time.perf_counter() - start) * 1000
 
 
-def run_ms(folder: Path, *extra: str) -> float:
+def run_ms(folder: Path, *extra: str) -> tuple[float, float]:
+    """(wall ms, the child's CPU ms: user + sys, less sensitive to other load) of one ``pytest --co``."""
     env = {k: v for k, v in os.environ.items() if k not in CLEAN_ENV}
     argv = [sys.executable, "-m", "pytest", "--co", "-q", "-p", "no:cacheprovider", *extra]
     start = time.perf_counter()
-    proc = subprocess.run(argv, cwd=folder, env=env, capture_output=True, text=True)
+    proc = subprocess.Popen(argv, cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    assert proc.stdout is not None
+    out = proc.stdout.read().decode(errors="replace")
+    _, status, usage = os.wait4(proc.pid, 0)
     took = (time.perf_counter() - start) * 1000
-    if proc.returncode not in (0, 5):
-        sys.exit(f"bench_detect: {' '.join(argv)} exited {proc.returncode}:\n{proc.stdout}{proc.stderr}")
-    return took
+    code = os.waitstatus_to_exitcode(status)
+    if code not in (0, 5):
+        sys.exit(f"bench_detect: {' '.join(argv)} exited {code}:\n{out}")
+    return took, (usage.ru_utime + usage.ru_stime) * 1000
 
 
 def main() -> int:
@@ -123,16 +128,17 @@ def main() -> int:
         for _ in range(args.repeat):
             with_plugin.append(run_ms(idle))
             without.append(run_ms(idle, "-p", "no:semantictest"))
-        on, off = statistics.median(with_plugin), statistics.median(without)
+        on, off = statistics.median(w for w, _ in with_plugin), statistics.median(w for w, _ in without)
+        on_cpu, off_cpu = statistics.median(c for _, c in with_plugin), statistics.median(c for _, c in without)
     print(f"{args.n} non-spec fixture files with \"tests\" ({size:.0f} KB each) + 5 other files, "
           f"median of {args.repeat}")
     print(f"  detection in-process, all formats:        {inproc:8.2f} ms total, "
           f"{inproc / args.n:6.3f} ms per fixture file")
     print(f"  former rule (json.loads), .json only:     {parsed:8.2f} ms total, "
           f"{parsed / args.n:6.3f} ms per fixture file")
-    print(f"  pytest --co of the fixtures, plugin:    {on:8.1f} ms")
-    print(f"  pytest --co of the fixtures, no plugin: {off:8.1f} ms")
-    print(f"  difference:                             {on - off:8.1f} ms")
+    print(f"  pytest --co of the fixtures, plugin:      wall {on:8.1f} ms   cpu {on_cpu:8.1f} ms")
+    print(f"  pytest --co of the fixtures, no plugin:   wall {off:8.1f} ms   cpu {off_cpu:8.1f} ms")
+    print(f"  difference (idle cost + detection):       wall {on - off:+8.1f} ms   cpu {on_cpu - off_cpu:+8.1f} ms")
     return 0
 
 

@@ -22,6 +22,7 @@ from typing import Any
 _SUITE_HINT = re.compile(rb'"tests"\s*:\s*\[')
 _JSON_STRING = re.compile(rb'"[^"]*"')
 _NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'{}[]"\0')
+_ARRAY_OF_OBJECTS_KEY = re.compile(rb'"([^"\\]{1,20})"\s*:\s*\[\s*\{')
 _FRONT_TRANSPORT = re.compile(r"^transport\s*:", re.M)
 
 
@@ -50,28 +51,26 @@ def semantictest_json(path: Path, ctx: CollectContext | None = None) -> bool:
 def looks_like_suite(raw: bytes) -> bool:
     """Sniffed, not parsed: ``"tests": [`` at depth 1 is a suite for the loader to read.
 
-    One pass at C speed: the hints are marked, escapes dropped, every byte but brackets and quotes
-    deleted and the strings removed; the bracket depth before each hint is then counted. A file whose
-    every hint is nested (a report, a fixture) is not a suite when its brackets balance; when they do
-    not, or a string is left open, it is parsed to decide, and broken JSON with a hint is a suite (the
-    loader reports the syntax error rather than the file vanishing).
+    One pass at C speed (:func:`_structure`): the bracket depth before each hint is counted with
+    strings skipped. A file whose every hint is nested (a report, a fixture) is not a suite when its
+    brackets balance; when they do not, or a string is left open, it is parsed to decide, and broken
+    JSON with a hint is a suite (the loader reports the syntax error rather than the file vanishing).
+    A near miss (``"test": [{...``, a key close to ``tests`` at the top, in a file with ``"pipeline"``
+    steps) is a suite too, so the loader says "did you mean 'tests'?".
     """
     if b'"tests"' not in raw:
-        return False
+        return _near_miss_suite(raw)
     marked, hints = _SUITE_HINT.subn(b"\0[", raw)
     if not hints:  # a suite's array is always written "tests": [ (whitespace aside)
-        return False
+        return _near_miss_suite(raw)
     if hints != marked.count(b"\0"):  # a NUL byte of its own: not JSON text anyway
         return _parsed_suite(raw)
-    if b"\\" in marked:  # an escaped quote is not a quote, an escaped backslash escapes nothing
-        marked = marked.replace(b"\\\\", b"").replace(b'\\"', b"")
-    structure = marked.translate(None, _NOT_STRUCTURE)
-    structure = _JSON_STRING.sub(b"", structure.replace(b'""', b""))  # removing "" keeps every quote's parity
-    if b'"' in structure:  # a string left open: broken
+    structure = _structure(marked)
+    if structure is None:  # a string left open: broken
         return _parsed_suite(raw)
     depth = 0
     for segment in structure.split(b"\0")[:-1]:
-        depth += segment.count(b"{") + segment.count(b"[") - segment.count(b"}") - segment.count(b"]")
+        depth += _depth(segment)
         if depth == 1:
             return True
         if depth < 1:
@@ -79,6 +78,33 @@ def looks_like_suite(raw: bytes) -> bool:
     if structure.count(b"{") == structure.count(b"}") and structure.count(b"[") == structure.count(b"]"):
         return False  # every hint nested in a file whose brackets balance: a fixture, not a suite
     return _parsed_suite(raw)
+
+
+def _structure(raw: bytes) -> bytes | None:
+    """Only the brackets (and NUL markers) of JSON text outside strings; None when a string is left open."""
+    if b"\\" in raw:  # an escaped quote is not a quote, an escaped backslash escapes nothing
+        raw = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
+    kept = raw.translate(None, _NOT_STRUCTURE)
+    kept = _JSON_STRING.sub(b"", kept.replace(b'""', b""))  # removing "" keeps every quote's parity
+    return None if b'"' in kept else kept
+
+
+def _depth(structure: bytes) -> int:
+    return structure.count(b"{") + structure.count(b"[") - structure.count(b"}") - structure.count(b"]")
+
+
+def _near_miss_suite(raw: bytes) -> bool:
+    if b'"pipeline"' not in raw:  # cheap: no step anywhere, no suite meant
+        return False
+    import difflib
+
+    for match in _ARRAY_OF_OBJECTS_KEY.finditer(raw):
+        key = match.group(1).decode("utf-8", "replace").lower()
+        if difflib.get_close_matches(key, ["tests"], n=1, cutoff=0.8):
+            structure = _structure(raw[: match.start()])
+            if structure is not None and _depth(structure) == 1:
+                return True
+    return False
 
 
 def _parsed_suite(raw: bytes) -> bool:

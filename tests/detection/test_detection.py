@@ -13,12 +13,19 @@ from pathlib import Path
 
 import pytest
 
-from pytest_semantictest.formats.detect import CollectContext, compliance_markdown, looks_like_suite, yao_jsonl
+from pytest_semantictest.formats.detect import (
+    CollectContext,
+    compliance_markdown,
+    looks_like_suite,
+    semantictest_json,
+    yao_jsonl,
+)
 
 pytest_plugins = ["pytester"]
 
 CASES = "## Test Cases\n\n### 1. Hello\n\n**Request:**\nGET `/x`\n\n**Strict:**\n```yaml\nstatus: 200\n```\n"
 CASE = {"id": "a", "input": "hi", "assert": {"type": "contains", "value": "hi"}}
+TEST = {"id": "a", "pipeline": [{"block": "MockData", "config": {"data": 1}, "output": "x"}], "assertions": {"x": 1}}
 
 # (file name, content, the collection error's message fragment); every one must be reported
 NEAR_MISSES: list[tuple[str, str, str]] = [
@@ -32,6 +39,7 @@ NEAR_MISSES: list[tuple[str, str, str]] = [
     ("no_id_test.jsonl", json.dumps({k: v for k, v in CASE.items() if k != "id"}) + "\n", "'id' is required"),
     ("typo_test.jsonl", json.dumps({"id": "a", "inptu": "hi", "assert": CASE["assert"]}) + "\n",
      "unknown key 'inptu' — did you mean 'input'?"),
+    ("singular.json", json.dumps({"name": "s", "test": [TEST]}, indent=2), "(found 'test' — did you mean 'tests'?)"),
 ]
 
 # ordinary files next to spec files: never collected, never an error or warning
@@ -46,6 +54,8 @@ QUIET: list[tuple[str, str]] = [
     ("broken_data.jsonl", '{"id": "a", "input": "hi",\n'),  # not named like a test file
     ("report.json", json.dumps({"results": [{"tests": [{"name": "t"}]}]})),
     ("package.json", json.dumps({"name": "x", "scripts": {"tests": "jest"}})),
+    ("ci.json", json.dumps({"pipeline": {"stages": 2}, "test": ["npm test"]})),
+    ("jobs.json", json.dumps({"jobs": {"test": [{"pipeline": "unit"}]}})),
 ]
 
 
@@ -68,7 +78,8 @@ def test_each_near_miss_is_detected(tmp_path: Path, name: str, text: str, _messa
     path = tmp_path / name
     path.write_text(text)
     ctx = CollectContext(tmp_path, tmp_path, {}, lambda option: None, ())
-    assert (compliance_markdown(path) if name.endswith(".md") else yao_jsonl(path, ctx)), name
+    detect = {".md": compliance_markdown, ".json": semantictest_json}.get(path.suffix)
+    assert (detect(path) if detect else yao_jsonl(path, ctx)), name
 
 
 @pytest.mark.parametrize(("name", "text"), QUIET, ids=[n for n, _ in QUIET])
