@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import difflib
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,11 +49,27 @@ class LiveAgent:
     _late: list[str] = field(default_factory=list)
     _by_first: dict[str, str] = field(default_factory=dict)  # first correlate value -> test id
     _finished: set[str] = field(default_factory=set)
+    _undeclared: dict[str, None] = field(default_factory=dict)
+
+    def note_undeclared(self, names: Iterable[str]) -> None:
+        """Forbidden names checked while the agent had declared no tools (told at the end if never seen)."""
+        if self.reader is not None and self.calls_from != "reply":
+            self._undeclared.update(dict.fromkeys(names))
 
     def late_calls(self) -> list[str]:
         """Tool calls tagged with an execution whose turns were already judged and reported (highbar
-        reads once more after the last test): they cannot change a reported result and are warned about."""
+        reads once more after the last test): they cannot change a reported result and are warned about.
+        Also highbar's end-of-run word on guardrails over tools the agent never declared."""
         late = list(self._late)
+        unseen = [name for name in self._undeclared if name not in self._seen]
+        if unseen:
+            seen = sorted(self._seen)
+            names = ", ".join(
+                f"{name} (did you mean '{close[0]}'?)" if (close := difflib.get_close_matches(name, seen, n=1)) else name
+                for name in unseen)
+            late.append("the agent has not declared the tools it records, so these guardrails cannot tell a tool it "
+                        f"never records from one it did not call: {names}. Declare them in the trace file (a 'tools' "
+                        "record, or 'tools' in the hello)")
         if self.reader is None or not self._executions:
             return late
         batch = self.reader.read_since(self._read_to)

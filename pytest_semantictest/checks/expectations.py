@@ -246,6 +246,9 @@ class TurnExpectation:
         turn = bus.get(self.slot)
         result = self.judge(turn)
         agents = getattr(ctx, "agents", None)
+        if agents is not None and self.expect is not None and self.expect.forbid and isinstance(turn, Mapping) \
+                and turn.get("inventory") is None and not turn.get("error"):
+            agents.get(self.agent).note_undeclared(self.expect.forbid)
         if result.failures or result.error or not self.late or agents is None or not isinstance(turn, Mapping):
             return result
         if self.expect is None or "read_to" not in turn:

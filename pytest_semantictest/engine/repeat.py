@@ -66,7 +66,8 @@ async def run_repeated(
     case: Case, session: RunContext, context: Mapping[str, Any], parent: DataBus | None = None,
     concurrency: int = 10,
 ) -> Verdict:
-    """Run a case: each phrasing ``repetition.runs`` times (overlapping, bounded, when records are tagged), judged k/n."""
+    """Run a case: each phrasing ``repetition.runs`` times (overlapping, bounded, when their records are
+    tagged), judged k/n."""
     limit = asyncio.Semaphore(max(1, concurrency))
     if case.variants is None:
         return await _run_phrasing(case, session, context, parent, limit)

@@ -1,12 +1,13 @@
 """The trace agent (``tests/agents/trace_agent.py``, imported unchanged) with the tagging faults highbar's
 verdicts depend on, for the side-by-side fidelity specs under ``fidelity/``.
 
-    python fidelity_agent.py --port 8731 [--tag own|previous|none] [trace_agent.py options]
+    python fidelity_agent.py --port 8731 [--tag own|previous|none] [--no-declare] [trace_agent.py options]
 
 ``--tag own`` (default): records carry this request's ``X-Highbar-Test``; ``previous``: the id of the
 request before (the first request's records carry none); ``none``: no test id at all (an agent
 without tagging middleware). A ``conversation_id`` in the request body is added to every record's
-context (correlation by session). Messages, on top of the trace agent's rules:
+context (correlation by session). ``--no-declare``: the ``hello`` lists no tools. Messages, on top of
+the trace agent's rules:
 
 - ``... later ...``: replies at once, records a tagged ``get_order`` call ``LATE_S`` seconds later;
 - ``... thread ... order 1042``: the trace agent's answer, but ``get_order`` is recorded from a thread
@@ -28,6 +29,7 @@ import trace_agent
 
 LATE_S = 0.6
 MODE = "own"
+DECLARE = True
 _local = threading.local()
 _previous: list[str | None] = [None]
 _lock = threading.Lock()
@@ -37,6 +39,8 @@ _write = trace_agent.write
 def write(record: dict[str, Any]) -> None:
     """Every record written by a request's thread gets that request's context."""
     context = getattr(_local, "context", None)
+    if record.get("type") == "hello" and not DECLARE:
+        record = {key: value for key, value in record.items() if key != "tools"}
     if context is not None and "context" in record:
         record = {**record, "context": context}
     _write(record)
@@ -93,11 +97,12 @@ class FidelityHandler(trace_agent.Handler):
 
 
 def main() -> None:
-    global MODE
+    global MODE, DECLARE
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--tag", choices=["own", "previous", "none"], default="own")
+    parser.add_argument("--no-declare", action="store_true")
     known, rest = parser.parse_known_args()
-    MODE = known.tag
+    MODE, DECLARE = known.tag, not known.no_declare
     sys.argv = [sys.argv[0], *rest]
     trace_agent.write = write  # tool() and chat() look the name up in the module at call time
     trace_agent.Handler = FidelityHandler

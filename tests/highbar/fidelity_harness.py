@@ -126,6 +126,7 @@ def parse_junit(path: Path) -> dict[str, str]:
     verdicts: dict[str, str] = {}
     for case in ET.parse(path).iter("testcase"):
         kinds = {child.tag for child in case}
-        status = "error" if "error" in kinds else "failed" if "failure" in kinds else "skipped" if "skipped" in kinds else "passed"
+        status = next((word for tag, word in (("error", "error"), ("failure", "failed"), ("skipped", "skipped"))
+                       if tag in kinds), "passed")
         verdicts[case.get("name", "")] = status
     return verdicts

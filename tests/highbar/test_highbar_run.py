@@ -479,3 +479,22 @@ def test_late_call_after_the_extra_settle_is_warned_about(pytester: pytest.Pytes
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=5)
     result.stdout.fnmatch_lines(["*late tool call 'get_order' for test 'answers now, calls much later' arrived*"])
+
+
+def test_guardrail_on_a_tool_never_declared_nor_seen_is_said_at_the_end(pytester: pytest.Pytester) -> None:
+    """highbar's end-of-run warning: the agent declared no tools, so 'forbid' cannot tell a tool it
+    never records from one it did not call; the test still passes, as in highbar."""
+    port = free_port()
+    fidelity = Path(__file__).with_name("fidelity_agent.py")
+    tests = """
+      - name: never deletes
+        trigger: "Where is order 1042?"
+        expect:
+          forbid: [delete_account, get_ordr]
+"""
+    text = spec(port, tests, agent=fidelity).replace("--port", "--no-declare --port")
+    pytester.makefile(".highbar.yaml", orders=text)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*the agent has not declared the tools it records*: delete_account, "
+                                 "get_ordr (did you mean 'get_order'?)*"])

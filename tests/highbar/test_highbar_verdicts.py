@@ -101,7 +101,8 @@ def test_a_late_tagged_call_fails_the_test_and_a_late_untagged_one_makes_it_an_e
         "get_order was recorded after the test's window closed (settle_time 250 ms): expected no function calls")
     unverified = late_verdict(expect("{function_calls: []}"), [], [call("cancel_order")])
     assert unverified.error.startswith("cancel_order arrived after this test's window with no context")
-    harmless = late_verdict(expect("{function_calls: [{name: get_order}]}"), [call("get_order")], calls=[call("get_order")])
+    harmless = late_verdict(expect("{function_calls: [{name: get_order}]}"), [call("get_order")],
+                            calls=[call("get_order")])
     assert not harmless.failures and harmless.error is None
 
 
