@@ -170,7 +170,8 @@ class LLMClient:
             try:
                 async with state.semaphore:
                     self.usage.calls += 1
-                    response = await self._openai(state, endpoint).chat.completions.create(**request)
+                    async with asyncio.timeout(self.config.timeout_s):  # the whole answer, not each read
+                        response = await self._openai(state, endpoint).chat.completions.create(**request)
             except openai.APIStatusError as exc:
                 status = exc.status_code
                 last = f"HTTP {status}: {_clip(_STATUS_PREFIX.sub('', exc.message), 300)}"

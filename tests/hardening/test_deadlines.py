@@ -109,3 +109,23 @@ def test_agent_exchange_is_bounded(base: str, tmp_path: Path) -> None:
     with pytest.raises(AgentError, match="timeout"):
         asyncio.run(go())
     assert time.perf_counter() - start < TIMEOUT_MS / 1000 + SLACK_S
+
+
+def test_llm_timeout_bounds_a_dripping_answer(base: str, tmp_path: Path) -> None:
+    from pytest_semantictest.llm.client import LLMClient
+    from pytest_semantictest.llm.config import LLMConfig
+    from pytest_semantictest.llm.errors import LLMError
+
+    client = LLMClient(LLMConfig(base_url=base + "/drip-json", api_key="k", cache_dir=tmp_path, env={},
+                                 timeout_s=TIMEOUT_MS / 1000, retries=0))
+
+    async def go() -> None:
+        try:
+            await client.complete("judge", [{"role": "user", "content": "hi"}])
+        finally:
+            await client.aclose()
+
+    start = time.perf_counter()
+    with pytest.raises(LLMError, match=r"no answer within 1.5 s \(timeout\)"):
+        asyncio.run(go())
+    assert time.perf_counter() - start < TIMEOUT_MS / 1000 + SLACK_S

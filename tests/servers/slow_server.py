@@ -2,6 +2,7 @@
 
 ``GET|POST /drip?bytes=N&every=S&size=K``: 200 with ``Content-Length: N*K``, then K bytes every S seconds.
 ``GET|POST /sse?chunks=N&every=S``: an OpenAI-style SSE stream, one chunk every S seconds, then ``[DONE]``.
+``POST /drip-json/chat/completions``: an OpenAI chat completion, one byte every 0.1 s (about 20 s).
 ``GET|POST /fast``: ``{"ok": true}`` at once.
 Each request is served on its own thread; a client that hangs up ends the drip.
 """
@@ -52,6 +53,14 @@ class _Handler(BaseHTTPRequestHandler):
                     time.sleep(every)
                 self._chunk(b"data: [DONE]\n\n")
                 self._chunk(b"")
+            elif url.path.startswith("/drip-json"):
+                body = json.dumps({"id": "c", "object": "chat.completion", "created": 0, "model": "m", "choices": [
+                    {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "hi"}}]}).encode()
+                self._head("application/json", len(body))
+                for i in range(len(body)):
+                    self.wfile.write(body[i:i + 1])
+                    self.wfile.flush()
+                    time.sleep(float(query.get("every", "0.1")))
             else:
                 body = b'{"ok": true}'
                 self._head("application/json", len(body))
