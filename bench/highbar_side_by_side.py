@@ -8,16 +8,23 @@ ours against that file where highbar cannot be installed)::
 
     python3.12 -m venv /tmp/hb && /tmp/hb/bin/pip install highbar==0.1.0rc3
     python bench/highbar_side_by_side.py --highbar /tmp/hb/bin/highbar [--record] [spec names...]
+
+``--examples DIR`` also runs highbar's own examples (``examples/`` of its sdist: ``pip download --no-deps
+--no-binary :all: highbar==0.1.0rc3``; their SDK-based agents need ``highbar[quickstart]`` in that venv):
+each example's ``specs/`` from a copy of its folder, with the venv's ``bin`` first on ``PATH`` so that
+``python agent.py`` has highbar's SDK, for both tools.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "highbar"))
@@ -30,6 +37,7 @@ def main() -> int:
     parser.add_argument("--highbar", default=shutil.which("highbar") or "/tmp/hb/bin/highbar")
     parser.add_argument("--record", action="store_true", help="write highbar's verdicts to verdicts.json")
     parser.add_argument("--verbose", action="store_true", help="print both outputs of a differing spec")
+    parser.add_argument("--examples", type=Path, help="highbar's examples/ folder: run those side by side too")
     parser.add_argument("specs", nargs="*", help="spec file names (default: all)")
     args = parser.parse_args()
     if not Path(args.highbar).exists():
@@ -67,7 +75,39 @@ def main() -> int:
         harness.VERDICTS.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         print(f"recorded {len(recorded)} specs to {harness.VERDICTS}")
     print(f"{len(specs) - differ} of {len(specs)} specs give the same verdicts")
+    if args.examples is not None:
+        differ += run_examples(args.examples, Path(args.highbar))
     return 1 if differ else 0
+
+
+def run_examples(examples: Path, highbar: Path) -> int:
+    """highbar's own examples (those whose agent needs no API key), both ways; how many differ."""
+    differ = 0
+    for example in sorted(p for p in examples.iterdir() if (p / "specs").is_dir()):
+        if "openai" in example.name:  # its agent calls the OpenAI API
+            print(f"{example.name}: skipped (needs an OpenAI API key)")
+            continue
+        with tempfile.TemporaryDirectory() as tmp:
+            work = Path(tmp) / example.name
+            shutil.copytree(example, work)
+            (work / "pytest.ini").write_text("[pytest]\n")
+            env = {**os.environ, "PATH": f"{highbar.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+                   "COLUMNS": "400", "NO_COLOR": "1"}
+            env.pop("HIGHBAR_TRACES_URL", None)
+            env.pop("PYTEST_ADDOPTS", None)
+            theirs_run = subprocess.run([str(highbar), "run", "specs/"], cwd=work, env=env, capture_output=True,
+                                        text=True, timeout=300)
+            ours_run = subprocess.run([sys.executable, "-m", "pytest", "specs/", "-p", "no:cacheprovider", "-q",
+                                       "--junitxml=junit.xml"], cwd=work, env=env, capture_output=True, text=True,
+                                      timeout=300)
+            theirs = harness.parse_highbar(theirs_run.stdout)
+            ours = harness.parse_junit(work / "junit.xml") if (work / "junit.xml").exists() else {}
+        print(f"{example.name}: highbar exit {theirs_run.returncode}, pytest exit {ours_run.returncode}")
+        for name in sorted(set(theirs) | set(ours)):
+            a, b = theirs.get(name, "-"), ours.get(name, "-")
+            print(f"  {'  ' if a == b else '!='} {name}: highbar {a}, ours {b}")
+        differ += theirs != ours or theirs_run.returncode != ours_run.returncode
+    return differ
 
 
 if __name__ == "__main__":
