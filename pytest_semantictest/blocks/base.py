@@ -42,6 +42,11 @@ class Block:
         """Return ``(key, message)`` problems found in a step's config at collection."""
         return []
 
+    @classmethod
+    def validate_input(cls, value: Mapping[str, Any]) -> list[tuple[str, str]]:
+        """Return ``(key, message)`` problems of an object ``input`` as written (at collection)."""
+        return []
+
     async def process(self, inputs: dict[str, Any], ctx: RunContext) -> Any:
         """Do the block's work and return its output (usually a dict of fields).
 

@@ -47,6 +47,11 @@ class HttpRequest(Block):
         problem = timeout_problem(value)
         return [("timeout", problem)] if problem else []
 
+    @classmethod
+    def validate_input(cls, value: Mapping[str, Any]) -> list[tuple[str, str]]:
+        """The same keys are accepted as input: a literal ``timeout`` there is checked the same way."""
+        return cls.validate_config(value)
+
     async def process(self, inputs: dict[str, Any], ctx: Any) -> dict[str, Any]:
         params = {**self.config, **inputs}
         request, deadline = self.build(params, ctx)

@@ -54,10 +54,16 @@ def test_step_level_timeout_is_checked_too(tmp_path: Path) -> None:
     assert "timeout must be a finite number" in _problem(path)
 
 
-def test_input_timeout_is_a_clean_block_error() -> None:
-    verdict = run_one([{"block": "HttpRequest", "input": {"url": "http://127.0.0.1:9/x", "timeout": 10**400},
+def test_literal_input_timeout_is_a_collection_error(tmp_path: Path) -> None:
+    message = _problem(_file(tmp_path, HUGE, where="input"))
+    assert "t.json:4:" in message and "pipeline[0].input.timeout: timeout about 10**400 ms is too long" in message
+
+
+def test_input_timeout_from_a_reference_is_a_clean_block_error() -> None:
+    verdict = run_one([{"block": "MockData", "config": {"data": 10**400}, "output": "t"},
+                       {"block": "HttpRequest", "input": {"url": "http://127.0.0.1:9/x", "timeout": "${t}"},
                         "output": "r"}], {"r.status": 200})
-    error = verdict.trace[0].error
+    error = verdict.trace[1].error
     assert error == "HttpRequest timeout about 10**400 ms is too long: at most 86400000 ms (24 h)", error
 
 

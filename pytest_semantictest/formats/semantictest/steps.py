@@ -43,6 +43,8 @@ def compile_step(
         for key, message in cls.validate_config(config):
             problem(loc + ("config", *split_path(key)), message)
         _input_keys(spec, cls.input_keys, cls.primary_input, loc, problem)
+        for key, message in cls.validate_input(spec.input) if isinstance(spec.input, dict) else ():
+            problem(loc + ("input", *split_path(key)), message)
     if spec.block == "Loop" and cls is not None:
         _loop_target(config.get("target"), loc, siblings, problem)
     _from_as(spec.input, loc, problem)
