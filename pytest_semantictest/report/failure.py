@@ -85,7 +85,8 @@ def render_verdict(title: str, verdict: Verdict, redactor: Redactor, differ: Dif
     judged = judge_outputs(verdict.trace)
     for failure in verdict.failures:
         lines.extend(render_failure(failure, redactor, differ))
-        judgement = judged.get(_head(failure.check)) if judged else None
+        head = _head(failure.check)
+        judgement = judged.get(head) if judged and head is not None else None
         if judgement is not None:
             lines.extend("  " + redactor.text(line) for line in judge_lines(judgement))
     if verdict.runs:

@@ -130,7 +130,8 @@ def _call_fields(call: Any) -> tuple[Any, Any, Any]:
     """(name, arguments, result or error) of a tool call in any shape the blocks write."""
     if not isinstance(call, Mapping):
         return call, None, None
-    function = call.get("function") if isinstance(call.get("function"), Mapping) else {}
+    raw_function = call.get("function")
+    function: Mapping[str, Any] = raw_function if isinstance(raw_function, Mapping) else {}
     name = call.get("name") or call.get("fn") or call.get("toolName") or function.get("name")
     args = next((call[k] for k in ("args", "arguments", "input") if k in call), function.get("arguments"))
     outcome = f"error: {call['error']}" if call.get("error") else call.get("result")

@@ -10,9 +10,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
 import pytest
+
+if TYPE_CHECKING:
+    from ..nodes import SpecItem
 
 NAME = "semantictest-summary"
 HTML_NAME = "semantictest-html"
@@ -28,7 +31,7 @@ _USAGE = pytest.StashKey[dict[str, int]]()
 _DONE = pytest.StashKey[bool]()
 
 
-def spec_item(item: Any) -> bool:
+def spec_item(item: object) -> TypeGuard[SpecItem]:
     """Whether ``item`` is a spec test (no import: without the nodes module there are none)."""
     nodes = sys.modules.get(f"{__package__.rpartition('.')[0]}.nodes")
     return nodes is not None and isinstance(item, nodes.SpecItem)
@@ -82,7 +85,7 @@ class Tally:
         self.tests: dict[str, Entry] = {}
 
     def add(self, report: pytest.TestReport) -> None:
-        props = dict(report.user_properties)
+        props: dict[str, Any] = dict(report.user_properties)
         fmt = props.get("format")
         if not isinstance(fmt, str):
             return
@@ -152,10 +155,11 @@ class SummaryPlugin:
             from .junit import properties
 
             item.stash[_DONE] = True
-            repetition = item.case.repetition  # type: ignore[attr-defined]
+            repetition = item.case.repetition
             required = repetition.required if repetition.runs > 1 else None
+            usage: dict[str, int] = item.stash.get(_USAGE, {})
             item.user_properties.extend(
-                properties(item.spec_file.suite.format, item.verdict, required, item.stash.get(_USAGE, {}))  # type: ignore[attr-defined]
+                properties(item.spec_file.suite.format, item.verdict, required, usage)
             )
         report = yield
         verdict = getattr(item, "verdict", None)
@@ -228,4 +232,4 @@ def install(config: pytest.Config) -> None:
 
 
 def summary_plugin(config: pytest.Config) -> SummaryPlugin | None:
-    return config.pluginmanager.get_plugin(NAME)  # type: ignore[no-any-return]
+    return cast("SummaryPlugin | None", config.pluginmanager.get_plugin(NAME))
