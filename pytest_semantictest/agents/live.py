@@ -1,8 +1,10 @@
 """A running agent as tests use it: one conversation turn at a time, with its tool calls.
 
 ``LiveAgent.turn`` sends a message as one execution (test id), waits ``settle_time``, reads the
-trace records written meanwhile and keeps this execution's own; or, with ``calls_from:
-reply``, takes the tool calls from the reply. ``AgentPool`` holds the session's agents:
+trace records written meanwhile and keeps this execution's own (highbar's attribution: untagged
+calls next to tagged records are handed on for the expectation to judge); or, with ``calls_from:
+reply``, takes the tool calls from the reply. ``late_window`` reads once more after a passed
+test; tagged calls of an already reported execution read later are warned about. ``AgentPool`` holds the session's agents:
 one per distinct config, started on first use, released when the session ends (under
 pytest-xdist one process serves every worker through ``SharedAgent``).
 """
