@@ -86,7 +86,8 @@ def compile_file(path: Path, ctx: Any) -> Suite:
 def _broken(case: ParsedCase, problems: list[Problem], path: Path) -> Case:
     """A case that cannot run as written: it ERRORs with its problems (or is skipped, as it asks)."""
     line = case.line.number
-    name = case.line.data.get("name") if isinstance(case.line.data.get("name"), str) else case.id
+    given = case.line.data.get("name")
+    name = given if isinstance(given, str) else case.id
     broken = Case(id=case.id, name=name, steps=[], checks=[], line=line, place=f"line {line}")
     broken.error = "\n".join(p.render(path.name) for p in problems)
     broken.skip = case.skip
@@ -172,8 +173,8 @@ def _static(case: Case, spec: CaseSpec, path: Path, choice: AgentChoice, interac
     if spec.has_expected:
         final = [AssertionSpec(type="equals", value=spec.expected)]
     if single:
-        own = {"input": spec.input, "assertions": final, "options": {}, "attachments": spec.attachments}
-        items = [own]
+        own: dict[str, Any] = {"input": spec.input, "assertions": final, "options": {}, "attachments": spec.attachments}
+        items: list[dict[str, Any]] = [own]
         final = []
     else:
         items = [{"input": t.input, "assertions": t.assertions, "options": t.options, "attachments": t.attachments}

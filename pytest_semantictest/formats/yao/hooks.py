@@ -160,7 +160,7 @@ def hook_result(bus: Any, case_id: str, slots: list[str]) -> dict[str, Any]:
 
     records = [bus.get(s) for s in slots]
     done = [r for r in records if r is not MISSING and isinstance(r, Mapping)]
-    turns = [t for r in done for t in (r.get("turns") if isinstance(r.get("turns"), list) else [r])]
+    turns = [t for r in done for t in _turns(r)]
     error = next((str(r["error"]) for r in done if r.get("error")), None)
     status = "error" if error else "completed" if len(done) == len(slots) else "stopped"
     verdict = next((r["passed"] for r in done if isinstance(r.get("passed"), bool)), None)
@@ -172,6 +172,12 @@ def hook_result(bus: Any, case_id: str, slots: list[str]) -> dict[str, Any]:
     if error:
         result["error"] = error
     return result
+
+
+def _turns(record: Mapping[str, Any]) -> list[Any]:
+    """A conversation record's turns (a single-turn record is its own turn)."""
+    turns = record.get("turns")
+    return turns if isinstance(turns, list) else [record]
 
 
 class YaoHook(Block):
