@@ -202,6 +202,10 @@ class LiveAgent:
         attributed = mine.correlated and not (mine.unattributed_tools or mine.unattributed_turns)
         if mine.correlated:
             self._note_late(batch, test_id)
+            if mine.unattributed_tools:
+                self._warn_once("some tool calls carry no test id next to tagged records, so they count for no "
+                                "test, and a test whose result they would change is an error; a thread the agent "
+                                "starts itself needs contextvars.copy_context() to keep the tag")
             if observe and not mine.observed:
                 raise AgentError(
                     f"not observed: no trace record in {self.reader.path} matches this test ({describe(resolved)}); "
@@ -216,10 +220,12 @@ class LiveAgent:
                 "records with the X-Highbar-Test header value (correlate)"
             )
         if mine.unattributed_tools:
-            warning = "the agent's trace records carry no test id: each turn counts every call written meanwhile"
-            if warning not in self.warnings:
-                self.warnings.append(warning)
+            self._warn_once("the agent's trace records carry no test id: each turn counts every call written meanwhile")
         return [*mine.unattributed_tools], [], False, batch.end
+
+    def _warn_once(self, warning: str) -> None:
+        if warning not in self.warnings:
+            self.warnings.append(warning)
 
     def _note_late(self, batch: TraceBatch, current: str) -> None:
         """Tool calls tagged with an earlier, finished execution, read while a later one ran: that
