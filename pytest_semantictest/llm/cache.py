@@ -141,14 +141,17 @@ class ReplayCache:
         except (FileNotFoundError, NotADirectoryError):
             return None
         except (OSError, UnicodeDecodeError) as exc:
-            return self.corrupt(path, f"cannot be read ({getattr(exc, 'strerror', None) or exc})")
+            self.corrupt(path, f"cannot be read ({getattr(exc, 'strerror', None) or exc})")
+            return None
         try:
             entry = json.loads(text)
         except ValueError as exc:
-            return self.corrupt(path, f"not JSON ({getattr(exc, 'msg', exc)}, line {getattr(exc, 'lineno', '?')})")
+            self.corrupt(path, f"not JSON ({getattr(exc, 'msg', exc)}, line {getattr(exc, 'lineno', '?')})")
+            return None
         problem = _shape_problem(entry)
         if problem:
-            return self.corrupt(path, problem)
+            self.corrupt(path, problem)
+            return None
         mismatch = _mismatch(entry, key, expect or {})
         if mismatch:
             raise EntryMismatch(
@@ -163,12 +166,11 @@ class ReplayCache:
         self._memo.pop(key, None)
 
     def corrupt(self, path: Path, why: str) -> None:
-        """A corrupt entry: an error when this mode cannot record it again, else a warning (returns None)."""
+        """A corrupt entry: an error when this mode cannot record it again, else a warning."""
         message = f"corrupt entry {path}: {why}"
         if not self.writes:
             raise CorruptEntry(f"{message}; delete it and record it again with --semantictest-llm-cache=read-write")
         warnings.warn_explicit(CorruptEntryWarning(f"{message}; recording it again"), CorruptEntryWarning, str(path), 1)
-        return None
 
     def put(self, role: str, key: str, entry: dict[str, Any]) -> None:
         """Store an entry atomically; a cache that cannot be written never fails a test."""
