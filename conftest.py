@@ -1,13 +1,107 @@
 """Root conftest: pytester for the plugin's own tests (pytest_plugins must live here).
 
-In-process pytester runs drop modules first imported during the inner run; importing the
-plugin's heavier modules here keeps one copy of their classes for the whole session.
+In-process pytester runs (``pytester.runpytest``, ``inline_run``) drop every module first imported
+during the inner run, so the next run imports a second copy (httpx's map of httpcore's exceptions
+then misses the new classes: a refused connection escapes as a raw error). Here they drop only the
+modules from the test's own folder (its conftest, test and hook modules); everything else imported
+stays, with one copy of its classes for the whole session (the plugin's modules are imported here).
+
+The plugin keeps a little module-level state (blocks registered from a ``conftest.py``, loaded
+conversation scripts, whether signals unwind the session): each in-process run starts from the
+state the plugin has after import and leaves the outer session's state as it found it.
 """
 
-import pytest_semantictest.agents.live  # noqa: F401
-import pytest_semantictest.blocks.agent_turn  # noqa: F401
-import pytest_semantictest.formats.highbar.compile  # noqa: F401
-import pytest_semantictest.formats.semantictest.loader  # noqa: F401
+from __future__ import annotations
+
+import importlib
+import os
+import pkgutil
+import signal
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx  # noqa: F401
+import openai  # noqa: F401
+import pydantic  # noqa: F401
+import pytest
 import yaml  # noqa: F401
+from _pytest.pytester import SysModulesSnapshot
+
+import pytest_semantictest
+from pytest_semantictest.agents import cleanup
+from pytest_semantictest.blocks import registry
+from pytest_semantictest.checks import conversation
+
+for _module in pkgutil.walk_packages(pytest_semantictest.__path__, "pytest_semantictest."):
+    if not _module.name.endswith("__main__"):
+        importlib.import_module(_module.name)
 
 pytest_plugins = ["pytester"]
+
+_PRISTINE_BLOCKS = dict(registry._registered)
+
+
+def _module_state() -> dict[str, Any]:
+    return {
+        "blocks": dict(registry._registered),
+        "entry_points": registry._loaded_entry_points,
+        "scripts": dict(conversation._SCRIPTS),
+        "unwind": cleanup._unwind,
+        "interrupted": list(cleanup._interrupted),
+        "sigint": signal.getsignal(signal.SIGINT),
+    }
+
+
+def _set_module_state(state: dict[str, Any]) -> None:
+    registry._registered.clear()
+    registry._registered.update(state["blocks"])
+    registry._loaded_entry_points = state["entry_points"]
+    conversation._SCRIPTS.clear()
+    conversation._SCRIPTS.update(state["scripts"])
+    cleanup._unwind = state["unwind"]
+    cleanup._interrupted[:] = state["interrupted"]
+    if state["sigint"] is not None:
+        signal.signal(signal.SIGINT, state["sigint"])
+
+
+_FRESH = {"blocks": _PRISTINE_BLOCKS, "entry_points": False, "scripts": {}, "unwind": False, "interrupted": [],
+          "sigint": None}
+
+
+def _outside(folder: str) -> Callable[[str], bool]:
+    """Whether the module named so comes from outside ``folder`` (or from no file)."""
+    prefix = os.path.join(os.path.realpath(folder), "")
+
+    def keep(name: str) -> bool:
+        module = sys.modules.get(name)
+        where = getattr(module, "__file__", None) or next(iter(getattr(module, "__path__", None) or ()), None)
+        return not isinstance(where, str) or not os.path.realpath(where).startswith(prefix)
+
+    return keep
+
+
+@pytest.fixture(autouse=True)
+def _fresh_plugin_state_per_inprocess_run(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Every in-process pytester run of this test starts with the plugin's module state fresh and
+    drops only the modules imported from the test's folder."""
+    if "pytester" not in request.fixturenames:
+        yield
+        return
+    pytester: pytest.Pytester = request.getfixturevalue("pytester")
+    keep = _outside(str(pytester.path))
+    pytester._Pytester__take_sys_modules_snapshot = (  # type: ignore[attr-defined]  # the one inline_run takes
+        lambda: SysModulesSnapshot(preserve=keep))
+    pytester._sys_modules_snapshot = SysModulesSnapshot(preserve=keep)  # the one restored after the test
+    inline_run: Callable[..., Any] = pytester.inline_run
+
+    def isolated_inline_run(*args: Any, **kwargs: Any) -> Any:
+        outer = _module_state()
+        _set_module_state(_FRESH)
+        try:
+            return inline_run(*args, **kwargs)
+        finally:
+            _set_module_state(outer)
+
+    pytester.inline_run = isolated_inline_run  # type: ignore[method-assign]
+    yield

@@ -1,7 +1,8 @@
 """Shared pieces of the report tests: a small HTTP backend in this process, spec builders, a runner.
 
-Every end-to-end run is ``pytester.runpytest_subprocess`` (a fresh interpreter: in-process runs
-would re-import the plugin's modules).
+End-to-end runs are in-process (``pytester.runpytest_inprocess``; the root conftest keeps one copy
+of the plugin's modules and fresh plugin state per run); runs under xdist (``-n``) get their own
+interpreter, as a user's would.
 """
 
 from __future__ import annotations
@@ -98,7 +99,7 @@ class Backend:
         self.server.daemon_threads = True
         self.server.handle_error = lambda *args: None  # type: ignore[method-assign]  # a client gave up (/slow)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
 
     def close(self) -> None:
         self.server.shutdown()
@@ -153,7 +154,9 @@ def write_suite(pytester: pytest.Pytester, suite: dict[str, Any], name: str = "r
 
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest_subprocess(*PYTEST_ARGS, *args, timeout=240)
+    if "-n" in args:
+        return pytester.runpytest_subprocess(*PYTEST_ARGS, *args, timeout=240)
+    return pytester.runpytest_inprocess(*PYTEST_ARGS, *args)
 
 
 def highbar_spec(pytester: pytest.Pytester) -> None:

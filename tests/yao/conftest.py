@@ -1,5 +1,5 @@
-"""Fixtures for the conversation tests: the scripted agent, the fake LLM, and pytest runs in a
-subprocess (in-process pytester reloads modules and breaks class identity of httpx/yaml)."""
+"""Fixtures for the conversation tests: the scripted agent, the fake LLM, and in-process pytest runs
+(the root conftest keeps one copy of every library module and fresh plugin state per run)."""
 
 from __future__ import annotations
 
@@ -44,13 +44,13 @@ def write_cases(pytester: pytest.Pytester, name: str, *cases: dict[str, Any]) ->
 
 
 def run(pytester: pytest.Pytester, agent: ScriptedAgent | None, llm: ConversationFake | None, *args: str) -> Any:
-    """``pytest`` in a subprocess against the scripted agent and the fake LLM (either may be None)."""
+    """``pytest`` (in-process) against the scripted agent and the fake LLM (either may be None)."""
     extra = ["-p", "no:cacheprovider", "-rA"]
     if agent is not None:
         extra.append(f"--semantictest-agent-endpoint={agent.url}")
     if llm is not None:
         extra += [f"--semantictest-llm-base-url={llm.url}", "--semantictest-llm-retries=0"]
-    return pytester.runpytest_subprocess(*extra, *args)
+    return pytester.runpytest_inprocess(*extra, *args)
 
 
 def results(pytester: pytest.Pytester, name: str = "results.jsonl") -> dict[str, dict[str, Any]]:
