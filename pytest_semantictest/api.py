@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import pytest
 
@@ -16,6 +16,17 @@ from .engine.context import RunContext
 from .engine.suite import run_suite_async
 from .formats.semantictest.loader import load_file, load_text
 from .model import Outcome, Suite, Verdict
+
+
+T = TypeVar("T")
+
+
+class _Runtime(Protocol):
+    """What ``Runner`` needs of the plugin's per-process runtime (``plugin.Runtime``)."""
+
+    context: RunContext
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T: ...
 
 
 class SuiteResult(dict[str, Verdict]):
@@ -64,7 +75,7 @@ def run_suite(spec: Mapping[str, Any] | str | Path) -> SuiteResult:
 class Runner:
     """The ``semantictest_run`` fixture: ``run(spec)`` in sync tests, ``await arun(spec)`` in async ones."""
 
-    def __init__(self, runtime: Any) -> None:
+    def __init__(self, runtime: _Runtime) -> None:
         self._runtime = runtime
 
     def __call__(self, spec: Mapping[str, Any] | str | Path) -> SuiteResult:

@@ -31,4 +31,4 @@ def environment(rootdir: Path | None) -> Mapping[str, str]:
         extra = parse_dotenv(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError):
         return os.environ
-    return ChainMap(os.environ, extra)  # type: ignore[arg-type]
+    return ChainMap(os.environ, extra)

@@ -92,7 +92,8 @@ class Generation:
             raise pytest.UsageError("pytest-semantictest: --semantictest-generate-count must be at least 1")
         focus = options.value(config, "generate-focus")
         sidecar = sidecar_path(out)
-        description, tools = None, ()
+        description: str | None = None
+        tools: tuple[str, ...] = ()
         if sidecar.is_file():
             spec = read_sidecar(sidecar)
             description, tools = spec.description, tuple(spec.tools)

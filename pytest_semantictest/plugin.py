@@ -225,7 +225,8 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
 
 def llm_usage(config: pytest.Config, workers: bool = True) -> dict[str, int]:
     """LLM usage counters of this process (plus, on an xdist controller, its finished workers')."""
-    totals = dict(config.stash.get(_WORKER_USAGE, {})) if workers else {}
+    worker_usage: dict[str, int] = config.stash.get(_WORKER_USAGE, {})
+    totals = dict(worker_usage) if workers else {}
     state = config.stash.get(_RUNTIME, None)
     if state is not None and state.context.llm is not None:
         for name, count in state.context.llm.usage.as_dict().items():

@@ -51,7 +51,8 @@ class SessionExit:
         from .plugin import _AGENTS_DIR, _CONTROLLER_AGENTS
 
         if self.worker:
-            return self.config.workerinput.get(_AGENTS_DIR)  # type: ignore[attr-defined, no-any-return]
+            shared: str | None = self.config.workerinput.get(_AGENTS_DIR)  # type: ignore[attr-defined]  # xdist sets it
+            return shared
         return self.config.stash.get(_CONTROLLER_AGENTS, None)
 
     def _spec_found(self) -> None:

@@ -86,7 +86,7 @@ class FileSetupScheduling:
 
     def schedule(self) -> None:
         if self._chosen is None:
-            collection = next(iter(self._scopes.registered_collections.values()), [])
+            collection: list[str] = next(iter(self._scopes.registered_collections.values()), [])
             files = {nodeid.partition("::")[0] for nodeid in collection if "::" in nodeid}
             self._chosen = self._scopes if any(self._scopes.grouped(f) for f in files) else self._load
         self._chosen.schedule()

@@ -63,7 +63,7 @@ def get_block(name: str) -> type[Block] | None:
         return _registered[name]
     if name in _BUILTIN:
         module, _, attr = _BUILTIN[name].partition(":")
-        cls = getattr(import_module(f"{__package__}.{module}"), attr)
+        cls: type[Block] = getattr(import_module(f"{__package__}.{module}"), attr)
         _registered[name] = cls
         return cls
     _load_entry_points()

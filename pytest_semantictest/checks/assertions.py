@@ -107,7 +107,7 @@ def tool_name_matches(actual: str, expected: str) -> bool:
     return actual == expected or actual.endswith(("__" + expected, "." + expected))
 
 
-def _calls(turn: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _calls(turn: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [c for c in turn.get("tool_calls") or [] if isinstance(c, Mapping)]
 
 

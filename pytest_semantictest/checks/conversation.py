@@ -121,7 +121,7 @@ async def run_validator(
 
 
 def _score_line(result: Mapping[str, Any]) -> str:
-    score, threshold = result.get("score"), result.get("threshold")
+    score, threshold = result["score"], result.get("threshold")  # a validator result always has a score
     if isinstance(threshold, (int, float)):
         return f"{score:g} {'>=' if score >= threshold else '<'} threshold {threshold:g}"
     return f"{score:g}"

@@ -6,15 +6,17 @@ import bisect
 import json
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from json.decoder import scanstring
 from typing import Any
 
 from ..errors import Problem, clip
 from .source import LineMap, Path, SourceError, place
 
 
+# json's C string scanner (public in json.decoder, absent from its type stubs): (text, index after the
+# opening quote) -> (the decoded string, the index after its closing quote).
+scanstring: Callable[[str, int], tuple[str, int]] = getattr(json.decoder, "scanstring")
 # A string token is only its opening quote here: json's C scanstring finds its end (fast on MBs).
 _TOKEN = re.compile(r'[{}\[\]:,"]|[^\s{}\[\]:,"]+')
 _NOT_JSON = frozenset({"NaN", "Infinity", "-Infinity"})

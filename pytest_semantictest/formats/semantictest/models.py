@@ -99,4 +99,4 @@ class SuiteShape(SuiteSpec):
     """What the loader validates first: the file's own keys, tests left unread. Each test is then
     validated on its own (:class:`TestSpec`), so a problem inside one test is that test's error."""
 
-    tests: list[Any]  # type: ignore[assignment]
+    tests: list[Any]
