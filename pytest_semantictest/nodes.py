@@ -88,19 +88,30 @@ class SpecFile(pytest.File):
             else:
                 groups[case.group].append(case)
 
-    def setup(self) -> None:
-        from .engine.suite import SetupFailed, SuiteRun
+    def prepare(self) -> None:
+        """Acquire the file's agents and create its run state; the look-ahead calls it before the file
+        is reached (engine/lookahead.py), ``setup`` when it is (again: one more acquisition, released
+        with the others when the file ends)."""
+        from .engine.suite import SuiteRun
         from .plugin import runtime
 
-        if dry_run(self.config):
-            return
         session = runtime(self.config)
         try:
             session.acquire_agents(self.suite.agents)
         except Exception as exc:  # AgentError, SessionHookError: every test of the file errors
             message = f"{self.path.name}: the agent could not be used: {exc}"  # a log tail may hold any secret
             raise pytest.fail.Exception(session.redactor.text(message), pytrace=False) from None
-        self.run_state = SuiteRun(self.suite, session.context)
+        if self.run_state is None:
+            self.run_state = SuiteRun(self.suite, session.context)
+
+    def setup(self) -> None:
+        from .engine.suite import SetupFailed
+        from .plugin import runtime
+
+        if dry_run(self.config):
+            return
+        session = runtime(self.config)
+        self.prepare()
         try:
             session.run(self.run_state.setup())
         except SetupFailed as exc:
@@ -166,9 +177,10 @@ class SpecItem(pytest.Item):
             raise SpecFailed(self._title() + "\n" + self.case.error)
         if dry_run(self.config):
             return
+        from .engine.lookahead import scheduler
+
         session = runtime(self.config)
-        state = self.spec_file.run_state
-        verdict = session.run(state.run(self.case, session.concurrency))
+        verdict = scheduler(self, session).verdict(self)  # maybe already running (run ahead)
         self.verdict = verdict
         from .report.sections import add_sections
 

@@ -22,6 +22,9 @@ OPTIONS: list[tuple[str, type, Any, str]] = [
     ("http-timeout", int, 30000, "default HttpRequest timeout in milliseconds"),
     ("max-loop", int, 100, "upper bound on any Loop's maxIterations"),
     ("concurrency", int, 10, "how many runs of one repeated test execute at once"),
+    ("item-concurrency", int, 16, "how many spec items' pipelines run at once in this process (the next items run "
+     "ahead while pytest reports in order; 1: one after another)"),
+    ("all-runs", bool, False, "a repeated test runs all its runs (default: it stops once its outcome is decided)"),
     ("trace-chars", int, 2000, "trim each value in the pipeline trace to this many characters"),
     ("llm-base-url", str, None, "OpenAI-compatible endpoint for every LLM role (else env OPENAI_BASE_URL)"),
     ("llm-api-key", str, None, "API key for the LLM endpoint (prefer env OPENAI_API_KEY; never printed)"),
@@ -130,6 +133,9 @@ def check(config: pytest.Config) -> None:
     """Reject malformed LLM options at startup (only when given: idle sessions import nothing)."""
     if value(config, "on-missing-input") not in ("skip", "fail"):
         raise pytest.UsageError("pytest-semantictest: --semantictest-on-missing-input must be 'skip' or 'fail'")
+    if value(config, "item-concurrency") < 1:
+        raise pytest.UsageError("pytest-semantictest: --semantictest-item-concurrency must be at least 1 (1: one "
+                                "item after another)")
     if value(config, "agent-protocol") not in ("openai", "highbar"):
         raise pytest.UsageError("pytest-semantictest: --semantictest-agent-protocol must be 'openai' or 'highbar'")
     if not any(config.getoption(f"semantictest_llm_{n}", None) or config.getini(f"semantictest_llm_{n}")

@@ -82,6 +82,7 @@ def _type(value: Any) -> str:
 
 class AgentTurn(Block):
     name = "AgentTurn"
+    concurrency_safe = True
     resolve_config = False
     config_keys = frozenset({"agent", "message", "phrasing", "previous", "observe", "first", "test_name", "spec",
                              "place"})
@@ -125,6 +126,7 @@ class AgentSessionEnd(Block):
     """Closes the execution's agent session (highbar ``session.teardown``); always runs."""
 
     name = "AgentSessionEnd"
+    concurrency_safe = True
     resolve_config = False
     config_keys = frozenset({"agent", "first_turn", "test_name", "spec"})
 

@@ -33,6 +33,11 @@ class Block:
     """The keys an object ``input`` may have (and the names a ``{from, as}`` input may use);
     others are collection errors with a did-you-mean. ``None`` (the default) accepts any key."""
     outputs: ClassVar[tuple[str, ...]] = ()
+    concurrency_safe: ClassVar[bool] = False
+    """True: a test using this block may run at the same time as other tests (its pipeline runs ahead
+    while pytest reports the earlier ones, see docs/concurrency.md). Say so only when the block keeps
+    no state between tests and touches nothing another test reads (each call stands alone, like an
+    HTTP request). False (the default): the test runs alone, nothing else in flight."""
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
         self.config: dict[str, Any] = dict(config or {})

@@ -28,6 +28,7 @@ class ChatResponse(Block):
     an input ``response`` wins over it."""
 
     name = "ChatResponse"
+    concurrency_safe = True
     primary_input = "response"
     config_keys = frozenset({"from"})
     inputs = ("response",)

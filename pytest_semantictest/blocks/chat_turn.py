@@ -91,6 +91,7 @@ def remaining(ctx: Any, timeout: float | None, number: int) -> float | None:
 
 class ChatTurn(Block):
     name = "ChatTurn"
+    concurrency_safe = True
     resolve_config = False
     config_keys = frozenset({
         "target", "input", "attachments", "options", "previous", "number", "timeout", "interactive", "base_dir",

@@ -111,6 +111,7 @@ def merged_options(base: Mapping[str, Any], own: Mapping[str, Any]) -> dict[str,
 
 class Conversation(Block):
     name = "Conversation"
+    concurrency_safe = True
     config_keys = frozenset({"agent", "turns", "options", "timeout"})
     outputs = ("passed", "turns", "failures", "stoppedAt")
 

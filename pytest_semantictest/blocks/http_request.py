@@ -33,6 +33,7 @@ def request_errors(url: str, deadline: Deadline) -> Iterator[None]:
 
 class HttpRequest(Block):
     name = "HttpRequest"
+    concurrency_safe = True
     inputs = ("url", "method", "headers", "body", "query", "timeout")
     input_keys = frozenset(inputs)
     outputs = ("status", "headers", "body", "duration", "url")

@@ -10,6 +10,7 @@ from .base import Block, BlockError
 
 class JsonParser(Block):
     name = "JsonParser"
+    concurrency_safe = True
     inputs = ("body",)
     input_keys = frozenset(inputs)
     outputs = ("parsed",)

@@ -26,6 +26,7 @@ def _templated(value: Any) -> bool:
 
 class LLMJudge(Block):
     name = "LLMJudge"
+    concurrency_safe = True
     primary_input = "text"
     config_keys = frozenset({"model", "criteria", "threshold", "continueConversation", "maxTurns"})
     inputs = ("text", "toolCalls", "history", "expected")

@@ -11,6 +11,7 @@ from .base import Block
 
 class Loop(Block):
     name = "Loop"
+    concurrency_safe = True
     config_keys = frozenset({"target", "maxIterations", "condition", "delayMs"})
     input_keys = None  # its input passes through to its output, any keys
 

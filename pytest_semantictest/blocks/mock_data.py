@@ -9,6 +9,7 @@ from .base import Block
 
 class MockData(Block):
     name = "MockData"
+    concurrency_safe = True
     config_keys = frozenset({"data"})
     input_keys = frozenset()  # MockData reads nothing: its value is config.data
 

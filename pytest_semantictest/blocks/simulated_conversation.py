@@ -152,6 +152,7 @@ class _Run:
 
 class SimulatedConversation(Block):
     name = "SimulatedConversation"
+    concurrency_safe = True
     config_keys = frozenset({
         "agent", "input", "attachments", "simulator", "checkpoints", "maxTurns", "timeout", "options", "interactive",
     })

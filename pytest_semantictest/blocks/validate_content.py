@@ -19,6 +19,7 @@ def _as_list(value: Any) -> list[str]:
 
 class ValidateContent(Block):
     name = "ValidateContent"
+    concurrency_safe = True
     primary_input = "text"
     input_keys = frozenset({"text", "body"})
     config_keys = frozenset({"contains", "notContains", "minLength", "maxLength", "matches", "matchFlags"})

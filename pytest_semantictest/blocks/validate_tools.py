@@ -140,6 +140,7 @@ class ValidateTools(Block):
     """Check an agent's tool calls: expected, forbidden, count, order and arguments."""
 
     name: ClassVar[str] = "ValidateTools"
+    concurrency_safe = True
     primary_input: ClassVar[str] = "toolCalls"
     config_keys: ClassVar[frozenset[str] | None] = frozenset(
         {"expected", "forbidden", "minTools", "maxTools", "order", "validateArgs"})

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Coroutine
 from typing import Any, TypeVar
 
 from .context import RunContext
@@ -12,20 +12,44 @@ T = TypeVar("T")
 
 
 class Session:
-    """Runs coroutines on a private loop that lives as long as the pytest session."""
+    """Runs coroutines on a private loop that lives as long as the pytest session.
+
+    Tasks started with :meth:`start` (spec items run ahead, :mod:`.lookahead`) progress whenever the
+    loop runs, that is while any :meth:`run` call waits.
+    """
 
     def __init__(self, context: RunContext) -> None:
         self.context = context
         self._loop: asyncio.AbstractEventLoop | None = None
 
-    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
         if self._loop is None:
             self._loop = asyncio.new_event_loop()
-        return self._loop.run_until_complete(coro)
+        return self._loop
+
+    def run(self, coro: Awaitable[T]) -> T:
+        return self.loop.run_until_complete(coro)
+
+    def start(self, coro: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
+        """A task on the session's loop; it runs while the loop runs (any :meth:`run`)."""
+        return self.loop.create_task(coro)
+
+    def cancel_pending(self) -> None:
+        """Cancel every task still on the loop and let them finish unwinding (their ``finally``)."""
+        loop = self._loop
+        if loop is None or loop.is_closed() or loop.is_running():
+            return
+        pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
+        for task in pending:
+            task.cancel()
+        if pending:
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
 
     def close(self) -> None:
         if self._loop is None:
             return
+        self.cancel_pending()
         loop, self._loop = self._loop, None
         try:
             loop.run_until_complete(self.context.aclose())

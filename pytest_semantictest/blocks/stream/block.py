@@ -58,6 +58,7 @@ class StreamParser(Block):
     """
 
     name: ClassVar[str] = "StreamParser"
+    concurrency_safe = True
     primary_input: ClassVar[str] = "body"
     config_keys: ClassVar[frozenset[str] | None] = frozenset({"format"})
     inputs: ClassVar[tuple[str, ...]] = ("body", "format")

@@ -1,0 +1,274 @@
+"""Look-ahead execution of spec items: the next items' pipelines run while pytest walks them in order.
+
+pytest runs items one after another; our items are I/O-bound (each waits for an agent or an LLM),
+so a suite would take the sum of its latencies. Here, when an item's setup runs, the pipelines of
+the next eligible items (up to ``--semantictest-item-concurrency`` in flight) are started as tasks
+on the session's one event loop; the item then waits for its own task, and every task progresses
+while it waits. Each item still reports through pytest's normal protocol, in pytest's order, when
+it is reached: ``-x``, ``--maxfail``, ``-k``, ``--lf``, JUnit, HTML and the terminal see nothing new.
+
+Invariants (what makes it safe, with :mod:`.lookahead_rules`):
+
+- what has been started is always a prefix of the items still to run: the walk stops at the first
+  item that may not start now, so when an item is reached every item before it is finished;
+- a barrier item (a block not marked ``concurrency_safe``, a Python test, a compliance case with
+  ``depends_on`` or its own Setup, an agent whose trace records are not known to be attributable)
+  is never started ahead, and nothing is started ahead while it runs: it runs alone, as today;
+- the look-ahead crosses into another file only when neither file has setup/teardown steps between
+  them and the next file's agents are already running;
+- when the session ends (``-x``, ``--maxfail``, Ctrl-C, the last item) whatever is still in flight is
+  cancelled and reported nowhere (:meth:`Lookahead.stop`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from ..model import Verdict
+from .lookahead_rules import (
+    agent_bound, agent_keys, attributable, compliance_pending, file_barrier, static_barrier, traced,
+)
+
+_WALK = 64
+"""At most this many items past the current one are looked at (beyond ``limit``)."""
+_BURST = 4
+_BURST_GAP_S = 0.005
+"""At most ``_BURST`` items start at once, the next ones ``_BURST_GAP_S`` later: a burst of new
+connections would overflow a small server's listen backlog (``http.server``'s is 5), and a dropped
+connection is an error that running one by one never has."""
+
+
+class Lookahead:
+    """The per-process look-ahead scheduler (one per pytest session, created on first use)."""
+
+    def __init__(self, runtime: Any, session: Any, limit: int) -> None:
+        self.runtime = runtime
+        self.session = session
+        self.limit = max(1, int(limit))
+        self.tasks: dict[int, asyncio.Task[Verdict]] = {}
+        self.agents_of: dict[int, tuple[str, ...]] = {}
+        self.tagged: dict[str, bool] = {}
+        """Agent key -> whether its trace records are attributable (absent: not known yet)."""
+        self.current = -1
+        self.stopped = False
+        self._position: dict[int, int] = {}
+        self._static: dict[int, str | None] = {}
+        self._interactor: Any = _worker_interactor(session.config)
+
+    # -- what pytest calls --------------------------------------------------------------------------
+
+    def verdict(self, item: Any) -> Verdict:
+        """Run (or finish waiting for) ``item``'s pipeline and return its verdict."""
+        state = item.spec_file.run_state
+        n = self._index(item)
+        if self.limit <= 1 or n is None or self.stopped:
+            return self.runtime.run(state.run(item.case, self.runtime.concurrency))
+        self.current = n
+        self._drop_passed(n)
+        task = self.tasks.get(n) or self._start(n, item)
+        self._fill(prepare=True)
+        try:
+            verdict = self.runtime.run(task)
+        finally:
+            self.tasks.pop(n, None)
+            keys = self.agents_of.pop(n, ())
+        self._learn(keys, verdict)
+        return verdict
+
+    def stop(self) -> None:
+        """Cancel what is in flight (the session is ending); nothing is reported for it."""
+        self.stopped = True
+        pending = [task for task in self.tasks.values() if not task.done()]
+        for task in pending:
+            task.cancel()
+        if pending and not self.runtime.session.loop.is_running():
+            self.runtime.run(asyncio.gather(*pending, return_exceptions=True))
+        for task in self.tasks.values():
+            if not task.cancelled():
+                task.exception()  # retrieved: no "exception was never retrieved" at exit
+        self.tasks.clear()
+        self.agents_of.clear()
+
+    # -- scheduling ---------------------------------------------------------------------------------
+
+    def _start(self, n: int, item: Any) -> asyncio.Task[Verdict]:
+        state = item.spec_file.run_state
+        task = self.runtime.session.start(state.run(item.case, self.runtime.concurrency))
+        self.tasks[n] = task
+        self.agents_of[n] = agent_keys(item)
+        task.add_done_callback(lambda done, n=n: self._finished(n, done))
+        return task
+
+    def _finished(self, n: int, task: asyncio.Task[Verdict]) -> None:
+        """A task finished: learn from it, and start the next items (within files already prepared)."""
+        if task.cancelled():
+            return
+        if task.exception() is None:
+            self._learn(self.agents_of.get(n, ()), task.result())
+        self._fill(prepare=False)
+
+    def _fill(self, *, prepare: bool) -> None:
+        """Start the next eligible items in order, up to ``limit`` in flight (with the current one)."""
+        if self.stopped or self.current < 0:
+            return
+        items = self.session.items
+        current = items[self.current]
+        if self._barrier(current) is not None:
+            return  # it runs alone
+        running = [n for n, task in self.tasks.items() if not task.done()]
+        load = Counter(key for n in running for key in self.agents_of.get(n, ()))
+        in_flight = len(running)
+        before = current
+        started = 0
+        for n in self._upcoming():
+            item = items[n]
+            if n in self.tasks:
+                before = item
+                continue
+            if in_flight >= self.limit or not self._may_enter(before, item, prepare):
+                break
+            case = item.case
+            if case.skip or case.error:  # nothing runs for it: its setup says so when it is reached
+                before = item
+                continue
+            if self._barrier(item) is not None:
+                break
+            keys = agent_keys(item)
+            if any(load[key] >= self._bound(key) for key in keys):
+                break
+            if started >= _BURST:  # the rest a moment later
+                self.runtime.session.loop.call_later(_BURST_GAP_S, self._fill_later)
+                break
+            self._start(n, item)
+            started += 1
+            in_flight += 1
+            load.update(keys)
+            before = item
+
+    def _fill_later(self) -> None:
+        self._fill(prepare=False)
+
+    def _may_enter(self, before: Any, item: Any, prepare: bool) -> bool:
+        """Whether the walk may go on from ``before`` to ``item`` (a spec item, maybe of the next file)."""
+        from ..nodes import SpecItem
+
+        if not isinstance(item, SpecItem):
+            return False
+        if file_barrier(before, item) is not None:
+            return False
+        spec_file = item.spec_file
+        if spec_file.run_state is not None:
+            return True
+        if not prepare:
+            return False
+        pool = self.runtime.context.agents
+        live = pool._live if pool is not None else {}
+        if any(key not in live for key in agent_keys(item)):
+            return False  # its agent is not running yet: it starts when the file is reached
+        try:
+            spec_file.prepare()
+        except Exception:  # the file's own setup reports it when the file is reached
+            return False
+        return spec_file.run_state is not None
+
+    def _barrier(self, item: Any) -> str | None:
+        """Why ``item`` may not run alongside others now (static reasons, then what is not known yet)."""
+        reason = static_barrier_cached(self, item)
+        if reason is not None:
+            return reason
+        reason = compliance_pending(item)
+        if reason is not None:
+            return reason
+        pool = self.runtime.context.agents
+        for key in agent_keys(item):
+            live = pool._live.get(key) if pool is not None else None
+            if live is None:
+                return "its agent is not running yet"
+            if traced(live) and self.tagged.get(key) is not True:
+                return "its agent's trace records are not known to be attributable to a test"
+        return None
+
+    def _bound(self, key: str) -> int:
+        pool = self.runtime.context.agents
+        live = pool._live.get(key) if pool is not None else None
+        return agent_bound(live) if live is not None else 1
+
+    def _learn(self, keys: tuple[str, ...], verdict: Verdict) -> None:
+        if not keys:
+            return
+        said = attributable(verdict)
+        for key in keys:
+            if said is False:
+                self.tagged[key] = False  # from now on that agent's items run one by one
+            elif said is True:
+                self.tagged.setdefault(key, True)
+
+    # -- where the items are ------------------------------------------------------------------------
+
+    def _index(self, item: Any) -> int | None:
+        items = self.session.items
+        if len(self._position) != len(items):
+            self._position = {id(it): n for n, it in enumerate(items)}
+        n = self._position.get(id(item))
+        return n if n is not None and items[n] is item else None
+
+    def _upcoming(self) -> list[int]:
+        """Indexes of the items this process runs after the current one, in order (bounded)."""
+        bound = self.limit + _WALK
+        if self._interactor is None:
+            return list(range(self.current + 1, min(len(self.session.items), self.current + 1 + bound)))
+        return _queued(self._interactor)[:bound]
+
+    def _drop_passed(self, n: int) -> None:
+        """Tasks of items this process will not reach (a hook skipped them, xdist stole them): cancelled."""
+        queued = set(_queued(self._interactor)) if self._interactor is not None else None
+        for m in list(self.tasks):
+            if m != n and (m not in queued if queued is not None else m < n):
+                self.tasks.pop(m).cancel()
+                self.agents_of.pop(m, None)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        self.stop()
+
+
+def static_barrier_cached(scheduler: Lookahead, item: Any) -> str | None:
+    key = id(item)
+    if key not in scheduler._static:
+        scheduler._static[key] = static_barrier(item)
+    return scheduler._static[key]
+
+
+_SCHEDULER = pytest.StashKey[Lookahead]()
+
+
+def scheduler(item: pytest.Item, runtime: Any) -> Lookahead:
+    """The session's scheduler (registered as a plugin: it stops when the session finishes)."""
+    config = item.config
+    found = config.stash.get(_SCHEDULER, None)
+    if found is None:
+        from .. import options
+
+        found = Lookahead(runtime, item.session, options.value(config, "item-concurrency"))
+        config.stash[_SCHEDULER] = found
+        config.pluginmanager.register(found, "semantictest-lookahead")
+    return found
+
+
+def _worker_interactor(config: Any) -> Any:
+    """pytest-xdist's worker loop, on a worker (its queue is this process's next items)."""
+    if not hasattr(config, "workerinput"):
+        return None
+    return next((p for p in config.pluginmanager.get_plugins() if type(p).__name__ == "WorkerInteractor"), None)
+
+
+def _queued(interactor: Any) -> list[int]:
+    """The indexes an xdist worker will run next: the one it already took, then its queue."""
+    upcoming = [interactor.nextitem_index]
+    with interactor.torun.lock() as queue:
+        upcoming += list(queue)
+    return [n for n in upcoming if isinstance(n, int) and not isinstance(n, bool)]

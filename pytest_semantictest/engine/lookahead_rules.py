@@ -1,0 +1,114 @@
+"""What may run ahead (:mod:`.lookahead`): the rules that keep concurrency from changing a verdict.
+
+An item runs ahead only when nothing it depends on is pending. The look-ahead walks the next items
+in run order and stops at the first one that may not start now (a *barrier*); an item that is a
+barrier also runs alone when it is reached (nothing else is in flight then, see :mod:`.lookahead`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..model import Case, Verdict
+
+DEFAULT_AGENT_CONCURRENCY = 8
+"""Items in flight at once per agent when its file sets no ``concurrency`` of its own."""
+
+
+def static_barrier(item: Any) -> str | None:
+    """Why ``item`` never runs ahead (or alongside others), from what it is; None when it may."""
+    from ..nodes import SpecItem
+
+    if not isinstance(item, SpecItem):
+        return "not a spec item (a Python test runs alone)"
+    if any(m.name in ("skip", "skipif") for m in item.iter_markers()):
+        return "a skip marker is decided when the item is reached"
+    case: Case = item.case
+    for step in [*case.steps, *case.cleanup]:
+        reason = step_barrier(step.block, step.config)
+        if reason:
+            return reason
+    suite = item.spec_file.suite
+    if suite.format == "compliance":
+        front = suite.meta["document"].front
+        if front.depends_on:
+            return "a compliance file with depends_on runs when its dependencies are reported"
+        parsed = case.meta.get("case")
+        if getattr(parsed, "setup", None) is not None:
+            return "a compliance case with its own Setup changes the server for itself"
+    return None
+
+
+def step_barrier(block: str, config: Any) -> str | None:
+    """Why a step keeps its item from running concurrently: a block not marked ``concurrency_safe``
+    (every user block, until its author says so), or one that asks a person at the terminal."""
+    from ..blocks.registry import get_block
+
+    cls = get_block(block)
+    if cls is None or not getattr(cls, "concurrency_safe", False):
+        return f"block {block} is not marked concurrency_safe"
+    if isinstance(config, Mapping):
+        interactive = config.get("interactive")
+        if isinstance(interactive, Mapping) and interactive.get("enabled"):
+            return "an interactive step asks a person"
+    return None
+
+
+def file_barrier(before: Any, after: Any) -> str | None:
+    """Why the look-ahead may not go from the file of item ``before`` into the file of ``after``."""
+    if before.spec_file is after.spec_file:
+        return None
+    if before.spec_file.suite.teardown:
+        return "the file before has teardown steps (they run when its last item is done)"
+    if after.spec_file.suite.setup:
+        return "the next file has setup steps (they run when its first item is reached)"
+    return None
+
+
+def compliance_pending(item: Any) -> str | None:
+    """A compliance case runs ahead only once its file's setup hook was offered (its first case)."""
+    suite = item.spec_file.suite
+    if suite.format != "compliance":
+        return None
+    plugin = item.config.pluginmanager.get_plugin("semantictest-compliance")
+    offered = getattr(plugin, "offered", {})
+    if str(suite.path) not in offered or offered[str(suite.path)] is not None:
+        return "its file's setup hook has not run (or failed)"
+    return None
+
+
+def attributable(verdict: Verdict) -> bool | None:
+    """What a finished item says about its agents' trace records: False when some could not be
+    attributed (highbar's rule for repeats, :func:`.batching.runs_may_overlap`), True when its turns
+    say they all were, None when it says nothing (no turn ran)."""
+    from ..agents.correlate import RUNS_MAY_OVERLAP
+    from .batching import runs_may_overlap
+
+    verdicts = [verdict, *verdict.runs, *verdict.phrasings]
+    if not runs_may_overlap(*verdicts):
+        return False
+    said = any(isinstance(value, Mapping) and value.get(RUNS_MAY_OVERLAP) is True
+               for v in verdicts for value in (v.bus or {}).values())
+    return True if said else None
+
+
+def agent_keys(item: Any) -> tuple[str, ...]:
+    """The agents (pool keys) the item's file talks to."""
+    requirements = item.spec_file.suite.agents
+    if not requirements:
+        return ()
+    from ..agents.shared import live_key
+
+    return tuple(live_key(req.config, req.calls_from) for req in requirements)
+
+
+def agent_bound(live: Any) -> int:
+    """How many items may talk to this agent at once (``concurrency`` where the agent is described)."""
+    value = getattr(live.config, "concurrency", None)
+    return int(value) if isinstance(value, int) and value >= 1 else DEFAULT_AGENT_CONCURRENCY
+
+
+def traced(live: Any) -> bool:
+    """Whether turns read the agent's tool calls from its trace file (records may be untagged)."""
+    return live.calls_from != "reply" and live.reader is not None
