@@ -46,7 +46,8 @@ def test_dash_k_lf_and_x(pytester: pytest.Pytester) -> None:
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one-process", "xdist"])
 def test_short_summary_and_junit_name_the_first_check_that_failed(pytester: pytest.Pytester, workers: list[str]) -> None:
     write(pytester, "suite", PASSING, FAILING)
-    result = pytester.runpytest_subprocess("-rf", "--junitxml=junit.xml", "-p", "no:cacheprovider", *workers)
+    args = ["-rf", "--junitxml=junit.xml", "-p", "no:cacheprovider", *workers]
+    result = pytester.runpytest_subprocess(*args) if workers else pytester.runpytest_inprocess(*args)
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["FAILED suite.json::bad - d.a (line *): Expected 1 to equal 2"])
     junit = (pytester.path / "junit.xml").read_text()
@@ -60,7 +61,7 @@ def test_short_summary_of_errors_names_the_problem(pytester: pytest.Pytester) ->
         {"block": "Loop", "config": {"target": "m", "maxIterations": 3, "delayMs": 5000}}], "assertions": {"d": 1}}
     write(pytester, "errors", slow)
     pytester.makefile(".json", broken_test=json.dumps({"tests": [{"id": "x", "pipline": []}, {"id": 3}]}))
-    result = pytester.runpytest_subprocess("-rE", "-vv", "-p", "no:cacheprovider", "--continue-on-collection-errors")
+    result = pytester.runpytest_inprocess("-rE", "-vv", "-p", "no:cacheprovider", "--continue-on-collection-errors")
     result.assert_outcomes(errors=3)  # a problem inside a test is that test's ERROR (Case.error)
     result.stdout.fnmatch_lines([
         "ERROR broken_test.json::x - *broken_test.json:1: tests[[]0]: unknown key 'pipline' — did you mean 'pipeline'?",
