@@ -10,6 +10,7 @@ context (correlation by session). ``--no-declare``: the ``hello`` lists no tools
 the trace agent's rules:
 
 - ``... later ...``: replies at once, records a tagged ``get_order`` call ``LATE_S`` seconds later;
+- ``... slowly ...``: answers like the trace agent, after ``SLOW_S`` seconds;
 - ``... thread ... order 1042``: the trace agent's answer, but ``get_order`` is recorded from a thread
   that lost the request's context (no test id) next to the tagged ``turn`` record.
 """
@@ -20,6 +21,7 @@ import argparse
 import json
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "agents"))
 import trace_agent
 
 LATE_S = 0.6
+SLOW_S = 1.2
 MODE = "own"
 DECLARE = True
 _local = threading.local()
@@ -76,6 +79,8 @@ class FidelityHandler(trace_agent.Handler):
 
     def answer(self, message: str, context: dict[str, Any]) -> str:
         lowered = message.lower()
+        if "slowly" in lowered:
+            time.sleep(SLOW_S)
         if "later" in lowered:
             late = {**context}
             timer = threading.Timer(LATE_S, lambda: _write({

@@ -459,25 +459,24 @@ def test_late_tool_call_fails_the_test_it_was_tagged_with(pytester: pytest.Pytes
 
 
 def test_late_call_after_the_extra_settle_is_warned_about(pytester: pytest.Pytester) -> None:
-    """A tagged call that arrives while later tests run cannot turn a reported test red: it is said
+    """A tagged call that arrives while a later test runs cannot turn a reported test red: it is said
     in the terminal summary (a deliberate difference, docs/highbar.md)."""
     port = free_port()
-    fidelity = Path(__file__).with_name("fidelity_agent.py")  # records the late call 0.6 s after the reply
+    fidelity = Path(__file__).with_name("fidelity_agent.py")  # the late call 0.6 s, the slow reply 1.2 s
     tests = """
       - name: answers now, calls much later
         trigger: "look into it later"
         expect:
           function_calls: []
-""" + "".join(f"""
-      - name: greets {i}
-        trigger: "hello there"
+      - name: greets slowly
+        trigger: "hello, slowly"
         expect:
           function_calls: []
-""" for i in range(4))
+"""
     text = spec(port, tests, agent=fidelity).replace("settle_time: 0", "settle_time: 100")
     pytester.makefile(".highbar.yaml", orders=text)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
-    result.assert_outcomes(passed=5)
+    result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(["*late tool call 'get_order' for test 'answers now, calls much later' arrived*"])
 
 
