@@ -114,7 +114,7 @@ class JudgedAssertions:
     def failures(self, verdicts: Verdicts, model: str) -> list[Failure]:
         results = [(n, bullet, verdicts.assertions[str(n)]) for n, bullet in enumerate(self.bullets, 1)]
         held = [f"{n}. {clip(b.text, 60)}" for n, b, v in results if v.passed]
-        out = []
+        out: list[Failure] = []
         for n, bullet, verdict in results:
             if verdict.passed:
                 continue
@@ -189,7 +189,8 @@ def _follow_up(follow_up: dict[str, Any]) -> str:
     """What the follow-up request (sent after the client disconnected) got."""
     from ...report.redact import Redactor
 
-    request = follow_up.get("request") if isinstance(follow_up.get("request"), dict) else {}
+    sent = follow_up.get("request")
+    request: dict[str, Any] = sent if isinstance(sent, dict) else {}
     body = request.get("body")
     stream = body.get("stream") if isinstance(body, dict) else None
     what = "the same request without streaming" if stream is False else "the same request again"

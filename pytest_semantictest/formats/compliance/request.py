@@ -195,7 +195,7 @@ class _Builder:
         count = disconnect_after(self.case.behavior)
         if count is None:
             return config
-        follow_up = {key: config[key] for key in ("method", "url", "headers", "timeout") if key in config}
+        follow_up: dict[str, Any] = {key: config[key] for key in ("method", "url", "headers", "timeout") if key in config}
         body = config.get("body")
         if isinstance(body, dict):  # stream_options is only allowed with stream: true
             follow_up["body"] = {**{k: v for k, v in body.items() if k != "stream_options"}, "stream": False}
@@ -214,7 +214,8 @@ class _Builder:
             data = load_json(resolved).data if resolved.strip() else json.loads(resolved)
         except (ValueError, RecursionError) as exc:
             if language in ("json", "jsonc"):
-                where = (line or 0) + (getattr(exc, "line", None) or getattr(exc, "lineno", 1)) - 1
+                at: int = getattr(exc, "line", None) or getattr(exc, "lineno", None) or 1  # JsonError, json's error
+                where = (line or 0) + at - 1
                 why = _AT.sub("", str(exc)) if isinstance(exc, JsonError) else getattr(exc, "msg", str(exc))
                 self.problem(f"the request body is not valid JSON: {why} (write 'with invalid JSON' after the path "
                              "to send it anyway)", where)
@@ -235,6 +236,7 @@ class _Builder:
     def chat(self, base_url: str, api_key: str | None, timeout_ms: int) -> Built:
         """``**Input:**`` (or a flow's "User sends ... to ...") as a chat completion request."""
         source = self.case.input
+        agent: str | None
         if source is not None:
             agent, messages = source.agent, [m.model_dump() for m in source.messages]
         else:
