@@ -101,7 +101,7 @@ def test_dynamic_runs_and_their_replay(
     calls = len(llm.bodies())
 
     llm.stop()  # replay: every simulator call is cached, so the same conversations happen offline
-    again = pytester.runpytest_subprocess(
+    again = pytester.runpytest_inprocess(
         "-p", "no:cacheprovider", f"--semantictest-agent-endpoint={chat_agent.url}",
         "--semantictest-llm-cache=replay", "--semantictest-results=replay.jsonl", "-k", "not timeout")
     again.assert_outcomes(passed=3, failed=4)

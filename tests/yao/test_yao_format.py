@@ -225,6 +225,6 @@ def test_detection_in_a_session(pytester: pytest.Pytester) -> None:
     write(pytester.path / "records.jsonl", {"id": "a", "input": "hi"})
     write(pytester.path / "picked" / "chosen.jsonl", {"id": "b", "input": "hi"})
     pytester.makeini("[pytest]\nsemantictest_yao_globs =\n    picked/*.jsonl\n")
-    result = pytester.runpytest_subprocess("--collect-only", "-q", "-p", "no:cacheprovider")
+    result = pytester.runpytest_inprocess("--collect-only", "-q", "-p", "no:cacheprovider")
     result.stdout.fnmatch_lines(["flows_test.jsonl::a", "picked/chosen.jsonl::b"])
     assert "records.jsonl" not in result.stdout.str()

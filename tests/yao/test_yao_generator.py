@@ -28,7 +28,7 @@ GENERATED = [
 
 
 def generate(pytester: pytest.Pytester, llm: ConversationFake, target: str, *args: str) -> Any:
-    return pytester.runpytest_subprocess(
+    return pytester.runpytest_inprocess(
         "-p", "no:cacheprovider", f"--semantictest-generate={target}", "--semantictest-generate-count=2",
         "--semantictest-generate-focus=expense submission", f"--semantictest-llm-base-url={llm.url}",
         "--semantictest-llm-retries=0", *args)
@@ -54,7 +54,7 @@ def test_dry_run_writes_cases_that_then_collect_and_run(
     request = json.loads(llm.bodies()[0]["messages"][1]["content"].split("\n", 1)[1])
     assert request == {"count": 2, "focus": "expense submission", "target_agent": chat_agent.url,
                        "target_description": "", "target_tools": []}
-    run = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-v", f"--semantictest-llm-base-url={llm.url}",
+    run = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-v", f"--semantictest-llm-base-url={llm.url}",
                                         "suites/expenses.jsonl")
     run.assert_outcomes(passed=2)
     run.stdout.fnmatch_lines(["*suites/expenses.jsonl::G1 PASSED*", "*suites/expenses.jsonl::G1-2 PASSED*"])

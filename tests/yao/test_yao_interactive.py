@@ -27,13 +27,13 @@ def test_interactive_cases_without_a_terminal(pytester: pytest.Pytester, chat_ag
                  "interactive": {"enabled": True, "timeout": "2m"}},
                 {"id": "scripted", "input": "hello"})
     base = ["-p", "no:cacheprovider", "-rs", f"--semantictest-agent-endpoint={chat_agent.url}"]
-    result = pytester.runpytest_subprocess(*base)
+    result = pytester.runpytest_inprocess(*base)
     result.assert_outcomes(passed=1, skipped=1)
     result.stdout.fnmatch_lines(["*interactive case: needs a person at the terminal, but CI is set (run it locally "
                                  "with a terminal, or --semantictest-on-missing-input=fail to fail instead)"])
-    result = pytester.runpytest_subprocess(*base, "--semantictest-interactive")
+    result = pytester.runpytest_inprocess(*base, "--semantictest-interactive")
     result.assert_outcomes(skipped=2)  # the run option makes every case interactive
-    result = pytester.runpytest_subprocess(*base, "--semantictest-on-missing-input=fail")
+    result = pytester.runpytest_inprocess(*base, "--semantictest-on-missing-input=fail")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["interactive (line 1): interactive case: needs a person at the terminal, but CI is "
                                  "set"])

@@ -95,10 +95,10 @@ def test_history_options_and_attachments_reach_the_agent(pytester: pytest.Pytest
 
 def test_no_agent_skips_and_an_unreachable_one_is_an_error(pytester: pytest.Pytester) -> None:
     write_cases(pytester, "nowhere_test", {"id": "a", "input": "hi"}, {"id": "b", "input": "hi"})
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rs")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-rs")
     result.assert_outcomes(skipped=2)
     result.stdout.fnmatch_lines(["*no agent to test: set --semantictest-agent-endpoint*nowhere_test.agent.yaml*"])
-    result = pytester.runpytest_subprocess(
+    result = pytester.runpytest_inprocess(
         "-p", "no:cacheprovider", f"--semantictest-agent-endpoint=http://127.0.0.1:{free_port()}/v1/chat/completions")
     result.assert_outcomes(errors=2)
     result.stdout.fnmatch_lines(["*the agent could not be used: *nothing answers at 127.0.0.1:*"])
@@ -126,7 +126,7 @@ def test_agents_started_from_sidecars_openai_and_highbar(pytester: pytest.Pytest
         {"id": "no-tools", "input": "hello there", "assert": {"type": "tool_called", "name": "get_order",
                                                                "negate": True}},
     )
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-v")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-v")
     result.assert_outcomes(passed=3)
     for port in (openai_port, highbar_port):  # both agents were stopped
         with socket.socket() as s:

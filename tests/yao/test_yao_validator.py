@@ -67,6 +67,6 @@ def test_llm_validator_fixture(pytester: pytest.Pytester, llm: ConversationFake)
         "*reason: the reply does not confirm the expense",
         "*suggestion: Mention the reference number",
     ])
-    offline = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rs", "-k", "good")
+    offline = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-rs", "-k", "good")
     offline.assert_outcomes(skipped=1)
     offline.stdout.fnmatch_lines(["*LLM validator not configured*"])
