@@ -33,7 +33,7 @@ def users_api() -> Iterator[str]:
             self.wfile.write(body)
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
     server.server_close()
@@ -56,7 +56,7 @@ def test_the_documented_failure_is_what_the_suite_prints(
     (pytester.path / "specs").mkdir()
     (pytester.path / "specs" / "users.json").write_text(suite.group(1), encoding="utf-8")
     monkeypatch.setenv("API_URL", users_api)
-    result = pytester.runpytest_subprocess(*PYTEST_ARGS, "specs/", timeout=120)
+    result = pytester.runpytest_inprocess(*PYTEST_ARGS, "specs/")
     result.assert_outcomes(failed=1)
     printed = [_stable(line) for line in result.stdout.lines]
     documented = [_stable(line) for line in shown.group(1).splitlines() if "..." not in line.replace("match...", "")]

@@ -61,7 +61,7 @@ def _highbar_attached(pytester: pytest.Pytester, backend: Backend) -> None:
 def test_dry_runs_never_contact_an_agent(pytester: pytest.Pytester, backend: Backend, mode: str) -> None:
     _fresh(pytester, backend)
     _highbar_attached(pytester, backend)
-    result = pytester.runpytest_subprocess(*PYTEST_ARGS, mode, timeout=120)
+    result = pytester.runpytest_inprocess(*PYTEST_ARGS, mode)
     assert result.ret == 0, result.stdout.str()
     assert "specs.json::flaky" in result.stdout.str() or "<SpecItem flaky>" in result.stdout.str()
     assert backend.requests == 0, f"{mode} sent {backend.requests} requests"
@@ -71,6 +71,6 @@ def test_a_real_run_does_contact_it(pytester: pytest.Pytester, backend: Backend)
     """The counter the dry-run test reads does count (the same specs, run for real)."""
     _fresh(pytester, backend)
     _highbar_attached(pytester, backend)
-    result = pytester.runpytest_subprocess(*PYTEST_ARGS, timeout=120)
+    result = pytester.runpytest_inprocess(*PYTEST_ARGS)
     assert result.parseoutcomes().get("passed", 0) >= 3, result.stdout.str()
     assert backend.requests >= 5  # the health check, the trigger, /flaky at least twice, /sse
