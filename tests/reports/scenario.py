@@ -1,8 +1,8 @@
 """Shared pieces of the report tests: a small HTTP backend in this process, spec builders, a runner.
 
 End-to-end runs are in-process (``pytester.runpytest_inprocess``; the root conftest keeps one copy
-of the plugin's modules and fresh plugin state per run); runs under xdist (``-n``) get their own
-interpreter, as a user's would.
+of the plugin's modules and fresh plugin state per run); runs under xdist (``-n``) and the secrets
+run get their own interpreter.
 """
 
 from __future__ import annotations
@@ -153,8 +153,10 @@ def write_suite(pytester: pytest.Pytester, suite: dict[str, Any], name: str = "r
     pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
 
 
-def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    if "-n" in args:
+def run(pytester: pytest.Pytester, *args: str, own_process: bool = False) -> pytest.RunResult:
+    """pytest on the pytester folder: in-process, unless under xdist or ``own_process`` (a secrets
+    check reads everything the run wrote to its file descriptors, not only to ``sys.stdout``)."""
+    if own_process or "-n" in args:
         return pytester.runpytest_subprocess(*PYTEST_ARGS, *args, timeout=240)
     return pytester.runpytest_inprocess(*PYTEST_ARGS, *args)
 

@@ -236,7 +236,7 @@ def test_the_secret_appears_in_no_output(
     args = [f"--semantictest-llm-base-url={fake_openai.url}", "--html=report.html", "--self-contained-html",
             "--junitxml=junit.xml", "-rA", "-vv", "--semantictest-llm-header=X-Team-Token: " + SECRET,
             "--semantictest-results=results.jsonl", *workers]
-    result = run(pytester, *args)
+    result = run(pytester, *args, own_process=True)
 
     result.assert_outcomes(failed=8, errors=2)  # failures and errors were rendered with everything they hold
     assert fake_openai.requests and all(
