@@ -220,7 +220,7 @@ def test_second_run_in_replay_mode_passes_with_the_server_stopped(
 ) -> None:
     pytester.makefile(".json", ai_chat=json.dumps(AI_CHAT_TEST, indent=2))
     pytester.makeconftest(NO_OPENAI_CONFTEST)
-    first = pytester.runpytest_subprocess(url(bad_rule))
+    first = pytester.runpytest_inprocess(url(bad_rule))  # the two runs below check imports: own interpreters
     first.assert_outcomes(passed=2)
     assert len(cache_files(pytester)) == 2 and bad_rule.count == 2
     gone = bad_rule.url
