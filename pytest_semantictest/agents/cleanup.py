@@ -31,7 +31,7 @@ _installed = False
 _previous: dict[int, Any] = {}
 _critical_depth = 0
 _deferred: list[tuple[int, FrameType | None]] = []
-_unwind = False
+_unwind = 0  # sessions (an in-process pytester run nests one) that asked for unwinding
 _interrupted: list[int] = []  # the signals that already raised in this process
 
 
@@ -45,9 +45,10 @@ class Terminated(KeyboardInterrupt):
 
 
 def unwind_on_signals(enabled: bool, *, sigint_once: bool = False) -> None:
-    """Raise ``Terminated`` on the first SIGTERM/SIGHUP (main thread only) while ``enabled``."""
+    """Raise ``Terminated`` on the first SIGTERM/SIGHUP (main thread only) until as many
+    ``unwind_on_signals(False)`` as ``True`` calls were made."""
     global _unwind
-    _unwind = enabled
+    _unwind = _unwind + 1 if enabled else max(0, _unwind - 1)
     if not enabled or threading.current_thread() is not threading.main_thread():
         return
     _install_handlers()
