@@ -276,7 +276,7 @@ class AgentPool:
         if not for_file and key in self._live and self._in_use.get(process, 0) > 0:
             return key
         live = self._live.get(key)
-        hooks = live.hooks if live is not None else SessionHooks(config)
+        hooks = live.hooks if live is not None and live.hooks is not None else SessionHooks(config)
         if live is None:
             hooks.load()  # an unimportable hook fails before any agent starts
         self._replace_conflicts(config, process)
