@@ -17,23 +17,20 @@ Where it is more lenient: ``${VAR}`` inside an ``x-`` key under ``agent`` is not
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from ...errors import SpecError, clip, did_you_mean
+from ...errors import SpecError, clip
 from ..jsonsource import place as _place
 from ..semantictest.models import MAX_RUNS
 from ..validation import problems_from
 from ..yamlsource import YamlError, YamlSource, load_yaml
 from . import models
 from .build import Builder, clean
-from .models import ALLOWED_KEYS
 from .rules import (
-    EXTENSION_PREFIX,
     MAX_BYTES,
     TEMPLATE,
     HighbarProblem,
@@ -45,7 +42,6 @@ from .rules import (
     redact,
     redact_problem,
     shown_int,
-    type_name,
 )
 from .spec import HighbarSpec, Template, resolve_min_pass
 from .validate_agent import AgentChecks
@@ -103,53 +99,7 @@ def validate_source(source: YamlSource, path: Path, environ: Mapping[str, str], 
 
 
 class _Validator(AgentChecks, ExpectChecks):
-    def __init__(self, source: YamlSource, environ: Mapping[str, str], runs: int | None = None) -> None:
-        self.source = source
-        self.environ = environ
-        self.problems: list[HighbarProblem] = []
-        self.env_names: dict[str, str] = {}
-        self.unset: list[Path_] = []  # values with a ${VAR} that is not set: not checked further
-        self.agent: dict[str, Any] | None = None  # the agent mapping with ${VAR} expanded
-        self.managed = True
-        self.calls_from = "traces"
-        self.has_traces = False
-        self.regexes: dict[str, re.Pattern[str]] = {}
-        self.templates: dict[Path_, tuple[Template, ...]] = {}
-        self.default_runs = 1
-        self.cli_runs = runs  # the command line's runs win over defaults.runs (highbar's check_runs)
-
-    # reporting
-
-    def err(self, where: Path_, message: str, at: Path_ | None = None) -> None:
-        """A problem at ``where`` (its place in the spec), on the line of ``at`` (default ``where``)."""
-        line = self.source.line(where if at is None else at)
-        self.problems.append(HighbarProblem(_place(where) or "spec", message, line))
-
-    def need(self, value: Any, types: type | tuple[type, ...], where: Path_, what: str, at: Path_ | None = None) -> bool:
-        """``value`` is of ``types`` (a bool is not an int); else ``<where>: <what>, got <type>``."""
-        expected = types if isinstance(types, tuple) else (types,)
-        if (isinstance(value, bool) and bool not in expected) or not isinstance(value, expected):
-            self.err(where, f"{what}, got {type_name(value)}", at)
-            return False
-        return True
-
-    def keys(self, raw: Mapping[str, Any], kind: str, where: Path_) -> None:
-        allowed = ALLOWED_KEYS[kind]
-        for key in raw:
-            name = str(key)
-            if name in allowed or name.startswith(EXTENSION_PREFIX):
-                continue
-            hint = ""
-            if kind == "response" and (intended := near_matcher(name)):
-                hint = f" — did you mean '{intended}'?"
-            hint = hint or did_you_mean(name, sorted(allowed))
-            if not hint:
-                hint = f" (allowed: {', '.join(sorted(allowed))})"
-            self.err(where, f"unknown key '{clip(name)}'{hint}", where + (key,))
-
-    def tainted(self, where: Path_) -> bool:
-        """The value at ``where`` holds an unset ``${VAR}`` (already reported)."""
-        return any(p[: len(where)] == where for p in self.unset)
+    """Every check of a highbar spec; ``spec(data)`` runs them, ``problems`` has what they found."""
 
     # spec
 

@@ -28,10 +28,11 @@ from .rules import (
     type_name,
     uses_placeholder,
 )
+from .validate_core import ValidatorCore
 
 
-class AgentChecks:
-    """Mixin of the validator: methods use its ``err``/``need``/``keys``."""
+class AgentChecks(ValidatorCore):
+    """The checks of the ``agent:`` block, a part of the validator."""
 
     def agent_(self, raw: Any) -> None:
         A: Path_ = ("agent",)

@@ -16,10 +16,11 @@ from .rules import (
     type_name,
     user_keys,
 )
+from .validate_core import ValidatorCore
 
 
-class ExpectChecks:
-    """Mixin of the validator: methods use its ``err``/``need``/``keys``."""
+class ExpectChecks(ValidatorCore):
+    """The checks of ``expect:`` blocks, a part of the validator."""
 
     def expect(self, raw: Any, where: Path_) -> tuple[bool, bool] | None:
         """Check an expect; None when it is broken, else ``(asserts something, observes calls)``."""
