@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
@@ -68,9 +69,7 @@ class SessionExit:
                 Path(self.agents_dir, f"worker-{os.getpid()}").write_text("")
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        from .nodes import SpecFile
-
-        if any(item.getparent(SpecFile) is not None for item in session.items):
+        if any(_spec_file(item) is not None for item in session.items):
             self._spec_found()
 
     @pytest.hookimpl(optionalhook=True)
@@ -89,9 +88,7 @@ class SessionExit:
         try:
             return (yield)
         finally:
-            from .nodes import SpecFile
-
-            spec_file = item.getparent(SpecFile)
+            spec_file = _spec_file(item)
             if spec_file is not None and (nextitem is None or spec_file not in nextitem.listchain()):
                 from .plugin import _RUNTIME
 
@@ -138,6 +135,13 @@ class SessionExit:
             if procs.pid_alive(pid) and procs.parent(pid) == os.getpid():
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGINT)
+
+
+def _spec_file(item: pytest.Item) -> pytest.Collector | None:
+    """The spec file ``item`` belongs to; None for other tests (nodes.py stays unimported if no spec
+    file was collected, so an idle session pays nothing)."""
+    nodes = sys.modules.get(f"{__package__}.nodes")
+    return None if nodes is None else item.getparent(nodes.SpecFile)
 
 
 def _any_spec(config: pytest.Config, ids: list[str]) -> bool:
