@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from pytest_semantictest.api import SuiteResult, run_suite
 
 
@@ -23,3 +25,12 @@ def run_one(pipeline: list[dict[str, Any]], assertions: dict[str, Any], **top: A
     """Run one test and return its Verdict."""
     result: SuiteResult = run_suite(suite(test_case(pipeline, assertions), **top))
     return result.verdict
+
+
+def run_pytest(pytester: pytest.Pytester, *args: str, own_process: bool = False) -> pytest.RunResult:
+    """pytest on the pytester folder: in-process (the root conftest isolates the runs), unless under
+    xdist (``-n``) or ``own_process``: a check that nothing (a secret) is printed must see what reaches
+    the file descriptors, not only ``sys.stdout``."""
+    if own_process or "-n" in args:
+        return pytester.runpytest_subprocess(*args, timeout=240)
+    return pytester.runpytest_inprocess(*args)

@@ -173,8 +173,8 @@ def test_the_stream_is_cut_after_n_chunks_and_the_follow_up_is_in_the_trace_and_
     url = f"http://127.0.0.1:{holding.server_address[1]}"
     with FakeOpenAI() as fake:
         fake.queue(verdicts(True))
-        result = pytester.runpytest_subprocess("-p", "no:cacheprovider", f"--semantictest-compliance-base-url={url}",
-                                               f"--semantictest-llm-base-url={fake.url}")
+        result = pytester.runpytest_inprocess("-p", "no:cacheprovider", f"--semantictest-compliance-base-url={url}",
+                                              f"--semantictest-llm-base-url={fake.url}")
         prompt = fake.bodies()[0]["messages"][1]["content"]
     # the strict checks apply to what was read: every chunk read is a chunk, the handoff event was seen, but
     # the stream has no [DONE] since the client went away after the 3rd chunk
@@ -202,7 +202,7 @@ def test_the_published_cancellation_case_against_the_example_server(
 ) -> None:
     with FakeOpenAI() as fake:
         fake.queue(verdicts(True, True, True))
-        result = pytester.runpytest_subprocess(  # the rootdir (the judge's replay cache) is the test's folder
+        result = pytester.runpytest_inprocess(  # the rootdir (the judge's replay cache) is the test's folder
             "-p", "no:cacheprovider", "-v", f"--rootdir={pytester.path}", f"--semantictest-compliance-base-url={server.url}",
             f"--semantictest-llm-base-url={fake.url}", f"{STREAMING}::5. Stream Cancellation")
         prompt = fake.bodies()[0]["messages"][1]["content"]

@@ -29,8 +29,8 @@ def fake() -> Iterator[FakeOpenAI]:
 
 
 def run(pytester: pytest.Pytester, server: compliance_server.ComplianceServer, *args: str) -> pytest.RunResult:
-    return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rs",
-                                         f"--semantictest-compliance-base-url={server.url}", *args)
+    return pytester.runpytest_inprocess("-p", "no:cacheprovider", "-rs",
+                                        f"--semantictest-compliance-base-url={server.url}", *args)
 
 
 def test_one_call_per_case_a_verdict_per_bullet_and_the_cache(

@@ -166,7 +166,7 @@ def test_every_malformed_file_is_a_clean_error(pytester: pytest.Pytester) -> Non
     for name, text, *_ in MALFORMED:
         (pytester.path / f"{name}.md").write_text(text)
     detected = [name for name, text, *_ in MALFORMED if compliance_markdown(pytester.path / f"{name}.md")]
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--continue-on-collection-errors")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--continue-on-collection-errors")
     output = result.stdout.str()
     assert "Traceback" not in output and "pytest_semantictest/" not in output
     for name in detected:

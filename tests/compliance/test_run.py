@@ -1,4 +1,5 @@
-"""Compliance files through real pytest runs (subprocesses) against the example server."""
+"""Compliance files through real pytest runs (in-process; the secret check in its own interpreter) against the
+example server."""
 
 from __future__ import annotations
 
@@ -8,13 +9,14 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from tests.compliance.conftest import chat_case, compliance_server, doc
+from tests.helpers import run_pytest
 
 pytest_plugins = ["pytester"]
 
 
-def run(pytester: pytest.Pytester, url: str, *args: str) -> pytest.RunResult:
-    return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rs", f"--semantictest-compliance-base-url={url}",
-                                         *args)
+def run(pytester: pytest.Pytester, url: str, *args: str, own_process: bool = False) -> pytest.RunResult:
+    return run_pytest(pytester, "-p", "no:cacheprovider", "-rs", f"--semantictest-compliance-base-url={url}", *args,
+                      own_process=own_process)
 
 
 def test_passing_failing_and_the_failure_diff(pytester: pytest.Pytester, server: compliance_server.ComplianceServer) -> None:
@@ -90,7 +92,7 @@ status: 201
         without = run(pytester, url, "-k", "Chat")
         without.assert_outcomes(failed=1)
         without.stdout.fnmatch_lines(["*expected 200, got 401*"])
-        result = run(pytester, url, f"--semantictest-compliance-api-key={secret}")
+        result = run(pytester, url, f"--semantictest-compliance-api-key={secret}", own_process=True)
         result.assert_outcomes(passed=2, failed=1)
         assert secret not in result.stdout.str()
         result.stdout.fnmatch_lines(['*authorization\\": \\"Bearer ****', '*"Authorization": "***"*'])

@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import run_pytest
+
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-p", "no:hypothesispytest"]
 BIG = 20_000_000
 """The size of ``/big``'s body."""
@@ -154,11 +156,8 @@ def write_suite(pytester: pytest.Pytester, suite: dict[str, Any], name: str = "r
 
 
 def run(pytester: pytest.Pytester, *args: str, own_process: bool = False) -> pytest.RunResult:
-    """pytest on the pytester folder: in-process, unless under xdist or ``own_process`` (a secrets
-    check reads everything the run wrote to its file descriptors, not only to ``sys.stdout``)."""
-    if own_process or "-n" in args:
-        return pytester.runpytest_subprocess(*PYTEST_ARGS, *args, timeout=240)
-    return pytester.runpytest_inprocess(*PYTEST_ARGS, *args)
+    """:func:`tests.helpers.run_pytest` with this scenario's arguments."""
+    return run_pytest(pytester, *PYTEST_ARGS, *args, own_process=own_process)
 
 
 def highbar_spec(pytester: pytest.Pytester) -> None:
