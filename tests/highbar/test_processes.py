@@ -14,6 +14,7 @@ wrong agent could not pass: "every test passed" proves each file talked to its o
 
 from __future__ import annotations
 
+import socket
 import sys
 from pathlib import Path
 
@@ -94,6 +95,7 @@ def test_files_with_the_same_agent_share_one_process(tmp_path: Path) -> None:
 BROKEN = {
     "start-failure": ("", ["--exit-at-start"]),
     "unimportable-hook": ("  session: {setup: {python: \"no_such_module_here:setup\"}}\n", []),
+    "no-hello": ("", ["--no-hello"]),  # its tests check tool calls: the agent must say hello
 }
 
 
@@ -108,6 +110,14 @@ def test_an_agent_that_cannot_be_used_exits_2(tmp_path: Path, broken: str, worke
     code, out = _run_files(tmp_path, files, *workers)
     assert code == 2, out  # highbar: "nothing could run"; pytest alone said 1
     assert "2 passed" in out and "2 error" in out, out  # the other file still ran
+
+
+def test_a_busy_port_exits_2(tmp_path: Path) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as busy:
+        port = busy.getsockname()[1]
+        files = {"busy.highbar.yaml": spec([sys.executable, str(TRACE_AGENT)], port, "Busy", 1)}
+        code, out = run_pytest(tmp_path, files=files)
+    assert code == 2 and "already in use" in out, out
 
 
 def test_a_failing_test_still_exits_1(tmp_path: Path) -> None:
