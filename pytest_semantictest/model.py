@@ -57,7 +57,9 @@ class CheckResult:
     error: str | None = None
     judgement: dict[str, Any] | None = None
     """What an LLM decided, for the reports, passed or not: ``{check, model, items: [{text, passed,
-    reason}]}``."""
+    reason}]}`` (the engine makes it :class:`~pytest_semantictest.evidence.JudgedItems`)."""
+    evidence: list[Any] = field(default_factory=list)
+    """Other evidence records for the reports (:mod:`pytest_semantictest.evidence`)."""
 
 
 class Check(Protocol):
@@ -156,6 +158,12 @@ class StepTrace:
     duration_ms: float
     error: str | None = None
     iteration: int = 0
+    evidence: list[Any] = field(default_factory=list)
+    """What the step did, as typed records for the reports (:mod:`pytest_semantictest.evidence`):
+    emitted by its block while it ran (``ctx.evidence``) and by ``Block.evidence_of`` after."""
+    whole_story: bool = False
+    """The evidence tells all the step did (``Block.whole_story``): the console leaves the step out
+    of the pipeline trace."""
 
 
 @dataclass(slots=True)
@@ -174,6 +182,8 @@ class Verdict:
     phrasings: list[Verdict] = field(default_factory=list)
     judgements: list[dict[str, Any]] = field(default_factory=list)
     """Judged checks' verdicts (:attr:`CheckResult.judgement`), passed ones too."""
+    evidence: list[Any] = field(default_factory=list)
+    """Checks' evidence records (judged items first), passed ones too; steps' are on their trace."""
 
     @property
     def passed(self) -> bool:

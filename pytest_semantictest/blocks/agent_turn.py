@@ -14,7 +14,9 @@ import json
 import re
 from typing import Any
 
+from ..model import StepTrace
 from .base import Block, BlockError
+from .turn_evidence import agent_turn_evidence
 
 # highbar's template pattern: only {{previous...}} is a template; any other {{...}} is sent as text
 _TEMPLATE = re.compile(r"\{\{\s*previous\.(.+?)\s*\}\}")
@@ -113,6 +115,11 @@ class AgentTurn(Block):
         out["session"] = session or {}
         return out
 
+    @classmethod
+    def evidence_of(cls, trace: StepTrace) -> list[Any]:
+        """The turn (numbered by its place in the test) and the tool calls the agent made."""
+        return agent_turn_evidence(trace)
+
     def _message(self, message: str, calls: list[dict[str, Any]]) -> str:
         """The message with its templates resolved; a template naming nothing is this turn's error."""
         try:
@@ -127,6 +134,7 @@ class AgentSessionEnd(Block):
 
     name = "AgentSessionEnd"
     concurrency_safe = True
+    whole_story = True  # nothing to show: the transcript of its turns says it all
     resolve_config = False
     config_keys = frozenset({"agent", "first_turn", "test_name", "spec"})
 

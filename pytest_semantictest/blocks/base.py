@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
     from ..engine.context import RunContext
+    from ..model import StepTrace
 
 
 class BlockError(Exception):
@@ -38,6 +39,9 @@ class Block:
     while pytest reports the earlier ones, see docs/concurrency.md). Say so only when the block keeps
     no state between tests and touches nothing another test reads (each call stands alone, like an
     HTTP request). False (the default): the test runs alone, nothing else in flight."""
+    whole_story: ClassVar[bool] = False
+    """True: the evidence this block gives tells all its step did (a conversation turn), so the
+    console report leaves the step out of the pipeline trace."""
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
         self.config: dict[str, Any] = dict(config or {})
@@ -58,6 +62,13 @@ class Block:
         Raise :class:`BlockError` for an expected failure.
         """
         raise NotImplementedError
+
+    @classmethod
+    def evidence_of(cls, trace: StepTrace) -> list[Any]:
+        """Evidence records (:mod:`pytest_semantictest.evidence`) describing a finished step of this
+        block, read from its trace (input, output, error); called after the step ran, failed or
+        not. A block may instead emit records while it runs: ``ctx.evidence(record)``."""
+        return []
 
     def error_output(self, inputs: dict[str, Any], message: str) -> dict[str, Any]:
         """The documented output a failure produces (default: ``{"error": message}``)."""

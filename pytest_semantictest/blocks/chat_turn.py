@@ -23,7 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from ..agents.chat import ChatTarget, Reply, exchange, history, text_of
+from ..model import StepTrace
 from .base import Block, BlockError
+from .turn_evidence import chat_turn_evidence
 
 CLOCK = "_conversation_started"
 
@@ -92,6 +94,7 @@ def remaining(ctx: Any, timeout: float | None, number: int) -> float | None:
 class ChatTurn(Block):
     name = "ChatTurn"
     concurrency_safe = True
+    whole_story = True
     resolve_config = False
     config_keys = frozenset({
         "target", "input", "attachments", "options", "previous", "number", "timeout", "interactive", "base_dir",
@@ -165,6 +168,11 @@ class ChatTurn(Block):
             added.append(last)
         if added:
             turn["followups"] = added
+
+    @classmethod
+    def evidence_of(cls, trace: StepTrace) -> list[Any]:
+        """The turn and its follow-ups, as the transcript shows them."""
+        return chat_turn_evidence(trace)
 
     def error_output(self, inputs: dict[str, Any], message: str) -> dict[str, Any]:
         try:

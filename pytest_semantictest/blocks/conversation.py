@@ -35,7 +35,9 @@ from ..checks.specs import (
     InputSpec,
     strip_free_keys,
 )
+from ..model import StepTrace
 from .base import Block, BlockError
+from .turn_evidence import conversation_evidence
 
 
 class _Spec(BaseModel):
@@ -112,8 +114,14 @@ def merged_options(base: Mapping[str, Any], own: Mapping[str, Any]) -> dict[str,
 class Conversation(Block):
     name = "Conversation"
     concurrency_safe = True
+    whole_story = True
     config_keys = frozenset({"agent", "turns", "options", "timeout"})
     outputs = ("passed", "turns", "failures", "stoppedAt")
+
+    @classmethod
+    def evidence_of(cls, trace: StepTrace) -> list[Any]:
+        """Every turn, its tool calls and validators' verdicts."""
+        return conversation_evidence(trace)
 
     @classmethod
     def validate_config(cls, config: Mapping[str, Any]) -> list[tuple[str, str]]:

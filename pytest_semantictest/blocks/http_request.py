@@ -9,7 +9,18 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..engine.deadline import Deadline, DeadlineExceeded, timeout_ms, timeout_problem
+from ..evidence import HttpExchange
+from ..model import StepTrace
 from .base import Block, BlockError
+
+
+def http_exchange(trace: StepTrace) -> list[Any]:
+    """An HTTP step's exchange, read from its trace (also a failed request: status 0 and the error)."""
+    out, sent = trace.output, trace.input
+    if not (isinstance(out, Mapping) and "status" in out and ("body" in out or "error" in out)):
+        return []
+    request = sent if isinstance(sent, Mapping) and "url" in sent else out.get("request")
+    return [HttpExchange(request, out)] if isinstance(request, Mapping) else []
 
 _METHODS = {"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"}
 
@@ -115,6 +126,11 @@ class HttpRequest(Block):
                 timeout=httpx.Timeout(ms / 1000),
             )
         return request, deadline
+
+    @classmethod
+    def evidence_of(cls, trace: StepTrace) -> list[Any]:
+        """The exchange: what was sent (the resolved input, else the output's ``request``) and the response."""
+        return http_exchange(trace)
 
     def error_output(self, inputs: dict[str, Any], message: str) -> dict[str, Any]:
         return {"error": message, "status": 0, "duration": 0, "url": inputs.get("url", self.config.get("url"))}

@@ -7,8 +7,11 @@ replay miss) makes the test an ERROR. Neither is ever turned into a score.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from ..evidence import Judgement
+from ..model import StepTrace
 from .base import Block, BlockError
 
 DEFAULT_CRITERIA = {"accuracy": 0.4, "completeness": 0.3, "relevance": 0.3}
@@ -81,3 +84,11 @@ class LLMJudge(Block):
             return await judge.judge(request, repeat=getattr(ctx, "repeat", 0))
         except LLMError as exc:
             raise JudgeError(str(exc)) from None
+
+    @classmethod
+    def evidence_of(cls, trace: StepTrace) -> list[Any]:
+        """The judge's verdict, or why there is none (the step's error)."""
+        out = trace.output
+        if isinstance(out, Mapping) and "score" in out and "reasoning" in out:
+            return [Judgement.from_output(out)]
+        return [Judgement(error=trace.error or "not evaluated")]

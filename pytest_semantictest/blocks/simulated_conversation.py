@@ -42,8 +42,10 @@ from ..checks.specs import (
     InteractiveSpec,
     SimulatorSpec,
 )
+from ..model import StepTrace
 from .base import Block
 from .conversation import PipelineAgent, _Spec, config_problems
+from .turn_evidence import conversation_evidence
 
 DEFAULT_MAX_TURNS = 20
 DEFAULT_TIMEOUT_S = 300.0
@@ -157,6 +159,11 @@ class SimulatedConversation(Block):
         "agent", "input", "attachments", "simulator", "checkpoints", "maxTurns", "timeout", "options", "interactive",
     })
     outputs = ("passed", "status", "reason", "turns", "checkpoints", "missing", "goalAchieved")
+    whole_story = True
+
+    @classmethod
+    def evidence_of(cls, trace: StepTrace) -> list[Any]:
+        return conversation_evidence(trace)  # turns, tool calls, validators, checkpoint timeline, why it ended
 
     @classmethod
     def validate_config(cls, config: Mapping[str, Any]) -> list[tuple[str, str]]:

@@ -6,6 +6,8 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from ..evidence import ToolCalls, tool_call
+from ..model import StepTrace
 from .base import Block, BlockError
 
 if TYPE_CHECKING:
@@ -262,6 +264,13 @@ class ValidateTools(Block):
             "actualTools": actual,
             "expectedTools": expected or (_names(order) if isinstance(order, list) else []),
         }
+
+    @classmethod
+    def evidence_of(cls, trace: StepTrace) -> list[Any]:
+        """The tool names the block saw (its ``actualTools``)."""
+        out = trace.output
+        names = out.get("actualTools") if isinstance(out, Mapping) else None
+        return [ToolCalls([tool_call(n) for n in names])] if isinstance(names, list) else []
 
     @staticmethod
     def _check_args(tool: str, spec: Mapping[str, Any], calls: list[dict[str, Any]],

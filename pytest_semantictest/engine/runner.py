@@ -12,6 +12,7 @@ from typing import Any
 from ..blocks.base import Block, BlockError
 from ..blocks.registry import get_block
 from ..errors import ReferenceError_
+from ..evidence import JudgedItems, Note, collecting, emit
 from ..model import Case, CheckResult, Failure, Outcome, Step, StepTrace, Verdict
 from .batching import concurrent_run_end
 from .context import RunContext
@@ -59,6 +60,10 @@ class StepContext:
     def judge(self) -> Any:
         return self.session.judge
 
+    def evidence(self, record: Any) -> Any:
+        """Attach an evidence record (:mod:`pytest_semantictest.evidence`) to the running step."""
+        return emit(record)
+
 
 @dataclass
 class Checked:
@@ -68,12 +73,14 @@ class Checked:
     errors: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     judgements: list[dict[str, Any]] = field(default_factory=list)
+    evidence: list[Any] = field(default_factory=list)
 
     def add(self, other: Checked) -> None:
         self.failures += other.failures
         self.errors += other.errors
         self.skipped += other.skipped
         self.judgements += other.judgements
+        self.evidence += other.evidence
 
 
 @dataclass
@@ -132,19 +139,35 @@ def _loop_target(steps: Sequence[Step], target: Any, current: int) -> int | None
     return None
 
 
-async def _timed(step: Step, ctx: StepContext) -> tuple[Any, Any, str | None, str | None, float]:
+async def _timed(step: Step, ctx: StepContext) -> tuple[Any, Any, str | None, str | None, float, list[Any]]:
     start = time.perf_counter()
-    inputs, output, error, status = await run_step(step, ctx)
-    return inputs, output, error, status, (time.perf_counter() - start) * 1000
+    with collecting() as emitted:
+        inputs, output, error, status = await run_step(step, ctx)
+    return inputs, output, error, status, (time.perf_counter() - start) * 1000, emitted
+
+
+def _with_evidence(trace: StepTrace, emitted: list[Any]) -> StepTrace:
+    """``trace`` with what its block emitted while running and what ``Block.evidence_of`` reads from it."""
+    cls = get_block(trace.step.block)
+    trace.evidence = list(emitted)
+    if cls is not None:
+        trace.whole_story = cls.whole_story
+        try:
+            trace.evidence += cls.evidence_of(trace)
+        except Exception as exc:  # noqa: BLE001  a block's bug here must not lose the verdict
+            trace.evidence.append(Note(f"{trace.step.id}: no evidence",
+                                       text=f"{trace.step.block}.evidence_of failed: {type(exc).__name__}: {exc}"))
+    return trace
 
 
 def _record(
-    result: PipelineResult, steps: Sequence[Step], index: int, outcome: tuple[Any, Any, str | None, str | None, float],
+    result: PipelineResult, steps: Sequence[Step], index: int,
+    outcome: tuple[Any, Any, str | None, str | None, float, list[Any]],
     iteration: int, bus: DataBus,
 ) -> None:
-    inputs, output, error, status, elapsed = outcome
+    inputs, output, error, status, elapsed, emitted = outcome
     step = steps[index]
-    result.trace.append(StepTrace(step, inputs, output, elapsed, error, iteration))
+    result.trace.append(_with_evidence(StepTrace(step, inputs, output, elapsed, error, iteration), emitted))
     result.errors.pop(index, None)
     result.unavailable.pop(index, None)
     if status == UNAVAILABLE:
@@ -244,6 +267,8 @@ async def evaluate_checks(checks: Sequence[Any], bus: DataBus, session: RunConte
             out.skipped.append(res.skipped)
         if res.judgement:
             out.judgements.append(res.judgement)
+            out.evidence.append(JudgedItems.from_dict(res.judgement))
+        out.evidence += res.evidence
     return out
 
 
@@ -301,7 +326,7 @@ async def run_case(
     gates = [check for step in case.steps for check in step.checks]
     failures.extend(_unobserved(case.steps, pipeline, [*case.checks, *gates]))
     verdict = Verdict(Outcome.PASSED, failures, pipeline.trace, duration_ms=_ms(start), bus=bus.snapshot(),
-                      judgements=checked.judgements)
+                      judgements=checked.judgements, evidence=checked.evidence)
     if failures:
         verdict.outcome = Outcome.FAILED
     elif errors:

@@ -1,6 +1,7 @@
 """Conversations for people and files: the transcript (turn by turn, with tool calls) and the
-checkpoint timeline, read from a verdict's trace (ChatTurn, AgentTurn, Conversation and
-SimulatedConversation steps)."""
+checkpoint timeline, from a trace's :class:`~pytest_semantictest.evidence.ConversationTurn`,
+:class:`~pytest_semantictest.evidence.CheckpointTimeline` and
+:class:`~pytest_semantictest.evidence.ConversationEnd` records (whatever block gave them)."""
 
 from __future__ import annotations
 
@@ -8,64 +9,30 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..evidence import CheckpointTimeline, ConversationEnd, ConversationTurn
 from ..model import StepTrace
+from .records import has, in_trace
 from .redact import Redactor
-
-TURN_BLOCKS = frozenset({"ChatTurn", "AgentTurn"})
-CONVERSATION_BLOCKS = frozenset({"Conversation", "SimulatedConversation"})
-OWN_BLOCKS = frozenset({"ChatTurn", "AgentSessionEnd"}) | CONVERSATION_BLOCKS
-"""Steps whose whole story the conversation section tells (no pipeline trace needed)."""
-_TURN_KEYS = ("turn", "source", "input", "attachments", "output", "tool_calls", "awaiting_input", "duration_ms",
-              "error", "simulator", "checkpoints", "assertions")
-
-
-def _configured_message(t: StepTrace) -> Any:
-    """What a turn step was told to send (its output has no message when the agent failed)."""
-    config = t.step.config if isinstance(t.step.config, Mapping) else {}
-    return config.get("message", config.get("input"))
-
-
-def _agent_turn(number: int, out: Mapping[str, Any], configured: Any = None) -> dict[str, Any]:
-    calls = [{"name": c.get("fn"), "arguments": c.get("args"), **({"result": c["result"]} if c.get("result") is not None
-                                                                     else {}), **({"error": c["error"]} if c.get("error")
-                                                                                  else {})}
-             for c in out.get("calls") or [] if isinstance(c, Mapping)]
-    turn: dict[str, Any] = {"turn": number, "input": out.get("message") or configured, "output": out.get("response"),
-                            "tool_calls": calls}
-    if out.get("error"):
-        turn["error"] = out["error"]
-    return turn
-
-
-def _clean(turn: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: turn[k] for k in _TURN_KEYS if k in turn and turn[k] is not None}
 
 
 def conversation_data(trace: Sequence[StepTrace]) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
-    """The turns every conversation step of a trace took, and the checkpoint timeline if any."""
+    """The turns of a trace (a turn numbered None gets its place) and the latest checkpoint timeline."""
     turns: list[dict[str, Any]] = []
     checkpoints: list[dict[str, Any]] | None = None
     for t in trace:
-        out = t.output
-        if not isinstance(out, Mapping):
-            if t.step.block in TURN_BLOCKS and t.error:
-                sent = _configured_message(t)
-                turns.append({"turn": len(turns) + 1, **({"input": sent} if sent else {}), "error": t.error})
-            continue
-        if t.step.block == "ChatTurn":
-            turns.append(_clean(out))
-            turns.extend(_clean(f) for f in out.get("followups") or [])
-        elif t.step.block == "AgentTurn":
-            turns.append(_agent_turn(len(turns) + 1, out, _configured_message(t)))
-        elif t.step.block in CONVERSATION_BLOCKS:
-            turns.extend(_clean(x) for x in out.get("turns") or [] if isinstance(x, Mapping))
-            if isinstance(out.get("checkpoints"), list):
-                checkpoints = [dict(c) for c in out["checkpoints"] if isinstance(c, Mapping)]
+        for record in t.evidence:
+            if isinstance(record, ConversationTurn):
+                turn = dict(record.data)
+                if "turn" in turn and turn["turn"] is None:
+                    turn["turn"] = len(turns) + 1
+                turns.append(turn)
+            elif isinstance(record, CheckpointTimeline):
+                checkpoints = [dict(c) for c in record.checkpoints]
     return turns, checkpoints
 
 
 def has_conversation(trace: Sequence[StepTrace]) -> bool:
-    return any(t.step.block in TURN_BLOCKS | CONVERSATION_BLOCKS for t in trace)
+    return has(trace, ConversationTurn, CheckpointTimeline, ConversationEnd)
 
 
 def _short(value: Any, limit: int) -> str:
@@ -135,7 +102,5 @@ def render_conversation(trace: Sequence[StepTrace], redactor: Redactor, limit: i
     lines = render_transcript(redactor.data(turns), limit)
     if checkpoints:
         lines += render_timeline(checkpoints)
-    for t in trace:
-        if t.step.block == "SimulatedConversation" and isinstance(t.output, Mapping) and t.output.get("reason"):
-            lines.append(f"ended: {t.output['reason']}")
+    lines += [f"ended: {end.reason}" for _, end in in_trace(trace, ConversationEnd)]
     return redactor.text("\n".join(lines))

@@ -7,35 +7,36 @@ judge's verdict with its per-criterion details, the conversation transcript and 
 and a table of runs. Above the results: a summary table (pass rate per format, flaky tests, LLM
 calls, cache hits, tokens). Every value passes through the redactor before it is escaped.
 
-A new kind of content is one function ``(Render, item, verdict) -> str`` in :data:`SECTIONS`.
+Every section renders evidence records (:mod:`pytest_semantictest.evidence`) by kind, whatever
+block or check gave them. A new kind of content is one function ``(Render, item, verdict) -> str``
+in :data:`SECTIONS`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from html import escape
 from typing import Any
 
 import pytest
 
-from ..model import Outcome, StepTrace, Verdict
+from ..evidence import HttpExchange, Judgement, ParsedStream, ToolCalls, ValidatorVerdict, tool_call
+from ..model import Outcome, Verdict
 from .conversation import conversation_data
 from .html_values import STYLE, Render
 from .html_values import table as _table
-from .judge import JUDGE_BLOCKS, is_judgement
+from .judge import judged_items
 from .junit import deciding_judgement, run_verdicts
+from .notes import notes_html
+from .records import in_verdict, step_name
 from .redact import Redactor
 from .summary import OUTCOMES, Tally, run_rows, spec_item, summary_plugin
 
 _ATTACHED = pytest.StashKey[bool]()
-OWN_SECTIONS = frozenset({"conversation", "pipeline trace", "llm judge"})
+OWN_SECTIONS = frozenset({"conversation", "pipeline trace", "llm judge", "evidence"})
 """Report sections the extras show better: left out of the HTML log (the console keeps them)."""
 REASONS = 5
 """How many failed checks a test's overview names."""
-
-
-def _step_name(t: StepTrace) -> str:
-    return t.step.id if t.step.id == t.step.block else f"{t.step.id} ({t.step.block})"
 
 
 # --------------------------------------------------------------------------- sections
@@ -53,7 +54,7 @@ def overview(r: Render, item: Any, verdict: Verdict) -> str:
         parts.append(f'<span class="st-kn">{passed}/{len(runs)} runs passed</span>')
     judged = deciding_judgement(verdict)
     if judged is not None:
-        parts.append(f"judge score {r.text(judged.get('score'))} vs threshold {r.text(judged.get('threshold'))}")
+        parts.append(f"judge score {r.text(judged.score)} vs threshold {r.text(judged.threshold)}")
     if verdict.error:
         parts.append(f"error: {r.cell(verdict.error.splitlines()[0])}")
     why = "".join(f"<li>{r.cell(reason)}</li>" for reason in _reasons(verdict))
@@ -73,33 +74,21 @@ def _reasons(verdict: Verdict) -> list[str]:
     return found[:REASONS] + ([f"... and {len(found) - REASONS} more"] if len(found) > REASONS else [])
 
 
-def _request(t: StepTrace) -> Mapping[str, Any] | None:
-    """What an HTTP step sent: its resolved input (HttpRequest) or the ``request`` it reports."""
-    out = t.output
-    if not (isinstance(out, Mapping) and "status" in out and ("body" in out or "error" in out)):
-        return None
-    if isinstance(t.input, Mapping) and "url" in t.input:
-        return t.input
-    return out["request"] if isinstance(out.get("request"), Mapping) else None
-
-
 def exchanges(r: Render, item: Any, verdict: Verdict) -> str:
     """Each HTTP request the pipeline sent, and the response: headers, then the body (JSON
     pretty-printed, an SSE stream as its frames)."""
     parts = []
-    for t in verdict.trace:
-        req = _request(t)
-        if req is None:
-            continue
-        res = t.output
+    for t, x in in_verdict(verdict, HttpExchange):
+        req, res = x.request, x.response
         status = res.get("status") if res.get("status") else "no response"
         request = "".join(_part(r, label, req.get(key), req.get("headers"))
                           for label, key in (("headers", "headers"), ("body", "body")))
         response = "".join(_part(r, label, res.get(key), res.get("headers"))
                            for label, key in (("headers", "headers"), ("body", "body"), ("error", "error")))
+        took = f" ({t.duration_ms:.0f} ms)" if t is not None else ""
         parts.append(
-            f'<div class="st-exchange"><h4>{r.text(_step_name(t))}: {r.text(req.get("method") or "GET")} '
-            f'{r.text(req.get("url") or res.get("url"))} &rarr; {r.text(status)} ({t.duration_ms:.0f} ms)</h4>'
+            f'<div class="st-exchange"><h4>{r.text(step_name(t))}: {r.text(req.get("method") or "GET")} '
+            f'{r.text(req.get("url") or res.get("url"))} &rarr; {r.text(status)}{took}</h4>'
             f'<div class="st-request"><div class="st-label">request</div>{request or "<p>no headers, no body</p>"}</div>'
             f'<div class="st-response"><div class="st-label">response {r.text(status)}</div>{response}</div></div>'
         )
@@ -114,110 +103,72 @@ def _part(r: Render, label: str, value: Any, headers: Any) -> str:
 
 
 def streams(r: Render, item: Any, verdict: Verdict) -> str:
-    """What each StreamParser made of its stream."""
+    """What each stream parser made of its stream."""
     parts = []
-    for t in verdict.trace:
-        out = t.output
-        if t.step.block != "StreamParser" or not isinstance(out, Mapping):
-            continue
-        meta = out.get("metadata") or {}
-        facts = ", ".join(f"{k} {r.text(v)}" for k, v in meta.items() if v not in (None, ""))
-        parts.append(f'<div class="st-stream"><h4>{r.text(_step_name(t))}: {facts}</h4>text{r.pre(out.get("text", ""))}</div>')
+    for t, p in in_verdict(verdict, ParsedStream):
+        facts = ", ".join(f"{k} {r.text(v)}" for k, v in p.metadata.items() if v not in (None, ""))
+        parts.append(f'<div class="st-stream"><h4>{r.text(step_name(t))}: {facts}</h4>text{r.pre(p.text)}</div>')
     return "<h4>Parsed streams</h4>" + "".join(parts) if parts else ""
-
-
-def _call_fields(call: Any) -> tuple[Any, Any, Any]:
-    """(name, arguments, result or error) of a tool call in any shape the blocks write."""
-    if not isinstance(call, Mapping):
-        return call, None, None
-    raw_function = call.get("function")
-    function: Mapping[str, Any] = raw_function if isinstance(raw_function, Mapping) else {}
-    name = call.get("name") or call.get("fn") or call.get("toolName") or function.get("name")
-    args = next((call[k] for k in ("args", "arguments", "input") if k in call), function.get("arguments"))
-    outcome = f"error: {call['error']}" if call.get("error") else call.get("result")
-    return name, args, outcome
-
-
-def _tool_calls(trace: Sequence[StepTrace]) -> list[tuple[str, Any]]:
-    found: list[tuple[str, Any]] = []
-    for t in trace:
-        out = t.output
-        if not isinstance(out, Mapping):
-            continue
-        where = _step_name(t)
-        for key in ("toolCalls", "calls", "actualTools"):
-            if isinstance(out.get(key), list):
-                found += [(where, c) for c in out[key]]
-        for turn in out.get("turns") or []:
-            if isinstance(turn, Mapping):
-                found += [(f"{where} turn {turn.get('turn', '?')}", c) for c in turn.get("tool_calls") or []]
-    return found
 
 
 def tool_calls(r: Render, item: Any, verdict: Verdict) -> str:
     rows = []
-    for n, (where, call) in enumerate(_tool_calls(verdict.trace), 1):
-        name, args, outcome = _call_fields(call)
-        rows.append([str(n), r.cell(where), f"<code>{r.cell(name)}</code>", r.pre(args) if args is not None else "",
+    found = [(f"{step_name(t)} {calls.where}" if calls.where else step_name(t), call)
+             for t, calls in in_verdict(verdict, ToolCalls) for call in calls.calls]
+    for n, (where, call) in enumerate(found, 1):
+        outcome = f"error: {call.error}" if call.error else call.result
+        rows.append([str(n), r.cell(where), f"<code>{r.cell(call.name)}</code>",
+                     r.pre(call.arguments) if call.arguments is not None else "",
                      r.cell(outcome) if outcome is not None else ""])
     return "<h4>Tool calls</h4>" + _table("st-tools", ["#", "step", "tool", "arguments", "result"], rows) if rows else ""
 
 
 def judges(r: Render, item: Any, verdict: Verdict) -> str:
     """Each LLM judge: score against threshold, reasoning, per-criterion scores, constraints."""
-    parts = []
-    for t in verdict.trace:
-        if t.step.block not in JUDGE_BLOCKS:
-            continue
-        if not is_judgement(t.output):
-            parts.append(f'<div class="st-judge"><h4>{r.text(_step_name(t))}</h4>no verdict: '
-                         f"{r.text(t.error or 'not evaluated')}</div>")
-            continue
-        out = t.output
-        score, threshold = out.get("score"), out.get("threshold")
-        state = "passed" if out.get("passed") else "failed"
-        head = (f'<h4>{r.text(_step_name(t))}: <span class="st-score">score {r.text(score)}</span> vs '
-                f'<span class="st-threshold">threshold {r.text(threshold)}</span> '
-                f'<span class="st-{state}">{state}</span>'
-                + (f" (model {r.text(out['model'])})" if out.get("model") else "") + "</h4>")
-        body = f'<p class="st-reasoning">{r.text(out.get("reasoning") or "")}</p>'
-        details = out.get("details")
-        if isinstance(details, Mapping) and details:
-            body += _table("st-criteria", ["criterion", "score"], [[r.cell(k), r.cell(v)] for k, v in details.items()])
-        constraints = [c for c in out.get("constraints") or [] if isinstance(c, Mapping)]
-        if constraints:
-            body += _table("st-constraints", ["constraint", "met", "reason"],
-                           [[r.cell(c.get("constraint", "")), "yes" if c.get("met") else "<b>no</b>", r.cell(c.get("reason") or "")]
-                            for c in constraints])
-        parts.append(f'<div class="st-judge">{head}{body}</div>')
-    parts += [_judged_items(r, j) for j in verdict.judgements]
-    parts += [_validation(r, turn, a) for turn in conversation_data(verdict.trace)[0]
-              for a in turn.get("assertions") or [] if isinstance(a.get("validator"), Mapping)]
+    parts = [_judgement(r, step_name(t), j) for t, j in in_verdict(verdict, Judgement)]
+    parts += [_judged_items(r, j) for j in judged_items(verdict)]
+    parts += [_validation(r, v) for _, v in in_verdict(verdict, ValidatorVerdict)]
     return "<h4>LLM judge</h4>" + "".join(parts) if parts else ""
 
 
-def _judged_items(r: Render, judgement: Mapping[str, Any]) -> str:
+def _judgement(r: Render, name: str, j: Judgement) -> str:
+    if not j.has_verdict:
+        return f'<div class="st-judge"><h4>{r.text(name)}</h4>no verdict: {r.text(j.error)}</div>'
+    state = "passed" if j.passed else "failed"
+    head = (f'<h4>{r.text(name)}: <span class="st-score">score {r.text(j.score)}</span> vs '
+            f'<span class="st-threshold">threshold {r.text(j.threshold)}</span> '
+            f'<span class="st-{state}">{state}</span>'
+            + (f" (model {r.text(j.model)})" if j.model else "") + "</h4>")
+    body = f'<p class="st-reasoning">{r.text(j.reasoning)}</p>'
+    if j.details:
+        body += _table("st-criteria", ["criterion", "score"], [[r.cell(k), r.cell(v)] for k, v in j.details.items()])
+    if j.constraints:
+        body += _table("st-constraints", ["constraint", "met", "reason"],
+                       [[r.cell(c.get("constraint", "")), "yes" if c.get("met") else "<b>no</b>", r.cell(c.get("reason") or "")]
+                        for c in j.constraints])
+    return f'<div class="st-judge">{head}{body}</div>'
+
+
+def _judged_items(r: Render, judged: Any) -> str:
     """A judged check's verdict per item (compliance bullets): held or not, and why."""
-    rows = [[r.cell(i.get("text")), "yes" if i.get("passed") else "<b>no</b>", r.cell(i.get("reason") or "")]
-            for i in judgement.get("items") or []]
-    held = sum(1 for i in judgement.get("items") or [] if i.get("passed"))
-    head = (f'<h4>{r.text(judgement.get("check"))}: {held}/{len(rows)} held'
-            + (f" (model {r.text(judgement['model'])})" if judgement.get("model") else "") + "</h4>")
+    rows = [[r.cell(i.text), "yes" if i.passed else "<b>no</b>", r.cell(i.reason or "")] for i in judged.items]
+    held = sum(1 for i in judged.items if i.passed)
+    head = (f'<h4>{r.text(judged.check)}: {held}/{len(rows)} held'
+            + (f" (model {r.text(judged.model)})" if judged.model else "") + "</h4>")
     return f'<div class="st-judge">{head}{_table("st-judged", ["assertion", "held", "reason"], rows)}</div>'
 
 
-def _validation(r: Render, turn: Mapping[str, Any], assertion: Mapping[str, Any]) -> str:
+def _validation(r: Render, v: ValidatorVerdict) -> str:
     """A validator agent's verdict on one reply: score against threshold, reason, suggestions."""
-    v = assertion["validator"]
-    state = "passed" if v.get("passed") else "failed"
-    where = f"turn {turn.get('turn', '?')}" + (f", checkpoint {assertion['checkpoint']}" if assertion.get("checkpoint") else "")
-    threshold = f' vs <span class="st-threshold">threshold {r.text(v["threshold"])}</span>' if v.get("threshold") is not None else ""
-    head = (f'<h4>{r.text(where)}: {r.text(assertion.get("assertion"))}: <span class="st-score">score '
-            f'{r.text(v.get("score"))}</span>{threshold} <span class="st-{state}">{state}</span>'
-            + (f" (model {r.text(v['model'])})" if v.get("model") else "") + "</h4>")
-    body = f'<p class="st-reasoning">{r.text(v.get("reason") or "")}</p>'
-    if v.get("suggestions"):
-        body += '<ul class="st-suggestions">' + "".join(f"<li>{r.text(s)}</li>" for s in v["suggestions"]) + "</ul>"
+    state = "passed" if v.passed else "failed"
+    where = f"turn {v.turn if v.turn is not None else '?'}" + (f", checkpoint {v.checkpoint}" if v.checkpoint else "")
+    threshold = f' vs <span class="st-threshold">threshold {r.text(v.threshold)}</span>' if v.threshold is not None else ""
+    head = (f'<h4>{r.text(where)}: {r.text(v.assertion)}: <span class="st-score">score '
+            f'{r.text(v.score)}</span>{threshold} <span class="st-{state}">{state}</span>'
+            + (f" (model {r.text(v.model)})" if v.model else "") + "</h4>")
+    body = f'<p class="st-reasoning">{r.text(v.reason)}</p>'
+    if v.suggestions:
+        body += '<ul class="st-suggestions">' + "".join(f"<li>{r.text(s)}</li>" for s in v.suggestions) + "</ul>"
     return f'<div class="st-judge st-validator">{head}{body}</div>'
 
 
@@ -229,7 +180,7 @@ def conversation(r: Render, item: Any, verdict: Verdict) -> str:
         rows = []
         for turn in turns:
             said = r.cell(turn.get("output") or "") if not turn.get("error") else f"<b>error</b>: {r.cell(turn['error'])}"
-            calls = ", ".join(r.cell(_call_fields(c)[0]) for c in turn.get("tool_calls") or [])
+            calls = ", ".join(r.cell(tool_call(c).name) for c in turn.get("tool_calls") or [])
             rows.append([r.cell(turn.get("turn", "")), r.cell(turn.get("input") or ""), said, calls,
                          r.cell(", ".join(turn.get("checkpoints") or []))])
         html += "<h4>Conversation</h4>" + _table("st-transcript", ["turn", "user", "agent", "tools", "reached"], rows)
@@ -251,7 +202,7 @@ def runs(r: Render, item: Any, verdict: Verdict) -> str:
 
 
 SECTIONS: list[Callable[[Render, Any, Verdict], str]] = [
-    overview, runs, judges, conversation, tool_calls, streams, exchanges,
+    overview, runs, judges, conversation, tool_calls, streams, exchanges, notes_html,
 ]
 """What an item's extra shows, in order; each returns HTML ("" when it has nothing to show)."""
 

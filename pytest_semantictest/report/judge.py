@@ -1,54 +1,57 @@
-"""What an LLM judge said, for people: score against threshold, reasoning, per-criterion scores."""
+"""What an LLM judge said, for people: score against threshold, reasoning, per-criterion scores
+(from :class:`~pytest_semantictest.evidence.Judgement` records, whatever block gave them)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..evidence import JudgedItems, Judgement
 from ..model import StepTrace
-
-JUDGE_BLOCKS = frozenset({"LLMJudge"})
-
-
-def is_judgement(value: Any) -> bool:
-    return isinstance(value, Mapping) and "score" in value and "reasoning" in value
+from .records import has, in_trace
 
 
-def judge_outputs(trace: Sequence[StepTrace]) -> dict[str, Mapping[str, Any]]:
-    """DataBus slot -> the latest judge output written there (mapped outputs point to the whole output)."""
-    found: dict[str, Mapping[str, Any]] = {}
-    for t in trace:
-        if t.step.block not in JUDGE_BLOCKS or not is_judgement(t.output):
+def has_judgements(trace: Sequence[StepTrace]) -> bool:
+    return has(trace, Judgement)
+
+
+def judge_outputs(trace: Sequence[StepTrace]) -> dict[str, Judgement]:
+    """DataBus slot -> the latest verdict a step wrote there (mapped outputs point to the whole output)."""
+    found: dict[str, Judgement] = {}
+    for t, j in in_trace(trace, Judgement):
+        if not j.has_verdict:
             continue
         out = t.step.output
         slots = [out] if isinstance(out, str) else list(out.values()) if isinstance(out, dict) else [t.step.id]
         for slot in slots:
-            found[slot] = t.output
+            found[slot] = j
     return found
 
 
-def judge_lines(output: Mapping[str, Any]) -> list[str]:
-    """Lines like ``judge score: 0.15 < threshold 0.7 (not passed; model gpt-4o-mini)``."""
-    score, threshold = output.get("score"), output.get("threshold")
-    passed = bool(output.get("passed"))
-    relation = ""
+def _relation(score: Any, threshold: Any) -> str:
     if isinstance(score, (int, float)) and isinstance(threshold, (int, float)):
-        relation = f" {'>=' if score >= threshold else '<'} threshold {threshold:g}"
-    model = f"; model {output['model']}" if output.get("model") else ""
-    shown = f"{score:g}" if isinstance(score, (int, float)) else repr(score)
-    lines = [f"judge score: {shown}{relation} ({'passed' if passed else 'not passed'}{model})"]
-    details = output.get("details")
-    if isinstance(details, Mapping) and details:
-        lines.append("criteria: " + ", ".join(f"{k} {_num(v)}" for k, v in details.items()))
-    for n, c in enumerate(output.get("constraints") or [], 1):
-        if isinstance(c, Mapping):
-            state = "met" if c.get("met") else "VIOLATED"
-            reason = f" ({c['reason']})" if c.get("reason") else ""
-            lines.append(f"constraint {n} {state}: {c.get('constraint', '')}{reason}")
-    if output.get("reasoning"):
-        lines.append(f"reasoning: {output['reasoning']}")
-    if output.get("shouldContinue"):
-        lines.append(f"next prompt: {output.get('nextPrompt')}")
+        return f" {'>=' if score >= threshold else '<'} threshold {threshold:g}"
+    return ""
+
+
+def judge_lines(j: Judgement | Mapping[str, Any]) -> list[str]:
+    """Lines like ``judge score: 0.15 < threshold 0.7 (not passed; model gpt-4o-mini)`` (of a
+    verdict, or of a dict with the LLMJudge block's output keys)."""
+    if isinstance(j, Mapping):
+        j = Judgement.from_output(j)
+    model = f"; model {j.model}" if j.model else ""
+    shown = f"{j.score:g}" if isinstance(j.score, (int, float)) else repr(j.score)
+    lines = [f"judge score: {shown}{_relation(j.score, j.threshold)} ({'passed' if j.passed else 'not passed'}{model})"]
+    if j.details:
+        lines.append("criteria: " + ", ".join(f"{k} {_num(v)}" for k, v in j.details.items()))
+    for n, c in enumerate(j.constraints, 1):
+        state = "met" if c.get("met") else "VIOLATED"
+        reason = f" ({c['reason']})" if c.get("reason") else ""
+        lines.append(f"constraint {n} {state}: {c.get('constraint', '')}{reason}")
+    if j.reasoning:
+        lines.append(f"reasoning: {j.reasoning}")
+    if j.continues:
+        lines.append(f"next prompt: {j.next_prompt}")
     return lines
 
 
@@ -57,17 +60,15 @@ def _num(value: Any) -> str:
 
 
 def render_judgements(trace: Sequence[StepTrace]) -> str:
-    """The "llm judge" report section: every judge step, its verdict or why it has none."""
+    """The "llm judge" report section: every judge verdict of the steps, or why there is none."""
     out: list[str] = []
-    for t in trace:
-        if t.step.block not in JUDGE_BLOCKS:
-            continue
+    for t, j in in_trace(trace, Judgement):
         line = f" line {t.step.line}" if t.step.line else ""
         out.append(f"{t.step.id} ({t.step.block}){line}")
-        if is_judgement(t.output):
-            out.extend("  " + text for text in judge_lines(t.output))
+        if j.has_verdict:
+            out.extend("  " + text for text in judge_lines(j))
         else:
-            out.append(f"  no verdict: {t.error or 'not evaluated'}")
+            out.append(f"  no verdict: {j.error}")
     return "\n".join(out)
 
 
@@ -76,33 +77,35 @@ def _clip(text: Any, limit: int = 200) -> str:
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
-def _scored(name: str, out: Mapping[str, Any], reason_key: str) -> str:
-    score, threshold = out.get("score"), out.get("threshold")
-    relation = ""
-    if isinstance(score, (int, float)) and isinstance(threshold, (int, float)):
-        relation = f" {'>=' if score >= threshold else '<'} threshold {threshold:g}"
+def _scored(name: str, score: Any, threshold: Any, passed: bool, reason: Any) -> str:
     shown = f"{score:g}" if isinstance(score, (int, float)) else repr(score)
-    state = "passed" if out.get("passed") else "not passed"
-    return f"{name}: score {shown}{relation} ({state}): {_clip(out.get(reason_key))}"
+    state = "passed" if passed else "not passed"
+    return f"{name}: score {shown}{_relation(score, threshold)} ({state}): {_clip(reason)}"
 
 
 def verdict_counts(verdict: Any) -> tuple[int, int, list[str]]:
     """(judge verdicts that passed, that did not, one line each: score or held, and the reason)
-    over a case's LLMJudge steps, validator verdicts and judged natural-language assertions."""
+    over a case's judge verdicts, validator verdicts and judged natural-language assertions."""
     from .junit import validations
 
-    passed = failed = 0
+    outcomes: list[bool] = []
     lines: list[str] = []
-    for t in verdict.trace:
-        if t.step.block in JUDGE_BLOCKS and is_judgement(t.output):
-            lines.append(_scored(t.step.id, t.output, "reasoning"))
-            passed, failed = (passed + 1, failed) if t.output.get("passed") else (passed, failed + 1)
+    for t, j in in_trace(verdict.trace, Judgement):
+        if j.has_verdict:
+            lines.append(_scored(t.step.id, j.score, j.threshold, j.passed, j.reasoning))
+            outcomes.append(j.passed)
     for v in validations(verdict):
-        lines.append(_scored("validator", v, "reason"))
-        passed, failed = (passed + 1, failed) if v.get("passed") else (passed, failed + 1)
-    for judgement in verdict.judgements:
-        for item in judgement.get("items") or []:
-            state = "held" if item.get("passed") else "NOT held"
-            lines.append(f"{state}: {_clip(item.get('text'), 80)}: {_clip(item.get('reason'))}")
-            passed, failed = (passed + 1, failed) if item.get("passed") else (passed, failed + 1)
-    return passed, failed, lines
+        lines.append(_scored("validator", v.score, v.threshold, v.passed, v.reason))
+        outcomes.append(v.passed)
+    for judged in judged_items(verdict):
+        for item in judged.items:
+            state = "held" if item.passed else "NOT held"
+            lines.append(f"{state}: {_clip(item.text, 80)}: {_clip(item.reason)}")
+            outcomes.append(item.passed)
+    return outcomes.count(True), outcomes.count(False), lines
+
+
+def judged_items(verdict: Any) -> list[JudgedItems]:
+    """Judged checks' per-item verdicts: the checks' records, then any a step gave."""
+    found = [r for r in verdict.evidence if isinstance(r, JudgedItems)]
+    return found + [r for _, r in in_trace(verdict.trace, JudgedItems)]

@@ -4,7 +4,8 @@ terminal and HTML summaries read on the xdist controller.
 Names: ``format``; with a verdict ``runs`` (``k/n`` runs passed), ``min_pass`` and ``run_outcomes``
 (repeated tests), ``score`` and ``threshold`` (the deciding LLM judge or validator), ``judged``
 (``k/n`` natural-language assertions held), ``llm_calls``, ``cache_hits`` and ``tokens`` (LLM use
-while the test ran). ERROR vs FAILURE needs nothing here: a case that errors
+while the test ran), and ``<note title>: <fact>`` for every fact of a
+:class:`~pytest_semantictest.evidence.Note` a block or check gave. ERROR vs FAILURE needs nothing here: a case that errors
 does so in the setup phase (``<error>``), one whose checks fail in the call phase (``<failure>``).
 """
 
@@ -13,9 +14,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..evidence import Judgement, ValidatorVerdict
 from ..model import Outcome, Verdict
-from .conversation import conversation_data
-from .judge import JUDGE_BLOCKS, is_judgement
+from .judge import judged_items
+from .notes import note_properties
+from .records import in_trace
+from .redact import Redactor
 
 
 def run_verdicts(verdict: Verdict) -> list[tuple[str, Verdict]]:
@@ -30,26 +34,24 @@ def run_verdicts(verdict: Verdict) -> list[tuple[str, Verdict]]:
     return [(f"run {n}", r) for n, r in enumerate(verdict.runs or [verdict], 1)]
 
 
-def validations(verdict: Verdict) -> list[Mapping[str, Any]]:
-    """Validator verdicts of a conversation: each turn assertion's, and each checkpoint's last one."""
-    found: dict[Any, Mapping[str, Any]] = {}
-    for turn in conversation_data(verdict.trace)[0]:
-        for n, a in enumerate(turn.get("assertions") or []):
-            if isinstance(a.get("validator"), Mapping):
-                key = ("checkpoint", a["checkpoint"]) if a.get("checkpoint") else (turn.get("turn"), n)
-                found[key] = a["validator"]
+def validations(verdict: Verdict) -> list[ValidatorVerdict]:
+    """Validator verdicts: each turn assertion's, and each checkpoint's last one."""
+    found: dict[Any, ValidatorVerdict] = {}
+    for _, v in in_trace(verdict.trace, ValidatorVerdict):
+        found[("checkpoint", v.checkpoint) if v.checkpoint else (v.turn, v.index)] = v
     return list(found.values())
 
 
-def deciding_judgement(verdict: Verdict) -> Mapping[str, Any] | None:
-    """The judge output that decided the case: the lowest score among its judge steps and validators."""
-    found = [t.output for t in verdict.trace if t.step.block in JUDGE_BLOCKS and is_judgement(t.output)]
+def deciding_judgement(verdict: Verdict) -> Judgement | ValidatorVerdict | None:
+    """The verdict that decided the case: the lowest score among its judge and validator verdicts."""
+    found: list[Judgement | ValidatorVerdict] = [j for _, j in in_trace(verdict.trace, Judgement) if j.has_verdict]
     found += validations(verdict)
-    scored = [j for j in found if isinstance(j.get("score"), (int, float)) and not isinstance(j.get("score"), bool)]
-    return min(scored, key=lambda j: j["score"]) if scored else (found[0] if found else None)
+    scored = [j for j in found if isinstance(j.score, (int, float)) and not isinstance(j.score, bool)]
+    return min(scored, key=lambda j: j.score) if scored else (found[0] if found else None)
 
 
-def properties(fmt: str, verdict: Verdict | None, required: int | None, usage: Mapping[str, int]) -> list[tuple[str, Any]]:
+def properties(fmt: str, verdict: Verdict | None, required: int | None, usage: Mapping[str, int],
+               redactor: Redactor | None = None) -> list[tuple[str, Any]]:
     """The properties of one test (``required``: runs that must pass, when the case repeats)."""
     props: list[tuple[str, Any]] = [("format", fmt)]
     if verdict is None:
@@ -63,13 +65,13 @@ def properties(fmt: str, verdict: Verdict | None, required: int | None, usage: M
         props.append(("run_outcomes", ",".join(r.outcome.value for _, r in runs)))
     judged = deciding_judgement(verdict)
     if judged is not None:
-        for key in ("score", "threshold"):
-            if isinstance(judged.get(key), (int, float)):
-                props.append((key, judged[key]))
-    items = [i for j in verdict.judgements for i in j.get("items") or []]
+        for key, value in (("score", judged.score), ("threshold", judged.threshold)):
+            if isinstance(value, (int, float)):
+                props.append((key, value))
+    items = [i for j in judged_items(verdict) for i in j.items]
     if items:
-        props.append(("judged", f"{sum(1 for i in items if i.get('passed'))}/{len(items)}"))
+        props.append(("judged", f"{sum(1 for i in items if i.passed)}/{len(items)}"))
     if usage.get("calls") or usage.get("cache_hits") or usage.get("tokens"):
         props += [("llm_calls", usage.get("calls", 0)), ("cache_hits", usage.get("cache_hits", 0)),
                   ("tokens", usage.get("tokens", 0))]
-    return props
+    return props + note_properties(verdict, redactor)

@@ -2,8 +2,9 @@
 
 Each object: ``id`` (the node id), ``name``, ``file``, ``format``, ``outcome`` (passed, failed,
 error, skipped, xfailed, xpassed), ``duration_s``, ``message`` (why it did not pass), and for spec
-tests ``turns`` (input, output, tool calls, ...), ``checkpoints`` and ``llm_usage`` (this test's
-LLM calls, cache hits, tokens). A worker attaches its test's data to the teardown report (pytest-
+tests ``turns`` (input, output, tool calls, ...), ``checkpoints``, ``judgements`` (judged checks'
+items), ``notes`` (the :class:`~pytest_semantictest.evidence.Note` records blocks and checks gave)
+and ``llm_usage`` (this test's LLM calls, cache hits, tokens). A worker attaches its test's data to the teardown report (pytest-
 xdist carries report attributes to the controller); only the controller writes the file. Every
 value passes through the redactor.
 """
@@ -66,7 +67,9 @@ class ResultsWriter:
         return report
 
     def describe(self, item: pytest.Item) -> dict[str, Any]:
+        from ..evidence import JudgedItems
         from .conversation import conversation_data
+        from .notes import note_records
 
         case = getattr(item, "case", None)
         record: dict[str, Any] = {"name": getattr(case, "name", None) or item.name}
@@ -85,8 +88,12 @@ class ResultsWriter:
                 record["checkpoints"] = checkpoints
             if verdict.runs:
                 record["runs"] = [r.outcome.value for r in verdict.runs]
-            if verdict.judgements:
-                record["judgements"] = verdict.judgements
+            judged = [j.as_dict() for j in verdict.evidence if isinstance(j, JudgedItems)]
+            if judged:
+                record["judgements"] = judged
+            notes = note_records(verdict)
+            if notes:
+                record["notes"] = notes
         after = self._usage()
         used = {k: v - self._before.get(k, 0) for k, v in after.items() if v - self._before.get(k, 0)}
         if used or case is not None:

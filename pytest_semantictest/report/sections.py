@@ -6,23 +6,26 @@ from typing import Any
 
 from ..model import Outcome, Verdict
 from .failure import render_trace
-from .judge import JUDGE_BLOCKS, render_judgements
+from .judge import has_judgements, render_judgements
+from .notes import render_notes
 from .redact import Redactor
 
 
 def add_sections(item: Any, verdict: Verdict, redactor: Redactor, limit: int = 2000) -> None:
-    """Attach the pipeline trace (and the LLM judges' verdicts) when the case did not pass, or with
-    ``-vv`` (``-rA`` then shows passed tests' traces too). The HTML report shows the same in its
-    extras and leaves these sections out of its log (:mod:`.html`)."""
+    """Attach the pipeline trace (and the LLM judges' verdicts, and other evidence) when the case did
+    not pass, or with ``-vv`` (``-rA`` then shows passed tests' traces too). The HTML report shows
+    the same in its extras and leaves these sections out of its log (:mod:`.html`)."""
     wanted = verdict.outcome is not Outcome.PASSED or item.config.get_verbosity() >= 2
     if not wanted or not verdict.trace:
         return
-    from .conversation import OWN_BLOCKS, has_conversation, render_conversation
+    from .conversation import has_conversation, render_conversation
 
     if has_conversation(verdict.trace):  # transcript and checkpoint timeline first: they tell the story
         item.add_report_section("call", "conversation", render_conversation(verdict.trace, redactor, limit))
-    if not all(t.step.block in OWN_BLOCKS for t in verdict.trace):  # else the transcript says it all
+    if not all(t.whole_story for t in verdict.trace):  # else the transcript says it all
         item.add_report_section("call", "pipeline trace", render_trace(verdict.trace, redactor, limit))
-    if any(t.step.block in JUDGE_BLOCKS for t in verdict.trace):
+    if has_judgements(verdict.trace):
         item.add_report_section("call", "llm judge", redactor.text(render_judgements(verdict.trace)))
-
+    notes = render_notes(verdict, limit)
+    if notes:
+        item.add_report_section("call", "evidence", redactor.text(notes))

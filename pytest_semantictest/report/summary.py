@@ -154,12 +154,14 @@ class SummaryPlugin:
         if spec_item(item) and not item.stash.get(_DONE, False):
             from .junit import properties
 
+            from ..plugin import runtime
+
             item.stash[_DONE] = True
             repetition = item.case.repetition
             required = repetition.required if repetition.runs > 1 else None
             usage: dict[str, int] = item.stash.get(_USAGE, {})
             item.user_properties.extend(
-                properties(item.spec_file.suite.format, item.verdict, required, usage)
+                properties(item.spec_file.suite.format, item.verdict, required, usage, runtime(self.config).redactor)
             )
         report = yield
         verdict = getattr(item, "verdict", None)

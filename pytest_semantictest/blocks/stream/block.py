@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from ...evidence import ParsedStream, ToolCalls, tool_call
+from ...model import StepTrace
 from ..base import Block, BlockError
 from .formats import DEFAULT_FORMAT, get_format, known_formats, unknown_format_message
 
@@ -110,3 +112,14 @@ class StreamParser(Block):
         except Exception as exc:  # a parser bug or a custom parser failing: data, not a crash
             return empty_result(fmt, f"{type(exc).__name__}: {exc}")
         return _shape(fmt, result)
+
+    @classmethod
+    def evidence_of(cls, trace: StepTrace) -> list[Any]:
+        """The parsed stream (text and metadata) and its tool calls."""
+        out = trace.output
+        if not isinstance(out, Mapping):
+            return []
+        found: list[Any] = [ParsedStream(str(out.get("text", "")), dict(out.get("metadata") or {}))]
+        if isinstance(out.get("toolCalls"), list):
+            found.append(ToolCalls([tool_call(c) for c in out["toolCalls"]]))
+        return found

@@ -1,0 +1,218 @@
+"""Evidence: typed records of what a step or a check did, for the reports.
+
+A block describes its step in two ways, both optional:
+
+- while it runs, ``ctx.evidence(record)`` (the step context); the engine attaches what was
+  emitted to the step's :class:`~pytest_semantictest.model.StepTrace`;
+- after it ran, ``Block.evidence_of(trace)`` (a classmethod): the block turns its own output
+  (also the error output of a failed run) into records. The built-in blocks do this, so the
+  knowledge of their output shapes stays with them.
+
+A check returns records in ``CheckResult.evidence`` (a judged check's ``judgement`` becomes
+:class:`JudgedItems`); the engine puts them in ``Verdict.evidence``. ``report/`` renders records
+by kind (HTML extras, console sections, JUnit properties, results JSONL), never by block name, and
+every value passes through the session's redactor there. A new block that emits any of these kinds
+appears in every report without a change to ``report/``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any, TypeVar, Union
+
+_NUMBER = (int, float)
+
+
+@dataclass(slots=True)
+class HttpExchange:
+    """One HTTP request and what came back. ``request``: ``method``, ``url``, ``headers``, ``body``
+    as sent; ``response``: ``status`` (0 or absent: no response), ``headers``, ``body``, ``error``."""
+
+    request: Mapping[str, Any]
+    response: Mapping[str, Any]
+
+
+@dataclass(slots=True)
+class ParsedStream:
+    """What a stream parser made of a streamed reply: its text and facts (format, chunks, ...)."""
+
+    text: str
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class ToolCall:
+    """One tool call an agent made: name, arguments, and its result or error if known."""
+
+    name: Any
+    arguments: Any = None
+    result: Any = None
+    error: Any = None
+
+
+@dataclass(slots=True)
+class ToolCalls:
+    """Tool calls a step saw, in order; ``where`` narrows the place (``turn 2``)."""
+
+    calls: list[ToolCall]
+    where: str = ""
+
+
+@dataclass(slots=True)
+class ConversationTurn:
+    """One exchange with an agent. ``data`` is the turn record as the results file writes it:
+    ``turn`` (number; absent or None: numbered by its place), ``source``, ``input``, ``attachments``,
+    ``output``, ``tool_calls`` (``{name, arguments, result?, error?}``), ``awaiting_input``,
+    ``duration_ms``, ``error``, ``simulator``, ``checkpoints`` (reached), ``assertions``."""
+
+    data: dict[str, Any]
+
+
+@dataclass(slots=True)
+class CheckpointTimeline:
+    """A conversation's checkpoints: ``id``, ``required``, ``reached``, ``turn``, ``description``,
+    ``after``, ``held_early``, ``last``. The latest timeline of a test is the one reported."""
+
+    checkpoints: list[dict[str, Any]]
+
+
+@dataclass(slots=True)
+class ConversationEnd:
+    """Why a conversation stopped (goal reached, turn limit, a checkpoint missing)."""
+
+    reason: str
+
+
+@dataclass(slots=True)
+class Judgement:
+    """An LLM judge's verdict: score against threshold, reasoning, per-criterion scores and
+    constraints (``{constraint, met, reason}``). ``error`` set: the judge gave no verdict."""
+
+    score: Any = None
+    threshold: Any = None
+    passed: bool = False
+    reasoning: str = ""
+    model: str | None = None
+    details: Mapping[str, Any] = field(default_factory=dict)
+    constraints: list[Mapping[str, Any]] = field(default_factory=list)
+    next_prompt: Any = None
+    """The judge's next prompt when it asked to continue the conversation (else None)."""
+    continues: bool = False
+    error: str | None = None
+
+    @classmethod
+    def from_output(cls, out: Mapping[str, Any]) -> Judgement:
+        """From an LLMJudge-shaped output (``score``, ``reasoning``, ``shouldContinue``, ...)."""
+        details = out.get("details")
+        return cls(score=out.get("score"), threshold=out.get("threshold"), passed=bool(out.get("passed")),
+                   reasoning=out.get("reasoning") or "", model=out.get("model") or None,
+                   details=details if isinstance(details, Mapping) else {},
+                   constraints=[c for c in out.get("constraints") or [] if isinstance(c, Mapping)],
+                   next_prompt=out.get("nextPrompt"), continues=bool(out.get("shouldContinue")))
+
+    @property
+    def has_verdict(self) -> bool:
+        return self.error is None
+
+
+@dataclass(slots=True)
+class ValidatorVerdict:
+    """A validator's verdict on one agent reply (a turn assertion or a checkpoint's check)."""
+
+    assertion: Any
+    score: Any = None
+    threshold: Any = None
+    passed: bool = False
+    reason: str = ""
+    suggestions: list[Any] = field(default_factory=list)
+    model: str | None = None
+    turn: Any = None
+    checkpoint: str | None = None
+    index: int = 0
+    """The assertion's place among its turn's assertions (a checkpoint's verdicts: the last counts)."""
+
+
+@dataclass(slots=True)
+class JudgedItem:
+    text: Any
+    passed: bool
+    reason: Any = ""
+
+
+@dataclass(slots=True)
+class JudgedItems:
+    """A judged check's verdict per item (natural-language assertions): held or not, and why."""
+
+    check: Any
+    items: list[JudgedItem]
+    model: str | None = None
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> JudgedItems:
+        """From ``CheckResult.judgement``: ``{check, model, items: [{text, passed, reason}]}``."""
+        items = [JudgedItem(i.get("text"), bool(i.get("passed")), i.get("reason"))
+                 for i in data.get("items") or [] if isinstance(i, Mapping)]
+        return cls(data.get("check"), items, data.get("model") or None)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"check": self.check, "model": self.model,
+                "items": [{"text": i.text, "passed": i.passed, "reason": i.reason} for i in self.items]}
+
+
+@dataclass(slots=True)
+class Note:
+    """Anything else a block wants people to see: a title with key/value facts and/or text."""
+
+    title: str
+    fields: Mapping[str, Any] = field(default_factory=dict)
+    text: str = ""
+
+
+Evidence = Union[HttpExchange, ParsedStream, ToolCalls, ConversationTurn, CheckpointTimeline, ConversationEnd,
+                 Judgement, ValidatorVerdict, JudgedItems, Note]
+"""Every kind of evidence record the reports render."""
+KINDS: tuple[type, ...] = Evidence.__args__  # type: ignore[attr-defined]
+
+E = TypeVar("E")
+_EMITTED: ContextVar[list[Any] | None] = ContextVar("semantictest_evidence", default=None)
+
+
+@contextmanager
+def collecting() -> Iterator[list[Any]]:
+    """Collect what :func:`emit` receives while the ``with`` body runs (one step)."""
+    found: list[Any] = []
+    token = _EMITTED.set(found)
+    try:
+        yield found
+    finally:
+        _EMITTED.reset(token)
+
+
+def emit(record: E) -> E:
+    """Attach ``record`` to the step running now; a record of an unknown kind is a TypeError."""
+    if not isinstance(record, KINDS):
+        names = ", ".join(k.__name__ for k in KINDS)
+        raise TypeError(f"evidence must be one of {names} (pytest_semantictest.evidence); got {type(record).__name__}")
+    found = _EMITTED.get()
+    if found is not None:
+        found.append(record)
+    return record
+
+
+def tool_call(call: Any) -> ToolCall:
+    """A tool call from any shape blocks and agents write (``name``/``fn``/``toolName``,
+    ``args``/``arguments``/``input``, OpenAI's ``function``); a bare value is the name."""
+    if not isinstance(call, Mapping):
+        return ToolCall(call)
+    raw = call.get("function")
+    function: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+    name = call.get("name") or call.get("fn") or call.get("toolName") or function.get("name")
+    args = next((call[k] for k in ("args", "arguments", "input") if k in call), function.get("arguments"))
+    return ToolCall(name, args, call.get("result"), call.get("error") or None)
+
+
+def of_kind(records: Any, kind: type[E]) -> Iterator[E]:
+    return (r for r in records if isinstance(r, kind))
