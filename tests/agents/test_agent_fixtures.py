@@ -39,7 +39,7 @@ def test_same_process(agent, agent_factory):
     assert agent.send("hello")["calls"] == []
 """
     )
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=2)
     assert len(list(pytester.path.glob(".semantictest/logs/*.log"))) == 1
     with socket.socket() as s:
@@ -48,6 +48,6 @@ def test_same_process(agent, agent_factory):
 
 def test_agent_fixture_skips_when_not_configured(pytester: pytest.Pytester) -> None:
     pytester.makepyfile("def test_x(agent):\n    pass\n")
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rs")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-rs")
     result.assert_outcomes(skipped=1)
     result.stdout.fnmatch_lines(["*no agent configured*"])

@@ -9,6 +9,7 @@ import pytest
 from pytest_semantictest.agents import AgentConfig, agent_key
 from pytest_semantictest.agents.shared import live_key
 from tests.agents.agent_helpers import agent_command, free_port
+from tests.helpers import run_pytest
 
 
 def mirror_spec(port: int, tag: str) -> str:
@@ -36,7 +37,7 @@ suites:
 def test_one_process_two_request_bodies(pytester: pytest.Pytester, workers: list[str]) -> None:
     port = free_port()
     pytester.makefile(".highbar.yaml", a=mirror_spec(port, "alpha"), b=mirror_spec(port, "beta"))
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *workers)
+    result = run_pytest(pytester, "-p", "no:cacheprovider", *workers)
     result.assert_outcomes(passed=2)
     assert len(list(pytester.path.glob(".semantictest/logs/*.log"))) == 1  # still one agent process
 
