@@ -52,6 +52,8 @@ class AgentConfig:
     hello_timeout_s: float = 2.0
     traces_dir: Path | None = None
     keep_traces: bool = False
+    concurrency: int | None = None
+    """How many tests may talk to the agent at once (None: the default, engine/lookahead_rules.py)."""
 
     @property
     def managed(self) -> bool:
@@ -107,6 +109,7 @@ class AgentConfig:
             "session_setup": session.get("setup"),
             "session_teardown": session.get("teardown"),
             "correlate": dict(raw.get("correlate") or DEFAULT_CORRELATE),
+            "concurrency": raw.get("concurrency"),
         }
         # secret by the variable's name or by the header it reached, not merely for coming from ${ENV}
         values["secrets"] = used_secrets(names, values["request_headers"])

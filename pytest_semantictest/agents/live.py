@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import difflib
+import json
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -51,6 +52,7 @@ class LiveAgent:
     _late: list[str] = field(default_factory=list)
     _by_first: dict[str, str] = field(default_factory=dict)  # first correlate value -> test id
     _finished: set[str] = field(default_factory=set)
+    _counted: set[tuple[Any, ...]] = field(default_factory=set)  # calls a turn already counted as its own
     _undeclared: dict[str, None] = field(default_factory=dict)
 
     def note_undeclared(self, names: Iterable[str]) -> None:
@@ -95,6 +97,7 @@ class LiveAgent:
         if known is None:
             return [], []
         mine = classify(batch, known[1])
+        self._counted.update(map(_call_key, mine.mine_tools))
         return mine.mine_tools, mine.unattributed_tools
 
     def inventory(self) -> frozenset[str] | None:
@@ -201,6 +204,7 @@ class LiveAgent:
         mine = classify(batch, resolved)
         attributed = mine.correlated and not (mine.unattributed_tools or mine.unattributed_turns)
         if mine.correlated:
+            self._counted.update(map(_call_key, mine.mine_tools))
             self._note_late(batch, test_id)
             if mine.unattributed_tools:
                 self._warn_once("some tool calls carry no test id next to tagged records, so they count for no "
@@ -235,12 +239,16 @@ class LiveAgent:
         first = next(iter(self.config.correlate), None)
         for call in batch.tools:
             owner = self._by_first.get(str(call.context.get(first)))
-            if owner is None or owner == current or owner not in self._finished:
-                continue
+            if owner is None or owner == current or owner not in self._finished or _call_key(call) in self._counted:
+                continue  # (tests run at once read each other's records: one its own turn counted is not late)
             name, resolved = self._executions[owner]
             if attribute(call.context, resolved) is Attribution.MINE:
                 self._late.append(f"late tool call '{call.fn}' for test '{name}' arrived while a later test ran, "
                                   "after its result was reported (raise agent.settle_time to count it)")
+
+
+def _call_key(call: ToolCall) -> tuple[Any, ...]:
+    return call.fn, json.dumps(call.args, sort_keys=True, default=repr), call.started_at, call.ended_at
 
 
 def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
@@ -276,7 +284,7 @@ class AgentPool:
         if not for_file and key in self._live and self._in_use.get(process, 0) > 0:
             return key
         live = self._live.get(key)
-        hooks = live.hooks if live is not None and live.hooks is not None else SessionHooks(config)
+        hooks = live.hooks if live is not None else SessionHooks(config)
         if live is None:
             hooks.load()  # an unimportable hook fails before any agent starts
         self._replace_conflicts(config, process)

@@ -29,6 +29,7 @@ from typing import Any
 import pytest
 
 from ..model import Verdict
+from .item_usage import counted, install
 from .lookahead_rules import (
     agent_bound, agent_keys, attributable, compliance_pending, file_barrier, static_barrier, traced,
 )
@@ -58,6 +59,8 @@ class Lookahead:
         self._position: dict[int, int] = {}
         self._static: dict[int, str | None] = {}
         self._interactor: Any = _worker_interactor(session.config)
+        self.usage = install(runtime.context) if self.limit > 1 else None
+        """Per-item LLM usage for the reports (:mod:`.item_usage`)."""
 
     # -- what pytest calls --------------------------------------------------------------------------
 
@@ -68,6 +71,8 @@ class Lookahead:
         if self.limit <= 1 or n is None or self.stopped:
             return self.runtime.run(state.run(item.case, self.runtime.concurrency))
         self.current = n
+        if self.usage is not None:
+            self.usage.reveal(n)  # reached: its LLM usage counts from now on (in this item's report)
         self._drop_passed(n)
         task = self.tasks.get(n) or self._start(n, item)
         self._fill(prepare=True)
@@ -82,6 +87,8 @@ class Lookahead:
     def stop(self) -> None:
         """Cancel what is in flight (the session is ending); nothing is reported for it."""
         self.stopped = True
+        if self.usage is not None:
+            self.usage.reveal_all()  # the session's totals count every call made
         pending = [task for task in self.tasks.values() if not task.done()]
         for task in pending:
             task.cancel()
@@ -97,7 +104,10 @@ class Lookahead:
 
     def _start(self, n: int, item: Any) -> asyncio.Task[Verdict]:
         state = item.spec_file.run_state
-        task = self.runtime.session.start(state.run(item.case, self.runtime.concurrency))
+        sink: dict[str, int] = {}
+        task = self.runtime.session.start(counted(state.run(item.case, self.runtime.concurrency), sink))
+        if self.usage is not None and n != self.current:
+            self.usage.hide(n, sink)
         self.tasks[n] = task
         self.agents_of[n] = agent_keys(item)
         task.add_done_callback(lambda done, n=n: self._finished(n, done))

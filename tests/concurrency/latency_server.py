@@ -1,10 +1,12 @@
 """A loopback HTTP server that answers after a delay, counting requests in flight (stdlib only).
 
 ``GET|POST /sleep?s=S&id=X``: after S seconds, ``{"ok": true, "id": X, "in_flight": N}`` (N: requests
-being served when this one started, itself included). ``GET /stats``: ``{"max_in_flight": N, "served":
-M, "order": [ids in the order they started]}``; ``POST /reset`` zeroes them. One thread per request.
+being served when this one started, itself included). ``POST .../chat/completions``: after the
+server's delay, an OpenAI chat completion echoing the last user message ("Echo: ..."). ``GET /stats``:
+``{"max_in_flight": N, "served": M, "order": [ids in the order they started]}``; ``POST /reset``
+zeroes them. One thread per request; a listen backlog of 128.
 
-    python latency_server.py --port 8765     # or use ``serving()`` in-process
+    python latency_server.py --port 8765 [--delay 1]     # or use ``serving(delay)`` in-process
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from urllib.parse import parse_qs, urlsplit
 
 _LOCK = threading.Lock()
 _STATE: dict[str, object] = {"in_flight": 0, "max_in_flight": 0, "served": 0, "order": []}
+_DELAY = {"s": 0.0}
 
 
 def _reset() -> None:
@@ -39,11 +42,9 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         length = int(self.headers.get("content-length") or 0)
-        if length:
-            self.rfile.read(length)
-        self._serve()
+        self._serve(self.rfile.read(length) if length else b"")
 
-    def _serve(self) -> None:
+    def _serve(self, body: bytes = b"") -> None:
         url = urlsplit(self.path)
         query = {k: v[0] for k, v in parse_qs(url.query).items()}
         if url.path == "/stats":
@@ -58,7 +59,9 @@ class Handler(BaseHTTPRequestHandler):
             _STATE["max_in_flight"] = max(int(_STATE["max_in_flight"]), now)  # type: ignore[call-overload]
             _STATE["order"].append(query.get("id"))  # type: ignore[attr-defined]
         try:
-            time.sleep(float(query.get("s", "0")))
+            time.sleep(float(query.get("s", _DELAY["s"])))
+            if url.path.endswith("/chat/completions"):
+                return self._json(_completion(body))
             self._json({"ok": True, "id": query.get("id"), "in_flight": now})
         finally:
             with _LOCK:
@@ -74,6 +77,18 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
+def _completion(body: bytes) -> dict[str, object]:
+    try:
+        messages = json.loads(body or b"{}").get("messages") or []
+    except ValueError:
+        messages = []
+    last = next((m.get("content") for m in reversed(messages) if isinstance(m, dict) and m.get("role") == "user"), "")
+    message = {"role": "assistant", "content": f"Echo: {last}"}
+    return {"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "echo-agent",
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 128
@@ -83,9 +98,11 @@ class _Server(ThreadingHTTPServer):
 
 
 @contextmanager
-def serving() -> Iterator[str]:
-    """The server on a free loopback port, in this process: yields its base URL."""
+def serving(delay: float = 0.0) -> Iterator[str]:
+    """The server on a free loopback port, in this process (``delay``: seconds before each chat
+    completion and each ``/sleep`` without ``s``): yields its base URL."""
     _reset()
+    _DELAY["s"] = delay
     server = _Server(("127.0.0.1", 0), Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -99,7 +116,9 @@ def serving() -> Iterator[str]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--delay", type=float, default=0.0)
     args = parser.parse_args()
+    _DELAY["s"] = args.delay
     _Server(("127.0.0.1", args.port), Handler).serve_forever()
 
 

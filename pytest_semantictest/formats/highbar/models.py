@@ -118,6 +118,7 @@ class Agent(_Model):
     calls_from: Literal["traces", "reply"] = Field(
         default="traces", description="extension: where tool calls are read from"
     )
+    concurrency: int | None = Field(default=None, ge=1, description="extension: tests talking to it at once")
 
 
 class Spec(_Model):

@@ -97,7 +97,7 @@ def _load_sidecar(sidecar: Path) -> tuple[AgentFileSpec, Callable[[Sequence[str 
 
 def _highbar_mapping(raw: Mapping[str, Any]) -> dict[str, Any]:
     keys = ("endpoint", "start", "health", "startup_timeout", "timeout", "settle_time", "response", "traces",
-            "session", "correlate")
+            "session", "correlate", "concurrency")
     mapping = {k: raw[k] for k in keys if raw.get(k) is not None}
     request = dict(raw.get("request") or {})
     if raw.get("headers"):

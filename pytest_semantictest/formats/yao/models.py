@@ -184,6 +184,8 @@ class AgentFileSpec(StrictSpec):
     correlate: dict[str, Any] | None = None
     settle_time: int | None = Field(default=None, ge=0)
     calls_from: str | None = None
+    concurrency: int | None = Field(default=None, ge=1)
+    """How many tests may talk to the agent at once (docs/concurrency.md)."""
 
     @field_validator("protocol")
     @classmethod

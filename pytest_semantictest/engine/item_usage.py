@@ -1,0 +1,68 @@
+"""LLM usage per item while items run ahead: each report still counts only its own test's calls.
+
+The reports take a test's LLM usage as the session counters after its setup minus before it
+(``report/summary.py``, ``report/results.py``). With items running ahead, other tests' calls land
+in between; so, once the look-ahead runs, the session's ``Usage`` is swapped for :class:`ItemUsage`,
+which also counts every call into the calling task's own counters (a context variable, inherited by
+the tasks a test starts) and leaves the counters of items not yet reached out of what it shows.
+Before item N's setup it shows the usage of everything up to N-1; after, up to N: the difference is
+N's own. When the session ends (:meth:`ItemUsage.reveal_all`) it shows everything again.
+"""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+from dataclasses import fields
+from typing import Any
+
+from ..llm.usage import Usage
+
+_FIELDS = tuple(f.name for f in fields(Usage))
+
+_SINK: ContextVar[dict[str, int] | None] = ContextVar("semantictest_item_usage", default=None)
+
+
+class ItemUsage(Usage):
+    """Session counters that hide the usage of items started ahead until they are reached."""
+
+    def __init__(self, base: Usage) -> None:
+        object.__setattr__(self, "hidden", {})
+        super().__init__(**Usage.as_dict(base))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        sink = _SINK.get()
+        if sink is not None and name in _FIELDS:
+            sink[name] = sink.get(name, 0) + int(value) - int(getattr(self, name))
+        super().__setattr__(name, value)
+
+    def as_dict(self) -> dict[str, int]:
+        totals = {name: getattr(self, name) for name in _FIELDS}
+        for sink in self.hidden.values():
+            for name, count in sink.items():
+                totals[name] -= count
+        return totals
+
+    def hide(self, key: int, sink: dict[str, int]) -> None:
+        self.hidden[key] = sink
+
+    def reveal(self, key: int) -> None:
+        self.hidden.pop(key, None)
+
+    def reveal_all(self) -> None:
+        self.hidden.clear()
+
+
+def install(context: Any) -> ItemUsage | None:
+    """Swap the session LLM client's counters for :class:`ItemUsage` (None: no LLM client)."""
+    llm = getattr(context, "llm", None)
+    if llm is None or not isinstance(getattr(llm, "usage", None), Usage):
+        return None
+    if not isinstance(llm.usage, ItemUsage):
+        llm.usage = ItemUsage(llm.usage)
+    return llm.usage
+
+
+async def counted(coro: Any, sink: dict[str, int]) -> Any:
+    """Await ``coro`` with its LLM calls (and its sub-tasks') also counted into ``sink``."""
+    _SINK.set(sink)  # a task's own context: only this task and the ones it starts see it
+    return await coro
