@@ -201,7 +201,7 @@ def _openai_message(data: Mapping[str, Any]) -> Any:
 
 
 def _call_dict(call: Any) -> dict[str, Any]:
-    raw = dataclasses.asdict(call) if dataclasses.is_dataclass(call) else dict(call)
+    raw = dataclasses.asdict(call) if dataclasses.is_dataclass(call) and not isinstance(call, type) else dict(call)
     out = {"name": raw.get("fn") or raw.get("name"), "arguments": raw.get("args", raw.get("arguments", {}))}
     if raw.get("result") is not None:
         out["result"] = raw["result"]

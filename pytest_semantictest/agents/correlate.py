@@ -7,10 +7,10 @@ Each execution gets a fresh id (``new_test_id``), sent as ``X-Highbar-Test``; th
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import Any, TypeVar
 
 from .placeholders import Values, render
 from .traces import ToolCall, TraceBatch, TurnRecord
@@ -101,14 +101,24 @@ class Classified:
 def classify(batch: TraceBatch, resolved: Mapping[str, Any]) -> Classified:
     """Split ``batch`` by ``attribute`` against a resolved correlation."""
     out = Classified()
-    for records, mine, unattributed in ((batch.tools, out.mine_tools, out.unattributed_tools),
-                                        (batch.turns, out.mine_turns, out.unattributed_turns)):
-        for record in records:
-            kind = attribute(record.context, resolved)
-            if kind is Attribution.MINE:
-                mine.append(record)
-            elif kind is Attribution.OTHER:
-                out.other += 1
-            else:
-                unattributed.append(record)
+    out.other += _split(batch.tools, resolved, out.mine_tools, out.unattributed_tools)
+    out.other += _split(batch.turns, resolved, out.mine_turns, out.unattributed_turns)
     return out
+
+
+_Record = TypeVar("_Record", ToolCall, TurnRecord)
+
+
+def _split(records: Iterable[_Record], resolved: Mapping[str, Any], mine: list[_Record],
+           unattributed: list[_Record]) -> int:
+    """Append each record to ``mine`` or ``unattributed``; returns how many belong to other tests."""
+    other = 0
+    for record in records:
+        kind = attribute(record.context, resolved)
+        if kind is Attribution.MINE:
+            mine.append(record)
+        elif kind is Attribution.OTHER:
+            other += 1
+        else:
+            unattributed.append(record)
+    return other

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import importlib
 import json
 import os
@@ -58,7 +59,7 @@ class SessionHooks:
         for what, hook in (("setup", self.cfg.session_setup), ("teardown", self.cfg.session_teardown)):
             if isinstance(hook, Mapping) and what not in self._functions:
                 target = str(hook.get("python", ""))
-                self._functions[what] = self._in_worker(what, lambda t=target, w=what: self._import(t, w))
+                self._functions[what] = self._in_worker(what, functools.partial(self._import, target, what))
 
     def setup(self, ctx: HookContext) -> dict[str, Any]:
         """Open a session: ``{}`` without a setup hook. Raises ``SessionHookError``."""

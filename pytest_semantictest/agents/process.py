@@ -20,6 +20,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 from . import cleanup, procs
 from .config import AgentConfig
@@ -236,7 +237,7 @@ class AgentProcess:
             return f"\n(no output in {self.log_path})"
         return f"\n--- last lines of {self.log_path} ---\n{text}"
 
-    def _open_log(self):  # type: ignore[no-untyped-def]
+    def _open_log(self) -> BinaryIO:
         base = self.config.log_path_base()
         stem = f"{self.config.name}-{time.strftime('%Y%m%d-%H%M%S')}"
         try:

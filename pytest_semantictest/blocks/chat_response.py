@@ -46,10 +46,11 @@ class ChatResponse(Block):
 
 def read_response(response: dict[str, Any]) -> dict[str, Any]:
     """The compliance view of one HTTP response (pure; see the module docstring)."""
-    status = response.get("status") if isinstance(response.get("status"), int) else 0
-    error = response.get("error") if isinstance(response.get("error"), str) else None
+    raw_status, raw_error, raw_body = response.get("status"), response.get("error"), response.get("body")
+    status = raw_status if isinstance(raw_status, int) else 0
+    error = raw_error if isinstance(raw_error, str) else None
     headers = {str(k).lower(): str(v) for k, v in (response.get("headers") or {}).items()}
-    body = response.get("body") if isinstance(response.get("body"), str) else ""
+    body = raw_body if isinstance(raw_body, str) else ""
     media = headers.get("content-type", "").split(";", 1)[0].strip().lower()
     out: dict[str, Any] = {"ok": status > 0 and error is None, "status": status}
     for key in ("client_disconnect", "follow_up"):  # set by ChatRequest when the client went away on purpose

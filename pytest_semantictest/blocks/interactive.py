@@ -60,7 +60,11 @@ class Terminal:
                 answer: str | None = line.rstrip("\n") if line else None
             except OSError:
                 answer = None
-            loop.call_soon_threadsafe(lambda: future.done() or future.set_result(answer))
+            def settle() -> None:  # the wait may have timed out (and cancelled the future) already
+                if not future.done():
+                    future.set_result(answer)
+
+            loop.call_soon_threadsafe(settle)
 
         threading.Thread(target=read, daemon=True, name="semantictest-terminal").start()
         try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ..checks.operators import OPERATORS, apply, validate_operand
@@ -16,7 +17,7 @@ class Loop(Block):
     input_keys = None  # its input passes through to its output, any keys
 
     @classmethod
-    def validate_config(cls, config: dict[str, Any]) -> list[tuple[str, str]]:
+    def validate_config(cls, config: Mapping[str, Any]) -> list[tuple[str, str]]:
         problems: list[tuple[str, str]] = []
         target = config.get("target")
         if target is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from .base import Block
@@ -14,7 +15,7 @@ class MockData(Block):
     input_keys = frozenset()  # MockData reads nothing: its value is config.data
 
     @classmethod
-    def validate_config(cls, config: dict[str, Any]) -> list[tuple[str, str]]:
+    def validate_config(cls, config: Mapping[str, Any]) -> list[tuple[str, str]]:
         if "data" not in config:
             return [("data", "MockData needs 'config.data': the value to put on the DataBus")]
         return []

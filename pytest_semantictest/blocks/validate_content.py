@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from ..checks.operators import compile_regex
@@ -25,7 +26,7 @@ class ValidateContent(Block):
     config_keys = frozenset({"contains", "notContains", "minLength", "maxLength", "matches", "matchFlags"})
 
     @classmethod
-    def validate_config(cls, config: dict[str, Any]) -> list[tuple[str, str]]:
+    def validate_config(cls, config: Mapping[str, Any]) -> list[tuple[str, str]]:
         problems = []
         for key in ("minLength", "maxLength"):
             v = config.get(key)

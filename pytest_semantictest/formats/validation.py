@@ -7,9 +7,10 @@ from types import UnionType
 from typing import Any, Union
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 from ..errors import Problem, clip, did_you_mean
-from .jsonsource import place
+from .source import place
 
 _TYPE_WORDS = {
     "string_type": "must be a string",
@@ -116,7 +117,7 @@ def problems_from(
 ) -> list[Problem]:
     """One problem per pydantic error, addressed by JSON path, with the source line."""
     problems: list[Problem] = []
-    unions: dict[tuple[str | int, ...], list[tuple[list[str | int], dict[str, Any]]]] = {}
+    unions: dict[tuple[str | int, ...], list[tuple[list[str | int], ErrorDetails]]] = {}
     for err in exc.errors(include_url=False):
         loc, union_at = _clean_loc(model, err["loc"])
         if union_at is not None:
