@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import run_pytest
+
 AGENT = Path(__file__).resolve().parents[1] / "agents" / "trace_agent.py"
 SCRIPT_AGENT = AGENT.with_name("script_agent.py")  # replies follow a "[plan ok quiet e500]" in the message
 
@@ -65,7 +67,7 @@ PASSING = """
 def test_passing_spec_node_ids_and_process_stopped(pytester: pytest.Pytester) -> None:
     port = free_port()
     pytester.makefile(".highbar.yaml", orders=spec(port, PASSING))
-    result = pytester.runpytest_subprocess("-v", "-p", "no:cacheprovider")
+    result = run_pytest(pytester, "-v", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=3)
     result.stdout.fnmatch_lines(["*orders.highbar.yaml::Orders::looks the order up PASSED*"])
     with socket.socket() as s:  # the agent was stopped: its port is free again
@@ -105,7 +107,7 @@ def test_failures_read_clearly_and_multi_turn_templates(pytester: pytest.Pyteste
               function_calls: [{name: cancel_order}]
 """
     pytester.makefile(".highbar.yaml", orders=spec(port, tests))
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rA")
+    result = run_pytest(pytester, "-p", "no:cacheprovider", "-rA")
     result.assert_outcomes(passed=1, failed=3)
     out = result.stdout.str()
     assert "'get_order' was called but did not match: params: expected {'order_id': '9999'}" in out
@@ -123,7 +125,7 @@ def test_unknown_tool_is_an_error_with_suggestion(pytester: pytest.Pytester) -> 
           forbid: [cancel_ordr]
 """
     pytester.makefile(".highbar.yaml", orders=spec(port, tests))
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result = run_pytest(pytester, "-p", "no:cacheprovider")
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*cannot see calls to 'cancel_ordr' (did you mean 'cancel_order'?): the agent records*"])
 
@@ -139,7 +141,7 @@ def test_runs_and_min_pass_report_k_of_n(pytester: pytest.Pytester) -> None:
           function_calls: [{name: get_order}]
 """
     pytester.makefile(".highbar.yaml", orders=spec(port, tests))
-    pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
+    run_pytest(pytester, "-p", "no:cacheprovider").assert_outcomes(passed=1)
 
 
 NODE = "orders.highbar.yaml::Orders::"
@@ -195,7 +197,7 @@ def test_min_pass_not_reached_fails_with_k_of_n_and_each_run(pytester: pytest.Py
           function_calls: [{name: get_order}]
 """
     text = pytester.makefile(".highbar.yaml", orders=spec(port, tests, agent=SCRIPT_AGENT)).read_text()
-    result = pytester.runpytest_subprocess("-v", "-p", "no:cacheprovider")
+    result = run_pytest(pytester, "-v", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, failed=2)
     result.stdout.fnmatch_lines([
         f"*{NODE}too few pass FAILED*",
@@ -248,7 +250,7 @@ def test_min_pass_reachable_only_with_errored_runs_is_an_error(pytester: pytest.
           function_calls: [{name: get_order}]
 """
     text = pytester.makefile(".highbar.yaml", orders=spec(port, tests, agent=SCRIPT_AGENT)).read_text()
-    result = pytester.runpytest_subprocess("-v", "-p", "no:cacheprovider")
+    result = run_pytest(pytester, "-v", "-p", "no:cacheprovider")
     result.assert_outcomes(errors=2)
     result.stdout.fnmatch_lines([
         f"*{NODE}errored runs could have passed ERROR*",
@@ -286,7 +288,7 @@ def test_spec_error_exit_2_before_agent_starts(pytester: pytest.Pytester) -> Non
           function_calls: []
 """
     pytester.makefile(".highbar.yaml", orders=spec(port, tests))
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result = run_pytest(pytester, "-p", "no:cacheprovider")
     assert result.ret == 2
     result.stdout.fnmatch_lines(["*suites[[]0].tests[[]0].expect: unknown key 'orderd' — did you mean 'ordered'?*"])
     assert not list(pytester.path.glob(".semantictest/logs/*.log"))  # no agent was started
@@ -296,7 +298,7 @@ def test_agent_start_failure_errors_every_test(pytester: pytest.Pytester) -> Non
     port = free_port()
     text = spec(port, PASSING).replace(f"--port {port}", f"--port {port} --exit-at-start")
     pytester.makefile(".highbar.yaml", orders=text)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result = run_pytest(pytester, "-p", "no:cacheprovider")
     result.assert_outcomes(errors=3)
     result.stdout.fnmatch_lines(["*the agent could not be used*"])
 
@@ -304,7 +306,7 @@ def test_agent_start_failure_errors_every_test(pytester: pytest.Pytester) -> Non
 def test_xdist_one_agent_for_all_workers(pytester: pytest.Pytester) -> None:
     port = free_port()
     pytester.makefile(".highbar.yaml", orders=spec(port, PASSING))
-    result = pytester.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider")
+    result = run_pytest(pytester, "-n", "2", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=3)
     logs = list(pytester.path.glob(".semantictest/logs/*.log"))
     assert len(logs) == 1, logs  # one agent process served both workers
@@ -331,7 +333,7 @@ def test_variations_from_highbar_cache_each_phrasing_judged(pytester: pytest.Pyt
     phrasings = ["Can you check order 1042?", "hello, any news?"]  # the second makes no call: fails
     key = cache_key("Where is order 1042?", 2)
     cache.write_text(json.dumps({key: {"trigger": "Where is order 1042?", "count": 2, "variations": phrasings}}))
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result = run_pytest(pytester, "-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*expected a call to 'get_order'*"])
 
@@ -386,7 +388,7 @@ def test_variations_generated_by_the_paraphraser_saved_then_read_back(
 
     with FakeOpenAI() as fake:
         fake.queue(Reply(content="Sure! Here they are:\n" + json.dumps(answer)))
-        first = pytester.runpytest_subprocess(f"--semantictest-llm-base-url={fake.url}", "-v", "-p", "no:cacheprovider")
+        first = run_pytest(pytester, f"--semantictest-llm-base-url={fake.url}", "-v", "-p", "no:cacheprovider")
         check_run(first)
         assert fake.count == 1  # one paraphraser call for the test, whatever its phrasings
         request = fake.requests[0]
@@ -408,7 +410,7 @@ def test_variations_generated_by_the_paraphraser_saved_then_read_back(
 
         # Second run: the phrasings come from .highbar/variations.json, even with the replay cache off.
         shutil.rmtree(pytester.path / ".semantictest" / "logs")
-        second = pytester.runpytest_subprocess(
+        second = run_pytest(pytester,
             f"--semantictest-llm-base-url={fake.url}", "--semantictest-llm-cache=off", "-v", "-p", "no:cacheprovider"
         )
         check_run(second)
@@ -418,7 +420,7 @@ def test_variations_generated_by_the_paraphraser_saved_then_read_back(
         # Replay mode (CI) answers from the replay cache and never writes highbar's cache.
         cache.unlink()
         shutil.rmtree(pytester.path / ".semantictest" / "logs")
-        third = pytester.runpytest_subprocess("--semantictest-llm-cache=replay", "-v", "-p", "no:cacheprovider")
+        third = run_pytest(pytester, "--semantictest-llm-cache=replay", "-v", "-p", "no:cacheprovider")
         check_run(third)
         assert "semantictest: 0 LLM calls, 1 cache hits" in third.stdout.str()
         assert fake.count == 1
@@ -437,7 +439,7 @@ def test_variations_without_cache_or_llm_is_an_error(pytester: pytest.Pytester, 
           function_calls: [{name: get_order}]
 """
     pytester.makefile(".highbar.yaml", orders=spec(port, tests))
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result = run_pytest(pytester, "-p", "no:cacheprovider")
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*no paraphrases of*no LLM is configured*"])
 
@@ -452,7 +454,7 @@ def test_late_tool_call_fails_the_test_it_was_tagged_with(pytester: pytest.Pytes
           function_calls: []
 """
     pytester.makefile(".highbar.yaml", orders=spec(port, tests).replace("settle_time: 0", "settle_time: 200"))
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result = run_pytest(pytester, "-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*get_order was recorded after the test's window closed (settle_time 200 ms): "
                                  "expected no function calls, but got: get_order*"])
@@ -475,7 +477,7 @@ def test_late_call_after_the_extra_settle_is_warned_about(pytester: pytest.Pytes
 """
     text = spec(port, tests, agent=fidelity).replace("settle_time: 0", "settle_time: 100")
     pytester.makefile(".highbar.yaml", orders=text)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result = run_pytest(pytester, "-p", "no:cacheprovider")
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(["*late tool call 'get_order' for test 'answers now, calls much later' arrived*"])
 
@@ -493,7 +495,7 @@ def test_guardrail_on_a_tool_never_declared_nor_seen_is_said_at_the_end(pytester
 """
     text = spec(port, tests, agent=fidelity).replace("--port", "--no-declare --port")
     pytester.makefile(".highbar.yaml", orders=text)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result = run_pytest(pytester, "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*the agent has not declared the tools it records*: delete_account, "
                                  "get_ordr (did you mean 'get_order'?)*"])
