@@ -357,7 +357,7 @@ def test_test_problems_are_that_tests_error_without_traceback(pytester: pytest.P
         data = json.loads(next(c for c in BAD if c.id == case_id).data())
         data["tests"].append({"id": "fine", "pipeline": [good], "assertions": {"m.a": 1}})
         (pytester.path / f"{case_id}.json").write_text(json.dumps(data, indent=1))
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rE")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-rE")
     output = result.stdout.str() + result.stderr.str()
     result.assert_outcomes(passed=len(TEST_ERRORS_THROUGH_PYTEST), errors=len(TEST_ERRORS_THROUGH_PYTEST))
     assert "Traceback" not in output and "errors during collection" not in output
@@ -365,7 +365,7 @@ def test_test_problems_are_that_tests_error_without_traceback(pytester: pytest.P
         fragment = next(c for c in BAD if c.id == case_id).fragments[1]
         assert fragment in output, f"{case_id}: {fragment!r} not in:\n{output[-3000:]}"
         result.stdout.fnmatch_lines([f"ERROR {case_id}.json::a*"])
-    collected = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--collect-only", "-q")
+    collected = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--collect-only", "-q")
     collected.stdout.fnmatch_lines([f"{TEST_ERRORS_THROUGH_PYTEST[0]}.json::a", f"{TEST_ERRORS_THROUGH_PYTEST[0]}.json::fine"])
 
 
@@ -373,6 +373,6 @@ def test_one_bad_file_does_not_hide_a_good_one(pytester: pytest.Pytester) -> Non
     (pytester.path / "bad.json").write_bytes(next(c for c in BAD if c.id == "unknown_block").data())
     good = {"tests": [{"id": "ok", "pipeline": [json.loads(MOCK)], "assertions": {"d.a": 1}}]}
     (pytester.path / "good.json").write_text(json.dumps(good))
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--continue-on-collection-errors")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--continue-on-collection-errors")
     result.assert_outcomes(passed=1, errors=1)
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
