@@ -39,7 +39,7 @@ def test_the_log_tail_of_an_agent_that_died_is_redacted(
                 expect:
                   response: {{contains: hello}}
         """))
-    result = run(pytester, "--junitxml=junit.xml")
+    result = run(pytester, "--junitxml=junit.xml", own_process=True)
     result.assert_outcomes(errors=1)
     console = result.stdout.str()
     result.stdout.fnmatch_lines(["*agent exited with code 3*"])

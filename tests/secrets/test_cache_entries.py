@@ -120,11 +120,11 @@ def test_swapping_two_entries_does_not_make_failing_tests_pass(
                                        judged("good", "Booked for 2 PM.", False)]}
     pytester.makefile(".json", swap=json.dumps(suite))
     args = ["-p", "no:cacheprovider", f"--semantictest-llm-base-url={fake_openai.url}"]
-    pytester.runpytest_subprocess(*args).assert_outcomes(failed=2)
+    pytester.runpytest_inprocess(*args).assert_outcomes(failed=2)
     files = sorted((pytester.path / ".semantictest" / "cache").rglob("*.json"))
     assert len(files) == 2
     swap(*files)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--semantictest-llm-cache=replay")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--semantictest-llm-cache=replay")
     result.assert_outcomes(errors=2)
     for path in files:
         result.stdout.fnmatch_lines([f"*replay cache entry {path} does not belong to this call*"])

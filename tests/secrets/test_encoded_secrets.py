@@ -153,7 +153,7 @@ def test_no_encoded_form_of_a_secret_reaches_any_output(
     yao_cases(pytester, backend.url)
     args = [f"--semantictest-llm-base-url={fake_openai.url}", "--html=report.html", "--self-contained-html",
             "--junitxml=junit.xml", "-rA", "-vv", "--semantictest-results=results.jsonl", *workers]
-    result = run(pytester, *args)
+    result = run(pytester, *args, own_process=True)
 
     result.assert_outcomes(failed=7)
     console = result.stdout.str() + result.stderr.str()

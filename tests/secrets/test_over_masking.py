@@ -43,7 +43,7 @@ def test_an_environment_url_used_by_highbar_is_not_masked_elsewhere(
         step("HttpRequest", "response", input={"url": "${env.EXAMPLE_AGENT_URL}/users/1", "method": "GET"}),
     ], "assertions": {"response.status": 200}}]}
     pytester.makefile(".json", users=json.dumps(suite))
-    result = run(pytester, "-p", "no:randomly", "--semantictest-results=results.jsonl")
+    result = run(pytester, "-p", "no:randomly", "--semantictest-results=results.jsonl", own_process=True)
     result.assert_outcomes(failed=2)
     console = result.stdout.str()
     assert "***/users/1" not in console and "***/mirror" not in console

@@ -54,7 +54,7 @@ def test_a_placeholder_sent_as_authorization_is_masked_where_it_is_echoed(
     monkeypatch.setenv("SESSION_VALUE", SESSION_VALUE)  # a plain name: a secret only by where it goes
     pytester.makefile(".md", destination=textwrap.dedent(SPEC))
     result = run(pytester, f"--semantictest-compliance-base-url={backend.url}/v1", "--junitxml=junit.xml",
-                 "--semantictest-results=results.jsonl")
+                 "--semantictest-results=results.jsonl", own_process=True)
     result.assert_outcomes(failed=1)
     console = result.stdout.str()
     assert '\\"authorization\\": \\"Bearer ***\\"' in console  # the echo, inside the reply's JSON
