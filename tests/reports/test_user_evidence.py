@@ -122,3 +122,37 @@ def test_the_report_layer_names_no_block() -> None:
         named = [name for name in _BUILTIN if f'"{name}"' in text]
         assert not named, f"{path.name} names blocks {named}"
         assert "step.block ==" not in text and "step.block in" not in text and "step.block not in" not in text, path.name
+
+
+def test_steps_running_at_once_keep_their_own_evidence() -> None:
+    """Concurrent steps (``concurrent = True``) emit into their own step's trace, and what a block
+    emits comes before what its ``evidence_of`` reads from the finished step."""
+    import asyncio
+
+    from pytest_semantictest import Block, register_block
+    from pytest_semantictest.api import run_suite
+    from pytest_semantictest.evidence import Note
+
+    @register_block
+    class EvidenceProbe(Block):
+        name = "EvidenceProbe"
+        config_keys = None
+        concurrent = True
+
+        async def process(self, inputs: dict[str, object], ctx: object) -> dict[str, object]:
+            me = str(self.config["me"])
+            ctx.evidence(Note("before", {"me": me}))  # type: ignore[attr-defined]
+            await asyncio.sleep(0.05 if me == "a" else 0.01)  # b finishes first, while a still runs
+            ctx.evidence(Note("after", {"me": me}))  # type: ignore[attr-defined]
+            return {"me": me}
+
+        @classmethod
+        def evidence_of(cls, trace: object) -> list[object]:
+            return [Note("read", {"me": trace.output["me"]})]  # type: ignore[attr-defined]
+
+    steps = [{"id": me, "block": "EvidenceProbe", "config": {"me": me}, "output": me} for me in ("a", "b")]
+    verdict = run_suite({"name": "probe", "tests": [{"id": "t", "pipeline": steps, "assertions": {}}]}).verdict
+    assert verdict.passed
+    for trace in verdict.trace:
+        assert [(n.title, n.fields["me"]) for n in trace.evidence] == [
+            ("before", trace.step.id), ("after", trace.step.id), ("read", trace.step.id)]
