@@ -83,10 +83,15 @@ def highbar_command(highbar: str, spec: Path) -> list[str]:
     return [highbar, "run", str(spec), *(["--runs", str(runs)] if runs else [])]
 
 
-def pytest_command(spec: Path, junit: Path) -> list[str]:
+def pytest_args(spec: Path, junit: Path) -> list[str]:
+    """pytest's arguments for one spec (the test suite runs them in-process, ``run_ours`` in a subprocess)."""
     runs = RUNS.get(spec.name)
-    return [sys.executable, "-m", "pytest", str(spec), "-p", "no:cacheprovider", "-q", f"--junitxml={junit}",
+    return [str(spec), "-p", "no:cacheprovider", "-q", f"--junitxml={junit}",
             *(["--semantictest-runs", str(runs)] if runs else [])]
+
+
+def pytest_command(spec: Path, junit: Path) -> list[str]:
+    return [sys.executable, "-m", "pytest", *pytest_args(spec, junit)]
 
 
 def run_highbar(highbar: str, spec: Path) -> tuple[int, dict[str, str], str]:

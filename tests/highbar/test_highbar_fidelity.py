@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -29,10 +30,27 @@ def test_every_spec_has_recorded_verdicts() -> None:
         assert entry["verdicts"], f"{spec.name}: nothing recorded"
 
 
+def run_ours(spec: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> tuple[int, dict[str, str], str]:
+    """``harness.run_ours`` in-process: the same copy, ini, environment and arguments."""
+    copy = pytester.path / spec.name
+    shutil.copy(spec, copy)
+    pytester.makeini("[pytest]\n")
+    junit = pytester.path / "junit.xml"
+    with harness.environment(spec, pytester.path) as env:
+        for name in ("PYTEST_ADDOPTS", "HIGHBAR_TRACES_URL"):
+            monkeypatch.delenv(name, raising=False)
+        for name, value in env.items():
+            if os.environ.get(name) != value:
+                monkeypatch.setenv(name, value)
+        result = pytester.runpytest_inprocess(*harness.pytest_args(copy, junit))
+    verdicts = harness.parse_junit(junit) if junit.exists() else {}
+    return result.ret, verdicts, result.stdout.str() + result.stderr.str()
+
+
 @pytest.mark.parametrize("spec", SPECS, ids=[spec.name.split(".")[0] for spec in SPECS])
-def test_same_verdicts_as_highbar(spec: Path) -> None:
+def test_same_verdicts_as_highbar(spec: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     recorded = RECORDED["specs"][spec.name]
-    code, verdicts, out = harness.run_ours(spec)
+    code, verdicts, out = run_ours(spec, pytester, monkeypatch)
     assert "Traceback" not in out, out
     assert verdicts == recorded["verdicts"], out[-3000:]
     assert code == recorded["exit"], out[-3000:]
