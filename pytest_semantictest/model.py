@@ -182,6 +182,9 @@ class Verdict:
     phrasings: list[Verdict] = field(default_factory=list)
     judgements: list[dict[str, Any]] = field(default_factory=list)
     """Judged checks' verdicts (:attr:`CheckResult.judgement`), passed ones too."""
+    planned_runs: int = 0
+    """The runs a repeated case was to make: more than ``len(runs)`` when it stopped once its outcome
+    was decided (``--semantictest-all-runs`` makes them all)."""
     evidence: list[Any] = field(default_factory=list)
     """Checks' evidence records (judged items first), passed ones too; steps' are on their trace."""
 

@@ -126,6 +126,7 @@ def settings(config: pytest.Config) -> Settings:
         max_loop_iterations=value(config, "max-loop"),
         trace_value_chars=value(config, "trace-chars"),
         require_judge=bool(value(config, "require-judge")),
+        all_runs=bool(value(config, "all-runs")),
     )
 
 

@@ -20,6 +20,8 @@ class Settings:
     max_loop_iterations: int = 100
     trace_value_chars: int = 2000
     require_judge: bool = False
+    all_runs: bool = False
+    """A repeated case makes all its runs (else it stops once its outcome is decided)."""
 
 
 @dataclass

@@ -3,12 +3,16 @@
 Runs and phrasings overlap (bounded by ``--semantictest-concurrency``) only when the first one's
 trace records could all be attributed to their execution (:func:`.batching.runs_may_overlap`);
 otherwise they go one after another, as highbar runs them: concurrency never changes a verdict.
+
+A phrasing's runs stop once its outcome is decided (:func:`decided`: with ``runs: 10, min_pass: 8``,
+8 passed or 3 failed), the runs still in flight are cancelled; ``--semantictest-all-runs`` makes
+them all (flakiness measurement). The verdict's ``planned_runs`` says how many were planned.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from ..model import Case, Outcome, Verdict
@@ -30,12 +34,17 @@ async def _run_phrasing(
         verdict = await one(0)
         verdict.label = label
         return verdict
+    total, required = case.repetition.runs, case.repetition.required
+    every = session.settings.all_runs
     runs = [await one(0)]  # concurrency must never change a verdict: overlap only runs whose records are tagged
     if runs_may_overlap(runs[0]):
-        runs += await asyncio.gather(*(one(i) for i in range(1, case.repetition.runs)))
+        runs += await _overlapping(one, runs, total, required, every)
     else:
-        runs += [await one(i) for i in range(1, case.repetition.runs)]
-    outcome = aggregate(runs, case.repetition.required)
+        for i in range(1, total):
+            if not every and decided(runs, total, required):
+                break
+            runs.append(await one(i))
+    outcome = aggregate(runs, required)
     first_bad = next((r for r in runs if r.outcome is outcome and outcome is not Outcome.PASSED), None)
     first_bad = first_bad or next((r for r in runs if r.outcome is not Outcome.PASSED), runs[0])
     return Verdict(
@@ -48,7 +57,49 @@ async def _run_phrasing(
         runs=runs,
         bus=first_bad.bus,
         label=label,
+        planned_runs=total,
     )
+
+
+async def _overlapping(
+    one: Callable[[int], Awaitable[Verdict]], first: list[Verdict], total: int, required: int, every: bool,
+) -> list[Verdict]:
+    """Runs 1.. at once (bounded by ``one``'s semaphore), in run order; the ones not finished are
+    cancelled once the outcome is decided (unless ``every``)."""
+    pending = {asyncio.ensure_future(one(i)): i for i in range(1, total)}
+    finished: dict[int, Verdict] = {}
+    try:
+        while pending and (every or not decided([*first, *finished.values()], total, required)):
+            done, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                finished[pending.pop(task)] = task.result()
+    finally:
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
+    return [finished[i] for i in sorted(finished)]
+
+
+def decided(runs: Sequence[Verdict], total: int, required: int) -> bool:
+    """Whether the runs still to make cannot change :func:`.runner.aggregate`'s outcome: with
+    ``runs: 10, min_pass: 8``, once 8 passed or 3 failed (an error still counts towards ERROR)."""
+    left = total - len(runs)
+    if left <= 0:
+        return True
+    passed = sum(1 for r in runs if r.outcome is Outcome.PASSED)
+    errored = sum(1 for r in runs if r.outcome is Outcome.ERROR)
+    possible = set()
+    if passed + left >= required:
+        possible.add(Outcome.PASSED)
+    if passed < required:
+        if all(r.outcome is Outcome.SKIPPED for r in runs):
+            possible.add(Outcome.SKIPPED)
+        if passed + errored + left >= required:
+            possible.add(Outcome.ERROR)
+        if passed + errored < required:
+            possible.add(Outcome.FAILED)
+    return len(possible) == 1
 
 
 def _merged_errors(runs: Sequence[Verdict]) -> str:
@@ -97,4 +148,5 @@ async def run_repeated(
         runs=[r for v in verdicts for r in (v.runs or [v])],
         bus=worst.bus,
         phrasings=verdicts,
+        planned_runs=sum(v.planned_runs or len(v.runs or [v]) for v in verdicts),
     )

@@ -92,7 +92,9 @@ def render_verdict(title: str, verdict: Verdict, redactor: Redactor, differ: Dif
     if verdict.runs:
         counts = [r.outcome.value for r in verdict.runs]
         passed = counts.count("passed")
-        lines.append(f"runs: {passed}/{len(counts)} passed ({', '.join(counts)})")
+        stopped = f"; stopped after {len(counts)} of {verdict.planned_runs} runs, the outcome was decided" \
+            if verdict.planned_runs > len(counts) else ""
+        lines.append(f"runs: {passed}/{len(counts)} passed ({', '.join(counts)}){stopped}")
     return "\n".join(lines)
 
 

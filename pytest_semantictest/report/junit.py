@@ -63,6 +63,8 @@ def properties(fmt: str, verdict: Verdict | None, required: int | None, usage: M
         if required is not None:
             props.append(("min_pass", required))
         props.append(("run_outcomes", ",".join(r.outcome.value for _, r in runs)))
+    if verdict.planned_runs > len(verdict.runs):  # stopped once the outcome was decided
+        props.append(("runs_planned", verdict.planned_runs))
     judged = deciding_judgement(verdict)
     if judged is not None:
         for key, value in (("score", judged.score), ("threshold", judged.threshold)):

@@ -152,7 +152,8 @@ def report_suite(url: str, judge: bool = False) -> dict[str, Any]:
 
 def write_suite(pytester: pytest.Pytester, suite: dict[str, Any], name: str = "reports") -> None:
     pytester.makefile(".json", **{name: json.dumps(suite, indent=2)})
-    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    # all runs: the reports show the flaky test's 3 runs (else it may stop once 2 passed)
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\nsemantictest_all_runs = true\n")
 
 
 def run(pytester: pytest.Pytester, *args: str, own_process: bool = False) -> pytest.RunResult:
