@@ -45,7 +45,8 @@ class ParsedStream:
 
 @dataclass(slots=True)
 class ToolCall:
-    """One tool call an agent made: name, arguments, and its result or error if known."""
+    """One tool call an agent made: name, arguments, and its result or error if known
+    (:func:`tool_call` reads it from any shape agents write)."""
 
     name: Any
     arguments: Any = None
