@@ -77,7 +77,8 @@ def test_history_options_and_attachments_reach_the_agent(pytester: pytest.Pytest
             {"role": "user", "content": "what did I say first?"}],
          "assertions": [{"type": "contains", "value": "my name is Ada"}]},
     )
-    run(pytester, chat_agent, None).assert_outcomes(passed=2)
+    # one test after another: what follows reads the requests in the order the agent got them
+    run(pytester, chat_agent, None, "--semantictest-item-concurrency=1").assert_outcomes(passed=2)
     first, second, third, history = (r["body"] for r in chat_agent.requests)
     assert first == {"model": "agent-v2", "metadata": {"scenario": "memory", "tier": "gold", "turn": 1},
                      "messages": [{"role": "user", "content": "hello there"}]}
