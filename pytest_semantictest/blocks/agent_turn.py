@@ -24,7 +24,7 @@ _SEGMENT = re.compile(r"(\w+)((?:\[\d+\])*)")
 _CALL_FIELDS = ("args", "context", "ended_at", "error", "fn", "result", "started_at")
 
 
-class _Call(dict):  # type: ignore[type-arg]
+class _Call(dict[str, Any]):
     """A recorded call inside a template's path: only its fields can be read."""
 
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
-    from ..engine.context import RunContext
+    from ..engine.runner import StepContext
     from ..model import StepTrace
 
 
@@ -56,8 +56,11 @@ class Block:
         """Return ``(key, message)`` problems of an object ``input`` as written (at collection)."""
         return []
 
-    async def process(self, inputs: dict[str, Any], ctx: RunContext) -> Any:
+    async def process(self, inputs: dict[str, Any], ctx: StepContext) -> Any:
         """Do the block's work and return its output (usually a dict of fields).
+
+        ``ctx`` is the step's context: ``ctx.http`` (the session's ``httpx.AsyncClient``),
+        ``ctx.bus`` (this test's DataBus), ``ctx.evidence(record)``, ``ctx.session`` (the run's context).
 
         Raise :class:`BlockError` for an expected failure.
         """

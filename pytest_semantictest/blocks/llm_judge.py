@@ -40,7 +40,7 @@ class LLMJudge(Block):
     concurrent: ClassVar[bool] = True  # independent judge steps of one pipeline run at the same time
 
     @classmethod
-    def validate_config(cls, config: dict[str, Any]) -> list[tuple[str, str]]:
+    def validate_config(cls, config: Mapping[str, Any]) -> list[tuple[str, str]]:
         problems = []
         criteria = config.get("criteria")
         if criteria is not None and not _templated(criteria):

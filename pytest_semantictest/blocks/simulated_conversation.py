@@ -30,7 +30,7 @@ import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from pydantic import AliasChoices, Field
 
@@ -145,7 +145,7 @@ class _Run:
             out["session"] = self.session
         return out
 
-    def raise_(self, kind: type[Exception], message: str) -> None:
+    def raise_(self, kind: type[Exception], message: str) -> NoReturn:
         self.status, self.reason = "error", message
         exc = kind(message)
         exc.output = self.output()  # type: ignore[attr-defined]

@@ -11,7 +11,7 @@ from ..model import StepTrace
 from .base import Block, BlockError
 
 if TYPE_CHECKING:
-    from ..engine.context import RunContext
+    from ..engine.runner import StepContext
 
 _NOT_CALLS = frozenset({"text", "thinking", "redacted_thinking", "image", "document",
                         "tool_result", "reasoning", "message"})
@@ -189,7 +189,7 @@ class ValidateTools(Block):
                                  "{tool name: {argument: expected value}}"))
         return problems
 
-    async def process(self, inputs: dict[str, Any], ctx: RunContext | None) -> dict[str, Any]:
+    async def process(self, inputs: dict[str, Any], ctx: StepContext | None) -> dict[str, Any]:
         """Run every configured check; ``score`` is the fraction of checks passed."""
         raw = inputs.get("toolCalls")
         if raw is None:

@@ -118,7 +118,8 @@ class LLMClient:
                 parsed = parse(content)
             except ValueError as exc:
                 self.cache.forget(key)
-                return self.cache.corrupt(self.cache.path(role, key), f"not a usable answer ({_clip(exc)})")
+                self.cache.corrupt(self.cache.path(role, key), f"not a usable answer ({_clip(exc)})")
+                return None
         except LLMError:
             self.usage.errors += 1
             raise

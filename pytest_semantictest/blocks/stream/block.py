@@ -11,7 +11,7 @@ from ..base import Block, BlockError
 from .formats import DEFAULT_FORMAT, get_format, known_formats, unknown_format_message
 
 if TYPE_CHECKING:
-    from ...engine.context import RunContext
+    from ...engine.runner import StepContext
 
 
 def _is_template(value: Any) -> bool:
@@ -91,7 +91,7 @@ class StreamParser(Block):
             raise BlockError(f"StreamParser format must be a string, got {type(fmt).__name__}")
         return fmt
 
-    async def process(self, inputs: dict[str, Any], ctx: RunContext | None) -> dict[str, Any]:
+    async def process(self, inputs: dict[str, Any], ctx: StepContext | None) -> dict[str, Any]:
         """Parse ``inputs["body"]`` with the configured format."""
         fmt = self._format(inputs)
         try:

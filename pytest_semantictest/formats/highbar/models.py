@@ -103,6 +103,10 @@ class Session(_Model):
     teardown: str | PythonHook | None = None
 
 
+def _default_correlate() -> dict[str, str | int | float]:
+    return {"test": "{{test.id}}"}
+
+
 class Agent(_Model):
     endpoint: str
     start: str | None = None
@@ -114,7 +118,7 @@ class Agent(_Model):
     response: str | None = Field(default=None, description="dotted path to the reply text")
     traces: str | None = Field(default=None, description="attach mode: the trace file the agent writes")
     session: Session | None = None
-    correlate: dict[str, str | int | float] = Field(default_factory=lambda: {"test": "{{test.id}}"})
+    correlate: dict[str, str | int | float] = Field(default_factory=_default_correlate)
     calls_from: Literal["traces", "reply"] = Field(
         default="traces", description="extension: where tool calls are read from"
     )
