@@ -4,11 +4,11 @@ only ``https://jsonplaceholder.typicode.com`` -> ``${env.BASE_URL}``: they use a
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "examples" / "agents"))
@@ -19,19 +19,21 @@ import docs_server  # noqa: E402
 FILES = ["conditions-example.json", "mock-ai-validation.json", "simple-api-test.json", "validation-test.json"]
 
 
-def test_the_reference_runners_examples_run_as_published(tmp_path: Path) -> None:
+def test_the_reference_runners_examples_run_as_published(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert sorted(p.name for p in (HERE / "upstream").glob("*.json")) == FILES
     for name in FILES:
-        shutil.copy(HERE / "upstream" / name, tmp_path / name)
+        shutil.copy(HERE / "upstream" / name, pytester.path / name)
     server, base = docs_server.start()
-    env = {**os.environ, **docs_server.environment(base)}
+    for name, value in docs_server.environment(base).items():
+        monkeypatch.setenv(name, value)
     try:
-        done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA"], cwd=tmp_path,
-                              env=env, capture_output=True, text=True, timeout=120)
+        done = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-rA")
     finally:
         server.shutdown()
-    out = done.stdout
-    assert done.returncode == 0, out[-4000:]
+    out = done.stdout.str()
+    assert done.ret == 0, out[-4000:]
     assert "10 passed" in out.splitlines()[-1], out[-2000:]
     for test in ("conditions-example.json::test-all-assertion-operators", "simple-api-test.json::simple-api-test"):
         assert f"PASSED {test}" in out
