@@ -147,7 +147,7 @@ def load_callable(ref: str, base_dir: Path | None = None) -> Callable[..., Any]:
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module
         spec.loader.exec_module(module)
-    function = getattr(module, name, None)
+    function: Callable[..., Any] | None = getattr(module, name, None)
     if not callable(function):
         raise ImportError(f"module '{module_name}' has no function '{name}'")
     _SCRIPTS[key] = function

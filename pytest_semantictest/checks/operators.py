@@ -19,7 +19,7 @@ def _is_number(v: Any) -> bool:
 def strict_equal(a: Any, b: Any) -> bool:
     """Deep equality without type coercion: 200 != "200", 1 == 1.0, True != 1."""
     if _is_number(a) and _is_number(b):
-        return a == b
+        return bool(a == b)
     if type(a) is not type(b) and not (isinstance(a, dict) and isinstance(b, dict)):
         if not (isinstance(a, (list, tuple)) and isinstance(b, (list, tuple))):
             return False

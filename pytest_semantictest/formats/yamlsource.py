@@ -120,8 +120,9 @@ def _syntax_error(exc: yaml.MarkedYAMLError, text: str) -> YamlError:
 
 def _char_at(text: str, mark: Any) -> str | None:
     lines = text.split("\n")
-    if 0 <= mark.line < len(lines) and 0 <= mark.column < len(lines[mark.line]):
-        return lines[mark.line][mark.column]
+    row, column = int(mark.line), int(mark.column)  # a yaml Mark
+    if 0 <= row < len(lines) and 0 <= column < len(lines[row]):
+        return lines[row][column]
     return None
 
 

@@ -119,8 +119,9 @@ class Setup(BaseModel):
 
 def tool_name(definition: dict[str, Any]) -> str:
     function = definition.get("function")
-    if isinstance(function, dict) and isinstance(function.get("name"), str):
-        return function["name"]
+    name = function.get("name") if isinstance(function, dict) else None
+    if isinstance(name, str):
+        return name
     return str(definition.get("name", ""))
 
 

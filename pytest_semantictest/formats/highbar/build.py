@@ -12,7 +12,7 @@ from typing import Any
 
 from ...checks.regex import user_regex
 from ...report.redact import MIN_SECRET_LENGTH
-from ..jsonsource import place as _place
+from ..source import place as _place
 from ..yamlsource import YamlSource
 from . import models
 from .models import MATCHER_KEYS, REGEX_KEYS

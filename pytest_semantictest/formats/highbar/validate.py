@@ -24,7 +24,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ...errors import SpecError, clip
-from ..jsonsource import place as _place
+from ..source import place as _place
 from ..semantictest.models import MAX_RUNS
 from ..validation import problems_from
 from ..yamlsource import YamlError, YamlSource, load_yaml

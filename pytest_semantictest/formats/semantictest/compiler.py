@@ -22,7 +22,8 @@ from ...engine.inputs import is_from_as, output_slots
 from ...engine.resolve import references
 from ...errors import Problem, clip, did_you_mean
 from ...model import Case, Repetition, Step, Suite
-from ..jsonsource import JsonSource, place
+from ..jsonsource import JsonSource
+from ..source import place
 from ..validation import check_node_id, problems_from
 from .models import StepSpec, SuiteShape, TestSpec
 from .operator_names import operator_hint, suggest_operator

@@ -10,7 +10,8 @@ from pydantic import ValidationError
 
 from ...errors import Problem, SpecError, clip, did_you_mean
 from ...model import Suite
-from ..jsonsource import JsonError, JsonSource, load_json, place
+from ..jsonsource import JsonError, JsonSource, load_json
+from ..source import place
 from ..validation import problems_from
 from .compiler import FORMAT, SuiteCompiler, default_id
 from .models import SuiteShape

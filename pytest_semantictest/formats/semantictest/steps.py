@@ -9,7 +9,8 @@ from ...blocks.registry import get_block, known_blocks
 from ...engine.databus import split_path
 from ...errors import clip, did_you_mean
 from ...model import Step
-from ..jsonsource import JsonSource, place
+from ..jsonsource import JsonSource
+from ..source import place
 from .models import StepSpec
 
 Loc = tuple[str | int, ...]
