@@ -457,3 +457,15 @@ def test_openai_arguments_survive_any_fragmentation(args: dict[str, Any], data: 
     pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
     body = tc(0, "", "call_1", "f") + "".join(tc(0, p) for p in pieces) + "data: [DONE]\n\n"
     assert parse_openai(body)["toolCalls"] == [{"id": "call_1", "name": "f", "args": args}]
+
+
+def test_without_a_format_a_plain_openai_or_vercel_stream_is_read_as_one() -> None:
+    """The docs' examples parse such streams without naming a format, then check the tool calls."""
+    openai = oai({"tool_calls": [{"index": 0, "id": "c1", "function": {"name": "lookup", "arguments": "{}"}}]})
+    out = run(openai)
+    assert out["metadata"]["format"] == "sse-openai"
+    assert [c["name"] for c in out["toolCalls"]] == ["lookup"]
+    vercel = '0:"Hel"\n0:"lo"\nd:{"finishReason":"stop"}\n'
+    assert run(vercel)["metadata"]["format"] == "sse-vercel"
+    assert run(vercel)["text"] == "Hello"
+    assert run("data: {\"other\": 1}\n\n")["metadata"]["format"] == "text"

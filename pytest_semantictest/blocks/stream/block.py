@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ...evidence import ParsedStream, ToolCalls, tool_call
 from ...model import StepTrace
 from ..base import Block, BlockError
-from .formats import DEFAULT_FORMAT, get_format, known_formats, unknown_format_message
+from .formats import get_format, known_formats, sniff_format, unknown_format_message
 
 if TYPE_CHECKING:
     from ...engine.runner import StepContext
@@ -54,8 +54,9 @@ def _shape(fmt: str, result: Any) -> dict[str, Any]:
 class StreamParser(Block):
     """Parse a streamed AI response (SSE) into text, tool calls, chunks and metadata.
 
-    Config ``format``: ``sse-openai``, ``sse-vercel``, ``sse``, ``text`` (default) or a
-    registered custom format. A malformed stream is not an error: the result carries
+    Config ``format``: ``sse-openai``, ``sse-vercel``, ``sse``, ``text`` or a registered custom
+    format; without one, a body that is plainly an OpenAI or Vercel stream is read as one, any
+    other body as ``text`` (the documented default). A malformed stream is not an error: the result carries
     ``metadata.error`` instead.
     """
 
@@ -81,23 +82,18 @@ class StreamParser(Block):
             return [("format", unknown_format_message(fmt))]
         return []
 
-    def _format(self, inputs: Mapping[str, Any]) -> str:
+    def _format(self, inputs: Mapping[str, Any], body: str) -> str:
         fmt = self.config.get("format")
         if fmt is None:
             fmt = inputs.get("format")
-        if fmt is None:
-            return DEFAULT_FORMAT
+        if fmt is None:  # none named: an OpenAI or Vercel stream is read as one, anything else as text
+            return sniff_format(body)
         if not isinstance(fmt, str):
             raise BlockError(f"StreamParser format must be a string, got {type(fmt).__name__}")
         return fmt
 
     async def process(self, inputs: dict[str, Any], ctx: StepContext | None) -> dict[str, Any]:
         """Parse ``inputs["body"]`` with the configured format."""
-        fmt = self._format(inputs)
-        try:
-            parser = get_format(fmt)
-        except KeyError:
-            raise BlockError(unknown_format_message(fmt)) from None
         body = inputs.get("body")
         if isinstance(body, (bytes, bytearray)):
             body = bytes(body).decode("utf-8", errors="replace")
@@ -107,6 +103,11 @@ class StreamParser(Block):
                 "StreamParser needs input 'body' (the raw stream text, e.g. "
                 f"\"${{response.body}}\"); got {got}"
             )
+        fmt = self._format(inputs, body)
+        try:
+            parser = get_format(fmt)
+        except KeyError:
+            raise BlockError(unknown_format_message(fmt)) from None
         try:
             result = parser(body)
         except Exception as exc:  # a parser bug or a custom parser failing: data, not a crash

@@ -35,6 +35,30 @@ def parse_text(body: str) -> dict[str, Any]:
     }
 
 
+_VERCEL_TYPES = ("text-delta", "text-start", "tool-call", "tool-input-", "tool-result", "start-step", "finish")
+_SNIFF_LINES = 20
+
+
+def sniff_format(body: str) -> str:
+    """The format of a body whose step names none: ``sse-openai`` or ``sse-vercel`` when its first
+    events are plainly one of them (the docs' examples parse such streams without naming the format),
+    else the documented default ``text``. Only the first few lines are read."""
+    for line in body.lstrip("\ufeff").splitlines()[:_SNIFF_LINES]:
+        line = line.strip()
+        payload = line[5:].lstrip() if line.startswith("data:") else None
+        if payload is None:
+            if len(line) > 2 and line[1] == ":" and line[0] in "0239adef" and line[2] in "\"{[":
+                return "sse-vercel"  # the AI SDK data-stream protocol: 0:"text", 9:{tool call}, d:{finish}
+            continue
+        if payload.startswith("{"):
+            head = payload[:200]
+            if '"choices"' in head or '"chat.completion.chunk"' in head:
+                return "sse-openai"
+            if '"type"' in head and any(f'"{t}' in head for t in _VERCEL_TYPES):
+                return "sse-vercel"
+    return DEFAULT_FORMAT
+
+
 _FORMATS: dict[str, FormatFn] = {
     "sse-openai": parse_openai,
     "sse-vercel": parse_vercel,
