@@ -3,5 +3,3 @@
 from __future__ import annotations
 
 from tests.reports.conftest import backend, fake_openai  # noqa: F401  (fixtures)
-
-pytest_plugins = ["pytester"]
