@@ -1,0 +1,88 @@
+"""Look-ahead execution (issue 13): items run at once, report in pytest's order, stop as pytest stops."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from tests.concurrency.conftest import outcomes, sleeping, stats, write
+from tests.helpers import run_pytest
+
+ONE_BY_ONE = "--semantictest-item-concurrency=1"
+
+
+def test_items_run_at_once_and_report_in_order(pytester: pytest.Pytester, latency: str) -> None:
+    """Later items answer first, yet every report comes in collection order, as one by one."""
+    tests = [sleeping(latency, f"t{i}", 0.8 - i * 0.1, status=200 if i != 3 else 201) for i in range(8)]
+    write(pytester, "order", tests)
+    start = time.perf_counter()
+    fast = run_pytest(pytester, "-v", "-p", "no:cacheprovider")
+    elapsed = time.perf_counter() - start
+    fast.assert_outcomes(passed=7, failed=1)
+    assert stats(latency)["max_in_flight"] >= 4
+    assert elapsed < 3.5  # 8 items of 0.1-0.8 s; one by one they take 3.6 s
+    httpx_reset(latency)
+    slow = run_pytest(pytester, "-v", "-p", "no:cacheprovider", ONE_BY_ONE)
+    slow.assert_outcomes(passed=7, failed=1)
+    assert stats(latency)["max_in_flight"] == 1
+    assert outcomes(fast) == outcomes(slow)
+    assert [nodeid for nodeid, _ in outcomes(fast)] == [f"order.json::t{i}" for i in range(8)]
+
+
+def httpx_reset(base: str) -> None:
+    import httpx
+
+    httpx.post(f"{base}/reset", timeout=5, trust_env=False)
+
+
+def test_exitfirst_reports_nothing_past_the_failure(pytester: pytest.Pytester, latency: str) -> None:
+    """-x: the items after the first failure were running ahead; they are cancelled, not reported."""
+    tests = [sleeping(latency, f"t{i}", 0.3 if i != 2 else 0.1, status=200 if i != 2 else 500) for i in range(10)]
+    write(pytester, "stop", tests)
+    for extra in ((), (ONE_BY_ONE,)):
+        result = run_pytest(pytester, "-v", "-x", "-p", "no:cacheprovider", *extra)
+        result.assert_outcomes(passed=2, failed=1)
+        assert [n for n, _ in outcomes(result)] == ["stop.json::t0", "stop.json::t1", "stop.json::t2"]
+        assert "stop.json::t3" not in result.stdout.str()
+    deadline = time.monotonic() + 5
+    while stats(latency)["in_flight"] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert stats(latency)["in_flight"] == 0
+
+
+def test_maxfail_and_deselection_as_one_by_one(pytester: pytest.Pytester, latency: str) -> None:
+    tests = [sleeping(latency, f"t{i}", 0.1, status=200 if i % 3 else 500) for i in range(9)]
+    write(pytester, "many", tests)
+    for args in (("--maxfail=2",), ("-k", "not t3 and not t6"), ("--lf",)):
+        fast = run_pytest(pytester, "-v", *args)
+        slow = run_pytest(pytester, "-v", *args, ONE_BY_ONE)
+        assert outcomes(fast) == outcomes(slow), args
+        assert outcomes(fast)
+
+
+def test_a_failing_setup_errors_every_test_of_its_file_only(pytester: pytest.Pytester, latency: str) -> None:
+    broken = [sleeping(latency, f"b{i}", 0.1) for i in range(3)]
+    write(pytester, "a_broken", broken, setup=[{"block": "HttpRequest", "output": "s", "id": "login",
+                                               "input": {"url": "http://127.0.0.1:9/unreachable"}}])
+    write(pytester, "b_fine", [sleeping(latency, f"f{i}", 0.1) for i in range(3)])
+    fast = run_pytest(pytester, "-v", "-p", "no:cacheprovider")
+    fast.assert_outcomes(passed=3, errors=3)
+    slow = run_pytest(pytester, "-v", "-p", "no:cacheprovider", ONE_BY_ONE)
+    assert outcomes(fast) == outcomes(slow)
+    assert "setup step 'login'" in fast.stdout.str()
+
+
+def test_setup_and_teardown_files_are_not_crossed(pytester: pytest.Pytester, latency: str) -> None:
+    """A file with setup/teardown steps: nothing of the next file runs before its teardown, nothing of it
+    before its setup (the server sees the order one by one would give at those boundaries)."""
+    write(pytester, "a_plain", [sleeping(latency, f"a{i}", 0.2) for i in range(3)])
+    write(pytester, "b_setup", [sleeping(latency, f"b{i}", 0.2) for i in range(3)],
+          setup=[{"block": "HttpRequest", "output": "s", "input": {"url": f"{latency}/sleep?s=0.1&id=b-setup"}}],
+          teardown=[{"block": "HttpRequest", "output": "t", "input": {"url": f"{latency}/sleep?s=0.1&id=b-teardown"}}])
+    write(pytester, "c_plain", [sleeping(latency, f"c{i}", 0.2) for i in range(3)])
+    run_pytest(pytester, "-p", "no:cacheprovider").assert_outcomes(passed=9)
+    order = stats(latency)["order"]
+    assert set(order[:3]) == {"a0", "a1", "a2"} and order[3] == "b-setup"
+    assert set(order[4:7]) == {"b0", "b1", "b2"} and order[7] == "b-teardown"
+    assert set(order[8:]) == {"c0", "c1", "c2"}

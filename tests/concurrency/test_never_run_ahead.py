@@ -1,0 +1,108 @@
+"""What is never run ahead (docs/concurrency.md): each behaves exactly as one by one."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.concurrency.conftest import compliance_doc, outcomes, sleeping, stats, write
+from tests.helpers import run_pytest
+
+ONE_BY_ONE = "--semantictest-item-concurrency=1"
+FIDELITY_AGENT = Path(__file__).resolve().parents[1] / "highbar" / "fidelity_agent.py"
+
+PROBE = """
+import httpx
+from pytest_semantictest import Block, register_block
+
+class Probe(Block):
+    name = "Probe"
+    config_keys = None
+    concurrency_safe = {safe}
+
+    async def process(self, inputs, ctx):
+        import asyncio
+        seen = []
+        for _ in range(4):
+            seen.append(httpx.get("{base}/stats", trust_env=False).json()["in_flight"])
+            await asyncio.sleep(0.1)
+        return {{"in_flight": max(seen)}}
+
+register_block(Probe)
+"""
+
+
+@pytest.mark.parametrize("safe", [False, True])
+def test_a_block_not_marked_concurrency_safe_runs_alone(pytester: pytest.Pytester, latency: str, safe: bool) -> None:
+    """While a test with a user block runs, nothing else is in flight; marked concurrency_safe, it may be."""
+    pytester.makeconftest(PROBE.format(safe=safe, base=latency))
+    tests = []
+    for i in range(3):
+        tests += [sleeping(latency, f"h{i}", 0.5),
+                  {"id": f"probe{i}", "pipeline": [{"block": "Probe", "output": "p"}], "assertions": {"p.in_flight": 0}}]
+    write(pytester, "mixed", tests)
+    fast = run_pytest(pytester, "-v", "-p", "no:cacheprovider")
+    if safe:  # the probe then sees the next test's request in flight: the check can fail
+        assert ("mixed.json::probe0", "FAILED") in outcomes(fast)
+        return
+    fast.assert_outcomes(passed=6)
+    assert outcomes(fast) == outcomes(run_pytest(pytester, "-v", "-p", "no:cacheprovider", ONE_BY_ONE))
+
+
+def _highbar(port: int, tag: str, n: int) -> str:
+    tests = "".join(f"""
+      - name: t{i}
+        trigger: "Where is order 1042? slowly please"
+        expect:
+          function_calls:
+            - name: get_order
+""" for i in range(n))
+    return f"""
+agent:
+  start: "{sys.executable} {FIDELITY_AGENT} --port {port} --tag {tag}"
+  endpoint: "http://127.0.0.1:{port}/chat"
+  health: "http://127.0.0.1:{port}/health"
+  settle_time: 50
+suites:
+  - name: Orders
+    tests:{tests}
+"""
+
+
+@pytest.mark.parametrize("tag", ["none", "own"])
+def test_an_agent_whose_records_are_untagged_gets_one_test_at_a_time(pytester: pytest.Pytester, tag: str) -> None:
+    """Untagged trace records: its tests run one by one (each counts the calls written meanwhile, as in
+    highbar); tagged ones run at once after the first test showed they are."""
+    from tests.concurrency.latency_server import serving  # noqa: F401  (free port below)
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    pytester.makefile(".highbar.yaml", orders=_highbar(port, tag, 4))
+    start = time.perf_counter()
+    fast = run_pytest(pytester, "-v", "-p", "no:cacheprovider", own_process=True)
+    elapsed = time.perf_counter() - start
+    slow = run_pytest(pytester, "-v", "-p", "no:cacheprovider", ONE_BY_ONE, own_process=True)
+    assert outcomes(fast) == outcomes(slow) and len(outcomes(fast)) == 4
+    if tag == "none":
+        assert elapsed > 4 * 1.2  # each answer takes 1.2 s: one after another
+    else:
+        assert elapsed < 4 * 1.2
+
+
+def test_depends_on_decides_as_one_by_one(pytester: pytest.Pytester, latency: str) -> None:
+    """A dependant file's cases wait until their dependency is reported, and skip when it failed."""
+    pytester.makefile(".md", a_dependant=compliance_doc("dependant", [("1. Runs", 200), ("2. Runs too", 200)],
+                                                       depends_on="[base]"))
+    pytester.makefile(".md", b_base=compliance_doc("base", [("1. Fine", 200), ("2. Fails", 201), ("3. Fine", 200)]))
+    pytester.makefile(".md", c_other=compliance_doc("other", [(f"{i}. Other", 200) for i in range(1, 4)]))
+    args = ["-v", "-p", "no:cacheprovider", f"--semantictest-compliance-base-url={latency}"]
+    fast = run_pytest(pytester, *args)
+    fast.assert_outcomes(passed=5, failed=1, skipped=2)
+    assert outcomes(fast) == outcomes(run_pytest(pytester, *args, ONE_BY_ONE))
+    assert [n for n, _ in outcomes(fast)][:3] == ["b_base.md::1. Fine", "b_base.md::2. Fails", "b_base.md::3. Fine"]
+    assert stats(latency)["max_in_flight"] > 1  # the files without depends_on did run at once
