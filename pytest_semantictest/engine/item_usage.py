@@ -25,6 +25,9 @@ _SINK: ContextVar[dict[str, int] | None] = ContextVar("semantictest_item_usage",
 class ItemUsage(Usage):
     """Session counters that hide the usage of items started ahead until they are reached."""
 
+    hidden: dict[int, dict[str, int]]
+    """The counters of items not yet reached, by item (set in ``__init__``; not a dataclass field)."""
+
     def __init__(self, base: Usage) -> None:
         object.__setattr__(self, "hidden", {})
         super().__init__(**Usage.as_dict(base))
