@@ -85,6 +85,7 @@ def _type(value: Any) -> str:
 class AgentTurn(Block):
     name = "AgentTurn"
     concurrency_safe = True
+    reads_agent_traces = True
     resolve_config = False
     config_keys = frozenset({"agent", "message", "phrasing", "previous", "observe", "first", "test_name", "spec",
                              "place"})

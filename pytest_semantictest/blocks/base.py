@@ -39,6 +39,9 @@ class Block:
     while pytest reports the earlier ones, see docs/concurrency.md). Say so only when the block keeps
     no state between tests and touches nothing another test reads (each call stands alone, like an
     HTTP request). False (the default): the test runs alone, nothing else in flight."""
+    reads_agent_traces: ClassVar[bool] = False
+    """True: the block reads an agent's trace records, which may be untagged; repeats of a test using
+    it overlap only once a first run showed every record was attributed (docs/concurrency.md)."""
     whole_story: ClassVar[bool] = False
     """True: the evidence this block gives tells all its step did (a conversation turn), so the
     console report leaves the step out of the pipeline trace."""

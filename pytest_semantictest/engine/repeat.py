@@ -15,6 +15,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
+from ..blocks.registry import get_block
 from ..model import Case, Outcome, Verdict
 from .batching import runs_may_overlap
 from .context import RunContext
@@ -36,14 +37,10 @@ async def _run_phrasing(
         return verdict
     total, required = case.repetition.runs, case.repetition.required
     every = session.settings.all_runs
-    runs = [await one(0)]  # concurrency must never change a verdict: overlap only runs whose records are tagged
-    if runs_may_overlap(runs[0]):
-        runs += await _overlapping(one, runs, total, required, every)
-    else:
-        for i in range(1, total):
-            if not every and decided(runs, total, required):
-                break
-            runs.append(await one(i))
+    if _reads_agent_traces(case):
+        runs = await _attributed_runs(one, total, required, every)
+    else:  # nothing to attribute: every run at once
+        runs = await _overlapping(one, [], total, required, every, start=0)
     outcome = aggregate(runs, required)
     first_bad = next((r for r in runs if r.outcome is outcome and outcome is not Outcome.PASSED), None)
     first_bad = first_bad or next((r for r in runs if r.outcome is not Outcome.PASSED), runs[0])
@@ -61,12 +58,33 @@ async def _run_phrasing(
     )
 
 
+async def _attributed_runs(
+    one: Callable[[int], Awaitable[Verdict]], total: int, required: int, every: bool,
+) -> list[Verdict]:
+    """The first run alone; the others at once when its trace records were all attributed, else one
+    after another (concurrency must never change a verdict: untagged records of overlapping runs mix)."""
+    runs = [await one(0)]
+    if runs_may_overlap(runs[0]):
+        return runs + await _overlapping(one, runs, total, required, every)
+    for i in range(1, total):
+        if not every and decided(runs, total, required):
+            break
+        runs.append(await one(i))
+    return runs
+
+
+def _reads_agent_traces(case: Case) -> bool:
+    """Whether a step of the case reads trace records that may need attributing to their run."""
+    return any(getattr(get_block(step.block), "reads_agent_traces", False) for step in case.steps)
+
+
 async def _overlapping(
     one: Callable[[int], Awaitable[Verdict]], first: list[Verdict], total: int, required: int, every: bool,
+    start: int = 1,
 ) -> list[Verdict]:
-    """Runs 1.. at once (bounded by ``one``'s semaphore), in run order; the ones not finished are
-    cancelled once the outcome is decided (unless ``every``)."""
-    pending = {asyncio.ensure_future(one(i)): i for i in range(1, total)}
+    """Runs ``start``.. at once (bounded by ``one``'s semaphore), in run order; the ones not finished
+    are cancelled once the outcome is decided (unless ``every``)."""
+    pending = {asyncio.ensure_future(one(i)): i for i in range(start, total)}
     finished: dict[int, Verdict] = {}
     try:
         while pending and (every or not decided([*first, *finished.values()], total, required)):
