@@ -42,6 +42,7 @@ def test_one_schema_per_format_shipped_as_package_data() -> None:
     assert [s.name for s in schemas.SCHEMAS] == ["semantictest", "highbar", "yao-case", "yao-agent"]
     package_data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
     assert package_data["pytest_semantictest"] == ["py.typed", "schemas/*.schema.json"]
+    assert (ROOT / "pytest_semantictest" / "py.typed").is_file()  # PEP 561: the package's hints are for its users
     for source in schemas.SCHEMAS:
         schema = json.loads(schemas.path(source.name).read_text(encoding="utf-8"))
         assert schema["$schema"] == schemas.DRAFT and schema["title"] == source.title
