@@ -1,0 +1,27 @@
+"""Ctrl-C while tests run ahead: exit 130 quickly, nothing reported twice, no process left."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import sys
+import time
+
+from tests.highbar.test_no_leaks import QUICK, SLOW_AGENT, make_run  # noqa: F401 (fixture)
+
+
+def test_ctrl_c_with_tests_in_flight(make_run) -> None:  # type: ignore[no-untyped-def]
+    run = make_run(QUICK, 8, agent=[sys.executable, str(SLOW_AGENT), "--delay", "1.5"])
+    proc = run.start()
+    run.agent_pid()
+    time.sleep(2.5)  # the first test (alone: it shows the records are tagged) is done, the others in flight
+    assert proc.poll() is None
+    started = time.monotonic()
+    os.kill(proc.pid, signal.SIGINT)
+    code, out = run.finish(timeout=30)
+    assert code == 130, out
+    assert time.monotonic() - started < 10, out
+    reported = re.findall(r"^PASSED (\S+::Leaks::quick \d+)", out, re.MULTILINE)
+    assert len(reported) == len(set(reported)) < 8, out  # each at most once, not all of them
+    run.assert_nothing_left(out)
