@@ -3,8 +3,8 @@
 In-process pytester runs (``pytester.runpytest``, ``inline_run``) drop every module first imported
 during the inner run, so the next run imports a second copy (httpx's map of httpcore's exceptions
 then misses the new classes: a refused connection escapes as a raw error). Here they drop only the
-modules from the test's own folder (its conftest, test and hook modules); everything else imported
-stays, with one copy of its classes for the whole session (the plugin's modules are imported here).
+modules from the test's own folder (its conftest, test and hook modules); every other module stays,
+with one copy of its classes for the whole session (and later runs do not import it again).
 
 The plugin keeps a little module-level state (blocks registered from a ``conftest.py``, loaded
 conversation scripts, whether signals unwind the session): each in-process run starts from the
@@ -13,29 +13,18 @@ state the plugin has after import and leaves the outer session's state as it fou
 
 from __future__ import annotations
 
-import importlib
 import os
-import pkgutil
 import signal
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import httpx  # noqa: F401
-import openai  # noqa: F401
-import pydantic  # noqa: F401
 import pytest
-import yaml  # noqa: F401
 from _pytest.pytester import SysModulesSnapshot
 
-import pytest_semantictest
 from pytest_semantictest.agents import cleanup
 from pytest_semantictest.blocks import registry
 from pytest_semantictest.checks import conversation
-
-for _module in pkgutil.walk_packages(pytest_semantictest.__path__, "pytest_semantictest."):
-    if not _module.name.endswith("__main__"):
-        importlib.import_module(_module.name)
 
 pytest_plugins = ["pytester"]
 
