@@ -142,7 +142,8 @@ def check(config: pytest.Config) -> None:
     if not any(config.getoption(f"semantictest_llm_{n}", None) or config.getini(f"semantictest_llm_{n}")
                for n in ("cache", "header")):
         return
-    from .llm.config import CACHE_MODES, parse_headers
+    from .llm.config import parse_headers
+    from .llm.roles import CACHE_MODES
 
     mode = value(config, "llm-cache")
     if mode not in CACHE_MODES:

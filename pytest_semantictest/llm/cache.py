@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..files import write_atomic
-from .config import CACHE_MODES
+from .roles import CACHE_MODES
 from .errors import LLMError
 
 KEY_VERSION = 1
@@ -144,22 +144,23 @@ class ReplayCache:
             self.corrupt(path, f"cannot be read ({getattr(exc, 'strerror', None) or exc})")
             return None
         try:
-            entry = json.loads(text)
+            loaded = json.loads(text)
         except ValueError as exc:
             self.corrupt(path, f"not JSON ({getattr(exc, 'msg', exc)}, line {getattr(exc, 'lineno', '?')})")
             return None
-        problem = _shape_problem(entry)
+        problem = _shape_problem(loaded)
         if problem:
             self.corrupt(path, problem)
             return None
-        mismatch = _mismatch(entry, key, expect or {})
+        checked: dict[str, Any] = loaded  # an object with a response: the shape checked above
+        mismatch = _mismatch(checked, key, expect or {})
         if mismatch:
             raise EntryMismatch(
                 f"replay cache entry {path} does not belong to this call: {mismatch} (was the file copied, "
                 "renamed or edited?); delete it and record it again with --semantictest-llm-cache=read-write"
             )
-        self._memo[key] = entry
-        return entry
+        self._memo[key] = checked
+        return checked
 
     def forget(self, key: str) -> None:
         """Drop a remembered entry (it turned out unusable)."""

@@ -282,7 +282,7 @@ def _retry_after(headers: Any) -> float | None:
 
 
 def _backoff(attempt: int) -> float:
-    return min(0.5 * 2**attempt, MAX_DELAY_S) * random.uniform(0.75, 1.0)
+    return min(0.5 * 2.0**attempt, MAX_DELAY_S) * random.uniform(0.75, 1.0)
 
 
 def _identity(text: str) -> str:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Mapping, Sequence
-from typing import Any
+from collections.abc import Coroutine, Mapping, Sequence
+from typing import Any, Protocol, TypeVar
 
 import pytest
 
@@ -11,7 +11,13 @@ from .client import Completion, LLMClient
 from .usage import Usage
 from .errors import REQUIRE_JUDGE_MESSAGE, LLMError, NotConfigured
 
-Run = Callable[[Coroutine[Any, Any, Any]], Any]
+T = TypeVar("T")
+
+
+class Run(Protocol):
+    """Runs a coroutine to its end on the session's event loop (``plugin.Runtime.run``)."""
+
+    def __call__(self, coro: Coroutine[Any, Any, T], /) -> T: ...
 
 
 class JudgeFixture:
@@ -67,7 +73,8 @@ class JudgeFixture:
         )
         if self._judge is None:
             pytest.skip("LLM judge not configured")
-        return await self._judge.judge(request, repeat=repeat)
+        verdict: dict[str, Any] = await self._judge.judge(request, repeat=repeat)
+        return verdict
 
 
 def _assert_passed(verdict: dict[str, Any], judge: Any) -> dict[str, Any]:

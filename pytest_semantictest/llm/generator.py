@@ -113,4 +113,5 @@ async def generate(
         "generator", messages, model=model, schema=SCHEMA, parse=lambda text: parse_cases(text, validate),
         template=GENERATOR_TEMPLATE_VERSION,
     )
-    return completion.parsed
+    cases: list[dict[str, Any]] = completion.parsed
+    return cases

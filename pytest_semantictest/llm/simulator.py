@@ -113,4 +113,5 @@ async def simulate(
         role, messages, model=model, schema=SCHEMA, parse=parse_answer, repeat=repeat,
         template=SIMULATOR_TEMPLATE_VERSION,
     )
-    return completion.parsed
+    answer: SimulatorAnswer = completion.parsed
+    return answer

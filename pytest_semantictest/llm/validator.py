@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Coroutine, Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -19,6 +19,9 @@ from .client import LLMClient
 from .prompts import render_history, render_value
 from .roles import ROLES
 from .structured import response_schema
+
+if TYPE_CHECKING:
+    from .fixtures import Run
 
 VALIDATOR_TEMPLATE_VERSION = "validator-1"
 SCHEMA_NAME = "validator_result"
@@ -193,8 +196,7 @@ class ValidatorFixture:
     ``--semantictest-require-judge``); an LLM failure raises ``LLMError``.
     """
 
-    def __init__(self, client: LLMClient | None, run: Callable[[Coroutine[Any, Any, Any]], Any],
-                 require: bool = False) -> None:
+    def __init__(self, client: LLMClient | None, run: Run, require: bool = False) -> None:
         self._validator = Validator(client) if client is not None else None
         self._run = run
         self._require = require
