@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what type checkers see; at run time each name is imported on first use (below)
+    from .api import run_suite
+    from .blocks.base import Block, BlockError
+    from .blocks.registry import register_block
 
 __version__ = "0.1.0"
 __all__ = ["Block", "BlockError", "register_block", "run_suite", "__version__"]
