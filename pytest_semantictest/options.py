@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
@@ -79,7 +79,7 @@ def _roles() -> tuple[str, ...]:
     return ROLES
 
 
-def _ini_type(kind: type) -> str | None:
+def _ini_type(kind: type) -> Literal["linelist", "bool"] | None:
     return "linelist" if kind is list else "bool" if kind is bool else None
 
 
@@ -94,7 +94,7 @@ def add_options(parser: pytest.Parser) -> None:
             group.addoption(f"--semantictest-{name}", dest=dest, action="append", default=None, help=shown)
         else:
             group.addoption(f"--semantictest-{name}", dest=dest, type=kind, default=None, help=shown)
-        parser.addini(dest, shown, type=_ini_type(kind), default=None)  # type: ignore[arg-type]
+        parser.addini(dest, shown, type=_ini_type(kind), default=None)
     for role in _roles():
         for key, text in ROLE_KEYS:
             if role == "judge" and key == "model":

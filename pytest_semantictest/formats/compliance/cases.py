@@ -234,7 +234,7 @@ def _expected(state: _Case, rest: str, at: int, body: list[Line]) -> None:
     text = (rest or next((t.text for t in body if not t.blank and t.fence is None), "")).strip()
     word = re.sub(r"[^a-z]", "", text.split()[0].lower()) if text.split() else ""
     if word in ("success", "failure"):
-        state.case.expected = word  # type: ignore[assignment]
+        state.case.expected = "success" if word == "success" else "failure"
         return
     state.problem(f"'**Expected:**' is success or failure, not {clip(text)!r}{did_you_mean(word, ['success', 'failure'])}", at)
 

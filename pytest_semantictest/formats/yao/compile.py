@@ -53,15 +53,16 @@ class Settings:
     def __init__(self, ctx: Any) -> None:
         self.interactive = bool(ctx.option("interactive"))
         self.on_missing = ctx.option("on-missing-input") or "skip"
-        self._terminal: str | None | bool = False
+        self._terminal: str | None = None
+        self._terminal_checked = False
         self.env = ctx.env
 
     def no_terminal(self) -> str | None:
-        if self._terminal is False:
+        if not self._terminal_checked:
             from ...blocks.interactive import unavailable_reason
 
-            self._terminal = unavailable_reason(self.env)
-        return self._terminal  # type: ignore[return-value]
+            self._terminal, self._terminal_checked = unavailable_reason(self.env), True
+        return self._terminal
 
 
 def compile_file(path: Path, ctx: Any) -> Suite:
