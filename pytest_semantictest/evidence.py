@@ -21,7 +21,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, TypeVar, Union
+from typing import Any, TypeVar, Union, get_args
 
 _NUMBER = (int, float)
 
@@ -175,7 +175,7 @@ class Note:
 Evidence = Union[HttpExchange, ParsedStream, ToolCalls, ConversationTurn, CheckpointTimeline, ConversationEnd,
                  Judgement, ValidatorVerdict, JudgedItems, Note]
 """Every kind of evidence record the reports render."""
-KINDS: tuple[type, ...] = Evidence.__args__  # type: ignore[attr-defined]
+KINDS: tuple[type, ...] = get_args(Evidence)
 
 E = TypeVar("E")
 _EMITTED: ContextVar[list[Any] | None] = ContextVar("semantictest_evidence", default=None)

@@ -117,7 +117,7 @@ class SessionExit:
         state = self.config.stash.get(_RUNTIME, None)
         unrunnable = self.unrunnable or (state is not None and state.unrunnable)
         if self.worker:
-            self.config.workeroutput[_UNRUNNABLE_KEY] = unrunnable  # type: ignore[attr-defined]
+            self.config.workeroutput[_UNRUNNABLE_KEY] = unrunnable  # type: ignore[attr-defined]  # xdist sets it
             return
         if not self.spec_session:
             return
