@@ -28,7 +28,10 @@ from pytest_semantictest.checks import conversation
 
 pytest_plugins = ["pytester"]
 
-_PRISTINE_BLOCKS = dict(registry._registered)
+def _plugins_own_blocks() -> dict[str, Any]:
+    """The registered blocks the plugin registered itself (a module of it, e.g. the Yao hooks, on import)."""
+    return {name: cls for name, cls in registry._registered.items()
+            if str(getattr(cls, "__module__", "")).startswith("pytest_semantictest.")}
 
 
 def _module_state() -> dict[str, Any]:
@@ -54,8 +57,9 @@ def _set_module_state(state: dict[str, Any]) -> None:
         signal.signal(signal.SIGINT, state["sigint"])
 
 
-_FRESH = {"blocks": _PRISTINE_BLOCKS, "entry_points": False, "scripts": {}, "unwind": False, "interrupted": [],
-          "sigint": None}
+def _fresh_state() -> dict[str, Any]:
+    return {"blocks": _plugins_own_blocks(), "entry_points": False, "scripts": {}, "unwind": False,
+            "interrupted": [], "sigint": None}
 
 
 def _outside(folder: str) -> Callable[[str], bool]:
@@ -86,11 +90,14 @@ def _fresh_plugin_state_per_inprocess_run(request: pytest.FixtureRequest) -> Ite
 
     def isolated_inline_run(*args: Any, **kwargs: Any) -> Any:
         outer = _module_state()
-        _set_module_state(_FRESH)
+        _set_module_state(_fresh_state())
         try:
             return inline_run(*args, **kwargs)
         finally:
+            imported = _plugins_own_blocks()  # by plugin modules first imported in this run: they stay imported
             _set_module_state(outer)
+            for name, cls in imported.items():
+                registry._registered.setdefault(name, cls)
 
     pytester.inline_run = isolated_inline_run  # type: ignore[method-assign]
     yield
