@@ -25,7 +25,7 @@ def test_a_fresh_folder_run_prints_no_warning(
 ) -> None:
     monkeypatch.setenv("PYTHONWARNINGS", "default")  # Python prints every warning, even at configure time
     _fresh(pytester, backend)
-    result = pytester.runpytest_subprocess(*PYTEST_ARGS, "-W", "default", "-rw", timeout=120)
+    result = pytester.runpytest_subprocess(*PYTEST_ARGS, "-p", "no:benchmark", "-W", "default", "-rw", timeout=120)
     result.assert_outcomes(passed=3)
     output = result.stdout.str() + result.stderr.str()
     assert "Warning" not in output and "warnings summary" not in output, output
