@@ -58,7 +58,7 @@ def _set_module_state(state: dict[str, Any]) -> None:
 
 
 def _fresh_state() -> dict[str, Any]:
-    return {"blocks": _plugins_own_blocks(), "entry_points": False, "scripts": {}, "unwind": False,
+    return {"blocks": _plugins_own_blocks(), "entry_points": False, "scripts": {}, "unwind": 0,
             "interrupted": [], "sigint": None}
 
 
