@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -52,9 +53,16 @@ class Lookahead:
         self.limit = max(1, int(limit))
         self.tasks: dict[int, asyncio.Task[Verdict]] = {}
         self.agents_of: dict[int, tuple[str, ...]] = {}
+        self.running: set[int] = set()
+        """Indexes of the tasks not finished yet."""
+        self.load: Counter[str] = Counter()
+        """Agent key -> tasks not finished yet that talk to it."""
         self.tagged: dict[str, bool] = {}
         """Agent key -> whether its trace records are attributable (absent: not known yet)."""
         self.current = -1
+        self._frontier = -1
+        """(without xdist) the last index the walk went past: the items up to it are started or trivial."""
+        self._later: asyncio.TimerHandle | None = None
         self.stopped = False
         self._position: dict[int, int] = {}
         self._static: dict[int, str | None] = {}
@@ -87,6 +95,8 @@ class Lookahead:
     def stop(self) -> None:
         """Cancel what is in flight (the session is ending); nothing is reported for it."""
         self.stopped = True
+        if self._later is not None:
+            self._later.cancel()
         if self.usage is not None:
             self.usage.reveal_all()  # the session's totals count every call made
         pending = [task for task in self.tasks.values() if not task.done()]
@@ -99,6 +109,8 @@ class Lookahead:
                 task.exception()  # retrieved: no "exception was never retrieved" at exit
         self.tasks.clear()
         self.agents_of.clear()
+        self.running.clear()
+        self.load.clear()
 
     # -- scheduling ---------------------------------------------------------------------------------
 
@@ -109,32 +121,37 @@ class Lookahead:
         if self.usage is not None and n != self.current:
             self.usage.hide(n, sink)
         self.tasks[n] = task
-        self.agents_of[n] = agent_keys(item)
-        task.add_done_callback(lambda done, n=n: self._finished(n, done))
+        keys = self.agents_of[n] = agent_keys(item)
+        self.running.add(n)
+        if keys:
+            self.load.update(keys)
+        task.add_done_callback(lambda done, n=n, keys=keys: self._finished(n, done, keys))
         return task
 
-    def _finished(self, n: int, task: asyncio.Task[Verdict]) -> None:
+    def _finished(self, n: int, task: asyncio.Task[Verdict], keys: tuple[str, ...]) -> None:
         """A task finished: learn from it, and start the next items (within files already prepared)."""
+        self.running.discard(n)
+        if keys:
+            self.load.subtract(keys)
         if task.cancelled():
             return
         if task.exception() is None:
-            self._learn(self.agents_of.get(n, ()), task.result())
+            self._learn(keys, task.result())
         self._fill(prepare=False)
 
     def _fill(self, *, prepare: bool) -> None:
         """Start the next eligible items in order, up to ``limit`` in flight (with the current one)."""
-        if self.stopped or self.current < 0:
+        if self.stopped or self.current < 0 or len(self.running) >= self.limit:
             return
         items = self.session.items
         current = items[self.current]
         if self._barrier(current) is not None:
             return  # it runs alone
-        running = [n for n, task in self.tasks.items() if not task.done()]
-        load = Counter(key for n in running for key in self.agents_of.get(n, ()))
-        in_flight = len(running)
-        before = current
+        in_flight, load = len(self.running), self.load
+        upcoming = self._upcoming()
+        before = items[upcoming[0] - 1] if upcoming and self._interactor is None else current
         started = 0
-        for n in self._upcoming():
+        for n in upcoming:
             item = items[n]
             if n in self.tasks:
                 before = item
@@ -144,6 +161,7 @@ class Lookahead:
             case = item.case
             if case.skip or case.error:  # nothing runs for it: its setup says so when it is reached
                 before = item
+                self._frontier = max(self._frontier, n)
                 continue
             if self._barrier(item) is not None:
                 break
@@ -151,15 +169,17 @@ class Lookahead:
             if any(load[key] >= self._bound(key) for key in keys):
                 break
             if started >= _BURST:  # the rest a moment later
-                self.runtime.session.loop.call_later(_BURST_GAP_S, self._fill_later)
+                if self._later is None:
+                    self._later = self.runtime.session.loop.call_later(_BURST_GAP_S, self._fill_later)
                 break
             self._start(n, item)
+            self._frontier = max(self._frontier, n)
             started += 1
             in_flight += 1
-            load.update(keys)
             before = item
 
     def _fill_later(self) -> None:
+        self._later = None
         self._fill(prepare=False)
 
     def _may_enter(self, before: Any, item: Any, prepare: bool) -> bool:
@@ -226,11 +246,12 @@ class Lookahead:
         n = self._position.get(id(item))
         return n if n is not None and items[n] is item else None
 
-    def _upcoming(self) -> list[int]:
+    def _upcoming(self) -> Sequence[int]:
         """Indexes of the items this process runs after the current one, in order (bounded)."""
         bound = self.limit + _WALK
-        if self._interactor is None:
-            return list(range(self.current + 1, min(len(self.session.items), self.current + 1 + bound)))
+        if self._interactor is None:  # from the first item the walk has not gone past yet
+            first = max(self.current + 1, self._frontier + 1)
+            return range(first, min(len(self.session.items), self.current + 1 + bound))
         return _queued(self._interactor)[:bound]
 
     def _drop_passed(self, n: int) -> None:
