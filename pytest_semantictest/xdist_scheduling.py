@@ -81,7 +81,7 @@ class FileSetupScheduling:
             scheduler.add_node_collection(node, collection)
 
     def remove_node(self, node: Any) -> str | None:
-        results = [scheduler.remove_node(node) for scheduler in self._all()]
+        results: list[str | None] = [scheduler.remove_node(node) for scheduler in self._all()]
         return results[0]
 
     def schedule(self) -> None:

@@ -182,8 +182,8 @@ def awaiting_input(data: Any, text: str, calls: Sequence[Mapping[str, Any]], tar
     call, or the configured pattern on its text; None when nothing says."""
     if isinstance(data, Mapping):
         for holder in (data, *(_openai_message(data),)):
-            if isinstance(holder, Mapping) and isinstance(holder.get("awaiting_input"), bool):
-                return holder["awaiting_input"]
+            if isinstance(holder, Mapping) and isinstance(flag := holder.get("awaiting_input"), bool):
+                return flag
     if any(str(c.get("name")) in target.awaiting_tools for c in calls):
         return True
     if target.awaiting_pattern:

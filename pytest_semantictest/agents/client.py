@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .correlate import new_test_id
 from .live import LiveAgent
+
+if TYPE_CHECKING:
+    from ..llm.fixtures import Run
 
 
 @dataclass
@@ -16,7 +19,7 @@ class AgentClient:
 
     live: LiveAgent
     http: Callable[[], Any]
-    run: Callable[[Coroutine[Any, Any, Any]], Any]
+    run: Run
 
     @property
     def endpoint(self) -> str:
@@ -36,7 +39,8 @@ class AgentClient:
 
     async def asend(self, message: str, *, test_id: str | None = None, observe: bool = True) -> dict[str, Any]:
         """``{response, calls, ...}`` for one message; a fresh test id unless given."""
-        return await self.live.turn(self.http(), message, test_id or new_test_id(), observe=observe)
+        reply: dict[str, Any] = await self.live.turn(self.http(), message, test_id or new_test_id(), observe=observe)
+        return reply
 
     def send(self, message: str, *, test_id: str | None = None, observe: bool = True) -> dict[str, Any]:
         return self.run(self.asend(message, test_id=test_id, observe=observe))

@@ -177,7 +177,7 @@ def without_extensions(agent: Mapping[str, Any]) -> dict[str, Any]:
             return mapping
         return {k: v for k, v in mapping.items() if not str(k).startswith(EXTENSION_PREFIX)}
 
-    raw = strip(agent)
+    raw: dict[str, Any] = strip(agent)
     if isinstance(raw.get("request"), Mapping):
         raw["request"] = strip(raw["request"])
     if isinstance(raw.get("session"), Mapping):

@@ -115,7 +115,7 @@ class SessionHooks:
             raise SessionHookError(
                 f"session.{what}: cannot import '{module_name}': {type(e).__name__}: {e}"
             ) from None
-        function = getattr(module, function_name, None)
+        function: Callable[..., Any] | None = getattr(module, function_name, None)
         if function is None:
             raise SessionHookError(f"session.{what}: '{module_name}' has no '{function_name}'")
         if not callable(function):
@@ -212,7 +212,8 @@ def _argument(value: Any) -> str:
 
 def _read(file: Any) -> str:
     file.seek(0)
-    return file.read().decode("utf-8", errors="replace")
+    data: bytes = file.read()
+    return data.decode("utf-8", errors="replace")
 
 
 def _kill(process: subprocess.Popen[bytes]) -> None:

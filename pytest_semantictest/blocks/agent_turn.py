@@ -107,7 +107,7 @@ class AgentTurn(Block):
         try:
             if cfg.get("first"):
                 session = await live.open_session(ctx.execution_id, cfg.get("test_name", ""), cfg.get("spec", ""))
-            out = await live.turn(
+            out: dict[str, Any] = await live.turn(
                 ctx.http, self._message(message, calls), ctx.execution_id, observe=bool(cfg.get("observe")),
                 test_name=cfg.get("test_name", ""), session=session,
             )

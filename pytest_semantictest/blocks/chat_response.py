@@ -92,8 +92,8 @@ def _first_choice(data: dict[str, Any]) -> dict[str, Any]:
 
 def _agent(data: dict[str, Any]) -> str | None:
     for key in ("agent", "model"):
-        if isinstance(data.get(key), str) and data[key]:
-            return data[key]
+        if isinstance(name := data.get(key), str) and name:
+            return name
     return None
 
 

@@ -75,7 +75,8 @@ async def open_session(ctx: Any, target: ChatTarget, test_name: str = "", spec: 
     from ..agents.errors import AgentError
 
     try:
-        return await pool.get(target.key).open_session(ctx.execution_id, test_name, spec)
+        session: dict[str, Any] | None = await pool.get(target.key).open_session(ctx.execution_id, test_name, spec)
+        return session
     except (AgentError, KeyError) as exc:
         raise BlockError(f"session setup failed: {exc}") from None
 
@@ -142,7 +143,8 @@ class ChatTurn(Block):
     async def _session(self, ctx: Any, target: ChatTarget, earlier: list[Any]) -> dict[str, Any] | None:
         """highbar session hooks: opened by turn 1, carried by the later turns."""
         if earlier:
-            return earlier[0].get("session")
+            carried: dict[str, Any] | None = earlier[0].get("session")
+            return carried
         return await open_session(ctx, target, self.config.get("test_name", ""), self.config.get("spec", ""))
 
     async def _followups(self, ctx: Any, target: ChatTarget, earlier: list[Any], turn: dict[str, Any],

@@ -81,7 +81,8 @@ class LLMJudge(Block):
                 raise JudgeError(REQUIRE_JUDGE_MESSAGE)
             raise JudgeUnavailable(NOT_CONFIGURED)
         try:
-            return await judge.judge(request, repeat=getattr(ctx, "repeat", 0))
+            verdict: dict[str, Any] = await judge.judge(request, repeat=getattr(ctx, "repeat", 0))
+            return verdict
         except LLMError as exc:
             raise JudgeError(str(exc)) from None
 

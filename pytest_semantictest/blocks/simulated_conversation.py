@@ -177,7 +177,8 @@ class SimulatedConversation(Block):
 
     def _plan(self, ctx: Any) -> DynamicPlan:
         if "plan" in self.config:
-            return self.config["plan"]
+            given: DynamicPlan = self.config["plan"]
+            return given
         spec = SimulatedConfig.model_validate(dict(self.config))
         return DynamicPlan(
             spec.agent.target(), spec.checkpoints, spec.simulator, spec.input, spec.attachments, spec.maxTurns,

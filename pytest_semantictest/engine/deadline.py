@@ -93,6 +93,7 @@ class Deadline:
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> bool | None:
         try:
-            return await self._timeout.__aexit__(kind, exc, tb)
+            suppressed: bool | None = await self._timeout.__aexit__(kind, exc, tb)
+            return suppressed
         except TimeoutError:
             raise DeadlineExceeded(self.message()) from None

@@ -158,14 +158,14 @@ def payload_text(value: Any) -> str | None:
     if not isinstance(value, dict):
         return None
     for key in _TEXT_KEYS:
-        if isinstance(value.get(key), str):
-            return value[key]
+        if isinstance(text := value.get(key), str):
+            return text
     for key in ("delta", "message"):  # Anthropic ``delta.text``, Ollama ``message.content``
         inner = value.get(key)
         if isinstance(inner, dict):
             for sub in ("text", "content"):
-                if isinstance(inner.get(sub), str):
-                    return inner[sub]
+                if isinstance(text := inner.get(sub), str):
+                    return text
     choices = value.get("choices")
     if isinstance(choices, list) and choices and isinstance(choices[0], dict):
         inner = choices[0].get("delta") or choices[0].get("message") or {}
