@@ -181,14 +181,15 @@ class LiveAgent:
         except AgentError as e:
             raise AgentError(f"agent.correlate: {e}") from None
         first = next(iter(resolved), None)
-        owner = self._by_first.get(str(resolved.get(first)))
+        first_key = str(resolved.get(first) if first is not None else None)
+        owner = self._by_first.get(first_key)
         if observe and owner is not None and owner != test_id and _same(self._executions[owner][1], resolved):
             raise AgentError(
                 f"agent.correlate gives {describe(resolved)}, the same as an earlier test's: their trace records "
                 "cannot be told apart. The session must give each test execution its own value"
             )
         self._executions[test_id] = (test_name, resolved)
-        self._by_first[str(resolved.get(first))] = test_id
+        self._by_first[first_key] = test_id
         return resolved
 
     def _own_calls(
@@ -238,7 +239,7 @@ class LiveAgent:
             return
         first = next(iter(self.config.correlate), None)
         for call in batch.tools:
-            owner = self._by_first.get(str(call.context.get(first)))
+            owner = self._by_first.get(str(call.context.get(first) if first is not None else None))
             if owner is None or owner == current or owner not in self._finished or _call_key(call) in self._counted:
                 continue  # (tests run at once read each other's records: one its own turn counted is not late)
             name, resolved = self._executions[owner]
@@ -284,7 +285,7 @@ class AgentPool:
         if not for_file and key in self._live and self._in_use.get(process, 0) > 0:
             return key
         live = self._live.get(key)
-        hooks = live.hooks if live is not None else SessionHooks(config)
+        hooks = live.hooks if live is not None and live.hooks is not None else SessionHooks(config)
         if live is None:
             hooks.load()  # an unimportable hook fails before any agent starts
         self._replace_conflicts(config, process)
