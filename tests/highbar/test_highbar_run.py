@@ -197,7 +197,8 @@ def test_min_pass_not_reached_fails_with_k_of_n_and_each_run(pytester: pytest.Py
           function_calls: [{name: get_order}]
 """
     text = pytester.makefile(".highbar.yaml", orders=spec(port, tests, agent=SCRIPT_AGENT)).read_text()
-    result = run_pytest(pytester, "-v", "-p", "no:cacheprovider")
+    # every run, also once the outcome is decided (tests/concurrency checks the early stop)
+    result = run_pytest(pytester, "-v", "-p", "no:cacheprovider", "--semantictest-all-runs")
     result.assert_outcomes(passed=1, failed=2)
     result.stdout.fnmatch_lines([
         f"*{NODE}too few pass FAILED*",
