@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -162,8 +163,9 @@ class SpecItem(pytest.Item):
             item.add_marker(marker)
         return item
 
-    @property
+    @cached_property
     def spec_file(self) -> SpecFile:
+        """The file the case comes from (looked up once: the look-ahead asks often)."""
         node = self.getparent(SpecFile)
         assert node is not None
         return node

@@ -27,32 +27,46 @@ class ItemUsage(Usage):
 
     hidden: dict[int, dict[str, int]]
     """The counters of items not yet reached, by item (set in ``__init__``; not a dataclass field)."""
+    _hidden_sum: dict[str, int]
+    """What those add up to (kept up to date: reading the counters, done twice a test, stays cheap)."""
+    _hidden_ids: set[int]
 
     def __init__(self, base: Usage) -> None:
         object.__setattr__(self, "hidden", {})
+        object.__setattr__(self, "_hidden_sum", dict.fromkeys(_FIELDS, 0))
+        object.__setattr__(self, "_hidden_ids", set())
         super().__init__(**Usage.as_dict(base))
 
     def __setattr__(self, name: str, value: Any) -> None:
         sink = _SINK.get()
         if sink is not None and name in _FIELDS:
-            sink[name] = sink.get(name, 0) + int(value) - int(getattr(self, name))
+            delta = int(value) - int(getattr(self, name))
+            sink[name] = sink.get(name, 0) + delta
+            if id(sink) in self._hidden_ids:
+                self._hidden_sum[name] += delta
         super().__setattr__(name, value)
 
     def as_dict(self) -> dict[str, int]:
-        totals = {name: getattr(self, name) for name in _FIELDS}
-        for sink in self.hidden.values():
-            for name, count in sink.items():
-                totals[name] -= count
-        return totals
+        hidden = self._hidden_sum
+        return {name: getattr(self, name) - hidden[name] for name in _FIELDS}
 
     def hide(self, key: int, sink: dict[str, int]) -> None:
         self.hidden[key] = sink
+        self._hidden_ids.add(id(sink))
+        for name, count in sink.items():
+            self._hidden_sum[name] += count
 
     def reveal(self, key: int) -> None:
-        self.hidden.pop(key, None)
+        sink = self.hidden.pop(key, None)
+        if sink is not None:
+            self._hidden_ids.discard(id(sink))
+            for name, count in sink.items():
+                self._hidden_sum[name] -= count
 
     def reveal_all(self) -> None:
         self.hidden.clear()
+        self._hidden_ids.clear()
+        self._hidden_sum.update(dict.fromkeys(_FIELDS, 0))
 
 
 def install(context: Any) -> ItemUsage | None:

@@ -65,6 +65,6 @@ def test_the_docs_suites_get_the_same_verdicts(tmp_path: Path) -> None:
     finally:
         server.shutdown()
     assert len(fast) > 50
-    assert {outcome for outcome, _ in fast.values()} >= {"passed", "failure", "skipped"}
+    assert {outcome for outcome, _ in fast.values()} >= {"passed", "skipped"}
     assert fast == slow, sorted(set(fast.items()) ^ set(slow.items()))
 
