@@ -109,10 +109,11 @@ class SessionExit:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        from .agents import cleanup
         from .plugin import _RUNTIME
 
         if self.spec_session:
+            from .agents import cleanup  # only then: a session without spec files never imports agents
+
             cleanup.unwind_on_signals(False)  # what follows (xdist's teardown, unconfigure) is cleanup
         state = self.config.stash.get(_RUNTIME, None)
         unrunnable = self.unrunnable or (state is not None and state.unrunnable)
