@@ -23,6 +23,7 @@ Invariants (what makes it safe, with :mod:`.lookahead_rules`):
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -77,7 +78,8 @@ class Lookahead:
         state = item.spec_file.run_state
         n = self._index(item)
         if self.limit <= 1 or n is None or self.stopped:
-            return self.runtime.run(state.run(item.case, self.runtime.concurrency))
+            alone: Verdict = self.runtime.run(state.run(item.case, self.runtime.concurrency))
+            return alone
         self.current = n
         if self.usage is not None:
             self.usage.reveal(n)  # reached: its LLM usage counts from now on (in this item's report)
@@ -85,7 +87,7 @@ class Lookahead:
         task = self.tasks.get(n) or self._start(n, item)
         self._fill(prepare=True)
         try:
-            verdict = self.runtime.run(task)
+            verdict: Verdict = self.runtime.run(task)
         finally:
             self.tasks.pop(n, None)
             keys = self.agents_of.pop(n, ())
@@ -117,7 +119,8 @@ class Lookahead:
     def _start(self, n: int, item: Any) -> asyncio.Task[Verdict]:
         state = item.spec_file.run_state
         sink: dict[str, int] = {}
-        task = self.runtime.session.start(counted(state.run(item.case, self.runtime.concurrency), sink))
+        task: asyncio.Task[Verdict] = self.runtime.session.start(
+            counted(state.run(item.case, self.runtime.concurrency), sink))
         if self.usage is not None and n != self.current:
             self.usage.hide(n, sink)
         self.tasks[n] = task
@@ -125,7 +128,7 @@ class Lookahead:
         self.running.add(n)
         if keys:
             self.load.update(keys)
-        task.add_done_callback(lambda done, n=n, keys=keys: self._finished(n, done, keys))
+        task.add_done_callback(functools.partial(self._finished, n, keys=keys))
         return task
 
     def _finished(self, n: int, task: asyncio.Task[Verdict], keys: tuple[str, ...]) -> None:
