@@ -95,6 +95,7 @@ def remaining(ctx: Any, timeout: float | None, number: int) -> float | None:
 class ChatTurn(Block):
     name = "ChatTurn"
     concurrency_safe = True
+    reads_agent_traces = True  # through take_turn: a highbar-protocol agent's trace records
     whole_story = True
     resolve_config = False
     config_keys = frozenset({

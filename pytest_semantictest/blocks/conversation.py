@@ -114,6 +114,7 @@ def merged_options(base: Mapping[str, Any], own: Mapping[str, Any]) -> dict[str,
 class Conversation(Block):
     name = "Conversation"
     concurrency_safe = True
+    reads_agent_traces = True  # through take_turn: a highbar-protocol agent's trace records
     whole_story = True
     config_keys = frozenset({"agent", "turns", "options", "timeout"})
     outputs = ("passed", "turns", "failures", "stoppedAt")

@@ -155,6 +155,7 @@ class _Run:
 class SimulatedConversation(Block):
     name = "SimulatedConversation"
     concurrency_safe = True
+    reads_agent_traces = True  # through take_turn: a highbar-protocol agent's trace records
     config_keys = frozenset({
         "agent", "input", "attachments", "simulator", "checkpoints", "maxTurns", "timeout", "options", "interactive",
     })
