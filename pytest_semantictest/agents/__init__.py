@@ -5,15 +5,56 @@ No pytest in here: the plugin's fixtures and the spec formats build on this API.
 
 from __future__ import annotations
 
-from .config import AgentConfig, expand_env, mask
-from .correlate import Attribution, Classified, attribute, classify, matches_correlate, new_test_id, resolve_correlate
-from .errors import AgentConfigError, AgentError, AgentStartError, SessionHookError
-from .hooks import HookContext, SessionHooks
-from .placeholders import PlaceholderError, Values, render
-from .process import AgentProcess
-from .protocol import TEST_HEADER, AgentReply, send
-from .shared import AgentHandle, LocalAgent, SharedAgent, agent_key, reap
-from .traces import Hello, ToolCall, TraceBatch, TraceProblem, TraceReader, TurnRecord
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the names below load on first use: importing one submodule (cleanup) stays cheap
+    from .config import AgentConfig, expand_env, mask
+    from .correlate import Attribution, Classified, attribute, classify, matches_correlate, new_test_id, resolve_correlate
+    from .errors import AgentConfigError, AgentError, AgentStartError, SessionHookError
+    from .hooks import HookContext, SessionHooks
+    from .placeholders import PlaceholderError, Values, render
+    from .process import AgentProcess
+    from .protocol import TEST_HEADER, AgentReply, send
+    from .shared import AgentHandle, LocalAgent, SharedAgent, agent_key, reap
+    from .traces import Hello, ToolCall, TraceBatch, TraceProblem, TraceReader, TurnRecord
+
+_HOME = {
+    "AgentConfig": "config",
+    "AgentConfigError": "errors",
+    "AgentError": "errors",
+    "AgentHandle": "shared",
+    "AgentProcess": "process",
+    "AgentReply": "protocol",
+    "AgentStartError": "errors",
+    "Attribution": "correlate",
+    "Classified": "correlate",
+    "Hello": "traces",
+    "HookContext": "hooks",
+    "LocalAgent": "shared",
+    "PlaceholderError": "placeholders",
+    "SessionHookError": "errors",
+    "SessionHooks": "hooks",
+    "SharedAgent": "shared",
+    "TEST_HEADER": "protocol",
+    "ToolCall": "traces",
+    "TraceBatch": "traces",
+    "TraceProblem": "traces",
+    "TraceReader": "traces",
+    "TurnRecord": "traces",
+    "Values": "placeholders",
+    "agent_key": "shared",
+    "attribute": "correlate",
+    "classify": "correlate",
+    "expand_env": "config",
+    "mask": "config",
+    "matches_correlate": "correlate",
+    "new_test_id": "correlate",
+    "reap": "shared",
+    "render": "placeholders",
+    "resolve_correlate": "correlate",
+    "send": "protocol",
+}
 
 __all__ = [
     "TEST_HEADER", "AgentConfig", "AgentConfigError", "AgentError", "AgentHandle", "AgentProcess",
@@ -22,3 +63,12 @@ __all__ = [
     "TraceProblem", "TraceReader", "TurnRecord", "Values", "agent_key", "attribute", "classify",
     "expand_env", "mask", "matches_correlate", "new_test_id", "reap", "render", "resolve_correlate", "send",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Load a public name's module on first use (a session without agents imports none of them)."""
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_HOME[name]}", __name__), name)
+    globals()[name] = value
+    return value
