@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -52,13 +51,9 @@ def test_examples_get_the_same_verdicts(tmp_path: Path) -> None:
 
 
 def test_the_docs_suites_get_the_same_verdicts(tmp_path: Path) -> None:
-    for copy in seed_copies.COPIES.glob("*.json"):
-        shutil.copy(copy, tmp_path / copy.name)
-    (tmp_path / "pytest.ini").write_text(
-        "[pytest]\nasyncio_default_fixture_loop_scope = function\njunit_family = xunit1\n"
-        "semantictest_llm_judge_api_key_env = DOCS_EXAMPLES_NO_JUDGE_KEY\n")
+    seed_copies.stage(tmp_path)
     server, base = docs_server.start()
-    env = {k: v for k, v in _env().items() if k != "DOCS_EXAMPLES_NO_JUDGE_KEY"}
+    env = {k: v for k, v in _env().items() if k != seed_copies.NO_JUDGE_KEY}
     env.update(docs_server.environment(base))
     try:
         fast, slow = _twice(tmp_path, tmp_path, [], env)

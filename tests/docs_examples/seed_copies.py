@@ -133,3 +133,18 @@ def write_copies() -> int:
 
 if __name__ == "__main__":
     sys.exit(print(f"wrote {write_copies()} copies to {COPIES}"))
+
+
+NO_JUDGE_KEY = "DOCS_EXAMPLES_NO_JUDGE_KEY"
+
+
+def stage(root: Path) -> None:
+    """Put every copy into ``root`` with the ini the runs use (JUnit xunit1; the judge's key is read from
+    a variable no environment has, so judged tests skip)."""
+    import shutil
+
+    for copy in COPIES.glob("*.json"):
+        shutil.copy(copy, root / copy.name)
+    (root / "pytest.ini").write_text(
+        "[pytest]\nasyncio_default_fixture_loop_scope = function\njunit_family = xunit1\n"
+        f"semantictest_llm_judge_api_key_env = {NO_JUDGE_KEY}\n")

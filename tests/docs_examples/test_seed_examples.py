@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -118,13 +117,9 @@ def _outcomes(junit: Path) -> dict[str, tuple[str, str]]:
 def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str]]:
     """All copies in one pytest run (a subprocess, as users run it) against the docs' APIs on loopback."""
     root = tmp_path_factory.mktemp("docs-suites")
-    for copy in seed_copies.COPIES.glob("*.json"):
-        shutil.copy(copy, root / copy.name)
-    (root / "pytest.ini").write_text(
-        "[pytest]\nasyncio_default_fixture_loop_scope = function\njunit_family = xunit1\n"
-        "semantictest_llm_judge_api_key_env = DOCS_EXAMPLES_NO_JUDGE_KEY\n")
+    seed_copies.stage(root)
     server, base = docs_server.start()
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_BASE_URL", "DOCS_EXAMPLES_NO_JUDGE_KEY")}
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_BASE_URL", seed_copies.NO_JUDGE_KEY)}
     env.update(docs_server.environment(base))
     try:
         done = subprocess.run(
