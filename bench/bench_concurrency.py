@@ -40,9 +40,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "concurrency"))
+sys.path.insert(0, str(ROOT))
 
-import latency_server  # noqa: E402
+from tests.concurrency import latency_server  # noqa: E402
 
 SLOW_AGENT = ROOT / "tests" / "agents" / "slow_agent.py"
 PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:xdist"]

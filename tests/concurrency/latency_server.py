@@ -6,7 +6,7 @@ server's delay, an OpenAI chat completion echoing the last user message ("Echo: 
 ``{"max_in_flight": N, "served": M, "order": [ids in the order they started]}``; ``POST /reset``
 zeroes them. One thread per request; a listen backlog of 128.
 
-    python latency_server.py --port 8765 [--delay 1]     # or use ``serving(delay)`` in-process
+    python -m tests.concurrency.latency_server --port 8765 [--delay 1]   # or ``serving(delay)`` in-process
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
+
+from tests.servers.quiet import QuietHandler, QuietServer, in_thread
 
 _LOCK = threading.Lock()
 _STATE: dict[str, object] = {"in_flight": 0, "max_in_flight": 0, "served": 0, "order": []}
@@ -30,21 +31,10 @@ def _reset() -> None:
         _STATE.update(in_flight=0, max_in_flight=0, served=0, order=[])
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class Handler(QuietHandler):
     disable_nagle_algorithm = True
 
-    def log_message(self, format: str, *args: object) -> None:  # quiet
-        pass
-
-    def do_GET(self) -> None:
-        self._serve()
-
-    def do_POST(self) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        self._serve(self.rfile.read(length) if length else b"")
-
-    def _serve(self, body: bytes = b"") -> None:
+    def serve(self, body: bytes) -> None:
         url = urlsplit(self.path)
         query = {k: v[0] for k, v in parse_qs(url.query).items()}
         if url.path == "/stats":
@@ -89,28 +79,14 @@ def _completion(body: bytes) -> dict[str, object]:
             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 128
-
-    def handle_error(self, request: object, client_address: object) -> None:  # a client hung up: quiet
-        pass
-
-
 @contextmanager
 def serving(delay: float = 0.0) -> Iterator[str]:
     """The server on a free loopback port, in this process (``delay``: seconds before each chat
     completion and each ``/sleep`` without ``s``): yields its base URL."""
     _reset()
     _DELAY["s"] = delay
-    server = _Server(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with in_thread(Handler) as base:
+        yield base
 
 
 def main() -> None:
@@ -119,7 +95,7 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=0.0)
     args = parser.parse_args()
     _DELAY["s"] = args.delay
-    _Server(("127.0.0.1", args.port), Handler).serve_forever()
+    QuietServer(("127.0.0.1", args.port), Handler).serve_forever()
 
 
 if __name__ == "__main__":

@@ -10,30 +10,16 @@ Each request is served on its own thread; a client that hangs up ends the drip.
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
+from tests.servers.quiet import QuietHandler, in_thread
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
 
-    def log_message(self, format: str, *args: object) -> None:  # quiet
-        pass
-
-    def do_GET(self) -> None:
-        self._serve()
-
-    def do_POST(self) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        if length:
-            self.rfile.read(length)
-        self._serve()
-
-    def _serve(self) -> None:
+class _Handler(QuietHandler):
+    def serve(self, body: bytes) -> None:
         url = urlsplit(self.path)
         query = {k: v[0] for k, v in parse_qs(url.query).items()}
         every = float(query.get("every", "0.5"))
@@ -86,12 +72,5 @@ class _Handler(BaseHTTPRequestHandler):
 @contextmanager
 def slow_server() -> Iterator[str]:
     """The server on a free loopback port for the duration of the block; yields its base URL."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with in_thread(_Handler) as base:
+        yield base
