@@ -1,7 +1,9 @@
 """Process and process-group liveness and signalling (POSIX; /proc used when present).
 
 A zombie counts as gone: the agent we started is reaped by a thread, but an orphaned
-grandchild may wait for a reaper that never comes in a container.
+grandchild may wait for a reaper that never comes in a container. A thread-group leader that
+exited while its other threads still run also shows as a zombie, yet still holds its sockets:
+it counts as live until its last thread is gone (:func:`_exiting`).
 """
 
 from __future__ import annotations
@@ -43,7 +45,24 @@ def pid_alive(pid: int) -> bool:
         except PermissionError:
             pass
         return True
-    return fields[0] not in ("Z", "X")
+    return fields[0] not in ("Z", "X") or _exiting(pid)
+
+
+def _exiting(pid: int) -> bool:
+    """Whether a process whose leader is a zombie still has a live thread (its files stay open
+    until the last one exits: another process cannot bind its port yet)."""
+    try:
+        tasks = [entry.name for entry in (_PROC / str(pid) / "task").iterdir()]
+    except OSError:
+        return False
+    for tid in tasks:
+        try:
+            raw = (_PROC / str(pid) / "task" / tid / "stat").read_text()
+        except OSError:
+            continue
+        if raw[raw.rfind(")") + 2 :].split()[:1] not in (["Z"], ["X"], []):
+            return True
+    return False
 
 
 def start_time(pid: int) -> int | None:
@@ -66,7 +85,9 @@ def group_members(pgid: int) -> list[int] | None:
     for entry in _PROC.iterdir():
         if entry.name.isdigit():
             fields = _stat(int(entry.name))
-            if fields is not None and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
+            if fields is None or fields[2] != str(pgid):
+                continue
+            if fields[0] not in ("Z", "X") or _exiting(int(entry.name)):
                 members.append(int(entry.name))
     return members
 

@@ -37,6 +37,8 @@ from .traces import TraceReader
 
 PORT_WAIT_POLL_S = 0.2
 """How often a worker waiting for a port held by another worker's agent looks again."""
+PORT_FREE_WAIT_S = 3.0
+"""How long a stopped agent's port may take to stop accepting before the next agent's start says it is in use."""
 
 
 @dataclass(frozen=True)
@@ -181,7 +183,8 @@ class SharedAgent:
                 handle = _handle(state, started_here=False)
             else:
                 if state:
-                    _stop_recorded(state)
+                    if _stop_recorded(state):
+                        _wait_port_closed(state["endpoint"])
                     self.state_path.unlink(missing_ok=True)
                 state = self._start(observe)
                 handle = _handle(state, started_here=True)
@@ -225,7 +228,8 @@ class SharedAgent:
                 return
             if self._process is not None and self._process.pid == state["pid"]:
                 self._process.stop()
-            _stop_recorded(state)
+            if _stop_recorded(state):  # (another worker started it: it is not ours to wait for)
+                _wait_port_closed(state["endpoint"])
             self.state_path.unlink(missing_ok=True)
         self._process = None
 
@@ -298,9 +302,20 @@ def _clear_port(state_dir: Path, key: str, port: int) -> list[int]:
             active = [u for u in users if u not in state.get("idle", [])]
             if active and _same_process(state):
                 return active
-            _stop_recorded(state)
+            stopped = _stop_recorded(state)
             state_path.unlink(missing_ok=True)
+        if stopped:
+            _wait_port_closed(state["endpoint"])
     return []
+
+
+def _wait_port_closed(endpoint: str, timeout_s: float = PORT_FREE_WAIT_S) -> None:
+    """Wait (bounded) until a stopped agent's port no longer accepts: a process whose last thread is
+    still exiting keeps its listening socket a moment after it looks gone to another process."""
+    host, port = endpoint_address(endpoint)
+    deadline = time.monotonic() + timeout_s
+    while port_open(host, port, timeout=0.1) and time.monotonic() < deadline:
+        time.sleep(0.02)
 
 
 def _handle(state: dict[str, Any], *, started_here: bool) -> AgentHandle:

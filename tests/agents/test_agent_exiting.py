@@ -1,0 +1,52 @@
+"""A process whose main thread has exited while another thread still serves its port is not gone.
+
+Linux shows such a thread-group leader as a zombie, yet its sockets stay open until the last thread
+exits: a worker that stopped another worker's agent and took the zombie for "gone" started the next
+agent on a port that still answered ("port ... is already in use").
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pytest_semantictest.agents import procs
+from pytest_semantictest.agents.net import port_open
+
+LEADER_EXITS = """
+import ctypes, socket, sys, threading, time
+server = socket.create_server(("127.0.0.1", 0))
+print(server.getsockname()[1], flush=True)
+def serve():
+    while True:
+        conn, _ = server.accept()
+        conn.close()
+threading.Thread(target=serve).start()
+ctypes.CDLL(None).pthread_exit(None)  # the main thread (the group leader) exits; the process goes on
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc")
+def test_a_zombie_leader_with_a_live_thread_is_alive() -> None:
+    child = subprocess.Popen([sys.executable, "-c", LEADER_EXITS], stdout=subprocess.PIPE, text=True,
+                             start_new_session=True)
+    try:
+        assert child.stdout is not None
+        port = int(child.stdout.readline())
+        deadline = time.monotonic() + 5
+        while (Path(f"/proc/{child.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+               and time.monotonic() < deadline):
+            time.sleep(0.02)
+        assert Path(f"/proc/{child.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+        assert port_open("127.0.0.1", port)  # it still listens
+        assert procs.pid_alive(child.pid)
+        assert procs.group_alive(child.pid)
+    finally:
+        os.killpg(child.pid, 9)
+        child.wait(timeout=5)
+    assert not procs.group_alive(child.pid)
