@@ -70,7 +70,7 @@ class _Validation:
     @staticmethod
     def _spec(path: Path, config: pytest.Config) -> bool:
         from .formats.detect import FORMATS
-        from .plugin import collect_context
+        from .runtime import collect_context
 
         ctx = collect_context(config)
         return any(detect(path, ctx) for _, detect, _ in FORMATS)

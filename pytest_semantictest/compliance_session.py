@@ -173,7 +173,7 @@ class ComplianceSession:
                 raise pytest.skip.Exception(reason, _use_item_location=True)
         self._mask(item.session)
         if case.meta.get("variables"):  # a variable may hold a secret ("From setup": the environment)
-            from .plugin import runtime
+            from .runtime import runtime
 
             variables = runtime(self.config).redactor.data(case.meta["variables"])
             item.user_properties.append(("variables", json.dumps(variables, ensure_ascii=False)))
@@ -189,7 +189,7 @@ class ComplianceSession:
             return
         self.masked = True
         from . import options
-        from .plugin import runtime
+        from .runtime import runtime
 
         values = [str(options.value(self.config, "compliance-api-key") or "")]
         for raw in options.value(self.config, "compliance-value") or []:
@@ -203,7 +203,7 @@ class ComplianceSession:
     def _offer(self, suite: Any) -> None:
         key = str(suite.path)
         if key not in self.offered:
-            from .plugin import runtime
+            from .runtime import runtime
 
             try:
                 runtime(self.config).acquire_agents(suite.agents)

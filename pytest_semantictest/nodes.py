@@ -94,7 +94,7 @@ class SpecFile(pytest.File):
         is reached (engine/lookahead.py), ``setup`` when it is (again: one more acquisition, released
         with the others when the file ends)."""
         from .engine.suite import SuiteRun
-        from .plugin import runtime
+        from .runtime import runtime
 
         session = runtime(self.config)
         try:
@@ -107,7 +107,7 @@ class SpecFile(pytest.File):
 
     def setup(self) -> None:
         from .engine.suite import SetupFailed
-        from .plugin import runtime
+        from .runtime import runtime
 
         if dry_run(self.config):
             return
@@ -119,7 +119,7 @@ class SpecFile(pytest.File):
             raise pytest.fail.Exception(session.redactor.text(str(exc)), pytrace=False) from None
 
     def teardown(self) -> None:
-        from .plugin import runtime
+        from .runtime import runtime
 
         if self.run_state is None:
             return
@@ -171,7 +171,7 @@ class SpecItem(pytest.Item):
         return node
 
     def setup(self) -> None:
-        from .plugin import runtime
+        from .runtime import runtime
 
         if self.case.skip:
             raise pytest.skip.Exception(self.case.skip, _use_item_location=True)
@@ -196,7 +196,7 @@ class SpecItem(pytest.Item):
         verdict = self.verdict
         if verdict is None or verdict.outcome is Outcome.PASSED:
             return
-        from .plugin import runtime
+        from .runtime import runtime
         from .report.failure import render_verdict
 
         session = runtime(self.config)

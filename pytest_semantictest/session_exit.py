@@ -49,7 +49,7 @@ class SessionExit:
     @property
     def agents_dir(self) -> str | None:
         """The run's shared agent folder (xdist only; the controller makes it for its first worker)."""
-        from .plugin import _AGENTS_DIR, _CONTROLLER_AGENTS
+        from .runtime import _AGENTS_DIR, _CONTROLLER_AGENTS
 
         if self.worker:
             shared: str | None = self.config.workerinput.get(_AGENTS_DIR)  # type: ignore[attr-defined]  # xdist sets it
@@ -90,7 +90,7 @@ class SessionExit:
         finally:
             spec_file = _spec_file(item)
             if spec_file is not None and (nextitem is None or spec_file not in nextitem.listchain()):
-                from .plugin import _RUNTIME
+                from .runtime import _RUNTIME
 
                 state = self.config.stash.get(_RUNTIME, None)
                 if state is not None and state.context.agents is not None:
@@ -109,7 +109,7 @@ class SessionExit:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        from .plugin import _RUNTIME
+        from .runtime import _RUNTIME
 
         if self.spec_session:
             from .agents import cleanup  # only then: a session without spec files never imports agents
@@ -148,7 +148,7 @@ def _spec_file(item: pytest.Item) -> pytest.Collector | None:
 def _any_spec(config: pytest.Config, ids: list[str]) -> bool:
     """Whether any collected node id is in a spec file (the xdist controller collects nothing)."""
     from .formats.detect import FORMATS
-    from .plugin import collect_context
+    from .runtime import collect_context
 
     root = Path(str(config.rootpath))
     for path in dict.fromkeys(node_id.split("::", 1)[0] for node_id in ids):

@@ -257,7 +257,7 @@ class HtmlPlugin:
         if verdict is not None and deciding and spec_item(item) and not item.stash.get(_ATTACHED, False):
             from pytest_html import extras
 
-            from ..plugin import runtime
+            from ..runtime import runtime
 
             item.stash[_ATTACHED] = True
             state = runtime(self.config)
@@ -300,6 +300,6 @@ class HtmlPlugin:
         plugin = summary_plugin(self.config)
         if plugin is None or not plugin.tally.tests:
             return
-        from ..plugin import llm_usage
+        from ..runtime import llm_usage
 
         prefix.append(summary_table(plugin.tally, llm_usage(self.config)))

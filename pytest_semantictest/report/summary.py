@@ -140,7 +140,7 @@ class SummaryPlugin:
         """LLM use while a spec test runs (its pipeline runs in the setup phase)."""
         if not spec_item(item):
             return (yield)
-        from ..plugin import llm_usage
+        from ..runtime import llm_usage
 
         before = llm_usage(self.config, workers=False)
         try:
@@ -154,7 +154,7 @@ class SummaryPlugin:
         if spec_item(item) and not item.stash.get(_DONE, False):
             from .junit import properties
 
-            from ..plugin import runtime
+            from ..runtime import runtime
 
             item.stash[_DONE] = True
             repetition = item.case.repetition
@@ -166,7 +166,7 @@ class SummaryPlugin:
         report = yield
         verdict = getattr(item, "verdict", None)
         if call.when == "teardown" and verdict is not None and spec_item(item):
-            from ..plugin import runtime
+            from ..runtime import runtime
 
             redactor = runtime(self.config).redactor
             rows = run_rows(verdict, redactor)
