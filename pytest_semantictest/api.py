@@ -135,12 +135,15 @@ def dry_run(config: pytest.Config) -> bool:
 def compliance_case(item: pytest.Item) -> Any:
     """For a compliance test item: its case as parsed (``.setup``: the case's own ``**Setup:**``
     with ``agents`` and ``unavailable``, or None; ``.title``), else None."""
-    case = getattr(item, "case", None)
-    return case.meta.get("case") if case is not None and getattr(case, "meta", None) else None
+    from .formats.compliance.pytest_glue import compliance_parts
+
+    parts = compliance_parts(item)
+    return parts.data.parsed if parts is not None else None
 
 
 def compliance_base_url(item: pytest.Item) -> str | None:
     """Where a compliance test item's requests go (None for other items)."""
-    suite = getattr(getattr(item, "spec_file", None), "suite", None)
-    setup = suite.meta.get("setup") if suite is not None and suite.format == "compliance" else None
-    return getattr(setup, "base_url", None)
+    from .formats.compliance.pytest_glue import compliance_parts
+
+    parts = compliance_parts(item)
+    return parts.file.setup.base_url if parts is not None else None

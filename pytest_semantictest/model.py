@@ -117,8 +117,13 @@ class Case:
     """Optional source of phrasings: ``async resolve(session) -> list[(label, context)]``.
     Each phrasing runs ``repetition.runs`` times with its context overlaid and is judged on
     its own; the case combines them (any failed -> failed, any error -> error)."""
-    meta: dict[str, Any] = field(default_factory=dict)
-    """Format-specific data the pytest layer may read (compliance: the parsed case, variables)."""
+    barrier: str | None = None
+    """Why the case never runs ahead of its turn or alongside others, as its format knows (a
+    compliance file with ``depends_on``, a case that changes the server for itself); None: nothing
+    of its format forbids it (:mod:`.engine.lookahead_rules` adds the block-level rules)."""
+    format_data: object | None = None
+    """The format's own typed data about the case, for that format's pytest glue and nothing else
+    (compliance: :class:`~pytest_semantictest.formats.compliance.data.ComplianceCase`)."""
 
 
 @dataclass(slots=True)
@@ -134,8 +139,9 @@ class Suite:
     teardown: list[Step] = field(default_factory=list)
     agents: list[Any] = field(default_factory=list)
     """Agents the cases talk to (``AgentRequirement``): acquired before the first case runs."""
-    meta: dict[str, Any] = field(default_factory=dict)
-    """Format-specific data the pytest layer may read (compliance: the parsed document, setup)."""
+    format_data: object | None = None
+    """The format's own typed data about the file, for that format's pytest glue and nothing else
+    (compliance: :class:`~pytest_semantictest.formats.compliance.data.ComplianceFile`)."""
 
 
 @dataclass(slots=True)

@@ -50,16 +50,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
         config.pluginmanager.register(ResultsWriter(config, results, lambda: config.stash.get(_RUNTIME, None)),
                                       "semantictest-results")
-    if options.value(config, "generate"):  # the LLM generator writes Yao cases at session start
-        from .generation import Generation
-
-        config.pluginmanager.register(Generation(config, runtime), "semantictest-generation")
     from .session_exit import SessionExit
 
     config.pluginmanager.register(SessionExit(config), "semantictest-exit")  # exit status, signals
-    from .compliance_session import ComplianceSession
+    from .formats.glue import register
 
-    config.pluginmanager.register(ComplianceSession(config), "semantictest-compliance")
+    register(config)  # each format's pytest glue: compliance ordering, Yao generation, xdist scheduling
     from .report.summary import install
 
     install(config)  # per-test properties (JUnit), the end-of-run summary, pytest-html extras with --html
@@ -100,16 +96,6 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     state = session.config.stash.get(_RUNTIME, None)
     if workeroutput is not None and state is not None and state.context.llm is not None:
         workeroutput[_USAGE_KEY] = state.context.llm.usage.as_dict()
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """``--dist load``: a SemanticTest file with setup or teardown runs on one worker (once each)."""
-    if config.getvalue("dist") != "load":
-        return None
-    from .xdist_scheduling import FileSetupScheduling
-
-    return FileSetupScheduling(config, log)
 
 
 @pytest.hookimpl(optionalhook=True)

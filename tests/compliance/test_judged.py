@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from pytest_semantictest.formats.compliance.judged import SCHEMA_NAME, parse_verdicts, verdict_schema
+from pytest_semantictest.checks.judged import SCHEMA_NAME, parse_verdicts, verdict_schema
 from tests.compliance.conftest import chat_case, compliance_server, doc
 from tests.llm.fake_openai import FakeOpenAI, Reply, status
 

@@ -156,8 +156,8 @@ def test_variables_are_chosen_by_the_test_id_reproducibly_and_reported() -> None
         for n in range(1, 13)
     )
     first, again = compiled(doc(cases)), compiled(doc(cases))
-    chosen = [c.meta["variables"] for c in first.cases]
-    assert chosen == [c.meta["variables"] for c in again.cases]  # seeded by the test id: the same every run
+    chosen = [c.format_data.variables for c in first.cases]
+    assert chosen == [c.format_data.variables for c in again.cases]  # seeded by the test id: the same every run
     assert {v["greeting"] for v in chosen} == {"Hello", "Hi", "Hey"}  # but not the same for every test
     for case, variables in zip(first.cases, chosen, strict=True):
         body = request_of(case)["body"]

@@ -165,7 +165,7 @@ STALL_CONFTEST = """
 import time
 from pathlib import Path
 
-import pytest_semantictest.compliance_session as session
+import pytest_semantictest.formats.compliance.pytest_glue as session
 
 session.STALL_SLACK_S = 0.5  # with the dependency's 1 s case timeout: give up after 1.5 s without progress
 RELEASED = Path(__file__).parent / "released"

@@ -318,7 +318,7 @@ def test_xdist_one_agent_for_all_workers(pytester: pytest.Pytester) -> None:
 def test_variations_from_highbar_cache_each_phrasing_judged(pytester: pytest.Pytester) -> None:
     import json
 
-    from pytest_semantictest.formats.highbar.variations import cache_key
+    from pytest_semantictest.blocks.variations import cache_key
 
     port = free_port()
     tests = """
@@ -345,7 +345,7 @@ def test_variations_generated_by_the_paraphraser_saved_then_read_back(
     import json
     import shutil
 
-    from pytest_semantictest.formats.highbar.variations import cache_key
+    from pytest_semantictest.blocks.variations import cache_key
     from tests.llm.fake_openai import FakeOpenAI, Reply
 
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID"):

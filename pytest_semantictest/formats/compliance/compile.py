@@ -16,7 +16,8 @@ from typing import Any
 
 from ...errors import Problem
 from ...model import AgentRequirement, Case, Step, Suite
-from .judged import JudgedAssertions
+from ...checks.judged import JudgedAssertions
+from .data import ComplianceCase, ComplianceFile
 from .models import DEFAULT_BASE_URL, SUPPORTED_TRANSPORTS, Document, Setup, TestCase
 from .prose import condition_skip, flow_check
 from .request import build_request
@@ -67,15 +68,16 @@ def compile_document(doc: Document, settings: Settings) -> Suite:
         node = node if used[node] == 1 else f"{node} [{used[node]}]"
         cases.append(_case(tc, node, doc, setup, settings, file_skip))
     agents = [_server(setup.base_url, settings)] if settings.server else []
-    return Suite(front.name, Path(doc.path), FORMAT, cases, agents=agents,
-                 meta={"document": doc.model_copy(update={"setup": setup}), "setup": setup})
+    data = ComplianceFile(front.name, tuple(front.depends_on), float(front.timeout or 0), setup)
+    return Suite(front.name, Path(doc.path), FORMAT, cases, agents=agents, format_data=data)
 
 
 def _case(tc: TestCase, node: str, doc: Document, setup: Setup, settings: Settings, file_skip: str | None) -> Case:
     where = f"case {tc.number}" if tc.number is not None else f"case '{tc.title}'"
     markers = [_marker(tag) for tag in doc.front.tags]
     case = Case(id=node, name=node, steps=[], checks=[], line=tc.line, markers=markers,
-                timeout_s=doc.front.timeout, place=where, meta={"case": tc})
+                timeout_s=doc.front.timeout, place=where, format_data=ComplianceCase(tc))
+    case.barrier = _barrier(doc, tc)
     if file_skip and doc.front.transport not in SUPPORTED_TRANSPORTS:
         case.skip = file_skip  # its requests are not HTTP: nothing more to read
         return case
@@ -99,7 +101,7 @@ def _case(tc: TestCase, node: str, doc: Document, setup: Setup, settings: Settin
     if tc.assertions and not settings.strict_only:
         checks.append(JudgedAssertions(tc.assertions, _judge_context(tc, setup), tc.assertions[0].line, deterministic))
     case.checks = checks
-    case.meta["variables"] = built.variables
+    case.format_data = ComplianceCase(tc, built.variables)
     case.skip = skip or built.skip
     if case.skip is None and settings.strict_only and not deterministic:
         case.skip = "strict-only: the case has no strict checks (only natural-language assertions)"
@@ -114,6 +116,15 @@ def _case(tc: TestCase, node: str, doc: Document, setup: Setup, settings: Settin
         case.steps.append(Step("ChatRequest", "request", None, built.config, "response", line, where))
         case.steps.append(Step("ChatResponse", "observe", None, {"from": "response"}, "observed", line, where))
     return case
+
+
+def _barrier(doc: Document, tc: TestCase) -> str | None:
+    """Why the case never runs ahead (engine/lookahead_rules.py), None when it may."""
+    if doc.front.depends_on:
+        return "a compliance file with depends_on runs when its dependencies are reported"
+    if tc.setup is not None:
+        return "a compliance case with its own Setup changes the server for itself"
+    return None
 
 
 def _one_line(path: str, problems: list[Problem]) -> str:

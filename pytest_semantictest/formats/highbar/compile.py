@@ -8,11 +8,11 @@ from typing import Any
 
 from ...agents.config import AgentConfig
 from ...agents.shared import live_key
+from ...blocks.variations import PHRASING_KEY, Variations
 from ...checks.expectations import TurnExpectation
 from ...model import AgentRequirement, Case, Repetition, Step, Suite
 from .spec import HighbarSpec, TestSpec
 from .validate import load_highbar
-from .variations import PHRASING_KEY, Variations
 
 FORMAT = "highbar"
 

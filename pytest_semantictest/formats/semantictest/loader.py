@@ -16,7 +16,8 @@ from ..validation import problems_from
 from .compiler import FORMAT, SuiteCompiler, default_id
 from .models import SuiteShape
 
-__all__ = ["FORMAT", "SuiteWarning", "compile_source", "is_suite", "load_file", "load_text"]
+__all__ = ["FORMAT", "SuiteWarning", "compile_source", "is_suite", "load_file", "load_text", "read_text",
+           "runs_on_one_worker"]
 MAX_BYTES = 20 * 1024 * 1024
 
 
@@ -27,6 +28,34 @@ def is_suite(data: Any) -> bool:
 
 def load_file(path: Path) -> Suite:
     """Load and compile ``path``; raises SpecError naming every problem found."""
+    return load_text(read_text(path), path)
+
+
+def runs_on_one_worker(path: Path) -> bool:
+    """The format's scheduling hint: whether the tests of ``path`` must run on one worker.
+
+    A suite's ``setup`` runs once before its first test and its ``teardown`` once after its last
+    (``engine/suite.py``), so a suite with either keeps its tests together. Read with this loader,
+    up to the suite's own keys (its tests are not compiled: the controller only schedules); a file
+    that is not a readable suite is False (its tests are its collection error, nothing to group).
+    """
+    if path.suffix != ".json":
+        return False
+    try:
+        source = load_json(read_text(path))
+    except (SpecError, JsonError):
+        return False
+    if not is_suite(source.data):
+        return False
+    try:
+        spec = SuiteShape.model_validate(source.data)
+    except ValidationError:
+        return False
+    return bool(spec.setup or spec.teardown)
+
+
+def read_text(path: Path) -> str:
+    """The file's text (a BOM dropped); SpecError when it is too large, unreadable or not UTF-8."""
     try:
         if path.stat().st_size > MAX_BYTES:
             raise SpecError(str(path), [Problem("", f"file is larger than {MAX_BYTES // 2**20} MB")])
@@ -40,7 +69,7 @@ def load_file(path: Path) -> Suite:
         column = exc.start - raw.rfind(b"\n", 0, exc.start)
         message = f"not UTF-8 text at line {line} column {column} (byte {exc.start}): {exc.reason}"
         raise SpecError(str(path), [Problem("", message, line)]) from None
-    return load_text(text, path)
+    return text
 
 
 def load_text(text: str, path: Path) -> Suite:

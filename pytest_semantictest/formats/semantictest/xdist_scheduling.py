@@ -7,11 +7,14 @@ xdist asks for its scheduler before any worker has collected, so :class:`FileSet
 when the collection arrives: no such file, and xdist's own ``LoadScheduling`` does everything as
 usual; otherwise a ``LoadScopeScheduling`` whose scope is the file for those tests and the test
 itself for every other one. Until then both hear of every worker and collection.
+
+Whether a file's tests go together is the format's scheduling hint,
+:func:`~.loader.runs_on_one_worker`: the controller never collects (the workers do), so it asks
+the format's own reader about each file once.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -19,20 +22,10 @@ from typing import Any
 import pytest
 from xdist.scheduler import LoadScheduling, LoadScopeScheduling
 
-
-def has_setup(path: Path) -> bool:
-    """Whether ``path`` is a SemanticTest suite with a non-empty ``setup`` or ``teardown``."""
-    if path.suffix != ".json":
-        return False
-    try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(data, dict) and isinstance(data.get("tests"), list) and bool(
-        data.get("setup") or data.get("teardown"))
+from .loader import runs_on_one_worker
 
 
-class _FileScopes(LoadScopeScheduling):
+class _FileScopes(LoadScopeScheduling):  # type: ignore[misc]  # xdist has no type hints
     """Scope = the file for tests of a file with setup or teardown, else the test alone."""
 
     def __init__(self, config: pytest.Config, log: Any = None) -> None:
@@ -43,7 +36,7 @@ class _FileScopes(LoadScopeScheduling):
 
     def grouped(self, path: str) -> bool:
         if path not in self._grouped:
-            self._grouped[path] = has_setup(self._root / path)
+            self._grouped[path] = runs_on_one_worker(self._root / path)
         return self._grouped[path]
 
     def _split_scope(self, nodeid: str) -> str:

@@ -1,5 +1,5 @@
-"""``**Assertions:**`` bullets judged by the LLM judge: one call per case, a verdict and a reason
-per bullet, structured output validated with pydantic, answers kept in the replay cache.
+"""Natural-language assertions judged by the LLM judge (compliance's ``**Assertions:**`` bullets,
+compiled by ``formats/compliance/compile.py``): one call per case, a verdict and a reason per bullet, structured output validated with pydantic, answers kept in the replay cache.
 
 Without a configured judge the bullets are not evaluated (the case is skipped unless a strict
 check failed; an error under ``--semantictest-require-judge``). A judge that cannot answer
@@ -9,15 +9,26 @@ check failed; an error under ``--semantictest-require-judge``). A judge that can
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ...errors import clip
-from ...llm.structured import response_schema, strict_object
-from ...model import CheckResult, Failure
-from .models import Bullet
+from ..errors import clip
+from ..llm.structured import response_schema, strict_object
+from ..model import CheckResult, Failure
+
+
+class Bullet(Protocol):
+    """One natural-language assertion as written (compliance: ``formats.compliance.models.Bullet``)."""
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def line(self) -> int: ...
+
 
 TEMPLATE = "compliance-judge-1"
 SCHEMA_NAME = "compliance_assertions"
@@ -68,7 +79,7 @@ def parse_verdicts(text: str, count: int) -> Verdicts:
 class JudgedAssertions:
     """The case's natural-language assertions as one check."""
 
-    bullets: list[Bullet]
+    bullets: Sequence[Bullet]
     case: dict[str, Any] = field(default_factory=dict)
     """What the judge is told about the case: label, description, setup, flow, behaviour."""
     line: int | None = None
@@ -83,7 +94,7 @@ class JudgedAssertions:
         return f"{len(self.bullets)} natural-language assertion(s)"
 
     async def evaluate(self, bus: Any, ctx: Any) -> CheckResult:
-        from ...llm.errors import REQUIRE_JUDGE_MESSAGE, LLMError
+        from ..llm.errors import REQUIRE_JUDGE_MESSAGE, LLMError
 
         if getattr(ctx, "judge", None) is None or getattr(ctx, "llm", None) is None:
             if getattr(getattr(ctx, "settings", None), "require_judge", False):
@@ -125,7 +136,7 @@ class JudgedAssertions:
         return out
 
     def messages(self, request: Any, observed: dict[str, Any]) -> list[dict[str, str]]:
-        from ...report.redact import Redactor
+        from ..report.redact import Redactor
 
         redact = Redactor().data
         parts = ["## Test case\n" + "\n".join(f"{k}: {v}" for k, v in self.case.items() if v)]
@@ -187,7 +198,7 @@ def _response(observed: dict[str, Any]) -> str:
 
 def _follow_up(follow_up: dict[str, Any]) -> str:
     """What the follow-up request (sent after the client disconnected) got."""
-    from ...report.redact import Redactor
+    from ..report.redact import Redactor
 
     sent = follow_up.get("request")
     request: dict[str, Any] = sent if isinstance(sent, dict) else {}

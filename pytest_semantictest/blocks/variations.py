@@ -1,5 +1,11 @@
-"""Paraphrases of a trigger: highbar's committed cache first, then the LLM client (cached), whose
-answer is saved to highbar's cache as ``highbar run`` does (not in replay mode)."""
+"""Paraphrases of a trigger, made while the test runs: highbar's committed cache first, then the LLM
+client's paraphraser role (cached), whose answer is saved to highbar's cache as ``highbar run`` does
+(not in replay mode).
+
+Not a block of a pipeline but the case's source of phrasings (``Case.variants``): the highbar
+compiler builds a :class:`Variations` (``formats/highbar/compile.py``, which runs nothing), the
+engine resolves it before the runs (``engine/repeat.py``) and each phrasing reaches the case's
+``AgentTurn`` step through its ``phrasing`` key (:data:`PHRASING_KEY`)."""
 
 from __future__ import annotations
 
@@ -9,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...files import write_atomic
+from ..files import write_atomic
 
 PHRASING_KEY = "__highbar_phrasing__"
 _TEMPLATE = "paraphrase-1"

@@ -25,9 +25,13 @@ import json
 import re
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pytest
+
+if TYPE_CHECKING:
+    from ...model import Case, Suite
+    from .data import ComplianceCase, ComplianceFile
 
 _SECRET_NAME = re.compile(r"key|token|secret|password|auth|credential", re.IGNORECASE)
 _SHARED = "semantictest_compliance_dir"
@@ -38,16 +42,35 @@ STALL_SLACK_S = 30.0
 POLL_S = 0.05
 
 
-def compliance_parts(item: pytest.Item) -> tuple[Any, Any] | None:
-    """(suite, case) when ``item`` is a compliance test case."""
-    from .report.summary import spec_item  # imports nothing: a session without spec files stays cheap
+def plugins(config: pytest.Config) -> list[tuple[str, object]]:
+    """The format's pytest glue (``formats/glue.py``): one plugin, in every session."""
+    return [("semantictest-compliance", ComplianceSession(config))]
+
+
+class ComplianceParts(NamedTuple):
+    """A compliance test item's suite and case with the compliance data of each."""
+
+    suite: Suite
+    case: Case
+    file: ComplianceFile
+    data: ComplianceCase
+
+
+def compliance_parts(item: pytest.Item) -> ComplianceParts | None:
+    """Its parts when ``item`` is a compliance test case, else None."""
+    from ...report.summary import spec_item  # imports nothing: a session without spec files stays cheap
 
     if not spec_item(item):
         return None
     suite = getattr(item.spec_file, "suite", None)
     if suite is None or suite.format != "compliance":
         return None
-    return suite, item.case
+    from .data import ComplianceCase, ComplianceFile
+
+    case = item.case
+    if not isinstance(suite.format_data, ComplianceFile) or not isinstance(case.format_data, ComplianceCase):
+        return None
+    return ComplianceParts(suite, case, suite.format_data, case.format_data)
 
 
 class ComplianceSession:
@@ -112,10 +135,10 @@ class ComplianceSession:
                 self.nodeids.append(item.nodeid)
                 parts = compliance_parts(item)
                 if parts is not None:
-                    front = parts[0].meta["document"].front
+                    front = parts.file
                     self.members.setdefault(front.name, []).append(n)
                     self.names[n] = front.name
-                    self.timeouts[front.name] = max(self.timeouts.get(front.name, 0.0), float(front.timeout or 0))
+                    self.timeouts[front.name] = max(self.timeouts.get(front.name, 0.0), front.timeout)
         return self.index
 
     def _record(self, index: int) -> Path:
@@ -160,8 +183,7 @@ class ComplianceSession:
         parts = compliance_parts(item)
         if parts is None:
             return
-        suite, case = parts
-        front = suite.meta["document"].front
+        suite, case, front, data = parts
         if self.shared is not None:
             self._collection(item.session)
         for dependency in front.depends_on:
@@ -172,15 +194,15 @@ class ComplianceSession:
                 self.status.setdefault(item.nodeid, f"was skipped ({reason})")
                 raise pytest.skip.Exception(reason, _use_item_location=True)
         self._mask(item.session)
-        if case.meta.get("variables"):  # a variable may hold a secret ("From setup": the environment)
-            from .runtime import runtime
+        if data.variables:  # a variable may hold a secret ("From setup": the environment)
+            from ...runtime import runtime
 
-            variables = runtime(self.config).redactor.data(case.meta["variables"])
+            variables = runtime(self.config).redactor.data(data.variables)
             item.user_properties.append(("variables", json.dumps(variables, ensure_ascii=False)))
-        from .nodes import dry_run
+        from ...nodes import dry_run
 
         if not case.skip and not dry_run(self.config):  # --setup-only/--setup-plan: no server is contacted
-            self._offer(suite)
+            self._offer(suite, front)
 
     def _mask(self, session: pytest.Session) -> None:
         """The API key and secret-looking placeholder values given as options are masked in reports, and
@@ -188,8 +210,8 @@ class ComplianceSession:
         if self.masked:
             return
         self.masked = True
-        from . import options
-        from .runtime import runtime
+        from ... import options
+        from ...runtime import runtime
 
         values = [str(options.value(self.config, "compliance-api-key") or "")]
         for raw in options.value(self.config, "compliance-value") or []:
@@ -197,20 +219,20 @@ class ComplianceSession:
             if _SECRET_NAME.search(name):
                 values.append(value.strip())
         runtime(self.config).redactor.add(v for v in values if v)
-        cases = [parts[1] for parts in map(compliance_parts, session.items) if parts is not None]
+        cases = [parts.case for parts in map(compliance_parts, session.items) if parts is not None]
         runtime(self.config).redactor.learn([step.config for case in cases for step in case.steps])
 
-    def _offer(self, suite: Any) -> None:
+    def _offer(self, suite: Suite, front: ComplianceFile) -> None:
         key = str(suite.path)
         if key not in self.offered:
-            from .runtime import runtime
+            from ...runtime import runtime
 
             try:
                 runtime(self.config).acquire_agents(suite.agents)
             except Exception:  # reported by the file's own setup, which acquires them again
                 return
             try:
-                self.config.hook.pytest_semantictest_compliance_setup(config=self.config, setup=suite.meta["setup"])
+                self.config.hook.pytest_semantictest_compliance_setup(config=self.config, setup=front.setup)
                 self.offered[key] = None
             except Exception as exc:  # a conftest's hook failed: every case of the file errors
                 self.offered[key] = exc
@@ -227,7 +249,7 @@ class ComplianceSession:
         if report.failed:
             parts = compliance_parts(item)
             if parts is not None:
-                self.failed.setdefault(parts[0].meta["document"].front.name, "failed")
+                self.failed.setdefault(parts.file.name, "failed")
                 if self.status.get(item.nodeid) is None:
                     self.status[item.nodeid] = "failed"
         return report
@@ -248,13 +270,13 @@ class ComplianceSession:
         depends: dict[str, list[str]] = {}
         for item in items:
             parts = compliance_parts(item)
-            name = parts[0].meta["document"].front.name if parts else None
+            name = parts.file.name if parts else None
             if name is not None and blocks and blocks[-1][0] == name:
                 blocks[-1][1].append(item)
                 continue
             blocks.append((name, [item]))
             if parts is not None and name is not None:
-                depends.setdefault(name, list(parts[0].meta["document"].front.depends_on))
+                depends.setdefault(name, list(parts.file.depends_on))
         if not any(d in depends for deps in depends.values() for d in deps):
             return
         by_name: dict[str, list[pytest.Item]] = {}
@@ -289,7 +311,7 @@ def _record_path(shared: Path, nodeid: str) -> Path:
 
 
 def _write_record(path: Path, record: dict[str, Any]) -> None:
-    from .files import write_atomic
+    from ...files import write_atomic
 
     try:
         write_atomic(path, json.dumps(record))  # readers never see half a record

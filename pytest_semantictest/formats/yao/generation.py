@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from . import options
+from ... import options
 
 WORKER_KEY = "semantictest_generated"
 DEFAULT_OUT = "generated_test.jsonl"
@@ -27,8 +27,8 @@ DEFAULT_OUT = "generated_test.jsonl"
 def _problem(case: dict[str, Any]) -> str | None:
     from pydantic import ValidationError
 
-    from .formats.validation import problems_from
-    from .formats.yao.models import CaseSpec
+    from ..validation import problems_from
+    from .models import CaseSpec
 
     try:
         CaseSpec.model_validate(case)
@@ -48,7 +48,7 @@ def add_to_collection(config: pytest.Config, path: Path) -> None:
 
 
 class Generation:
-    """Registered as a plugin when ``--semantictest-generate`` is given."""
+    """Registered as a plugin when ``--semantictest-generate`` is given (``pytest_glue.py``)."""
 
     def __init__(self, config: pytest.Config, runtime: Callable[[pytest.Config], Any]) -> None:
         self.config = config
@@ -81,9 +81,9 @@ class Generation:
             node.workerinput[WORKER_KEY] = str(self.path)
 
     def generate(self, target: str) -> tuple[Path, int]:
-        from .formats.yao.agent import read_sidecar, sidecar_path
-        from .llm.errors import LLMError
-        from .llm.generator import generate
+        from ...llm.errors import LLMError
+        from ...llm.generator import generate
+        from .agent import read_sidecar, sidecar_path
 
         config = self.config
         out = Path(str(config.invocation_params.dir)) / (options.value(config, "generate-out") or DEFAULT_OUT)

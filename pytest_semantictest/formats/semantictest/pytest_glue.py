@@ -1,0 +1,27 @@
+"""The SemanticTest format's pytest glue (``formats/glue.py``): under ``pytest -n`` with ``--dist
+load``, a file with ``setup`` or ``teardown`` runs on one worker, so each runs once
+(:mod:`.xdist_scheduling`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+
+class XdistScheduling:
+    """Gives xdist its scheduler for ``--dist load`` (any other ``--dist`` keeps xdist's own)."""
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        """``--dist load``: a SemanticTest file with setup or teardown runs on one worker (once each)."""
+        if config.getvalue("dist") != "load":
+            return None
+        from .xdist_scheduling import FileSetupScheduling
+
+        return FileSetupScheduling(config, log)
+
+
+def plugins(config: pytest.Config) -> list[tuple[str, object]]:
+    """One plugin, in every session (it does something only on an xdist controller)."""
+    return [("semantictest-xdist-scheduling", XdistScheduling())]
