@@ -33,6 +33,11 @@ class Step:
     checks: list[Any] = field(default_factory=list)
     """Gate checks evaluated right after this step; when one does not pass, the pipeline
     stops there (a conversation turn that fails ends the conversation)."""
+    compiled: Any = None
+    """What a format compiled for the block, typed (Yao: the agent's ``ChatTarget`` for a
+    ``ChatTurn``, the ``DynamicPlan`` of a ``SimulatedConversation``): the block gets it as
+    ``Block.compiled``. Never resolved, validated or walked like ``config``, which stays the plain
+    data a file could have written. Plain data too: no clients, no callables."""
 
 
 @dataclass(slots=True)

@@ -46,6 +46,10 @@ class Block:
     """True: the evidence this block gives tells all its step did (a conversation turn), so the
     console report leaves the step out of the pipeline trace."""
 
+    compiled: Any = None
+    """The step's ``Step.compiled``, set by the engine before ``process`` when a format compiled one
+    (Yao's conversation steps); None for a step written as config."""
+
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
         self.config: dict[str, Any] = dict(config or {})
 

@@ -2,8 +2,8 @@
 static turn to one; its assertions are the step's gate checks, so a failing turn ends the
 conversation).
 
-Config (written by the compiler): ``target`` (a :class:`~pytest_semantictest.agents.chat.ChatTarget`),
-``input`` (text, a message or a list of messages), ``attachments``, ``options`` (sent to the agent),
+The agent comes compiled (``Step.compiled``: a :class:`~pytest_semantictest.agents.chat.ChatTarget`).
+Config (written by the compiler): ``input`` (text, a message or a list of messages), ``attachments``, ``options`` (sent to the agent),
 ``previous`` (slots of the earlier turns: the history), ``number``, ``timeout`` (seconds for the whole
 conversation, counted from turn 1), ``interactive`` (``{enabled, timeout, last}``), ``base_dir``
 (where relative attachment paths start), ``test_name``, ``spec``.
@@ -99,7 +99,7 @@ class ChatTurn(Block):
     whole_story = True
     resolve_config = False
     config_keys = frozenset({
-        "target", "input", "attachments", "options", "previous", "number", "timeout", "interactive", "base_dir",
+        "input", "attachments", "options", "previous", "number", "timeout", "interactive", "base_dir",
         "test_name", "spec",
     })
 
@@ -113,7 +113,9 @@ class ChatTurn(Block):
 
         cfg = self.config
         number = int(cfg.get("number", 1))
-        target: ChatTarget = cfg["target"]
+        target = self.compiled
+        if not isinstance(target, ChatTarget):  # only the Yao compiler writes ChatTurn steps
+            raise BlockError("ChatTurn has no agent: it is compiled from a Yao test file (in a pipeline, use Conversation)")
         earlier = [ctx.bus.get(slot) for slot in cfg.get("previous", [])]
         if not all(isinstance(t, Mapping) and "error" not in t for t in earlier):
             raise BlockError("an earlier turn of this conversation did not complete")

@@ -16,7 +16,8 @@ calls, and recorded with its turn. The conversation ends:
 Config (pipelines): ``agent`` (see Conversation), ``input``, ``attachments``, ``simulator``
 ``{use, options: {metadata: {persona, goal}}}``, ``checkpoints`` ``[{id, description, assertion
 (alias assert), after, required}]``, ``maxTurns`` (default 20), ``timeout`` (default "5m"),
-``options``, ``interactive`` ``{enabled, timeout}``. The Yao format passes a ready ``plan``.
+``options``, ``interactive`` ``{enabled, timeout}``. The Yao format passes a ready
+:class:`DynamicPlan` instead (``Step.compiled``).
 Output: ``passed``, ``status``, ``reason``, ``turns``, ``checkpoints`` (the timeline: ``{id,
 required, after, reached, turn, held_early, last}``), ``missing``, ``goalAchieved``; ``error`` (the
 reason) when it failed, so the test fails unless an assertion reads the output; ``session`` with the
@@ -168,8 +169,6 @@ class SimulatedConversation(Block):
 
     @classmethod
     def validate_config(cls, config: Mapping[str, Any]) -> list[tuple[str, str]]:
-        if "plan" in config:
-            return []
         problems = config_problems(SimulatedConfig, config)
         if not problems:
             checkpoints = [CheckpointSpec.model_validate(c) for c in config.get("checkpoints") or []]
@@ -177,9 +176,8 @@ class SimulatedConversation(Block):
         return problems
 
     def _plan(self, ctx: Any) -> DynamicPlan:
-        if "plan" in self.config:
-            given: DynamicPlan = self.config["plan"]
-            return given
+        if isinstance(self.compiled, DynamicPlan):  # the Yao compiler's (Step.compiled)
+            return self.compiled
         spec = SimulatedConfig.model_validate(dict(self.config))
         return DynamicPlan(
             spec.agent.target(), spec.checkpoints, spec.simulator, spec.input, spec.attachments, spec.maxTurns,

@@ -110,6 +110,8 @@ async def run_step(step: Step, ctx: StepContext) -> tuple[Any, Any, str | None, 
         inputs = resolve_inputs(step.input, ctx.resolver, cls.primary_input)
         config = ctx.resolver.resolve(step.config) if step.config and cls.resolve_config else step.config
         block: Block = cls(config)
+        if step.compiled is not None:
+            block.compiled = step.compiled
         try:
             result = await block.process(inputs, ctx)
         except (BlockError, ReferenceError_) as exc:

@@ -141,7 +141,7 @@ def test_compiles_static_single_and_dynamic_cases(tmp_path: Path) -> None:
     assert flow.checks[0].label == "final reply" and flow.checks[0].slot == "turn3"
     assert one.steps[0].checks[1].specs[0].value == "Hi! How can I help?"
     assert [s.block for s in dyn.steps] == ["SimulatedConversation"]
-    plan = dyn.steps[0].config["plan"]
+    plan = dyn.steps[0].compiled
     assert (plan.max_turns, plan.timeout, plan.simulator.model_use) == (20, 300.0, "simulator")
     assert later.skip == "not ready" and not later.steps
 
@@ -164,7 +164,7 @@ def test_sidecar_configures_the_agent_and_is_validated(tmp_path: Path) -> None:
         encoding="utf-8")
     suite = compile_file(path, context(tmp_path, env={"AGENT_TOKEN": "tok-123456"},
                                        agent_endpoint="http://elsewhere:1/x"))
-    target = suite.cases[0].steps[0].config["target"]
+    target = suite.cases[0].steps[0].compiled
     assert target.endpoint == "http://127.0.0.1:9/v1/chat/completions"  # the sidecar wins over the option
     assert target.config.request_headers == {"Authorization": "Bearer tok-123456"}
     assert target.config.secrets == ["tok-123456"]  # by its name, and the header it reached

@@ -66,7 +66,7 @@ def test_a_missing_variable_names_the_file_key_and_line(tmp_path: Path) -> None:
         f"{sidecar}:3: request.body.account: environment variable NOT_SET_ACCOUNT is not set"]
     sidecar.write_text("protocol: highbar\nendpoint: http://127.0.0.1:9/chat\n"
                        "request: {body: {message: '{{message}}', account: '${ACCT}'}}\n", encoding="utf-8")
-    target = compile_file(path, context(tmp_path, env={"ACCT": ACCOUNT})).cases[0].steps[0].config["target"]
+    target = compile_file(path, context(tmp_path, env={"ACCT": ACCOUNT})).cases[0].steps[0].compiled
     assert target.config.request_body == {"message": "{{message}}", "account": ACCOUNT}
     assert target.config.secrets == []  # a plain name, in a body only: not a secret (by name or header only)
 

@@ -159,7 +159,8 @@ def _dynamic(case: Case, spec: CaseSpec, path: Path, choice: AgentChoice, intera
         list(spec.attachments), spec.max_turns or DEFAULT_MAX_TURNS, spec.timeout or DEFAULT_DYNAMIC_TIMEOUT_S,
         agent_options(spec), shown.model_copy(update={"enabled": interactive}), path.parent, case.name, str(path),
     )
-    step = Step("SimulatedConversation", "conversation", None, {"plan": plan}, "conversation", case.line, case.place)
+    step = Step("SimulatedConversation", "conversation", None, {}, "conversation", case.line, case.place,
+                compiled=plan)
     case.steps = [step]
     case.checks = [ConversationOutcome("conversation", case.line)]
     _close_session(case, choice, path, "conversation")
@@ -187,7 +188,7 @@ def _static(case: Case, spec: CaseSpec, path: Path, choice: AgentChoice, interac
         slot = f"turn{number}"
         label = "reply" if single else f"turn {number}"
         config = {
-            "target": target, "input": item["input"], "attachments": list(item["attachments"]),
+            "input": item["input"], "attachments": list(item["attachments"]),
             "options": merged_options(agent_options(spec), item["options"]), "previous": list(slots), "number": number,
             "timeout": timeout, "base_dir": path.parent, "test_name": case.name, "spec": str(path),
             "interactive": {"enabled": interactive, "last": number == len(items),
@@ -197,7 +198,7 @@ def _static(case: Case, spec: CaseSpec, path: Path, choice: AgentChoice, interac
         if item["assertions"]:
             checks.append(turn_assertion(slot, list(item["assertions"]), label, case.line, tuple(slots), path.parent))
         place = case.place if single else f"{case.place} turns[{number - 1}]"
-        case.steps.append(Step("ChatTurn", slot, None, config, slot, case.line, place, checks))
+        case.steps.append(Step("ChatTurn", slot, None, config, slot, case.line, place, checks, compiled=target))
         slots.append(slot)
     if final:
         case.checks = [turn_assertion(slots[-1], final, "final reply", case.line, tuple(slots[:-1]), path.parent)]
