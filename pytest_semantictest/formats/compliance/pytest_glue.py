@@ -1,4 +1,6 @@
-"""pytest-layer glue for compliance files: the setup hook, ``depends_on``, reported variables.
+"""The compliance format's pytest glue (``formats/glue.py``): the setup hook, ``depends_on``,
+masked option values, reported variables. It reads the compliance data the compiler put on the
+model (:mod:`.data`: ``Suite.format_data``, ``Case.format_data``).
 
 - Before a file's first case runs (per process) its ``Setup`` is offered to the
   ``pytest_semantictest_compliance_setup`` hook, after the managed server (if any) is started.
