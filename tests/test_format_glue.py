@@ -134,3 +134,12 @@ def test_format_code_calls_no_llm() -> None:
     found = [str(p.relative_to(PACKAGE)) for p in (PACKAGE / "formats").rglob("*.py")
              if p.name not in glue_modules and calls.search(p.read_text(encoding="utf-8"))]
     assert found == []
+
+
+def test_dependency_order_moves_a_file_after_what_it_depends_on() -> None:
+    from pytest_semantictest.formats.compliance.ordering import dependency_order
+
+    b, a, other = ("b", ("a",)), ("a", ()), None
+    items = [("py1", other), ("b1", b), ("b2", b), ("a1", a), ("py2", other)]
+    assert dependency_order(items) == ["py1", "a1", "b1", "b2", "py2"]
+    assert dependency_order([("b1", ("b", ("gone",))), ("a1", a)]) is None  # nothing collected to wait for

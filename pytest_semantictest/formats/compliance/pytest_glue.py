@@ -268,42 +268,12 @@ class ComplianceSession:
 
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         """Run files after the files they depend on (only when some collected file depends on another)."""
-        blocks: list[tuple[str | None, list[pytest.Item]]] = []
-        depends: dict[str, list[str]] = {}
-        for item in items:
-            parts = compliance_parts(item)
-            name = parts.file.name if parts else None
-            if name is not None and blocks and blocks[-1][0] == name:
-                blocks[-1][1].append(item)
-                continue
-            blocks.append((name, [item]))
-            if parts is not None and name is not None:
-                depends.setdefault(name, list(parts.file.depends_on))
-        if not any(d in depends for deps in depends.values() for d in deps):
-            return
-        by_name: dict[str, list[pytest.Item]] = {}
-        for name, group in blocks:
-            if name is not None:
-                by_name.setdefault(name, []).extend(group)
-        ordered: list[pytest.Item] = []
-        done: set[str] = set()
+        from .ordering import dependency_order
 
-        def emit(name: str, visiting: set[str]) -> None:
-            if name in done or name in visiting:
-                return
-            visiting.add(name)
-            for dependency in depends.get(name, []):
-                if dependency in by_name:
-                    emit(dependency, visiting)
-            done.add(name)
-            ordered.extend(by_name[name])
-
-        for name, group in blocks:
-            if name is None:
-                ordered.extend(group)
-            else:
-                emit(name, set())
-        items[:] = ordered
+        files = [(item, (p.file.name, p.file.depends_on) if (p := compliance_parts(item)) else None) for item in items]
+        ordered = dependency_order(files)
+        if ordered is not None:
+            items[:] = ordered
 
 
 def _record_path(shared: Path, nodeid: str) -> Path:
