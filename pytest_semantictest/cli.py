@@ -70,9 +70,9 @@ class _Validation:
     @staticmethod
     def _spec(path: Path, config: pytest.Config) -> bool:
         from .formats.detect import FORMATS
-        from .runtime import collect_context
+        from .runtime import runtime
 
-        ctx = collect_context(config)
+        ctx = runtime(config).collect_context
         return any(detect(path, ctx) for _, detect, _ in FORMATS)
 
     def pytest_ignore_collect(self, collection_path: Path, config: pytest.Config) -> bool | None:
