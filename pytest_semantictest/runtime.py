@@ -10,31 +10,32 @@ this module: the engine, blocks, checks, reports, formats and agents get what th
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from . import options
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Protocol
+
     from .engine.context import RunContext
     from .engine.loop import EventLoopRunner
     from .formats.detect import CollectContext
     from .model import Verdict
     from .report.redact import Redactor
 
+    class Scheduler(Protocol):
+        """What runs a spec item's pipeline (``engine.lookahead.Lookahead``: maybe ahead of time)."""
+
+        def verdict(self, item: Any) -> Verdict: ...
+
 AGENTS_DIR = "semantictest_agents_dir"
 """``workerinput`` key: the run's shared agent folder, from the xdist controller to its workers."""
 USAGE_KEY = "semantictest_llm_usage"
 """``workeroutput`` key: a worker's LLM usage, for the controller's totals."""
-
-
-class Scheduler(Protocol):
-    """What runs a spec item's pipeline (``engine.lookahead.Lookahead``: maybe ahead of time)."""
-
-    def verdict(self, item: Any) -> Verdict: ...
 
 
 class Runtime:
