@@ -6,6 +6,8 @@ imports are resolved; ``from x import y`` where ``y`` is a submodule of ``x`` co
 ``x.y`` (and not ``x`` itself, unless some imported name is defined there). Importing ``a.b.c``
 also runs the ``__init__`` of ``a`` and ``a.b`` first, so it is an edge to those packages too,
 except to the packages the importing module is itself inside (they are already being imported).
+Imports by a name computed at run time (``importlib.import_module``: the plugin's format loaders)
+are not seen.
 """
 
 from __future__ import annotations
