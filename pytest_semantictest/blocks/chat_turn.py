@@ -20,12 +20,15 @@ import asyncio
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..agents.chat import ChatTarget, Reply, exchange, history, text_of
+from ..agents.chat import ChatTarget, Reply, history, send_chat, text_of
 from ..model import StepTrace
 from .base import Block, BlockError
 from .turn_evidence import chat_turn_evidence
+
+if TYPE_CHECKING:
+    from ..engine.runner import StepContext
 
 CLOCK = "_conversation_started"
 
@@ -48,18 +51,18 @@ def turn_record(number: int, sent: list[dict[str, Any]], source: str, reply: Rep
 
 
 async def take_turn(
-    ctx: Any, target: ChatTarget, earlier: Sequence[Mapping[str, Any]], sent: list[dict[str, Any]],
+    ctx: StepContext, target: ChatTarget, earlier: Sequence[Mapping[str, Any]], sent: list[dict[str, Any]],
     options: Mapping[str, Any], *, number: int, source: str, base_dir: Path | None = None, test_name: str = "",
     session: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Send one turn and record it; raises AgentError (the caller decides what a failure means)."""
     started = time.perf_counter()
-    reply = await exchange(ctx, target, [*history(earlier), *sent], options, base_dir=base_dir,
+    reply = await send_chat(ctx, target, [*history(earlier), *sent], options, base_dir=base_dir,
                            test_name=test_name, session=session)
     return turn_record(number, sent, source, reply, duration_ms=(time.perf_counter() - started) * 1000)
 
 
-async def open_session(ctx: Any, target: ChatTarget, test_name: str = "", spec: str = "") -> dict[str, Any] | None:
+async def open_session(ctx: StepContext, target: ChatTarget, test_name: str = "", spec: str = "") -> dict[str, Any] | None:
     """Open a conversation's highbar session (the agent's ``session.setup``), once, before turn 1.
 
     None when there is none to open (not the highbar protocol, or the agent is not in the session's
@@ -81,7 +84,7 @@ async def open_session(ctx: Any, target: ChatTarget, test_name: str = "", spec: 
         raise BlockError(f"session setup failed: {exc}") from None
 
 
-def remaining(ctx: Any, timeout: float | None, number: int) -> float | None:
+def remaining(ctx: StepContext, timeout: float | None, number: int) -> float | None:
     """Seconds left of the conversation's time (the clock starts at turn 1); None: no limit."""
     if number == 1:
         ctx.bus.set(CLOCK, time.monotonic())
@@ -108,7 +111,7 @@ class ChatTurn(Block):
 
         return message_specs(self.config.get("input", ""), self.config.get("attachments") or [])
 
-    async def process(self, inputs: dict[str, Any], ctx: Any) -> dict[str, Any]:
+    async def process(self, inputs: dict[str, Any], ctx: StepContext) -> dict[str, Any]:
         from ..agents.errors import AgentError
 
         cfg = self.config
@@ -141,14 +144,14 @@ class ChatTurn(Block):
 
     _opened: dict[str, Any] | None = None
 
-    async def _session(self, ctx: Any, target: ChatTarget, earlier: list[Any]) -> dict[str, Any] | None:
+    async def _session(self, ctx: StepContext, target: ChatTarget, earlier: list[Any]) -> dict[str, Any] | None:
         """highbar session hooks: opened by turn 1, carried by the later turns."""
         if earlier:
             carried: dict[str, Any] | None = earlier[0].get("session")
             return carried
         return await open_session(ctx, target, self.config.get("test_name", ""), self.config.get("spec", ""))
 
-    async def _followups(self, ctx: Any, target: ChatTarget, earlier: list[Any], turn: dict[str, Any],
+    async def _followups(self, ctx: StepContext, target: ChatTarget, earlier: list[Any], turn: dict[str, Any],
                          interactive: Mapping[str, Any], session: Any) -> None:
         """After the last scripted turn, a person answers while the agent awaits input."""
         from ..agents.chat import user_message
