@@ -114,7 +114,7 @@ class Conversation(Block):
         from ..agents.errors import AgentError
         from ..checks.conversation import check_turn
         from ..engine.runner import JudgeError, JudgeUnavailable
-        from .chat_turn import take_turn, turn_record
+        from .turns import take_turn, turn_record
 
         try:
             plan = ConversationConfig.model_validate(dict(self.config))

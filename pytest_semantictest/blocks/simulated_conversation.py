@@ -97,12 +97,12 @@ class SimulatedConversation(Block):
     _run: ConversationRun | None = None
 
     async def process(self, inputs: dict[str, Any], ctx: StepContext) -> dict[str, Any]:
-        from .chat_turn import open_session
+        from .turns import open_session
 
         plan = self._plan(ctx)
         run = self._run = ConversationRun(plan)
         # one highbar session for the whole conversation, opened before turn 1 (outside the conversation's
-        # timeout: the hook has its own), closed by the case's cleanup step (see chat_turn.open_session)
+        # timeout: the hook has its own), closed by the case's cleanup step (see turns.open_session)
         run.session = await open_session(ctx, plan.target, plan.test_name, plan.spec)
         try:
             async with asyncio.timeout(plan.timeout) as deadline:
@@ -110,7 +110,7 @@ class SimulatedConversation(Block):
         except TimeoutError:
             reason = f"timeout after {plan.timeout:g}s (turn {run.number}: {run.phase})"
             if run.in_flight is not None:  # the turn the timeout interrupted, for the transcript
-                from .chat_turn import turn_record
+                from .turns import turn_record
 
                 run.turns.append(turn_record(run.number, run.in_flight[0], run.in_flight[1], error=reason))
             run.finish(False, f"{reason}; required checkpoints not reached: {run.missing_text()}")
@@ -125,7 +125,7 @@ class SimulatedConversation(Block):
     async def _converse(self, run: ConversationRun, ctx: StepContext, deadline: Any) -> None:
         from ..agents.chat import message_specs, user_message
         from ..agents.errors import AgentError
-        from .chat_turn import take_turn, turn_record
+        from .turns import take_turn, turn_record
 
         plan = run.plan
         sent = message_specs(plan.input, plan.attachments) if plan.input is not None else None

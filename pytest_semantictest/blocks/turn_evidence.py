@@ -1,5 +1,5 @@
 """Evidence of the conversation blocks (ChatTurn, AgentTurn, Conversation, SimulatedConversation):
-their turn records (``chat_turn.turn_record``) as :mod:`pytest_semantictest.evidence` records."""
+their turn records (``turns.turn_record``) as :mod:`pytest_semantictest.evidence` records."""
 
 from __future__ import annotations
 
