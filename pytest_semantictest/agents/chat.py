@@ -51,6 +51,9 @@ class ChatTarget:
 
 @dataclass
 class Reply:
+    """The agent's reply as a conversation turn reads it (from the exchange's ``AgentReply``, or the
+    pool's ``LiveAgent`` turn): text, tool calls as turn records write them, whether it awaits input."""
+
     text: str
     tool_calls: list[dict[str, Any]]
     awaiting_input: bool | None
