@@ -32,10 +32,11 @@ def test_register_installs_exactly_what_each_format_glue_returns(monkeypatch: py
     wanted: list[str] = []
     for name in glue.GLUE:
         module = import_module(f"pytest_semantictest.formats.{name}.pytest_glue")
-        monkeypatch.setattr(module, "plugins", lambda config, name=name: [(f"glue-{name}", name)])
+        monkeypatch.setattr(module, "plugins", lambda config, runtime, name=name: [(f"glue-{name}", (name, runtime))])
         wanted.append(f"glue-{name}")
-    glue.register(config)
-    assert registered == [(f"glue-{n}", n) for n in glue.GLUE]
+    runtime: Any = object()
+    glue.register(config, runtime)
+    assert registered == [(f"glue-{n}", (n, runtime)) for n in glue.GLUE]
     assert [name for name, _ in registered] == wanted
 
 

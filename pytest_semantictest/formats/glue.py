@@ -4,29 +4,52 @@ A format that needs pytest hooks of its own (ordering its files, records shared 
 workers, work at session start, an xdist scheduler) keeps them in ``formats/<name>/pytest_glue.py``,
 which defines::
 
-    def plugins(config: pytest.Config) -> list[tuple[str, object]]:
+    def plugins(config: pytest.Config, runtime: GlueRuntime) -> list[tuple[str, object]]:
         '''The pytest plugin objects this session needs, each with its registration name.'''
 
-``plugin.py`` calls :func:`register` once, in ``pytest_configure``; it names no format. ``GLUE``
-lists the formats that have glue. A glue module is the pytest layer: it may read the session's
-runtime, and nothing below the pytest layer imports it. It is imported in every session, so it
-imports only the standard library and pytest at module level (an idle session imports nothing
-heavy); what it needs for spec files it imports when it meets one.
+``plugin.py`` calls :func:`register` once, in ``pytest_configure``, with the process's runtime;
+it names no format. ``GLUE`` lists the formats that have glue. A glue module is the pytest layer,
+but it gets the session's services passed in (:class:`GlueRuntime`, what it may use of
+``runtime.Runtime``) rather than importing ``runtime.py``; nothing below the pytest layer imports
+a glue module. It is imported in every session, so at module level it imports only the standard
+library and pytest (an idle session imports nothing heavy); what it needs for spec files it imports
+when it meets one.
 """
 
 from __future__ import annotations
 
 from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    from ..engine.context import RunContext
+    from ..report.redact import Redactor
+
+    class GlueRuntime(Protocol):
+        """What a format's glue may use of the session's runtime (``runtime.Runtime``)."""
+
+        @property
+        def redactor(self) -> Redactor: ...
+
+        @property
+        def context(self) -> RunContext: ...
+
+        def run(self, coro: Any) -> Any: ...
+
+        def acquire_agents(self, requirements: list[Any], *, for_file: bool = True) -> None: ...
+
 
 GLUE: tuple[str, ...] = ("semantictest", "compliance", "yao")
 """The formats (packages under ``formats/``) that have a ``pytest_glue`` module."""
 
 
-def register(config: pytest.Config) -> None:
+def register(config: pytest.Config, runtime: GlueRuntime) -> None:
     """Register every format's pytest plugins for this session."""
     for name in GLUE:
         module = import_module(f"{__package__}.{name}.pytest_glue")
-        for plugin_name, plugin in module.plugins(config):
+        for plugin_name, plugin in module.plugins(config, runtime):
             config.pluginmanager.register(plugin, plugin_name)

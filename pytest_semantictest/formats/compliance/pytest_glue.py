@@ -33,6 +33,7 @@ import pytest
 
 if TYPE_CHECKING:
     from ...model import Case, Suite
+    from ..glue import GlueRuntime
     from .data import ComplianceCase, ComplianceFile
 
 _SECRET_NAME = re.compile(r"key|token|secret|password|auth|credential", re.IGNORECASE)
@@ -44,9 +45,9 @@ STALL_SLACK_S = 30.0
 POLL_S = 0.05
 
 
-def plugins(config: pytest.Config) -> list[tuple[str, object]]:
+def plugins(config: pytest.Config, runtime: GlueRuntime) -> list[tuple[str, object]]:
     """The format's pytest glue (``formats/glue.py``): one plugin, in every session."""
-    return [("semantictest-compliance", ComplianceSession(config))]
+    return [("semantictest-compliance", ComplianceSession(config, runtime))]
 
 
 class ComplianceParts(NamedTuple):
@@ -76,8 +77,9 @@ def compliance_parts(item: pytest.Item) -> ComplianceParts | None:
 
 
 class ComplianceSession:
-    def __init__(self, config: pytest.Config) -> None:
+    def __init__(self, config: pytest.Config, runtime: GlueRuntime) -> None:
         self.config = config
+        self.runtime = runtime
         self.offered: dict[str, BaseException | None] = {}
         self.masked = False
         self.failed: dict[str, str] = {}
@@ -197,9 +199,7 @@ class ComplianceSession:
                 raise pytest.skip.Exception(reason, _use_item_location=True)
         self._mask(item.session)
         if data.variables:  # a variable may hold a secret ("From setup": the environment)
-            from ...runtime import runtime
-
-            variables = runtime(self.config).redactor.data(data.variables)
+            variables = self.runtime.redactor.data(data.variables)
             item.user_properties.append(("variables", json.dumps(variables, ensure_ascii=False)))
         from ...nodes import dry_run
 
@@ -213,24 +213,21 @@ class ComplianceSession:
             return
         self.masked = True
         from ... import options
-        from ...runtime import runtime
 
         values = [str(options.value(self.config, "compliance-api-key") or "")]
         for raw in options.value(self.config, "compliance-value") or []:
             name, _, value = str(raw).partition("=")
             if _SECRET_NAME.search(name):
                 values.append(value.strip())
-        runtime(self.config).redactor.add(v for v in values if v)
+        self.runtime.redactor.add(v for v in values if v)
         cases = [parts.case for parts in map(compliance_parts, session.items) if parts is not None]
-        runtime(self.config).redactor.learn([step.config for case in cases for step in case.steps])
+        self.runtime.redactor.learn([step.config for case in cases for step in case.steps])
 
     def _offer(self, suite: Suite, front: ComplianceFile) -> None:
         key = str(suite.path)
         if key not in self.offered:
-            from ...runtime import runtime
-
             try:
-                runtime(self.config).acquire_agents(suite.agents)
+                self.runtime.acquire_agents(suite.agents)
             except Exception:  # reported by the file's own setup, which acquires them again
                 return
             try:

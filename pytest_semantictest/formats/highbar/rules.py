@@ -5,13 +5,13 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from ...checks.regex import user_regex
 from ...errors import Problem, clip
 from ...agents.config import mask
 from .models import MATCHER_KEYS
+from .problem import HighbarProblem
 from .spec import TRACE_FIELDS
 
 Path_ = tuple[str | int, ...]
@@ -33,24 +33,6 @@ TEARDOWN_PLACEHOLDERS = frozenset({"test.id", "test.name", "session"})
 TEMPLATE_ONLY = (
     "templates are only resolved in triggers; here '{{...}}' would be compared as literal text"
 )
-
-
-@dataclass(frozen=True)
-class HighbarProblem(Problem):
-    """A problem rendered the highbar way: ``file: place: message (line N)``.
-
-    The file and path come first, exactly as highbar prints them; the line follows.
-    """
-
-    column: int | None = None
-
-    def render(self, file: str) -> str:
-        where = f" {self.place}:" if self.place else ""
-        at = ""
-        if self.line:
-            at = f" (line {self.line}, column {self.column})" if self.column else f" (line {self.line})"
-        return f"{file}:{where} {self.message}{at}"
-
 
 
 # --- messages helpers ---------------------------------------------------------------------

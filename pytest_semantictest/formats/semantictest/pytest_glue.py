@@ -22,6 +22,6 @@ class XdistScheduling:
         return FileSetupScheduling(config, log)
 
 
-def plugins(config: pytest.Config) -> list[tuple[str, object]]:
+def plugins(config: pytest.Config, runtime: object) -> list[tuple[str, object]]:
     """One plugin, in every session (it does something only on an xdist controller)."""
     return [("semantictest-xdist-scheduling", XdistScheduling())]

@@ -12,13 +12,15 @@ its cases run like any other. When AGENT is a URL and no agent is configured, a 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from ... import options
+
+if TYPE_CHECKING:
+    from ..glue import GlueRuntime
 
 WORKER_KEY = "semantictest_generated"
 DEFAULT_OUT = "generated_test.jsonl"
@@ -50,7 +52,7 @@ def add_to_collection(config: pytest.Config, path: Path) -> None:
 class Generation:
     """Registered as a plugin when ``--semantictest-generate`` is given (``pytest_glue.py``)."""
 
-    def __init__(self, config: pytest.Config, runtime: Callable[[pytest.Config], Any]) -> None:
+    def __init__(self, config: pytest.Config, runtime: GlueRuntime) -> None:
         self.config = config
         self.runtime = runtime
         self.path: Path | None = None
@@ -97,7 +99,7 @@ class Generation:
         if sidecar.is_file():
             spec = read_sidecar(sidecar)
             description, tools = spec.description, tuple(spec.tools)
-        state = self.runtime(config)
+        state = self.runtime
         try:
             cases = state.run(generate(state.context.llm, target=target, count=count, focus=focus,
                                        description=description, tools=tools, validate=_problem))

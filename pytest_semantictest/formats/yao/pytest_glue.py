@@ -3,16 +3,20 @@ generator writes Yao cases at session start (:mod:`.generation`)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
 from ... import options
 
+if TYPE_CHECKING:
+    from ..glue import GlueRuntime
 
-def plugins(config: pytest.Config) -> list[tuple[str, object]]:
+
+def plugins(config: pytest.Config, runtime: GlueRuntime) -> list[tuple[str, object]]:
     """:class:`~.generation.Generation` when ``--semantictest-generate`` is given, else nothing."""
     if not options.value(config, "generate"):
         return []
-    from ...runtime import runtime
     from .generation import Generation
 
     return [("semantictest-generation", Generation(config, runtime))]
