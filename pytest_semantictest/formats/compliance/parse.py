@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ...errors import Problem, SpecError, clip, did_you_mean
+from ...files import UnreadableFile, read_text
 from ..validation import problems_from
 from ..yamlsource import YamlError, load_yaml
 from .cases import agent_from_items, parse_case
@@ -40,16 +41,9 @@ _DEFAULT = re.compile(r"\(\s*default\s*:\s*([^)\s]+)\s*\)", re.I)
 
 def parse_file(path: Path) -> Document:
     try:
-        if path.stat().st_size > MAX_BYTES:
-            raise SpecError(str(path), [Problem("", f"file is larger than {MAX_BYTES // 2**20} MB")])
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise SpecError(str(path), [Problem("", f"cannot read file: {exc.strerror}")]) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        raise SpecError(str(path), [Problem("", f"not UTF-8 text (byte {exc.start}): {exc.reason}", line)]) from None
+        text = read_text(path, MAX_BYTES)
+    except UnreadableFile as exc:
+        raise SpecError(str(path), [Problem("", str(exc), exc.line)]) from None
     return parse_text(text, path)
 
 
