@@ -15,8 +15,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ...errors import clip
-from ...llm.structured import response_schema, strict_object
+from ...llm.structured import model_schema
 from ...model import CheckResult, Failure
+from ..validation import brief
 from .models import Bullet
 
 TEMPLATE = "compliance-judge-1"
@@ -47,8 +48,7 @@ class Verdicts(BaseModel):
 
 
 def verdict_schema(count: int) -> dict[str, Any]:
-    one = strict_object({"passed": {"type": "boolean"}, "reason": {"type": "string"}})
-    return response_schema(SCHEMA_NAME, {"assertions": strict_object({str(n): one for n in range(1, count + 1)})})
+    return model_schema(Verdicts, SCHEMA_NAME, keys={"assertions": [str(n) for n in range(1, count + 1)]})
 
 
 def parse_verdicts(text: str, count: int) -> Verdicts:
@@ -56,8 +56,7 @@ def parse_verdicts(text: str, count: int) -> Verdicts:
     try:
         verdicts = Verdicts.model_validate_json(text)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'answer'}: {e['msg']}" for e in exc.errors()[:5])
-        raise ValueError(f"not a valid answer ({problems})") from None
+        raise ValueError(f"not a valid answer ({brief(exc)})") from None
     wanted = {str(n) for n in range(1, count + 1)}
     if set(verdicts.assertions) != wanted:
         raise ValueError(f"assertions must answer exactly {sorted(wanted, key=int)}, got {sorted(verdicts.assertions)}")
