@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..engine.databus import MISSING, get_path, split_path
+from ..paths import MISSING, compiled_jsonpath, get_path, simple_jsonpath
 from .matchers import subset_matches
 from .operators import json_type
 from .text import json_text
@@ -59,21 +59,11 @@ def value_at(turn: Mapping[str, Any], path: str) -> Any:
     data = extract_json(turn.get("output") or "")
     if data is MISSING:
         return MISSING
-    text = path.strip()
-    if text in ("$", ""):
-        return data
-    if text.startswith("$"):
-        text = text[1:].lstrip(".")
-    if any(token in text for token in ("..", "*", "?(", "[?")):
-        return _jsonpath(data, path)
-    return get_path(data, split_path(text))
-
-
-def _jsonpath(data: Any, path: str) -> Any:
-    from jsonpath_ng.ext import parse
-
+    parts = simple_jsonpath(path)
+    if parts is not None:
+        return get_path(data, parts)
     try:
-        found = [m.value for m in parse(path).find(data)]
+        found = [m.value for m in compiled_jsonpath(path, extended=True).find(data)]
     except Exception:  # noqa: BLE001  a path jsonpath_ng rejects names nothing
         return MISSING
     if not found:

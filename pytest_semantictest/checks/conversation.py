@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..engine.databus import MISSING
+from ..paths import MISSING
 from ..model import CheckResult, Failure
 from .assertions import DETERMINISTIC, Outcome, evaluate, finish
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any
 
-from ..engine.databus import MISSING
+from ..paths import MISSING
 from .text import json_text
 from .regex import user_regex
 
