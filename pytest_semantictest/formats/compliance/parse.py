@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ...errors import Problem, SpecError, clip, did_you_mean
-from ...files import UnreadableFile, read_text
+from ..source import read_spec
 from ..validation import problems_from
 from ..yamlsource import YamlError, load_yaml
 from .cases import agent_from_items, parse_case
@@ -40,11 +40,7 @@ _DEFAULT = re.compile(r"\(\s*default\s*:\s*([^)\s]+)\s*\)", re.I)
 
 
 def parse_file(path: Path) -> Document:
-    try:
-        text = read_text(path, MAX_BYTES)
-    except UnreadableFile as exc:
-        raise SpecError(str(path), [Problem("", str(exc), exc.line)]) from None
-    return parse_text(text, path)
+    return parse_text(read_spec(path, MAX_BYTES), path)
 
 
 def parse_text(text: str, path: Path | str) -> Document:

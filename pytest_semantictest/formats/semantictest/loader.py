@@ -9,10 +9,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from ...errors import Problem, SpecError, clip, did_you_mean
-from ...files import UnreadableFile, read_text
 from ...model import Suite
 from ..jsonsource import JsonError, JsonSource, load_json
-from ..source import place
+from ..source import place, read_spec
 from ..validation import problems_from
 from .compiler import FORMAT, SuiteCompiler, default_id
 from .models import SuiteShape
@@ -28,11 +27,7 @@ def is_suite(data: Any) -> bool:
 
 def load_file(path: Path) -> Suite:
     """Load and compile ``path``; raises SpecError naming every problem found."""
-    try:
-        text = read_text(path, MAX_BYTES)
-    except UnreadableFile as exc:
-        raise SpecError(str(path), [Problem("", str(exc), exc.line)]) from None
-    return load_text(text, path)
+    return load_text(read_spec(path, MAX_BYTES), path)
 
 
 def load_text(text: str, path: Path) -> Suite:
