@@ -110,7 +110,7 @@ def has_template(value: Any) -> bool:
     return False
 
 
-def compile_regex(pattern: str) -> re.Pattern[str] | str:
+def regex_or_reason(pattern: str) -> re.Pattern[str] | str:
     """The compiled pattern, or the reason it does not compile."""
     try:
         return user_regex(pattern)
