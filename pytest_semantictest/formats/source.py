@@ -7,8 +7,7 @@ from pathlib import Path as FilePath
 
 from ..errors import Problem, SpecError, clip
 from ..files import UnreadableFile, read_text
-
-Path = tuple[str | int, ...]
+from ..paths import Path as Path  # a place in a document: the keys and indexes leading to it
 
 
 class SourceError(ValueError):

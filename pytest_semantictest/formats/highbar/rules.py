@@ -12,11 +12,11 @@ from ...checks.regex import user_regex
 from ...errors import Problem, clip
 from ...agents.config import mask
 from ...agents.placeholders import PLACEHOLDER as PLACEHOLDER, uses
-from ...paths import PathError, split_indexed
+from ...paths import Path, PathError, split_indexed
 from .models import MATCHER_KEYS
 from .spec import TRACE_FIELDS
 
-Path_ = tuple[str | int, ...]
+Path_ = Path
 
 MAX_BYTES = 20 * 1024 * 1024
 EXTENSION_PREFIX = "x-"
