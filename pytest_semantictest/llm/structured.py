@@ -10,6 +10,7 @@ schema, and so the replay cache's keys, what the recorded answers were asked wit
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
+from functools import cache
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -44,7 +45,7 @@ def model_schema(
     an ``X`` (a judge scores exactly the criteria it was given); ``exclude`` leaves fields out
     (the model's defaults apply when they are not asked for).
     """
-    full = model.model_json_schema()
+    full = _json_schema(model)
     defs = full.get("$defs", {})
     properties: dict[str, Any] = {}
     for field, schema in full["properties"].items():
@@ -55,6 +56,13 @@ def model_schema(
             strict = strict_object({key: strict["additionalProperties"] for key in keys[field]})
         properties[field] = strict
     return response_schema(name, properties)
+
+
+@cache
+def _json_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """pydantic's schema of ``model``, made once (a judge asks for one per call); never changed:
+    :func:`_strict` builds new dicts."""
+    return model.model_json_schema()
 
 
 def _strict(schema: Mapping[str, Any], defs: Mapping[str, Any]) -> dict[str, Any]:
