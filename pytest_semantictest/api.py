@@ -22,9 +22,10 @@ T = TypeVar("T")
 
 
 class _Runtime(Protocol):
-    """What ``Runner`` needs of the plugin's per-process runtime (``plugin.Runtime``)."""
+    """What ``Runner`` needs of the per-process runtime (``runtime.Runtime``)."""
 
-    context: RunContext
+    @property
+    def context(self) -> RunContext: ...
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T: ...
 

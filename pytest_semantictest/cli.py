@@ -22,6 +22,8 @@ from typing import Any
 
 import pytest
 
+from .runtime import runtime
+
 SEMTEST_DEFAULT_OUTPUT = "test-report.html"
 """The SemanticTest CLI's report name when ``--html`` comes without ``--output``."""
 
@@ -70,9 +72,8 @@ class _Validation:
     @staticmethod
     def _spec(path: Path, config: pytest.Config) -> bool:
         from .formats.detect import FORMATS
-        from .runtime import collect_context
 
-        ctx = collect_context(config)
+        ctx = runtime(config).collect_context
         return any(detect(path, ctx) for _, detect, _ in FORMATS)
 
     def pytest_ignore_collect(self, collection_path: Path, config: pytest.Config) -> bool | None:

@@ -16,6 +16,7 @@ from _pytest._code.code import (  # not exported by pytest; what its own reports
 
 from .errors import SpecError
 from .model import Case, Outcome, Suite, Verdict
+from .runtime import runtime
 
 
 _DECLARED = pytest.StashKey[set[str]]()
@@ -94,33 +95,29 @@ class SpecFile(pytest.File):
         is reached (engine/lookahead.py), ``setup`` when it is (again: one more acquisition, released
         with the others when the file ends)."""
         from .engine.suite import SuiteRun
-        from .runtime import runtime
 
-        session = runtime(self.config)
+        services = runtime(self.config)
         try:
-            session.acquire_agents(self.suite.agents)
+            services.acquire_agents(self.suite.agents)
         except Exception as exc:  # AgentError, SessionHookError: every test of the file errors
             message = f"{self.path.name}: the agent could not be used: {exc}"  # a log tail may hold any secret
-            raise pytest.fail.Exception(session.redactor.text(message), pytrace=False) from None
+            raise pytest.fail.Exception(services.redactor.text(message), pytrace=False) from None
         if self.run_state is None:
-            self.run_state = SuiteRun(self.suite, session.context)
+            self.run_state = SuiteRun(self.suite, services.context)
 
     def setup(self) -> None:
         from .engine.suite import SetupFailed
-        from .runtime import runtime
 
         if dry_run(self.config):
             return
-        session = runtime(self.config)
+        services = runtime(self.config)
         self.prepare()
         try:
-            session.run(self.run_state.setup())
+            services.run(self.run_state.setup())
         except SetupFailed as exc:
-            raise pytest.fail.Exception(session.redactor.text(str(exc)), pytrace=False) from None
+            raise pytest.fail.Exception(services.redactor.text(str(exc)), pytrace=False) from None
 
     def teardown(self) -> None:
-        from .runtime import runtime
-
         if self.run_state is None:
             return
         errors = runtime(self.config).run(self.run_state.teardown())
@@ -171,24 +168,20 @@ class SpecItem(pytest.Item):
         return node
 
     def setup(self) -> None:
-        from .runtime import runtime
-
         if self.case.skip:
             raise pytest.skip.Exception(self.case.skip, _use_item_location=True)
         if self.case.error:  # a problem confined to this test: its ERROR, nothing is sent
             raise SpecFailed(self._title() + "\n" + self.case.error)
         if dry_run(self.config):
             return
-        from .engine.lookahead import scheduler
-
-        session = runtime(self.config)
-        verdict = scheduler(self, session).verdict(self)  # maybe already running (run ahead)
+        services = runtime(self.config)
+        verdict = services.verdict(self)  # maybe already running (run ahead: engine/lookahead.py)
         self.verdict = verdict
         from .report.sections import add_sections
 
-        add_sections(self, verdict, session.redactor, session.context.settings.trace_value_chars)
+        add_sections(self, verdict, services.redactor, services.context.settings.trace_value_chars)
         if verdict.outcome is Outcome.ERROR:
-            raise SpecFailed(self._title() + "\n" + session.redactor.text(verdict.error or "error"))  # an ERROR
+            raise SpecFailed(self._title() + "\n" + services.redactor.text(verdict.error or "error"))  # an ERROR
         if verdict.outcome is Outcome.SKIPPED:
             raise pytest.skip.Exception(verdict.skip_reason or "not evaluated", _use_item_location=True)
 
@@ -196,11 +189,10 @@ class SpecItem(pytest.Item):
         verdict = self.verdict
         if verdict is None or verdict.outcome is Outcome.PASSED:
             return
-        from .runtime import runtime
         from .report.failure import render_verdict
 
-        session = runtime(self.config)
-        raise SpecFailed(render_verdict(self._title(), verdict, session.redactor, session.differ))
+        services = runtime(self.config)
+        raise SpecFailed(render_verdict(self._title(), verdict, services.redactor, services.differ))
 
     def _title(self) -> str:
         where = f"{self.path.name}:{self.case.line}" if self.case.line else self.path.name

@@ -1,4 +1,10 @@
-"""pytest hooks: options, collection by file kind, fixtures, session lifecycle. Thin."""
+"""pytest hooks: options, collection by file kind, fixtures, session lifecycle. Thin.
+
+This is where the process's :class:`~.runtime.Runtime` is built (``pytest_configure``) and where the
+plugins that need its services are registered with them: the report plugins get callables that
+read the runtime and the exit-status plugin gets the runtime, so none of them imports this module or
+``runtime.py``; the look-ahead scheduler is handed to the runtime from here too.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +15,7 @@ from typing import Any
 import pytest
 
 from . import options
-from .runtime import (
-    _AGENTS_DIR, _CONTROLLER_AGENTS, _RUNTIME, _USAGE_KEY, _WORKER_USAGE, collect_context, llm_usage, runtime,
-)
-
-__all__ = ["runtime", "llm_usage", "collect_context"]
+from .runtime import USAGE_KEY, Runtime, install, installed, runtime
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -43,63 +45,69 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "highbar: a test collected from a highbar spec (*.highbar.yaml)")
     config.addinivalue_line("markers", "yao: a test case of a Yao agent test file (*.jsonl)")
     config.addinivalue_line("markers", "compliance: a test case of a compliance Markdown file (*.md)")
+    state = install(config, _schedule)
     options.check(config)
     results = options.value(config, "results")
     if results:  # one JSON object per test; written by the controller
         from .report.results import ResultsWriter
 
-        config.pluginmanager.register(ResultsWriter(config, results, lambda: config.stash.get(_RUNTIME, None)),
-                                      "semantictest-results")
+        config.pluginmanager.register(
+            ResultsWriter(config, results, state.own_usage, lambda: state.redactor if state.started else None),
+            "semantictest-results",
+        )
     if options.value(config, "generate"):  # the LLM generator writes Yao cases at session start
         from .generation import Generation
 
         config.pluginmanager.register(Generation(config, runtime), "semantictest-generation")
     from .session_exit import SessionExit
 
-    config.pluginmanager.register(SessionExit(config), "semantictest-exit")  # exit status, signals
+    config.pluginmanager.register(SessionExit(config, state), "semantictest-exit")  # exit status, signals
     from .compliance_session import ComplianceSession
 
     config.pluginmanager.register(ComplianceSession(config), "semantictest-compliance")
-    from .report.summary import install
+    _install_reports(config, state)
 
-    install(config)  # per-test properties (JUnit), the end-of-run summary, pytest-html extras with --html
+
+def _schedule(item: pytest.Item, state: Runtime) -> Any:
+    """The session's look-ahead scheduler (``engine.lookahead``), created with the first spec item."""
+    from .engine.lookahead import scheduler
+
+    return scheduler(item, state)
+
+
+def _install_reports(config: pytest.Config, state: Runtime) -> None:
+    """Per-test properties (JUnit), the end-of-run summary, and pytest-html extras with ``--html``."""
+    from .report.summary import NAME, SummaryPlugin
+
+    summary = SummaryPlugin(config, lambda: state.llm_usage(workers=False), lambda: state.redactor)
+    config.pluginmanager.register(summary, NAME)
+    if config.getoption("htmlpath", None) and config.pluginmanager.hasplugin("html"):
+        from .report.html import NAME as HTML_NAME
+        from .report.html import HtmlPlugin
+
+        html = HtmlPlugin(config, summary.tally, state.llm_usage, lambda: state.redactor,
+                          lambda: state.context.settings.trace_value_chars)
+        config.pluginmanager.register(html, HTML_NAME)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    state = config.stash.get(_RUNTIME, None)
+    state = installed(config)
     if state is not None:
         state.close()
-    shared = config.stash.get(_CONTROLLER_AGENTS, None)
-    if shared is not None:  # xdist controller: stop whatever a crashed or interrupted worker left
-        from .agents.shared import reap_folder
-
-        reap_folder(shared)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
     """xdist controller: give every worker the same folder to share agent processes through."""
-    config = node.config
-    shared = config.stash.get(_CONTROLLER_AGENTS, None)
-    if shared is None:
-        import tempfile
-
-        shared = tempfile.mkdtemp(prefix="semantictest-agents-")
-        config.stash[_CONTROLLER_AGENTS] = shared
-        from .agents import cleanup
-        from .agents.shared import reap_folder
-
-        # SIGTERM/SIGHUP to the controller (a cancelled CI job) still stops the shared agent
-        cleanup.register(lambda: reap_folder(shared))
-    node.workerinput[_AGENTS_DIR] = shared
+    runtime(node.config).share_agents(node.workerinput)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """On an xdist worker, hand this process's LLM usage to the controller."""
     workeroutput = getattr(session.config, "workeroutput", None)
-    state = session.config.stash.get(_RUNTIME, None)
-    if workeroutput is not None and state is not None and state.context.llm is not None:
-        workeroutput[_USAGE_KEY] = state.context.llm.usage.as_dict()
+    usage = runtime(session.config).own_usage()
+    if workeroutput is not None and usage:
+        workeroutput[USAGE_KEY] = usage
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -115,24 +123,21 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node: Any, error: Any) -> None:
     """On the xdist controller, add up the LLM usage each worker reports."""
-    usage = getattr(node, "workeroutput", {}).get(_USAGE_KEY)
+    usage = getattr(node, "workeroutput", {}).get(USAGE_KEY)
     if usage:
-        totals = node.config.stash.setdefault(_WORKER_USAGE, {})
-        for name, count in usage.items():
-            totals[name] = totals.get(name, 0) + int(count)
+        runtime(node.config).add_worker_usage(usage)
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     """Agent warnings, then the semantictest summary (per-format counts, flaky tests, LLM usage)."""
-    state = config.stash.get(_RUNTIME, None)
-    if state is not None and state.context.agents is not None:
-        for warning in state.context.agents.warnings():
-            terminalreporter.write_line(f"semantictest: warning: {warning}")
+    state = runtime(config)
+    for warning in state.agent_warnings():
+        terminalreporter.write_line(f"semantictest: warning: {warning}")
     from .report.summary import summary_plugin
 
     summary = summary_plugin(config)
     if summary is not None:
-        summary.write(terminalreporter, llm_usage(config))
+        summary.write(terminalreporter, state.llm_usage())
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -140,12 +145,13 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
     for name, detect, module in FORMATS:
         needs = getattr(detect, "needs_context", None)  # only some detectors, for some paths (idle stays cheap)
-        if detect(file_path, collect_context(parent.config) if needs is not None and needs(file_path) else None):
+        collect = runtime(parent.config).collect_context if needs is not None and needs(file_path) else None
+        if detect(file_path, collect):
             from importlib import import_module
 
             from .nodes import SpecFile
 
-            loader = import_module(f"{__package__}.formats.{module}").make_loader(collect_context(parent.config))
+            loader = import_module(f"{__package__}.formats.{module}").make_loader(runtime(parent.config).collect_context)
             node = SpecFile.for_format(parent, file_path, loader)
             node.add_marker(name)
             return node

@@ -1,12 +1,15 @@
-"""The session's services in one object: settings, environment, LLM clients, agent pool, redactor.
+"""The session's services in one object: settings, environment, LLM clients, agent pool, redactor,
+the event loop, the look-ahead scheduler, the xdist agent folder and the workers' LLM usage.
 
-Built on first use (an idle session pays nothing) and kept in ``config.stash``; the pytest layer
-(``plugin.py``, ``nodes.py``, the formats' pytest glue) reaches it with :func:`runtime`.
+``plugin.py`` builds one :class:`Runtime` a process in ``pytest_configure`` and passes it, or
+callables that read it, to the plugins it registers (the reports, the exit status); the services
+start on first use, so an idle session pays nothing. The pytest layer (``nodes.py``, the formats'
+pytest glue) reads it from its config with :func:`runtime`. Nothing below the pytest layer imports
+this module: the engine, blocks, checks, reports, formats and agents get what they need passed in.
 """
 
 from __future__ import annotations
 
-from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,33 +18,125 @@ import pytest
 from . import options
 
 if TYPE_CHECKING:
-    from .engine.session import Session
+    from collections.abc import Callable
+    from typing import Protocol
+
+    from .engine.context import RunContext
+    from .engine.loop import EventLoopRunner
+    from .formats.detect import CollectContext
+    from .model import Verdict
     from .report.redact import Redactor
+
+    class Scheduler(Protocol):
+        """What runs a spec item's pipeline (``engine.lookahead.Lookahead``: maybe ahead of time)."""
+
+        def verdict(self, item: Any) -> Verdict: ...
+
+AGENTS_DIR = "semantictest_agents_dir"
+"""``workerinput`` key: the run's shared agent folder, from the xdist controller to its workers."""
+USAGE_KEY = "semantictest_llm_usage"
+"""``workeroutput`` key: a worker's LLM usage, for the controller's totals."""
 
 
 class Runtime:
-    """Per-process state, created on first use so idle sessions pay nothing."""
+    """Per-process services; built at configure, each started on first use (see the module doc).
 
-    def __init__(self, config: pytest.Config) -> None:
+    ``schedule(item, runtime)`` returns the session's scheduler (``engine.lookahead.scheduler``,
+    passed in by ``plugin.py``: this module does not import the engine's pytest-facing parts).
+    """
+
+    def __init__(self, config: pytest.Config, schedule: Callable[[pytest.Item, Runtime], Scheduler]) -> None:
+        self.config = config
+        self.unrunnable = False  # a file's agent could not be started or used (highbar's exit 2)
+        self.controller_agents: str | None = None
+        """On an xdist controller: the agent folder it made for its workers (:meth:`share_agents`)."""
+        self._schedule = schedule
+        self._context: RunContext | None = None
+        self._collect: CollectContext | None = None
+        self._worker_usage: dict[str, int] = {}
+        self._services: tuple[Redactor, EventLoopRunner]
+
+    # -- the services, started on first use ---------------------------------------------------
+
+    @property
+    def started(self) -> bool:
+        """Whether the services were started (an idle session never starts them)."""
+        return self._context is not None
+
+    @property
+    def context(self) -> RunContext:
+        """The run context every pipeline runs with (settings, env, LLM clients, agent pool, redactor)."""
+        if self._context is None:
+            self._start()
+        assert self._context is not None  # _start sets it
+        return self._context
+
+    def _start(self) -> None:
         from .dotenv import environment
         from .engine.context import RunContext
-        from .engine.session import Session
-
-        rootdir = Path(str(config.rootpath))
-        ctx = RunContext(options.settings(config), environment(rootdir), rootdir)
-        self.llm_config = options.llm_config(config, ctx.env, rootdir)
+        from .engine.loop import EventLoopRunner
         from .llm import build
+        from .report.redact import Redactor, secret_values
 
-        ctx.llm, ctx.judge = build(self.llm_config, scrub=lambda entry: self.redactor.data(entry))
-        self.config = config
-        self.session: Session = Session(ctx)
-        self.context = ctx
-        self.concurrency: int = options.value(config, "concurrency")
-        self.unrunnable = False  # a file's agent could not be started or used (highbar's exit 2)
-        ctx.redactor = self.redactor  # one per session: every format registers its secrets with it
+        rootdir = Path(str(self.config.rootpath))
+        ctx = RunContext(options.settings(self.config), environment(rootdir), rootdir)
+        llm_config = options.llm_config(self.config, ctx.env, rootdir)
+        redactor = Redactor(secret_values(ctx.env, llm_config.secrets()))
+        ctx.llm, ctx.judge = build(llm_config, scrub=redactor.data)
+        ctx.redactor = redactor  # one per session: every format registers its secrets with it
+        self._services = (redactor, EventLoopRunner(ctx))
+        self._context = ctx
+
+    @property
+    def redactor(self) -> Redactor:
+        """The session's one redactor: every value a report shows passes through it."""
+        if self._context is None:
+            self._start()
+        return self._services[0]
+
+    @property
+    def loop_runner(self) -> EventLoopRunner:
+        """The process's event loop (one for the whole session: keep-alive HTTP across tests)."""
+        if self._context is None:
+            self._start()
+        return self._services[1]
+
+    @property
+    def concurrency(self) -> int:
+        """How many cases of one file run at once (``--semantictest-concurrency``)."""
+        return int(options.value(self.config, "concurrency"))
+
+    @property
+    def collect_context(self) -> CollectContext:
+        """What the format detectors and loaders read at collection (its own small start-up)."""
+        if self._collect is None:
+            from .dotenv import environment
+            from .formats.detect import CollectContext
+
+            config = self.config
+            rootdir = Path(str(config.rootpath))
+            self._collect = CollectContext(
+                rootdir, Path(str(config.invocation_params.dir)), environment(rootdir),
+                lambda name: options.value(config, name), tuple(config.invocation_params.args),
+            )
+        return self._collect
 
     def run(self, coro: Any) -> Any:
-        return self.session.run(coro)
+        return self.loop_runner.run(coro)
+
+    def verdict(self, item: pytest.Item) -> Verdict:
+        """Run (or finish waiting for) a spec item's pipeline: its verdict."""
+        return self._schedule(item, self).verdict(item)
+
+    def differ(self, actual: Any, expected: Any) -> list[str] | None:
+        for lines in self.config.hook.pytest_assertrepr_compare(
+            config=self.config, op="==", left=actual, right=expected
+        ):
+            if lines:
+                return list(lines)
+        return None
+
+    # -- agents -------------------------------------------------------------------------------
 
     def acquire_agents(self, requirements: list[Any], *, for_file: bool = True) -> None:
         """Start or attach each agent a file needs (shared under xdist, kept for the next file that
@@ -61,7 +156,7 @@ class Runtime:
         if self.context.agents is None:
             from .agents.live import AgentPool
 
-            shared = getattr(self.config, "workerinput", {}).get(_AGENTS_DIR)
+            shared = getattr(self.config, "workerinput", {}).get(AGENTS_DIR)
             self.context.agents = AgentPool(Path(shared) if shared else None)
         for req in requirements:
             self.context.agents.acquire(req.config, observe=req.observe, calls_from=req.calls_from, for_file=for_file)
@@ -84,65 +179,82 @@ class Runtime:
         live = self.context.agents.get(live_key(config, calls_from))
         return AgentClient(live, lambda: self.context.http, self.run)
 
+    def idle_files(self) -> None:
+        """A spec file ended: its agents may be replaced by the next file's."""
+        if self.started and self.context.agents is not None:
+            self.context.agents.idle_files()
+
+    def agent_warnings(self) -> list[str]:
+        return list(self.context.agents.warnings()) if self.started and self.context.agents is not None else []
+
+    @property
+    def agents_dir(self) -> str | None:
+        """The run's shared agent folder (xdist only; the controller makes it for its first worker)."""
+        workerinput = getattr(self.config, "workerinput", None)
+        if workerinput is not None:
+            shared: str | None = workerinput.get(AGENTS_DIR)
+            return shared
+        return self.controller_agents
+
+    def share_agents(self, workerinput: dict[str, Any]) -> None:
+        """xdist controller: give a worker the folder every worker shares agent processes through."""
+        if self.controller_agents is None:
+            import tempfile
+
+            from .agents import cleanup
+            from .agents.shared import reap_folder
+
+            shared = self.controller_agents = tempfile.mkdtemp(prefix="semantictest-agents-")
+            # SIGTERM/SIGHUP to the controller (a cancelled CI job) still stops the shared agent
+            cleanup.register(lambda: reap_folder(shared))
+        workerinput[AGENTS_DIR] = self.controller_agents
+
     def close(self) -> None:
-        if self.context.agents is not None:
-            self.context.agents.close()
-        self.session.close()
+        """Stop this process's agents and loop; on an xdist controller, whatever a crashed or
+        interrupted worker left in the shared folder."""
+        if self.started:
+            if self.context.agents is not None:
+                self.context.agents.close()
+            self.loop_runner.close()
+        if self.controller_agents is not None:
+            from .agents.shared import reap_folder
 
-    @cached_property
-    def redactor(self) -> Redactor:
-        from .report.redact import Redactor, secret_values
+            reap_folder(self.controller_agents)
 
-        return Redactor(secret_values(self.context.env, self.llm_config.secrets()))
+    # -- LLM usage ----------------------------------------------------------------------------
 
-    def differ(self, actual: Any, expected: Any) -> list[str] | None:
-        for lines in self.config.hook.pytest_assertrepr_compare(
-            config=self.config, op="==", left=actual, right=expected
-        ):
-            if lines:
-                return list(lines)
-        return None
+    def own_usage(self) -> dict[str, int]:
+        """This process's LLM usage counters ({} before any LLM client exists)."""
+        llm = self.context.llm if self.started else None
+        return llm.usage.as_dict() if llm is not None else {}
+
+    def add_worker_usage(self, usage: dict[str, Any]) -> None:
+        """On the xdist controller: a finished worker's counters."""
+        for name, count in usage.items():
+            self._worker_usage[name] = self._worker_usage.get(name, 0) + int(count)
+
+    def llm_usage(self, workers: bool = True) -> dict[str, int]:
+        """LLM usage counters of this process (plus, on an xdist controller, its finished workers')."""
+        totals = dict(self._worker_usage) if workers else {}
+        for name, count in self.own_usage().items():
+            totals[name] = totals.get(name, 0) + count
+        return totals
 
 
 _RUNTIME = pytest.StashKey[Runtime]()
-_WORKER_USAGE = pytest.StashKey[dict[str, int]]()
-_USAGE_KEY = "semantictest_llm_usage"
-_AGENTS_DIR = "semantictest_agents_dir"
-_CONTROLLER_AGENTS = pytest.StashKey[str]()
 
 
-def runtime(config: pytest.Config) -> Runtime:
-    state = config.stash.get(_RUNTIME, None)
-    if state is None:
-        state = Runtime(config)
-        config.stash[_RUNTIME] = state
+def install(config: pytest.Config, schedule: Callable[[pytest.Item, Runtime], Scheduler]) -> Runtime:
+    """Build the process's runtime (``plugin.py``, in ``pytest_configure``)."""
+    state = config.stash[_RUNTIME] = Runtime(config, schedule)
     return state
 
 
-def llm_usage(config: pytest.Config, workers: bool = True) -> dict[str, int]:
-    """LLM usage counters of this process (plus, on an xdist controller, its finished workers')."""
-    worker_usage: dict[str, int] = config.stash.get(_WORKER_USAGE, {})
-    totals = dict(worker_usage) if workers else {}
-    state = config.stash.get(_RUNTIME, None)
-    if state is not None and state.context.llm is not None:
-        for name, count in state.context.llm.usage.as_dict().items():
-            totals[name] = totals.get(name, 0) + count
-    return totals
+def runtime(config: pytest.Config) -> Runtime:
+    """The process's runtime, for the pytest layer (``plugin.py`` installed it at configure)."""
+    return config.stash[_RUNTIME]
 
 
-_COLLECT = pytest.StashKey[Any]()
-
-
-def collect_context(config: pytest.Config) -> Any:
-    ctx = config.stash.get(_COLLECT, None)
-    if ctx is None:
-        from .dotenv import environment
-        from .formats.detect import CollectContext
-
-        rootdir = Path(str(config.rootpath))
-        ctx = CollectContext(
-            rootdir, Path(str(config.invocation_params.dir)), environment(rootdir),
-            lambda name: options.value(config, name), tuple(config.invocation_params.args),
-        )
-        config.stash[_COLLECT] = ctx
-    return ctx
+def installed(config: pytest.Config) -> Runtime | None:
+    """The runtime, or None when ``pytest_configure`` did not get as far as building it."""
+    return config.stash.get(_RUNTIME, None)

@@ -27,9 +27,12 @@ import signal
 import sys
 from collections.abc import Generator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from .runtime import Runtime
 
 UNRUNNABLE = 2
 INTERRUPTED = 130
@@ -37,24 +40,17 @@ _UNRUNNABLE_KEY = "semantictest_unrunnable"
 
 
 class SessionExit:
-    """A pytest plugin: exit status, signal handling and worker interrupts (see the module doc)."""
+    """A pytest plugin: exit status, signal handling and worker interrupts (see the module doc).
+    Registered by the plugin with the process's runtime (its agents, agent folder and
+    ``unrunnable`` flag)."""
 
-    def __init__(self, config: pytest.Config) -> None:
+    def __init__(self, config: pytest.Config, runtime: Runtime) -> None:
         self.config = config
+        self.runtime = runtime
         self.worker = hasattr(config, "workerinput")
         self.code: int | None = None
         self.unrunnable = False
         self.spec_session = False
-
-    @property
-    def agents_dir(self) -> str | None:
-        """The run's shared agent folder (xdist only; the controller makes it for its first worker)."""
-        from .runtime import _AGENTS_DIR, _CONTROLLER_AGENTS
-
-        if self.worker:
-            shared: str | None = self.config.workerinput.get(_AGENTS_DIR)  # type: ignore[attr-defined]  # xdist sets it
-            return shared
-        return self.config.stash.get(_CONTROLLER_AGENTS, None)
 
     def _spec_found(self) -> None:
         """A spec file is in this session: from now on interrupts follow highbar (module doc)."""
@@ -64,9 +60,9 @@ class SessionExit:
         from .agents import cleanup
 
         cleanup.unwind_on_signals(True, sigint_once=self.worker)
-        if self.worker and self.agents_dir:
+        if self.worker and self.runtime.agents_dir:
             with contextlib.suppress(OSError):
-                Path(self.agents_dir, f"worker-{os.getpid()}").write_text("")
+                Path(self.runtime.agents_dir, f"worker-{os.getpid()}").write_text("")
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if any(_spec_file(item) is not None for item in session.items):
@@ -74,7 +70,7 @@ class SessionExit:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
-        if not self.spec_session and _any_spec(self.config, ids):
+        if not self.spec_session and _any_spec(self.config, ids, self.runtime):
             self._spec_found()
 
     @pytest.hookimpl(optionalhook=True)
@@ -90,11 +86,7 @@ class SessionExit:
         finally:
             spec_file = _spec_file(item)
             if spec_file is not None and (nextitem is None or spec_file not in nextitem.listchain()):
-                from .runtime import _RUNTIME
-
-                state = self.config.stash.get(_RUNTIME, None)
-                if state is not None and state.context.agents is not None:
-                    state.context.agents.idle_files()
+                self.runtime.idle_files()
 
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
         from .agents.cleanup import Terminated
@@ -104,19 +96,16 @@ class SessionExit:
             self.code = value.code
         elif isinstance(value, KeyboardInterrupt):
             self.code = INTERRUPTED
-        if self.spec_session and not self.worker and self.agents_dir and isinstance(value, KeyboardInterrupt):
+        if self.spec_session and not self.worker and self.runtime.agents_dir and isinstance(value, KeyboardInterrupt):
             self._interrupt_workers()
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        from .runtime import _RUNTIME
-
         if self.spec_session:
             from .agents import cleanup  # only then: a session without spec files never imports agents
 
             cleanup.unwind_on_signals(False)  # what follows (xdist's teardown, unconfigure) is cleanup
-        state = self.config.stash.get(_RUNTIME, None)
-        unrunnable = self.unrunnable or (state is not None and state.unrunnable)
+        unrunnable = self.unrunnable or self.runtime.unrunnable
         if self.worker:
             self.config.workeroutput[_UNRUNNABLE_KEY] = unrunnable  # type: ignore[attr-defined]  # xdist sets it
             return
@@ -131,7 +120,7 @@ class SessionExit:
         """SIGINT to this controller's workers (a worker ignores it if a terminal already sent one)."""
         from .agents import procs
 
-        for marker in Path(str(self.agents_dir)).glob("worker-*"):
+        for marker in Path(str(self.runtime.agents_dir)).glob("worker-*"):
             pid = int(marker.name.removeprefix("worker-"))
             if procs.pid_alive(pid) and procs.parent(pid) == os.getpid():
                 with contextlib.suppress(OSError):
@@ -145,14 +134,13 @@ def _spec_file(item: pytest.Item) -> pytest.Collector | None:
     return None if nodes is None else item.getparent(nodes.SpecFile)
 
 
-def _any_spec(config: pytest.Config, ids: list[str]) -> bool:
+def _any_spec(config: pytest.Config, ids: list[str], runtime: Runtime) -> bool:
     """Whether any collected node id is in a spec file (the xdist controller collects nothing)."""
     from .formats.detect import FORMATS
-    from .runtime import collect_context
 
     root = Path(str(config.rootpath))
     for path in dict.fromkeys(node_id.split("::", 1)[0] for node_id in ids):
         file_path = root / path
-        if file_path.suffix != ".py" and any(detect(file_path, collect_context(config)) for _, detect, _ in FORMATS):
+        if file_path.suffix != ".py" and any(detect(file_path, runtime.collect_context) for _, detect, _ in FORMATS):
             return True
     return False

@@ -5,7 +5,8 @@ is stateless); attachments become content parts. ``highbar``: every turn sends t
 message only (the agent keeps the conversation, keyed by the ``X-Highbar-Test`` execution id),
 through the session's agent pool when the agent was acquired there (tool calls from its traces).
 Both give a :class:`Reply` with the text, tool calls (``{name, arguments, result, error}``) and
-whether the agent awaits input.
+whether the agent awaits input. Every request goes through the one agent exchange
+(:mod:`pytest_semantictest.agents.exchange`), directly or through the pool's ``LiveAgent``.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from typing import Any
 
 from .config import AgentConfig
 from .errors import AgentError
-from .protocol import send, send_json
+from .protocol import AgentReply, send, send_json
+from .replies import openai_message
 
 PROTOCOLS = ("openai", "highbar")
 DEFAULT_AWAITING_TOOLS = ("request_confirmation", "ask_user", "get_user_input")
@@ -49,6 +51,9 @@ class ChatTarget:
 
 @dataclass
 class Reply:
+    """The agent's reply as a conversation turn reads it (from the exchange's ``AgentReply``, or the
+    pool's ``LiveAgent`` turn): text, tool calls as turn records write them, whether it awaits input."""
+
     text: str
     tool_calls: list[dict[str, Any]]
     awaiting_input: bool | None
@@ -181,7 +186,7 @@ def awaiting_input(data: Any, text: str, calls: Sequence[Mapping[str, Any]], tar
     """Whether the agent awaits the user: its reply's ``awaiting_input``, a confirmation tool
     call, or the configured pattern on its text; None when nothing says."""
     if isinstance(data, Mapping):
-        for holder in (data, *(_openai_message(data),)):
+        for holder in (data, openai_message(data)):
             if isinstance(holder, Mapping) and isinstance(flag := holder.get("awaiting_input"), bool):
                 return flag
     if any(str(c.get("name")) in target.awaiting_tools for c in calls):
@@ -193,14 +198,9 @@ def awaiting_input(data: Any, text: str, calls: Sequence[Mapping[str, Any]], tar
     return None
 
 
-def _openai_message(data: Mapping[str, Any]) -> Any:
-    choices = data.get("choices")
-    if isinstance(choices, list) and choices and isinstance(choices[0], Mapping):
-        return choices[0].get("message")
-    return None
-
-
-def _call_dict(call: Any) -> dict[str, Any]:
+def call_record(call: Any) -> dict[str, Any]:
+    """A tool call (a ``ToolCall`` or a dict with ``fn``/``name``, ``args``/``arguments``) as turn
+    records write it: ``{name, arguments, result?, error?}``."""
     raw = dataclasses.asdict(call) if dataclasses.is_dataclass(call) and not isinstance(call, type) else dict(call)
     out = {"name": raw.get("fn") or raw.get("name"), "arguments": raw.get("args", raw.get("arguments", {}))}
     if raw.get("result") is not None:
@@ -210,7 +210,7 @@ def _call_dict(call: Any) -> dict[str, Any]:
     return out
 
 
-async def exchange(
+async def send_chat(
     ctx: Any,
     target: ChatTarget,
     messages: list[dict[str, Any]],
@@ -224,10 +224,14 @@ async def exchange(
     if target.protocol == "highbar":
         return await _highbar(ctx, target, messages, test_name, session)
     body = request_body(target, materialize(messages, base_dir), options)
-    reply = await send_json(ctx.http, target.config, body, ctx.execution_id)
-    calls = [_call_dict(c) for c in reply.tool_calls or []]
+    return _chat_reply(await send_json(ctx.http, target.config, body, ctx.execution_id), target)
+
+
+def _chat_reply(reply: AgentReply, target: ChatTarget, session: Mapping[str, Any] | None = None) -> Reply:
+    """The agent's reply as a conversation turn reads it."""
+    calls = [call_record(c) for c in reply.tool_calls or []]
     return Reply(reply.text, calls, awaiting_input(reply.data, reply.text, calls, target), reply.data,
-                 reply.elapsed_ms)
+                 reply.elapsed_ms, dict(session or {}))
 
 
 async def _highbar(
@@ -247,14 +251,12 @@ async def _highbar(
         if live is not None:
             out = await live.turn(ctx.http, text, ctx.execution_id, observe=True, test_name=test_name,
                                   session=dict(session or {}))
-            calls = [_call_dict(c) for c in out.get("calls") or []]
+            calls = [call_record(c) for c in out.get("calls") or []]
             elapsed = (time.perf_counter() - started) * 1000
             return Reply(out.get("response") or "", calls, awaiting_input(None, out.get("response") or "", calls, target),
                          None, elapsed, dict(session or {}))
     reply = await send(ctx.http, target.config, text, ctx.execution_id, test_name=test_name, session=session)
-    calls = [_call_dict(c) for c in reply.tool_calls or []]
-    return Reply(reply.text, calls, awaiting_input(reply.data, reply.text, calls, target), reply.data,
-                 reply.elapsed_ms, dict(session or {}))
+    return _chat_reply(reply, target, session)
 
 
 def target_from_mapping(raw: Mapping[str, Any], *, cwd: Path | None = None, name: str = "agent") -> ChatTarget:

@@ -11,6 +11,7 @@ reply gives its calls, so an agent needs no tracing SDK.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,7 +66,7 @@ def parse_reply(raw: str, content_type: str, response_path: str | None) -> Parse
         for key in REPLY_KEYS:
             if key in data:
                 return ParsedReply(_implicit_text(key, data[key]), data, calls)
-        message = _openai_message(data)
+        message = openai_message(data)
         if message is not None:
             return ParsedReply(_openai_text(message, calls), data, calls)
         keys = ", ".join(str(key) for key in data) or "none"
@@ -82,7 +83,7 @@ def tool_calls_of(data: Any) -> list[ToolCall] | None:
     """Tool calls an OpenAI chat completion or a simple ``tool_calls`` reply carries."""
     if not isinstance(data, dict):
         return None
-    message = _openai_message(data)
+    message = openai_message(data)
     if message is not None:
         calls = []
         for i, item in enumerate(message.get("tool_calls") or []):
@@ -104,7 +105,8 @@ def tool_calls_of(data: Any) -> list[ToolCall] | None:
     return [_call(item, f"tool_calls[{i}]") for i, item in enumerate(items)]
 
 
-def _openai_message(data: dict[str, Any]) -> dict[str, Any] | None:
+def openai_message(data: Mapping[str, Any]) -> dict[str, Any] | None:
+    """``choices[0].message`` of an OpenAI chat completion, when it is an object."""
     choices = data.get("choices")
     if isinstance(choices, list) and choices and isinstance(choices[0], dict):
         message = choices[0].get("message")

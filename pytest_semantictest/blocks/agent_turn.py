@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..model import StepTrace
 from .base import Block, BlockError
 from .turn_evidence import agent_turn_evidence
+
+if TYPE_CHECKING:
+    from ..engine.runner import StepContext
 
 # highbar's template pattern: only {{previous...}} is a template; any other {{...}} is sent as text
 _TEMPLATE = re.compile(r"\{\{\s*previous\.(.+?)\s*\}\}")
@@ -90,7 +93,7 @@ class AgentTurn(Block):
     config_keys = frozenset({"agent", "message", "phrasing", "previous", "observe", "first", "test_name", "spec",
                              "place"})
 
-    async def process(self, inputs: dict[str, Any], ctx: Any) -> dict[str, Any]:
+    async def process(self, inputs: dict[str, Any], ctx: StepContext) -> dict[str, Any]:
         from ..agents.errors import AgentError
 
         cfg = self.config
@@ -139,7 +142,7 @@ class AgentSessionEnd(Block):
     resolve_config = False
     config_keys = frozenset({"agent", "first_turn", "test_name", "spec"})
 
-    async def process(self, inputs: dict[str, Any], ctx: Any) -> dict[str, Any]:
+    async def process(self, inputs: dict[str, Any], ctx: StepContext) -> dict[str, Any]:
         from ..agents.errors import AgentError
 
         cfg = self.config

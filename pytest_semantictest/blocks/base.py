@@ -62,8 +62,10 @@ class Block:
     async def process(self, inputs: dict[str, Any], ctx: StepContext) -> Any:
         """Do the block's work and return its output (usually a dict of fields).
 
-        ``ctx`` is the step's context: ``ctx.http`` (the session's ``httpx.AsyncClient``),
-        ``ctx.bus`` (this test's DataBus), ``ctx.evidence(record)``, ``ctx.session`` (the run's context).
+        ``ctx`` is the step's :class:`~pytest_semantictest.engine.runner.StepContext`: ``ctx.http`` (the
+        session's ``httpx.AsyncClient``), ``ctx.bus`` (this test's DataBus), ``ctx.evidence(record)``,
+        ``ctx.execution_id``, ``ctx.session`` (the session's
+        :class:`~pytest_semantictest.engine.context.RunContext`: settings, agent pool, LLM, redactor).
 
         Raise :class:`BlockError` for an expected failure.
         """

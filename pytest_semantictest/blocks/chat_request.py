@@ -20,10 +20,14 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ..agents.exchange import send_within
 from .base import BlockError
 from .http_request import HttpRequest, request_errors
+
+if TYPE_CHECKING:
+    from ..engine.runner import StepContext
 
 FOLLOW_UP_TEXT_LIMIT = 500
 _EVENT_END = re.compile(r"(?:\r\n|\n|\r(?!\n))(?:\r\n|\n|\r(?!\n))")
@@ -35,7 +39,7 @@ class ChatRequest(HttpRequest):
     resolve_config = False
     config_keys = HttpRequest.config_keys | {"disconnect_after", "follow_up"}
 
-    async def process(self, inputs: dict[str, Any], ctx: Any) -> dict[str, Any]:
+    async def process(self, inputs: dict[str, Any], ctx: StepContext) -> dict[str, Any]:
         count = self.config.get("disconnect_after")
         if isinstance(count, int) and not isinstance(count, bool) and count > 0:
             output = await self.disconnecting(count, ctx)
@@ -50,19 +54,15 @@ class ChatRequest(HttpRequest):
     def sent(self) -> dict[str, Any]:
         return {key: self.config.get(key) for key in ("method", "url", "headers", "body") if key in self.config}
 
-    async def disconnecting(self, count: int, ctx: Any) -> dict[str, Any]:
+    async def disconnecting(self, count: int, ctx: StepContext) -> dict[str, Any]:
         """Send the request, read at most ``count`` stream chunks, close the connection, follow up."""
         params = {"method": "POST", **{k: v for k, v in self.config.items() if k in HttpRequest.config_keys}}
         request, deadline = self.build(params, ctx)
         start = time.perf_counter()
-        with request_errors(params["url"], deadline):
-            async with deadline:
-                response = await ctx.http.send(request, stream=True, follow_redirects=True)
-                try:
-                    deadline.reading(response, f"reading the stream (waiting for chunk {count})")
-                    text, read, cut = await _read_chunks(response, count)
-                finally:
-                    await response.aclose()  # not read to the end: httpx closes the connection
+        with request_errors(params["url"], deadline):  # not read to the end: httpx closes the connection
+            response, (text, read, cut) = await send_within(
+                deadline, ctx.http, request, lambda r: _read_chunks(r, count), follow_redirects=True,
+                phase=f"reading the stream (waiting for chunk {count})")
         duration = round((time.perf_counter() - start) * 1000, 1)  # the follow-up has its own
         output: dict[str, Any] = {
             "status": response.status_code,
@@ -105,7 +105,7 @@ async def _read_chunks(response: Any, count: int) -> tuple[str, int, bool]:
     return text, count_chunks(text) if stream else 0, False
 
 
-async def _follow_up(config: dict[str, Any], ctx: Any) -> dict[str, Any]:
+async def _follow_up(config: dict[str, Any], ctx: StepContext) -> dict[str, Any]:
     """The follow-up request's outcome, short enough for the trace and the judge."""
     from .chat_response import read_response
 

@@ -15,10 +15,13 @@ are passed on: the stream fields then describe only what was read before the dis
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .base import Block
 from .stream.sse import SSEEvent, decode_event, loads, parse_events
+
+if TYPE_CHECKING:
+    from ..engine.runner import StepContext
 
 TEXT_LIMIT = 500
 
@@ -35,7 +38,7 @@ class ChatResponse(Block):
     outputs = ("ok", "status", "headers", "content_type", "stream", "json", "is_json", "chunks", "final_chunk",
                "final_event", "events", "content", "agent", "tool_calls", "error", "client_disconnect", "follow_up")
 
-    async def process(self, inputs: dict[str, Any], ctx: Any) -> dict[str, Any]:
+    async def process(self, inputs: dict[str, Any], ctx: StepContext | None) -> dict[str, Any]:
         response = inputs.get("response")
         if response is None and ctx is not None:  # read the slot directly: the trace stays short
             response = ctx.bus.slot(str(self.config.get("from") or "response"))

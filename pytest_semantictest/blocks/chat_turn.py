@@ -17,79 +17,17 @@ text), ``tool_calls`` (``{name, arguments, result, error}``), ``awaiting_input``
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-from ..agents.chat import ChatTarget, Reply, exchange, history, text_of
+from ..agents.chat import ChatTarget
 from ..model import StepTrace
 from .base import Block, BlockError
 from .turn_evidence import chat_turn_evidence
+from .turns import open_session, remaining, take_turn, turn_record
 
-CLOCK = "_conversation_started"
-
-
-def turn_record(number: int, sent: list[dict[str, Any]], source: str, reply: Reply | None = None,
-                error: str | None = None, duration_ms: float = 0.0) -> dict[str, Any]:
-    last = next((m for m in reversed(sent) if m.get("role") == "user"), sent[-1] if sent else {})
-    record: dict[str, Any] = {"turn": number, "input": text_of(last), "source": source, "sent": sent}
-    attachments = [a.get("source") for m in sent for a in m.get("attachments") or []]
-    if attachments:
-        record["attachments"] = attachments
-    if reply is not None:
-        record.update(output=reply.text, tool_calls=reply.tool_calls, awaiting_input=reply.awaiting_input)
-        if reply.session:
-            record["session"] = reply.session
-    if error is not None:
-        record["error"] = error
-    record["duration_ms"] = round(duration_ms, 1)
-    return record
-
-
-async def take_turn(
-    ctx: Any, target: ChatTarget, earlier: Sequence[Mapping[str, Any]], sent: list[dict[str, Any]],
-    options: Mapping[str, Any], *, number: int, source: str, base_dir: Path | None = None, test_name: str = "",
-    session: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    """Send one turn and record it; raises AgentError (the caller decides what a failure means)."""
-    started = time.perf_counter()
-    reply = await exchange(ctx, target, [*history(earlier), *sent], options, base_dir=base_dir,
-                           test_name=test_name, session=session)
-    return turn_record(number, sent, source, reply, duration_ms=(time.perf_counter() - started) * 1000)
-
-
-async def open_session(ctx: Any, target: ChatTarget, test_name: str = "", spec: str = "") -> dict[str, Any] | None:
-    """Open a conversation's highbar session (the agent's ``session.setup``), once, before turn 1.
-
-    None when there is none to open (not the highbar protocol, or the agent is not in the session's
-    pool). The conversation keeps what this returns as ``session`` in its first output, where the
-    case's ``AgentSessionEnd`` cleanup step finds it and runs ``session.teardown`` (also when the
-    conversation failed or timed out). Raises BlockError when the setup fails.
-    """
-    if target.protocol != "highbar":
-        return None
-    pool = getattr(ctx.session, "agents", None)
-    if pool is None or target.key is None:
-        return None
-    from ..agents.errors import AgentError
-
-    try:
-        session: dict[str, Any] | None = await pool.get(target.key).open_session(ctx.execution_id, test_name, spec)
-        return session
-    except (AgentError, KeyError) as exc:
-        raise BlockError(f"session setup failed: {exc}") from None
-
-
-def remaining(ctx: Any, timeout: float | None, number: int) -> float | None:
-    """Seconds left of the conversation's time (the clock starts at turn 1); None: no limit."""
-    if number == 1:
-        ctx.bus.set(CLOCK, time.monotonic())
-    if not timeout:
-        return None
-    started = ctx.bus.get(CLOCK)
-    elapsed = time.monotonic() - started if isinstance(started, float) else 0.0
-    return timeout - elapsed
+if TYPE_CHECKING:
+    from ..engine.runner import StepContext
 
 
 class ChatTurn(Block):
@@ -108,7 +46,7 @@ class ChatTurn(Block):
 
         return message_specs(self.config.get("input", ""), self.config.get("attachments") or [])
 
-    async def process(self, inputs: dict[str, Any], ctx: Any) -> dict[str, Any]:
+    async def process(self, inputs: dict[str, Any], ctx: StepContext) -> dict[str, Any]:
         from ..agents.errors import AgentError
 
         cfg = self.config
@@ -141,14 +79,14 @@ class ChatTurn(Block):
 
     _opened: dict[str, Any] | None = None
 
-    async def _session(self, ctx: Any, target: ChatTarget, earlier: list[Any]) -> dict[str, Any] | None:
+    async def _session(self, ctx: StepContext, target: ChatTarget, earlier: list[Any]) -> dict[str, Any] | None:
         """highbar session hooks: opened by turn 1, carried by the later turns."""
         if earlier:
             carried: dict[str, Any] | None = earlier[0].get("session")
             return carried
         return await open_session(ctx, target, self.config.get("test_name", ""), self.config.get("spec", ""))
 
-    async def _followups(self, ctx: Any, target: ChatTarget, earlier: list[Any], turn: dict[str, Any],
+    async def _followups(self, ctx: StepContext, target: ChatTarget, earlier: list[Any], turn: dict[str, Any],
                          interactive: Mapping[str, Any], session: Any) -> None:
         """After the last scripted turn, a person answers while the agent awaits input."""
         from ..agents.chat import user_message

@@ -17,39 +17,20 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import (
-    AliasChoices,
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationError,
-    model_validator,
-)
+from pydantic import AliasChoices, BaseModel, Field, ValidationError, model_validator
 
-from ..checks.specs import (
-    Assertions,
-    AttachmentSpec,
-    Duration,
-    InputSpec,
-    strip_free_keys,
-)
+from ..checks.specs import Assertions, AttachmentSpec, Duration, InputSpec, StrictSpec
 from ..model import StepTrace
 from .base import Block, BlockError
 from .turn_evidence import conversation_evidence
 
-
-class _Spec(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _free_keys(cls, data: Any) -> Any:
-        return strip_free_keys(data)
+if TYPE_CHECKING:
+    from ..engine.runner import StepContext
 
 
-class PipelineAgent(_Spec):
+class PipelineAgent(StrictSpec):
     endpoint: str
     protocol: str = "openai"
     headers: dict[str, str] = Field(default_factory=dict)
@@ -77,14 +58,14 @@ class PipelineAgent(_Spec):
         })
 
 
-class PipelineTurn(_Spec):
+class PipelineTurn(StrictSpec):
     input: InputSpec
     assertions: Assertions = Field(default_factory=list, validation_alias=AliasChoices("assertions", "assert"))
     options: dict[str, Any] = Field(default_factory=dict)
     attachments: list[AttachmentSpec] = Field(default_factory=list)
 
 
-class ConversationConfig(_Spec):
+class ConversationConfig(StrictSpec):
     agent: PipelineAgent
     turns: list[PipelineTurn] = Field(min_length=1)
     options: dict[str, Any] = Field(default_factory=dict)
@@ -128,12 +109,12 @@ class Conversation(Block):
     def validate_config(cls, config: Mapping[str, Any]) -> list[tuple[str, str]]:
         return config_problems(ConversationConfig, config)
 
-    async def process(self, inputs: dict[str, Any], ctx: Any) -> dict[str, Any]:
+    async def process(self, inputs: dict[str, Any], ctx: StepContext) -> dict[str, Any]:
         from ..agents.chat import message_specs
         from ..agents.errors import AgentError
         from ..checks.conversation import check_turn
         from ..engine.runner import JudgeError, JudgeUnavailable
-        from .chat_turn import take_turn, turn_record
+        from .turns import take_turn, turn_record
 
         try:
             plan = ConversationConfig.model_validate(dict(self.config))

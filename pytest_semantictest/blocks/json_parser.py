@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .base import Block, BlockError
+
+if TYPE_CHECKING:
+    from ..engine.runner import StepContext
 
 
 class JsonParser(Block):
@@ -15,7 +18,7 @@ class JsonParser(Block):
     input_keys = frozenset(inputs)
     outputs = ("parsed",)
 
-    async def process(self, inputs: dict[str, Any], ctx: Any) -> dict[str, Any]:
+    async def process(self, inputs: dict[str, Any], ctx: StepContext) -> dict[str, Any]:
         if "body" not in inputs:
             raise BlockError("JsonParser needs input 'body' (a JSON string); the input named nothing")
         body = inputs["body"]

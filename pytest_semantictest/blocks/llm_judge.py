@@ -8,11 +8,14 @@ replay miss) makes the test an ERROR. Neither is ever turned into a score.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..evidence import Judgement
 from ..model import StepTrace
 from .base import Block, BlockError
+
+if TYPE_CHECKING:
+    from ..engine.runner import StepContext
 
 DEFAULT_CRITERIA = {"accuracy": 0.4, "completeness": 0.3, "relevance": 0.3}
 
@@ -65,7 +68,7 @@ class LLMJudge(Block):
             problems.append(("model", f"must be a model name, got {model!r}"))
         return problems
 
-    async def process(self, inputs: dict[str, Any], ctx: Any) -> dict[str, Any]:
+    async def process(self, inputs: dict[str, Any], ctx: StepContext) -> dict[str, Any]:
         from ..engine.runner import JudgeError, JudgeUnavailable
         from ..llm.errors import REQUIRE_JUDGE_MESSAGE, LLMError
         from ..llm.judge import JudgeRequest

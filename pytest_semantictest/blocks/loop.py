@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..checks.operators import OPERATORS, apply, validate_operand
 from ..errors import clip, did_you_mean
 from .base import Block
+
+if TYPE_CHECKING:
+    from ..engine.runner import StepContext
 
 
 class Loop(Block):
@@ -33,7 +36,7 @@ class Loop(Block):
             problems.extend(_validate_condition(cond))
         return problems
 
-    async def process(self, inputs: dict[str, Any], ctx: Any) -> dict[str, Any]:
+    async def process(self, inputs: dict[str, Any], ctx: StepContext) -> dict[str, Any]:
         cond = self.config.get("condition")
         should = True
         if cond:

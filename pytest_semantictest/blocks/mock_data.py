@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .base import Block
+
+if TYPE_CHECKING:
+    from ..engine.runner import StepContext
 
 
 class MockData(Block):
@@ -20,6 +23,6 @@ class MockData(Block):
             return [("data", "MockData needs 'config.data': the value to put on the DataBus")]
         return []
 
-    async def process(self, inputs: dict[str, Any], ctx: Any) -> Any:
+    async def process(self, inputs: dict[str, Any], ctx: StepContext) -> Any:
         """The data as written ("can be any structure"): objects, lists and scalars alike."""
         return self.config.get("data")

@@ -1,11 +1,12 @@
 """Evidence of the conversation blocks (ChatTurn, AgentTurn, Conversation, SimulatedConversation):
-their turn records (``chat_turn.turn_record``) as :mod:`pytest_semantictest.evidence` records."""
+their turn records (``turns.turn_record``) as :mod:`pytest_semantictest.evidence` records."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
+from ..agents.chat import call_record
 from ..evidence import CheckpointTimeline, ConversationEnd, ConversationTurn, ToolCalls, ValidatorVerdict, tool_call
 from ..model import StepTrace
 
@@ -58,10 +59,7 @@ def agent_turn_evidence(trace: StepTrace) -> list[Any]:
     out = trace.output
     if not isinstance(out, Mapping):
         return failed_turn(trace)
-    raw = [c for c in out.get("calls") or [] if isinstance(c, Mapping)]
-    calls = [{"name": c.get("fn"), "arguments": c.get("args"),
-              **({"result": c["result"]} if c.get("result") is not None else {}),
-              **({"error": c["error"]} if c.get("error") else {})} for c in raw]
+    calls = [call_record(c) for c in out.get("calls") or [] if isinstance(c, Mapping)]
     turn: dict[str, Any] = {"turn": None, "input": out.get("message") or configured_message(trace),
                             "output": out.get("response"), "tool_calls": calls}
     if out.get("error"):

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..checks.operators import compile_regex
 from ..checks.text import json_text
 from ..errors import clip
 from .base import Block
+
+if TYPE_CHECKING:
+    from ..engine.runner import StepContext
 
 
 def _as_list(value: Any) -> list[str]:
@@ -48,7 +51,7 @@ class ValidateContent(Block):
                     problems.append(("matches", f"invalid regular expression {clip(repr(pattern))}: {why}"))
         return problems
 
-    async def process(self, inputs: dict[str, Any], ctx: Any) -> dict[str, Any]:
+    async def process(self, inputs: dict[str, Any], ctx: StepContext) -> dict[str, Any]:
         text = inputs.get("text", inputs.get("body"))
         if text is None:
             return _result([], ["Missing required input: text"], {"text": False})

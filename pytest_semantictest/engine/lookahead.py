@@ -104,7 +104,7 @@ class Lookahead:
         pending = [task for task in self.tasks.values() if not task.done()]
         for task in pending:
             task.cancel()
-        if pending and not self.runtime.session.loop.is_running():
+        if pending and not self.runtime.loop_runner.loop.is_running():
             self.runtime.run(asyncio.gather(*pending, return_exceptions=True))
         for task in self.tasks.values():
             if not task.cancelled():
@@ -119,7 +119,7 @@ class Lookahead:
     def _start(self, n: int, item: Any) -> asyncio.Task[Verdict]:
         state = item.spec_file.run_state
         sink: dict[str, int] = {}
-        task: asyncio.Task[Verdict] = self.runtime.session.start(
+        task: asyncio.Task[Verdict] = self.runtime.loop_runner.start(
             counted(state.run(item.case, self.runtime.concurrency), sink))
         if self.usage is not None and n != self.current:
             self.usage.hide(n, sink)
@@ -173,7 +173,7 @@ class Lookahead:
                 break
             if started >= _BURST:  # the rest a moment later
                 if self._later is None:
-                    self._later = self.runtime.session.loop.call_later(_BURST_GAP_S, self._fill_later)
+                    self._later = self.runtime.loop_runner.loop.call_later(_BURST_GAP_S, self._fill_later)
                 break
             self._start(n, item)
             self._frontier = max(self._frontier, n)

@@ -1,6 +1,6 @@
 """pytest-html extras: what a spec test did, for people reading the HTML report.
 
-Registered only when pytest-html is active and ``--html`` is given (see :func:`.summary.install`).
+Registered by the plugin only when pytest-html is active and ``--html`` is given.
 Per spec test, one HTML extra with: an overview (outcome, k/n runs, judge score vs threshold),
 requests and responses (pretty JSON, trimmed), parsed streams, tool calls as a table, each LLM
 judge's verdict with its per-criterion details, the conversation transcript and checkpoint timeline,
@@ -30,8 +30,9 @@ from .junit import deciding_judgement, run_verdicts
 from .notes import notes_html
 from .records import in_verdict, step_name
 from .redact import Redactor
-from .summary import OUTCOMES, Tally, run_rows, spec_item, summary_plugin
+from .summary import OUTCOMES, Tally, run_rows, spec_item
 
+NAME = "semantictest-html"
 _ATTACHED = pytest.StashKey[bool]()
 OWN_SECTIONS = frozenset({"conversation", "pipeline trace", "llm judge", "evidence"})
 """Report sections the extras show better: left out of the HTML log (the console keeps them)."""
@@ -246,8 +247,17 @@ def _skip_reason(report: pytest.TestReport) -> str:
 
 
 class HtmlPlugin:
-    def __init__(self, config: pytest.Config) -> None:
+    """Registered by the plugin with what it reads of the session: the summary's ``tally``,
+    ``usage()`` (LLM usage, with an xdist controller's workers'), ``redactor()`` and ``limit()``
+    (how many characters of a value to show), the last three read when a report is made."""
+
+    def __init__(self, config: pytest.Config, tally: Tally, usage: Callable[[], Mapping[str, int]],
+                 redactor: Callable[[], Redactor], limit: Callable[[], int]) -> None:
         self.config = config
+        self.tally = tally
+        self.usage = usage
+        self.redactor = redactor
+        self.limit = limit
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
@@ -257,16 +267,14 @@ class HtmlPlugin:
         if verdict is not None and deciding and spec_item(item) and not item.stash.get(_ATTACHED, False):
             from pytest_html import extras
 
-            from ..runtime import runtime
-
             item.stash[_ATTACHED] = True
-            state = runtime(self.config)
-            limit = state.context.settings.trace_value_chars
-            html = render_item(item, verdict, state.redactor, limit)
-            report.extras = [*getattr(report, "extras", []), extras.html(html), *self._attachments(verdict, state, limit)]
+            redactor, limit = self.redactor(), self.limit()
+            html = render_item(item, verdict, redactor, limit)
+            report.extras = [*getattr(report, "extras", []), extras.html(html),
+                             *self._attachments(verdict, redactor, limit)]
         return report
 
-    def _attachments(self, verdict: Verdict, state: Any, limit: int) -> list[Any]:
+    def _attachments(self, verdict: Verdict, redactor: Redactor, limit: int) -> list[Any]:
         """A failed check's value too long to show, as a file next to the report (not with
         ``--self-contained-html``: the page would carry it all again)."""
         if self.config.getoption("self_contained_html", False):
@@ -277,7 +285,7 @@ class HtmlPlugin:
         for f in verdict.failures:
             value = f.actual if isinstance(f.actual, str) else _json(f.actual)
             if value is not None and len(value) > limit:
-                found.append(extras.text(state.redactor.text(value),
+                found.append(extras.text(redactor.text(value),
                                          name=f"actual value of {f.check} ({len(value):,} characters)"))
         return found
 
@@ -297,9 +305,5 @@ class HtmlPlugin:
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_summary(self, prefix: list[str], summary: list[str], postfix: list[str],
                                     session: pytest.Session) -> None:
-        plugin = summary_plugin(self.config)
-        if plugin is None or not plugin.tally.tests:
-            return
-        from ..runtime import llm_usage
-
-        prefix.append(summary_table(plugin.tally, llm_usage(self.config)))
+        if self.tally.tests:
+            prefix.append(summary_table(self.tally, self.usage()))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..evidence import JudgedItems, Judgement
+from ..evidence import JudgedItems, Judgement, ValidatorVerdict
 from ..model import StepTrace
 from .records import has, in_trace
 
@@ -86,8 +86,6 @@ def _scored(name: str, score: Any, threshold: Any, passed: bool, reason: Any) ->
 def verdict_counts(verdict: Any) -> tuple[int, int, list[str]]:
     """(judge verdicts that passed, that did not, one line each: score or held, and the reason)
     over a case's judge verdicts, validator verdicts and judged natural-language assertions."""
-    from .junit import validations
-
     outcomes: list[bool] = []
     lines: list[str] = []
     for t, j in in_trace(verdict.trace, Judgement):
@@ -103,6 +101,14 @@ def verdict_counts(verdict: Any) -> tuple[int, int, list[str]]:
             lines.append(f"{state}: {_clip(item.text, 80)}: {_clip(item.reason)}")
             outcomes.append(item.passed)
     return outcomes.count(True), outcomes.count(False), lines
+
+
+def validations(verdict: Any) -> list[ValidatorVerdict]:
+    """Validator verdicts: each turn assertion's, and each checkpoint's last one."""
+    found: dict[Any, ValidatorVerdict] = {}
+    for _, v in in_trace(verdict.trace, ValidatorVerdict):
+        found[("checkpoint", v.checkpoint) if v.checkpoint else (v.turn, v.index)] = v
+    return list(found.values())
 
 
 def judged_items(verdict: Any) -> list[JudgedItems]:

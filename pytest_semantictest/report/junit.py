@@ -16,7 +16,7 @@ from typing import Any
 
 from ..evidence import Judgement, ValidatorVerdict
 from ..model import Outcome, Verdict
-from .judge import judged_items
+from .judge import judged_items, validations
 from .notes import note_properties
 from .records import in_trace
 from .redact import Redactor
@@ -32,14 +32,6 @@ def run_verdicts(verdict: Verdict) -> list[tuple[str, Verdict]]:
             out += [(f"{name} run {n}" if len(runs) > 1 else name, r) for n, r in enumerate(runs, 1)]
         return out
     return [(f"run {n}", r) for n, r in enumerate(verdict.runs or [verdict], 1)]
-
-
-def validations(verdict: Verdict) -> list[ValidatorVerdict]:
-    """Validator verdicts: each turn assertion's, and each checkpoint's last one."""
-    found: dict[Any, ValidatorVerdict] = {}
-    for _, v in in_trace(verdict.trace, ValidatorVerdict):
-        found[("checkpoint", v.checkpoint) if v.checkpoint else (v.turn, v.index)] = v
-    return list(found.values())
 
 
 def deciding_judgement(verdict: Verdict) -> Judgement | ValidatorVerdict | None:

@@ -14,9 +14,12 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from .redact import Redactor
 
 ATTRIBUTE = "semantictest_result"
 
@@ -27,26 +30,25 @@ def _plain(value: Any) -> Any:
 
 
 class ResultsWriter:
-    """Registered as a plugin when the option is given; see the module docstring."""
+    """Registered as a plugin when the option is given; see the module docstring. ``usage()``: this
+    process's LLM usage counters; ``redactor()``: the session's redactor, None while the session's
+    services have not started (then the environment's secrets are masked)."""
 
-    def __init__(self, config: pytest.Config, path: str, state: Callable[[], Any]) -> None:
+    def __init__(self, config: pytest.Config, path: str, usage: Callable[[], dict[str, int]],
+                 redactor: Callable[[], Redactor | None]) -> None:
         self.config = config
         self.path = Path(str(config.invocation_params.dir)) / path
-        self.state = state
+        self._usage = usage
+        self._session_redactor = redactor
         self.records: dict[str, dict[str, Any]] = {}
         self._before: dict[str, int] = {}
 
     # -- every process: what one test did ---------------------------------------------------
 
-    def _usage(self) -> dict[str, int]:
-        state = self.state()
-        llm = getattr(getattr(state, "context", None), "llm", None)
-        return llm.usage.as_dict() if llm is not None else {}
-
-    def _redactor(self) -> Any:
-        state = self.state()
-        if state is not None:
-            return state.redactor
+    def _redactor(self) -> Redactor:
+        redactor = self._session_redactor()
+        if redactor is not None:
+            return redactor
         from ..dotenv import environment
         from .redact import Redactor, secret_values
 

@@ -8,7 +8,7 @@ report, and the per-run rows on its teardown report; it tallies every report it 
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
@@ -16,9 +16,9 @@ import pytest
 
 if TYPE_CHECKING:
     from ..nodes import SpecItem
+    from .redact import Redactor
 
 NAME = "semantictest-summary"
-HTML_NAME = "semantictest-html"
 RUNS_ATTR = "semantictest_runs"
 """Report attribute with one row a run (``[label, outcome, ms, why]``) for repeated tests."""
 JUDGE_ATTR = "semantictest_judge"
@@ -131,8 +131,14 @@ def _runs_text(entry: Entry) -> str:
 
 
 class SummaryPlugin:
-    def __init__(self, config: pytest.Config) -> None:
+    """Registered by the plugin with what it reads of the session: ``usage()``, this process's LLM
+    usage counters, and ``redactor()``, the session's redactor (both read when a test runs)."""
+
+    def __init__(self, config: pytest.Config, usage: Callable[[], Mapping[str, int]],
+                 redactor: Callable[[], Redactor]) -> None:
         self.config = config
+        self.usage = usage
+        self.redactor = redactor
         self.tally = Tally()
 
     @pytest.hookimpl(wrapper=True)
@@ -140,13 +146,11 @@ class SummaryPlugin:
         """LLM use while a spec test runs (its pipeline runs in the setup phase)."""
         if not spec_item(item):
             return (yield)
-        from ..runtime import llm_usage
-
-        before = llm_usage(self.config, workers=False)
+        before = self.usage()
         try:
             return (yield)
         finally:
-            after = llm_usage(self.config, workers=False)
+            after = self.usage()
             item.stash[_USAGE] = {k: v - before.get(k, 0) for k, v in after.items()}
 
     @pytest.hookimpl(wrapper=True)
@@ -154,21 +158,17 @@ class SummaryPlugin:
         if spec_item(item) and not item.stash.get(_DONE, False):
             from .junit import properties
 
-            from ..runtime import runtime
-
             item.stash[_DONE] = True
             repetition = item.case.repetition
             required = repetition.required if repetition.runs > 1 else None
             usage: dict[str, int] = item.stash.get(_USAGE, {})
             item.user_properties.extend(
-                properties(item.spec_file.suite.format, item.verdict, required, usage, runtime(self.config).redactor)
+                properties(item.spec_file.suite.format, item.verdict, required, usage, self.redactor())
             )
         report = yield
         verdict = getattr(item, "verdict", None)
         if call.when == "teardown" and verdict is not None and spec_item(item):
-            from ..runtime import runtime
-
-            redactor = runtime(self.config).redactor
+            redactor = self.redactor()
             rows = run_rows(verdict, redactor)
             if len(rows) > 1:
                 setattr(report, RUNS_ATTR, rows)
@@ -222,15 +222,6 @@ class SummaryPlugin:
             tr.write_line(f"  {entry.nodeid}")
             for line in entry.judge[2] if entry.judge else []:
                 tr.write_line(f"    {line}")
-
-
-def install(config: pytest.Config) -> None:
-    """Register the summary plugin, and the HTML extras when pytest-html writes a report."""
-    config.pluginmanager.register(SummaryPlugin(config), NAME)
-    if config.getoption("htmlpath", None) and config.pluginmanager.hasplugin("html"):
-        from .html import HtmlPlugin
-
-        config.pluginmanager.register(HtmlPlugin(config), HTML_NAME)
 
 
 def summary_plugin(config: pytest.Config) -> SummaryPlugin | None:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from pytest_semantictest.agents.chat import exchange, target_from_mapping
+from pytest_semantictest.agents.chat import send_chat, target_from_mapping
 from pytest_semantictest.agents.errors import AgentError
 from pytest_semantictest.blocks.chat_request import ChatRequest
 from pytest_semantictest.blocks.http_request import HttpRequest
@@ -103,7 +103,7 @@ def test_agent_exchange_is_bounded(base: str, tmp_path: Path) -> None:
         session = RunContext()
         ctx = _Ctx(session)
         try:
-            await exchange(ctx, target, [{"role": "user", "content": "hi"}], {})
+            await send_chat(ctx, target, [{"role": "user", "content": "hi"}], {})
         finally:
             await session.aclose_http()
 

@@ -10,7 +10,8 @@ from typing import Any
 from pytest_semantictest.agents.correlate import RUNS_MAY_OVERLAP
 from pytest_semantictest.checks.expectations import TurnExpectation, unobservable
 from pytest_semantictest.engine.batching import runs_may_overlap
-from pytest_semantictest.formats.highbar import ExpectSpec, load_highbar_text
+from pytest_semantictest.formats.highbar import load_highbar_text
+from pytest_semantictest.formats.highbar.spec import ExpectSpec
 from pytest_semantictest.model import Outcome, Verdict
 
 INVENTORY = frozenset({"get_order", "cancel_order"})

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .sse import assemble_args, decode_event, loads, parse_events
+from .parsed import Accumulator
+from .sse import decode_event, loads, parse_events
 
 FORMAT = "sse-openai"
 
@@ -30,12 +31,10 @@ def _error_text(error: Any) -> str:
     return str(error)
 
 
-class _Accumulator:
+class _Accumulator(Accumulator):
     def __init__(self) -> None:
-        self.text: list[str] = []
-        self.chunks: list[dict[str, Any]] = []
+        super().__init__()
         self.calls: dict[Any, _Call] = {}
-        self.errors: list[str] = []
         self.last_key: Any = None
         self.messages = 0
 
@@ -46,9 +45,7 @@ class _Accumulator:
         choices = payload.get("choices")
         if not isinstance(choices, list):
             if "error" in payload:
-                message = _error_text(payload["error"])
-                self.errors.append(message)
-                self.chunks.append({"type": "error", "error": message})
+                self.error(_error_text(payload["error"]))
                 return True
             return False
         for choice in choices:
@@ -61,10 +58,7 @@ class _Accumulator:
         streamed = isinstance(delta, dict)
         source = delta if streamed else choice.get("message")
         if isinstance(source, dict):
-            content = source.get("content")
-            if isinstance(content, str) and content:
-                self.text.append(content)
-                self.chunks.append({"type": "text", "content": content})
+            self.add_text(source.get("content"))
             if not streamed:
                 self.messages += 1
             tool_calls = source.get("tool_calls")
@@ -125,7 +119,7 @@ class _Accumulator:
             call.chunk.update(toolCallId=call.id, toolName=call.name)
             args = call.args
             if args is None:
-                args = assemble_args(call.parts, call.name, call.id, self.errors)
+                args = self.arguments(call.parts, call.name, call.id)
             out.append({"id": call.id, "name": call.name or "", "args": args})
         return out
 
@@ -157,22 +151,10 @@ def parse_openai(body: str) -> dict[str, Any]:
     acc = _Accumulator()
     recognised = sum(1 for payload in payloads if acc.feed(payload))
     tool_calls = acc.tool_calls()
-    metadata: dict[str, Any] = {
-        "format": FORMAT,
-        "totalChunks": len(acc.chunks),
-        "totalTools": len(tool_calls),
-    }
-    if bad:
-        metadata["skipped"] = len(bad)
-    errors = list(acc.errors)
+    unread = None
     if n_events and not recognised:
         if bad:
-            errors.insert(0, f"No {FORMAT} chunks found: {len(bad)} data payload(s) were not "
-                             f"JSON (first: {bad[0][:80]!r})")
+            unread = f"No {FORMAT} chunks found: {len(bad)} data payload(s) were not JSON (first: {bad[0][:80]!r})"
         else:
-            errors.insert(0, f"No {FORMAT} chunks found in {n_events} event(s) "
-                             "(no 'choices'); is the stream format right?")
-    if errors:
-        metadata["error"] = "; ".join(errors)
-    return {"text": "".join(acc.text), "toolCalls": tool_calls, "chunks": acc.chunks,
-            "metadata": metadata}
+            unread = f"No {FORMAT} chunks found in {n_events} event(s) (no 'choices'); is the stream format right?"
+    return acc.output(FORMAT, tool_calls, len(bad), unread)

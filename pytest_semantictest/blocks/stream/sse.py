@@ -132,17 +132,6 @@ def decode_event(event: SSEEvent, decode: Callable[[str], Any]) -> tuple[list[An
     return values, bad
 
 
-def assemble_args(parts: list[str], name: str | None, call_id: str | None, errors: list[str]) -> Any:
-    """Streamed argument fragments joined and parsed once; unparseable -> {} and an error naming the call."""
-    text = "".join(parts)
-    try:
-        return loads(text) if text.strip() else {}
-    except ValueError as exc:
-        label = f"'{name}'" + (f" ({call_id})" if call_id else "")
-        errors.append(f"Tool call {label} has unparseable arguments: {exc}")
-        return {}
-
-
 def loads(text: str) -> Any:
     """``json.loads`` that raises only ValueError."""
     try:

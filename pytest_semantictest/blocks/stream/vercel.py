@@ -12,7 +12,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .sse import assemble_args, decode_event, loads, parse_events
+from .parsed import Accumulator
+from .sse import decode_event, loads, parse_events
 
 FORMAT = "sse-vercel"
 _CODE = re.compile(r"^([0-9a-z]):(.*)$", re.S)
@@ -46,12 +47,10 @@ def _is_error_result(result: Any) -> bool:
     return isinstance(result, dict) and bool(result.get("error") or result.get("status") == "error")
 
 
-class _Accumulator:
+class _Accumulator(Accumulator):
     def __init__(self) -> None:
-        self.text: list[str] = []
-        self.chunks: list[dict[str, Any]] = []
+        super().__init__()
         self.calls: dict[str, _Call] = {}
-        self.errors: list[str] = []
         self.tool_errors = 0
 
     def call(self, ev: dict[str, Any]) -> _Call:
@@ -66,11 +65,6 @@ class _Accumulator:
         if not call.name and isinstance(name, str) and name:
             call.name = name
         return call
-
-    def add_text(self, value: Any) -> None:
-        if isinstance(value, str) and value:
-            self.text.append(value)
-            self.chunks.append({"type": "text", "content": value})
 
     def delta(self, ev: dict[str, Any], key: str) -> None:
         value = ev.get(key)
@@ -102,9 +96,7 @@ class _Accumulator:
     def stream_error(self, value: Any) -> None:
         if isinstance(value, dict):
             value = value.get("errorText") or value.get("error") or value.get("message") or value
-        message = str(value)
-        self.errors.append(message)
-        self.chunks.append({"type": "error", "error": message})
+        self.error(str(value))
 
     def finish(self, reason: Any) -> None:
         self.chunks.append({"type": "finish", "reason": reason})
@@ -159,7 +151,7 @@ class _Accumulator:
             if isinstance(args, str):
                 call.parts, args = [args], None
             if args is None:
-                args = assemble_args(call.parts, call.name, call.id, self.errors)
+                args = self.arguments(call.parts, call.name, call.id)
             item: dict[str, Any] = {"id": call.id, "name": call.name or "", "args": args}
             if call.result is not _MISSING:
                 item["result"] = call.result
@@ -185,19 +177,8 @@ def parse_vercel(body: str) -> dict[str, Any]:
             else:
                 acc.code(code, value)
     tool_calls = acc.tool_calls()
-    metadata: dict[str, Any] = {
-        "format": FORMAT,
-        "totalChunks": len(acc.chunks),
-        "totalTools": len(tool_calls),
-        "toolErrorCount": acc.tool_errors,
-    }
-    if bad:
-        metadata["skipped"] = len(bad)
-    errors = list(acc.errors)
+    unread = None
     if events and not recognised:
-        errors.insert(0, f"No {FORMAT} parts found in {len(events)} event(s) "
-                         f"(first: {events[0].data[:80]!r}); is the stream format right?")
-    if errors:
-        metadata["error"] = "; ".join(errors)
-    return {"text": "".join(acc.text), "toolCalls": tool_calls, "chunks": acc.chunks,
-            "metadata": metadata}
+        unread = (f"No {FORMAT} parts found in {len(events)} event(s) (first: {events[0].data[:80]!r}); "
+                  "is the stream format right?")
+    return acc.output(FORMAT, tool_calls, len(bad), unread, toolErrorCount=acc.tool_errors)

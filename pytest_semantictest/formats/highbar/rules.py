@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from ...checks.regex import user_regex
@@ -14,6 +13,7 @@ from ...agents.config import mask
 from ...agents.placeholders import PLACEHOLDER as PLACEHOLDER, uses
 from ...paths import Path, PathError, split_indexed
 from .models import MATCHER_KEYS
+from .problem import HighbarProblem
 from .spec import TRACE_FIELDS
 
 Path_ = Path
@@ -35,24 +35,6 @@ uses_placeholder = uses
 TEMPLATE_ONLY = (
     "templates are only resolved in triggers; here '{{...}}' would be compared as literal text"
 )
-
-
-@dataclass(frozen=True)
-class HighbarProblem(Problem):
-    """A problem rendered the highbar way: ``file: place: message (line N)``.
-
-    The file and path come first, exactly as highbar prints them; the line follows.
-    """
-
-    column: int | None = None
-
-    def render(self, file: str) -> str:
-        where = f" {self.place}:" if self.place else ""
-        at = ""
-        if self.line:
-            at = f" (line {self.line}, column {self.column})" if self.column else f" (line {self.line})"
-        return f"{file}:{where} {self.message}{at}"
-
 
 
 # --- messages helpers ---------------------------------------------------------------------

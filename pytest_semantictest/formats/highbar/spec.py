@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from ...agents.config import DEFAULT_BODY, DEFAULT_CORRELATE
 from ...errors import Problem
+from .problem import HighbarProblem
 
 TRACE_FIELDS: tuple[str, ...] = ("args", "context", "ended_at", "error", "fn", "result", "started_at")
 """Fields of a recorded tool call that ``{{previous.function_calls[N].<field>}}`` can read."""
@@ -173,8 +174,6 @@ class TestSpec:
         runs, count = self.repetition(default_runs)
         if count <= runs:
             return None
-        from .validate import HighbarProblem
-
         return HighbarProblem(self.place, f"min_pass {count} is more than its {runs} runs", self.line)
 
 

@@ -31,10 +31,10 @@ from ..validation import problems_from
 from ..yamlsource import YamlError, YamlSource, load_yaml
 from . import models
 from .build import Builder, clean
+from .problem import HighbarProblem
 from .rules import (
     MAX_BYTES,
     TEMPLATE,
-    HighbarProblem,
     Path_,
     dedupe,
     is_int,

@@ -11,7 +11,8 @@ from ...errors import clip, did_you_mean
 from ..source import place as _place
 from ..yamlsource import YamlSource
 from .models import ALLOWED_KEYS
-from .rules import EXTENSION_PREFIX, HighbarProblem, Path_, near_matcher, type_name
+from .problem import HighbarProblem
+from .rules import EXTENSION_PREFIX, Path_, near_matcher, type_name
 from .spec import Template
 
 

@@ -1,4 +1,5 @@
-"""One event loop and one RunContext for a whole test session (keep-alive HTTP across tests)."""
+"""The per-process event loop: one loop and one RunContext for a whole pytest session (keep-alive HTTP
+across tests)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from .context import RunContext
 T = TypeVar("T")
 
 
-class Session:
-    """Runs coroutines on a private loop that lives as long as the pytest session.
+class EventLoopRunner:
+    """Runs coroutines on a private event loop that lives as long as the pytest session.
 
     Tasks started with :meth:`start` (spec items run ahead, :mod:`.lookahead`) progress whenever the
     loop runs, that is while any :meth:`run` call waits.
@@ -32,7 +33,7 @@ class Session:
         return self.loop.run_until_complete(coro)
 
     def start(self, coro: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
-        """A task on the session's loop; it runs while the loop runs (any :meth:`run`)."""
+        """A task on this loop; it runs while the loop runs (any :meth:`run`)."""
         return self.loop.create_task(coro)
 
     def cancel_pending(self) -> None:
