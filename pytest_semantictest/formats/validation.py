@@ -186,11 +186,3 @@ def _dedupe(problems: list[Problem]) -> list[Problem]:
             seen.add((p.place, p.message))
             out.append(p)
     return out
-
-
-def brief(exc: ValidationError, limit: int = 5, root: str = "answer") -> str:
-    """The first ``limit`` errors on one line: ``details.a: Input should be ...; reason: ...``
-    (``root`` names the whole value). For answers a program reads, not for files people write."""
-    return "; ".join(
-        f"{'.'.join(str(p) for p in err['loc']) or root}: {err['msg']}" for err in exc.errors()[:limit]
-    )

@@ -15,8 +15,6 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from ..formats.validation import brief
-
 M = TypeVar("M", bound=BaseModel)
 
 _LEFT_OUT = frozenset({"title", "default", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
@@ -87,8 +85,10 @@ def _strict(schema: Mapping[str, Any], defs: Mapping[str, Any]) -> dict[str, Any
 
 def parse_answer(model: type[M], text: str, what: str) -> M:
     """``text`` (a model's JSON answer) validated by ``model``; a ValueError saying what is wrong
-    (``not a valid <what> (<path>: <problem>; ...)``) when it is not one, for the client's re-ask."""
+    (``not a valid <what> (<path>: <problem>; ...)``, the first five) when it is not one, for the
+    client's re-ask. (Files people write get :func:`~..formats.validation.problems_from` instead.)"""
     try:
         return model.model_validate_json(text)
     except ValidationError as exc:
-        raise ValueError(f"not a valid {what} ({brief(exc)})") from None
+        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc']) or 'answer'}: {err['msg']}" for err in exc.errors()[:5])
+        raise ValueError(f"not a valid {what} ({problems})") from None

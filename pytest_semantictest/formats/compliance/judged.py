@@ -12,12 +12,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from ...errors import clip
-from ...llm.structured import model_schema
+from ...llm.structured import model_schema, parse_answer
 from ...model import CheckResult, Failure
-from ..validation import brief
 from .models import Bullet
 
 TEMPLATE = "compliance-judge-1"
@@ -53,10 +52,7 @@ def verdict_schema(count: int) -> dict[str, Any]:
 
 def parse_verdicts(text: str, count: int) -> Verdicts:
     """The model's answer, validated; ValueError (the client asks once more) when unusable."""
-    try:
-        verdicts = Verdicts.model_validate_json(text)
-    except ValidationError as exc:
-        raise ValueError(f"not a valid answer ({brief(exc)})") from None
+    verdicts = parse_answer(Verdicts, text, "answer")
     wanted = {str(n) for n in range(1, count + 1)}
     if set(verdicts.assertions) != wanted:
         raise ValueError(f"assertions must answer exactly {sorted(wanted, key=int)}, got {sorted(verdicts.assertions)}")
