@@ -12,10 +12,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from ...errors import clip
-from ...llm.structured import response_schema, strict_object
+from ...llm.structured import model_schema, parse_answer
 from ...model import CheckResult, Failure
 from .models import Bullet
 
@@ -47,17 +47,12 @@ class Verdicts(BaseModel):
 
 
 def verdict_schema(count: int) -> dict[str, Any]:
-    one = strict_object({"passed": {"type": "boolean"}, "reason": {"type": "string"}})
-    return response_schema(SCHEMA_NAME, {"assertions": strict_object({str(n): one for n in range(1, count + 1)})})
+    return model_schema(Verdicts, SCHEMA_NAME, keys={"assertions": [str(n) for n in range(1, count + 1)]})
 
 
 def parse_verdicts(text: str, count: int) -> Verdicts:
     """The model's answer, validated; ValueError (the client asks once more) when unusable."""
-    try:
-        verdicts = Verdicts.model_validate_json(text)
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'answer'}: {e['msg']}" for e in exc.errors()[:5])
-        raise ValueError(f"not a valid answer ({problems})") from None
+    verdicts = parse_answer(Verdicts, text, "answer")
     wanted = {str(n) for n in range(1, count + 1)}
     if set(verdicts.assertions) != wanted:
         raise ValueError(f"assertions must answer exactly {sorted(wanted, key=int)}, got {sorted(verdicts.assertions)}")

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from ...errors import Problem, SpecError, clip, did_you_mean
 from ...model import Suite
 from ..jsonsource import JsonError, JsonSource, load_json
-from ..source import place
+from ..source import place, read_spec
 from ..validation import problems_from
 from .compiler import FORMAT, SuiteCompiler, default_id
 from .models import SuiteShape
@@ -27,20 +27,7 @@ def is_suite(data: Any) -> bool:
 
 def load_file(path: Path) -> Suite:
     """Load and compile ``path``; raises SpecError naming every problem found."""
-    try:
-        if path.stat().st_size > MAX_BYTES:
-            raise SpecError(str(path), [Problem("", f"file is larger than {MAX_BYTES // 2**20} MB")])
-        raw = path.read_bytes().removeprefix(b"\xef\xbb\xbf")  # a BOM (Windows editors) is not content
-    except OSError as exc:
-        raise SpecError(str(path), [Problem("", f"cannot read file: {exc.strerror}")]) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        column = exc.start - raw.rfind(b"\n", 0, exc.start)
-        message = f"not UTF-8 text at line {line} column {column} (byte {exc.start}): {exc.reason}"
-        raise SpecError(str(path), [Problem("", message, line)]) from None
-    return load_text(text, path)
+    return load_text(read_spec(path, MAX_BYTES), path)
 
 
 def load_text(text: str, path: Path) -> Suite:
