@@ -169,7 +169,7 @@ class SpecItem(pytest.Item):
 
     def setup(self) -> None:
         if self.case.skip:
-            raise pytest.skip.Exception(self.case.skip, _use_item_location=True)
+            raise _skip(self.case.skip)
         if self.case.error:  # a problem confined to this test: its ERROR, nothing is sent
             raise SpecFailed(self._title() + "\n" + self.case.error)
         if dry_run(self.config):
@@ -183,7 +183,7 @@ class SpecItem(pytest.Item):
         if verdict.outcome is Outcome.ERROR:
             raise SpecFailed(self._title() + "\n" + services.redactor.text(verdict.error or "error"))  # an ERROR
         if verdict.outcome is Outcome.SKIPPED:
-            raise pytest.skip.Exception(verdict.skip_reason or "not evaluated", _use_item_location=True)
+            raise _skip(verdict.skip_reason or "not evaluated")
 
     def runtest(self) -> None:
         verdict = self.verdict
@@ -205,7 +205,8 @@ class SpecItem(pytest.Item):
         return super().repr_failure(excinfo)
 
     def _repr_failure_py(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
-        """pytest renders setup-phase failures (our ERRORs) here rather than in ``repr_failure``."""
+        """pytest renders setup-phase failures (our ERRORs) here rather than in ``repr_failure``.
+        (Private: pytest has no public hook for how a setup error is drawn.)"""
         if isinstance(excinfo.value, SpecFailed):
             return self.repr_failure(excinfo)
         return super()._repr_failure_py(excinfo, style)
@@ -213,3 +214,9 @@ class SpecItem(pytest.Item):
     def reportinfo(self) -> tuple[Path, int | None, str]:
         line = self.case.line - 1 if self.case.line else None
         return self.path, line, f"{self.spec_file.suite.format}: {self.case.id}"
+
+
+def _skip(reason: str) -> BaseException:
+    """A skip reported at the spec item's place (its file and line), not at this module's line.
+    (``_use_item_location`` is private: ``pytest.skip()`` has no public way to say so.)"""
+    return pytest.skip.Exception(reason, _use_item_location=True)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import AgentError
-from .paths import PathError, get_path
+from ..paths import PathError, require_path, split_dotted
 
 PLACEHOLDER = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
 
@@ -74,7 +74,7 @@ def _resolve(name: str, values: Values) -> Any:
     if name.startswith("session."):
         path = name.removeprefix("session.")
         try:
-            return get_path(dict(values.session), path)
+            return require_path(dict(values.session), split_dotted(path))
         except PathError as e:
             raise PlaceholderError(f"{{{{session.{path}}}}}: {e}") from None
     raise PlaceholderError(f"unknown placeholder {{{{{name}}}}}")

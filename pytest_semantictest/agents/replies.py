@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import AgentError
-from .paths import PathError, get_path
+from ..paths import PathError, require_path, split_dotted
 from .traces import ToolCall
 
 REPLY_KEYS = ("response", "message", "content", "text", "reply")
@@ -54,7 +54,7 @@ def parse_reply(raw: str, content_type: str, response_path: str | None) -> Parse
     calls = tool_calls_of(data)
     if response_path is not None:
         try:
-            value = get_path(data, response_path)
+            value = require_path(data, split_dotted(response_path))
         except PathError as e:
             raise AgentError(f"response path '{response_path}': {e}") from None
         if value is None and calls:

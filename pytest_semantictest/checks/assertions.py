@@ -13,11 +13,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..engine.databus import MISSING, get_path, split_path
+from ..paths import MISSING, compiled_jsonpath, get_path, simple_jsonpath
 from .matchers import subset_matches
-from .operators import json_type
-from .text import json_text
 from .regex import user_regex
+from .vocabulary import as_text, has_type, json_equal, json_type, member_or_substring
 
 _FENCE = re.compile(r"```(?:json)?\s*\n?(.*?)```", re.DOTALL)
 
@@ -59,40 +58,16 @@ def value_at(turn: Mapping[str, Any], path: str) -> Any:
     data = extract_json(turn.get("output") or "")
     if data is MISSING:
         return MISSING
-    text = path.strip()
-    if text in ("$", ""):
-        return data
-    if text.startswith("$"):
-        text = text[1:].lstrip(".")
-    if any(token in text for token in ("..", "*", "?(", "[?")):
-        return _jsonpath(data, path)
-    return get_path(data, split_path(text))
-
-
-def _jsonpath(data: Any, path: str) -> Any:
-    from jsonpath_ng.ext import parse
-
+    parts = simple_jsonpath(path)
+    if parts is not None:
+        return get_path(data, parts)
     try:
-        found = [m.value for m in parse(path).find(data)]
+        found = [m.value for m in compiled_jsonpath(path, extended=True).find(data)]
     except Exception:  # noqa: BLE001  a path jsonpath_ng rejects names nothing
         return MISSING
     if not found:
         return MISSING
     return found[0] if len(found) == 1 else found
-
-
-def as_text(value: Any) -> str:
-    if value is None or value is MISSING:
-        return ""
-    return json_text(value)  # as the trace shows it: JSON in key order
-
-
-type_name = json_type
-
-
-def _type_ok(expected: str, actual: Any) -> bool:
-    found = type_name(actual)
-    return found == expected or (expected == "number" and found == "integer")
 
 
 def _shown(value: Any, limit: int = 200) -> str:
@@ -130,40 +105,19 @@ def _equals(spec: Any, turn: Mapping[str, Any]) -> Outcome:
                        expected, actual)
     else:
         actual = reply_value(turn)
-    ok = actual is not MISSING and same_json(actual, expected)
+    ok = actual is not MISSING and json_equal(actual, expected)
     where = f"{spec.path}: " if spec.path else "output: "
     return Outcome(ok, f"{where}expected {_shown(expected)}, got {_describe_actual(actual)}", expected, actual)
-
-
-def same_json(actual: Any, expected: Any) -> bool:
-    """JSON equality: ``1 == 1.0`` but ``true != 1``; containers compared item by item."""
-    if isinstance(expected, bool) or isinstance(actual, bool):
-        return type(actual) is type(expected) and actual == expected
-    if isinstance(expected, (int, float)) and isinstance(actual, (int, float)):
-        return actual == expected
-    if isinstance(expected, list):
-        return isinstance(actual, list) and len(actual) == len(expected) and all(
-            same_json(a, e) for a, e in zip(actual, expected))
-    if isinstance(expected, dict):
-        return isinstance(actual, dict) and actual.keys() == expected.keys() and all(
-            same_json(actual[k], v) for k, v in expected.items())
-    return type(actual) is type(expected) and actual == expected
 
 
 def _describe_actual(actual: Any) -> str:
     return "nothing (the path names nothing)" if actual is MISSING else _shown(actual)
 
 
-def _contains_one(haystack: Any, needle: Any) -> bool:
-    if isinstance(haystack, list):
-        return needle in haystack or (isinstance(needle, str) and any(needle in as_text(h) for h in haystack))
-    return as_text(needle) in as_text(haystack)
-
-
 def _contains(spec: Any, turn: Mapping[str, Any], negate_word: bool = False) -> Outcome:
     haystack = _target(spec, turn)
     needles = spec.value if isinstance(spec.value, list) else [spec.value]
-    present = [n for n in needles if _contains_one(haystack, n)]
+    present = [n for n in needles if member_or_substring(haystack, n)]
     where = spec.path or "output"
     if negate_word:  # not_contains: none of them
         ok = not present
@@ -191,8 +145,8 @@ def _json_path(spec: Any, turn: Mapping[str, Any]) -> Outcome:
         ok = actual is not MISSING and actual is not None
         return Outcome(ok, f"{spec.path} names nothing in the output", None, _plain(actual))
     expected = spec.value
-    ok = actual is not MISSING and (same_json(actual, expected) or (
-        isinstance(expected, list) and not isinstance(actual, list) and any(same_json(actual, e) for e in expected)))
+    ok = actual is not MISSING and (json_equal(actual, expected) or (
+        isinstance(expected, list) and not isinstance(actual, list) and any(json_equal(actual, e) for e in expected)))
     return Outcome(ok, f"{spec.path}: expected {_shown(expected)}, got {_describe_actual(actual)}", expected, _plain(actual))
 
 
@@ -202,9 +156,9 @@ def _plain(value: Any) -> Any:
 
 def _type(spec: Any, turn: Mapping[str, Any]) -> Outcome:
     actual = value_at(turn, spec.path) if spec.path else reply_value(turn)
-    ok = _type_ok(spec.value, actual)
+    ok = has_type(spec.value, actual)
     where = spec.path or "output"
-    return Outcome(ok, f"{where} is {type_name(actual)}, not {spec.value}", spec.value, type_name(actual))
+    return Outcome(ok, f"{where} is {json_type(actual)}, not {spec.value}", spec.value, json_type(actual))
 
 
 def _tool_called(spec: Any, turn: Mapping[str, Any]) -> Outcome:
@@ -259,7 +213,8 @@ def _tool_result(spec: Any, turn: Mapping[str, Any]) -> Outcome:
     return Outcome(False, f"'{tool}' result is not {_shown(expected)}; got {_shown(actual)}", expected, actual)
 
 
-_EVALUATORS = {
+EVALUATORS = {
+    # Yao's spelling of the matchers (:mod:`.vocabulary`): assertion type -> evaluator
     "equals": _equals,
     "contains": _contains,
     "not_contains": lambda spec, turn: _contains(spec, turn, negate_word=True),
@@ -270,12 +225,12 @@ _EVALUATORS = {
     "tool_result": _tool_result,
 }
 
-DETERMINISTIC = frozenset(_EVALUATORS)
+DETERMINISTIC = frozenset(EVALUATORS)
 
 
 def evaluate(spec: Any, turn: Mapping[str, Any]) -> Outcome:
     """A deterministic assertion (not ``script``/``agent``) on one turn, negate and message applied."""
-    return finish(spec, _EVALUATORS[spec.type](spec, turn))
+    return finish(spec, EVALUATORS[spec.type](spec, turn))
 
 
 def finish(spec: Any, outcome: Outcome) -> Outcome:

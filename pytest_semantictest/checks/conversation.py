@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..engine.databus import MISSING
+from ..paths import MISSING
 from ..model import CheckResult, Failure
 from .assertions import DETERMINISTIC, Outcome, evaluate, finish
 
@@ -215,22 +215,31 @@ def to_check_result(results: Sequence[AssertionResult], label: str, line: int | 
 
 
 @dataclass(slots=True)
-class TurnCompleted:
-    """A conversation turn got an answer; its error (agent unreachable, timeout) is a failure."""
+class _SlotCheck:
+    """A check on one slot that needs nothing asynchronous (the engine calls ``evaluate_sync``)."""
 
     slot: str
-    label: str
-    line: int | None = None
 
     @property
     def reads(self) -> frozenset[str]:
         return frozenset([self.slot])
 
-    def describe(self) -> str:
-        return f"{self.label} completed"
-
     async def evaluate(self, bus: Any, ctx: Any) -> CheckResult:
         return self.evaluate_sync(bus)
+
+    def evaluate_sync(self, bus: Any) -> CheckResult:
+        raise NotImplementedError
+
+
+@dataclass(slots=True)
+class TurnCompleted(_SlotCheck):
+    """A conversation turn got an answer; its error (agent unreachable, timeout) is a failure."""
+
+    label: str
+    line: int | None = None
+
+    def describe(self) -> str:
+        return f"{self.label} completed"
 
     def evaluate_sync(self, bus: Any) -> CheckResult:
         turn = bus.get(self.slot)
@@ -284,23 +293,15 @@ def turn_assertion(slot: str, specs: list[Any], label: str, line: int | None = N
 
 
 @dataclass(slots=True)
-class ConversationOutcome:
+class ConversationOutcome(_SlotCheck):
     """A simulated conversation's verdict: its checkpoints reached in time, or why not."""
 
-    slot: str
     line: int | None = None
     label: str = "conversation"
     extra: dict[str, Any] = field(default_factory=dict)
 
-    @property
-    def reads(self) -> frozenset[str]:
-        return frozenset([self.slot])
-
     def describe(self) -> str:
         return f"{self.label} reaches its checkpoints"
-
-    async def evaluate(self, bus: Any, ctx: Any) -> CheckResult:
-        return self.evaluate_sync(bus)
 
     def evaluate_sync(self, bus: Any) -> CheckResult:
         out = bus.get(self.slot)

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..engine.databus import MISSING
+from ..paths import MISSING
 from ..model import CheckResult, Failure
 from .matchers import condition_holds, explain_response, subset_matches, value_matches
 

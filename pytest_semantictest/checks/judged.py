@@ -1,5 +1,6 @@
 """Natural-language assertions judged by the LLM judge (compliance's ``**Assertions:**`` bullets,
-compiled by ``formats/compliance/compile.py``): one call per case, a verdict and a reason per bullet, structured output validated with pydantic, answers kept in the replay cache.
+compiled by ``formats/compliance/compile.py``): one call per case, a verdict and a reason per bullet,
+structured output validated with pydantic, answers kept in the replay cache.
 
 Without a configured judge the bullets are not evaluated (the case is skipped unless a strict
 check failed; an error under ``--semantictest-require-judge``). A judge that cannot answer
@@ -13,10 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from ..errors import clip
-from ..llm.structured import response_schema, strict_object
+from ..llm.structured import model_schema, parse_answer
 from ..model import CheckResult, Failure
 
 
@@ -58,17 +59,12 @@ class Verdicts(BaseModel):
 
 
 def verdict_schema(count: int) -> dict[str, Any]:
-    one = strict_object({"passed": {"type": "boolean"}, "reason": {"type": "string"}})
-    return response_schema(SCHEMA_NAME, {"assertions": strict_object({str(n): one for n in range(1, count + 1)})})
+    return model_schema(Verdicts, SCHEMA_NAME, keys={"assertions": [str(n) for n in range(1, count + 1)]})
 
 
 def parse_verdicts(text: str, count: int) -> Verdicts:
     """The model's answer, validated; ValueError (the client asks once more) when unusable."""
-    try:
-        verdicts = Verdicts.model_validate_json(text)
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'answer'}: {e['msg']}" for e in exc.errors()[:5])
-        raise ValueError(f"not a valid answer ({problems})") from None
+    verdicts = parse_answer(Verdicts, text, "answer")
     wanted = {str(n) for n in range(1, count + 1)}
     if set(verdicts.assertions) != wanted:
         raise ValueError(f"assertions must answer exactly {sorted(wanted, key=int)}, got {sorted(verdicts.assertions)}")

@@ -1,4 +1,5 @@
-"""highbar value matchers: ``equals``, ``contains``, ``icontains``, negatives, regexes, subsets."""
+"""highbar's spelling of the matchers (:mod:`.vocabulary`): ``equals``, ``contains``, ``icontains``,
+negatives, regexes; and the subset rule for ``params`` and ``result``."""
 
 from __future__ import annotations
 
@@ -6,9 +7,27 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .regex import user_regex
+from .vocabulary import member_or_text, scalar_text, searches
 
-MATCHER_KEYS = frozenset({"equals", "contains", "icontains", "not_contains", "not_icontains", "matches", "not_matches"})
+
+def _search(pattern: Any, actual: Any) -> bool | None:
+    text = scalar_text(actual)
+    return None if text is None else searches(pattern if isinstance(pattern, re.Pattern) else str(pattern), text)
+
+
+CONDITIONS: dict[str, Callable[[Any, Any], bool]] = {
+    "equals": lambda actual, operand: bool(actual == operand),  # Python's ==, as highbar compares
+    "contains": lambda actual, operand: member_or_text(actual, operand, False) is True,
+    "icontains": lambda actual, operand: member_or_text(actual, operand, True) is True,
+    # a negative that cannot be evaluated (None, a dict) fails instead of passing unchecked
+    "not_contains": lambda actual, operand: member_or_text(actual, operand, False) is False,
+    "not_icontains": lambda actual, operand: member_or_text(actual, operand, True) is False,
+    "matches": lambda actual, operand: _search(operand, actual) is True,
+    "not_matches": lambda actual, operand: _search(operand, actual) is False,
+}
+
+MATCHER_KEYS = frozenset(CONDITIONS)
+"""Keys of a matcher map (``response``, a call's ``error``, a matcher inside ``params``/``result``)."""
 
 
 def is_matcher(value: Any) -> bool:
@@ -16,54 +35,10 @@ def is_matcher(value: Any) -> bool:
     return isinstance(value, Mapping) and bool(value) and all(k in MATCHER_KEYS for k in value)
 
 
-def _text(value: Any) -> str | None:
-    """Text of a scalar; None, containers and booleans' siblings have no text form."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, (int, float)):
-        return str(value)
-    return None
-
-
-def _holds_contains(actual: Any, needle: Any, fold: bool) -> bool | None:
-    """True/False for substring (scalars) or membership (lists); None when not evaluable."""
-    if isinstance(actual, (list, tuple)):
-        if fold and isinstance(needle, str):
-            want = needle.casefold()
-            return any(isinstance(item, str) and item.casefold() == want for item in actual)
-        return needle in actual
-    text = _text(actual)
-    if text is None:
-        return None
-    if fold:
-        return str(needle).casefold() in text.casefold()
-    return str(needle) in text
-
-
-def _search(pattern: Any, actual: Any) -> bool | None:
-    text = _text(actual)
-    if text is None:
-        return None
-    compiled = pattern if isinstance(pattern, re.Pattern) else user_regex(str(pattern))
-    return compiled.search(text) is not None
-
-
-_CONDITIONS: dict[str, Callable[[Any, Any], bool]] = {
-    "equals": lambda actual, operand: bool(actual == operand),
-    "contains": lambda actual, operand: _holds_contains(actual, operand, False) is True,
-    "icontains": lambda actual, operand: _holds_contains(actual, operand, True) is True,
-    # a negative that cannot be evaluated (None, a dict) fails instead of passing unchecked
-    "not_contains": lambda actual, operand: _holds_contains(actual, operand, False) is False,
-    "not_icontains": lambda actual, operand: _holds_contains(actual, operand, True) is False,
-    "matches": lambda actual, operand: _search(operand, actual) is True,
-    "not_matches": lambda actual, operand: _search(operand, actual) is False,
-}
-
-
 def condition_holds(key: str, operand: Any, actual: Any, patterns: Mapping[str, Any] | None = None) -> bool:
     if patterns and key in patterns:
         operand = patterns[key] if key in ("matches", "not_matches") else operand
-    return _CONDITIONS[key](actual, operand)
+    return CONDITIONS[key](actual, operand)
 
 
 def value_matches(expected: Any, actual: Any) -> bool:

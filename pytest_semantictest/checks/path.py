@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..engine.databus import MISSING, split_path
+from ..paths import MISSING, split_path
 from ..model import CheckResult, Failure
 from .operators import apply
 

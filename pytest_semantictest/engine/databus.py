@@ -2,91 +2,14 @@
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
 
+from ..paths import MISSING, get_path, split_path
 
-class _Missing:
-    """The value of a path that names nothing (JavaScript's ``undefined``)."""
-
-    _instance: _Missing | None = None
-
-    def __new__(cls) -> _Missing:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return "undefined"
-
-    def __bool__(self) -> bool:
-        return False
-
-
-MISSING: Any = _Missing()
-
-_SEGMENT = re.compile(r"([^.\[\]]+)|\[(-?\d+)\]")
-_path_cache: dict[str, tuple[str | int, ...]] = {}
-
-
-def split_path(path: str) -> tuple[str | int, ...]:
-    """``users[0].name`` -> ``("users", 0, "name")``; keys keep dashes and colons."""
-    cached = _path_cache.get(path)
-    if cached is not None:
-        return cached
-    parts: list[str | int] = []
-    for key, index in _SEGMENT.findall(path.strip()):
-        parts.append(int(index) if index else key)
-    result = tuple(parts)
-    if len(_path_cache) < 10000:
-        _path_cache[path] = result
-    return result
-
-
-def _json_text(value: str) -> Any:
-    """A string holding a JSON object or array, parsed; MISSING otherwise."""
-    text = value.lstrip()
-    if not text or text[0] not in "{[":
-        return MISSING
-    try:
-        return json.loads(text)
-    except ValueError:
-        return MISSING
-
-
-def get_path(root: Any, parts: tuple[str | int, ...]) -> Any:
-    """Walk ``parts`` into nested dicts and lists; MISSING when any step names nothing.
-
-    A path that continues into a string holding JSON (an HTTP response ``body``) reads
-    inside it, so ``${login.body.token}`` works without a JsonParser step.
-    """
-    value = root
-    for part in parts:
-        if isinstance(value, str) and part != "length":
-            value = _json_text(value)
-        if isinstance(value, Mapping):
-            value = value.get(part if isinstance(part, str) else str(part), MISSING)
-        elif isinstance(value, (list, tuple)):
-            try:
-                index = int(part)
-            except (TypeError, ValueError):
-                if part == "length":
-                    value = len(value)
-                    continue
-                return MISSING
-            if -len(value) <= index < len(value):
-                value = value[index]
-            else:
-                return MISSING
-        elif isinstance(value, str) and part == "length":
-            value = len(value)
-        else:
-            return MISSING
-        if value is MISSING:
-            return MISSING
-    return value
+__all__ = ["MISSING", "DataBus", "get_path", "split_path"]
+"""``MISSING``, ``get_path`` and ``split_path`` are :mod:`pytest_semantictest.paths`' (re-exported:
+the engine, blocks and checks read slots with them)."""
 
 
 class DataBus:

@@ -8,7 +8,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import ReferenceError_
-from .databus import MISSING, DataBus, get_path, split_path
+from ..paths import MISSING, get_path, split_path
+from .databus import DataBus
 
 REF = re.compile(r"\$\{([^{}]+)\}")
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path as FilePath
 
-from ..errors import clip
-
-Path = tuple[str | int, ...]
+from ..errors import Problem, SpecError, clip
+from ..files import UnreadableFile, read_text
+from ..paths import Path as Path  # a place in a document: the keys and indexes leading to it
 
 
 class SourceError(ValueError):
@@ -44,3 +45,12 @@ def place(path: Sequence[str | int]) -> str:
             key = clip(part) if part else '""'  # one line, and a huge key does not make a huge message
             out += f".{key}" if out else key
     return out
+
+
+def read_spec(path: FilePath, max_bytes: int) -> str:
+    """The text of the spec file ``path`` (:func:`~pytest_semantictest.files.read_text`); a
+    :class:`SpecError` naming the file, and the line of a byte that is not UTF-8, when unreadable."""
+    try:
+        return read_text(path, max_bytes)
+    except UnreadableFile as exc:
+        raise SpecError(str(path), [Problem("", str(exc), exc.line)]) from None

@@ -86,18 +86,7 @@ class JudgeRequest:
         return max(1, users)
 
     def messages(self) -> list[dict[str, str]]:
-        return judge_messages(
-            text=self.text,
-            expected_behavior=self.expected_behavior,
-            criteria=list(self.criteria),
-            constraints=self.constraints,
-            tool_calls=self.tool_calls,
-            has_tool_calls=self.has_tool_calls,
-            history=self.history,
-            continue_conversation=self.continue_conversation,
-            turn=self.turn,
-            max_turns=self.max_turns,
-        )
+        return judge_messages(self)
 
 
 def _expected(expected: Any) -> tuple[str, list[str]]:

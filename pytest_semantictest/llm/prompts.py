@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .judge import JudgeRequest
 
 JUDGE_TEMPLATE_VERSION = "judge-1"
 
@@ -47,20 +50,10 @@ def render_history(history: Sequence[Any]) -> str:
     return "\n".join(lines)
 
 
-def judge_messages(
-    *,
-    text: Any,
-    expected_behavior: str,
-    criteria: Sequence[str],
-    constraints: Sequence[str] = (),
-    tool_calls: Any = None,
-    has_tool_calls: bool = False,
-    history: Sequence[Any] = (),
-    continue_conversation: bool = False,
-    turn: int = 1,
-    max_turns: int = 5,
-) -> list[dict[str, str]]:
+def judge_messages(request: JudgeRequest) -> list[dict[str, str]]:
     """The judge's system and user messages for one evaluation."""
+    text, constraints, history = request.text, request.constraints, request.history
+    continue_conversation = request.continue_conversation
     extra = []
     if constraints:
         extra.append('"constraints" with, for each numbered constraint, whether it is met and why')
@@ -72,18 +65,18 @@ def judge_messages(
         parts.append("## Conversation so far\n" + render_history(history))
     response = "(no text)" if text is None else render_value(text)
     parts.append("## Response to evaluate\n" + (response if response.strip() else "(empty response)"))
-    if has_tool_calls:
-        calls = render_value(tool_calls) if tool_calls else "No tool calls were made."
+    if request.has_tool_calls:
+        calls = render_value(request.tool_calls) if request.tool_calls else "No tool calls were made."
         parts.append("## Tool calls made by the assistant\n" + calls)
-    parts.append("## Expected behaviour\n" + expected_behavior)
+    parts.append("## Expected behaviour\n" + request.expected_behavior)
     if constraints:
         listed = "\n".join(f"{n}. {c}" for n, c in enumerate(constraints, 1))
         parts.append("## Constraints (each must hold)\n" + listed)
-    listed = "\n".join(f"- {name}: {CRITERIA_HELP.get(name, f'Judge the response for {name}.')}" for name in criteria)
+    listed = "\n".join(f"- {name}: {CRITERIA_HELP.get(name, f'Judge the response for {name}.')}" for name in request.criteria)
     parts.append("## Criteria (score each from 0.0 to 1.0)\n" + listed)
     if continue_conversation:
         parts.append(
-            f"## Next turn\nThis is turn {turn} of at most {max_turns}. Set \"shouldContinue\" to true when "
+            f"## Next turn\nThis is turn {request.turn} of at most {request.max_turns}. Set \"shouldContinue\" to true when "
             "the conversation should go on to test the expected behaviour further, and \"nextPrompt\" to the "
             "next message the user would send; otherwise false and null."
         )

@@ -11,29 +11,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
-from pydantic import (
-    AliasChoices,
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationError,
-    model_validator,
-)
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 
 from .client import LLMClient
-from .structured import response_schema
+from .structured import model_schema, parse_answer as parse_model
 from .validator import resolve_use
 
 SIMULATOR_TEMPLATE_VERSION = "simulator-1"
 SCHEMA_NAME = "simulator_turn"
-
-SCHEMA: dict[str, Any] = response_schema(SCHEMA_NAME, {
-    "message": {"type": "string", "description": "the user's next message to the agent"},
-    "goal_achieved": {"type": "boolean"},
-    "reasoning": {"type": "string"},
-})
 
 SYSTEM = """You play the USER of an AI agent in an automated test. Stay in the persona and pursue the goal.
 Write only what this user would type next: short, natural, one message. Do not play the agent.
@@ -45,7 +32,8 @@ Answer with a JSON object matching the response schema: "message", "goal_achieve
 class SimulatorAnswer(BaseModel):
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
 
-    message: str = Field(default="", validation_alias=AliasChoices("message", "input"))
+    message: str = Field(default="", validation_alias=AliasChoices("message", "input"),
+                         description="the user's next message to the agent")
     goal_achieved: bool
     reasoning: str = ""
 
@@ -56,33 +44,34 @@ class SimulatorAnswer(BaseModel):
         return self
 
 
+SCHEMA: dict[str, Any] = model_schema(SimulatorAnswer, SCHEMA_NAME)
+
+
 def parse_answer(text: str) -> SimulatorAnswer:
-    try:
-        return SimulatorAnswer.model_validate_json(text)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'answer'}: {err['msg']}" for err in exc.errors()[:5]
-        )
-        raise ValueError(f"not a valid simulator answer ({problems})") from None
+    return parse_model(SimulatorAnswer, text, "simulator answer")
 
 
-def simulator_messages(
-    *,
-    metadata: Mapping[str, Any],
-    conversation: Sequence[Mapping[str, Any]],
-    turn_number: int,
-    max_turns: int,
-    reached: Sequence[Mapping[str, Any]],
-    pending: Sequence[Mapping[str, Any]],
-) -> list[dict[str, str]]:
+class SimulatorState(TypedDict):
+    """What the simulated user knows at one turn (the keyword arguments of :func:`simulate`)."""
+
+    metadata: Mapping[str, Any]
+    conversation: Sequence[Mapping[str, Any]]
+    turn_number: int
+    max_turns: int
+    reached: Sequence[Mapping[str, Any]]
+    pending: Sequence[Mapping[str, Any]]
+
+
+def simulator_messages(**given: Unpack[SimulatorState]) -> list[dict[str, str]]:
     """The system prompt and one user message holding the state as JSON (stable key order)."""
+    metadata, conversation = given["metadata"], given["conversation"]
     state = {
         "persona": metadata.get("persona", ""),
         "goal": metadata.get("goal", ""),
-        "turn_number": turn_number,
-        "max_turns": max_turns,
-        "checkpoints_reached": list(reached),
-        "checkpoints_pending": list(pending),
+        "turn_number": given["turn_number"],
+        "max_turns": given["max_turns"],
+        "checkpoints_reached": list(given["reached"]),
+        "checkpoints_pending": list(given["pending"]),
         "conversation": list(conversation),
         "last_response": next((m.get("content") for m in reversed(conversation) if m.get("role") == "assistant"), None),
     }
@@ -94,21 +83,11 @@ def simulator_messages(
 
 
 async def simulate(
-    client: LLMClient,
-    *,
-    use: str | None,
-    metadata: Mapping[str, Any],
-    conversation: Sequence[Mapping[str, Any]],
-    turn_number: int,
-    max_turns: int,
-    reached: Sequence[Mapping[str, Any]],
-    pending: Sequence[Mapping[str, Any]],
-    repeat: int = 0,
+    client: LLMClient, *, use: str | None, repeat: int = 0, **state: Unpack[SimulatorState]
 ) -> SimulatorAnswer:
     """The simulated user's next message; raises LLMError (unreachable, refusal, garbage twice)."""
     role, model = resolve_use(use, "simulator")
-    messages = simulator_messages(metadata=metadata, conversation=conversation, turn_number=turn_number,
-                                  max_turns=max_turns, reached=reached, pending=pending)
+    messages = simulator_messages(**state)
     completion = await client.complete(
         role, messages, model=model, schema=SCHEMA, parse=parse_answer, repeat=repeat,
         template=SIMULATOR_TEMPLATE_VERSION,

@@ -11,27 +11,20 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from .client import LLMClient
 from .prompts import render_history, render_value
 from .roles import ROLES
-from .structured import response_schema
+from .structured import model_schema, parse_answer
 
 if TYPE_CHECKING:
     from .fixtures import Run
 
 VALIDATOR_TEMPLATE_VERSION = "validator-1"
 SCHEMA_NAME = "validator_result"
-
-SCHEMA: dict[str, Any] = response_schema(SCHEMA_NAME, {
-    "passed": {"type": "boolean"},
-    "score": {"type": "number", "description": "how well the response meets the criteria, 0.0 to 1.0"},
-    "reason": {"type": "string"},
-    "suggestions": {"type": "array", "items": {"type": "string"}},
-})
 
 SYSTEM = """You are a strict, impartial validator of an AI agent's response in a test.
 Decide whether the response meets the criteria, taking the conversation and the agent's tool calls into account.
@@ -46,20 +39,17 @@ class ValidatorResult(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     passed: bool
-    score: float = Field(ge=0.0, le=1.0)
+    score: float = Field(ge=0.0, le=1.0, description="how well the response meets the criteria, 0.0 to 1.0")
     reason: str
     suggestions: list[str] = Field(default_factory=list)
 
 
+SCHEMA: dict[str, Any] = model_schema(ValidatorResult, SCHEMA_NAME)
+
+
 def parse_result(text: str) -> ValidatorResult:
     """Validate the model's JSON; raises ValueError saying what is wrong (used for the re-ask)."""
-    try:
-        return ValidatorResult.model_validate_json(text)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'answer'}: {err['msg']}" for err in exc.errors()[:5]
-        )
-        raise ValueError(f"not a valid validator result ({problems})") from None
+    return parse_answer(ValidatorResult, text, "validator result")
 
 
 YAO_AGENT_ID = re.compile(r"[A-Za-z][\w-]*(?:\.[A-Za-z][\w-]*)+")
@@ -99,6 +89,15 @@ def resolve_use(use: str | None, default_role: str) -> tuple[str, str | None]:
     if use in ROLES:
         return use, None
     return default_role, use
+
+
+class ValidatorContext(TypedDict, total=False):
+    """What the validator is shown besides the reply and the criteria (see :func:`validator_messages`)."""
+
+    input: Any
+    history: Sequence[Any]
+    tool_calls: Any
+    metadata: Mapping[str, Any] | None
 
 
 def validator_messages(
@@ -143,18 +142,14 @@ class Validator:
         output: Any,
         criteria: str,
         *,
-        input: Any = None,
-        history: Sequence[Any] = (),
-        tool_calls: Any = None,
-        metadata: Mapping[str, Any] | None = None,
         threshold: float | None = None,
         use: str | None = None,
         repeat: int = 0,
+        **context: Unpack[ValidatorContext],
     ) -> dict[str, Any]:
         """``{passed, score, threshold, reason, suggestions, model}``; raises LLMError on failure."""
         role, model = resolve_use(use, self.role)
-        messages = validator_messages(output=output, criteria=criteria, input=input, history=history,
-                                      tool_calls=tool_calls, metadata=metadata)
+        messages = validator_messages(output=output, criteria=criteria, **context)
         completion = await self.client.complete(
             role, messages, model=model, schema=SCHEMA, parse=parse_result, repeat=repeat,
             template=VALIDATOR_TEMPLATE_VERSION,

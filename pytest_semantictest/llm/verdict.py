@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from .structured import response_schema, strict_object
+from .structured import model_schema, parse_answer
 
 SCHEMA_NAME = "judge_verdict"
 
-Score = Annotated[float, Field(ge=0.0, le=1.0)]
+Score = Annotated[float, Field(ge=0.0, le=1.0, description="score from 0.0 to 1.0")]
 
 
 class ConstraintVerdict(BaseModel):
@@ -38,30 +38,18 @@ class JudgeVerdict(BaseModel):
 def verdict_schema(
     criteria: Sequence[str], constraints: int = 0, continue_conversation: bool = False
 ) -> dict[str, Any]:
-    """``{name, schema}`` for ``response_format`` (strict: every key required, no others)."""
-    number = {"type": "number", "description": "score from 0.0 to 1.0"}
-    properties: dict[str, Any] = {
-        "reasoning": {"type": "string"},
-        "details": strict_object({name: number for name in criteria}),
-    }
-    if constraints:
-        one = strict_object({"met": {"type": "boolean"}, "reason": {"type": "string"}})
-        properties["constraints"] = strict_object({str(n): one for n in range(1, constraints + 1)})
-    if continue_conversation:
-        properties["shouldContinue"] = {"type": "boolean"}
-        properties["nextPrompt"] = {"type": ["string", "null"]}
-    return response_schema(SCHEMA_NAME, properties)
+    """``{name, schema}`` for ``response_format``: :class:`JudgeVerdict` scoring exactly ``criteria``
+    and answering constraints 1 to ``constraints``; the next-turn keys only when asked for."""
+    exclude = [] if constraints else ["constraints"]
+    if not continue_conversation:
+        exclude += ["shouldContinue", "nextPrompt"]
+    numbered = [str(n) for n in range(1, constraints + 1)]
+    return model_schema(JudgeVerdict, SCHEMA_NAME, keys={"details": criteria, "constraints": numbered}, exclude=exclude)
 
 
 def parse_verdict(text: str, criteria: Sequence[str], constraints: int = 0) -> JudgeVerdict:
     """Validate the model's JSON; raises ValueError saying what is wrong (used for the re-ask)."""
-    try:
-        verdict = JudgeVerdict.model_validate_json(text)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'answer'}: {err['msg']}" for err in exc.errors()[:5]
-        )
-        raise ValueError(f"not a valid verdict ({problems})") from None
+    verdict = parse_answer(JudgeVerdict, text, "verdict")
     missing = [name for name in criteria if name not in verdict.details]
     unknown = [name for name in verdict.details if name not in criteria]
     if missing or unknown:

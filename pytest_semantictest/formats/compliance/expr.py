@@ -14,8 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...checks.operators import json_type, strict_equal
-from ...checks.regex import user_regex
+from ...checks.vocabulary import compile_regex, deep_contains, has_type, json_equal, json_type
 from ...errors import clip, did_you_mean
 
 TYPES = ("string", "number", "integer", "boolean", "array", "object", "null")
@@ -63,40 +62,24 @@ class Expr:
         if op == "not_null":
             return None if value is not None else "expected a value that is not null, got null"
         if op == "equals":
-            return None if strict_equal(value, arg) else f"expected {_show(arg)}, got {_show(value)}"
+            return None if json_equal(value, arg) else f"expected {_show(arg)}, got {_show(value)}"
         if op == "regex":
             text = str(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
             if not isinstance(text, str):
                 return f"expected text matching {self.raw}, got {_show(value)}"
             return None if arg.search(text) else f"expected text matching {self.raw}, got {_show(value)}"
         if op == "contains":
-            return None if contains(value, arg) else f"expected it to contain {_show(arg)}, got {_show(value)}"
+            return None if deep_contains(value, arg) else f"expected it to contain {_show(arg)}, got {_show(value)}"
         if op == "length":
             if not isinstance(value, (str, list, dict)):
                 return f"expected something with a length, got {_show(value)}"
             return None if len(value) == arg else f"expected length {arg}, got length {len(value)}"
         if op == "type":
-            return None if type_of(value) == arg or (arg == "number" and type_of(value) == "integer") else (
-                f"expected type {arg}, got {type_of(value)} {_show(value)}")
+            return None if has_type(arg, value) else f"expected type {arg}, got {json_type(value)} {_show(value)}"
         if op == "one_of":
             reasons = [o._one(value) for o in self.options]
             return None if any(r is None for r in reasons) else f"expected one of {self.describe()[7:]}, got {_show(value)}"
         raise AssertionError(op)
-
-
-type_of = json_type
-"""JSON type names; booleans are not numbers; whole numbers are ``integer`` (also numbers)."""
-
-
-def contains(value: Any, needle: Any) -> bool:
-    """Substring of text; in a list, an equal element or one that contains it; in an object, a value."""
-    if isinstance(value, str):
-        return isinstance(needle, str) and needle in value
-    if isinstance(value, list):
-        return any(strict_equal(item, needle) or contains(item, needle) for item in value)
-    if isinstance(value, dict):
-        return any(contains(item, needle) for item in value.values())
-    return False
 
 
 def _show(value: Any) -> str:
@@ -137,11 +120,8 @@ def _regex(raw: str, pattern: str, flags: str) -> Expr:
     bad = set(flags) - set("imsu")
     if bad:
         raise ExprError(f"regular expression {clip(raw)} has unknown flags {''.join(sorted(bad))!r} (use i, m, s)")
-    value = 0
-    for flag in flags:
-        value |= {"i": re.I, "m": re.M, "s": re.S, "u": 0}[flag]
     try:
-        return Expr("regex", user_regex(pattern, value), raw)
+        return Expr("regex", compile_regex(pattern, flags), raw)
     except (re.error, OverflowError, RecursionError) as exc:
         raise ExprError(f"invalid regular expression {clip(raw)}: {exc}") from None
 

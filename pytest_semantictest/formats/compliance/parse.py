@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ...errors import Problem, SpecError, clip, did_you_mean
+from ..source import read_spec
 from ..validation import problems_from
 from ..yamlsource import YamlError, load_yaml
 from .cases import agent_from_items, parse_case
@@ -39,18 +40,7 @@ _DEFAULT = re.compile(r"\(\s*default\s*:\s*([^)\s]+)\s*\)", re.I)
 
 
 def parse_file(path: Path) -> Document:
-    try:
-        if path.stat().st_size > MAX_BYTES:
-            raise SpecError(str(path), [Problem("", f"file is larger than {MAX_BYTES // 2**20} MB")])
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise SpecError(str(path), [Problem("", f"cannot read file: {exc.strerror}")]) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        raise SpecError(str(path), [Problem("", f"not UTF-8 text (byte {exc.start}): {exc.reason}", line)]) from None
-    return parse_text(text, path)
+    return parse_text(read_spec(path, MAX_BYTES), path)
 
 
 def parse_text(text: str, path: Path | str) -> Document:

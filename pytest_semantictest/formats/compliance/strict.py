@@ -15,11 +15,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from ...errors import clip
 from ...model import CheckResult, Failure
+from ...paths import compiled_jsonpath
 from .expr import Expr
 
 SLOT = "observed"
@@ -27,17 +27,10 @@ Entry = list[tuple[str, Expr, int]]
 """A mapping of paths to expressions, flattened: (path, expression, line)."""
 
 
-@lru_cache(maxsize=1024)
-def _jsonpath(path: str) -> Any:
-    from jsonpath_ng import parse
-
-    return parse(path)
-
-
 def check_path(path: str) -> str | None:
     """Why ``path`` is not a usable JSONPath, or None."""
     try:
-        _jsonpath(path)
+        compiled_jsonpath(path)
     except Exception as exc:  # jsonpath-ng raises its own lexer/parser errors
         return f"invalid path {clip(path)!r}: {clip(str(exc), 80)}"
     return None
@@ -47,7 +40,7 @@ def lookup(doc: Any, path: str) -> tuple[bool, list[Any]]:
     """(found, values): ``choices[*].x`` finds every element's ``x``."""
     if path in ("$", ""):
         return True, [doc]
-    values = [match.value for match in _jsonpath(path).find(doc)]
+    values = [match.value for match in compiled_jsonpath(path).find(doc)]
     return bool(values), values
 
 

@@ -121,13 +121,17 @@ class _Compiler:
             if entry:
                 self.checks.append(ChunksCheck([entry], every=True, line=self.strict.line_of(path)))
             return
-        if not isinstance(value, list) or not value:
-            self.problem(path, "chunks must be a list of expected chunks (each matches some chunk) or a mapping "
-                         "(every chunk matches)")
-            return
-        entries = [e for n, item in enumerate(value) if (e := self.entry(path + (n,), item))]
+        entries = self._listed(path, value, "chunks must be a list of expected chunks (each matches some chunk) "
+                               "or a mapping (every chunk matches)")
         if entries:
             self.checks.append(ChunksCheck(entries, line=self.strict.line_of(path)))
+
+    def _listed(self, path: tuple[str | int, ...], value: Any, problem: str) -> list[Entry]:
+        """The entries of a non-empty list of mappings (empty ones left out); else ``problem``."""
+        if not isinstance(value, list) or not value:
+            self.problem(path, problem)
+            return []
+        return [e for n, item in enumerate(value) if (e := self.entry(path + (n,), item))]
 
     def _final_event(self, path: tuple[str | int, ...], value: Any) -> None:
         self._value(path, value, "final_event", _final_event)
@@ -142,11 +146,8 @@ class _Compiler:
                 if expr is not None:
                     self.checks.append(EventTypeCheck(str(kind), expr, self.strict.line_of(path + (kind,))))
             return
-        if not isinstance(value, list) or not value:
-            self.problem(path, "events must be a list of expected events (- type: handoff ...) or a mapping of event "
-                         "types to expectations (handoff: not_exists)")
-            return
-        entries = [e for n, item in enumerate(value) if (e := self.entry(path + (n,), item))]
+        entries = self._listed(path, value, "events must be a list of expected events (- type: handoff ...) or a "
+                               "mapping of event types to expectations (handoff: not_exists)")
         if entries:
             self.checks.append(EventsCheck(entries, self.strict.line_of(path)))
 

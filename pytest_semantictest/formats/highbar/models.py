@@ -16,10 +16,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-MATCHER_KEYS: frozenset[str] = frozenset(
-    {"equals", "contains", "icontains", "not_contains", "not_icontains", "matches", "not_matches"}
-)
-"""Keys of a matcher map (``response``, a call's ``error``, a matcher inside ``params``/``result``)."""
+from ...checks.matchers import MATCHER_KEYS as MATCHER_KEYS
+
 
 REGEX_KEYS: tuple[str, ...] = ("matches", "not_matches")
 

@@ -10,26 +10,28 @@ from typing import Any
 from ...checks.regex import user_regex
 from ...errors import Problem, clip
 from ...agents.config import mask
+from ...agents.placeholders import PLACEHOLDER as PLACEHOLDER, uses
+from ...paths import Path, PathError, split_indexed
 from .models import MATCHER_KEYS
 from .problem import HighbarProblem
 from .spec import TRACE_FIELDS
 
-Path_ = tuple[str | int, ...]
+Path_ = Path
 
 MAX_BYTES = 20 * 1024 * 1024
 EXTENSION_PREFIX = "x-"
 MATCHERS_TEXT = ", ".join(sorted(MATCHER_KEYS))
 
 ENV_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-PLACEHOLDER = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
 TEMPLATE = re.compile(r"\{\{(.*?)\}\}", re.S)
-_SEGMENT = re.compile(r"(\w+)((?:\[\d+\])*)")
 RESPONSE_PATH = re.compile(r"[^.\s]+(?:\.[^.\s]+)*")
 HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 PLACEHOLDERS_HELP = "(placeholders here: {{message}}, {{test.id}}, {{test.name}}, {{session.<key>}})"
 ALL_PLACEHOLDERS = frozenset({"message", "test.id", "test.name", "session"})
 SETUP_PLACEHOLDERS = frozenset({"test.id", "test.name"})
 TEARDOWN_PLACEHOLDERS = frozenset({"test.id", "test.name", "session"})
+uses_placeholder = uses
+"""Whether a value holds ``{{name}}`` anywhere: the agents' own rule (the validator's name for it)."""
 TEMPLATE_ONLY = (
     "templates are only resolved in triggers; here '{{...}}' would be compared as literal text"
 )
@@ -90,7 +92,7 @@ def has_template(value: Any) -> bool:
     return False
 
 
-def compile_regex(pattern: str) -> re.Pattern[str] | str:
+def regex_or_reason(pattern: str) -> re.Pattern[str] | str:
     """The compiled pattern, or the reason it does not compile."""
     try:
         return user_regex(pattern)
@@ -129,13 +131,10 @@ def parse_template(inner: str) -> tuple[tuple[str | int, ...] | None, str | None
     body = inner.strip()
     if not body.startswith("previous."):
         return None, "not a template: a trigger can only use {{previous.function_calls[N]...}}"
-    tokens: list[str | int] = []
-    for segment in body[len("previous."):].split("."):
-        match = _SEGMENT.fullmatch(segment)
-        if match is None:
-            return None, f"invalid path segment '{clip(segment)}'"
-        tokens.append(match.group(1))
-        tokens.extend(int(index) for index in re.findall(r"\[(\d+)\]", match.group(2)))
+    try:
+        tokens = split_indexed(body[len("previous."):])
+    except PathError as exc:
+        return None, str(exc)
     if tokens[0] != "function_calls":
         return None, f"no key '{clip(tokens[0])}' (the only key is function_calls)"
     if len(tokens) > 1 and not isinstance(tokens[1], int):
@@ -144,12 +143,4 @@ def parse_template(inner: str) -> tuple[tuple[str | int, ...] | None, str | None
         return None, f"a call has no field '{clip(tokens[2])}' (fields: {', '.join(TRACE_FIELDS)})"
     return tuple(tokens), None
 
-
-
-def uses_placeholder(value: Any, name: str) -> bool:
-    if isinstance(value, dict):
-        return any(uses_placeholder(item, name) for item in value.values())
-    if isinstance(value, list):
-        return any(uses_placeholder(item, name) for item in value)
-    return isinstance(value, str) and any(m.group(1) == name for m in PLACEHOLDER.finditer(value))
 

@@ -17,6 +17,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Literal
 
+from ...agents.config import DEFAULT_BODY, DEFAULT_CORRELATE
 from ...errors import Problem
 from .problem import HighbarProblem
 
@@ -219,7 +220,7 @@ class SessionSpec:
 class RequestSpec:
     method: str = "POST"
     headers: dict[str, str] = field(default_factory=dict)
-    body: Any = field(default_factory=lambda: {"message": "{{message}}"})
+    body: Any = field(default_factory=lambda: dict(DEFAULT_BODY))
 
 
 @dataclass(frozen=True)
@@ -236,7 +237,7 @@ class AgentSpec:
     response: str | None = None
     traces: str | None = None
     session: SessionSpec | None = None
-    correlate: dict[str, Any] = field(default_factory=lambda: {"test": "{{test.id}}"})
+    correlate: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_CORRELATE))
     calls_from: Literal["traces", "reply"] = "traces"
     line: int | None = None
 

@@ -24,6 +24,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ...errors import SpecError, clip
+from ...files import UnreadableFile, read_text
 from ..source import place as _place
 from ..semantictest.models import MAX_RUNS
 from ..validation import problems_from
@@ -57,13 +58,9 @@ def load_highbar(path: Path, environ: Mapping[str, str], runs: int | None = None
     """
     path = Path(path)
     try:
-        if path.stat().st_size > MAX_BYTES:
-            raise SpecError(str(path), [HighbarProblem("", f"file is larger than {MAX_BYTES // 2**20} MB")])
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise SpecError(str(path), [HighbarProblem("", f"cannot read: not UTF-8 text (byte {exc.start})")]) from None
-    except OSError as exc:
-        raise SpecError(str(path), [HighbarProblem("", f"cannot read: {exc.strerror or exc}")]) from None
+        text = read_text(path, MAX_BYTES)
+    except UnreadableFile as exc:  # highbar's words, without a line
+        raise SpecError(str(path), [HighbarProblem("", f"cannot read: {exc.detail}")]) from None
     return load_highbar_text(text, path, environ, runs)
 
 

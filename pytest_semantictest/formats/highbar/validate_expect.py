@@ -10,9 +10,9 @@ from .rules import (
     MATCHERS_TEXT,
     TEMPLATE_ONLY,
     Path_,
-    compile_regex,
     has_template,
     near_matcher,
+    regex_or_reason,
     type_name,
     user_keys,
 )
@@ -79,7 +79,7 @@ class ExpectChecks(ValidatorCore):
                 self.regex(value, at + (key,), lambda reason: f"invalid regex: {reason}")
 
     def regex(self, pattern: str, at: Path_, message: Any, where: Path_ | None = None) -> None:
-        compiled = compile_regex(pattern)
+        compiled = regex_or_reason(pattern)
         if isinstance(compiled, str):
             self.err(at if where is None else where, message(compiled), at)
         else:

@@ -11,13 +11,12 @@ from pydantic import ValidationError
 from ...errors import Problem, SpecError, clip, did_you_mean
 from ...model import Suite
 from ..jsonsource import JsonError, JsonSource, load_json
-from ..source import place
+from ..source import place, read_spec
 from ..validation import problems_from
 from .compiler import FORMAT, SuiteCompiler, default_id
 from .models import SuiteShape
 
-__all__ = ["FORMAT", "SuiteWarning", "compile_source", "is_suite", "load_file", "load_text", "read_text",
-           "runs_on_one_worker"]
+__all__ = ["FORMAT", "SuiteWarning", "compile_source", "is_suite", "load_file", "load_text", "runs_on_one_worker"]
 MAX_BYTES = 20 * 1024 * 1024
 
 
@@ -28,7 +27,7 @@ def is_suite(data: Any) -> bool:
 
 def load_file(path: Path) -> Suite:
     """Load and compile ``path``; raises SpecError naming every problem found."""
-    return load_text(read_text(path), path)
+    return load_text(read_spec(path, MAX_BYTES), path)
 
 
 def runs_on_one_worker(path: Path) -> bool:
@@ -42,7 +41,7 @@ def runs_on_one_worker(path: Path) -> bool:
     if path.suffix != ".json":
         return False
     try:
-        source = load_json(read_text(path))
+        source = load_json(read_spec(path, MAX_BYTES))
     except (SpecError, JsonError):
         return False
     if not is_suite(source.data):
@@ -52,24 +51,6 @@ def runs_on_one_worker(path: Path) -> bool:
     except ValidationError:
         return False
     return bool(spec.setup or spec.teardown)
-
-
-def read_text(path: Path) -> str:
-    """The file's text (a BOM dropped); SpecError when it is too large, unreadable or not UTF-8."""
-    try:
-        if path.stat().st_size > MAX_BYTES:
-            raise SpecError(str(path), [Problem("", f"file is larger than {MAX_BYTES // 2**20} MB")])
-        raw = path.read_bytes().removeprefix(b"\xef\xbb\xbf")  # a BOM (Windows editors) is not content
-    except OSError as exc:
-        raise SpecError(str(path), [Problem("", f"cannot read file: {exc.strerror}")]) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        column = exc.start - raw.rfind(b"\n", 0, exc.start)
-        message = f"not UTF-8 text at line {line} column {column} (byte {exc.start}): {exc.reason}"
-        raise SpecError(str(path), [Problem("", message, line)]) from None
-    return text
 
 
 def load_text(text: str, path: Path) -> Suite:

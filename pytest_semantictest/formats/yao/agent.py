@@ -74,13 +74,14 @@ def read_sidecar(sidecar: Path) -> AgentFileSpec:
 
 def _load_sidecar(sidecar: Path) -> tuple[AgentFileSpec, Callable[[Sequence[str | int]], int | None]]:
     """The validated sidecar and the line where each of its keys is written."""
+    from ..source import read_spec
     from ..validation import problems_from
     from ..yamlsource import YamlError, load_yaml
+    from .reader import MAX_BYTES
 
+    text = read_spec(sidecar, MAX_BYTES)
     try:
-        source = load_yaml(sidecar.read_text(encoding="utf-8-sig"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SpecError(str(sidecar), [Problem("", f"cannot read: {exc}")]) from None
+        source = load_yaml(text)
     except YamlError as exc:
         raise SpecError(str(sidecar), [Problem(exc.place, str(exc), exc.line)]) from None
     problems = list(source.problems)

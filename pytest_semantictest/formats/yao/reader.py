@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import Problem, clip
+from ...files import UnreadableFile, read_text
 from ..jsonsource import JsonError, load_json
 
 MAX_BYTES = 20 * 1024 * 1024
@@ -32,16 +33,9 @@ class Line:
 def read_lines(path: Path) -> tuple[list[Line], list[Problem]]:
     """The cases of ``path`` and the problems found reading it (never raises for bad content)."""
     try:
-        if path.stat().st_size > MAX_BYTES:
-            return [], [Problem("", f"file is larger than {MAX_BYTES // 2**20} MB")]
-        raw = path.read_bytes().removeprefix(b"\xef\xbb\xbf")
-    except OSError as exc:
-        return [], [Problem("", f"cannot read file: {exc.strerror or exc}")]
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        return [], [Problem("", f"not UTF-8 text (byte {exc.start}): {exc.reason}", line)]
+        text = read_text(path, MAX_BYTES)
+    except UnreadableFile as exc:
+        return [], [Problem("", str(exc), exc.line)]
     return parse_lines(text)
 
 
