@@ -25,6 +25,8 @@ sys.path.insert(0, str(HERE))
 import docs_server  # noqa: E402
 import seed_copies  # noqa: E402
 
+from tests.helpers import once_per_session  # noqa: E402
+
 P, F, S = "passed", "failed", "skipped"
 JUDGE_SKIP = "LLM judge not configured"
 
@@ -113,10 +115,8 @@ def _outcomes(junit: Path) -> dict[str, tuple[str, str]]:
     return found
 
 
-@pytest.fixture(scope="module")
-def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str]]:
-    """All copies in one pytest run (a subprocess, as users run it) against the docs' APIs on loopback."""
-    root = tmp_path_factory.mktemp("docs-suites")
+def _run(root: Path) -> dict[str, tuple[str, str]]:
+    root.mkdir(exist_ok=True)
     seed_copies.stage(root)
     server, base = docs_server.start()
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_BASE_URL", seed_copies.NO_JUDGE_KEY)}
@@ -131,6 +131,14 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str]]:
     assert done.returncode == pytest.ExitCode.OK, done.stdout[-5000:] + done.stderr[-2000:]
     assert "error" not in done.stdout.splitlines()[-1], "no collection errors: " + done.stdout[-5000:]
     return _outcomes(root / "report.xml")
+
+
+@pytest.fixture(scope="module")
+def run(request: pytest.FixtureRequest) -> dict[str, tuple[str, str]]:
+    """All copies in one pytest run (a subprocess, as users run it) against the docs' APIs on loopback,
+    once for the session (also under xdist, where this module's tests are spread over the workers)."""
+    return once_per_session(request, "docs-suites", _run, lambda found: found,
+                            lambda found: {nodeid: (outcome, text) for nodeid, (outcome, text) in found.items()})
 
 
 def test_every_copy_collects_with_the_listed_tests(run: dict[str, tuple[str, str]]) -> None:
