@@ -9,6 +9,11 @@ with one copy of its classes for the whole session (and later runs do not import
 The plugin keeps a little module-level state (blocks registered from a ``conftest.py``, loaded
 conversation scripts, whether signals unwind the session): each in-process run starts from the
 state the plugin has after import and leaves the outer session's state as it found it.
+
+Runs in their own interpreter (``pytester.runpytest_subprocess``) leave hypothesis's pytest plugin out
+(``-p no:hypothesispytest``, as the reports' and leak tests already did): it imports all of hypothesis
+at the end of every session (~0.2 s of CPU per inner pytest and per xdist worker) and none of those
+runs has a hypothesis test.
 """
 
 from __future__ import annotations
@@ -100,4 +105,12 @@ def _fresh_plugin_state_per_inprocess_run(request: pytest.FixtureRequest) -> Ite
                 registry._registered.setdefault(name, cls)
 
     pytester.inline_run = isolated_inline_run  # type: ignore[method-assign]
+    runpytest_subprocess: Callable[..., pytest.RunResult] = pytester.runpytest_subprocess
+
+    def without_hypothesis(*args: Any, **kwargs: Any) -> pytest.RunResult:
+        if not any("hypothesispytest" in str(arg) for arg in args):
+            args = ("-p", "no:hypothesispytest", *args)
+        return runpytest_subprocess(*args, **kwargs)
+
+    pytester.runpytest_subprocess = without_hypothesis  # type: ignore[method-assign]
     yield

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any
+import fcntl
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import pytest
 
 from pytest_semantictest.api import SuiteResult, run_suite
+
+T = TypeVar("T")
 
 
 def suite(*tests: dict[str, Any], **top: Any) -> dict[str, Any]:
@@ -34,3 +44,39 @@ def run_pytest(pytester: pytest.Pytester, *args: str, own_process: bool = False)
     if own_process or "-n" in args:
         return pytester.runpytest_subprocess(*args, timeout=240)
     return pytester.runpytest_inprocess(*args)
+
+
+def pytest_process(cwd: Path, *args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    """``python -m pytest *args`` in ``cwd`` in its own process, with none of this session's pytest or
+    xdist variables (a shared run that several tests then check, where pytester is one test's)."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("PYTEST_XDIST", "PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_CURRENT_TEST"))}
+    return subprocess.run([sys.executable, "-m", "pytest", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=timeout, check=False)
+
+
+def xdist_outcomes(output: str) -> dict[str, str]:
+    """node id -> outcome word (PASSED, FAILED, ...) from the ``[gw0] [ 50%] PASSED id`` lines of a
+    ``-v`` run under xdist."""
+    return {m[2]: m[1] for m in re.finditer(r"^\[gw\d+\] \[\s*\d+%\] ([A-Z]+) (\S+)", output, re.M)}
+
+
+def once_per_session(request: pytest.FixtureRequest, name: str, produce: Callable[[Path], T],
+                     dump: Callable[[T], Any], load: Callable[[Any], T]) -> T:
+    """``produce(folder)`` once for the whole session, also under xdist: the first worker that needs
+    it makes it (the others wait on a lock) and leaves ``dump(result)`` as JSON for them to ``load``
+    (xdist's recipe for a session fixture that runs once). Many tests checking one expensive run."""
+    factory = request.getfixturevalue("tmp_path_factory")
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker is None:
+        return produce(factory.mktemp(name))
+    shared = factory.getbasetemp().parent / f"shared-{name}"  # the session's, beside each worker's
+    shared.mkdir(exist_ok=True)
+    with open(shared / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = shared / "result.json"
+        if done.exists():
+            return load(json.loads(done.read_text()))
+        result = produce(shared / "run")
+        done.write_text(json.dumps(dump(result)))
+        return result

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import pytest
+
+from tests.helpers import once_per_session, pytest_process, xdist_outcomes
 
 PASSING = {"id": "ok", "pipeline": [{"block": "MockData", "config": {"data": {"a": 1}}, "output": "d"}], "assertions": {"d.a": 1}}
 FAILING = {"id": "bad", "pipeline": [{"block": "MockData", "config": {"data": {"a": 1}}, "output": "d"}], "assertions": {"d.a": 2}}
@@ -43,16 +46,24 @@ def test_dash_k_lf_and_x(pytester: pytest.Pytester) -> None:
     result.assert_outcomes(passed=1, failed=1)
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one-process", "xdist"])
-def test_short_summary_and_junit_name_the_first_check_that_failed(pytester: pytest.Pytester, workers: list[str]) -> None:
+def test_short_summary_and_junit_name_the_first_check_that_failed(pytester: pytest.Pytester) -> None:
     write(pytester, "suite", PASSING, FAILING)
-    args = ["-rf", "--junitxml=junit.xml", "-p", "no:cacheprovider", *workers]
-    result = pytester.runpytest_subprocess(*args) if workers else pytester.runpytest_inprocess(*args)
+    result = pytester.runpytest_inprocess("-rf", "--junitxml=junit.xml", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["FAILED suite.json::bad - d.a (line *): Expected 1 to equal 2"])
     junit = (pytester.path / "junit.xml").read_text()
     assert 'message="d.a (line ' in junit and 'Expected 1 to equal 2"' in junit
     result.stdout.fnmatch_lines(["bad (suite.json:*)", "d.a (line *): Expected 1 to equal 2", "  operator: equals"])
+
+
+def test_short_summary_and_junit_name_the_first_check_that_failed_under_xdist(xdist_run: XdistRun) -> None:
+    assert {k: v for k, v in xdist_run.outcomes.items() if k.startswith("summary.json")} == {
+        "summary.json::ok": "PASSED", "summary.json::bad": "FAILED"}
+    out = pytest.LineMatcher(xdist_run.output.splitlines())
+    out.fnmatch_lines(["FAILED summary.json::bad - d.a (line *): Expected 1 to equal 2"])
+    junit = xdist_run.junit
+    assert 'name="bad" ' in junit and 'message="d.a (line ' in junit and 'Expected 1 to equal 2"' in junit
+    out.fnmatch_lines(["bad (summary.json:*)", "d.a (line *): Expected 1 to equal 2", "  operator: equals"])
 
 
 def test_short_summary_of_errors_names_the_problem(pytester: pytest.Pytester) -> None:
@@ -86,11 +97,7 @@ def test_spec_error_is_collection_error_without_traceback(pytester: pytest.Pytes
     assert "Traceback" not in result.stdout.str()
 
 
-def record_block(pytester: pytest.Pytester) -> Path:
-    """A conftest with a ``Record`` block that appends ``<event> <xdist worker>`` to the returned log."""
-    log = pytester.path / "events.log"
-    pytester.makeconftest(
-        f"""
+RECORD_BLOCK = """
 import os
 from pytest_semantictest import Block, register_block
 
@@ -99,12 +106,62 @@ class Record(Block):
     name = "Record"
     config_keys = None
     async def process(self, inputs, ctx):
-        with open({str(log)!r}, "a") as fh:
+        with open({log!r}, "a") as fh:
             fh.write(f"{{self.config['event']}} {{os.environ.get('PYTEST_XDIST_WORKER', '-')}}\\n")
         return {{"event": self.config["event"], "token": "t-1"}}
 """
-    )
+
+
+def record_block(pytester: pytest.Pytester) -> Path:
+    """A conftest with a ``Record`` block that appends ``<event> <xdist worker>`` to the returned log."""
+    log = pytester.path / "events.log"
+    pytester.makeconftest(RECORD_BLOCK.format(log=str(log)))
     return log
+
+
+def _record(event: str, n: int = 0) -> dict:
+    return {"id": f"t{n}", "pipeline": [{"block": "Record", "config": {"event": event}, "output": "r"}],
+            "assertions": {"r.token": "t-1"}}
+
+
+@dataclass
+class XdistRun:
+    """One ``pytest -n 2`` run the xdist tests below share (each checks its own files in it)."""
+
+    outcomes: dict[str, str]
+    output: str
+    junit: str
+    events: list[list[str]]
+
+
+def _xdist_run(folder: Path) -> XdistRun:
+    folder.mkdir(exist_ok=True)
+    log = folder / "events.log"
+    (folder / "conftest.py").write_text(RECORD_BLOCK.format(log=str(log)))
+
+    def put(name: str, *tests: dict, **top) -> None:
+        (folder / f"{name}.json").write_text(json.dumps({"name": name, **top, "tests": list(tests)}, indent=2))
+
+    put("summary", PASSING, FAILING)
+    put("items", PASSING, {**PASSING, "id": "ok2"}, {**PASSING, "id": "ok3"}, {**FAILING, "id": "bad_item"})
+    for name in ("accounts", "orders"):
+        put(name, *(_record(f"test-{name}", n) for n in range(6)),
+            setup=[{"block": "Record", "config": {"event": f"setup-{name}"}, "output": "auth"}],
+            teardown=[{"block": "Record", "config": {"event": f"teardown-{name}"}, "output": "bye"}])
+    put("plain", *(_record("test-plain", n) for n in range(12)))
+    done = pytest_process(folder, "-n", "2", "-v", "-rf", "--junitxml=junit.xml", "-p", "no:cacheprovider")
+    output = done.stdout + done.stderr
+    assert done.returncode == 1, output  # the two failures
+    return XdistRun(xdist_outcomes(output), output, (folder / "junit.xml").read_text(),
+                    [line.split() for line in log.read_text().splitlines()])
+
+
+@pytest.fixture(scope="module")
+def xdist_run(request: pytest.FixtureRequest) -> XdistRun:
+    """``summary.json`` (a pass, a failure), ``items.json`` (3 pass, 1 fails), ``accounts.json`` and
+    ``orders.json`` (6 tests each between a setup and a teardown) and ``plain.json`` (12 tests), all
+    with a ``Record`` block logging which worker ran what, under ``-n 2``: one run for the tests below."""
+    return once_per_session(request, "plugin-xdist", _xdist_run, asdict, lambda d: XdistRun(**d))
 
 
 def test_setup_once_visible_to_tests_and_teardown_runs_after_failures(pytester: pytest.Pytester) -> None:
@@ -174,28 +231,18 @@ def test_plain():
     assert "semantictest" not in "\n".join(lines).lower()
 
 
-def test_xdist_runs_items(pytester: pytest.Pytester) -> None:
-    write(pytester, "suite", PASSING, {**PASSING, "id": "ok2"}, {**PASSING, "id": "ok3"}, FAILING)
-    result = pytester.runpytest_subprocess("-n", "2")
-    result.assert_outcomes(passed=3, failed=1)
+def test_xdist_runs_items(xdist_run: XdistRun) -> None:
+    assert {k: v for k, v in xdist_run.outcomes.items() if k.startswith("items.json")} == {
+        "items.json::ok": "PASSED", "items.json::ok2": "PASSED", "items.json::ok3": "PASSED",
+        "items.json::bad_item": "FAILED"}
+    assert len(xdist_run.outcomes) == 30 and "28 passed" in xdist_run.output  # and nothing else ran
 
 
-def test_xdist_runs_a_file_with_setup_on_one_worker_setup_and_teardown_once(pytester: pytest.Pytester) -> None:
-    log = record_block(pytester)
-
-    def record(event: str, n: int = 0) -> dict:
-        return {"id": f"t{n}", "pipeline": [{"block": "Record", "config": {"event": event}, "output": "r"}],
-                "assertions": {"r.token": "t-1"}}
-
-    for name in ("accounts", "orders"):
-        write(pytester, name, *(record(f"test-{name}", n) for n in range(6)),
-              setup=[{"block": "Record", "config": {"event": f"setup-{name}"}, "output": "auth"}],
-              teardown=[{"block": "Record", "config": {"event": f"teardown-{name}"}, "output": "bye"}])
-    write(pytester, "plain", *(record("test-plain", n) for n in range(12)))
-    result = pytester.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=24)
-
-    events = [line.split() for line in log.read_text().splitlines()]
+def test_xdist_runs_a_file_with_setup_on_one_worker_setup_and_teardown_once(xdist_run: XdistRun) -> None:
+    assert [v for k, v in xdist_run.outcomes.items() if k.split("::")[0] in (
+        "accounts.json", "orders.json", "plain.json")] == ["PASSED"] * 24
+    events = xdist_run.events
+    assert {worker for _, worker in events} == {"gw0", "gw1"}  # both workers ran tests
     for name in ("accounts", "orders"):
         mine = [(n, worker) for n, (event, worker) in enumerate(events) if event.endswith(name)]
         assert [events[n][0] for n, _ in mine] == [f"setup-{name}", *[f"test-{name}"] * 6, f"teardown-{name}"]

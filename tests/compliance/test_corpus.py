@@ -44,14 +44,14 @@ def example_plugin(monkeypatch: pytest.MonkeyPatch, pytester: pytest.Pytester) -
 
 
 def test_corpus_collects_without_errors(pytester: pytest.Pytester, example_plugin: list[str]) -> None:
-    result = pytester.runpytest_subprocess(*example_plugin, "--co", "-q", str(CORPUS))
+    result = pytester.runpytest_inprocess(*example_plugin, "--co", "-q", str(CORPUS))
     assert result.ret == 0, result.stdout.str()
     result.stdout.fnmatch_lines(["collected 36 items"])
     assert "error" not in result.stdout.lines[-1]
 
 
 def test_corpus_strict_checks_against_the_example_server(pytester: pytest.Pytester, example_plugin: list[str]) -> None:
-    result = pytester.runpytest_subprocess(*example_plugin, "--semantictest-compliance-strict-only", str(CORPUS))
+    result = pytester.runpytest_inprocess(*example_plugin, "--semantictest-compliance-strict-only", str(CORPUS))
     assert outcomes(result) == STRICT_ONLY, result.stdout.str()
     result.assert_outcomes(passed=32, failed=1, skipped=3)
     # the one failure: an echo agent does not answer from the conversation history
@@ -65,7 +65,7 @@ def test_corpus_strict_checks_against_the_example_server(pytester: pytest.Pytest
 def test_corpus_without_a_judge_reports_assertions_not_evaluated(
     pytester: pytest.Pytester, example_plugin: list[str]
 ) -> None:
-    result = pytester.runpytest_subprocess(*example_plugin, str(CORPUS))
+    result = pytester.runpytest_inprocess(*example_plugin, str(CORPUS))
     result.assert_outcomes(failed=1, skipped=35)
     result.stdout.fnmatch_lines([
         "*completions-basic.md:20: 6 strict check(s) passed; 6 natural-language assertion(s) not evaluated: "

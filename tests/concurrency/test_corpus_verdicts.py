@@ -1,5 +1,6 @@
 """The same verdicts at once and one by one: the example corpus (``examples/``) and the docs' suites
-(``tests/docs_examples``, against their loopback APIs), each run twice in a subprocess."""
+(``tests/docs_examples``, against their loopback APIs), each run twice in a subprocess (the docs' suites'
+first run is the session's shared one)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,13 @@ import sys
 from pathlib import Path
 from xml.etree import ElementTree
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "examples" / "agents"))
 sys.path.insert(0, str(REPO / "tests" / "docs_examples"))
 
-import docs_server  # noqa: E402
-import seed_copies  # noqa: E402
+from docs_run import run_docs_suites, shared_docs_run  # noqa: E402
 
 
 def _verdicts(junit: Path) -> dict[str, tuple[str, str]]:
@@ -50,16 +52,11 @@ def test_examples_get_the_same_verdicts(tmp_path: Path) -> None:
     assert fast == slow
 
 
-def test_the_docs_suites_get_the_same_verdicts(tmp_path: Path) -> None:
-    seed_copies.stage(tmp_path)
-    server, base = docs_server.start()
-    env = {k: v for k, v in _env().items() if k != seed_copies.NO_JUDGE_KEY}
-    env.update(docs_server.environment(base))
-    try:
-        fast, slow = _twice(tmp_path, tmp_path, [], env)
-    finally:
-        server.shutdown()
+def test_the_docs_suites_get_the_same_verdicts(tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """The session's run of the docs' suites (shared with tests/docs_examples/test_seed_examples.py)
+    against a one-by-one run of a fresh copy."""
+    fast = _verdicts(Path(shared_docs_run(request)["junit"]))
+    slow = _verdicts(Path(run_docs_suites(tmp_path / "one-by-one", "--semantictest-item-concurrency=1")["junit"]))
     assert len(fast) > 50
     assert {outcome for outcome, _ in fast.values()} >= {"passed", "skipped"}
     assert fast == slow, sorted(set(fast.items()) ^ set(slow.items()))
-

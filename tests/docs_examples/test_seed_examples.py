@@ -9,8 +9,6 @@ docs_server.py. LLMJudge steps stay unjudged here, so a test that reads a judge'
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,8 +20,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "examples" / "agents"))
 sys.path.insert(0, str(HERE))
 
-import docs_server  # noqa: E402
 import seed_copies  # noqa: E402
+
+from docs_run import shared_docs_run  # noqa: E402
 
 P, F, S = "passed", "failed", "skipped"
 JUDGE_SKIP = "LLM judge not configured"
@@ -114,23 +113,13 @@ def _outcomes(junit: Path) -> dict[str, tuple[str, str]]:
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str]]:
-    """All copies in one pytest run (a subprocess, as users run it) against the docs' APIs on loopback."""
-    root = tmp_path_factory.mktemp("docs-suites")
-    seed_copies.stage(root)
-    server, base = docs_server.start()
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_BASE_URL", seed_copies.NO_JUDGE_KEY)}
-    env.update(docs_server.environment(base))
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--junitxml=report.xml", "-rs"],
-            cwd=root, env=env, capture_output=True, text=True, timeout=300,
-        )
-    finally:
-        server.shutdown()
-    assert done.returncode == pytest.ExitCode.OK, done.stdout[-5000:] + done.stderr[-2000:]
-    assert "error" not in done.stdout.splitlines()[-1], "no collection errors: " + done.stdout[-5000:]
-    return _outcomes(root / "report.xml")
+def run(request: pytest.FixtureRequest) -> dict[str, tuple[str, str]]:
+    """All copies in one pytest run (a subprocess, as users run it) against the docs' APIs on loopback,
+    made once for the session (docs_run.shared_docs_run; the concurrency test compares it too)."""
+    done = shared_docs_run(request)
+    assert done["code"] == pytest.ExitCode.OK, done["stdout"] + done["stderr"]
+    assert "error" not in done["stdout"].splitlines()[-1], "no collection errors: " + done["stdout"]
+    return _outcomes(Path(done["junit"]))
 
 
 def test_every_copy_collects_with_the_listed_tests(run: dict[str, tuple[str, str]]) -> None:

@@ -1,7 +1,8 @@
 """The trace agent (``tests/agents/trace_agent.py``, imported unchanged) with the tagging faults highbar's
 verdicts depend on, for the side-by-side fidelity specs under ``fidelity/``.
 
-    python fidelity_agent.py --port 8731 [--tag own|previous|none] [--no-declare] [trace_agent.py options]
+    python fidelity_agent.py --port 8731 [--tag own|previous|none] [--no-declare] [--slow-s S]
+                             [--spans FILE] [trace_agent.py options]
 
 ``--tag own`` (default): records carry this request's ``X-Highbar-Test``; ``previous``: the id of the
 request before (the first request's records carry none); ``none``: no test id at all (an agent
@@ -10,7 +11,8 @@ context (correlation by session). ``--no-declare``: the ``hello`` lists no tools
 the trace agent's rules:
 
 - ``... later ...``: replies at once, records a tagged ``get_order`` call ``LATE_S`` seconds later;
-- ``... slowly ...``: answers like the trace agent, after ``SLOW_S`` seconds;
+- ``... slowly ...``: answers like the trace agent, after ``SLOW_S`` seconds (``--slow-s``); with
+  ``--spans FILE`` each such answer appends its ``start end`` times to FILE (overlap shows in them);
 - ``... thread ... order 1042``: the trace agent's answer, but ``get_order`` is recorded from a thread
   that lost the request's context (no test id) next to the tagged ``turn`` record.
 """
@@ -31,6 +33,7 @@ import trace_agent
 
 LATE_S = 0.6
 SLOW_S = 1.2
+SPANS: str | None = None
 MODE = "own"
 DECLARE = True
 _local = threading.local()
@@ -80,7 +83,11 @@ class FidelityHandler(trace_agent.Handler):
     def answer(self, message: str, context: dict[str, Any]) -> str:
         lowered = message.lower()
         if "slowly" in lowered:
+            start = time.time()
             time.sleep(SLOW_S)
+            if SPANS:
+                with _lock, open(SPANS, "a", encoding="utf-8") as spans:
+                    spans.write(f"{start} {time.time()}\n")
         if "later" in lowered:
             late = {**context}
             timer = threading.Timer(LATE_S, lambda: _write({
@@ -102,12 +109,14 @@ class FidelityHandler(trace_agent.Handler):
 
 
 def main() -> None:
-    global MODE, DECLARE
+    global MODE, DECLARE, SLOW_S, SPANS
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--tag", choices=["own", "previous", "none"], default="own")
     parser.add_argument("--no-declare", action="store_true")
+    parser.add_argument("--slow-s", type=float, default=SLOW_S)
+    parser.add_argument("--spans")
     known, rest = parser.parse_known_args()
-    MODE, DECLARE = known.tag, not known.no_declare
+    MODE, DECLARE, SLOW_S, SPANS = known.tag, not known.no_declare, known.slow_s, known.spans
     sys.argv = [sys.argv[0], *rest]
     trace_agent.write = write  # tool() and chat() look the name up in the module at call time
     trace_agent.Handler = FidelityHandler

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import run_pytest
+from tests.helpers import once_per_session, pytest_process, run_pytest
 
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-p", "no:hypothesispytest"]
 BIG = 20_000_000
@@ -154,6 +154,29 @@ def write_suite(pytester: pytest.Pytester, suite: dict[str, Any], name: str = "r
     pytester.makefile(".json", **{name: json.dumps(suite, indent=2)})
     # all runs: the reports show the flaky test's 3 runs (else it may stop once 2 passed)
     pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\nsemantictest_all_runs = true\n")
+
+
+def _xdist_run(folder: Path) -> dict[str, Any]:
+    folder.mkdir(exist_ok=True)
+    backend = Backend()
+    try:
+        (folder / "reports.json").write_text(json.dumps(report_suite(backend.url), indent=2))
+        (folder / "tox.ini").write_text(  # what write_suite's makeini writes
+            "[pytest]\nasyncio_default_fixture_loop_scope = function\nsemantictest_all_runs = true\n")
+        done = pytest_process(folder, *PYTEST_ARGS, "-n", "2", "-v", "--junitxml=junit.xml")
+    finally:
+        backend.close()
+    output = done.stdout + done.stderr
+    outcomes = {noun: n for noun, n in pytest.RunResult.parse_summary_nouns(output.splitlines()).items()
+                if noun not in ("warnings", "warning")}
+    return {"output": output, "outcomes": outcomes, "junit": str(folder / "junit.xml")}
+
+
+def xdist_run(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """:func:`report_suite` (no judge) under ``-n 2 -v --junitxml=junit.xml``, run once for the session
+    (the summary's and JUnit's xdist tests check the same run): ``output``, ``outcomes`` (pytest's
+    summary counts) and the ``junit`` file's path."""
+    return once_per_session(request, "reports-xdist", _xdist_run, lambda found: found, lambda found: found)
 
 
 def run(pytester: pytest.Pytester, *args: str, own_process: bool = False) -> pytest.RunResult:

@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from tests.llm.fake_openai import FakeOpenAI
-from tests.reports.scenario import Backend, report_suite, run, write_suite
+from tests.reports.scenario import Backend, report_suite, run, write_suite, xdist_run
 
 
 def cases(path: str) -> dict[str, ET.Element]:
@@ -51,11 +51,10 @@ def test_error_and_failure_are_distinct_and_properties_are_written(
     assert (low["score"], low["threshold"], low["runs"]) == ("0.15", "0.7", "0/1")
 
 
-def test_properties_reach_the_controller_under_xdist(pytester: pytest.Pytester, backend: Backend) -> None:
-    write_suite(pytester, report_suite(backend.url))
-    result = run(pytester, "-n", "2", "--junitxml=junit.xml")
-    result.assert_outcomes(passed=3, failed=1, errors=1)
-    found = cases(str(pytester.path / "junit.xml"))
+def test_properties_reach_the_controller_under_xdist(request: pytest.FixtureRequest) -> None:
+    shared = xdist_run(request)
+    assert shared["outcomes"] == {"passed": 3, "failed": 1, "errors": 1}, shared["output"]
+    found = cases(shared["junit"])
     assert props(found["flaky"])["runs"] == "2/3" and props(found["flaky"])["min_pass"] == "2"
     assert all(props(c)["format"] == "semantictest" for c in found.values())
     assert [c.tag for c in found["errors"] if c.tag != "properties"] == ["error"]

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from tests.llm.fake_openai import FakeOpenAI
-from tests.reports.scenario import Backend, highbar_spec, report_suite, run, write_suite
+from tests.reports.scenario import Backend, highbar_spec, report_suite, run, write_suite, xdist_run
 
 
 def section(output: str) -> list[str]:
@@ -54,10 +54,8 @@ def test_verbose_shows_one_line_per_run(pytester: pytest.Pytester, backend: Back
     assert re.fullmatch(r": response\.status \(line \d+\): Expected 500 to equal 200", outcomes[0][1]), outcomes
 
 
-def test_the_same_summary_under_xdist(pytester: pytest.Pytester, backend: Backend) -> None:
-    write_suite(pytester, report_suite(backend.url))
-    result = run(pytester, "-n", "2", "-v")
-    lines = section(result.stdout.str())
+def test_the_same_summary_under_xdist(request: pytest.FixtureRequest) -> None:
+    lines = section(xdist_run(request)["output"])
     assert lines[:2] == ["semantictest  3 passed, 1 failed, 1 error", "flaky: reports.json::flaky (2/3 runs passed, needs 2)"]
     assert "reports.json::flaky: 2/3 runs passed, needs 2" in lines and sum(x.startswith("  run ") for x in lines) == 3
 

@@ -162,7 +162,8 @@ def test_image_parts_in_input_are_sent_as_data_urls(pytester: pytest.Pytester, c
     ])
     result.stdout.fnmatch_lines([f"receipt_test.jsonl:4: turns[1].input[0].content[0].source: file not found: "
                                  f"{cases / 'nope.png'}"])
-    content = chat_agent.requests[0]["body"]["messages"][-1]["content"]
+    sent = [r["body"]["messages"][-1]["content"] for r in chat_agent.requests]  # in the order they arrived
+    content = next(c for c in sent if isinstance(c, list) and c[0].get("text") == "Analyze this receipt")  # cases run at once
     assert content == [{"type": "text", "text": "Analyze this receipt"},
                        {"type": "image_url", "image_url": {"url": "data:image/png;base64,"
                                                            + base64.b64encode(PNG).decode()}}]
