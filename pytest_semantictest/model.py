@@ -127,8 +127,7 @@ class Case:
     compliance file with ``depends_on``, a case that changes the server for itself); None: nothing
     of its format forbids it (:mod:`.engine.lookahead_rules` adds the block-level rules)."""
     format_data: object | None = None
-    """The format's own typed data about the case, for that format's pytest glue and nothing else
-    (compliance: :class:`~pytest_semantictest.formats.compliance.data.ComplianceCase`)."""
+    """The format's typed data about the case, for its pytest glue only (compliance: ``ComplianceCase``)."""
 
 
 @dataclass(slots=True)
@@ -145,8 +144,7 @@ class Suite:
     agents: list[Any] = field(default_factory=list)
     """Agents the cases talk to (``AgentRequirement``): acquired before the first case runs."""
     format_data: object | None = None
-    """The format's own typed data about the file, for that format's pytest glue and nothing else
-    (compliance: :class:`~pytest_semantictest.formats.compliance.data.ComplianceFile`)."""
+    """The format's typed data about the file, for its pytest glue only (compliance: ``ComplianceFile``)."""
 
 
 @dataclass(slots=True)

@@ -52,18 +52,22 @@ def clean(data: dict[str, Any], agent: dict[str, Any]) -> dict[str, Any]:
     return spec
 
 
+def _stripped(raw: dict[str, Any], optional: str) -> dict[str, Any]:
+    """``_strip``, and ``optional`` dropped when it is null (the model's default applies)."""
+    data = _strip(raw)
+    if data.get(optional) is None:
+        data.pop(optional, None)
+    return data
+
+
 def _clean_suite(raw: dict[str, Any]) -> dict[str, Any]:
-    suite = _strip(raw)
-    if suite.get("name") is None:
-        suite.pop("name", None)
+    suite = _stripped(raw, "name")
     suite["tests"] = [_clean_test(t) for t in suite["tests"]]
     return suite
 
 
 def _clean_test(raw: dict[str, Any]) -> dict[str, Any]:
-    test = _strip(raw)
-    if test.get("variations") is None:
-        test.pop("variations", None)
+    test = _stripped(raw, "variations")
     if "expect" in test:
         test["expect"] = _clean_expect(test["expect"])
     if "turns" in test:
