@@ -55,6 +55,27 @@ def step_barrier(block: str, config: Any) -> str | None:
     return None
 
 
+IO_FREE_BLOCKS = frozenset({"MockData", "JsonParser"})
+"""Built-in blocks that only compute (no network, no LLM, no agent, no waiting)."""
+
+
+def io_free(item: Any) -> bool:
+    """Whether ``item``'s pipeline only computes: built-in I/O-free blocks and checks evaluated without
+    an LLM, no variations. Running it ahead gains nothing, so it runs when reached, and the look-ahead
+    walks past it (it cannot affect, nor be affected by, what runs alongside it)."""
+    from ..blocks.registry import get_block
+
+    case: Case = item.case
+    if case.variants is not None:
+        return False
+    for step in [*case.steps, *case.cleanup]:
+        cls = get_block(step.block)
+        if step.block not in IO_FREE_BLOCKS or cls is None or not cls.__module__.startswith("pytest_semantictest."):
+            return False
+    checks = [*case.checks, *(check for step in case.steps for check in step.checks)]
+    return all(getattr(check, "evaluate_sync", None) is not None for check in checks)
+
+
 def file_barrier(before: Any, after: Any) -> str | None:
     """Why the look-ahead may not go from the file of item ``before`` into the file of ``after``."""
     if before.spec_file is after.spec_file:

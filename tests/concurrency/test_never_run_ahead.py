@@ -106,3 +106,25 @@ def test_depends_on_decides_as_one_by_one(pytester: pytest.Pytester, latency: st
     assert outcomes(fast) == outcomes(run_pytest(pytester, *args, ONE_BY_ONE))
     assert [n for n, _ in outcomes(fast)][:3] == ["b_base.md::1. Fine", "b_base.md::2. Fails", "b_base.md::3. Fine"]
     assert stats(latency)["max_in_flight"] > 1  # the files without depends_on did run at once
+
+
+def test_only_built_in_computing_blocks_with_deterministic_checks_count_as_io_free() -> None:
+    from types import SimpleNamespace
+
+    from pytest_semantictest.engine.lookahead_rules import io_free
+    from pytest_semantictest.model import Case, Step
+
+    def item(block: str, checks: list[object], variants: object = None, gates: list[object] | None = None
+             ) -> SimpleNamespace:
+        step = Step(id="s", block=block, config={}, input={}, output="m", checks=gates or [])
+        case = Case(id="t", name="t", steps=[step], checks=checks, variants=variants)
+        return SimpleNamespace(case=case)
+
+    sync = SimpleNamespace(evaluate_sync=lambda bus: None)
+    judged = SimpleNamespace(evaluate=lambda bus, session: None)
+    assert io_free(item("MockData", [sync]))
+    assert io_free(item("JsonParser", []))
+    assert not io_free(item("HttpRequest", [sync]))
+    assert not io_free(item("MockData", [judged]))  # an LLM-judged check waits for the judge
+    assert not io_free(item("MockData", [sync], gates=[judged]))
+    assert not io_free(item("MockData", [sync], variants=object()))  # phrasings come from an LLM
