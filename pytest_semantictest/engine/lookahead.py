@@ -70,6 +70,12 @@ class Lookahead:
         """Item id -> (why it is a barrier from what it is, whether its pipeline only computes)."""
         self._agents: dict[int, tuple[str, ...]] = {}
         """Spec file id -> the agents (pool keys) its items talk to."""
+        self._shared: set[int] = set()
+        """Items that ran while another item talking to the same traced agent was in flight."""
+        self._reads: dict[int, dict[str, int]] = {}
+        """Item -> traced agent key -> that agent's ``unattributed_reads`` when the item started."""
+        self._suspect: set[int] = set()
+        """Items during whose run a traced agent of theirs read a record no test could be told from."""
         self._interactor: Any = _worker_interactor(session.config)
         self.usage = install(runtime.context) if self.limit > 1 else None
         """Per-item LLM usage for the reports (:mod:`.item_usage`)."""
@@ -95,16 +101,32 @@ class Lookahead:
         task = task or self._start(n, item)
         self._fill(prepare=True)
         try:  # a task that already finished (it ran while an earlier item waited) needs no loop turn
-            if task.done():
-                self._finished(n, task, self.agents_of.get(n, ()))  # its callback may not have run yet
-                verdict: Verdict = task.result()
-            else:
-                verdict = self.runtime.run(task)
+            if not task.done():
+                self.runtime.run(task)
+            self._finished(n, task, self.agents_of.get(n, ()))  # its callback may not have run yet
+            verdict: Verdict = task.result()
         finally:
             self.tasks.pop(n, None)
             keys = self.agents_of.pop(n, ())
+        if n in self._shared and n in self._suspect:
+            verdict = self._alone_again(n, item, keys)
+        self._shared.discard(n)
+        self._suspect.discard(n)
         self._learn(keys, verdict)
         return verdict
+
+    def _alone_again(self, n: int, item: Any, keys: tuple[str, ...]) -> Verdict:
+        """Run ``item`` again, alone on its agents: while it overlapped another item, its agent read a record
+        no correlation could attribute, which may be the other item's (an agent that tags most records but
+        loses the tag on some path). From now on that agent's items run one by one, as highbar runs them."""
+        for key in keys:
+            self.tagged[key] = False
+        others = [t for m, t in self.tasks.items()
+                  if m != n and not t.done() and set(self.agents_of.get(m, ())) & set(keys)]
+        if others:
+            self.runtime.run(asyncio.wait(others))
+        again: Verdict = self.runtime.run(item.spec_file.run_state.run(item.case, self.runtime.concurrency))
+        return again
 
     def stop(self) -> None:
         """Cancel what is in flight (the session is ending); nothing is reported for it."""
@@ -125,6 +147,9 @@ class Lookahead:
         self.agents_of.clear()
         self.running.clear()
         self.load.clear()
+        self._shared.clear()
+        self._reads.clear()
+        self._suspect.clear()
 
     # -- scheduling ---------------------------------------------------------------------------------
 
@@ -137,11 +162,32 @@ class Lookahead:
             self.usage.hide(n, sink)
         self.tasks[n] = task
         keys = self.agents_of[n] = self._keys(item)
+        self._note_overlap(n, keys)
         self.running.add(n)
         if keys:
             self.load.update(keys)
         task.add_done_callback(functools.partial(self._finished, n, keys=keys))
         return task
+
+    def _note_overlap(self, n: int, keys: tuple[str, ...]) -> None:
+        """Before item ``n`` starts: which items now share a traced agent, and where its record count is."""
+        pool = self.runtime.context.agents
+        marks: dict[str, int] = {}
+        for key in keys:
+            live = pool._live.get(key) if pool is not None else None
+            if live is None or not traced(live):
+                continue
+            marks[key] = live.unattributed_reads
+            if self.load[key] > 0:
+                self._shared.add(n)
+                self._shared.update(m for m in self.running if key in self.agents_of.get(m, ()))
+        if marks:
+            self._reads[n] = marks
+
+    def _unattributed(self, key: str) -> int:
+        pool = self.runtime.context.agents
+        live = pool._live.get(key) if pool is not None else None
+        return int(getattr(live, "unattributed_reads", 0))
 
     def _keys(self, item: Any) -> tuple[str, ...]:
         """The agents ``item``'s file talks to (computed once per file)."""
@@ -166,6 +212,9 @@ class Lookahead:
         if n not in self.running:
             return
         self.running.discard(n)
+        start = self._reads.pop(n, None)
+        if start and any(self._unattributed(key) != count for key, count in start.items()):
+            self._suspect.add(n)
         if keys:
             self.load.subtract(keys)
         if task.cancelled():
