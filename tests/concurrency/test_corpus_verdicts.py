@@ -45,7 +45,7 @@ def _verdicts(junit: Path) -> Verdicts:
 
 def _twice(cwd: Path, out: Path, args: list[str], env: dict[str, str]) -> tuple[Verdicts, Verdicts]:
     """(at the default item concurrency, one by one)."""
-    runs = []
+    runs: list[Verdicts] = []
     for extra in ([], ["--semantictest-item-concurrency=1"]):
         junit = out / f"junit-{len(runs)}.xml"
         done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", f"--junitxml={junit}",
