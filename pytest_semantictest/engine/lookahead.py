@@ -33,7 +33,8 @@ import pytest
 from ..model import Verdict
 from .item_usage import counted, install
 from .lookahead_rules import (
-    agent_bound, agent_keys, attributable, compliance_pending, file_barrier, io_free, static_barrier, traced,
+    agent_bound, agent_keys, attributable, compliance_pending, file_barrier, io_free, is_spec_item, static_barrier,
+    traced,
 )
 
 _WALK = 64
@@ -272,9 +273,7 @@ class Lookahead:
 
     def _may_enter(self, before: Any, item: Any, prepare: bool) -> bool:
         """Whether the walk may go on from ``before`` to ``item`` (a spec item, maybe of the next file)."""
-        from ..nodes import SpecItem
-
-        if not isinstance(item, SpecItem):
+        if not is_spec_item(item):
             return False
         if file_barrier(before, item) is not None:
             return False
