@@ -202,9 +202,9 @@ class Lookahead:
         """(why ``item`` is a barrier from what it is, whether it only computes), computed once."""
         key = id(item)
         found = self._static.get(key)
-        if found is None:
-            reason = static_barrier(item)
-            found = self._static[key] = (reason, reason is None and io_free(item))
+        if found is None:  # an item that only computes cannot interfere: no other rule applies to it
+            computes = is_spec_item(item) and io_free(item)
+            found = self._static[key] = (None, True) if computes else (static_barrier(item), False)
         return found
 
     def _finished(self, n: int, task: asyncio.Task[Verdict], keys: tuple[str, ...]) -> None:
@@ -294,8 +294,8 @@ class Lookahead:
 
     def _barrier(self, item: Any) -> str | None:
         """Why ``item`` may not run alongside others now (static reasons, then what is not known yet)."""
-        reason = self._static_of(item)[0]
-        if reason is not None:
+        reason, only_computes = self._static_of(item)
+        if reason is not None or only_computes:
             return reason
         reason = compliance_pending(item)
         if reason is not None:
