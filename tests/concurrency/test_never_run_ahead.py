@@ -52,8 +52,8 @@ def test_a_block_not_marked_concurrency_safe_runs_alone(pytester: pytest.Pyteste
     assert outcomes(fast) == outcomes(run_pytest(pytester, "-v", "-p", "no:cacheprovider", ONE_BY_ONE))
 
 
-def _highbar(port: int, tag: str, n: int) -> str:
-    tests = "".join(f"""
+def _highbar(port: int, tag: str, n: int, tests: str = "") -> str:
+    tests = tests or "".join(f"""
       - name: t{i}
         trigger: "Where is order 1042? slowly please"
         expect:
@@ -93,6 +93,35 @@ def test_an_agent_whose_records_are_untagged_gets_one_test_at_a_time(pytester: p
         assert elapsed > 4 * 1.2  # each answer takes 1.2 s: one after another
     else:  # the first alone, then the other three at once: two answers' time less (not a fixed bound: CI is loaded)
         assert elapsed < 4 * 1.2 or elapsed < one_by_one - 1.2, (elapsed, one_by_one)
+
+
+def test_a_tagged_agent_that_loses_the_tag_on_one_path_gives_the_one_by_one_verdicts(pytester: pytest.Pytester) -> None:
+    """The first test shows tagged records; a later one makes a call on a thread without the tag, while
+    three slow tests that expect no call are in flight: they read that call too, so each runs again alone
+    (one by one they pass; the thread test is an error either way, highbar's rule)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    tests = """
+      - name: probe
+        trigger: "Where is order 1042?"
+        expect: {function_calls: [{name: get_order}]}
+""" + "".join(f"""
+      - name: quiet{i}
+        trigger: "hello, slowly"
+        expect: {{function_calls: []}}
+""" for i in range(3)) + """
+      - name: thread
+        trigger: "thread: where is order 1042?"
+        expect: {function_calls: [{name: get_order}]}
+"""
+    pytester.makefile(".highbar.yaml", lossy=_highbar(port, "own", 0, tests))
+    fast = run_pytest(pytester, "-v", "-p", "no:cacheprovider", own_process=True)
+    slow = run_pytest(pytester, "-v", "-p", "no:cacheprovider", ONE_BY_ONE, own_process=True)
+    assert [word for _, word in outcomes(slow)] == ["PASSED"] * 4 + ["ERROR"], slow.stdout.str()[-3000:]
+    assert outcomes(fast) == outcomes(slow), fast.stdout.str()[-3000:]
 
 
 def test_depends_on_decides_as_one_by_one(pytester: pytest.Pytester, latency: str) -> None:
