@@ -43,6 +43,9 @@ class LiveAgent:
     reader: TraceReader | None = None
     hooks: SessionHooks | None = None
     warnings: list[str] = field(default_factory=list)
+    unattributed_reads: int = 0
+    """Records read so far that no correlation could attribute (the look-ahead re-runs alone a test that
+    overlapped another while such a record was read: it may be the other test's)."""
 
     _inventory: frozenset[str] | None = None
     _inventory_read: bool = False
@@ -97,6 +100,7 @@ class LiveAgent:
         if known is None:
             return [], []
         mine = classify(batch, known[1])
+        self.unattributed_reads += len(mine.unattributed_tools)
         self._counted.update(map(_call_key, mine.mine_tools))
         return mine.mine_tools, mine.unattributed_tools
 
@@ -203,6 +207,7 @@ class LiveAgent:
         if batch.problems:
             raise AgentError("trace file: " + "; ".join(str(p) for p in batch.problems[:3]))
         mine = classify(batch, resolved)
+        self.unattributed_reads += len(mine.unattributed_tools) + len(mine.unattributed_turns)
         attributed = mine.correlated and not (mine.unattributed_tools or mine.unattributed_turns)
         if mine.correlated:
             self._counted.update(map(_call_key, mine.mine_tools))

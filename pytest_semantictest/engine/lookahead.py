@@ -33,7 +33,8 @@ import pytest
 from ..model import Verdict
 from .item_usage import counted, install
 from .lookahead_rules import (
-    agent_bound, agent_keys, attributable, compliance_pending, file_barrier, static_barrier, traced,
+    agent_bound, agent_keys, attributable, compliance_pending, file_barrier, io_free, is_spec_item, static_barrier,
+    traced,
 )
 
 _WALK = 64
@@ -66,7 +67,16 @@ class Lookahead:
         self._later: asyncio.TimerHandle | None = None
         self.stopped = False
         self._position: dict[int, int] = {}
-        self._static: dict[int, str | None] = {}
+        self._static: dict[int, tuple[str | None, bool]] = {}
+        """Item id -> (why it is a barrier from what it is, whether its pipeline only computes)."""
+        self._agents: dict[int, tuple[str, ...]] = {}
+        """Spec file id -> the agents (pool keys) its items talk to."""
+        self._shared: set[int] = set()
+        """Items that ran while another item talking to the same traced agent was in flight."""
+        self._reads: dict[int, dict[str, int]] = {}
+        """Item -> traced agent key -> that agent's ``unattributed_reads`` when the item started."""
+        self._suspect: set[int] = set()
+        """Items during whose run a traced agent of theirs read a record no test could be told from."""
         self._interactor: Any = _worker_interactor(session.config)
         self.usage = install(runtime.context) if self.limit > 1 else None
         """Per-item LLM usage for the reports (:mod:`.item_usage`)."""
@@ -84,15 +94,40 @@ class Lookahead:
         if self.usage is not None:
             self.usage.reveal(n)  # reached: its LLM usage counts from now on (in this item's report)
         self._drop_passed(n)
-        task = self.tasks.get(n) or self._start(n, item)
+        task = self.tasks.get(n)
+        if task is None and self._static_of(item)[1]:  # it only computes: run it now, not as a task
+            self._fill(prepare=True)
+            inline: Verdict = self.runtime.run(state.run(item.case, self.runtime.concurrency))
+            return inline
+        task = task or self._start(n, item)
         self._fill(prepare=True)
-        try:
-            verdict: Verdict = self.runtime.run(task)
+        try:  # a task that already finished (it ran while an earlier item waited) needs no loop turn
+            if not task.done():
+                self.runtime.run(task)
+            self._finished(n, task, self.agents_of.get(n, ()))  # its callback may not have run yet
+            verdict: Verdict = task.result()
         finally:
             self.tasks.pop(n, None)
             keys = self.agents_of.pop(n, ())
+        if n in self._shared and n in self._suspect:
+            verdict = self._alone_again(n, item, keys)
+        self._shared.discard(n)
+        self._suspect.discard(n)
         self._learn(keys, verdict)
         return verdict
+
+    def _alone_again(self, n: int, item: Any, keys: tuple[str, ...]) -> Verdict:
+        """Run ``item`` again, alone on its agents: while it overlapped another item, its agent read a record
+        no correlation could attribute, which may be the other item's (an agent that tags most records but
+        loses the tag on some path). From now on that agent's items run one by one, as highbar runs them."""
+        for key in keys:
+            self.tagged[key] = False
+        others = [t for m, t in self.tasks.items()
+                  if m != n and not t.done() and set(self.agents_of.get(m, ())) & set(keys)]
+        if others:
+            self.runtime.run(asyncio.wait(others))
+        again: Verdict = self.runtime.run(item.spec_file.run_state.run(item.case, self.runtime.concurrency))
+        return again
 
     def stop(self) -> None:
         """Cancel what is in flight (the session is ending); nothing is reported for it."""
@@ -113,6 +148,9 @@ class Lookahead:
         self.agents_of.clear()
         self.running.clear()
         self.load.clear()
+        self._shared.clear()
+        self._reads.clear()
+        self._suspect.clear()
 
     # -- scheduling ---------------------------------------------------------------------------------
 
@@ -124,16 +162,60 @@ class Lookahead:
         if self.usage is not None and n != self.current:
             self.usage.hide(n, sink)
         self.tasks[n] = task
-        keys = self.agents_of[n] = agent_keys(item)
+        keys = self.agents_of[n] = self._keys(item)
+        self._note_overlap(n, keys)
         self.running.add(n)
         if keys:
             self.load.update(keys)
         task.add_done_callback(functools.partial(self._finished, n, keys=keys))
         return task
 
+    def _note_overlap(self, n: int, keys: tuple[str, ...]) -> None:
+        """Before item ``n`` starts: which items now share a traced agent, and where its record count is."""
+        pool = self.runtime.context.agents
+        marks: dict[str, int] = {}
+        for key in keys:
+            live = pool._live.get(key) if pool is not None else None
+            if live is None or not traced(live):
+                continue
+            marks[key] = live.unattributed_reads
+            if self.load[key] > 0:
+                self._shared.add(n)
+                self._shared.update(m for m in self.running if key in self.agents_of.get(m, ()))
+        if marks:
+            self._reads[n] = marks
+
+    def _unattributed(self, key: str) -> int:
+        pool = self.runtime.context.agents
+        live = pool._live.get(key) if pool is not None else None
+        return int(getattr(live, "unattributed_reads", 0))
+
+    def _keys(self, item: Any) -> tuple[str, ...]:
+        """The agents ``item``'s file talks to (computed once per file)."""
+        spec_file = item.spec_file
+        found = self._agents.get(id(spec_file))
+        if found is None:
+            found = self._agents[id(spec_file)] = agent_keys(item)
+        return found
+
+    def _static_of(self, item: Any) -> tuple[str | None, bool]:
+        """(why ``item`` is a barrier from what it is, whether it only computes), computed once."""
+        key = id(item)
+        found = self._static.get(key)
+        if found is None:  # an item that only computes cannot interfere: no other rule applies to it
+            computes = is_spec_item(item) and io_free(item)
+            found = self._static[key] = (None, True) if computes else (static_barrier(item), False)
+        return found
+
     def _finished(self, n: int, task: asyncio.Task[Verdict], keys: tuple[str, ...]) -> None:
-        """A task finished: learn from it, and start the next items (within files already prepared)."""
+        """A task finished: learn from it, and start the next items (within files already prepared).
+        Called once per task (its done callback, or earlier when its item is reached)."""
+        if n not in self.running:
+            return
         self.running.discard(n)
+        start = self._reads.pop(n, None)
+        if start and any(self._unattributed(key) != count for key, count in start.items()):
+            self._suspect.add(n)
         if keys:
             self.load.subtract(keys)
         if task.cancelled():
@@ -168,7 +250,11 @@ class Lookahead:
                 continue
             if self._barrier(item) is not None:
                 break
-            keys = agent_keys(item)
+            if self._static_of(item)[1]:  # it runs when reached: nothing to start, the walk goes on
+                before = item
+                self._frontier = max(self._frontier, n)
+                continue
+            keys = self._keys(item)
             if any(load[key] >= self._bound(key) for key in keys):
                 break
             if started >= _BURST:  # the rest a moment later
@@ -187,9 +273,7 @@ class Lookahead:
 
     def _may_enter(self, before: Any, item: Any, prepare: bool) -> bool:
         """Whether the walk may go on from ``before`` to ``item`` (a spec item, maybe of the next file)."""
-        from ..nodes import SpecItem
-
-        if not isinstance(item, SpecItem):
+        if not is_spec_item(item):
             return False
         if file_barrier(before, item) is not None:
             return False
@@ -200,7 +284,7 @@ class Lookahead:
             return False
         pool = self.runtime.context.agents
         live = pool._live if pool is not None else {}
-        if any(key not in live for key in agent_keys(item)):
+        if any(key not in live for key in self._keys(item)):
             return False  # its agent is not running yet: it starts when the file is reached
         try:
             spec_file.prepare()
@@ -210,14 +294,14 @@ class Lookahead:
 
     def _barrier(self, item: Any) -> str | None:
         """Why ``item`` may not run alongside others now (static reasons, then what is not known yet)."""
-        reason = static_barrier_cached(self, item)
-        if reason is not None:
+        reason, only_computes = self._static_of(item)
+        if reason is not None or only_computes:
             return reason
         reason = compliance_pending(item)
         if reason is not None:
             return reason
         pool = self.runtime.context.agents
-        for key in agent_keys(item):
+        for key in self._keys(item):
             live = pool._live.get(key) if pool is not None else None
             if live is None:
                 return "its agent is not running yet"
@@ -260,6 +344,8 @@ class Lookahead:
     def _drop_passed(self, n: int) -> None:
         """Tasks of items this process will not reach (a hook skipped them, xdist stole them): cancelled."""
         queued = set(_queued(self._interactor)) if self._interactor is not None else None
+        if queued is None and (not self.tasks or min(self.tasks) >= n):
+            return  # the usual case: every task is for an item still ahead
         for m in list(self.tasks):
             if m != n and (m not in queued if queued is not None else m < n):
                 self.tasks.pop(m).cancel()
@@ -268,13 +354,6 @@ class Lookahead:
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self.stop()
-
-
-def static_barrier_cached(scheduler: Lookahead, item: Any) -> str | None:
-    key = id(item)
-    if key not in scheduler._static:
-        scheduler._static[key] = static_barrier(item)
-    return scheduler._static[key]
 
 
 _SCHEDULER = pytest.StashKey[Lookahead]()

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..blocks.registry import get_block
 from ..model import Case, Verdict
 
 DEFAULT_AGENT_CONCURRENCY = 8
@@ -18,9 +19,7 @@ DEFAULT_AGENT_CONCURRENCY = 8
 
 def static_barrier(item: Any) -> str | None:
     """Why ``item`` never runs ahead (or alongside others), from what it is; None when it may."""
-    from ..nodes import SpecItem
-
-    if not isinstance(item, SpecItem):
+    if not is_spec_item(item):
         return "not a spec item (a Python test runs alone)"
     if any(m.name in ("skip", "skipif") for m in item.iter_markers()):
         return "a skip marker is decided when the item is reached"
@@ -32,11 +31,21 @@ def static_barrier(item: Any) -> str | None:
     return case.barrier  # what its format knows (compliance: depends_on, a case's own Setup)
 
 
+_SPEC_ITEM: list[type] = []
+
+
+def is_spec_item(item: Any) -> bool:
+    """Whether ``item`` is one of our spec items (``nodes`` imports the engine: imported on first use)."""
+    if not _SPEC_ITEM:
+        from ..nodes import SpecItem
+
+        _SPEC_ITEM.append(SpecItem)
+    return isinstance(item, _SPEC_ITEM[0])
+
+
 def step_barrier(block: str, config: Any) -> str | None:
     """Why a step keeps its item from running concurrently: a block not marked ``concurrency_safe``
     (every user block, until its author says so), or one that asks a person at the terminal."""
-    from ..blocks.registry import get_block
-
     cls = get_block(block)
     if cls is None or not getattr(cls, "concurrency_safe", False):
         return f"block {block} is not marked concurrency_safe"
@@ -45,6 +54,25 @@ def step_barrier(block: str, config: Any) -> str | None:
         if isinstance(interactive, Mapping) and interactive.get("enabled"):
             return "an interactive step asks a person"
     return None
+
+
+IO_FREE_BLOCKS = frozenset({"MockData", "JsonParser"})
+"""Built-in blocks that only compute (no network, no LLM, no agent, no waiting)."""
+
+
+def io_free(item: Any) -> bool:
+    """Whether ``item``'s pipeline only computes: built-in I/O-free blocks and checks evaluated without
+    an LLM, no variations. Running it ahead gains nothing, so it runs when reached, and the look-ahead
+    walks past it (it cannot affect, nor be affected by, what runs alongside it)."""
+    case: Case = item.case
+    if case.variants is not None:
+        return False
+    for step in [*case.steps, *case.cleanup]:
+        cls = get_block(step.block)
+        if step.block not in IO_FREE_BLOCKS or cls is None or not cls.__module__.startswith("pytest_semantictest."):
+            return False
+    checks = [*case.checks, *(check for step in case.steps for check in step.checks)]
+    return all(getattr(check, "evaluate_sync", None) is not None for check in checks)
 
 
 def file_barrier(before: Any, after: Any) -> str | None:

@@ -86,3 +86,30 @@ def test_setup_and_teardown_files_are_not_crossed(pytester: pytest.Pytester, lat
     assert set(order[:3]) == {"a0", "a1", "a2"} and order[3] == "b-setup"
     assert set(order[4:7]) == {"b0", "b1", "b2"} and order[7] == "b-teardown"
     assert set(order[8:]) == {"c0", "c1", "c2"}
+
+
+def computing(test_id: str, value: int, expect: int) -> dict[str, object]:
+    """A test that only computes (MockData and a path check): it passes when ``value == expect``."""
+    return {"id": test_id, "pipeline": [{"block": "MockData", "config": {"data": {"v": value}}, "output": "m"}],
+            "assertions": {"m.v": expect}}
+
+
+def test_items_that_only_compute_run_when_reached_and_the_others_still_run_at_once(
+        pytester: pytest.Pytester, latency: str) -> None:
+    """MockData-only items are not started ahead (nothing to wait for); the look-ahead walks past them,
+    so the HTTP items around them still overlap, and every report comes in order, as one by one."""
+    tests: list[dict[str, object]] = []
+    for i in range(6):
+        tests.append(computing(f"c{i}", i, i if i != 4 else -1))
+        tests.append(sleeping(latency, f"h{i}", 0.5))
+    write(pytester, "mixed", tests)
+    start = time.perf_counter()
+    fast = run_pytest(pytester, "-v", "-p", "no:cacheprovider")
+    elapsed = time.perf_counter() - start
+    fast.assert_outcomes(passed=11, failed=1)
+    assert stats(latency)["max_in_flight"] >= 4
+    assert elapsed < 2.8  # six 0.5 s requests; one by one they take 3 s
+    httpx_reset(latency)
+    slow = run_pytest(pytester, "-v", "-p", "no:cacheprovider", ONE_BY_ONE)
+    assert outcomes(fast) == outcomes(slow)
+    assert [n for n, _ in outcomes(fast)] == [f"mixed.json::{t['id']}" for t in tests]

@@ -54,17 +54,20 @@ def test_a_block_not_marked_concurrency_safe_runs_alone(pytester: pytest.Pyteste
 SLOW_S = 0.5  # each answer's delay: overlapping answers show in the agent's spans, not in wall time
 
 
-def _highbar(port: int, tag: str, n: int, spans: Path) -> str:
-    tests = "".join(f"""
+def _highbar(port: int, tag: str, n: int, spans: Path | None = None, tests: str = "") -> str:
+    """A spec of ``n`` slow order questions (or ``tests``); with ``spans``, each answer takes ``SLOW_S``
+    and the agent writes when it worked on it to that file."""
+    tests = tests or "".join(f"""
       - name: t{i}
         trigger: "Where is order 1042? slowly please"
         expect:
           function_calls:
             - name: get_order
 """ for i in range(n))
+    timing = f" --slow-s {SLOW_S} --spans {spans}" if spans is not None else ""
     return f"""
 agent:
-  start: "{sys.executable} {FIDELITY_AGENT} --port {port} --tag {tag} --slow-s {SLOW_S} --spans {spans}"
+  start: "{sys.executable} {FIDELITY_AGENT} --port {port} --tag {tag}{timing}"
   endpoint: "http://127.0.0.1:{port}/chat"
   health: "http://127.0.0.1:{port}/health"
   settle_time: 50
@@ -110,6 +113,35 @@ def test_an_agent_whose_records_are_untagged_gets_one_test_at_a_time(pytester: p
         assert most_at_once > 1
 
 
+def test_a_tagged_agent_that_loses_the_tag_on_one_path_gives_the_one_by_one_verdicts(pytester: pytest.Pytester) -> None:
+    """The first test shows tagged records; a later one makes a call on a thread without the tag, while
+    three slow tests that expect no call are in flight: they read that call too, so each runs again alone
+    (one by one they pass; the thread test is an error either way, highbar's rule)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    tests = """
+      - name: probe
+        trigger: "Where is order 1042?"
+        expect: {function_calls: [{name: get_order}]}
+""" + "".join(f"""
+      - name: quiet{i}
+        trigger: "hello, slowly"
+        expect: {{function_calls: []}}
+""" for i in range(3)) + """
+      - name: thread
+        trigger: "thread: where is order 1042?"
+        expect: {function_calls: [{name: get_order}]}
+"""
+    pytester.makefile(".highbar.yaml", lossy=_highbar(port, "own", 0, tests=tests))
+    fast = run_pytest(pytester, "-v", "-p", "no:cacheprovider", own_process=True)
+    slow = run_pytest(pytester, "-v", "-p", "no:cacheprovider", ONE_BY_ONE, own_process=True)
+    assert [word for _, word in outcomes(slow)] == ["PASSED"] * 4 + ["ERROR"], slow.stdout.str()[-3000:]
+    assert outcomes(fast) == outcomes(slow), fast.stdout.str()[-3000:]
+
+
 def test_depends_on_decides_as_one_by_one(pytester: pytest.Pytester, latency: str) -> None:
     """A dependant file's cases wait until their dependency is reported, and skip when it failed."""
     pytester.makefile(".md", a_dependant=compliance_doc("dependant", [("1. Runs", 200), ("2. Runs too", 200)],
@@ -122,3 +154,25 @@ def test_depends_on_decides_as_one_by_one(pytester: pytest.Pytester, latency: st
     assert outcomes(fast) == outcomes(run_pytest(pytester, *args, ONE_BY_ONE))
     assert [n for n, _ in outcomes(fast)][:3] == ["b_base.md::1. Fine", "b_base.md::2. Fails", "b_base.md::3. Fine"]
     assert stats(latency)["max_in_flight"] > 1  # the files without depends_on did run at once
+
+
+def test_only_built_in_computing_blocks_with_deterministic_checks_count_as_io_free() -> None:
+    from types import SimpleNamespace
+
+    from pytest_semantictest.engine.lookahead_rules import io_free
+    from pytest_semantictest.model import Case, Step
+
+    def item(block: str, checks: list[object], variants: object = None, gates: list[object] | None = None
+             ) -> SimpleNamespace:
+        step = Step(id="s", block=block, config={}, input={}, output="m", checks=gates or [])
+        case = Case(id="t", name="t", steps=[step], checks=checks, variants=variants)
+        return SimpleNamespace(case=case)
+
+    sync = SimpleNamespace(evaluate_sync=lambda bus: None)
+    judged = SimpleNamespace(evaluate=lambda bus, session: None)
+    assert io_free(item("MockData", [sync]))
+    assert io_free(item("JsonParser", []))
+    assert not io_free(item("HttpRequest", [sync]))
+    assert not io_free(item("MockData", [judged]))  # an LLM-judged check waits for the judge
+    assert not io_free(item("MockData", [sync], gates=[judged]))
+    assert not io_free(item("MockData", [sync], variants=object()))  # phrasings come from an LLM
