@@ -97,7 +97,7 @@ class AgentTurn(Block):
         from ..agents.errors import AgentError
 
         cfg = self.config
-        agents = getattr(ctx.session, "agents", None)
+        agents = getattr(ctx.run_context, "agents", None)
         if agents is None:
             raise BlockError("no agent is running for this test (the agent pool is not set up)")
         live = agents.get(cfg["agent"])
@@ -151,7 +151,7 @@ class AgentSessionEnd(Block):
         if session is None:
             return {"closed": False}
         try:
-            await ctx.session.agents.get(cfg["agent"]).close_session(
+            await ctx.run_context.agents.get(cfg["agent"]).close_session(
                 ctx.execution_id, cfg.get("test_name", ""), cfg.get("spec", ""), session
             )
         except AgentError as exc:

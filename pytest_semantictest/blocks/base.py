@@ -68,7 +68,7 @@ class Block:
 
         ``ctx`` is the step's :class:`~pytest_semantictest.engine.runner.StepContext`: ``ctx.http`` (the
         session's ``httpx.AsyncClient``), ``ctx.bus`` (this test's DataBus), ``ctx.evidence(record)``,
-        ``ctx.execution_id``, ``ctx.session`` (the session's
+        ``ctx.execution_id``, ``ctx.run_context`` (the session's
         :class:`~pytest_semantictest.engine.context.RunContext`: settings, agent pool, LLM, redactor).
 
         Raise :class:`BlockError` for an expected failure.

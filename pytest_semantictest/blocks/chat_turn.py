@@ -95,7 +95,7 @@ class ChatTurn(Block):
         from ..agents.errors import AgentError
         from .interactive import ask_person, terminal_of
 
-        terminal = terminal_of(ctx.session)
+        terminal = terminal_of(ctx.run_context)
         added: list[dict[str, Any]] = []
         last = turn
         while terminal is not None and last.get("awaiting_input") is True:

@@ -121,7 +121,7 @@ class Conversation(Block):
         except ValidationError as exc:
             raise BlockError(f"Conversation config: {exc.errors()[0]['msg']}") from None
         target = plan.agent.target()
-        base_dir = Path(getattr(ctx.session, "rootdir", None) or Path.cwd())
+        base_dir = Path(getattr(ctx.run_context, "rootdir", None) or Path.cwd())
         turns: list[dict[str, Any]] = []
         failures: list[dict[str, Any]] = []
         errors: list[str] = []
@@ -139,7 +139,7 @@ class Conversation(Block):
                         failures.append({"turn": number, "check": "agent", "message": f"agent error: {exc}"})
                         stopped = number
                         break
-                    results = await check_turn(spec.assertions, turn, session=ctx.session, earlier=turns,
+                    results = await check_turn(spec.assertions, turn, session=ctx.run_context, earlier=turns,
                                                repeat=getattr(ctx, "repeat", 0), base_dir=base_dir)
                     turn["assertions"] = [r.record() for r in results]
                     turns.append(turn)

@@ -89,7 +89,7 @@ class SimulatedConversation(Block):
         spec = SimulatedConfig.model_validate(dict(self.config))
         return DynamicPlan(
             spec.agent.target(), spec.checkpoints, spec.simulator, spec.input, spec.attachments, spec.maxTurns,
-            spec.timeout, spec.options, spec.interactive, Path(getattr(ctx.session, "rootdir", None) or Path.cwd()),
+            spec.timeout, spec.options, spec.interactive, Path(getattr(ctx.run_context, "rootdir", None) or Path.cwd()),
         )
 
     _run: ConversationRun | None = None
@@ -183,7 +183,7 @@ class SimulatedConversation(Block):
 
         from .interactive import ask_person, terminal_of
 
-        terminal = terminal_of(ctx.session)
+        terminal = terminal_of(ctx.run_context)
         if terminal is None:
             return None
         run.phase = "waiting for the person"
@@ -202,7 +202,7 @@ class SimulatedConversation(Block):
         from ..llm.validator import resolve_use
 
         plan = run.plan
-        llm = getattr(ctx.session, "llm", None)
+        llm = getattr(ctx.run_context, "llm", None)
         role, _ = resolve_use(plan.simulator.model_use, "simulator")
         if llm is None or not llm.config.configured(role):
             if getattr(ctx.settings, "require_judge", False):

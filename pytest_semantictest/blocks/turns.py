@@ -60,7 +60,7 @@ async def open_session(ctx: StepContext, target: ChatTarget, test_name: str = ""
     """
     if target.protocol != "highbar":
         return None
-    pool = getattr(ctx.session, "agents", None)
+    pool = getattr(ctx.run_context, "agents", None)
     if pool is None or target.key is None:
         return None
     from ..agents.errors import AgentError

@@ -39,9 +39,9 @@ FATAL = "fatal"
 
 @dataclass
 class StepContext:
-    """What a block sees while it runs: the session context plus this test's DataBus."""
+    """What a block sees while it runs: the run context plus this test's DataBus."""
 
-    session: RunContext
+    run_context: RunContext
     bus: DataBus
     resolver: Resolver
     repeat: int = 0
@@ -50,15 +50,20 @@ class StepContext:
 
     @property
     def http(self) -> Any:
-        return self.session.http
+        return self.run_context.http
 
     @property
     def settings(self) -> Any:
-        return self.session.settings
+        return self.run_context.settings
 
     @property
     def judge(self) -> Any:
-        return self.session.judge
+        return self.run_context.judge
+
+    @property
+    def session(self) -> RunContext:
+        """The run context under its earlier name (user blocks written against it keep working)."""
+        return self.run_context
 
     def evidence(self, record: Any) -> Any:
         """Attach an evidence record (:mod:`pytest_semantictest.evidence`) to the running step."""
@@ -223,7 +228,7 @@ async def run_pipeline(steps: Sequence[Step], ctx: StepContext) -> PipelineResul
 
 async def _gate(step: Step, ctx: StepContext, result: PipelineResult) -> bool:
     """Evaluate a step's gate checks; False (stop the pipeline) when one did not pass."""
-    checked = await evaluate_checks(step.checks, ctx.bus, ctx.session, set())
+    checked = await evaluate_checks(step.checks, ctx.bus, ctx.run_context, set())
     result.gates.add(checked)
     return not checked.failures and not checked.errors
 

@@ -21,7 +21,7 @@ class SuiteRun:
     """The state of one suite during a session: its setup slots."""
 
     suite: Suite
-    session: RunContext
+    run_context: RunContext
     bus: DataBus = field(default_factory=DataBus)
     _setup_done: bool = False
 
@@ -32,7 +32,7 @@ class SuiteRun:
         self._setup_done = True
         if not self.suite.setup:
             return
-        ctx = StepContext(self.session, self.bus, Resolver(self.bus, self.suite.context, self.session.env))
+        ctx = StepContext(self.run_context, self.bus, Resolver(self.bus, self.suite.context, self.run_context.env))
         result = await run_pipeline(self.suite.setup, ctx)
         for index, message in sorted({**result.errors, **result.unavailable}.items()):
             step = self.suite.setup[index]
@@ -44,7 +44,7 @@ class SuiteRun:
         if not self.suite.teardown:
             return []
         bus = DataBus(self.bus)
-        ctx = StepContext(self.session, bus, Resolver(bus, self.suite.context, self.session.env))
+        ctx = StepContext(self.run_context, bus, Resolver(bus, self.suite.context, self.run_context.env))
         result = await run_pipeline(self.suite.teardown, ctx)
         return [f"teardown step '{self.suite.teardown[i].id}' failed: {m}" for i, m in sorted(result.errors.items())]
 
@@ -54,7 +54,7 @@ class SuiteRun:
         if case.skip:
             return Verdict(Outcome.SKIPPED, skip_reason=case.skip)
         await self.setup()
-        return await run_repeated(case, self.session, self.suite.context, self.bus, concurrency)
+        return await run_repeated(case, self.run_context, self.suite.context, self.bus, concurrency)
 
 
 async def run_suite_async(suite: Suite, session: RunContext) -> dict[str, Verdict]:

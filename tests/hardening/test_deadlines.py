@@ -33,10 +33,10 @@ def base() -> Iterator[str]:
 
 
 class _Ctx:
-    """What a block reads from its context: the session's HTTP pool and settings."""
+    """What a block reads from its context: the run context, its HTTP pool and settings."""
 
     def __init__(self, session: RunContext) -> None:
-        self.session = session
+        self.run_context = session
         self.http = session.http
         self.settings = session.settings
         self.execution_id = "t"
