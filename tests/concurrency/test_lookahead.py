@@ -12,21 +12,29 @@ from tests.helpers import run_pytest
 ONE_BY_ONE = "--semantictest-item-concurrency=1"
 
 
+def _at_once_then_one_by_one(
+        pytester: pytest.Pytester, latency: str, **expected: int) -> tuple[pytest.RunResult, pytest.RunResult, float]:
+    """The folder's specs at the default concurrency (at least 4 requests at once), then one by one (one
+    at a time): the same outcomes both ways. The two runs and the first one's wall time."""
+    start = time.perf_counter()
+    fast = run_pytest(pytester, "-v", "-p", "no:cacheprovider")
+    elapsed = time.perf_counter() - start
+    fast.assert_outcomes(**expected)
+    assert stats(latency)["max_in_flight"] >= 4
+    httpx_reset(latency)
+    slow = run_pytest(pytester, "-v", "-p", "no:cacheprovider", ONE_BY_ONE)
+    slow.assert_outcomes(**expected)
+    assert stats(latency)["max_in_flight"] == 1
+    assert outcomes(fast) == outcomes(slow)
+    return fast, slow, elapsed
+
+
 def test_items_run_at_once_and_report_in_order(pytester: pytest.Pytester, latency: str) -> None:
     """Later items answer first, yet every report comes in collection order, as one by one."""
     tests = [sleeping(latency, f"t{i}", 0.8 - i * 0.1, status=200 if i != 3 else 201) for i in range(8)]
     write(pytester, "order", tests)
-    start = time.perf_counter()
-    fast = run_pytest(pytester, "-v", "-p", "no:cacheprovider")
-    elapsed = time.perf_counter() - start
-    fast.assert_outcomes(passed=7, failed=1)
-    assert stats(latency)["max_in_flight"] >= 4
+    fast, _, elapsed = _at_once_then_one_by_one(pytester, latency, passed=7, failed=1)
     assert elapsed < 3.5  # 8 items of 0.1-0.8 s; one by one they take 3.6 s
-    httpx_reset(latency)
-    slow = run_pytest(pytester, "-v", "-p", "no:cacheprovider", ONE_BY_ONE)
-    slow.assert_outcomes(passed=7, failed=1)
-    assert stats(latency)["max_in_flight"] == 1
-    assert outcomes(fast) == outcomes(slow)
     assert [nodeid for nodeid, _ in outcomes(fast)] == [f"order.json::t{i}" for i in range(8)]
 
 
@@ -103,13 +111,5 @@ def test_items_that_only_compute_run_when_reached_and_the_others_still_run_at_on
         tests.append(computing(f"c{i}", i, i if i != 4 else -1))
         tests.append(sleeping(latency, f"h{i}", 0.5))
     write(pytester, "mixed", tests)
-    start = time.perf_counter()
-    fast = run_pytest(pytester, "-v", "-p", "no:cacheprovider")
-    elapsed = time.perf_counter() - start
-    fast.assert_outcomes(passed=11, failed=1)
-    assert stats(latency)["max_in_flight"] >= 4
-    assert elapsed < 2.8  # six 0.5 s requests; one by one they take 3 s
-    httpx_reset(latency)
-    slow = run_pytest(pytester, "-v", "-p", "no:cacheprovider", ONE_BY_ONE)
-    assert outcomes(fast) == outcomes(slow)
+    fast, _, _ = _at_once_then_one_by_one(pytester, latency, passed=11, failed=1)  # the HTTP items overlapped
     assert [n for n, _ in outcomes(fast)] == [f"mixed.json::{t['id']}" for t in tests]
