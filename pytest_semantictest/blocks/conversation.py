@@ -139,7 +139,7 @@ class Conversation(Block):
                         failures.append({"turn": number, "check": "agent", "message": f"agent error: {exc}"})
                         stopped = number
                         break
-                    results = await check_turn(spec.assertions, turn, session=ctx.run_context, earlier=turns,
+                    results = await check_turn(spec.assertions, turn, run_context=ctx.run_context, earlier=turns,
                                                repeat=getattr(ctx, "repeat", 0), base_dir=base_dir)
                     turn["assertions"] = [r.record() for r in results]
                     turns.append(turn)

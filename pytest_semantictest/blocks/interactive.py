@@ -73,9 +73,9 @@ class Terminal:
             return None
 
 
-def terminal_of(session: Any) -> Any:
-    """The session's terminal (a test double when set), a real one when usable, else None."""
-    found = getattr(session, "terminal", None)
+def terminal_of(run_context: Any) -> Any:
+    """The run's terminal (a test double when set), a real one when usable, else None."""
+    found = getattr(run_context, "terminal", None)
     if found is not None:
         return found
     return Terminal() if unavailable_reason() is None else None

@@ -123,7 +123,7 @@ async def reach_checkpoints(run: ConversationRun, ctx: StepContext, turn: dict[s
             break
         evaluated |= {cp.id for cp in ready}
         outcomes = await asyncio.gather(*(
-            check_turn(cp.assertion, turn, session=ctx.run_context, earlier=earlier, repeat=getattr(ctx, "repeat", 0),
+            check_turn(cp.assertion, turn, run_context=ctx.run_context, earlier=earlier, repeat=getattr(ctx, "repeat", 0),
                        base_dir=plan.base_dir, all_or_nothing=True) for cp in ready
         ))
         for cp, results in zip(ready, outcomes):

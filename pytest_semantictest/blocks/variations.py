@@ -81,8 +81,8 @@ class Variations:
     count: int
     cwd: Path
 
-    async def resolve(self, session: Any) -> list[tuple[str, dict[str, Any]]]:
-        texts = self._from_highbar_cache() or await self._generate(session)
+    async def resolve(self, run_context: Any) -> list[tuple[str, dict[str, Any]]]:
+        texts = self._from_highbar_cache() or await self._generate(run_context)
         phrasings = [("trigger", {PHRASING_KEY: self.trigger})]
         phrasings += [(f"variation {i + 1}: {t!r}", {PHRASING_KEY: t}) for i, t in enumerate(texts)]
         return phrasings
@@ -99,8 +99,8 @@ class Variations:
             return None
         return dedupe(self.trigger, entry["variations"], self.count) or None
 
-    async def _generate(self, session: Any) -> list[str]:
-        llm = getattr(session, "llm", None)
+    async def _generate(self, run_context: Any) -> list[str]:
+        llm = getattr(run_context, "llm", None)
         if llm is None or not llm.config.configured("paraphraser"):
             raise RuntimeError(
                 f"no paraphrases of {self.trigger!r} in .highbar/variations.json and no LLM is configured "

@@ -69,7 +69,7 @@ async def check_turn(
     specs: Sequence[Any],
     turn: Mapping[str, Any],
     *,
-    session: Any,
+    run_context: Any,
     earlier: Sequence[Mapping[str, Any]] = (),
     repeat: int = 0,
     base_dir: Path | None = None,
@@ -81,7 +81,7 @@ async def check_turn(
     async def one(spec: Any) -> AssertionResult:
         if spec.type == "script":
             return await run_script(spec, turn, earlier, base_dir)
-        return await run_validator(spec, turn, session, earlier, repeat)
+        return await run_validator(spec, turn, run_context, earlier, repeat)
 
     quick = {i: AssertionResult(s, evaluate(s, turn)) for i, s in enumerate(specs) if s.type in DETERMINISTIC}
     if all_or_nothing and not all(r.passed for r in quick.values()):
@@ -92,15 +92,15 @@ async def check_turn(
 
 
 async def run_validator(
-    spec: Any, turn: Mapping[str, Any], session: Any, earlier: Sequence[Mapping[str, Any]], repeat: int = 0
+    spec: Any, turn: Mapping[str, Any], run_context: Any, earlier: Sequence[Mapping[str, Any]], repeat: int = 0
 ) -> AssertionResult:
     from ..llm.errors import LLMError
     from ..llm.validator import Validator
 
-    llm = getattr(session, "llm", None)
+    llm = getattr(run_context, "llm", None)
     validator = Validator(llm) if llm is not None else None
     if validator is None or not validator.configured(spec.validator_use):
-        if getattr(getattr(session, "settings", None), "require_judge", False):
+        if getattr(getattr(run_context, "settings", None), "require_judge", False):
             return AssertionResult(spec, error=f"{NOT_CONFIGURED} and --semantictest-require-judge is set")
         return AssertionResult(spec, skipped=NOT_CONFIGURED)
     criteria = spec.validator_criteria
@@ -271,7 +271,7 @@ class TurnAssertion:
         if turn is MISSING or not isinstance(turn, Mapping) or turn.get("error"):
             return CheckResult()  # the turn did not run or failed: TurnCompleted reports it
         earlier = [t for t in (bus.get(s) for s in self.earlier) if isinstance(t, Mapping)]
-        results = await check_turn(self.specs, turn, session=ctx, earlier=earlier, base_dir=self.base_dir)
+        results = await check_turn(self.specs, turn, run_context=ctx, earlier=earlier, base_dir=self.base_dir)
         return to_check_result(results, self.label, self.line)
 
 

@@ -24,19 +24,19 @@ from .runner import aggregate, combine, run_case
 
 
 async def _run_phrasing(
-    case: Case, session: RunContext, context: Mapping[str, Any], parent: DataBus | None,
+    case: Case, run_context: RunContext, context: Mapping[str, Any], parent: DataBus | None,
     limit: asyncio.Semaphore, label: str = "",
 ) -> Verdict:
     async def one(repeat: int) -> Verdict:
         async with limit:
-            return await run_case(case, session, context, parent, repeat)
+            return await run_case(case, run_context, context, parent, repeat)
 
     if case.repetition.runs <= 1:
         verdict = await one(0)
         verdict.label = label
         return verdict
     total, required = case.repetition.runs, case.repetition.required
-    every = session.settings.all_runs
+    every = run_context.settings.all_runs
     if _reads_agent_traces(case):
         runs = await _attributed_runs(one, total, required, every)
     else:  # nothing to attribute: every run at once
@@ -132,21 +132,21 @@ def _merged_errors(runs: Sequence[Verdict]) -> str:
 
 
 async def run_repeated(
-    case: Case, session: RunContext, context: Mapping[str, Any], parent: DataBus | None = None,
+    case: Case, run_context: RunContext, context: Mapping[str, Any], parent: DataBus | None = None,
     concurrency: int = 10,
 ) -> Verdict:
     """Run a case: each phrasing ``repetition.runs`` times (overlapping, bounded, when their records are
     tagged), judged k/n."""
     limit = asyncio.Semaphore(max(1, concurrency))
     if case.variants is None:
-        return await _run_phrasing(case, session, context, parent, limit)
+        return await _run_phrasing(case, run_context, context, parent, limit)
     try:
-        phrasings = await case.variants.resolve(session)
+        phrasings = await case.variants.resolve(run_context)
     except Exception as exc:  # no LLM, replay miss, bad cache: the test cannot run
         return Verdict(Outcome.ERROR, error=f"variations: {exc}")
 
     def phrasing(label: str, overlay: Mapping[str, Any]) -> Any:
-        return _run_phrasing(case, session, {**context, **overlay}, parent, limit, label)
+        return _run_phrasing(case, run_context, {**context, **overlay}, parent, limit, label)
 
     (label, overlay), rest = phrasings[0], phrasings[1:]
     verdicts = [await phrasing(label, overlay)]

@@ -250,7 +250,7 @@ def _jump(
     return target
 
 
-async def evaluate_checks(checks: Sequence[Any], bus: DataBus, session: RunContext, skip_slots: set[str]) -> Checked:
+async def evaluate_checks(checks: Sequence[Any], bus: DataBus, run_context: RunContext, skip_slots: set[str]) -> Checked:
     """Failures, errors, not-evaluated reasons and LLM verdicts from a case's checks."""
     out = Checked()
     results: list[CheckResult] = []
@@ -263,7 +263,7 @@ async def evaluate_checks(checks: Sequence[Any], bus: DataBus, session: RunConte
         if evaluate_sync:
             results.append(evaluate_sync(bus))
         else:
-            pending.append(check.evaluate(bus, session))
+            pending.append(check.evaluate(bus, run_context))
     if pending:  # judged checks call an LLM: let them overlap
         results.extend(await asyncio.gather(*pending))
     for res in results:
@@ -299,7 +299,7 @@ def _unobserved(steps: Sequence[Step], pipeline: PipelineResult, checks: Sequenc
 
 async def run_case(
     case: Case,
-    session: RunContext,
+    run_context: RunContext,
     context: Mapping[str, Any],
     parent: DataBus | None = None,
     repeat: int = 0,
@@ -307,7 +307,7 @@ async def run_case(
     """Run one case once (``repeat`` is this run's index among repetitions) and judge it."""
     start = time.perf_counter()
     bus = DataBus(parent)
-    ctx = StepContext(session, bus, Resolver(bus, context, session.env), repeat, uuid.uuid4().hex)
+    ctx = StepContext(run_context, bus, Resolver(bus, context, run_context.env), repeat, uuid.uuid4().hex)
     pipeline = PipelineResult()
     try:
         if case.timeout_s:
@@ -328,7 +328,7 @@ async def run_case(
     for index in pipeline.unavailable:
         skip_slots |= set(output_slots(case.steps[index].output, case.steps[index].id))
     checked = pipeline.gates
-    checked.add(await evaluate_checks(case.checks, bus, session, skip_slots))
+    checked.add(await evaluate_checks(case.checks, bus, run_context, skip_slots))
     failures, errors, skipped = checked.failures, checked.errors, checked.skipped
     gates = [check for step in case.steps for check in step.checks]
     failures.extend(_unobserved(case.steps, pipeline, [*case.checks, *gates]))

@@ -18,7 +18,7 @@ class SetupFailed(Exception):
 
 @dataclass
 class SuiteRun:
-    """The state of one suite during a session: its setup slots."""
+    """The state of one suite during a run: its setup slots."""
 
     suite: Suite
     run_context: RunContext
@@ -57,9 +57,9 @@ class SuiteRun:
         return await run_repeated(case, self.run_context, self.suite.context, self.bus, concurrency)
 
 
-async def run_suite_async(suite: Suite, session: RunContext) -> dict[str, Verdict]:
+async def run_suite_async(suite: Suite, run_context: RunContext) -> dict[str, Verdict]:
     """Run every case of a suite in order; setup errors make each case an ERROR verdict."""
-    run = SuiteRun(suite, session)
+    run = SuiteRun(suite, run_context)
     verdicts: dict[str, Verdict] = {}
     try:
         for case in suite.cases:

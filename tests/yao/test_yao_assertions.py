@@ -133,7 +133,7 @@ def scripts(tmp_path: Path) -> Path:
 
 def run_checks(raws: list[dict[str, Any]], turn: dict[str, Any], base: Path | None, session: Any = None) -> Any:
     specs = [spec(**raw) for raw in raws]
-    return asyncio.run(check_turn(specs, turn, session=session or RunContext(), base_dir=base))
+    return asyncio.run(check_turn(specs, turn, run_context=session or RunContext(), base_dir=base))
 
 
 def test_script_assertions_from_a_file_next_to_the_cases(scripts: Path) -> None:
@@ -179,8 +179,8 @@ def test_validator_assertions_with_threshold_suggestions_and_negate(tmp_path: Pa
         client, _ = build(LLMConfig(base_url=url, cache_dir=tmp_path / "cache", retries=0))
         session = RunContext(llm=client)
         try:
-            good = await check_turn([spec(**r) for r in raws], submitted, session=session)
-            bad = await check_turn([spec(**raws[0])], TURN, session=session)
+            good = await check_turn([spec(**r) for r in raws], submitted, run_context=session)
+            bad = await check_turn([spec(**raws[0])], TURN, run_context=session)
         finally:
             await client.aclose()
         return good, bad
