@@ -32,7 +32,6 @@ import argparse
 import json
 import os
 import shlex
-import socket
 import subprocess
 import sys
 import tempfile
@@ -42,6 +41,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+sys.path.insert(0, str(ROOT / "bench"))
+
+from bench_highbar import free_port, one_call_test  # noqa: E402  (the same spec text as the highbar bench)
 from tests.concurrency import latency_server  # noqa: E402
 
 SLOW_AGENT = ROOT / "tests" / "agents" / "slow_agent.py"
@@ -60,26 +62,10 @@ def pytest_sessionfinish(session):
 """
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def highbar_spec(n: int, delay: float, concurrency: int = 16) -> str:
     port = free_port()
     start = shlex.join([sys.executable, str(SLOW_AGENT), "--port", str(port), "--delay", f"{delay:g}", "--tcp-nodelay"])
-    tests = "".join(
-        f"      - name: t{i}\n"
-        '        trigger: "Where is order 1042?"\n'
-        "        expect:\n"
-        "          function_calls:\n"
-        "            - name: get_order\n"
-        '              params: {order_id: "1042"}\n'
-        "          response:\n"
-        '            contains: "shipped"\n'
-        for i in range(n)
-    )
+    tests = "".join(one_call_test(f"t{i}") for i in range(n))
     return (f'agent:\n  start: "{start}"\n  endpoint: "http://127.0.0.1:{port}/chat"\n'
             f'  health: "http://127.0.0.1:{port}/health"\n  settle_time: 0\n  concurrency: {concurrency}\n'
             f"suites:\n  - name: Bench\n    tests:\n{tests}")
