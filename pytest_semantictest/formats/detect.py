@@ -94,16 +94,33 @@ def _depth(structure: bytes) -> int:
 
 
 def _near_miss_suite(raw: bytes) -> bool:
-    if b'"pipeline"' not in raw:  # cheap: no step anywhere, no suite meant
+    """A top-level array of objects under a key close to ``tests`` (``"test": [{``) in a file with steps.
+    One pass over the file's structure, as for real suites (not one scan per candidate key)."""
+    if b'"pipeline"' not in raw or b"\0" in raw:  # cheap: no step anywhere, no suite meant
         return False
     import difflib
 
+    close: dict[bytes, bool] = {}
+    starts = []
     for match in _ARRAY_OF_OBJECTS_KEY.finditer(raw):
-        key = match.group(1).decode("utf-8", "replace").lower()
-        if difflib.get_close_matches(key, ["tests"], n=1, cutoff=0.8):
-            structure = _structure(raw[: match.start()])
-            if structure is not None and _depth(structure) == 1:
-                return True
+        key = match.group(1)
+        if key not in close:
+            close[key] = bool(difflib.get_close_matches(key.decode("utf-8", "replace").lower(), ["tests"], n=1,
+                                                        cutoff=0.8))
+        if close[key]:
+            starts.append(match.start())
+    if not starts:
+        return False
+    marked = b"\0".join(raw[a:b] for a, b in zip([0, *starts], [*starts, len(raw)]))
+    structure = _structure(marked)
+    if structure is None:  # a string left open somewhere: only the keys before it can be told
+        structure = _structure(raw[: starts[0]])
+        return structure is not None and _depth(structure) == 1
+    depth = 0
+    for segment in structure.split(b"\0")[:-1]:
+        depth += _depth(segment)
+        if depth == 1:
+            return True
     return False
 
 
