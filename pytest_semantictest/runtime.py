@@ -10,6 +10,7 @@ this module: the engine, blocks, checks, reports, formats and agents get what th
 
 from __future__ import annotations
 
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -101,7 +102,7 @@ class Runtime:
             self._start()
         return self._services[1]
 
-    @property
+    @cached_property
     def concurrency(self) -> int:
         """How many cases of one file run at once (``--semantictest-concurrency``)."""
         return int(options.value(self.config, "concurrency"))
@@ -156,7 +157,7 @@ class Runtime:
         if self.context.agents is None:
             from .agents.live import AgentPool
 
-            shared = getattr(self.config, "workerinput", {}).get(AGENTS_DIR)
+            shared = self.agents_dir
             self.context.agents = AgentPool(Path(shared) if shared else None)
         for req in requirements:
             self.context.agents.acquire(req.config, observe=req.observe, calls_from=req.calls_from, for_file=for_file)

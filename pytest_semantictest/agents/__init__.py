@@ -56,13 +56,7 @@ _HOME = {
     "send": "protocol",
 }
 
-__all__ = [
-    "TEST_HEADER", "AgentConfig", "AgentConfigError", "AgentError", "AgentHandle", "AgentProcess",
-    "AgentReply", "AgentStartError", "Attribution", "Classified", "Hello", "HookContext", "LocalAgent",
-    "PlaceholderError", "SessionHookError", "SessionHooks", "SharedAgent", "ToolCall", "TraceBatch",
-    "TraceProblem", "TraceReader", "TurnRecord", "Values", "agent_key", "attribute", "classify",
-    "expand_env", "mask", "matches_correlate", "new_test_id", "reap", "render", "resolve_correlate", "send",
-]
+__all__ = sorted(_HOME)
 
 
 def __getattr__(name: str) -> Any:

@@ -17,10 +17,11 @@ from pathlib import Path
 _PROC = Path("/proc")
 
 
-def _stat(pid: int) -> list[str] | None:
-    """The fields of ``/proc/<pid>/stat`` after the command name, or None."""
+def _stat(pid: int, task: str | None = None) -> list[str] | None:
+    """The fields of ``/proc/<pid>/stat`` (or of its thread ``task``) after the command name, or None."""
+    path = _PROC / str(pid) / "stat" if task is None else _PROC / str(pid) / "task" / task / "stat"
     try:
-        raw = (_PROC / str(pid) / "stat").read_text()
+        raw = path.read_text()
     except OSError:
         return None
     return raw[raw.rfind(")") + 2 :].split()
@@ -56,11 +57,8 @@ def _exiting(pid: int) -> bool:
     except OSError:
         return False
     for tid in tasks:
-        try:
-            raw = (_PROC / str(pid) / "task" / tid / "stat").read_text()
-        except OSError:
-            continue
-        if raw[raw.rfind(")") + 2 :].split()[:1] not in (["Z"], ["X"], []):
+        fields = _stat(pid, tid)
+        if fields and fields[0] not in ("Z", "X"):
             return True
     return False
 

@@ -288,8 +288,8 @@ class Lookahead:
             return False  # its agent is not running yet: it starts when the file is reached
         try:
             spec_file.prepare()
-        except Exception:  # the file's own setup reports it when the file is reached
-            return False
+        except (Exception, pytest.fail.Exception):  # (prepare's Failed is a BaseException) the file's
+            return False  # own setup reports it when the file is reached, not the test running now
         return spec_file.run_state is not None
 
     def _barrier(self, item: Any) -> str | None:
@@ -343,8 +343,10 @@ class Lookahead:
 
     def _drop_passed(self, n: int) -> None:
         """Tasks of items this process will not reach (a hook skipped them, xdist stole them): cancelled."""
+        if not self.tasks:
+            return
         queued = set(_queued(self._interactor)) if self._interactor is not None else None
-        if queued is None and (not self.tasks or min(self.tasks) >= n):
+        if queued is None and min(self.tasks) >= n:
             return  # the usual case: every task is for an item still ahead
         for m in list(self.tasks):
             if m != n and (m not in queued if queued is not None else m < n):
