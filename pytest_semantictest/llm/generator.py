@@ -87,7 +87,11 @@ def parse_cases(text: str, validate: Callable[[dict[str, Any]], str | None]) -> 
         if not isinstance(raw, dict):
             problems.append(f"cases[{n - 1}] is not an object")
             continue
-        case = clean_case(raw)
+        try:
+            case = clean_case(raw)
+        except (KeyError, TypeError, AttributeError) as exc:  # a turn without input, a string where an object goes
+            problems.append(f"cases[{n - 1}] is not a case of the schema ({type(exc).__name__}: {exc})")
+            continue
         case_id = str(case.get("id") or f"G{n:03d}")
         if case_id in seen:
             case_id = f"{case_id}-{n}"

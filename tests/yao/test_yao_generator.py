@@ -79,3 +79,27 @@ def test_unusable_generator_output_is_a_usage_error(pytester: pytest.Pytester, l
                                  "twice*"])
     assert "case 'B': a test case needs 'input'" in llm.bodies()[1]["messages"][-1]["content"]
     assert not (pytester.path / "generated_test.jsonl").exists()
+
+
+@pytest.mark.parametrize("case", [{"turns": [{"assertions": []}]}, {"turns": ["hi"]}, {"assertions": ["x"]}],
+                         ids=["turn-without-input", "turn-not-an-object", "assertion-not-an-object"])
+def test_an_answer_off_the_schema_is_named_not_a_traceback(
+        pytester: pytest.Pytester, llm: ConversationFake, case: dict[str, Any]) -> None:
+    llm.queue(Reply(content=json.dumps({"cases": [case]})), Reply(content=json.dumps({"cases": [case]})))
+    result = generate(pytester, llm, "bot")
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(["*the test generator failed: *gave unusable output twice*"])
+    assert "cases[0] is not a case of the schema" in llm.bodies()[1]["messages"][-1]["content"]
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+
+
+def test_an_unreadable_agent_sidecar_is_a_usage_error(pytester: pytest.Pytester, llm: ConversationFake) -> None:
+    from pytest_semantictest.formats.yao.agent import sidecar_path
+
+    out = pytester.path / "generated_test.jsonl"
+    sidecar = sidecar_path(out)
+    sidecar.write_bytes(b"description: [unclosed\n\xff")
+    result = generate(pytester, llm, "bot")
+    assert result.ret == 4, result.stdout.str()
+    result.stderr.fnmatch_lines([f"*the test generator cannot read*{sidecar.name}*"])
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
