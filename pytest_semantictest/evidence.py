@@ -23,7 +23,6 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, Union, get_args
 
-_NUMBER = (int, float)
 
 
 @dataclass(slots=True)
@@ -214,6 +213,3 @@ def tool_call(call: Any) -> ToolCall:
     args = next((call[k] for k in ("args", "arguments", "input") if k in call), function.get("arguments"))
     return ToolCall(name, args, call.get("result"), call.get("error") or None)
 
-
-def of_kind(records: Any, kind: type[E]) -> Iterator[E]:
-    return (r for r in records if isinstance(r, kind))

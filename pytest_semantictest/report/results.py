@@ -69,7 +69,7 @@ class ResultsWriter:
         return report
 
     def describe(self, item: pytest.Item) -> dict[str, Any]:
-        from ..evidence import JudgedItems
+        from .judge import judged_items
         from .conversation import conversation_data
         from .notes import note_records
 
@@ -90,7 +90,7 @@ class ResultsWriter:
                 record["checkpoints"] = checkpoints
             if verdict.runs:
                 record["runs"] = [r.outcome.value for r in verdict.runs]
-            judged = [j.as_dict() for j in verdict.evidence if isinstance(j, JudgedItems)]
+            judged = [j.as_dict() for j in judged_items(verdict)]  # a step's too, as every report shows them
             if judged:
                 record["judgements"] = judged
             notes = note_records(verdict)

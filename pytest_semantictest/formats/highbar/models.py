@@ -145,7 +145,5 @@ ALLOWED_KEYS: dict[str, frozenset[str]] = {
 }
 """Each kind of mapping and the keys it takes; any other key (not ``x-``) is a spec error."""
 
-EXTENSION_KEYS: dict[str, frozenset[str]] = {"agent": frozenset({"calls_from"}), "test": frozenset({"markers"})}
-"""Keys that highbar 0.1.0rc3 does not have (a spec using them only runs here)."""
 
 assert ALLOWED_KEYS["response"] == MATCHER_KEYS
