@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ...agents.config import DEFAULT_BODY, DEFAULT_CORRELATE
 from ...checks.matchers import MATCHER_KEYS as MATCHER_KEYS
 
 
@@ -89,7 +90,7 @@ class Defaults(_Model):
 class Request(_Model):
     method: Literal["POST", "PUT", "PATCH"] = "POST"
     headers: dict[str, str] = Field(default_factory=dict)
-    body: Any = Field(default_factory=lambda: {"message": "{{message}}"})
+    body: Any = Field(default_factory=lambda: dict(DEFAULT_BODY))
 
 
 class PythonHook(_Model):
@@ -99,10 +100,6 @@ class PythonHook(_Model):
 class Session(_Model):
     setup: str | PythonHook | None = None
     teardown: str | PythonHook | None = None
-
-
-def _default_correlate() -> dict[str, str | int | float]:
-    return {"test": "{{test.id}}"}
 
 
 class Agent(_Model):
@@ -116,7 +113,7 @@ class Agent(_Model):
     response: str | None = Field(default=None, description="dotted path to the reply text")
     traces: str | None = Field(default=None, description="attach mode: the trace file the agent writes")
     session: Session | None = None
-    correlate: dict[str, str | int | float] = Field(default_factory=_default_correlate)
+    correlate: dict[str, str | int | float] = Field(default_factory=lambda: dict(DEFAULT_CORRELATE))
     calls_from: Literal["traces", "reply"] = Field(
         default="traces", description="extension: where tool calls are read from"
     )

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from ...agents.config import DEFAULT_BODY
 from ...engine.deadline import MAX_TIMEOUT_MS
 from ...errors import clip
 from .rules import (
@@ -207,7 +208,7 @@ class AgentChecks(ValidatorCore):
                 elif not value.isascii():  # HTTP clients send header values as ASCII
                     self.err(H + (name,), "the value must be ASCII text (an HTTP header); not shown")
             self.placeholders(headers, H, ALL_PLACEHOLDERS, has_session)
-        body = raw.get("body", {"message": "{{message}}"})
+        body = raw.get("body", DEFAULT_BODY)
         B = R + ("body",)
         try:
             json.dumps(body, allow_nan=False)
