@@ -10,14 +10,14 @@ The plugin keeps a little module-level state (blocks registered from a ``conftes
 conversation scripts, whether signals unwind the session): each in-process run starts from the
 state the plugin has after import and leaves the outer session's state as it found it.
 
-Runs in their own interpreter (``pytester.runpytest_subprocess``) leave hypothesis's pytest plugin out
-(``-p no:hypothesispytest``, as the reports' and leak tests already did): it imports all of hypothesis
-at the end of every session (~0.2 s of CPU per inner pytest and per xdist worker) and none of those
-runs has a hypothesis test.
+Runs in their own interpreter (``pytester.runpytest_subprocess``) leave out the pytest plugins of
+hypothesis and anyio (``tests.helpers.UNUSED_PLUGINS``): they import all of hypothesis and anyio (~0.2 s of CPU
+per inner pytest and per xdist worker) and none of those runs has a test of theirs.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import sys
@@ -30,8 +30,16 @@ from _pytest.pytester import SysModulesSnapshot
 from pytest_semantictest.agents import cleanup
 from pytest_semantictest.blocks import registry
 from pytest_semantictest.checks import conversation
+from tests.helpers import WITHOUT_UNUSED_PLUGINS
 
 pytest_plugins = ["pytester"]
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: twice the usable cores. Most of this suite's time is waiting (agents that answer
+    late on purpose, pytest processes it starts and waits for), so two workers per core keep the
+    cores busy where one per core leaves them idle half the time (docs/ci.md)."""
+    return 2 * len(os.sched_getaffinity(0))
+
 
 def _plugins_own_blocks() -> dict[str, Any]:
     """The registered blocks the plugin registered itself (a module of it, e.g. the Yao hooks, on import)."""
@@ -67,6 +75,12 @@ def _fresh_state() -> dict[str, Any]:
             "interrupted": [], "sigint": None}
 
 
+@functools.lru_cache(maxsize=None)
+def _real(path: str) -> str:
+    """``os.path.realpath``, once per path: every in-process run asks it for all ~2000 loaded modules."""
+    return os.path.realpath(path)
+
+
 def _outside(folder: str) -> Callable[[str], bool]:
     """Whether the module named so comes from outside ``folder`` (or from no file)."""
     prefix = os.path.join(os.path.realpath(folder), "")
@@ -74,7 +88,7 @@ def _outside(folder: str) -> Callable[[str], bool]:
     def keep(name: str) -> bool:
         module = sys.modules.get(name)
         where = getattr(module, "__file__", None) or next(iter(getattr(module, "__path__", None) or ()), None)
-        return not isinstance(where, str) or not os.path.realpath(where).startswith(prefix)
+        return not isinstance(where, str) or not _real(where).startswith(prefix)
 
     return keep
 
@@ -107,10 +121,8 @@ def _fresh_plugin_state_per_inprocess_run(request: pytest.FixtureRequest) -> Ite
     pytester.inline_run = isolated_inline_run  # type: ignore[method-assign]
     runpytest_subprocess: Callable[..., pytest.RunResult] = pytester.runpytest_subprocess
 
-    def without_hypothesis(*args: Any, **kwargs: Any) -> pytest.RunResult:
-        if not any("hypothesispytest" in str(arg) for arg in args):
-            args = ("-p", "no:hypothesispytest", *args)
-        return runpytest_subprocess(*args, **kwargs)
+    def without_unused_plugins(*args: Any, **kwargs: Any) -> pytest.RunResult:
+        return runpytest_subprocess(*WITHOUT_UNUSED_PLUGINS, *args, **kwargs)
 
-    pytester.runpytest_subprocess = without_hypothesis  # type: ignore[method-assign]
+    pytester.runpytest_subprocess = without_unused_plugins  # type: ignore[method-assign]
     yield

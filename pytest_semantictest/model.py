@@ -84,6 +84,10 @@ class Check(Protocol):
     async def evaluate(self, bus: Any, ctx: Any) -> CheckResult: ...
 
 
+MAX_RUNS = 10_000
+"""The most runs a case may ask for, in any format (highbar accepts 10**400 and never ends)."""
+
+
 @dataclass(slots=True)
 class Repetition:
     """Run a case ``runs`` times; it passes when at least ``min_pass`` runs pass."""

@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 import httpx
 
 from ..engine.deadline import Deadline
+from ..http_clients import async_client
 from .errors import AgentError
 from .replies import excerpt, parse_reply
 from .traces import ToolCall
@@ -140,7 +141,7 @@ async def _transfer(client: httpx.AsyncClient | None, request: AgentRequest) -> 
     """Status, headers and body bytes; ``AgentError`` when no complete reply came."""
     seconds = request.timeout_ms / 1000
     own = client is None
-    http = client or httpx.AsyncClient(trust_env=False)
+    http = client or async_client()
     try:
         sent = http.build_request(request.method, request.url, headers=request.headers, content=request.body,
                                   timeout=seconds)

@@ -9,6 +9,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from ..http_clients import sync_client
+
 
 def endpoint_address(url: str) -> tuple[str, int]:
     """Host and port of a URL; the port defaults by scheme (80, 443)."""
@@ -37,7 +39,7 @@ def port_open(host: str, port: int, timeout: float = 0.5) -> bool:
 def health_status(url: str, timeout: float) -> int | None:
     """The status code of ``GET url``, or None when nothing answered in time."""
     try:
-        with httpx.Client(timeout=timeout, trust_env=False) as client:
+        with sync_client(timeout=timeout) as client:
             return client.get(url).status_code
     except httpx.HTTPError:
         return None

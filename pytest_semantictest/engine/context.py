@@ -49,8 +49,10 @@ class RunContext:
         if self._http is None:
             import httpx
 
+            from ..http_clients import async_client
+
             limits = httpx.Limits(max_connections=100, max_keepalive_connections=20)
-            self._http = httpx.AsyncClient(limits=limits, follow_redirects=False, trust_env=False)
+            self._http = async_client(limits=limits, follow_redirects=False)
         return self._http
 
     async def aclose_http(self) -> None:

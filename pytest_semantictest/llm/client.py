@@ -212,12 +212,15 @@ class LLMClient:
         if client is None:
             import openai
 
+            from ..http_clients import tls_context
+
             client = openai.AsyncOpenAI(
                 api_key=endpoint.api_key or "not-needed",
                 base_url=endpoint.base_url,
                 max_retries=0,
                 timeout=self.config.timeout_s,
                 default_headers=dict(endpoint.headers) or None,
+                http_client=openai.DefaultAsyncHttpxClient(verify=tls_context()),
             )
             state.clients[endpoint] = client
         return client

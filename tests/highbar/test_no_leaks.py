@@ -33,6 +33,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import WITHOUT_UNUSED_PLUGINS
+
 if not Path("/proc/self/environ").exists():  # pragma: no cover - Linux only
     pytest.skip("needs /proc", allow_module_level=True)
 
@@ -41,7 +43,7 @@ TRACE_AGENT = AGENTS / "trace_agent.py"
 SLOW_AGENT = AGENTS / "slow_agent.py"
 MARK = "SEMANTICTEST_LEAK_MARK"
 # hypothesis's plugin costs ~1.5 s of imports per inner pytest (and per xdist worker) here.
-PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-q", "-rA"]
+PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *WITHOUT_UNUSED_PLUGINS, "-q", "-rA"]
 
 
 # --------------------------------------------------------------------------- /proc

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import openai  # noqa: F401  imported once here: pytester's in-process runs would re-import it every time
 import pytest
 
 from tests.llm.fake_openai import FakeOpenAI

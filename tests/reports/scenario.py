@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import once_per_session, pytest_process, run_pytest
+from tests.helpers import WITHOUT_UNUSED_PLUGINS, once_per_session, pytest_process, run_pytest
 
-PYTEST_ARGS = ["-p", "no:cacheprovider", "-p", "no:hypothesispytest"]
+PYTEST_ARGS = ["-p", "no:cacheprovider", *WITHOUT_UNUSED_PLUGINS]
 BIG = 20_000_000
 """The size of ``/big``'s body."""
 TRACE_AGENT = Path(__file__).resolve().parents[1] / "agents" / "trace_agent.py"

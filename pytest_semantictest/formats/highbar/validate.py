@@ -25,8 +25,8 @@ from pydantic import ValidationError
 
 from ...errors import SpecError, clip
 from ...files import UnreadableFile, read_text
+from ...model import MAX_RUNS
 from ..source import place as _place
-from ..semantictest.models import MAX_RUNS
 from ..validation import problems_from
 from ..yamlsource import YamlError, YamlSource, load_yaml
 from . import models

@@ -7,10 +7,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ...errors import clip
+from ...model import MAX_RUNS
 from ..validation import check_node_id, strip_free_keys
 
 
-MAX_RUNS = 10_000
 MAX_TIMEOUT_MS = 24 * 3600 * 1000
 
 
