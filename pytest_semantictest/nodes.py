@@ -98,7 +98,7 @@ class SpecFile(pytest.File):
 
         services = runtime(self.config)
         try:
-            services.acquire_agents(self.suite.agents)
+            services.acquire_agents(self.suite.agents, for_file=str(self.path))
         except Exception as exc:  # AgentError, SessionHookError: every test of the file errors
             message = f"{self.path.name}: the agent could not be used: {exc}"  # a log tail may hold any secret
             raise pytest.fail.Exception(services.redactor.text(message), pytrace=False) from None

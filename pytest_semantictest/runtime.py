@@ -139,19 +139,20 @@ class Runtime:
 
     # -- agents -------------------------------------------------------------------------------
 
-    def acquire_agents(self, requirements: list[Any], *, for_file: bool = True) -> None:
-        """Start or attach each agent a file needs (shared under xdist, kept for the next file that
-        needs the same). A failure here means the file's tests could not run: exit status 2."""
+    def acquire_agents(self, requirements: list[Any], *, for_file: str | None) -> None:
+        """Start or attach each agent the file ``for_file`` (its path) needs, held until that file ends
+        (shared under xdist, kept for the next file that needs the same); None: for the session. A
+        failure for a file means its tests could not run: exit status 2."""
         if not requirements:
             return
         try:
             self._acquire(requirements, for_file)
         except Exception:
-            if for_file:
+            if for_file is not None:
                 self.unrunnable = True
             raise
 
-    def _acquire(self, requirements: list[Any], for_file: bool) -> None:
+    def _acquire(self, requirements: list[Any], for_file: str | None) -> None:
         # values expanded from ${ENV} into an agent's config are secrets in every report (highbar's rule)
         self.redactor.add(value for req in requirements for value in getattr(req.config, "secrets", ()))
         if self.context.agents is None:
@@ -174,16 +175,16 @@ class Runtime:
             log_dir=rootdir / options.value(self.config, "agent-logs"),
         )
         calls_from = str(mapping.get("calls_from", "traces"))
-        self.acquire_agents([AgentRequirement("", config, observe, calls_from)], for_file=False)
+        self.acquire_agents([AgentRequirement("", config, observe, calls_from)], for_file=None)
         from .agents.shared import live_key
 
         live = self.context.agents.get(live_key(config, calls_from))
         return AgentClient(live, lambda: self.context.http, self.run)
 
-    def idle_files(self) -> None:
-        """A spec file ended: its agents may be replaced by the next file's."""
+    def idle_file(self, file: str) -> None:
+        """The spec file ``file`` (its path) ended: the agents it alone held may be replaced by the next file's."""
         if self.started and self.context.agents is not None:
-            self.context.agents.idle_files()
+            self.context.agents.idle_file(file)
 
     def agent_warnings(self) -> list[str]:
         return list(self.context.agents.warnings()) if self.started and self.context.agents is not None else []

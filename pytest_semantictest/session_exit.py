@@ -86,7 +86,7 @@ class SessionExit:
         finally:
             spec_file = _spec_file(item)
             if spec_file is not None and (nextitem is None or spec_file not in nextitem.listchain()):
-                self.runtime.idle_files()
+                self.runtime.idle_file(str(spec_file.path))
 
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
         from .agents.cleanup import Terminated

@@ -16,6 +16,7 @@ import dataclasses
 import difflib
 import json
 import time
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -264,8 +265,9 @@ def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
 class AgentPool:
     """The session's agents by config; ``state_dir`` set means share them across xdist workers.
 
-    A file acquires its agents when it starts and ``idle_files`` lets go of them when it ends; an
-    agent stays up for the next file with the same configuration. One with another configuration on
+    A file acquires its agents when it starts and ``idle_file`` lets go of that file's acquisitions when
+    it ends (the look-ahead may already run the next file's tests on the same agent); an agent stays up
+    for the next file with the same configuration. One with another configuration on
     the same port replaces it (stopped first, as highbar runs each spec's agent in turn); under
     xdist it waits until no other worker's file uses the port (``SharedAgent``).
     """
@@ -275,19 +277,20 @@ class AgentPool:
         self._owners: dict[str, LocalAgent | SharedAgent] = {}
         self._live: dict[str, LiveAgent] = {}
         self._in_use: dict[str, int] = {}  # process key -> acquisitions not let go of (files, clients)
-        self._by_files: dict[str, int] = {}  # process key -> acquisitions by the files now running
+        self._by_files: dict[str, Counter[str]] = {}  # file -> process key -> acquisitions not let go of
         self._retired: list[str] = []  # warnings of agents stopped before the end
 
     def get(self, key: str) -> LiveAgent:
         return self._live[key]
 
-    def acquire(self, config: AgentConfig, *, observe: bool, calls_from: str = "traces", for_file: bool = True) -> str:
+    def acquire(self, config: AgentConfig, *, observe: bool, calls_from: str = "traces", for_file: str | None) -> str:
         """Start or attach the agent process for ``config``; returns the key of this way of talking to it
-        (:func:`live_key`: files with other request or session settings get theirs). ``for_file``: held
-        until ``idle_files``, else (an ``agent_factory`` client) until the session ends."""
+        (:func:`live_key`: files with other request or session settings get theirs). ``for_file`` (its
+        path): held until ``idle_file`` of that file, None (an ``agent_factory`` client) until the
+        session ends."""
         key = live_key(config, calls_from)
         process = agent_key(config)
-        if not for_file and key in self._live and self._in_use.get(process, 0) > 0:
+        if for_file is None and key in self._live and self._in_use.get(process, 0) > 0:
             return key
         live = self._live.get(key)
         hooks = live.hooks if live is not None and live.hooks is not None else SessionHooks(config)
@@ -300,8 +303,8 @@ class AgentPool:
             self._owners[process] = owner
         handle = owner.acquire(observe=observe and calls_from != "reply")
         self._in_use[process] = self._in_use.get(process, 0) + 1
-        if for_file:
-            self._by_files[process] = self._by_files.get(process, 0) + 1
+        if for_file is not None:
+            self._by_files.setdefault(for_file, Counter())[process] += 1
         if live is None or (live.handle.pid, live.handle.traces_path) != (handle.pid, handle.traces_path):
             # first use, or the process was replaced meanwhile (another configuration used the port)
             if live is not None:
@@ -309,14 +312,13 @@ class AgentPool:
             self._live[key] = LiveAgent(config, handle, calls_from, handle.trace_reader(), hooks)
         return key
 
-    def idle_files(self) -> None:
-        """The running files are done: their agents keep running, but may now be replaced."""
-        for process, count in self._by_files.items():
+    def idle_file(self, file: str) -> None:
+        """``file`` is done: the agents no other running file holds keep running, but may now be replaced."""
+        for process, count in self._by_files.pop(file, Counter()).items():
             left = self._in_use.get(process, 0) - count
             self._in_use[process] = max(0, left)
             if left <= 0 and process in self._owners:
                 self._owners[process].idle()
-        self._by_files.clear()
 
     def _replace_conflicts(self, config: AgentConfig, process: str) -> None:
         """Stop this process's agents of other configurations on ``config``'s port (idle ones)."""

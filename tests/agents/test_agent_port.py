@@ -83,15 +83,34 @@ def test_the_pool_stops_the_previous_files_agent(make_config: Any) -> None:
     pool = AgentPool()
     first_cfg, second_cfg = make_config(), make_config("--slow-start", "0")
     try:
-        first = pool.get(pool.acquire(first_cfg, observe=True))
-        pool.idle_files()
-        second = pool.get(pool.acquire(second_cfg, observe=True))
+        first = pool.get(pool.acquire(first_cfg, observe=True, for_file="a.highbar.yaml"))
+        pool.idle_file("a.highbar.yaml")
+        second = pool.get(pool.acquire(second_cfg, observe=True, for_file="b.highbar.yaml"))
         assert wait_gone(first.handle.pid) and alive(second.handle.pid)
         with pytest.raises(AgentStartError, match="still in use"):  # the second file has not ended yet
-            pool.acquire(first_cfg, observe=True)
-        pool.idle_files()
-        again = pool.get(pool.acquire(first_cfg, observe=True))  # the first configuration again: a new process
+            pool.acquire(first_cfg, observe=True, for_file="c.highbar.yaml")
+        pool.idle_file("b.highbar.yaml")
+        again = pool.get(pool.acquire(first_cfg, observe=True, for_file="c.highbar.yaml"))  # a new process
         assert again.handle.pid not in (first.handle.pid, second.handle.pid)
         assert wait_gone(second.handle.pid) and alive(again.handle.pid)
+    finally:
+        pool.close()
+
+
+def test_a_file_that_ends_lets_go_of_its_own_hold_only(make_config: Any) -> None:
+    """The look-ahead prepares the next file (its agents acquired, its tests running) before the
+    current one ends: the end of the current file must leave the next file's hold on the agent."""
+    pool = AgentPool()
+    cfg, other_cfg = make_config(), make_config("--slow-start", "0")
+    try:
+        first = pool.get(pool.acquire(cfg, observe=True, for_file="a.highbar.yaml"))
+        pool.acquire(cfg, observe=True, for_file="b.highbar.yaml")  # the next file, prepared ahead
+        pool.idle_file("a.highbar.yaml")
+        with pytest.raises(AgentStartError, match="still in use"):  # b still runs on it: not replaced
+            pool.acquire(other_cfg, observe=True, for_file="c.highbar.yaml")
+        assert alive(first.handle.pid)
+        pool.idle_file("b.highbar.yaml")
+        other = pool.get(pool.acquire(other_cfg, observe=True, for_file="c.highbar.yaml"))
+        assert wait_gone(first.handle.pid) and alive(other.handle.pid)
     finally:
         pool.close()

@@ -227,7 +227,7 @@ class ComplianceSession:
         key = str(suite.path)
         if key not in self.offered:
             try:
-                self.runtime.acquire_agents(suite.agents)
+                self.runtime.acquire_agents(suite.agents, for_file=key)
             except Exception:  # reported by the file's own setup, which acquires them again
                 return
             try:
