@@ -11,8 +11,9 @@ conversation scripts, whether signals unwind the session): each in-process run s
 state the plugin has after import and leaves the outer session's state as it found it.
 
 Runs in their own interpreter (``pytester.runpytest_subprocess``) leave out the pytest plugins of
-hypothesis and anyio (``tests.helpers.UNUSED_PLUGINS``): they import all of hypothesis and anyio (~0.2 s of CPU
-per inner pytest and per xdist worker) and none of those runs has a test of theirs.
+hypothesis and anyio (``tests.helpers.without_unused_plugins``): they import all of hypothesis and anyio
+(~0.2 s of CPU per inner pytest and per xdist worker) and none of those runs has a test of theirs; and
+pytest-html's unless the run writes an HTML report.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from _pytest.pytester import SysModulesSnapshot
 from pytest_semantictest.agents import cleanup
 from pytest_semantictest.blocks import registry
 from pytest_semantictest.checks import conversation
-from tests.helpers import WITHOUT_UNUSED_PLUGINS
+from tests.helpers import without_unused_plugins
 
 pytest_plugins = ["pytester"]
 
@@ -121,8 +122,8 @@ def _fresh_plugin_state_per_inprocess_run(request: pytest.FixtureRequest) -> Ite
     pytester.inline_run = isolated_inline_run  # type: ignore[method-assign]
     runpytest_subprocess: Callable[..., pytest.RunResult] = pytester.runpytest_subprocess
 
-    def without_unused_plugins(*args: Any, **kwargs: Any) -> pytest.RunResult:
-        return runpytest_subprocess(*WITHOUT_UNUSED_PLUGINS, *args, **kwargs)
+    def lean_subprocess_run(*args: Any, **kwargs: Any) -> pytest.RunResult:
+        return runpytest_subprocess(*without_unused_plugins(args), *args, **kwargs)
 
-    pytester.runpytest_subprocess = without_unused_plugins  # type: ignore[method-assign]
+    pytester.runpytest_subprocess = lean_subprocess_run  # type: ignore[method-assign]
     yield

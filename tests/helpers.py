@@ -9,7 +9,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import pytest
@@ -50,6 +50,15 @@ def run_pytest(pytester: pytest.Pytester, *args: str, own_process: bool = False)
 # (they import all of hypothesis and anyio, ~0.2 s of CPU per inner pytest and per xdist worker).
 UNUSED_PLUGINS = ("hypothesispytest", "anyio")
 WITHOUT_UNUSED_PLUGINS = tuple(arg for plugin in UNUSED_PLUGINS for arg in ("-p", f"no:{plugin}"))
+HTML_PLUGINS = ("html", "html_fixtures", "metadata")
+"""pytest-html and what it needs: only a run that writes an HTML report (``--html``) uses them."""
+
+
+def without_unused_plugins(args: Sequence[str]) -> tuple[str, ...]:
+    """The ``-p no:...`` arguments for an inner run with ``args``: :data:`UNUSED_PLUGINS`, and
+    :data:`HTML_PLUGINS` unless it writes an HTML report."""
+    html = any(str(arg).startswith("--html") for arg in args)
+    return (*WITHOUT_UNUSED_PLUGINS, *(() if html else (a for p in HTML_PLUGINS for a in ("-p", f"no:{p}"))))
 
 
 def pytest_process(cwd: Path, *args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
@@ -57,7 +66,7 @@ def pytest_process(cwd: Path, *args: str, timeout: float = 240) -> subprocess.Co
     xdist variables (a shared run that several tests then check, where pytester is one test's)."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("PYTEST_XDIST", "PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_CURRENT_TEST"))}
-    return subprocess.run([sys.executable, "-m", "pytest", *WITHOUT_UNUSED_PLUGINS, *args], cwd=cwd, env=env,
+    return subprocess.run([sys.executable, "-m", "pytest", *without_unused_plugins(args), *args], cwd=cwd, env=env,
                           capture_output=True,
                           text=True, timeout=timeout, check=False)
 

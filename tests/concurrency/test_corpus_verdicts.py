@@ -24,7 +24,7 @@ sys.path.insert(0, str(REPO / "tests" / "docs_examples"))
 import docs_server  # noqa: E402
 import seed_copies  # noqa: E402
 
-from tests.helpers import WITHOUT_UNUSED_PLUGINS  # noqa: E402
+from tests.helpers import without_unused_plugins  # noqa: E402
 
 FIDELITY = REPO / "tests" / "highbar" / "fidelity"
 FIDELITY_AGENT = REPO / "tests" / "highbar" / "fidelity_agent.py"
@@ -50,7 +50,7 @@ def _twice(cwd: Path, out: Path, args: list[str], env: dict[str, str]) -> tuple[
     runs: list[Verdicts] = []
     for extra in ([], ["--semantictest-item-concurrency=1"]):
         junit = out / f"junit-{len(runs)}.xml"
-        done = subprocess.run([sys.executable, "-m", "pytest", *WITHOUT_UNUSED_PLUGINS, "-p", "no:cacheprovider", "-q", f"--junitxml={junit}",
+        done = subprocess.run([sys.executable, "-m", "pytest", *without_unused_plugins(()), "-p", "no:cacheprovider", "-q", f"--junitxml={junit}",
                                *args, *extra], cwd=cwd, env=env, capture_output=True, text=True, timeout=300,
                               check=False)
         assert junit.exists(), done.stdout[-3000:] + done.stderr[-3000:]
@@ -154,7 +154,7 @@ def _both_modes(tmp_path: Path, corpora: tuple[str, ...]) -> tuple[Verdicts, Ver
             env = stack.enter_context(_services(work))
             junit = tmp_path / f"junit-{mode}.xml"
             # p11 wants --semantictest-runs 5 (its own test gives it): here it is a collection error, in both
-            command = [sys.executable, "-m", "pytest", *WITHOUT_UNUSED_PLUGINS, "-p", "no:cacheprovider", "-q", f"--junitxml={junit}",
+            command = [sys.executable, "-m", "pytest", *without_unused_plugins(()), "-p", "no:cacheprovider", "-q", f"--junitxml={junit}",
                        "--continue-on-collection-errors", *extra]
             runs.append((subprocess.Popen(command, cwd=work, env=env, stdout=subprocess.PIPE,
                                           stderr=subprocess.STDOUT, text=True), junit))

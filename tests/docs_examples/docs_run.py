@@ -19,7 +19,7 @@ sys.path.insert(0, str(HERE))
 import docs_server  # noqa: E402
 import seed_copies  # noqa: E402
 
-from tests.helpers import WITHOUT_UNUSED_PLUGINS, once_per_session  # noqa: E402
+from tests.helpers import once_per_session, without_unused_plugins  # noqa: E402
 
 
 def run_docs_suites(folder: Path, *args: str) -> dict[str, Any]:
@@ -33,7 +33,7 @@ def run_docs_suites(folder: Path, *args: str) -> dict[str, Any]:
     env.update(docs_server.environment(base))
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "pytest", *WITHOUT_UNUSED_PLUGINS, "-p", "no:cacheprovider", "-q", "--junitxml=report.xml", "-rs", *args],
+            [sys.executable, "-m", "pytest", *without_unused_plugins(()), "-p", "no:cacheprovider", "-q", "--junitxml=report.xml", "-rs", *args],
             cwd=folder, env=env, capture_output=True, text=True, timeout=300,
         )
     finally:

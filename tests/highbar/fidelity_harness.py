@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.helpers import WITHOUT_UNUSED_PLUGINS
+from tests.helpers import without_unused_plugins
 
 HERE = Path(__file__).resolve().parent
 SPECS = HERE / "fidelity"
@@ -93,7 +93,7 @@ def pytest_args(spec: Path, junit: Path) -> list[str]:
 
 
 def pytest_command(spec: Path, junit: Path) -> list[str]:
-    return [sys.executable, "-m", "pytest", *WITHOUT_UNUSED_PLUGINS, *pytest_args(spec, junit)]
+    return [sys.executable, "-m", "pytest", *without_unused_plugins(()), *pytest_args(spec, junit)]
 
 
 def run_highbar(highbar: str, spec: Path) -> tuple[int, dict[str, str], str]:

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import WITHOUT_UNUSED_PLUGINS
+from tests.helpers import without_unused_plugins
 
 if not Path("/proc/self/environ").exists():  # pragma: no cover - Linux only
     pytest.skip("needs /proc", allow_module_level=True)
@@ -43,7 +43,7 @@ TRACE_AGENT = AGENTS / "trace_agent.py"
 SLOW_AGENT = AGENTS / "slow_agent.py"
 MARK = "SEMANTICTEST_LEAK_MARK"
 # hypothesis's plugin costs ~1.5 s of imports per inner pytest (and per xdist worker) here.
-PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *WITHOUT_UNUSED_PLUGINS, "-q", "-rA"]
+PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *without_unused_plugins(()), "-q", "-rA"]
 
 
 # --------------------------------------------------------------------------- /proc
