@@ -10,10 +10,10 @@ The plugin keeps a little module-level state (blocks registered from a ``conftes
 conversation scripts, whether signals unwind the session): each in-process run starts from the
 state the plugin has after import and leaves the outer session's state as it found it.
 
-Runs in their own interpreter (``pytester.runpytest_subprocess``) leave out the pytest plugins of
-hypothesis and anyio (``tests.helpers.without_unused_plugins``): they import all of hypothesis and anyio
-(~0.2 s of CPU per inner pytest and per xdist worker) and none of those runs has a test of theirs; and
-pytest-html's unless the run writes an HTML report.
+Inner runs leave out the pytest plugins of hypothesis and anyio (``tests.helpers.without_unused_plugins``):
+in their own interpreter they import all of hypothesis and anyio (~0.2 s of CPU per inner pytest and per
+xdist worker) and none of those runs has a test of theirs; and pytest-html's unless the run writes an
+HTML report (pytest-metadata alone lists the installed packages at every configure).
 """
 
 from __future__ import annotations
@@ -97,7 +97,8 @@ def _outside(folder: str) -> Callable[[str], bool]:
 @pytest.fixture(autouse=True)
 def _fresh_plugin_state_per_inprocess_run(request: pytest.FixtureRequest) -> Iterator[None]:
     """Every in-process pytester run of this test starts with the plugin's module state fresh and
-    drops only the modules imported from the test's folder."""
+    drops only the modules imported from the test's folder; every pytester run leaves out the plugins
+    it does not use."""
     if "pytester" not in request.fixturenames:
         yield
         return
@@ -112,7 +113,7 @@ def _fresh_plugin_state_per_inprocess_run(request: pytest.FixtureRequest) -> Ite
         outer = _module_state()
         _set_module_state(_fresh_state())
         try:
-            return inline_run(*args, **kwargs)
+            return inline_run(*without_unused_plugins(args), *args, **kwargs)
         finally:
             imported = _plugins_own_blocks()  # by plugin modules first imported in this run: they stay imported
             _set_module_state(outer)
