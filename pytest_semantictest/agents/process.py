@@ -28,7 +28,10 @@ from .errors import AgentStartError
 from .net import endpoint_address, health_status, listener, port_open
 from .traces import TraceReader
 
+POLL_FIRST_S = 0.01
 POLL_INTERVAL_S = 0.2
+"""Readiness is polled after 10 ms, then twice as long each time up to 200 ms: an agent is often ready
+within a tenth of a second, and a probe of a port nothing listens on yet costs little."""
 HEALTH_PROBE_TIMEOUT_S = 2.0
 ATTACH_HEALTH_TIMEOUT_S = 5.0
 TAIL_LINES = 20
@@ -190,6 +193,7 @@ class AgentProcess:
         cfg = self.config
         timeout_s = cfg.startup_timeout_ms / 1000
         deadline = time.monotonic() + timeout_s
+        pause = POLL_FIRST_S
         while True:
             if self._popen.poll() is not None or self._popen.returncode is not None:
                 raise self._exited()
@@ -205,7 +209,8 @@ class AgentProcess:
             if time.monotonic() >= deadline:
                 waited = f"{cfg.health} to answer 200" if cfg.health else f"{host}:{port} to accept connections"
                 raise self._error(f"agent not ready after {timeout_s:g}s (waited for {waited})" + self._log_section())
-            time.sleep(POLL_INTERVAL_S)
+            time.sleep(pause)
+            pause = min(2 * pause, POLL_INTERVAL_S)
 
     def _wait_for_hello(self) -> None:
         assert self.traces_path is not None
