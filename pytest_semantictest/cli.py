@@ -71,10 +71,9 @@ class _Validation:
 
     @staticmethod
     def _spec(path: Path, config: pytest.Config) -> bool:
-        from .formats.detect import FORMATS
+        from .formats.detect import spec_format
 
-        ctx = runtime(config).collect_context
-        return any(detect(path, ctx) for _, detect, _ in FORMATS)
+        return spec_format(path, lambda: runtime(config).collect_context) is not None
 
     def pytest_ignore_collect(self, collection_path: Path, config: pytest.Config) -> bool | None:
         """Only spec files are collected (test modules are not imported)."""

@@ -127,21 +127,20 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    from .formats.detect import FORMATS
+    from .formats.detect import spec_format
 
-    for name, detect, module in FORMATS:
-        needs = getattr(detect, "needs_context", None)  # only some detectors, for some paths (idle stays cheap)
-        collect = runtime(parent.config).collect_context if needs is not None and needs(file_path) else None
-        if detect(file_path, collect):
-            from importlib import import_module
+    found = spec_format(file_path, lambda: runtime(parent.config).collect_context)
+    if found is None:
+        return None
+    from importlib import import_module
 
-            from .nodes import SpecFile
+    from .nodes import SpecFile
 
-            loader = import_module(f"{__package__}.formats.{module}").make_loader(runtime(parent.config).collect_context)
-            node = SpecFile.for_format(parent, file_path, loader)
-            node.add_marker(name)
-            return node
-    return None
+    name, module = found
+    loader = import_module(f"{__package__}.formats.{module}").make_loader(runtime(parent.config).collect_context)
+    node = SpecFile.for_format(parent, file_path, loader)
+    node.add_marker(name)
+    return node
 
 
 @pytest.hookimpl(wrapper=True, specname="pytest_collect_file")

@@ -136,11 +136,9 @@ def _spec_file(item: pytest.Item) -> pytest.Collector | None:
 
 def _any_spec(config: pytest.Config, ids: list[str], runtime: Runtime) -> bool:
     """Whether any collected node id is in a spec file (the xdist controller collects nothing)."""
-    from .formats.detect import FORMATS
+    from .formats.detect import spec_format
 
     root = Path(str(config.rootpath))
-    for path in dict.fromkeys(node_id.split("::", 1)[0] for node_id in ids):
-        file_path = root / path
-        if file_path.suffix != ".py" and any(detect(file_path, runtime.collect_context) for _, detect, _ in FORMATS):
-            return True
-    return False
+    paths = (root / path for path in dict.fromkeys(node_id.split("::", 1)[0] for node_id in ids))
+    return any(path.suffix != ".py" and spec_format(path, lambda: runtime.collect_context) is not None
+               for path in paths)

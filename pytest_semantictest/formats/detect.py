@@ -328,3 +328,15 @@ FORMATS: list[tuple[str, Callable[[Path, CollectContext | None], bool], str]] = 
     ("yao", yao_jsonl, "yao.compile"),
     ("compliance", compliance_markdown, "compliance.collect"),
 ]
+
+
+def spec_format(path: Path, context: Callable[[], CollectContext]) -> tuple[str, str] | None:
+    """``(format name, module that collects it)`` for the spec file ``path``, or None: the one test
+    of what is a spec file (collection, ``semantictest validate``, the xdist controller). ``context``
+    is called only for the paths a detector needs it for (``needs_context``): an idle session pays
+    nothing."""
+    for name, detect, module in FORMATS:
+        needs = getattr(detect, "needs_context", None)
+        if detect(path, context() if needs is not None and needs(path) else None):
+            return name, module
+    return None
