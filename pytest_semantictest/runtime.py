@@ -56,6 +56,12 @@ class Runtime:
         self._collect: CollectContext | None = None
         self._worker_usage: dict[str, int] = {}
         self._services: tuple[Redactor, EventLoopRunner]
+        self.lookahead_gates: list[Callable[[pytest.Item], str | None]] = []
+        """What a format's glue says about an item before it may run ahead: why not yet, or None
+        (``add_lookahead_gate``; the look-ahead asks each before it starts an item early)."""
+
+    def add_lookahead_gate(self, gate: Callable[[pytest.Item], str | None]) -> None:
+        self.lookahead_gates.append(gate)
 
     # -- the services, started on first use ---------------------------------------------------
 

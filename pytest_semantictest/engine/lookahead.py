@@ -33,8 +33,7 @@ import pytest
 from ..model import Verdict
 from .item_usage import counted, install
 from .lookahead_rules import (
-    agent_bound, agent_keys, attributable, compliance_pending, file_barrier, io_free, is_spec_item, static_barrier,
-    traced,
+    agent_bound, agent_keys, attributable, file_barrier, io_free, is_spec_item, static_barrier, traced,
 )
 
 _WALK = 64
@@ -297,9 +296,10 @@ class Lookahead:
         reason, only_computes = self._static_of(item)
         if reason is not None or only_computes:
             return reason
-        reason = compliance_pending(item)
-        if reason is not None:
-            return reason
+        for gate in self.runtime.lookahead_gates:  # what the formats' glue says (compliance setup hooks)
+            reason = gate(item)
+            if reason is not None:
+                return reason
         pool = self.runtime.context.agents
         for key in self._keys(item):
             live = pool._live.get(key) if pool is not None else None

@@ -86,18 +86,6 @@ def file_barrier(before: Any, after: Any) -> str | None:
     return None
 
 
-def compliance_pending(item: Any) -> str | None:
-    """A compliance case runs ahead only once its file's setup hook was offered (its first case)."""
-    suite = item.spec_file.suite
-    if suite.format != "compliance":
-        return None
-    plugin = item.config.pluginmanager.get_plugin("semantictest-compliance")
-    offered = getattr(plugin, "offered", {})
-    if str(suite.path) not in offered or offered[str(suite.path)] is not None:
-        return "its file's setup hook has not run (or failed)"
-    return None
-
-
 def attributable(verdict: Verdict) -> bool | None:
     """What a finished item says about its agents' trace records: False when some could not be
     attributed (highbar's rule for repeats, :func:`.batching.runs_may_overlap`), True when its turns

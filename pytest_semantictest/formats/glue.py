@@ -42,6 +42,8 @@ if TYPE_CHECKING:
 
         def acquire_agents(self, requirements: list[Any], *, for_file: str | None) -> None: ...
 
+        def add_lookahead_gate(self, gate: Any) -> None: ...
+
 
 GLUE: tuple[str, ...] = ("semantictest", "compliance", "yao")
 """The formats (packages under ``formats/``) that have a ``pytest_glue`` module."""

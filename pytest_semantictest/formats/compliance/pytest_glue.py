@@ -99,6 +99,7 @@ class ComplianceSession:
         self.settled: set[str] = set()
         """Dependencies whose every case has a record (nothing more to wait for)."""
         self.session: pytest.Session | None = None
+        runtime.add_lookahead_gate(self.not_offered)
 
     # -- xdist: a folder the workers share ----------------------------------------------------------
 
@@ -222,6 +223,17 @@ class ComplianceSession:
         self.runtime.redactor.add(v for v in values if v)
         cases = [parts.case for parts in map(compliance_parts, session.items) if parts is not None]
         self.runtime.redactor.learn([step.config for case in cases for step in case.steps])
+
+    def not_offered(self, item: pytest.Item) -> str | None:
+        """The look-ahead's gate: a compliance case runs ahead only once its file's setup hook was offered
+        (when its first case ran) and did not fail."""
+        parts = compliance_parts(item)
+        if parts is None:
+            return None
+        key = str(parts.suite.path)
+        if key not in self.offered or self.offered[key] is not None:
+            return "its file's setup hook has not run (or failed)"
+        return None
 
     def _offer(self, suite: Suite, front: ComplianceFile) -> None:
         key = str(suite.path)
