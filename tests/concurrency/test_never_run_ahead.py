@@ -176,3 +176,27 @@ def test_only_built_in_computing_blocks_with_deterministic_checks_count_as_io_fr
     assert not io_free(item("MockData", [judged]))  # an LLM-judged check waits for the judge
     assert not io_free(item("MockData", [sync], gates=[judged]))
     assert not io_free(item("MockData", [sync], variants=object()))  # phrasings come from an LLM
+
+
+SETUP_HOOK = """
+import httpx
+from pathlib import Path
+
+def pytest_semantictest_compliance_setup(config, setup):
+    started = httpx.get("{base}/stats", trust_env=False).json()["order"]
+    with open(Path(__file__).with_name("hook.log"), "a") as log:
+        log.write(f"{{setup.document}} {{len(started)}}\\n")
+"""
+
+
+def test_no_compliance_case_starts_before_its_files_setup_hook(pytester: pytest.Pytester, latency: str) -> None:
+    """The setup hook creates the agents a file's cases talk to: the look-ahead starts none of them
+    before it ran (the compliance glue's look-ahead gate)."""
+    pytester.makeconftest(SETUP_HOOK.format(base=latency))
+    pytester.makefile(".md", a_first=compliance_doc("first", [(f"{i}. First", 200) for i in range(1, 4)]))
+    pytester.makefile(".md", b_second=compliance_doc("second", [(f"{i}. Second", 200) for i in range(1, 4)]))
+    result = run_pytest(pytester, "-v", "-p", "no:cacheprovider", f"--semantictest-compliance-base-url={latency}")
+    result.assert_outcomes(passed=6)
+    # when each file's hook ran, only the earlier file's cases had been sent
+    assert (pytester.path / "hook.log").read_text().split("\n") == ["first 0", "second 3", ""]
+    assert stats(latency)["max_in_flight"] > 1  # the cases of a file did run at once
