@@ -82,6 +82,8 @@ class LocalAgent:
         self._users = 0
         self._handle: AgentHandle | None = None
         self._error: AgentStartError | None = None
+        self._hello_seen = False
+        """Whether its trace file's hello was seen: checked once, not again for every file that uses it."""
 
     def acquire(self, *, observe: bool = False) -> AgentHandle:
         """The running agent, started or checked on first use. Raises ``AgentStartError``.
@@ -98,8 +100,11 @@ class LocalAgent:
                 raise
             p = self.process
             self._handle = AgentHandle(self.config.endpoint, p.traces_path, p.log_path, p.pid, self.config.managed)
+            self._hello_seen = observe  # the start waited for it
         elif observe and self.config.managed:
-            _require_hello(self.config, self._handle)
+            if not self._hello_seen:  # (its first start did not observe: a reply-only file came first)
+                _require_hello(self.config, self._handle)
+                self._hello_seen = True
         elif observe:
             self.process.attach(require_traces=True)
         self._users += 1
@@ -131,6 +136,8 @@ class SharedAgent:
         self._held = 0
         self._process: AgentProcess | None = None
         self._cleanup_token: int | None = None
+        self._hello_pid: int | None = None
+        """The agent process whose trace file's hello this process saw (a replaced agent is checked again)."""
 
     @property
     def state_path(self) -> Path:
@@ -162,12 +169,15 @@ class SharedAgent:
         self._held += 1
         if self._cleanup_token is None:
             self._cleanup_token = cleanup.register(self.close)
-        if observe and not handle.started_here:
+        if observe and handle.started_here:
+            self._hello_pid = handle.pid  # the start waited for its hello
+        elif observe and handle.pid != self._hello_pid:  # checked once per agent process, not per file
             try:
                 _require_hello(self.config, handle)
             except AgentStartError:
                 self.release()
                 raise
+            self._hello_pid = handle.pid
         return handle
 
     def _acquire_locked(self, observe: bool) -> AgentHandle:

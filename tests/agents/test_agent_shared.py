@@ -138,6 +138,22 @@ def test_in_process_and_subprocess_share(spawn, make_config, tmp_path):
     assert wait_gone(handle.pid)
 
 
+def test_the_hello_is_checked_once_per_agent_process(spawn, make_config, tmp_path):
+    """Every file that observes the agent acquires it; its trace file (which grows all session) is read
+    for the hello the first time only."""
+    cfg = make_config()
+    other = spawn(cfg)  # another worker started it
+    mine = SharedAgent(tmp_path / "state", "agent", cfg)
+    try:
+        handle = mine.acquire(observe=True)  # the first file: the hello is there
+        assert handle.pid == other.handle["pid"] and not handle.started_here
+        Path(handle.traces_path).write_text("")  # a second check would now fail
+        mine.acquire(observe=True)  # the next file
+    finally:
+        mine.close()
+        other.release()
+
+
 def test_a_failed_start_is_not_retried_by_other_users(spawn, make_config, tmp_path):
     cfg = make_config("--exit-at-start")
     first = spawn(cfg)
