@@ -27,6 +27,8 @@ from tests.hardening.mutants import ENV, PLUGIN_PATH, MutantCrash, Seed, collect
 from tests.hardening.mutants import check as check_file
 
 FILE = Path("x.json")
+# A mutated suite often loses a test's id: the loader's warning about it is expected, not news.
+pytestmark = pytest.mark.filterwarnings("ignore:tests\\[\\d+\\] has no 'id'")
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 BLOCKS = ["HttpRequest", "JsonParser", "StreamParser", "ValidateContent", "ValidateTools", "LLMJudge", "Loop", "MockData"]

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from pytest_semantictest.llm.cache import ReplayCache, cache_key
+from pytest_semantictest.llm.cache import CorruptEntryWarning, ReplayCache, cache_key
 from pytest_semantictest.llm.client import LLMClient, _backoff, _retry_after
 from pytest_semantictest.llm.config import LLMConfig
 from pytest_semantictest.llm.errors import LLMError, NotConfigured, ReplayMiss
@@ -282,7 +282,8 @@ def test_corrupt_entry_is_a_miss_in_read_write_and_an_error_in_replay(fake_opena
     data["response"]["content"] = "not json"
     path.write_text(json.dumps(data))
     fake_openai.queue(Reply(content='{"answer": 3}'))
-    assert call(make(fake_openai, tmp_path), "judge", MESSAGES, parse=strict_json).parsed == {"answer": 3}
+    with pytest.warns(CorruptEntryWarning, match="not a usable answer .*; recording it again"):
+        assert call(make(fake_openai, tmp_path), "judge", MESSAGES, parse=strict_json).parsed == {"answer": 3}
     path.write_text(json.dumps(data))
     replay = make(None, tmp_path, cache_mode="replay")
     with pytest.raises(LLMError, match="not a usable answer"):
