@@ -35,10 +35,11 @@ from tests.helpers import without_unused_plugins
 
 pytest_plugins = ["pytester"]
 
+
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto``: twice the usable cores. Most of this suite's time is waiting (agents that answer
     late on purpose, pytest processes it starts and waits for), so two workers per core keep the
-    cores busy where one per core leaves them idle half the time (docs/ci.md)."""
+    cores busy where one per core leaves them idle half the time (docs/development.md)."""
     return 2 * len(os.sched_getaffinity(0))
 
 
