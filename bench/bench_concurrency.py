@@ -105,14 +105,19 @@ def child_env(bytecode: Path) -> dict[str, str]:
 
 def warm_up(folder: Path, target: str, extra: list[str]) -> None:
     """One unmeasured collection, which fills the bytecode cache the measured runs read."""
-    subprocess.run([*PYTEST, target, "--collect-only", *extra], cwd=folder, env=child_env(folder.parent / "pycache"),
+    subprocess.run([*PYTEST, target, "--collect-only", *extra], cwd=folder, env=child_env(bytecode_dir(folder)),
                    capture_output=True, timeout=600, check=False)
+
+
+def bytecode_dir(folder: Path) -> Path:
+    """The bytecode cache every run of the bench shares (beside the suites' folders)."""
+    return folder.parent / "pycache"
 
 
 def run(folder: Path, target: str, n: int, extra: list[str]) -> tuple[float, float]:
     """(wall s, tests' span s) of one pytest run that must report exactly ``n passed``."""
     start = time.perf_counter()
-    done = subprocess.run([*PYTEST, target, *extra], cwd=folder, env=child_env(folder.parent / "pycache"),
+    done = subprocess.run([*PYTEST, target, *extra], cwd=folder, env=child_env(bytecode_dir(folder)),
                           capture_output=True, text=True, timeout=600, check=False)
     wall = time.perf_counter() - start
     last = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""

@@ -220,7 +220,7 @@ class LLMClient:
                 max_retries=0,
                 timeout=self.config.timeout_s,
                 default_headers=dict(endpoint.headers) or None,
-                http_client=openai.DefaultAsyncHttpxClient(verify=tls_context()),
+                http_client=openai.DefaultAsyncHttpxClient(verify=tls_context(trust_env=True)),  # as openai's default
             )
             state.clients[endpoint] = client
         return client

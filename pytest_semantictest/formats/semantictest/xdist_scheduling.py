@@ -23,13 +23,6 @@ import pytest
 from xdist.scheduler import LoadScheduling, LoadScopeScheduling
 
 
-
-def _runs_on_one_worker(path: Path) -> bool:
-    from .loader import runs_on_one_worker  # the format's reader, only when a JSON file is collected
-
-    return runs_on_one_worker(path)
-
-
 class _FileScopes(LoadScopeScheduling):  # type: ignore[misc]  # xdist has no type hints
     """Scope = the file for tests of a file with setup or teardown, else the test alone."""
 
@@ -41,7 +34,11 @@ class _FileScopes(LoadScopeScheduling):  # type: ignore[misc]  # xdist has no ty
 
     def grouped(self, path: str) -> bool:
         if path not in self._grouped:
-            self._grouped[path] = path.endswith(".json") and _runs_on_one_worker(self._root / path)
+            self._grouped[path] = False
+            if path.endswith(".json"):  # the format's reader, imported only when a suite may be collected
+                from .loader import runs_on_one_worker
+
+                self._grouped[path] = runs_on_one_worker(self._root / path)
         return self._grouped[path]
 
     def _split_scope(self, nodeid: str) -> str:
