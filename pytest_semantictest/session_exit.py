@@ -88,9 +88,12 @@ class SessionExit:
             if spec_file is not None and (nextitem is None or spec_file not in nextitem.listchain()):
                 self.runtime.idle_file(str(spec_file.path))
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
         from .agents.cleanup import Terminated
 
+        if self.spec_session and not self.config.option.fulltrace:
+            _keep_only_the_crash_entry(excinfo)
         value = excinfo.value
         if isinstance(value, Terminated):
             self.code = value.code
@@ -125,6 +128,16 @@ class SessionExit:
             if procs.pid_alive(pid) and procs.parent(pid) == os.getpid():
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGINT)
+
+
+def _keep_only_the_crash_entry(excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+    """pytest renders the whole traceback of an interrupt (reading and parsing the source file of
+    every frame: about a second of CPU under the event loop's deep stacks), then prints only the line
+    where it happened unless ``--full-trace``: keep that line's entry alone."""
+    entries = excinfo.traceback
+    shown = [i for i, entry in enumerate(entries) if not entry.ishidden(excinfo)]
+    if shown:
+        excinfo.traceback = entries[shown[-1]:]
 
 
 def _spec_file(item: pytest.Item) -> pytest.Collector | None:

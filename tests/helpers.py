@@ -46,19 +46,25 @@ def run_pytest(pytester: pytest.Pytester, *args: str, own_process: bool = False)
     return pytester.runpytest_inprocess(*args)
 
 
-# Installed pytest plugins that no inner pytest run uses: runs in their own interpreter leave them out
-# (they import all of hypothesis and anyio, ~0.2 s of CPU per inner pytest and per xdist worker).
-UNUSED_PLUGINS = ("hypothesispytest", "anyio")
+# Installed pytest plugins that inner pytest runs do not use: runs in their own interpreter leave them
+# out. hypothesis and anyio cost ~0.2 s of CPU per inner pytest and per xdist worker, pytest-asyncio
+# ~0.06 s; pytest's unraisableexception ends each process with full garbage collections (~0.08 s
+# there: Python's own hook still prints an unraisable exception to stderr). A run that needs
+# pytest-asyncio (an ``async def`` test, the user's own warnings) passes ``-p asyncio``, which pytest
+# reads after these and which loads it again.
+UNUSED_PLUGINS = ("hypothesispytest", "anyio", "asyncio", "unraisableexception")
 WITHOUT_UNUSED_PLUGINS = tuple(arg for plugin in UNUSED_PLUGINS for arg in ("-p", f"no:{plugin}"))
 HTML_PLUGINS = ("html", "html_fixtures", "metadata")
 """pytest-html and what it needs: only a run that writes an HTML report (``--html``) uses them."""
 
 
 def without_unused_plugins(args: Sequence[str]) -> tuple[str, ...]:
-    """The ``-p no:...`` arguments for an inner run with ``args``: :data:`UNUSED_PLUGINS`, and
-    :data:`HTML_PLUGINS` unless it writes an HTML report."""
+    """The ``-p no:...`` arguments for an inner run with ``args``: :data:`UNUSED_PLUGINS` but those
+    ``args`` load (``-p asyncio``), and :data:`HTML_PLUGINS` unless it writes an HTML report."""
+    loaded = {str(args[i + 1]) for i in range(len(args) - 1) if args[i] == "-p"}
     html = any(str(arg).startswith("--html") for arg in args)
-    return (*WITHOUT_UNUSED_PLUGINS, *(() if html else (a for p in HTML_PLUGINS for a in ("-p", f"no:{p}"))))
+    unused = [p for p in UNUSED_PLUGINS if p not in loaded] + ([] if html else list(HTML_PLUGINS))
+    return tuple(a for p in unused for a in ("-p", f"no:{p}"))
 
 
 def pytest_process(cwd: Path, *args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:

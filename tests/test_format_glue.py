@@ -41,6 +41,7 @@ def test_register_installs_exactly_what_each_format_glue_returns(monkeypatch: py
 
 
 def test_a_session_has_the_glue_of_every_format(pytester: pytest.Pytester) -> None:
+    # parseconfigure() skips pytest_cmdline_main, where the plugin gives pytest-asyncio its default
     pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
     config = pytester.parseconfigure()
     names = {name for name, _ in config.pluginmanager.list_name_plugin()}

@@ -306,4 +306,4 @@ async def test_run(semantictest_run):
     assert result.passed
 """
     )
-    pytester.runpytest().assert_outcomes(passed=1)
+    pytester.runpytest("-p", "asyncio").assert_outcomes(passed=1)

@@ -146,5 +146,5 @@ def stage(root: Path) -> None:
     for copy in COPIES.glob("*.json"):
         shutil.copy(copy, root / copy.name)
     (root / "pytest.ini").write_text(
-        "[pytest]\nasyncio_default_fixture_loop_scope = function\njunit_family = xunit1\n"
+        "[pytest]\njunit_family = xunit1\n"
         f"semantictest_llm_judge_api_key_env = {NO_JUDGE_KEY}\n")

@@ -397,7 +397,7 @@ def test_docs_suites_through_pytest(pytester: pytest.Pytester, monkeypatch: pyte
         monkeypatch.setenv("API_KEY", chat_agent.TOKEN)
         names = ("basic_api_test.json", "quickstart.json", "testing_ai_systems.json")
         pytester.makefile(".json", **{Path(n).stem: (HERE / n).read_text(encoding="utf-8") for n in names})
-        pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+        pytester.makeini("[pytest]\n")
         result = pytester.runpytest("-p", "no:cacheprovider", "-rfs")
     finally:
         server.shutdown()

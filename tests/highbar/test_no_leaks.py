@@ -154,7 +154,7 @@ class Run:
         argv = agent or [sys.executable, str(TRACE_AGENT)]
         start = " ".join([*argv, "--port", str(self.port), "--spawn-child", str(self.child_pidfile)])
         body = "".join(tests.format(i=i) for i in range(count))
-        (tmp / "pytest.ini").write_text("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+        (tmp / "pytest.ini").write_text("[pytest]\n")
         (tmp / "leaks.highbar.yaml").write_text(
             f"""agent:
   start: "{start}"

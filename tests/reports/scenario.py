@@ -153,7 +153,7 @@ def report_suite(url: str, judge: bool = False) -> dict[str, Any]:
 def write_suite(pytester: pytest.Pytester, suite: dict[str, Any], name: str = "reports") -> None:
     pytester.makefile(".json", **{name: json.dumps(suite, indent=2)})
     # all runs: the reports show the flaky test's 3 runs (else it may stop once 2 passed)
-    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\nsemantictest_all_runs = true\n")
+    pytester.makeini("[pytest]\nsemantictest_all_runs = true\n")
 
 
 def _xdist_run(folder: Path) -> dict[str, Any]:
@@ -162,7 +162,7 @@ def _xdist_run(folder: Path) -> dict[str, Any]:
     try:
         (folder / "reports.json").write_text(json.dumps(report_suite(backend.url), indent=2))
         (folder / "tox.ini").write_text(  # what write_suite's makeini writes
-            "[pytest]\nasyncio_default_fixture_loop_scope = function\nsemantictest_all_runs = true\n")
+            "[pytest]\nsemantictest_all_runs = true\n")
         done = pytest_process(folder, *PYTEST_ARGS, "-n", "2", "-v", "--junitxml=junit.xml")
     finally:
         backend.close()

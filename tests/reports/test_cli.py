@@ -51,7 +51,7 @@ def test_semtest_runs_suites_and_writes_the_html_report(tmp_path: Path) -> None:
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "a.json").write_text(json.dumps(SUITE))
     (tmp_path / "tests" / "b.json").write_text(json.dumps({"tests": [SUITE["tests"][0]]}))
-    (tmp_path / "pytest.ini").write_text("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
     done = subprocess.run([script("semtest"), "tests/a.json", "tests/b.json", "--html", "--output", "r.html",
                            *PYTEST_ARGS], cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 1, done.stdout  # like the SemanticTest CLI: 1 when a test did not pass
@@ -91,7 +91,7 @@ def project(tmp_path: Path) -> Path:
     (tmp_path / "specs" / "package.json").write_text('{"name": "not a suite"}')
     (tmp_path / "specs" / "test_module.py").write_text("open('module-imported', 'w')\n")
     (tmp_path / "pytest.ini").write_text(
-        "[pytest]\nasyncio_default_fixture_loop_scope = function\naddopts = --definitely-not-an-option\n")
+        "[pytest]\naddopts = --definitely-not-an-option\n")
     return tmp_path
 
 

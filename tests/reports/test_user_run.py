@@ -11,6 +11,7 @@ import pytest
 from tests.reports.scenario import PYTEST_ARGS, Backend, report_suite
 
 WARNING = "asyncio_default_fixture_loop_scope"
+USER_PLUGINS = ("-p", "asyncio")  # pytest-asyncio, which a user's run loads and inner runs leave out
 
 
 def _fresh(pytester: pytest.Pytester, backend: Backend) -> None:
@@ -25,7 +26,7 @@ def test_a_fresh_folder_run_prints_no_warning(
 ) -> None:
     monkeypatch.setenv("PYTHONWARNINGS", "default")  # Python prints every warning, even at configure time
     _fresh(pytester, backend)
-    result = pytester.runpytest_subprocess(*PYTEST_ARGS, "-p", "no:benchmark", "-W", "default", "-rw", timeout=120)
+    result = pytester.runpytest_subprocess(*PYTEST_ARGS, *USER_PLUGINS, "-p", "no:benchmark", "-W", "default", "-rw", timeout=120)
     result.assert_outcomes(passed=3)
     output = result.stdout.str() + result.stderr.str()
     assert "Warning" not in output and "warnings summary" not in output, output
@@ -35,7 +36,7 @@ def test_a_fresh_folder_run_prints_no_warning(
 def test_a_value_the_user_set_is_kept(pytester: pytest.Pytester, backend: Backend) -> None:
     _fresh(pytester, backend)
     pytester.makeini(f"[pytest]\n{WARNING} = module\n")
-    result = pytester.runpytest_subprocess(*PYTEST_ARGS, timeout=120)
+    result = pytester.runpytest_subprocess(*PYTEST_ARGS, *USER_PLUGINS, timeout=120)
     result.assert_outcomes(passed=3)
     assert f"{WARNING}=module" in result.stdout.str()
 
