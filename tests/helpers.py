@@ -67,6 +67,15 @@ def without_unused_plugins(args: Sequence[str]) -> tuple[str, ...]:
     return tuple(a for p in unused for a in ("-p", f"no:{p}"))
 
 
+FUZZ_SCALE = float(os.environ.get("SEMANTICTEST_FUZZ_SCALE", "1"))
+"""Scales every property campaign's examples (``SEMANTICTEST_FUZZ_SCALE=10`` for a long hunt)."""
+
+
+def fuzz_examples(n: int) -> int:
+    """A property campaign's number of examples: ``n`` in the suite's run, times :data:`FUZZ_SCALE`."""
+    return max(1, round(n * FUZZ_SCALE))
+
+
 def pytest_process(cwd: Path, *args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
     """``python -m pytest *args`` in ``cwd`` in its own process, with none of this session's pytest or
     xdist variables (a shared run that several tests then check, where pytester is one test's)."""

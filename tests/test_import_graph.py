@@ -13,6 +13,7 @@ are not seen.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -55,11 +56,22 @@ def _imports_in(node: ast.AST, typing: bool) -> Iterator[ast.Import | ast.Import
     yield from _imports(node, typing)
 
 
+@functools.cache
+def _import_nodes(path: Path, typing: bool) -> list[ast.Import | ast.ImportFrom]:
+    """A module's import statements, read once for all the tests here."""
+    return list(_imports(_tree(path), typing))
+
+
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"), str(path))
+
+
 def edges(name: str, path: Path, known: dict[str, Path], typing: bool = False) -> set[str]:
     """The package's modules that module ``name`` imports (``typing``: also for type checkers)."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     out: set[str] = set()
-    for node in _imports(ast.parse(path.read_text(encoding="utf-8"), str(path)), typing):
+    for node in _import_nodes(path, typing):
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         else:

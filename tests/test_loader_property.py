@@ -25,11 +25,12 @@ from pytest_semantictest.formats.jsonsource import load_json
 from pytest_semantictest.formats.semantictest.loader import load_text
 from tests.hardening.mutants import ENV, PLUGIN_PATH, MutantCrash, Seed, collect_context, kind, mutate_text, seeds
 from tests.hardening.mutants import check as check_file
+from tests.helpers import fuzz_examples
 
 FILE = Path("x.json")
 # A mutated suite often loses a test's id: the loader's warning about it is expected, not news.
 pytestmark = pytest.mark.filterwarnings("ignore:tests\\[\\d+\\] has no 'id'")
-SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=fuzz_examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 BLOCKS = ["HttpRequest", "JsonParser", "StreamParser", "ValidateContent", "ValidateTools", "LLMJudge", "Loop", "MockData"]
 KEYS = [

@@ -16,6 +16,7 @@ from pytest_semantictest.formats.compliance.compile import Settings, compile_doc
 from pytest_semantictest.formats.compliance.parse import parse_file, parse_text
 from pytest_semantictest.formats.detect import compliance_markdown
 from tests.compliance.conftest import chat_case, doc, front, reported
+from tests.helpers import fuzz_examples
 
 pytest_plugins = ["pytester"]
 
@@ -201,7 +202,7 @@ def test_the_parser_never_crashes_on_shuffled_pieces() -> None:
 
     from pytest_semantictest.formats.compliance.parse import parse_text
 
-    @settings(max_examples=300, deadline=None)
+    @settings(max_examples=fuzz_examples(150), deadline=None)
     @given(st.lists(st.sampled_from(_PIECES) | st.text(max_size=20), max_size=40))
     def check(pieces: list[str]) -> None:
         text = "---\nname: x\nversion: 1\ntransport: completions\n---\n" + "".join(pieces)

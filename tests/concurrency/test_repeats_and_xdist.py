@@ -58,8 +58,7 @@ def test_xdist_workers_run_their_items_at_once(pytester: pytest.Pytester, latenc
     fast = run_pytest(pytester, "-n", "2", "--dist", "loadfile", "-p", "no:cacheprovider", "-rA")
     fast.assert_outcomes(passed=10, failed=2)
     assert stats(latency)["max_in_flight"] > 2  # more than one item per worker at a time
-    slow = run_pytest(pytester, "-n", "2", "--dist", "loadfile", "-p", "no:cacheprovider", "-rA",
-                      "--semantictest-item-concurrency=1")
+    slow = run_pytest(pytester, "-p", "no:cacheprovider", "-rA", "--semantictest-item-concurrency=1")  # one by one
     slow.assert_outcomes(passed=10, failed=2)
     summary = sorted(line for line in fast.outlines if line.startswith(("PASSED ", "FAILED ")))
     assert summary == sorted(line for line in slow.outlines if line.startswith(("PASSED ", "FAILED ")))

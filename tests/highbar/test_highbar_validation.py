@@ -22,6 +22,7 @@ from pytest_semantictest.formats.highbar import HighbarSpec, load_highbar, load_
 from pytest_semantictest.formats.highbar.spec import CommandHook, MatcherSpec, PythonHook
 from pytest_semantictest.formats.highbar.models import ALLOWED_KEYS, Spec
 from pytest_semantictest.formats.yamlsource import YamlError, load_yaml
+from tests.helpers import fuzz_examples
 
 MANAGED = """\
 agent:
@@ -781,7 +782,7 @@ def test_yaml_uses_the_c_loader_when_there_is_one() -> None:
 
 # --- whatever the input, only SpecError ----------------------------------------------------------------
 
-SETTINGS = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=fuzz_examples(125), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 BASE = SEED_SHAPE + QUICKSTART.split("suites:", 1)[1].replace("\n  - name: Orders", "\n  - name: Orders2", 1)
 MULTI = one_test("""\
     - turns:
@@ -922,7 +923,7 @@ valid_specs = st.fixed_dictionaries(
 )
 
 
-@settings(SETTINGS, max_examples=150)
+@settings(SETTINGS, max_examples=fuzz_examples(75))
 @given(valid_specs)
 def test_valid_specs_of_every_shape_load(data: dict[str, Any]) -> None:
     spec = load(dump(data))

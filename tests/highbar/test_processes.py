@@ -99,17 +99,34 @@ BROKEN = {
 }
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one-process", "xdist"])
-@pytest.mark.parametrize("broken", sorted(BROKEN))
-def test_an_agent_that_cannot_be_used_exits_2(tmp_path: Path, broken: str, workers: list[str]) -> None:
+def _broken_file(broken: str, name: str) -> str:
     extra, flags = BROKEN[broken]
+    return spec([sys.executable, str(TRACE_AGENT), *flags], free_port(), name, 2, extra)
+
+
+@pytest.mark.parametrize("broken", sorted(BROKEN))
+def test_an_agent_that_cannot_be_used_exits_2(tmp_path: Path, broken: str) -> None:
     files = {
         "a_fine.highbar.yaml": spec([sys.executable, str(TRACE_AGENT)], free_port(), "Fine", 2),
-        "b_broken.highbar.yaml": spec([sys.executable, str(TRACE_AGENT), *flags], free_port(), "Broken", 2, extra),
+        "b_broken.highbar.yaml": _broken_file(broken, "Broken"),
     }
-    code, out = _run_files(tmp_path, files, *workers)
+    code, out = _run_files(tmp_path, files)
     assert code == 2, out  # highbar: "nothing could run"; pytest alone said 1
     assert "2 passed" in out and "2 error" in out, out  # the other file still ran
+
+
+def test_under_xdist_a_worker_whose_agent_cannot_be_used_makes_the_run_exit_2(tmp_path: Path) -> None:
+    """Every cause at once, one file each, spread over two workers: each broken file's tests error,
+    the fine file's pass, and the controller exits 2 (one xdist run for all causes: each cause sets
+    the same flag, which each worker hands to the controller)."""
+    files = {"a_fine.highbar.yaml": spec([sys.executable, str(TRACE_AGENT)], free_port(), "Fine", 2)}
+    files.update({f"b_{broken.replace('-', '_')}.highbar.yaml": _broken_file(broken, broken.title().replace("-", ""))
+                  for broken in sorted(BROKEN)})
+    code, out = _run_files(tmp_path, files, "-n", "2", "-rE")
+    assert code == 2, out
+    assert "2 passed" in out and f"{2 * len(BROKEN)} error" in out, out
+    for broken in BROKEN:
+        assert f"b_{broken.replace('-', '_')}.highbar.yaml" in out, out
 
 
 def test_a_busy_port_exits_2(tmp_path: Path) -> None:

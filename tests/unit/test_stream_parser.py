@@ -21,6 +21,7 @@ from pytest_semantictest.blocks.stream import (
 from pytest_semantictest.blocks.stream.openai import parse_openai
 from pytest_semantictest.blocks.stream.sse import parse_events, parse_field, parse_sse_format
 from pytest_semantictest.blocks.stream.vercel import parse_vercel
+from tests.helpers import fuzz_examples
 
 
 def run(body: Any, fmt: str | None = None, **inputs: Any) -> dict[str, Any]:
@@ -431,7 +432,7 @@ sse_like = st.lists(st.one_of(
 )).map("".join)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=fuzz_examples(150), deadline=None)
 @given(sse_like)
 def test_parsers_never_raise_on_arbitrary_text(body: str) -> None:
     for fmt in ("sse-openai", "sse-vercel", "sse", "text"):
@@ -449,7 +450,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=fuzz_examples(100), deadline=None)
 @given(st.dictionaries(st.text(), json_values, max_size=5), st.data())
 def test_openai_arguments_survive_any_fragmentation(args: dict[str, Any], data: Any) -> None:
     text = json.dumps(args)
