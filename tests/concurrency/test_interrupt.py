@@ -24,28 +24,22 @@ def test_ctrl_c_with_tests_in_flight(make_run) -> None:  # type: ignore[no-untyp
     assert time.monotonic() - started < 10, out
     reported = re.findall(r"^PASSED (\S+::Leaks::quick \d+)", out, re.MULTILINE)
     assert len(reported) == len(set(reported)) < 8, out  # each at most once, not all of them
+    assert re.search(r"^\S+\.py:\d+: KeyboardInterrupt$", out, re.MULTILINE), out  # where it stopped
+    assert "use --full-trace" in out, out
     run.assert_nothing_left(out)
 
 
-def _interrupted_output(make_run, *args: str) -> str:  # type: ignore[no-untyped-def]
+def test_ctrl_c_with_full_trace_shows_every_frame(make_run) -> None:  # type: ignore[no-untyped-def]
+    """The plugin has pytest render only the entry it prints of an interrupt (the whole traceback is
+    about a second of CPU under the event loop's stack): ``--full-trace`` still gets every frame."""
     run = make_run(QUICK, 2, agent=[sys.executable, str(SLOW_AGENT), "--delay", "30"])
-    proc = run.start(*args)
+    proc = run.start("--full-trace")
     run.agent_pid()
     time.sleep(1.5)  # the first test waits for its reply
     os.kill(proc.pid, signal.SIGINT)
     code, out = run.finish(timeout=30)
     assert code == 130, out
     run.assert_nothing_left(out)
-    return out
-
-
-def test_ctrl_c_shows_where_it_stopped_and_the_whole_traceback_only_when_asked(make_run) -> None:  # type: ignore[no-untyped-def]
-    """The plugin renders only the entry pytest prints (the whole traceback is about a second of CPU
-    under the event loop's stack); ``--full-trace`` still gets every frame."""
-    short = _interrupted_output(make_run)
-    assert re.search(r"^\S+\.py:\d+: KeyboardInterrupt$", short, re.MULTILINE), short
-    assert "use --full-trace" in short, short
-    full = _interrupted_output(make_run, "--full-trace")
-    frames = re.findall(r"^\S+\.py:\d+: ", full, re.MULTILINE)
-    assert len(frames) > 5, full
-    assert "asyncio" in full, full  # frames of the event loop the item waited in
+    frames = re.findall(r"^\S+\.py:\d+: ", out, re.MULTILINE)
+    assert len(frames) > 5, out
+    assert "asyncio" in out, out  # frames of the event loop the item waited in
