@@ -49,9 +49,10 @@ def run_pytest(pytester: pytest.Pytester, *args: str, own_process: bool = False)
 # Installed pytest plugins that inner pytest runs do not use: runs in their own interpreter leave them
 # out. hypothesis and anyio cost ~0.2 s of CPU per inner pytest and per xdist worker, pytest-asyncio
 # ~0.06 s; pytest's unraisableexception ends each process with full garbage collections (~0.08 s
-# there: Python's own hook still prints an unraisable exception to stderr). A run that needs
-# pytest-asyncio (an ``async def`` test, the user's own warnings) passes ``-p asyncio``, which pytest
-# reads after these and which loads it again.
+# there; without it an unraisable exception goes to Python's own hook, into the test's captured
+# stderr). A run that needs one of them (an ``async def`` test; a user's run, warnings and all:
+# ``tests/reports/test_user_run.py``) passes ``-p asyncio`` or ``-p unraisableexception``, which
+# pytest reads after these and which loads it again.
 UNUSED_PLUGINS = ("hypothesispytest", "anyio", "asyncio", "unraisableexception")
 WITHOUT_UNUSED_PLUGINS = tuple(arg for plugin in UNUSED_PLUGINS for arg in ("-p", f"no:{plugin}"))
 HTML_PLUGINS = ("html", "html_fixtures", "metadata")

@@ -11,7 +11,8 @@ import pytest
 from tests.reports.scenario import PYTEST_ARGS, Backend, report_suite
 
 WARNING = "asyncio_default_fixture_loop_scope"
-USER_PLUGINS = ("-p", "asyncio")  # pytest-asyncio, which a user's run loads and inner runs leave out
+USER_PLUGINS = ("-p", "asyncio", "-p", "unraisableexception")
+"""What a user's run loads and other inner runs leave out (tests.helpers.UNUSED_PLUGINS)."""
 
 
 def _fresh(pytester: pytest.Pytester, backend: Backend) -> None:
