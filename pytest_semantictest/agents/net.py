@@ -36,11 +36,14 @@ def port_open(host: str, port: int, timeout: float = 0.5) -> bool:
     return False
 
 
-def health_status(url: str, timeout: float) -> int | None:
-    """The status code of ``GET url``, or None when nothing answered in time."""
+def health_status(url: str, timeout: float, client: httpx.Client | None = None) -> int | None:
+    """The status code of ``GET url``, or None when nothing answered in time (``client``: one that
+    a readiness wait keeps for all its probes)."""
     try:
-        with sync_client(timeout=timeout) as client:
-            return client.get(url).status_code
+        if client is not None:
+            return client.get(url, timeout=timeout).status_code
+        with sync_client(timeout=timeout) as own:
+            return own.get(url).status_code
     except httpx.HTTPError:
         return None
 

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
+from ..http_clients import sync_client
 from . import cleanup, procs
 from .config import AgentConfig
 from .errors import AgentStartError
@@ -194,23 +195,24 @@ class AgentProcess:
         timeout_s = cfg.startup_timeout_ms / 1000
         deadline = time.monotonic() + timeout_s
         pause = POLL_FIRST_S
-        while True:
-            if self._popen.poll() is not None or self._popen.returncode is not None:
-                raise self._exited()
-            ready = (
-                health_status(cfg.health, HEALTH_PROBE_TIMEOUT_S) == 200 if cfg.health
-                else port_open(host, port)
-            )
-            if ready:
-                time.sleep(0.01)  # `start` that backgrounds the agent exits right away
+        with sync_client(timeout=HEALTH_PROBE_TIMEOUT_S) as client:  # one client for every probe
+            while True:
                 if self._popen.poll() is not None or self._popen.returncode is not None:
                     raise self._exited()
-                return
-            if time.monotonic() >= deadline:
-                waited = f"{cfg.health} to answer 200" if cfg.health else f"{host}:{port} to accept connections"
-                raise self._error(f"agent not ready after {timeout_s:g}s (waited for {waited})" + self._log_section())
-            time.sleep(pause)
-            pause = min(2 * pause, POLL_INTERVAL_S)
+                ready = (
+                    health_status(cfg.health, HEALTH_PROBE_TIMEOUT_S, client) == 200 if cfg.health
+                    else port_open(host, port)
+                )
+                if ready:
+                    time.sleep(0.01)  # `start` that backgrounds the agent exits right away
+                    if self._popen.poll() is not None or self._popen.returncode is not None:
+                        raise self._exited()
+                    return
+                if time.monotonic() >= deadline:
+                    waited = f"{cfg.health} to answer 200" if cfg.health else f"{host}:{port} to accept connections"
+                    raise self._error(f"agent not ready after {timeout_s:g}s (waited for {waited})" + self._log_section())
+                time.sleep(pause)
+                pause = min(2 * pause, POLL_INTERVAL_S)
 
     def _wait_for_hello(self) -> None:
         assert self.traces_path is not None
