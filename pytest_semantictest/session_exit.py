@@ -132,8 +132,8 @@ class SessionExit:
 
 def _keep_only_the_crash_entry(excinfo: pytest.ExceptionInfo[BaseException]) -> None:
     """pytest renders the whole traceback of an interrupt (reading and parsing the source file of
-    every frame: about a second of CPU under the event loop's deep stacks), then prints only the line
-    where it happened unless ``--full-trace``: keep that line's entry alone."""
+    every frame: up to half a second of CPU per process under the event loop's deep stacks), then
+    prints only the line where it happened unless ``--full-trace``: keep that line's entry alone."""
     entries = excinfo.traceback
     shown = [i for i, entry in enumerate(entries) if not entry.ishidden(excinfo)]
     if shown:

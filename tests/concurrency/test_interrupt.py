@@ -30,8 +30,8 @@ def test_ctrl_c_with_tests_in_flight(make_run) -> None:  # type: ignore[no-untyp
 
 
 def test_ctrl_c_with_full_trace_shows_every_frame(make_run) -> None:  # type: ignore[no-untyped-def]
-    """The plugin has pytest render only the entry it prints of an interrupt (the whole traceback is
-    about a second of CPU under the event loop's stack): ``--full-trace`` still gets every frame."""
+    """The plugin has pytest render only the entry it prints of an interrupt (the whole traceback costs
+    up to half a second of CPU under the event loop's stack): ``--full-trace`` still gets every frame."""
     run = make_run(QUICK, 2, agent=[sys.executable, str(SLOW_AGENT), "--delay", "30"])
     proc = run.start("--full-trace")
     run.agent_pid()
