@@ -41,5 +41,4 @@ def test_ctrl_c_with_full_trace_shows_every_frame(make_run) -> None:  # type: ig
     assert code == 130, out
     run.assert_nothing_left(out)
     frames = re.findall(r"^\S+\.py:\d+: ", out, re.MULTILINE)
-    assert len(frames) > 5, out
-    assert "asyncio" in out, out  # frames of the event loop the item waited in
+    assert len(frames) > 5, out  # (without --full-trace: the one line where it stopped)
