@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -317,3 +318,32 @@ def test_unwritable_cache_never_fails_a_call(fake_openai: FakeOpenAI, tmp_path: 
 def test_unknown_cache_mode_is_rejected(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="not one of off, read, write, read-write, replay"):
         ReplayCache(tmp_path, "readwrite")
+
+
+def test_the_openai_import_pauses_garbage_collection_and_restores_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``import_paused`` (openai's first import): collection is off during the import only, and comes
+    back as it was, also when it was off or the import fails."""
+    import gc
+
+    from pytest_semantictest.llm.client import import_paused
+
+    (tmp_path / "paused_probe.py").write_text("import gc\nENABLED = gc.isenabled()\n")
+    (tmp_path / "paused_broken.py").write_text("raise ImportError('broken on purpose')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert gc.isenabled()
+    import_paused("paused_probe")
+    assert gc.isenabled() and sys.modules["paused_probe"].ENABLED is False  # type: ignore[attr-defined]
+    with pytest.raises(ImportError, match="broken on purpose"):
+        import_paused("paused_broken")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        sys.modules.pop("paused_probe")
+        import_paused("paused_probe")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+        for name in ("paused_probe", "paused_broken"):
+            sys.modules.pop(name, None)
