@@ -12,10 +12,11 @@ The agent is started with ``--spawn-child``, so it has a child of its own in its
 stopping the agent must stop the whole group.
 
 Cases: a normal run; SIGINT (exit 130) and SIGTERM (exit 143) to pytest while a reply is awaited; ``-n 2``
-normal; ``-n 2`` with the worker that started the agent SIGKILLed mid-run (the other workers carry
+with the worker that started the agent SIGKILLed mid-run (the other workers carry
 on); ``-n 2`` with every worker SIGKILLed and no restart (only the controller's reaping at the end
 can stop the agent); ``-n 2`` Ctrl-C as a terminal sends it (controller and workers). Also SIGTERM to
-the workers while the shared agent is starting (it is recorded as soon as it is spawned).
+the workers while the shared agent is starting (it is recorded as soon as it is spawned). A normal
+``-n 2`` run is checked the same way in ``test_processes.py`` (the port turn-taking, on its own run).
 """
 
 from __future__ import annotations
@@ -298,17 +299,6 @@ def test_sigint_mid_run(make_run) -> None:  # type: ignore[no-untyped-def]
     code, out = run.finish(timeout=30)
     assert code == 130, out  # highbar's (and the shell's) code for Ctrl-C
     assert "KeyboardInterrupt" in out, out
-    run.assert_nothing_left(out)
-
-
-def test_xdist_normal_run(make_run) -> None:  # type: ignore[no-untyped-def]
-    run = make_run(QUICK, 6)
-    run.start("-n", "2")
-    run.agent_pid()
-    code, out = run.finish()
-    assert code == 0, out
-    assert "6 passed" in out, out
-    assert len(list(run.tmp.glob(".semantictest/logs/*.log"))) == 1  # one agent served both workers
     run.assert_nothing_left(out)
 
 

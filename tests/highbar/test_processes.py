@@ -46,26 +46,32 @@ def spec(start: list[str], port: int, name: str, count: int, extra: str = "") ->
 {tests}"""
 
 
-def run_pytest(tmp: Path, *args: str, files: dict[str, str]) -> tuple[int, str]:
-    """pytest on ``files`` in ``tmp`` (a Run gives it a private temp dir and a marker); exit code, output."""
+def run_pytest(tmp: Path, *args: str, files: dict[str, str], nothing_left: bool = False) -> tuple[int, str]:
+    """pytest on ``files`` in ``tmp`` (a Run gives it a private temp dir and a marker); exit code, output.
+    ``nothing_left``: also no process of the run remains (agents' own children too), nor a file of
+    the plugin's in its temp dir (``Run.assert_nothing_left``)."""
     run = Run(tmp, QUICK, 0)
     for name, text in files.items():
         (tmp / name).write_text(text)
     run.start(*args, paths=tuple(sorted(files)))
     try:
-        return run.finish(timeout=120)
+        code, out = run.finish(timeout=120)
+        if nothing_left:
+            run.assert_nothing_left(out)
+        return code, out
     finally:
         run.kill_all()
 
 
 @pytest.fixture
-def same_port_files() -> dict[str, str]:
+def same_port_files(tmp_path: Path) -> dict[str, str]:
     port = free_port()
+    with_child = [sys.executable, str(TRACE_AGENT), "--spawn-child", str(tmp_path / "first-child.pid")]
     return {
-        "a_first.highbar.yaml": spec([sys.executable, str(TRACE_AGENT)], port, "First", 3),
+        "a_first.highbar.yaml": spec(with_child, port, "First", 3),  # an agent with a child of its own
         # another start command: another agent process, on the same port
         "b_second.highbar.yaml": spec([sys.executable, str(SLOW_AGENT), "--delay", "0.05"], port, "Second", 3),
-        "c_first_again.highbar.yaml": spec([sys.executable, str(TRACE_AGENT)], port, "Again", 2),
+        "c_first_again.highbar.yaml": spec(with_child, port, "Again", 2),
     }
 
 
@@ -77,10 +83,12 @@ def test_files_with_different_agents_on_one_port_each_get_theirs(tmp_path: Path,
 
 
 def test_under_xdist_workers_take_turns_on_the_port(tmp_path: Path, same_port_files) -> None:  # type: ignore[no-untyped-def]
+    """Also the leak check of a normal xdist run: every process gone (the first agent's child too)."""
     code, out = _run_files(tmp_path, same_port_files, "-n", "2")
     assert code == 0, out
     assert "8 passed" in out, out
     assert "already in use" not in out, out
+    assert (tmp_path / "first-child.pid").exists(), out  # the child whose end _run_files checked
 
 
 def test_files_with_the_same_agent_share_one_process(tmp_path: Path) -> None:
@@ -144,7 +152,7 @@ def test_a_failing_test_still_exits_1(tmp_path: Path) -> None:
 
 
 def _run_files(tmp: Path, files: dict[str, str], *args: str) -> tuple[int, str]:
-    code, out = run_pytest(tmp, *args, files=files)
+    code, out = run_pytest(tmp, *args, files=files, nothing_left=True)
     for text in files.values():  # every agent stopped
         port = int(text.split("--port ", 1)[1].split('"', 1)[0].split()[0])
         assert agents_on(port) == [] and not port_answers(port), out
