@@ -49,6 +49,8 @@ def pytest_collection(session: pytest.Session) -> Generator[None, object, object
     walks only what the tests make (about a tenth of each worker's CPU went to walking it again)."""
     gc.disable()
     try:
+        import openai  # noqa: F401  (every worker runs LLM tests: its ~0.7 s import here, frozen with the rest)
+
         return (yield)
     finally:
         gc.enable()
