@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..threads import start_daemon
 from .config import AgentConfig, Hook
 from .errors import SessionHookError
 from .placeholders import PlaceholderError, Values, render
@@ -173,7 +174,7 @@ class _Worker:
 
     def __init__(self) -> None:
         self._tasks: queue.Queue[tuple[Callable[[], Any], dict[str, Any], threading.Event]] = queue.Queue()
-        threading.Thread(target=self._serve, name="semantictest-session", daemon=True).start()
+        start_daemon(self._serve, "semantictest-session")
 
     def run(self, task: Callable[[], Any], timeout: float) -> tuple[bool, dict[str, Any]]:
         outcome: dict[str, Any] = {}

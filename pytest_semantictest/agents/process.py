@@ -16,13 +16,13 @@ import os
 import shlex
 import subprocess
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
 from ..http_clients import sync_client
+from ..threads import start_daemon
 from . import cleanup, procs
 from .config import AgentConfig
 from .errors import AgentStartError
@@ -117,7 +117,7 @@ class AgentProcess:
                 raise self._error(f"could not run '{argv[0]}': {e.strerror or e}") from None
         self.pid = self._popen.pid
         # Reap the agent the moment it exits, whoever stopped it (no zombie in our table).
-        threading.Thread(target=self._popen.wait, name=f"reap-{self.pid}", daemon=True).start()
+        start_daemon(self._popen.wait, f"reap-{self.pid}")
         if self._register_cleanup:
             self._cleanup_token = cleanup.register(self.stop)
         try:

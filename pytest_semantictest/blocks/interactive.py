@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import os
-import threading
 from collections.abc import Mapping
 from typing import Any
+
+from ..threads import start_daemon
 
 TTY = "/dev/tty"
 
@@ -66,7 +67,7 @@ class Terminal:
 
             loop.call_soon_threadsafe(settle)
 
-        threading.Thread(target=read, daemon=True, name="semantictest-terminal").start()
+        start_daemon(read, "semantictest-terminal")
         try:
             return await asyncio.wait_for(future, timeout_s)
         except TimeoutError:

@@ -1,0 +1,39 @@
+"""Helper threads that never take the signals the main thread handles.
+
+A signal sent to the process (``kill``, a terminal's Ctrl-C) goes to any one thread that does not
+block it. Python runs handlers on the main thread only, and one that lands on a helper thread (an
+agent's reaper, blocked in ``waitpid``) leaves the main thread asleep in its system call: a SIGTERM
+or Ctrl-C unnoticed until that call returns (a ``time.sleep``, the event loop waiting for a slow
+agent). So every thread of ours blocks them, and they always reach the main thread.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Callable
+from typing import Any
+
+HANDLED = (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", signal.SIGTERM))
+_CAN_MASK = hasattr(signal, "pthread_sigmask")
+
+
+def block_handled_signals() -> None:
+    """Block :data:`HANDLED` in the calling thread (an executor's thread initializer)."""
+    if _CAN_MASK:
+        signal.pthread_sigmask(signal.SIG_BLOCK, HANDLED)
+
+
+def start_daemon(target: Callable[..., Any], name: str, *args: Any) -> threading.Thread:
+    """Start a daemon thread running ``target(*args)`` with :data:`HANDLED` blocked from its first
+    instruction (it inherits the mask of the thread that starts it, restored right after)."""
+    thread = threading.Thread(target=target, args=args, name=name, daemon=True)
+    if not _CAN_MASK:
+        thread.start()
+        return thread
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, HANDLED)
+    try:
+        thread.start()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+    return thread
