@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
+from ..threads import block_handled_signals
 from .context import RunContext
+from .wakeup import Wakeup
 
 T = TypeVar("T")
 
@@ -22,11 +25,17 @@ class EventLoopRunner:
     def __init__(self, context: RunContext) -> None:
         self.context = context
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._wakeup: Wakeup | None = None
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
         if self._loop is None:
             self._loop = asyncio.new_event_loop()
+            # its threads (asyncio.to_thread: hooks, name lookups) leave the handled signals to the main
+            # thread (..threads); closing the loop shuts the executor down
+            self._loop.set_default_executor(
+                ThreadPoolExecutor(thread_name_prefix="semantictest", initializer=block_handled_signals))
+            self._wakeup = Wakeup(self._loop)  # a signal ends its waits at once (.wakeup)
         return self._loop
 
     def run(self, coro: Awaitable[T]) -> T:
@@ -56,4 +65,7 @@ class EventLoopRunner:
             loop.run_until_complete(self.context.aclose())
             loop.run_until_complete(loop.shutdown_asyncgens())
         finally:
+            if self._wakeup is not None:
+                self._wakeup.remove()
+                self._wakeup = None
             loop.close()

@@ -10,12 +10,26 @@ Acquires, prints the handle as one JSON line, then obeys stdin lines: ``release`
 from __future__ import annotations
 
 import json
+import os
+import select
+import signal
 import sys
-import time
 from dataclasses import asdict
 from pathlib import Path
 
 from pytest_semantictest.agents import AgentConfig, AgentStartError, SharedAgent
+
+
+def hang() -> None:
+    """Wait until a signal ends the process. Not ``time.sleep``: a signal that lands between Python's
+    last check and the start of the sleep's system call is handled only when the sleep ends. The
+    wakeup fd is written by the signal itself, so ``select`` returns whenever it came."""
+    readable, writable = os.pipe()
+    os.set_blocking(writable, False)
+    signal.set_wakeup_fd(writable)
+    while True:
+        select.select([readable], [], [])
+        os.read(readable, 64)  # the handler (run right after) ends the process; any other signal: wait on
 
 
 def main() -> None:
@@ -38,7 +52,7 @@ def main() -> None:
         elif command == "exit":
             sys.exit(0)
         elif command == "hang":
-            time.sleep(3600)
+            hang()
 
 
 if __name__ == "__main__":
