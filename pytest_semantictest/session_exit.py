@@ -135,9 +135,10 @@ def _keep_only_the_crash_entry(excinfo: pytest.ExceptionInfo[BaseException]) -> 
     every frame: up to half a second of CPU per process under the event loop's deep stacks), then
     prints only the line where it happened unless ``--full-trace``: keep that line's entry alone."""
     entries = excinfo.traceback
-    shown = [i for i, entry in enumerate(entries) if not entry.ishidden(excinfo)]
-    if shown:
-        excinfo.traceback = entries[shown[-1]:]
+    for i in range(len(entries) - 1, -1, -1):
+        if not entries[i].ishidden(excinfo):
+            excinfo.traceback = entries[i:]
+            return
 
 
 def _spec_file(item: pytest.Item) -> pytest.Collector | None:

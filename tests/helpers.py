@@ -68,7 +68,21 @@ def without_unused_plugins(args: Sequence[str]) -> tuple[str, ...]:
     return tuple(a for p in unused for a in ("-p", f"no:{p}"))
 
 
-FUZZ_SCALE = float(os.environ.get("SEMANTICTEST_FUZZ_SCALE", "1"))
+def env_number(name: str, default: float) -> float:
+    """A positive number from the environment variable ``name`` (a test-suite knob), ``default`` if unset."""
+    raw = os.environ.get(name, "")
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise pytest.UsageError(f"{name} must be a positive number, got {raw!r}")
+    return value
+
+
+FUZZ_SCALE = env_number("SEMANTICTEST_FUZZ_SCALE", 1)
 """Scales every property campaign's examples (``SEMANTICTEST_FUZZ_SCALE=10`` for a long hunt)."""
 
 

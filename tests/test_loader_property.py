@@ -10,7 +10,6 @@ bounded time, directly and through a real pytest run.
 from __future__ import annotations
 
 import json
-import os
 import random
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,7 @@ from pytest_semantictest.formats.jsonsource import load_json
 from pytest_semantictest.formats.semantictest.loader import load_text
 from tests.hardening.mutants import ENV, PLUGIN_PATH, MutantCrash, Seed, collect_context, kind, mutate_text, seeds
 from tests.hardening.mutants import check as check_file
-from tests.helpers import fuzz_examples
+from tests.helpers import env_number, fuzz_examples
 
 FILE = Path("x.json")
 # A mutated suite often loses a test's id: the loader's warning about it is expected, not news.
@@ -229,7 +228,7 @@ def test_mutated_suite_text(suite: dict[str, Any], data: st.DataObject) -> None:
 # tests/hardening/mutants.py makes them; SEMANTICTEST_FUZZ=<mutants per seed> runs a longer campaign
 # here, bench/fuzz_specs.py a long one with reproducers.
 
-FUZZ_PER_SEED = int(os.environ.get("SEMANTICTEST_FUZZ", "12"))
+FUZZ_PER_SEED = int(env_number("SEMANTICTEST_FUZZ", 12))
 MUTANT_TIME_LIMIT_S = 2.0
 KINDS = ["json", "yaml", "jsonl", "md"]
 

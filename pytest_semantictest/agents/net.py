@@ -39,11 +39,11 @@ def port_open(host: str, port: int, timeout: float = 0.5) -> bool:
 def health_status(url: str, timeout: float, client: httpx.Client | None = None) -> int | None:
     """The status code of ``GET url``, or None when nothing answered in time (``client``: one that
     a readiness wait keeps for all its probes)."""
-    try:
-        if client is not None:
-            return client.get(url, timeout=timeout).status_code
+    if client is None:
         with sync_client(timeout=timeout) as own:
-            return own.get(url).status_code
+            return health_status(url, timeout, own)
+    try:
+        return client.get(url, timeout=timeout).status_code
     except httpx.HTTPError:
         return None
 

@@ -41,10 +41,6 @@ class Wakeup:
         self._pair = (reader, writer)
         loop.add_reader(reader.fileno(), self._drain)
 
-    @property
-    def installed(self) -> bool:
-        return self._pair is not None
-
     def _drain(self) -> None:
         if self._pair is not None:
             with contextlib.suppress(OSError):
