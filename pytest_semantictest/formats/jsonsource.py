@@ -6,12 +6,12 @@ import bisect
 import json
 import re
 import sys
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ..errors import Problem, clip
-from .source import LineMap, Path, SourceError, place
+from .jsonshallow import Suspect, shallow_lines
+from .source import LineMap, Path, SourceError, nearest_line, place
 
 
 # json's C string scanner (public in json.decoder, absent from its type stubs): (text, index after the
@@ -29,16 +29,49 @@ class JsonError(SourceError):
     """Text that is not usable JSON."""
 
 
-@dataclass
+SHALLOW = 4
+"""Paths up to this many keys/indexes deep (a test's step or assertion) get their line without the full
+index (:mod:`.jsonshallow`); a deeper path indexes the whole document the first time one is asked."""
+
+
 class JsonSource(LineMap):
     """A parsed JSON document with the line where each value starts."""
 
-    data: Any
-    lines: dict[Path, int] = field(default_factory=dict)
-    duplicates: list[Problem] = field(default_factory=list)
-    repeated: list[tuple[Path, int | None, int]] = field(default_factory=list)
-    """Each repeated key as ``(path of the key, line of the earlier value, line of the later one)``:
-    the later value is the one ``data`` holds, as every JSON parser does."""
+    def __init__(self, data: Any, text: str | None = None, shallow: dict[Path, int] | None = None) -> None:
+        self.data = data
+        self.duplicates: list[Problem] = []
+        self.repeated: list[tuple[Path, int | None, int]] = []
+        """Each repeated key as ``(path of the key, line of the earlier value, line of the later one)``:
+        the later value is the one ``data`` holds, as every JSON parser does."""
+        self._text = text
+        self._shallow = shallow
+        self._lines: dict[Path, int] | None = None if shallow is not None else {}
+
+    @property
+    def lines(self) -> dict[Path, int]:  # type: ignore[override]
+        """Path -> line of every value (indexed on first use when the document was read fast)."""
+        if self._lines is None:
+            full = JsonSource(None)
+            _index(self._text or "", full)
+            self._lines = full.lines
+        return self._lines
+
+    def has(self, path: Sequence[str | int]) -> bool:
+        """Whether the document has a value at ``path``."""
+        node = self.data
+        for part in path:
+            if isinstance(node, dict) and isinstance(part, str) and part in node:
+                node = node[part]
+            elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+                node = node[part]
+            else:
+                return False
+        return True
+
+    def line(self, path: Sequence[str | int]) -> int | None:
+        if self._shallow is not None and len(path) <= SHALLOW:
+            return nearest_line(self._shallow, path)
+        return super().line(path)
 
 
 def load_json(text: str) -> JsonSource:
@@ -59,9 +92,12 @@ def load_json(text: str) -> JsonSource:
     except ValueError as exc:  # an integer longer than Python's digit limit
         _raise_at_long_number(text)
         raise JsonError(f"invalid JSON: {exc}") from None
-    source = JsonSource(data)
-    _index(text, source)
-    return source
+    try:
+        return JsonSource(data, text, shallow_lines(text, SHALLOW, MAX_DEPTH))
+    except Suspect:  # something to report (a repeated key, NaN, deep nesting): the full index says where
+        source = JsonSource(data)
+        _index(text, source)
+        return source
 
 
 def _line_col(newlines: list[int], pos: int) -> tuple[int, int]:

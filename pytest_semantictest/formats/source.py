@@ -27,12 +27,17 @@ class LineMap:
 
     def line(self, path: Sequence[str | int]) -> int | None:
         """Line of ``path`` or of its nearest ancestor that has one."""
-        key = tuple(path)
-        while key:
-            if key in self.lines:
-                return self.lines[key]
-            key = key[:-1]
-        return self.lines.get((), 1)
+        return nearest_line(self.lines, path)
+
+
+def nearest_line(lines: dict[Path, int], path: Sequence[str | int]) -> int:
+    """The line of ``path`` in ``lines``, or of its nearest ancestor there (the document's first: 1)."""
+    key = tuple(path)
+    while key:
+        if key in lines:
+            return lines[key]
+        key = key[:-1]
+    return lines.get((), 1)
 
 
 def place(path: Sequence[str | int]) -> str:

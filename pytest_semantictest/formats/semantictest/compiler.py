@@ -210,7 +210,7 @@ class SuiteCompiler:
             _ref_sites(step.input, at + ("input",), sites)
             for key, value in step.config.items():
                 key_at = at + ("config", key)
-                _ref_sites(value, key_at if key_at in self.source.lines else at + (key,), sites)
+                _ref_sites(value, key_at if self.source.has(key_at) else at + (key,), sites)
             if is_from_as(step.input):
                 head = split_path(step.input["from"].strip().removeprefix("${").removesuffix("}"))
                 if head and isinstance(head[0], str):
