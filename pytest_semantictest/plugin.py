@@ -62,6 +62,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
     register(config, state)  # each format's pytest glue: compliance ordering, Yao generation, xdist scheduling
     _install_reports(config, state)
+    from .gc_freeze import GcFreeze
+    from .report.summary import spec_item
+
+    config.pluginmanager.register(GcFreeze(config, spec_item), "semantictest-gc")  # spec sessions only
 
 
 def _schedule(item: pytest.Item, state: Runtime) -> Any:
