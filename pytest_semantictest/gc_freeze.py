@@ -5,7 +5,8 @@ collection walks all of it again, and interpreter exit makes several full passes
 spec tests that was about a fifth of the run (``bench/bench_semantictest.py``). So in a session whose
 items are all spec items (``pytest specs/``):
 
-- right after collection, the plugin collects once and freezes what is left (:func:`gc.freeze`); what
+- right after collection, the plugin collects the young generations (where collection's own garbage
+  is; a full pass would walk everything once more) and freezes what is left (:func:`gc.freeze`); what
   the tests make afterwards is collected as usual;
 - at the very end of the session, after pytest's own last collection, it unfreezes it again, so a
   process that goes on (pytester, a notebook) keeps no garbage;
@@ -48,7 +49,7 @@ class GcFreeze:
             return
         if not all(self.is_spec_item(item) for item in session.items):
             return
-        gc.collect()
+        gc.collect(1)
         gc.freeze()
         self.frozen = True
         if not _at_exit:

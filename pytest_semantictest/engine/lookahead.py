@@ -38,6 +38,8 @@ from .lookahead_rules import (
 
 _WALK = 64
 """At most this many items past the current one are looked at (beyond ``limit``)."""
+_BATCH = 64
+"""At most this many items that only compute run in one turn of the loop (:meth:`Lookahead._compute`)."""
 _BURST = 4
 _BURST_GAP_S = 0.005
 """At most ``_BURST`` items start at once, the next ones ``_BURST_GAP_S`` later: a burst of new
@@ -76,6 +78,8 @@ class Lookahead:
         """Item -> traced agent key -> that agent's ``unattributed_reads`` when the item started."""
         self._suspect: set[int] = set()
         """Items during whose run a traced agent of theirs read a record no test could be told from."""
+        self._computed: set[int] = set()
+        """Items that only compute whose task ran with an earlier item's (:meth:`_compute`)."""
         self._interactor: Any = _worker_interactor(session.config)
         self.usage = install(runtime.context) if self.limit > 1 else None
         """Per-item LLM usage for the reports (:mod:`.item_usage`)."""
@@ -94,12 +98,14 @@ class Lookahead:
             self.usage.reveal(n)  # reached: its LLM usage counts from now on (in this item's report)
         self._drop_passed(n)
         task = self.tasks.get(n)
-        if task is None and self._static_of(item)[1]:  # it only computes: run it now, not as a task
+        if task is None and self._static_of(item)[1]:  # it only computes: it and the next such items now
             self._fill(prepare=True)
-            inline: Verdict = self.runtime.run(state.run(item.case, self.runtime.concurrency))
-            return inline
-        task = task or self._start(n, item)
-        self._fill(prepare=True)
+            task = self._compute(n, item)
+        elif task is not None and n in self._computed:  # computed with an earlier one: nothing to start
+            self._computed.discard(n)
+        else:
+            task = task or self._start(n, item)
+            self._fill(prepare=True)
         try:  # a task that already finished (it ran while an earlier item waited) needs no loop turn
             if not task.done():
                 self.runtime.run(task)
@@ -144,6 +150,7 @@ class Lookahead:
             if not task.cancelled():
                 task.exception()  # retrieved: no "exception was never retrieved" at exit
         self.tasks.clear()
+        self._computed.clear()
         self.agents_of.clear()
         self.running.clear()
         self.load.clear()
@@ -152,6 +159,23 @@ class Lookahead:
         self._suspect.clear()
 
     # -- scheduling ---------------------------------------------------------------------------------
+
+    def _compute(self, n: int, item: Any) -> asyncio.Task[Verdict]:
+        """Run ``item``'s pipeline (it only computes) with those of the next items of its file that only
+        compute, up to ``_BATCH``, in one turn of the loop: each is a task of its own, as if run when
+        reached; what they are computed ahead of nothing can change (no I/O, no LLM, no shared state)."""
+        items, state = self.session.items, item.spec_file.run_state
+        batch = {n: self.runtime.loop_runner.start(state.run(item.case, self.runtime.concurrency))}
+        for m in self._after(n)[:_BATCH]:
+            other = items[m]
+            if (m in self.tasks or not is_spec_item(other) or other.spec_file is not item.spec_file
+                    or other.case.skip or other.case.error or not self._static_of(other)[1]):
+                break
+            batch[m] = self.runtime.loop_runner.start(state.run(other.case, self.runtime.concurrency))
+        self.runtime.run(asyncio.wait(batch.values()))
+        self.tasks.update(batch)
+        self._computed.update(m for m in batch if m != n)
+        return batch[n]
 
     def _start(self, n: int, item: Any) -> asyncio.Task[Verdict]:
         state = item.spec_file.run_state
@@ -334,12 +358,19 @@ class Lookahead:
         return n if n is not None and items[n] is item else None
 
     def _upcoming(self) -> Sequence[int]:
-        """Indexes of the items this process runs after the current one, in order (bounded)."""
+        """Indexes of the items this process runs after the current one, in order (bounded), from the
+        first one the walk has not gone past yet."""
         bound = self.limit + _WALK
-        if self._interactor is None:  # from the first item the walk has not gone past yet
+        if self._interactor is None:
             first = max(self.current + 1, self._frontier + 1)
             return range(first, min(len(self.session.items), self.current + 1 + bound))
         return _queued(self._interactor)[:bound]
+
+    def _after(self, n: int) -> Sequence[int]:
+        """Indexes of the items this process runs after item ``n`` (the current one), in order."""
+        if self._interactor is None:
+            return range(n + 1, len(self.session.items))
+        return [m for m in _queued(self._interactor) if m != n]
 
     def _drop_passed(self, n: int) -> None:
         """Tasks of items this process will not reach (a hook skipped them, xdist stole them): cancelled."""
@@ -350,8 +381,11 @@ class Lookahead:
             return  # the usual case: every task is for an item still ahead
         for m in list(self.tasks):
             if m != n and (m not in queued if queued is not None else m < n):
-                self.tasks.pop(m).cancel()
+                dropped = self.tasks.pop(m)
+                if not dropped.cancel() and not dropped.cancelled():
+                    dropped.exception()  # it had finished: retrieved, no "never retrieved" at exit
                 self.agents_of.pop(m, None)
+                self._computed.discard(m)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

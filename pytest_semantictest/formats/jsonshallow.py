@@ -33,11 +33,16 @@ def shallow_lines(text: str, depth: int, max_depth: int) -> dict[Path, int]:
     newlines = [m.start() for m in re.finditer("\n", text)]
     line_of = bisect.bisect_right
     space = _SPACE.match
-    scan = json.JSONDecoder(object_pairs_hook=_unique, parse_constant=_constant).scan_once
+    scan: Callable[[str, int], tuple[Any, int]] = getattr(  # (its C scanner, absent from the type stubs)
+        json.JSONDecoder(object_pairs_hook=_unique, parse_constant=_constant), "scan_once")
     lines: dict[Path, int] = {}
 
+    def skip(pos: int) -> int:  # past the whitespace at ``pos`` (the pattern always matches)
+        found = space(text, pos)
+        return found.end() if found else pos
+
     def value(pos: int, path: Path) -> int:
-        pos = space(text, pos).end()  # type: ignore[union-attr]
+        pos = skip(pos)
         lines[path] = line_of(newlines, pos) + 1
         opening = text[pos]
         if len(path) < depth and opening in "{[":
@@ -52,7 +57,7 @@ def shallow_lines(text: str, depth: int, max_depth: int) -> dict[Path, int]:
         return int(end)
 
     def container(pos: int, path: Path, is_object: bool) -> int:
-        pos = space(text, pos + 1).end()  # type: ignore[union-attr]
+        pos = skip(pos + 1)
         if text[pos] in "}]":
             return pos + 1
         seen: set[str] = set()
@@ -63,14 +68,14 @@ def shallow_lines(text: str, depth: int, max_depth: int) -> dict[Path, int]:
                 if key in seen:
                     raise Suspect
                 seen.add(key)
-                pos = value(space(text, pos).end() + 1, (*path, key))  # type: ignore[union-attr]  (past ':')
+                pos = value(skip(pos) + 1, (*path, key))  # past the ':'
             else:
                 pos = value(pos, (*path, index))
                 index += 1
-            pos = space(text, pos).end()  # type: ignore[union-attr]
+            pos = skip(pos)
             if text[pos] != ",":
                 return pos + 1
-            pos = space(text, pos + 1).end()  # type: ignore[union-attr]
+            pos = skip(pos + 1)
 
     value(0, ())
     return lines

@@ -113,3 +113,30 @@ def test_items_that_only_compute_run_when_reached_and_the_others_still_run_at_on
     write(pytester, "mixed", tests)
     fast, _, _ = _at_once_then_one_by_one(pytester, latency, passed=11, failed=1)  # the HTTP items overlapped
     assert [n for n, _ in outcomes(fast)] == [f"mixed.json::{t['id']}" for t in tests]
+
+
+def _from_context(test_id: str, expect: int) -> dict[str, object]:
+    """A test that only computes and reads its file's ``context``: it passes when ``X`` is ``expect``."""
+    return {"id": test_id, "pipeline": [{"block": "MockData", "config": {"data": {"x": "${X}"}}, "output": "m"}],
+            "assertions": {"m.x": str(expect)}}
+
+
+def test_items_that_only_compute_are_computed_together_with_the_verdicts_of_one_by_one(
+        pytester: pytest.Pytester) -> None:
+    """Runs of computing items are computed in one loop turn each (``Lookahead._compute``): a skipped test
+    and another file (its own context) end a run, a failure is reported where it is, and ``-x`` stops
+    there, each as one by one."""
+    first = [computing(f"a{i}", i, i if i != 5 else -1) for i in range(8)]
+    first.insert(3, {**computing("skipped", 0, 0), "skip": "not today"})
+    write(pytester, "a_first", [*first, _from_context("a_ctx", 1)], context={"X": "1"})
+    write(pytester, "b_second", [_from_context(f"b{i}", 2) for i in range(5)], context={"X": "2"})
+    runs = [run_pytest(pytester, "-v", "-p", "no:cacheprovider", *more) for more in ([], [ONE_BY_ONE])]
+    for result in runs:
+        result.assert_outcomes(passed=13, failed=1, skipped=1)
+    assert outcomes(runs[0]) == outcomes(runs[1])
+    assert ("a_first.json::a5", "FAILED") in outcomes(runs[0])
+    stopped = [run_pytest(pytester, "-v", "-p", "no:cacheprovider", "-x", *more) for more in ([], [ONE_BY_ONE])]
+    for result in stopped:
+        result.assert_outcomes(passed=5, failed=1, skipped=1)
+    assert outcomes(stopped[0]) == outcomes(stopped[1])
+    assert outcomes(stopped[0])[-1] == ("a_first.json::a5", "FAILED")
