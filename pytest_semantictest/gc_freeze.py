@@ -5,9 +5,9 @@ collection walks all of it again, and interpreter exit makes several full passes
 spec tests that was about a fifth of the run (``bench/bench_semantictest.py``). So in a session whose
 items are all spec items (``pytest specs/``):
 
-- right after collection, the plugin collects the young generations (where collection's own garbage
-  is; a full pass would walk everything once more) and freezes what is left (:func:`gc.freeze`); what
-  the tests make afterwards is collected as usual;
+- right after collection, the plugin collects once and freezes what is left (:func:`gc.freeze`): no
+  garbage is frozen (collecting the young generations only left 3 MiB of it for 1000 tests); what the
+  tests make afterwards is collected as usual;
 - at the very end of the session, after pytest's own last collection, it unfreezes it again, so a
   process that goes on (pytester, a notebook) keeps no garbage;
 - when such a process exits, everything is frozen first: the exit's full passes are skipped. Objects
@@ -49,7 +49,7 @@ class GcFreeze:
             return
         if not all(self.is_spec_item(item) for item in session.items):
             return
-        gc.collect(1)
+        gc.collect()
         gc.freeze()
         self.frozen = True
         if not _at_exit:
