@@ -25,12 +25,12 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections import Counter
-from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
 from ..model import Verdict
+from .item_order import ItemOrder
 from .item_usage import counted, install
 from .lookahead_rules import (
     agent_bound, agent_keys, attributable, file_barrier, io_free, is_spec_item, static_barrier, traced,
@@ -67,7 +67,6 @@ class Lookahead:
         """(without xdist) the last index the walk went past: the items up to it are started or trivial."""
         self._later: asyncio.TimerHandle | None = None
         self.stopped = False
-        self._position: dict[int, int] = {}
         self._static: dict[int, tuple[str | None, bool]] = {}
         """Item id -> (why it is a barrier from what it is, whether its pipeline only computes)."""
         self._agents: dict[int, tuple[str, ...]] = {}
@@ -80,7 +79,7 @@ class Lookahead:
         """Items during whose run a traced agent of theirs read a record no test could be told from."""
         self._computed: set[int] = set()
         """Items that only compute whose task ran with an earlier item's (:meth:`_compute`)."""
-        self._interactor: Any = _worker_interactor(session.config)
+        self.order = ItemOrder(session)
         self.usage = install(runtime.context) if self.limit > 1 else None
         """Per-item LLM usage for the reports (:mod:`.item_usage`)."""
 
@@ -89,7 +88,7 @@ class Lookahead:
     def verdict(self, item: Any) -> Verdict:
         """Run (or finish waiting for) ``item``'s pipeline and return its verdict."""
         state = item.spec_file.run_state
-        n = self._index(item)
+        n = self.order.index(item)
         if self.limit <= 1 or n is None or self.stopped:
             alone: Verdict = self.runtime.run(state.run(item.case, self.runtime.concurrency))
             return alone
@@ -166,7 +165,7 @@ class Lookahead:
         reached; what they are computed ahead of nothing can change (no I/O, no LLM, no shared state)."""
         items, state = self.session.items, item.spec_file.run_state
         batch = {n: self.runtime.loop_runner.start(state.run(item.case, self.runtime.concurrency))}
-        for m in self._after(n)[:_BATCH]:
+        for m in self.order.after(n)[:_BATCH]:
             other = items[m]
             if (m in self.tasks or not is_spec_item(other) or other.spec_file is not item.spec_file
                     or other.case.skip or other.case.error or not self._static_of(other)[1]):
@@ -256,8 +255,8 @@ class Lookahead:
         if self._barrier(current) is not None:
             return  # it runs alone
         in_flight, load = len(self.running), self.load
-        upcoming = self._upcoming()
-        before = items[upcoming[0] - 1] if upcoming and self._interactor is None else current
+        upcoming = self.order.upcoming(self.current, self._frontier, self.limit + _WALK)
+        before = items[upcoming[0] - 1] if upcoming and not self.order.from_a_queue else current
         started = 0
         for n in upcoming:
             item = items[n]
@@ -348,35 +347,11 @@ class Lookahead:
             elif said is True:
                 self.tagged.setdefault(key, True)
 
-    # -- where the items are ------------------------------------------------------------------------
-
-    def _index(self, item: Any) -> int | None:
-        items = self.session.items
-        if len(self._position) != len(items):
-            self._position = {id(it): n for n, it in enumerate(items)}
-        n = self._position.get(id(item))
-        return n if n is not None and items[n] is item else None
-
-    def _upcoming(self) -> Sequence[int]:
-        """Indexes of the items this process runs after the current one, in order (bounded), from the
-        first one the walk has not gone past yet."""
-        bound = self.limit + _WALK
-        if self._interactor is None:
-            first = max(self.current + 1, self._frontier + 1)
-            return range(first, min(len(self.session.items), self.current + 1 + bound))
-        return _queued(self._interactor)[:bound]
-
-    def _after(self, n: int) -> Sequence[int]:
-        """Indexes of the items this process runs after item ``n`` (the current one), in order."""
-        if self._interactor is None:
-            return range(n + 1, len(self.session.items))
-        return [m for m in _queued(self._interactor) if m != n]
-
     def _drop_passed(self, n: int) -> None:
         """Tasks of items this process will not reach (a hook skipped them, xdist stole them): cancelled."""
         if not self.tasks:
             return
-        queued = set(_queued(self._interactor)) if self._interactor is not None else None
+        queued = self.order.queued()
         if queued is None and min(self.tasks) >= n:
             return  # the usual case: every task is for an item still ahead
         for m in list(self.tasks):
@@ -407,17 +382,3 @@ def scheduler(item: pytest.Item, runtime: Any) -> Lookahead:
         config.pluginmanager.register(found, "semantictest-lookahead")
     return found
 
-
-def _worker_interactor(config: Any) -> Any:
-    """pytest-xdist's worker loop, on a worker (its queue is this process's next items)."""
-    if not hasattr(config, "workerinput"):
-        return None
-    return next((p for p in config.pluginmanager.get_plugins() if type(p).__name__ == "WorkerInteractor"), None)
-
-
-def _queued(interactor: Any) -> list[int]:
-    """The indexes an xdist worker will run next: the one it already took, then its queue."""
-    upcoming = [interactor.nextitem_index]
-    with interactor.torun.lock() as queue:
-        upcoming += list(queue)
-    return [n for n in upcoming if isinstance(n, int) and not isinstance(n, bool)]
