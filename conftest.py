@@ -46,10 +46,12 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 def pytest_collection(session: pytest.Session) -> Generator[None, object, object]:
     """What collection builds (every test module, its items and their imports) lives until the end:
     no garbage collection while it is built, then out of the collector's way, so each full collection
-    walks only what the tests make (about a tenth of each worker's CPU went to walking it again)."""
+    walks only what the tests make (about a tenth of each worker's CPU went to walking it again). The xdist
+    controller runs no test: it does not import openai."""
     gc.disable()
     try:
-        import openai  # noqa: F401  (every worker runs LLM tests: its ~0.7 s import here, frozen with the rest)
+        if hasattr(session.config, "workerinput") or not session.config.getoption("numprocesses", None):
+            import openai  # noqa: F401  (every worker runs LLM tests: its ~0.7 s import here, frozen with the rest)
 
         return (yield)
     finally:

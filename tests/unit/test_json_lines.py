@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from pytest_semantictest.formats.jsonsource import MAX_DEPTH, SHALLOW, JsonError, JsonSource, _index, load_json
 from tests.helpers import fuzz_examples
 
-SETTINGS = settings(max_examples=fuzz_examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=fuzz_examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 keys = st.sampled_from(["tests", "pipeline", "id", "a", "", "x y", 'q"', "é"]) | st.text(max_size=6)
 values = st.recursive(
