@@ -19,6 +19,8 @@ from .source import Path
 
 _SPACE = re.compile(r"[ \t\n\r]*")
 scanstring: Callable[[str, int], tuple[str, int]] = getattr(json.decoder, "scanstring")
+"""json's C string scanner (public in json.decoder, absent from its type stubs): (text, index after the
+opening quote) -> (the decoded string, the index after its closing quote)."""
 
 
 class Suspect(Exception):

@@ -10,13 +10,10 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ..errors import Problem, clip
-from .jsonshallow import Suspect, shallow_lines
+from .jsonshallow import Suspect, scanstring, shallow_lines
 from .source import LineMap, Path, SourceError, nearest_line, place
 
 
-# json's C string scanner (public in json.decoder, absent from its type stubs): (text, index after the
-# opening quote) -> (the decoded string, the index after its closing quote).
-scanstring: Callable[[str, int], tuple[str, int]] = getattr(json.decoder, "scanstring")
 # A string token is only its opening quote here: json's C scanstring finds its end (fast on MBs).
 _TOKEN = re.compile(r'[{}\[\]:,"]|[^\s{}\[\]:,"]+')
 _NOT_JSON = frozenset({"NaN", "Infinity", "-Infinity"})

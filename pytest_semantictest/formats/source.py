@@ -30,14 +30,15 @@ class LineMap:
         return nearest_line(self.lines, path)
 
 
-def nearest_line(lines: dict[Path, int], path: Sequence[str | int]) -> int:
-    """The line of ``path`` in ``lines``, or of its nearest ancestor there (the document's first: 1)."""
+def nearest_line(lines: dict[Path, int], path: Sequence[str | int], root: int | None = None) -> int:
+    """The line of ``path`` in ``lines``, or of its nearest ancestor there; else ``root`` (by default the
+    document's own line, or 1)."""
     key = tuple(path)
     while key:
         if key in lines:
             return lines[key]
         key = key[:-1]
-    return lines.get((), 1)
+    return root if root is not None else lines.get((), 1)
 
 
 def place(path: Sequence[str | int]) -> str:

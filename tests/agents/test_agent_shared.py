@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from agent_helpers import AGENT, alive, python_processes_running, wait_gone
 
-from pytest_semantictest.agents import AgentConfig, AgentStartError, LocalAgent, SharedAgent, agent_key, reap
+from pytest_semantictest.agents import AgentConfig, AgentStartError, LocalAgent, SharedAgent, agent_key, procs, reap
 
 USER = Path(__file__).with_name("shared_user.py")
 
@@ -166,12 +166,14 @@ def test_a_failed_start_is_not_retried_by_other_users(spawn, make_config, tmp_pa
 def test_a_dead_recorded_agent_is_replaced(make_config, tmp_path):
     shared = SharedAgent(tmp_path / "state", "agent", make_config())
     first = shared.acquire()
+    first_process = (first.pid, procs.start_time(first.pid))  # a pid alone may come back (it wraps around)
     os.killpg(first.pid, signal.SIGKILL)
     assert wait_gone(first.pid)
     again = SharedAgent(tmp_path / "state", "agent", make_config())
     second = again.acquire()
     try:
-        assert second.pid != first.pid and second.started_here and alive(second.pid)
+        assert (second.pid, procs.start_time(second.pid)) != first_process
+        assert second.started_here and alive(second.pid)
     finally:
         again.release()
         shared.release()  # nothing left to stop; must not raise

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ...errors import Problem, clip
+from ..source import nearest_line
 
 DEFAULT_BASE_URL = "http://localhost:8765"
 DEFAULT_TIMEOUT_S = 60.0
@@ -190,12 +191,7 @@ class Strict(BaseModel):
     line: int
 
     def line_of(self, path: tuple[str | int, ...]) -> int:
-        key = tuple(path)
-        while key:
-            if key in self.lines:
-                return self.lines[key]
-            key = key[:-1]
-        return self.line
+        return nearest_line(self.lines, path, self.line)
 
 
 class TestCase(BaseModel):
