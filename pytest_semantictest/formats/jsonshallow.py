@@ -53,8 +53,7 @@ def shallow_lines(text: str, depth: int, max_depth: int) -> dict[Path, int]:
             found, end = scan(text, pos)
         except StopIteration:
             raise Suspect from None
-        room = max_depth - len(path)  # containers it may open: the brackets in its text bound them
-        if end - pos >= room and text.count("{", pos, end) + text.count("[", pos, end) >= room and _nesting(found, room) >= room:
+        if isinstance(found, (dict, list)) and _too_deep(text, pos, end, found, max_depth - len(path)):
             raise Suspect
         return int(end)
 
@@ -92,6 +91,14 @@ def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _constant(name: str) -> float:
     raise Suspect
+
+
+def _too_deep(text: str, start: int, end: int, value: dict[str, Any] | list[Any], room: int) -> bool:
+    """Whether ``value`` (``text[start:end]``) opens ``room`` containers or more, one inside the other
+    (it cannot without as many brackets in its text: counted first, they rule out almost every value)."""
+    if end - start < room or text.count("{", start, end) + text.count("[", start, end) < room:
+        return False
+    return _nesting(value, room) >= room
 
 
 def _nesting(value: dict[str, Any] | list[Any], limit: int) -> int:

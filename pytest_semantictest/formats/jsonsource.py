@@ -6,7 +6,7 @@ import bisect
 import json
 import re
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..errors import Problem, clip
