@@ -137,13 +137,14 @@ window.addEventListener("load", () => setTimeout(() => {
 </script>"""
 
 
-def computed_colors(report: Path, tmp_path: Path) -> list[dict[str, str]]:
-    """Chromium's computed text and background colour of every element of the extras and the summary
-    table that holds text (a script added to a copy of the report collects them)."""
+def render_with_colors(report: Path, tmp_path: Path) -> tuple[Node, list[dict[str, str]]]:
+    """The rendered page (:func:`render_in_chromium`) and Chromium's computed text and background colour of
+    every element of the extras and the summary table that holds text, from one launch: a script added to
+    a copy of the report collects them into a ``pre#st-colors`` appended to the body."""
     page = tmp_path / "colors.html"
     page.write_text(report.read_text(encoding="utf-8").replace("</body>", _COLORS + "</body>"), encoding="utf-8")
     dom = parse(_chromium(tmp_path, "--virtual-time-budget=5000", "--dump-dom", page.as_uri()).stdout)
-    return json.loads(dom.find("pre", id="st-colors").text())  # type: ignore[no-any-return]
+    return dom, json.loads(dom.find("pre", id="st-colors").text())
 
 
 def _luminance(css: str) -> float:

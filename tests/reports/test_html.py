@@ -12,11 +12,10 @@ from tests.reports.dom import (
     Node,
     blob,
     chromium,
-    computed_colors,
     contrast,
     extra_of,
     parse,
-    render_in_chromium,
+    render_with_colors,
     result_rows,
     table_rows,
 )
@@ -94,7 +93,7 @@ def test_the_report_renders_in_headless_chromium(
 ) -> None:
     chromium()  # skips before the run when there is none
     report = report_run(pytester, backend, fake_openai, "-n", "2", skipped=1)  # extras made on workers
-    dom = render_in_chromium(report, tmp_path)
+    dom, colors = render_with_colors(report, tmp_path)  # one Chromium launch for both
     rows = result_rows(dom)
     assert len(rows) == 10, sorted(rows)
     assert rows["reports.json::errors::setup"].find("td", cls="col-result").text() == "Error"
@@ -135,7 +134,6 @@ def test_the_report_renders_in_headless_chromium(
     assert " tests took " in dom.find(cls="summary").find("p", cls="run-count").text()
 
     # every text of the extras has its colour set: dark on white, at least 4.5:1 (WCAG AA), not the grey #999
-    colors = computed_colors(report, tmp_path)
     assert len(colors) > 50
     worst = min(colors, key=lambda c: contrast(c["color"], c["background"]))
     assert contrast(worst["color"], worst["background"]) >= 4.5, worst
