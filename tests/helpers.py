@@ -38,10 +38,11 @@ def run_one(pipeline: list[dict[str, Any]], assertions: dict[str, Any], **top: A
 
 
 def run_pytest(pytester: pytest.Pytester, *args: str, own_process: bool = False) -> pytest.RunResult:
-    """pytest on the pytester folder: in-process (the root conftest isolates the runs), unless under
-    xdist (``-n``) or ``own_process``: a check that nothing (a secret) is printed must see what reaches
-    the file descriptors, not only ``sys.stdout``."""
-    if own_process or "-n" in args:
+    """pytest on the pytester folder: in-process (the root conftest isolates the runs; under ``-n`` the
+    controller runs here and its workers are their own interpreters, as always), unless
+    ``own_process``: a check that nothing (a secret) is printed must see what reaches the file
+    descriptors, not only ``sys.stdout``."""
+    if own_process:
         return pytester.runpytest_subprocess(*args, timeout=240)
     return pytester.runpytest_inprocess(*args)
 

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from tests.compliance.conftest import chat_case, doc
+from tests.helpers import run_pytest
 
 pytest_plugins = ["pytester"]
 
@@ -77,7 +78,7 @@ def gate(pytester: pytest.Pytester) -> Iterator[ThreadingHTTPServer]:
 def run(pytester: pytest.Pytester, gate: ThreadingHTTPServer) -> pytest.RunResult:
     pytester.makeconftest(MARKER_CONFTEST)
     url = f"http://127.0.0.1:{gate.server_address[1]}"
-    return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rs", "-v", "-n", "2", "--dist", "load",
+    return run_pytest(pytester, "-p", "no:cacheprovider", "-rs", "-v", "-n", "2", "--dist", "load",
                                          f"--semantictest-compliance-base-url={url}")
 
 
@@ -153,7 +154,7 @@ def test_a_dependency_whose_worker_crashed_counts_as_failed(
                                              depends_on="[base]"))
     pytester.makefile(".md", b_base=doc(chat_case("1. Crashes", model="echo"), name="base"))
     url = f"http://127.0.0.1:{gate.server_address[1]}"
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rs", "-v", "-n", "2",
+    result = run_pytest(pytester, "-p", "no:cacheprovider", "-rs", "-v", "-n", "2",
                                            f"--semantictest-compliance-base-url={url}")
     result.assert_outcomes(failed=1, skipped=1)
     result.stdout.fnmatch_lines(["*worker 'gw?' crashed while running 'b_base.md::1. Crashes'*"])
@@ -190,7 +191,7 @@ def test_a_dependency_that_does_not_finish_is_waited_for_a_bounded_time(
                                              depends_on="[base]"))
     pytester.makefile(".md", b_base=doc(chat_case("1. Held", model="echo"), name="base", timeout=1))
     url = f"http://127.0.0.1:{gate.server_address[1]}"
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rs", "-v", "-n", "2",
+    result = run_pytest(pytester, "-p", "no:cacheprovider", "-rs", "-v", "-n", "2",
                                            f"--semantictest-compliance-base-url={url}")
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(["*semantictest: 1 case(s) of 'base' did not finish within 1.5 s; deciding depends_on "

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import run_pytest
 from tests.llm.fake_openai import FakeOpenAI, Reply, status
 
 BAD_TEXT = "I cannot help with that request."
@@ -320,7 +321,7 @@ def test_dotenv_configures_the_judge_and_ini_requires_it(pytester: pytest.Pytest
 
 def test_terminal_summary_sums_xdist_workers(pytester: pytest.Pytester, fake_openai: FakeOpenAI) -> None:
     write(pytester, *(judged(f"t{i}", f"At 14:0{i}.") for i in range(4)))
-    result = pytester.runpytest_subprocess(url(fake_openai), "-n", "2")
+    result = run_pytest(pytester, url(fake_openai), "-n", "2")
     result.assert_outcomes(passed=4)
     result.stdout.fnmatch_lines(["semantictest: 4 LLM calls, 0 cache hits, 640 tokens"])
 

@@ -1,8 +1,8 @@
 """Shared pieces of the report tests: a small HTTP backend in this process, spec builders, a runner.
 
 End-to-end runs are in-process (``pytester.runpytest_inprocess``; the root conftest keeps one copy
-of the plugin's modules and fresh plugin state per run); runs under xdist (``-n``) and the secrets
-run get their own interpreter.
+of the plugin's modules and fresh plugin state per run), also under xdist (``-n``: the controller
+here, its workers in their own interpreters); the secrets run gets its own interpreter.
 """
 
 from __future__ import annotations
