@@ -33,6 +33,12 @@ from tests.helpers import without_unused_plugins
 
 pytest_plugins = ["pytester"]
 
+IN_PROCESS_ONLY = ("-p", "no:semantictest-gc")
+"""What an in-process run leaves out on top: the plugin's collector freeze (``gc_freeze.py``). This
+process froze its own collection (:func:`pytest_collection`), so the plugin would leave the collector
+alone anyway, but only after ``gc.get_freeze_count()``, which walks every frozen object (about 20 ms
+per run here, some 5 s of CPU over the suite)."""
+
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto``: three workers per usable core. Much of this suite's time is waiting (agents that
@@ -130,7 +136,7 @@ def _fresh_plugin_state_per_inprocess_run(request: pytest.FixtureRequest) -> Ite
         outer = _module_state()
         _set_module_state(_fresh_state())
         try:
-            return inline_run(*without_unused_plugins(args), *args, **kwargs)
+            return inline_run(*without_unused_plugins(args), *IN_PROCESS_ONLY, *args, **kwargs)
         finally:
             imported = _plugins_own_blocks()  # by plugin modules first imported in this run: they stay imported
             _set_module_state(outer)

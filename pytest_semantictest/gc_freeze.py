@@ -45,9 +45,11 @@ class GcFreeze:
         option = session.config.option
         if any(getattr(option, name, False) for name in ("collectonly", "setuponly", "setupplan")):
             return
-        if not session.items or not gc.isenabled() or gc.get_freeze_count():
+        if not session.items or not gc.isenabled():
             return
         if not all(self.is_spec_item(item) for item in session.items):
+            return
+        if gc.get_freeze_count():  # last: it walks every frozen object
             return
         gc.collect()
         gc.freeze()
