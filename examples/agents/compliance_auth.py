@@ -33,6 +33,21 @@ D = int(
     "2af16f45d847c5694b5cbc09b43eaa31",
     16,
 )
+# N's two primes: signing with them (the Chinese remainder theorem) is about four times faster than
+# pow(m, D, N), which took ~20 ms in pure Python for every token; the signature is the same.
+P = int(
+    "f1ee2f53bd2de4326602db28321054167dafcf27ae3cab6445ebccd4716a8e740a760a9c77a107366f2c4f0c976856c5"
+    "ab377e649d6e5557fd1d5c48c70b2d048e719d58c4f64b1fe3e8401faa8a3a381ecce80fb79a3eaa53ab3c9ef61980e0"
+    "3ca62d8eec187899dc969f1303eaa502bd5e26da600941df934c32e9a6d34049",
+    16,
+)
+Q = int(
+    "e5884a48bd9534e76b564635d9814386e177290c6ad9396a18418d260d986574b6f638313c997c1f603763aee704c321"
+    "d196926638e55e62c93b9157d74b83acde1daafd29c275cfcf655477c1cdc9e3904307d56fc891769c70636eb2ae0ad5"
+    "4afdb7216cd8c6e3bba77d0e64176c8ea41a6cb7977e3c102f6db6a7304d238b",
+    16,
+)
+_DP, _DQ, _QINV = D % (P - 1), D % (Q - 1), pow(Q, -1, P)
 _SHA256_PREFIX = bytes.fromhex("3031300d060960864801650304020105000420")  # PKCS#1 v1.5 DigestInfo
 _SIZE = (N.bit_length() + 7) // 8
 
@@ -59,13 +74,19 @@ def _encoded(message: bytes) -> int:
     return int.from_bytes(padded, "big")
 
 
+def _sign(message: int) -> int:
+    """``pow(message, D, N)``, computed modulo each prime."""
+    mp, mq = pow(message, _DP, P), pow(message, _DQ, Q)
+    return mq + (_QINV * (mp - mq) % P) * Q
+
+
 def mint(issuer: str, subject: str, scopes: list[str], expires_in: int = 3600, now: float | None = None) -> str:
     """A signed token; ``expires_in`` below zero gives an expired one."""
     issued = int(time.time() if now is None else now)
     header = {"alg": "RS256", "typ": "JWT", "kid": KID}
     claims = {"iss": issuer, "sub": subject, "scope": " ".join(scopes), "iat": issued, "exp": issued + expires_in}
     signing = f"{b64url(json.dumps(header).encode())}.{b64url(json.dumps(claims).encode())}".encode()
-    signature = pow(_encoded(signing), D, N).to_bytes(_SIZE, "big")
+    signature = _sign(_encoded(signing)).to_bytes(_SIZE, "big")
     return f"{signing.decode()}.{b64url(signature)}"
 
 

@@ -107,3 +107,10 @@ def test_api_key(client: httpx.Client) -> None:
             assert ok.status_code == 200
     finally:
         server.shutdown()
+
+
+def test_the_signature_is_the_key_s_own() -> None:
+    """Tokens are signed modulo each prime of the example key: the same signature as ``pow(m, D, N)``."""
+    assert compliance_auth.P * compliance_auth.Q == compliance_auth.N
+    for message in (2, 12345678901234567890, compliance_auth.N - 2):
+        assert compliance_auth._sign(message) == pow(message, compliance_auth.D, compliance_auth.N)
