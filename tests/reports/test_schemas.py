@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
@@ -19,7 +20,9 @@ from pytest_semantictest import schemas
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@functools.cache
 def validator(name: str) -> jsonschema.Draft202012Validator:
+    """The schema's validator, once its own validity is checked (once per schema: ~10 ms each)."""
     schema = json.loads(schemas.path(name).read_text(encoding="utf-8"))
     jsonschema.Draft202012Validator.check_schema(schema)
     return jsonschema.Draft202012Validator(schema)
