@@ -50,31 +50,39 @@ PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *without_unu
 # --------------------------------------------------------------------------- /proc
 
 
-def _stat(pid: str) -> tuple[str, int] | None:
-    """(state, ppid) of a process, or None if it is gone."""
+def _stat(pid: str) -> tuple[str, int, int] | None:
+    """(state, ppid, start time in clock ticks since boot) of a process, or None if it is gone."""
     try:
         raw = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
     fields = raw[raw.rfind(")") + 2 :].split()
-    return fields[0], int(fields[1])
+    return fields[0], int(fields[1]), int(fields[19])
 
 
-def _live_pids() -> list[str]:
+def now_ticks() -> int:
+    """The clock-tick count since boot (what a process's start time is in), less one tick."""
+    return int(float(Path("/proc/uptime").read_text().split()[0]) * os.sysconf("SC_CLK_TCK")) - 1
+
+
+def _live_pids(since: int = 0) -> list[str]:
+    """Live processes started at tick ``since`` or later: the suite runs hundreds at once, and reading
+    the environment of each in every poll cost more CPU than the runs these tests watch."""
     pids = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             stat = _stat(entry)
-            if stat is not None and stat[0] not in ("Z", "X"):  # a zombie holds no resources
+            if stat is not None and stat[0] not in ("Z", "X") and stat[2] >= since:  # a zombie holds no resources
                 pids.append(entry)
     return pids
 
 
-def marked(mark: str) -> dict[int, str]:
-    """Live processes carrying ``MARK=mark`` in their environment: pid -> command line."""
+def marked(mark: str, since: int = 0) -> dict[int, str]:
+    """Live processes carrying ``MARK=mark`` in their environment (started at ``since`` or later):
+    pid -> command line."""
     needle = f"{MARK}={mark}".encode()
     found = {}
-    for pid in _live_pids():
+    for pid in _live_pids(since):
         try:
             environ = Path(f"/proc/{pid}/environ").read_bytes()
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
@@ -85,10 +93,10 @@ def marked(mark: str) -> dict[int, str]:
     return found
 
 
-def agents_on(port: int) -> list[int]:
-    """Live agent processes (trace/slow agent script) started with ``--port <port>``."""
+def agents_on(port: int, since: int = 0) -> list[int]:
+    """Live agent processes (trace/slow agent script) started with ``--port <port>`` (at ``since`` or later)."""
     found = []
-    for pid in _live_pids():
+    for pid in _live_pids(since):
         try:
             argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
         except OSError:
@@ -170,6 +178,7 @@ suites:
         )
         self.proc: subprocess.Popen[str] | None = None
         self.before: dict[int, str] = {}
+        self.since = 0
         self.traces: set[Path] = set()  # the agent's trace file (from its environment)
         self.tempdir = tmp / "tmp"
 
@@ -185,6 +194,7 @@ suites:
         self.before = marked(self.mark)
         assert self.before == {}, self.before
         assert agents_on(self.port) == []
+        self.since = now_ticks()  # what this run starts, the scans below look at
         self.proc = subprocess.Popen(
             [*PYTEST, *args, *paths], cwd=self.tmp, env=env, start_new_session=False,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -203,7 +213,7 @@ suites:
 
     def agent_pid(self) -> int:
         """Wait until the agent process exists (and answers); its pid."""
-        pids = wait_for("the agent process", lambda: agents_on(self.port), 30, self.proc)
+        pids = wait_for("the agent process", lambda: agents_on(self.port, self.since), 30, self.proc)
         assert len(pids) == 1, f"more than one agent on port {self.port}: {pids}"
         self._note_traces(pids[0])
         wait_for("the agent to answer", lambda: port_answers(self.port), 30, self.proc)
@@ -225,10 +235,10 @@ suites:
     def assert_nothing_left(self, out: str, within: float = 5.0) -> None:
         """No process of this run remains (a few seconds allowed), and the port is free."""
         deadline = time.monotonic() + within
-        while (left := marked(self.mark)) and time.monotonic() < deadline:
+        while (left := marked(self.mark, self.since)) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert left == {}, f"left behind: {left}\n--- pytest output ---\n{out}"
-        assert agents_on(self.port) == []
+        assert agents_on(self.port, self.since) == []
         assert not port_answers(self.port), f"something still answers on port {self.port}"
         assert list(self.tmp.glob(".semantictest/logs/*.log")), "no agent log: the agent never started"
         assert [p for p in self.traces if p.exists()] == [], "the agent's trace file was not removed"
@@ -242,7 +252,7 @@ suites:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
             self.proc.communicate()
-        for pid in marked(self.mark):
+        for pid in marked(self.mark, self.since):
             self._note_traces(pid)
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -269,7 +279,7 @@ def make_run(tmp_path: Path):  # type: ignore[no-untyped-def]
 
 def workers_of(run: Run) -> list[int]:
     assert run.proc is not None
-    return [pid for pid in marked(run.mark) if (s := _stat(str(pid))) is not None and s[1] == run.proc.pid]
+    return [pid for pid in marked(run.mark, run.since) if (s := _stat(str(pid))) is not None and s[1] == run.proc.pid]
 
 
 # --------------------------------------------------------------------------- tests
@@ -280,7 +290,7 @@ def test_normal_run(make_run) -> None:  # type: ignore[no-untyped-def]
     run.start()
     agent = run.agent_pid()
     child = run.child_pid()
-    assert agent in marked(run.mark) and child in marked(run.mark)
+    assert agent in marked(run.mark, run.since) and child in marked(run.mark, run.since)
     code, out = run.finish()
     assert code == 0, out
     assert "3 passed" in out, out
@@ -341,7 +351,7 @@ def test_xdist_all_workers_killed_controller_reaps(make_run) -> None:  # type: i
     agent = run.agent_pid()
     workers = wait_for("two xdist workers", lambda: len(workers_of(run)) == 2 and workers_of(run), 30, proc)
     time.sleep(0.5)
-    assert agent in marked(run.mark)  # running, used by workers that SIGKILL leaves no chance to release it
+    assert agent in marked(run.mark, run.since)  # running, used by workers that SIGKILL leaves no chance to release it
     for pid in workers:
         os.kill(pid, signal.SIGKILL)
     # (not asserted after the kills: the controller may already have noticed and reaped it)
@@ -368,7 +378,7 @@ def test_xdist_sigterm_to_workers_while_agent_starts(make_run) -> None:  # type:
     # The agent needs 3 s before it listens; the workers are terminated (as a CI cancel would) meanwhile.
     run = make_run(QUICK, 4, agent=[sys.executable, str(TRACE_AGENT), "--slow-start", "3"])
     proc = run.start("-n", "2", "--max-worker-restart=0")
-    wait_for("the agent process", lambda: agents_on(run.port), 30, proc)
+    wait_for("the agent process", lambda: agents_on(run.port, run.since), 30, proc)
     workers = wait_for("two xdist workers", lambda: len(workers_of(run)) == 2 and workers_of(run), 30, proc)
     time.sleep(0.5)
     for pid in workers:
