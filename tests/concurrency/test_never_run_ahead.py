@@ -136,8 +136,8 @@ def test_a_tagged_agent_that_loses_the_tag_on_one_path_gives_the_one_by_one_verd
         expect: {function_calls: [{name: get_order}]}
 """
     pytester.makefile(".highbar.yaml", lossy=_highbar(port, "own", 0, tests=tests))
-    fast = run_pytest(pytester, "-v", "-p", "no:cacheprovider", own_process=True)
-    slow = run_pytest(pytester, "-v", "-p", "no:cacheprovider", ONE_BY_ONE, own_process=True)
+    fast = run_pytest(pytester, "-v", "-p", "no:cacheprovider")
+    slow = run_pytest(pytester, "-v", "-p", "no:cacheprovider", ONE_BY_ONE)
     assert [word for _, word in outcomes(slow)] == ["PASSED"] * 4 + ["ERROR"], slow.stdout.str()[-3000:]
     assert outcomes(fast) == outcomes(slow), fast.stdout.str()[-3000:]
 
