@@ -37,7 +37,8 @@ IN_PROCESS_ONLY = ("-p", "no:semantictest-gc")
 """What an in-process run leaves out on top: the plugin's collector freeze (``gc_freeze.py``). This
 process froze its own collection (:func:`pytest_collection`), so the plugin would leave the collector
 alone anyway, but only after ``gc.get_freeze_count()``, which walks every frozen object (about 20 ms
-per run here, some 5 s of CPU over the suite)."""
+per run here, some 5 s of CPU over the suite). Not under ``-n``: the workers, fresh interpreters, get
+the run's arguments and keep the freeze."""
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
@@ -136,7 +137,8 @@ def _fresh_plugin_state_per_inprocess_run(request: pytest.FixtureRequest) -> Ite
         outer = _module_state()
         _set_module_state(_fresh_state())
         try:
-            return inline_run(*without_unused_plugins(args), *IN_PROCESS_ONLY, *args, **kwargs)
+            only_here = () if "-n" in args else IN_PROCESS_ONLY  # xdist passes the arguments on to its workers
+            return inline_run(*without_unused_plugins(args), *only_here, *args, **kwargs)
         finally:
             imported = _plugins_own_blocks()  # by plugin modules first imported in this run: they stay imported
             _set_module_state(outer)
