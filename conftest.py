@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 from _pytest.pytester import SysModulesSnapshot
 
+from pytest_semantictest import plugin as semantictest_plugin
 from pytest_semantictest.agents import cleanup
 from pytest_semantictest.blocks import registry
 from pytest_semantictest.checks import conversation
@@ -33,12 +34,25 @@ from tests.helpers import without_unused_plugins
 
 pytest_plugins = ["pytester"]
 
-IN_PROCESS_ONLY = ("-p", "no:semantictest-gc")
-"""What an in-process run leaves out on top: the plugin's collector freeze (``gc_freeze.py``). This
-process froze its own collection (:func:`pytest_collection`), so the plugin would leave the collector
-alone anyway, but only after ``gc.get_freeze_count()``, which walks every frozen object (about 20 ms
-per run here, some 5 s of CPU over the suite). Not under ``-n``: the workers, fresh interpreters, get
-the run's arguments and keep the freeze."""
+
+def _in_process_only(args: tuple[Any, ...]) -> tuple[tuple[str, ...], list[object]]:
+    """What an in-process run adds to its arguments, and the plugins it registers itself:
+
+    - no plugin autoloading: this plugin is registered as the module it is (its entry point's), and a
+      run that writes an HTML report loads pytest-html by name. Autoloading read every installed
+      distribution's entry points and, to mark their modules for assertion rewriting, its file list:
+      about 20 ms a run here, some 5 s of CPU over the suite. (Those modules are imported already.)
+    - the plugin's collector freeze (``gc_freeze.py``) left out: this process froze its own collection
+      (:func:`pytest_collection`), so the plugin would leave the collector alone anyway, but only after
+      ``gc.get_freeze_count()``, which walks every frozen object (another ~20 ms a run).
+
+    Not under ``-n``: xdist passes the run's arguments on to its workers, fresh interpreters that load
+    their plugins as a user's run does and keep the freeze."""
+    if "-n" in args:
+        return (), []
+    html = ("-p", "html", "-p", "html_fixtures", "-p", "metadata") if any(
+        str(arg).startswith("--html") for arg in args) else ()
+    return ("--disable-plugin-autoload", *html, "-p", "no:semantictest-gc"), [semantictest_plugin]
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
@@ -137,8 +151,9 @@ def _fresh_plugin_state_per_inprocess_run(request: pytest.FixtureRequest) -> Ite
         outer = _module_state()
         _set_module_state(_fresh_state())
         try:
-            only_here = () if "-n" in args else IN_PROCESS_ONLY  # xdist passes the arguments on to its workers
-            return inline_run(*without_unused_plugins(args), *only_here, *args, **kwargs)
+            extra, plugins = _in_process_only(args)
+            plugins = [*kwargs.pop("plugins", ()), *plugins]
+            return inline_run(*without_unused_plugins(args), *extra, *args, plugins=plugins, **kwargs)
         finally:
             imported = _plugins_own_blocks()  # by plugin modules first imported in this run: they stay imported
             _set_module_state(outer)
