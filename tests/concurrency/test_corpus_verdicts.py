@@ -2,7 +2,8 @@
 spec file the tests use as data (the docs' suites ``tests/docs_examples/*.json`` and their seed copies, the
 reference runner's suites ``tests/semantictest/upstream``, the highbar fidelity specs
 ``tests/highbar/fidelity``), each corpus run in one subprocess per mode, against the loopback servers and
-agents their own tests use. Per item: the outcome and the first line of its message."""
+agents their own tests use (the examples at once: README.md's main command, whose one run
+``tests/main_command.py`` shares). Per item: the outcome and the first line of its message."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from xml.etree import ElementTree
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "examples" / "agents"))
 sys.path.insert(0, str(REPO / "tests" / "docs_examples"))
@@ -25,6 +28,7 @@ import docs_server  # noqa: E402
 import seed_copies  # noqa: E402
 
 from tests.helpers import without_unused_plugins  # noqa: E402
+from tests.main_command import main_command_run, run_examples  # noqa: E402
 
 FIDELITY = REPO / "tests" / "highbar" / "fidelity"
 FIDELITY_AGENT = REPO / "tests" / "highbar" / "fidelity_agent.py"
@@ -45,17 +49,13 @@ def _verdicts(junit: Path) -> Verdicts:
     return found
 
 
-def _twice(cwd: Path, out: Path, args: list[str], env: dict[str, str]) -> tuple[Verdicts, Verdicts]:
-    """(at the default item concurrency, one by one)."""
-    runs: list[Verdicts] = []
-    for extra in ([], ["--semantictest-item-concurrency=1"]):
-        junit = out / f"junit-{len(runs)}.xml"
-        done = subprocess.run([sys.executable, "-m", "pytest", *without_unused_plugins(()), "-p", "no:cacheprovider", "-q", f"--junitxml={junit}",
-                               *args, *extra], cwd=cwd, env=env, capture_output=True, text=True, timeout=300,
-                              check=False)
-        assert junit.exists(), done.stdout[-3000:] + done.stderr[-3000:]
-        runs.append(_verdicts(junit))
-    return runs[0], runs[1]
+def _one_by_one_examples(out: Path) -> Verdicts:
+    """The examples one by one: the main command's run (:mod:`tests.main_command`) with
+    ``--semantictest-item-concurrency=1``."""
+    done = run_examples(out, "--semantictest-item-concurrency=1")
+    junit = out / "junit.xml"
+    assert junit.exists(), done.stdout[-3000:] + done.stderr[-3000:]
+    return _verdicts(junit)
 
 
 def _env() -> dict[str, str]:
@@ -119,8 +119,11 @@ def _stage(root: Path, corpora: tuple[str, ...]) -> None:
             (folder / spec.name).write_text(text, encoding="utf-8")
 
 
-def test_examples_get_the_same_verdicts(tmp_path: Path) -> None:
-    fast, slow = _twice(REPO, tmp_path, ["examples", "-o", f"cache_dir={tmp_path}"], _env())
+def test_examples_get_the_same_verdicts(tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """The main command's own run (shared with the test of its output) against one by one."""
+    shared = main_command_run(request)
+    assert Path(shared["junit"]).exists(), shared["stdout"][-3000:] + shared["stderr"]
+    fast, slow = _verdicts(Path(shared["junit"])), _one_by_one_examples(tmp_path)
     assert len(fast) > 20
     assert fast == slow, sorted(set(fast.items()) ^ set(slow.items()))
 

@@ -3,22 +3,17 @@ offline: every judged check runs, and the summary shows the verdicts with scores
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+import pytest
+
+from tests.main_command import ROOT, main_command_run
 
 
-def test_the_examples_replay_their_judge_answers_offline(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "PYTEST_"))}
-    env["OPENAI_BASE_URL"] = "http://127.0.0.1:9/v1"  # were anything sent, it would fail: replay sends nothing
-    run = subprocess.run([sys.executable, "-m", "pytest", "examples", "-p", "no:cacheprovider", "-q"],
-                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=240, check=False)
-    out = run.stdout
-    assert run.returncode == 0, out[-4000:]
+def test_the_examples_replay_their_judge_answers_offline(request: pytest.FixtureRequest) -> None:
+    run = main_command_run(request)
+    out = run["stdout"]
+    assert run["code"] == 0, out[-4000:] + run["stderr"]
     assert "32 passed in" in out and "skipped" not in out  # every example, judged ones included
     assert "judge verdicts: 3 passed, 0 not passed, in 2 judged test(s)" in out
     assert "LLMJudge: score 0.935 >= threshold 0.7 (passed): 14:00 is 2 PM" in out

@@ -1,0 +1,46 @@
+"""README.md's main command, ``python -m pytest examples``, run once for the whole session (also under
+xdist): the examples' judged tests replay their recorded answers (``tests/reports/test_examples_judged.py``
+checks its output) and its verdicts are the at-once half of the examples' one-by-one comparison
+(``tests/concurrency/test_corpus_verdicts.py``)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers import once_per_session
+
+ROOT = Path(__file__).resolve().parents[1]
+DEAD_LLM = "http://127.0.0.1:9/v1"
+"""The LLM endpoint the run is given: were anything sent there, it would fail (replay sends nothing)."""
+
+
+def environment() -> dict[str, str]:
+    """This session's environment without its OpenAI and pytest variables, the LLM at :data:`DEAD_LLM`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "PYTEST_"))}
+    env["OPENAI_BASE_URL"] = DEAD_LLM
+    return env
+
+
+def run_examples(out: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The main command with ``args`` and a JUnit report at ``out/junit.xml``, in the repository."""
+    out.mkdir(parents=True, exist_ok=True)
+    return subprocess.run([sys.executable, "-m", "pytest", "examples", "-p", "no:cacheprovider", "-q",
+                           f"--junitxml={out / 'junit.xml'}", *args],
+                          cwd=ROOT, env=environment(), capture_output=True, text=True, timeout=240, check=False)
+
+
+def _run(folder: Path) -> dict[str, Any]:
+    done = run_examples(folder)
+    return {"code": done.returncode, "stdout": done.stdout, "stderr": done.stderr[-4000:],
+            "junit": str(folder / "junit.xml")}
+
+
+def main_command_run(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """``code``, ``stdout``, ``stderr`` (its tail) and the ``junit`` report's path of the one run."""
+    return once_per_session(request, "main-command", _run, lambda found: found, lambda found: found)
