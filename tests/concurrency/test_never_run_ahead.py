@@ -44,8 +44,10 @@ def test_a_block_not_marked_concurrency_safe_runs_alone(pytester: pytest.Pyteste
                   {"id": f"probe{i}", "pipeline": [{"block": "Probe", "output": "p"}], "assertions": {"p.in_flight": 0}}]
     write(pytester, "mixed", tests)
     fast = run_pytest(pytester, "-v", "-p", "no:cacheprovider")
-    if safe:  # the probe then sees the next test's request in flight: the check can fail
-        assert ("mixed.json::probe0", "FAILED") in outcomes(fast)
+    if safe:  # a probe then sees a test's request in flight alongside it: the check can fail (which probe
+        # overlaps a request depends on how fast each test starts: under load the first may see none)
+        probes = [word for name, word in outcomes(fast) if "probe" in name]
+        assert "FAILED" in probes, outcomes(fast)
         return
     fast.assert_outcomes(passed=6)
     assert outcomes(fast) == outcomes(run_pytest(pytester, "-v", "-p", "no:cacheprovider", ONE_BY_ONE))
