@@ -63,6 +63,19 @@ def _exiting(pid: int) -> bool:
     return False
 
 
+def alive_settled(pid: int, wait_s: float = 0.5) -> bool:
+    """:func:`pid_alive`, after giving a process whose leader already exited ``wait_s`` to finish: a
+    killed or crashed process shows a zombie leader while its other threads are still on their way
+    out, and that one is not to be used again. One that still runs after ``wait_s`` (a leader that
+    ended its own thread only) is live."""
+    deadline = time.monotonic() + wait_s
+    while (fields := _stat(pid)) is not None and fields[0] in ("Z", "X") and pid_alive(pid):
+        if time.monotonic() >= deadline:
+            return True
+        time.sleep(0.01)
+    return pid_alive(pid)
+
+
 def start_time(pid: int) -> int | None:
     """The process start time in clock ticks since boot (detects pid reuse), if known."""
     fields = _stat(pid)

@@ -335,7 +335,7 @@ def _handle(state: dict[str, Any], *, started_here: bool) -> AgentHandle:
 def _same_process(state: dict[str, Any]) -> bool:
     pid = int(state["pid"])
     recorded = state.get("start_time")
-    return procs.pid_alive(pid) and (recorded is None or procs.start_time(pid) in (None, recorded))
+    return procs.alive_settled(pid) and (recorded is None or procs.start_time(pid) in (None, recorded))
 
 
 def _live(state: dict[str, Any]) -> bool:

@@ -50,3 +50,41 @@ def test_a_zombie_leader_with_a_live_thread_is_alive() -> None:
         os.killpg(child.pid, 9)
         child.wait(timeout=5)
     assert not procs.group_alive(child.pid)
+
+
+DYING = """
+import ctypes, threading, time
+threading.Thread(target=time.sleep, args=(0.3,)).start()  # the last thread, about to end
+ctypes.CDLL(None).pthread_exit(None)
+"""
+
+
+def _zombie_leader(pid: int) -> bool:
+    deadline = time.monotonic() + 5
+    while Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.005)
+    return True
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc")
+def test_a_dying_process_is_not_alive_once_settled_a_serving_one_is() -> None:
+    """A recorded agent is reused only if it is alive once settled: a killed agent shows a zombie
+    leader while its threads exit (a shared agent was reused that way, then answered nothing)."""
+    dying = subprocess.Popen([sys.executable, "-c", DYING])
+    serving = subprocess.Popen([sys.executable, "-c", LEADER_EXITS], stdout=subprocess.PIPE, text=True,
+                               start_new_session=True)
+    try:
+        assert serving.stdout is not None
+        serving.stdout.readline()
+        assert _zombie_leader(dying.pid) and procs.pid_alive(dying.pid)  # still exiting
+        assert not procs.alive_settled(dying.pid, wait_s=5)
+        assert _zombie_leader(serving.pid)
+        started = time.monotonic()
+        assert procs.alive_settled(serving.pid, wait_s=0.2)
+        assert time.monotonic() - started >= 0.2
+    finally:
+        dying.wait(timeout=5)
+        os.killpg(serving.pid, 9)
+        serving.wait(timeout=5)
