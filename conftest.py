@@ -30,7 +30,7 @@ from pytest_semantictest import plugin as semantictest_plugin
 from pytest_semantictest.agents import cleanup
 from pytest_semantictest.blocks import registry
 from pytest_semantictest.checks import conversation
-from tests.helpers import without_unused_plugins
+from tests.helpers import HTML_PLUGINS, without_unused_plugins, writes_html_report
 
 pytest_plugins = ["pytester"]
 
@@ -50,8 +50,7 @@ def _in_process_only(args: tuple[Any, ...]) -> tuple[tuple[str, ...], list[objec
     their plugins as a user's run does and keep the freeze."""
     if "-n" in args:
         return (), []
-    html = ("-p", "html", "-p", "html_fixtures", "-p", "metadata") if any(
-        str(arg).startswith("--html") for arg in args) else ()
+    html = tuple(a for name in HTML_PLUGINS for a in ("-p", name)) if writes_html_report(args) else ()
     return ("--disable-plugin-autoload", *html, "-p", "no:semantictest-gc"), [semantictest_plugin]
 
 

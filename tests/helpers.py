@@ -60,12 +60,16 @@ HTML_PLUGINS = ("html", "html_fixtures", "metadata")
 """pytest-html and what it needs: only a run that writes an HTML report (``--html``) uses them."""
 
 
+def writes_html_report(args: Sequence[object]) -> bool:
+    """Whether a run with ``args`` writes an HTML report (``--html``): it needs :data:`HTML_PLUGINS`."""
+    return any(str(arg).startswith("--html") for arg in args)
+
+
 def without_unused_plugins(args: Sequence[str]) -> tuple[str, ...]:
     """The ``-p no:...`` arguments for an inner run with ``args``: :data:`UNUSED_PLUGINS` but those
     ``args`` load (``-p asyncio``), and :data:`HTML_PLUGINS` unless it writes an HTML report."""
     loaded = {str(args[i + 1]) for i in range(len(args) - 1) if args[i] == "-p"}
-    html = any(str(arg).startswith("--html") for arg in args)
-    unused = [p for p in UNUSED_PLUGINS if p not in loaded] + ([] if html else list(HTML_PLUGINS))
+    unused = [p for p in UNUSED_PLUGINS if p not in loaded] + ([] if writes_html_report(args) else list(HTML_PLUGINS))
     return tuple(a for p in unused for a in ("-p", f"no:{p}"))
 
 

@@ -31,6 +31,16 @@ ctypes.CDLL(None).pthread_exit(None)  # the main thread (the group leader) exits
 """
 
 
+def _zombie_leader(pid: int) -> bool:
+    """Whether the process shows its group leader as a zombie within 5 s."""
+    deadline = time.monotonic() + 5
+    while Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.005)
+    return True
+
+
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc")
 def test_a_zombie_leader_with_a_live_thread_is_alive() -> None:
     child = subprocess.Popen([sys.executable, "-c", LEADER_EXITS], stdout=subprocess.PIPE, text=True,
@@ -38,11 +48,7 @@ def test_a_zombie_leader_with_a_live_thread_is_alive() -> None:
     try:
         assert child.stdout is not None
         port = int(child.stdout.readline())
-        deadline = time.monotonic() + 5
-        while (Path(f"/proc/{child.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-               and time.monotonic() < deadline):
-            time.sleep(0.02)
-        assert Path(f"/proc/{child.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+        assert _zombie_leader(child.pid)
         assert port_open("127.0.0.1", port)  # it still listens
         assert procs.pid_alive(child.pid)
         assert procs.group_alive(child.pid)
@@ -57,15 +63,6 @@ import ctypes, threading, time
 threading.Thread(target=time.sleep, args=(0.3,)).start()  # the last thread, about to end
 ctypes.CDLL(None).pthread_exit(None)
 """
-
-
-def _zombie_leader(pid: int) -> bool:
-    deadline = time.monotonic() + 5
-    while Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.005)
-    return True
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc")

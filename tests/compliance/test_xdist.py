@@ -79,7 +79,7 @@ def run(pytester: pytest.Pytester, gate: ThreadingHTTPServer) -> pytest.RunResul
     pytester.makeconftest(MARKER_CONFTEST)
     url = f"http://127.0.0.1:{gate.server_address[1]}"
     return run_pytest(pytester, "-p", "no:cacheprovider", "-rs", "-v", "-n", "2", "--dist", "load",
-                                         f"--semantictest-compliance-base-url={url}")
+                      f"--semantictest-compliance-base-url={url}")
 
 
 def outcomes(result: pytest.RunResult) -> dict[str, tuple[str, str]]:
@@ -155,7 +155,7 @@ def test_a_dependency_whose_worker_crashed_counts_as_failed(
     pytester.makefile(".md", b_base=doc(chat_case("1. Crashes", model="echo"), name="base"))
     url = f"http://127.0.0.1:{gate.server_address[1]}"
     result = run_pytest(pytester, "-p", "no:cacheprovider", "-rs", "-v", "-n", "2",
-                                           f"--semantictest-compliance-base-url={url}")
+                        f"--semantictest-compliance-base-url={url}")
     result.assert_outcomes(failed=1, skipped=1)
     result.stdout.fnmatch_lines(["*worker 'gw?' crashed while running 'b_base.md::1. Crashes'*"])
     result.stdout.fnmatch_lines(["SKIPPED ?1? a_dependant.md:*: depends on 'base', which failed (its worker crashed)"])
@@ -192,7 +192,7 @@ def test_a_dependency_that_does_not_finish_is_waited_for_a_bounded_time(
     pytester.makefile(".md", b_base=doc(chat_case("1. Held", model="echo"), name="base", timeout=1))
     url = f"http://127.0.0.1:{gate.server_address[1]}"
     result = run_pytest(pytester, "-p", "no:cacheprovider", "-rs", "-v", "-n", "2",
-                                           f"--semantictest-compliance-base-url={url}")
+                        f"--semantictest-compliance-base-url={url}")
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(["*semantictest: 1 case(s) of 'base' did not finish within 1.5 s; deciding depends_on "
                                  "with the cases that did*"])
