@@ -19,6 +19,7 @@ import functools
 import gc
 import os
 import signal
+import subprocess
 import sys
 from collections.abc import Callable, Generator, Iterator
 from typing import Any
@@ -30,6 +31,7 @@ from pytest_semantictest import plugin as semantictest_plugin
 from pytest_semantictest.agents import cleanup
 from pytest_semantictest.blocks import registry
 from pytest_semantictest.checks import conversation
+from tests import forked
 from tests.helpers import HTML_PLUGINS, without_unused_plugins, writes_html_report
 
 pytest_plugins = ["pytester"]
@@ -52,6 +54,12 @@ def _in_process_only(args: tuple[Any, ...]) -> tuple[tuple[str, ...], list[objec
         return (), []
     html = tuple(a for name in HTML_PLUGINS for a in ("-p", name)) if writes_html_report(args) else ()
     return ("--disable-plugin-autoload", *html, "-p", "no:semantictest-gc"), [semantictest_plugin]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "fresh_interpreter: this test's pytester subprocess runs start a fresh interpreter, not one "
+        "forked from a warm one (tests/forked.py): the test checks what a run imports or warns at start-up")
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
@@ -166,4 +174,18 @@ def _fresh_plugin_state_per_inprocess_run(request: pytest.FixtureRequest) -> Ite
         return runpytest_subprocess(*without_unused_plugins(args), *args, **kwargs)
 
     pytester.runpytest_subprocess = lean_subprocess_run  # type: ignore[method-assign]
+    if request.node.get_closest_marker("fresh_interpreter") is None:
+        pytester.popen = functools.partial(_forked_popen, pytester.popen)  # type: ignore[method-assign]
     yield
+
+
+def _forked_popen(popen: Callable[..., Any], cmdargs: Any, stdout: Any = subprocess.PIPE, stderr: Any = subprocess.PIPE,
+                  stdin: Any = pytest.Pytester.CLOSE_STDIN, **kw: Any) -> Any:
+    """``Pytester.popen`` (what ``runpytest_subprocess`` starts its pytest with), for ``python -m
+    pytest`` forked from a warm interpreter (``tests/forked.py``): the same environment (the current
+    folder first on ``PYTHONPATH``), stdin at its end."""
+    if forked.pytest_argv(cmdargs) is None or stdin is not pytest.Pytester.CLOSE_STDIN or kw:
+        return popen(cmdargs, stdout=stdout, stderr=stderr, stdin=stdin, **kw)
+    env = os.environ.copy()
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [os.getcwd(), env.get("PYTHONPATH", "")]))
+    return forked.Popen(cmdargs, stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL, env=env)

@@ -216,6 +216,7 @@ class Upper(Block):
     result.stdout.fnmatch_lines(["*unknown block 'Uper' — did you mean 'Upper'?*known blocks:*HttpRequest*"])
 
 
+@pytest.mark.fresh_interpreter  # what a run imports
 def test_idle_session_prints_nothing_and_imports_nothing_heavy(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         """

@@ -27,6 +27,7 @@ sys.path.insert(0, str(REPO / "tests" / "docs_examples"))
 import docs_server  # noqa: E402
 import seed_copies  # noqa: E402
 
+from tests import forked  # noqa: E402
 from tests.helpers import without_unused_plugins  # noqa: E402
 from tests.main_command import main_command_run, run_examples  # noqa: E402
 
@@ -148,7 +149,7 @@ def _services(work: Path) -> Iterator[dict[str, str]]:
 def _both_modes(tmp_path: Path, corpora: tuple[str, ...]) -> tuple[Verdicts, Verdicts]:
     """(default, one by one) verdicts of the staged ``corpora``, both runs at the same time (each with its
     own copy, servers and agents: the ports in messages are masked), so it takes as long as the slower."""
-    runs: list[tuple[subprocess.Popen[str], Path]] = []
+    runs: list[tuple[forked.Process, Path]] = []
     with ExitStack() as stack:
         for mode, extra in (("fast", []), ("slow", ["--semantictest-item-concurrency=1"])):
             work = tmp_path / mode
@@ -159,7 +160,7 @@ def _both_modes(tmp_path: Path, corpora: tuple[str, ...]) -> tuple[Verdicts, Ver
             # p11 wants --semantictest-runs 5 (its own test gives it): here it is a collection error, in both
             command = [sys.executable, "-m", "pytest", *without_unused_plugins(()), "-p", "no:cacheprovider", "-q", f"--junitxml={junit}",
                        "--continue-on-collection-errors", *extra]
-            runs.append((subprocess.Popen(command, cwd=work, env=env, stdout=subprocess.PIPE,
+            runs.append((forked.Popen(command, cwd=work, env=env, stdout=subprocess.PIPE,
                                           stderr=subprocess.STDOUT, text=True), junit))
         outputs = [process.communicate(timeout=300)[0] for process, _ in runs]
     for (_, junit), output in zip(runs, outputs):

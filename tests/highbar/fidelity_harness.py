@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from tests import forked
 from tests.helpers import without_unused_plugins
 
 HERE = Path(__file__).resolve().parent
@@ -123,8 +124,7 @@ def run_ours(spec: Path) -> tuple[int, dict[str, str], str]:
         (work / "pytest.ini").write_text("[pytest]\n")
         junit = work / "junit.xml"
         with environment(spec, work) as env:
-            done = subprocess.run(pytest_command(copy, junit), cwd=work, env=env, capture_output=True, text=True,
-                                  timeout=300)
+            done = forked.run(pytest_command(copy, junit), cwd=work, env=env, text=True, timeout=300)
         verdicts = parse_junit(junit) if junit.exists() else {}
     return done.returncode, verdicts, done.stdout + done.stderr
 

@@ -34,6 +34,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import forked
 from tests.helpers import without_unused_plugins
 
 if not Path("/proc/self/environ").exists():  # pragma: no cover - Linux only
@@ -107,7 +108,7 @@ def agents_on(port: int, since: int = 0) -> list[int]:
     return found
 
 
-def wait_for(what: str, predicate: Callable[[], object], timeout: float, proc: subprocess.Popen | None = None):  # type: ignore[type-arg]
+def wait_for(what: str, predicate: Callable[[], object], timeout: float, proc: forked.Process | None = None):  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + timeout
     while True:
         value = predicate()
@@ -176,13 +177,13 @@ suites:
     tests:
 {body}"""
         )
-        self.proc: subprocess.Popen[str] | None = None
+        self.proc: forked.Process | None = None
         self.before: dict[int, str] = {}
         self.since = 0
         self.traces: set[Path] = set()  # the agent's trace file (from its environment)
         self.tempdir = tmp / "tmp"
 
-    def start(self, *args: str, paths: tuple[str, ...] = ("leaks.highbar.yaml",)) -> subprocess.Popen[str]:
+    def start(self, *args: str, paths: tuple[str, ...] = ("leaks.highbar.yaml",)) -> forked.Process:
         env = {k: v for k, v in os.environ.items()
                if not k.startswith(("PYTEST_XDIST", "PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_DISABLE"))}
         env[MARK] = self.mark
@@ -195,7 +196,7 @@ suites:
         assert self.before == {}, self.before
         assert agents_on(self.port) == []
         self.since = now_ticks()  # what this run starts, the scans below look at
-        self.proc = subprocess.Popen(
+        self.proc = forked.Popen(
             [*PYTEST, *args, *paths], cwd=self.tmp, env=env, start_new_session=False,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         )

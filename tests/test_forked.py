@@ -1,0 +1,98 @@
+"""The suite's forked pytest processes (``tests/forked.py``) behave as fresh ``python -m pytest`` ones."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests import forked
+
+PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly"]
+
+pytestmark = pytest.mark.skipif(not forked.ENABLED, reason="SEMANTICTEST_TEST_FORK=0: nothing is forked")
+
+FOLDER = {
+    "pytest.ini": "[pytest]\n",
+    "tests/__init__.py": "",
+    "tests/helpers.py": "WHO = 'the run'\n",
+    "tests/test_env.py": """
+import os, sys, warnings
+from tests.helpers import WHO
+import onpath
+
+def test_what_the_run_sees():
+    print("cwd", os.getcwd())
+    print("var", os.environ.get("FORKED_CHECK"))
+    print("who", WHO, onpath.NAME)
+    print("argv0", os.path.basename(sys.argv[0]), sys.path[0] == os.getcwd())
+    print("stdin", repr(sys.stdin.read()))
+    sys.stderr.write("to stderr\\n")
+
+def test_fails():
+    assert 1 == 2
+""",
+}
+
+
+def _stage(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    for name, text in FOLDER.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "onpath.py").write_text("NAME = 'from PYTHONPATH'\n")
+    env = {**os.environ, "FORKED_CHECK": "set for this run", "PYTHONPATH": str(lib)}
+    return tmp_path, env
+
+
+def _normal(output: str) -> str:
+    return re.sub(r"in \d+\.\d+s", "in Ns", output)
+
+
+def test_a_forked_run_prints_and_exits_as_a_fresh_one(tmp_path: Path) -> None:
+    folder, env = _stage(tmp_path)
+    argv = [*PYTEST, "-s", "-q", "tests"]
+    fresh = subprocess.run(argv, cwd=folder, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    done = forked.run(argv, cwd=folder, env=env, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert (done.returncode, _normal(done.stdout), done.stderr) == (fresh.returncode, _normal(fresh.stdout), fresh.stderr)
+    assert done.returncode == 1 and "1 failed, 1 passed" in done.stdout
+    for line in (f"cwd {folder}", "var set for this run", "who the run from PYTHONPATH", "argv0 __main__.py True",
+                 "stdin ''"):
+        assert line in done.stdout, done.stdout
+    assert done.stderr == "to stderr\n"
+
+
+def test_a_forked_run_is_a_process_of_its_own(tmp_path: Path) -> None:
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "test_wait.py").write_text(
+        "import os, time\ndef test_wait():\n    open('pid', 'w').write(str(os.getpid()))\n    time.sleep(60)\n")
+    proc = forked.Popen([*PYTEST, "-q"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert isinstance(proc, forked.Forked)
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "pid").exists() or not (tmp_path / "pid").read_text():
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    assert int((tmp_path / "pid").read_text()) == proc.pid != os.getpid()
+    os.kill(proc.pid, signal.SIGINT)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED and "KeyboardInterrupt" in out, out
+    killed = forked.Popen([*PYTEST, "-q"], cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with pytest.raises(subprocess.TimeoutExpired):
+        killed.wait(0.2)
+    killed.kill()
+    assert killed.wait(30) == -signal.SIGKILL
+
+
+def test_what_a_fork_cannot_take_on_starts_a_fresh_interpreter() -> None:
+    env = {**os.environ, "PYTHONWARNINGS": "error::DeprecationWarning"}  # read at start-up only
+    for proc in (forked.Popen([*PYTEST, "--version"], env=env, stdout=subprocess.DEVNULL),
+                 forked.Popen([sys.executable, "-c", "pass"])):  # (not pytest)
+        assert isinstance(proc, subprocess.Popen)
+        assert proc.wait(60) == 0

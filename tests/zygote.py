@@ -1,0 +1,163 @@
+"""The fork server behind ``tests/forked.py``: a warm interpreter that forks one child per pytest run.
+
+Run by path from an empty folder (``runpy.run_path``, so ``tests/`` is not on ``sys.path``); it
+imports nothing of the suite's, so a run's own ``tests`` package is not shadowed. It imports pytest,
+this plugin, its formats and openai by running one collect-only session over a folder of one spec
+per format (the way a real run imports them: the plugins' modules through pytest's assertion
+rewriter), then serves requests on the socket ``FD``:
+
+- ``{"id", "args", "cwd", "env", "new_session"}`` with three file descriptors (stdin, stdout,
+  stderr): it forks, answers ``{"id", "pid"}``, and the child becomes ``python -m pytest *args`` in
+  ``cwd`` with ``env`` (:func:`become`);
+- each child's end: ``{"exit": pid, "code": returncode}`` (``-N`` for a signal, as Popen has it).
+
+It exits when the socket closes (the suite's worker is gone); its running children go on as any
+orphaned process would.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import runpy
+import select
+import signal
+import socket
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+# One file per format the plugin collects: collecting them imports each format's loader.
+_WARM_FILES = {
+    "pytest.ini": "[pytest]\n",
+    "w.json": '{"name": "w", "tests": []}\n',
+    "w.highbar.yaml": "agent: {}\n",
+    "w.md": "---\nname: w\n---\n# w\n",
+    "w.jsonl": '{"id": "w", "input": "hi"}\n',
+}
+_OWN_PATH = os.getcwd()  # the empty folder it runs in (``''`` on ``sys.path``): no child sees it
+
+
+def _warm_up() -> None:
+    """Import what a pytest run of this suite's specs imports, with pytest's own machinery."""
+    import pytest
+
+    with tempfile.TemporaryDirectory() as folder:
+        for name, text in _WARM_FILES.items():
+            Path(folder, name).write_text(text)
+        # Every installed plugin loads (a module imported otherwise, as httpx imports anyio, would
+        # make a child's pytest warn that it cannot rewrite it). Collection errors are expected:
+        # the files only have to reach their loaders.
+        pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", folder])
+    import openai  # noqa: F401  (the judge client: ~0.4 s of every run that calls one)
+
+
+def _base_path() -> list[str]:
+    """``sys.path`` as a child starts it from: without this script's folder and ``PYTHONPATH``."""
+    own = {os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p}
+    return [p for p in sys.path if p and os.path.abspath(p) != _OWN_PATH and os.path.abspath(p) not in own]
+
+
+def serve(sock: socket.socket) -> dict[str, Any] | None:
+    """Answer requests until the socket closes (``None``); in a forked child, its request."""
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    signal.set_wakeup_fd(wake_w)
+    while True:
+        ready, _, _ = select.select([sock, wake_r], [], [])
+        if wake_r in ready:
+            os.read(wake_r, 512)
+            _reap(sock)
+        if sock in ready:
+            data, fds, _, _ = socket.recv_fds(sock, 1 << 20, 3)
+            if not data:
+                return None
+            request = json.loads(data)
+            pid = os.fork()
+            if pid == 0:
+                signal.set_wakeup_fd(-1)
+                for fd in (wake_r, wake_w):
+                    os.close(fd)
+                sock.close()
+                return {**request, "fds": fds}
+            for fd in fds:
+                os.close(fd)
+            sock.send(json.dumps({"id": request["id"], "pid": pid}).encode())
+
+
+def _reap(sock: socket.socket) -> None:
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        sock.send(json.dumps({"exit": pid, "code": os.waitstatus_to_exitcode(status)}).encode())
+
+
+def become(request: dict[str, Any], base_path: list[str]) -> None:
+    """Turn this forked child into ``python -m pytest *args`` as a fresh interpreter would start it."""
+    for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+        signal.signal(sig, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    for target, fd in enumerate(request["fds"]):
+        os.dup2(fd, target)
+    for fd in set(request["fds"]) - {0, 1, 2}:
+        os.close(fd)
+    if request["new_session"]:
+        os.setsid()
+    env: dict[str, str] = request["env"]
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(env)
+    extra = [os.path.abspath(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    sys.path[:] = [os.getcwd(), *extra, *base_path]
+    sys.dont_write_bytecode = bool(env.get("PYTHONDONTWRITEBYTECODE"))
+    sys.pycache_prefix = env.get("PYTHONPYCACHEPREFIX") or None
+    _fresh_stdio(env)
+    sys.argv = ["-m", *request["args"]]  # (runpy puts pytest's __main__.py first)
+
+
+def _fresh_stdio(env: dict[str, str]) -> None:
+    """New ``sys.stdin/stdout/stderr`` on fds 0-2, buffered as ``env`` asks (``PYTHONUNBUFFERED``)."""
+    encoding = (env.get("PYTHONIOENCODING") or "utf-8").split(":")[0]
+    unbuffered = bool(env.get("PYTHONUNBUFFERED"))
+
+    def stream(fd: int, mode: str, errors: str, line: bool) -> io.TextIOWrapper:
+        raw = io.FileIO(fd, mode, closefd=False)
+        buffered: Any = raw if unbuffered and mode == "w" else (
+            io.BufferedWriter(raw) if mode == "w" else io.BufferedReader(raw))
+        return io.TextIOWrapper(buffered, encoding=encoding, errors=errors,
+                                line_buffering=line or raw.isatty(), write_through=unbuffered)
+
+    sys.stdin = sys.__stdin__ = stream(0, "r", "strict", False)
+    sys.stdout = sys.__stdout__ = stream(1, "w", "strict", False)
+    sys.stderr = sys.__stderr__ = stream(2, "w", "backslashreplace", True)
+
+
+def main() -> None:
+    sock = socket.socket(fileno=int(sys.argv[1]))
+    try:
+        _warm_up()
+    except BaseException as error:  # noqa: BLE001  (told to the client, which fails the test with it)
+        sock.send(json.dumps({"error": f"warm-up failed: {error!r}"}).encode())
+        raise
+    if threading.active_count() != 1:
+        sock.send(json.dumps({"error": f"threads left after warm-up: {threading.enumerate()}"}).encode())
+        return
+    base_path = _base_path()
+    sock.send(json.dumps({"ready": os.getpid()}).encode())
+    request = serve(sock)
+    if request is None:
+        return
+    become(request, base_path)
+    runpy.run_module("pytest", run_name="__main__", alter_sys=True)  # as ``python -m pytest`` runs it
+
+
+if __name__ == "__main__":
+    main()
