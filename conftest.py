@@ -15,6 +15,7 @@ Inner runs leave out the pytest plugins they do not use (``tests.helpers.without
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
 import os
@@ -160,7 +161,8 @@ def _fresh_plugin_state_per_inprocess_run(request: pytest.FixtureRequest) -> Ite
         try:
             extra, plugins = _in_process_only(args)
             plugins = [*kwargs.pop("plugins", ()), *plugins]
-            return inline_run(*without_unused_plugins(args), *extra, *args, plugins=plugins, **kwargs)
+            with forked.xdist_workers() if "-n" in args and forked.ENABLED else contextlib.nullcontext():
+                return inline_run(*without_unused_plugins(args), *extra, *args, plugins=plugins, **kwargs)
         finally:
             imported = _plugins_own_blocks()  # by plugin modules first imported in this run: they stay imported
             _set_module_state(outer)

@@ -3,8 +3,9 @@
 A pytest process the suite starts pays ~0.4-0.8 s of CPU before its first test: the interpreter,
 pytest and its plugins, pydantic, httpx, this plugin's formats, openai where a run calls a judge.
 Forked from an interpreter that imported all that once per suite worker, it pays ~0.1 s. It is still
-a process of its own: its own pid, file descriptors, signals, exit status and environment (the
-processes it starts, agents and xdist workers, are fresh interpreters as ever).
+a process of its own: its own pid, file descriptors, signals, exit status and environment. The
+processes it starts (agents, xdist workers) are fresh interpreters as ever; the xdist workers of an
+in-process run (the root conftest) are forked too (:func:`xdist_workers`).
 
 What it does not have of a fresh interpreter: imports already done (so a test of what a run imports,
 or of its warnings, starts a real ``python``), a hash seed of its own, and its environment in
@@ -26,12 +27,14 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
 ZYGOTE = Path(__file__).with_name("zygote.py")
 ENABLED = os.environ.get("SEMANTICTEST_TEST_FORK", "1") != "0"
+_TURN = 0.05  # seconds a thread waits for the server's next message while it holds the lock
 _SESSION_VARIABLES = ("PYTEST_XDIST", "PYTEST_CURRENT_TEST", "PYTEST_ADDOPTS", "PYTEST_PLUGINS")
 # The interpreter's variables a child takes on (``zygote.become``); any other ``PYTHON*`` variable is
 # read at start-up only, so a run that sets it otherwise than the server's starts a fresh interpreter.
@@ -94,25 +97,30 @@ class _Server:
             self.pids[message["id"]] = message["pid"]
         return message
 
-    def spawn(self, args: list[str], cwd: str, env: Mapping[str, str], fds: tuple[int, int, int],
-              new_session: bool) -> int:
+    def spawn(self, request: dict[str, Any], fds: tuple[int, int, int]) -> int:
+        """Fork a child for ``request`` (``zygote.serve``) with ``fds`` as its stdin, stdout, stderr."""
         with self.lock:
             self.next_id += 1
-            request = {"id": self.next_id, "args": args, "cwd": cwd, "env": dict(env), "new_session": new_session}
-            socket.send_fds(self.sock, [json.dumps(request).encode()], list(fds))
-            while self.next_id not in self.pids:
-                self._receive(timeout=None)
-            return self.pids.pop(self.next_id)
+            ident = self.next_id
+            socket.send_fds(self.sock, [json.dumps({**request, "id": ident}).encode()], list(fds))
+        while True:
+            with self.lock:
+                if ident in self.pids:
+                    return self.pids.pop(ident)
+                self._receive(timeout=_TURN)
 
     def exit_code(self, pid: int, timeout: float | None) -> int | None:
-        """The child's exit code once it ended (``None`` after ``timeout`` seconds: 0 polls)."""
+        """The child's exit code once it ended (``None`` after ``timeout`` seconds: 0 polls). The
+        lock is held a turn at a time: an xdist controller waits for its workers in several threads."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        with self.lock:
-            while pid not in self.exits:
-                left = None if deadline is None else max(0.0, deadline - time.monotonic())
-                if not self._receive(left) and left is not None and left <= 0:
+        while True:
+            with self.lock:
+                if pid in self.exits:
+                    return self.exits.pop(pid)
+                left = _TURN if deadline is None else min(_TURN, deadline - time.monotonic())
+                if left < 0:
                     return None
-            return self.exits.pop(pid)
+                self._receive(left)
 
     def close(self) -> None:
         self.sock.close()
@@ -146,36 +154,39 @@ def _fd(stream: int | IO[Any] | None, default: int) -> tuple[int, bool]:
 
 
 class Forked:
-    """A forked ``python -m pytest``: the parts of :class:`subprocess.Popen` the suite uses."""
+    """A forked ``python -m pytest *args`` (or, with ``code``, ``python [-u] -c code``): the parts of
+    :class:`subprocess.Popen` the suite (and execnet, for an xdist worker) uses."""
 
-    def __init__(self, argv: Sequence[object], args: list[str], *, cwd: str | os.PathLike[str] | None = None,
-                 env: Mapping[str, str] | None = None, stdin: int | IO[Any] | None = None,
-                 stdout: int | IO[Any] | None = None, stderr: int | IO[Any] | None = None, text: bool = False,
-                 start_new_session: bool = False) -> None:
+    def __init__(self, argv: Sequence[object], args: list[str], *, code: str | None = None, unbuffered: bool = False,
+                 cwd: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None,
+                 stdin: int | IO[Any] | None = None, stdout: int | IO[Any] | None = None,
+                 stderr: int | IO[Any] | None = None, text: bool = False, start_new_session: bool = False) -> None:
         self.args = list(argv)
         self.returncode: int | None = None
-        self.stdin = None
+        self.stdin: IO[Any] | None = None
         self.stdout: IO[Any] | None = None
         self.stderr: IO[Any] | None = None
         mine: list[int] = []
         fds: list[int] = []
         for stream, default in ((stdin, 0), (stdout, 1), (stderr, 2)):
-            if stream == subprocess.PIPE and default != 0:
+            if stream == subprocess.PIPE:
                 read, write = os.pipe()
-                fds.append(write)
-                mine.append(write)
-                pipe = os.fdopen(read, "r" if text else "rb")
-                self.stdout, self.stderr = (pipe, self.stderr) if default == 1 else (self.stdout, pipe)
+                theirs, ours = (read, write) if default == 0 else (write, read)
+                fds.append(theirs)
+                mine.append(theirs)
+                pipe = os.fdopen(ours, ("w" if default == 0 else "r") + ("" if text else "b"))
+                setattr(self, ("stdin", "stdout", "stderr")[default], pipe)
             elif stream == subprocess.STDOUT:
                 fds.append(fds[1])
             else:
-                fd, close = _fd(subprocess.DEVNULL if stream == subprocess.PIPE else stream, default)
+                fd, close = _fd(stream, default)
                 fds.append(fd)
                 if close:
                     mine.append(fd)
+        request = {"args": args, "code": code, "unbuffered": unbuffered, "cwd": os.fspath(cwd or os.getcwd()),
+                   "env": dict(os.environ if env is None else env), "new_session": start_new_session}
         try:
-            self.pid = _the_server().spawn(args, os.fspath(cwd or os.getcwd()), os.environ if env is None else env,
-                                           (fds[0], fds[1], fds[2]), start_new_session)
+            self.pid = _the_server().spawn(request, (fds[0], fds[1], fds[2]))
         finally:
             for fd in mine:
                 os.close(fd)
@@ -196,6 +207,8 @@ class Forked:
         """Read the pipes to their end, then wait (as Popen's, for a run whose output fits the pipes'
         reading here: both are read as they fill)."""
         deadline = None if timeout is None else time.monotonic() + timeout
+        if self.stdin is not None and not self.stdin.closed:
+            self.stdin.close()
         pipes = [p for p in (self.stdout, self.stderr) if p is not None and not p.closed]
         chunks: dict[int, list[bytes]] = {p.fileno(): [] for p in pipes}
         while pipes:
@@ -243,6 +256,29 @@ def Popen(argv: Sequence[object], **kwargs: Any) -> Process:  # noqa: N802 (Pope
                                        != _the_server().startup):
         return subprocess.Popen(argv, **kwargs)  # type: ignore[arg-type]
     return Forked(argv, args, **kwargs)
+
+
+@contextmanager
+def xdist_workers() -> Iterator[None]:
+    """While it lasts, the xdist workers an xdist controller in this process starts (execnet's popen
+    gateways: ``python -u -c <bootstrap>``, talking over stdin and stdout) are forked too."""
+    from execnet import gateway_base, gateway_io
+
+    original = gateway_io.Popen2IOMaster.__init__
+    bootstrap = [sys.executable, "-u", "-c", gateway_io.popen_bootstrapline]
+
+    def forked_gateway(self: Any, args: list[str], execmodel: Any) -> None:
+        if args != bootstrap or _startup_variables(os.environ) != _the_server().startup:
+            return original(self, args, execmodel)
+        self.popen = worker = Forked(args, [], code=gateway_io.popen_bootstrapline, unbuffered=True,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        gateway_base.Popen2IO.__init__(self, worker.stdin, worker.stdout, execmodel=execmodel)
+
+    gateway_io.Popen2IOMaster.__init__ = forked_gateway  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        gateway_io.Popen2IOMaster.__init__ = original  # type: ignore[method-assign]
 
 
 def run(argv: Sequence[object], *, timeout: float | None = None, **kwargs: Any) -> subprocess.CompletedProcess[Any]:

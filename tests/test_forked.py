@@ -96,3 +96,20 @@ def test_what_a_fork_cannot_take_on_starts_a_fresh_interpreter() -> None:
                  forked.Popen([sys.executable, "-c", "pass"])):  # (not pytest)
         assert isinstance(proc, subprocess.Popen)
         assert proc.wait(60) == 0
+
+
+def test_the_xdist_workers_of_an_in_process_run_are_forked(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_where="""
+import os
+import pytest
+
+@pytest.mark.parametrize("n", range(4))
+def test_where(n, worker_id):
+    with open(f"ppid-{worker_id}", "w") as f:
+        f.write(str(os.getppid()))
+    assert n != 3
+""")
+    result = pytester.runpytest_inprocess("-n", "2", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3, failed=1)
+    parents = {int(p.read_text()) for p in pytester.path.glob("ppid-gw*")}
+    assert parents == {forked._the_server().proc.pid}, parents  # the zygote, not this process

@@ -6,9 +6,10 @@ this plugin, its formats and openai by running one collect-only session over a f
 per format (the way a real run imports them: the plugins' modules through pytest's assertion
 rewriter), then serves requests on the socket ``FD``:
 
-- ``{"id", "args", "cwd", "env", "new_session"}`` with three file descriptors (stdin, stdout,
-  stderr): it forks, answers ``{"id", "pid"}``, and the child becomes ``python -m pytest *args`` in
-  ``cwd`` with ``env`` (:func:`become`);
+- ``{"id", "args", "code", "unbuffered", "cwd", "env", "new_session"}`` with three file descriptors
+  (stdin, stdout, stderr): it forks, answers ``{"id", "pid"}``, and the child becomes ``python -m
+  pytest *args`` in ``cwd`` with ``env`` (:func:`become`), or with ``code`` ``python [-u] -c code``
+  (an xdist worker's bootstrap);
 - each child's end: ``{"exit": pid, "code": returncode}`` (``-N`` for a signal, as Popen has it).
 
 It exits when the socket closes (the suite's worker is gone); its running children go on as any
@@ -116,17 +117,16 @@ def become(request: dict[str, Any], base_path: list[str]) -> None:
     os.environ.clear()
     os.environ.update(env)
     extra = [os.path.abspath(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-    sys.path[:] = [os.getcwd(), *extra, *base_path]
+    sys.path[:] = ["" if request["code"] is not None else os.getcwd(), *extra, *base_path]
     sys.dont_write_bytecode = bool(env.get("PYTHONDONTWRITEBYTECODE"))
     sys.pycache_prefix = env.get("PYTHONPYCACHEPREFIX") or None
-    _fresh_stdio(env)
-    sys.argv = ["-m", *request["args"]]  # (runpy puts pytest's __main__.py first)
+    _fresh_stdio(env, unbuffered=request["unbuffered"] or bool(env.get("PYTHONUNBUFFERED")))
+    sys.argv = ["-c"] if request["code"] is not None else ["-m", *request["args"]]  # (runpy puts __main__.py first)
 
 
-def _fresh_stdio(env: dict[str, str]) -> None:
-    """New ``sys.stdin/stdout/stderr`` on fds 0-2, buffered as ``env`` asks (``PYTHONUNBUFFERED``)."""
+def _fresh_stdio(env: dict[str, str], unbuffered: bool) -> None:
+    """New ``sys.stdin/stdout/stderr`` on fds 0-2 (``unbuffered``: as ``-u`` or ``PYTHONUNBUFFERED``)."""
     encoding = (env.get("PYTHONIOENCODING") or "utf-8").split(":")[0]
-    unbuffered = bool(env.get("PYTHONUNBUFFERED"))
 
     def stream(fd: int, mode: str, errors: str, line: bool) -> io.TextIOWrapper:
         raw = io.FileIO(fd, mode, closefd=False)
@@ -156,7 +156,10 @@ def main() -> None:
     if request is None:
         return
     become(request, base_path)
-    runpy.run_module("pytest", run_name="__main__", alter_sys=True)  # as ``python -m pytest`` runs it
+    if request["code"] is not None:
+        exec(compile(request["code"], "<string>", "exec"), {"__name__": "__main__", "__builtins__": __builtins__})
+    else:
+        runpy.run_module("pytest", run_name="__main__", alter_sys=True)  # as ``python -m pytest`` runs it
 
 
 if __name__ == "__main__":
