@@ -36,6 +36,7 @@ from tests import forked
 from tests.helpers import HTML_PLUGINS, without_unused_plugins, writes_html_report
 
 pytest_plugins = ["pytester"]
+_ZYGOTE = pytest.StashKey[forked.Zygote]()
 
 
 def _in_process_only(args: tuple[Any, ...]) -> tuple[tuple[str, ...], list[object]]:
@@ -58,9 +59,19 @@ def _in_process_only(args: tuple[Any, ...]) -> tuple[tuple[str, ...], list[objec
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    """The ``fresh_interpreter`` marker; under xdist, the controller starts one zygote for every
+    worker's forked runs (``tests/forked.py``), while the workers start and collect."""
+    if forked.ENABLED and not forked.ZYGOTE_PATH and not hasattr(config, "workerinput") \
+            and config.getoption("numprocesses", None):
+        config.stash[_ZYGOTE] = forked.start_shared()
     config.addinivalue_line(
         "markers", "fresh_interpreter: this test's pytester subprocess runs start a fresh interpreter, not one "
         "forked from a warm one (tests/forked.py): the test checks what a run imports or warns at start-up")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if (zygote := config.stash.get(_ZYGOTE, None)) is not None:
+        zygote.stop()
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:

@@ -34,6 +34,7 @@ from typing import IO, Any
 
 ZYGOTE = Path(__file__).with_name("zygote.py")
 ENABLED = os.environ.get("SEMANTICTEST_TEST_FORK", "1") != "0"
+_SHARED = "SEMANTICTEST_TEST_ZYGOTE"
 _TURN = 0.05  # seconds a thread waits for the server's next message while it holds the lock
 _SESSION_VARIABLES = ("PYTEST_XDIST", "PYTEST_CURRENT_TEST", "PYTEST_ADDOPTS", "PYTEST_PLUGINS")
 # The interpreter's variables a child takes on (``zygote.become``); any other ``PYTHON*`` variable is
@@ -55,41 +56,79 @@ def pytest_argv(argv: Sequence[object]) -> list[str] | None:
     return None
 
 
-class _Server:
-    """This process's zygote: started at the first run, it ends when this process does."""
+ZYGOTE_PATH = os.environ.get(_SHARED, "")
+"""The socket of the session's shared zygote, if there is one (:func:`start_shared`)."""
+
+
+class Zygote:
+    """A zygote this process started: it lives as long as this process (or until :meth:`stop`)."""
 
     def __init__(self) -> None:
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         env = {k: v for k, v in os.environ.items() if not k.startswith(_SESSION_VARIABLES)}
-        self.startup = _startup_variables(env)
         # Run by path from an empty folder: nothing of tests/ (its secrets/ package would shadow the
         # stdlib's) or of the repository is importable there.
         self.home = tempfile.mkdtemp(prefix="suite-zygote-")
+        self.path = os.path.join(self.home, "socket")
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", "import runpy, sys; del sys.argv[0]; runpy.run_path(sys.argv[0], run_name='__main__')", str(ZYGOTE),
-             str(theirs.fileno())], pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, env=env, cwd=self.home)
-        theirs.close()
-        self.sock = ours
+            [sys.executable, "-c", "import runpy, sys; del sys.argv[0]; runpy.run_path(sys.argv[0], run_name='__main__')",
+             str(ZYGOTE), self.path, str(os.getpid())],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=self.home)
+        assert self.proc.stdout is not None
+        try:
+            if not select.select([self.proc.stdout], [], [], 120)[0]:
+                raise RuntimeError("the test suite's fork server did not start within 120 s")
+            said = self.proc.stdout.readline().decode().strip()
+            if said != "ready":
+                raise RuntimeError(f"the test suite's fork server did not start: {said or self.proc.wait()}")
+        except BaseException:
+            self.stop()
+            raise
+        self.proc.stdout.close()
+        atexit.register(self.stop)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        shutil.rmtree(self.home, ignore_errors=True)
+
+
+def start_shared() -> Zygote:
+    """Start a zygote for this session's processes (xdist workers inherit :data:`_SHARED`)."""
+    zygote = Zygote()
+    os.environ[_SHARED] = zygote.path
+    global ZYGOTE_PATH
+    ZYGOTE_PATH = zygote.path
+    return zygote
+
+
+class _Connection:
+    """This process's connection to a zygote."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.sock.connect(path)
         self.lock = threading.Lock()
         self.exits: dict[int, int] = {}
         self.pids: dict[int, int] = {}
         self.next_id = 0
-        try:
-            ready = self._receive(timeout=120)
-            if "ready" not in ready:
-                raise RuntimeError(f"the test suite's fork server did not start: {ready}")
-        except BaseException:
-            self.close()
-            raise
-        atexit.register(self.close)
+        hello = self._receive(timeout=60)
+        if "ready" not in hello:
+            raise RuntimeError(f"the test suite's fork server at {path} did not answer")
+        self.pid: int = hello["ready"]
+        self.startup = _startup_variables(hello["environ"])
 
     def _receive(self, timeout: float | None) -> dict[str, Any]:
         if not select.select([self.sock], [], [], timeout)[0]:
             return {}
-        data = self.sock.recv(1 << 16)
+        data = self.sock.recv(1 << 20)
         if not data:
-            raise RuntimeError(f"the test suite's fork server ended (exit status {self.proc.poll()})")
+            raise RuntimeError(f"the test suite's fork server at {self.path} ended")
         message: dict[str, Any] = json.loads(data)
         if "exit" in message:
             self.exits[message["exit"]] = message["code"]
@@ -122,24 +161,20 @@ class _Server:
                     return None
                 self._receive(left)
 
-    def close(self) -> None:
-        self.sock.close()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-        shutil.rmtree(self.home, ignore_errors=True)
+
+_connection: tuple[int, _Connection] | None = None
+_own: Zygote | None = None
 
 
-_server: tuple[int, _Server] | None = None
-
-
-def _the_server() -> _Server:
-    """This process's server (a process forked from this one starts its own)."""
-    global _server
-    if _server is None or _server[0] != os.getpid():
-        _server = (os.getpid(), _Server())
-    return _server[1]
+def _the_server() -> _Connection:
+    """This process's connection: to the session's shared zygote, else to one of its own, started
+    at its first run (a process forked from this one connects again)."""
+    global _connection, _own
+    if _connection is None or _connection[0] != os.getpid():
+        if not ZYGOTE_PATH and (_own is None or _own.proc.pid is None or _own.proc.poll() is not None):
+            _own = Zygote()
+        _connection = (os.getpid(), _Connection(ZYGOTE_PATH or _own.path))  # type: ignore[union-attr]
+    return _connection[1]
 
 
 def _fd(stream: int | IO[Any] | None, default: int) -> tuple[int, bool]:
@@ -155,12 +190,15 @@ def _fd(stream: int | IO[Any] | None, default: int) -> tuple[int, bool]:
 
 class Forked:
     """A forked ``python -m pytest *args`` (or, with ``code``, ``python [-u] -c code``): the parts of
-    :class:`subprocess.Popen` the suite (and execnet, for an xdist worker) uses."""
+    :class:`subprocess.Popen` the suite (and execnet, for an xdist worker) uses. Its own xdist workers
+    are forked too, unless not ``fork_xdist_workers`` (a test that inspects or kills them: a fresh
+    interpreter's ``/proc/<pid>/environ`` is its own, and its parent is the controller)."""
 
     def __init__(self, argv: Sequence[object], args: list[str], *, code: str | None = None, unbuffered: bool = False,
                  cwd: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None,
                  stdin: int | IO[Any] | None = None, stdout: int | IO[Any] | None = None,
-                 stderr: int | IO[Any] | None = None, text: bool = False, start_new_session: bool = False) -> None:
+                 stderr: int | IO[Any] | None = None, text: bool = False, start_new_session: bool = False,
+                 fork_xdist_workers: bool = True) -> None:
         self.args = list(argv)
         self.returncode: int | None = None
         self.stdin: IO[Any] | None = None
@@ -183,10 +221,12 @@ class Forked:
                 fds.append(fd)
                 if close:
                     mine.append(fd)
+        server = _the_server()
         request = {"args": args, "code": code, "unbuffered": unbuffered, "cwd": os.fspath(cwd or os.getcwd()),
-                   "env": dict(os.environ if env is None else env), "new_session": start_new_session}
+                   "env": dict(os.environ if env is None else env), "new_session": start_new_session,
+                   "fork_xdist_workers": fork_xdist_workers and code is None, "zygote": server.path}
         try:
-            self.pid = _the_server().spawn(request, (fds[0], fds[1], fds[2]))
+            self.pid = server.spawn(request, (fds[0], fds[1], fds[2]))
         finally:
             for fd in mine:
                 os.close(fd)

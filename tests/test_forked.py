@@ -98,8 +98,7 @@ def test_what_a_fork_cannot_take_on_starts_a_fresh_interpreter() -> None:
         assert proc.wait(60) == 0
 
 
-def test_the_xdist_workers_of_an_in_process_run_are_forked(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_where="""
+WHERE = """
 import os
 import pytest
 
@@ -108,8 +107,26 @@ def test_where(n, worker_id):
     with open(f"ppid-{worker_id}", "w") as f:
         f.write(str(os.getppid()))
     assert n != 3
-""")
+"""
+
+
+def _parents(folder: Path) -> set[int]:
+    return {int(p.read_text()) for p in folder.glob("ppid-gw*")}
+
+
+def test_the_xdist_workers_of_an_in_process_run_are_forked(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_where=WHERE)
     result = pytester.runpytest_inprocess("-n", "2", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=3, failed=1)
-    parents = {int(p.read_text()) for p in pytester.path.glob("ppid-gw*")}
-    assert parents == {forked._the_server().proc.pid}, parents  # the zygote, not this process
+    assert _parents(pytester.path) == {forked._the_server().pid}  # the zygote, not this process
+
+
+@pytest.mark.parametrize("fork_workers", [True, False], ids=["forked-workers", "fresh-workers"])
+def test_a_forked_xdist_run_forks_its_workers_unless_told_not_to(tmp_path: Path, fork_workers: bool) -> None:
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "test_where.py").write_text(WHERE)
+    proc = forked.Popen([*PYTEST, "-n", "2", "-q"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                        text=True, fork_xdist_workers=fork_workers)
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 1 and "1 failed, 3 passed" in out, out
+    assert _parents(tmp_path) == ({forked._the_server().pid} if fork_workers else {proc.pid})

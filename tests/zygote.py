@@ -39,6 +39,7 @@ _WARM_FILES = {
     "w.md": "---\nname: w\n---\n# w\n",
     "w.jsonl": '{"id": "w", "input": "hi"}\n',
 }
+_READY_FD = os.dup(1)  # where it says it is ready (stdout, before the warm-up's output goes to /dev/null)
 _OWN_PATH = os.getcwd()  # the empty folder it runs in (``''`` on ``sys.path``): no child sees it
 
 
@@ -62,35 +63,58 @@ def _base_path() -> list[str]:
     return [p for p in sys.path if p and os.path.abspath(p) != _OWN_PATH and os.path.abspath(p) not in own]
 
 
-def serve(sock: socket.socket) -> dict[str, Any] | None:
-    """Answer requests until the socket closes (``None``); in a forked child, its request."""
+def serve(listener: socket.socket, owner: int) -> dict[str, Any] | None:
+    """Answer every connection's requests until ``owner`` (a pid) is gone (``None``); in a forked
+    child, its request. Each child's end goes to the connection that asked for it."""
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     signal.signal(signal.SIGCHLD, lambda *_: None)
     signal.set_wakeup_fd(wake_w)
+    clients: list[socket.socket] = []
+    asked_by: dict[int, socket.socket] = {}
     while True:
-        ready, _, _ = select.select([sock, wake_r], [], [])
+        ready, _, _ = select.select([listener, wake_r, *clients], [], [], 1.0)
+        if not _alive(owner):
+            return None
         if wake_r in ready:
             os.read(wake_r, 512)
-            _reap(sock)
-        if sock in ready:
-            data, fds, _, _ = socket.recv_fds(sock, 1 << 20, 3)
+            _reap(asked_by)
+        if listener in ready:
+            client, _ = listener.accept()
+            client.send(json.dumps({"ready": os.getpid(), "environ": dict(os.environ)}).encode())
+            clients.append(client)
+        for client in [c for c in clients if c in ready]:
+            data, fds, _, _ = socket.recv_fds(client, 1 << 20, 3)
             if not data:
-                return None
+                clients.remove(client)
+                client.close()
+                continue
             request = json.loads(data)
             pid = os.fork()
             if pid == 0:
                 signal.set_wakeup_fd(-1)
                 for fd in (wake_r, wake_w):
                     os.close(fd)
-                sock.close()
+                for sock in (listener, *clients):
+                    sock.close()
                 return {**request, "fds": fds}
             for fd in fds:
                 os.close(fd)
-            sock.send(json.dumps({"id": request["id"], "pid": pid}).encode())
+            asked_by[pid] = client
+            client.send(json.dumps({"id": request["id"], "pid": pid}).encode())
 
 
-def _reap(sock: socket.socket) -> None:
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
+
+
+def _reap(asked_by: dict[int, socket.socket]) -> None:
     while True:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)
@@ -98,7 +122,12 @@ def _reap(sock: socket.socket) -> None:
             return
         if pid == 0:
             return
-        sock.send(json.dumps({"exit": pid, "code": os.waitstatus_to_exitcode(status)}).encode())
+        client = asked_by.pop(pid, None)
+        if client is not None and client.fileno() != -1:
+            try:
+                client.send(json.dumps({"exit": pid, "code": os.waitstatus_to_exitcode(status)}).encode())
+            except OSError:
+                pass  # that client is gone
 
 
 def become(request: dict[str, Any], base_path: list[str]) -> None:
@@ -122,6 +151,21 @@ def become(request: dict[str, Any], base_path: list[str]) -> None:
     sys.pycache_prefix = env.get("PYTHONPYCACHEPREFIX") or None
     _fresh_stdio(env, unbuffered=request["unbuffered"] or bool(env.get("PYTHONUNBUFFERED")))
     sys.argv = ["-c"] if request["code"] is not None else ["-m", *request["args"]]  # (runpy puts __main__.py first)
+    if request.get("fork_xdist_workers"):
+        _fork_xdist_workers(request["zygote"])
+
+
+def _fork_xdist_workers(path: str) -> None:
+    """This run's xdist workers are forked by the zygote at ``path`` too (``forked.xdist_workers``)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_suite_forked", Path(__file__).with_name("forked.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.ZYGOTE_PATH = path
+    module.active = module.xdist_workers()  # (kept: a context manager collected would undo it)
+    module.active.__enter__()  # for the rest of this process
 
 
 def _fresh_stdio(env: dict[str, str], unbuffered: bool) -> None:
@@ -141,19 +185,27 @@ def _fresh_stdio(env: dict[str, str], unbuffered: bool) -> None:
 
 
 def main() -> None:
-    sock = socket.socket(fileno=int(sys.argv[1]))
+    """``zygote.py PATH OWNER``: listen on the Unix socket ``PATH`` while the process ``OWNER`` lives;
+    one line on stdout says it is ready (or why it is not)."""
+    path, owner = sys.argv[1], int(sys.argv[2])
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
     try:
         _warm_up()
+        if threading.active_count() != 1:
+            raise RuntimeError(f"threads left after warm-up: {threading.enumerate()}")
     except BaseException as error:  # noqa: BLE001  (told to the client, which fails the test with it)
-        sock.send(json.dumps({"error": f"warm-up failed: {error!r}"}).encode())
+        os.write(_READY_FD, f"warm-up failed: {error!r}\n".encode())
         raise
-    if threading.active_count() != 1:
-        sock.send(json.dumps({"error": f"threads left after warm-up: {threading.enumerate()}"}).encode())
-        return
     base_path = _base_path()
-    sock.send(json.dumps({"ready": os.getpid()}).encode())
-    request = serve(sock)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    listener.bind(path)
+    listener.listen(64)
+    os.write(_READY_FD, b"ready\n")
+    os.close(_READY_FD)
+    request = serve(listener, owner)
     if request is None:
+        listener.close()
+        os.unlink(path)
         return
     become(request, base_path)
     if request["code"] is not None:

@@ -199,6 +199,7 @@ suites:
         self.proc = forked.Popen(
             [*PYTEST, *args, *paths], cwd=self.tmp, env=env, start_new_session=False,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            fork_xdist_workers=False,  # (the tests find them by their marker and their parent, and kill them)
         )
         started = _stat(str(self.proc.pid))  # the scans' clock is the processes' (a time namespace could differ)
         assert started is None or started[2] >= self.since, (started, self.since)
