@@ -75,11 +75,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """``-n auto``: three workers per usable core. Much of this suite's time is waiting (agents that
+    """``-n auto``: four workers per usable core. Much of this suite's time is waiting (agents that
     answer late on purpose, pytest processes it starts and waits for): with one worker per core the
-    cores were idle half the time; two, three and four per core measured 110-118, 91 and 95 s on
-    2 cores (docs/development.md)."""
-    return 3 * len(os.sched_getaffinity(0))
+    cores were idle half the time; 4, 5, 6 and 8 workers on 2 cores measured 98, 97, 88-92 and
+    86-90 s (docs/development.md)."""
+    return 4 * len(os.sched_getaffinity(0))
 
 
 @pytest.hookimpl(wrapper=True)
