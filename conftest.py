@@ -11,6 +11,8 @@ conversation scripts, whether signals unwind the session): each in-process run s
 state the plugin has after import and leaves the outer session's state as it found it.
 
 Inner runs leave out the pytest plugins they do not use (``tests.helpers.without_unused_plugins``).
+Subprocess runs (``runpytest_subprocess``) and the xdist workers of in-process ``-n`` runs are forked
+from a warm interpreter (``tests/forked.py``), unless a test is marked ``fresh_interpreter``.
 """
 
 from __future__ import annotations

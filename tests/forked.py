@@ -1,11 +1,12 @@
 """``python -m pytest`` processes for the suite, forked from a warm interpreter (``tests/zygote.py``).
 
-A pytest process the suite starts pays ~0.4-0.8 s of CPU before its first test: the interpreter,
+A pytest process the suite starts paid ~0.4-0.8 s of CPU before its first test: the interpreter,
 pytest and its plugins, pydantic, httpx, this plugin's formats, openai where a run calls a judge.
-Forked from an interpreter that imported all that once per suite worker, it pays ~0.1 s. It is still
-a process of its own: its own pid, file descriptors, signals, exit status and environment. The
-processes it starts (agents, xdist workers) are fresh interpreters as ever; the xdist workers of an
-in-process run (the root conftest) are forked too (:func:`xdist_workers`).
+Forked from an interpreter that imported all that once (under xdist one zygote for the session,
+started by the controller: :func:`start_shared`), a trivial run costs ~0.06 s. It is still a process
+of its own: its own pid, file descriptors, signals, exit status and environment. The xdist workers
+of a forked run and of an in-process one (the root conftest) are forked too (:func:`xdist_workers`);
+the other processes it starts (agents, CLIs) are fresh interpreters as ever.
 
 What it does not have of a fresh interpreter: imports already done (so a test of what a run imports,
 or of its warnings, starts a real ``python``), a hash seed of its own, and its environment in
@@ -21,6 +22,7 @@ import json
 import os
 import select
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -171,7 +173,7 @@ def _the_server() -> _Connection:
     at its first run (a process forked from this one connects again)."""
     global _connection, _own
     if _connection is None or _connection[0] != os.getpid():
-        if not ZYGOTE_PATH and (_own is None or _own.proc.pid is None or _own.proc.poll() is not None):
+        if not ZYGOTE_PATH and (_own is None or _own.proc.poll() is not None):
             _own = Zygote()
         _connection = (os.getpid(), _Connection(ZYGOTE_PATH or _own.path))  # type: ignore[union-attr]
     return _connection[1]
@@ -277,10 +279,10 @@ class Forked:
             os.kill(self.pid, sig)
 
     def terminate(self) -> None:
-        self.send_signal(15)
+        self.send_signal(signal.SIGTERM)
 
     def kill(self) -> None:
-        self.send_signal(9)
+        self.send_signal(signal.SIGKILL)
 
 
 Process = Forked | subprocess.Popen[Any]
@@ -294,6 +296,7 @@ def Popen(argv: Sequence[object], **kwargs: Any) -> Process:  # noqa: N802 (Pope
     env = kwargs.get("env")
     if args is None or not ENABLED or (_startup_variables(os.environ if env is None else env)
                                        != _the_server().startup):
+        kwargs.pop("fork_xdist_workers", None)  # (a fresh interpreter's workers are fresh ones)
         return subprocess.Popen(argv, **kwargs)  # type: ignore[arg-type]
     return Forked(argv, args, **kwargs)
 

@@ -4,16 +4,18 @@ Run by path from an empty folder (``runpy.run_path``, so ``tests/`` is not on ``
 imports nothing of the suite's, so a run's own ``tests`` package is not shadowed. It imports pytest,
 this plugin, its formats and openai by running one collect-only session over a folder of one spec
 per format (the way a real run imports them: the plugins' modules through pytest's assertion
-rewriter), then serves requests on the socket ``FD``:
+rewriter), freezes its heap, and serves the connections to its Unix socket (:func:`main`):
 
-- ``{"id", "args", "code", "unbuffered", "cwd", "env", "new_session"}`` with three file descriptors
-  (stdin, stdout, stderr): it forks, answers ``{"id", "pid"}``, and the child becomes ``python -m
-  pytest *args`` in ``cwd`` with ``env`` (:func:`become`), or with ``code`` ``python [-u] -c code``
-  (an xdist worker's bootstrap);
-- each child's end: ``{"exit": pid, "code": returncode}`` (``-N`` for a signal, as Popen has it).
+- on connecting, ``{"ready": pid, "environ": {...}}``;
+- ``{"id", "args", "code", "unbuffered", "cwd", "env", "new_session", "fork_xdist_workers",
+  "zygote"}`` with three file descriptors (stdin, stdout, stderr): it forks, answers ``{"id",
+  "pid"}``, and the child becomes ``python -m pytest *args`` in ``cwd`` with ``env``
+  (:func:`become`), or with ``code`` ``python [-u] -c code`` (an xdist worker's bootstrap);
+- each child's end, to the connection that asked for it: ``{"exit": pid, "code": returncode}``
+  (``-N`` for a signal, as Popen has it).
 
-It exits when the socket closes (the suite's worker is gone); its running children go on as any
-orphaned process would.
+It exits when the process that started it is gone (or on SIGTERM); its running children go on as
+any orphaned process would.
 """
 
 from __future__ import annotations

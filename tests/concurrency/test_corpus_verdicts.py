@@ -161,7 +161,7 @@ def _both_modes(tmp_path: Path, corpora: tuple[str, ...]) -> tuple[Verdicts, Ver
             command = [sys.executable, "-m", "pytest", *without_unused_plugins(()), "-p", "no:cacheprovider", "-q", f"--junitxml={junit}",
                        "--continue-on-collection-errors", *extra]
             runs.append((forked.Popen(command, cwd=work, env=env, stdout=subprocess.PIPE,
-                                          stderr=subprocess.STDOUT, text=True), junit))
+                                      stderr=subprocess.STDOUT, text=True), junit))
         outputs = [process.communicate(timeout=300)[0] for process, _ in runs]
     for (_, junit), output in zip(runs, outputs):
         assert junit.exists(), output[-3000:]
