@@ -71,6 +71,7 @@ def serve(listener: socket.socket, owner: int) -> dict[str, Any] | None:
     child, its request. Each child's end goes to the connection that asked for it."""
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's Ctrl-C is for the runs (become() resets it)
     signal.signal(signal.SIGCHLD, lambda *_: None)
     signal.set_wakeup_fd(wake_w)
     clients: list[socket.socket] = []
