@@ -39,7 +39,10 @@ class EventLoopRunner:
         return self._loop
 
     def run(self, coro: Awaitable[T]) -> T:
-        return self.loop.run_until_complete(coro)
+        try:
+            return self.loop.run_until_complete(coro)
+        except BaseExceptionGroup as group:
+            raise interrupt_in(group) or group
 
     def start(self, coro: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
         """A task on this loop; it runs while the loop runs (any :meth:`run`)."""
@@ -69,3 +72,14 @@ class EventLoopRunner:
                 self._wakeup.remove()
                 self._wakeup = None
             loop.close()
+
+
+def interrupt_in(group: BaseExceptionGroup) -> BaseException | None:
+    """The Ctrl-C or SIGTERM (``KeyboardInterrupt``, ``agents.cleanup.Terminated``) or ``SystemExit``
+    inside ``group``, if any. The signal handler raises it wherever the main thread is: inside a task
+    group (anyio's, in httpx's connect) it arrives wrapped, and a wrapped interrupt would be one
+    test's error while the session went on."""
+    matched: BaseException | None = group.split((KeyboardInterrupt, SystemExit))[0]
+    while isinstance(matched, BaseExceptionGroup):
+        matched = matched.exceptions[0]
+    return matched
