@@ -69,6 +69,10 @@ def _base_path() -> list[str]:
 def serve(listener: socket.socket, owner: int) -> dict[str, Any] | None:
     """Answer every connection's requests until ``owner`` (a pid) is gone (``None``); in a forked
     child, its request. Each child's end goes to the connection that asked for it."""
+    # (imported here, after the warm-up: imported before it, the package would bypass pytest's
+    # rewriter, and every child's pytest would warn that it cannot rewrite it)
+    from pytest_semantictest.agents.procs import pid_alive
+
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's Ctrl-C is for the runs (become() resets it)
@@ -78,7 +82,7 @@ def serve(listener: socket.socket, owner: int) -> dict[str, Any] | None:
     asked_by: dict[int, socket.socket] = {}
     while True:
         ready, _, _ = select.select([listener, wake_r, *clients], [], [], 1.0)
-        if not _alive(owner):
+        if not pid_alive(owner):  # (a zombie owner is gone too)
             return None
         if wake_r in ready:
             os.read(wake_r, 512)
@@ -106,16 +110,6 @@ def serve(listener: socket.socket, owner: int) -> dict[str, Any] | None:
                 os.close(fd)
             asked_by[pid] = client
             client.send(json.dumps({"id": request["id"], "pid": pid}).encode())
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    return True
 
 
 def _reap(asked_by: dict[int, socket.socket]) -> None:
