@@ -92,9 +92,9 @@ class SessionExit:
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
         from .agents.cleanup import Terminated
 
-        if self.spec_session and not self.config.option.fulltrace:
-            _keep_only_the_crash_entry(excinfo)
         value = excinfo.value
+        if (self.spec_session or isinstance(value, pytest.Session.Interrupted)) and not self.config.option.fulltrace:
+            _keep_only_the_crash_entry(excinfo)
         if isinstance(value, Terminated):
             self.code = value.code
         elif isinstance(value, KeyboardInterrupt):
@@ -133,7 +133,9 @@ class SessionExit:
 def _keep_only_the_crash_entry(excinfo: pytest.ExceptionInfo[BaseException]) -> None:
     """pytest renders the whole traceback of an interrupt (reading and parsing the source file of
     every frame: up to half a second of CPU per process under the event loop's deep stacks), then
-    prints only the line where it happened unless ``--full-trace``: keep that line's entry alone."""
+    prints only the line where it happened unless ``--full-trace``: keep that line's entry alone. Also
+    in a session without a spec file for pytest's own ``Interrupted`` (a collection error stops it):
+    its traceback is pytest's."""
     entries = excinfo.traceback
     for i in range(len(entries) - 1, -1, -1):
         if not entries[i].ishidden(excinfo):

@@ -98,3 +98,27 @@ def test_the_interrupt_in_a_group_is_found_and_other_groups_stay_groups() -> Non
     nested = BaseExceptionGroup("outer", [ValueError("a test's"), BaseExceptionGroup("inner", [terminated])])
     assert interrupt_in(nested) is terminated
     assert interrupt_in(ExceptionGroup("errors", [ValueError("a"), KeyError("b")])) is None
+
+
+FRAMES_RENDERED = """
+import pytest
+
+@pytest.hookimpl(trylast=True)
+def pytest_keyboard_interrupt(excinfo):
+    with open("frames.txt", "w") as out:
+        out.write(str(len(excinfo.traceback)))
+"""
+
+
+@pytest.mark.parametrize(("args", "one_frame"), [((), True), (("--full-trace",), False)], ids=["short", "full-trace"])
+def test_a_collection_error_renders_one_frame_of_pytests_interrupt(pytester: pytest.Pytester, args: tuple[str, ...],
+                                                                     one_frame: bool) -> None:
+    """No spec file in the session: pytest's own ``Interrupted`` (a collection error) is rendered from
+    its crash entry alone too, and the output is pytest's."""
+    pytester.makeconftest(FRAMES_RENDERED)
+    pytester.makepyfile(test_broken="def test_x(:\n")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", *args)
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["*ERROR collecting test_broken.py*", "*Interrupted: 1 error during collection*"])
+    frames = int((pytester.path / "frames.txt").read_text())
+    assert (frames == 1) if one_frame else (frames > 1), frames
