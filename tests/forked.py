@@ -176,6 +176,7 @@ def _the_server() -> _Connection:
         if not ZYGOTE_PATH and (_own is None or _own.proc.poll() is not None):
             _own = Zygote()
         _connection = (os.getpid(), _Connection(ZYGOTE_PATH or _own.path))  # type: ignore[union-attr]
+        atexit.register(_connection[1].sock.close)  # (else: "ResourceWarning: unclosed socket" at exit)
     return _connection[1]
 
 
