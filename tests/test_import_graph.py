@@ -39,10 +39,16 @@ def _is_type_checking(test: ast.expr) -> bool:
     )
 
 
+_HOLDS_STATEMENTS = (ast.stmt, ast.excepthandler, ast.match_case)
+"""The nodes an import statement can be under (an expression holds none: only its statements are walked)."""
+
+
 def _imports(node: ast.AST, typing: bool = False) -> Iterator[ast.Import | ast.ImportFrom]:
     """Every import statement under ``node``; those under ``if TYPE_CHECKING:`` (not its ``else``)
     only with ``typing``."""
     for child in ast.iter_child_nodes(node):
+        if not isinstance(child, _HOLDS_STATEMENTS):
+            continue
         if isinstance(child, ast.If) and _is_type_checking(child.test) and not typing:
             for other in child.orelse:
                 yield from _imports_in(other, typing)
