@@ -194,8 +194,9 @@ def _fd(stream: int | IO[Any] | None, default: int) -> tuple[int, bool]:
 class Forked:
     """A forked ``python -m pytest *args`` (or, with ``code``, ``python [-u] -c code``): the parts of
     :class:`subprocess.Popen` the suite (and execnet, for an xdist worker) uses. Its own xdist workers
-    are forked too, unless not ``fork_xdist_workers`` (a test that inspects or kills them: a fresh
-    interpreter's ``/proc/<pid>/environ`` is its own, and its parent is the controller)."""
+    are forked too, unless not ``fork_xdist_workers`` (a test that needs them as they are in a user's
+    run: a fresh interpreter's ``/proc/<pid>/environ`` is its own, and its parent is the controller,
+    which forwards an interrupt only to its own children)."""
 
     def __init__(self, argv: Sequence[object], args: list[str], *, code: str | None = None, unbuffered: bool = False,
                  cwd: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None,
