@@ -5,13 +5,19 @@ block it. Python runs handlers on the main thread only, and one that lands on a 
 agent's reaper, blocked in ``waitpid``) leaves the main thread asleep in its system call: a SIGTERM
 or Ctrl-C unnoticed until that call returns (a ``time.sleep``, the event loop waiting for a slow
 agent). So every thread of ours blocks them, and they always reach the main thread.
+
+A process inherits the mask of the thread that starts it: one started with them blocked would ignore
+SIGTERM and Ctrl-C, and so would every process it starts. So a helper thread takes them again while
+it starts a process or runs a user's hook (which may start one): :func:`handled_signals_unblocked`.
+One that lands there meanwhile still wakes the event loop (its wakeup fd) and runs on the main thread.
 """
 
 from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 HANDLED = (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", signal.SIGTERM))
@@ -37,3 +43,26 @@ def start_daemon(target: Callable[..., Any], name: str, *args: Any) -> threading
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
     return thread
+
+
+@contextmanager
+def handled_signals_unblocked() -> Iterator[None]:
+    """While it lasts, the calling thread does not block :data:`HANDLED` (see the module doc)."""
+    if not _CAN_MASK:
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_UNBLOCK, HANDLED)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def unblocked(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``function`` called with :func:`handled_signals_unblocked` (a user's hook on a helper thread)."""
+
+    def call(*args: Any) -> Any:
+        with handled_signals_unblocked():
+            return function(*args)
+
+    return call

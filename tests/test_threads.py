@@ -104,3 +104,48 @@ def test_the_event_loop_is_woken_by_a_signal_and_keeps_a_wakeup_fd_the_process_h
             writer.close()
     finally:
         signal.set_wakeup_fd(saved)
+
+
+CHILD_MASK = "print([line.split()[1] for line in open('/proc/self/status') if line.startswith('SigBlk')][0])"
+
+
+def _child_blocks(mask_hex: str) -> set[int]:
+    mask = int(mask_hex, 16)
+    return {n for n in range(1, 65) if mask & (1 << (n - 1))}
+
+
+@pytest.mark.parametrize("unblock", [True, False], ids=["unblocked", "as-is"])
+def test_a_process_started_on_a_helper_thread_takes_the_signals(unblock: bool) -> None:
+    """A child inherits its starter's mask: a helper thread takes the signals again while it starts
+    one (else the child, and all it starts, would ignore SIGTERM and Ctrl-C), then blocks them again."""
+    import contextlib
+    import subprocess
+    import sys
+
+    from pytest_semantictest.threads import handled_signals_unblocked
+
+    seen: dict[str, object] = {}
+
+    def work() -> None:
+        with handled_signals_unblocked() if unblock else contextlib.nullcontext():
+            seen["child"] = subprocess.run([sys.executable, "-c", CHILD_MASK], capture_output=True, text=True,
+                                           timeout=30).stdout.strip()
+        seen["after"] = blocked(threading.get_native_id())
+
+    thread = start_daemon(work, "starter")
+    thread.join(30)
+    child = _child_blocks(str(seen["child"]))
+    assert (not set(HANDLED) & child) if unblock else set(HANDLED) <= child, child
+    assert set(HANDLED) <= seen["after"]  # type: ignore[operator]
+
+
+def test_a_yao_hook_runs_with_the_signals_unblocked() -> None:
+    """A Yao ``before``/``after`` hook is user code on a helper thread: what it starts takes signals."""
+    from pytest_semantictest.formats.yao.hooks import call_hook
+
+    runner = EventLoopRunner(RunContext())
+    try:
+        mask = runner.run(call_hook(lambda: blocked(threading.get_native_id()), []))
+    finally:
+        runner.close()
+    assert not set(HANDLED) & mask, mask

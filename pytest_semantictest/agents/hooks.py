@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..threads import start_daemon
+from ..threads import handled_signals_unblocked, start_daemon
 from .config import AgentConfig, Hook
 from .errors import SessionHookError
 from .placeholders import PlaceholderError, Values, render
@@ -148,8 +148,9 @@ class SessionHooks:
         # Files, not pipes: a daemon the hook leaves behind could hold a pipe open forever.
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
             try:
-                process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                           cwd=self.cfg.cwd, start_new_session=True)
+                with handled_signals_unblocked():  # (this runs on a helper thread: threads.py)
+                    process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                               cwd=self.cfg.cwd, start_new_session=True)
             except OSError as e:
                 raise SessionHookError(f"session.{what}: could not run '{argv[0]}': {e.strerror or e}") from None
             try:
@@ -186,7 +187,8 @@ class _Worker:
         while True:
             task, outcome, done = self._tasks.get()
             try:
-                outcome["result"] = task()
+                with handled_signals_unblocked():  # a user's hook: what it starts must take signals
+                    outcome["result"] = task()
             except BaseException as e:  # SystemExit from a hook is the hook's failure too
                 outcome["error"] = e
             done.set()

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ..http_clients import sync_client
-from ..threads import start_daemon
+from ..threads import handled_signals_unblocked, start_daemon
 from . import cleanup, procs
 from .config import AgentConfig
 from .errors import AgentStartError
@@ -106,7 +106,7 @@ class AgentProcess:
         log = self._open_log()
         self.traces_path = self._new_trace_file()
         env = {**os.environ, **cfg.env, "HIGHBAR_TRACES_URL": str(self.traces_path)}
-        with log:
+        with log, handled_signals_unblocked():  # (the agent must take SIGTERM, whichever thread starts it)
             try:
                 self._popen = subprocess.Popen(
                     argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,

@@ -29,6 +29,7 @@ from ...blocks.base import Block, BlockError
 from ...blocks.registry import register_block
 from ...errors import clip
 from ...model import CheckResult, Step
+from ...threads import unblocked
 from .models import CaseSpec, HookSpec, PythonHook
 
 HOOK_TIMEOUT_S = 120.0
@@ -143,7 +144,7 @@ async def call_hook(function: Any, args: list[Any]) -> Any:
     count = positional_count(function, len(args))
     if inspect.iscoroutinefunction(function):
         return await asyncio.wait_for(function(*args[:count]), HOOK_TIMEOUT_S)
-    value = await asyncio.wait_for(asyncio.to_thread(function, *args[:count]), HOOK_TIMEOUT_S)
+    value = await asyncio.wait_for(asyncio.to_thread(unblocked(function), *args[:count]), HOOK_TIMEOUT_S)
     if inspect.isawaitable(value):
         value = await asyncio.wait_for(value, HOOK_TIMEOUT_S)
     return value
