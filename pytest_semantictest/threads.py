@@ -37,12 +37,19 @@ def start_daemon(target: Callable[..., Any], name: str, *args: Any) -> threading
     if not _CAN_MASK:
         thread.start()
         return thread
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, HANDLED)
+    previous = _current_mask()
     try:
+        signal.pthread_sigmask(signal.SIG_BLOCK, HANDLED)
         thread.start()
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
     return thread
+
+
+def _current_mask() -> set[int | signal.Signals]:
+    """This thread's mask, changing nothing: taken before a change, so that an exception a signal
+    handler raises right after the change (before a ``try`` could begin) cannot leave it changed."""
+    return signal.pthread_sigmask(signal.SIG_BLOCK, [])
 
 
 @contextmanager
@@ -51,8 +58,9 @@ def handled_signals_unblocked() -> Iterator[None]:
     if not _CAN_MASK:
         yield
         return
-    previous = signal.pthread_sigmask(signal.SIG_UNBLOCK, HANDLED)
+    previous = _current_mask()
     try:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, HANDLED)
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)

@@ -8,6 +8,7 @@ import asyncio
 import signal
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -149,3 +150,24 @@ def test_a_yao_hook_runs_with_the_signals_unblocked() -> None:
     finally:
         runner.close()
     assert not set(HANDLED) & mask, mask
+
+
+def test_an_interrupt_right_after_the_mask_changes_leaves_the_mask_as_it_was(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A signal handler may raise at any instruction, also the one right after the mask changed: the
+    main thread must not stay blocked (every process it started from then on would ignore Ctrl-C)."""
+    from pytest_semantictest import threads
+
+    real = signal.pthread_sigmask
+
+    def then_interrupted(how: int, mask: Any) -> Any:
+        previous = real(how, mask)
+        if how == signal.SIG_BLOCK and set(mask) == set(HANDLED):
+            raise KeyboardInterrupt  # as a handler would, right after the call
+        return previous
+
+    before = blocked(threading.get_native_id())
+    monkeypatch.setattr(threads.signal, "pthread_sigmask", then_interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        start_daemon(lambda: None, "never")
+    monkeypatch.undo()
+    assert blocked(threading.get_native_id()) == before
