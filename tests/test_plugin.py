@@ -232,6 +232,20 @@ def test_plain():
     assert "semantictest" not in "\n".join(lines).lower()
 
 
+@pytest.mark.fresh_interpreter  # what a run imports
+def test_running_one_test_file_does_not_load_a_sibling_specs_format(pytester: pytest.Pytester) -> None:
+    """pytest offers every file of the folder to the plugin: a spec beside the file that is run gets a
+    node, but its format's modules are imported only when it is collected."""
+    pytester.makepyfile(test_plain="""
+import sys
+def test_plain():
+    assert [m for m in sys.modules if m.startswith("pytest_semantictest.formats.highbar.")] == []
+""")
+    (pytester.path / "beside.highbar.yaml").write_text("agent: {endpoint: 'http://127.0.0.1:9/chat'}\nsuites: []\n")
+    result = pytester.runpytest_subprocess("test_plain.py", "-p", "no:asyncio", "-p", "no:html", "-p", "no:metadata")
+    result.assert_outcomes(passed=1)
+
+
 def test_xdist_runs_items(xdist_run: XdistRun) -> None:
     assert {k: v for k, v in xdist_run.outcomes.items() if k.startswith("items.json")} == {
         "items.json::ok": "PASSED", "items.json::ok2": "PASSED", "items.json::ok3": "PASSED",
