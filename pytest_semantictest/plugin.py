@@ -142,8 +142,9 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
     name, module = found
 
-    def loader(path: Path) -> Any:  # the format's modules are imported when the file is collected, not
-        # when pytest offers it (pytest offers every file of a folder whose other test file is run)
+    def loader(path: Path) -> Any:
+        """The format's modules are imported when the file is collected, not when pytest offers it
+        (pytest offers every file of a folder whose other test file is run)."""
         return import_module(f"{__package__}.formats.{module}").make_loader(runtime(parent.config).collect_context)(path)
 
     node = SpecFile.for_format(parent, file_path, loader)

@@ -132,3 +132,13 @@ def once_per_session(request: pytest.FixtureRequest, name: str, produce: Callabl
         result = produce(shared / "run")
         done.write_text(json.dumps(dump(result)))
         return result
+
+
+SIGBLK = "print([line.split()[1] for line in open('/proc/self/status') if line.startswith('SigBlk')][0])"
+"""A ``python -c`` script that prints the signal mask its process started with (``SigBlk``, hex)."""
+
+
+def signal_set(mask_hex: str) -> set[int]:
+    """The signal numbers of a ``/proc`` ``SigBlk``/``SigIgn`` mask (hex)."""
+    mask = int(mask_hex, 16)
+    return {n for n in range(1, 65) if mask & (1 << (n - 1))}

@@ -15,6 +15,7 @@ import pytest
 from pytest_semantictest.engine.context import RunContext
 from pytest_semantictest.engine.loop import EventLoopRunner
 from pytest_semantictest.threads import HANDLED, start_daemon
+from tests.helpers import SIGBLK, signal_set
 
 if not Path("/proc/self/task").is_dir():  # pragma: no cover - Linux only
     pytest.skip("reads thread signal masks from /proc", allow_module_level=True)
@@ -24,8 +25,7 @@ def blocked(thread_id: int) -> set[int]:
     """The signals a thread of this process blocks (``SigBlk`` of /proc/self/task/<tid>/status)."""
     for line in Path(f"/proc/self/task/{thread_id}/status").read_text().splitlines():
         if line.startswith("SigBlk:"):
-            mask = int(line.split()[1], 16)
-            return {n for n in range(1, 65) if mask & (1 << (n - 1))}
+            return signal_set(line.split()[1])
     raise AssertionError("no SigBlk line")
 
 
@@ -107,14 +107,6 @@ def test_the_event_loop_is_woken_by_a_signal_and_keeps_a_wakeup_fd_the_process_h
         signal.set_wakeup_fd(saved)
 
 
-CHILD_MASK = "print([line.split()[1] for line in open('/proc/self/status') if line.startswith('SigBlk')][0])"
-
-
-def _child_blocks(mask_hex: str) -> set[int]:
-    mask = int(mask_hex, 16)
-    return {n for n in range(1, 65) if mask & (1 << (n - 1))}
-
-
 @pytest.mark.parametrize("unblock", [True, False], ids=["unblocked", "as-is"])
 def test_a_process_started_on_a_helper_thread_takes_the_signals(unblock: bool) -> None:
     """A child inherits its starter's mask: a helper thread takes the signals again while it starts
@@ -129,13 +121,13 @@ def test_a_process_started_on_a_helper_thread_takes_the_signals(unblock: bool) -
 
     def work() -> None:
         with handled_signals_unblocked() if unblock else contextlib.nullcontext():
-            seen["child"] = subprocess.run([sys.executable, "-c", CHILD_MASK], capture_output=True, text=True,
+            seen["child"] = subprocess.run([sys.executable, "-c", SIGBLK], capture_output=True, text=True,
                                            timeout=30).stdout.strip()
         seen["after"] = blocked(threading.get_native_id())
 
     thread = start_daemon(work, "starter")
     thread.join(30)
-    child = _child_blocks(str(seen["child"]))
+    child = signal_set(str(seen["child"]))
     assert (not set(HANDLED) & child) if unblock else set(HANDLED) <= child, child
     assert set(HANDLED) <= seen["after"]  # type: ignore[operator]
 
@@ -155,8 +147,6 @@ def test_a_yao_hook_runs_with_the_signals_unblocked() -> None:
 def test_an_interrupt_right_after_the_mask_changes_leaves_the_mask_as_it_was(monkeypatch: pytest.MonkeyPatch) -> None:
     """A signal handler may raise at any instruction, also the one right after the mask changed: the
     main thread must not stay blocked (every process it started from then on would ignore Ctrl-C)."""
-    from pytest_semantictest import threads
-
     real = signal.pthread_sigmask
 
     def then_interrupted(how: int, mask: Any) -> Any:
@@ -166,7 +156,7 @@ def test_an_interrupt_right_after_the_mask_changes_leaves_the_mask_as_it_was(mon
         return previous
 
     before = blocked(threading.get_native_id())
-    monkeypatch.setattr(threads.signal, "pthread_sigmask", then_interrupted)
+    monkeypatch.setattr(signal, "pthread_sigmask", then_interrupted)  # (what threads.py calls)
     with pytest.raises(KeyboardInterrupt):
         start_daemon(lambda: None, "never")
     monkeypatch.undo()

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from pytest_semantictest.threads import HANDLED
+from tests.helpers import signal_set
 from tests.highbar.test_no_leaks import TRACE_AGENT, free_port
 
-HANDLED = {1, 2, 15}  # SIGHUP, SIGINT, SIGTERM
 WRITE_MASK = """
 import json, sys
-mask = int([line.split()[1] for line in open('/proc/self/status') if line.startswith('SigBlk')][0], 16)
-open(sys.argv[1], 'w').write(json.dumps([n for n in range(1, 65) if mask & (1 << (n - 1))]))
+open(sys.argv[1], 'w').write([line.split()[1] for line in open('/proc/self/status') if line.startswith('SigBlk')][0])
 print(json.dumps({"conversation_id": 1}))
 """
 PYTHON_HOOK = """
@@ -47,8 +47,6 @@ suites:
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads signal masks from /proc")
 def test_what_a_session_hook_starts_blocks_no_signal_we_handle(pytester: pytest.Pytester) -> None:
-    import json
-
     pytester.makepyfile(write_mask=WRITE_MASK, hooks_module=PYTHON_HOOK)
     (pytester.path / "a_command.highbar.yaml").write_text(
         spec(free_port(), f'"{sys.executable} write_mask.py command.json"'))
@@ -56,5 +54,5 @@ def test_what_a_session_hook_starts_blocks_no_signal_we_handle(pytester: pytest.
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=2)
     for name in ("command.json", "python.json"):
-        blocked = set(json.loads((pytester.path / name).read_text()))
-        assert not blocked & HANDLED, (name, blocked)
+        blocked = signal_set((pytester.path / name).read_text())
+        assert not blocked & set(HANDLED), (name, blocked)
