@@ -8,7 +8,9 @@ a test failed or errored                           1        1
 a file's agent could not start or be used (start   2        2 (its tests ERROR; the
 failure, port busy, no hello, missing attach                other files still run)
 trace file, unimportable session hook)
-a spec error                                       2        2 (pytest's collection error)
+a spec error                                       2        2 (pytest's collection error; also
+                                                            under xdist, whose workers run the
+                                                            files that collected)
 Ctrl-C                                             130      130
 SIGTERM / SIGHUP                                   143/129  143/129
 =================================================  =======  ==========================
@@ -51,6 +53,8 @@ class SessionExit:
         self.code: int | None = None
         self.unrunnable = False
         self.spec_session = False
+        self.spec_collection_error = False
+        self._collect_errors: dict[tuple[str, str], object] = {}
 
     def _spec_found(self) -> None:
         """A spec file is in this session: from now on interrupts follow highbar (module doc)."""
@@ -72,6 +76,22 @@ class SessionExit:
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         if not self.spec_session and _any_spec(self.config, ids, self.runtime):
             self._spec_found()
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        """A spec file that did not collect makes the run's status 2, also where the other files ran."""
+        if report.failed and not self.spec_collection_error:
+            self.spec_collection_error = _any_spec(self.config, [report.nodeid], self.runtime)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_report_from_serializable(self, config: pytest.Config, data: dict[str, Any]) -> Generator[None, Any, Any]:
+        """One collection error of a file, however many xdist workers report it: xdist drops a
+        worker's report whose ``longrepr`` it has seen, which a rebuilt ``ReprExceptionInfo`` never
+        is (it compares by identity), so the same file's error is given the same object."""
+        report = yield
+        if isinstance(report, pytest.CollectReport) and report.failed and report.longrepr is not None:
+            key = (report.nodeid, str(report.longrepr))
+            report.longrepr = self._collect_errors.setdefault(key, report.longrepr)  # type: ignore[assignment]
+        return report
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
@@ -97,9 +117,10 @@ class SessionExit:
             _keep_only_the_crash_entry(excinfo)
         if isinstance(value, Terminated):
             self.code = value.code
-        elif isinstance(value, KeyboardInterrupt):
-            self.code = INTERRUPTED
-        if self.spec_session and not self.worker and self.runtime.agents_dir and isinstance(value, KeyboardInterrupt):
+        elif isinstance(value, KeyboardInterrupt) and not isinstance(value, pytest.Session.Interrupted):
+            self.code = INTERRUPTED  # (pytest's own stop after a collection error is not a Ctrl-C)
+        if (self.spec_session and not self.worker and self.runtime.agents_dir and isinstance(value, KeyboardInterrupt)
+                and not isinstance(value, pytest.Session.Interrupted)):
             self._interrupt_workers()
 
     @pytest.hookimpl(tryfirst=True)
@@ -112,6 +133,8 @@ class SessionExit:
         if self.worker:
             self.config.workeroutput[_UNRUNNABLE_KEY] = unrunnable  # type: ignore[attr-defined]  # xdist sets it
             return
+        if self.spec_collection_error and exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            session.exitstatus = pytest.ExitCode.INTERRUPTED  # (2, as without xdist)
         if not self.spec_session:
             return
         if self.code is not None and exitstatus == pytest.ExitCode.INTERRUPTED:
