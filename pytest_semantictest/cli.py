@@ -4,8 +4,9 @@
 pytest (other arguments are passed on to pytest as they are).
 
 ``semantictest validate PATH... [pytest options]``: collect spec files of every format without running anything; one
-line per file (``ok  specs/a.highbar.yaml (3 tests)`` or ``✗ specs/b.json:4: tests[0].id: ...``);
-exit 0 when every file is valid, else 2 (as ``highbar validate``).
+line per file (``ok  specs/a.highbar.yaml (3 tests)`` or ``✗ specs/b.json:4: tests[0].id: ...``), then
+the problems of a file's tests that will ERROR (``--collect-only`` lists the same); exit 0 when every
+file is valid, 2 when a file does not collect (as ``highbar validate``), else 1 when a test will ERROR.
 ``semantictest schema NAME [--path]``: print a format's JSON Schema (or where the file is).
 """
 
@@ -66,6 +67,7 @@ class _Validation:
         self.named = {Path(p.split("::")[0]).resolve() for p in paths}
         self.files: dict[Path, str | None] = {}
         self.counts: dict[Path, int] = {}
+        self.test_errors: dict[Path, list[str]] = {}
         self.other_errors: list[str] = []
         self.not_specs: list[Path] = []
 
@@ -106,11 +108,13 @@ class _Validation:
         return report
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        from .nodes import SpecItem
+        from .nodes import SpecItem, known_errors
 
         for item in session.items:
             if isinstance(item, SpecItem):
                 self.counts[item.path] = self.counts.get(item.path, 0) + 1
+        for item, error in known_errors(session.items):
+            self.test_errors.setdefault(item.path, []).append(error)
 
 
 class _Nothing(pytest.File):
@@ -135,7 +139,8 @@ def _problem_lines(path: Path, text: str) -> list[str]:
 
 
 def validate(paths: Sequence[str], out: Any = None) -> int:
-    """Check spec files without running anything; 0 when all are valid, else 2."""
+    """Check spec files without running anything; 0 when all are valid, 2 when a file does not
+    collect, else 1 when a test will ERROR on a problem in its spec."""
     out = out or sys.stdout
     plugin = _Validation([p for p in paths if not p.startswith("-")])
     captured = io.StringIO()
@@ -151,7 +156,14 @@ def validate(paths: Sequence[str], out: Any = None) -> int:
         error = plugin.files[path]
         if error is None:
             count = plugin.counts.get(path, 0)
-            out.write(f"ok  {_shown(path)} ({count} test{'' if count == 1 else 's'})\n")
+            tests = f"{count} test{'' if count == 1 else 's'}"
+            failing = plugin.test_errors.get(path, [])
+            if not failing:
+                out.write(f"ok  {_shown(path)} ({tests})\n")
+                continue
+            out.write(f"✗ {_shown(path)} ({tests}, {len(failing)} will ERROR)\n")
+            out.writelines(f"  {line}\n" for text in failing
+                           for line in text.replace(str(path), _shown(path)).splitlines() if line.strip())
             continue
         first, *more = _problem_lines(path, error)
         out.write(f"✗ {first}\n")
@@ -165,7 +177,7 @@ def validate(paths: Sequence[str], out: Any = None) -> int:
         out.write(f"no spec files found in {where}\n")
         return 2
     valid = all(error is None for error in plugin.files.values()) and not plugin.other_errors and not plugin.not_specs
-    return 0 if valid else 2
+    return (1 if plugin.test_errors else 0) if valid else 2
 
 
 # --------------------------------------------------------------------------- semantictest

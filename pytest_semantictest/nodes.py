@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -129,6 +129,12 @@ class SpecFile(pytest.File):
         if isinstance(excinfo.value, SpecError):
             return spec_error_repr(excinfo.value, str(self.path))
         return super().repr_failure(excinfo)
+
+
+def known_errors(items: Iterable[pytest.Item]) -> list[tuple[SpecItem, str]]:
+    """The collected tests that will ERROR before anything runs (a problem in their own part of the
+    spec, ``Case.error``): ``--collect-only`` and ``semantictest validate`` list them."""
+    return [(item, item.case.error) for item in items if isinstance(item, SpecItem) and item.case.error]
 
 
 class SpecGroup(pytest.Collector):

@@ -118,6 +118,21 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
         runtime(node.config).add_worker_usage(usage)
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """``--collect-only``: the tests that would ERROR on a problem in their spec are listed (as
+    ``semantictest validate`` lists them), not only counted as collected."""
+    if session.config.option.collectonly and session.items:
+        from .nodes import known_errors
+
+        errors = known_errors(session.items)
+        if errors:
+            reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+            if reporter is not None:
+                reporter.section("tests that will ERROR (a problem in their spec)", sep="-", yellow=True)
+                for item, error in errors:
+                    reporter.write_line(f"{item.nodeid}: {error}")
+
+
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     """Agent warnings, then the semantictest summary (per-format counts, flaky tests, LLM usage)."""
     state = runtime(config)

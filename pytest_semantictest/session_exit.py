@@ -10,7 +10,8 @@ failure, port busy, no hello, missing attach                other files still ru
 trace file, unimportable session hook)
 a spec error                                       2        2 (pytest's collection error; also
                                                             under xdist, whose workers run the
-                                                            files that collected)
+                                                            files that collected; 1 with
+                                                            --continue-on-collection-errors)
 Ctrl-C                                             130      130
 SIGTERM / SIGHUP                                   143/129  143/129
 =================================================  =======  ==========================
@@ -78,8 +79,9 @@ class SessionExit:
             self._spec_found()
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
-        """A spec file that did not collect makes the run's status 2, also where the other files ran."""
-        if report.failed and not self.spec_collection_error:
+        """A spec file that did not collect makes the run's status 2, also where xdist ran the other
+        files (unless ``--continue-on-collection-errors`` asks for pytest's 1)."""
+        if report.failed and not self.spec_collection_error and not self.config.option.continue_on_collection_errors:
             self.spec_collection_error = _any_spec(self.config, [report.nodeid], self.runtime)
 
     @pytest.hookimpl(wrapper=True)

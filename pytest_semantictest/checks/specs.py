@@ -241,7 +241,14 @@ def _type_problem(spec: AssertionSpec) -> str | None:
         ref = spec.callable_ref
         module, sep, function = ref.partition(":")
         if not sep or not module or not function.isidentifier():
-            return f"a script assertion needs 'use' as 'module:function' (a Python callable), got {clip(repr(ref))}"
+            key = "use" if spec.use is not None else "script"
+            if not sep and "." in ref and spec.use is None:  # Yao's README: "script": "scripts.test.Validate"
+                name = ref.rpartition(".")[2] or "check"
+                return (f"a script assertion's '{key}': {clip(repr(spec.use or spec.script))} names a Yao script "
+                        "(TypeScript, run by Yao), which pytest-semantictest cannot run: port it to a Python "
+                        f"function {name}(output, input, value, context) and write '{key}': 'module:{name}' "
+                        "(the module imported normally, else <module>.py next to the .jsonl)")
+            return f"a script assertion needs '{key}' as 'module:function' (a Python callable), got {clip(repr(ref))}"
     elif kind == "agent" and not spec.validator_criteria.strip():
         return "an agent assertion needs criteria: 'criteria', 'value' or options.metadata.criteria"
     return None

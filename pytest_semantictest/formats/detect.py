@@ -234,7 +234,8 @@ def _yao_case(data: dict[str, Any] | None) -> bool:
 def yao_near_miss(lines: list[str]) -> str | None:
     """Why a ``.jsonl`` (already matching the name rule) whose first case is not a Yao case still looks
     like Yao cases, or None: a first line that is broken JSON but names ``id`` and ``input`` (or later
-    lines are cases), a first case without ``id``, or one with ``id`` that misspells ``input``."""
+    lines are cases), a first case without ``id``, one with ``id`` that misspells ``input``, or one in
+    the design's draft shape (``messages`` where cases now have ``input``)."""
     import difflib
 
     if not lines:
@@ -249,6 +250,8 @@ def yao_near_miss(lines: list[str]) -> str | None:
         if len(unknown) <= 1 and (later or _YAO_ONLY & first.keys() or any(k.lower() == "id" for k in unknown)):
             return "its first case has no 'id'"
         return None
+    if "id" in first and "messages" in first and not any(k in first for k in _YAO_KEYS):
+        return "its first case has 'messages' (the draft shape of Yao's test design) instead of 'input'"
     if "id" in first and len(unknown) == 1 and not any(k in first for k in _YAO_KEYS):
         close = difflib.get_close_matches(unknown[0].lower(), _YAO_KEYS, n=1, cutoff=0.8)
         if close:

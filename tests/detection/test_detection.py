@@ -39,6 +39,9 @@ NEAR_MISSES: list[tuple[str, str, str]] = [
     ("no_id_test.jsonl", json.dumps({k: v for k, v in CASE.items() if k != "id"}) + "\n", "'id' is required"),
     ("typo_test.jsonl", json.dumps({"id": "a", "inptu": "hi", "assert": CASE["assert"]}) + "\n",
      "unknown key 'inptu' — did you mean 'input'?"),
+    ("draft_test.jsonl", json.dumps({"id": "a", "messages": [{"role": "user", "content": "hi"}],
+                                     "assert": CASE["assert"]}) + "\n",
+     "messages: the draft shape of Yao's test design: this case has 'messages' where a case has 'input'"),
     ("singular.json", json.dumps({"name": "s", "test": [TEST]}, indent=2), "(found 'test' — did you mean 'tests'?)"),
 ]
 

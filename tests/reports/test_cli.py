@@ -133,3 +133,26 @@ def test_schema_command_prints_the_schema_or_its_path(capsys: pytest.CaptureFixt
     assert json.loads(capsys.readouterr().out)["title"] == "highbar spec"
     assert cli.main(["schema", "semantictest", "--path"]) == 0
     assert capsys.readouterr().out == f"{schemas.path('semantictest')}\n"
+
+
+SHOP = {"name": "shop", "tests": [
+    {"id": "items", "pipeline": [{"block": "HttpRequest", "input": {"url": "${SHOP_API}/items", "method": "GET"},
+                                  "output": "r"}], "assertions": {"r.status": 200}},
+    {"id": "mock", "pipeline": [{"block": "MockData", "config": {"data": {"a": 1}}, "output": "m"}],
+     "assertions": {"m.a": 1}},
+]}
+
+
+def test_validate_lists_the_tests_that_will_error_and_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A problem confined to one test (a reference nothing defines) is no collection error, but the
+    test will ERROR: validate names it and exits 1 (2 stays for a file that does not collect)."""
+    (tmp_path / "shop.json").write_text(json.dumps(SHOP))
+    monkeypatch.chdir(tmp_path)
+    assert cli.validate(["shop.json"]) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        "✗ shop.json (2 tests, 1 will ERROR)",
+        "  shop.json:1: tests[0].pipeline[0].input.url: references 'SHOP_API', which no step, setup or context provides",
+    ]
+    (tmp_path / "broken.json").write_text('{"tests": [')
+    assert cli.validate(["shop.json", "broken.json"]) == 2

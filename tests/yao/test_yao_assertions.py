@@ -216,6 +216,10 @@ def test_validator_not_configured_is_not_evaluated_and_an_error_when_required() 
     ({"type": "tool_called"}, "a tool_called assertion needs 'name' (or 'value')"),
     ({"type": "tool_result", "result": {}}, "a tool_result assertion needs 'tool'"),
     ({"type": "script", "use": "checks.py"}, "a script assertion needs 'use' as 'module:function'"),
+    ({"type": "script", "script": "scripts.test.Validate"},  # Yao's README spelling: a porting message
+     "a script assertion's 'script': 'scripts.test.Validate' names a Yao script (TypeScript, run by Yao), which "
+     "pytest-semantictest cannot run: port it to a Python function Validate(output, input, value, context) and "
+     "write 'script': 'module:Validate'"),
     ({"type": "agent", "use": "agents:v"}, "an agent assertion needs criteria"),
 ])
 def test_assertion_spec_problems(raw: dict[str, Any], message: str) -> None:

@@ -118,12 +118,13 @@ def test_a_hook_that_cannot_run_is_that_cases_error(pytester: pytest.Pytester, c
         {"id": "no-module", "input": "hello", "after": "nowhere_xyz:after"},
         {"id": "bare", "input": "hello", "before": "Before"},
         {"id": "fine", "input": "hello", "assert": {"type": "contains", "value": "help"}},
+        {"id": "scripts-hook", "input": "hello", "before": "scripts:tests.env.Before"},
     )
     result = run(pytester, chat_agent, None, "--collect-only", "-q")
     result.stdout.fnmatch_lines(["yao_hooks_test.jsonl::ts-hook", "yao_hooks_test.jsonl::no-module",
                                  "yao_hooks_test.jsonl::bare", "yao_hooks_test.jsonl::fine"])
     result = run(pytester, chat_agent, None)
-    result.assert_outcomes(passed=1, errors=3)
+    result.assert_outcomes(passed=1, errors=4)
     result.stdout.fnmatch_lines([
         "yao_hooks_test.jsonl:1: before: 'env.Before' is a Yao script hook (src/env_test.ts in the agent), which "
         "pytest-semantictest cannot run: write Before(ctx, case) in Python in env_test.py next to this file, or name "
@@ -133,6 +134,11 @@ def test_a_hook_that_cannot_run_is_that_cases_error(pytester: pytest.Pytester, c
                                  "'nowhere_xyz:after' (nor *nowhere_xyz.py)"])
     result.stdout.fnmatch_lines(["yao_hooks_test.jsonl:3: before: 'Before' names no module: write 'module:function' "
                                  "(a Python callable) or Yao's 'env_test.Before'"])
+    result.stdout.fnmatch_lines([  # found under tests/ beside the file, not next to it
+        "yao_hooks_test.jsonl:5: before: 'scripts:tests.env.Before' is a Yao script hook (src/tests.env_test.ts in "
+        "the agent), which pytest-semantictest cannot run: write Before(ctx, case) in Python in tests/env_test.py "
+        "under this file's folder, or name a Python callable 'module:function'",
+    ])
     assert len(chat_agent.requests) == 1  # only the good case reached the agent
 
 

@@ -68,6 +68,7 @@ class Settings:
 def compile_file(path: Path, ctx: Any) -> Suite:
     """The file's suite; a problem of the file raises SpecError, a problem of one case is its ``error``."""
     parsed, problems = parse_file(path)
+    problems += [Problem("messages", DRAFT_SHAPE, case.line.number) for case in parsed if _draft(case.line.data)]
     if problems:
         problems.sort(key=lambda p: p.line or 0)
         raise SpecError(str(path), problems)
@@ -82,6 +83,15 @@ def compile_file(path: Path, ctx: Any) -> Suite:
             compiled.append(compile_case(case.spec, case.line.number, path, choice, settings))
     agents = [choice.requirement] if choice.requirement is not None else []
     return Suite(path.name, path, FORMAT, compiled, agents=agents)
+
+
+DRAFT_SHAPE = ("the draft shape of Yao's test design: this case has 'messages' where a case has 'input'; rename "
+               "the key to 'input' (a list of messages is the conversation so far, ending with the user's turn)")
+
+
+def _draft(data: object) -> bool:
+    """A case written in the design's draft shape (``messages``, no ``input``/``turns``/``checkpoints``)."""
+    return isinstance(data, dict) and "messages" in data and not data.keys() & {"input", "turns", "checkpoints"}
 
 
 def _broken(case: ParsedCase, problems: list[Problem], path: Path) -> Case:

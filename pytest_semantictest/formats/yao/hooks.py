@@ -73,9 +73,15 @@ def hook_problem(spec: HookSpec, base: Path) -> str | None:
     yao = ":" not in written.removeprefix("scripts:") and not isinstance(spec, PythonHook)
     if yao:
         return (f"'{clip(written)}' is a Yao script hook (src/{module}.ts in the agent), which pytest-semantictest "
-                f"cannot run: write {ref.partition(':')[2]}(ctx, case) in Python in {local.name} next to this file, "
+                f"cannot run: write {ref.partition(':')[2]}(ctx, case) in Python in {_beside(local, base)}, "
                 "or name a Python callable 'module:function'")
     return f"cannot find module '{module}' for hook '{clip(written)}' (nor {local})"
+
+
+def _beside(local: Path, base: Path) -> str:
+    """Where a hook's Python module is looked for, said from the ``.jsonl``'s folder."""
+    relative = local.relative_to(base)
+    return f"{relative} next to this file" if relative.parent == Path() else f"{relative.as_posix()} under this file's folder"
 
 
 def _importable(module: str) -> bool:
