@@ -63,6 +63,12 @@ class Block:
         """Return ``(key, message)`` problems of an object ``input`` as written (at collection)."""
         return []
 
+    @classmethod
+    def assumptions(cls, config: Mapping[str, Any], value: Any) -> list[tuple[str, str]]:
+        """Return ``(key, message)`` for what the block will assume where a step as written leaves
+        something out (a warning at the step's line, at collection; the step still runs)."""
+        return []
+
     async def process(self, inputs: dict[str, Any], ctx: StepContext) -> Any:
         """Do the block's work and return its output (usually a dict of fields).
 

@@ -91,6 +91,8 @@ class SuiteCompiler:
         self.missing_ids: list[int] = []
         self.test_problems: list[Problem] = []
         """Every test's own problems too (a file that fails anyway reports them all)."""
+        self.assumed: list[Problem] = []
+        """What blocks will assume for what steps leave out (warnings at their lines)."""
         self._sink: list[Problem] = self.problems
 
     def file_problem(self, loc: Loc, message: str) -> None:
@@ -123,7 +125,8 @@ class SuiteCompiler:
         return Suite(spec.name or self.path.stem, self.path, FORMAT, cases, context, setup, teardown)
 
     def step(self, spec: StepSpec, loc: Loc, siblings: list[StepSpec]) -> Step:
-        return compile_step(spec, loc, siblings, self.source, self.problem, self.file_problem)
+        return compile_step(spec, loc, siblings, self.source, self.problem, self.file_problem,
+                            lambda at, message: self.assumed.append(Problem(place(at), message, self.source.line(at))))
 
     def case(self, raw: Any, i: int, shared: set[str]) -> Case:
         """One test; its own problems become its ``error``."""

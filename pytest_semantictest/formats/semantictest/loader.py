@@ -78,12 +78,13 @@ def compile_source(source: JsonSource, path: Path) -> Suite:
     if compiler.problems:  # the file fails: name its tests' own problems too, in file order
         problems = sorted(compiler.problems + compiler.test_problems, key=lambda p: p.line or 0)
         raise SpecError(str(path), problems)
-    _warn(path, source, compiler.missing_ids)
+    _warn(path, source, compiler.missing_ids, compiler.assumed)
     return suite
 
 
-def _warn(path: Path, source: JsonSource, missing_ids: list[int]) -> None:
-    """One warning per repeated key and per test without an id, at its line (pytest's warnings summary)."""
+def _warn(path: Path, source: JsonSource, missing_ids: list[int], assumed: list[Problem]) -> None:
+    """One warning per repeated key, per test without an id and per assumption a block makes for what
+    a step leaves out (a request's method), at its line (pytest's warnings summary)."""
     for at, first, later in source.repeated:
         earlier = f"line {first}" if first else "an earlier line"
         message = (f"{place(at)}: key '{clip(at[-1])}' is on {earlier} and again on line {later}; "
@@ -94,6 +95,8 @@ def _warn(path: Path, source: JsonSource, missing_ids: list[int]) -> None:
         message = (f"tests[{index}] has no 'id': it runs as '{default_id(index)}' (its position); "
                    "give it an id so its name does not change when tests are added before it")
         warnings.warn_explicit(message, SuiteWarning, str(path), line)
+    for problem in assumed:
+        warnings.warn_explicit(f"{problem.place}: {problem.message}", SuiteWarning, str(path), problem.line or 1)
 
 
 def _kind(value: Any) -> str:

@@ -19,9 +19,11 @@ _STEP_KEYS = list(StepSpec.model_fields)
 
 
 def compile_step(
-    spec: StepSpec, loc: Loc, siblings: list[StepSpec], source: JsonSource, problem: Report, file_problem: Report
+    spec: StepSpec, loc: Loc, siblings: list[StepSpec], source: JsonSource, problem: Report, file_problem: Report,
+    assumed: Report | None = None,
 ) -> Step:
-    """The model Step for ``spec``; problems go to ``problem`` (an unknown block to ``file_problem``)."""
+    """The model Step for ``spec``; problems go to ``problem`` (an unknown block to ``file_problem``),
+    what the block will assume for what the step leaves out to ``assumed`` (warnings)."""
     cls = get_block(spec.block)
     config = dict(spec.config)
     extras = dict(spec.model_extra or {})
@@ -46,6 +48,9 @@ def compile_step(
         _input_keys(spec, cls.input_keys, cls.primary_input, loc, problem)
         for key, message in cls.validate_input(spec.input) if isinstance(spec.input, dict) else ():
             problem(loc + ("input", *split_path(key)), message)
+        if assumed is not None:
+            for key, message in cls.assumptions(config, spec.input):
+                assumed(loc + (key,), message)
     if spec.block == "Loop" and cls is not None:
         _loop_target(config.get("target"), loc, siblings, problem)
     _from_as(spec.input, loc, problem)
