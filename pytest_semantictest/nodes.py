@@ -108,8 +108,8 @@ class SpecFile(pytest.File):
     def setup(self) -> None:
         from .engine.suite import SetupFailed
 
-        if dry_run(self.config):
-            return
+        if dry_run(self.config) or all(case.error for case in self.suite.cases):
+            return  # (every test ERRORs on its spec problem, a setup one included: nothing is sent)
         services = runtime(self.config)
         self.prepare()
         try:

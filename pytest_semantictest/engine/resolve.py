@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import ReferenceError_
+from ..errors import ReferenceError_, clip
 from ..paths import MISSING, get_path, split_path
 from .databus import DataBus
 
@@ -97,9 +97,28 @@ class Resolver:
         head = split_path(ref)[0] if split_path(ref) else ref
         if head == "env":
             return f"${{{ref}}} names an environment variable that is not set"
+        if isinstance(head, str) and head in self.context:
+            unset = sorted(name for name in env_names(self.context[head]) if name not in self.env)
+            if unset:
+                variables = ", ".join(unset)
+                return (f"${{{ref}}} is context.{head} ({clip(json.dumps(self.context[head]))}), and the environment "
+                        f"variable{'s' if len(unset) > 1 else ''} {variables} {'are' if len(unset) > 1 else 'is'} not "
+                        "set: set it (or a .env file) before running")
         known = sorted(set(self.context) | set(self.bus.names()))
         listing = ", ".join(known) if known else "none yet"
         return f"${{{ref}}} names nothing (context and slots available: {listing})"
+
+
+def env_names(value: Any) -> set[str]:
+    """The environment variables a value reads (``${env.NAME}``), anywhere inside it."""
+    if isinstance(value, str):
+        return {str(parts[1]) for m in REF.finditer(value)
+                if len(parts := split_path(m.group(1).strip())) >= 2 and parts[0] == "env"}
+    if isinstance(value, dict):
+        return set().union(*(env_names(v) for v in value.values()))
+    if isinstance(value, list):
+        return set().union(*(env_names(v) for v in value))
+    return set()
 
 
 def _unserializable(ref: str) -> Any:

@@ -80,6 +80,22 @@ def test_id(raw: Any, index: int) -> str | None:
         return None
 
 
+def _written_by(tests: list[Any]) -> dict[str, str]:
+    """Which test (by id) writes each slot, read from the tests as written (the first writer)."""
+    owners: dict[str, str] = {}
+    for i, raw in enumerate(tests):
+        pipeline = raw.get("pipeline") if isinstance(raw, dict) else None
+        for step in pipeline if isinstance(pipeline, list) else []:
+            if not isinstance(step, dict):
+                continue
+            output, name = step.get("output"), step.get("id") or step.get("block")
+            if isinstance(output, dict) and all(isinstance(v, str) for v in output.values()) or isinstance(output, str) \
+                    or (output is None and isinstance(name, str)):
+                for slot in output_slots(output, str(name)):
+                    owners.setdefault(slot, test_id(raw, i) or default_id(i))
+    return owners
+
+
 class SuiteCompiler:
     """Compiles one suite; :attr:`problems` are the file's, :attr:`missing_ids` the tests without id."""
 
@@ -91,6 +107,8 @@ class SuiteCompiler:
         self.missing_ids: list[int] = []
         self.test_problems: list[Problem] = []
         """Every test's own problems too (a file that fails anyway reports them all)."""
+        self.written_by: dict[str, str] = {}
+        """The test that writes each slot (for the hint when another test reads it)."""
         self.assumed: list[Problem] = []
         """What blocks will assume for what steps leave out (warnings at their lines)."""
         self._sink: list[Problem] = self.problems
@@ -111,13 +129,21 @@ class SuiteCompiler:
         if spec.input is not None:
             context.setdefault("input", spec.input)
         shared = set(context) | {"env"}
+        before_setup = set(shared)
         for step in setup:
             shared.update(output_slots(step.output, step.id))
-        self.check_refs(setup, shared, ("setup",))
+        self.written_by = _written_by(spec.tests)
+        setup_problems: list[Problem] = []
+        self._sink = setup_problems  # a reference nothing defines in setup: every test's ERROR (setup runs first)
+        self.check_refs(setup, shared, ("setup",), before_setup)
+        self._sink = self.problems
         seen: dict[str, int] = {}
         cases = []
         for i, raw in enumerate(spec.tests):
             case = self.case(raw, i, shared)
+            if setup_problems:
+                self.test_problems.extend(setup_problems)
+                case.error = "\n".join([p.render(str(self.path)) for p in setup_problems] + [case.error or ""]).strip()
             if case.id in seen:
                 self.file_problem(("tests", i, "id"), f"duplicate test id '{clip(case.id)}' (also tests[{seen[case.id]}])")
             seen[case.id] = i
@@ -170,7 +196,7 @@ class SuiteCompiler:
             slots.update(output_slots(step.output, step.id))
             if step.block == "Loop" and step.config.get("target") is not None:
                 slots.update(f"_loopCount:{s.id}" for s in steps)
-        self.check_refs(steps, slots, loc + ("pipeline",))
+        self.check_refs(steps, slots, loc + ("pipeline",), shared)
         checks = self.assertions(test.assertions, loc + ("assertions",), slots)
         skip = test.skip if isinstance(test.skip, str) else ("skipped in the suite file" if test.skip else None)
         return Case(
@@ -206,7 +232,10 @@ class SuiteCompiler:
             self.problem(loc + ("minPass",), f"{mp} is more than runs ({test.runs})")
         return Repetition(test.runs, count)
 
-    def check_refs(self, steps: list[Step], slots: set[str], loc: Loc) -> None:
+    def check_refs(self, steps: list[Step], slots: set[str], loc: Loc, shared: set[str]) -> None:
+        """Every reference names a slot of ``slots``; a did-you-mean offers only what the step can read
+        (``shared``: context, env and setup, and the slots of earlier steps)."""
+        readable = set(shared)
         for j, step in enumerate(steps):
             at = loc + (j,)
             sites: dict[str, Loc] = {}
@@ -219,8 +248,17 @@ class SuiteCompiler:
                 if head and isinstance(head[0], str):
                     sites.setdefault(head[0], at + ("input", "from"))
             for name in sorted(set(sites) - slots):
-                hint = did_you_mean(name, slots)
+                hint = self._elsewhere(name) or did_you_mean(name, readable)
                 self.problem(sites[name], f"references '{clip(name)}', which no step, setup or context provides{hint}")
+            readable.update(output_slots(step.output, step.id))
+
+    def _elsewhere(self, name: str) -> str:
+        """The hint for a slot that another test writes (tests never read each other's slots)."""
+        owner = self.written_by.get(name)
+        if owner is None:
+            return ""
+        return (f" (test '{clip(owner)}' writes '{clip(name)}', but a test reads only its own steps' slots, the "
+                "file's setup and context: write it in this test, or in the setup)")
 
     def assertions(self, spec: dict[str, Any], loc: Loc, slots: set[str]) -> list[PathCheck]:
         checks: list[PathCheck] = []
@@ -251,7 +289,7 @@ class SuiteCompiler:
         return checks
 
     def _unwritten(self, where: Loc, head: str, slots: set[str]) -> None:
-        self.problem(where, f"'{clip(head)}' is not written by any step{did_you_mean(head, slots)} "
+        self.problem(where, f"'{clip(head)}' is not written by any step{self._elsewhere(head) or did_you_mean(head, slots)} "
                      "(to check that it is absent, use {\"isUndefined\": true})")
 
     def _near_misses(self, expected: dict[str, Any], where: Loc) -> bool:
