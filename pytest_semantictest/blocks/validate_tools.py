@@ -101,6 +101,12 @@ def _extract_calls(value: Any) -> Any:
     return value
 
 
+def _input_calls(inputs: Mapping[str, Any]) -> Any:
+    """The tool calls a step's input holds (``toolCalls``, else a ``body`` to find them in)."""
+    raw = inputs.get("toolCalls")
+    return _extract_calls(inputs.get("body") if raw is None else raw)
+
+
 def deep_equal(expected: Any, actual: Any) -> bool:
     """Exact deep equality: numbers by value (1 == 1.0), booleans only equal booleans."""
     if isinstance(expected, bool) or isinstance(actual, bool):
@@ -191,10 +197,7 @@ class ValidateTools(Block):
 
     async def process(self, inputs: dict[str, Any], ctx: StepContext | None) -> dict[str, Any]:
         """Run every configured check; ``score`` is the fraction of checks passed."""
-        raw = inputs.get("toolCalls")
-        if raw is None:
-            raw = inputs.get("body")
-        raw = _extract_calls(raw)
+        raw = _input_calls(inputs)
         if not isinstance(raw, (list, tuple)):
             got = "nothing" if raw is None else f"{type(raw).__name__} {raw!r:.80}"
             raise BlockError(
@@ -267,7 +270,16 @@ class ValidateTools(Block):
 
     @classmethod
     def evidence_of(cls, trace: StepTrace) -> list[Any]:
-        """The tool names the block saw (its ``actualTools``)."""
+        """The tool calls the block checked, with their arguments (read from its input as it did),
+        else the names it saw (its ``actualTools``)."""
+        raw = _input_calls(trace.input) if isinstance(trace.input, Mapping) else None
+        try:
+            calls = normalize_tool_calls(raw) if isinstance(raw, (list, tuple)) else None
+        except ValueError:
+            calls = None
+        if calls is not None:
+            return [ToolCalls([tool_call({"name": c["name"], "arguments": c["args"], **(
+                {"result": c["result"]} if "result" in c else {})}) for c in calls])]
         out = trace.output
         names = out.get("actualTools") if isinstance(out, Mapping) else None
         return [ToolCalls([tool_call(n) for n in names])] if isinstance(names, list) else []

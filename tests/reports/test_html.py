@@ -58,7 +58,7 @@ def test_each_test_gets_its_extras_and_the_summary_its_table(
     streamed = extra_of(data, "reports.json::streamed")
     tools = table_rows(streamed.find("table", cls="st-tools"))
     assert [r[2] for r in tools] == ["get_weather", "get_weather"]  # the parsed stream, and ValidateTools' view
-    assert json.loads(tools[0][3]) == {"city": "Paris"}
+    assert json.loads(tools[0][3]) == json.loads(tools[1][3]) == {"city": "Paris"}  # ValidateTools' too
     assert "Checking the weather in Paris." in streamed.find(cls="st-stream").text()
     sent = _pre_json(streamed.find(cls="st-request").find(cls="st-body"))
     assert sent == {"messages": [{"role": "user", "content": "Weather in Paris?"}]}  # pretty JSON, not a string

@@ -284,3 +284,16 @@ def test_score_is_fraction_and_passed_matches_failures(actual: list[str], wanted
                     lambda i: st.lists(i, max_size=3) | st.dictionaries(st.text(), i, max_size=3)))
 def test_deep_equal_is_reflexive(value: Any) -> None:
     assert deep_equal(value, value)
+
+
+def test_the_evidence_holds_each_calls_arguments_also_for_openai_shaped_calls() -> None:
+    """The reports' tool-call table reads the evidence: OpenAI's ``function.arguments`` (JSON text)
+    arrive as the arguments, not as an empty column."""
+    from pytest_semantictest.evidence import ToolCall, ToolCalls
+    from pytest_semantictest.model import Step, StepTrace
+
+    calls = [{"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]
+    block = ValidateTools({"expected": ["get_weather"]})
+    output = asyncio.run(block.process({"toolCalls": calls}, None))
+    trace = StepTrace(Step("ValidateTools", "tools", None, {}, "tools"), {"toolCalls": calls}, output, 0.1)
+    assert ValidateTools.evidence_of(trace) == [ToolCalls([ToolCall("get_weather", {"city": "Paris"})])]
