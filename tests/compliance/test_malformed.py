@@ -212,3 +212,16 @@ def test_the_parser_never_crashes_on_shuffled_pieces() -> None:
             assert all(p.message for p in exc.problems)
 
     check()
+
+
+def test_two_cases_with_one_title_run_under_two_names_with_a_warning() -> None:
+    from pytest_semantictest.formats.compliance.compile import ComplianceWarning
+
+    text = doc(chat_case(title="1. Simple") + chat_case(title="1. Simple", content="Again"))
+    with pytest.warns(ComplianceWarning) as caught:
+        suite = compile_document(parse_text(text, "t.md"), Settings())
+    assert [c.id for c in suite.cases] == ["1. Simple", "1. Simple [2]"]
+    first, second = (c.line for c in suite.cases)
+    assert [(w.filename, w.lineno, str(w.message)) for w in caught] == [
+        ("t.md", second, f"case '1. Simple' has the title of the case at line {first}: it runs as '1. Simple [2]' "
+                         "(each test needs a name of its own); give each case a title of its own")]

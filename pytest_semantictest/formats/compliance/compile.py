@@ -9,6 +9,7 @@ handoff steps, and the natural-language assertions (one judge call).
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +45,10 @@ class Settings:
     log_dir: Path = Path(".semantictest/logs")
 
 
+class ComplianceWarning(UserWarning):
+    """Something a compliance file does that runs, but not quite as written (pytest's warnings summary)."""
+
+
 def base_url(setup: Setup, settings: Settings) -> str:
     declared = setup.environment.get("BASE_URL")
     return settings.base_url or (declared.default if declared and declared.default else None) or DEFAULT_BASE_URL
@@ -62,10 +67,18 @@ def compile_document(doc: Document, settings: Settings) -> Suite:
         file_skip = f"skip_reason: {front.skip_reason}"
     cases: list[Case] = []
     used: dict[str, int] = {}
+    first_line: dict[str, int | None] = {}
     for tc in doc.cases:
         node = tc.label.replace("::", ":").strip()
         used[node] = used.get(node, 0) + 1
-        node = node if used[node] == 1 else f"{node} [{used[node]}]"
+        first_line.setdefault(node, tc.line)
+        if used[node] > 1:
+            renamed = f"{node} [{used[node]}]"
+            earlier = f"line {first_line[node]}" if first_line[node] else "an earlier case"
+            warnings.warn_explicit(
+                f"case '{node}' has the title of the case at {earlier}: it runs as '{renamed}' (each test needs "
+                "a name of its own); give each case a title of its own", ComplianceWarning, doc.path, tc.line or 1)
+            node = renamed
         cases.append(_case(tc, node, doc, setup, settings, file_skip))
     agents = [_server(setup.base_url, settings)] if settings.server else []
     data = ComplianceFile(front.name, tuple(front.depends_on), float(front.timeout or 0), setup)
