@@ -263,3 +263,17 @@ def test_an_edited_verdict_is_an_error_not_a_pass(pytester: pytest.Pytester, fak
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines([f"*replay cache entry {path} cannot be trusted: its digest does not match what it "
                                  "records*record it again with --semantictest-llm-cache=write*"])
+
+
+@pytest.mark.parametrize(("value", "why"), [("", "empty"), ("short-key", "shorter than 16 characters")])
+def test_an_empty_or_short_key_is_a_usage_error(
+    pytester: pytest.Pytester, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch, value: str, why: str
+) -> None:
+    """An empty key is what CI gives a job that cannot read the secret: never a silent unkeyed run."""
+    monkeypatch.setenv("SEMANTICTEST_CACHE_KEY", value)
+    pytester.makefile(".json", one=json.dumps({"name": "one", "tests": [judged("t", "Booked for 2 PM.", True)]}))
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", f"--semantictest-llm-base-url={fake_openai.url}")
+    assert result.ret != 0 and fake_openai.count == 0
+    result.stderr.fnmatch_lines([f"ERROR: pytest-semantictest: SEMANTICTEST_CACHE_KEY is set but {why}*unset it to check entries by their "
+                                 "sha256 digest alone*"])
+    assert value not in result.stdout.str() + result.stderr.str() or not value
