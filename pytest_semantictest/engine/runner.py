@@ -250,23 +250,30 @@ def _jump(
     return target
 
 
-async def evaluate_checks(checks: Sequence[Any], bus: DataBus, run_context: RunContext, skip_slots: set[str]) -> Checked:
-    """Failures, errors, not-evaluated reasons and LLM verdicts from a case's checks."""
+async def evaluate_checks(checks: Sequence[Any], bus: DataBus, run_context: RunContext, skip_slots: set[str],
+                          causes: Mapping[str, str] | None = None) -> Checked:
+    """Failures, errors, not-evaluated reasons and LLM verdicts from a case's checks; ``causes``
+    (slot -> the error of the step that wrote it) are given to the failures of checks reading them."""
     out = Checked()
-    results: list[CheckResult] = []
+    results: list[tuple[Any, CheckResult]] = []
     pending: list[Any] = []
+    waiting: list[Any] = []
     for check in checks:
         if skip_slots and check.reads & skip_slots:
             out.skipped.append(check.describe())
             continue
         evaluate_sync = getattr(check, "evaluate_sync", None)
         if evaluate_sync:
-            results.append(evaluate_sync(bus))
+            results.append((check, evaluate_sync(bus)))
         else:
             pending.append(check.evaluate(bus, run_context))
+            waiting.append(check)
     if pending:  # judged checks call an LLM: let them overlap
-        results.extend(await asyncio.gather(*pending))
-    for res in results:
+        results.extend(zip(waiting, await asyncio.gather(*pending)))
+    for check, res in results:
+        cause = "; ".join(causes[slot] for slot in sorted(check.reads & causes.keys())) if causes else ""
+        for failure in res.failures:
+            failure.cause = failure.cause or cause or None
         out.failures.extend(res.failures)
         if res.error:
             out.errors.append(res.error)
@@ -328,7 +335,7 @@ async def run_case(
     for index in pipeline.unavailable:
         skip_slots |= set(output_slots(case.steps[index].output, case.steps[index].id))
     checked = pipeline.gates
-    checked.add(await evaluate_checks(case.checks, bus, run_context, skip_slots))
+    checked.add(await evaluate_checks(case.checks, bus, run_context, skip_slots, _causes(case.steps, pipeline)))
     failures, errors, skipped = checked.failures, checked.errors, checked.skipped
     gates = [check for step in case.steps for check in step.checks]
     failures.extend(_unobserved(case.steps, pipeline, [*case.checks, *gates]))
@@ -342,6 +349,18 @@ async def run_case(
         reasons = list(dict.fromkeys(pipeline.unavailable.values())) or skipped
         verdict.outcome, verdict.skip_reason = Outcome.SKIPPED, "; ".join(reasons)
     return verdict
+
+
+def _causes(steps: Sequence[Step], pipeline: PipelineResult) -> dict[str, str]:
+    """Each slot an errored step writes -> its error, as a failure reading that slot names it."""
+    causes: dict[str, str] = {}
+    for index, message in pipeline.errors.items():
+        step = steps[index]
+        named = f" '{step.id}'" if step.id != step.block else ""
+        line = f" (line {step.line})" if step.line else ""
+        for slot in output_slots(step.output, step.id):
+            causes[slot] = f"the {step.block} step{named}{line} that writes '{slot}' failed: {message}"
+    return causes
 
 
 def _ms(start: float) -> float:
