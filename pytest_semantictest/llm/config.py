@@ -71,7 +71,12 @@ class LLMConfig:
     retries: int = 3
     env: Mapping[str, str] = field(default_factory=lambda: os.environ, repr=False)
     cache_signing_key: str | None = field(default=None, repr=False)
-    """The key of the replay cache's keyed digests (``SEMANTICTEST_CACHE_KEY``); never printed."""
+    """The key of the replay cache's keyed digests; never printed. Unset: ``SEMANTICTEST_CACHE_KEY``
+    of ``env`` (so a config built in Python checks keyed digests as the session's does)."""
+
+    def __post_init__(self) -> None:
+        if self.cache_signing_key is None:
+            self.cache_signing_key = signing_key(self.env)
 
     def role(self, role: str) -> RoleSettings:
         return self.roles.get(role) or RoleSettings()
@@ -133,7 +138,6 @@ def from_values(
         judge = model_roles.get("judge") or RoleSettings()
         model_roles["judge"] = RoleSettings(str(judge_model), judge.base_url, judge.api_key_env)
     return LLMConfig(
-        cache_signing_key=signing_key(env),
         base_url=_text(values.get("llm-base-url")) or env.get("OPENAI_BASE_URL") or None,
         api_key=_text(values.get("llm-api-key")) or env.get("OPENAI_API_KEY") or None,
         model=_text(values.get("llm-model")) or DEFAULT_MODEL,

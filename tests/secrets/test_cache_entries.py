@@ -277,3 +277,12 @@ def test_an_empty_or_short_key_is_a_usage_error(
     result.stderr.fnmatch_lines([f"ERROR: pytest-semantictest: SEMANTICTEST_CACHE_KEY is set but {why}*unset it to check entries by their "
                                  "sha256 digest alone*"])
     assert value not in result.stdout.str() + result.stderr.str() or not value
+
+
+def test_a_config_built_in_python_reads_the_key_from_its_environment(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
+    config = LLMConfig(base_url=fake_openai.url, cache_dir=tmp_path / "cache", env={"SEMANTICTEST_CACHE_KEY": KEY})
+    assert config.cache_signing_key == KEY and KEY in config.secrets()
+    path = tmp_path / "cache" / "judge" / f"{ask(LLMClient(config), FIRST).key}.json"
+    assert "keyed_digest" in load(path)
+    with pytest.raises(ValueError, match="SEMANTICTEST_CACHE_KEY is set but empty"):
+        LLMConfig(env={"SEMANTICTEST_CACHE_KEY": " "})
