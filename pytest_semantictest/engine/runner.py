@@ -17,7 +17,7 @@ from ..model import Case, CheckResult, Failure, Outcome, Step, StepTrace, Verdic
 from .batching import concurrent_run_end
 from .context import RunContext
 from .databus import DataBus
-from .inputs import output_slots, resolve_inputs, write_outputs
+from .inputs import failed_outputs, output_slots, resolve_inputs, write_outputs
 from .judge_free import judge_free_failures
 from .resolve import Resolver
 
@@ -251,7 +251,7 @@ def _jump(
 
 
 async def evaluate_checks(checks: Sequence[Any], bus: DataBus, run_context: RunContext, skip_slots: set[str],
-                          causes: Mapping[str, str] | None = None) -> Checked:
+                          causes: Mapping[str, tuple[str, str]] | None = None) -> Checked:
     """Failures, errors, not-evaluated reasons and LLM verdicts from a case's checks; ``causes``
     (slot -> the error of the step that wrote it) are given to the failures of checks reading them."""
     out = Checked()
@@ -270,9 +270,11 @@ async def evaluate_checks(checks: Sequence[Any], bus: DataBus, run_context: RunC
             waiting.append(check)
     if pending:  # judged checks call an LLM: let them overlap
         results.extend(zip(waiting, await asyncio.gather(*pending)))
+    known = causes or {}
     for check, res in results:
-        cause = "; ".join(causes[slot] for slot in sorted(check.reads & causes.keys())) if causes else ""
-        for failure in res.failures:
+        read = sorted(check.reads & known.keys())
+        for failure in res.failures:  # a message that already tells the step's error needs no cause
+            cause = "; ".join(known[slot][1] for slot in read if known[slot][0] not in failure.message)
             failure.cause = failure.cause or cause or None
         out.failures.extend(res.failures)
         if res.error:
@@ -335,7 +337,7 @@ async def run_case(
     for index in pipeline.unavailable:
         skip_slots |= set(output_slots(case.steps[index].output, case.steps[index].id))
     checked = pipeline.gates
-    checked.add(await evaluate_checks(case.checks, bus, run_context, skip_slots, _causes(case.steps, pipeline)))
+    checked.add(await evaluate_checks(case.checks, bus, run_context, skip_slots, failed_outputs(case.steps, pipeline.errors)))
     failures, errors, skipped = checked.failures, checked.errors, checked.skipped
     gates = [check for step in case.steps for check in step.checks]
     failures.extend(_unobserved(case.steps, pipeline, [*case.checks, *gates]))
@@ -349,18 +351,6 @@ async def run_case(
         reasons = list(dict.fromkeys(pipeline.unavailable.values())) or skipped
         verdict.outcome, verdict.skip_reason = Outcome.SKIPPED, "; ".join(reasons)
     return verdict
-
-
-def _causes(steps: Sequence[Step], pipeline: PipelineResult) -> dict[str, str]:
-    """Each slot an errored step writes -> its error, as a failure reading that slot names it."""
-    causes: dict[str, str] = {}
-    for index, message in pipeline.errors.items():
-        step = steps[index]
-        named = f" '{step.id}'" if step.id != step.block else ""
-        line = f" (line {step.line})" if step.line else ""
-        for slot in output_slots(step.output, step.id):
-            causes[slot] = f"the {step.block} step{named}{line} that writes '{slot}' failed: {message}"
-    return causes
 
 
 def _ms(start: float) -> float:
