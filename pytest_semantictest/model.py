@@ -51,6 +51,14 @@ class Failure:
     operator: str | None = None
     line: int | None = None
     details: dict[str, Any] = field(default_factory=dict)
+    cause: str | None = None
+    """The error of a step whose output the check reads (a transport failure behind ``Expected 0 to
+    equal 200``): the headline names it next to the message."""
+
+    def headline(self) -> str:
+        """``check (line N): message``, with the step error it follows from."""
+        where = f" (line {self.line})" if self.line else ""
+        return f"{self.check}{where}: {self.message}" + (f", because {self.cause}" if self.cause else "")
 
 
 @dataclass(slots=True)

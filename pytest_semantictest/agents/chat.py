@@ -22,7 +22,7 @@ from typing import Any
 from .config import AgentConfig
 from .errors import AgentError
 from .protocol import AgentReply, send, send_json
-from .replies import openai_message
+from .replies import not_chat_completion, openai_message
 
 PROTOCOLS = ("openai", "highbar")
 DEFAULT_AWAITING_TOOLS = ("request_confirmation", "ask_user", "get_user_input")
@@ -224,7 +224,11 @@ async def send_chat(
     if target.protocol == "highbar":
         return await _highbar(ctx, target, messages, test_name, session)
     body = request_body(target, materialize(messages, base_dir), options)
-    return _chat_reply(await send_json(ctx.http, target.config, body, ctx.execution_id), target)
+    reply = await send_json(ctx.http, target.config, body, ctx.execution_id)
+    problem = not_chat_completion(reply.raw, reply.data, reply.headers.get("content-type", ""), bool(body.get("stream")))
+    if problem:  # never the raw text as the reply: a stream's or a page's text would pass a ``contains``
+        raise AgentError(target.config.mask(problem))
+    return _chat_reply(reply, target)
 
 
 def _chat_reply(reply: AgentReply, target: ChatTarget, session: Mapping[str, Any] | None = None) -> Reply:

@@ -79,6 +79,28 @@ def parse_reply(raw: str, content_type: str, response_path: str | None) -> Parse
     return ParsedReply(data if isinstance(data, str) else raw, data, calls)
 
 
+_JSON_KINDS = {str: "string", list: "list", int: "number", float: "number", bool: "boolean", type(None): "null"}
+
+
+def not_chat_completion(raw: str, data: Any, content_type: str, stream_asked: bool) -> str | None:
+    """Why a 2xx reply to an OpenAI-style request is not that protocol's JSON (an object), naming what
+    came back; None when it is an object. A body of ``data:``/``event:`` lines is an event stream,
+    whatever its Content-Type says."""
+    if isinstance(data, dict):
+        return None
+    media = content_type.split(";")[0].strip().lower() or "no Content-Type"
+    if media == "text/event-stream" or raw.lstrip().startswith(("data:", "event:")):
+        ended = "data: [DONE]" in raw or "data:[DONE]" in raw
+        what = f"an event stream ({media})" + ("" if ended else " that ends before its [DONE] event (truncated)")
+        what += (", which conversation turns do not read: remove 'stream' from the request's options" if stream_asked
+                 else ", which the request did not ask for")
+    elif data is None:
+        what = f"{media} text"
+    else:
+        what = f"a JSON {_JSON_KINDS.get(type(data), type(data).__name__)}"
+    return f"the agent's reply is not an OpenAI chat completion (a JSON object): it is {what}. Got: {excerpt(raw)!r}"
+
+
 def tool_calls_of(data: Any) -> list[ToolCall] | None:
     """Tool calls an OpenAI chat completion or a simple ``tool_calls`` reply carries."""
     if not isinstance(data, dict):

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..model import Step
 from .databus import MISSING, DataBus
 from .resolve import Resolver
 
@@ -45,6 +47,19 @@ def output_slots(output: str | dict[str, str] | None, block_id: str) -> list[str
     if isinstance(output, str):
         return [output]
     return list(output.values())
+
+
+def failed_outputs(steps: Sequence[Step], errors: Mapping[int, str]) -> dict[str, tuple[str, str]]:
+    """Each slot a failed step (``errors``: step index -> its error) writes -> the error, and the
+    error as the headline of a failure that reads the slot names it."""
+    causes: dict[str, tuple[str, str]] = {}
+    for index, message in errors.items():
+        step = steps[index]
+        named = f" '{step.id}'" if step.id != step.block else ""
+        line = f" (line {step.line})" if step.line else ""
+        for slot in output_slots(step.output, step.id):
+            causes[slot] = (message, f"the {step.block} step{named}{line} that writes '{slot}' failed: {message}")
+    return causes
 
 
 def write_outputs(bus: DataBus, output: str | dict[str, str] | None, block_id: str, result: Any) -> None:

@@ -17,7 +17,7 @@ from ..model import Case, CheckResult, Failure, Outcome, Step, StepTrace, Verdic
 from .batching import concurrent_run_end
 from .context import RunContext
 from .databus import DataBus
-from .inputs import output_slots, resolve_inputs, write_outputs
+from .inputs import failed_outputs, output_slots, resolve_inputs, write_outputs
 from .judge_free import judge_free_failures
 from .resolve import Resolver
 
@@ -250,23 +250,32 @@ def _jump(
     return target
 
 
-async def evaluate_checks(checks: Sequence[Any], bus: DataBus, run_context: RunContext, skip_slots: set[str]) -> Checked:
-    """Failures, errors, not-evaluated reasons and LLM verdicts from a case's checks."""
+async def evaluate_checks(checks: Sequence[Any], bus: DataBus, run_context: RunContext, skip_slots: set[str],
+                          causes: Mapping[str, tuple[str, str]] | None = None) -> Checked:
+    """Failures, errors, not-evaluated reasons and LLM verdicts from a case's checks; ``causes``
+    (slot -> the error of the step that wrote it) are given to the failures of checks reading them."""
     out = Checked()
-    results: list[CheckResult] = []
+    results: list[tuple[Any, CheckResult]] = []
     pending: list[Any] = []
+    waiting: list[Any] = []
     for check in checks:
         if skip_slots and check.reads & skip_slots:
             out.skipped.append(check.describe())
             continue
         evaluate_sync = getattr(check, "evaluate_sync", None)
         if evaluate_sync:
-            results.append(evaluate_sync(bus))
+            results.append((check, evaluate_sync(bus)))
         else:
             pending.append(check.evaluate(bus, run_context))
+            waiting.append(check)
     if pending:  # judged checks call an LLM: let them overlap
-        results.extend(await asyncio.gather(*pending))
-    for res in results:
+        results.extend(zip(waiting, await asyncio.gather(*pending)))
+    known = causes or {}
+    for check, res in results:
+        read = sorted(check.reads & known.keys())
+        for failure in res.failures:  # a message that already tells the step's error needs no cause
+            cause = "; ".join(known[slot][1] for slot in read if known[slot][0] not in failure.message)
+            failure.cause = failure.cause or cause or None
         out.failures.extend(res.failures)
         if res.error:
             out.errors.append(res.error)
@@ -328,7 +337,7 @@ async def run_case(
     for index in pipeline.unavailable:
         skip_slots |= set(output_slots(case.steps[index].output, case.steps[index].id))
     checked = pipeline.gates
-    checked.add(await evaluate_checks(case.checks, bus, run_context, skip_slots))
+    checked.add(await evaluate_checks(case.checks, bus, run_context, skip_slots, failed_outputs(case.steps, pipeline.errors)))
     failures, errors, skipped = checked.failures, checked.errors, checked.skipped
     gates = [check for step in case.steps for check in step.checks]
     failures.extend(_unobserved(case.steps, pipeline, [*case.checks, *gates]))

@@ -23,7 +23,7 @@ def build(config: LLMConfig, scrub: Callable[[Any], Any] | None = None) -> tuple
     from .cache import ReplayCache
     from .client import LLMClient
 
-    client = LLMClient(config, ReplayCache(config.cache_dir, config.cache_mode, scrub))
+    client = LLMClient(config, ReplayCache(config.cache_dir, config.cache_mode, scrub, config.cache_signing_key))
     judge = None
     if config.configured("judge"):
         from .judge import Judge

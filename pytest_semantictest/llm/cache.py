@@ -5,11 +5,17 @@ seed, repeat index and response schema. Files are written atomically (temp file 
 so xdist workers never see half an entry, and only successful, validated answers are stored.
 Modes: ``off`` (no cache), ``read`` (hits only), ``write`` (always call, record),
 ``read-write`` (default: hits, record misses), ``replay`` (hits only; a miss is an error).
+
+Every entry carries a ``digest``: the sha256 of all it records (request and response: verdict,
+score, reasoning, tokens), and, when ``SEMANTICTEST_CACHE_KEY`` is set, a ``keyed_digest`` (an
+HMAC-SHA256 with that key) too. An entry read is checked whole before it answers: its digests, its
+recorded key and request against the call's. Whatever disagrees is an error naming the file.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import warnings
 from collections.abc import Callable, Mapping
@@ -21,9 +27,12 @@ from .roles import CACHE_MODES
 from .errors import LLMError
 
 KEY_VERSION = 1
-CHECKED_FIELDS = ("role", "model", "template", "temperature", "seed", "repeat", "schema")
+CHECKED_FIELDS = ("role", "model", "template", "temperature", "seed", "repeat", "schema", "messages")
 """Fields an entry records that must equal the call's (what the key was computed from)."""
-DIGESTED_FIELDS = (*CHECKED_FIELDS, "key", "messages")
+DIGESTS = ("digest", "keyed_digest")
+KEY_ENV = "SEMANTICTEST_CACHE_KEY"
+"""The environment variable holding the optional key of entries' keyed digests (never printed)."""
+RECORD = "--semantictest-llm-cache=write"
 
 
 class CorruptEntry(LLMError):
@@ -34,15 +43,37 @@ class EntryMismatch(LLMError):
     """A cache entry that records another call than the one its file name is for."""
 
 
+class TamperedEntry(LLMError):
+    """A cache entry whose digest is missing or does not match what it records."""
+
+
 class CorruptEntryWarning(UserWarning):
-    """A corrupt entry found in a mode that records: it is recorded again."""
+    """An unusable answer found in a mode that records: it is recorded again."""
 
 
-def request_digest(entry: Mapping[str, Any]) -> str:
-    """The sha256 of what an entry records about its request (as stored: secrets already masked)."""
-    material = {k: entry.get(k) for k in DIGESTED_FIELDS}
-    text = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+def _material(entry: Mapping[str, Any]) -> bytes:
+    content = {k: v for k, v in entry.items() if k not in DIGESTS}
+    text = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return text.encode("utf-8")
+
+
+def entry_digest(entry: Mapping[str, Any]) -> str:
+    """The sha256 of everything an entry records but its digests (as stored: secrets masked)."""
+    return hashlib.sha256(_material(entry)).hexdigest()
+
+
+def keyed_digest(entry: Mapping[str, Any], key: str) -> str:
+    """The HMAC-SHA256 of the same, with ``key``: only who holds the key can make one."""
+    return hmac.new(key.encode("utf-8"), _material(entry), hashlib.sha256).hexdigest()
+
+
+def sealed(entry: Mapping[str, Any], key: str | None = None) -> dict[str, Any]:
+    """``entry`` with its digest (and its keyed digest when there is a key)."""
+    out = {k: v for k, v in entry.items() if k not in DIGESTS}
+    out["digest"] = entry_digest(out)
+    if key:
+        out["keyed_digest"] = keyed_digest(out, key)
+    return out
 
 
 def _shape_problem(entry: Any) -> str | None:
@@ -56,16 +87,35 @@ def _shape_problem(entry: Any) -> str | None:
     return None
 
 
+def _seal_problem(entry: Mapping[str, Any], key: str | None) -> str | None:
+    digest = entry.get("digest")
+    if digest is None:
+        return ("it has no digest (recorded by an earlier version, or the digest was removed); "
+                "an entry without one is never replayed")
+    if not isinstance(digest, str) or not hmac.compare_digest(digest, entry_digest(entry)):
+        return ("its digest does not match what it records: it was edited after it was recorded "
+                "(its verdict, score, reasoning or request?)")
+    if key is None:
+        return None
+    signed = entry.get("keyed_digest")
+    if signed is None:
+        return (f"it has no keyed digest, and {KEY_ENV} is set: every entry must be recorded "
+                "with the key set")
+    if not isinstance(signed, str) or not hmac.compare_digest(signed, keyed_digest(entry, key)):
+        return (f"its keyed digest does not match ({KEY_ENV}): it was made without the key, "
+                "with another key, or edited since")
+    return None
+
+
 def _mismatch(entry: Mapping[str, Any], key: str, expect: Mapping[str, Any]) -> str | None:
     stored = entry.get("key")
     if stored != key:
         return f"it records key {stored!r}, its file name is for key {key!r}" if stored else "it records no key"
     for name in CHECKED_FIELDS:
-        if name in expect and name in entry and entry[name] != expect[name]:
-            return f"it records {name} {entry[name]!r}, the call has {expect[name]!r}"
-    digest = entry.get("request_digest")
-    if digest is not None and digest != request_digest(entry):
-        return "its request_digest does not match what it records"
+        if name in expect and entry.get(name) != expect[name]:
+            if name == "messages":
+                return "it records other messages than the call sends"
+            return f"it records {name} {entry.get(name)!r}, the call has {expect[name]!r}"
     return None
 
 
@@ -97,16 +147,24 @@ def cache_key(
 
 
 class ReplayCache:
-    """Entries under ``<directory>/<role>/<key>.json``; a directory you can commit."""
+    """Entries under ``<directory>/<role>/<key>.json``; a directory you can commit.
 
-    def __init__(self, directory: Path, mode: str = "read-write", scrub: Callable[[Any], Any] | None = None) -> None:
+    ``signing_key`` (from ``SEMANTICTEST_CACHE_KEY``): entries are written with a keyed digest too,
+    and an entry read without a matching one is an error."""
+
+    def __init__(self, directory: Path, mode: str = "read-write", scrub: Callable[[Any], Any] | None = None,
+                 signing_key: str | None = None) -> None:
         if mode not in CACHE_MODES:
             raise ValueError(f"LLM cache mode {mode!r} is not one of {', '.join(CACHE_MODES)}")
         self.directory = Path(directory)
         self.mode = mode
         self.scrub = scrub
         """Applied to an entry before it is stored (the session masks secrets: entries get committed)."""
+        self._signing_key = signing_key or None
         self._memo: dict[str, dict[str, Any]] = {}
+
+    def __repr__(self) -> str:
+        return f"ReplayCache({str(self.directory)!r}, {self.mode!r}, keyed={self._signing_key is not None})"
 
     @property
     def reads(self) -> bool:
@@ -126,9 +184,10 @@ class ReplayCache:
     def get(self, role: str, key: str, expect: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
         """The stored entry, or None when there is none.
 
-        An entry that belongs to another call (its recorded key, a field in ``expect`` or its request
-        digest disagrees) raises :class:`EntryMismatch`. A corrupt entry raises :class:`CorruptEntry`
-        unless this mode records (``read-write``): then it warns and is recorded again.
+        The entry is checked whole, in every mode that reads: one that cannot be read or parsed
+        raises :class:`CorruptEntry`, one whose digest is missing or wrong :class:`TamperedEntry`,
+        one that belongs to another call (its recorded key, or a field of ``expect``, as stored:
+        scrubbed) :class:`EntryMismatch`.
         """
         if not self.reads:
             return None
@@ -141,23 +200,34 @@ class ReplayCache:
         except (FileNotFoundError, NotADirectoryError):
             return None
         except (OSError, UnicodeDecodeError) as exc:
-            self.corrupt(path, f"cannot be read ({getattr(exc, 'strerror', None) or exc})")
-            return None
+            raise self._corrupt(path, f"cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
         try:
             loaded = json.loads(text)
         except ValueError as exc:
-            self.corrupt(path, f"not JSON ({getattr(exc, 'msg', exc)}, line {getattr(exc, 'lineno', '?')})")
-            return None
+            why = f"not JSON ({getattr(exc, 'msg', exc)}, line {getattr(exc, 'lineno', '?')}; truncated?)"
+            raise self._corrupt(path, why) from None
         problem = _shape_problem(loaded)
         if problem:
-            self.corrupt(path, problem)
-            return None
+            raise self._corrupt(path, problem)
         checked: dict[str, Any] = loaded  # an object with a response: the shape checked above
-        mismatch = _mismatch(checked, key, expect or {})
+        try:
+            seal = _seal_problem(checked, self._signing_key)
+        except ValueError as exc:  # a value JSON cannot hold canonically (NaN)
+            seal = f"it holds a value no recorded entry has ({exc})"
+        if seal:
+            raise TamperedEntry(
+                f"replay cache entry {path} cannot be trusted: {seal}. Review how it changed (git diff); "
+                f"delete it and record it again with {RECORD}"
+            )
+        expected = dict(expect or {})
+        if "messages" in expected:  # as the entry stores them: scrubbed, through JSON
+            scrubbed = self.scrub(expected["messages"]) if self.scrub is not None else expected["messages"]
+            expected["messages"] = json.loads(json.dumps(scrubbed, ensure_ascii=False, default=str))
+        mismatch = _mismatch(checked, key, expected)
         if mismatch:
             raise EntryMismatch(
                 f"replay cache entry {path} does not belong to this call: {mismatch} (was the file copied, "
-                "renamed or edited?); delete it and record it again with --semantictest-llm-cache=read-write"
+                f"renamed or edited?); delete it and record it again with {RECORD}"
             )
         self._memo[key] = checked
         return checked
@@ -166,12 +236,16 @@ class ReplayCache:
         """Drop a remembered entry (it turned out unusable)."""
         self._memo.pop(key, None)
 
+    def _corrupt(self, path: Path, why: str) -> CorruptEntry:
+        return CorruptEntry(f"corrupt entry {path}: {why}; delete it and record it again with {RECORD}")
+
     def corrupt(self, path: Path, why: str) -> None:
-        """A corrupt entry: an error when this mode cannot record it again, else a warning."""
-        message = f"corrupt entry {path}: {why}"
+        """A sound entry whose answer this role cannot use (its parser changed since it was recorded):
+        an error when this mode cannot record it again, else a warning."""
         if not self.writes:
-            raise CorruptEntry(f"{message}; delete it and record it again with --semantictest-llm-cache=read-write")
-        warnings.warn_explicit(CorruptEntryWarning(f"{message}; recording it again"), CorruptEntryWarning, str(path), 1)
+            raise self._corrupt(path, why)
+        message = f"corrupt entry {path}: {why}; recording it again"
+        warnings.warn_explicit(CorruptEntryWarning(message), CorruptEntryWarning, str(path), 1)
 
     def put(self, role: str, key: str, entry: dict[str, Any]) -> None:
         """Store an entry atomically; a cache that cannot be written never fails a test."""
@@ -179,11 +253,11 @@ class ReplayCache:
             return
         if self.scrub is not None:
             entry = self.scrub(entry)
-        entry = {**entry, "request_digest": request_digest(entry)}
+        entry = sealed(entry, self._signing_key)
         target = self.path(role, key)
         try:
             write_atomic(target, json.dumps(entry, indent=2, ensure_ascii=False, sort_keys=True) + "\n")
-        except OSError:
+        except (OSError, ValueError):
             return
         self._memo[key] = entry
 
@@ -193,4 +267,3 @@ class ReplayCache:
             f"{self.path(role, key)}. Record it by running once with a reachable LLM endpoint "
             f"and --semantictest-llm-cache=read-write (the default), then commit {self.directory}."
         )
-

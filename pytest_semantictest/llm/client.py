@@ -56,7 +56,8 @@ class LLMClient:
     def __init__(self, config: LLMConfig, cache: ReplayCache | None = None) -> None:
         self.config = config
         self._redactor = Redactor(secret_values(config.env, config.secrets()))
-        self.cache = cache or ReplayCache(config.cache_dir, config.cache_mode, self._redactor.data)  # entries: no secret
+        self.cache = cache or ReplayCache(config.cache_dir, config.cache_mode, self._redactor.data,  # entries: no secret
+                                          config.cache_signing_key)
         self.usage = Usage()
         self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = weakref.WeakKeyDictionary()
 
@@ -88,7 +89,7 @@ class LLMClient:
             temperature=temperature, seed=seed, repeat=repeat, schema=schema,
         )
         expect = {"role": role, "model": model, "template": template, "temperature": temperature, "seed": seed,
-                  "repeat": repeat, "schema": (schema or {}).get("name")}
+                  "repeat": repeat, "schema": (schema or {}).get("name"), "messages": messages}
         hit = self._from_cache(role, key, parse, expect)
         if hit is not None:
             return hit

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..report.redact import MIN_SECRET_LENGTH, header_secrets
+from .cache import KEY_ENV
 from .roles import CACHE_MODES, ROLES  # noqa: F401  (ROLES re-exported)
 
 DEFAULT_MODEL = "gpt-4o-mini"
@@ -69,6 +70,13 @@ class LLMConfig:
     timeout_s: float = 60.0
     retries: int = 3
     env: Mapping[str, str] = field(default_factory=lambda: os.environ, repr=False)
+    cache_signing_key: str | None = field(default=None, repr=False)
+    """The key of the replay cache's keyed digests; never printed. Unset: ``SEMANTICTEST_CACHE_KEY``
+    of ``env`` (so a config built in Python checks keyed digests as the session's does)."""
+
+    def __post_init__(self) -> None:
+        if self.cache_signing_key is None:
+            self.cache_signing_key = signing_key(self.env)
 
     def role(self, role: str) -> RoleSettings:
         return self.roles.get(role) or RoleSettings()
@@ -93,7 +101,7 @@ class LLMConfig:
 
     def secrets(self) -> list[str]:
         """Values that must never reach output: API keys and secret-looking header values."""
-        values = [self.api_key or ""]
+        values = [self.api_key or "", self.cache_signing_key or ""]
         values += [self.env.get(s.api_key_env or "", "") for s in self.roles.values() if s.api_key_env]
         values += [v for k, v in self.headers.items() for v in header_secrets(k, v)]  # "Bearer sk-...": both
         return [v for v in dict.fromkeys(values) if len(v) >= MIN_SECRET_LENGTH]
@@ -142,6 +150,24 @@ def from_values(
         retries=max(0, _int(values.get("llm-retries"), 3)),
         env=env,
     )
+
+
+MIN_SIGNING_KEY = 16
+
+
+def signing_key(env: Mapping[str, str]) -> str | None:
+    """``SEMANTICTEST_CACHE_KEY``, or None when it is not set; raises ValueError when it is set but
+    too short to be a key (empty: a CI secret this job cannot read), never showing it."""
+    value = env.get(KEY_ENV)
+    if value is None:
+        return None
+    if len(value.strip()) < MIN_SIGNING_KEY:
+        raise ValueError(
+            f"{KEY_ENV} is set but {'empty' if not value.strip() else 'shorter than 16 characters'}: "
+            "give it the key the replay cache was recorded with (a CI secret), or unset it to check "
+            "entries by their sha256 digest alone"
+        )
+    return value
 
 
 def _int(value: object, default: int) -> int:

@@ -14,6 +14,8 @@ from .redact import Redactor
 Differ = Callable[[Any, Any], list[str] | None]
 MESSAGE_LIMIT = 500
 """A failure's headline (and each detail) is cut to this many characters, keeping both ends."""
+CAUSE_LIMIT = 300
+"""The step error a headline names after the message (``Failure.cause``) is cut to this many."""
 SAME_MIN = 200
 """A string this long that a trace already showed is named, not printed again."""
 
@@ -51,7 +53,8 @@ def dump(value: Any, limit: int = 2000) -> str:
 
 def render_failure(f: Failure, redactor: Redactor, differ: Differ | None = None) -> list[str]:
     where = f" (line {f.line})" if f.line else ""
-    lines = [f"{f.check}{where}: {clip_middle(redactor.text(f.message))}"]
+    cause = f", because {clip_middle(redactor.text(f.cause), CAUSE_LIMIT)}" if f.cause else ""
+    lines = [f"{f.check}{where}: {clip_middle(redactor.text(f.message))}{cause}"]
     if f.operator is None:
         lines.extend(f"  {key}: {clip_middle(redactor.text(str(value)))}" for key, value in f.details.items())
         return lines

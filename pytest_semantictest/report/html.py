@@ -67,7 +67,7 @@ def _reasons(verdict: Verdict) -> list[str]:
     """The checks that did not hold (for a repeated test: each failed run's first one)."""
     if verdict.outcome is not Outcome.FAILED:
         return []
-    found = [f"{f.check}{f' (line {f.line})' if f.line else ''}: {f.message}" for f in verdict.failures]
+    found = [f.headline() for f in verdict.failures]
     if not found:
         found = [f"{label}: {run.failures[0].check}: {run.failures[0].message}" if run.failures
                  else f"{label}: {run.error or run.outcome.value}"

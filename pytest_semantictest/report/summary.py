@@ -50,8 +50,7 @@ def run_rows(verdict: Any, redactor: Any) -> list[list[Any]]:
     for label, run in run_verdicts(verdict):
         why = ""
         if run.failures:
-            first = run.failures[0]
-            why = f"{first.check}{f' (line {first.line})' if first.line else ''}: {first.message}"
+            why = run.failures[0].headline()
         elif run.error or run.skip_reason:
             why = run.error or run.skip_reason or ""
         rows.append([label, run.outcome.value, round(run.duration_ms, 1), _clip(redactor.text(why))])

@@ -120,3 +120,21 @@ def test_the_verdict_schema_and_its_validation() -> None:
                           2).assertions["2"].passed is False
     with pytest.raises(ValueError, match="not a valid answer"):
         parse_verdicts('{"assertions": {"1": {"passed": "maybe"}}}', 1)
+
+
+def test_an_assertion_edited_to_hold_in_the_cache_is_an_error(
+    pytester: pytest.Pytester, server: compliance_server.ComplianceServer, fake: FakeOpenAI
+) -> None:
+    """A committed verdict edited from ``false`` to ``true`` is never replayed: the entry's digest covers
+    the answer, so the test is an ERROR naming the file, not a pass."""
+    pytester.makefile(".md", judged=doc(chat_case("1. Judged", extra=ASSERTIONS)))
+    fake.queue(verdicts(True, False, True))
+    run(pytester, server, f"--semantictest-llm-base-url={fake.url}").assert_outcomes(failed=1)
+    (path,) = (pytester.path / ".semantictest" / "cache").rglob("*.json")
+    entry = json.loads(path.read_text(encoding="utf-8"))
+    entry["response"]["content"] = entry["response"]["content"].replace('"passed": false', '"passed": true')
+    assert '"passed": false' not in entry["response"]["content"]
+    path.write_text(json.dumps(entry, indent=2), encoding="utf-8")
+    result = run(pytester, server, "--semantictest-llm-cache=replay")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines([f"*replay cache entry {path} cannot be trusted: its digest does not match*"])

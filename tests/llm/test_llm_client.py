@@ -276,12 +276,15 @@ def test_replay_hits_without_any_endpoint_and_misses_with_a_clear_error(fake_ope
     assert fake_openai.count == 1
 
 
-def test_corrupt_entry_is_a_miss_in_read_write_and_an_error_in_replay(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
+def test_an_unusable_answer_is_recorded_again_in_read_write_and_an_error_in_replay(
+    fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    """A sound entry (its digest matches) whose answer the role's parser rejects, as after a change of
+    the parser: not tampering, so ``read-write`` asks again; ``replay`` cannot."""
+    fake_openai.queue(Reply(content="not json"))
     call(make(fake_openai, tmp_path), "judge", MESSAGES, parse=lambda t: t)
     (path,) = entries(tmp_path)
     data = json.loads(path.read_text())
-    data["response"]["content"] = "not json"
-    path.write_text(json.dumps(data))
     fake_openai.queue(Reply(content='{"answer": 3}'))
     with pytest.warns(CorruptEntryWarning, match="not a usable answer .*; recording it again"):
         assert call(make(fake_openai, tmp_path), "judge", MESSAGES, parse=strict_json).parsed == {"answer": 3}
