@@ -8,6 +8,7 @@ from typing import Any
 
 from ..engine.databus import MISSING, split_path
 from ..model import Failure, StepTrace, Verdict
+from ..stats import interval_text
 from .judge import judge_lines, judge_outputs
 from .redact import Redactor
 
@@ -97,7 +98,8 @@ def render_verdict(title: str, verdict: Verdict, redactor: Redactor, differ: Dif
         passed = counts.count("passed")
         stopped = f"; stopped after {len(counts)} of {verdict.planned_runs} runs, the outcome was decided" \
             if verdict.planned_runs > len(counts) else ""
-        lines.append(f"runs: {passed}/{len(counts)} passed ({', '.join(counts)}){stopped}")
+        interval = f", 95% CI {interval_text(passed, len(counts))}" if len(counts) > 1 else ""
+        lines.append(f"runs: {passed}/{len(counts)} passed{interval} ({', '.join(counts)}){stopped}")
     return "\n".join(lines)
 
 

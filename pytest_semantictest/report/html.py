@@ -22,6 +22,7 @@ import pytest
 
 from ..evidence import HttpExchange, Judgement, ParsedStream, ToolCalls, ValidatorVerdict, tool_call
 from ..model import Outcome, Verdict
+from ..stats import interval_text
 from .conversation import conversation_data
 from .html_values import STYLE, Render
 from .html_values import table as _table
@@ -52,7 +53,8 @@ def overview(r: Render, item: Any, verdict: Verdict) -> str:
     if verdict.outcome is Outcome.SKIPPED:
         parts.append(f"not evaluated: {r.cell(verdict.skip_reason or '')}")
     else:
-        parts.append(f'<span class="st-kn">{passed}/{len(runs)} runs passed</span>')
+        interval = f" (95% CI {interval_text(passed, len(runs))})" if len(runs) > 1 else ""
+        parts.append(f'<span class="st-kn">{passed}/{len(runs)} runs passed{interval}</span>')
     judged = deciding_judgement(verdict)
     if judged is not None:
         parts.append(f"judge score {r.text(judged.score)} vs threshold {r.text(judged.threshold)}")

@@ -1,8 +1,8 @@
 """Per-test properties (``item.user_properties``): JUnit XML ``<property>`` elements, and the data the
 terminal and HTML summaries read on the xdist controller.
 
-Names: ``format``; with a verdict ``runs`` (``k/n`` runs passed), ``min_pass`` and ``run_outcomes``
-(repeated tests), ``score`` and ``threshold`` (the deciding LLM judge or validator), ``judged``
+Names: ``format``; with a verdict ``runs`` (``k/n`` runs passed), ``min_pass``, ``run_outcomes`` and
+``pass_rate`` with its 95% Wilson interval ``pass_rate_low``/``pass_rate_high`` (repeated tests), ``score`` and ``threshold`` (the deciding LLM judge or validator), ``judged``
 (``k/n`` natural-language assertions held), ``llm_calls``, ``cache_hits`` and ``tokens`` (LLM use
 while the test ran), and ``<note title>: <fact>`` for every fact of a
 :class:`~pytest_semantictest.evidence.Note` a block or check gave. ERROR vs FAILURE needs nothing here: a case that errors
@@ -16,6 +16,7 @@ from typing import Any
 
 from ..evidence import Judgement, ValidatorVerdict
 from ..model import Outcome, Verdict
+from ..stats import wilson
 from .judge import judged_items, validations
 from .notes import note_properties
 from .records import in_trace
@@ -32,6 +33,12 @@ def run_verdicts(verdict: Verdict) -> list[tuple[str, Verdict]]:
             out += [(f"{name} run {n}" if len(runs) > 1 else name, r) for n, r in enumerate(runs, 1)]
         return out
     return [(f"run {n}", r) for n, r in enumerate(verdict.runs or [verdict], 1)]
+
+
+def run_tally(verdict: Verdict) -> tuple[int, int]:
+    """``(passed, total)`` over every run of the case (every phrasing's)."""
+    runs = run_verdicts(verdict)
+    return sum(1 for _, r in runs if r.outcome is Outcome.PASSED), len(runs)
 
 
 def deciding_judgement(verdict: Verdict) -> Judgement | ValidatorVerdict | None:
@@ -55,6 +62,9 @@ def properties(fmt: str, verdict: Verdict | None, required: int | None, usage: M
         if required is not None:
             props.append(("min_pass", required))
         props.append(("run_outcomes", ",".join(r.outcome.value for _, r in runs)))
+        low, high = wilson(passed, len(runs))
+        props += [("pass_rate", round(passed / len(runs), 4)), ("pass_rate_low", round(low, 4)),
+                  ("pass_rate_high", round(high, 4))]
     if verdict.planned_runs > len(verdict.runs):  # stopped once the outcome was decided
         props.append(("runs_planned", verdict.planned_runs))
     judged = deciding_judgement(verdict)

@@ -69,8 +69,10 @@ class ResultsWriter:
         return report
 
     def describe(self, item: pytest.Item) -> dict[str, Any]:
-        from .judge import judged_items
+        from ..stats import wilson
         from .conversation import conversation_data
+        from .judge import judged_items
+        from .junit import run_tally
         from .notes import note_records
 
         case = getattr(item, "case", None)
@@ -90,6 +92,10 @@ class ResultsWriter:
                 record["checkpoints"] = checkpoints
             if verdict.runs:
                 record["runs"] = [r.outcome.value for r in verdict.runs]
+                passed, total = run_tally(verdict)
+                low, high = wilson(passed, total)
+                record["pass_rate"] = {"passed": passed, "runs": total, "rate": round(passed / total, 4),
+                                       "low": round(low, 4), "high": round(high, 4)}
             judged = [j.as_dict() for j in judged_items(verdict)]  # a step's too, as every report shows them
             if judged:
                 record["judgements"] = judged

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
 import pytest
 
+from ..stats import interval_text
+
 if TYPE_CHECKING:
     from ..nodes import SpecItem
     from .redact import Redactor
@@ -126,6 +128,10 @@ def counts_text(counts: Mapping[str, int]) -> str:
 
 def _runs_text(entry: Entry) -> str:
     need = f", needs {entry.min_pass}" if entry.min_pass is not None else ""
+    if entry.runs and "/" in entry.runs:
+        passed, total = (int(x) for x in entry.runs.split("/"))
+        if total > 1:
+            return f"{passed}/{total} runs passed (95% CI {interval_text(passed, total)}){need}"
     return f"{entry.runs} runs passed{need}"
 
 

@@ -207,11 +207,11 @@ def test_min_pass_not_reached_fails_with_k_of_n_and_each_run(pytester: pytest.Py
     ])
     out = result.stdout.str()
     # k/n in the failure report and in the summary (with what min_pass needed)
-    assert "runs: 2/4 passed (" in out
-    assert "runs: 1/4 passed (" in out
-    assert f"flaky: {NODE}too few pass (2/4 runs passed, needs 3)" in out
-    assert f"{NODE}errors do not make up for failures: 1/4 runs passed, needs 3" in out
-    assert f"{NODE}enough pass: 3/4 runs passed, needs 3" in out
+    assert "runs: 2/4 passed, 95% CI 15-85% (" in out
+    assert "runs: 1/4 passed, 95% CI 5-70% (" in out
+    assert f"flaky: {NODE}too few pass (2/4 runs passed (95% CI 15-85%), needs 3)" in out
+    assert f"{NODE}errors do not make up for failures: 1/4 runs passed (95% CI 5-70%), needs 3" in out
+    assert f"{NODE}enough pass: 3/4 runs passed (95% CI 30-95%), needs 3" in out
     line = expect_line(text, "too few pass")
     missing_call = f"function_calls (line {line}): expected a call to 'get_order', but the agent called: nothing"
     http_500 = f"HTTP 500 from http://127.0.0.1:{port}/chat: scripted failure"
@@ -261,8 +261,8 @@ def test_min_pass_reachable_only_with_errored_runs_is_an_error(pytester: pytest.
     http_500 = f"HTTP 500 from http://127.0.0.1:{port}/chat: scripted failure"
     assert f"{http_500} (2 of 4 runs)" in out  # the errors, merged with how many runs they hit
     assert f"{http_500} (1 of 4 runs)" in out
-    assert f"{NODE}errored runs could have passed: 2/4 runs passed, needs 3" in out
-    assert f"{NODE}exactly min_pass counting the error: 1/4 runs passed, needs 2" in out
+    assert f"{NODE}errored runs could have passed: 2/4 runs passed (95% CI 15-85%), needs 3" in out
+    assert f"{NODE}exactly min_pass counting the error: 1/4 runs passed (95% CI 5-70%), needs 2" in out
 
     rows = summary_rows(out, "errored runs could have passed")
     assert [label for label, _, _ in rows] == ["run 1", "run 2", "run 3", "run 4"]
@@ -381,7 +381,7 @@ def test_variations_generated_by_the_paraphraser_saved_then_read_back(
         rows = summary_rows(out, "paraphrased")  # each phrasing judged on its own
         assert [(label, outcome) for label, outcome, _ in rows] == expected_rows
         assert "expected a call to 'get_order', but the agent called: nothing" in rows[2][2]
-        assert f"{NODE}paraphrased: 2/3 runs passed" in out
+        assert f"{NODE}paraphrased: 2/3 runs passed (95% CI 21-94%)" in out
         log = agent_log(pytester)  # each phrasing was sent to the agent, once
         for message in (trigger, *phrasings):
             assert log.count(f"chat: {message}\n") == 1, message

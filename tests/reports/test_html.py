@@ -48,7 +48,7 @@ def test_each_test_gets_its_extras_and_the_summary_its_table(
     data = blob(report)
 
     flaky = extra_of(data, "reports.json::flaky")
-    assert "2/3 runs passed" in flaky.find(cls="st-kn").text()
+    assert "2/3 runs passed (95% CI 21-94%)" in flaky.find(cls="st-kn").text()
     rows = table_rows(flaky.find("table", cls="st-runs"))
     assert [r[0] for r in rows] == ["run 1", "run 2", "run 3"] and sorted(r[1] for r in rows) == ["failed", "passed", "passed"]
     exchange = flaky.find(cls="st-exchange")

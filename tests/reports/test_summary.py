@@ -29,7 +29,7 @@ def test_per_format_counts_flaky_tests_and_llm_usage(
     assert section(result.stdout.str()) == [
         "highbar       1 passed, 1 failed",
         "semantictest  4 passed, 2 failed, 1 error",
-        "flaky: reports.json::flaky (2/3 runs passed, needs 2)",
+        "flaky: reports.json::flaky (2/3 runs passed (95% CI 21-94%), needs 2)",
         "judge verdicts: 1 passed, 1 not passed, in 2 judged test(s)",
         "  reports.json::judged",
         "    LLMJudge: score 0.92 >= threshold 0.7 (passed): The response scores 0.92 on every criterion.",
@@ -44,7 +44,7 @@ def test_verbose_shows_one_line_per_run(pytester: pytest.Pytester, backend: Back
     write_suite(pytester, report_suite(backend.url))
     result = run(pytester, "-v")
     lines = section(result.stdout.str())
-    at = lines.index("reports.json::flaky: 2/3 runs passed, needs 2")
+    at = lines.index("reports.json::flaky: 2/3 runs passed (95% CI 21-94%), needs 2")
     runs = lines[at + 1 : at + 4]
     shapes = [re.fullmatch(r"  (run \d): (passed|failed) \(\d+(?:\.\d+)? ms\)(.*)", line) for line in runs]
     assert all(shapes), runs
@@ -56,8 +56,8 @@ def test_verbose_shows_one_line_per_run(pytester: pytest.Pytester, backend: Back
 
 def test_the_same_summary_under_xdist(request: pytest.FixtureRequest) -> None:
     lines = section(xdist_run(request)["output"])
-    assert lines[:2] == ["semantictest  3 passed, 1 failed, 1 error", "flaky: reports.json::flaky (2/3 runs passed, needs 2)"]
-    assert "reports.json::flaky: 2/3 runs passed, needs 2" in lines and sum(x.startswith("  run ") for x in lines) == 3
+    assert lines[:2] == ["semantictest  3 passed, 1 failed, 1 error", "flaky: reports.json::flaky (2/3 runs passed (95% CI 21-94%), needs 2)"]
+    assert "reports.json::flaky: 2/3 runs passed (95% CI 21-94%), needs 2" in lines and sum(x.startswith("  run ") for x in lines) == 3
 
 
 def test_sessions_without_spec_files_print_no_section(pytester: pytest.Pytester) -> None:

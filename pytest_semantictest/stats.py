@@ -1,0 +1,188 @@
+"""The statistics behind every rate and decision the reports state (docs/statistics.md).
+
+Pure functions, no I/O: a 95% Wilson interval for k of n, a sequential probability ratio test for
+"is the pass rate at least p?" with anytime-valid error bounds, and Cohen's kappa with its interval.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import Enum
+
+Z95 = 1.959963984540054
+"""The standard normal quantile of 0.975: a two-sided 95% interval."""
+
+
+def wilson(passed: int, total: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval of a proportion ``passed / total`` (Wilson 1927): unlike the normal
+    approximation it stays inside [0, 1] and is honest at 0/n and n/n (10/10: 0.72-1.0)."""
+    if total <= 0:
+        return 0.0, 1.0
+    p = passed / total
+    z2 = z * z
+    centre = (p + z2 / (2 * total)) / (1 + z2 / total)
+    half = z * math.sqrt(p * (1 - p) / total + z2 / (4 * total * total)) / (1 + z2 / total)
+    low, high = max(0.0, centre - half), min(1.0, centre + half)
+    if passed == total:
+        high = 1.0
+    if passed == 0:
+        low = 0.0
+    return low, high
+
+
+def percent(value: float) -> str:
+    """A rate as a whole percentage, rounded away from a wrong 100% or 0% (0.996 -> 99%)."""
+    shown = round(value * 100)
+    if shown == 100 and value < 1:
+        shown = 99
+    if shown == 0 and value > 0:
+        shown = 1
+    return f"{shown}%"
+
+
+def interval_text(passed: int, total: int) -> str:
+    """``72-100%``: the 95% Wilson interval of ``passed / total``."""
+    low, high = wilson(passed, total)
+    return f"{percent(low).rstrip('%')}-{percent(high)}"
+
+
+class Decision(str, Enum):
+    """What a sequential test concluded."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    INCONCLUSIVE = "inconclusive"
+    UNDECIDED = "undecided"
+    """Not yet: more runs may decide (only while runs remain in the budget)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PassRateTest:
+    """Wald's sequential probability ratio test of "the pass rate is at least ``threshold``".
+
+    The two hypotheses are ``p0 = threshold - margin`` (too low) and ``p1 = threshold + margin``
+    (good enough); between them is the indifference zone, where either answer is acceptable. After
+    each batch of runs, the likelihood ratio ``L = (p1/p0)^k ((1-p1)/(1-p0))^(n-k)`` decides: pass once
+    ``L >= 1/alpha``, fail once ``L <= beta``. Under ``p <= p0``, ``L`` is a non-negative
+    supermartingale, so by Ville's inequality a wrong pass happens with probability at most ``alpha``
+    however often it is looked at (anytime-valid); symmetrically a wrong fail at ``p >= p1`` at most
+    ``beta``. With ``max_runs`` spent and neither bound crossed the answer is INCONCLUSIVE (a failure
+    in the reports, never a pass), which only lowers both error rates.
+    """
+
+    threshold: float
+    alpha: float = 0.05
+    beta: float = 0.05
+    margin: float = 0.05
+    max_runs: int = 200
+
+    def __post_init__(self) -> None:
+        if not 0 < self.threshold - self.margin < self.threshold + self.margin < 1:
+            raise ValueError(f"a pass-rate threshold of {self.threshold} with a margin of {self.margin} needs "
+                             "0 < threshold - margin and threshold + margin < 1")
+        if not (0 < self.alpha < 1 and 0 < self.beta < 1):
+            raise ValueError("alpha and beta must be between 0 and 1")
+        if self.max_runs < 1:
+            raise ValueError("max_runs must be at least 1")
+
+    @property
+    def p0(self) -> float:
+        return self.threshold - self.margin
+
+    @property
+    def p1(self) -> float:
+        return self.threshold + self.margin
+
+    def log_ratio(self, passed: int, total: int) -> float:
+        """``log L`` after ``passed`` of ``total`` runs passed."""
+        failed = total - passed
+        return passed * math.log(self.p1 / self.p0) + failed * math.log((1 - self.p1) / (1 - self.p0))
+
+    def decide(self, passed: int, total: int) -> Decision:
+        """The decision after ``passed`` of ``total`` runs (in the order they were planned)."""
+        ratio = self.log_ratio(passed, total)
+        if ratio >= math.log(1 / self.alpha):
+            return Decision.PASS
+        if ratio <= math.log(self.beta):
+            return Decision.FAIL
+        return Decision.INCONCLUSIVE if total >= self.max_runs else Decision.UNDECIDED
+
+    def describe(self) -> str:
+        """The rule in words, for a report."""
+        return (f"pass rate >= {self.threshold:g} (SPRT: wrong pass <= {self.alpha:g} at p <= {self.p0:g}, "
+                f"wrong fail <= {self.beta:g} at p >= {self.p1:g}, at most {self.max_runs} runs)")
+
+
+def fixed_runs(test: PassRateTest) -> int:
+    """The runs a fixed-size one-sided test needs for the same errors at ``p0`` and ``p1`` (the
+    normal approximation): what the sequential test is compared with."""
+    z_a = _normal_quantile(1 - test.alpha)
+    z_b = _normal_quantile(1 - test.beta)
+    p0, p1 = test.p0, test.p1
+    root = z_a * math.sqrt(p0 * (1 - p0)) + z_b * math.sqrt(p1 * (1 - p1))
+    return math.ceil((root / (p1 - p0)) ** 2)
+
+
+def _normal_quantile(q: float) -> float:
+    """The standard normal quantile (Acklam's rational approximation, |error| < 1.2e-9)."""
+    a = (-3.969683028665376e01, 2.209460984245205e02, -2.759285104469687e02, 1.383577518672690e02,
+         -3.066479806614716e01, 2.506628277459239e00)
+    b = (-5.447609879822406e01, 1.615858368580409e02, -1.556989798598866e02, 6.680131188771972e01,
+         -1.328068155288572e01)
+    c = (-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e00, -2.549732539343734e00,
+         4.374664141464968e00, 2.938163982698783e00)
+    d = (7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e00, 3.754408661907416e00)
+    if not 0 < q < 1:
+        raise ValueError("a quantile needs 0 < q < 1")
+    if q < 0.02425:
+        t = math.sqrt(-2 * math.log(q))
+        return (((((c[0] * t + c[1]) * t + c[2]) * t + c[3]) * t + c[4]) * t + c[5]) / \
+            ((((d[0] * t + d[1]) * t + d[2]) * t + d[3]) * t + 1)
+    if q > 1 - 0.02425:
+        return -_normal_quantile(1 - q)
+    t = q - 0.5
+    r = t * t
+    return (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * t / \
+        (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1)
+
+
+@dataclass(frozen=True, slots=True)
+class Agreement:
+    """How well a judge agrees with labels: Cohen's kappa with its 95% interval, and the counts."""
+
+    kappa: float
+    low: float
+    high: float
+    observed: float
+    """The share of examples where judge and label agree."""
+    counts: dict[tuple[bool, bool], int]
+    """``(label, judge) -> n``: the confusion counts."""
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+
+def cohen_kappa(pairs: list[tuple[bool, bool]]) -> Agreement:
+    """Cohen's kappa (1960) of ``(label, judge)`` pairs, with the large-sample standard error of
+    Fleiss, Cohen and Everitt (1969) for its 95% interval (clipped to [-1, 1])."""
+    n = len(pairs)
+    if n == 0:
+        raise ValueError("no labelled examples")
+    counts = {(a, b): sum(1 for p in pairs if p == (a, b)) for a in (True, False) for b in (True, False)}
+    p = {key: value / n for key, value in counts.items()}
+    observed = p[True, True] + p[False, False]
+    rows = {a: p[a, True] + p[a, False] for a in (True, False)}  # the labels' marginals
+    cols = {b: p[True, b] + p[False, b] for b in (True, False)}  # the judge's marginals
+    expected = rows[True] * cols[True] + rows[False] * cols[False]
+    if expected >= 1:  # one class only, on both sides: agreement is perfect but not beyond chance
+        return Agreement(1.0 if observed == 1 else 0.0, -1.0, 1.0, observed, counts)
+    kappa = (observed - expected) / (1 - expected)
+    inner = sum(p[i, i] * (1 - (rows[i] + cols[i]) * (1 - kappa)) ** 2 for i in (True, False))
+    cross = (1 - kappa) ** 2 * sum(p[i, j] * (cols[i] + rows[j]) ** 2
+                                   for i in (True, False) for j in (True, False) if i != j)
+    slack = (kappa - expected * (1 - kappa)) ** 2
+    variance = max(0.0, inner + cross - slack) / (n * (1 - expected) ** 2)
+    half = Z95 * math.sqrt(variance)
+    return Agreement(kappa, max(-1.0, kappa - half), min(1.0, kappa + half), observed, counts)
