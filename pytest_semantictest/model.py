@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from .stats import PassRateTest
+
 
 class Outcome(str, enum.Enum):
     PASSED = "passed"
@@ -98,10 +100,12 @@ MAX_RUNS = 10_000
 
 @dataclass(slots=True)
 class Repetition:
-    """Run a case ``runs`` times; it passes when at least ``min_pass`` runs pass."""
+    """Run a case ``runs`` times; it passes when at least ``min_pass`` runs pass. With ``decision``
+    (a sequential test of its pass rate), runs go on in batches until it decides, at most ``runs``."""
 
     runs: int = 1
     min_pass: int | None = None
+    decision: PassRateTest | None = None
 
     @property
     def required(self) -> int:
@@ -208,6 +212,8 @@ class Verdict:
     was decided (``--semantictest-all-runs`` makes them all)."""
     evidence: list[Any] = field(default_factory=list)
     """Checks' evidence records (judged items first), passed ones too; steps' are on their trace."""
+    decision: str | None = None
+    """What a sequential pass-rate test concluded, in words (``pass``/``fail``/``inconclusive`` and why)."""
 
     @property
     def passed(self) -> bool:

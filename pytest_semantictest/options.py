@@ -14,6 +14,7 @@ import pytest
 from .engine.context import Settings
 
 if TYPE_CHECKING:
+    from .stats import PassRateTest
     from .llm.config import LLMConfig
 
 # (name, type, default, help); option --semantictest-<name>, ini semantictest_<name>.
@@ -25,6 +26,10 @@ OPTIONS: list[tuple[str, type, Any, str]] = [
     ("item-concurrency", int, 16, "how many spec items' pipelines run at once in this process (the next items run "
      "ahead while pytest reports in order; 1: one after another)"),
     ("all-runs", bool, False, "a repeated test runs all its runs (default: it stops once its outcome is decided)"),
+    ("pass-rate", float, None, "decide every test by a sequential test of its pass rate: pass once it is at least "
+     "this with the given confidence, fail once it is below (docs/statistics.md)"),
+    ("confidence", float, 0.95, "the sequential pass-rate test's confidence (1 - its error rates)"),
+    ("max-runs", int, 200, "the sequential pass-rate test's budget: inconclusive (a failure) once spent"),
     ("trace-chars", int, 2000, "trim each value in the pipeline trace to this many characters"),
     ("llm-base-url", str, None, "OpenAI-compatible endpoint for every LLM role (else env OPENAI_BASE_URL)"),
     ("llm-api-key", str, None, "API key for the LLM endpoint (prefer env OPENAI_API_KEY; never printed)"),
@@ -127,7 +132,23 @@ def settings(config: pytest.Config) -> Settings:
         trace_value_chars=value(config, "trace-chars"),
         require_judge=bool(value(config, "require-judge")),
         all_runs=bool(value(config, "all-runs")),
+        pass_rate=pass_rate_test(config),
     )
+
+
+def pass_rate_test(config: pytest.Config) -> PassRateTest | None:
+    """The run's sequential pass-rate test, or None; a bad setting is a usage error."""
+    threshold = value(config, "pass-rate")
+    if threshold is None:
+        return None
+    from .stats import PassRateTest
+
+    confidence = value(config, "confidence")
+    try:
+        return PassRateTest(threshold, 1 - confidence, 1 - confidence, max_runs=value(config, "max-runs"))
+    except ValueError as exc:
+        raise pytest.UsageError(f"pytest-semantictest: --semantictest-pass-rate {threshold} "
+                                f"(confidence {confidence}): {exc}") from None
 
 
 def check(config: pytest.Config) -> None:

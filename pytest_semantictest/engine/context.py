@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..stats import PassRateTest
+
 if TYPE_CHECKING:
     import httpx
 
@@ -22,6 +24,9 @@ class Settings:
     require_judge: bool = False
     all_runs: bool = False
     """A repeated case makes all its runs (else it stops once its outcome is decided)."""
+    pass_rate: PassRateTest | None = None
+    """The run's sequential pass-rate test (``--semantictest-pass-rate``), for every case that does not
+    ask for its own."""
 
 
 @dataclass

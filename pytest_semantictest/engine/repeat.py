@@ -7,6 +7,9 @@ otherwise they go one after another, as highbar runs them: concurrency never cha
 A phrasing's runs stop once its outcome is decided (:func:`decided`: with ``runs: 10, min_pass: 8``,
 8 passed or 3 failed), the runs still in flight are cancelled; ``--semantictest-all-runs`` makes
 them all (flakiness measurement). The verdict's ``planned_runs`` says how many were planned.
+
+A case (or the run, ``--semantictest-pass-rate``) may ask instead for a sequential decision on its
+pass rate (:class:`.stats.PassRateTest`): runs go on in batches of the concurrency until it decides.
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from ..blocks.registry import get_block
-from ..model import Case, Outcome, Verdict
+from ..model import Case, Failure, Outcome, Verdict
+from ..stats import Decision, PassRateTest, interval_text
 from .batching import runs_may_overlap
 from .context import RunContext
 from .databus import DataBus
@@ -25,12 +29,15 @@ from .runner import aggregate, combine, run_case
 
 async def _run_phrasing(
     case: Case, run_context: RunContext, context: Mapping[str, Any], parent: DataBus | None,
-    limit: asyncio.Semaphore, label: str = "",
+    limit: asyncio.Semaphore, label: str = "", batch: int = 1,
 ) -> Verdict:
     async def one(repeat: int) -> Verdict:
         async with limit:
             return await run_case(case, run_context, context, parent, repeat)
 
+    test = case.repetition.decision or run_context.settings.pass_rate
+    if test is not None:
+        return await _sequential(one, test, batch, _reads_agent_traces(case), label)
     if case.repetition.runs <= 1:
         verdict = await one(0)
         verdict.label = label
@@ -99,6 +106,49 @@ async def _overlapping(
     return [finished[i] for i in sorted(finished)]
 
 
+async def _sequential(one: Callable[[int], Awaitable[Verdict]], test: PassRateTest, batch: int, attributed: bool,
+                      label: str) -> Verdict:
+    """Runs in batches (in run order; each batch at once where the runs' records can be told apart)
+    until ``test`` decides on all the runs so far, or its budget is spent (docs/statistics.md)."""
+    runs: list[Verdict] = []
+    if attributed:  # the first run alone: do its trace records say which run made them?
+        runs.append(await one(0))
+        batch = batch if runs_may_overlap(runs[0]) else 1
+    decision = test.decide(_passed(runs), len(runs)) if runs else Decision.UNDECIDED
+    while decision is Decision.UNDECIDED and not _all_skipped(runs):
+        size = min(max(1, batch), test.max_runs - len(runs))
+        runs += await asyncio.gather(*(one(len(runs) + i) for i in range(size)))
+        decision = test.decide(_passed(runs), len(runs))
+    passed = _passed(runs)
+    said: str | None = (f"{decision.value}: {passed}/{len(runs)} runs passed (95% CI {interval_text(passed, len(runs))}); "
+            f"{test.describe()}")
+    if _all_skipped(runs):
+        outcome, said = Outcome.SKIPPED, None
+    elif decision is Decision.PASS:
+        outcome = Outcome.PASSED
+    else:
+        outcome = Outcome.ERROR if any(r.outcome is Outcome.ERROR for r in runs) else Outcome.FAILED
+    why = ("the budget of runs was spent before the pass rate was shown to be above or below the threshold"
+           if decision is Decision.INCONCLUSIVE else "the pass rate is below the threshold")
+    bad = next((r for r in runs if r.outcome is not Outcome.PASSED), runs[0])
+    failures = [] if outcome is not Outcome.FAILED else [
+        Failure("pass rate", f"{said}: {why}"), *bad.failures]
+    return Verdict(
+        outcome, failures=failures, trace=bad.trace,
+        error=f"{_merged_errors(runs)}\n{said}" if outcome is Outcome.ERROR else None,
+        skip_reason=bad.skip_reason, duration_ms=sum(r.duration_ms for r in runs), runs=runs, bus=bad.bus,
+        label=label, planned_runs=len(runs), decision=said,
+    )
+
+
+def _passed(runs: Sequence[Verdict]) -> int:
+    return sum(1 for r in runs if r.outcome is Outcome.PASSED)
+
+
+def _all_skipped(runs: Sequence[Verdict]) -> bool:
+    return bool(runs) and all(r.outcome is Outcome.SKIPPED for r in runs)
+
+
 def decided(runs: Sequence[Verdict], total: int, required: int) -> bool:
     """Whether the runs still to make cannot change :func:`.runner.aggregate`'s outcome: with
     ``runs: 10, min_pass: 8``, once 8 passed or 3 failed (an error still counts towards ERROR)."""
@@ -139,14 +189,14 @@ async def run_repeated(
     tagged), judged k/n."""
     limit = asyncio.Semaphore(max(1, concurrency))
     if case.variants is None:
-        return await _run_phrasing(case, run_context, context, parent, limit)
+        return await _run_phrasing(case, run_context, context, parent, limit, batch=concurrency)
     try:
         phrasings = await case.variants.resolve(run_context)
     except Exception as exc:  # no LLM, replay miss, bad cache: the test cannot run
         return Verdict(Outcome.ERROR, error=f"variations: {exc}")
 
     def phrasing(label: str, overlay: Mapping[str, Any]) -> Any:
-        return _run_phrasing(case, run_context, {**context, **overlay}, parent, limit, label)
+        return _run_phrasing(case, run_context, {**context, **overlay}, parent, limit, label, concurrency)
 
     (label, overlay), rest = phrasings[0], phrasings[1:]
     verdicts = [await phrasing(label, overlay)]

@@ -2,7 +2,8 @@
 terminal and HTML summaries read on the xdist controller.
 
 Names: ``format``; with a verdict ``runs`` (``k/n`` runs passed), ``min_pass``, ``run_outcomes`` and
-``pass_rate`` with its 95% Wilson interval ``pass_rate_low``/``pass_rate_high`` (repeated tests), ``score`` and ``threshold`` (the deciding LLM judge or validator), ``judged``
+``pass_rate`` with its 95% Wilson interval ``pass_rate_low``/``pass_rate_high`` (repeated tests),
+``decision`` (a sequential pass-rate test's conclusion), ``score`` and ``threshold`` (the deciding LLM judge or validator), ``judged``
 (``k/n`` natural-language assertions held), ``llm_calls``, ``cache_hits`` and ``tokens`` (LLM use
 while the test ran), and ``<note title>: <fact>`` for every fact of a
 :class:`~pytest_semantictest.evidence.Note` a block or check gave. ERROR vs FAILURE needs nothing here: a case that errors
@@ -65,6 +66,8 @@ def properties(fmt: str, verdict: Verdict | None, required: int | None, usage: M
         low, high = wilson(passed, len(runs))
         props += [("pass_rate", round(passed / len(runs), 4)), ("pass_rate_low", round(low, 4)),
                   ("pass_rate_high", round(high, 4))]
+    if verdict.decision:
+        props.append(("decision", verdict.decision))
     if verdict.planned_runs > len(verdict.runs):  # stopped once the outcome was decided
         props.append(("runs_planned", verdict.planned_runs))
     judged = deciding_judgement(verdict)

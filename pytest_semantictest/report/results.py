@@ -96,6 +96,8 @@ class ResultsWriter:
                 low, high = wilson(passed, total)
                 record["pass_rate"] = {"passed": passed, "runs": total, "rate": round(passed / total, 4),
                                        "low": round(low, 4), "high": round(high, 4)}
+                if verdict.decision:
+                    record["pass_rate"]["decision"] = verdict.decision
             judged = [j.as_dict() for j in judged_items(verdict)]  # a step's too, as every report shows them
             if judged:
                 record["judgements"] = judged

@@ -22,6 +22,7 @@ from ...engine.inputs import is_from_as, output_slots
 from ...engine.resolve import references
 from ...errors import Problem, clip, did_you_mean
 from ...model import Case, Repetition, Step, Suite
+from ...stats import PassRateTest
 from ..jsonsource import JsonSource
 from ..source import place
 from ..validation import check_node_id, problems_from
@@ -221,6 +222,19 @@ class SuiteCompiler:
                 self.file_problem(loc + (j, "block"), message)
 
     def repetition(self, test: TestSpec, loc: Loc) -> Repetition:
+        rate = test.passRate
+        if rate is not None:
+            both = [key for key in ("runs", "minPass") if key in test.model_fields_set]
+            if both:
+                self.problem(loc + ("passRate",), f"decides how many runs pass and are made: leave out "
+                             f"{' and '.join(both)} (passRate.maxRuns is the budget)")
+            try:
+                decision = PassRateTest(rate.atLeast, 1 - rate.confidence, 1 - rate.confidence, rate.margin,
+                                        rate.maxRuns)
+            except ValueError as exc:
+                self.problem(loc + ("passRate",), str(exc))
+                return Repetition(test.runs)
+            return Repetition(rate.maxRuns, decision=decision)
         mp = test.minPass
         if mp is None:
             return Repetition(test.runs)

@@ -49,6 +49,15 @@ class StepSpec(BaseModel):
         return value
 
 
+class PassRateSpec(_Strict):
+    """Our extension: decide the test by a sequential test of its pass rate (docs/statistics.md)."""
+
+    atLeast: float = Field(gt=0, lt=1, description="the pass rate the test must show")
+    confidence: float = Field(default=0.95, gt=0.5, lt=1, description="1 - the error rate of either answer")
+    margin: float = Field(default=0.05, gt=0, lt=0.5, description="half the indifference zone around atLeast")
+    maxRuns: int = Field(default=200, ge=1, le=MAX_RUNS, description="the budget: inconclusive once spent")
+
+
 class TestSpec(_Strict):
     """One test: a pipeline and assertions (plus our documented extension keys).
 
@@ -65,6 +74,7 @@ class TestSpec(_Strict):
     timeout: int | None = Field(default=None, ge=1, le=MAX_TIMEOUT_MS, description="milliseconds")
     runs: int = Field(default=1, ge=1, le=MAX_RUNS)
     minPass: int | float | None = None
+    passRate: PassRateSpec | None = None
 
     @field_validator("id")
     @classmethod
