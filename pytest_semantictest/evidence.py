@@ -102,6 +102,13 @@ class Judgement:
     """The judge's next prompt when it asked to continue the conversation (else None)."""
     continues: bool = False
     error: str | None = None
+    samples: Mapping[str, Any] | None = None
+    """When the judge was asked several times (``--semantictest-judge-samples``): ``n``, ``passed``,
+    ``unstable``, ``live``, ``replayed`` and the scores' ``min``/``max``/``sd``."""
+
+    @property
+    def unstable(self) -> bool:
+        return bool(self.samples and self.samples.get("unstable"))
 
     @classmethod
     def from_output(cls, out: Mapping[str, Any]) -> Judgement:
@@ -111,7 +118,8 @@ class Judgement:
                    reasoning=out.get("reasoning") or "", model=out.get("model") or None,
                    details=details if isinstance(details, Mapping) else {},
                    constraints=[c for c in out.get("constraints") or [] if isinstance(c, Mapping)],
-                   next_prompt=out.get("nextPrompt"), continues=bool(out.get("shouldContinue")))
+                   next_prompt=out.get("nextPrompt"), continues=bool(out.get("shouldContinue")),
+                   samples=out.get("samples") if isinstance(out.get("samples"), Mapping) else None)
 
     @property
     def has_verdict(self) -> bool:
@@ -149,17 +157,27 @@ class JudgedItems:
     check: Any
     items: list[JudgedItem]
     model: str | None = None
+    samples: Mapping[str, Any] | None = None
+    """When the judge was asked several times: as :attr:`Judgement.samples` (``passed`` counts the
+    samples in which every item held)."""
+
+    @property
+    def unstable(self) -> bool:
+        return bool(self.samples and self.samples.get("unstable"))
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> JudgedItems:
-        """From ``CheckResult.judgement``: ``{check, model, items: [{text, passed, reason}]}``."""
+        """From ``CheckResult.judgement``: ``{check, model, items: [{text, passed, reason}], samples?}``."""
         items = [JudgedItem(i.get("text"), bool(i.get("passed")), i.get("reason"))
                  for i in data.get("items") or [] if isinstance(i, Mapping)]
-        return cls(data.get("check"), items, data.get("model") or None)
+        samples = data.get("samples")
+        return cls(data.get("check"), items, data.get("model") or None,
+                   samples if isinstance(samples, Mapping) else None)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"check": self.check, "model": self.model,
+        data = {"check": self.check, "model": self.model,
                 "items": [{"text": i.text, "passed": i.passed, "reason": i.reason} for i in self.items]}
+        return {**data, "samples": dict(self.samples)} if self.samples else data
 
 
 @dataclass(slots=True)

@@ -28,6 +28,9 @@ OPTIONS: list[tuple[str, type, Any, str]] = [
     ("all-runs", bool, False, "a repeated test runs all its runs (default: it stops once its outcome is decided)"),
     ("pass-rate", float, None, "decide every test by a sequential test of its pass rate: pass once it is at least "
      "this with the given confidence, fail once it is below (docs/statistics.md)"),
+    ("judge-samples", int, 1, "ask the judge of every judged check this many times: the majority (pass/fail) or the "
+     "mean (scores) decides, and a check whose samples disagree is listed as unstable"),
+    ("fail-unstable", bool, False, "a judged check whose samples disagree fails its test"),
     ("confidence", float, 0.95, "the sequential pass-rate test's confidence (1 - its error rates)"),
     ("max-runs", int, 200, "the sequential pass-rate test's budget: inconclusive (a failure) once spent"),
     ("trace-chars", int, 2000, "trim each value in the pipeline trace to this many characters"),
@@ -133,6 +136,8 @@ def settings(config: pytest.Config) -> Settings:
         require_judge=bool(value(config, "require-judge")),
         all_runs=bool(value(config, "all-runs")),
         pass_rate=pass_rate_test(config),
+        judge_samples=value(config, "judge-samples"),
+        fail_unstable=bool(value(config, "fail-unstable")),
     )
 
 
@@ -155,6 +160,8 @@ def check(config: pytest.Config) -> None:
     """Reject malformed LLM options at startup (only when given: idle sessions import nothing)."""
     if value(config, "on-missing-input") not in ("skip", "fail"):
         raise pytest.UsageError("pytest-semantictest: --semantictest-on-missing-input must be 'skip' or 'fail'")
+    if not 1 <= value(config, "judge-samples") <= 50:
+        raise pytest.UsageError("pytest-semantictest: --semantictest-judge-samples must be between 1 and 50")
     if value(config, "item-concurrency") < 1:
         raise pytest.UsageError("pytest-semantictest: --semantictest-item-concurrency must be at least 1 (1: one "
                                 "item after another)")

@@ -34,7 +34,7 @@ class LLMJudge(Block):
     name = "LLMJudge"
     concurrency_safe = True
     primary_input = "text"
-    config_keys = frozenset({"model", "criteria", "threshold", "continueConversation", "maxTurns"})
+    config_keys = frozenset({"model", "criteria", "threshold", "continueConversation", "maxTurns", "samples"})
     inputs = ("text", "toolCalls", "history", "expected")
     input_keys = frozenset(inputs) | {"body"}
     outputs = (
@@ -63,6 +63,10 @@ class LLMJudge(Block):
         flag = config.get("continueConversation")
         if flag is not None and not _templated(flag) and not isinstance(flag, bool):
             problems.append(("continueConversation", f"must be true or false, got {flag!r}"))
+        samples = config.get("samples")
+        if samples is not None and not _templated(samples) and (
+                not isinstance(samples, int) or isinstance(samples, bool) or not 1 <= samples <= 50):
+            problems.append(("samples", f"must be a whole number from 1 to 50, got {samples!r}"))
         model = config.get("model")
         if model is not None and (not isinstance(model, str) or not model.strip()):
             problems.append(("model", f"must be a model name, got {model!r}"))
@@ -84,7 +88,10 @@ class LLMJudge(Block):
                 raise JudgeError(REQUIRE_JUDGE_MESSAGE)
             raise JudgeUnavailable(NOT_CONFIGURED)
         try:
-            verdict: dict[str, Any] = await judge.judge(request, repeat=getattr(ctx, "repeat", 0))
+            settings = getattr(ctx, "settings", None)
+            verdict: dict[str, Any] = await judge.judge(request, repeat=getattr(ctx, "repeat", 0),
+                                                        samples=getattr(settings, "judge_samples", 1),
+                                                        fail_unstable=getattr(settings, "fail_unstable", False))
             return verdict
         except LLMError as exc:
             raise JudgeError(str(exc)) from None

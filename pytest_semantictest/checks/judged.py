@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import clip
+from ..llm.consistency import Sampled, sample
 from ..llm.structured import model_schema, parse_answer
 from ..model import CheckResult, Failure
 
@@ -56,6 +57,23 @@ class Verdicts(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     assertions: dict[str, BulletVerdict]
+
+
+def majority(answers: Sequence[Verdicts], replayed: int) -> tuple[Verdicts, Sampled | None]:
+    """One answer from several samples: each assertion holds when most samples say so (a tie does
+    not), with the reason of a sample that agrees; and what the samples said (None for one)."""
+    if len(answers) == 1:
+        return answers[0], None
+    first = answers[0]
+    combined = {}
+    for key in first.assertions:
+        said = [a.assertions[key] for a in answers]
+        held = sum(1 for v in said if v.passed) * 2 > len(said)
+        combined[key] = next(v for v in said if v.passed == held)
+    whole = sum(1 for a in answers if all(v.passed for v in a.assertions.values()))
+    split = any(len({a.assertions[key].passed for a in answers}) > 1 for key in first.assertions)
+    return first.model_copy(update={"assertions": combined}), Sampled(whole, len(answers), replayed=replayed,
+                                                                      split=split)
 
 
 def verdict_schema(count: int) -> dict[str, Any]:
@@ -102,15 +120,30 @@ class JudgedAssertions:
         if not isinstance(observed, dict) or not observed.get("ok"):
             return CheckResult(skipped="natural-language assertions not evaluated: no response")
         count = len(self.bullets)
-        try:
-            completion = await ctx.llm.complete(
-                "judge", self.messages(bus.get("response.request"), observed), schema=verdict_schema(count),
-                parse=lambda text: parse_verdicts(text, count), template=TEMPLATE,
+        settings = getattr(ctx, "settings", None)
+        samples = getattr(settings, "judge_samples", 1)
+        messages = self.messages(bus.get("response.request"), observed)
+
+        async def ask(index: int) -> Any:
+            return await ctx.llm.complete(
+                "judge", messages, schema=verdict_schema(count), parse=lambda text: parse_verdicts(text, count),
+                template=TEMPLATE, sample=index, samples=samples,
             )
+
+        try:
+            completions = await sample(ask, samples)
         except LLMError as exc:
             return CheckResult(error=f"LLM judge error (assertions, line {self.line}): {exc}")
-        return CheckResult(self.failures(completion.parsed, completion.model),
-                           judgement=self.judgement(completion.parsed, completion.model))
+        verdicts, said = majority([c.parsed for c in completions], sum(1 for c in completions if c.cached))
+        model = completions[0].model
+        failures = self.failures(verdicts, model)
+        if said is not None and said.unstable and getattr(settings, "fail_unstable", False) and not failures:
+            failures = [Failure("natural-language assertions", f"unstable judgement: {said.describe()} "
+                                "(--semantictest-fail-unstable)", line=self.line)]
+        judgement = self.judgement(verdicts, model)
+        if said is not None:
+            judgement["samples"] = said.as_dict()
+        return CheckResult(failures, judgement=judgement)
 
     def judgement(self, verdicts: Verdicts, model: str) -> dict[str, Any]:
         """Every bullet's verdict and reason, for the reports."""

@@ -24,6 +24,10 @@ class Settings:
     require_judge: bool = False
     all_runs: bool = False
     """A repeated case makes all its runs (else it stops once its outcome is decided)."""
+    judge_samples: int = 1
+    """How many times each judged check asks its judge (``--semantictest-judge-samples``)."""
+    fail_unstable: bool = False
+    """A judged check whose samples disagree fails (``--semantictest-fail-unstable``)."""
     pass_rate: PassRateTest | None = None
     """The run's sequential pass-rate test (``--semantictest-pass-rate``), for every case that does not
     ask for its own."""

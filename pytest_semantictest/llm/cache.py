@@ -129,8 +129,10 @@ def cache_key(
     seed: int | None,
     repeat: int,
     schema: dict[str, Any] | None,
+    sample: int = 0,
 ) -> str:
-    """The hex sha256 naming one call's entry."""
+    """The hex sha256 naming one call's entry (``sample``: which of a judged check's repeated
+    samples, from 0; only a later sample adds it, so a first sample keeps its recorded key)."""
     material = {
         "v": KEY_VERSION,
         "role": role,
@@ -141,6 +143,7 @@ def cache_key(
         "seed": seed,
         "repeat": repeat,
         "schema": schema,
+        **({"sample": sample} if sample else {}),
     }
     text = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -261,9 +264,9 @@ class ReplayCache:
             return
         self._memo[key] = entry
 
-    def miss_message(self, role: str, key: str, model: str) -> str:
+    def miss_message(self, role: str, key: str, model: str, which: str = "") -> str:
         return (
-            f"replay cache miss for the {role} call (model {model}, key {key}): no entry "
+            f"replay cache miss for the {role} call{which} (model {model}, key {key}): no entry "
             f"{self.path(role, key)}. Record it by running once with a reachable LLM endpoint "
             f"and --semantictest-llm-cache=read-write (the default), then commit {self.directory}."
         )

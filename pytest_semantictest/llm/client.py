@@ -73,8 +73,12 @@ class LLMClient:
         template: str = "",
         temperature: float | None = _UNSET,
         seed: int | None = _UNSET,
+        sample: int = 0,
+        samples: int = 1,
     ) -> Completion:
         """Answer ``messages`` as ``role``; ``schema`` ({name, schema}) asks for structured output.
+        ``repeat`` is the run of a repeated test, ``sample`` (of ``samples``) the repeated sample of
+        one judged check: each is its own cache entry, never another's answer.
 
         ``parse`` turns the text into a value and raises ValueError when it is unusable; the model
         is asked once more, then the call is an :class:`LLMError`. Only parsed answers are cached.
@@ -86,16 +90,19 @@ class LLMClient:
         seed = default_seed if seed is _UNSET else seed
         key = cache_key(
             role=role, model=model, template=template, messages=messages,
-            temperature=temperature, seed=seed, repeat=repeat, schema=schema,
+            temperature=temperature, seed=seed, repeat=repeat, schema=schema, sample=sample,
         )
         expect = {"role": role, "model": model, "template": template, "temperature": temperature, "seed": seed,
-                  "repeat": repeat, "schema": (schema or {}).get("name"), "messages": messages}
+                  "repeat": repeat, "schema": (schema or {}).get("name"), "messages": messages,
+                  **({"sample": sample} if sample else {})}
         hit = self._from_cache(role, key, parse, expect)
         if hit is not None:
             return hit
         if self.cache.replay:
             self.usage.errors += 1
-            raise ReplayMiss(self.cache.miss_message(role, key, model))
+            which = ", ".join(([f"run {repeat + 1}"] if repeat else [])
+                              + ([f"sample {sample + 1} of {samples}"] if samples > 1 else []))
+            raise ReplayMiss(self.cache.miss_message(role, key, model, f" ({which})" if which else ""))
         try:
             content, parsed, tokens, served = await self._answer(
                 role, model, messages, schema, parse, temperature, seed
@@ -105,7 +112,7 @@ class LLMClient:
             raise type(exc)(self._redact(str(exc))) from None
         entry = {
             "key": key, "role": role, "model": model, "served_model": served, "template": template,
-            "temperature": temperature, "seed": seed, "repeat": repeat,
+            "temperature": temperature, "seed": seed, "repeat": repeat, **({"sample": sample} if sample else {}),
             "schema": (schema or {}).get("name"), "messages": messages,
             "response": {"content": content, "tokens": tokens},
         }

@@ -12,7 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .client import LLMClient
+from .client import Completion, LLMClient
+from .consistency import MAX_SAMPLES, combine_judge, sample
 from .prompts import JUDGE_TEMPLATE_VERSION, judge_messages
 from .verdict import JudgeVerdict, parse_verdict, verdict_schema
 
@@ -36,6 +37,8 @@ class JudgeRequest:
     model: str | None = None
     continue_conversation: bool = False
     max_turns: int = DEFAULT_MAX_TURNS
+    samples: int | None = None
+    """How many times the judge is asked (``config.samples``); None: the run's setting."""
 
     @classmethod
     def from_inputs(cls, inputs: Mapping[str, Any], config: Mapping[str, Any]) -> JudgeRequest:
@@ -60,9 +63,12 @@ class JudgeRequest:
             criteria = {str(k): float(v) for k, v in (config.get("criteria") or DEFAULT_CRITERIA).items()}
             threshold = float(config.get("threshold", DEFAULT_THRESHOLD))
             max_turns = int(config.get("maxTurns", DEFAULT_MAX_TURNS))
+            samples = None if config.get("samples") is None else int(config["samples"])
         except (AttributeError, TypeError, ValueError):
             raise ValueError("LLMJudge config: criteria must map names to weights, threshold be a number, "
-                             "maxTurns an integer") from None
+                             "maxTurns and samples integers") from None
+        if samples is not None and not 1 <= samples <= MAX_SAMPLES:
+            raise ValueError(f"LLMJudge config.samples must be between 1 and {MAX_SAMPLES}, got {samples}")
         if not criteria or abs(sum(criteria.values()) - 1.0) > 1e-6:
             raise ValueError("LLMJudge config.criteria must map criterion names to weights summing to 1")
         return cls(
@@ -77,6 +83,7 @@ class JudgeRequest:
             model=str(model) if model else None,
             continue_conversation=bool(config.get("continueConversation", False)),
             max_turns=max(1, max_turns),
+            samples=samples,
         )
 
     @property
@@ -117,20 +124,35 @@ class Judge:
         """The LLMJudge block's output for raw inputs and config."""
         return await self.judge(JudgeRequest.from_inputs(inputs, config), repeat=repeat)
 
-    async def judge(self, request: JudgeRequest, repeat: int = 0) -> dict[str, Any]:
-        """Ask the model, validate its verdict, compute the score; raises LLMError on failure."""
+    async def judge(self, request: JudgeRequest, repeat: int = 0, samples: int = 1,
+                    fail_unstable: bool = False) -> dict[str, Any]:
+        """Ask the model, validate its verdict, compute the score; raises LLMError on failure.
+        With ``samples`` > 1 (or the request's own), it is asked that many times and the answers are
+        combined (:mod:`.consistency`)."""
         criteria = list(request.criteria)
         count = len(request.constraints)
-        completion = await self.client.complete(
-            self.role,
-            request.messages(),
-            model=request.model,
-            schema=verdict_schema(criteria, count, request.continue_conversation),
-            parse=lambda text: parse_verdict(text, criteria, count),
-            repeat=repeat,
-            template=JUDGE_TEMPLATE_VERSION,
-        )
-        return outcome(request, completion.parsed, completion.model)
+        samples = request.samples or samples
+        messages = request.messages()
+
+        async def ask(index: int) -> Completion:
+            return await self.client.complete(
+                self.role,
+                messages,
+                model=request.model,
+                schema=verdict_schema(criteria, count, request.continue_conversation),
+                parse=lambda text: parse_verdict(text, criteria, count),
+                repeat=repeat,
+                template=JUDGE_TEMPLATE_VERSION,
+                sample=index,
+                samples=samples,
+            )
+
+        if samples <= 1:
+            completion = await ask(0)
+            return outcome(request, completion.parsed, completion.model)
+        completions = await sample(ask, samples)
+        outputs = [outcome(request, c.parsed, c.model) for c in completions]
+        return combine_judge(outputs, sum(1 for c in completions if c.cached), fail_unstable)
 
 
 def outcome(request: JudgeRequest, verdict: JudgeVerdict, model: str) -> dict[str, Any]:

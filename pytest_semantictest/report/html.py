@@ -26,7 +26,7 @@ from ..stats import interval_text
 from .conversation import conversation_data
 from .html_values import STYLE, Render
 from .html_values import table as _table
-from .judge import judged_items
+from .judge import judged_items, samples_text
 from .junit import deciding_judgement, run_verdicts
 from .notes import notes_html
 from .records import in_verdict, step_name
@@ -143,6 +143,8 @@ def _judgement(r: Render, name: str, j: Judgement) -> str:
             f'<span class="st-{state}">{state}</span>'
             + (f" (model {r.text(j.model)})" if j.model else "") + "</h4>")
     body = f'<p class="st-reasoning">{r.text(j.reasoning)}</p>'
+    if j.samples:
+        body += f'<p class="st-samples{" st-unstable" if j.unstable else ""}">samples: {r.text(samples_text(j.samples))}</p>'
     if j.details:
         body += _table("st-criteria", ["criterion", "score"], [[r.cell(k), r.cell(v)] for k, v in j.details.items()])
     if j.constraints:

@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..evidence import JudgedItems, Judgement, ValidatorVerdict
-from ..model import StepTrace
-from .records import has, in_trace
+from ..model import StepTrace, Verdict
+from .records import has, in_trace, step_name
 
 
 def has_judgements(trace: Sequence[StepTrace]) -> bool:
@@ -48,11 +48,34 @@ def judge_lines(j: Judgement | Mapping[str, Any]) -> list[str]:
         state = "met" if c.get("met") else "VIOLATED"
         reason = f" ({c['reason']})" if c.get("reason") else ""
         lines.append(f"constraint {n} {state}: {c.get('constraint', '')}{reason}")
+    if j.samples:
+        lines.append(f"samples: {samples_text(j.samples)}")
     if j.reasoning:
         lines.append(f"reasoning: {j.reasoning}")
     if j.continues:
         lines.append(f"next prompt: {j.next_prompt}")
     return lines
+
+
+def samples_text(samples: Mapping[str, Any]) -> str:
+    """``3/5 passed, scores 0.40-0.90 (sd 0.21), UNSTABLE; 5 live, 0 replayed``."""
+    scores = f", scores {_num(samples['min'])}-{_num(samples['max'])} (sd {_num(samples['sd'])})" \
+        if "min" in samples else ""
+    unstable = ", UNSTABLE" if samples.get("unstable") else ""
+    return (f"{samples.get('passed')}/{samples.get('n')} passed{scores}{unstable}; "
+            f"{samples.get('live', 0)} live, {samples.get('replayed', 0)} replayed")
+
+
+def unstable_judgements(verdict: Verdict) -> list[str]:
+    """Each judged step of the case (any run) whose samples disagreed: ``step 'judge': 3/5 ...``."""
+    found = []
+    for run in verdict.runs or [verdict]:
+        for t, j in in_trace(run.trace, Judgement):
+            if j.unstable and j.samples is not None:
+                found.append(f"{step_name(t)} (line {t.step.line}): {samples_text(j.samples)}")
+        found += [f"{items.check}: {samples_text(items.samples)}" for items in judged_items(run)
+                  if items.unstable and items.samples is not None]
+    return list(dict.fromkeys(found))
 
 
 def _num(value: Any) -> str:

@@ -3,7 +3,8 @@ terminal and HTML summaries read on the xdist controller.
 
 Names: ``format``; with a verdict ``runs`` (``k/n`` runs passed), ``min_pass``, ``run_outcomes`` and
 ``pass_rate`` with its 95% Wilson interval ``pass_rate_low``/``pass_rate_high`` (repeated tests),
-``decision`` (a sequential pass-rate test's conclusion), ``score`` and ``threshold`` (the deciding LLM judge or validator), ``judged``
+``decision`` (a sequential pass-rate test's conclusion), ``unstable_judgement`` (judged steps whose
+samples disagreed), ``score`` and ``threshold`` (the deciding LLM judge or validator), ``judged``
 (``k/n`` natural-language assertions held), ``llm_calls``, ``cache_hits`` and ``tokens`` (LLM use
 while the test ran), and ``<note title>: <fact>`` for every fact of a
 :class:`~pytest_semantictest.evidence.Note` a block or check gave. ERROR vs FAILURE needs nothing here: a case that errors
@@ -18,7 +19,7 @@ from typing import Any
 from ..evidence import Judgement, ValidatorVerdict
 from ..model import Outcome, Verdict
 from ..stats import wilson
-from .judge import judged_items, validations
+from .judge import judged_items, unstable_judgements, validations
 from .notes import note_properties
 from .records import in_trace
 from .redact import Redactor
@@ -75,6 +76,9 @@ def properties(fmt: str, verdict: Verdict | None, required: int | None, usage: M
         for key, value in (("score", judged.score), ("threshold", judged.threshold)):
             if isinstance(value, (int, float)):
                 props.append((key, value))
+    unstable = unstable_judgements(verdict)
+    if unstable:
+        props.append(("unstable_judgement", "; ".join(unstable)))
     items = [i for j in judged_items(verdict) for i in j.items]
     if items:
         props.append(("judged", f"{sum(1 for i in items if i.passed)}/{len(items)}"))

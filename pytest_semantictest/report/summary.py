@@ -70,6 +70,10 @@ class Entry:
     min_pass: Any = None
     rows: list[list[Any]] = field(default_factory=list)
     judge: list[Any] | None = None
+    unstable: str | None = None
+    """Its judged steps whose samples disagreed (``--semantictest-judge-samples``)."""
+    llm: tuple[int, int] | None = None
+    """LLM answers while it ran: (live calls, replayed from the cache)."""
 
     @property
     def flaky(self) -> bool:
@@ -93,6 +97,9 @@ class Tally:
         entry = self.tests.setdefault(report.nodeid, Entry(report.nodeid, fmt))
         entry.runs = props.get("runs", entry.runs)
         entry.min_pass = props.get("min_pass", entry.min_pass)
+        entry.unstable = props.get("unstable_judgement", entry.unstable)
+        if "llm_calls" in props:
+            entry.llm = (int(props["llm_calls"]), int(props.get("cache_hits", 0)))
         if report.when == "setup" and not report.passed:
             entry.outcome = "error" if report.failed else "skipped"
         elif report.when == "call":
@@ -131,7 +138,8 @@ def _runs_text(entry: Entry) -> str:
     if entry.runs and "/" in entry.runs:
         passed, total = (int(x) for x in entry.runs.split("/"))
         if total > 1:
-            return f"{passed}/{total} runs passed (95% CI {interval_text(passed, total)}){need}"
+            llm = f"; LLM answers: {entry.llm[0]} live, {entry.llm[1]} replayed" if entry.llm else ""
+            return f"{passed}/{total} runs passed (95% CI {interval_text(passed, total)}){need}{llm}"
     return f"{entry.runs} runs passed{need}"
 
 
@@ -198,6 +206,9 @@ class SummaryPlugin:
                 tr.write_line(f"{fmt.ljust(width)}  {counts_text(counts)}")
             for entry in tally.flaky():
                 tr.write_line(f"flaky: {entry.nodeid} ({_runs_text(entry)})")
+            for entry in tally.tests.values():
+                if entry.unstable:
+                    tr.write_line(f"unstable judgement: {entry.nodeid}: {entry.unstable}")
             if self.config.getoption("verbose", 0) > 0:
                 for entry in tally.repeated():
                     tr.write_line(f"{entry.nodeid}: {_runs_text(entry)}")

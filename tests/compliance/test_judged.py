@@ -138,3 +138,19 @@ def test_an_assertion_edited_to_hold_in_the_cache_is_an_error(
     result = run(pytester, server, "--semantictest-llm-cache=replay")
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines([f"*replay cache entry {path} cannot be trusted: its digest does not match*"])
+
+
+def test_sampled_assertions_take_the_majority_and_a_split_is_unstable(
+    pytester: pytest.Pytester, server: compliance_server.ComplianceServer, fake: FakeOpenAI
+) -> None:
+    """Three samples: the second assertion holds in two of them (held, by the majority), the third in
+    one (not held); the samples split, so the check is listed as unstable; each sample is a call."""
+    pytester.makefile(".md", judged=doc(chat_case("1. Judged", extra=ASSERTIONS)))
+    fake.queue(verdicts(True, True, False), verdicts(True, False, True), verdicts(True, True, False))
+    result = run(pytester, server, f"--semantictest-llm-base-url={fake.url}", "--semantictest-judge-samples=3")
+    result.assert_outcomes(failed=1)
+    assert fake.count == 3
+    out = result.stdout.str()
+    assert "assertion 3" in out and "assertion 2" not in out, out
+    assert "unstable judgement: judged.md::1. Judged: natural-language assertions (line " in out, out
+    assert "0/3 passed, UNSTABLE; 3 live, 0 replayed" in out, out
