@@ -7,6 +7,8 @@ pytest (other arguments are passed on to pytest as they are).
 line per file (``ok  specs/a.highbar.yaml (3 tests)`` or ``✗ specs/b.json:4: tests[0].id: ...``), then
 the problems of a file's tests that will ERROR (``--collect-only`` lists the same); exit 0 when every
 file is valid, 2 when a file does not collect (as ``highbar validate``), else 1 when a test will ERROR.
+``semantictest agreement LABELS [--min-kappa K] [pytest options]``: ask the LLM judge about labelled
+examples and print its agreement with the labels (Cohen's kappa with its 95% interval, the counts).
 ``semantictest schema NAME [--path]``: print a format's JSON Schema (or where the file is).
 """
 
@@ -23,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from .errors import SpecError
 from .runtime import runtime
 
 SEMTEST_DEFAULT_OUTPUT = "test-report.html"
@@ -180,6 +183,97 @@ def validate(paths: Sequence[str], out: Any = None) -> int:
     return (1 if plugin.test_errors else 0) if valid else 2
 
 
+# --------------------------------------------------------------------------- semantictest agreement
+
+
+class _Agreement:
+    """A pytest plugin that collects nothing: it asks the session's judge about each labelled example
+    (with the session's LLM options and replay cache) and keeps the pairs (label, judge)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.problem: str | None = None
+        self.results: list[tuple[str, bool, bool, float | None]] = []
+        """``(name, label, judge passed, score)`` per example."""
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection(self, session: pytest.Session) -> bool:
+        session.items = []
+        try:
+            self._judge_all(session.config)
+        except SpecError as exc:  # the labels file: each problem names its line
+            self.problem = exc.render()
+        except Exception as exc:  # noqa: BLE001  said as one line, never a traceback
+            self.problem = f"{self.path}: {exc}"
+        return True
+
+    def _judge_all(self, config: pytest.Config) -> None:
+        import asyncio
+
+        from .formats.labels import load_labels
+        from .llm.judge import JudgeRequest
+
+        examples = load_labels(self.path)
+        state = runtime(config)
+        judge = state.context.judge
+        if judge is None:
+            raise RuntimeError("no LLM judge is configured: set OPENAI_API_KEY, or --semantictest-llm-base-url "
+                               "(or use --semantictest-llm-cache=replay with a recorded cache)")
+        samples = state.context.settings.judge_samples
+
+        async def ask(example: Any) -> dict[str, Any]:
+            answer: dict[str, Any] = await judge.judge(JudgeRequest.from_inputs(example.inputs, example.config),
+                                                       samples=samples)
+            return answer
+
+        async def ask_all() -> list[Any]:
+            return await asyncio.gather(*(ask(e) for e in examples), return_exceptions=True)
+
+        answers = state.run(ask_all())
+        failed = [(e, a) for e, a in zip(examples, answers) if isinstance(a, BaseException)]
+        if failed:
+            example, error = failed[0]
+            raise RuntimeError(state.redactor.text(f"{example.name} (line {example.line}): the judge gave no verdict: "
+                                                   f"{error}" + (f" (and {len(failed) - 1} more)" if len(failed) > 1 else "")))
+        self.results = [(e.name, e.label, bool(a["passed"]), a.get("score")) for e, a in zip(examples, answers)]
+
+
+def agreement(path: str, args: Sequence[str], min_kappa: float | None, out: Any = None) -> int:
+    """Judge every labelled example; print Cohen's kappa with its interval and the confusion counts.
+    0, or 1 when the kappa's lower bound is below ``min_kappa``; 2 when nothing could be judged."""
+    from .stats import cohen_kappa
+
+    out = out or sys.stdout
+    plugin = _Agreement(Path(path))
+    captured = io.StringIO()
+    with contextlib.redirect_stdout(captured), contextlib.redirect_stderr(captured):
+        code = pytest.main(["-p", "semantictest", "-q", "-p", "no:cacheprovider", "-o", "addopts=", *args],
+                           plugins=[plugin])
+    if code in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERNAL_ERROR):
+        errors = [line for line in captured.getvalue().splitlines() if line.startswith("ERROR:")]
+        out.write("\n".join(errors or [captured.getvalue().strip()]) + "\n")
+        return 2
+    if plugin.problem is not None or not plugin.results:
+        out.write(f"✗ {plugin.problem or f'{path}: no labelled examples'}\n")
+        return 2
+    found = cohen_kappa([(label, judged) for _, label, judged, _ in plugin.results])
+    counts = found.counts
+    out.write(f"judge agreement with {found.total} labelled examples in {path}:\n"
+              f"  kappa {found.kappa:.2f} (95% CI {found.low:.2f} to {found.high:.2f}); "
+              f"observed agreement {found.observed:.0%}\n"
+              f"  labelled pass: judge passed {counts[True, True]}, judge failed {counts[True, False]}\n"
+              f"  labelled fail: judge passed {counts[False, True]}, judge failed {counts[False, False]}\n")
+    for name, label, judged, score in plugin.results:
+        if label != judged:
+            shown = f", score {score:g}" if isinstance(score, (int, float)) else ""
+            out.write(f"  disagrees: {name} (labelled {'pass' if label else 'fail'}, judge "
+                      f"{'passed' if judged else 'failed'}{shown})\n")
+    if min_kappa is not None and found.low < min_kappa:
+        out.write(f"✗ the kappa's lower bound {found.low:.2f} is below --min-kappa {min_kappa:g}\n")
+        return 1
+    return 0
+
+
 # --------------------------------------------------------------------------- semantictest
 
 
@@ -191,12 +285,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     check = commands.add_parser("validate", help="check spec files of every format without running anything")
     check.add_argument("paths", nargs="*", default=[], help="files or folders (default: pytest's testpaths)")
+    agree = commands.add_parser("agreement", help="how well the LLM judge agrees with labelled examples (Cohen's kappa)")
+    agree.add_argument("labels", help="a labels file (*.labels.jsonl: text, expected, label per line)")
+    agree.add_argument("--min-kappa", type=float, default=None,
+                       help="exit 1 when the kappa's 95%% lower bound is below this (a CI gate for a rubric)")
     show = commands.add_parser("schema", help="print a format's JSON Schema (for editors)")
     show.add_argument("name", choices=[s.name for s in schemas.SCHEMAS])
     show.add_argument("--path", action="store_true", help="print where the schema file is instead")
     args, rest = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
     if args.command == "validate":  # other options (--semantictest-..., -c, --rootdir) go to pytest
         return validate([*args.paths, *rest])
+    if args.command == "agreement":  # the LLM options (--semantictest-llm-...) go to pytest
+        return agreement(args.labels, rest, args.min_kappa)
     if rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     target = schemas.path(args.name)
