@@ -26,6 +26,9 @@ OPTIONS: list[tuple[str, type, Any, str]] = [
     ("item-concurrency", int, 16, "how many spec items' pipelines run at once in this process (the next items run "
      "ahead while pytest reports in order; 1: one after another)"),
     ("all-runs", bool, False, "a repeated test runs all its runs (default: it stops once its outcome is decided)"),
+    ("baseline", str, None, "compare this run with an earlier results file (--semantictest-results) or a folder "
+     "of them: regressions by test, with significance (docs/baseline.md)"),
+    ("fail-on-regression", bool, False, "exit 1 when a test regressed significantly against --semantictest-baseline"),
     ("pass-rate", float, None, "decide every test by a sequential test of its pass rate: pass once it is at least "
      "this with the given confidence, fail once it is below (docs/statistics.md)"),
     ("judge-samples", int, 1, "ask the judge of every judged check this many times: the majority (pass/fail) or the "

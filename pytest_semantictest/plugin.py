@@ -47,14 +47,18 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "compliance: a test case of a compliance Markdown file (*.md)")
     state = install(config, _schedule)
     options.check(config)
-    results = options.value(config, "results")
-    if results:  # one JSON object per test; written by the controller
+    results, baseline = options.value(config, "results"), options.value(config, "baseline")
+    if results or baseline:  # one JSON object per test; written by the controller (kept for the baseline)
         from .report.results import ResultsWriter
 
-        config.pluginmanager.register(
-            ResultsWriter(config, results, state.own_usage, lambda: state.redactor if state.started else None),
-            "semantictest-results",
-        )
+        writer = ResultsWriter(config, results, state.own_usage, lambda: state.redactor if state.started else None)
+        if baseline:  # registered first: its hooks run after the writer's (pluggy calls the latest first)
+            from .report.baseline_plugin import BaselinePlugin
+
+            config.pluginmanager.register(BaselinePlugin(config, baseline, writer,
+                                                         bool(options.value(config, "fail-on-regression"))),
+                                          "semantictest-baseline")
+        config.pluginmanager.register(writer, "semantictest-results")
     from .session_exit import SessionExit
 
     config.pluginmanager.register(SessionExit(config, state), "semantictest-exit")  # exit status, signals

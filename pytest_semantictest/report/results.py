@@ -4,7 +4,9 @@ Each object: ``id`` (the node id), ``name``, ``file``, ``format``, ``outcome`` (
 error, skipped, xfailed, xpassed), ``duration_s``, ``message`` (why it did not pass), and for spec
 tests ``turns`` (input, output, tool calls, ...), ``checkpoints``, ``judgements`` (judged checks'
 items), ``notes`` (the :class:`~pytest_semantictest.evidence.Note` records blocks and checks gave)
-and ``llm_usage`` (this test's LLM calls, cache hits, tokens). A worker attaches its test's data to the teardown report (pytest-
+``llm_usage`` (this test's LLM calls, cache hits, tokens), ``score`` (the deciding judge's), for
+repeated tests ``runs``, ``run_durations_ms``, ``run_scores`` and ``pass_rate``, ``baseline`` (the
+comparison with ``--semantictest-baseline``) and ``results_version``. A worker attaches its test's data to the teardown report (pytest-
 xdist carries report attributes to the controller); only the controller writes the file. Every
 value passes through the redactor.
 """
@@ -22,6 +24,9 @@ if TYPE_CHECKING:
     from .redact import Redactor
 
 ATTRIBUTE = "semantictest_result"
+RESULTS_VERSION = 1
+"""Every record says which version of this format it is (``results_version``): the baseline
+comparison reads only the versions it knows."""
 
 
 def _plain(value: Any) -> Any:
@@ -34,10 +39,10 @@ class ResultsWriter:
     process's LLM usage counters; ``redactor()``: the session's redactor, None while the session's
     services have not started (then the environment's secrets are masked)."""
 
-    def __init__(self, config: pytest.Config, path: str, usage: Callable[[], dict[str, int]],
+    def __init__(self, config: pytest.Config, path: str | None, usage: Callable[[], dict[str, int]],
                  redactor: Callable[[], Redactor | None]) -> None:
         self.config = config
-        self.path = Path(str(config.invocation_params.dir)) / path
+        self.path = Path(str(config.invocation_params.dir)) / path if path else None
         self._usage = usage
         self._session_redactor = redactor
         self.records: dict[str, dict[str, Any]] = {}
@@ -72,7 +77,7 @@ class ResultsWriter:
         from ..stats import wilson
         from .conversation import conversation_data
         from .judge import judged_items
-        from .junit import run_tally
+        from .junit import deciding_judgement, run_tally
         from .notes import note_records
 
         case = getattr(item, "case", None)
@@ -90,8 +95,16 @@ class ResultsWriter:
                 record["turns"] = turns
             if checkpoints is not None:
                 record["checkpoints"] = checkpoints
+            judged_by = deciding_judgement(verdict)
+            if judged_by is not None and isinstance(judged_by.score, (int, float)):
+                record["score"] = judged_by.score
             if verdict.runs:
                 record["runs"] = [r.outcome.value for r in verdict.runs]
+                record["run_durations_ms"] = [round(r.duration_ms, 1) for r in verdict.runs]
+                scores = [j.score for j in map(deciding_judgement, verdict.runs)
+                          if j is not None and isinstance(j.score, (int, float))]
+                if len(scores) == len(verdict.runs):
+                    record["run_scores"] = scores
                 passed, total = run_tally(verdict)
                 low, high = wilson(passed, total)
                 record["pass_rate"] = {"passed": passed, "runs": total, "rate": round(passed / total, 4),
@@ -112,8 +125,10 @@ class ResultsWriter:
 
     # -- the controller (or the only process): collect and write ----------------------------
 
+    @pytest.hookimpl(tryfirst=True)  # (before the baseline comparison, which reads the record)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        record = self.records.setdefault(report.nodeid, {"id": report.nodeid, "outcome": "passed", "duration_s": 0.0})
+        record = self.records.setdefault(report.nodeid, {"id": report.nodeid, "outcome": "passed", "duration_s": 0.0,
+                                                         "results_version": RESULTS_VERSION})
         record["duration_s"] = round(record["duration_s"] + float(report.duration or 0.0), 6)
         outcome = _outcome(report)
         if outcome is not None and (record["outcome"] in ("passed", "xpassed") or outcome == "failed"):
@@ -128,6 +143,8 @@ class ResultsWriter:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if hasattr(session.config, "workerinput"):
             return
+        if self.path is None:  # kept for the baseline comparison only
+            return
         order = ("id", "name", "file", "format", "outcome", "duration_s", "message")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.path.open("w", encoding="utf-8") as fh:
@@ -137,7 +154,7 @@ class ResultsWriter:
                 fh.write(json.dumps(ordered, ensure_ascii=False, default=str) + "\n")
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if not hasattr(self.config, "workerinput"):
+        if not hasattr(self.config, "workerinput") and self.path is not None:
             terminalreporter.write_line(f"semantictest: results of {len(self.records)} tests in {self.path}")
 
 

@@ -1,0 +1,110 @@
+"""``--semantictest-baseline PATH``: compare this run with an earlier results file, in every report;
+``--semantictest-fail-on-regression`` makes a significant regression fail the run (exit 1).
+
+Registered on the xdist controller (or the only process) before the results writer, whose records
+(this run's) it reads: per test as its teardown report arrives (JUnit's ``baseline`` and
+``baseline_change`` properties, before the suite-wide correction), and for the whole run at the end
+(the terminal section, the HTML summary, the results file's ``baseline``, the exit status).
+"""
+
+from __future__ import annotations
+
+from html import escape
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from .baseline import BaselineError, Change, Comparison, compare, load
+
+if TYPE_CHECKING:
+    from .results import ResultsWriter
+
+ORDER = ("regressed", "improved", "inconclusive", "gone", "new")
+
+
+class BaselinePlugin:
+    def __init__(self, config: pytest.Config, path: str, writer: ResultsWriter, gate: bool) -> None:
+        self.config = config
+        self.path = Path(str(config.invocation_params.dir)) / path
+        self.writer = writer
+        self.gate = gate
+        self.old: dict[str, dict[str, Any]] = {}
+        self.problem: str | None = None
+        self.notes: list[str] = []
+        self.comparison: Comparison | None = None
+        try:
+            self.old, self.notes = load(self.path)
+        except BaselineError as exc:
+            self.problem = str(exc)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """After the results writer (registered later, so called earlier) has this test's record."""
+        if report.when != "teardown" or self.problem is not None:
+            return
+        record = self.writer.records.get(report.nodeid)
+        if record is None:
+            return
+        one = compare({k: v for k, v in self.old.items() if k == report.nodeid}, {report.nodeid: record},
+                      str(self.path), ()).changes[report.nodeid]
+        report.user_properties.append(("baseline", one.old.text() if one.old else "none"))
+        report.user_properties.append(("baseline_change", one.kind))
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if hasattr(self.config, "workerinput") or self.problem is not None:
+            if self.problem is not None and self.gate and session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED  # the gate could not check: not a pass
+            return
+        ran = {str(r.get("file")) for r in self.writer.records.values() if r.get("file")}
+        self.comparison = compare(self.old, self.writer.records, str(self.path), ran)
+        self.comparison.notes[:0] = self.notes
+        for nodeid, change in self.comparison.changes.items():
+            if nodeid in self.writer.records:
+                self.writer.records[nodeid]["baseline"] = change.as_dict()
+        if self.gate and self.comparison.regressed and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if hasattr(self.config, "workerinput"):
+            return
+        tr = terminalreporter
+        tr.write_sep("-", "semantictest baseline")
+        if self.problem is not None:
+            tr.write_line(f"not compared: {self.problem}" + (" (--semantictest-fail-on-regression: exit 1)"
+                                                             if self.gate else ""))
+            return
+        if self.comparison is None:
+            return
+        counts = {kind: len(self.comparison.of_kind(kind)) for kind in (*ORDER, "unchanged")}
+        tr.write_line(f"compared with {self.path}: " + ", ".join(f"{n} {k}" for k, n in counts.items() if n))
+        for kind in ORDER:
+            for change in self.comparison.of_kind(kind):
+                tr.write_line(f"{kind}: {_line(change)}")
+        for note in self.comparison.notes:
+            tr.write_line(f"note: {note}")
+        if self.gate and self.comparison.regressed:
+            tr.write_line(f"--semantictest-fail-on-regression: {len(self.comparison.regressed)} regression(s), exit 1")
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_results_summary(self, prefix: list[str], summary: list[str], postfix: list[str],
+                                    session: pytest.Session) -> None:
+        if self.problem is not None:
+            prefix.append(f'<div class="st-baseline"><h3>Baseline</h3><p>not compared: {escape(self.problem)}</p></div>')
+            return
+        if self.comparison is None:
+            return
+        rows = "".join(
+            f"<tr><td>{escape(kind)}</td><td>{escape(c.nodeid)}</td><td>{escape(c.old.text() if c.old else '')}</td>"
+            f"<td>{escape(c.new.text() if c.new else '')}</td><td>{escape('; '.join(c.reasons))}</td></tr>"
+            for kind in ORDER for c in self.comparison.of_kind(kind))
+        prefix.append(f'<div class="st-baseline"><h3>Baseline: {escape(str(self.path))}</h3>'
+                      '<table class="st-summary st-baseline-table"><thead><tr><th>change</th><th>test</th>'
+                      f'<th>baseline</th><th>this run</th><th>why</th></tr></thead><tbody>{rows}</tbody></table></div>')
+
+
+def _line(change: Change) -> str:
+    was = f"{change.old.text()} -> {change.new.text()}" if change.old and change.new else ""
+    why = "; ".join(change.reasons)
+    return " ".join(part for part in (change.nodeid, f"({was})" if was else "", why) if part)
