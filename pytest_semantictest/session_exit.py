@@ -51,6 +51,19 @@ class SessionExit:
         self.code: int | None = None
         self.unrunnable = False
         self.spec_session = False
+        self.session: pytest.Session | None = None
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.session = session
+
+    def interrupted_at_close(self) -> None:
+        """A Ctrl-C came while the agents were being stopped (``pytest_unconfigure``): they were stopped
+        at once; the run ends as an interrupted one, without a traceback."""
+        if self.session is not None:
+            self.session.exitstatus = INTERRUPTED if self.spec_session else pytest.ExitCode.INTERRUPTED
+        with contextlib.suppress(Exception):
+            self.config.get_terminal_writer().line(
+                "semantictest: interrupted while stopping the agents: stopped them at once", red=True)
 
     def _spec_found(self) -> None:
         """A spec file is in this session: from now on interrupts follow highbar (module doc)."""

@@ -10,6 +10,11 @@ temp-dir lock, the xdist state folder), and the exit status is 128 + the signal.
 cleans up at once and dies by the signal. ``unwind_on_signals(True, sigint_once=True)`` (xdist
 workers) also makes every SIGINT after the first a no-op: the controller forwards a Ctrl-C to
 its workers, which a terminal has often already delivered to them.
+
+A SIGTERM / SIGHUP that does not unwind (a second one, or one after the session, while the agents are
+being stopped) first kills every process group this process is stopping, and every later stop skips
+its grace period (``procs.kill_stopping``): an agent that ignores SIGTERM is not left running when
+the signal ends pytest during the agent's grace period.
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ import threading
 from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any
+
+from . import procs
 
 _callbacks: dict[int, Callable[[], None]] = {}
 _lock = threading.RLock()  # a signal handler may run while this thread holds it
@@ -130,6 +137,8 @@ def _install_handlers() -> None:
 
 
 def _on_signal(signum: int, frame: FrameType | None) -> None:
+    if not _unwind or _interrupted:  # this one ends the process: an agent being stopped is killed now
+        procs.kill_stopping()
     if _critical_depth:
         _deferred.append((signum, frame))
         return

@@ -235,6 +235,9 @@ class SharedAgent:
                 state["users"] = users
                 state["idle"] = [u for u in state.get("idle", []) if u in users]
                 _write_state(self.state_path, state)
+                if self._process is not None:
+                    self._process.detach()  # its watchdog now watches the other users
+                    self._process = None
                 return
             if self._process is not None and self._process.pid == state["pid"]:
                 self._process.stop()
@@ -249,7 +252,7 @@ class SharedAgent:
             self.release()
 
     def _start(self, observe: bool) -> dict[str, Any]:
-        process = AgentProcess(self.config, register_cleanup=False)
+        process = AgentProcess(self.config, register_cleanup=False, users=self.state_path)
         state: dict[str, Any] = {}
 
         def record(spawned: AgentProcess) -> None:  # written before readiness: a reaper can find it

@@ -160,11 +160,12 @@ class Run:
 
     def __init__(self, tmp: Path, tests: str, count: int, *, route: str = "chat", agent: list[str] | None = None) -> None:
         self.tmp = tmp
+        self.route = route
         self.mark = uuid.uuid4().hex
         self.port = free_port()
         self.child_pidfile = tmp / "agent-child.pid"
         argv = agent or [sys.executable, str(TRACE_AGENT)]
-        start = " ".join([*argv, "--port", str(self.port), "--spawn-child", str(self.child_pidfile)])
+        start = self.start_command = " ".join([*argv, "--port", str(self.port), "--spawn-child", str(self.child_pidfile)])
         body = "".join(tests.format(i=i) for i in range(count))
         (tmp / "pytest.ini").write_text("[pytest]\n")
         (tmp / "leaks.highbar.yaml").write_text(

@@ -1,0 +1,119 @@
+"""No agent outlives pytest (issue 31, processes): a signal during an agent's grace period, and SIGKILL.
+
+The agent ignores SIGTERM (so stopping it takes its whole 5 s grace period, then SIGKILL) and has a
+child of its own that ignores it too; it notes each SIGTERM in a file, so a test knows the plugin's
+stop has begun. The same runs for a highbar spec and a Yao conversation file (every format starts
+its agent through the same agent process code, ``agents/process.py``), in one process and under
+``-n 2`` (one agent shared by the workers, ``agents/shared.py``):
+
+- SIGTERM or SIGHUP to pytest in the grace period: the agent's group is killed at once and pytest
+  dies by the signal (exit 143 / 129), nothing left when it has exited;
+- SIGINT there: no traceback out of ``pytest_unconfigure``, exit status 130 (an interrupted run);
+- SIGKILL to pytest (or to the xdist controller): its agent's watchdog stops the group
+  (``agents/watchdog.py``) within the grace period and a few seconds.
+
+``Run`` (``test_no_leaks.py``) finds every process of a run by its marker or working folder, forked
+or not (``SEMANTICTEST_TEST_FORK=0``), and its fixture kills whatever is left when a test ends.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.highbar.test_no_leaks import (  # noqa: F401 (make_run is a fixture)
+    QUICK,
+    SLOW,
+    TRACE_AGENT,
+    Run,
+    agents_on,
+    make_run,
+    marked,
+    wait_for,
+    workers_of,
+)
+
+GRACE_S = 5.0
+"""The plugin's grace period between SIGTERM and SIGKILL (``stop_grace_s``)."""
+
+
+def _ignoring_agent(tmp: Path) -> tuple[list[str], Path]:
+    noted = tmp / "sigterm.txt"
+    return [sys.executable, str(TRACE_AGENT), "--sigterm-file", str(noted)], noted
+
+
+def _yao_files(run: Run, cases: int = 1) -> tuple[str, ...]:
+    """A Yao conversation file whose sidecar starts the same agent (highbar protocol)."""
+    (run.tmp / "orders_test.agent.yaml").write_text(
+        f"protocol: highbar\nendpoint: http://127.0.0.1:{run.port}/{run.route}\n"
+        f"start: {json.dumps(run.start_command)}\nhealth: http://127.0.0.1:{run.port}/health\n"
+        "startup_timeout: 20000\n", encoding="utf-8")
+    lines = [json.dumps({"id": f"hello-{i}", "input": "hello there",
+                         "assertions": [{"type": "contains", "value": "Hello"}]}) for i in range(cases)]
+    (run.tmp / "orders_test.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return ("orders_test.jsonl",)
+
+
+def _paths(run: Run, fmt: str, cases: int = 1) -> tuple[str, ...]:
+    return _yao_files(run, cases) if fmt == "yao" else ("leaks.highbar.yaml",)
+
+
+def _gone_at_exit(run: Run, agent: int, child: int, out: str) -> None:
+    """Right after pytest exited, the agent and its child are gone (not a grace period later)."""
+    alive = {pid for pid in (agent, child) if pid in marked(run.mark, run.since)}
+    assert not alive, f"still running when pytest had exited: {alive}\n{out}"
+
+
+def _until_the_stop_began(run: Run, noted: Path, proc) -> None:  # type: ignore[no-untyped-def]
+    wait_for("the plugin's SIGTERM to the agent (its grace period)", noted.exists, 60, proc)
+    time.sleep(0.3)  # well inside the 5 s
+
+
+@pytest.mark.parametrize(("fmt", "sig"), [
+    ("highbar", signal.SIGTERM), ("highbar", signal.SIGHUP), ("highbar", signal.SIGINT),
+    ("yao", signal.SIGTERM), ("yao", signal.SIGINT),
+])
+def test_a_signal_in_the_grace_period_stops_the_group_first(make_run, tmp_path: Path, fmt: str, sig: int) -> None:  # type: ignore[no-untyped-def]
+    argv, noted = _ignoring_agent(tmp_path)
+    run = make_run(QUICK, 1, agent=argv)
+    proc = run.start(paths=_paths(run, fmt))
+    agent, child = run.agent_pid(), run.child_pid()
+    _until_the_stop_began(run, noted, proc)  # the test passed; the session's end is stopping the agent
+    assert proc.poll() is None
+    started = time.monotonic()
+    os.kill(proc.pid, sig)
+    code, out = run.finish(timeout=30)
+    took = time.monotonic() - started
+    _gone_at_exit(run, agent, child, out)
+    assert "Traceback" not in out, out
+    assert took < GRACE_S - 1, f"pytest waited out the grace period ({took:.1f}s)\n{out}"
+    if sig == signal.SIGINT:
+        assert code == 130, out  # an interrupted run's status, as highbar's
+        assert "interrupted while stopping the agents" in out, out
+    else:
+        assert code == -sig, out  # it dies by the signal (143 / 129 in a shell), as a second one does
+    run.assert_nothing_left(out, within=1)
+
+
+@pytest.mark.parametrize("fmt", ["highbar", "yao"])
+def test_sigkill_to_pytest_leaves_no_agent(make_run, tmp_path: Path, fmt: str) -> None:  # type: ignore[no-untyped-def]
+    argv, noted = _ignoring_agent(tmp_path)
+    run = make_run(SLOW, 3, route="slow", agent=argv)  # /slow answers after 3 s: pytest waits for a reply
+    proc = run.start(paths=_paths(run, fmt))
+    agent, child = run.agent_pid(), run.child_pid()
+    time.sleep(0.5)
+    assert proc.poll() is None
+    proc.kill()
+    code, out = run.finish(timeout=30)
+    assert code == -signal.SIGKILL, out
+    # the watchdog: SIGTERM (noted, ignored), the grace period, SIGKILL
+    wait_for("the agent and its child to be stopped",
+             lambda: not {agent, child} & set(marked(run.mark, run.since)), GRACE_S + 5)
+    assert noted.exists(), "the agent got no SIGTERM before its SIGKILL"
+    run.assert_nothing_left(out, within=2)
