@@ -168,3 +168,8 @@ def kill_stopping() -> None:
     for pgid in list(_stopping):
         signal_group(pgid, signal.SIGKILL)
 
+
+
+def stopping_at_once() -> bool:
+    """Whether stops skip the grace period now (:func:`kill_stopping` ran: the process is ending)."""
+    return _at_once

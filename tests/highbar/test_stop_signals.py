@@ -6,9 +6,9 @@ stop has begun. The same runs for a highbar spec and a Yao conversation file (ev
 its agent through the same agent process code, ``agents/process.py``), in one process and under
 ``-n 2`` (one agent shared by the workers, ``agents/shared.py``):
 
-- SIGTERM or SIGHUP to pytest in the grace period: the agent's group is killed at once and pytest
-  dies by the signal (exit 143 / 129), nothing left when it has exited;
-- SIGINT there: no traceback out of ``pytest_unconfigure``, exit status 130 (an interrupted run);
+- SIGTERM or SIGHUP to pytest in the grace period: the agent's group is killed at once, pytest ends
+  its cleanup (no lock or temp folder left) with exit status 143 / 129, nothing left when it exits;
+- SIGINT there: the same, with no traceback out of ``pytest_unconfigure``, exit status 130;
 - SIGKILL to pytest (or to the xdist controller): its agent's watchdog stops the group
   (``agents/watchdog.py``) within the grace period and a few seconds.
 
@@ -18,6 +18,7 @@ or not (``SEMANTICTEST_TEST_FORK=0``), and its fixture kills whatever is left wh
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -93,11 +94,9 @@ def test_a_signal_in_the_grace_period_stops_the_group_first(make_run, tmp_path: 
     _gone_at_exit(run, agent, child, out)
     assert "Traceback" not in out, out
     assert took < GRACE_S - 1, f"pytest waited out the grace period ({took:.1f}s)\n{out}"
-    if sig == signal.SIGINT:
-        assert code == 130, out  # an interrupted run's status, as highbar's
-        assert "interrupted while stopping the agents" in out, out
-    else:
-        assert code == -sig, out  # it dies by the signal (143 / 129 in a shell), as a second one does
+    assert code == 128 + sig, out  # an interrupted run's status, as highbar's: 130, 143, 129
+    what = "interrupted" if sig == signal.SIGINT else f"terminated by {signal.Signals(sig).name}"
+    assert f"semantictest: {what} at the end of the run: the agents were stopped at once" in out, out
     run.assert_nothing_left(out, within=1)
 
 
@@ -117,3 +116,45 @@ def test_sigkill_to_pytest_leaves_no_agent(make_run, tmp_path: Path, fmt: str) -
              lambda: not {agent, child} & set(marked(run.mark, run.since)), GRACE_S + 5)
     assert noted.exists(), "the agent got no SIGTERM before its SIGKILL"
     run.assert_nothing_left(out, within=2)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_xdist_a_signal_in_the_grace_period(make_run, tmp_path: Path, sig: int) -> None:  # type: ignore[no-untyped-def]
+    # The worker that used the agent stops it as the run ends; the controller (a CI runner's cancel)
+    # or, for Ctrl-C, the controller and its workers (a terminal's process group) get the signal.
+    argv, noted = _ignoring_agent(tmp_path)
+    run = make_run(QUICK, 2, agent=argv)
+    proc = run.start("-n", "2", fork_xdist_workers=sig != signal.SIGINT)
+    agent, child = run.agent_pid(), run.child_pid()
+    workers = wait_for("two xdist workers", lambda: len(workers_of(run)) == 2 and workers_of(run), 30, proc)
+    _until_the_stop_began(run, noted, proc)
+    assert proc.poll() is None
+    started = time.monotonic()
+    for pid in [proc.pid, *(workers if sig == signal.SIGINT else [])]:
+        with contextlib.suppress(ProcessLookupError):  # (the worker that did not use the agent may be done)
+            os.kill(pid, sig)
+    code, out = run.finish(timeout=30)
+    took = time.monotonic() - started
+    _gone_at_exit(run, agent, child, out)
+    assert "Traceback" not in out, out
+    assert took < GRACE_S - 1, f"pytest waited out the grace period ({took:.1f}s)\n{out}"
+    assert code == 128 + sig, out
+    run.assert_nothing_left(out, within=2)
+
+
+def test_xdist_sigkill_to_the_controller_leaves_no_agent(make_run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    argv, noted = _ignoring_agent(tmp_path)
+    run = make_run(SLOW, 4, route="slow", agent=argv)
+    proc = run.start("-n", "2")
+    agent, child = run.agent_pid(), run.child_pid()
+    wait_for("two xdist workers", lambda: len(workers_of(run)) == 2 and workers_of(run), 30, proc)
+    time.sleep(0.5)
+    proc.kill()
+    code, out = run.finish(timeout=30)
+    assert code == -signal.SIGKILL, out
+    wait_for("the agent and its child to be stopped",
+             lambda: not {agent, child} & set(marked(run.mark, run.since)), GRACE_S + 5)
+    assert noted.exists(), "the agent got no SIGTERM before its SIGKILL"
+    # the workers end on their own once their controller is gone (execnet: within 15 s)
+    wait_for("the orphaned workers to exit", lambda: not marked(run.mark, run.since, run.tmp), 30)
+    assert agents_on(run.port, run.since) == []
