@@ -13,6 +13,8 @@ Ctrl-C                                             130      130
 SIGTERM / SIGHUP                                   143/129  143/129
 =================================================  =======  ==========================
 
+A signal while the agents are stopped at the end (a Ctrl-C too) stops them at once and gives the same
+codes, without a traceback (``pytest_unconfigure`` here, ``agents.cleanup.finish_on_signals``).
 Only sessions that collected a spec file (any format) get these, from the end of collection on;
 other pytest runs keep pytest's own codes and signal handling. SIGTERM/SIGHUP unwind the session like Ctrl-C (``agents.cleanup.Terminated``). Under
 pytest-xdist each worker records its pid in the run's agent folder and the controller forwards
