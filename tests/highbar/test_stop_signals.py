@@ -76,19 +76,16 @@ def _until_the_stop_began(run: Run, noted: Path, proc) -> None:  # type: ignore[
     time.sleep(0.3)  # well inside the 5 s
 
 
-@pytest.mark.parametrize(("fmt", "sig"), [
-    ("highbar", signal.SIGTERM), ("highbar", signal.SIGHUP), ("highbar", signal.SIGINT),
-    ("yao", signal.SIGTERM), ("yao", signal.SIGINT),
-])
-def test_a_signal_in_the_grace_period_stops_the_group_first(make_run, tmp_path: Path, fmt: str, sig: int) -> None:  # type: ignore[no-untyped-def]
-    argv, noted = _ignoring_agent(tmp_path)
-    run = make_run(QUICK, 1, agent=argv)
-    proc = run.start(paths=_paths(run, fmt))
+def _signal_in_the_grace_period(run: Run, noted: Path, sig: int, also: tuple[int, ...] = ()) -> None:
+    """Signal pytest (and ``also``) once the agent's stop began; what must hold when pytest has exited."""
+    proc = run.proc
     agent, child = run.agent_pid(), run.child_pid()
-    _until_the_stop_began(run, noted, proc)  # the test passed; the session's end is stopping the agent
-    assert proc.poll() is None
+    _until_the_stop_began(run, noted, proc)  # the tests passed; the session's end is stopping the agent
+    assert proc is not None and proc.poll() is None
     started = time.monotonic()
-    os.kill(proc.pid, sig)
+    for pid in [proc.pid, *also]:
+        with contextlib.suppress(ProcessLookupError):  # (an xdist worker that did not use the agent may be done)
+            os.kill(pid, sig)
     code, out = run.finish(timeout=30)
     took = time.monotonic() - started
     _gone_at_exit(run, agent, child, out)
@@ -97,25 +94,42 @@ def test_a_signal_in_the_grace_period_stops_the_group_first(make_run, tmp_path: 
     assert code == 128 + sig, out  # an interrupted run's status, as highbar's: 130, 143, 129
     what = "interrupted" if sig == signal.SIGINT else f"terminated by {signal.Signals(sig).name}"
     assert f"semantictest: {what} at the end of the run: the agents were stopped at once" in out, out
-    run.assert_nothing_left(out, within=1)
+    run.assert_nothing_left(out, within=2)
+
+
+def _killed_then_stopped(run: Run, noted: Path) -> None:
+    """SIGKILL pytest while a test waits for a reply: the watchdog stops the agent and its child
+    (SIGTERM, noted and ignored, the grace period, SIGKILL)."""
+    assert run.proc is not None
+    agent, child = run.agent_pid(), run.child_pid()
+    time.sleep(0.5)
+    assert run.proc.poll() is None
+    run.proc.kill()
+    code, out = run.finish(timeout=30)
+    assert code == -signal.SIGKILL, out
+    wait_for("the agent and its child to be stopped",
+             lambda: not {agent, child} & set(marked(run.mark, run.since)), GRACE_S + 5)
+    assert noted.exists(), "the agent got no SIGTERM before its SIGKILL"
+
+
+@pytest.mark.parametrize(("fmt", "sig"), [
+    ("highbar", signal.SIGTERM), ("highbar", signal.SIGHUP), ("highbar", signal.SIGINT),
+    ("yao", signal.SIGTERM), ("yao", signal.SIGINT),
+])
+def test_a_signal_in_the_grace_period_stops_the_group_first(make_run, tmp_path: Path, fmt: str, sig: int) -> None:  # type: ignore[no-untyped-def]
+    argv, noted = _ignoring_agent(tmp_path)
+    run = make_run(QUICK, 1, agent=argv)
+    run.start(paths=_paths(run, fmt))
+    _signal_in_the_grace_period(run, noted, sig)
 
 
 @pytest.mark.parametrize("fmt", ["highbar", "yao"])
 def test_sigkill_to_pytest_leaves_no_agent(make_run, tmp_path: Path, fmt: str) -> None:  # type: ignore[no-untyped-def]
     argv, noted = _ignoring_agent(tmp_path)
     run = make_run(SLOW, 3, route="slow", agent=argv)  # /slow answers after 3 s: pytest waits for a reply
-    proc = run.start(paths=_paths(run, fmt))
-    agent, child = run.agent_pid(), run.child_pid()
-    time.sleep(0.5)
-    assert proc.poll() is None
-    proc.kill()
-    code, out = run.finish(timeout=30)
-    assert code == -signal.SIGKILL, out
-    # the watchdog: SIGTERM (noted, ignored), the grace period, SIGKILL
-    wait_for("the agent and its child to be stopped",
-             lambda: not {agent, child} & set(marked(run.mark, run.since)), GRACE_S + 5)
-    assert noted.exists(), "the agent got no SIGTERM before its SIGKILL"
-    run.assert_nothing_left(out, within=2)
+    run.start(paths=_paths(run, fmt))
+    _killed_then_stopped(run, noted)
+    run.assert_nothing_left("", within=2)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
@@ -125,36 +139,16 @@ def test_xdist_a_signal_in_the_grace_period(make_run, tmp_path: Path, sig: int) 
     argv, noted = _ignoring_agent(tmp_path)
     run = make_run(QUICK, 2, agent=argv)
     proc = run.start("-n", "2", fork_xdist_workers=sig != signal.SIGINT)
-    agent, child = run.agent_pid(), run.child_pid()
     workers = wait_for("two xdist workers", lambda: len(workers_of(run)) == 2 and workers_of(run), 30, proc)
-    _until_the_stop_began(run, noted, proc)
-    assert proc.poll() is None
-    started = time.monotonic()
-    for pid in [proc.pid, *(workers if sig == signal.SIGINT else [])]:
-        with contextlib.suppress(ProcessLookupError):  # (the worker that did not use the agent may be done)
-            os.kill(pid, sig)
-    code, out = run.finish(timeout=30)
-    took = time.monotonic() - started
-    _gone_at_exit(run, agent, child, out)
-    assert "Traceback" not in out, out
-    assert took < GRACE_S - 1, f"pytest waited out the grace period ({took:.1f}s)\n{out}"
-    assert code == 128 + sig, out
-    run.assert_nothing_left(out, within=2)
+    _signal_in_the_grace_period(run, noted, sig, also=tuple(workers) if sig == signal.SIGINT else ())
 
 
 def test_xdist_sigkill_to_the_controller_leaves_no_agent(make_run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     argv, noted = _ignoring_agent(tmp_path)
     run = make_run(SLOW, 4, route="slow", agent=argv)
     proc = run.start("-n", "2")
-    agent, child = run.agent_pid(), run.child_pid()
     wait_for("two xdist workers", lambda: len(workers_of(run)) == 2 and workers_of(run), 30, proc)
-    time.sleep(0.5)
-    proc.kill()
-    code, out = run.finish(timeout=30)
-    assert code == -signal.SIGKILL, out
-    wait_for("the agent and its child to be stopped",
-             lambda: not {agent, child} & set(marked(run.mark, run.since)), GRACE_S + 5)
-    assert noted.exists(), "the agent got no SIGTERM before its SIGKILL"
+    _killed_then_stopped(run, noted)
     # the workers end on their own once their controller is gone (execnet: within 15 s)
     wait_for("the orphaned workers to exit", lambda: not marked(run.mark, run.since, run.tmp), 30)
     assert agents_on(run.port, run.since) == []
