@@ -19,18 +19,19 @@ it is alive; and at once when the run's controller (``controller`` in the state 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import select
-import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 if __package__:
     from . import procs
 else:  # run as a script: procs.py is beside this file (and uses the standard library only)
     import procs  # type: ignore[no-redef, import-not-found]
+if TYPE_CHECKING:
+    import subprocess  # (imported where used: each import is paid again by every watchdog's start)
 
 POLL_S = 0.5
 """How often a watchdog whose pytest is gone looks at the agent's other users and the controller."""
@@ -42,6 +43,8 @@ class Watchdog:
     """The pytest side: the watchdog process and the write end of its pipe."""
 
     def __init__(self, pgid: int, grace_s: float, users: Path | None = None, traces: Path | None = None) -> None:
+        import subprocess
+
         read, self._write = os.pipe()  # (neither end is inherited by what pytest starts later)
         argv = [sys.executable, "-E", "-S", str(Path(__file__).resolve()), str(pgid),
                 str(procs.start_time(pgid) or ""), str(grace_s), str(users or ""), str(traces or "")]
@@ -110,6 +113,8 @@ def _controller_gone(users: Path | None) -> bool:
 
 def _other_users(users: Path | None, agent: int) -> bool:
     """Whether a live process still uses the agent (its state file names it, and the process)."""
+    import json
+
     if users is None:
         return False
     try:
