@@ -2,8 +2,9 @@
 
 The agent ignores SIGTERM (so stopping it takes its whole 5 s grace period, then SIGKILL) and has a
 child of its own that ignores it too; it notes each SIGTERM in a file, so a test knows the plugin's
-stop has begun. The same runs for a highbar spec and a Yao conversation file (every format starts
-its agent through the same agent process code, ``agents/process.py``), in one process and under
+stop has begun. The same runs for a highbar spec, a Yao conversation file and a Python test's
+``agent_factory`` (every format starts its agent through the same code, ``agents/process.py``;
+compliance's server too), in one process and under
 ``-n 2`` (one agent shared by the workers, ``agents/shared.py``):
 
 - SIGTERM or SIGHUP to pytest in the grace period: the agent's group is killed at once, pytest ends
@@ -61,7 +62,20 @@ def _yao_files(run: Run, cases: int = 1) -> tuple[str, ...]:
     return ("orders_test.jsonl",)
 
 
+def _python_files(run: Run) -> tuple[str, ...]:
+    """A Python test that starts the same agent with ``agent_factory`` (no spec file: pytest's codes)."""
+    base = f"http://127.0.0.1:{run.port}"
+    (run.tmp / "test_agent.py").write_text(
+        "def test_hello(agent_factory):\n"
+        f"    agent = agent_factory(start={run.start_command!r}, endpoint={base + '/' + run.route!r},\n"
+        f"                          health={base + '/health'!r}, startup_timeout=20000)\n"
+        "    assert agent.send('hello there')['response']\n", encoding="utf-8")
+    return ("test_agent.py",)
+
+
 def _paths(run: Run, fmt: str, cases: int = 1) -> tuple[str, ...]:
+    if fmt == "python":
+        return _python_files(run)
     return _yao_files(run, cases) if fmt == "yao" else ("leaks.highbar.yaml",)
 
 
@@ -76,7 +90,7 @@ def _until_the_stop_began(run: Run, noted: Path, proc) -> None:  # type: ignore[
     time.sleep(0.3)  # well inside the 5 s
 
 
-def _signal_in_the_grace_period(run: Run, noted: Path, sig: int, also: tuple[int, ...] = ()) -> None:
+def _signal_in_the_grace_period(run: Run, noted: Path, sig: int, also: tuple[int, ...] = (), spec: bool = True) -> None:
     """Signal pytest (and ``also``) once the agent's stop began; what must hold when pytest has exited."""
     proc = run.proc
     agent, child = run.agent_pid(), run.child_pid()
@@ -91,7 +105,7 @@ def _signal_in_the_grace_period(run: Run, noted: Path, sig: int, also: tuple[int
     _gone_at_exit(run, agent, child, out)
     assert "Traceback" not in out, out
     assert took < GRACE_S - 1, f"pytest waited out the grace period ({took:.1f}s)\n{out}"
-    assert code == 128 + sig, out  # an interrupted run's status, as highbar's: 130, 143, 129
+    assert code == (128 + sig if spec else pytest.ExitCode.INTERRUPTED), out  # highbar's 130, 143, 129, or pytest's
     what = "interrupted" if sig == signal.SIGINT else f"terminated by {signal.Signals(sig).name}"
     assert f"semantictest: {what} at the end of the run: the agents were stopped at once" in out, out
     run.assert_nothing_left(out, within=2)
@@ -114,16 +128,16 @@ def _killed_then_stopped(run: Run, noted: Path) -> None:
 
 @pytest.mark.parametrize(("fmt", "sig"), [
     ("highbar", signal.SIGTERM), ("highbar", signal.SIGHUP), ("highbar", signal.SIGINT),
-    ("yao", signal.SIGTERM), ("yao", signal.SIGINT),
+    ("yao", signal.SIGTERM), ("yao", signal.SIGINT), ("python", signal.SIGINT),
 ])
 def test_a_signal_in_the_grace_period_stops_the_group_first(make_run, tmp_path: Path, fmt: str, sig: int) -> None:  # type: ignore[no-untyped-def]
     argv, noted = _ignoring_agent(tmp_path)
     run = make_run(QUICK, 1, agent=argv)
     run.start(paths=_paths(run, fmt))
-    _signal_in_the_grace_period(run, noted, sig)
+    _signal_in_the_grace_period(run, noted, sig, spec=fmt != "python")
 
 
-@pytest.mark.parametrize("fmt", ["highbar", "yao"])
+@pytest.mark.parametrize("fmt", ["highbar", "yao", "python"])
 def test_sigkill_to_pytest_leaves_no_agent(make_run, tmp_path: Path, fmt: str) -> None:  # type: ignore[no-untyped-def]
     argv, noted = _ignoring_agent(tmp_path)
     run = make_run(SLOW, 3, route="slow", agent=argv)  # /slow answers after 3 s: pytest waits for a reply
