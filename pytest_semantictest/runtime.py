@@ -245,6 +245,10 @@ class Runtime:
 
                     procs.kill_stopping()
                     interrupted = True
+        if self.controller_agents is not None or (self.started and self.context.agents is not None):
+            from .agents import procs
+
+            procs.graceful_again()  # (an in-process run's hurry is not the next one's)
         return interrupted
 
     # -- LLM usage ----------------------------------------------------------------------------

@@ -169,7 +169,13 @@ def kill_stopping() -> None:
         signal_group(pgid, signal.SIGKILL)
 
 
-
 def stopping_at_once() -> bool:
     """Whether stops skip the grace period now (:func:`kill_stopping` ran: the process is ending)."""
     return _at_once
+
+
+def graceful_again() -> None:
+    """Stops have their grace period again: a session's cleanup is over (an in-process pytest run
+    must not hand an earlier one's hurry to the next)."""
+    global _at_once
+    _at_once = False
