@@ -146,21 +146,22 @@ def test_sigkill_to_pytest_leaves_no_agent(make_run, tmp_path: Path, fmt: str) -
     run.assert_nothing_left("", within=2)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
-def test_xdist_a_signal_in_the_grace_period(make_run, tmp_path: Path, sig: int) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(("fmt", "sig"), [("highbar", signal.SIGTERM), ("highbar", signal.SIGINT), ("yao", signal.SIGTERM)])
+def test_xdist_a_signal_in_the_grace_period(make_run, tmp_path: Path, fmt: str, sig: int) -> None:  # type: ignore[no-untyped-def]
     # The worker that used the agent stops it as the run ends; the controller (a CI runner's cancel)
     # or, for Ctrl-C, the controller and its workers (a terminal's process group) get the signal.
     argv, noted = _ignoring_agent(tmp_path)
     run = make_run(QUICK, 2, agent=argv)
-    proc = run.start("-n", "2", fork_xdist_workers=sig != signal.SIGINT)
+    proc = run.start("-n", "2", paths=_paths(run, fmt, 2), fork_xdist_workers=sig != signal.SIGINT)
     workers = wait_for("two xdist workers", lambda: len(workers_of(run)) == 2 and workers_of(run), 30, proc)
     _signal_in_the_grace_period(run, noted, sig, also=tuple(workers) if sig == signal.SIGINT else ())
 
 
-def test_xdist_sigkill_to_the_controller_leaves_no_agent(make_run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("fmt", ["highbar", "yao"])
+def test_xdist_sigkill_to_the_controller_leaves_no_agent(make_run, tmp_path: Path, fmt: str) -> None:  # type: ignore[no-untyped-def]
     argv, noted = _ignoring_agent(tmp_path)
     run = make_run(SLOW, 4, route="slow", agent=argv)
-    proc = run.start("-n", "2")
+    proc = run.start("-n", "2", paths=_paths(run, fmt, 4))
     wait_for("two xdist workers", lambda: len(workers_of(run)) == 2 and workers_of(run), 30, proc)
     _killed_then_stopped(run, noted)
     # the workers end on their own once their controller is gone (execnet: within 15 s)
