@@ -23,15 +23,14 @@ import os
 import select
 import sys
 import time
+import weakref
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 if __package__:
     from . import procs
 else:  # run as a script: procs.py is beside this file (and uses the standard library only)
     import procs  # type: ignore[no-redef, import-not-found]
-if TYPE_CHECKING:
-    import subprocess  # (imported where used: each import is paid again by every watchdog's start)
+# (subprocess and json are imported where used: every watchdog's start would pay for them)
 
 POLL_S = 0.5
 """How often a watchdog whose pytest is gone looks at the agent's other users and the controller."""
@@ -40,35 +39,30 @@ CONTROLLER_FILE = "controller"
 
 
 class Watchdog:
-    """The pytest side: the watchdog process and the write end of its pipe."""
+    """The pytest side: the watchdog process (reaped by a helper thread when it exits) and the write
+    end of its pipe. ``release()`` closes the pipe: the watchdog exits if the group is gone, else
+    watches the agent's other users. Idempotent."""
 
     def __init__(self, pgid: int, grace_s: float, users: Path | None = None, traces: Path | None = None) -> None:
         import subprocess
 
-        read, self._write = os.pipe()  # (neither end is inherited by what pytest starts later)
+        from ..threads import start_daemon  # (the package is not there when this file runs as a script)
+
+        read, write = os.pipe()  # (neither end is inherited by what pytest starts later)
         argv = [sys.executable, "-E", "-S", str(Path(__file__).resolve()), str(pgid),
                 str(procs.start_time(pgid) or ""), str(grace_s), str(users or ""), str(traces or "")]
         try:
-            self._popen: subprocess.Popen[bytes] | None = subprocess.Popen(
-                argv, stdin=read, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/",
-                start_new_session=True,
-            )
+            popen = subprocess.Popen(argv, stdin=read, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                     cwd="/", start_new_session=True)
         except OSError:
-            os.close(self._write)
+            os.close(write)
             raise
         finally:
             os.close(read)
-
-    def release(self) -> None:
-        """Close the pipe: the watchdog exits if the group is gone, else watches its other users.
-        A helper thread reaps it. Idempotent."""
-        from ..threads import start_daemon  # (the package is not there when this file runs as a script)
-
-        popen, self._popen = self._popen, None
-        if popen is None:
-            return
-        with contextlib.suppress(OSError):
-            os.close(self._write)
+        # Closed once (a signal handler's stop may run inside the main thread's), also when this object
+        # is dropped unreleased (an agent process forgotten, as one stopped through its xdist record).
+        self.release = weakref.finalize(self, os.close, write)
+        # (not when it is released: that may be in a signal handler, which must not start a thread)
         start_daemon(popen.wait, f"reap-watchdog-{popen.pid}")
 
 
