@@ -23,14 +23,13 @@ import os
 import select
 import sys
 import time
-import weakref
 from pathlib import Path
 
 if __package__:
     from . import procs
 else:  # run as a script: procs.py is beside this file (and uses the standard library only)
     import procs  # type: ignore[no-redef, import-not-found]
-# (subprocess and json are imported where used: every watchdog's start would pay for them)
+# (subprocess, weakref and json are imported where used: every watchdog's start would pay for them)
 
 POLL_S = 0.5
 """How often a watchdog whose pytest is gone looks at the agent's other users and the controller."""
@@ -45,6 +44,7 @@ class Watchdog:
 
     def __init__(self, pgid: int, grace_s: float, users: Path | None = None, traces: Path | None = None) -> None:
         import subprocess
+        import weakref
 
         from ..threads import start_daemon  # (the package is not there when this file runs as a script)
 
