@@ -4,12 +4,12 @@ The agent ignores SIGTERM (so stopping it takes its whole 5 s grace period, then
 child of its own that ignores it too; it notes each SIGTERM in a file, so a test knows the plugin's
 stop has begun. The same runs for a highbar spec, a Yao conversation file and a Python test's
 ``agent_factory`` (every format starts its agent through the same code, ``agents/process.py``;
-compliance's server too), in one process and under
-``-n 2`` (one agent shared by the workers, ``agents/shared.py``):
+compliance's server too), in one process and under ``-n 2`` (``agents/shared.py``):
 
 - SIGTERM or SIGHUP to pytest in the grace period: the agent's group is killed at once, pytest ends
   its cleanup (no lock or temp folder left) with exit status 143 / 129, nothing left when it exits;
-- SIGINT there: the same, with no traceback out of ``pytest_unconfigure``, exit status 130;
+- SIGINT there: the same, with no traceback out of ``pytest_unconfigure``, exit status 130 (pytest's
+  2 in a session without a spec file);
 - SIGKILL to pytest (or to the xdist controller): its agent's watchdog stops the group
   (``agents/watchdog.py``) within the grace period and a few seconds.
 
