@@ -96,8 +96,10 @@ def _install_reports(config: pytest.Config, state: Runtime) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     state = installed(config)
-    if state is not None:
-        state.close()
+    if state is not None and state.close():  # a Ctrl-C while the agents were being stopped
+        exit_status = config.pluginmanager.get_plugin("semantictest-exit")
+        if exit_status is not None:
+            exit_status.interrupted_at_close()
 
 
 @pytest.hookimpl(optionalhook=True)

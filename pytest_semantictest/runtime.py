@@ -211,23 +211,45 @@ class Runtime:
 
             from .agents import cleanup
             from .agents.shared import reap_folder
+            from .agents.watchdog import record_controller
 
             shared = self.controller_agents = tempfile.mkdtemp(prefix="semantictest-agents-")
+            record_controller(shared)  # the workers' agents' watchdogs stop them if this process dies
             # SIGTERM/SIGHUP to the controller (a cancelled CI job) still stops the shared agent
             cleanup.register(lambda: reap_folder(shared))
         workerinput[AGENTS_DIR] = self.controller_agents
 
-    def close(self) -> None:
+    def close(self) -> bool:
         """Stop this process's agents and loop; on an xdist controller, whatever a crashed or
-        interrupted worker left in the shared folder."""
+        interrupted worker left in the shared folder. A Ctrl-C meanwhile stops what is left at once
+        (no grace period) and raises nothing: True if one came."""
+        steps: list[Callable[[], None]] = []
         if self.started:
             if self.context.agents is not None:
-                self.context.agents.close()
-            self.loop_runner.close()
+                steps.append(self.context.agents.close)
+            steps.append(self.loop_runner.close)
         if self.controller_agents is not None:
+            from functools import partial
+
             from .agents.shared import reap_folder
 
-            reap_folder(self.controller_agents)
+            steps.append(partial(reap_folder, self.controller_agents))
+        interrupted = False
+        for step in steps:
+            while True:
+                try:
+                    step()
+                    break
+                except KeyboardInterrupt:  # each step can be run again: it goes on where it stopped
+                    from .agents import procs
+
+                    procs.kill_stopping()
+                    interrupted = True
+        if self.controller_agents is not None or (self.started and self.context.agents is not None):
+            from .agents import procs
+
+            procs.graceful_again()  # (an in-process run's hurry is not the next one's)
+        return interrupted
 
     # -- LLM usage ----------------------------------------------------------------------------
 

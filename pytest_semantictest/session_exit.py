@@ -16,6 +16,8 @@ Ctrl-C                                             130      130
 SIGTERM / SIGHUP                                   143/129  143/129
 =================================================  =======  ==========================
 
+A signal while the agents are stopped at the end (a Ctrl-C too) stops them at once and gives the same
+codes, without a traceback (``pytest_unconfigure`` here, ``agents.cleanup.finish_on_signals``).
 Only sessions that collected a spec file (any format) get these, from the end of collection on;
 other pytest runs keep pytest's own codes and signal handling. SIGTERM/SIGHUP unwind the session like Ctrl-C (``agents.cleanup.Terminated``). Under
 pytest-xdist each worker records its pid in the run's agent folder and the controller forwards
@@ -56,6 +58,50 @@ class SessionExit:
         self.spec_session = False
         self.spec_collection_error = False
         self._collect_errors: dict[tuple[str, str], object] = {}
+        self.session: pytest.Session | None = None
+        self.closing_interrupted = False
+        self._sigint_before: Any = None
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.session = session
+
+    def interrupted_at_close(self) -> None:
+        """A Ctrl-C came while the agents were being stopped (``pytest_unconfigure``): they were stopped
+        at once; the run ends as an interrupted one, without a traceback."""
+        self.closing_interrupted = True
+
+    def _on_sigint_at_the_end(self, signum: int, frame: Any) -> None:
+        """An xdist controller's Ctrl-C once its session is over (it waits for its workers to stop their
+        agents): raising would be a traceback out of xdist's teardown. The workers (a terminal sent it to
+        them too; it is forwarded to this process's own) stop their agents at once, and so does this one."""
+        from .agents import procs
+
+        procs.kill_stopping()
+        self.closing_interrupted = True
+        self._interrupt_workers()
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        """After the agents were stopped: the exit status of a signal that came while they were."""
+        if self._sigint_before is not None:
+            with contextlib.suppress(ValueError, OSError):
+                signal.signal(signal.SIGINT, self._sigint_before)
+        late = None
+        if self.spec_session:
+            from .agents import cleanup
+
+            late = cleanup.finish_on_signals(False)
+        if self.session is None or (not self.closing_interrupted and late is None):
+            return
+        what = "interrupted" if late is None else f"terminated by {signal.Signals(late).name}"
+        if not self.spec_session:
+            self.session.exitstatus = pytest.ExitCode.INTERRUPTED
+        else:
+            self.session.exitstatus = INTERRUPTED if late is None else 128 + late
+        if not self.worker:
+            with contextlib.suppress(Exception):
+                config.get_terminal_writer().line(
+                    f"semantictest: {what} at the end of the run: the agents were stopped at once", red=True)
 
     def _spec_found(self) -> None:
         """A spec file is in this session: from now on interrupts follow highbar (module doc)."""
@@ -131,6 +177,10 @@ class SessionExit:
             from .agents import cleanup  # only then: a session without spec files never imports agents
 
             cleanup.unwind_on_signals(False)  # what follows (xdist's teardown, unconfigure) is cleanup
+            cleanup.finish_on_signals(True)
+            if not self.worker and self.runtime.agents_dir:
+                with contextlib.suppress(ValueError, OSError):  # (not the main thread: left as it is)
+                    self._sigint_before = signal.signal(signal.SIGINT, self._on_sigint_at_the_end)
         unrunnable = self.unrunnable or self.runtime.unrunnable
         if self.worker:
             self.config.workeroutput[_UNRUNNABLE_KEY] = unrunnable  # type: ignore[attr-defined]  # xdist sets it

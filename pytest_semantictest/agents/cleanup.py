@@ -10,6 +10,12 @@ temp-dir lock, the xdist state folder), and the exit status is 128 + the signal.
 cleans up at once and dies by the signal. ``unwind_on_signals(True, sigint_once=True)`` (xdist
 workers) also makes every SIGINT after the first a no-op: the controller forwards a Ctrl-C to
 its workers, which a terminal has often already delivered to them.
+
+A SIGTERM / SIGHUP that does not unwind (one after the session, while the agents are being stopped,
+or a second one) first kills every process group this process is stopping, and every later stop
+skips its grace period (``procs.kill_stopping``): an agent that ignores SIGTERM is not left running
+when the signal ends pytest during the agent's grace period. The first one after the session lets
+its cleanup end (``finish_on_signals``).
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any
 
+from . import procs
+
 _callbacks: dict[int, Callable[[], None]] = {}
 _lock = threading.RLock()  # a signal handler may run while this thread holds it
 _ids = itertools.count(1)
@@ -33,6 +41,8 @@ _critical_depth = 0
 _deferred: list[tuple[int, FrameType | None]] = []
 _unwind = 0  # sessions (an in-process pytester run nests one) that asked for unwinding
 _interrupted: list[int] = []  # the signals that already raised in this process
+_finishing = 0  # sessions that ended and are cleaning up (``finish_on_signals``)
+_late: list[int] = []  # a SIGTERM / SIGHUP that came while one did
 
 
 class Terminated(KeyboardInterrupt):
@@ -55,6 +65,21 @@ def unwind_on_signals(enabled: bool, *, sigint_once: bool = False) -> None:
     if sigint_once and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         with contextlib.suppress(ValueError, OSError):
             signal.signal(signal.SIGINT, _on_sigint)
+
+
+def finish_on_signals(enabled: bool) -> int | None:
+    """From the end of a session (``True``) to the end of its cleanup (``False``, which returns the
+    signal that came meanwhile, if one did): a first SIGTERM / SIGHUP kills what is being stopped,
+    runs every registered cleanup at once and lets the session's own cleanup end (no traceback, no
+    lock or temp folder left); the caller makes the exit status 128 + the signal. A second one
+    dies by the signal as ever."""
+    global _finishing
+    _finishing = _finishing + 1 if enabled else max(0, _finishing - 1)
+    if enabled:
+        return None
+    late = _late[0] if _late else None
+    _late.clear()
+    return late
 
 
 def _on_sigint(signum: int, frame: FrameType | None) -> None:
@@ -130,6 +155,8 @@ def _install_handlers() -> None:
 
 
 def _on_signal(signum: int, frame: FrameType | None) -> None:
+    if not _unwind or _interrupted:  # this one ends the process: an agent being stopped is killed now
+        procs.kill_stopping()
     if _critical_depth:
         _deferred.append((signum, frame))
         return
@@ -137,6 +164,10 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
         _interrupted.append(signum)
         raise Terminated(signum)
     run_all()
+    if _finishing and not _interrupted:  # the session is over: let its cleanup end, at once
+        _interrupted.append(signum)
+        _late.append(signum)
+        return
     previous = _previous.get(signum, signal.SIG_DFL)
     if callable(previous):
         previous(signum, frame)

@@ -6,7 +6,8 @@ Managed mode guarantees, as highbar does:
 - output goes to a log file, never a pipe (a pipe nobody reads fills and freezes the agent);
 - the agent leads its own process group, and stopping kills the group (``sh -c``, ``npm run``
   would otherwise leave the real server behind): SIGTERM, a grace period, SIGKILL;
-- an agent that exits while starting is reported at once, with its exit code and log tail.
+- an agent that exits while starting is reported at once, with its exit code and log tail;
+- a watchdog process stops the group if this process dies without stopping it (``watchdog.py``).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import BinaryIO
 
 from ..http_clients import sync_client
 from ..threads import handled_signals_unblocked, start_daemon
-from . import cleanup, procs
+from . import cleanup, procs, watchdog
 from .config import AgentConfig
 from .errors import AgentStartError
 from .net import endpoint_address, health_status, listener, port_open
@@ -42,7 +43,8 @@ _TAIL_BYTES = 64 * 1024
 class AgentProcess:
     """Start (``start``), attach to (``attach``) or ``stop`` the agent of ``config``."""
 
-    def __init__(self, config: AgentConfig, *, register_cleanup: bool = True) -> None:
+    def __init__(self, config: AgentConfig, *, register_cleanup: bool = True, users: Path | None = None) -> None:
+        """``users``: the state file listing the processes that share it (xdist), for its watchdog."""
         self.config = config
         self.log_path: Path | None = None
         self.traces_path: Path | None = None if config.managed else config.traces_path()
@@ -51,6 +53,8 @@ class AgentProcess:
         self._returncode: int | None = None
         self._register_cleanup = register_cleanup
         self._cleanup_token: int | None = None
+        self._users = users
+        self._watchdog: watchdog.Watchdog | None = None
 
     @property
     def pgid(self) -> int | None:
@@ -115,6 +119,8 @@ class AgentProcess:
             except OSError as e:
                 self._remove_traces()
                 raise self._error(f"could not run '{argv[0]}': {e.strerror or e}") from None
+            self._watchdog = watchdog.guard(self._popen.pid, cfg.stop_grace_s, self._users,
+                                            None if cfg.keep_traces else self.traces_path)
         self.pid = self._popen.pid
         # Reap the agent the moment it exits, whoever stopped it (no zombie in our table).
         start_daemon(self._popen.wait, f"reap-{self.pid}")
@@ -160,17 +166,30 @@ class AgentProcess:
                 )
 
     def stop(self) -> None:
-        """Stop the whole process group: SIGTERM, grace, SIGKILL. Idempotent, never raises."""
+        """Stop the whole process group: SIGTERM, grace, SIGKILL. Idempotent; raises nothing but an
+        interrupt, and that only after the group got SIGKILL and its trace file and watchdog are gone.
+
+        Its last-chance cleanup stays registered until the group is gone: a SIGTERM's handler that
+        runs meanwhile finishes the job (``cleanup``), the group being killed by then."""
         popen, self._popen = self._popen, None
-        cleanup.unregister(self._cleanup_token)
-        self._cleanup_token = None
-        if popen is None:
-            return
-        with contextlib.suppress(Exception):
-            procs.stop_group(popen.pid, self.config.stop_grace_s)
-        with contextlib.suppress(Exception):
-            self._returncode = popen.wait(timeout=2)
-        self._remove_traces()
+        try:
+            if popen is not None:
+                with contextlib.suppress(Exception):
+                    procs.stop_group(popen.pid, self.config.stop_grace_s)
+                with contextlib.suppress(Exception):
+                    self._returncode = popen.wait(timeout=2)
+        finally:
+            cleanup.unregister(self._cleanup_token)
+            self._cleanup_token = None
+            self._remove_traces()
+            self.detach()
+
+    def detach(self) -> None:
+        """Let go of a running agent that another process still uses (xdist): its watchdog now
+        watches that process (``users``)."""
+        guard, self._watchdog = self._watchdog, None
+        if guard is not None:
+            guard.release()
 
     def trace_reader(self) -> TraceReader | None:
         """A reader for this agent's trace file (None in attach mode without ``traces``)."""

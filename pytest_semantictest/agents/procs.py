@@ -123,25 +123,59 @@ def signal_group(pgid: int, sig: int) -> None:
         os.killpg(pgid, sig)
 
 
+_stopping: set[int] = set()
+"""Groups a :func:`stop_group` of this process is waiting for (a signal handler kills them at once)."""
+_at_once = False
+"""An interrupt came while stopping: every stop from now on skips the grace period."""
+
+
 def stop_group(pgid: int, grace_s: float = 5.0) -> bool:
     """SIGTERM the group, wait up to ``grace_s``, then SIGKILL. True if SIGKILL was needed.
 
-    A second interrupt while waiting kills the group at once, then propagates.
+    An interrupt while waiting (Ctrl-C, or a SIGTERM that a handler turns into an exception) kills
+    the group at once, then propagates; :func:`kill_stopping` (a SIGTERM's handler) does the same
+    without an exception. After either, later stops skip the grace period.
     """
+    global _at_once
     if pgid <= 1 or pgid == os.getpgrp():
         raise ValueError(f"refusing to signal process group {pgid}")
-    signal_group(pgid, signal.SIGTERM)
-    deadline = time.monotonic() + grace_s
     try:
+        _stopping.add(pgid)
+        signal_group(pgid, signal.SIGTERM)
+        deadline = time.monotonic() + (0.0 if _at_once else grace_s)
         while time.monotonic() < deadline:
             if not group_alive(pgid):
                 return False
             time.sleep(0.05)
     except BaseException:
+        _at_once = True
         signal_group(pgid, signal.SIGKILL)
         raise
+    finally:
+        _stopping.discard(pgid)
     signal_group(pgid, signal.SIGKILL)
     deadline = time.monotonic() + 2.0
     while group_alive(pgid) and time.monotonic() < deadline:
         time.sleep(0.02)
     return True
+
+
+def kill_stopping() -> None:
+    """SIGKILL every group this process is stopping (its grace period is cut short), and stop every
+    later one at once: a SIGTERM or SIGHUP that ends the process, or a Ctrl-C while it cleans up."""
+    global _at_once
+    _at_once = True
+    for pgid in list(_stopping):
+        signal_group(pgid, signal.SIGKILL)
+
+
+def stopping_at_once() -> bool:
+    """Whether stops skip the grace period now (:func:`kill_stopping` ran: the process is ending)."""
+    return _at_once
+
+
+def graceful_again() -> None:
+    """Stops have their grace period again: a session's cleanup is over (an in-process pytest run
+    must not hand an earlier one's hurry to the next)."""
+    global _at_once
+    _at_once = False

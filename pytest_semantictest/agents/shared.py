@@ -21,6 +21,8 @@ import fcntl
 import hashlib
 import json
 import os
+import shutil
+import signal
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -235,6 +237,9 @@ class SharedAgent:
                 state["users"] = users
                 state["idle"] = [u for u in state.get("idle", []) if u in users]
                 _write_state(self.state_path, state)
+                if self._process is not None:
+                    self._process.detach()  # its watchdog now watches the other users
+                self._process = None
                 return
             if self._process is not None and self._process.pid == state["pid"]:
                 self._process.stop()
@@ -249,7 +254,7 @@ class SharedAgent:
             self.release()
 
     def _start(self, observe: bool) -> dict[str, Any]:
-        process = AgentProcess(self.config, register_cleanup=False)
+        process = AgentProcess(self.config, register_cleanup=False, users=self.state_path)
         state: dict[str, Any] = {}
 
         def record(spawned: AgentProcess) -> None:  # written before readiness: a reaper can find it
@@ -275,10 +280,9 @@ class SharedAgent:
 def reap(state_dir: str | Path) -> list[int]:
     """Stop every agent recorded in ``state_dir``, whatever its users; the pids stopped."""
     stopped: list[int] = []
-    directory = Path(state_dir)
-    if not directory.is_dir():
-        return stopped
-    for state_path in sorted(directory.glob("*.json")):
+    for state_path in sorted(Path(state_dir).glob("*.json")):  # (none if the folder is gone)
+        if procs.stopping_at_once() and (pgid := _recorded_group(_read_state(state_path))):
+            procs.signal_group(pgid, signal.SIGKILL)  # a signal ends this process: no waiting for a worker's stop
         with cleanup.critical(), _locked(state_path.with_suffix(".lock")):
             state = _read_state(state_path)
             if "pid" in state and _stop_recorded(state):
@@ -289,8 +293,6 @@ def reap(state_dir: str | Path) -> list[int]:
 
 def reap_folder(state_dir: str | Path) -> None:
     """``reap``, then remove the folder (its lock files and worker records) at the end of a run."""
-    import shutil
-
     reap(state_dir)
     shutil.rmtree(state_dir, ignore_errors=True)
 
@@ -345,11 +347,17 @@ def _live(state: dict[str, Any]) -> bool:
     return port_open(*endpoint_address(state["endpoint"]))
 
 
+def _recorded_group(state: dict[str, Any]) -> int:
+    """The recorded agent's process group if it is still ours to stop, else 0."""
+    pgid = int(state.get("pgid") or 0)
+    return pgid if pgid > 1 and ("pid" in state and _same_process(state) or procs.group_alive(pgid)) else 0
+
+
 def _stop_recorded(state: dict[str, Any]) -> bool:
     """Stop the recorded agent's group if it is still ours to stop; remove its trace file."""
     stopped = False
-    pgid = int(state.get("pgid") or 0)
-    if pgid > 1 and (_same_process(state) or procs.group_alive(pgid)):
+    pgid = _recorded_group(state)
+    if pgid:
         with contextlib.suppress(Exception):
             procs.stop_group(pgid, float(state.get("grace", 5.0)))
             stopped = True

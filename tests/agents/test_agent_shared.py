@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -88,15 +89,40 @@ def test_two_processes_share_one_agent(spawn, tmp_path, port):
     assert python_processes_running(AGENT, "--port", str(port)) == []
 
 
-def test_reap_after_a_crashed_user(spawn, tmp_path):
+def test_reap_stops_a_recorded_agent_whatever_its_users(spawn, tmp_path):
     user = spawn()
     pid = user.handle["pid"]
-    user.proc.send_signal(signal.SIGKILL)
-    user.proc.wait()
-    assert alive(pid)  # nobody released it
     assert reap(tmp_path / "state") == [pid]
     assert wait_gone(pid) and not (tmp_path / "state" / "agent.json").exists()
     assert reap(tmp_path / "state") == []
+
+
+def test_a_crashed_users_agent_is_stopped_by_its_watchdog(spawn, tmp_path):
+    user = spawn()
+    pid = user.handle["pid"]
+    user.proc.send_signal(signal.SIGKILL)  # nobody releases it
+    user.proc.wait()
+    assert wait_gone(pid)
+    assert reap(tmp_path / "state") == []  # (its record is tidied up at the end, as ever)
+    assert not (tmp_path / "state" / "agent.json").exists()
+
+
+def test_the_watchdog_leaves_a_shared_agent_to_its_other_users(spawn, tmp_path):
+    starter, other = spawn(), spawn()
+    pid = starter.handle["pid"]
+    starter.proc.send_signal(signal.SIGKILL)
+    starter.proc.wait()
+    time.sleep(1.5)  # three of its watchdog's looks at the users
+    assert alive(pid), "stopped while another process still used it"
+    other.proc.send_signal(signal.SIGKILL)
+    other.proc.wait()
+    assert wait_gone(pid)
+    third = spawn()
+    assert third.handle["started_here"] and third.handle["pid"] != pid
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    (tmp_path / "state" / "controller").write_text(f"{gone.pid} ")  # the run's controller: gone
+    assert wait_gone(third.handle["pid"]), "its controller is gone: the watchdog stops it while its user runs"
 
 
 def test_dead_users_are_pruned_so_the_last_live_one_stops_it(spawn):

@@ -2,12 +2,15 @@
 
     python trace_agent.py --port 8731 [--exit-at-start] [--never-healthy] [--no-hello]
                           [--slow-start S] [--ignore-sigterm] [--spawn-child PIDFILE]
+                          [--sigterm-file FILE]
 
 On start it appends a ``hello`` with its tools to ``$HIGHBAR_TRACES_URL`` (or ``--traces``).
 ``POST /chat {"message"}`` replies ``{"response": ...}`` and appends ``tool`` and ``turn``
 records whose context is ``{"test": <X-Highbar-Test>}``. Rules: "order 1042" -> get_order;
 "cancel" -> get_order then cancel_order; "hello" -> no tool; "crash" -> the process exits.
 Other routes serve the protocol tests (echo, redirects, errors, odd bodies).
+``--sigterm-file FILE``: SIGTERM is ignored (by its child too) but noted in FILE, so a test knows
+that a stop's grace period has begun.
 """
 
 from __future__ import annotations
@@ -185,18 +188,25 @@ def main() -> None:
     parser.add_argument("--slow-start", type=float, default=0.0)
     parser.add_argument("--ignore-sigterm", action="store_true")
     parser.add_argument("--spawn-child", metavar="PIDFILE")
+    parser.add_argument("--sigterm-file", metavar="FILE")
     args = parser.parse_args()
     TRACES, HEALTHY = args.traces, not args.never_healthy
     log(f"trace agent pid {os.getpid()} starting on port {args.port}")
     if args.exit_at_start:
         log("misconfigured: exiting at start")
         sys.exit(3)
-    if args.ignore_sigterm:
+    if args.ignore_sigterm or args.sigterm_file:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if args.spawn_child:
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
         with open(args.spawn_child, "w") as f:
             f.write(str(child.pid))
+    if args.sigterm_file:
+        def note(signum: int, frame: Any) -> None:
+            with open(args.sigterm_file, "a") as f:
+                f.write(f"SIGTERM at {time.time()}\n")
+
+        signal.signal(signal.SIGTERM, note)
     time.sleep(args.slow_start)
     if not args.no_hello:
         write({"type": "hello", "sdk": "trace-agent/1", "pid": os.getpid(), "tools": TOOLS})

@@ -17,7 +17,8 @@ with the worker that started the agent SIGKILLed mid-run (the other workers carr
 on); ``-n 2`` with every worker SIGKILLed and no restart (only the controller's reaping at the end
 can stop the agent); ``-n 2`` Ctrl-C as a terminal sends it (controller and workers). Also SIGTERM to
 the workers while the shared agent is starting (it is recorded as soon as it is spawned). A normal
-``-n 2`` run is checked the same way in ``test_processes.py`` (the port turn-taking, on its own run).
+``-n 2`` run is checked the same way in ``test_processes.py`` (the port turn-taking, on its own run);
+a signal during an agent's grace period and a SIGKILLed pytest in ``test_stop_signals.py``.
 """
 
 from __future__ import annotations
@@ -160,11 +161,12 @@ class Run:
 
     def __init__(self, tmp: Path, tests: str, count: int, *, route: str = "chat", agent: list[str] | None = None) -> None:
         self.tmp = tmp
+        self.route = route
         self.mark = uuid.uuid4().hex
         self.port = free_port()
         self.child_pidfile = tmp / "agent-child.pid"
         argv = agent or [sys.executable, str(TRACE_AGENT)]
-        start = " ".join([*argv, "--port", str(self.port), "--spawn-child", str(self.child_pidfile)])
+        start = self.start_command = " ".join([*argv, "--port", str(self.port), "--spawn-child", str(self.child_pidfile)])
         body = "".join(tests.format(i=i) for i in range(count))
         (tmp / "pytest.ini").write_text("[pytest]\n")
         (tmp / "leaks.highbar.yaml").write_text(

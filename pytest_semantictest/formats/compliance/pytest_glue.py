@@ -40,6 +40,7 @@ _SECRET_NAME = re.compile(r"key|token|secret|password|auth|credential", re.IGNOR
 _SHARED = "semantictest_compliance_dir"
 """The ``workerinput`` key naming the folder xdist workers share case records through."""
 _CONTROLLER_DIR = pytest.StashKey[str]()
+_CLEANUP = pytest.StashKey[int]()
 STALL_SLACK_S = 30.0
 """How long past a dependency's case timeout a dependant waits for a case that does not finish."""
 POLL_S = 0.05
@@ -108,10 +109,16 @@ class ComplianceSession:
         """xdist controller: every worker gets the same folder for case records."""
         shared = self.config.stash.get(_CONTROLLER_DIR, None)
         if shared is None:
+            import shutil
             import tempfile
+            from functools import partial
+
+            from ...agents import cleanup
 
             shared = tempfile.mkdtemp(prefix="semantictest-compliance-")
             self.config.stash[_CONTROLLER_DIR] = shared
+            # (removed at unconfigure; a SIGTERM that ends this process before that removes it too)
+            self.config.stash[_CLEANUP] = cleanup.register(partial(shutil.rmtree, shared, ignore_errors=True))
         node.workerinput[_SHARED] = shared
 
     @pytest.hookimpl(optionalhook=True)
@@ -130,7 +137,10 @@ class ComplianceSession:
         if shared is not None:
             import shutil
 
+            from ...agents import cleanup
+
             shutil.rmtree(shared, ignore_errors=True)
+            cleanup.unregister(config.stash.get(_CLEANUP, None))
 
     def _collection(self, session: pytest.Session) -> dict[str, int]:
         if self.index is None:

@@ -1,0 +1,169 @@
+"""No agent outlives pytest (issue 31, processes): a signal during an agent's grace period, and SIGKILL.
+
+The agent ignores SIGTERM (so stopping it takes its whole 5 s grace period, then SIGKILL) and has a
+child of its own that ignores it too; it notes each SIGTERM in a file, so a test knows the plugin's
+stop has begun. The same runs for a highbar spec, a Yao conversation file and a Python test's
+``agent_factory`` (every format starts its agent through the same code, ``agents/process.py``;
+compliance's server too), in one process and under ``-n 2`` (``agents/shared.py``):
+
+- SIGTERM or SIGHUP to pytest in the grace period: the agent's group is killed at once, pytest ends
+  its cleanup (no lock or temp folder left) with exit status 143 / 129, nothing left when it exits;
+- SIGINT there: the same, with no traceback out of ``pytest_unconfigure``, exit status 130 (pytest's
+  2 in a session without a spec file);
+- SIGKILL to pytest (or to the xdist controller): its agent's watchdog stops the group
+  (``agents/watchdog.py``) within the grace period and a few seconds.
+
+``Run`` (``test_no_leaks.py``) finds every process of a run by its marker or working folder, forked
+or not (``SEMANTICTEST_TEST_FORK=0``), and its fixture kills whatever is left when a test ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.highbar.test_no_leaks import (  # noqa: F401 (make_run is a fixture)
+    QUICK,
+    SLOW,
+    TRACE_AGENT,
+    Run,
+    agents_on,
+    make_run,
+    marked,
+    wait_for,
+    workers_of,
+)
+
+GRACE_S = 5.0
+"""The plugin's grace period between SIGTERM and SIGKILL (``stop_grace_s``)."""
+
+
+def _ignoring_agent(tmp: Path) -> tuple[list[str], Path]:
+    noted = tmp / "sigterm.txt"
+    return [sys.executable, str(TRACE_AGENT), "--sigterm-file", str(noted)], noted
+
+
+def _yao_files(run: Run, cases: int = 1) -> tuple[str, ...]:
+    """A Yao conversation file whose sidecar starts the same agent (highbar protocol)."""
+    (run.tmp / "orders_test.agent.yaml").write_text(
+        f"protocol: highbar\nendpoint: http://127.0.0.1:{run.port}/{run.route}\n"
+        f"start: {json.dumps(run.start_command)}\nhealth: http://127.0.0.1:{run.port}/health\n"
+        "startup_timeout: 20000\n", encoding="utf-8")
+    lines = [json.dumps({"id": f"hello-{i}", "input": "hello there",
+                         "assertions": [{"type": "contains", "value": "Hello"}]}) for i in range(cases)]
+    (run.tmp / "orders_test.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return ("orders_test.jsonl",)
+
+
+def _python_files(run: Run) -> tuple[str, ...]:
+    """A Python test that starts the same agent with ``agent_factory`` (no spec file: pytest's codes)."""
+    base = f"http://127.0.0.1:{run.port}"
+    (run.tmp / "test_agent.py").write_text(
+        "def test_hello(agent_factory):\n"
+        f"    agent = agent_factory(start={run.start_command!r}, endpoint={base + '/' + run.route!r},\n"
+        f"                          health={base + '/health'!r}, startup_timeout=20000)\n"
+        "    assert agent.send('hello there')['response']\n", encoding="utf-8")
+    return ("test_agent.py",)
+
+
+def _paths(run: Run, fmt: str, cases: int = 1) -> tuple[str, ...]:
+    if fmt == "python":
+        return _python_files(run)
+    return _yao_files(run, cases) if fmt == "yao" else ("leaks.highbar.yaml",)
+
+
+def _gone_at_exit(run: Run, agent: int, child: int, out: str) -> None:
+    """Right after pytest exited, the agent and its child are gone (not a grace period later)."""
+    alive = {pid for pid in (agent, child) if pid in marked(run.mark, run.since)}
+    assert not alive, f"still running when pytest had exited: {alive}\n{out}"
+
+
+def _until_the_stop_began(run: Run, noted: Path, proc) -> None:  # type: ignore[no-untyped-def]
+    wait_for("the plugin's SIGTERM to the agent (its grace period)", noted.exists, 60, proc)
+    time.sleep(0.3)  # well inside the 5 s
+
+
+def _signal_in_the_grace_period(run: Run, noted: Path, sig: int, also: tuple[int, ...] = (), spec: bool = True) -> None:
+    """Signal pytest (and ``also``) once the agent's stop began; what must hold when pytest has exited."""
+    proc = run.proc
+    agent, child = run.agent_pid(), run.child_pid()
+    _until_the_stop_began(run, noted, proc)  # the tests passed; the session's end is stopping the agent
+    assert proc is not None and proc.poll() is None
+    started = time.monotonic()
+    for pid in [proc.pid, *also]:
+        with contextlib.suppress(ProcessLookupError):  # (an xdist worker that did not use the agent may be done)
+            os.kill(pid, sig)
+    code, out = run.finish(timeout=30)
+    took = time.monotonic() - started
+    _gone_at_exit(run, agent, child, out)
+    assert "Traceback" not in out, out
+    assert took < GRACE_S - 1, f"pytest waited out the grace period ({took:.1f}s)\n{out}"
+    assert code == (128 + sig if spec else pytest.ExitCode.INTERRUPTED), out  # highbar's 130, 143, 129, or pytest's
+    what = "interrupted" if sig == signal.SIGINT else f"terminated by {signal.Signals(sig).name}"
+    assert f"semantictest: {what} at the end of the run: the agents were stopped at once" in out, out
+    run.assert_nothing_left(out, within=2)
+
+
+def _killed_then_stopped(run: Run, noted: Path) -> None:
+    """SIGKILL pytest while a test waits for a reply: the watchdog stops the agent and its child
+    (SIGTERM, noted and ignored, the grace period, SIGKILL)."""
+    assert run.proc is not None
+    agent, child = run.agent_pid(), run.child_pid()
+    time.sleep(0.5)
+    assert run.proc.poll() is None
+    run.proc.kill()
+    code, out = run.finish(timeout=30)
+    assert code == -signal.SIGKILL, out
+    wait_for("the agent and its child to be stopped",
+             lambda: not {agent, child} & set(marked(run.mark, run.since)), GRACE_S + 5)
+    assert noted.exists(), "the agent got no SIGTERM before its SIGKILL"
+
+
+@pytest.mark.parametrize(("fmt", "sig"), [
+    ("highbar", signal.SIGTERM), ("highbar", signal.SIGHUP), ("highbar", signal.SIGINT),
+    ("yao", signal.SIGTERM), ("yao", signal.SIGINT), ("python", signal.SIGINT),
+])
+def test_a_signal_in_the_grace_period_stops_the_group_first(make_run, tmp_path: Path, fmt: str, sig: int) -> None:  # type: ignore[no-untyped-def]
+    argv, noted = _ignoring_agent(tmp_path)
+    run = make_run(QUICK, 1, agent=argv)
+    run.start(paths=_paths(run, fmt))
+    _signal_in_the_grace_period(run, noted, sig, spec=fmt != "python")
+
+
+@pytest.mark.parametrize("fmt", ["highbar", "yao", "python"])
+def test_sigkill_to_pytest_leaves_no_agent(make_run, tmp_path: Path, fmt: str) -> None:  # type: ignore[no-untyped-def]
+    argv, noted = _ignoring_agent(tmp_path)
+    run = make_run(SLOW, 3, route="slow", agent=argv)  # /slow answers after 3 s: pytest waits for a reply
+    run.start(paths=_paths(run, fmt))
+    _killed_then_stopped(run, noted)
+    run.assert_nothing_left("", within=2)
+
+
+@pytest.mark.parametrize(("fmt", "sig"), [("highbar", signal.SIGTERM), ("highbar", signal.SIGINT), ("yao", signal.SIGTERM)])
+def test_xdist_a_signal_in_the_grace_period(make_run, tmp_path: Path, fmt: str, sig: int) -> None:  # type: ignore[no-untyped-def]
+    # The worker that used the agent stops it as the run ends; the controller (a CI runner's cancel)
+    # or, for Ctrl-C, the controller and its workers (a terminal's process group) get the signal.
+    argv, noted = _ignoring_agent(tmp_path)
+    run = make_run(QUICK, 2, agent=argv)
+    proc = run.start("-n", "2", paths=_paths(run, fmt, 2), fork_xdist_workers=sig != signal.SIGINT)
+    workers = wait_for("two xdist workers", lambda: len(workers_of(run)) == 2 and workers_of(run), 30, proc)
+    _signal_in_the_grace_period(run, noted, sig, also=tuple(workers) if sig == signal.SIGINT else ())
+
+
+@pytest.mark.parametrize("fmt", ["highbar", "yao"])
+def test_xdist_sigkill_to_the_controller_leaves_no_agent(make_run, tmp_path: Path, fmt: str) -> None:  # type: ignore[no-untyped-def]
+    argv, noted = _ignoring_agent(tmp_path)
+    run = make_run(SLOW, 4, route="slow", agent=argv)
+    proc = run.start("-n", "2", paths=_paths(run, fmt, 4))
+    wait_for("two xdist workers", lambda: len(workers_of(run)) == 2 and workers_of(run), 30, proc)
+    _killed_then_stopped(run, noted)
+    # the workers end on their own once their controller is gone (execnet: within 15 s)
+    wait_for("the orphaned workers to exit", lambda: not marked(run.mark, run.since, run.tmp), 30)
+    assert agents_on(run.port, run.since) == []
