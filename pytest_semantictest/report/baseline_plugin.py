@@ -41,8 +41,8 @@ class BaselinePlugin:
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """After the results writer (registered later, so called earlier) has this test's record."""
-        if report.when != "teardown" or self.problem is not None:
-            return
+        if report.when != "teardown" or self.problem is not None or hasattr(self.config, "workerinput"):
+            return  # (a worker's reports reach the controller, which compares them)
         record = self.writer.records.get(report.nodeid)
         if record is None:
             return

@@ -158,3 +158,23 @@ def test_a_baseline_that_cannot_be_used_is_said_and_fails_the_gate(pytester: pyt
     other.stdout.fnmatch_lines(["*compared with */other.jsonl: 1 new",
                                 "new: s.json::t not in the baseline",
                                 "note: 1 baseline test(s) of files this run did not select were not compared"])
+
+
+def test_under_xdist_each_test_is_compared_once(pytester: pytest.Pytester) -> None:
+    def suite(value: int) -> None:
+        pytester.makefile(".json", s=json.dumps({"name": "s", "tests": [
+            {"id": f"t{i}", "pipeline": [{"block": "MockData", "config": {"data": value if i == 0 else 1},
+                                          "output": "d"}], "assertions": {"d": 1}} for i in range(4)]}))
+
+    suite(1)
+    assert run_pytest(pytester, "-p", "no:cacheprovider", "--semantictest-results=base.jsonl").ret == 0
+    suite(2)
+    result = run_pytest(pytester, "-p", "no:cacheprovider", "-n", "2", "--semantictest-baseline=base.jsonl",
+                        "--semantictest-fail-on-regression", "--junitxml=junit.xml")
+    assert result.ret == 1
+    assert _regressed(result.stdout.str()) == ["s.json::t0"]
+    import xml.etree.ElementTree as ET
+
+    changes = {c.get("name"): [p.get("value") for p in c.iter("property") if p.get("name") == "baseline_change"]
+               for c in ET.parse(pytester.path / "junit.xml").getroot().iter("testcase")}
+    assert changes == {"t0": ["regressed"], "t1": ["unchanged"], "t2": ["unchanged"], "t3": ["unchanged"]}
