@@ -20,24 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pytest_semantictest.stats import Decision, PassRateTest, fixed_runs  # noqa: E402
-
-
-def simulate(test: PassRateTest, rate: float, tests: int, batch: int, rng: random.Random) -> dict[str, float]:
-    """``tests`` sequential decisions for an agent passing with probability ``rate``."""
-    outcomes = dict.fromkeys(("pass", "fail", "inconclusive"), 0)
-    runs_made = 0
-    for _ in range(tests):
-        passed = total = 0
-        decision = Decision.UNDECIDED
-        while decision is Decision.UNDECIDED:
-            size = min(batch, test.max_runs - total)
-            passed += sum(rng.random() < rate for _ in range(size))
-            total += size
-            decision = test.decide(passed, total)
-        outcomes[decision.value] += 1
-        runs_made += total
-    return {**{k: v / tests for k, v in outcomes.items()}, "mean_runs": runs_made / tests}
+from pytest_semantictest.stats import PassRateTest, fixed_runs, simulate  # noqa: E402
 
 
 def main() -> int:

@@ -7,6 +7,7 @@ Pure functions, no I/O: a 95% Wilson interval for k of n, a sequential probabili
 from __future__ import annotations
 
 import math
+import random
 from dataclasses import dataclass
 from enum import Enum
 
@@ -112,6 +113,24 @@ class PassRateTest:
         """The rule in words, for a report."""
         return (f"pass rate >= {self.threshold:g} (SPRT: wrong pass <= {self.alpha:g} at p <= {self.p0:g}, "
                 f"wrong fail <= {self.beta:g} at p >= {self.p1:g}, at most {self.max_runs} runs)")
+
+
+def simulate(test: PassRateTest, rate: float, tests: int, batch: int, rng: random.Random) -> dict[str, float]:
+    """``tests`` sequential decisions, made in batches as the engine makes them, for an agent that
+    passes with probability ``rate``: the share of each decision and the mean runs (benches, tests)."""
+    outcomes = dict.fromkeys(("pass", "fail", "inconclusive"), 0)
+    runs_made = 0
+    for _ in range(tests):
+        passed = total = 0
+        decision = Decision.UNDECIDED
+        while decision is Decision.UNDECIDED:
+            size = min(batch, test.max_runs - total)
+            passed += sum(rng.random() < rate for _ in range(size))
+            total += size
+            decision = test.decide(passed, total)
+        outcomes[decision.value] += 1
+        runs_made += total
+    return {**{k: v / tests for k, v in outcomes.items()}, "mean_runs": runs_made / tests}
 
 
 def fixed_runs(test: PassRateTest) -> int:

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
 import re
 import subprocess
 import sys
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import pytest
@@ -142,3 +145,16 @@ def signal_set(mask_hex: str) -> set[int]:
     """The signal numbers of a ``/proc`` ``SigBlk``/``SigIgn`` mask (hex)."""
     mask = int(mask_hex, 16)
     return {n for n in range(1, 65) if mask & (1 << (n - 1))}
+
+
+@contextlib.contextmanager
+def loopback_server(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """A threading HTTP server on 127.0.0.1 with ``handler``, for as long as the block runs: its URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -4,10 +4,9 @@ GET), and a warning at the step's line naming the assumption (docs/migrating.md)
 from __future__ import annotations
 
 import json
-import threading
 import warnings
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,7 @@ import pytest
 from pytest_semantictest.api import run_suite
 from pytest_semantictest.formats.semantictest.loader import SuiteWarning, load_file
 from pytest_semantictest.model import Outcome
+from tests.helpers import loopback_server
 
 
 class _PostOnly(BaseHTTPRequestHandler):
@@ -41,13 +41,8 @@ class _PostOnly(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def endpoint() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _PostOnly)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with loopback_server(_PostOnly) as url:
+        yield url
 
 
 def _suite(url: str) -> dict[str, object]:

@@ -9,13 +9,13 @@ import random
 import statistics
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 
-from pytest_semantictest.stats import Decision, PassRateTest, fixed_runs, wilson
-from tests.helpers import run_pytest
+from pytest_semantictest.stats import Decision, PassRateTest, fixed_runs, simulate, wilson
+from tests.helpers import loopback_server, run_pytest
 
 pytest_plugins = ["pytester"]
 
@@ -41,13 +41,8 @@ class _Coin(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def coin() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Coin)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with loopback_server(_Coin) as url:
+        yield url
 
 
 def _suite(url: str, rate: float, count: int, **extra: object) -> str:
@@ -60,19 +55,8 @@ def _suite(url: str, rate: float, count: int, **extra: object) -> str:
 
 def _simulated(rate: float, batch: int, tests: int) -> tuple[float, float]:
     """(pass share, mean runs) of the same procedure, simulated."""
-    test, rng = PassRateTest(0.8), random.Random(5)
-    passes, runs = 0, []
-    for _ in range(tests):
-        passed = total = 0
-        decision = Decision.UNDECIDED
-        while decision is Decision.UNDECIDED:
-            size = min(batch, test.max_runs - total)
-            passed += sum(rng.random() < rate for _ in range(size))
-            total += size
-            decision = test.decide(passed, total)
-        passes += decision is Decision.PASS
-        runs.append(total)
-    return passes / tests, statistics.mean(runs)
+    found = simulate(PassRateTest(0.8), rate, tests, batch, random.Random(5))
+    return found["pass"], found["mean_runs"]
 
 
 @pytest.mark.parametrize(("rate", "count"), [(0.5, 60), (0.95, 30)])
