@@ -163,12 +163,15 @@ class SessionExit:
         value = excinfo.value
         if (self.spec_session or isinstance(value, pytest.Session.Interrupted)) and not self.config.option.fulltrace:
             _keep_only_the_crash_entry(excinfo)
+        stop = _a_stop_not_a_ctrl_c(value)
         if isinstance(value, Terminated):
             self.code = value.code
-        elif isinstance(value, KeyboardInterrupt) and not isinstance(value, pytest.Session.Interrupted):
-            self.code = INTERRUPTED  # (pytest's own stop after a collection error is not a Ctrl-C)
-        if (self.spec_session and not self.worker and self.runtime.agents_dir and isinstance(value, KeyboardInterrupt)
-                and not isinstance(value, pytest.Session.Interrupted)):
+        elif stop == "failures":
+            self.code = pytest.ExitCode.TESTS_FAILED if self.spec_session else None
+        elif isinstance(value, KeyboardInterrupt) and stop is None:
+            self.code = INTERRUPTED
+        if self.spec_session and not self.worker and self.runtime.agents_dir and isinstance(value, KeyboardInterrupt) \
+                and stop is None:
             self._interrupt_workers()
 
     @pytest.hookimpl(tryfirst=True)
@@ -203,6 +206,19 @@ class SessionExit:
             if procs.pid_alive(pid) and procs.parent(pid) == os.getpid():
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGINT)
+
+
+def _a_stop_not_a_ctrl_c(value: BaseException) -> str | None:
+    """pytest and xdist end a session by raising a ``KeyboardInterrupt`` subclass that is no Ctrl-C:
+    pytest's ``Interrupted`` after a collection error ("collection"), xdist's ``Interrupted`` once
+    ``-x``/``--maxfail`` is reached ("failures", highbar's and pytest's 1; unless a worker got the
+    Ctrl-C). None: an interrupt."""
+    if isinstance(value, pytest.Session.Interrupted):
+        return "collection"
+    kind = type(value)
+    if kind.__name__ == "Interrupted" and kind.__module__.startswith("xdist") and "keyboard-interrupt" not in str(value):
+        return "failures"
+    return None
 
 
 def _keep_only_the_crash_entry(excinfo: pytest.ExceptionInfo[BaseException]) -> None:

@@ -39,3 +39,12 @@ def test_semtest_over_the_folder_exits_2(pytester: pytest.Pytester) -> None:
     _folder(pytester.path)
     result = pytester.run(script("semtest"), "specs", "-p", "no:cacheprovider", timeout=120)
     assert result.ret == 2, result.stdout.str() + result.stderr.str()
+
+
+def test_stopping_at_the_first_failure_under_xdist_exits_1_not_130(pytester: pytest.Pytester) -> None:
+    """xdist ends a ``-x`` session with its own ``KeyboardInterrupt`` subclass: that is no Ctrl-C."""
+    failing = helpers.test_case([helpers.mock(1)], {"d": 2}, id="fails")
+    (pytester.path / "s.json").write_text(json.dumps(helpers.suite(failing, *(
+        helpers.test_case([helpers.mock(1)], {"d": 1}, id=f"ok{i}") for i in range(6)))))
+    result = helpers.run_pytest(pytester, "-p", "no:cacheprovider", "-n", "2", "-x", own_process=True)
+    assert result.ret == 1, result.stdout.str()[-2000:]
