@@ -26,6 +26,10 @@ OPTIONS: list[tuple[str, type, Any, str]] = [
      "ahead while pytest reports in order; 1: one after another)"),
     ("all-runs", bool, False, "a repeated test runs all its runs (default: it stops once its outcome is decided)"),
     ("trace-chars", int, 2000, "trim each value in the pipeline trace to this many characters"),
+    ("secret-env", list, [], "environment variable whose value is a secret, beyond the documented name patterns "
+     "(a name or a glob such as MY_*; repeatable; ini: one per line)"),
+    ("secret-header", list, [], "request header whose value is a secret, beyond Authorization and the documented "
+     "name patterns (a name or a glob; repeatable; ini: one per line)"),
     ("llm-base-url", str, None, "OpenAI-compatible endpoint for every LLM role (else env OPENAI_BASE_URL)"),
     ("llm-api-key", str, None, "API key for the LLM endpoint (prefer env OPENAI_API_KEY; never printed)"),
     ("llm-model", str, "gpt-4o-mini", "model for every LLM role without its own"),

@@ -47,12 +47,17 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "compliance: a test case of a compliance Markdown file (*.md)")
     state = install(config, _schedule)
     options.check(config)
+    from .report.logs import RedactedRecords
+
+    records = RedactedRecords(state.current_redactor)  # captured logs: no secret in any of them
+    records.install()
+    config.add_cleanup(records.uninstall)
     results = options.value(config, "results")
     if results:  # one JSON object per test; written by the controller
         from .report.results import ResultsWriter
 
         config.pluginmanager.register(
-            ResultsWriter(config, results, state.own_usage, lambda: state.redactor if state.started else None),
+            ResultsWriter(config, results, state.own_usage, state.current_redactor),
             "semantictest-results",
         )
     from .session_exit import SessionExit

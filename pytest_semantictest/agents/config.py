@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from ..report.redact import MASK, MIN_SECRET_LENGTH, printed_forms, used_secrets
+from ..report.redact import Redactor, used_secrets
 from .errors import AgentConfigError
 
 EXTENSION_PREFIX = "x-"
@@ -30,6 +31,10 @@ class AgentConfig:
 
     endpoint: str
     start: str | None = None
+    """The command line as written (``${VAR}`` unexpanded when ``start_argv`` is given): what is shown."""
+    start_argv: list[str] | None = None
+    """The command run: ``start`` split first, then ``${VAR}`` expanded in each argument (a secret with
+    spaces or quotes stays one argument, intact). None: ``start`` split as it is."""
     health: str | None = None
     startup_timeout_ms: int = 15000
     settle_time_ms: int = 500
@@ -94,9 +99,11 @@ class AgentConfig:
         raw, used = expand_env(without_extensions(agent), environ, where="agent", names=names)
         request = raw.get("request") or {}
         session = raw.get("session") or {}
+        start, argv = _start(without_extensions(agent).get("start"), raw.get("start"), environ)
         values: dict[str, Any] = {
             "endpoint": raw["endpoint"],
-            "start": raw.get("start"),
+            "start": start,
+            "start_argv": argv,
             "health": raw.get("health"),
             "startup_timeout_ms": raw.get("startup_timeout", 15000),
             "settle_time_ms": raw.get("settle_time", 500),
@@ -118,6 +125,18 @@ class AgentConfig:
             values["cwd"] = cwd
         values.update(overrides)
         return cls(**values)
+
+
+def _start(written: Any, expanded: Any, environ: Mapping[str, str] | None) -> tuple[Any, list[str] | None]:
+    """The start command to show (as written) and the one to run (split, then each argument expanded).
+    A line that does not split is left to the process to report (``start is not a valid command line``)."""
+    if not isinstance(written, str) or "${" not in written:
+        return expanded, None
+    try:
+        tokens = shlex.split(written)
+    except ValueError:
+        return written, None
+    return written, [expand_env(token, environ, where="agent.start")[0] for token in tokens]
 
 
 def expand_env(
@@ -157,16 +176,9 @@ def expand_env(
 
 
 def mask(text: str, secrets: Iterable[str], names: Mapping[str, str] | None = None) -> str:
-    """``text`` with each secret masked in every printed form: as ``${NAME}`` when ``names`` knows
-    it, else ``***``."""
-    forms: dict[str, str] = {}
-    for value in secrets:
-        shown = f"${{{names[value]}}}" if names and value in names else MASK
-        for form in printed_forms(value):
-            forms.setdefault(form, shown)
-    for form in sorted(forms, key=len, reverse=True):
-        text = text.replace(form, forms[form])
-    return text
+    """``text`` with each secret masked in any encoding (``report/redact.py``): as ``${NAME}`` when
+    ``names`` knows it, else ``***``."""
+    return Redactor(secrets, {v: n for v, n in (names or {}).items() if v in set(secrets)}).text(text)
 
 
 def without_extensions(agent: Mapping[str, Any]) -> dict[str, Any]:

@@ -53,9 +53,10 @@ class _LoopState:
 class LLMClient:
     """Role-aware chat completions with the replay cache, retries, concurrency bound and usage."""
 
-    def __init__(self, config: LLMConfig, cache: ReplayCache | None = None) -> None:
+    def __init__(self, config: LLMConfig, cache: ReplayCache | None = None, redactor: Redactor | None = None) -> None:
         self.config = config
-        self._redactor = Redactor(secret_values(config.env, config.secrets()))
+        # the session's one redactor when given (it holds these keys too), else one of its own
+        self._redactor = redactor or Redactor(secret_values(config.env, config.secrets()))
         self.cache = cache or ReplayCache(config.cache_dir, config.cache_mode, self._redactor.data)  # entries: no secret
         self.usage = Usage()
         self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = weakref.WeakKeyDictionary()
