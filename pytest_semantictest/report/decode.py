@@ -28,6 +28,8 @@ MAX_VIEWS = 256
 
 Segment = tuple[int, int, int, int]
 """A decoded piece: its range in the output (start, end) and the range of input it came from."""
+Piece = tuple[str, int, int]
+"""What part of a match decodes to: the text, and the part's range inside the match."""
 
 _BACKSLASH = re.compile(
     r"\\(?:u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})"
@@ -51,9 +53,21 @@ def _backslash(match: re.Match[str]) -> str | None:
     return _SIMPLE[simple]
 
 
-def _percent(match: re.Match[str]) -> str | None:
+def _percent(match: re.Match[str]) -> list[Piece]:
+    """Each character of a run of ``%XX`` bytes, with the bytes it came from (UTF-8; a byte that is
+    not part of a character is itself, as U+FFFD)."""
     raw = bytes(int(match.group(0)[i + 1:i + 3], 16) for i in range(0, len(match.group(0)), 3))
-    return raw.decode("utf-8", errors="replace")
+    pieces: list[Piece] = []
+    i = 0
+    while i < len(raw):
+        size = 1 if raw[i] < 0xC0 else 2 if raw[i] < 0xE0 else 3 if raw[i] < 0xF0 else 4
+        try:
+            char = raw[i:i + size].decode("utf-8")
+        except UnicodeDecodeError:
+            char, size = "\ufffd", 1
+        pieces.append((char, 3 * i, 3 * (i + size)))
+        i += size
+    return pieces
 
 
 def _entity(match: re.Match[str]) -> str | None:
@@ -80,7 +94,8 @@ class Decoder:
     name: str
     trigger: str
     pattern: re.Pattern[str]
-    decode: Callable[[re.Match[str]], str | None]
+    decode: Callable[[re.Match[str]], str | list[Piece] | None]
+    """A match's text decoded (the whole match its source), or its pieces; None: not an encoding."""
 
 
 DECODERS = (
@@ -105,9 +120,10 @@ def apply(decoder: Decoder, text: str) -> tuple[str, list[Segment]] | None:
         start, end = match.span()
         out.append(text[position:start])
         length += start - position
-        out.append(decoded)
-        segments.append((length, length + len(decoded), start, end))
-        length += len(decoded)
+        for piece, offset, stop in [(decoded, 0, end - start)] if isinstance(decoded, str) else decoded:
+            out.append(piece)
+            segments.append((length, length + len(piece), start + offset, start + stop))
+            length += len(piece)
         position = end
     if not segments:
         return None

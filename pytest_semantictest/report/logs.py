@@ -2,7 +2,7 @@
 the console's "Captured log" sections and JUnit's ``junit_logging`` never show a secret.
 
 A record of the plugin's loggers or of the libraries it sends with (``httpx``, ``httpcore``,
-``openai``: httpx's "HTTP Request: GET ...?api_key=..." line) is redacted as it is made: its message
+``openai`` and ``openai``'s own ``httpx2``: httpx's "HTTP Request: GET ...?api_key=..." line) is redacted as it is made: its message
 (with its arguments) and any exception or stack text it carries. Doing it in the log record factory,
 not in a filter on those loggers, reaches their child loggers too (``httpcore.http11``,
 ``openai._base_client``): a logger's filters see only the records logged to that very logger.
@@ -11,17 +11,19 @@ not in a filter on those loggers, reaches their child loggers too (``httpcore.ht
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from typing import Any
 
 from .redact import Redactor
 
-LOGGERS = ("pytest_semantictest", "httpx", "httpcore", "openai")
-"""Loggers (with their children) whose records are redacted."""
+LOGGERS = re.compile(r"(pytest_semantictest|httpx\d*|httpcore\d*|openai)(\.|$)")
+"""Loggers (with their children) whose records are redacted; ``httpx2``/``httpcore2``: the HTTP stack
+some ``openai`` releases bring."""
 
 
 def _ours(name: str) -> bool:
-    return any(name == logger or name.startswith(logger + ".") for logger in LOGGERS)
+    return bool(LOGGERS.match(name))
 
 
 class RedactedRecords:
