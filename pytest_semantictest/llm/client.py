@@ -78,8 +78,10 @@ class LLMClient:
 
         ``parse`` turns the text into a value and raises ValueError when it is unusable; the model
         is asked once more, then the call is an :class:`LLMError`. Only parsed answers are cached.
+        Secrets in ``messages`` are masked before anything else (the model sees ``***``).
         """
         parse = parse or _identity
+        messages = self._redactor.data(messages)  # a prompt never carries a secret (to the LLM, or its cache key)
         model = self.config.model_for(role, model)
         default_temperature, default_seed = self.config.sampling(role)
         temperature = default_temperature if temperature is _UNSET else temperature
