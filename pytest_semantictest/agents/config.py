@@ -31,10 +31,10 @@ class AgentConfig:
 
     endpoint: str
     start: str | None = None
-    """The command line as written (``${VAR}`` unexpanded when ``start_argv`` is given): what is shown."""
+    """The command line as shown: a secret's ``${VAR}`` kept as written when ``start_argv`` is given."""
     start_argv: list[str] | None = None
-    """The command run: ``start`` split first, then ``${VAR}`` expanded in each argument (a secret with
-    spaces or quotes stays one argument, intact). None: ``start`` split as it is."""
+    """The command run: ``start`` split first, then each secret's ``${VAR}`` expanded in its argument (a
+    secret with spaces or quotes stays one argument, intact). None: ``start`` split as it is."""
     health: str | None = None
     startup_timeout_ms: int = 15000
     settle_time_ms: int = 500
@@ -99,7 +99,8 @@ class AgentConfig:
         raw, used = expand_env(without_extensions(agent), environ, where="agent", names=names)
         request = raw.get("request") or {}
         session = raw.get("session") or {}
-        start, argv = _start(without_extensions(agent).get("start"), raw.get("start"), environ)
+        secrets = used_secrets(names, dict(request.get("headers") or {}))
+        start, argv = _start(without_extensions(agent).get("start"), raw.get("start"), environ, secrets)
         values: dict[str, Any] = {
             "endpoint": raw["endpoint"],
             "start": start,
@@ -119,7 +120,7 @@ class AgentConfig:
             "concurrency": raw.get("concurrency"),
         }
         # secret by the variable's name or by the header it reached, not merely for coming from ${ENV}
-        values["secrets"] = used_secrets(names, values["request_headers"])
+        values["secrets"] = secrets
         values["env_names"] = {v: n for v, n in names.items() if v in values["secrets"]}
         if cwd is not None:
             values["cwd"] = cwd
@@ -127,16 +128,21 @@ class AgentConfig:
         return cls(**values)
 
 
-def _start(written: Any, expanded: Any, environ: Mapping[str, str] | None) -> tuple[Any, list[str] | None]:
-    """The start command to show (as written) and the one to run (split, then each argument expanded).
-    A line that does not split is left to the process to report (``start is not a valid command line``)."""
-    if not isinstance(written, str) or "${" not in written:
+def _start(written: Any, expanded: Any, environ: Mapping[str, str] | None,
+           secrets: list[str]) -> tuple[Any, list[str] | None]:
+    """The start command to show and the one to run. An ordinary ``${VAR}`` is expanded into the line
+    before it is split (as highbar does: ``${AGENT_CMD}`` may be a whole command); a secret's (by its
+    variable's name or where it goes) after, into its argument, so it reaches the agent intact and the
+    line shown keeps ``${VAR}``. A line that does not split is left to the process to report."""
+    env = os.environ if environ is None else environ
+    if not isinstance(written, str) or not any(env.get(m.group(1)) in secrets for m in _ENV_VAR.finditer(written)):
         return expanded, None
+    line = _ENV_VAR.sub(lambda m: m.group(0) if env[m.group(1)] in secrets else env[m.group(1)], written)
     try:
-        tokens = shlex.split(written)
+        tokens = shlex.split(line)
     except ValueError:
-        return written, None
-    return written, [expand_env(token, environ, where="agent.start")[0] for token in tokens]
+        return line, None
+    return line, [expand_env(token, env, where="agent.start")[0] for token in tokens]
 
 
 def expand_env(

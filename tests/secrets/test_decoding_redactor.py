@@ -124,3 +124,15 @@ def test_a_start_command_keeps_a_secret_intact_and_shows_its_placeholder() -> No
     assert config.start_argv == ["python", "agent.py", f"--key={secret}", "--port", "9"]
     assert config.start == "python agent.py --key=${AGENT_KEY} --port 9"
     assert secret in config.secrets and config.mask(f"could not run {secret}") == "could not run ${AGENT_KEY}"
+
+
+def test_an_ordinary_variable_in_a_start_command_is_expanded_before_the_split() -> None:
+    """``${AGENT_CMD}`` may be a whole command line (as in highbar); only a secret is kept whole."""
+    config = AgentConfig.from_highbar(
+        {"endpoint": "http://127.0.0.1:9/x", "start": "${AGENT_CMD} --token ${AGENT_TOKEN}"},
+        environ={"AGENT_CMD": "python agent.py", "AGENT_TOKEN": "tok en-0123"})
+    assert config.start_argv == ["python", "agent.py", "--token", "tok en-0123"]
+    assert config.start == "python agent.py --token ${AGENT_TOKEN}"
+    plain = AgentConfig.from_highbar({"endpoint": "http://127.0.0.1:9/x", "start": "${AGENT_CMD} --port 9"},
+                                     environ={"AGENT_CMD": "python agent.py"})
+    assert plain.start == "python agent.py --port 9" and plain.start_argv is None
