@@ -137,12 +137,24 @@ def _start(written: Any, expanded: Any, environ: Mapping[str, str] | None,
     env = os.environ if environ is None else environ
     if not isinstance(written, str) or not any(env.get(m.group(1)) in secrets for m in _ENV_VAR.finditer(written)):
         return expanded, None
-    line = _ENV_VAR.sub(lambda m: m.group(0) if env[m.group(1)] in secrets else env[m.group(1)], written)
+    line = start_line(written, env, secrets)
     try:
         tokens = shlex.split(line)
     except ValueError:
         return line, None
     return line, [expand_env(token, env, where="agent.start")[0] for token in tokens]
+
+
+def start_line(written: str, env: Mapping[str, str], secrets: Iterable[str]) -> str:
+    """A start command with each ordinary ``${VAR}`` put in and each secret's kept as written: the
+    line that is split into arguments, and the one shown (an unset variable is left as written)."""
+    secret = set(secrets)
+
+    def variable(match: re.Match[str]) -> str:
+        value = env.get(match.group(1))
+        return match.group(0) if value is None or value in secret else value
+
+    return _ENV_VAR.sub(variable, written)
 
 
 def expand_env(

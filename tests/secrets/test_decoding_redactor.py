@@ -136,3 +136,17 @@ def test_an_ordinary_variable_in_a_start_command_is_expanded_before_the_split() 
     plain = AgentConfig.from_highbar({"endpoint": "http://127.0.0.1:9/x", "start": "${AGENT_CMD} --port 9"},
                                      environ={"AGENT_CMD": "python agent.py"})
     assert plain.start == "python agent.py --port 9" and plain.start_argv is None
+
+
+def test_a_judge_reason_is_masked_before_it_is_put_on_one_line() -> None:
+    """The summary's judge verdicts join a reason's lines and clip it: a secret with a newline that
+    the judge quoted is masked first (before, its pieces were joined by a space and shown)."""
+    from pytest_semantictest.evidence import JudgedItems
+    from pytest_semantictest.report.judge import verdict_counts
+
+    secret = "first-half\nsecond-half"
+    verdict = Verdict(Outcome.FAILED)
+    verdict.evidence.append(JudgedItems.from_dict(
+        {"check": "c", "items": [{"text": "never tells", "passed": False, "reason": f"it told {secret}"}]}))
+    _, failed, lines = verdict_counts(verdict, Redactor([secret]).text)
+    assert failed == 1 and lines == ["NOT held: never tells: it told ***"]

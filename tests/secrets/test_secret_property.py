@@ -28,7 +28,7 @@ from collections.abc import Callable
 from urllib.parse import quote, quote_plus
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 from tests.llm.fake_openai import FakeOpenAI
@@ -43,6 +43,7 @@ CHANNELS = {  # variable -> whether its secret goes in a header (printable ASCII
     "ST_BODY_API_KEY": False, "ST_QUERY_TOKEN": False, "RELAY_VALUE": True, "CUSTOM_VALUE": True,
     "DECLARED_THING": False, "ST_URL_TOKEN": False, "ST_JUDGED_SECRET": False,
     "HB_START_SECRET": False, "HB_AGENT_TOKEN": True, "HB_BODY_API_KEY": False,
+    "COMPLIANCE_API_KEY": True, "CP_SESSION": True, "CP_NOTE_SECRET": False, "YAO_RELAY": True,
 }
 _PRINTABLE = [c for c in string.printable if c not in "\t\r\x0b\x0c"]  # with a space and a newline
 _UNICODE = st.characters(min_codepoint=0xA1, max_codepoint=0x2FFF, exclude_categories=("Cs", "Cc", "Zl", "Zp"))
@@ -151,6 +152,51 @@ def highbar_spec(port: int, sha: str) -> str:
         """)
 
 
+COMPLIANCE = """\
+---
+name: planted
+version: 1.0
+transport: completions
+---
+
+# Planted
+
+## Setup
+
+Create an agent with the following configuration:
+- Name: `echo-agent`
+
+## Test Cases
+
+### 1. Echoed placeholders
+
+**Request:**
+POST `/chat/completions`
+Headers:
+- `X-Session-Token: {cp_session}`
+
+Body:
+```json
+{"model": "echo-agent", "messages": [{"role": "user", "content": "hello"}], "note": "{cp_note_secret}"}
+```
+
+**Strict:**
+```yaml
+status: 201
+```
+"""
+
+
+def yao_files(pytester: pytest.Pytester, echo: str) -> None:
+    pytester.makefile(".agent.yaml", planted_test=textwrap.dedent(f"""\
+        endpoint: "{echo}/v1/chat/completions"
+        headers: {{X-Relay-Key: "${{YAO_RELAY}}"}}
+        model: echo-agent
+        """))
+    case = {"id": "echoes", "input": "What did I send?", "assertions": [{"type": "not_contains", "value": "You sent"}]}
+    pytester.makefile(".jsonl", planted_test=json.dumps(case))
+
+
 def _run_batch(pytester: pytest.Pytester, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch,
                secrets: dict[str, str], workers: list[str]) -> None:
     for name, value in secrets.items():
@@ -159,11 +205,14 @@ def _run_batch(pytester: pytest.Pytester, fake_openai: FakeOpenAI, monkeypatch: 
     port = free_port()
     try:
         fake_openai.rule("The key is", 0.1, reasoning=f"The reply gives the key {secrets['ST_JUDGED_SECRET']} away.")
-        write_suite(pytester, semantictest_suite(f"http://127.0.0.1:{echo.server_address[1]}",
-                                                 f"http://127.0.0.1:{free_port()}"), name="planted")
+        echo_url = f"http://127.0.0.1:{echo.server_address[1]}"
+        write_suite(pytester, semantictest_suite(echo_url, f"http://127.0.0.1:{free_port()}"), name="planted")
         sha = hashlib.sha256(secrets["HB_START_SECRET"].encode()).hexdigest()[:16]
         pytester.makefile(".highbar.yaml", echo=highbar_spec(port, sha))
+        pytester.makefile(".md", planted=COMPLIANCE)
+        yao_files(pytester, echo_url)
         args = [f"--semantictest-llm-base-url={fake_openai.url}", "--semantictest-secret-env=DECLARED_*",
+                f"--semantictest-compliance-base-url={echo_url}/v1",
                 "--html=report.html", "--self-contained-html", "--junitxml=junit.xml", "-o", "junit_logging=all",
                 "-rA", "-vv", "--semantictest-results=results.jsonl", "--log-level=DEBUG", "--log-file=run.log",
                 "--log-file-level=DEBUG", "-p", "no:randomly", *workers]
@@ -172,7 +221,8 @@ def _run_batch(pytester: pytest.Pytester, fake_openai: FakeOpenAI, monkeypatch: 
         echo.shutdown()
         echo.server_close()
     console = result.stdout.str() + result.stderr.str()
-    inputs = {"planted.json", "echo.highbar.yaml", "tox.ini"}
+    inputs = {"planted.json", "echo.highbar.yaml", "tox.ini", "planted.md", "planted_test.agent.yaml",
+              "planted_test.jsonl"}
     written = [p for p in pytester.path.rglob("*") if p.is_file() and p.name not in inputs]
     kinds = {part for p in written for part in p.relative_to(pytester.path).parts}
     assert {"report.html", "junit.xml", "results.jsonl", "run.log", "judge"} <= kinds, sorted(kinds)
@@ -185,20 +235,38 @@ def _run_batch(pytester: pytest.Pytester, fake_openai: FakeOpenAI, monkeypatch: 
     assert not leaks, leaks[:20]
     results = [json.loads(line) for line in texts["results.jsonl"].splitlines()]
     outcomes = {r["id"].rpartition("::")[2]: r["outcome"] for r in results}
-    assert outcomes["start keeps the secret intact"] == "passed", outcomes  # the agent got it unchanged
+    assert outcomes.get("start keeps the secret intact") == "passed", outcomes  # the agent got it unchanged
     assert outcomes["echoed"] == "failed" and outcomes["echoes everything"] == "failed", outcomes
+    assert {"planted.md", "planted_test.jsonl"} <= {r["file"] for r in results}, results  # they ran too
     for innocent in INNOCENT.values():  # in the failure messages: each is compared with something else
         assert f"Expected '{innocent}' to equal" in console, innocent
     assert "Expected '1500000' to equal '0'" in console  # a response header is never a secret
     assert "HTTP Request: POST" in texts["run.log"]  # httpx's own line is there, redacted
 
 
+FOUND = {  # batches that found a leak once, kept: a judge quoting a secret with a newline (the summary
+    # joined its lines before masking); a quote in a highbar start secret (the validator split the expanded line)
+    "ST_JUDGED_SECRET": ">Y_\u09f1e\u174fM\n]\u013fa\u00da\u0110\u00e6\u010b\u0799\u00ff7\u1000?\u0109%",
+    "HB_START_SECRET": "\u00edk\u00ddq\u00a1\u0d3f;'\u0130\u00ae\u21f9y\u012a",
+    "YAO_RELAY": ',H~ ZN]1 ;0+]MX.g*A",?BhI}Mi\\r9 c"N', "ST_URL_TOKEN": "6\u00c6\u2876\u00bc\u2916\nU\u1cac9XV\ne\u0364",
+}
+
+
+def explicit() -> dict[str, str]:
+    """:data:`FOUND`, and for each other channel a secret every encoding changes (ASCII in headers)."""
+    def made(name: str) -> str:
+        tag = hashlib.sha256(name.encode()).hexdigest()[:4]
+        return f"{tag} \"s3\\cr'3t\"/+%&<x>" + ("" if CHANNELS[name] else "\u00e9\n\u2603")
+    return {name: FOUND.get(name) or made(name) for name in CHANNELS}
+
+
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one-process", "xdist"])
 def test_random_secrets_reach_no_output(
     pytester: pytest.Pytester, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch, workers: list[str],
 ) -> None:
-    @settings(max_examples=1 if workers else 2, deadline=None, database=None, phases=[Phase.generate],
+    @settings(max_examples=1, deadline=None, database=None, phases=[Phase.explicit, Phase.generate],
               suppress_health_check=list(HealthCheck))  # no shrinking: each example is a whole pytest run
+    @example(explicit()) if not workers else (lambda test: test)
     @given(SECRETS)
     def batch(secrets: dict[str, str]) -> None:
         for path in list(pytester.path.iterdir()):  # a fresh folder for each batch
