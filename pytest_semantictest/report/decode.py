@@ -19,6 +19,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 
 DEPTH = 5
 """Layers of encoding undone: a body echoed inside a JSON reply, repr-escaped in a failure message
@@ -40,6 +41,7 @@ _SIMPLE = {"\\": "\\", "/": "/", '"': '"', "'": "'", "a": "\a", "b": "\b", "f": 
 _PERCENT = re.compile(r"(?:%[0-9a-fA-F]{2})+")
 _ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 _BASE64 = re.compile(r"[A-Za-z0-9+/_-]{8,}={0,2}")
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 def _backslash(match: re.Match[str]) -> str | None:
@@ -76,15 +78,22 @@ def _entity(match: re.Match[str]) -> str | None:
 
 
 def _base64(match: re.Match[str]) -> str | None:
-    token = match.group(0).rstrip("=")
+    return _base64_text(match.group(0).rstrip("="))
+
+
+@lru_cache(maxsize=4096)
+def _base64_text(token: str) -> str | None:
+    """What a base64 run says, if it is text (UTF-8 without control characters but line breaks and
+    tabs): a word that happens to decode to control bytes is no encoding of anything."""
     urlsafe, standard = "-" in token or "_" in token, "+" in token or "/" in token
-    if urlsafe and standard:
+    if urlsafe and standard or len(token) % 4 == 1:
         return None
     try:
         raw = base64.b64decode(token + "=" * (-len(token) % 4), altchars=b"-_" if urlsafe else None, validate=True)
-        return raw.decode("utf-8")
+        text = raw.decode("utf-8")
     except (binascii.Error, ValueError):
         return None
+    return None if _CONTROL.search(text) else text
 
 
 @dataclass(frozen=True)
