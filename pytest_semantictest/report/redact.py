@@ -17,6 +17,7 @@ import base64
 import binascii
 import os
 import re
+import threading
 from collections.abc import Iterable, Mapping
 from fnmatch import fnmatchcase
 from typing import Any
@@ -119,8 +120,10 @@ class Redactor:
                  headers: Iterable[str] = ()) -> None:
         self.headers = list(headers)
         self._labels: dict[str, str] = {}
-        self._pattern: re.Pattern[str] | None = None
-        self._canonical_labels: dict[str, str] = {}
+        self._lock = threading.Lock()
+        self._matcher: tuple[re.Pattern[str], dict[str, str]] | None = None
+        """The secrets' pattern and each match's label, replaced as one (reports render while steps
+        running on the event loop's thread add secrets)."""
         self.add(secrets)
         for value, name in (names or {}).items():
             self.add([value], name)
@@ -133,19 +136,19 @@ class Redactor:
     def add(self, values: Iterable[str], name: str | None = None) -> None:
         """Mask these values too (those at least :data:`MIN_SECRET_LENGTH` long), as ``${name}`` if given."""
         label = f"${{{name}}}" if name else MASK
-        added = False
-        for value in values:
-            if not isinstance(value, str):
-                continue
-            for form in {value, value.strip()}:
-                if len(form) >= MIN_SECRET_LENGTH and (form not in self._labels or name):
-                    self._labels[form] = label
-                    added = True
-        if added:
-            canonical = sorted({_canonical(v) for v in self._labels}, key=len, reverse=True)
-            self._pattern = re.compile("|".join(re.escape(v) for v in canonical))
-            self._canonical_labels = {_canonical(v): lab for v, lab in sorted(self._labels.items(),
-                                                                              key=lambda i: i[1] == MASK)}
+        with self._lock:
+            added = False
+            for value in values:
+                if not isinstance(value, str):
+                    continue
+                for form in {value, value.strip()}:
+                    if len(form) >= MIN_SECRET_LENGTH and (form not in self._labels or name):
+                        self._labels[form] = label
+                        added = True
+            if added:  # a named label wins over *** (written last)
+                labels = {_canonical(v): lab for v, lab in sorted(self._labels.items(), key=lambda i: i[1] != MASK)}
+                pattern = re.compile("|".join(re.escape(v) for v in sorted(labels, key=len, reverse=True)))
+                self._matcher = pattern, labels
 
     def learn(self, value: Any) -> None:
         """Register the secrets of the request headers in ``value`` (every mapping under a ``headers``
@@ -157,13 +160,15 @@ class Redactor:
 
     def text(self, value: str) -> str:
         """``value`` with every secret masked, in whatever encodings (and their compositions) it was printed."""
-        if self._pattern is None or not value:
+        matcher = self._matcher
+        if matcher is None or not value:
             return value
+        pattern, labels = matcher
         spans: list[tuple[int, int, str]] = []
         for view in views(value):
-            for match in self._pattern.finditer(_canonical(view.text)):
+            for match in pattern.finditer(_canonical(view.text)):
                 start, end = view.source(*match.span())
-                spans.append((start, end, self._canonical_labels[match.group(0)]))
+                spans.append((start, end, labels[match.group(0)]))
         if not spans:
             return value
         out: list[str] = []
