@@ -2,7 +2,8 @@
 listing the ways the secret could be encoded.
 
 A *decoder* undoes one layer of one encoding wherever the text has it: backslash escapes (JSON's
-``\\"``, ``\\/`` and ``\\uXXXX`` with surrogate pairs; Python's ``\\'``, ``\\xXX``, ``\\UXXXXXXXX``),
+``\\"``, ``\\/`` and ``\\uXXXX`` with surrogate pairs; Python's ``\\'``, ``\\xXX``, ``\\UXXXXXXXX``), a
+bytes repr's UTF-8 sequences (``\\xc3\\xa9``, as a separate decoder: ``ascii()`` of ``Ã©`` reads the same),
 percent-encoding (UTF-8 byte runs), HTML character references, and base64 runs (standard or URL-safe,
 padding optional). :func:`views` applies them in every order, up to :data:`DEPTH` layers, so every
 composition is decoded (JSON inside repr inside HTML, a URL-quoted value JSON-escaped, ...). Each
@@ -32,6 +33,8 @@ Segment = tuple[int, int, int, int]
 Piece = tuple[str, int, int]
 """What part of a match decodes to: the text, and the part's range inside the match."""
 
+_BYTES = re.compile(r"(?:\\x[c-fC-F][0-9a-fA-F](?:\\x[89abAB][0-9a-fA-F])+)+")
+"""UTF-8 sequences as a bytes repr shows them (``\\xc3\\xa9``: é; ``ascii()`` of a str reads them as Ã©)."""
 _BACKSLASH = re.compile(
     r"\\(?:u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})"
     r"|x([0-9a-fA-F]{2})|([\\/\"'abfnrtv0]))"
@@ -42,6 +45,10 @@ _PERCENT = re.compile(r"(?:%[0-9a-fA-F]{2})+")
 _ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 _BASE64 = re.compile(r"[A-Za-z0-9+/_-]{8,}={0,2}")
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def _bytes(match: re.Match[str]) -> list[Piece]:
+    return _utf8(match.group(0), 4)
 
 
 def _backslash(match: re.Match[str]) -> str | None:
@@ -56,9 +63,13 @@ def _backslash(match: re.Match[str]) -> str | None:
 
 
 def _percent(match: re.Match[str]) -> list[Piece]:
-    """Each character of a run of ``%XX`` bytes, with the bytes it came from (UTF-8; a byte that is
-    not part of a character is itself, as U+FFFD)."""
-    raw = bytes(int(match.group(0)[i + 1:i + 3], 16) for i in range(0, len(match.group(0)), 3))
+    return _utf8(match.group(0), 3)
+
+
+def _utf8(run: str, width: int) -> list[Piece]:
+    """Each character of a run of escaped bytes (``%XX``: ``width`` 3; ``\\xXX``: 4), with the bytes it
+    came from (UTF-8; a byte that is not part of a character is itself, as U+FFFD)."""
+    raw = bytes(int(run[i + width - 2:i + width], 16) for i in range(0, len(run), width))
     pieces: list[Piece] = []
     i = 0
     while i < len(raw):
@@ -67,7 +78,7 @@ def _percent(match: re.Match[str]) -> list[Piece]:
             char = raw[i:i + size].decode("utf-8")
         except UnicodeDecodeError:
             char, size = "\ufffd", 1
-        pieces.append((char, 3 * i, 3 * (i + size)))
+        pieces.append((char, width * i, width * (i + size)))
         i += size
     return pieces
 
@@ -109,6 +120,7 @@ class Decoder:
 
 DECODERS = (
     Decoder("backslash", "\\", _BACKSLASH, _backslash),
+    Decoder("bytes", "\\x", _BYTES, _bytes),
     Decoder("percent", "%", _PERCENT, _percent),
     Decoder("html", "&", _ENTITY, _entity),
     Decoder("base64", "", _BASE64, _base64),

@@ -150,3 +150,11 @@ def test_a_judge_reason_is_masked_before_it_is_put_on_one_line() -> None:
         {"check": "c", "items": [{"text": "never tells", "passed": False, "reason": f"it told {secret}"}]}))
     _, failed, lines = verdict_counts(verdict, Redactor([secret]).text)
     assert failed == 1 and lines == ["NOT held: never tells: it told ***"]
+
+
+@pytest.mark.parametrize("secret", ["pässwörd-é1", "Ã©xyz-123"])
+def test_a_bytes_repr_and_an_ascii_repr_of_the_same_escapes(secret: str) -> None:
+    """``\\xc3\\xa9`` is é in a bytes repr and Ã© in ``ascii()`` of a str: both are read."""
+    redactor = Redactor([secret])
+    for shown in (repr(secret.encode()), ascii(secret), repr(repr(secret.encode()))):
+        assert "***" in redactor.text(shown) and "xyz" not in redactor.text(shown) and "w" not in redactor.text(shown)
