@@ -29,7 +29,7 @@ MIN_SECRET_LENGTH = 6
 """Shorter values (a port, a flag) are rarely secret, and masking them would garble output."""
 
 _SECRET_ENV = re.compile(
-    r"(^|_)(API_?KEY|KEY|TOKEN|SECRET|CREDENTIALS?|AUTH|PAT)$|PASSWORD|PASSWD|SECRET|API_?KEY|(^|_)TOKEN_",
+    r"(^|_)(API_?KEY|KEY|TOKEN|SECRET|CREDENTIALS?|AUTH|PAT)$|(^|_)(SECRETS?|TOKEN|API_?KEY)(_|$)|PASSWORD|PASSWD",
     re.IGNORECASE,
 )
 _SECRET_HEADER = re.compile(
@@ -44,9 +44,9 @@ _SCHEMES = frozenset({"bearer", "basic", "token", "digest", "apikey", "key", "hm
 
 def secret_name(name: str, declared: Iterable[str] = ()) -> bool:
     """Whether an environment variable's (or placeholder's) name says it holds a secret: a name ending
-    in ``_KEY``, ``_API_KEY``, ``_TOKEN``, ``_SECRET``, ``_CREDENTIAL(S)``, ``_AUTH`` or ``_PAT``, or
-    containing ``PASSWORD``, ``PASSWD``, ``SECRET`` or ``API_KEY`` (any case); or one of ``declared``
-    (names or globs such as ``MY_*``)."""
+    in ``_KEY``, ``_API_KEY``, ``_TOKEN``, ``_SECRET``, ``_CREDENTIAL(S)``, ``_AUTH`` or ``_PAT``, with
+    a part ``SECRET(S)``, ``TOKEN`` or ``API_KEY`` between underscores, or containing ``PASSWORD`` or
+    ``PASSWD`` (any case); or one of ``declared`` (names or globs such as ``MY_*``)."""
     return bool(_SECRET_ENV.search(name)) or any(fnmatchcase(name, pattern) for pattern in declared)
 
 

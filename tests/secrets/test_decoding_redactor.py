@@ -70,13 +70,14 @@ def test_a_response_header_never_makes_a_secret() -> None:
 
 
 @pytest.mark.parametrize("name", ["OPENAI_API_KEY", "GITHUB_TOKEN", "CLIENT_SECRET", "DB_PASSWORD", "AWS_SECRET_ACCESS_KEY",
-                                  "MY_APIKEY", "SEMTEST_PASSWORD", "HF_TOKEN_READ"])
+                                  "MY_APIKEY", "SEMTEST_PASSWORD", "HF_TOKEN_READ", "CLIENT_SECRETS_FILE",
+                                  "api_key", "session_token", "DBPASSWORD"])
 def test_secret_variable_names(name: str) -> None:
     assert secret_name(name)
 
 
 @pytest.mark.parametrize("name", ["TOKENIZERS_PARALLELISM", "KEYBOARD_LAYOUT", "MONKEY", "EXAMPLE_AGENT_URL", "PWD",
-                                  "SORT_KEYS_BY", "AUTHOR_NAME"])
+                                  "SORT_KEYS_BY", "AUTHOR_NAME", "SECRETARY_NAME", "OAUTH"])
 def test_ordinary_variable_names(name: str) -> None:
     assert not secret_name(name)
 
