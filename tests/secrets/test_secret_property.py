@@ -4,7 +4,8 @@ Hypothesis draws one secret a channel (printable ASCII, unicode, a space, a newl
 a SemanticTest request's JSON body, query string (which httpx re-encodes), ``Authorization`` (a plain
 variable name: secret by where it goes), a custom auth header with a space, a variable declared with
 ``--semantictest-secret-env``, a URL that gets no response (the error text), text an LLM judge is
-given and quotes back; a highbar agent's ``start:`` argument, header and body. The agents echo all of
+given and quotes back; a highbar agent's ``start:`` argument, header and body; a compliance
+placeholder in ``Authorization`` and the compliance API key; a Yao agent's header. The agents echo all of
 it back in escapings of their own (``\\uXXXX`` for every non-alphanumeric character, ``\\/``, URL,
 ``+``, repr, HTML, base64). One pytest run takes a whole batch, with ``-rA -vv``, JUnit
 ``junit_logging=all``, HTML, the results file, the replay cache, ``--log-level=DEBUG`` and
@@ -35,6 +36,8 @@ from tests.llm.fake_openai import FakeOpenAI
 from tests.reports.scenario import run, step, write_suite
 from tests.reports.test_secrets import free_port
 from tests.secrets.echo_agent import INNOCENT, own_json, serve
+from tests.secrets.test_encoded_secrets import yao_cases
+from tests.secrets.test_secret_by_destination import SPEC as COMPLIANCE
 
 ECHO_AGENT = __import__("pathlib").Path(__file__).with_name("echo_agent.py")
 PIECE = 8
@@ -43,7 +46,7 @@ CHANNELS = {  # variable -> whether its secret goes in a header (printable ASCII
     "ST_BODY_API_KEY": False, "ST_QUERY_TOKEN": False, "RELAY_VALUE": True, "CUSTOM_VALUE": True,
     "DECLARED_THING": False, "ST_URL_TOKEN": False, "ST_JUDGED_SECRET": False,
     "HB_START_SECRET": False, "HB_AGENT_TOKEN": True, "HB_BODY_API_KEY": False,
-    "COMPLIANCE_API_KEY": True, "CP_SESSION": True, "CP_NOTE_SECRET": False, "YAO_RELAY": True,
+    "COMPLIANCE_API_KEY": True, "SESSION_VALUE": True,
 }
 _PRINTABLE = [c for c in string.printable if c not in "\t\r\x0b\x0c"]  # with a space and a newline
 _UNICODE = st.characters(min_codepoint=0xA1, max_codepoint=0x2FFF, exclude_categories=("Cs", "Cc", "Zl", "Zp"))
@@ -64,9 +67,20 @@ def _varied(value: str) -> bool:
             and not any(m in value for m in ("${", "{{", "}}")))
 
 
-_ANY = st.text(st.one_of(st.sampled_from(_PRINTABLE), _UNICODE), min_size=8, max_size=64).filter(_varied)
-_HEADER = st.text(st.sampled_from(string.printable[:95]), min_size=8, max_size=64).filter(
-    lambda v: _varied(v) and v == v.strip())
+def _spiced(chars: st.SearchStrategy[str], rare: str) -> st.SearchStrategy[str]:
+    """Random text of ``chars`` with one of ``rare`` after every fourth character (8 to 64 in all):
+    every 8-character piece holds one, so no piece is a word of ordinary output (hypothesis likes
+    to draw ``api_key_env`` or ``must be a string``)."""
+    def spice(drawn: tuple[str, list[str]]) -> str:
+        text, spices = drawn
+        return "".join(c + (spices[i // 4] if i % 4 == 3 else "") for i, c in enumerate(text))
+
+    return st.tuples(st.text(chars, min_size=7, max_size=51),
+                     st.lists(st.sampled_from(rare), min_size=13, max_size=13)).map(spice)
+
+
+_ANY = _spiced(st.one_of(st.sampled_from(_PRINTABLE), _UNICODE), "~^|`\u00a4\u00a7\u2603").filter(_varied)
+_HEADER = _spiced(st.sampled_from(string.printable[:95]), "~^|`").filter(lambda v: _varied(v) and v == v.strip())
 SECRETS = st.fixed_dictionaries({name: _HEADER if header else _ANY for name, header in CHANNELS.items()})
 
 
@@ -152,51 +166,6 @@ def highbar_spec(port: int, sha: str) -> str:
         """)
 
 
-COMPLIANCE = """\
----
-name: planted
-version: 1.0
-transport: completions
----
-
-# Planted
-
-## Setup
-
-Create an agent with the following configuration:
-- Name: `echo-agent`
-
-## Test Cases
-
-### 1. Echoed placeholders
-
-**Request:**
-POST `/chat/completions`
-Headers:
-- `X-Session-Token: {cp_session}`
-
-Body:
-```json
-{"model": "echo-agent", "messages": [{"role": "user", "content": "hello"}], "note": "{cp_note_secret}"}
-```
-
-**Strict:**
-```yaml
-status: 201
-```
-"""
-
-
-def yao_files(pytester: pytest.Pytester, echo: str) -> None:
-    pytester.makefile(".agent.yaml", planted_test=textwrap.dedent(f"""\
-        endpoint: "{echo}/v1/chat/completions"
-        headers: {{X-Relay-Key: "${{YAO_RELAY}}"}}
-        model: echo-agent
-        """))
-    case = {"id": "echoes", "input": "What did I send?", "assertions": [{"type": "not_contains", "value": "You sent"}]}
-    pytester.makefile(".jsonl", planted_test=json.dumps(case))
-
-
 def _run_batch(pytester: pytest.Pytester, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch,
                secrets: dict[str, str], workers: list[str]) -> None:
     for name, value in secrets.items():
@@ -209,8 +178,8 @@ def _run_batch(pytester: pytest.Pytester, fake_openai: FakeOpenAI, monkeypatch: 
         write_suite(pytester, semantictest_suite(echo_url, f"http://127.0.0.1:{free_port()}"), name="planted")
         sha = hashlib.sha256(secrets["HB_START_SECRET"].encode()).hexdigest()[:16]
         pytester.makefile(".highbar.yaml", echo=highbar_spec(port, sha))
-        pytester.makefile(".md", planted=COMPLIANCE)
-        yao_files(pytester, echo_url)
+        pytester.makefile(".md", destination=textwrap.dedent(COMPLIANCE))  # {session_value} in Authorization
+        yao_cases(pytester, echo_url)  # RELAY_VALUE in a Yao agent's header
         args = [f"--semantictest-llm-base-url={fake_openai.url}", "--semantictest-secret-env=DECLARED_*",
                 f"--semantictest-compliance-base-url={echo_url}/v1",
                 "--html=report.html", "--self-contained-html", "--junitxml=junit.xml", "-o", "junit_logging=all",
@@ -221,8 +190,8 @@ def _run_batch(pytester: pytest.Pytester, fake_openai: FakeOpenAI, monkeypatch: 
         echo.shutdown()
         echo.server_close()
     console = result.stdout.str() + result.stderr.str()
-    inputs = {"planted.json", "echo.highbar.yaml", "tox.ini", "planted.md", "planted_test.agent.yaml",
-              "planted_test.jsonl"}
+    inputs = {"planted.json", "echo.highbar.yaml", "tox.ini", "destination.md", "encoded_test.agent.yaml",
+              "encoded_test.jsonl"}
     written = [p for p in pytester.path.rglob("*") if p.is_file() and p.name not in inputs]
     kinds = {part for p in written for part in p.relative_to(pytester.path).parts}
     assert {"report.html", "junit.xml", "results.jsonl", "run.log", "judge"} <= kinds, sorted(kinds)
@@ -237,7 +206,7 @@ def _run_batch(pytester: pytest.Pytester, fake_openai: FakeOpenAI, monkeypatch: 
     outcomes = {r["id"].rpartition("::")[2]: r["outcome"] for r in results}
     assert outcomes.get("start keeps the secret intact") == "passed", outcomes  # the agent got it unchanged
     assert outcomes["echoed"] == "failed" and outcomes["echoes everything"] == "failed", outcomes
-    assert {"planted.md", "planted_test.jsonl"} <= {r["file"] for r in results}, results  # they ran too
+    assert {"destination.md", "encoded_test.jsonl"} <= {r["file"] for r in results}, results  # they ran too
     for innocent in INNOCENT.values():  # in the failure messages: each is compared with something else
         assert f"Expected '{innocent}' to equal" in console, innocent
     assert "Expected '1500000' to equal '0'" in console  # a response header is never a secret
@@ -248,7 +217,7 @@ FOUND = {  # batches that found a leak once, kept: a judge quoting a secret with
     # joined its lines before masking); a quote in a highbar start secret (the validator split the expanded line)
     "ST_JUDGED_SECRET": ">Y_\u09f1e\u174fM\n]\u013fa\u00da\u0110\u00e6\u010b\u0799\u00ff7\u1000?\u0109%",
     "HB_START_SECRET": "\u00edk\u00ddq\u00a1\u0d3f;'\u0130\u00ae\u21f9y\u012a",
-    "YAO_RELAY": ',H~ ZN]1 ;0+]MX.g*A",?BhI}Mi\\r9 c"N', "ST_URL_TOKEN": "6\u00c6\u2876\u00bc\u2916\nU\u1cac9XV\ne\u0364",
+    "RELAY_VALUE": ',H~ ZN]1 ;0+]MX.g*A",?BhI}Mi\\r9 c"N', "ST_URL_TOKEN": "6\u00c6\u2876\u00bc\u2916\nU\u1cac9XV\ne\u0364",
 }
 
 
