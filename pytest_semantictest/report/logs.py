@@ -40,7 +40,13 @@ class RedactedRecords:
         assert self.previous is not None
         record = self.previous(*args, **kwargs)
         if _ours(record.name):
-            redact(record, self.redactor())
+            try:
+                redactor = self.redactor()
+            except Exception as exc:  # (a broken .env file, say): withhold the record, never show it unmasked
+                record.msg = f"(log record withheld: no redactor: {type(exc).__name__})"
+                record.args, record.exc_info, record.exc_text, record.stack_info = None, None, None, None
+                return record
+            redact(record, redactor)
         return record
 
     def install(self) -> None:

@@ -159,3 +159,17 @@ def test_a_bytes_repr_and_an_ascii_repr_of_the_same_escapes(secret: str) -> None
     redactor = Redactor([secret])
     for shown in (repr(secret.encode()), ascii(secret), repr(repr(secret.encode()))):
         assert "***" in redactor.text(shown) and "xyz" not in redactor.text(shown) and "w" not in redactor.text(shown)
+
+
+def test_a_log_record_is_withheld_when_there_is_no_redactor(caplog: pytest.LogCaptureFixture) -> None:
+    def broken() -> Redactor:
+        raise OSError("the .env file cannot be read")
+
+    records = RedactedRecords(broken)
+    records.install()
+    try:
+        with caplog.at_level(logging.INFO):
+            logging.getLogger("httpx").info("HTTP Request: GET %s", "http://h/?key=sk-live-0123")
+    finally:
+        records.uninstall()
+    assert caplog.messages == ["(log record withheld: no redactor: OSError)"]
