@@ -37,6 +37,10 @@ OPTIONS: list[tuple[str, type, Any, str]] = [
     ("confidence", float, 0.95, "the sequential pass-rate test's confidence (1 - its error rates)"),
     ("max-runs", int, 200, "the sequential pass-rate test's budget: inconclusive (a failure) once spent"),
     ("trace-chars", int, 2000, "trim each value in the pipeline trace to this many characters"),
+    ("secret-env", list, [], "environment variable whose value is a secret, beyond the documented name patterns "
+     "(a name or a glob such as MY_*; repeatable; ini: one per line)"),
+    ("secret-header", list, [], "request header whose value is a secret, beyond Authorization and the documented "
+     "name patterns (a name or a glob; repeatable; ini: one per line)"),
     ("llm-base-url", str, None, "OpenAI-compatible endpoint for every LLM role (else env OPENAI_BASE_URL)"),
     ("llm-api-key", str, None, "API key for the LLM endpoint (prefer env OPENAI_API_KEY; never printed)"),
     ("llm-model", str, "gpt-4o-mini", "model for every LLM role without its own"),

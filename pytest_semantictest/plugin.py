@@ -47,11 +47,16 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "compliance: a test case of a compliance Markdown file (*.md)")
     state = install(config, _schedule)
     options.check(config)
+    from .report.logs import RedactedRecords
+
+    records = RedactedRecords(state.current_redactor)  # captured logs: no secret in any of them
+    records.install()
+    config.add_cleanup(records.uninstall)
     results, baseline = options.value(config, "results"), options.value(config, "baseline")
     if results or baseline:  # one JSON object per test; written by the controller (kept for the baseline)
         from .report.results import ResultsWriter
 
-        writer = ResultsWriter(config, results, state.own_usage, lambda: state.redactor if state.started else None)
+        writer = ResultsWriter(config, results, state.own_usage, state.current_redactor)
         if baseline:  # registered first: its hooks run after the writer's (pluggy calls the latest first)
             from .report.baseline_plugin import BaselinePlugin
 

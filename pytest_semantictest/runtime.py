@@ -83,13 +83,12 @@ class Runtime:
         from .engine.context import RunContext
         from .engine.loop import EventLoopRunner
         from .llm import build
-        from .report.redact import Redactor, secret_values
 
         rootdir = Path(str(self.config.rootpath))
         ctx = RunContext(options.settings(self.config), environment(rootdir), rootdir)
         llm_config = options.llm_config(self.config, ctx.env, rootdir)
-        redactor = Redactor(secret_values(ctx.env, llm_config.secrets()))
-        ctx.llm, ctx.judge = build(llm_config, scrub=redactor.data)
+        redactor = self._declared(ctx.env, llm_config.secrets())
+        ctx.llm, ctx.judge = build(llm_config, redactor)
         ctx.redactor = redactor  # one per session: every format registers its secrets with it
         self._services = (redactor, EventLoopRunner(ctx))
         self._context = ctx
@@ -100,6 +99,22 @@ class Runtime:
         if self._context is None:
             self._start()
         return self._services[0]
+
+    def _declared(self, env: Any, extra: list[str]) -> Redactor:
+        """A redactor of the declared secrets: the environment's (by name, ``secret-env``), ``extra``."""
+        from .report.redact import Redactor, secret_values
+
+        return Redactor(secret_values(env, extra, options.value(self.config, "secret-env")),
+                        headers=options.value(self.config, "secret-header"))
+
+    @cached_property
+    def _early_redactor(self) -> Redactor:
+        return self._declared(self.collect_context.env, [])
+
+    def current_redactor(self) -> Redactor:
+        """The session's redactor once the services started; before, one of the environment's declared
+        secrets (a log line or a results record written before any service started; starts nothing)."""
+        return self.redactor if self.started else self._early_redactor
 
     @property
     def loop_runner(self) -> EventLoopRunner:
@@ -161,6 +176,7 @@ class Runtime:
     def _acquire(self, requirements: list[Any], for_file: str | None) -> None:
         # values expanded from ${ENV} into an agent's config are secrets in every report (highbar's rule)
         self.redactor.add(value for req in requirements for value in getattr(req.config, "secrets", ()))
+        self.redactor.learn([{"headers": getattr(req.config, "request_headers", None)} for req in requirements])
         if self.context.agents is None:
             from .agents.live import AgentPool
 

@@ -32,6 +32,7 @@ SLOW_FIRST = (
     "tests/test_plugin.py::test_short_summary_and_junit_name_the_first_check_that_failed_under_xdist",
     "tests/reports/test_cli.py::test_semtest_runs_suites_and_writes_the_html_report",
     "tests/secrets/test_encoded_secrets.py::test_no_encoded_form_of_a_secret_reaches_any_output",
+    "tests/secrets/test_secret_property.py::",
     "tests/llm/test_llm_pytest.py::test_second_run_in_replay_mode_passes_with_the_server_stopped",
     "tests/reports/test_summary.py::test_the_same_summary_under_xdist",
     "tests/llm/test_llm_pytest.py::test_api_key_from_env_and_option_never_printed_or_cached",

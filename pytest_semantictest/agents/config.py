@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from ..report.redact import MASK, MIN_SECRET_LENGTH, printed_forms, used_secrets
+from ..report.redact import Redactor, used_secrets
 from .errors import AgentConfigError
 
 EXTENSION_PREFIX = "x-"
@@ -30,6 +31,10 @@ class AgentConfig:
 
     endpoint: str
     start: str | None = None
+    """The command line as shown: a secret's ``${VAR}`` kept as written when ``start_argv`` is given."""
+    start_argv: list[str] | None = None
+    """The command run: ``start`` split first, then each secret's ``${VAR}`` expanded in its argument (a
+    secret with spaces or quotes stays one argument, intact). None: ``start`` split as it is."""
     health: str | None = None
     startup_timeout_ms: int = 15000
     settle_time_ms: int = 500
@@ -94,9 +99,12 @@ class AgentConfig:
         raw, used = expand_env(without_extensions(agent), environ, where="agent", names=names)
         request = raw.get("request") or {}
         session = raw.get("session") or {}
+        secrets = used_secrets(names, dict(request.get("headers") or {}))
+        start, argv = _start(without_extensions(agent).get("start"), raw.get("start"), environ, secrets)
         values: dict[str, Any] = {
             "endpoint": raw["endpoint"],
-            "start": raw.get("start"),
+            "start": start,
+            "start_argv": argv,
             "health": raw.get("health"),
             "startup_timeout_ms": raw.get("startup_timeout", 15000),
             "settle_time_ms": raw.get("settle_time", 500),
@@ -112,12 +120,41 @@ class AgentConfig:
             "concurrency": raw.get("concurrency"),
         }
         # secret by the variable's name or by the header it reached, not merely for coming from ${ENV}
-        values["secrets"] = used_secrets(names, values["request_headers"])
+        values["secrets"] = secrets
         values["env_names"] = {v: n for v, n in names.items() if v in values["secrets"]}
         if cwd is not None:
             values["cwd"] = cwd
         values.update(overrides)
         return cls(**values)
+
+
+def _start(written: Any, expanded: Any, environ: Mapping[str, str] | None,
+           secrets: list[str]) -> tuple[Any, list[str] | None]:
+    """The start command to show and the one to run. An ordinary ``${VAR}`` is expanded into the line
+    before it is split (as highbar does: ``${AGENT_CMD}`` may be a whole command); a secret's (by its
+    variable's name or where it goes) after, into its argument, so it reaches the agent intact and the
+    line shown keeps ``${VAR}``. A line that does not split is left to the process to report."""
+    env = os.environ if environ is None else environ
+    if not isinstance(written, str) or not any(env.get(m.group(1)) in secrets for m in _ENV_VAR.finditer(written)):
+        return expanded, None
+    line = start_line(written, env, secrets)
+    try:
+        tokens = shlex.split(line)
+    except ValueError:
+        return line, None
+    return line, [expand_env(token, env, where="agent.start")[0] for token in tokens]
+
+
+def start_line(written: str, env: Mapping[str, str], secrets: Iterable[str]) -> str:
+    """A start command with each ordinary ``${VAR}`` put in and each secret's kept as written: the
+    line that is split into arguments, and the one shown (an unset variable is left as written)."""
+    secret = set(secrets)
+
+    def variable(match: re.Match[str]) -> str:
+        value = env.get(match.group(1))
+        return match.group(0) if value is None or value in secret else value
+
+    return _ENV_VAR.sub(variable, written)
 
 
 def expand_env(
@@ -157,16 +194,9 @@ def expand_env(
 
 
 def mask(text: str, secrets: Iterable[str], names: Mapping[str, str] | None = None) -> str:
-    """``text`` with each secret masked in every printed form: as ``${NAME}`` when ``names`` knows
-    it, else ``***``."""
-    forms: dict[str, str] = {}
-    for value in secrets:
-        shown = f"${{{names[value]}}}" if names and value in names else MASK
-        for form in printed_forms(value):
-            forms.setdefault(form, shown)
-    for form in sorted(forms, key=len, reverse=True):
-        text = text.replace(form, forms[form])
-    return text
+    """``text`` with each secret masked in any encoding (``report/redact.py``): as ``${NAME}`` when
+    ``names`` knows it, else ``***``."""
+    return Redactor(secrets, {v: n for v, n in (names or {}).items() if v in set(secrets)}).text(text)
 
 
 def without_extensions(agent: Mapping[str, Any]) -> dict[str, Any]:

@@ -102,7 +102,7 @@ class AgentProcess:
                 + ": stop it first, or tests would talk to it instead of the agent started here"
             )
         try:
-            argv = shlex.split(cfg.start)
+            argv = cfg.start_argv if cfg.start_argv is not None else shlex.split(cfg.start)
         except ValueError as e:
             raise self._error(f"start is not a valid command line: {e}") from None
         if not argv:

@@ -59,7 +59,8 @@ class AgentHandle:
 
 def agent_key(config: AgentConfig) -> str:
     """A file-name-safe key for "the same agent process": endpoint, start command, cwd, env."""
-    ident = {"endpoint": config.endpoint, "start": config.start, "cwd": str(config.cwd), "env": config.env}
+    ident = {"endpoint": config.endpoint, "start": config.start, "argv": config.start_argv, "cwd": str(config.cwd),
+             "env": config.env}
     return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:16]
 
 

@@ -165,13 +165,12 @@ class JudgedAssertions:
         return out
 
     def messages(self, request: Any, observed: dict[str, Any]) -> list[dict[str, str]]:
-        from ..report.redact import Redactor
+        from ..report.redact import mask_headers
 
-        redact = Redactor().data
         parts = ["## Test case\n" + "\n".join(f"{k}: {v}" for k, v in self.case.items() if v)]
         if isinstance(request, dict):
             lines = [f"{request.get('method', '')} {_path(request.get('url', ''))}".strip()]
-            lines += [f"{k}: {v}" for k, v in (redact(request.get("headers")) or {}).items()]
+            lines += [f"{k}: {v}" for k, v in (mask_headers(request.get("headers")) or {}).items()]
             if request.get("body") is not None:
                 lines.append("\n" + _text(request.get("body")))
             parts.append("## Request\n" + "\n".join(lines))
@@ -227,7 +226,7 @@ def _response(observed: dict[str, Any]) -> str:
 
 def _follow_up(follow_up: dict[str, Any]) -> str:
     """What the follow-up request (sent after the client disconnected) got."""
-    from ..report.redact import Redactor
+    from ..report.redact import mask_headers
 
     sent = follow_up.get("request")
     request: dict[str, Any] = sent if isinstance(sent, dict) else {}
@@ -236,7 +235,7 @@ def _follow_up(follow_up: dict[str, Any]) -> str:
     what = "the same request without streaming" if stream is False else "the same request again"
     lines = [f"Then, to see whether the server still serves requests, the client sent {what} to the same server: "
              f"{request.get('method', '')} {_path(request.get('url', ''))}".rstrip()]
-    lines += [f"{k}: {v}" for k, v in (Redactor().data(request.get("headers")) or {}).items()]
+    lines += [f"{k}: {v}" for k, v in (mask_headers(request.get("headers")) or {}).items()]
     if follow_up.get("error"):
         lines.append(f"it got no response: {follow_up['error']}")
         return "\n".join(lines)

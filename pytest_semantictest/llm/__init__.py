@@ -11,19 +11,21 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from ..report.redact import Redactor
 
     from .client import LLMClient
     from .config import LLMConfig
 
 
-def build(config: LLMConfig, scrub: Callable[[Any], Any] | None = None) -> tuple[LLMClient, Any]:
-    """The session's client, and a judge when one is configured (else ``None``); ``scrub`` masks
-    secrets in replay cache entries before they are written."""
+def build(config: LLMConfig, redactor: Redactor | None = None) -> tuple[LLMClient, Any]:
+    """The session's client, and a judge when one is configured (else ``None``); ``redactor`` (the
+    session's) masks secrets in errors and in replay cache entries before they are written."""
     from .cache import ReplayCache
     from .client import LLMClient
 
-    client = LLMClient(config, ReplayCache(config.cache_dir, config.cache_mode, scrub, config.cache_signing_key))
+    scrub = redactor.data if redactor is not None else None
+    client = LLMClient(config, ReplayCache(config.cache_dir, config.cache_mode, scrub, config.cache_signing_key),
+                       redactor)
     judge = None
     if config.configured("judge"):
         from .judge import Judge

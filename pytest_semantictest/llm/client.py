@@ -53,9 +53,10 @@ class _LoopState:
 class LLMClient:
     """Role-aware chat completions with the replay cache, retries, concurrency bound and usage."""
 
-    def __init__(self, config: LLMConfig, cache: ReplayCache | None = None) -> None:
+    def __init__(self, config: LLMConfig, cache: ReplayCache | None = None, redactor: Redactor | None = None) -> None:
         self.config = config
-        self._redactor = Redactor(secret_values(config.env, config.secrets()))
+        # the session's one redactor when given (it holds these keys too), else one of its own
+        self._redactor = redactor or Redactor(secret_values(config.env, config.secrets()))
         self.cache = cache or ReplayCache(config.cache_dir, config.cache_mode, self._redactor.data,  # entries: no secret
                                           config.cache_signing_key)
         self.usage = Usage()
@@ -82,8 +83,10 @@ class LLMClient:
 
         ``parse`` turns the text into a value and raises ValueError when it is unusable; the model
         is asked once more, then the call is an :class:`LLMError`. Only parsed answers are cached.
+        Secrets in ``messages`` are masked before anything else (the model sees ``***``).
         """
         parse = parse or _identity
+        messages = self._redactor.data(messages)  # a prompt never carries a secret (to the LLM, or its cache key)
         model = self.config.model_for(role, model)
         default_temperature, default_seed = self.config.sampling(role)
         temperature = default_temperature if temperature is _UNSET else temperature

@@ -92,7 +92,8 @@ def render_verdict(title: str, verdict: Verdict, redactor: Redactor, differ: Dif
         head = _head(failure.check)
         judgement = judged.get(head) if judged and head is not None else None
         if judgement is not None:
-            lines.extend("  " + redactor.text(line) for line in judge_lines(judgement))
+            # masked whole before it is cut into lines: a secret with a newline is one value
+            lines.extend("  " + line for line in redactor.text("\n".join(judge_lines(judgement))).splitlines())
     if verdict.runs:
         counts = [r.outcome.value for r in verdict.runs]
         passed = counts.count("passed")

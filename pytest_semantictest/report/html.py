@@ -59,7 +59,8 @@ def overview(r: Render, item: Any, verdict: Verdict) -> str:
     if judged is not None:
         parts.append(f"judge score {r.text(judged.score)} vs threshold {r.text(judged.threshold)}")
     if verdict.error:
-        parts.append(f"error: {r.cell(verdict.error.splitlines()[0])}")
+        # redacted whole before its first line is taken: a secret with a newline has no masked prefix
+        parts.append(f"error: {r.cell(r.redactor.text(verdict.error).splitlines()[0])}")
     why = "".join(f"<li>{r.cell(reason)}</li>" for reason in _reasons(verdict))
     return ('<div class="st-overview">' + " · ".join(parts) + "</div>"
             + (f'<ul class="st-why">{why}</ul>' if why else ""))

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..evidence import JudgedItems, Judgement, ValidatorVerdict
@@ -100,28 +100,33 @@ def _clip(text: Any, limit: int = 200) -> str:
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
-def _scored(name: str, score: Any, threshold: Any, passed: bool, reason: Any) -> str:
+def _scored(name: str, score: Any, threshold: Any, passed: bool, reason: str) -> str:
     shown = f"{score:g}" if isinstance(score, (int, float)) else repr(score)
     state = "passed" if passed else "not passed"
     return f"{name}: score {shown}{_relation(score, threshold)} ({state}): {_clip(reason)}"
 
 
-def verdict_counts(verdict: Any) -> tuple[int, int, list[str]]:
+def _same(text: str) -> str:
+    return text
+
+
+def verdict_counts(verdict: Any, redact: Callable[[str], str] = _same) -> tuple[int, int, list[str]]:
     """(judge verdicts that passed, that did not, one line each: score or held, and the reason)
-    over a case's judge verdicts, validator verdicts and judged natural-language assertions."""
+    over a case's judge verdicts, validator verdicts and judged natural-language assertions; each
+    reason passed through ``redact`` whole, before it is put on one line and clipped."""
     outcomes: list[bool] = []
     lines: list[str] = []
     for t, j in in_trace(verdict.trace, Judgement):
         if j.has_verdict:
-            lines.append(_scored(t.step.id, j.score, j.threshold, j.passed, j.reasoning))
+            lines.append(_scored(t.step.id, j.score, j.threshold, j.passed, redact(str(j.reasoning or ""))))
             outcomes.append(j.passed)
     for v in validations(verdict):
-        lines.append(_scored("validator", v.score, v.threshold, v.passed, v.reason))
+        lines.append(_scored("validator", v.score, v.threshold, v.passed, redact(str(v.reason or ""))))
         outcomes.append(v.passed)
     for judged in judged_items(verdict):
         for item in judged.items:
             state = "held" if item.passed else "NOT held"
-            lines.append(f"{state}: {_clip(item.text, 80)}: {_clip(item.reason)}")
+            lines.append(f"{state}: {_clip(redact(str(item.text)), 80)}: {_clip(redact(str(item.reason or '')))}")
             outcomes.append(item.passed)
     return outcomes.count(True), outcomes.count(False), lines
 

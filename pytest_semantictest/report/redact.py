@@ -1,97 +1,86 @@
-"""One place every output passes through so secrets never reach a report.
+"""The plugin's one redactor: which values are secrets, and masking them wherever they are printed.
 
-A value is a secret by its name (an environment variable called ``*KEY*``, ``*TOKEN*``, ...) or by
-where it goes (the value of a header called ``Authorization``, ``*-Key``, ``*token*``,
-``X-*-Auth``, ...), never merely because it came from the environment. The session has one
-:class:`Redactor`; every format registers its secrets with it (``add``, ``learn``), so a secret
-found by one format is masked in every other format's output too.
+A value is a secret when it is declared one (``docs/secrets.md``): an environment variable whose
+name says so (:func:`secret_name`, or ``--semantictest-secret-env``), the value of a request header
+we send whose name says so (:func:`secret_header`, or ``--semantictest-secret-header``), an LLM API
+key or header, a compliance API key or secret placeholder value, a highbar or Yao agent's secret.
+Never a value guessed from what came back (a response header) or from a mapping key's name.
+
+The session has one :class:`Redactor`, built from the declared secrets; every format registers the
+secrets it sends with it (``add``, ``learn``). It finds a secret by its value, through any encoding,
+by decoding the printed text (``report/decode.py``) rather than by encoding the secret.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import html
-import json
 import os
 import re
+import threading
 from collections.abc import Iterable, Mapping
+from fnmatch import fnmatchcase
 from typing import Any
-from urllib.parse import quote, quote_plus
+
+from .decode import views
 
 MASK = "***"
 MIN_SECRET_LENGTH = 6
 """Shorter values (a port, a flag) are rarely secret, and masking them would garble output."""
-_SECRET_HEADER = re.compile(
-    r"^(.*authorization|(.*[-_])?auth([-_].*)?|cookie|set-cookie|.*-key|.*api[-_]?key|.*token.*|.*secret.*"
-    r"|.*password.*|.*passwd.*|.*credential.*)$",
+
+_SECRET_ENV = re.compile(
+    r"(^|_)(API_?KEY|KEY|TOKEN|SECRET|CREDENTIALS?|AUTH|PAT)$|(^|_)(SECRETS?|TOKEN|API_?KEY)(_|$)|PASSWORD|PASSWD",
     re.IGNORECASE,
 )
-_SECRET_ENV = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)", re.IGNORECASE)
-_BASIC = re.compile(r"(?i)(basic\s+)([A-Za-z0-9+/_-]{4,}={0,2})")
+_SECRET_HEADER = re.compile(
+    r"^(.*[-_])?authorization$|^(set-)?cookie$|^(.*[-_])?api[-_]?key$|^(.*[-_])?auth([-_].*)?$"
+    r"|^(.*[-_])?(key|token|secret|password|passwd|credentials?)$",
+    re.IGNORECASE,
+)
+_SCHEMES = frozenset({"bearer", "basic", "token", "digest", "apikey", "key", "hmac", "negotiate", "ntlm", "dpop",
+                      "mac", "sso-key", "aws4-hmac-sha256"})
+"""Authorization schemes: ``Bearer <token>`` masks as ``Bearer ***``; any other value is masked whole."""
 
 
-def secret_name(name: str) -> bool:
-    """Whether a variable's name says it holds a secret (``API_KEY``, ``db_password``, ...)."""
-    return bool(_SECRET_ENV.search(name))
+def secret_name(name: str, declared: Iterable[str] = ()) -> bool:
+    """Whether an environment variable's (or placeholder's) name says it holds a secret: a name ending
+    in ``_KEY``, ``_API_KEY``, ``_TOKEN``, ``_SECRET``, ``_CREDENTIAL(S)``, ``_AUTH`` or ``_PAT``, with
+    a part ``SECRET(S)``, ``TOKEN`` or ``API_KEY`` between underscores, or containing ``PASSWORD`` or
+    ``PASSWD`` (any case); or one of ``declared`` (names or globs such as ``MY_*``)."""
+    return bool(_SECRET_ENV.search(name)) or any(fnmatchcase(name, pattern) for pattern in declared)
 
 
-def secret_header(name: str) -> bool:
-    """Whether a header's name says its value is a secret (``Authorization``, ``X-Api-Key``, ...)."""
-    return bool(_SECRET_HEADER.match(name.strip()))
+def secret_header(name: str, declared: Iterable[str] = ()) -> bool:
+    """Whether a header we send says its value is a secret: ``Authorization``, ``Proxy-Authorization``,
+    ``Cookie``, ``*-Api-Key``, ``*-Auth*``, ``*-Key``, ``*-Token``, ``*-Secret``, ``*-Password``, or one
+    of ``declared`` (names or globs, any case). Only for headers we send, never for a response's."""
+    name = name.strip()
+    return bool(_SECRET_HEADER.match(name)) or any(fnmatchcase(name.lower(), p.lower()) for p in declared)
 
 
-JSON_DEPTH = 4
-"""JSON-escaped forms are made this many levels deep: a body echoed in a reply inside a JSON response
-(as an agent's "you sent ..." in a chat completion) is escaped three times before a report shows it."""
-
-
-def _json_forms(value: str) -> set[str]:
-    forms: set[str] = set()
-    level = {value}
-    for _ in range(JSON_DEPTH):
-        level = {json.dumps(v, ensure_ascii=a)[1:-1] for v in level for a in (False, True)}
-        forms |= level
-    return forms
-
-
-def _base64_forms(value: str) -> set[str]:
-    raw = value.encode("utf-8")
-    return {encode(raw).decode("ascii").rstrip("=") for encode in (base64.b64encode, base64.urlsafe_b64encode)}
-
-
-def printed_forms(value: str) -> set[str]:
-    """How a value may be printed: as is, stripped, URL-quoted (three ways), repr- and ascii-escaped,
-    JSON-escaped (ASCII or not, once or twice), HTML-escaped and base64-encoded; each form of at least
-    :data:`MIN_SECRET_LENGTH` characters. (``user:secret`` in a Basic ``Authorization`` is found by
-    :meth:`Redactor.text`, which decodes such headers.)"""
-    forms = {value, value.strip(), quote(value, safe=""), quote(value), quote_plus(value), repr(value)[1:-1],
-             ascii(value)[1:-1], html.escape(value), html.escape(value, quote=False)}
-    forms |= _json_forms(value) | _base64_forms(value)
-    return {form for form in forms if len(form) >= MIN_SECRET_LENGTH}
-
-
-def header_secrets(name: str, value: Any) -> list[str]:
-    """The secrets a header carries: for a secret-looking name its value, the credential after the
-    scheme (``Bearer <token>``: the token) and, for ``Basic``, the decoded ``user:password`` and the password."""
-    if not isinstance(name, str) or not isinstance(value, str) or not secret_header(name):
+def header_secrets(name: str, value: Any, declared: Iterable[str] = ()) -> list[str]:
+    """The secrets a header we send carries: for a secret header, the credential after a known scheme
+    (``Bearer <token>``: the token; ``Basic``: also the decoded ``user:password`` and the password),
+    else the whole value (``X-Custom-Auth: Sp2abc defg``: all of it)."""
+    if not isinstance(name, str) or not isinstance(value, str) or not secret_header(name, declared):
         return []
     value = value.strip()
     scheme, _, credential = value.partition(" ")
     credential = credential.strip()
-    found = [credential or value]  # "Bearer <token>": the token (the output keeps saying "Bearer ***")
-    if credential:
-        if scheme.lower() == "basic":
-            decoded = _decode(credential)
-            if decoded:
-                found += [decoded, decoded.partition(":")[2]]
+    if not credential or scheme.lower() not in _SCHEMES:
+        return [value] if len(value) >= MIN_SECRET_LENGTH else []
+    found = [credential]
+    if scheme.lower() == "basic":
+        decoded = _decode(credential)
+        if decoded:
+            found += [decoded, decoded.partition(":")[2]]
     return [v for v in found if len(v) >= MIN_SECRET_LENGTH]
 
 
 def used_secrets(names: Mapping[str, str], headers: Any = None) -> list[str]:
     """Of the values a file took from variables (``names``: value -> variable name), those that are
-    secrets: by the variable's name, or because they reached a secret-looking header; with the
-    secrets the ``headers`` themselves carry (a literal ``Authorization: Bearer ...`` too)."""
+    secrets: by the variable's name, or because they reached a secret header; with the secrets the
+    ``headers`` themselves carry (a literal ``Authorization: Bearer ...`` too)."""
     carried = [v for name, value in (headers.items() if isinstance(headers, Mapping) else ())
                for v in header_secrets(name, value)]
     found = [v for v, name in names.items() if secret_name(name) or any(v in c for c in carried)]
@@ -106,80 +95,121 @@ def _decode(token: str) -> str | None:
         return None
 
 
-def secret_values(env: Mapping[str, str] | None = None, extra: Iterable[str] = ()) -> list[str]:
-    """Values to mask, in every printed form: secret-looking environment variables, and ``extra``."""
+def secret_values(env: Mapping[str, str] | None = None, extra: Iterable[str] = (),
+                  declared: Iterable[str] = ()) -> list[str]:
+    """The declared secrets: the values of environment variables :func:`secret_name` names (with the
+    ``declared`` names and globs), and ``extra``."""
     env = os.environ if env is None else env
-    values = {v for k, v in env.items() if secret_name(k)} | set(extra)
-    forms: set[str] = set()
-    for v in values:
-        forms |= printed_forms(v)
-    return sorted(forms, key=len, reverse=True)
+    declared = list(declared)
+    found = [v for k, v in env.items() if secret_name(k, declared)] + list(extra)
+    return [v for v in dict.fromkeys(found) if isinstance(v, str) and len(v.strip()) >= MIN_SECRET_LENGTH]
+
+
+def _canonical(text: str) -> str:
+    """``+`` read as a space (a query string's encoding of it): the same length, so offsets hold."""
+    return text.replace("+", " ")
 
 
 class Redactor:
-    """Masks secret header values by name and known secret values (in every printed form) anywhere."""
+    """Masks known secret values wherever and however they are printed.
 
-    def __init__(self, secrets: Iterable[str] = ()) -> None:
-        self.secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
-        self._raw: set[str] = {s for s in self.secrets if len(s) >= MIN_SECRET_LENGTH}
+    ``names`` (value -> variable name) shows a secret as ``${NAME}``; any other as ``***``.
+    ``headers``: more header names (or globs) whose sent values are secrets (``learn``)."""
 
-    def add(self, values: Iterable[str]) -> None:
-        """Mask these values too (each in every printed form, when at least 6 characters long)."""
-        values = [v for v in values if isinstance(v, str) and v]
-        self._raw.update(v for v in values if len(v) >= MIN_SECRET_LENGTH)
-        forms = set(secret_values({}, values)) - set(self.secrets)
-        if forms:
-            self.secrets = sorted({*self.secrets, *forms}, key=len, reverse=True)
+    def __init__(self, secrets: Iterable[str] = (), names: Mapping[str, str] | None = None,
+                 headers: Iterable[str] = ()) -> None:
+        self.headers = list(headers)
+        self._labels: dict[str, str] = {}
+        self._lock = threading.Lock()
+        self._matcher: tuple[re.Pattern[str], dict[str, str]] | None = None
+        """The secrets' pattern and each match's label, replaced as one (reports render while steps
+        running on the event loop's thread add secrets)."""
+        self.add(secrets)
+        for value, name in (names or {}).items():
+            self.add([value], name)
+
+    @property
+    def secrets(self) -> list[str]:
+        """The secret values masked, longest first."""
+        return sorted(self._labels, key=len, reverse=True)
+
+    def add(self, values: Iterable[str], name: str | None = None) -> None:
+        """Mask these values too (those at least :data:`MIN_SECRET_LENGTH` long), as ``${name}`` if given."""
+        label = f"${{{name}}}" if name else MASK
+        with self._lock:
+            added = False
+            for value in values:
+                if not isinstance(value, str):
+                    continue
+                for form in {value, value.strip()}:
+                    if len(form) >= MIN_SECRET_LENGTH and (form not in self._labels or name):
+                        self._labels[form] = label
+                        added = True
+            if added:  # a named label wins over *** (written last)
+                labels = {_canonical(v): lab for v, lab in sorted(self._labels.items(), key=lambda i: i[1] != MASK)}
+                pattern = re.compile("|".join(re.escape(v) for v in sorted(labels, key=len, reverse=True)))
+                self._matcher = pattern, labels
 
     def learn(self, value: Any) -> None:
-        """Register the values of secret-looking headers found anywhere in ``value`` (every mapping
-        under a ``headers`` key): a value that reached such a header is a secret everywhere."""
+        """Register the secrets of the request headers in ``value`` (every mapping under a ``headers``
+        key): call it with what is sent, never with what came back."""
         found: list[str] = []
-        _walk_headers(value, found, 0)
+        _walk_headers(value, found, 0, self.headers)
         if found:
             self.add(found)
 
     def text(self, value: str) -> str:
-        if self._raw:  # first: a form of the secret may sit inside the credentials and break them up
-            value = _BASIC.sub(self._basic, value)
-        for secret in self.secrets:
-            if secret in value:
-                value = value.replace(secret, MASK)
-        return value
-
-    def _basic(self, match: re.Match[str]) -> str:
-        decoded = _decode(match.group(2))
-        if decoded and any(secret in decoded for secret in self._raw):
-            return match.group(1) + MASK
-        return match.group(0)
+        """``value`` with every secret masked, in whatever encodings (and their compositions) it was printed."""
+        matcher = self._matcher
+        if matcher is None or not value:
+            return value
+        pattern, labels = matcher
+        spans: list[tuple[int, int, str]] = []
+        for view in views(value):
+            for match in pattern.finditer(_canonical(view.text)):
+                start, end = view.source(*match.span())
+                spans.append((start, end, labels[match.group(0)]))
+        if not spans:
+            return value
+        out: list[str] = []
+        position = 0
+        for start, end, label in sorted(spans):
+            if end <= position:
+                continue
+            if start >= position:
+                out.append(value[position:start])
+                out.append(label)
+            position = max(position, end)
+        out.append(value[position:])
+        return "".join(out)
 
     def data(self, value: Any) -> Any:
-        """A copy of ``value`` with secret headers and secret values masked (headers in it learnt first)."""
-        self.learn(value)
-        return self._mask(value)
-
-    def _mask(self, value: Any) -> Any:
+        """A copy of ``value`` (mappings, lists) with secret values masked in every string, keys too."""
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, Mapping):
-            return {
-                k: (MASK if isinstance(k, str) and secret_header(k) and isinstance(v, str) else self._mask(v))
-                for k, v in value.items()
-            }
+            return {self.data(k) if isinstance(k, str) else k: self.data(v) for k, v in value.items()}
         if isinstance(value, (list, tuple)):
-            return [self._mask(v) for v in value]
+            return [self.data(v) for v in value]
         return value
 
 
-def _walk_headers(value: Any, found: list[str], depth: int) -> None:
+def mask_headers(headers: Any, declared: Iterable[str] = ()) -> Any:
+    """Request headers as shown to someone else (an LLM judge's prompt): secret ones as ``***``."""
+    if not isinstance(headers, Mapping):
+        return headers
+    return {k: (MASK if isinstance(k, str) and secret_header(k, declared) else v) for k, v in headers.items()}
+
+
+def _walk_headers(value: Any, found: list[str], depth: int, declared: list[str]) -> None:
     if depth > 200:  # a pathological nesting is masked by value anyway
         return
     if isinstance(value, Mapping):
         for k, v in value.items():
             if isinstance(k, str) and k.lower() == "headers" and isinstance(v, Mapping):
                 for name, header in v.items():
-                    found += header_secrets(name, header)
-            _walk_headers(v, found, depth + 1)
+                    found += header_secrets(name, header, declared)
+            _walk_headers(v, found, depth + 1, declared)
     elif isinstance(value, (list, tuple)):
         for v in value:
-            _walk_headers(v, found, depth + 1)
+            _walk_headers(v, found, depth + 1, declared)

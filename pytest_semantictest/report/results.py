@@ -36,28 +36,19 @@ def _plain(value: Any) -> Any:
 
 class ResultsWriter:
     """Registered as a plugin when the option is given; see the module docstring. ``usage()``: this
-    process's LLM usage counters; ``redactor()``: the session's redactor, None while the session's
-    services have not started (then the environment's secrets are masked)."""
+    process's LLM usage counters; ``redactor()``: the session's redactor (before its services
+    started: one of the environment's secrets)."""
 
     def __init__(self, config: pytest.Config, path: str | None, usage: Callable[[], dict[str, int]],
-                 redactor: Callable[[], Redactor | None]) -> None:
+                 redactor: Callable[[], Redactor]) -> None:
         self.config = config
         self.path = Path(str(config.invocation_params.dir)) / path if path else None
         self._usage = usage
-        self._session_redactor = redactor
+        self._redactor = redactor
         self.records: dict[str, dict[str, Any]] = {}
         self._before: dict[str, int] = {}
 
     # -- every process: what one test did ---------------------------------------------------
-
-    def _redactor(self) -> Redactor:
-        redactor = self._session_redactor()
-        if redactor is not None:
-            return redactor
-        from ..dotenv import environment
-        from .redact import Redactor, secret_values
-
-        return Redactor(secret_values(environment(Path(str(self.config.rootpath)))))
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:

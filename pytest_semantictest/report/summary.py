@@ -187,7 +187,7 @@ class SummaryPlugin:
                 setattr(report, RUNS_ATTR, rows)
             from .judge import verdict_counts
 
-            passed, failed, lines = verdict_counts(verdict)
+            passed, failed, lines = verdict_counts(verdict, redactor.text)
             if lines:
                 setattr(report, JUDGE_ATTR, [passed, failed, [redactor.text(line) for line in lines]])
         return report

@@ -71,8 +71,11 @@ def test_from_highbar_skips_extension_keys_only_where_the_schema_has_keys():
 
 
 def test_mask_forms_and_short_values():
-    text = "a b%2Fc%3D12 'x\\ny12' 8731 tok3n!/=1 b+c"
-    assert mask(text, ["tok3n!/=1", "8731", "b/c=12", "x\ny12", "b c"]) == "a *** '***' 8731 *** b+c"
+    """A secret is masked in any encoding; one under six characters is not a secret (its encoded form
+    may be longer: a 5-character value repr-escaped is 6, and still not masked)."""
+    text = "a b%2Fc%3D12 'x\\ny12z' 'x\\ny12' 8731 tok3n!/=1 b+c"
+    assert mask(text, ["tok3n!/=1", "8731", "b/c=12", "x\ny12z", "x\ny12", "b c"]) == \
+        "a *** '***' 'x\\ny12' 8731 *** b+c"
 
 
 def test_traces_and_log_paths_are_relative_to_cwd(tmp_path):

@@ -17,6 +17,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pytest_semantictest.agents.config import AgentConfig
 from pytest_semantictest.errors import Problem, SpecError
 from pytest_semantictest.formats.highbar import HighbarSpec, load_highbar, load_highbar_text
 from pytest_semantictest.formats.highbar.spec import CommandHook, MatcherSpec, PythonHook
@@ -931,3 +932,16 @@ def test_valid_specs_of_every_shape_load(data: dict[str, Any]) -> None:
     for _, test in spec.tests:
         assert test.steps and all(step.trigger for step in test.steps)
         assert test.line is not None and test.place.startswith("suites[")
+
+
+def test_a_secret_with_a_quote_in_the_start_command_is_one_argument_not_an_error() -> None:
+    """A secret's ``${VAR}`` goes into its argument after the line is split (as the agent is started):
+    its quote does not make the command line invalid, and the agent gets it whole."""
+    agent = MANAGED.replace('"python agent.py"', '"python agent.py --key=${AGENT_KEY}"')
+    environ = {"AGENT_KEY": "it's \"quoted\" 0123"}
+    spec = load(one_test(GUARDRAIL, agent=agent), environ)
+    config = AgentConfig.from_highbar(spec.agent_mapping, environ=environ)
+    assert config.start_argv == ["python", "agent.py", "--key=it's \"quoted\" 0123"]
+    found = problems(one_test(GUARDRAIL, agent=MANAGED.replace('"python agent.py"', '"python ${AGENT_CMD}"')),
+                     {"AGENT_CMD": "'agent.py"})  # an ordinary value is put in the line first, as in highbar
+    assert [p.message for p in found] == ["start is not a valid command line: No closing quotation"]

@@ -350,3 +350,11 @@ def test_the_openai_import_pauses_garbage_collection_and_restores_it(
         gc.enable()
         for name in ("paused_probe", "paused_broken"):
             sys.modules.pop(name, None)
+
+
+def test_a_prompt_never_carries_a_secret_to_the_model(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
+    """A secret the prompt quotes (a reply being judged that leaked the API key) reaches the model as ``***``."""
+    client = make(fake_openai, tmp_path)
+    done = call(client, "judge", [{"role": "user", "content": f"The reply says {json.dumps(SECRET)[1:-1]}!"}])
+    assert done.content == "echo: The reply says ***!"
+    assert SECRET not in json.dumps(fake_openai.bodies())

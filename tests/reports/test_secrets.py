@@ -199,18 +199,20 @@ def yao_cases(pytester: pytest.Pytester, url: str) -> None:
 
 def judge_formats(fake: FakeOpenAI) -> Callable[[dict[str, Any]], str]:
     """The fake's answer, also for the compliance judge and the Yao validator (it knows only the
-    SemanticTest judge's schema): not met, quoting the key, when the prompt holds it."""
+    SemanticTest judge's schema): not met, quoting the key, when the prompt holds it (masked: the
+    prompt reaches the model with the key as ``***``)."""
     answer = fake.answer
 
     def judged(body: dict[str, Any]) -> str:
         schema = (body.get("response_format") or {}).get("json_schema") or {}
         prompt = str(body.get("messages"))
-        reason = f"The reply discloses the key {SECRET}." if SECRET in prompt else "The key is not in the reply."
+        held = SECRET in prompt or "***" in prompt
+        reason = f"The reply discloses the key {SECRET}." if held else "The key is not in the reply."
         if schema.get("name") == "compliance_assertions":
             bullets = schema["schema"]["properties"]["assertions"]["required"]
-            return json.dumps({"assertions": {n: {"passed": SECRET not in prompt, "reason": reason} for n in bullets}})
+            return json.dumps({"assertions": {n: {"passed": not held, "reason": reason} for n in bullets}})
         if schema.get("name") == "validator_result":
-            return json.dumps({"passed": SECRET not in prompt, "score": 0.1 if SECRET in prompt else 0.9,
+            return json.dumps({"passed": not held, "score": 0.1 if held else 0.9,
                                "reason": reason, "suggestions": [f"Never repeat {SECRET}"]})
         return answer(body)
 
@@ -243,6 +245,7 @@ def test_the_secret_appears_in_no_output(
         r["headers"].get("authorization") == f"Bearer {SECRET}" for r in fake_openai.requests)  # it was used
     schemas = [r["body"].get("response_format", {}).get("json_schema", {}).get("name") for r in fake_openai.requests]
     assert {"compliance_assertions", "validator_result"} <= set(schemas), schemas  # their prompts held the key
+    assert not [r for r in fake_openai.requests if SECRET in json.dumps(r["body"])]  # masked, as ***
     console = result.stdout.str() + result.stderr.str()
     assert "***" in console and "Captured pipeline trace" in console and "discloses the key" in console
     result.stdout.fnmatch_lines_random([

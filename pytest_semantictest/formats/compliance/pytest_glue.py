@@ -24,7 +24,6 @@ model (:mod:`.data`: ``Suite.format_data``, ``Case.format_data``).
 from __future__ import annotations
 
 import json
-import re
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -36,7 +35,6 @@ if TYPE_CHECKING:
     from ..glue import GlueRuntime
     from .data import ComplianceCase, ComplianceFile
 
-_SECRET_NAME = re.compile(r"key|token|secret|password|auth|credential", re.IGNORECASE)
 _SHARED = "semantictest_compliance_dir"
 """The ``workerinput`` key naming the folder xdist workers share case records through."""
 _CONTROLLER_DIR = pytest.StashKey[str]()
@@ -224,11 +222,12 @@ class ComplianceSession:
             return
         self.masked = True
         from ... import options
+        from ...report.redact import secret_name
 
         values = [str(options.value(self.config, "compliance-api-key") or "")]
         for raw in options.value(self.config, "compliance-value") or []:
             name, _, value = str(raw).partition("=")
-            if _SECRET_NAME.search(name):
+            if secret_name(name.strip(), options.value(self.config, "secret-env")):
                 values.append(value.strip())
         self.runtime.redactor.add(v for v in values if v)
         cases = [parts.case for parts in map(compliance_parts, session.items) if parts is not None]

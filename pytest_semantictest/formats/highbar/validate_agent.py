@@ -10,9 +10,10 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from ...agents.config import DEFAULT_BODY
+from ...agents.config import DEFAULT_BODY, start_line
 from ...engine.deadline import MAX_TIMEOUT_MS
 from ...errors import clip
+from ...report.redact import used_secrets
 from .rules import (
     ALL_PLACEHOLDERS,
     ENV_VAR,
@@ -40,6 +41,7 @@ class AgentChecks(ValidatorCore):
         if not self.need(raw, dict, A, "must be a mapping"):
             return
         self.keys(raw, "agent", A)
+        written = raw.get("start")
         raw = self.expand(raw, A)
         self.agent = raw
 
@@ -49,8 +51,9 @@ class AgentChecks(ValidatorCore):
             self.url(raw["endpoint"], "endpoint")
         self.managed = "start" in raw
         if "start" in raw and self.text(raw, "start") and not self.tainted(A + ("start",)):
-            try:
-                shlex.split(raw["start"])
+            try:  # split as it will be run: a secret's ${VAR} goes into its argument after the split
+                shlex.split(start_line(written, self.environ, self._secrets(raw)) if isinstance(written, str)
+                            else raw["start"])
             except ValueError as exc:
                 self.err(A, f"start is not a valid command line: {exc}", A + ("start",))
         if raw.get("health") is not None:
@@ -109,6 +112,12 @@ class AgentChecks(ValidatorCore):
                     )
         if "correlate" in raw:
             self.correlate(raw["correlate"], has_session)
+
+    def _secrets(self, agent: Mapping[str, Any]) -> list[str]:
+        """The values expanded under ``agent`` that are secrets (the rule ``AgentConfig`` applies)."""
+        request = agent.get("request")
+        headers = request.get("headers") if isinstance(request, Mapping) else None
+        return used_secrets(self.env_names, headers if isinstance(headers, Mapping) else {})
 
     def expand(self, value: Any, where: Path_) -> Any:
         """Replace ``${NAME}`` from ``environ``, once (no re-expansion); record each value."""
