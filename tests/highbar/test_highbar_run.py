@@ -339,6 +339,66 @@ def test_variations_from_highbar_cache_each_phrasing_judged(pytester: pytest.Pyt
     result.stdout.fnmatch_lines(["*expected a call to 'get_order'*"])
 
 
+def test_committed_variations_are_all_run_as_highbar_runs_them(pytester: pytest.Pytester) -> None:
+    """A hand-written cache entry with more sentences than ``variations: N`` asks for: highbar runs every
+    one of them, as written, and says "(4 of 3 variations)"; a repeat is run again (issue 24)."""
+    import json
+
+    from pytest_semantictest.blocks.variations import cache_key
+
+    port = free_port()
+    trigger = "Where is order 1042?"
+    tests = """
+      - name: paraphrased
+        trigger: "Where is order 1042?"
+        variations: 3
+        expect:
+          function_calls: [{name: get_order, params: {order_id: "1042"}}]
+"""
+    pytester.makefile(".highbar.yaml", orders=spec(port, tests))
+    cache = pytester.path / ".highbar" / "variations.json"
+    cache.parent.mkdir()
+    phrasings = ["Can you check order 1042?", "order 1042 status?", "order 1042 status?", "hello, any news?"]
+    cache.write_text(json.dumps({cache_key(trigger, 3): {"trigger": trigger, "count": 3, "variations": phrasings}}))
+    result = run_pytest(pytester, "-v", "-p", "no:cacheprovider", "--junitxml=junit.xml")
+    result.assert_outcomes(failed=1)  # the fourth sentence makes no call
+    out = result.stdout.str()
+    assert "variation 4: 'hello, any news?': failed" in out, out
+    assert f"{NODE}paraphrased: 4/5 runs passed" in out
+    result.stdout.fnmatch_lines(["*tested: 4 of 3 variations*"])
+    junit = (pytester.path / "junit.xml").read_text(encoding="utf-8")
+    assert 'name="variations: tested" value="4 of 3 variations"' in junit
+    assert agent_log(pytester).count('"POST /chat HTTP/1.1" 200') == 5  # the trigger and all four, the repeat too
+
+
+def test_a_committed_cache_highbar_cannot_use_is_an_error(pytester: pytest.Pytester) -> None:
+    """An entry with an empty list, or a file that is not JSON: highbar's test is an ERROR, never a run
+    of the trigger alone nor a fall-back to generating (issue 24)."""
+    import json
+
+    from pytest_semantictest.blocks.variations import cache_key
+
+    port = free_port()
+    tests = """
+      - name: paraphrased
+        trigger: "Where is order 1042?"
+        variations: 2
+        expect:
+          function_calls: [{name: get_order}]
+"""
+    pytester.makefile(".highbar.yaml", orders=spec(port, tests))
+    cache = pytester.path / ".highbar" / "variations.json"
+    cache.parent.mkdir()
+    cache.write_text(json.dumps({cache_key("Where is order 1042?", 2): {"variations": []}}))
+    result = run_pytest(pytester, "-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*no variations available (0 of 2)*"])
+    cache.write_text("{\n<<<<<<< HEAD\n")
+    result = run_pytest(pytester, "-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*variations.json is not valid JSON (line 2)*"])
+
+
 def test_variations_generated_by_the_paraphraser_saved_then_read_back(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
