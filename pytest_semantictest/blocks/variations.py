@@ -134,7 +134,8 @@ class Variations:
         if llm is None or not llm.config.configured("paraphraser"):
             raise RuntimeError(
                 f"no paraphrases of {self.trigger!r} in .highbar/variations.json and no LLM is configured "
-                "to write them (set --semantictest-llm-base-url / OPENAI_API_KEY, or commit the cache)"
+                "to write them (set highbar's HIGHBAR_LLM_API_KEY, or --semantictest-llm-base-url / OPENAI_API_KEY, "
+                "or commit the cache)"
             )
         prompt = (
             f"Write {self.count} different ways a user might phrase this message to an assistant, keeping its "

@@ -488,6 +488,59 @@ def test_variations_generated_by_the_paraphraser_saved_then_read_back(
         assert not cache.exists()
 
 
+def test_variations_generated_with_highbars_own_llm_settings(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """HIGHBAR_LLM_API_KEY / _BASE_URL / _MODEL write the paraphrases as in ``highbar run``, above OPENAI_*
+    (which point nowhere here), below our own options; the key is never printed (issue 24)."""
+    import json
+
+    from tests.llm.fake_openai import FakeOpenAI, Reply
+
+    key = "hb-test-key-" + "7f3a9c" * 4
+    port = free_port()
+    tests = """
+      - name: paraphrased
+        trigger: "Where is order 1042?"
+        variations: 2
+        expect:
+          function_calls: [{name: get_order, params: {order_id: "1042"}}]
+"""
+    pytester.makefile(".highbar.yaml", orders=spec(port, tests))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-must-not-be-used-0000000000")
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{free_port()}/v1")  # nothing listens there
+    monkeypatch.delenv("HIGHBAR_LLM_API_KEY", raising=False)
+    with FakeOpenAI() as fake:
+        monkeypatch.setenv("HIGHBAR_LLM_BASE_URL", fake.url)
+        result = run_pytest(pytester, "-p", "no:cacheprovider", "--semantictest-llm-cache=off")
+        result.assert_outcomes(errors=1)  # highbar's base URL without highbar's key: highbar cannot generate
+        result.stdout.fnmatch_lines(["*no LLM is configured*HIGHBAR_LLM_API_KEY*"])
+        assert fake.count == 0
+
+        monkeypatch.setenv("HIGHBAR_LLM_API_KEY", key)
+        monkeypatch.setenv("HIGHBAR_LLM_MODEL", "hb-paraphrase-model")
+        fake.queue(Reply(content=json.dumps(["Can you check order 1042?", "order 1042: where is it?"])))
+        result = run_pytest(pytester, "-p", "no:cacheprovider", "--semantictest-llm-cache=off")
+        result.assert_outcomes(passed=1)
+        assert fake.count == 1
+        request = fake.requests[0]
+        assert request["body"]["model"] == "hb-paraphrase-model"
+        assert request["headers"]["authorization"] == f"Bearer {key}"
+        assert key not in result.stdout.str() + result.stderr.str()
+        saved = json.loads((pytester.path / ".highbar" / "variations.json").read_text(encoding="utf-8"))
+        assert [entry["model"] for entry in saved.values()] == ["hb-paraphrase-model"]
+
+        (pytester.path / ".highbar" / "variations.json").unlink()
+        with FakeOpenAI() as ours:  # our own options win over highbar's variables
+            ours.queue(Reply(content=json.dumps(["Can you check order 1042?", "order 1042: where is it?"])))
+            result = run_pytest(pytester, "-p", "no:cacheprovider", "--semantictest-llm-cache=off",
+                                f"--semantictest-llm-base-url={ours.url}", "--semantictest-llm-model=our-model")
+            result.assert_outcomes(passed=1)
+            assert (ours.count, fake.count) == (1, 1)
+            assert ours.requests[0]["body"]["model"] == "our-model"
+            assert ours.requests[0]["headers"]["authorization"] != f"Bearer {key}"
+
+
 def test_variations_without_cache_or_llm_is_an_error(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
