@@ -62,6 +62,11 @@ def main() -> int:
                 print(their_out, our_out, sep="\n---\n")
         command = " ".join(shlex.quote(part) for part in harness.highbar_command("highbar", Path(spec.name)))
         recorded[spec.name] = {"command": command, "exit": code, "verdicts": theirs}
+        if tested := harness.highbar_variations(their_out):
+            recorded[spec.name]["variations"] = tested
+        if spec.name in harness.MESSAGES:  # highbar's words, compared with ours by test_highbar_fidelity.py
+            messages = harness.highbar_messages(their_out)
+            recorded[spec.name]["messages"] = {name: messages[name] for name in theirs if name in messages}
     if args.record:
         if args.specs and harness.VERDICTS.exists():  # a subset re-recorded: keep the others' verdicts
             recorded = {**json.loads(harness.VERDICTS.read_text(encoding="utf-8"))["specs"], **recorded}

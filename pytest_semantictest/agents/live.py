@@ -26,6 +26,7 @@ from .config import AgentConfig
 from .correlate import (
     RUNS_MAY_OVERLAP, Attribution, attribute, classify, describe, resolve_correlate, same_value,
 )
+from . import observed
 from .errors import AgentError, AgentStartError
 from .hooks import HookContext, SessionHooks
 from .net import endpoint_address
@@ -152,6 +153,7 @@ class LiveAgent:
             "test_id": test_id,
             "status": reply.status,
             "read_to": read_to,
+            "correlate_keys": [str(key) for key in self.config.correlate],
             RUNS_MAY_OVERLAP: attributed,
         }
 
@@ -214,24 +216,15 @@ class LiveAgent:
             self._counted.update(map(_call_key, mine.mine_tools))
             self._note_late(batch, test_id)
             if mine.unattributed_tools:
-                self._warn_once("some tool calls carry no test id next to tagged records, so they count for no "
-                                "test, and a test whose result they would change is an error; a thread the agent "
-                                "starts itself needs contextvars.copy_context() to keep the tag")
+                self._warn_once(observed.warning(observed.UNATTRIBUTED_WARNING, resolved))
             if observe and not mine.observed:
-                raise AgentError(
-                    f"not observed: no trace record in {self.reader.path} matches this test ({describe(resolved)}); "
-                    f"the {mine.other} read while it ran belong to other executions. The context the agent "
-                    "writes must carry the keys of agent.correlate (the default, 'test', is the X-Highbar-Test "
-                    "header value)"
-                )
+                others = [c for c in _contexts(batch) if attribute(c, resolved) is Attribution.OTHER]
+                raise AgentError(observed.not_observed(self.reader.path, resolved, others))
             return mine.mine_tools, mine.unattributed_tools, attributed, batch.end
         if observe and not self.config.managed:
-            raise AgentError(
-                f"not observed: no trace record for test {test_id} in {self.reader.path}; the agent must tag "
-                "records with the X-Highbar-Test header value (correlate)"
-            )
+            raise AgentError(observed.not_observed_attached(self.reader.path, resolved, _contexts(batch)))
         if mine.unattributed_tools:
-            self._warn_once("the agent's trace records carry no test id: each turn counts every call written meanwhile")
+            self._warn_once(observed.warning(observed.NO_CONTEXT_WARNING, resolved))
         return [*mine.unattributed_tools], [], False, batch.end
 
     def _warn_once(self, warning: str) -> None:
@@ -252,6 +245,10 @@ class LiveAgent:
             if attribute(call.context, resolved) is Attribution.MINE:
                 self._late.append(f"late tool call '{call.fn}' for test '{name}' arrived while a later test ran, "
                                   "after its result was reported (raise agent.settle_time to count it)")
+
+
+def _contexts(batch: TraceBatch) -> list[dict[str, Any]]:
+    return [call.context for call in batch.tools] + [turn.context for turn in batch.turns]
 
 
 def _call_key(call: ToolCall) -> tuple[Any, ...]:

@@ -290,10 +290,12 @@ class TurnExpectation:
         response = str(turn.get("response") or "")
         failures = evaluate_expect(self.expect, calls, response, self.line)
         if untagged and bool(failures) != bool(evaluate_expect(self.expect, [*calls, *untagged], response)):
+            keys = ", ".join(turn.get("correlate_keys") or ["test"])  # highbar names agent.correlate's keys
             return CheckResult(error=(
-                f"cannot tell which test made {_fns(untagged)}: no test id in its context, and this test "
+                f"cannot tell which test made {_fns(untagged)}: no {keys} in its context, and this test "
                 f"{'passes' if failures else 'fails'} with it and {'fails' if failures else 'passes'} without it. "
-                "A call the agent makes off the request needs contextvars.copy_context() to keep the tag"))
+                "A call the agent makes off the request needs contextvars.copy_context() to keep the tag; "
+                "hb.record() can also be given it"))
         unseen = unobservable(self.expect, turn.get("inventory"), [*(turn.get("seen") or ()), *(c.fn for c in calls)])
         if unseen is not None:
             message, observable = unseen
