@@ -193,7 +193,14 @@ class Runtime:
             self.context.agents.idle_file(file)
 
     def agent_warnings(self) -> list[str]:
-        return list(self.context.agents.warnings()) if self.started and self.context.agents is not None else []
+        return self.agents_finish()[0]
+
+    def agents_finish(self) -> tuple[list[str], list[tuple[str, str]]]:
+        """The agents' last read (once, at the end): warnings to tell, and (test id, message) of each
+        passed execution a late tool call failed (``AgentPool.finish``)."""
+        if self.started and self.context.agents is not None:
+            return self.context.agents.finish()
+        return [], []
 
     @property
     def agents_dir(self) -> str | None:

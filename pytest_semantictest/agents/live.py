@@ -4,7 +4,7 @@
 trace records written meanwhile and keeps this execution's own (highbar's attribution: untagged
 calls next to tagged records are handed on for the expectation to judge); or, with ``calls_from:
 reply``, takes the tool calls from the reply. ``late_window`` reads once more after a passed
-test; tagged calls of an already reported execution read later are warned about. ``AgentPool`` holds the session's agents:
+test; a tagged call of a passed execution read later still fails it (``late_failures``). ``AgentPool`` holds the session's agents:
 one per distinct config, started on first use, released when the session ends (under
 pytest-xdist one process serves every worker through ``SharedAgent``).
 """
@@ -17,7 +17,7 @@ import difflib
 import json
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ from .correlate import (
 from . import observed
 from .errors import AgentError, AgentStartError
 from .hooks import HookContext, SessionHooks
+from .last_read import wait_for_others
 from .net import endpoint_address
 from .protocol import send
 from .shared import AgentHandle, LocalAgent, SharedAgent, agent_key, live_key
@@ -54,9 +55,10 @@ class LiveAgent:
     _read_to: int = 0
     _executions: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
     _seen: set[str] = field(default_factory=set)
-    _late: list[str] = field(default_factory=list)
+    late_failures: list[tuple[str, str]] = field(default_factory=list)
+    """(test id, message) of each passed execution a call read after its window fails."""
+    _late_judges: dict[str, Callable[[list[ToolCall]], str | None]] = field(default_factory=dict)
     _by_first: dict[str, str] = field(default_factory=dict)  # first correlate value -> test id
-    _finished: set[str] = field(default_factory=set)
     _counted: set[tuple[Any, ...]] = field(default_factory=set)  # calls a turn already counted as its own
     _undeclared: dict[str, None] = field(default_factory=dict)
 
@@ -65,28 +67,33 @@ class LiveAgent:
         if self.reader is not None and self.calls_from != "reply":
             self._undeclared.update(dict.fromkeys(names))
 
-    def late_calls(self) -> list[str]:
-        """Tool calls tagged with an execution whose turns were already judged and reported (highbar
-        reads once more after the last test): they cannot change a reported result and are warned about.
-        Also highbar's end-of-run word on guardrails over tools the agent never declared."""
-        late = list(self._late)
+    def end_warnings(self) -> list[str]:
+        """The last read, once ``settle_time`` after the last test (the pool waits): tagged calls of passed
+        executions are judged (highbar reads once more after the last test); then highbar's end-of-run
+        word on guardrails over tools the agent never declared."""
+        if self.reader is not None and self._executions:
+            batch = self.reader.read_since(self._read_to)
+            self._absorb(batch)
+            self._note_late(batch, "")
         unseen = [name for name in self._undeclared if name not in self._seen]
-        if unseen:
-            seen = sorted(self._seen)
-            names = ", ".join(
-                f"{name} (did you mean '{close[0]}'?)" if (close := difflib.get_close_matches(name, seen, n=1)) else name
-                for name in unseen)
-            late.append("the agent has not declared the tools it records, so these guardrails cannot tell a tool it "
-                        f"never records from one it did not call: {names}. Declare them in the trace file (a 'tools' "
-                        "record, or 'tools' in the hello)")
-        if self.reader is None or not self._executions:
-            return late
-        batch = self.reader.read_since(self._read_to)
-        for test_id, (name, resolved) in self._executions.items():
-            mine = classify(batch, resolved)
-            late += [f"late tool call '{call.fn}' for test '{name}' arrived after its turn was judged"
-                     for call in mine.mine_tools]
-        return late
+        if not unseen:
+            return []
+        seen = sorted(self._seen)
+        names = ", ".join(
+            f"{name} (did you mean '{close[0]}'?)" if (close := difflib.get_close_matches(name, seen, n=1)) else name
+            for name in unseen)
+        return ["the agent has not declared the tools it records, so these guardrails cannot tell a tool it never "
+                f"records from one it did not call: {names}. Declare them in the trace file (a 'tools' record, or "
+                "'tools' in the hello)"]
+
+    @property
+    def late_judges_pending(self) -> bool:
+        return bool(self._late_judges)
+
+    def judge_late_calls(self, test_id: str, judge: Callable[[list[ToolCall]], str | None]) -> None:
+        """The execution ``test_id`` passed: ``judge`` judges it again on its calls read later still (while
+        another test runs, or at the end), and gives the failure's message, or None while it holds."""
+        self._late_judges[test_id] = judge
 
     async def late_window(self, read_to: int, test_id: str) -> tuple[list[ToolCall], list[ToolCall]]:
         """One more ``settle_time``, then the calls written after ``read_to``: this execution's own and the
@@ -120,7 +127,6 @@ class LiveAgent:
         return await self.hooks.asetup(HookContext(test_id, test_name, spec_path))
 
     async def close_session(self, test_id: str, test_name: str, spec_path: str, session: dict[str, Any]) -> None:
-        self._finished.add(test_id)
         if self.hooks is not None and self.hooks.active:
             await self.hooks.ateardown(HookContext(test_id, test_name, spec_path), session)
 
@@ -232,19 +238,25 @@ class LiveAgent:
             self.warnings.append(warning)
 
     def _note_late(self, batch: TraceBatch, current: str) -> None:
-        """Tool calls tagged with an earlier, finished execution, read while a later one ran: that
-        execution's result was already reported, so they are warned about (highbar re-judges it)."""
-        if not self._finished:
+        """Tool calls tagged with an earlier execution that passed, read after its window closed: it is
+        judged again, and a failure is kept in ``late_failures`` (highbar's "now fails"; a reported test's
+        result cannot change, the session's exit status and summary do)."""
+        if not self._late_judges:
             return
         first = next(iter(self.config.correlate), None)
+        late: dict[str, list[ToolCall]] = {}
         for call in batch.tools:
             owner = self._by_first.get(str(call.context.get(first) if first is not None else None))
-            if owner is None or owner == current or owner not in self._finished or _call_key(call) in self._counted:
+            if owner is None or owner == current or owner not in self._late_judges or _call_key(call) in self._counted:
                 continue  # (tests run at once read each other's records: one its own turn counted is not late)
-            name, resolved = self._executions[owner]
-            if attribute(call.context, resolved) is Attribution.MINE:
-                self._late.append(f"late tool call '{call.fn}' for test '{name}' arrived while a later test ran, "
-                                  "after its result was reported (raise agent.settle_time to count it)")
+            if attribute(call.context, self._executions[owner][1]) is Attribution.MINE:
+                late.setdefault(owner, []).append(call)
+        for owner, calls in late.items():
+            self._counted.update(map(_call_key, calls))
+            message = self._late_judges[owner](calls)
+            if message is not None:
+                del self._late_judges[owner]
+                self.late_failures.append((owner, message))
 
 
 def _contexts(batch: TraceBatch) -> list[dict[str, Any]]:
@@ -276,6 +288,8 @@ class AgentPool:
         self._in_use: dict[str, int] = {}  # process key -> acquisitions not let go of (files, clients)
         self._by_files: dict[str, Counter[str]] = {}  # file -> process key -> acquisitions not let go of
         self._retired: list[str] = []  # warnings of agents stopped before the end
+        self._retired_failures: list[tuple[str, str]] = []  # and their executions failed by a late call
+        self._finished: tuple[list[str], list[tuple[str, str]]] | None = None
 
     def get(self, key: str) -> LiveAgent:
         return self._live[key]
@@ -341,18 +355,30 @@ class AgentPool:
         """Keep what an agent about to be stopped has to tell (after one settle time for late calls)."""
         if live._executions and live.config.settle_time_ms:
             time.sleep(live.config.settle_time_ms / 1000)
-        self._retired += [*live.warnings, *live.late_calls()]
+        self._retired += [*live.warnings, *live.end_warnings()]
+        self._retired_failures += live.late_failures
         live._executions.clear()
 
+    def finish(self) -> tuple[list[str], list[tuple[str, str]]]:
+        """At the end of the session (the first call reads, after one settle time; later calls repeat it):
+        the warnings to tell (untagged traces, undeclared tools) and the (test id, message) of every
+        passed execution a late tool call failed."""
+        if self._finished is None:
+            late: list[str] = []
+            for live in self._live.values():
+                if live._executions and live.late_judges_pending:
+                    wait_for_others(self._owners.get(agent_key(live.config)))
+                if live._executions and live.config.settle_time_ms:
+                    time.sleep(live.config.settle_time_ms / 1000)
+                late += live.end_warnings()
+            current = [w for live in self._live.values() for w in live.warnings]
+            failures = [*self._retired_failures, *(f for live in self._live.values() for f in live.late_failures)]
+            self._finished = list(dict.fromkeys([*self._retired, *current, *late])), failures
+        return self._finished
+
     def warnings(self) -> list[str]:
-        """Things to tell at the end: untagged traces, and late tool calls (after one settle time)."""
-        late: list[str] = []
-        for live in self._live.values():
-            if live._executions and live.config.settle_time_ms:
-                time.sleep(live.config.settle_time_ms / 1000)
-            late += live.late_calls()
-        current = [w for live in self._live.values() for w in live.warnings]
-        return list(dict.fromkeys([*self._retired, *current, *late]))
+        """Things to tell at the end (:meth:`finish`)."""
+        return self.finish()[0]
 
     def close(self) -> None:
         """Release every agent this process acquired (the last user stops it)."""

@@ -253,19 +253,26 @@ class TurnExpectation:
             return result
         if self.expect is None or "read_to" not in turn:
             return result
-        late, untagged = await agents.get(self.agent).late_window(int(turn["read_to"]), str(turn.get("test_id")))
-        return self.rejudge(turn, [Call.of(c) for c in late], [Call.of(c) for c in untagged], agents.get(self.agent))
+        live = agents.get(self.agent)
+        late, untagged = await live.late_window(int(turn["read_to"]), str(turn.get("test_id")))
+        calls = [Call.of(c) for c in late]
+        result = self.rejudge(turn, calls, [Call.of(c) for c in untagged], live)
+        if not result.failures and result.error is None and hasattr(live, "judge_late_calls"):
+            live.judge_late_calls(str(turn.get("test_id")), LateJudge(self, turn, calls, self._settle(live)))
+        return result
+
+    @staticmethod
+    def _settle(live: Any) -> int:
+        return int(getattr(getattr(live, "config", None), "settle_time_ms", 0) or 0)
 
     def rejudge(self, turn: Mapping[str, Any], late: list[Call], untagged: list[Call], live: Any) -> CheckResult:
         """The passed turn judged again with the calls recorded after its window."""
         calls = [Call.of(c) for c in turn.get("calls") or []]
         response = str(turn.get("response") or "")
-        settle = getattr(getattr(live, "config", None), "settle_time_ms", 0)
         if late:
             failures = evaluate_expect(self.expect, [*calls, *late], response, self.line)
             if failures:
-                message = (f"{_fns(late)} was recorded after the test's window closed (settle_time {settle} ms): "
-                           f"{_messages(failures)}. Raise agent.settle_time to read it in time")
+                message = late_message(late, failures, self._settle(live))
                 return CheckResult(failures=[Failure(check="late call", message=message, line=self.line)])
         if untagged:
             failures = evaluate_expect(self.expect, [*calls, *late, *untagged], response, self.line)
@@ -304,3 +311,28 @@ class TurnExpectation:
                 return CheckResult(error=message)
             return CheckResult(failures=[*real, Failure(check="function_calls", message=message, line=self.line)])
         return CheckResult(failures=failures)
+
+
+def late_message(late: Sequence[Call], failures: Sequence[Failure], settle_ms: int) -> str:
+    """highbar's words for a passed test that calls recorded after its window fail."""
+    return (f"{_fns(late)} was recorded after the test's window closed (settle_time {settle_ms} ms): "
+            f"{_messages(failures)}. Raise agent.settle_time to read it in time")
+
+
+@dataclass
+class LateJudge:
+    """A passed execution judged again on the calls tagged with it that are read later still, while
+    another test runs or at the end (highbar's "now fails"): what it was judged on, plus them."""
+
+    check: TurnExpectation
+    turn: Mapping[str, Any]
+    late: list[Call]
+    settle_ms: int
+
+    def __call__(self, calls: Sequence[Any]) -> str | None:
+        """The failure's message, or None while the execution still passes."""
+        new = [Call.of(c) for c in calls]
+        self.late += new
+        judged = [Call.of(c) for c in self.turn.get("calls") or []] + self.late
+        failures = evaluate_expect(self.check.expect, judged, str(self.turn.get("response") or ""), self.check.line)
+        return late_message(new, failures, self.settle_ms) if failures else None

@@ -41,6 +41,8 @@ HOOK = SPECS / "session_hook.py"
 VERDICTS = SPECS / "verdicts.json"
 # Command-line runs per spec: highbar's --runs N is --semantictest-runs N.
 RUNS = {"p11_min_pass_cli_runs.highbar.yaml": 5}
+# Specs pytest runs with -n 2 (highbar has no workers).
+XDIST = {"p17_late_call_later_test_xdist.highbar.yaml"}
 _MARKS = {"✓": "passed", "✗": "failed", "!": "error"}
 _RESULT = re.compile(r"^    ([✓✗!]) (.+?)(?: \d+/\d+(?: \(min \d+\))?)?  \S+ms$")
 _LATE = re.compile(r"^  ! (.+?): (now fails|is now unverified)")
@@ -131,7 +133,7 @@ def pytest_args(spec: Path, junit: Path) -> list[str]:
     """pytest's arguments for one spec (the test suite runs them in-process, ``run_ours`` in a subprocess)."""
     runs = RUNS.get(spec.name)
     return [str(spec), "-p", "no:cacheprovider", "-q", f"--junitxml={junit}",
-            *(["--semantictest-runs", str(runs)] if runs else [])]
+            *(["--semantictest-runs", str(runs)] if runs else []), *(["-n", "2"] if spec.name in XDIST else [])]
 
 
 def pytest_command(spec: Path, junit: Path) -> list[str]:

@@ -574,9 +574,11 @@ def test_late_tool_call_fails_the_test_it_was_tagged_with(pytester: pytest.Pytes
                                  "expected no function calls, but got: get_order*"])
 
 
-def test_late_call_after_the_extra_settle_is_warned_about(pytester: pytest.Pytester) -> None:
-    """A tagged call that arrives while a later test runs cannot turn a reported test red: it is said
-    in the terminal summary (a deliberate difference, docs/highbar.md)."""
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one process", "xdist"])
+def test_late_call_after_the_extra_settle_fails_the_session(pytester: pytest.Pytester, workers: list[str]) -> None:
+    """A tagged call that arrives while a later test runs: highbar judges the earlier test again ("now
+    fails") and exits 1. Its report is written, so the terminal summary lists it as failed by a late
+    call and the exit status is 1 (issue 24), also when another worker ran the later test."""
     port = free_port()
     fidelity = Path(__file__).with_name("fidelity_agent.py")  # the late call 0.6 s, the slow reply 1.2 s
     tests = """
@@ -591,9 +593,17 @@ def test_late_call_after_the_extra_settle_is_warned_about(pytester: pytest.Pytes
 """
     text = spec(port, tests, agent=fidelity).replace("settle_time: 0", "settle_time: 100")
     pytester.makefile(".highbar.yaml", orders=text)
-    result = run_pytest(pytester, "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=2)
-    result.stdout.fnmatch_lines(["*late tool call 'get_order' for test 'answers now, calls much later' arrived*"])
+    result = run_pytest(pytester, "-p", "no:cacheprovider", "--junitxml=junit.xml", *workers)
+    assert result.ret == 1
+    result.stdout.fnmatch_lines([
+        f"FAILED by a late call: {NODE}answers now, calls much later - now fails: get_order was recorded after "
+        "the test's window closed (settle_time 100 ms): expected no function calls, but got: get_order. Raise "
+        "agent.settle_time to read it in time",
+        "*2 passed*1 failed by a late call in*",
+    ])
+    assert "FAILED by a late call" not in result.stdout.str().split("answers now, calls much later - ", 1)[1]
+    junit = (pytester.path / "junit.xml").read_text(encoding="utf-8")
+    assert "<failure" not in junit  # the reported test's entry stays as it was reported
 
 
 def test_guardrail_on_a_tool_never_declared_nor_seen_is_said_at_the_end(pytester: pytest.Pytester) -> None:
