@@ -315,25 +315,34 @@ def test_xdist_one_agent_for_all_workers(pytester: pytest.Pytester) -> None:
         assert s.connect_ex(("127.0.0.1", port)) != 0
 
 
-def test_variations_from_highbar_cache_each_phrasing_judged(pytester: pytest.Pytester) -> None:
+def paraphrased(pytester: pytest.Pytester, count: int, variations: object = None) -> Path:
+    """A spec whose one test asks for ``count`` variations of "Where is order 1042?" (an order lookup) and,
+    unless ``variations`` is None, a committed ``.highbar/variations.json`` entry with them; returns the
+    cache's path."""
     import json
 
     from pytest_semantictest.blocks.variations import cache_key
 
-    port = free_port()
-    tests = """
+    trigger = "Where is order 1042?"
+    tests = f"""
       - name: paraphrased
-        trigger: "Where is order 1042?"
-        variations: 2
+        trigger: "{trigger}"
+        variations: {count}
         expect:
-          function_calls: [{name: get_order, params: {order_id: "1042"}}]
+          function_calls: [{{name: get_order, params: {{order_id: "1042"}}}}]
 """
-    pytester.makefile(".highbar.yaml", orders=spec(port, tests))
+    pytester.makefile(".highbar.yaml", orders=spec(free_port(), tests))
     cache = pytester.path / ".highbar" / "variations.json"
+    if variations is None:
+        return cache
     cache.parent.mkdir()
-    phrasings = ["Can you check order 1042?", "hello, any news?"]  # the second makes no call: fails
-    key = cache_key("Where is order 1042?", 2)
-    cache.write_text(json.dumps({key: {"trigger": "Where is order 1042?", "count": 2, "variations": phrasings}}))
+    entry = {"trigger": trigger, "count": count, "variations": variations}
+    cache.write_text(json.dumps({cache_key(trigger, count): entry}))
+    return cache
+
+
+def test_variations_from_highbar_cache_each_phrasing_judged(pytester: pytest.Pytester) -> None:
+    paraphrased(pytester, 2, ["Can you check order 1042?", "hello, any news?"])  # the second makes no call: fails
     result = run_pytest(pytester, "-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*expected a call to 'get_order'*"])
@@ -342,24 +351,8 @@ def test_variations_from_highbar_cache_each_phrasing_judged(pytester: pytest.Pyt
 def test_committed_variations_are_all_run_as_highbar_runs_them(pytester: pytest.Pytester) -> None:
     """A hand-written cache entry with more sentences than ``variations: N`` asks for: highbar runs every
     one of them, as written, and says "(4 of 3 variations)"; a repeat is run again (issue 24)."""
-    import json
-
-    from pytest_semantictest.blocks.variations import cache_key
-
-    port = free_port()
-    trigger = "Where is order 1042?"
-    tests = """
-      - name: paraphrased
-        trigger: "Where is order 1042?"
-        variations: 3
-        expect:
-          function_calls: [{name: get_order, params: {order_id: "1042"}}]
-"""
-    pytester.makefile(".highbar.yaml", orders=spec(port, tests))
-    cache = pytester.path / ".highbar" / "variations.json"
-    cache.parent.mkdir()
-    phrasings = ["Can you check order 1042?", "order 1042 status?", "order 1042 status?", "hello, any news?"]
-    cache.write_text(json.dumps({cache_key(trigger, 3): {"trigger": trigger, "count": 3, "variations": phrasings}}))
+    paraphrased(pytester, 3, ["Can you check order 1042?", "order 1042 status?", "order 1042 status?",
+                              "hello, any news?"])
     result = run_pytest(pytester, "-v", "-p", "no:cacheprovider", "--junitxml=junit.xml")
     result.assert_outcomes(failed=1)  # the fourth sentence makes no call
     out = result.stdout.str()
@@ -374,22 +367,7 @@ def test_committed_variations_are_all_run_as_highbar_runs_them(pytester: pytest.
 def test_a_committed_cache_highbar_cannot_use_is_an_error(pytester: pytest.Pytester) -> None:
     """An entry with an empty list, or a file that is not JSON: highbar's test is an ERROR, never a run
     of the trigger alone nor a fall-back to generating (issue 24)."""
-    import json
-
-    from pytest_semantictest.blocks.variations import cache_key
-
-    port = free_port()
-    tests = """
-      - name: paraphrased
-        trigger: "Where is order 1042?"
-        variations: 2
-        expect:
-          function_calls: [{name: get_order}]
-"""
-    pytester.makefile(".highbar.yaml", orders=spec(port, tests))
-    cache = pytester.path / ".highbar" / "variations.json"
-    cache.parent.mkdir()
-    cache.write_text(json.dumps({cache_key("Where is order 1042?", 2): {"variations": []}}))
+    cache = paraphrased(pytester, 2, [])
     result = run_pytest(pytester, "-p", "no:cacheprovider")
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*no variations available (0 of 2)*"])
@@ -498,15 +476,7 @@ def test_variations_generated_with_highbars_own_llm_settings(
     from tests.llm.fake_openai import FakeOpenAI, Reply
 
     key = "hb-test-key-" + "7f3a9c" * 4
-    port = free_port()
-    tests = """
-      - name: paraphrased
-        trigger: "Where is order 1042?"
-        variations: 2
-        expect:
-          function_calls: [{name: get_order, params: {order_id: "1042"}}]
-"""
-    pytester.makefile(".highbar.yaml", orders=spec(port, tests))
+    cache = paraphrased(pytester, 2)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-must-not-be-used-0000000000")
     monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{free_port()}/v1")  # nothing listens there
     monkeypatch.delenv("HIGHBAR_LLM_API_KEY", raising=False)
@@ -527,10 +497,10 @@ def test_variations_generated_with_highbars_own_llm_settings(
         assert request["body"]["model"] == "hb-paraphrase-model"
         assert request["headers"]["authorization"] == f"Bearer {key}"
         assert key not in result.stdout.str() + result.stderr.str()
-        saved = json.loads((pytester.path / ".highbar" / "variations.json").read_text(encoding="utf-8"))
+        saved = json.loads(cache.read_text(encoding="utf-8"))
         assert [entry["model"] for entry in saved.values()] == ["hb-paraphrase-model"]
 
-        (pytester.path / ".highbar" / "variations.json").unlink()
+        cache.unlink()
         with FakeOpenAI() as ours:  # our own options win over highbar's variables
             ours.queue(Reply(content=json.dumps(["Can you check order 1042?", "order 1042: where is it?"])))
             result = run_pytest(pytester, "-p", "no:cacheprovider", "--semantictest-llm-cache=off",
