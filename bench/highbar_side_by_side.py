@@ -107,6 +107,7 @@ def run_examples(examples: Path, highbar: Path) -> int:
                                       timeout=300)
             theirs = harness.parse_highbar(theirs_run.stdout)
             ours = harness.parse_junit(work / "junit.xml") if (work / "junit.xml").exists() else {}
+            ours = harness.with_late_failures(ours, ours_run.stdout)
         print(f"{example.name}: highbar exit {theirs_run.returncode}, pytest exit {ours_run.returncode}")
         for name in sorted(set(theirs) | set(ours)):
             a, b = theirs.get(name, "-"), ours.get(name, "-")

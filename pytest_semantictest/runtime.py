@@ -162,7 +162,7 @@ class Runtime:
         # values expanded from ${ENV} into an agent's config are secrets in every report (highbar's rule)
         self.redactor.add(value for req in requirements for value in getattr(req.config, "secrets", ()))
         if self.context.agents is None:
-            from .agents.live import AgentPool
+            from .agents.pool import AgentPool
 
             shared = self.agents_dir
             self.context.agents = AgentPool(Path(shared) if shared else None)
