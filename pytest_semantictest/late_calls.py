@@ -52,7 +52,8 @@ class LateCalls:
         redact = self.runtime.redactor.text if self.runtime.started else str
         self.warnings = list(dict.fromkeys([*self.warnings, *warnings]))
         if failed:
-            self.findings += [{**f, "text": redact(f["text"])} for f in findings(session.items, dict(failed))]
+            turned = {test_id: (outcome, message) for test_id, outcome, message in failed}
+            self.findings += [{**f, "text": redact(f["text"])} for f in findings(session.items, turned)]
         workeroutput = getattr(self.config, "workeroutput", None)
         if workeroutput is not None:
             workeroutput[WORKER_KEY] = {"warnings": self.warnings, "findings": self.findings}
@@ -74,8 +75,8 @@ class LateCalls:
             terminalreporter.stats.setdefault(stat, []).append(finding["nodeid"])
 
 
-def findings(items: Iterable[pytest.Item], failed: Mapping[str, str]) -> list[dict[str, str]]:
-    """Each spec test with an execution in ``failed`` (test id -> message), judged again."""
+def findings(items: Iterable[pytest.Item], failed: Mapping[str, tuple[str, str]]) -> list[dict[str, str]]:
+    """Each spec test with an execution in ``failed`` (test id -> its outcome now, why), judged again."""
     out = []
     for item in items:
         verdict = getattr(item, "verdict", None)
@@ -95,8 +96,10 @@ def findings(items: Iterable[pytest.Item], failed: Mapping[str, str]) -> list[di
     return out
 
 
-def rejudge(verdict: Verdict, required: int, failed: Mapping[str, str]) -> tuple[Outcome, str, str] | None:
-    """The outcome with the runs whose execution is in ``failed`` failed, highbar's tally `` (k/n, min m)``
+def rejudge(
+    verdict: Verdict, required: int, failed: Mapping[str, tuple[str, str]]
+) -> tuple[Outcome, str, str] | None:
+    """The outcome with the runs whose execution is in ``failed`` turned, highbar's tally `` (k/n, min m)``
     (a repeated test without phrasings, else "") and what failed them; None when no run of ``verdict``
     is there."""
     from .engine.runner import aggregate, combine
@@ -112,8 +115,9 @@ def rejudge(verdict: Verdict, required: int, failed: Mapping[str, str]) -> tuple
             hit = [failed[i] for i in _execution_ids(run) if i in failed]
             label = f"[{phrasing.label}] " if verdict.phrasings and phrasing.label else ""
             which = f" (run {n} of {len(runs)})" if len(runs) > 1 else ""
-            notes += [f"{label}{message}{which}" for message in hit]
-            marked.append(Verdict(Outcome.FAILED) if hit else run)
+            notes += [f"{label}{message}{which}" for _, message in hit]
+            now = [run.outcome, *(Outcome(outcome) for outcome, _ in hit)]
+            marked.append(Verdict(combine(now)) if hit else run)
         outcomes.append(aggregate(marked, required) if len(runs) > 1 else marked[0].outcome)
         if len(runs) > 1 and not verdict.phrasings:
             tally = f" ({sum(r.outcome is Outcome.PASSED for r in marked)}/{len(runs)}, min {required})"

@@ -195,8 +195,8 @@ class Runtime:
     def agent_warnings(self) -> list[str]:
         return self.agents_finish()[0]
 
-    def agents_finish(self) -> tuple[list[str], list[tuple[str, str]]]:
-        """The agents' last read (once, at the end): warnings to tell, and (test id, message) of each
+    def agents_finish(self) -> tuple[list[str], list[tuple[str, str, str]]]:
+        """The agents' last read (once, at the end): warnings to tell, and (test id, outcome, message) of each
         passed execution a late tool call failed (``AgentPool.finish``)."""
         if self.started and self.context.agents is not None:
             return self.context.agents.finish()

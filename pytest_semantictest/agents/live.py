@@ -14,9 +14,9 @@ import asyncio
 import dataclasses
 import difflib
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from .config import AgentConfig
 from .correlate import (
@@ -49,9 +49,10 @@ class LiveAgent:
     _read_to: int = 0
     _executions: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
     _seen: set[str] = field(default_factory=set)
-    late_failures: list[tuple[str, str]] = field(default_factory=list)
-    """(test id, message) of each passed execution a call read after its window fails."""
-    _late_judges: dict[str, Callable[[list[ToolCall]], str | None]] = field(default_factory=dict)
+    late_failures: list[tuple[str, str, str]] = field(default_factory=list)
+    """(test id, "failed" or "error", message) of each passed execution a call read after its window turns."""
+    _late_judges: dict[str, LateJudging] = field(default_factory=dict)
+    _tags_seen: bool = False  # some record was tagged: an untagged call next to them may be a late one
     _by_first: dict[str, str] = field(default_factory=dict)  # first correlate value -> test id
     _counted: set[tuple[Any, ...]] = field(default_factory=set)  # calls a turn already counted as its own
     _undeclared: dict[str, None] = field(default_factory=dict)
@@ -69,6 +70,7 @@ class LiveAgent:
             batch = self.reader.read_since(self._read_to)
             self._absorb(batch)
             self._note_late(batch, "")
+            self._suspect(batch, "")
         unseen = [name for name in self._undeclared if name not in self._seen]
         if not unseen:
             return []
@@ -84,9 +86,10 @@ class LiveAgent:
     def late_judges_pending(self) -> bool:
         return bool(self._late_judges)
 
-    def judge_late_calls(self, test_id: str, judge: Callable[[list[ToolCall]], str | None]) -> None:
+    def judge_late_calls(self, test_id: str, judge: LateJudging) -> None:
         """The execution ``test_id`` passed: ``judge`` judges it again on its calls read later still (while
-        another test runs, or at the end), and gives the failure's message, or None while it holds."""
+        another test runs, or at the end), and on untagged calls read next to the following execution's
+        tagged records (:meth:`_suspect`)."""
         self._late_judges[test_id] = judge
 
     async def late_window(self, read_to: int, test_id: str) -> tuple[list[ToolCall], list[ToolCall]]:
@@ -104,7 +107,7 @@ class LiveAgent:
             return [], []
         mine = classify(batch, known[1])
         self.unattributed_reads += len(mine.unattributed_tools)
-        self._counted.update(map(_call_key, mine.mine_tools))
+        self._counted.update(map(_call_key, [*mine.mine_tools, *mine.unattributed_tools]))
         return mine.mine_tools, mine.unattributed_tools
 
     def inventory(self) -> frozenset[str] | None:
@@ -167,6 +170,8 @@ class LiveAgent:
             gap = self.reader.read_since(self._read_to)
             self._absorb(gap)
             self._note_late(gap, test_id)
+            if self._tags_seen:
+                self._suspect(gap, test_id)
             return gap.end
         return end
 
@@ -213,10 +218,12 @@ class LiveAgent:
         self.unattributed_reads += len(mine.unattributed_tools) + len(mine.unattributed_turns)
         attributed = mine.correlated and not (mine.unattributed_tools or mine.unattributed_turns)
         if mine.correlated:
+            self._tags_seen = True
             self._counted.update(map(_call_key, mine.mine_tools))
             self._note_late(batch, test_id)
             if mine.unattributed_tools:
                 self._warn_once(observed.warning(observed.UNATTRIBUTED_WARNING, resolved))
+                self._suspect(batch, test_id)
             if observe and not mine.observed:
                 others = [c for c in _contexts(batch) if attribute(c, resolved) is Attribution.OTHER]
                 raise AgentError(observed.not_observed(self.reader.path, resolved, others))
@@ -250,7 +257,37 @@ class LiveAgent:
             message = self._late_judges[owner](calls)
             if message is not None:
                 del self._late_judges[owner]
-                self.late_failures.append((owner, message))
+                self.late_failures.append((owner, "failed", message))
+
+    def _suspect(self, batch: TraceBatch, current: str) -> None:
+        """Untagged calls read after the window of the execution before ``current`` (next to tagged records,
+        or in the last read): highbar takes them for its late calls, and if they would fail it, it is an
+        ERROR ("is now unverified"). Each call is looked at once."""
+        order = list(self._executions)
+        before = order[: order.index(current)] if current in self._executions else order
+        owner = before[-1] if before else None
+        if owner is None or owner not in self._late_judges:
+            return
+        resolved = self._executions[owner][1]
+        calls = [call for call in batch.tools if _call_key(call) not in self._counted
+                 and attribute(call.context, resolved) is Attribution.UNATTRIBUTED]
+        if not calls:
+            return
+        self._counted.update(map(_call_key, calls))
+        message = self._late_judges[owner].suspect(calls)
+        if message is not None:
+            del self._late_judges[owner]
+            self.late_failures.append((owner, "error", message))
+
+
+class LateJudging(Protocol):
+    """A passed execution's judge for calls read after its window (``checks.expectations.LateJudge``)."""
+
+    def __call__(self, calls: list[ToolCall]) -> str | None:
+        """Its own (tagged) late calls: the failure's message, or None while it passes."""
+
+    def suspect(self, calls: list[ToolCall]) -> str | None:
+        """Untagged calls that may be its own: the error's message if they would fail it, else None."""
 
 
 def _contexts(batch: TraceBatch) -> list[dict[str, Any]]:

@@ -34,8 +34,8 @@ class AgentPool:
         self._in_use: dict[str, int] = {}  # process key -> acquisitions not let go of (files, clients)
         self._by_files: dict[str, Counter[str]] = {}  # file -> process key -> acquisitions not let go of
         self._retired: list[str] = []  # warnings of agents stopped before the end
-        self._retired_failures: list[tuple[str, str]] = []  # and their executions failed by a late call
-        self._finished: tuple[list[str], list[tuple[str, str]]] | None = None
+        self._retired_failures: list[tuple[str, str, str]] = []  # and their executions failed by a late call
+        self._finished: tuple[list[str], list[tuple[str, str, str]]] | None = None
 
     def get(self, key: str) -> LiveAgent:
         return self._live[key]
@@ -105,10 +105,10 @@ class AgentPool:
         self._retired_failures += live.late_failures
         live._executions.clear()
 
-    def finish(self) -> tuple[list[str], list[tuple[str, str]]]:
+    def finish(self) -> tuple[list[str], list[tuple[str, str, str]]]:
         """At the end of the session (the first call reads, after one settle time; later calls repeat it):
-        the warnings to tell (untagged traces, undeclared tools) and the (test id, message) of every
-        passed execution a late tool call failed."""
+        the warnings to tell (untagged traces, undeclared tools) and the (test id, "failed" or "error",
+        message) of every passed execution a late tool call turned."""
         if self._finished is None:
             late: list[str] = []
             for live in self._live.values():

@@ -277,10 +277,7 @@ class TurnExpectation:
         if untagged:
             failures = evaluate_expect(self.expect, [*calls, *late, *untagged], response, self.line)
             if failures:
-                return CheckResult(error=(
-                    f"{_fns(untagged)} arrived after this test's window with no context saying which test made "
-                    f"it, and would fail it ({_messages(failures)}). A call the agent makes off the request "
-                    "needs contextvars.copy_context() to keep the tag"))
+                return CheckResult(error=untagged_message(untagged, failures))
         return CheckResult()
 
     def judge(self, turn: Any) -> CheckResult:
@@ -319,6 +316,13 @@ def late_message(late: Sequence[Call], failures: Sequence[Failure], settle_ms: i
             f"{_messages(failures)}. Raise agent.settle_time to read it in time")
 
 
+def untagged_message(untagged: Sequence[Call], failures: Sequence[Failure]) -> str:
+    """highbar's words for a passed test that untagged calls read after its window would fail."""
+    return (f"{_fns(untagged)} arrived after this test's window with no context saying which test made it, and "
+            f"would fail it ({_messages(failures)}). A call the agent makes off the request needs "
+            "contextvars.copy_context() to keep the tag")
+
+
 @dataclass
 class LateJudge:
     """A passed execution judged again on the calls tagged with it that are read later still, while
@@ -330,9 +334,18 @@ class LateJudge:
     settle_ms: int
 
     def __call__(self, calls: Sequence[Any]) -> str | None:
-        """The failure's message, or None while the execution still passes."""
+        """Its own late calls: the failure's message, or None while the execution still passes."""
         new = [Call.of(c) for c in calls]
         self.late += new
-        judged = [Call.of(c) for c in self.turn.get("calls") or []] + self.late
-        failures = evaluate_expect(self.check.expect, judged, str(self.turn.get("response") or ""), self.check.line)
+        failures = self._failures([])
         return late_message(new, failures, self.settle_ms) if failures else None
+
+    def suspect(self, calls: Sequence[Any]) -> str | None:
+        """Untagged calls that may be its own: the error's message if they would fail it, else None."""
+        untagged = [Call.of(c) for c in calls]
+        failures = self._failures(untagged)
+        return untagged_message(untagged, failures) if failures else None
+
+    def _failures(self, extra: list[Call]) -> list[Failure]:
+        judged = [Call.of(c) for c in self.turn.get("calls") or []] + self.late + extra
+        return evaluate_expect(self.check.expect, judged, str(self.turn.get("response") or ""), self.check.line)

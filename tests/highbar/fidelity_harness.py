@@ -5,7 +5,7 @@ and ``bench/highbar_side_by_side.py`` (both tools side by side, and ``--record``
 ``${FIDELITY_PORT}``, ``${FIDELITY_PYTHON}``, ``${FIDELITY_AGENT}`` (and for attach mode, files whose
 name starts with ``attach_``, ``${FIDELITY_TRACES}`` and ``${FIDELITY_HOOK}``; the agent is started here).
 A verdict is ``passed``, ``failed`` or ``error`` per test name, after highbar's late re-judging (ours:
-the terminal summary's "failed by a late call" lines, since a reported test's JUnit entry stays).
+the terminal summary's "FAILED/ERROR by a late call" lines, since a reported test's JUnit entry stays).
 
 A spec may have sidecar files next to it: ``<stem>.variations.json`` (``[{trigger, count, variations}]``)
 becomes the run folder's committed ``.highbar/variations.json``; ``<stem>.llm.json`` (a list of answers)
@@ -46,7 +46,7 @@ XDIST = {"p17_late_call_later_test_xdist.highbar.yaml"}
 _MARKS = {"✓": "passed", "✗": "failed", "!": "error"}
 _RESULT = re.compile(r"^    ([✓✗!]) (.+?)(?: \d+/\d+(?: \(min \d+\))?)?  \S+ms$")
 _LATE = re.compile(r"^  ! (.+?): (now fails|is now unverified)")
-_OUR_LATE = re.compile(r"^FAILED by a late call: \S+?::(?:[^:]+::)?(.+?) - ")
+_OUR_LATE = re.compile(r"^(FAILED|ERROR) by a late call: \S+?::(?:[^:]+::)?(.+?) - ")
 _ERROR = re.compile(r"^      → (.+)$")
 _VARIATIONS = re.compile(r" \(((?:\d+ of )?\d+ variations)\)$")
 # Specs whose messages are compared as well as their verdicts.
@@ -192,8 +192,8 @@ def normalize(text: str) -> str:
 def with_late_failures(verdicts: dict[str, str], out: str) -> dict[str, str]:
     """Our verdicts with the tests the terminal summary lists as failed by a late call (their JUnit entry,
     written when they were reported, still says passed)."""
-    late = {m.group(1) for line in out.splitlines() if (m := _OUR_LATE.match(line))}
-    return {name: "failed" if name in late else verdict for name, verdict in verdicts.items()}
+    late = {m.group(2): m.group(1).lower() for line in out.splitlines() if (m := _OUR_LATE.match(line))}
+    return {name: late.get(name, verdict) for name, verdict in verdicts.items()}
 
 
 def run_ours(spec: Path) -> tuple[int, dict[str, str], str]:
