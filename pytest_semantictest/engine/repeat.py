@@ -16,7 +16,6 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from ..blocks.registry import get_block
-from ..evidence import Note
 from ..model import Case, Outcome, Verdict
 from .batching import runs_may_overlap
 from .context import RunContext
@@ -157,6 +156,8 @@ async def run_repeated(
         verdicts += [await phrasing(label, overlay) for label, overlay in rest]
     outcome = combine([v.outcome for v in verdicts])
     worst = next((v for v in verdicts if v.outcome is outcome), verdicts[0])
+    from ..evidence import Note
+
     tested = getattr(case.variants, "tested", None)  # highbar's "(4 of 3 variations)"
     return Verdict(
         outcome,
