@@ -69,6 +69,10 @@ class LiveAgent:
         if self.reader is not None and self._executions:
             batch = self.reader.read_since(self._read_to)
             self._absorb(batch)
+            last = next(reversed(self._executions))
+            if batch.problems and last in self._late_judges:  # highbar: the last test is unverified
+                del self._late_judges[last]
+                self.late_failures.append((last, "error", f"trace file: {batch.problems[0]}"))
             self._note_late(batch, "")
             self._suspect(batch, "")
         unseen = [name for name in self._undeclared if name not in self._seen]
@@ -100,7 +104,8 @@ class LiveAgent:
         if self.config.settle_time_ms:
             await asyncio.sleep(self.config.settle_time_ms / 1000)
         batch = self.reader.read_since(read_to)
-        self._absorb(batch)
+        if not batch.problems:  # else the next read (the next test's, or the last one) reads it again: it says so
+            self._absorb(batch)
         self._note_late(batch, test_id)
         known = self._executions.get(test_id)
         if known is None:
@@ -172,6 +177,8 @@ class LiveAgent:
             self._note_late(gap, test_id)
             if self._tags_seen:
                 self._suspect(gap, test_id)
+            if gap.problems:  # highbar reads it in this test's window: this test is unverified
+                raise AgentError("trace file: " + "; ".join(str(p) for p in gap.problems[:3]))
             return gap.end
         return end
 

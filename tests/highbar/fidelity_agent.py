@@ -11,7 +11,7 @@ context (correlation by session). ``--no-declare``: the ``hello`` lists no tools
 the trace agent's rules:
 
 - ``... later ...``: replies at once, records a tagged ``get_order`` call ``LATE_S`` seconds later (with
-  ``untagged`` in the message, one without any context);
+  ``untagged`` in the message, one without any context; with ``garbled``, a line that is not JSON);
 - ``... slowly ...``: answers like the trace agent, after ``SLOW_S`` seconds (``--slow-s``); with
   ``--spans FILE`` each such answer appends its ``start end`` times to FILE (overlap shows in them);
 - ``... thread ... order 1042``: the trace agent's answer, but ``get_order`` is recorded from a thread
@@ -89,6 +89,8 @@ class FidelityHandler(trace_agent.Handler):
             if SPANS:
                 with _lock, open(SPANS, "a", encoding="utf-8") as spans:
                     spans.write(f"{start} {time.time()}\n")
+        if "garbled" in lowered:  # a line no reader can parse, LATE_S later
+            threading.Timer(LATE_S, _garble).start()
         if "later" in lowered:
             late = {} if "untagged" in lowered else {**context}  # a timer thread that lost (or kept) the tag
             timer = threading.Timer(LATE_S, lambda: _write({
@@ -107,6 +109,11 @@ class FidelityHandler(trace_agent.Handler):
             write({"type": "turn", "message": message, "response": reply, "context": context})
             return reply
         return trace_agent.chat(message, context.get("test"))
+
+
+def _garble() -> None:
+    with open(str(trace_agent.TRACES), "a", encoding="utf-8") as traces:
+        traces.write("{not json\n")
 
 
 def main() -> None:
