@@ -6,7 +6,8 @@ entry, HTML row and results line keep the verdict it was reported with. At the e
 process reads its agents once more (``AgentPool.finish``); every passed execution a late call fails is
 mapped to its test, whose verdict is worked out again with that run failed (``min_pass`` per phrasing,
 as highbar's gate does). A test that now fails is listed in the terminal summary ("FAILED by a late
-call: <node id> - now fails: ...", and in the final counts line) and the exit status is 1 (a 2, or an
+call: <node id> - now fails: ...", and in the final counts line; the semantictest summary counts it as
+failed) and the exit status is 1 (a 2, or an
 interrupt's status, stays); one that still passes gets highbar's warning "a run now fails ..., and the
 test still passes". Under pytest-xdist each worker hands its findings and its agents' warnings to the
 controller, which reports them.
@@ -61,8 +62,9 @@ class LateCalls:
         if any(f["outcome"] != "passed" for f in self.findings) and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
-    def write(self, terminalreporter: Any) -> None:
-        """The agents' warnings and the tests late calls judged again (the terminal summary)."""
+    def write(self, terminalreporter: Any, tally: Any = None) -> None:
+        """The agents' warnings and the tests late calls judged again (the terminal summary); in ``tally``
+        (the semantictest summary's), those tests count with highbar's verdict."""
         for warning in self.warnings:
             terminalreporter.write_line(f"semantictest: warning: {warning}")
         for finding in self.findings:
@@ -73,6 +75,9 @@ class LateCalls:
             terminalreporter.write_line(f"{stat.split()[0].upper()} by a late call: {finding['nodeid']} - "
                                         f"{finding['text']}", red=True)
             terminalreporter.stats.setdefault(stat, []).append(finding["nodeid"])
+            entry = tally.tests.get(finding["nodeid"]) if tally is not None else None
+            if entry is not None:
+                entry.outcome = finding["outcome"]
 
 
 def findings(items: Iterable[pytest.Item], failed: Mapping[str, tuple[str, str]]) -> list[dict[str, str]]:

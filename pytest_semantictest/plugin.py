@@ -126,13 +126,12 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     """Agent warnings, then the semantictest summary (per-format counts, flaky tests, LLM usage)."""
     state = runtime(config)
     from .late_calls import NAME as LATE_NAME
-
-    late = config.pluginmanager.get_plugin(LATE_NAME)
-    if late is not None:  # agent warnings (every worker's), tests a late call failed
-        late.write(terminalreporter)
     from .report.summary import summary_plugin
 
     summary = summary_plugin(config)
+    late = config.pluginmanager.get_plugin(LATE_NAME)
+    if late is not None:  # agent warnings (every worker's), tests a late call failed (counted so below)
+        late.write(terminalreporter, summary.tally if summary is not None else None)
     if summary is not None:
         summary.write(terminalreporter, state.llm_usage())
 
