@@ -51,7 +51,7 @@ class LateCalls:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         warnings, failed = self.runtime.agents_finish()
         redact = self.runtime.redactor.text if self.runtime.started else str
-        self.warnings = list(dict.fromkeys([*self.warnings, *warnings]))
+        self.warnings = list(dict.fromkeys([*self.warnings, *map(redact, warnings)]))
         if failed:
             turned = {test_id: (outcome, message) for test_id, outcome, message in failed}
             self.findings += [{**f, "text": redact(f["text"])} for f in findings(session.items, turned)]
