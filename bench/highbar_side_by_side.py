@@ -62,6 +62,11 @@ def main() -> int:
                 print(their_out, our_out, sep="\n---\n")
         command = " ".join(shlex.quote(part) for part in harness.highbar_command("highbar", Path(spec.name)))
         recorded[spec.name] = {"command": command, "exit": code, "verdicts": theirs}
+        if tested := harness.highbar_variations(their_out):
+            recorded[spec.name]["variations"] = tested
+        if spec.name in harness.MESSAGES:  # highbar's words, compared with ours by test_highbar_fidelity.py
+            messages = harness.highbar_messages(their_out)
+            recorded[spec.name]["messages"] = {name: messages[name] for name in theirs if name in messages}
     if args.record:
         if args.specs and harness.VERDICTS.exists():  # a subset re-recorded: keep the others' verdicts
             recorded = {**json.loads(harness.VERDICTS.read_text(encoding="utf-8"))["specs"], **recorded}
@@ -102,6 +107,7 @@ def run_examples(examples: Path, highbar: Path) -> int:
                                       timeout=300)
             theirs = harness.parse_highbar(theirs_run.stdout)
             ours = harness.parse_junit(work / "junit.xml") if (work / "junit.xml").exists() else {}
+            ours = harness.with_late_failures(ours, ours_run.stdout)
         print(f"{example.name}: highbar exit {theirs_run.returncode}, pytest exit {ours_run.returncode}")
         for name in sorted(set(theirs) | set(ours)):
             a, b = theirs.get(name, "-"), ours.get(name, "-")

@@ -199,11 +199,16 @@ def llm_config(config: pytest.Config, env: Mapping[str, str], rootdir: Path) -> 
     for role in _roles():
         found = {key: _ini(config, f"semantictest_llm_{role}_{key}") for key, _ in ROLE_KEYS}
         if any(found.values()):
-            roles[role] = RoleSettings(**found)
+            roles[role] = RoleSettings(found["model"], found["base_url"], found["api_key_env"])
+    given = [n for n in names if config.getoption(_dest(n), None) is not None or _ini(config, _dest(n)) is not None]
     try:
-        return from_values(values, roles, env, rootdir)
+        return from_values(values, roles, env, rootdir, given)
     except ValueError as exc:
         raise pytest.UsageError(f"pytest-semantictest: {exc}") from None
+
+
+def _dest(name: str) -> str:
+    return "semantictest_" + name.replace("-", "_")
 
 
 def _ini(config: pytest.Config, name: str) -> str | None:

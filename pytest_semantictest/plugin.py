@@ -67,6 +67,10 @@ def pytest_configure(config: pytest.Config) -> None:
     from .session_exit import SessionExit
 
     config.pluginmanager.register(SessionExit(config, state), "semantictest-exit")  # exit status, signals
+    from .late_calls import NAME as LATE_NAME
+    from .late_calls import LateCalls
+
+    config.pluginmanager.register(LateCalls(config, state), LATE_NAME)  # late calls turn the exit status
     from .formats.glue import register
 
     register(config, state)  # each format's pytest glue: compliance ordering, Yao generation, xdist scheduling
@@ -147,11 +151,13 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     """Agent warnings, then the semantictest summary (per-format counts, flaky tests, LLM usage)."""
     state = runtime(config)
-    for warning in state.agent_warnings():
-        terminalreporter.write_line(f"semantictest: warning: {warning}")
+    from .late_calls import NAME as LATE_NAME
     from .report.summary import summary_plugin
 
     summary = summary_plugin(config)
+    late = config.pluginmanager.get_plugin(LATE_NAME)
+    if late is not None:  # agent warnings (every worker's), tests a late call failed (counted so below)
+        late.write(terminalreporter, summary.tally if summary is not None else None)
     if summary is not None:
         summary.write(terminalreporter, state.llm_usage())
 

@@ -178,7 +178,7 @@ class Runtime:
         self.redactor.add(value for req in requirements for value in getattr(req.config, "secrets", ()))
         self.redactor.learn([{"headers": getattr(req.config, "request_headers", None)} for req in requirements])
         if self.context.agents is None:
-            from .agents.live import AgentPool
+            from .agents.pool import AgentPool
 
             shared = self.agents_dir
             self.context.agents = AgentPool(Path(shared) if shared else None)
@@ -209,7 +209,14 @@ class Runtime:
             self.context.agents.idle_file(file)
 
     def agent_warnings(self) -> list[str]:
-        return list(self.context.agents.warnings()) if self.started and self.context.agents is not None else []
+        return self.agents_finish()[0]
+
+    def agents_finish(self) -> tuple[list[str], list[tuple[str, str, str]]]:
+        """The agents' last read (once, at the end): warnings to tell, and (test id, outcome, message) of each
+        passed execution a late tool call failed (``AgentPool.finish``)."""
+        if self.started and self.context.agents is not None:
+            return self.context.agents.finish()
+        return [], []
 
     @property
     def agents_dir(self) -> str | None:

@@ -4,9 +4,8 @@
 trace records written meanwhile and keeps this execution's own (highbar's attribution: untagged
 calls next to tagged records are handed on for the expectation to judge); or, with ``calls_from:
 reply``, takes the tool calls from the reply. ``late_window`` reads once more after a passed
-test; tagged calls of an already reported execution read later are warned about. ``AgentPool`` holds the session's agents:
-one per distinct config, started on first use, released when the session ends (under
-pytest-xdist one process serves every worker through ``SharedAgent``).
+test; a tagged call of a passed execution read later still fails it (``late_failures``). The session's agents are held by
+``agents.pool.AgentPool``.
 """
 
 from __future__ import annotations
@@ -15,22 +14,19 @@ import asyncio
 import dataclasses
 import difflib
 import json
-import time
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from .config import AgentConfig
 from .correlate import (
     RUNS_MAY_OVERLAP, Attribution, attribute, classify, describe, resolve_correlate, same_value,
 )
-from .errors import AgentError, AgentStartError
+from . import observed
+from .errors import AgentError
 from .hooks import HookContext, SessionHooks
-from .net import endpoint_address
 from .protocol import send
-from .shared import AgentHandle, LocalAgent, SharedAgent, agent_key, live_key
+from .shared import AgentHandle
 from .traces import ToolCall, TraceBatch, TraceReader
 
 
@@ -53,9 +49,11 @@ class LiveAgent:
     _read_to: int = 0
     _executions: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
     _seen: set[str] = field(default_factory=set)
-    _late: list[str] = field(default_factory=list)
+    late_failures: list[tuple[str, str, str]] = field(default_factory=list)
+    """(test id, "failed" or "error", message) of each passed execution a call read after its window turns."""
+    _late_judges: dict[str, LateJudging] = field(default_factory=dict)
+    _tags_seen: bool = False  # some record was tagged: an untagged call next to them may be a late one
     _by_first: dict[str, str] = field(default_factory=dict)  # first correlate value -> test id
-    _finished: set[str] = field(default_factory=set)
     _counted: set[tuple[Any, ...]] = field(default_factory=set)  # calls a turn already counted as its own
     _undeclared: dict[str, None] = field(default_factory=dict)
 
@@ -64,28 +62,39 @@ class LiveAgent:
         if self.reader is not None and self.calls_from != "reply":
             self._undeclared.update(dict.fromkeys(names))
 
-    def late_calls(self) -> list[str]:
-        """Tool calls tagged with an execution whose turns were already judged and reported (highbar
-        reads once more after the last test): they cannot change a reported result and are warned about.
-        Also highbar's end-of-run word on guardrails over tools the agent never declared."""
-        late = list(self._late)
+    def end_warnings(self) -> list[str]:
+        """The last read, once ``settle_time`` after the last test (the pool waits): tagged calls of passed
+        executions are judged (highbar reads once more after the last test); then highbar's end-of-run
+        word on guardrails over tools the agent never declared."""
+        if self.reader is not None and self._executions:
+            batch = self.reader.read_since(self._read_to)
+            self._absorb(batch)
+            last = next(reversed(self._executions))
+            if batch.problems and last in self._late_judges:  # highbar: the last test is unverified
+                del self._late_judges[last]
+                self.late_failures.append((last, "error", f"trace file: {batch.problems[0]}"))
+            self._note_late(batch, "")
+            self._suspect(batch, "")
         unseen = [name for name in self._undeclared if name not in self._seen]
-        if unseen:
-            seen = sorted(self._seen)
-            names = ", ".join(
-                f"{name} (did you mean '{close[0]}'?)" if (close := difflib.get_close_matches(name, seen, n=1)) else name
-                for name in unseen)
-            late.append("the agent has not declared the tools it records, so these guardrails cannot tell a tool it "
-                        f"never records from one it did not call: {names}. Declare them in the trace file (a 'tools' "
-                        "record, or 'tools' in the hello)")
-        if self.reader is None or not self._executions:
-            return late
-        batch = self.reader.read_since(self._read_to)
-        for test_id, (name, resolved) in self._executions.items():
-            mine = classify(batch, resolved)
-            late += [f"late tool call '{call.fn}' for test '{name}' arrived after its turn was judged"
-                     for call in mine.mine_tools]
-        return late
+        if not unseen:
+            return []
+        seen = sorted(self._seen)
+        names = ", ".join(
+            f"{name} (did you mean '{close[0]}'?)" if (close := difflib.get_close_matches(name, seen, n=1)) else name
+            for name in unseen)
+        return ["the agent has not declared the tools it records, so these guardrails cannot tell a tool it never "
+                f"records from one it did not call: {names}. Declare them in the trace file (a 'tools' record, or "
+                "'tools' in the hello)"]
+
+    @property
+    def late_judges_pending(self) -> bool:
+        return bool(self._late_judges)
+
+    def judge_late_calls(self, test_id: str, judge: LateJudging) -> None:
+        """The execution ``test_id`` passed: ``judge`` judges it again on its calls read later still (while
+        another test runs, or at the end), and on untagged calls read next to the following execution's
+        tagged records (:meth:`_suspect`)."""
+        self._late_judges[test_id] = judge
 
     async def late_window(self, read_to: int, test_id: str) -> tuple[list[ToolCall], list[ToolCall]]:
         """One more ``settle_time``, then the calls written after ``read_to``: this execution's own and the
@@ -95,14 +104,15 @@ class LiveAgent:
         if self.config.settle_time_ms:
             await asyncio.sleep(self.config.settle_time_ms / 1000)
         batch = self.reader.read_since(read_to)
-        self._absorb(batch)
+        if not batch.problems:  # else the next read (the next test's, or the last one) reads it again: it says so
+            self._absorb(batch)
         self._note_late(batch, test_id)
         known = self._executions.get(test_id)
         if known is None:
             return [], []
         mine = classify(batch, known[1])
         self.unattributed_reads += len(mine.unattributed_tools)
-        self._counted.update(map(_call_key, mine.mine_tools))
+        self._counted.update(map(_call_key, [*mine.mine_tools, *mine.unattributed_tools]))
         return mine.mine_tools, mine.unattributed_tools
 
     def inventory(self) -> frozenset[str] | None:
@@ -119,7 +129,6 @@ class LiveAgent:
         return await self.hooks.asetup(HookContext(test_id, test_name, spec_path))
 
     async def close_session(self, test_id: str, test_name: str, spec_path: str, session: dict[str, Any]) -> None:
-        self._finished.add(test_id)
         if self.hooks is not None and self.hooks.active:
             await self.hooks.ateardown(HookContext(test_id, test_name, spec_path), session)
 
@@ -152,6 +161,7 @@ class LiveAgent:
             "test_id": test_id,
             "status": reply.status,
             "read_to": read_to,
+            "correlate_keys": [str(key) for key in self.config.correlate],
             RUNS_MAY_OVERLAP: attributed,
         }
 
@@ -165,6 +175,10 @@ class LiveAgent:
             gap = self.reader.read_since(self._read_to)
             self._absorb(gap)
             self._note_late(gap, test_id)
+            if self._tags_seen:
+                self._suspect(gap, test_id)
+            if gap.problems:  # highbar reads it in this test's window: this test is unverified
+                raise AgentError("trace file: " + "; ".join(str(p) for p in gap.problems[:3]))
             return gap.end
         return end
 
@@ -211,27 +225,20 @@ class LiveAgent:
         self.unattributed_reads += len(mine.unattributed_tools) + len(mine.unattributed_turns)
         attributed = mine.correlated and not (mine.unattributed_tools or mine.unattributed_turns)
         if mine.correlated:
+            self._tags_seen = True
             self._counted.update(map(_call_key, mine.mine_tools))
             self._note_late(batch, test_id)
             if mine.unattributed_tools:
-                self._warn_once("some tool calls carry no test id next to tagged records, so they count for no "
-                                "test, and a test whose result they would change is an error; a thread the agent "
-                                "starts itself needs contextvars.copy_context() to keep the tag")
+                self._warn_once(observed.warning(observed.UNATTRIBUTED_WARNING, resolved))
+                self._suspect(batch, test_id)
             if observe and not mine.observed:
-                raise AgentError(
-                    f"not observed: no trace record in {self.reader.path} matches this test ({describe(resolved)}); "
-                    f"the {mine.other} read while it ran belong to other executions. The context the agent "
-                    "writes must carry the keys of agent.correlate (the default, 'test', is the X-Highbar-Test "
-                    "header value)"
-                )
+                others = [c for c in _contexts(batch) if attribute(c, resolved) is Attribution.OTHER]
+                raise AgentError(observed.not_observed(self.reader.path, resolved, others))
             return mine.mine_tools, mine.unattributed_tools, attributed, batch.end
         if observe and not self.config.managed:
-            raise AgentError(
-                f"not observed: no trace record for test {test_id} in {self.reader.path}; the agent must tag "
-                "records with the X-Highbar-Test header value (correlate)"
-            )
+            raise AgentError(observed.not_observed_attached(self.reader.path, resolved, _contexts(batch)))
         if mine.unattributed_tools:
-            self._warn_once("the agent's trace records carry no test id: each turn counts every call written meanwhile")
+            self._warn_once(observed.warning(observed.NO_CONTEXT_WARNING, resolved))
         return [*mine.unattributed_tools], [], False, batch.end
 
     def _warn_once(self, warning: str) -> None:
@@ -239,19 +246,59 @@ class LiveAgent:
             self.warnings.append(warning)
 
     def _note_late(self, batch: TraceBatch, current: str) -> None:
-        """Tool calls tagged with an earlier, finished execution, read while a later one ran: that
-        execution's result was already reported, so they are warned about (highbar re-judges it)."""
-        if not self._finished:
+        """Tool calls tagged with an earlier execution that passed, read after its window closed: it is
+        judged again, and a failure is kept in ``late_failures`` (highbar's "now fails"; a reported test's
+        result cannot change, the session's exit status and summary do)."""
+        if not self._late_judges:
             return
         first = next(iter(self.config.correlate), None)
+        late: dict[str, list[ToolCall]] = {}
         for call in batch.tools:
             owner = self._by_first.get(str(call.context.get(first) if first is not None else None))
-            if owner is None or owner == current or owner not in self._finished or _call_key(call) in self._counted:
+            if owner is None or owner == current or owner not in self._late_judges or _call_key(call) in self._counted:
                 continue  # (tests run at once read each other's records: one its own turn counted is not late)
-            name, resolved = self._executions[owner]
-            if attribute(call.context, resolved) is Attribution.MINE:
-                self._late.append(f"late tool call '{call.fn}' for test '{name}' arrived while a later test ran, "
-                                  "after its result was reported (raise agent.settle_time to count it)")
+            if attribute(call.context, self._executions[owner][1]) is Attribution.MINE:
+                late.setdefault(owner, []).append(call)
+        for owner, calls in late.items():
+            self._counted.update(map(_call_key, calls))
+            message = self._late_judges[owner](calls)
+            if message is not None:
+                del self._late_judges[owner]
+                self.late_failures.append((owner, "failed", message))
+
+    def _suspect(self, batch: TraceBatch, current: str) -> None:
+        """Untagged calls read after the window of the execution before ``current`` (next to tagged records,
+        or in the last read): highbar takes them for its late calls, and if they would fail it, it is an
+        ERROR ("is now unverified"). Each call is looked at once."""
+        order = list(self._executions)
+        before = order[: order.index(current)] if current in self._executions else order
+        owner = before[-1] if before else None
+        if owner is None or owner not in self._late_judges:
+            return
+        resolved = self._executions[owner][1]
+        calls = [call for call in batch.tools if _call_key(call) not in self._counted
+                 and attribute(call.context, resolved) is Attribution.UNATTRIBUTED]
+        if not calls:
+            return
+        self._counted.update(map(_call_key, calls))
+        message = self._late_judges[owner].suspect(calls)
+        if message is not None:
+            del self._late_judges[owner]
+            self.late_failures.append((owner, "error", message))
+
+
+class LateJudging(Protocol):
+    """A passed execution's judge for calls read after its window (``checks.expectations.LateJudge``)."""
+
+    def __call__(self, calls: list[ToolCall]) -> str | None:
+        """Its own (tagged) late calls: the failure's message, or None while it passes."""
+
+    def suspect(self, calls: list[ToolCall]) -> str | None:
+        """Untagged calls that may be its own: the error's message if they would fail it, else None."""
+
+
+def _contexts(batch: TraceBatch) -> list[dict[str, Any]]:
+    return [call.context for call in batch.tools] + [turn.context for turn in batch.turns]
 
 
 def _call_key(call: ToolCall) -> tuple[Any, ...]:
@@ -260,111 +307,3 @@ def _call_key(call: ToolCall) -> tuple[Any, ...]:
 
 def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return bool(a) and a.keys() == b.keys() and all(same_value(a[key], b[key]) for key in a)
-
-
-class AgentPool:
-    """The session's agents by config; ``state_dir`` set means share them across xdist workers.
-
-    A file acquires its agents when it starts and ``idle_file`` lets go of that file's acquisitions when
-    it ends (the look-ahead may already run the next file's tests on the same agent); an agent stays up
-    for the next file with the same configuration. One with another configuration on
-    the same port replaces it (stopped first, as highbar runs each spec's agent in turn); under
-    xdist it waits until no other worker's file uses the port (``SharedAgent``).
-    """
-
-    def __init__(self, state_dir: Path | None = None) -> None:
-        self.state_dir = state_dir
-        self._owners: dict[str, LocalAgent | SharedAgent] = {}
-        self._live: dict[str, LiveAgent] = {}
-        self._in_use: dict[str, int] = {}  # process key -> acquisitions not let go of (files, clients)
-        self._by_files: dict[str, Counter[str]] = {}  # file -> process key -> acquisitions not let go of
-        self._retired: list[str] = []  # warnings of agents stopped before the end
-
-    def get(self, key: str) -> LiveAgent:
-        return self._live[key]
-
-    def acquire(self, config: AgentConfig, *, observe: bool, calls_from: str = "traces", for_file: str | None) -> str:
-        """Start or attach the agent process for ``config``; returns the key of this way of talking to it
-        (:func:`live_key`: files with other request or session settings get theirs). ``for_file`` (its
-        path): held until ``idle_file`` of that file, None (an ``agent_factory`` client) until the
-        session ends."""
-        key = live_key(config, calls_from)
-        process = agent_key(config)
-        if for_file is None and key in self._live and self._in_use.get(process, 0) > 0:
-            return key
-        live = self._live.get(key)
-        hooks = live.hooks if live is not None and live.hooks is not None else SessionHooks(config)
-        if live is None:
-            hooks.load()  # an unimportable hook fails before any agent starts
-        self._replace_conflicts(config, process)
-        owner = self._owners.get(process)
-        if owner is None:
-            owner = SharedAgent(self.state_dir, process, config) if self.state_dir else LocalAgent(config)
-            self._owners[process] = owner
-        handle = owner.acquire(observe=observe and calls_from != "reply")
-        self._in_use[process] = self._in_use.get(process, 0) + 1
-        if for_file is not None:
-            self._by_files.setdefault(for_file, Counter())[process] += 1
-        if live is None or (live.handle.pid, live.handle.traces_path) != (handle.pid, handle.traces_path):
-            # first use, or the process was replaced meanwhile (another configuration used the port)
-            if live is not None:
-                self._retire(live)
-            self._live[key] = LiveAgent(config, handle, calls_from, handle.trace_reader(), hooks)
-        return key
-
-    def idle_file(self, file: str) -> None:
-        """``file`` is done: the agents no other running file holds keep running, but may now be replaced."""
-        for process, count in self._by_files.pop(file, Counter()).items():
-            left = self._in_use.get(process, 0) - count
-            self._in_use[process] = max(0, left)
-            if left <= 0 and process in self._owners:
-                self._owners[process].idle()
-
-    def _replace_conflicts(self, config: AgentConfig, process: str) -> None:
-        """Stop this process's agents of other configurations on ``config``'s port (idle ones)."""
-        if not config.managed:
-            return
-        port = endpoint_address(config.endpoint)[1]
-        for other, owner in list(self._owners.items()):
-            if other == process or not owner.config.managed or endpoint_address(owner.config.endpoint)[1] != port:
-                continue
-            if self._in_use.get(other, 0) > 0:
-                raise AgentStartError(config.mask(
-                    f"port {port} is used by another agent of this session that is still in use "
-                    "(an agent_factory client?): give the two agents different ports"
-                ))
-            for key, live in list(self._live.items()):
-                if agent_key(live.config) == other:
-                    self._retire(live)
-                    del self._live[key]
-            if isinstance(owner, LocalAgent):
-                owner.close()  # (a SharedAgent's is stopped under the port's lock, once no worker uses it)
-
-    def _retire(self, live: LiveAgent) -> None:
-        """Keep what an agent about to be stopped has to tell (after one settle time for late calls)."""
-        if live._executions and live.config.settle_time_ms:
-            time.sleep(live.config.settle_time_ms / 1000)
-        self._retired += [*live.warnings, *live.late_calls()]
-        live._executions.clear()
-
-    def warnings(self) -> list[str]:
-        """Things to tell at the end: untagged traces, and late tool calls (after one settle time)."""
-        late: list[str] = []
-        for live in self._live.values():
-            if live._executions and live.config.settle_time_ms:
-                time.sleep(live.config.settle_time_ms / 1000)
-            late += live.late_calls()
-        current = [w for live in self._live.values() for w in live.warnings]
-        return list(dict.fromkeys([*self._retired, *current, *late]))
-
-    def close(self) -> None:
-        """Release every agent this process acquired (the last user stops it)."""
-        for owner in self._owners.values():
-            try:
-                owner.close()
-            except AgentError:
-                pass
-        self._owners.clear()
-        self._live.clear()
-        self._in_use.clear()
-        self._by_files.clear()

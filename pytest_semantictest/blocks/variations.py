@@ -75,36 +75,67 @@ def dedupe(trigger: str, texts: list[Any], count: int) -> list[str]:
 
 @dataclass
 class Variations:
-    """The phrasings of one single-turn test: the trigger, then ``count`` paraphrases."""
+    """The phrasings of one single-turn test: the trigger, then its paraphrases (``count`` asked for).
+
+    A committed ``.highbar/variations.json`` entry is used as highbar uses it: every sentence it holds,
+    as written (more or fewer than ``count`` too); only generated ones are deduplicated and trimmed."""
 
     trigger: str
     count: int
     cwd: Path
 
     async def resolve(self, run_context: Any) -> list[tuple[str, dict[str, Any]]]:
-        texts = self._from_highbar_cache() or await self._generate(run_context)
+        texts = self._from_highbar_cache()
+        if texts is None:
+            texts = await self._generate(run_context)
+        if not texts:  # highbar: running only the trigger would report N phrasings that tested one
+            raise RuntimeError(f"no variations available (0 of {self.count})")
         phrasings = [("trigger", {PHRASING_KEY: self.trigger})]
         phrasings += [(f"variation {i + 1}: {t!r}", {PHRASING_KEY: t}) for i, t in enumerate(texts)]
         return phrasings
 
+    def tested(self, paraphrases: int) -> str:
+        """highbar's words for what was tested: ``3 variations``, or ``4 of 3 variations``."""
+        return f"{self.count} variations" if paraphrases == self.count else f"{paraphrases} of {self.count} variations"
+
     def _from_highbar_cache(self) -> list[str] | None:
+        """The committed entry's sentences, all of them; None when there is no entry. A cache highbar
+        cannot use (not JSON, not an object, an entry without a list of strings) is an error, as there."""
         path = find_cache(self.cwd)
         if path is None:
             return None
+        key = cache_key(self.trigger, self.count)
         try:
-            entry = json.loads(path.read_text(encoding="utf-8")).get(cache_key(self.trigger, self.count))
-        except (OSError, ValueError, AttributeError):
+            text = path.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise RuntimeError(f"{path} cannot be read: {exc}") from None
+        if not text:
             return None
-        if not isinstance(entry, dict) or not isinstance(entry.get("variations"), list):
+        try:
+            entries = json.loads(text)
+        except ValueError as exc:
+            line = getattr(exc, "lineno", None)
+            raise RuntimeError(
+                f"{path} is not valid JSON{f' (line {line})' if line else ''}. Leftover merge conflict markers? "
+                "Fix the file, or delete it to have the variations written again"
+            ) from None
+        if not isinstance(entries, dict):
+            raise RuntimeError(f"{path} must contain a JSON object, got {type(entries).__name__}")
+        entry = entries.get(key)
+        if entry is None:
             return None
-        return dedupe(self.trigger, entry["variations"], self.count) or None
+        variations = entry.get("variations") if isinstance(entry, dict) else None
+        if not isinstance(variations, list) or not all(isinstance(v, str) for v in variations):
+            raise RuntimeError(f"{path}: entry {key!r} has no valid 'variations' list")
+        return list(variations)
 
     async def _generate(self, run_context: Any) -> list[str]:
         llm = getattr(run_context, "llm", None)
         if llm is None or not llm.config.configured("paraphraser"):
             raise RuntimeError(
                 f"no paraphrases of {self.trigger!r} in .highbar/variations.json and no LLM is configured "
-                "to write them (set --semantictest-llm-base-url / OPENAI_API_KEY, or commit the cache)"
+                "to write them (set highbar's HIGHBAR_LLM_API_KEY, or --semantictest-llm-base-url / OPENAI_API_KEY, "
+                "or commit the cache)"
             )
         prompt = (
             f"Write {self.count} different ways a user might phrase this message to an assistant, keeping its "

@@ -253,27 +253,31 @@ class TurnExpectation:
             return result
         if self.expect is None or "read_to" not in turn:
             return result
-        late, untagged = await agents.get(self.agent).late_window(int(turn["read_to"]), str(turn.get("test_id")))
-        return self.rejudge(turn, [Call.of(c) for c in late], [Call.of(c) for c in untagged], agents.get(self.agent))
+        live = agents.get(self.agent)
+        late, untagged = await live.late_window(int(turn["read_to"]), str(turn.get("test_id")))
+        calls = [Call.of(c) for c in late]
+        result = self.rejudge(turn, calls, [Call.of(c) for c in untagged], live)
+        if not result.failures and result.error is None and hasattr(live, "judge_late_calls"):
+            live.judge_late_calls(str(turn.get("test_id")), LateJudge(self, turn, calls, self._settle(live)))
+        return result
+
+    @staticmethod
+    def _settle(live: Any) -> int:
+        return int(getattr(getattr(live, "config", None), "settle_time_ms", 0) or 0)
 
     def rejudge(self, turn: Mapping[str, Any], late: list[Call], untagged: list[Call], live: Any) -> CheckResult:
         """The passed turn judged again with the calls recorded after its window."""
         calls = [Call.of(c) for c in turn.get("calls") or []]
         response = str(turn.get("response") or "")
-        settle = getattr(getattr(live, "config", None), "settle_time_ms", 0)
         if late:
             failures = evaluate_expect(self.expect, [*calls, *late], response, self.line)
             if failures:
-                message = (f"{_fns(late)} was recorded after the test's window closed (settle_time {settle} ms): "
-                           f"{_messages(failures)}. Raise agent.settle_time to read it in time")
+                message = late_message(late, failures, self._settle(live))
                 return CheckResult(failures=[Failure(check="late call", message=message, line=self.line)])
         if untagged:
             failures = evaluate_expect(self.expect, [*calls, *late, *untagged], response, self.line)
             if failures:
-                return CheckResult(error=(
-                    f"{_fns(untagged)} arrived after this test's window with no context saying which test made "
-                    f"it, and would fail it ({_messages(failures)}). A call the agent makes off the request "
-                    "needs contextvars.copy_context() to keep the tag"))
+                return CheckResult(error=untagged_message(untagged, failures))
         return CheckResult()
 
     def judge(self, turn: Any) -> CheckResult:
@@ -290,10 +294,12 @@ class TurnExpectation:
         response = str(turn.get("response") or "")
         failures = evaluate_expect(self.expect, calls, response, self.line)
         if untagged and bool(failures) != bool(evaluate_expect(self.expect, [*calls, *untagged], response)):
+            keys = ", ".join(turn.get("correlate_keys") or ["test"])  # highbar names agent.correlate's keys
             return CheckResult(error=(
-                f"cannot tell which test made {_fns(untagged)}: no test id in its context, and this test "
+                f"cannot tell which test made {_fns(untagged)}: no {keys} in its context, and this test "
                 f"{'passes' if failures else 'fails'} with it and {'fails' if failures else 'passes'} without it. "
-                "A call the agent makes off the request needs contextvars.copy_context() to keep the tag"))
+                "A call the agent makes off the request needs contextvars.copy_context() to keep the tag; "
+                "hb.record() can also be given it"))
         unseen = unobservable(self.expect, turn.get("inventory"), [*(turn.get("seen") or ()), *(c.fn for c in calls)])
         if unseen is not None:
             message, observable = unseen
@@ -302,3 +308,44 @@ class TurnExpectation:
                 return CheckResult(error=message)
             return CheckResult(failures=[*real, Failure(check="function_calls", message=message, line=self.line)])
         return CheckResult(failures=failures)
+
+
+def late_message(late: Sequence[Call], failures: Sequence[Failure], settle_ms: int) -> str:
+    """highbar's words for a passed test that calls recorded after its window fail."""
+    return (f"{_fns(late)} was recorded after the test's window closed (settle_time {settle_ms} ms): "
+            f"{_messages(failures)}. Raise agent.settle_time to read it in time")
+
+
+def untagged_message(untagged: Sequence[Call], failures: Sequence[Failure]) -> str:
+    """highbar's words for a passed test that untagged calls read after its window would fail."""
+    return (f"{_fns(untagged)} arrived after this test's window with no context saying which test made it, and "
+            f"would fail it ({_messages(failures)}). A call the agent makes off the request needs "
+            "contextvars.copy_context() to keep the tag")
+
+
+@dataclass
+class LateJudge:
+    """A passed execution judged again on the calls tagged with it that are read later still, while
+    another test runs or at the end (highbar's "now fails"): what it was judged on, plus them."""
+
+    check: TurnExpectation
+    turn: Mapping[str, Any]
+    late: list[Call]
+    settle_ms: int
+
+    def __call__(self, calls: Sequence[Any]) -> str | None:
+        """Its own late calls: the failure's message, or None while the execution still passes."""
+        new = [Call.of(c) for c in calls]
+        self.late += new
+        failures = self._failures([])
+        return late_message(new, failures, self.settle_ms) if failures else None
+
+    def suspect(self, calls: Sequence[Any]) -> str | None:
+        """Untagged calls that may be its own: the error's message if they would fail it, else None."""
+        untagged = [Call.of(c) for c in calls]
+        failures = self._failures(untagged)
+        return untagged_message(untagged, failures) if failures else None
+
+    def _failures(self, extra: list[Call]) -> list[Failure]:
+        judged = [Call.of(c) for c in self.turn.get("calls") or []] + self.late + extra
+        return evaluate_expect(self.check.expect, judged, str(self.turn.get("response") or ""), self.check.line)

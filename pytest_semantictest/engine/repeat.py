@@ -206,6 +206,9 @@ async def run_repeated(
         verdicts += [await phrasing(label, overlay) for label, overlay in rest]
     outcome = combine([v.outcome for v in verdicts])
     worst = next((v for v in verdicts if v.outcome is outcome), verdicts[0])
+    from ..evidence import Note
+
+    tested = getattr(case.variants, "tested", None)  # highbar's "(4 of 3 variations)"
     return Verdict(
         outcome,
         failures=[f for v in verdicts if v.outcome is Outcome.FAILED for f in v.failures],
@@ -217,4 +220,5 @@ async def run_repeated(
         bus=worst.bus,
         phrasings=verdicts,
         planned_runs=sum(v.planned_runs or len(v.runs or [v]) for v in verdicts),
+        evidence=[Note("variations", {"tested": tested(len(rest))})] if callable(tested) else [],
     )

@@ -2,13 +2,15 @@
 
 Precedence, highest first: a test's own setting (LLMJudge ``config.model``), the role's key
 (``semantictest_llm_<role>_model`` / ``_base_url`` / ``_api_key_env``), the global option, the
-global ini key, the environment (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``), the default.
+global ini key, the environment (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``), the default. The
+``paraphraser`` role (highbar's variations) reads highbar's own variables below ours and above
+``OPENAI_*`` (:func:`highbar_paraphraser`).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,6 +55,8 @@ class RoleSettings:
     model: str | None = None
     base_url: str | None = None
     api_key_env: str | None = None
+    key_required: bool = False
+    """The role cannot answer without the key of ``api_key_env`` (highbar's rule for its variables)."""
 
 
 @dataclass
@@ -97,7 +101,10 @@ class LLMConfig:
 
     def configured(self, role: str) -> bool:
         """A role can answer: an endpoint is set, or every answer comes from the replay cache."""
-        return self.cache_mode == "replay" or self.endpoint(role).usable
+        endpoint = self.endpoint(role)
+        if self.role(role).key_required and not endpoint.api_key:
+            return self.cache_mode == "replay"
+        return self.cache_mode == "replay" or endpoint.usable
 
     def secrets(self) -> list[str]:
         """Values that must never reach output: API keys and secret-looking header values."""
@@ -121,10 +128,35 @@ def parse_headers(lines: Iterable[str]) -> dict[str, str]:
     return headers
 
 
+HIGHBAR_API_KEY, HIGHBAR_BASE_URL, HIGHBAR_MODEL = "HIGHBAR_LLM_API_KEY", "HIGHBAR_LLM_BASE_URL", "HIGHBAR_LLM_MODEL"
+HIGHBAR_DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+
+def highbar_paraphraser(own: RoleSettings | None, given: Collection[str], values: Mapping[str, object],
+                        env: Mapping[str, str]) -> RoleSettings | None:
+    """The ``paraphraser`` role (highbar's variations) with highbar's own variables where none of ours is
+    given (``given``: the ``llm-*`` options and ini keys set explicitly). Model: the role's key, then
+    ``--semantictest-llm-model``, then ``HIGHBAR_LLM_MODEL``. Endpoint: the role's keys or our global
+    options as a whole; else ``HIGHBAR_LLM_BASE_URL`` (default highbar's) with ``HIGHBAR_LLM_API_KEY``, as
+    a pair and the key required as highbar requires it (an ``OPENAI_*`` value never mixes in); else
+    ``OPENAI_*``."""
+    own = own or RoleSettings()
+    model = own.model or (_text(values.get("llm-model")) if "llm-model" in given else None) or env.get(HIGHBAR_MODEL)
+    ours = own.base_url or own.api_key_env or "llm-base-url" in given or "llm-api-key" in given
+    if not ours and (env.get(HIGHBAR_API_KEY) or env.get(HIGHBAR_BASE_URL)):
+        return RoleSettings(model or None, env.get(HIGHBAR_BASE_URL) or HIGHBAR_DEFAULT_BASE_URL, HIGHBAR_API_KEY,
+                            key_required=True)
+    if model == own.model:
+        return None if own == RoleSettings() else own
+    return RoleSettings(model or None, own.base_url, own.api_key_env, own.key_required)
+
+
 def from_values(
-    values: Mapping[str, object], roles: Mapping[str, RoleSettings], env: Mapping[str, str], rootdir: Path
+    values: Mapping[str, object], roles: Mapping[str, RoleSettings], env: Mapping[str, str], rootdir: Path,
+    given: Collection[str] = (),
 ) -> LLMConfig:
-    """Build the config from option/ini values (already option > ini > default) and the environment."""
+    """Build the config from option/ini values (already option > ini > default) and the environment
+    (``given``: the names of the ``llm-*`` values set by an option or ini key, not by default)."""
     mode = str(values.get("llm-cache") or "read-write")
     if mode not in CACHE_MODES:
         raise ValueError(f"LLM cache mode {mode!r} is not one of {', '.join(CACHE_MODES)}")
@@ -137,6 +169,9 @@ def from_values(
     if judge_model:
         judge = model_roles.get("judge") or RoleSettings()
         model_roles["judge"] = RoleSettings(str(judge_model), judge.base_url, judge.api_key_env)
+    paraphraser = highbar_paraphraser(model_roles.get("paraphraser"), given, values, env)
+    if paraphraser is not None:
+        model_roles["paraphraser"] = paraphraser
     return LLMConfig(
         base_url=_text(values.get("llm-base-url")) or env.get("OPENAI_BASE_URL") or None,
         api_key=_text(values.get("llm-api-key")) or env.get("OPENAI_API_KEY") or None,

@@ -20,7 +20,7 @@ from agent_helpers import alive, wait_gone
 from test_agent_shared import USER, User
 
 from pytest_semantictest.agents import AgentStartError, SharedAgent, agent_key, reap
-from pytest_semantictest.agents.live import AgentPool
+from pytest_semantictest.agents.pool import AgentPool
 
 
 def _spawn_without_waiting(state: Path, cfg: Any) -> User:

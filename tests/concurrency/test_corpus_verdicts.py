@@ -34,8 +34,10 @@ from tests.main_command import main_command_run, run_examples  # noqa: E402
 FIDELITY = REPO / "tests" / "highbar" / "fidelity"
 FIDELITY_AGENT = REPO / "tests" / "highbar" / "fidelity_agent.py"
 Verdicts = dict[str, tuple[str, str]]
-_VOLATILE = re.compile(r"\b[0-9a-f]{32}\b|/tmp/semantictest-traces-\w+\.jsonl|(?<=127\.0\.0\.1:)\d+")
-"""What differs between any two runs: execution ids, the temp trace file a started agent writes, ports."""
+_VOLATILE = re.compile(r"\b[0-9a-f]{32}\b|/tmp/semantictest-traces-\w+\.jsonl|(?<=127\.0\.0\.1:)\d+|(?<=_id=)\d+|(?<=trace record in )\S+")
+"""What differs between any two runs: execution ids, the temp trace file a started agent writes (and the
+attached agent's, in each run's folder), ports, the ids a session hook derives from the execution id
+(``account_id=3221855``)."""
 
 
 def _verdicts(junit: Path) -> Verdicts:

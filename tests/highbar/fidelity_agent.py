@@ -10,7 +10,8 @@ without tagging middleware). A ``conversation_id`` in the request body is added 
 context (correlation by session). ``--no-declare``: the ``hello`` lists no tools. Messages, on top of
 the trace agent's rules:
 
-- ``... later ...``: replies at once, records a tagged ``get_order`` call ``LATE_S`` seconds later;
+- ``... later ...``: replies at once, records a tagged ``get_order`` call ``LATE_S`` seconds later (with
+  ``untagged`` in the message, one without any context; with ``garbled``, a line that is not JSON);
 - ``... slowly ...``: answers like the trace agent, after ``SLOW_S`` seconds (``--slow-s``); with
   ``--spans FILE`` each such answer appends its ``start end`` times to FILE (overlap shows in them);
 - ``... thread ... order 1042``: the trace agent's answer, but ``get_order`` is recorded from a thread
@@ -88,8 +89,10 @@ class FidelityHandler(trace_agent.Handler):
             if SPANS:
                 with _lock, open(SPANS, "a", encoding="utf-8") as spans:
                     spans.write(f"{start} {time.time()}\n")
+        if "garbled" in lowered:  # a line no reader can parse, LATE_S later
+            threading.Timer(LATE_S, _garble).start()
         if "later" in lowered:
-            late = {**context}
+            late = {} if "untagged" in lowered else {**context}  # a timer thread that lost (or kept) the tag
             timer = threading.Timer(LATE_S, lambda: _write({
                 "type": "tool", "fn": "get_order", "args": {"order_id": "late"}, "result": {"status": "late"},
                 "error": None, "context": late}))
@@ -106,6 +109,11 @@ class FidelityHandler(trace_agent.Handler):
             write({"type": "turn", "message": message, "response": reply, "context": context})
             return reply
         return trace_agent.chat(message, context.get("test"))
+
+
+def _garble() -> None:
+    with open(str(trace_agent.TRACES), "a", encoding="utf-8") as traces:
+        traces.write("{not json\n")
 
 
 def main() -> None:

@@ -30,8 +30,11 @@ def test_every_spec_has_recorded_verdicts() -> None:
         assert entry["verdicts"], f"{spec.name}: nothing recorded"
 
 
-def run_ours(spec: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> tuple[int, dict[str, str], str]:
-    """``harness.run_ours`` in-process: the same copy, ini, environment and arguments."""
+def run_ours(
+    spec: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> tuple[int, dict[str, str], dict[str, str], str]:
+    """``harness.run_ours`` in-process: the same copy, ini, environment and arguments; also each test's
+    normalized error or failure text."""
     copy = pytester.path / spec.name
     shutil.copy(spec, copy)
     pytester.makeini("[pytest]\n")
@@ -44,16 +47,29 @@ def run_ours(spec: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPa
                 monkeypatch.setenv(name, value)
         result = pytester.runpytest_inprocess(*harness.pytest_args(copy, junit))
     verdicts = harness.parse_junit(junit) if junit.exists() else {}
-    return result.ret, verdicts, result.stdout.str() + result.stderr.str()
+    messages = harness.junit_messages(junit) if junit.exists() else {}
+    messages.update({f"variations: {name}": tested for name, tested in harness.junit_variations(junit).items()}
+                    if junit.exists() else {})
+    out = result.stdout.str()
+    return result.ret, harness.with_late_failures(verdicts, out), messages, out + result.stderr.str()
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=[spec.name.split(".")[0] for spec in SPECS])
 def test_same_verdicts_as_highbar(spec: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     recorded = RECORDED["specs"][spec.name]
-    code, verdicts, out = run_ours(spec, pytester, monkeypatch)
+    code, verdicts, messages, out = run_ours(spec, pytester, monkeypatch)
     assert "Traceback" not in out, out
     assert verdicts == recorded["verdicts"], out[-3000:]
     assert code == recorded["exit"], out[-3000:]
+    for name, message in recorded.get("messages", {}).items():  # highbar's words, where the spec is about them
+        assert message in messages.get(name, ""), (name, messages.get(name))
+    tested = {name.removeprefix("variations: "): text for name, text in messages.items() if name.startswith("variations: ")}
+    assert tested == recorded.get("variations", {}), out[-3000:]  # highbar's "(4 of 3 variations)"
+
+
+def test_the_specs_whose_messages_count_have_them_recorded() -> None:
+    for name in harness.MESSAGES:
+        assert RECORDED["specs"][name].get("messages"), name
 
 
 HIGHBAR = os.environ.get("SEMANTICTEST_HIGHBAR", "")
@@ -63,4 +79,8 @@ HIGHBAR = os.environ.get("SEMANTICTEST_HIGHBAR", "")
 @pytest.mark.parametrize("spec", SPECS, ids=[spec.name.split(".")[0] for spec in SPECS])
 def test_highbar_itself_still_gives_the_recorded_verdicts(spec: Path) -> None:
     code, verdicts, out = harness.run_highbar(HIGHBAR, spec)
-    assert (code, verdicts) == (RECORDED["specs"][spec.name]["exit"], RECORDED["specs"][spec.name]["verdicts"]), out
+    recorded = RECORDED["specs"][spec.name]
+    assert (code, verdicts) == (recorded["exit"], recorded["verdicts"]), out
+    messages = harness.highbar_messages(out)
+    assert {name: messages.get(name) for name in recorded.get("messages", {})} == recorded.get("messages", {}), out
+    assert harness.highbar_variations(out) == recorded.get("variations", {}), out

@@ -315,28 +315,66 @@ def test_xdist_one_agent_for_all_workers(pytester: pytest.Pytester) -> None:
         assert s.connect_ex(("127.0.0.1", port)) != 0
 
 
-def test_variations_from_highbar_cache_each_phrasing_judged(pytester: pytest.Pytester) -> None:
+def paraphrased(pytester: pytest.Pytester, count: int, variations: object = None) -> Path:
+    """A spec whose one test asks for ``count`` variations of "Where is order 1042?" (an order lookup) and,
+    unless ``variations`` is None, a committed ``.highbar/variations.json`` entry with them; returns the
+    cache's path."""
     import json
 
     from pytest_semantictest.blocks.variations import cache_key
 
-    port = free_port()
-    tests = """
+    trigger = "Where is order 1042?"
+    tests = f"""
       - name: paraphrased
-        trigger: "Where is order 1042?"
-        variations: 2
+        trigger: "{trigger}"
+        variations: {count}
         expect:
-          function_calls: [{name: get_order, params: {order_id: "1042"}}]
+          function_calls: [{{name: get_order, params: {{order_id: "1042"}}}}]
 """
-    pytester.makefile(".highbar.yaml", orders=spec(port, tests))
+    pytester.makefile(".highbar.yaml", orders=spec(free_port(), tests))
     cache = pytester.path / ".highbar" / "variations.json"
+    if variations is None:
+        return cache
     cache.parent.mkdir()
-    phrasings = ["Can you check order 1042?", "hello, any news?"]  # the second makes no call: fails
-    key = cache_key("Where is order 1042?", 2)
-    cache.write_text(json.dumps({key: {"trigger": "Where is order 1042?", "count": 2, "variations": phrasings}}))
+    entry = {"trigger": trigger, "count": count, "variations": variations}
+    cache.write_text(json.dumps({cache_key(trigger, count): entry}))
+    return cache
+
+
+def test_variations_from_highbar_cache_each_phrasing_judged(pytester: pytest.Pytester) -> None:
+    paraphrased(pytester, 2, ["Can you check order 1042?", "hello, any news?"])  # the second makes no call: fails
     result = run_pytest(pytester, "-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*expected a call to 'get_order'*"])
+
+
+def test_committed_variations_are_all_run_as_highbar_runs_them(pytester: pytest.Pytester) -> None:
+    """A hand-written cache entry with more sentences than ``variations: N`` asks for: highbar runs every
+    one of them, as written, and says "(4 of 3 variations)"; a repeat is run again (issue 24)."""
+    paraphrased(pytester, 3, ["Can you check order 1042?", "order 1042 status?", "order 1042 status?",
+                              "hello, any news?"])
+    result = run_pytest(pytester, "-v", "-p", "no:cacheprovider", "--junitxml=junit.xml")
+    result.assert_outcomes(failed=1)  # the fourth sentence makes no call
+    out = result.stdout.str()
+    assert "variation 4: 'hello, any news?': failed" in out, out
+    assert f"{NODE}paraphrased: 4/5 runs passed" in out
+    result.stdout.fnmatch_lines(["*tested: 4 of 3 variations*"])
+    junit = (pytester.path / "junit.xml").read_text(encoding="utf-8")
+    assert 'name="variations: tested" value="4 of 3 variations"' in junit
+    assert agent_log(pytester).count('"POST /chat HTTP/1.1" 200') == 5  # the trigger and all four, the repeat too
+
+
+def test_a_committed_cache_highbar_cannot_use_is_an_error(pytester: pytest.Pytester) -> None:
+    """An entry with an empty list, or a file that is not JSON: highbar's test is an ERROR, never a run
+    of the trigger alone nor a fall-back to generating (issue 24)."""
+    cache = paraphrased(pytester, 2, [])
+    result = run_pytest(pytester, "-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*no variations available (0 of 2)*"])
+    cache.write_text("{\n<<<<<<< HEAD\n")
+    result = run_pytest(pytester, "-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*variations.json is not valid JSON (line 2)*"])
 
 
 def test_variations_generated_by_the_paraphraser_saved_then_read_back(
@@ -428,6 +466,51 @@ def test_variations_generated_by_the_paraphraser_saved_then_read_back(
         assert not cache.exists()
 
 
+def test_variations_generated_with_highbars_own_llm_settings(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """HIGHBAR_LLM_API_KEY / _BASE_URL / _MODEL write the paraphrases as in ``highbar run``, above OPENAI_*
+    (which point nowhere here), below our own options; the key is never printed (issue 24)."""
+    import json
+
+    from tests.llm.fake_openai import FakeOpenAI, Reply
+
+    key = "hb-test-key-" + "7f3a9c" * 4
+    cache = paraphrased(pytester, 2)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-must-not-be-used-0000000000")
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{free_port()}/v1")  # nothing listens there
+    monkeypatch.delenv("HIGHBAR_LLM_API_KEY", raising=False)
+    with FakeOpenAI() as fake:
+        monkeypatch.setenv("HIGHBAR_LLM_BASE_URL", fake.url)
+        result = run_pytest(pytester, "-p", "no:cacheprovider", "--semantictest-llm-cache=off")
+        result.assert_outcomes(errors=1)  # highbar's base URL without highbar's key: highbar cannot generate
+        result.stdout.fnmatch_lines(["*no LLM is configured*HIGHBAR_LLM_API_KEY*"])
+        assert fake.count == 0
+
+        monkeypatch.setenv("HIGHBAR_LLM_API_KEY", key)
+        monkeypatch.setenv("HIGHBAR_LLM_MODEL", "hb-paraphrase-model")
+        fake.queue(Reply(content=json.dumps(["Can you check order 1042?", "order 1042: where is it?"])))
+        result = run_pytest(pytester, "-p", "no:cacheprovider", "--semantictest-llm-cache=off")
+        result.assert_outcomes(passed=1)
+        assert fake.count == 1
+        request = fake.requests[0]
+        assert request["body"]["model"] == "hb-paraphrase-model"
+        assert request["headers"]["authorization"] == f"Bearer {key}"
+        assert key not in result.stdout.str() + result.stderr.str()
+        saved = json.loads(cache.read_text(encoding="utf-8"))
+        assert [entry["model"] for entry in saved.values()] == ["hb-paraphrase-model"]
+
+        cache.unlink()
+        with FakeOpenAI() as ours:  # our own options win over highbar's variables
+            ours.queue(Reply(content=json.dumps(["Can you check order 1042?", "order 1042: where is it?"])))
+            result = run_pytest(pytester, "-p", "no:cacheprovider", "--semantictest-llm-cache=off",
+                                f"--semantictest-llm-base-url={ours.url}", "--semantictest-llm-model=our-model")
+            result.assert_outcomes(passed=1)
+            assert (ours.count, fake.count) == (1, 1)
+            assert ours.requests[0]["body"]["model"] == "our-model"
+            assert ours.requests[0]["headers"]["authorization"] != f"Bearer {key}"
+
+
 def test_variations_without_cache_or_llm_is_an_error(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
@@ -461,9 +544,11 @@ def test_late_tool_call_fails_the_test_it_was_tagged_with(pytester: pytest.Pytes
                                  "expected no function calls, but got: get_order*"])
 
 
-def test_late_call_after_the_extra_settle_is_warned_about(pytester: pytest.Pytester) -> None:
-    """A tagged call that arrives while a later test runs cannot turn a reported test red: it is said
-    in the terminal summary (a deliberate difference, docs/highbar.md)."""
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one process", "xdist"])
+def test_late_call_after_the_extra_settle_fails_the_session(pytester: pytest.Pytester, workers: list[str]) -> None:
+    """A tagged call that arrives while a later test runs: highbar judges the earlier test again ("now
+    fails") and exits 1. Its report is written, so the terminal summary lists it as failed by a late
+    call and the exit status is 1 (issue 24), also when another worker ran the later test."""
     port = free_port()
     fidelity = Path(__file__).with_name("fidelity_agent.py")  # the late call 0.6 s, the slow reply 1.2 s
     tests = """
@@ -478,9 +563,18 @@ def test_late_call_after_the_extra_settle_is_warned_about(pytester: pytest.Pytes
 """
     text = spec(port, tests, agent=fidelity).replace("settle_time: 0", "settle_time: 100")
     pytester.makefile(".highbar.yaml", orders=text)
-    result = run_pytest(pytester, "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=2)
-    result.stdout.fnmatch_lines(["*late tool call 'get_order' for test 'answers now, calls much later' arrived*"])
+    result = run_pytest(pytester, "-p", "no:cacheprovider", "--junitxml=junit.xml", *workers)
+    assert result.ret == 1
+    result.stdout.fnmatch_lines([
+        f"FAILED by a late call: {NODE}answers now, calls much later - now fails: get_order was recorded after "
+        "the test's window closed (settle_time 100 ms): expected no function calls, but got: get_order. Raise "
+        "agent.settle_time to read it in time",
+        "highbar  1 passed, 1 failed",  # the semantictest summary counts highbar's verdicts
+        "*2 passed*1 failed by a late call in*",
+    ])
+    assert "FAILED by a late call" not in result.stdout.str().split("answers now, calls much later - ", 1)[1]
+    junit = (pytester.path / "junit.xml").read_text(encoding="utf-8")
+    assert "<failure" not in junit  # the reported test's entry stays as it was reported
 
 
 def test_guardrail_on_a_tool_never_declared_nor_seen_is_said_at_the_end(pytester: pytest.Pytester) -> None:

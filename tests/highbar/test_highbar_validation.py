@@ -464,7 +464,7 @@ def test_forbid_alone_asserts_and_observes() -> None:
 
 def test_environment_is_expanded_under_agent_only_and_recorded_as_secrets() -> None:
     text = with_agent(
-        'x-note: "set ${NOT_SET} first"\nrequest:\n  headers: {Authorization: "Bearer ${AGENT_TOKEN}", x-port: "${PORT}"}\n',
+        'x-note: "set ${PORT} first"\nrequest:\n  headers: {Authorization: "Bearer ${AGENT_TOKEN}", x-port: "${PORT}"}\n',
         suites='suites:\n  - tests:\n      - trigger: "where is ${HOME}"\n        expect: {response: {contains: "${HOME}"}}\n',
     ).replace("8000", "${PORT}")
     spec = load(text, {"AGENT_TOKEN": "s3cr3t-token", "PORT": "8123", "HOME": "/root"})
@@ -474,6 +474,15 @@ def test_environment_is_expanded_under_agent_only_and_recorded_as_secrets() -> N
     assert spec.secrets == ["s3cr3t-token"]  # 8123 is too short to be a secret
     assert spec.env_names == {"s3cr3t-token": "AGENT_TOKEN", "8123": "PORT"}
     assert spec.agent_mapping["endpoint"] == "http://localhost:${PORT}/chat"  # as written, for AgentConfig
+
+
+def test_a_variable_not_set_in_an_x_key_under_agent_is_a_spec_error_as_in_highbar() -> None:
+    """highbar expands every value under ``agent``, an extension key's too, and stops on a variable that
+    is not set there (exit 2): running such a spec would turn highbar's spec error into a pass (issue 24)."""
+    p = only(with_agent('x-note: "set ${NOT_SET} first"\n'))
+    assert (p.place, p.message) == ("agent.x-note", "environment variable NOT_SET is not set")
+    spec = load(with_agent('x-note: "token ${AGENT_TOKEN}"\n'), {"AGENT_TOKEN": "s3cr3t-token"})
+    assert spec.secrets == ["s3cr3t-token"]  # masked like every value expanded under agent
 
 
 def test_expanded_values_are_not_expanded_again_nor_shown_in_messages() -> None:

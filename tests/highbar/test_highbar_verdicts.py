@@ -54,7 +54,7 @@ def test_a_name_never_declared_nor_called_is_an_error_unless_the_rest_fails() ->
 def test_an_untagged_call_that_decides_the_verdict_is_an_error() -> None:
     untagged = [call("get_order")]
     result = judge(expect("{function_calls: [{name: get_order}]}"), [], untagged=untagged)
-    assert result.error.startswith("cannot tell which test made get_order: no test id in its context, "
+    assert result.error.startswith("cannot tell which test made get_order: no test in its context, "
                                    "and this test passes with it and fails without it")
     guardrail = judge(expect("{function_calls: []}"), [], untagged=untagged)
     assert "fails with it and passes without it" in guardrail.error

@@ -11,8 +11,6 @@ must be HTTP tokens and values ASCII; the body must be JSON (no NaN); ``{{sessio
 is not a placeholder; an ``error`` matcher cannot hold ``{{``; a broken IPv6 URL is a spec
 error (highbar crashes); YAML keys that are not text and tags other than the plain ones are
 errors (timestamps stay text).
-Where it is more lenient: ``${VAR}`` inside an ``x-`` key under ``agent`` is not expanded
-(highbar expands, and fails on a missing variable there).
 """
 
 from __future__ import annotations

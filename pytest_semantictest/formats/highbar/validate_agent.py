@@ -17,7 +17,6 @@ from ...report.redact import used_secrets
 from .rules import (
     ALL_PLACEHOLDERS,
     ENV_VAR,
-    EXTENSION_PREFIX,
     HEADER_NAME,
     PLACEHOLDER,
     PLACEHOLDERS_HELP,
@@ -120,14 +119,11 @@ class AgentChecks(ValidatorCore):
         return used_secrets(self.env_names, headers if isinstance(headers, Mapping) else {})
 
     def expand(self, value: Any, where: Path_) -> Any:
-        """Replace ``${NAME}`` from ``environ``, once (no re-expansion); record each value."""
+        """Replace ``${NAME}`` from ``environ``, once (no re-expansion); record each value. As in highbar,
+        every value under ``agent`` is expanded, ``x-`` keys' too: a variable that is not set there is
+        a spec error as well."""
         if isinstance(value, dict):
-            schema = where in {("agent",), ("agent", "request"), ("agent", "session"),
-                               ("agent", "session", "setup"), ("agent", "session", "teardown")}  # fmt: skip
-            return {
-                key: item if schema and str(key).startswith(EXTENSION_PREFIX) else self.expand(item, where + (key,))
-                for key, item in value.items()
-            }
+            return {key: self.expand(item, where + (key,)) for key, item in value.items()}
         if isinstance(value, list):
             return [self.expand(item, where + (i,)) for i, item in enumerate(value)]
         if not isinstance(value, str) or "${" not in value:

@@ -1,0 +1,139 @@
+"""The session's agents (``AgentPool``): one per distinct config, started on first use, released when the
+session ends (under pytest-xdist one process serves every worker through ``SharedAgent``); at the end,
+each agent's last read (``finish``: warnings, executions failed by a late call)."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from pathlib import Path
+
+from .config import AgentConfig
+from .errors import AgentError, AgentStartError
+from .last_read import wait_for_others
+from .live import LiveAgent
+from .hooks import SessionHooks
+from .net import endpoint_address
+from .shared import LocalAgent, SharedAgent, agent_key, live_key
+
+
+class AgentPool:
+    """The session's agents by config; ``state_dir`` set means share them across xdist workers.
+
+    A file acquires its agents when it starts and ``idle_file`` lets go of that file's acquisitions when
+    it ends (the look-ahead may already run the next file's tests on the same agent); an agent stays up
+    for the next file with the same configuration. One with another configuration on
+    the same port replaces it (stopped first, as highbar runs each spec's agent in turn); under
+    xdist it waits until no other worker's file uses the port (``SharedAgent``).
+    """
+
+    def __init__(self, state_dir: Path | None = None) -> None:
+        self.state_dir = state_dir
+        self._owners: dict[str, LocalAgent | SharedAgent] = {}
+        self._live: dict[str, LiveAgent] = {}
+        self._in_use: dict[str, int] = {}  # process key -> acquisitions not let go of (files, clients)
+        self._by_files: dict[str, Counter[str]] = {}  # file -> process key -> acquisitions not let go of
+        self._retired: list[str] = []  # warnings of agents stopped before the end
+        self._retired_failures: list[tuple[str, str, str]] = []  # and their executions failed by a late call
+        self._finished: tuple[list[str], list[tuple[str, str, str]]] | None = None
+
+    def get(self, key: str) -> LiveAgent:
+        return self._live[key]
+
+    def acquire(self, config: AgentConfig, *, observe: bool, calls_from: str = "traces", for_file: str | None) -> str:
+        """Start or attach the agent process for ``config``; returns the key of this way of talking to it
+        (:func:`live_key`: files with other request or session settings get theirs). ``for_file`` (its
+        path): held until ``idle_file`` of that file, None (an ``agent_factory`` client) until the
+        session ends."""
+        key = live_key(config, calls_from)
+        process = agent_key(config)
+        if for_file is None and key in self._live and self._in_use.get(process, 0) > 0:
+            return key
+        live = self._live.get(key)
+        hooks = live.hooks if live is not None and live.hooks is not None else SessionHooks(config)
+        if live is None:
+            hooks.load()  # an unimportable hook fails before any agent starts
+        self._replace_conflicts(config, process)
+        owner = self._owners.get(process)
+        if owner is None:
+            owner = SharedAgent(self.state_dir, process, config) if self.state_dir else LocalAgent(config)
+            self._owners[process] = owner
+        handle = owner.acquire(observe=observe and calls_from != "reply")
+        self._in_use[process] = self._in_use.get(process, 0) + 1
+        if for_file is not None:
+            self._by_files.setdefault(for_file, Counter())[process] += 1
+        if live is None or (live.handle.pid, live.handle.traces_path) != (handle.pid, handle.traces_path):
+            # first use, or the process was replaced meanwhile (another configuration used the port)
+            if live is not None:
+                self._retire(live)
+            self._live[key] = LiveAgent(config, handle, calls_from, handle.trace_reader(), hooks)
+        return key
+
+    def idle_file(self, file: str) -> None:
+        """``file`` is done: the agents no other running file holds keep running, but may now be replaced."""
+        for process, count in self._by_files.pop(file, Counter()).items():
+            left = self._in_use.get(process, 0) - count
+            self._in_use[process] = max(0, left)
+            if left <= 0 and process in self._owners:
+                self._owners[process].idle()
+
+    def _replace_conflicts(self, config: AgentConfig, process: str) -> None:
+        """Stop this process's agents of other configurations on ``config``'s port (idle ones)."""
+        if not config.managed:
+            return
+        port = endpoint_address(config.endpoint)[1]
+        for other, owner in list(self._owners.items()):
+            if other == process or not owner.config.managed or endpoint_address(owner.config.endpoint)[1] != port:
+                continue
+            if self._in_use.get(other, 0) > 0:
+                raise AgentStartError(config.mask(
+                    f"port {port} is used by another agent of this session that is still in use "
+                    "(an agent_factory client?): give the two agents different ports"
+                ))
+            for key, live in list(self._live.items()):
+                if agent_key(live.config) == other:
+                    self._retire(live)
+                    del self._live[key]
+            if isinstance(owner, LocalAgent):
+                owner.close()  # (a SharedAgent's is stopped under the port's lock, once no worker uses it)
+
+    def _retire(self, live: LiveAgent) -> None:
+        """Keep what an agent about to be stopped has to tell (after one settle time for late calls)."""
+        if live._executions and live.config.settle_time_ms:
+            time.sleep(live.config.settle_time_ms / 1000)
+        self._retired += [*live.warnings, *live.end_warnings()]
+        self._retired_failures += live.late_failures
+        live._executions.clear()
+
+    def finish(self) -> tuple[list[str], list[tuple[str, str, str]]]:
+        """At the end of the session (the first call reads, after one settle time; later calls repeat it):
+        the warnings to tell (untagged traces, undeclared tools) and the (test id, "failed" or "error",
+        message) of every passed execution a late tool call turned."""
+        if self._finished is None:
+            late: list[str] = []
+            for live in self._live.values():
+                if live._executions and live.late_judges_pending:
+                    wait_for_others(self._owners.get(agent_key(live.config)))
+                if live._executions and live.config.settle_time_ms:
+                    time.sleep(live.config.settle_time_ms / 1000)
+                late += live.end_warnings()
+            current = [w for live in self._live.values() for w in live.warnings]
+            failures = [*self._retired_failures, *(f for live in self._live.values() for f in live.late_failures)]
+            self._finished = list(dict.fromkeys([*self._retired, *current, *late])), failures
+        return self._finished
+
+    def warnings(self) -> list[str]:
+        """Things to tell at the end (:meth:`finish`)."""
+        return self.finish()[0]
+
+    def close(self) -> None:
+        """Release every agent this process acquired (the last user stops it)."""
+        for owner in self._owners.values():
+            try:
+                owner.close()
+            except AgentError:
+                pass
+        self._owners.clear()
+        self._live.clear()
+        self._in_use.clear()
+        self._by_files.clear()

@@ -1,0 +1,141 @@
+"""Tool calls that arrive after a test's window closed, read while a later test runs or at the end: the
+session's exit status and terminal summary follow highbar, which judges that earlier test again.
+
+pytest reports a test when it ends, so when such a call is read the test's report is written: its JUnit
+entry, HTML row and results line keep the verdict it was reported with. At the end of the session each
+process reads its agents once more (``AgentPool.finish``); every passed execution a late call fails is
+mapped to its test, whose verdict is worked out again with that run failed (``min_pass`` per phrasing,
+as highbar's gate does). A test that now fails is listed in the terminal summary ("FAILED by a late
+call: <node id> - now fails: ...", and in the final counts line; the semantictest summary counts it as
+failed) and the exit status is 1 (a 2, or an
+interrupt's status, stays); one that still passes gets highbar's warning "a run now fails ..., and the
+test still passes". Under pytest-xdist each worker hands its findings and its agents' warnings to the
+controller, which reports them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from .model import Outcome, Verdict
+    from .runtime import Runtime
+
+NAME = "semantictest-late-calls"
+WORKER_KEY = "semantictest_late_calls"
+STATS = {"failed": "failed by a late call", "error": "error by a late call"}
+"""The terminal reporter's counts for the tests a late call turned (after their report)."""
+
+
+class LateCalls:
+    """A pytest plugin (see the module doc), registered by the plugin with the process's runtime."""
+
+    def __init__(self, config: pytest.Config, runtime: Runtime) -> None:
+        self.config = config
+        self.runtime = runtime
+        self.warnings: list[str] = []
+        self.findings: list[dict[str, str]] = []  # nodeid, outcome ("failed", "error", "passed"), text
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """On the xdist controller: what a finished worker found."""
+        found = getattr(node, "workeroutput", {}).get(WORKER_KEY)
+        if isinstance(found, dict):
+            self.warnings += [str(w) for w in found.get("warnings", [])]
+            self.findings += [dict(f) for f in found.get("findings", [])]
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        warnings, failed = self.runtime.agents_finish()
+        redact = self.runtime.redactor.text if self.runtime.started else str
+        self.warnings = list(dict.fromkeys([*self.warnings, *map(redact, warnings)]))
+        if failed:
+            turned = {test_id: (outcome, message) for test_id, outcome, message in failed}
+            self.findings += [{**f, "text": redact(f["text"])} for f in findings(session.items, turned)]
+        workeroutput = getattr(self.config, "workeroutput", None)
+        if workeroutput is not None:
+            workeroutput[WORKER_KEY] = {"warnings": self.warnings, "findings": self.findings}
+            return
+        if any(f["outcome"] != "passed" for f in self.findings) and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def write(self, terminalreporter: Any, tally: Any = None) -> None:
+        """The agents' warnings and the tests late calls judged again (the terminal summary); in ``tally``
+        (the semantictest summary's), those tests count with highbar's verdict."""
+        for warning in self.warnings:
+            terminalreporter.write_line(f"semantictest: warning: {warning}")
+        for finding in self.findings:
+            if finding["outcome"] == "passed":
+                terminalreporter.write_line(f"semantictest: warning: {finding['nodeid']}: {finding['text']}")
+                continue
+            stat = STATS[finding["outcome"]]
+            terminalreporter.write_line(f"{stat.split()[0].upper()} by a late call: {finding['nodeid']} - "
+                                        f"{finding['text']}", red=True)
+            terminalreporter.stats.setdefault(stat, []).append(finding["nodeid"])
+            entry = tally.tests.get(finding["nodeid"]) if tally is not None else None
+            if entry is not None:
+                entry.outcome = finding["outcome"]
+
+
+def findings(items: Iterable[pytest.Item], failed: Mapping[str, tuple[str, str]]) -> list[dict[str, str]]:
+    """Each spec test with an execution in ``failed`` (test id -> its outcome now, why), judged again."""
+    out = []
+    for item in items:
+        verdict = getattr(item, "verdict", None)
+        case = getattr(item, "case", None)
+        if verdict is None or case is None:
+            continue
+        judged = rejudge(verdict, case.repetition.required, failed)
+        if judged is None:
+            continue
+        after, tally, detail = judged
+        if after is not verdict.outcome:
+            word = "now fails" if after.value == "failed" else "is now unverified"
+            out.append({"nodeid": item.nodeid, "outcome": after.value, "text": f"{word}{tally}: {detail}"})
+        elif after.value == "passed":
+            out.append({"nodeid": item.nodeid, "outcome": "passed",
+                        "text": f"a run now fails{tally}, and the test still passes: {detail}"})
+    return out
+
+
+def rejudge(
+    verdict: Verdict, required: int, failed: Mapping[str, tuple[str, str]]
+) -> tuple[Outcome, str, str] | None:
+    """The outcome with the runs whose execution is in ``failed`` turned, highbar's tally `` (k/n, min m)``
+    (a repeated test without phrasings, else "") and what failed them; None when no run of ``verdict``
+    is there."""
+    from .engine.runner import aggregate, combine
+    from .model import Outcome, Verdict
+
+    outcomes: list[Outcome] = []
+    notes: list[str] = []
+    tally = ""
+    for phrasing in verdict.phrasings or [verdict]:
+        runs = phrasing.runs or [phrasing]
+        marked = []
+        for n, run in enumerate(runs, 1):
+            hit = [failed[i] for i in _execution_ids(run) if i in failed]
+            label = f"[{phrasing.label}] " if verdict.phrasings and phrasing.label else ""
+            which = f" (run {n} of {len(runs)})" if len(runs) > 1 else ""
+            notes += [f"{label}{message}{which}" for _, message in hit]
+            now = [run.outcome, *(Outcome(outcome) for outcome, _ in hit)]
+            marked.append(Verdict(combine(now)) if hit else run)
+        outcomes.append(aggregate(marked, required) if len(runs) > 1 else marked[0].outcome)
+        if len(runs) > 1 and not verdict.phrasings:
+            tally = f" ({sum(r.outcome is Outcome.PASSED for r in marked)}/{len(runs)}, min {required})"
+    if not notes:
+        return None
+    return combine(outcomes), tally, "; ".join(notes)
+
+
+def _execution_ids(run: Verdict) -> list[str]:
+    """The test ids (``X-Highbar-Test``) a run's agent turns were sent with."""
+    ids = []
+    for trace in run.trace:
+        output = trace.output
+        if isinstance(output, Mapping) and isinstance(output.get("test_id"), str):
+            ids.append(output["test_id"])
+    return list(dict.fromkeys(ids))
