@@ -213,7 +213,14 @@ class _Agreement:
         from .formats.labels import load_labels
         from .llm.judge import JudgeRequest
 
-        examples = load_labels(self.path)
+        def judge_rules(example: Any) -> str | None:
+            try:
+                JudgeRequest.from_inputs(example.inputs, example.config)
+            except ValueError as exc:
+                return str(exc)
+            return None
+
+        examples = load_labels(self.path, judge_rules)
         state = runtime(config)
         judge = state.context.judge
         if judge is None:

@@ -1,10 +1,10 @@
 """One agent for every process of a run (pytest-xdist workers), or for one process.
 
 ``SharedAgent`` keeps ``<state_dir>/<key>.json`` under an ``flock`` on ``<key>.lock``:
-the first ``acquire`` starts the agent and records it, later ones (any process) attach
-and add their pid to its users, and the ``release`` that leaves no live user stops it.
-Users that died (a crashed worker) are pruned whenever the state is touched, and
-``reap`` (the xdist controller, at session end) stops whatever is still recorded.
+the first ``acquire`` starts the agent and records it, later ones (any process) attach and add
+their pid to its users, and the ``release`` that leaves no live user stops it. Users that died (a
+crashed worker) are pruned whenever the state is touched; ``reap`` (the xdist controller, at the end)
+stops whatever is still recorded.
 ``state_dir`` must belong to one run (the basetemp's parent under xdist).
 
 One port serves one agent at a time: every start or attach holds ``port-<port>.lock``, and

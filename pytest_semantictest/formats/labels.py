@@ -7,6 +7,7 @@ One JSON object a line (blank and ``//`` lines skipped): ``text`` (the reply to 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,11 +44,9 @@ class Labelled:
     label: bool
 
 
-def load_labels(path: Path) -> list[Labelled]:
-    """Every example of ``path``; raises SpecError naming each problem's line (a bad ``expected``
-    or ``criteria`` included, as the judge would reject it)."""
-    from ..llm.judge import JudgeRequest
-
+def load_labels(path: Path, check: Callable[[Labelled], str | None] = lambda _example: None) -> list[Labelled]:
+    """Every example of ``path``; raises SpecError naming each problem's line, those ``check`` finds
+    too (the judge's own rules for ``expected`` and ``criteria``: the caller knows the judge)."""
     lines, problems = read_lines(path)
     found: list[Labelled] = []
     for line in lines:
@@ -59,13 +58,13 @@ def load_labels(path: Path) -> list[Labelled]:
             continue
         config = {k: v for k, v in (("threshold", spec.threshold), ("criteria", spec.criteria), ("model", spec.model))
                   if v is not None}
-        inputs = {"text": spec.text, "expected": spec.expected}
-        try:
-            JudgeRequest.from_inputs(inputs, config)
-        except ValueError as exc:
-            problems.append(Problem("", str(exc), line.number))
+        example = Labelled(spec.id or f"line {line.number}", line.number, {"text": spec.text, "expected": spec.expected},
+                           config, spec.label)
+        problem = check(example)
+        if problem is not None:
+            problems.append(Problem("", problem, line.number))
             continue
-        found.append(Labelled(spec.id or f"line {line.number}", line.number, inputs, config, spec.label))
+        found.append(example)
     if problems:
         raise SpecError(str(path), sorted(problems, key=lambda p: p.line or 0))
     return found
