@@ -4,13 +4,12 @@
 the first ``acquire`` starts the agent and records it, later ones (any process) attach and add
 their pid to its users, and the ``release`` that leaves no live user stops it. Users that died (a
 crashed worker) are pruned whenever the state is touched; ``reap`` (the xdist controller, at the end)
-stops whatever is still recorded.
-``state_dir`` must belong to one run (the basetemp's parent under xdist).
+stops whatever is still recorded. ``state_dir`` must belong to one run (the basetemp's parent under xdist).
 
-One port serves one agent at a time: every start or attach holds ``port-<port>.lock``, and
-an agent of another configuration recorded on the same port is stopped first, once none of
-its users is *active* (``idle`` marks a user that finished its files but keeps the agent
-for later ones); while one is, the acquirer waits (files on one port never run at once).
+One port serves one agent at a time: every start or attach holds ``port-<port>.lock``, and an agent
+of another configuration recorded on the same port is stopped first, once none of its users is
+*active* (``idle``: a user that finished its files but keeps the agent for later ones); while one is,
+the acquirer waits (files on one port never run at once).
 ``LocalAgent`` has the same API for a single process.
 """
 
