@@ -20,7 +20,7 @@ DEFAULT_TIMEOUT_S = 60.0
 MAX_TIMEOUT_S = 86400.0
 """A day: a longer (or infinite) per-case timeout is a mistake, not a wish."""
 TRANSPORTS = ("completions", "realtime", "a2a")
-SUPPORTED_TRANSPORTS = ("completions",)
+SUPPORTED_TRANSPORTS = TRANSPORTS
 
 
 def _as_list(value: Any) -> Any:
@@ -36,6 +36,8 @@ class FrontMatter(BaseModel):
     name: str = Field(min_length=1)
     version: str
     transport: Literal["completions", "realtime", "a2a"]
+    dialect: Literal["jsonrpc", "webagents"] | None = None
+    """A2A only: which A2A the agent speaks (else detected from the request or the agent card)."""
     type: Literal["single-agent", "multi-agent"] = "single-agent"
     tags: list[str] = Field(default_factory=list)
     timeout: float = Field(default=DEFAULT_TIMEOUT_S, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
