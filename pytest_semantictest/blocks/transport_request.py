@@ -45,15 +45,18 @@ class TransportRequest(Block):
         if redactor is not None:  # a value sent in a secret-looking header is a secret
             redactor.learn({"headers": dict(self.config.get("headers") or {})})
         ms = float(self.config.get("timeout") or DEFAULT_TIMEOUT_MS)
+        seconds = (ms - min(500.0, ms / 10)) / 1000  # ends before the case's timeout, so the cause is named
         timed_out = False
         failure: str | None = None
+        import httpx
+
         try:
-            async with asyncio.timeout(ms / 1000):
+            async with asyncio.timeout(seconds):
                 await self._exchange(ctx, reply)
-        except TimeoutError:
+        except (TimeoutError, httpx.TimeoutException):
             timed_out = True
-            failure = (f"timed out after {ms / 1000:g} s (the case's timeout, a deadline for the whole exchange); "
-                       f"last state: {last_state(reply)}")
+            failure = (f"no final event within {seconds:g} s of the case's timeout of {ms / 1000:g} s (a deadline for "
+                       f"the whole exchange); last state: {last_state(reply)}")
         except OSError as exc:
             failure = f"cannot connect to {reply.url or self.config.get('base_url')}: {type(exc).__name__}: {exc}"
         except Exception as exc:  # httpx's and websockets' own errors: named, never a crash

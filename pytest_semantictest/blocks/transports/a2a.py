@@ -34,6 +34,7 @@ WEBAGENTS_FINAL = {"task.completed": "completed", "task.failed": "failed", "task
 async def a2a_exchange(http: httpx.AsyncClient, config: dict[str, Any], reply: Reply) -> None:
     """Run the case's exchange, filling ``reply`` as events arrive (so a deadline leaves what came)."""
     base = str(config["base_url"]).rstrip("/")
+    http = _Bounded(http, float(config.get("timeout") or 60_000) / 1000)
     dialect = config.get("dialect") or _dialect_of(config)
     if dialect is None:
         dialect = await _probe(http, base, config)
@@ -50,6 +51,19 @@ async def a2a_exchange(http: httpx.AsyncClient, config: dict[str, Any], reply: R
         await _webagents(http, base, config, reply)
 
 
+class _Bounded:
+    """The client with the case's timeout on every request (the whole exchange has it as a deadline too)."""
+
+    def __init__(self, http: httpx.AsyncClient, seconds: float) -> None:
+        self.http, self.timeout = http, httpx.Timeout(seconds)
+
+    async def get(self, url: str, **kwargs: Any) -> httpx.Response:
+        return await self.http.get(url, timeout=self.timeout, **kwargs)
+
+    def stream(self, method: str, url: str, **kwargs: Any) -> Any:
+        return self.http.stream(method, url, timeout=self.timeout, **kwargs)
+
+
 def _dialect_of(config: dict[str, Any]) -> str | None:
     body = config.get("body")
     if isinstance(body, dict) and "jsonrpc" in body:
@@ -59,7 +73,7 @@ def _dialect_of(config: dict[str, Any]) -> str | None:
     return None
 
 
-async def _probe(http: httpx.AsyncClient, base: str, config: dict[str, Any]) -> str | None:
+async def _probe(http: _Bounded, base: str, config: dict[str, Any]) -> str | None:
     for dialect, path in CARD_PATHS.items():
         try:
             response = await http.get(base + path, headers=config.get("headers") or {})
@@ -70,7 +84,7 @@ async def _probe(http: httpx.AsyncClient, base: str, config: dict[str, Any]) -> 
     return None
 
 
-async def _card(http: httpx.AsyncClient, base: str, dialect: str, config: dict[str, Any], reply: Reply) -> None:
+async def _card(http: _Bounded, base: str, dialect: str, config: dict[str, Any], reply: Reply) -> None:
     """Fetch the agent card and validate it (A2A's AgentCard type for ``jsonrpc``)."""
     url = base + CARD_PATHS[dialect]
     response = await http.get(url, headers=config.get("headers") or {})
@@ -111,7 +125,7 @@ def _jsonrpc_body(config: dict[str, Any], text: str, context_id: str | None) -> 
     return request.model_dump(mode="json", exclude_none=True)
 
 
-async def _jsonrpc(http: httpx.AsyncClient, base: str, config: dict[str, Any], reply: Reply) -> None:
+async def _jsonrpc(http: _Bounded, base: str, config: dict[str, Any], reply: Reply) -> None:
     url = config.get("url") or _rpc_url(reply.card, base)
     if config.get("body") is not None:
         await _jsonrpc_turn(http, url, config, config["body"], reply)
@@ -132,7 +146,7 @@ def _user_texts(config: dict[str, Any]) -> list[str]:
     return [str(m.get("content", "")) for m in config.get("messages") or [] if m.get("role") == "user"]
 
 
-async def _jsonrpc_turn(http: httpx.AsyncClient, url: str, config: dict[str, Any], body: Any, reply: Reply) -> None:
+async def _jsonrpc_turn(http: _Bounded, url: str, config: dict[str, Any], body: Any, reply: Reply) -> None:
     reply.url = url
     content = json.dumps(body).encode() if not isinstance(body, str) else body.encode()
     headers = {"Content-Type": "application/json", "Accept": "text/event-stream, application/json",
@@ -238,7 +252,7 @@ def _text_of(parts: Any) -> str:
 # -- WebAgents --------------------------------------------------------------------------------------
 
 
-async def _webagents(http: httpx.AsyncClient, base: str, config: dict[str, Any], reply: Reply) -> None:
+async def _webagents(http: _Bounded, base: str, config: dict[str, Any], reply: Reply) -> None:
     url = config.get("url") or base + "/tasks"
     body = config.get("body")
     if body is None:

@@ -1,0 +1,137 @@
+"""Compliance files over ``a2a`` (both dialects) and ``realtime``: the example files pass against the
+example agents, and broken copies of each agent fail or error the right cases with the cause named."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.compliance.conftest import REPO
+from tests.helpers import run_pytest
+
+import a2a_sdk_agent  # noqa: E402  (examples/agents is on sys.path: tests/compliance/conftest.py)
+import a2a_webagents_agent  # noqa: E402
+import realtime_agent  # noqa: E402
+
+pytest_plugins = ["pytester"]
+EXAMPLES = REPO / "examples" / "compliance"
+AGENTS: dict[str, tuple[Any, str, str]] = {
+    "jsonrpc": (a2a_sdk_agent, "COMPLIANCE_A2A_JSONRPC_URL", "a2a-jsonrpc.md"),
+    "webagents": (a2a_webagents_agent, "COMPLIANCE_A2A_WEBAGENTS_URL", "a2a-webagents.md"),
+    "realtime": (realtime_agent, "COMPLIANCE_REALTIME_URL", "realtime.md"),
+}
+
+
+@pytest.fixture(autouse=True)
+def _no_transport_urls(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("COMPLIANCE_A2A_URL", "COMPLIANCE_REALTIME_URL", *(v[1] for v in AGENTS.values())):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def agent(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """``agent(kind, mode)`` starts that example agent (a broken copy for a mode) and points its files at it."""
+    started: list[Any] = []
+
+    def start(kind: str, mode: str = "ok") -> None:
+        module, variable, _ = AGENTS[kind]
+        server, url = module.start_server(0, mode)
+        started.append(server)
+        monkeypatch.setenv(variable, url)
+
+    yield start
+    for server in started:
+        server.shutdown()
+
+
+def run(pytester: pytest.Pytester, kind: str, *args: str) -> pytest.RunResult:
+    shutil.copy(EXAMPLES / AGENTS[kind][2], pytester.path / AGENTS[kind][2])
+    return run_pytest(pytester, "-p", "no:cacheprovider", "-v", "--semantictest-compliance-strict-only", *args)
+
+
+@pytest.mark.parametrize("kind, cases", [("jsonrpc", 4), ("webagents", 3), ("realtime", 3)])
+def test_the_example_files_pass_against_the_example_agents(pytester: pytest.Pytester, agent: Any, kind: str,
+                                                           cases: int) -> None:
+    agent(kind)
+    run(pytester, kind).assert_outcomes(passed=cases)
+
+
+def test_a2a_sdk_agent_wrong_text_fails_naming_the_text(pytester: pytest.Pytester, agent: Any) -> None:
+    agent("jsonrpc", "wrong_text")
+    result = run(pytester, "jsonrpc")
+    result.assert_outcomes(passed=2, failed=2)  # the data artifact and the failed task are still right
+    result.stdout.fnmatch_lines(['reply text (line *): expected "Echo: Hello A2A", got "Echo: A2A olleH"'])
+    result.stdout.fnmatch_lines(["*A2A exchange*", "*artifact-update x2*"])  # the timeline, deltas folded
+
+
+def test_a2a_sdk_agent_without_final_event_fails_with_the_last_state(pytester: pytest.Pytester, agent: Any) -> None:
+    agent("jsonrpc", "drop_final")
+    result = run(pytester, "jsonrpc")
+    result.stdout.fnmatch_lines(["*1. A streamed task completes with the echo FAILED*"])
+    result.stdout.fnmatch_lines(["*the stream ended before the task completed; last state: working*"])
+
+
+def test_a2a_sdk_agent_json_rpc_error_fails_naming_the_error(pytester: pytest.Pytester, agent: Any) -> None:
+    agent("jsonrpc", "rpc_error")
+    result = run(pytester, "jsonrpc")
+    result.assert_outcomes(failed=4)  # case 4 expects a rejection, but a failed task (state: failed), not an error
+    result.stdout.fnmatch_lines(["*JSON-RPC error -32006: Agent should enqueue Task before TaskStatusUpdateEvent*"])
+
+
+def test_a2a_hang_is_an_error_at_the_case_timeout(pytester: pytest.Pytester, agent: Any) -> None:
+    agent("webagents", "hang")
+    result = run(pytester, "webagents", "-k", "streams")
+    result.assert_outcomes(errors=1, deselected=2)
+    result.stdout.fnmatch_lines(["*no final event within 9.5 s of the case's timeout of 10 s (a deadline for the "
+                                 "whole exchange); last state: running*"])
+
+
+def test_webagents_agent_wrong_text_and_dropped_final_event(pytester: pytest.Pytester, agent: Any) -> None:
+    agent("webagents", "wrong_text")
+    result = run(pytester, "webagents")
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines(['reply text (line *): expected "Echo: Hello WebAgents", got "Echo: stnegAbeW olleH"'])
+
+
+def test_webagents_agent_dropped_final_event_fails(pytester: pytest.Pytester, agent: Any) -> None:
+    agent("webagents", "drop_final")
+    result = run(pytester, "webagents")
+    result.assert_outcomes(passed=1, failed=2)  # the failed task ends with its own final event
+    result.stdout.fnmatch_lines(["*the stream ended before the task completed; last state: running*"])
+
+
+@pytest.mark.parametrize("mode, outcomes, cause", [
+    ("wrong_text", {"passed": 1, "failed": 2}, 'reply text (line *): expected "Echo: Hello realtime", got *'),
+    ("close_mid", {"passed": 1, "failed": 2},
+     "*the socket closed before response.done (close code 1011 (the agent crashed)); last state: in_progress*"),
+    ("error_event", {"failed": 3}, '*error event: {"type": "server_error", "message": "the model is unavailable"}*'),
+])
+def test_broken_realtime_agents(pytester: pytest.Pytester, agent: Any, mode: str, outcomes: dict[str, int],
+                                cause: str) -> None:
+    agent("realtime", mode)
+    result = run(pytester, "realtime")
+    result.assert_outcomes(**outcomes)
+    result.stdout.fnmatch_lines([cause])
+
+
+def test_a_card_that_does_not_validate_fails(pytester: pytest.Pytester, agent: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The WebAgents card served where the A2A card belongs: AgentCard's required fields are missing."""
+    server, url = a2a_webagents_agent.start_server(0)
+    monkeypatch.setenv("COMPLIANCE_A2A_JSONRPC_URL", url)
+    try:
+        shutil.copy(EXAMPLES / "a2a-jsonrpc.md", pytester.path / "a2a-jsonrpc.md")
+        result = run_pytest(pytester, "-p", "no:cacheprovider", "--semantictest-compliance-strict-only", "-k", "streamed")
+    finally:
+        server.shutdown()
+    result.assert_outcomes(failed=1, deselected=3)
+    result.stdout.fnmatch_lines(["*the agent card at */.well-known/agent-card.json answered status 404*"])
+
+
+def test_nothing_listening_is_an_error(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COMPLIANCE_REALTIME_URL", "http://127.0.0.1:9")
+    result = run(pytester, "realtime", "-k", "user")
+    result.assert_outcomes(errors=1, deselected=2)
+    result.stdout.fnmatch_lines(["*ws://127.0.0.1:9/realtime: cannot connect to *"])
