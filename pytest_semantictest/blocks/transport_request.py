@@ -57,7 +57,7 @@ class TransportRequest(Block):
             timed_out = True
             failure = (f"no final event within {seconds:g} s of the case's timeout of {ms / 1000:g} s (a deadline for "
                        f"the whole exchange); last state: {last_state(reply)}")
-        except OSError as exc:
+        except (OSError, httpx.TransportError) as exc:
             failure = f"cannot connect to {reply.url or self.config.get('base_url')}: {type(exc).__name__}: {exc}"
         except Exception as exc:  # httpx's and websockets' own errors: named, never a crash
             failure = f"{type(exc).__name__}: {exc}".rstrip(": ")

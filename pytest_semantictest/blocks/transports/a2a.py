@@ -75,10 +75,7 @@ def _dialect_of(config: dict[str, Any]) -> str | None:
 
 async def _probe(http: _Bounded, base: str, config: dict[str, Any]) -> str | None:
     for dialect, path in CARD_PATHS.items():
-        try:
-            response = await http.get(base + path, headers=config.get("headers") or {})
-        except httpx.HTTPError:
-            return None
+        response = await http.get(base + path, headers=config.get("headers") or {})  # nothing listening: raises
         if response.status_code == 200:
             return dialect
     return None
