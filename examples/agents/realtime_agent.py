@@ -28,6 +28,15 @@ MODES = ("ok", "wrong_text", "close_mid", "error_event", "hang")
 
 
 async def _session(socket: Any, mode: str) -> None:
+    from websockets.exceptions import ConnectionClosed
+
+    try:
+        await _events(socket, mode)
+    except ConnectionClosed:  # the client went away, or close_mid closed it
+        pass
+
+
+async def _events(socket: Any, mode: str) -> None:
     if socket.request.path.split("?")[0] != "/realtime":
         await socket.close(1008, "no such endpoint: use /realtime")
         return
@@ -56,14 +65,16 @@ async def _session(socket: Any, mode: str) -> None:
                 continue
             if mode == "hang":
                 await asyncio.sleep(30)
-            await _respond(send, socket, items, responses, mode)
+            if not await _respond(send, socket, items, responses, mode):
+                return
         elif kind == "response.cancel":
             await send("response.cancelled")
         else:
             await send("error", error={"type": "invalid_event", "message": f"Unknown event type: {kind}"})
 
 
-async def _respond(send: Any, socket: Any, items: list[dict[str, Any]], number: int, mode: str) -> None:
+async def _respond(send: Any, socket: Any, items: list[dict[str, Any]], number: int, mode: str) -> bool:
+    """Answer a ``response.create``; False when the socket was closed mid-reply."""
     texts = [c.get("text", "") for i in items if i.get("role") == "user" for c in i.get("content", [])]
     text = texts[-1] if texts else ""
     response_id = f"resp_{uuid.uuid4().hex[:8]}"
@@ -76,17 +87,18 @@ async def _respond(send: Any, socket: Any, items: list[dict[str, Any]], number: 
         await send("response.function_call_arguments.done", response_id=response_id, call_id="call_1",
                    name="get_weather", arguments=arguments)
         await send("response.done", response={"id": response_id, "status": "completed", "output": [call]})
-        return
+        return True
     answer = f"Echo: {text[::-1] if mode == 'wrong_text' else text}" + (f" (turn {number})" if number > 1 else "")
     await send("response.output_item.added", response_id=response_id, item={"type": "message", "role": "assistant"})
     for n, word in enumerate(re.findall(r"\S+\s*", answer)):
         await send("response.text.delta", response_id=response_id, delta=word)
         if mode == "close_mid" and n == 0:
             await socket.close(1011, "the agent crashed")
-            return
+            return False
     await send("response.text.done", response_id=response_id, text=answer)
     message = {"type": "message", "role": "assistant", "content": [{"type": "text", "text": answer}]}
     await send("response.done", response={"id": response_id, "status": "completed", "output": [message]})
+    return True
 
 
 class Server:

@@ -102,9 +102,10 @@ class JudgedAssertions:
         if not isinstance(observed, dict) or not observed.get("ok"):
             return CheckResult(skipped="natural-language assertions not evaluated: no response")
         count = len(self.bullets)
+        request = bus.get("response.request") if observed.get("reply") is None else observed.get("request")
         try:
             completion = await ctx.llm.complete(
-                "judge", self.messages(bus.get("response.request"), observed), schema=verdict_schema(count),
+                "judge", self.messages(request, observed), schema=verdict_schema(count),
                 parse=lambda text: parse_verdicts(text, count), template=TEMPLATE,
             )
         except LLMError as exc:
@@ -138,6 +139,10 @@ class JudgedAssertions:
         parts = ["## Test case\n" + "\n".join(f"{k}: {v}" for k, v in self.case.items() if v)]
         if isinstance(request, dict):
             lines = [f"{request.get('method', '')} {_path(request.get('url', ''))}".strip()]
+            if request.get("transport"):  # a2a, realtime: the transport, and the messages of a shorthand
+                lines = [f"transport {request['transport']}" + (f" ({request['dialect']})" if request.get("dialect") else "")
+                         + (f": {lines[0]}" if request.get("url") else "")]
+                lines += [f"{m.get('role')}: {m.get('content')}" for m in request.get("messages") or []]
             lines += [f"{k}: {v}" for k, v in (redact(request.get("headers")) or {}).items()]
             if request.get("body") is not None:
                 lines.append("\n" + _text(request.get("body")))
@@ -164,7 +169,27 @@ def _text(value: Any) -> str:
     return text if len(text) <= BODY_LIMIT else text[:BODY_LIMIT] + f"\n... ({len(text) - BODY_LIMIT} more characters)"
 
 
+REPLY_FIELDS = ("dialect", "state", "final", "text", "data", "tool_calls", "error", "problem")
+
+
+def _reply(reply: dict[str, Any]) -> str:
+    """An a2a or realtime reply as assembled, without the ids each run draws anew (the cache key)."""
+    lines = [f"status: {reply.get('status')}"]
+    lines += [f"{key}: {json.dumps(reply.get(key), ensure_ascii=False, default=str)}" for key in REPLY_FIELDS
+              if reply.get(key) not in (None, [], "")]
+    artifacts = [{k: v for k, v in a.items() if k in ("name", "parts", "type", "data", "mimeType")}
+                 for a in reply.get("artifacts") or [] if isinstance(a, dict)]
+    if artifacts:
+        lines.append("artifacts:\n" + _text(artifacts))
+    if reply.get("responses"):
+        lines.append("responses:\n" + _text([{k: r.get(k) for k in ("text", "status")} for r in reply["responses"]]))
+    lines.append("events, in order (deltas folded):\n" + "\n".join(reply.get("timeline") or ["(none)"]))
+    return "\n".join(lines)
+
+
 def _response(observed: dict[str, Any]) -> str:
+    if isinstance(observed.get("reply"), dict):
+        return _reply(observed["reply"])
     lines = [f"status: {observed.get('status')}", f"content-type: {observed.get('content_type') or '(none)'}"]
     headers = {k: v for k, v in (observed.get("headers") or {}).items() if k.startswith(("www-", "x-")) or k == "location"}
     lines += [f"{k}: {v}" for k, v in headers.items()]

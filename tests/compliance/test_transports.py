@@ -3,6 +3,7 @@ example agents, and broken copies of each agent fail or error the right cases wi
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Iterator
 from typing import Any
@@ -135,3 +136,50 @@ def test_nothing_listening_is_an_error(pytester: pytest.Pytester, monkeypatch: p
     result = run(pytester, "realtime", "-k", "user")
     result.assert_outcomes(errors=1, deselected=2)
     result.stdout.fnmatch_lines(["*ws://127.0.0.1:9/realtime: cannot connect to *"])
+
+
+def test_assertions_are_judged_on_the_assembled_reply_with_a_stable_prompt(
+        pytester: pytest.Pytester, agent: Any) -> None:
+    """The judge sees the transport, the user's message, the reply's state, text and event timeline, and no
+    id drawn anew each run: the second run is a cache hit."""
+    from tests.compliance.conftest import doc
+    from tests.llm.fake_openai import FakeOpenAI, Reply
+
+    agent("webagents")
+    case = ('### 1. Judged\n\n**Input:** User sends "Bonjour" to `echo-agent`\n\n'
+            "**Assertions:**\n- The agent echoes the user\n- The reply is in English\n")
+    pytester.makefile(".md", judged=doc(case, transport="a2a", dialect="webagents"))
+    verdict = {"assertions": {"1": {"passed": True, "reason": "it echoes"},
+                              "2": {"passed": False, "reason": "the reply is French"}}}
+    with FakeOpenAI() as fake:
+        fake.queue(Reply(content=json.dumps(verdict)))
+        args = ("-p", "no:cacheprovider", f"--semantictest-llm-base-url={fake.url}")
+        result = run_pytest(pytester, *args)
+        result.assert_outcomes(failed=1)
+        result.stdout.fnmatch_lines(["assertion 2 (line *): The reply is in English",
+                                     "  judge: not met (*): the reply is French"])
+        prompt = fake.bodies()[0]["messages"][1]["content"]
+        again = run_pytest(pytester, *args)
+    assert "transport a2a (webagents)\nuser: Bonjour" in prompt
+    assert 'state: "completed"' in prompt and 'text: "Echo: Bonjour"' in prompt
+    assert "task.message x2" in prompt and "127.0.0.1" not in prompt
+    again.assert_outcomes(failed=1)
+    again.stdout.fnmatch_lines(["semantictest: 0 LLM calls, 1 cache hits, 0 tokens"])
+
+
+def test_secrets_are_masked_in_the_reply_and_the_events(pytester: pytest.Pytester, agent: Any) -> None:
+    """The API key is sent as a bearer token over the WebSocket too; the realtime agent echoes it back in a
+    message, and no report shows it."""
+    agent("realtime")
+    secret = "sk-transport-secret-1234567890"
+    shutil.copy(EXAMPLES / "realtime.md", pytester.path / "realtime.md")
+    source = (pytester.path / "realtime.md").read_text()
+    (pytester.path / "realtime.md").write_text(source.replace('"Hello realtime"', f'"{secret}"'))
+    result = run_pytest(pytester, "-p", "no:cacheprovider", "--semantictest-compliance-strict-only",
+                        f"--semantictest-compliance-api-key={secret}", "-k", "user", "-vv",
+                        "--semantictest-results=results.jsonl")
+    result.assert_outcomes(failed=1)  # the text is not "Echo: Hello realtime"
+    results = (pytester.path / "results.jsonl").read_text()
+    assert secret not in result.stdout.str() and secret not in results
+    notes = json.loads(results.splitlines()[0])["notes"]  # the event timeline, deltas folded, in the results file
+    assert notes[0]["title"] == "Realtime session" and "response.text.delta x2" in notes[0]["text"]

@@ -76,9 +76,15 @@ class ReplyCheck:
         if observed.get("problem"):
             return CheckResult([Failure(f"{reply.get('transport')} exchange", str(observed["problem"]),
                                         "a completed exchange", reply.get("state"), None, self.line,
-                                        {"events": "\n".join(reply.get("timeline") or []) or "none"})])
+                                        {"events": _timeline(reply)})])
         if self.expected == "success" and rejected:
             return CheckResult([Failure("expected: success", f"the agent rejected the request (status "
                                         f"{observed.get('status')}, state {reply.get('state')})", "accepted",
                                         reply.get("state"), None, self.line)])
         return CheckResult()
+
+
+def _timeline(reply: dict[str, Any]) -> str:
+    """The events received, one a line under the failure (deltas folded)."""
+    lines = reply.get("timeline") or []
+    return "".join(f"\n    {line}" for line in lines) if lines else "none"
