@@ -3,7 +3,9 @@
 ``task.message`` deltas and ``task.completed`` (or ``task.failed``); ``GET /tasks/{id}``,
 ``DELETE /tasks/{id}``, ``GET /tasks/{id}/artifacts``.
 
-Behaviour: the last user text ``X`` is answered ``Echo: X`` in word deltas; ``fail`` fails the task.
+Behaviour: the last user text ``X`` is answered ``Echo: X`` in word deltas; ``fail`` fails the task;
+a text starting with ``wait`` is answered after half a second (``max_in_flight`` counts the tasks that
+ran at once, for the look-ahead's tests).
 Broken copies for the tests (``mode``): ``wrong_text``, ``drop_final`` (the stream ends after the
 deltas), ``hang`` (stays running).
 
@@ -95,6 +97,13 @@ class Handler(BaseHTTPRequestHandler):
             return self._event("task.failed", {"id": task["id"], "status": "failed", "error": task["error"]})
         if mode == "hang":
             time.sleep(30)
+        if text.startswith("wait"):
+            with self.server.lock:
+                self.server.in_flight += 1
+                self.server.max_in_flight = max(self.server.max_in_flight, self.server.in_flight)
+            time.sleep(0.5)
+            with self.server.lock:
+                self.server.in_flight -= 1
         answer = f"Echo: {text[::-1] if mode == 'wrong_text' else text}"
         for word in re.findall(r"\S+\s*", answer):
             self._event("task.message", {"role": "agent", "parts": [{"type": "text", "text": word}]})
@@ -115,6 +124,8 @@ class Server(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", port), Handler)
         self.mode = mode
         self.tasks: dict[str, dict[str, Any]] = {}
+        self.lock = threading.Lock()
+        self.in_flight = self.max_in_flight = 0
 
 
 def start_server(port: int = 0, mode: str = "ok") -> tuple[Server, str]:

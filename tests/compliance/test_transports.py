@@ -183,3 +183,25 @@ def test_secrets_are_masked_in_the_reply_and_the_events(pytester: pytest.Pyteste
     assert secret not in result.stdout.str() and secret not in results
     notes = json.loads(results.splitlines()[0])["notes"]  # the event timeline, deltas folded, in the results file
     assert notes[0]["title"] == "Realtime session" and "response.text.delta x2" in notes[0]["text"]
+
+
+def test_the_look_ahead_runs_transport_cases_at_once_with_the_verdicts_of_one_by_one(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.compliance.conftest import doc
+
+    cases = "".join(f'### {n}. Wait {n}\n\n**Input:** User sends "wait {n}" to `echo-agent`\n\n**Strict:**\n'
+                    f'```yaml\nreply:\n  text: "Echo: wait {1 if n == 4 else n}"\n```\n\n' for n in range(1, 5))
+    pytester.makefile(".md", waits=doc(cases, transport="a2a", dialect="webagents"))
+    outcomes = []
+    for concurrency in ("4", "1"):
+        server, url = a2a_webagents_agent.start_server(0)
+        monkeypatch.setenv("COMPLIANCE_A2A_WEBAGENTS_URL", url)
+        try:
+            result = run_pytest(pytester, "-p", "no:cacheprovider", "-v", f"--semantictest-item-concurrency={concurrency}")
+        finally:
+            server.shutdown()
+        result.assert_outcomes(passed=3, failed=1)
+        outcomes.append((server.max_in_flight, [line for line in result.outlines if "::" in line and "Wait" in line]))
+    (at_once, verdicts), (alone, one_by_one) = outcomes
+    assert at_once >= 2 and alone == 1, (at_once, alone)
+    assert [v.split()[-2] for v in verdicts] == [v.split()[-2] for v in one_by_one]
