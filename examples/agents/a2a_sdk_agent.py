@@ -13,7 +13,6 @@ or import :func:`start_server` (a uvicorn server in a daemon thread).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import socket
 import threading
@@ -124,18 +123,7 @@ def start_server(port: int = 0, mode: str = "ok") -> tuple[Server, str]:
     return server, server.url
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--port", type=int, default=0)
-    parser.add_argument("--mode", choices=MODES, default="ok")
-    args = parser.parse_args()
-    server, url = start_server(args.port, args.mode)
-    print(f"LISTENING {url}", flush=True)
-    try:
-        server.thread.join()
-    except KeyboardInterrupt:
-        server.shutdown()
-
-
 if __name__ == "__main__":
-    main()
+    from transport_main import serve_main  # the script's folder is on sys.path
+
+    serve_main(__doc__.splitlines()[0], start_server, MODES)

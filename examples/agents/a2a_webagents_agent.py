@@ -14,7 +14,6 @@ Run: ``python examples/agents/a2a_webagents_agent.py --port 0`` (prints ``LISTEN
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import threading
@@ -134,18 +133,7 @@ def start_server(port: int = 0, mode: str = "ok") -> tuple[Server, str]:
     return server, f"http://127.0.0.1:{server.server_address[1]}"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--port", type=int, default=0)
-    parser.add_argument("--mode", choices=MODES, default="ok")
-    args = parser.parse_args()
-    server, url = start_server(args.port, args.mode)
-    print(f"LISTENING {url}", flush=True)
-    try:
-        threading.Event().wait()
-    except KeyboardInterrupt:
-        server.shutdown()
-
-
 if __name__ == "__main__":
-    main()
+    from transport_main import serve_main  # the script's folder is on sys.path
+
+    serve_main(__doc__.splitlines()[0], start_server, MODES)

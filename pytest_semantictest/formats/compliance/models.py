@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ...errors import Problem, clip
 from ..source import nearest_line
@@ -44,6 +44,13 @@ class FrontMatter(BaseModel):
     depends_on: list[str] = Field(default_factory=list)
     skip_reason: str | None = None
     description: str | None = None
+
+    @model_validator(mode="after")
+    def _dialect_is_a2a(self) -> FrontMatter:
+        if self.dialect is not None and self.transport != "a2a":
+            raise ValueError(f"dialect is for transport: a2a (jsonrpc or webagents); remove it from this "
+                             f"'{self.transport}' file")
+        return self
 
     @field_validator("version", mode="before")
     @classmethod

@@ -190,8 +190,18 @@ class _Builder:
         if body is not None:
             config["body"] = body
         if self.transport is not None:
+            if self.transport["transport"] == "realtime":
+                self.realtime_request(request.method, body, request.line)
             return Built({**self.transport, **config}, dict(self.variables))
         return Built(self.disconnect(config), dict(self.variables))
+
+    def realtime_request(self, method: str, body: Any, line: int | None) -> None:
+        """A realtime request opens a WebSocket (an HTTP GET upgraded) and sends the body's client events."""
+        if method != "GET":
+            self.problem(f"a realtime request opens a WebSocket: write GET `/realtime`, not {method}", line)
+        if not (isinstance(body, list) and body and all(isinstance(e, dict) and "type" in e for e in body)):
+            self.problem("a realtime request's body is a JSON array of client events, each with a \"type\" "
+                         "(conversation.item.create, response.create, ...)", line)
 
     def disconnect(self, config: dict[str, Any]) -> dict[str, Any]:
         """``disconnect_after`` and the ``follow_up`` request when the behaviour says the client goes away."""

@@ -1,0 +1,62 @@
+"""How a2a and realtime cases are read: the dialect, the base URL each transport's files go to, the
+realtime request's form, and the strict ``reply:`` key (all at collection, before anything is sent)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_semantictest.errors import SpecError
+from pytest_semantictest.formats.compliance.compile import Settings, compile_document
+from pytest_semantictest.formats.compliance.parse import parse_text
+from pytest_semantictest.model import Suite
+from tests.compliance.conftest import doc
+
+INPUT = '### 1. Hi\n\n**Input:** User sends "Hi" to `echo-agent`\n'
+
+
+def compiled(text: str, **settings: object) -> Suite:
+    return compile_document(parse_text(text, "t.md"), Settings(**settings))  # type: ignore[arg-type]
+
+
+def test_dialect_belongs_to_a2a_files_only() -> None:
+    with pytest.raises(SpecError, match="dialect is for transport: a2a"):
+        compiled(doc(INPUT, transport="realtime", dialect="jsonrpc"))
+    with pytest.raises(SpecError, match="dialect"):
+        compiled(doc(INPUT, transport="a2a", dialect="grpc"))
+    config = compiled(doc(INPUT, transport="a2a", dialect="webagents")).cases[0].steps[-1].config
+    assert config["dialect"] == "webagents" and config["transport"] == "a2a"
+
+
+def test_each_transport_has_its_own_base_url_variable() -> None:
+    env = {"COMPLIANCE_A2A_URL": "http://a2a", "COMPLIANCE_A2A_JSONRPC_URL": "http://rpc",
+           "COMPLIANCE_REALTIME_URL": "http://rt"}
+
+    def url(**extra: str) -> str:
+        suite = compiled(doc(INPUT, **extra), env=env, base_url="http://general")
+        config = next(s.config for s in suite.cases[0].steps if s.block in ("ChatRequest", "TransportRequest"))
+        return str(config.get("base_url") or config["url"])
+
+    assert url(transport="a2a") == "http://a2a"
+    assert url(transport="a2a", dialect="jsonrpc") == "http://rpc"
+    assert url(transport="a2a", dialect="webagents") == "http://a2a"  # no variable of its own: the a2a one
+    assert url(transport="realtime") == "http://rt"
+    assert url(transport="completions").startswith("http://general")
+
+
+@pytest.mark.parametrize("request_text, problem", [
+    ('POST `/realtime`\n```json\n[{"type": "response.create"}]\n```', "write GET `/realtime`, not POST"),
+    ('GET `/realtime`\n```json\n{"messages": []}\n```', "a JSON array of client events"),
+    ('GET `/realtime`\n```json\n["response.create"]\n```', "a JSON array of client events"),
+])
+def test_a_realtime_request_is_a_get_with_client_events(request_text: str, problem: str) -> None:
+    case = f"### 1. Events\n\n**Request:**\n{request_text}\n"
+    error = compiled(doc(case, transport="realtime")).cases[0].error or ""
+    assert problem in error and "t.md:" in error
+
+
+def test_reply_is_a_strict_key_with_paths() -> None:
+    case = INPUT + "\n**Strict:**\n```yaml\nreply:\n  state: completed\n  events[*].kind: exists\n  rpely: 1\n```\n"
+    suite = compiled(doc(case, transport="a2a"))
+    assert suite.cases[0].error is None
+    typo = INPUT + "\n**Strict:**\n```yaml\nrepyl:\n  state: completed\n```\n"
+    assert "did you mean 'reply'" in (compiled(doc(typo, transport="a2a")).cases[0].error or "")
