@@ -31,10 +31,10 @@ FINAL_STATES = frozenset({"completed", "failed", "canceled", "cancelled", "rejec
 WEBAGENTS_FINAL = {"task.completed": "completed", "task.failed": "failed", "task.cancelled": "cancelled"}
 
 
-async def a2a_exchange(http: httpx.AsyncClient, config: dict[str, Any], reply: Reply) -> None:
+async def a2a_exchange(client: httpx.AsyncClient, config: dict[str, Any], reply: Reply) -> None:
     """Run the case's exchange, filling ``reply`` as events arrive (so a deadline leaves what came)."""
     base = str(config["base_url"]).rstrip("/")
-    http = _Bounded(http, float(config.get("timeout") or 60_000) / 1000)
+    http = _Bounded(client, float(config.get("timeout") or 60_000) / 1000)
     dialect = config.get("dialect") or _dialect_of(config)
     if dialect is None:
         dialect = await _probe(http, base, config)
