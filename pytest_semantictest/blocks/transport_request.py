@@ -53,7 +53,7 @@ class TransportRequest(Block):
         try:
             async with asyncio.timeout(seconds):
                 await self._exchange(ctx, reply)
-        except (TimeoutError, httpx.TimeoutException):
+        except (TimeoutError, httpx.TimeoutException):  # also the HTTP layer's DeadlineExceeded
             timed_out = True
             failure = (f"no final event within {seconds:g} s of the case's timeout of {ms / 1000:g} s (a deadline for "
                        f"the whole exchange); last state: {last_state(reply)}")

@@ -60,3 +60,9 @@ def test_reply_is_a_strict_key_with_paths() -> None:
     assert suite.cases[0].error is None
     typo = INPUT + "\n**Strict:**\n```yaml\nrepyl:\n  state: completed\n```\n"
     assert "did you mean 'reply'" in (compiled(doc(typo, transport="a2a")).cases[0].error or "")
+
+
+def test_a_disconnect_behaviour_is_not_silently_dropped_for_other_transports() -> None:
+    case = INPUT + "\n**Behavior:** Client disconnects after receiving 2 chunks\n"
+    error = compiled(doc(case, transport="a2a")).cases[0].error or ""
+    assert "for transport: completions only, not a2a" in error

@@ -18,13 +18,17 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 import httpx
 
+from ...agents.exchange import send_within
+from ...engine.deadline import Deadline
 from .reply import Reply, last_state
 from .sse_read import read_events
 
+T = TypeVar("T")
 CARD_PATHS = {"jsonrpc": "/.well-known/agent-card.json", "webagents": "/.well-known/agent.json"}
 FINAL_STATES = frozenset({"completed", "failed", "canceled", "cancelled", "rejected", "input-required",
                           "auth-required"})
@@ -52,16 +56,27 @@ async def a2a_exchange(client: httpx.AsyncClient, config: dict[str, Any], reply:
 
 
 class _Bounded:
-    """The client with the case's timeout on every request (the whole exchange has it as a deadline too)."""
+    """The session's client through the one HTTP layer (``agents.exchange.send_within``), each request
+    within the case's timeout (the whole exchange has a deadline too, in TransportRequest)."""
 
     def __init__(self, http: httpx.AsyncClient, seconds: float) -> None:
-        self.http, self.timeout = http, httpx.Timeout(seconds)
+        self.http, self.seconds = http, seconds
 
-    async def get(self, url: str, **kwargs: Any) -> httpx.Response:
-        return await self.http.get(url, timeout=self.timeout, **kwargs)
+    async def get(self, url: str, headers: dict[str, str]) -> httpx.Response:
+        """A GET read to its end (``.text``, ``.json()`` work after it)."""
+        response, _ = await self.send("GET", url, headers, None, _read_all)
+        return response
 
-    def stream(self, method: str, url: str, **kwargs: Any) -> Any:
-        return self.http.stream(method, url, timeout=self.timeout, **kwargs)
+    async def send(self, method: str, url: str, headers: dict[str, str], content: bytes | None,
+                   read: Callable[[httpx.Response], Awaitable[T]]) -> tuple[httpx.Response, T]:
+        request = self.http.build_request(method, url, headers=headers, content=content,
+                                          timeout=httpx.Timeout(self.seconds))
+        return await send_within(Deadline(self.seconds * 1000, f"{method} {url}"), self.http, request, read,
+                                 follow_redirects=True, phase="reading the event stream")
+
+
+async def _read_all(response: httpx.Response) -> bytes:
+    return await response.aread()
 
 
 def _dialect_of(config: dict[str, Any]) -> str | None:
@@ -148,17 +163,21 @@ async def _jsonrpc_turn(http: _Bounded, url: str, config: dict[str, Any], body: 
     content = json.dumps(body).encode() if not isinstance(body, str) else body.encode()
     headers = {"Content-Type": "application/json", "Accept": "text/event-stream, application/json",
                **(config.get("headers") or {})}
-    async with http.stream(config.get("method") or "POST", url, headers=headers, content=content) as response:
+    async def read(response: httpx.Response) -> str | None:
         reply.status = response.status_code
-        if "text/event-stream" in response.headers.get("content-type", ""):
-            async for event in read_events(response):
-                _jsonrpc_payload(event.data, reply)
-                if reply.final:
-                    break
-            if not reply.final and not reply.error:
-                reply.problem(f"the stream ended before the task completed; last state: {last_state(reply)}")
-            return
-        raw = (await response.aread()).decode("utf-8", "replace")
+        if "text/event-stream" not in response.headers.get("content-type", ""):
+            return (await response.aread()).decode("utf-8", "replace")
+        async for event in read_events(response):
+            _jsonrpc_payload(event.data, reply)
+            if reply.final:
+                break
+        if not reply.final and not reply.error:
+            reply.problem(f"the stream ended before the task completed; last state: {last_state(reply)}")
+        return None
+
+    _, raw = await http.send(config.get("method") or "POST", url, headers, content, read)
+    if raw is None:
+        return
     if raw.strip():
         _jsonrpc_payload(raw, reply)
     if not reply.final and not reply.error and reply.status < 400:
@@ -260,18 +279,23 @@ async def _webagents(http: _Bounded, base: str, config: dict[str, Any], reply: R
     reply.url = url
     content = json.dumps(body).encode() if not isinstance(body, str) else body.encode()
     headers = {"Content-Type": "application/json", "Accept": "text/event-stream", **(config.get("headers") or {})}
-    async with http.stream(config.get("method") or "POST", url, headers=headers, content=content) as response:
+    async def read(response: httpx.Response) -> bool:
+        """Whether a stream of task events arrived (read until its final event)."""
         reply.status = response.status_code
         if "text/event-stream" not in response.headers.get("content-type", ""):
-            raw = (await response.aread()).decode("utf-8", "replace")
-            reply.event("body", _json_or_text(raw))
+            reply.event("body", _json_or_text((await response.aread()).decode("utf-8", "replace")))
             if response.status_code < 400:
                 reply.problem(f"expected an SSE stream of task events, got {response.headers.get('content-type')}")
-            return
+            return False
         async for event in read_events(response):
             _webagents_event(event.event or "message", event.data, reply)
             if reply.final:
                 break
+        return True
+
+    _, streamed = await http.send(config.get("method") or "POST", url, headers, content, read)
+    if not streamed:
+        return
     if not reply.final:
         reply.problem(f"the stream ended before the task completed; last state: {last_state(reply)}")
         return

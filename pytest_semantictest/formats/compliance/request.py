@@ -170,6 +170,9 @@ class _Builder:
 
     def build(self, base_url: str, api_key: str | None, timeout_ms: int) -> Built:
         self.choose_variables()
+        if self.transport is not None and disconnect_after(self.case.behavior) is not None:
+            self.problem(f"a client that disconnects after N chunks is performed for transport: completions only, "
+                         f"not {self.transport['transport']}: say it in **Notes:** for the judge instead", self.case.line)
         request = self.case.request
         if request is None:
             return self.chat(base_url, api_key, timeout_ms)
