@@ -4,7 +4,8 @@
 
 Behaviour, deterministic: a user text ``X`` is answered with a task that goes ``submitted`` ->
 ``working`` (status message "thinking") -> a text artifact ``Echo: X`` streamed in two chunks ->
-``completed``. A text starting with ``data:`` is answered with a data artifact ``{"echo": rest}``;
+``completed`` (`` (context kept)`` added to the answer to a later message of one context). A text
+starting with ``data:`` is answered with a data artifact ``{"echo": rest}``;
 ``fail`` ends the task ``failed``; ``slow`` stays ``working`` for 30 seconds.
 
 Run: ``python examples/agents/a2a_sdk_agent.py --port 0`` (prints ``LISTENING http://127.0.0.1:<port>``),
@@ -39,6 +40,7 @@ class EchoExecutor(AgentExecutor):
 
     def __init__(self, mode: str = "ok") -> None:
         self.mode = mode
+        self.contexts: set[str] = set()
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         text = context.get_user_input().strip()
@@ -59,6 +61,9 @@ class EchoExecutor(AgentExecutor):
             await updater.complete()
             return
         answer = f"Echo: {text}" if self.mode != "wrong_text" else f"Echo: {text[::-1]}"
+        if context.context_id in self.contexts:  # a later message of a conversation
+            answer += " (context kept)"
+        self.contexts.add(context.context_id or "")
         half = len(answer) // 2
         await updater.add_artifact([new_text_part(answer[:half])], artifact_id="answer", name="answer")
         await updater.add_artifact([new_text_part(answer[half:])], artifact_id="answer", name="answer",

@@ -33,9 +33,13 @@ def _sdk_app(url: str, mode: str) -> Any:
     from a2a.types import TaskState
     from starlette.applications import Starlette
 
+    seen: list[str] = []
+
     class Executor(AgentExecutor):
         async def execute(self, context: Any, queue: Any) -> None:
             text = context.get_user_input().strip()
+            again = " (context kept)" if context.context_id in seen else ""
+            seen.append(context.context_id)
             task = new_task_from_user_message(context.message)
             await queue.enqueue_event(task)
             ids = (task.id, task.context_id)
@@ -46,7 +50,7 @@ def _sdk_app(url: str, mode: str) -> Any:
             if text.startswith("data:"):
                 await queue.enqueue_event(new_data_artifact_update_event(*ids, "data", {"echo": text[5:].strip()}))
             else:
-                await queue.enqueue_event(new_text_artifact_update_event(*ids, "answer", f"Echo: {text}"))
+                await queue.enqueue_event(new_text_artifact_update_event(*ids, "answer", f"Echo: {text}{again}"))
             await queue.enqueue_event(new_text_status_update_event(*ids, TaskState.TASK_STATE_COMPLETED, ""))
 
         async def cancel(self, context: Any, queue: Any) -> None:
@@ -140,7 +144,7 @@ def _realtime_app(url: str, mode: str) -> Any:
 
 
 SERVERS = {
-    "COMPLIANCE_A2A_JSONRPC_URL": (_sdk_app, "a2a-jsonrpc.md", 4),
+    "COMPLIANCE_A2A_JSONRPC_URL": (_sdk_app, "a2a-jsonrpc.md", 5),
     "COMPLIANCE_A2A_WEBAGENTS_URL": (_webagents_app, "a2a-webagents.md", 3),
     "COMPLIANCE_REALTIME_URL": (_realtime_app, "realtime.md", 3),
 }

@@ -48,12 +48,14 @@ def agent(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
         server.shutdown()
 
 
-def run(pytester: pytest.Pytester, kind: str, *args: str) -> pytest.RunResult:
-    shutil.copy(EXAMPLES / AGENTS[kind][2], pytester.path / AGENTS[kind][2])
+def run(pytester: pytest.Pytester, kind: str, *args: str, timeout: str = "10") -> pytest.RunResult:
+    """The example file of ``kind`` (its ``timeout`` changed when asked) with strict checks only."""
+    text = (EXAMPLES / AGENTS[kind][2]).read_text().replace("\ntimeout: 10\n", f"\ntimeout: {timeout}\n")
+    (pytester.path / AGENTS[kind][2]).write_text(text)
     return run_pytest(pytester, "-p", "no:cacheprovider", "-v", "--semantictest-compliance-strict-only", *args)
 
 
-@pytest.mark.parametrize("kind, cases", [("jsonrpc", 4), ("webagents", 3), ("realtime", 3)])
+@pytest.mark.parametrize("kind, cases", [("jsonrpc", 5), ("webagents", 3), ("realtime", 3)])
 def test_the_example_files_pass_against_the_example_agents(pytester: pytest.Pytester, agent: Any, kind: str,
                                                            cases: int) -> None:
     agent(kind)
@@ -63,7 +65,7 @@ def test_the_example_files_pass_against_the_example_agents(pytester: pytest.Pyte
 def test_a2a_sdk_agent_wrong_text_fails_naming_the_text(pytester: pytest.Pytester, agent: Any) -> None:
     agent("jsonrpc", "wrong_text")
     result = run(pytester, "jsonrpc")
-    result.assert_outcomes(passed=2, failed=2)  # the data artifact and the failed task are still right
+    result.assert_outcomes(passed=2, failed=3)  # the data artifact and the failed task are still right
     result.stdout.fnmatch_lines(['reply text (line *): expected "Echo: Hello A2A", got "Echo: A2A olleH"'])
     result.stdout.fnmatch_lines(["*A2A exchange*", "*artifact-update x2*"])  # the timeline, deltas folded
 
@@ -78,15 +80,15 @@ def test_a2a_sdk_agent_without_final_event_fails_with_the_last_state(pytester: p
 def test_a2a_sdk_agent_json_rpc_error_fails_naming_the_error(pytester: pytest.Pytester, agent: Any) -> None:
     agent("jsonrpc", "rpc_error")
     result = run(pytester, "jsonrpc")
-    result.assert_outcomes(failed=4)  # case 4 expects a rejection, but a failed task (state: failed), not an error
+    result.assert_outcomes(failed=5)  # case 4 expects a rejection, but a failed task (state: failed), not an error
     result.stdout.fnmatch_lines(["*JSON-RPC error -32006: Agent should enqueue Task before TaskStatusUpdateEvent*"])
 
 
 def test_a2a_hang_is_an_error_at_the_case_timeout(pytester: pytest.Pytester, agent: Any) -> None:
     agent("webagents", "hang")
-    result = run(pytester, "webagents", "-k", "streams")
+    result = run(pytester, "webagents", "-k", "streams", timeout="2")
     result.assert_outcomes(errors=1, deselected=2)
-    result.stdout.fnmatch_lines(["*no final event within 9.5 s of the case's timeout of 10 s (a deadline for the "
+    result.stdout.fnmatch_lines(["*no final event within 1.8 s of the case's timeout of 2 s (a deadline for the "
                                  "whole exchange); last state: running*"])
 
 
@@ -127,7 +129,7 @@ def test_a_card_that_does_not_validate_fails(pytester: pytest.Pytester, agent: A
         result = run_pytest(pytester, "-p", "no:cacheprovider", "--semantictest-compliance-strict-only", "-k", "streamed")
     finally:
         server.shutdown()
-    result.assert_outcomes(failed=1, deselected=3)
+    result.assert_outcomes(failed=1, deselected=4)
     result.stdout.fnmatch_lines(["*the agent card at */.well-known/agent-card.json answered status 404*"])
 
 

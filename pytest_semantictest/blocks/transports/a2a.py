@@ -142,9 +142,11 @@ async def _jsonrpc(http: _Bounded, base: str, config: dict[str, Any], reply: Rep
     if config.get("body") is not None:
         await _jsonrpc_turn(http, url, config, config["body"], reply)
         return
+    turns = reply.extra.setdefault("turns", [])
     for text in _user_texts(config):  # one message a user turn, the context kept
-        reply.final = False
+        reply.final, start = False, len(reply.texts)
         await _jsonrpc_turn(http, url, config, _jsonrpc_body(config, text, reply.context_id), reply)
+        turns.append({"text": "".join(reply.texts[start:]), "state": reply.state, "final": reply.final})
         if reply.problems or reply.error:
             return
 
