@@ -102,10 +102,9 @@ class JudgedAssertions:
         if not isinstance(observed, dict) or not observed.get("ok"):
             return CheckResult(skipped="natural-language assertions not evaluated: no response")
         count = len(self.bullets)
-        request = bus.get("response.request") if observed.get("reply") is None else observed.get("request")
         try:
             completion = await ctx.llm.complete(
-                "judge", self.messages(request, observed), schema=verdict_schema(count),
+                "judge", self.messages(bus.get("response.request"), observed), schema=verdict_schema(count),
                 parse=lambda text: parse_verdicts(text, count), template=TEMPLATE,
             )
         except LLMError as exc:
@@ -136,6 +135,8 @@ class JudgedAssertions:
         from ..report.redact import Redactor
 
         redact = Redactor().data
+        if isinstance(observed.get("reply"), dict):  # a2a, realtime: what the transport step sent
+            request = observed.get("request")
         parts = ["## Test case\n" + "\n".join(f"{k}: {v}" for k, v in self.case.items() if v)]
         if isinstance(request, dict):
             lines = [f"{request.get('method', '')} {_path(request.get('url', ''))}".strip()]

@@ -1,9 +1,10 @@
 """A parsed compliance document compiled to the internal model (nothing here runs anything).
 
 Every case becomes: a ``MockData`` step showing the chosen variables (when it has any), a
-``ChatRequest`` step (output ``response``) and a ``ChatResponse`` step (output ``observed``),
-then checks: the response arrived and ``**Expected:**`` holds, the strict checks, the flow's
-handoff steps, and the natural-language assertions (one judge call).
+``ChatRequest`` step (output ``response``) and a ``ChatResponse`` step (output ``observed``) (an
+``a2a`` or ``realtime`` case: one ``TransportRequest`` step, :mod:`.transport`), then checks: the
+response arrived and ``**Expected:**`` holds, the strict checks, the flow's handoff steps, and the
+natural-language assertions (one judge call).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from ...errors import Problem
 from ...model import AgentRequirement, Case, Step, Suite
 from ...checks.judged import JudgedAssertions
 from .data import ComplianceCase, ComplianceFile
-from .models import DEFAULT_BASE_URL, SUPPORTED_TRANSPORTS, Document, Setup, TestCase
+from .models import DEFAULT_BASE_URL, Document, Setup, TestCase
 from .prose import condition_skip, flow_check
 from .request import build_request
 from .strict import ResponseCheck
@@ -63,11 +64,7 @@ def compile_document(doc: Document, settings: Settings) -> Suite:
     url = base_url(doc.setup, settings, doc.front.transport, doc.front.dialect)
     setup = doc.setup.model_copy(update={"base_url": url})
     front = doc.front
-    file_skip = None
-    if front.transport not in SUPPORTED_TRANSPORTS:
-        file_skip = f"transport '{front.transport}' not supported yet"
-    elif front.skip_reason:
-        file_skip = f"skip_reason: {front.skip_reason}"
+    file_skip = f"skip_reason: {front.skip_reason}" if front.skip_reason else None
     cases: list[Case] = []
     used: dict[str, int] = {}
     first_line: dict[str, int | None] = {}
@@ -94,9 +91,6 @@ def _case(tc: TestCase, node: str, doc: Document, setup: Setup, settings: Settin
     case = Case(id=node, name=node, steps=[], checks=[], line=tc.line, markers=markers,
                 timeout_s=doc.front.timeout, place=where, format_data=ComplianceCase(tc))
     case.barrier = _barrier(doc, tc)
-    if file_skip and doc.front.transport not in SUPPORTED_TRANSPORTS:
-        case.skip = file_skip  # its requests are not HTTP: nothing more to read
-        return case
     skip = file_skip or (condition_skip(tc.condition, setup) if tc.condition else None)
     completions = doc.front.transport == "completions"
     built, found = build_request(

@@ -20,7 +20,6 @@ DEFAULT_TIMEOUT_S = 60.0
 MAX_TIMEOUT_S = 86400.0
 """A day: a longer (or infinite) per-case timeout is a mistake, not a wish."""
 TRANSPORTS = ("completions", "realtime", "a2a")
-SUPPORTED_TRANSPORTS = TRANSPORTS
 
 
 def _as_list(value: Any) -> Any:
