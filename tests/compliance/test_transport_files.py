@@ -66,3 +66,31 @@ def test_a_disconnect_behaviour_is_not_silently_dropped_for_other_transports() -
     case = INPUT + "\n**Behavior:** Client disconnects after receiving 2 chunks\n"
     error = compiled(doc(case, transport="a2a")).cases[0].error or ""
     assert "for transport: completions only, not a2a" in error
+
+
+def test_a_failed_task_without_expected_fails_and_a_hang_never_passes_as_a_rejection() -> None:
+    from pytest_semantictest.formats.compliance.transport import ReplyCheck
+
+    def verdict(expected: str | None, **observed: object) -> tuple[list[str], str | None]:
+        result = ReplyCheck(expected).evaluate_sync({"observed": {"ok": True, "status": 200, **observed}})
+        return [f.message for f in result.failures], result.error
+
+    failed = {"reply": {"state": "failed", "error": "no such tool", "timeline": ["task.failed (state=failed)"]}}
+    messages, _ = verdict(None, **failed)
+    assert messages == ['the agent rejected the request (status 200, state failed): "no such tool"']
+    assert verdict("failure", **failed) == ([], None)
+    hung = {"ok": False, "timed_out": True, "failure": "no final event within 1.8 s", "reply": {"url": "http://x"}}
+    assert verdict("failure", **hung) == ([], "http://x: no final event within 1.8 s")
+    refused = {"ok": False, "status": 0, "failure": "cannot connect", "reply": {"url": "http://x"}}
+    assert verdict("failure", **refused) == ([], None) and verdict(None, **refused)[1] == "http://x: cannot connect"
+
+
+def test_unknown_a2a_results_are_kept_not_a_crash() -> None:
+    from pytest_semantictest.blocks.transports.a2a import _jsonrpc_payload
+    from pytest_semantictest.blocks.transports.reply import Reply
+
+    reply = Reply("a2a", "jsonrpc")
+    _jsonrpc_payload('{"jsonrpc": "2.0", "id": 1, "result": {"kind": "mystery", "x": 1}}', reply)
+    _jsonrpc_payload("not json", reply)
+    assert [e["kind"] for e in reply.events] == ["unknown:mystery", "unknown"]
+    assert reply.problems == [] and reply.as_dict()["timeline"] == ["unknown:mystery", "unknown: not json"]

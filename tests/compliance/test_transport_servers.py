@@ -165,5 +165,9 @@ def servers(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 def test_the_example_files_pass_against_independent_servers(pytester: pytest.Pytester, servers: None) -> None:
     for _, name, _ in SERVERS.values():
         shutil.copy(EXAMPLES / name, pytester.path / name)
-    result = run_pytest(pytester, "-p", "no:cacheprovider", "-v", "--semantictest-compliance-strict-only")
+    result = run_pytest(pytester, "-p", "no:cacheprovider", "-v", "--semantictest-compliance-strict-only",
+                        "--semantictest-results=results.jsonl")
     result.assert_outcomes(passed=sum(n for _, _, n in SERVERS.values()))
+    records = [json.loads(line) for line in (pytester.path / "results.jsonl").read_text().splitlines()]
+    realtime = next(r for r in records if r["name"] == "1. One user message, then a response")
+    assert "rate_limits.updated" in realtime["notes"][0]["text"]  # an event kind we do not know: kept, shown

@@ -10,6 +10,7 @@ passed is an ERROR, a JSON-RPC error, a stream or socket that ended before the f
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -41,8 +42,9 @@ def request_step(config: dict[str, Any], line: int | None, where: str) -> Step:
 class ReplyCheck:
     """The exchange completed as its transport defines, and ``**Expected:**`` holds.
 
-    ``failure``: the agent must reject the request (status >= 400, a JSON-RPC error, a failed task
-    or response, an ``error`` event, or the connection refused); ``success``: it must not.
+    ``failure``: the agent must reject the request (status >= 400, a JSON-RPC error, a failed or
+    rejected task or response, an ``error`` event, or the connection refused); ``success``, or no
+    ``**Expected:**``: it must not. A deadline that passed is an ERROR either way.
     """
 
     expected: str | None = None
@@ -65,22 +67,24 @@ class ReplyCheck:
         url = reply.get("url") or (observed.get("request") or {}).get("url") or "the server"
         rejected = (observed.get("status", 0) >= 400 or reply.get("error") is not None
                     or reply.get("state") in ("failed", "rejected"))
+        if observed.get("timed_out") or (not observed.get("ok") and self.expected != "failure"):
+            return CheckResult(error=f"{url}: {observed.get('failure') or observed.get('error') or 'no response'}")
         if self.expected == "failure":
-            if rejected or not observed.get("ok"):
+            if rejected or not observed.get("ok"):  # refused, or rejected by the agent
                 return CheckResult()
             return CheckResult([Failure("expected: failure", f"the agent accepted the request (state "
                                         f"{reply.get('state')}) but the case expects it to be rejected", "rejected",
                                         reply.get("state"), "rejected", self.line)])
-        if observed.get("timed_out") or not observed.get("ok"):
-            return CheckResult(error=f"{url}: {observed.get('failure') or observed.get('error') or 'no response'}")
         if observed.get("problem"):
             return CheckResult([Failure(f"{reply.get('transport')} exchange", str(observed["problem"]),
                                         "a completed exchange", reply.get("state"), None, self.line,
                                         {"events": _timeline(reply)})])
-        if self.expected == "success" and rejected:
-            return CheckResult([Failure("expected: success", f"the agent rejected the request (status "
-                                        f"{observed.get('status')}, state {reply.get('state')})", "accepted",
-                                        reply.get("state"), None, self.line)])
+        if rejected:  # without **Expected:** too: a failed task is never a pass
+            why = json.dumps(reply.get("error"), ensure_ascii=False) if reply.get("error") is not None else "no error given"
+            return CheckResult([Failure(f"expected: {self.expected or 'a completed exchange'}",
+                                        f"the agent rejected the request (status {observed.get('status')}, state "
+                                        f"{reply.get('state')}): {why}", "accepted", reply.get("state"), None,
+                                        self.line, {"events": _timeline(reply)})])
         return CheckResult()
 
 
