@@ -34,7 +34,7 @@ class TransportRequest(Block):
     concurrency_safe = True  # each case has its own connection
     resolve_config = False
     config_keys = frozenset({"transport", "dialect", "base_url", "url", "method", "headers", "body", "messages",
-                             "timeout", "check_card"})
+                             "agent", "timeout"})
     outputs = ("ok", "status", "stream", "reply", "content", "events", "tool_calls", "problem",
                "error", "timed_out", "request")
 

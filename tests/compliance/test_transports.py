@@ -207,3 +207,21 @@ def test_the_look_ahead_runs_transport_cases_at_once_with_the_verdicts_of_one_by
     (at_once, verdicts), (alone, one_by_one) = outcomes
     assert at_once >= 2 and alone == 1, (at_once, alone)
     assert [v.split()[-2] for v in verdicts] == [v.split()[-2] for v in one_by_one]
+
+
+@pytest.mark.parametrize("kind, dialect", [("jsonrpc", "jsonrpc"), ("webagents", "webagents")])
+def test_the_dialect_is_found_from_the_agent_card(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+                                                  kind: str, dialect: str) -> None:
+    """A file naming no dialect: the card the server has decides (COMPLIANCE_A2A_URL for every dialect)."""
+    from tests.compliance.conftest import doc
+
+    module = AGENTS[kind][0]
+    server, url = module.start_server(0)
+    monkeypatch.setenv("COMPLIANCE_A2A_URL", url)
+    case = (f'### 1. Hi\n\n**Input:** User sends "Hi" to `echo-agent`\n\n**Strict:**\n```yaml\nreply:\n'
+            f'  dialect: {dialect}\n  text: "Echo: Hi"\n```\n')
+    pytester.makefile(".md", found=doc(case, transport="a2a"))
+    try:
+        run_pytest(pytester, "-p", "no:cacheprovider").assert_outcomes(passed=1)
+    finally:
+        server.shutdown()

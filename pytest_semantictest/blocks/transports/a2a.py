@@ -47,8 +47,7 @@ async def a2a_exchange(client: httpx.AsyncClient, config: dict[str, Any], reply:
                           "name the dialect in the front matter (dialect: jsonrpc or dialect: webagents)")
             return
     reply.dialect = dialect
-    if config.get("check_card", True):
-        await _card(http, base, dialect, config, reply)
+    await _card(http, base, dialect, config, reply)
     if dialect == "jsonrpc":
         await _jsonrpc(http, base, config, reply)
     else:
