@@ -94,3 +94,27 @@ def test_unknown_a2a_results_are_kept_not_a_crash() -> None:
     _jsonrpc_payload("not json", reply)
     assert [e["kind"] for e in reply.events] == ["unknown:mystery", "unknown"]
     assert reply.problems == [] and reply.as_dict()["timeline"] == ["unknown:mystery", "unknown: not json"]
+
+
+def test_realtime_text_from_done_events_and_calls_from_response_done() -> None:
+    """A server that sends no deltas: the text of ``response.text.done`` (once), a function call listed only
+    in ``response.done``'s output; a failed response's details are its error."""
+    from pytest_semantictest.blocks.transports.realtime import _fold
+    from pytest_semantictest.blocks.transports.reply import Reply
+
+    reply = Reply("realtime", "realtime")
+    call = {"type": "function_call", "name": "lookup", "call_id": "c9", "arguments": '{"q": "x"}'}
+    for kind, event in [("response.created", {"response": {"id": "r1"}}),
+                        ("response.output_text.done", {"text": "whole answer"}),
+                        ("response.done", {"response": {"status": "completed", "output": [call]}}),
+                        ("response.created", {"response": {"id": "r2"}}),
+                        ("response.text.delta", {"delta": "part"}),
+                        ("response.text.done", {"text": "part"}),
+                        ("response.done", {"response": {"status": "failed", "status_details": {"why": "quota"}}})]:
+        _fold(reply, kind, event)
+    shaped = reply.as_dict()
+    assert shaped["text"] == "whole answerpart"
+    assert shaped["responses"] == [{"id": "r1", "text": "whole answer", "status": "completed"},
+                                   {"id": "r2", "text": "part", "status": "failed"}]
+    assert shaped["tool_calls"] == [{"name": "lookup", "call_id": "c9", "arguments": {"q": "x"}}]
+    assert shaped["state"] == "failed" and shaped["error"] == {"why": "quota"} and "deltas" not in shaped

@@ -102,13 +102,13 @@ def _fold(reply: Reply, kind: str, event: dict[str, Any]) -> None:
     if kind == "response.created":
         reply.state = str((event.get("response") or {}).get("status") or "in_progress")
         turn.append({"id": (event.get("response") or {}).get("id"), "text": "", "status": reply.state})
-        reply.extra["deltas"] = False
+        reply.deltas = False
     elif kind in TEXT_DELTAS:
         reply.texts.append(str(event.get("delta", "")))
-        reply.extra["deltas"] = True
+        reply.deltas = True
         if turn:
             turn[-1]["text"] += str(event.get("delta", ""))
-    elif kind in TEXT_DONE and not reply.extra.get("deltas"):
+    elif kind in TEXT_DONE and not reply.deltas:
         reply.texts.append(str(event.get("text", "")))
         if turn:
             turn[-1]["text"] += str(event.get("text", ""))

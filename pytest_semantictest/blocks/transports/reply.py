@@ -49,6 +49,9 @@ class Reply:
     error: Any = None
     problems: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+    """More of the reply's shape (Realtime ``responses``, A2A ``turns``)."""
+    deltas: bool = False
+    """Text deltas arrived for the current response (then its ``.done`` text is not added again)."""
 
     def event(self, kind: str, payload: Any) -> None:
         self.events.append({"kind": kind, "type": kind, "data": payload})
