@@ -3,7 +3,11 @@
 Unless a server is configured (``--semantictest-compliance-base-url``, its ini key,
 ``COMPLIANCE_BASE_URL`` or ``BASE_URL``), this starts the example server in the pytest process on a
 free port, points the plugin at it and gives the auth placeholders (``{valid_jwt_token}``, ...)
-tokens minted with the example server's key. It also shows the hooks a project implements:
+tokens minted with the example server's key. Unless ``COMPLIANCE_A2A_JSONRPC_URL``,
+``COMPLIANCE_A2A_WEBAGENTS_URL`` (or ``COMPLIANCE_A2A_URL``) and ``COMPLIANCE_REALTIME_URL`` name other
+agents, it starts the example A2A agents (a2a-sdk's server, the WebAgents dialect) and the Realtime
+agent for ``a2a-jsonrpc.md``, ``a2a-webagents.md`` and ``realtime.md``. It also shows the hooks a
+project implements:
 
 - ``pytest_semantictest_compliance_setup``: create every agent of a file's ``## Setup`` on the server;
 - ``pytest_runtest_setup`` / ``pytest_runtest_teardown``: apply a case's own ``**Setup:**`` (agents
