@@ -121,6 +121,7 @@ class Server:
     def shutdown(self) -> None:
         self.server.should_exit = True
         self.thread.join(5)
+        self.socket.close()  # uvicorn leaves a socket it was given open
 
 
 def start_server(port: int = 0, mode: str = "ok") -> tuple[Server, str]:
