@@ -26,12 +26,6 @@ AGENTS: dict[str, tuple[Any, str, str]] = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _no_transport_urls(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("COMPLIANCE_A2A_URL", "COMPLIANCE_REALTIME_URL", *(v[1] for v in AGENTS.values())):
-        monkeypatch.delenv(name, raising=False)
-
-
 @pytest.fixture
 def agent(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     """``agent(kind, mode)`` starts that example agent (a broken copy for a mode) and points its files at it."""
