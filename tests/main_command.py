@@ -24,7 +24,7 @@ def environment() -> dict[str, str]:
     """This session's environment without its OpenAI, pytest and agent-address variables (a test may have
     set them), the LLM at :data:`DEAD_LLM`."""
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("OPENAI_", "PYTEST_", "BASE_URL", "HIGHBAR_TRACES_URL"))}
+           if not k.startswith(("OPENAI_", "PYTEST_", "BASE_URL", "HIGHBAR_TRACES_URL", "COMPLIANCE_"))}
     env["OPENAI_BASE_URL"] = DEAD_LLM
     return env
 

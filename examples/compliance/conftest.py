@@ -3,7 +3,11 @@
 Unless a server is configured (``--semantictest-compliance-base-url``, its ini key,
 ``COMPLIANCE_BASE_URL`` or ``BASE_URL``), this starts the example server in the pytest process on a
 free port, points the plugin at it and gives the auth placeholders (``{valid_jwt_token}``, ...)
-tokens minted with the example server's key. It also shows the hooks a project implements:
+tokens minted with the example server's key. Unless ``COMPLIANCE_A2A_JSONRPC_URL``,
+``COMPLIANCE_A2A_WEBAGENTS_URL`` (or ``COMPLIANCE_A2A_URL``) and ``COMPLIANCE_REALTIME_URL`` name other
+agents, it starts the example A2A agents (a2a-sdk's server, the WebAgents dialect) and the Realtime
+agent for ``a2a-jsonrpc.md``, ``a2a-webagents.md`` and ``realtime.md``. It also shows the hooks a
+project implements:
 
 - ``pytest_semantictest_compliance_setup``: create every agent of a file's ``## Setup`` on the server;
 - ``pytest_runtest_setup`` / ``pytest_runtest_teardown``: apply a case's own ``**Setup:**`` (agents
@@ -32,9 +36,30 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "agents"))
 _state: dict[str, Any] = {"server": None, "url": None, "undo": []}
 
 
+_TRANSPORT_AGENTS = {  # the example agent of each transport, unless its URL is set already
+    "COMPLIANCE_A2A_JSONRPC_URL": "a2a_sdk_agent",
+    "COMPLIANCE_A2A_WEBAGENTS_URL": "a2a_webagents_agent",
+    "COMPLIANCE_REALTIME_URL": "realtime_agent",
+}
+_transport_servers: list[tuple[str, Any]] = []
+
+
+def _start_transport_agents() -> None:
+    """The A2A (a2a-sdk and WebAgents dialects) and Realtime example agents, for the files naming them."""
+    import importlib
+
+    for variable, module in _TRANSPORT_AGENTS.items():
+        if os.environ.get(variable) or os.environ.get(variable.replace("_JSONRPC", "").replace("_WEBAGENTS", "")):
+            continue
+        server, url = importlib.import_module(module).start_server(0)
+        os.environ[variable] = url
+        _transport_servers.append((variable, server))
+
+
 def pytest_configure(config: pytest.Config) -> None:
     from pytest_semantictest.api import option, set_default
 
+    _start_transport_agents()
     if _state["server"] is not None or option(config, "compliance-base-url"):
         return
     if os.environ.get("COMPLIANCE_BASE_URL") or os.environ.get("BASE_URL"):
@@ -60,6 +85,10 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    while _transport_servers:
+        variable, transport_server = _transport_servers.pop()
+        transport_server.shutdown()
+        os.environ.pop(variable, None)
     server = _state["server"]
     if server is not None:
         server.shutdown()

@@ -25,6 +25,7 @@ _BUILTIN: dict[str, str] = {
     "SimulatedConversation": "simulated_conversation:SimulatedConversation",
     "ChatRequest": "chat_request:ChatRequest",
     "ChatResponse": "chat_response:ChatResponse",
+    "TransportRequest": "transport_request:TransportRequest",
 }
 
 _registered: dict[str, type[Block]] = {}

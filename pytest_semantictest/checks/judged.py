@@ -167,9 +167,15 @@ class JudgedAssertions:
     def messages(self, request: Any, observed: dict[str, Any]) -> list[dict[str, str]]:
         from ..report.redact import mask_headers
 
+        if isinstance(observed.get("reply"), dict):  # a2a, realtime: what the transport step sent
+            request = observed.get("request")
         parts = ["## Test case\n" + "\n".join(f"{k}: {v}" for k, v in self.case.items() if v)]
         if isinstance(request, dict):
             lines = [f"{request.get('method', '')} {_path(request.get('url', ''))}".strip()]
+            if request.get("transport"):  # a2a, realtime: the transport, and the messages of a shorthand
+                lines = [f"transport {request['transport']}" + (f" ({request['dialect']})" if request.get("dialect") else "")
+                         + (f": {lines[0]}" if request.get("url") else "")]
+                lines += [f"{m.get('role')}: {m.get('content')}" for m in request.get("messages") or []]
             lines += [f"{k}: {v}" for k, v in (mask_headers(request.get("headers")) or {}).items()]
             if request.get("body") is not None:
                 lines.append("\n" + _text(request.get("body")))
@@ -196,7 +202,27 @@ def _text(value: Any) -> str:
     return text if len(text) <= BODY_LIMIT else text[:BODY_LIMIT] + f"\n... ({len(text) - BODY_LIMIT} more characters)"
 
 
+REPLY_FIELDS = ("dialect", "state", "final", "text", "data", "tool_calls", "error", "problem")
+
+
+def _reply(reply: dict[str, Any]) -> str:
+    """An a2a or realtime reply as assembled, without the ids each run draws anew (the cache key)."""
+    lines = [f"status: {reply.get('status')}"]
+    lines += [f"{key}: {json.dumps(reply.get(key), ensure_ascii=False, default=str)}" for key in REPLY_FIELDS
+              if reply.get(key) not in (None, [], "")]
+    artifacts = [{k: v for k, v in a.items() if k in ("name", "parts", "type", "data", "mimeType")}
+                 for a in reply.get("artifacts") or [] if isinstance(a, dict)]
+    if artifacts:
+        lines.append("artifacts:\n" + _text(artifacts))
+    if reply.get("responses"):
+        lines.append("responses:\n" + _text([{k: r.get(k) for k in ("text", "status")} for r in reply["responses"]]))
+    lines.append("events, in order (deltas folded):\n" + "\n".join(reply.get("timeline") or ["(none)"]))
+    return "\n".join(lines)
+
+
 def _response(observed: dict[str, Any]) -> str:
+    if isinstance(observed.get("reply"), dict):
+        return _reply(observed["reply"])
     lines = [f"status: {observed.get('status')}", f"content-type: {observed.get('content_type') or '(none)'}"]
     headers = {k: v for k, v in (observed.get("headers") or {}).items() if k.startswith(("www-", "x-")) or k == "location"}
     lines += [f"{k}: {v}" for k, v in headers.items()]

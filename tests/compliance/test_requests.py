@@ -250,10 +250,16 @@ def test_conditions_are_evaluated_against_the_setup(condition: str, skip: str | 
 
 
 @pytest.mark.parametrize("transport", ["a2a", "realtime"])
-def test_unsupported_transports_are_collected_and_skipped(transport: str) -> None:
-    case = "### 1. Over A2A\n\n**Request:**\nSEND task to `agent` over the wire\n"
-    suite = compiled(doc(case, transport=transport))
-    assert [c.skip for c in suite.cases] == [f"transport '{transport}' not supported yet"]
+def test_other_transports_are_read_like_completions_never_skipped(transport: str) -> None:
+    """No case is skipped for its transport: its request is read as written (an unreadable one is its ERROR)."""
+    bad = "### 1. Over the wire\n\n**Request:**\nSEND task to `agent` over the wire\n"
+    good = f"### 2. Input\n\n**Input:** User sends \"Hi\" to `agent`\n"
+    suite = compiled(doc(bad + good, transport=transport))
+    assert [c.skip for c in suite.cases] == [None, None]
+    assert "cannot read the request line" in (suite.cases[0].error or "")
+    step = suite.cases[1].steps[-1]
+    assert step.block == "TransportRequest" and step.config["transport"] == transport
+    assert step.config["messages"] == [{"role": "user", "content": "Hi"}]
 
 
 def test_skip_reason_tags_and_timeout() -> None:

@@ -127,14 +127,15 @@ def test_timeout_per_case(pytester: pytest.Pytester, slow_server: str) -> None:
     result.stdout.fnmatch_lines(["*1. Slow*", "*timed out after 0.5 s*"])
 
 
-def test_other_transports_are_skipped(pytester: pytest.Pytester) -> None:
-    case = "### 1. Send a task\n\n**Request:**\ntasks/send to `agent`\n\n**Assertions:**\n- The task completes\n"
+def test_other_transports_are_not_skipped(pytester: pytest.Pytester) -> None:
+    """A case of another transport runs (here: nothing listens, so each is an ERROR naming the address)."""
+    case = "### 1. Send a task\n\n**Input:** User sends \"Hi\" to `agent`\n\n**Assertions:**\n- The task completes\n"
     for transport in ("a2a", "realtime"):
         pytester.makefile(".md", **{transport: doc(case, name=transport, transport=transport)})
     result = run(pytester, "http://127.0.0.1:9")
-    result.assert_outcomes(skipped=2)
-    result.stdout.fnmatch_lines(["SKIPPED ?1? a2a.md:*: transport 'a2a' not supported yet",
-                                 "SKIPPED ?1? realtime.md:*: transport 'realtime' not supported yet"])
+    result.assert_outcomes(errors=2)
+    result.stdout.fnmatch_lines(["*cannot connect to http://127.0.0.1:9: ConnectError*"])
+    result.stdout.fnmatch_lines(["*ws://127.0.0.1:9/realtime: cannot connect to*"])
 
 
 def test_skip_reason_and_markers(pytester: pytest.Pytester, server: compliance_server.ComplianceServer) -> None:

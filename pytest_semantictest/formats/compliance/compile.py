@@ -1,9 +1,10 @@
 """A parsed compliance document compiled to the internal model (nothing here runs anything).
 
 Every case becomes: a ``MockData`` step showing the chosen variables (when it has any), a
-``ChatRequest`` step (output ``response``) and a ``ChatResponse`` step (output ``observed``),
-then checks: the response arrived and ``**Expected:**`` holds, the strict checks, the flow's
-handoff steps, and the natural-language assertions (one judge call).
+``ChatRequest`` step (output ``response``) and a ``ChatResponse`` step (output ``observed``) (an
+``a2a`` or ``realtime`` case: one ``TransportRequest`` step, :mod:`.transport`), then checks: the
+response arrived and ``**Expected:**`` holds, the strict checks, the flow's handoff steps, and the
+natural-language assertions (one judge call).
 """
 
 from __future__ import annotations
@@ -19,11 +20,12 @@ from ...errors import Problem
 from ...model import AgentRequirement, Case, Step, Suite
 from ...checks.judged import JudgedAssertions
 from .data import ComplianceCase, ComplianceFile
-from .models import DEFAULT_BASE_URL, SUPPORTED_TRANSPORTS, Document, Setup, TestCase
+from .models import DEFAULT_BASE_URL, Document, Setup, TestCase
 from .prose import condition_skip, flow_check
 from .request import build_request
 from .strict import ResponseCheck
 from .strict_yaml import compile_strict
+from .transport import ReplyCheck, request_step, transport_url
 
 FORMAT = "compliance"
 
@@ -49,22 +51,20 @@ class ComplianceWarning(UserWarning):
     """Something a compliance file does that runs, but not quite as written (pytest's warnings summary)."""
 
 
-def base_url(setup: Setup, settings: Settings) -> str:
+def base_url(setup: Setup, settings: Settings, transport: str = "completions", dialect: str | None = None) -> str:
     declared = setup.environment.get("BASE_URL")
-    return settings.base_url or (declared.default if declared and declared.default else None) or DEFAULT_BASE_URL
+    return (transport_url(transport, dialect, settings.env) or settings.base_url
+            or (declared.default if declared and declared.default else None) or DEFAULT_BASE_URL)
 
 
 def compile_document(doc: Document, settings: Settings) -> Suite:
     """The Suite for ``doc``. Problems of the file were raised by the parser; a problem confined to one
     case (its text, its strict block, its request, a ``{placeholder}`` with no value) is that case's
     ``error``: it ERRORs before anything is sent, the other cases run."""
-    setup = doc.setup.model_copy(update={"base_url": base_url(doc.setup, settings)})
+    url = base_url(doc.setup, settings, doc.front.transport, doc.front.dialect)
+    setup = doc.setup.model_copy(update={"base_url": url})
     front = doc.front
-    file_skip = None
-    if front.transport not in SUPPORTED_TRANSPORTS:
-        file_skip = f"transport '{front.transport}' not supported yet"
-    elif front.skip_reason:
-        file_skip = f"skip_reason: {front.skip_reason}"
+    file_skip = f"skip_reason: {front.skip_reason}" if front.skip_reason else None
     cases: list[Case] = []
     used: dict[str, int] = {}
     first_line: dict[str, int | None] = {}
@@ -91,17 +91,17 @@ def _case(tc: TestCase, node: str, doc: Document, setup: Setup, settings: Settin
     case = Case(id=node, name=node, steps=[], checks=[], line=tc.line, markers=markers,
                 timeout_s=doc.front.timeout, place=where, format_data=ComplianceCase(tc))
     case.barrier = _barrier(doc, tc)
-    if file_skip and doc.front.transport not in SUPPORTED_TRANSPORTS:
-        case.skip = file_skip  # its requests are not HTTP: nothing more to read
-        return case
     skip = file_skip or (condition_skip(tc.condition, setup) if tc.condition else None)
+    completions = doc.front.transport == "completions"
     built, found = build_request(
         tc, setup, base_url=setup.base_url, api_key=settings.api_key, timeout_ms=int(doc.front.timeout * 1000),
         values=settings.values, env=settings.env, where=where, seed=f"{doc.front.name}::{node}",
         need_values=skip is None,  # a skipped case needs no token to run, only to be well written
+        transport=None if completions else {"transport": doc.front.transport, "dialect": doc.front.dialect,
+                                            "base_url": setup.base_url},
     )
     problems = [*tc.problems, *found]
-    checks: list[Any] = [ResponseCheck(tc.expected, tc.line)]
+    checks: list[Any] = [ResponseCheck(tc.expected, tc.line) if completions else ReplyCheck(tc.expected, tc.line)]
     if tc.strict is not None:
         strict, found = compile_strict(tc.strict, where)
         problems.extend(found)
@@ -126,6 +126,9 @@ def _case(tc: TestCase, node: str, doc: Document, setup: Setup, settings: Settin
         if built.variables:
             case.steps.append(Step("MockData", "variables", None, {"data": built.variables}, "variables", tc.line, where))
         line = tc.request.line if tc.request else tc.input.line if tc.input else tc.line
+        if not completions:  # a2a, realtime: one step reads the whole exchange into the reply
+            case.steps.append(request_step(built.config, line, where))
+            return case
         case.steps.append(Step("ChatRequest", "request", None, built.config, "response", line, where))
         case.steps.append(Step("ChatResponse", "observe", None, {"from": "response"}, "observed", line, where))
     return case

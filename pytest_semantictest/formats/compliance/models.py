@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ...errors import Problem, clip
 from ..source import nearest_line
@@ -20,7 +20,6 @@ DEFAULT_TIMEOUT_S = 60.0
 MAX_TIMEOUT_S = 86400.0
 """A day: a longer (or infinite) per-case timeout is a mistake, not a wish."""
 TRANSPORTS = ("completions", "realtime", "a2a")
-SUPPORTED_TRANSPORTS = ("completions",)
 
 
 def _as_list(value: Any) -> Any:
@@ -36,12 +35,21 @@ class FrontMatter(BaseModel):
     name: str = Field(min_length=1)
     version: str
     transport: Literal["completions", "realtime", "a2a"]
+    dialect: Literal["jsonrpc", "webagents"] | None = None
+    """A2A only: which A2A the agent speaks (else detected from the request or the agent card)."""
     type: Literal["single-agent", "multi-agent"] = "single-agent"
     tags: list[str] = Field(default_factory=list)
     timeout: float = Field(default=DEFAULT_TIMEOUT_S, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
     depends_on: list[str] = Field(default_factory=list)
     skip_reason: str | None = None
     description: str | None = None
+
+    @model_validator(mode="after")
+    def _dialect_is_a2a(self) -> FrontMatter:
+        if self.dialect is not None and self.transport != "a2a":
+            raise ValueError(f"dialect is for transport: a2a (jsonrpc or webagents); remove it from this "
+                             f"'{self.transport}' file")
+        return self
 
     @field_validator("version", mode="before")
     @classmethod

@@ -31,7 +31,7 @@ from .markdown import (
     tokenize,
     unquote,
 )
-from .models import SUPPORTED_TRANSPORTS, Document, EnvVar, FrontMatter, Setup
+from .models import Document, EnvVar, FrontMatter, Setup
 
 MAX_BYTES = 5 * 1024 * 1024
 _CASE_HEADING = re.compile(r"^(?:(\d+)\s*[.):-]\s*)?(.*)$")
@@ -53,8 +53,6 @@ def parse_text(text: str, path: Path | str) -> Document:
     setup = _setup(_find(roots, "setup"), problems)
     setup.document, setup.path = (front.name if front else ""), str(path)
     cases = _cases(_find(roots, "test cases"), roots, body_start + 1, problems)
-    if front is not None and front.transport not in SUPPORTED_TRANSPORTS:  # its cases are skipped, not read
-        problems = [p for p in problems if not p.place.startswith("case")]
     if problems or front is None:
         raise SpecError(str(path), sorted(problems, key=lambda p: p.line or 0))
     return Document(

@@ -53,8 +53,9 @@ class Built:
 
 class _Builder:
     def __init__(self, case: TestCase, setup: Setup, values: Mapping[str, str], env: Mapping[str, str],
-                 where: str, seed: str, need_values: bool = True) -> None:
+                 where: str, seed: str, need_values: bool = True, transport: dict[str, Any] | None = None) -> None:
         self.case, self.setup, self.values, self.env = case, setup, values, env
+        self.transport = transport  # a2a/realtime: {"transport", "dialect", "base_url"}
         self.where, self.seed, self.need_values = where, seed, need_values
         self.problems: list[Problem] = []
         self.missing: dict[str, Problem] = {}
@@ -169,6 +170,9 @@ class _Builder:
 
     def build(self, base_url: str, api_key: str | None, timeout_ms: int) -> Built:
         self.choose_variables()
+        if self.transport is not None and disconnect_after(self.case.behavior) is not None:
+            self.problem(f"a client that disconnects after N chunks is performed for transport: completions only, "
+                         f"not {self.transport['transport']}: say it in **Notes:** for the judge instead", self.case.line)
         request = self.case.request
         if request is None:
             return self.chat(base_url, api_key, timeout_ms)
@@ -188,7 +192,19 @@ class _Builder:
         config = {"method": request.method, "url": _url(base_url, path), "headers": headers, "timeout": timeout_ms}
         if body is not None:
             config["body"] = body
+        if self.transport is not None:
+            if self.transport["transport"] == "realtime":
+                self.realtime_request(request.method, body, request.line)
+            return Built({**self.transport, **config}, dict(self.variables))
         return Built(self.disconnect(config), dict(self.variables))
+
+    def realtime_request(self, method: str, body: Any, line: int | None) -> None:
+        """A realtime request opens a WebSocket (an HTTP GET upgraded) and sends the body's client events."""
+        if method != "GET":
+            self.problem(f"a realtime request opens a WebSocket: write GET `/realtime`, not {method}", line)
+        if not (isinstance(body, list) and body and all(isinstance(e, dict) and "type" in e for e in body)):
+            self.problem("a realtime request's body is a JSON array of client events, each with a \"type\" "
+                         "(conversation.item.create, response.create, ...)", line)
 
     def disconnect(self, config: dict[str, Any]) -> dict[str, Any]:
         """``disconnect_after`` and the ``follow_up`` request when the behaviour says the client goes away."""
@@ -245,6 +261,10 @@ class _Builder:
                 return Built(skip="the case has no **Request:** or **Input:** (nothing to send)")
         body: dict[str, Any] = {"model": self.fill_variables(agent, None),
                                 "messages": [{**m, "content": self.fill_variables(m["content"], None)} for m in messages]}
+        if self.transport is not None:  # the transport's client turns the messages into its own requests
+            headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+            return Built({**self.transport, "agent": body["model"], "messages": body["messages"], "headers": headers,
+                          "timeout": timeout_ms}, dict(self.variables))
         if wants_stream(self.case.strict) or disconnect_after(self.case.behavior) is not None:
             body["stream"] = True
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
@@ -292,8 +312,10 @@ def _url(base_url: str, path: str) -> str:
 
 def build_request(case: TestCase, setup: Setup, *, base_url: str, api_key: str | None, timeout_ms: int,
                   values: Mapping[str, str], env: Mapping[str, str], where: str, seed: str,
-                  need_values: bool = True) -> tuple[Built, list[Problem]]:
-    builder = _Builder(case, setup, values, env, where, seed, need_values)
+                  need_values: bool = True, transport: dict[str, Any] | None = None) -> tuple[Built, list[Problem]]:
+    """The case's request; ``transport`` (a2a, realtime: its name, dialect and base URL) makes it a
+    TransportRequest config instead of a chat completions request."""
+    builder = _Builder(case, setup, values, env, where, seed, need_values, transport)
     built = builder.build(base_url, api_key, timeout_ms)
     built.missing = list(builder.missing.values())
     return built, builder.problems

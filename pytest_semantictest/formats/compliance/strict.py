@@ -126,6 +126,10 @@ class DocCheck(_Base):
 
 
 def _document(observed: dict[str, Any], source: str) -> Any:
+    if observed.get("reply") is not None and source in ("reply", "body"):  # a2a, realtime: the assembled reply
+        return observed["reply"]
+    if source == "reply":
+        return "only a2a and realtime cases have a reply: check a completions response with body"
     if source == "final_chunk":
         if not observed.get("stream"):
             return f"the response is not an SSE stream ({content_type_text(observed)}), so it has no final chunk"

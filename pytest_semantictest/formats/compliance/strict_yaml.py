@@ -15,7 +15,7 @@ from .models import Strict
 from .strict import ChunksCheck, DocCheck, Entry, EventsCheck, EventTypeCheck, ValueCheck, check_path, content_type_text
 
 KEYS = ("status", "headers", "body", "format", "content_type", "chunks", "final_chunk", "final_event", "events",
-        "concatenated_content", "response")
+        "concatenated_content", "response", "reply")
 RESPONSE_KEYS = ("status", "content", "agent", "headers", "body", "content_type")
 STREAM_KEYS = frozenset({"chunks", "final_chunk", "final_event", "concatenated_content"})
 FORMATS = ("sse", "json")
@@ -103,6 +103,10 @@ class _Compiler:
 
     def _final_chunk(self, path: tuple[str | int, ...], value: Any) -> None:
         self._body(path, value, "final_chunk")
+
+    def _reply(self, path: tuple[str | int, ...], value: Any) -> None:
+        """An a2a or realtime case's assembled reply (state, text, events[*].kind, artifacts, ...)."""
+        self._body(path, value, "reply")
 
     def _format(self, path: tuple[str | int, ...], value: Any) -> None:
         if value not in FORMATS:

@@ -1,0 +1,104 @@
+"""TransportRequest: a compliance case's exchange over ``a2a`` or ``realtime``, read into one reply.
+
+Config (written by the compliance compiler, never resolved): ``transport`` (``a2a``,
+``realtime``), ``dialect`` (A2A: ``jsonrpc``, ``webagents``, or absent to detect), ``base_url``,
+and either ``url``/``method``/``headers``/``body`` (a ``**Request:**``) or ``messages`` (an
+``**Input:**``); ``timeout`` (ms): a deadline for the whole exchange.
+
+Output, the shape the compliance checks read (the ``observed`` slot): ``ok`` (the exchange ran to
+its end or broke; False when nothing answered or the deadline passed), ``status``, ``stream``
+(False), ``reply`` (the assembled reply, which ``body:`` and ``reply:`` strict paths address,
+:mod:`.transports.reply`), ``content`` (its text), ``events``, ``tool_calls``, ``problem``,
+``error``, ``timed_out``, ``request``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..evidence import Note
+from ..model import StepTrace
+from .base import Block
+from .transports.reply import Reply, last_state
+
+if TYPE_CHECKING:
+    from ..engine.runner import StepContext
+
+DEFAULT_TIMEOUT_MS = 60_000
+
+
+class TransportRequest(Block):
+    name = "TransportRequest"
+    concurrency_safe = True  # each case has its own connection
+    resolve_config = False
+    config_keys = frozenset({"transport", "dialect", "base_url", "url", "method", "headers", "body", "messages",
+                             "agent", "timeout"})
+    outputs = ("ok", "status", "stream", "reply", "content", "events", "tool_calls", "problem",
+               "error", "timed_out", "request")
+
+    async def process(self, inputs: dict[str, Any], ctx: StepContext) -> dict[str, Any]:
+        transport = str(self.config.get("transport"))
+        reply = Reply(transport, "realtime" if transport == "realtime" else str(self.config.get("dialect") or ""))
+        redactor = getattr(getattr(ctx, "run_context", None), "redactor", None)
+        if redactor is not None:  # a value sent in a secret-looking header is a secret
+            redactor.learn({"headers": dict(self.config.get("headers") or {})})
+        ms = float(self.config.get("timeout") or DEFAULT_TIMEOUT_MS)
+        seconds = (ms - min(500.0, ms / 10)) / 1000  # ends before the case's timeout, so the cause is named
+        timed_out = False
+        failure: str | None = None
+        import httpx
+
+        try:
+            async with asyncio.timeout(seconds):
+                await self._exchange(ctx, reply)
+        except (TimeoutError, httpx.TimeoutException):  # also the HTTP layer's DeadlineExceeded
+            timed_out = True
+            failure = (f"no final event within {seconds:g} s of the case's timeout of {ms / 1000:g} s (a deadline for "
+                       f"the whole exchange); last state: {last_state(reply)}")
+        except (OSError, httpx.TransportError) as exc:
+            failure = f"cannot connect to {reply.url or self.config.get('base_url')}: {type(exc).__name__}: {exc}"
+        except Exception as exc:  # httpx's and websockets' own errors: named, never a crash
+            failure = f"{type(exc).__name__}: {exc}".rstrip(": ")
+        return self._output(reply, failure, timed_out)
+
+    async def _exchange(self, ctx: StepContext, reply: Reply) -> None:
+        from .transports.a2a import a2a_exchange
+        from .transports.realtime import realtime_exchange
+
+        if self.config.get("transport") == "realtime":
+            await realtime_exchange(dict(self.config), reply)
+        else:
+            await a2a_exchange(ctx.http, dict(self.config), reply)
+
+    def _output(self, reply: Reply, failure: str | None, timed_out: bool) -> dict[str, Any]:
+        data = reply.as_dict()
+        ok = failure is None and (reply.status != 0 or bool(reply.problems))
+        return {
+            "ok": ok, "status": reply.status, "stream": False, "reply": data,
+            "content": data["text"], "events": data["events"], "tool_calls": data["tool_calls"],
+            "problem": data["problem"], "error": failure or data["error"], "failure": failure,
+            "timed_out": timed_out, "request": self.sent(), "url": reply.url,
+        }
+
+    def sent(self) -> dict[str, Any]:
+        keys = ("transport", "dialect", "url", "method", "headers", "body", "messages")
+        return {key: self.config[key] for key in keys if self.config.get(key) is not None}
+
+    def error_output(self, inputs: dict[str, Any], message: str) -> dict[str, Any]:
+        return {"ok": False, "status": 0, "error": message, "failure": message, "request": self.sent()}
+
+    @classmethod
+    def evidence_of(cls, trace: StepTrace) -> list[Any]:
+        """The exchange as a timeline of its events (deltas folded), with its state and text."""
+        out = trace.output
+        if not isinstance(out, Mapping) or not isinstance(out.get("reply"), Mapping):
+            return []
+        reply = out["reply"]
+        fields = {key: reply.get(key) for key in ("url", "dialect", "status", "state", "final", "text", "problem",
+                                                  "error") if reply.get(key) not in (None, "")}
+        if out.get("failure"):
+            fields["failure"] = out["failure"]
+        title = "Realtime session" if reply.get("transport") == "realtime" else "A2A exchange"
+        return [Note(title, fields, "\n".join(reply.get("timeline") or []) or "(no events)")]

@@ -1,0 +1,137 @@
+"""A Realtime API client for compliance cases (the OpenAI Realtime protocol over a WebSocket, as the
+WebAgents SDK serves it at ``/realtime``), on the ``websockets`` package.
+
+A case opens one socket (one session: every turn of a multi-turn case shares it), waits for
+``session.created``, then sends its client events in order; after each ``response.create`` it reads
+server events until that response's ``response.done`` (or an ``error`` event) before it sends the
+next. The client events are the case's own (a ``**Request:**`` whose body is a JSON array of
+events) or the shorthand of an ``**Input:**``: each user message becomes a
+``conversation.item.create`` and a ``response.create`` (an ``Agent:`` line of a conversation an
+assistant item, without a response).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .reply import Reply, last_state
+
+TEXT_DELTAS = frozenset({"response.text.delta", "response.output_text.delta", "response.audio_transcript.delta"})
+TEXT_DONE = frozenset({"response.text.done", "response.output_text.done"})
+
+
+def client_events(config: dict[str, Any]) -> list[dict[str, Any]]:
+    """The events the case sends: its own, or the shorthand's."""
+    body = config.get("body")
+    if isinstance(body, list):
+        return [e for e in body if isinstance(e, dict)]
+    if isinstance(body, dict):
+        return [body]
+    events: list[dict[str, Any]] = []
+    for message in config.get("messages") or []:
+        role = "assistant" if message.get("role") == "assistant" else "user"
+        kind = "text" if role == "assistant" else "input_text"
+        events.append({"type": "conversation.item.create", "item": {
+            "type": "message", "role": role, "content": [{"type": kind, "text": str(message.get("content", ""))}]}})
+        if role == "user":
+            events.append({"type": "response.create"})
+    return events
+
+
+def ws_url(config: dict[str, Any]) -> str:
+    url = str(config.get("url") or str(config["base_url"]).rstrip("/") + "/realtime")
+    return "ws" + url[4:] if url.startswith("http") else url
+
+
+async def realtime_exchange(config: dict[str, Any], reply: Reply) -> None:
+    """Run the case's session, filling ``reply`` as events arrive."""
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import ConnectionClosed, InvalidStatus
+
+    reply.url = ws_url(config)
+    try:
+        socket = await connect(reply.url, additional_headers=config.get("headers") or {}, proxy=None,
+                               open_timeout=None, ping_interval=None, max_size=2 ** 24)
+    except InvalidStatus as exc:
+        reply.status = exc.response.status_code
+        reply.problem(f"the server refused the WebSocket (status {reply.status})")
+        return
+    reply.status = 101
+    async with socket:
+        try:
+            if not await _until(socket, reply, {"session.created"}):
+                return
+            for event in client_events(config):
+                await socket.send(json.dumps(event))
+                if event.get("type") == "response.create":
+                    reply.final = False
+                    if not await _until(socket, reply, {"response.done"}):
+                        return
+        except ConnectionClosed as exc:
+            code = exc.rcvd.code if exc.rcvd else 1006
+            why = f" ({exc.rcvd.reason})" if exc.rcvd and exc.rcvd.reason else ""
+            waiting = "response.done" if reply.state is not None else "session.created"
+            reply.problem(f"the socket closed before {waiting} (close code {code}{why}); "
+                          f"last state: {last_state(reply)}")
+
+
+async def _until(socket: Any, reply: Reply, wanted: set[str]) -> bool:
+    """Read server events until one of ``wanted``; False after an ``error`` event."""
+    while True:
+        raw = await socket.recv()
+        try:
+            event = json.loads(raw)
+        except ValueError:
+            reply.event("unknown", str(raw)[:500])
+            continue
+        kind = str(event.get("type")) if isinstance(event, dict) else "unknown"
+        reply.event(kind, event)
+        _fold(reply, kind, event if isinstance(event, dict) else {})
+        if kind == "error":
+            error = event.get("error", event)
+            reply.error = error
+            reply.problem(f"error event: {json.dumps(error, ensure_ascii=False)[:300]}")
+            return False
+        if kind in wanted:
+            return True
+
+
+def _fold(reply: Reply, kind: str, event: dict[str, Any]) -> None:
+    turn = reply.extra.setdefault("responses", [])
+    if kind == "response.created":
+        reply.state = str((event.get("response") or {}).get("status") or "in_progress")
+        turn.append({"id": (event.get("response") or {}).get("id"), "text": "", "status": reply.state})
+        reply.deltas = False
+    elif kind in TEXT_DELTAS:
+        reply.texts.append(str(event.get("delta", "")))
+        reply.deltas = True
+        if turn:
+            turn[-1]["text"] += str(event.get("delta", ""))
+    elif kind in TEXT_DONE and not reply.deltas:
+        reply.texts.append(str(event.get("text", "")))
+        if turn:
+            turn[-1]["text"] += str(event.get("text", ""))
+    elif kind == "response.function_call_arguments.done":
+        reply.tool_calls.append({"name": event.get("name"), "call_id": event.get("call_id"),
+                                 "arguments": _arguments(event.get("arguments"))})
+    elif kind == "response.done":
+        response = event.get("response") or {}
+        reply.state = str(response.get("status") or "completed")
+        reply.final = True
+        if turn:
+            turn[-1]["status"] = reply.state
+        for item in response.get("output") or []:
+            if isinstance(item, dict) and item.get("type") == "function_call" and not any(
+                    c.get("call_id") == item.get("call_id") for c in reply.tool_calls):
+                reply.tool_calls.append({"name": item.get("name"), "call_id": item.get("call_id"),
+                                         "arguments": _arguments(item.get("arguments"))})
+        if reply.state == "failed":
+            reply.error = response.get("status_details")
+
+
+def _arguments(value: Any) -> Any:
+    try:
+        return json.loads(value) if isinstance(value, str) else value
+    except ValueError:
+        return value
