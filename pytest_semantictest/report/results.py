@@ -4,7 +4,8 @@ Each object: ``id`` (the node id), ``name``, ``file``, ``format``, ``outcome`` (
 error, skipped, xfailed, xpassed), ``duration_s``, ``message`` (why it did not pass), and for spec
 tests ``turns`` (input, output, tool calls, ...), ``checkpoints``, ``judgements`` (judged checks'
 items), ``notes`` (the :class:`~pytest_semantictest.evidence.Note` records blocks and checks gave)
-``llm_usage`` (this test's LLM calls, cache hits, tokens), ``score`` (the deciding judge's), for
+``llm_usage`` (this test's LLM calls, cache hits, tokens), ``latency_ms`` (its pipelines' time),
+``score`` (the deciding judge's), for
 repeated tests ``runs``, ``run_durations_ms``, ``run_scores`` and ``pass_rate``, ``baseline`` (the
 comparison with ``--semantictest-baseline``) and ``results_version``. A worker attaches its test's data to the teardown report (pytest-
 xdist carries report attributes to the controller); only the controller writes the file. Every
@@ -86,6 +87,7 @@ class ResultsWriter:
                 record["turns"] = turns
             if checkpoints is not None:
                 record["checkpoints"] = checkpoints
+            record["latency_ms"] = round(verdict.duration_ms, 1)  # the pipeline's own time, not pytest's
             judged_by = deciding_judgement(verdict)
             if judged_by is not None and isinstance(judged_by.score, (int, float)):
                 record["score"] = judged_by.score

@@ -12,6 +12,7 @@ from typing import Any
 
 from ...checks.regex import user_regex
 from ...report.redact import MIN_SECRET_LENGTH
+from ...stats import PassRateTest
 from ..source import place as _place
 from ..yamlsource import YamlSource
 from . import models
@@ -208,6 +209,9 @@ class Builder:
             min_pass=m.min_pass,
             min_pass_count=resolve_min_pass(m.min_pass, runs) if m.min_pass is not None else None,
             markers=tuple(m.markers),
+            pass_rate=None if m.pass_rate is None else PassRateTest(
+                m.pass_rate.at_least, 1 - m.pass_rate.confidence, 1 - m.pass_rate.confidence, m.pass_rate.margin,
+                m.pass_rate.max_runs),
         )
 
     def expect(self, m: models.Expect, where: Path_) -> ExpectSpec:

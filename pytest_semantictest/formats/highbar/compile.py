@@ -75,7 +75,8 @@ def _case(test: TestSpec, node: str, group: str, key: str, path: Path, default_r
         checks=[],
         line=test.line,
         markers=list(test.markers),
-        repetition=Repetition(runs, min_pass),
+        repetition=Repetition(runs, min_pass) if test.pass_rate is None else Repetition(
+            test.pass_rate.max_runs, decision=test.pass_rate),
         place=test.place,
         cleanup=cleanup,
         group=group,

@@ -6,8 +6,8 @@ path-addressed messages and every problem of a file at once, are in :mod:`.valid
 builds these models from data it has already checked (``x-`` keys dropped, ``${ENV}``
 expanded, defaults applied). ``Spec.model_json_schema()`` gives a JSON Schema for editors.
 
-Two keys go beyond highbar 0.1.0rc3 and are documented as extensions:
-``agent.calls_from`` (``traces`` | ``reply``) and a test's ``markers``.
+Keys beyond highbar 0.1.0rc3, documented as extensions: ``agent.calls_from`` (``traces`` | ``reply``),
+``agent.concurrency``, and a test's ``markers`` and ``pass_rate``.
 """
 
 from __future__ import annotations
@@ -67,6 +67,15 @@ class Turn(_Model):
     expect: Expect | None = Field(default=None, description="absent: a turn that only sets the scene")
 
 
+class PassRate(_Model):
+    """Extension: decide the test by a sequential test of its pass rate (docs/statistics.md)."""
+
+    at_least: float = Field(gt=0, lt=1, description="the pass rate the test must show")
+    confidence: float = Field(default=0.95, gt=0.5, lt=1, description="1 - the error rate of either answer")
+    margin: float = Field(default=0.05, gt=0, lt=0.5, description="half the indifference zone around at_least")
+    max_runs: int = Field(default=200, ge=1, description="the budget: inconclusive (a failure) once spent")
+
+
 class Test(_Model):
     name: str | None = None
     trigger: str | None = None
@@ -76,6 +85,7 @@ class Test(_Model):
     runs: int | None = Field(default=None, ge=1)
     min_pass: int | float | None = Field(default=None, description="count >= 1 or fraction in (0, 1]")
     markers: list[str] = Field(default_factory=list, description="extension: pytest marker names")
+    pass_rate: PassRate | None = Field(default=None, description="extension: a sequential pass-rate decision")
 
 
 class Suite(_Model):
@@ -135,6 +145,7 @@ ALLOWED_KEYS: dict[str, frozenset[str]] = {
     "python_hook": frozenset(PythonHook.model_fields),
     "suite": frozenset(Suite.model_fields),
     "test": frozenset(Test.model_fields),
+    "pass_rate": frozenset(PassRate.model_fields),
     "turn": frozenset(Turn.model_fields),
     "expect": frozenset(Expect.model_fields),
     "function_call": frozenset(FunctionCall.model_fields),

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from ...agents.config import DEFAULT_BODY, DEFAULT_CORRELATE
 from ...errors import Problem
+from ...stats import PassRateTest
 from .problem import HighbarProblem
 
 TRACE_FIELDS: tuple[str, ...] = ("args", "context", "ended_at", "error", "fn", "result", "started_at")
@@ -143,6 +144,8 @@ class TestSpec:
     """``min_pass`` as a count of the test's runs (its own ``runs``, else ``defaults.runs``);
     None when not given (every run must pass)."""
     markers: tuple[str, ...] = ()
+    pass_rate: PassRateTest | None = None
+    """Extension: a sequential pass-rate decision instead of ``runs``/``min_pass``."""
 
     @property
     def is_multi_turn(self) -> bool:

@@ -209,7 +209,36 @@ class _Validator(AgentChecks, ExpectChecks):
                     self.err(where, f"min_pass {shown_int(count)} is more than its {runs} runs", where + ("min_pass",))
         if "markers" in raw:
             self.markers(raw["markers"], where)
+        if "pass_rate" in raw:
+            self.pass_rate(raw, where)
         return observes
+
+    def pass_rate(self, raw: Mapping[str, Any], where: Path_) -> None:
+        """Extension: ``pass_rate: {at_least, confidence, margin, max_runs}``, without runs/min_pass."""
+        at = where + ("pass_rate",)
+        value = raw["pass_rate"]
+        if not self.need(value, dict, at, "pass_rate must be a mapping with at_least (and confidence, margin, "
+                                          "max_runs)"):
+            return
+        self.keys(value, "pass_rate", at)
+        both = [key for key in ("runs", "min_pass") if key in raw]
+        if both:
+            self.err(at, f"pass_rate decides how many runs are made and pass: leave out {' and '.join(both)} "
+                         "(max_runs is the budget)")
+        if "at_least" not in value:
+            self.err(at, "missing 'at_least' (the pass rate the test must show)")
+        for key, low, high in (("at_least", 0, 1), ("confidence", 0.5, 1), ("margin", 0, 0.5)):
+            if key in value and self.need(value[key], (int, float), at, f"{key} must be a number", at + (key,)) \
+                    and not low < value[key] < high:
+                self.err(at, f"{key} must be between {low} and {high}, got {value[key]}", at + (key,))
+        if "max_runs" in value and self.need(value["max_runs"], int, at, "max_runs must be a whole number",
+                                             at + ("max_runs",)) and value["max_runs"] < 1:
+            self.err(at, f"max_runs must be at least 1, got {value['max_runs']}", at + ("max_runs",))
+        at_least, margin = value.get("at_least"), value.get("margin", 0.05)
+        numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (at_least, margin))
+        if numbers and 0 < at_least < 1 and 0 < margin < 0.5 and not 0 < at_least - margin < at_least + margin < 1:
+            self.err(at, f"at_least {at_least} with a margin of {margin} needs 0 < at_least - margin and "
+                         "at_least + margin < 1")
 
     def markers(self, value: Any, where: Path_) -> None:
         at = where + ("markers",)
