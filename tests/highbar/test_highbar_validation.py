@@ -99,7 +99,7 @@ CASES: dict[str, tuple[str, str, str, int | None]] = {
     "unknown top-level key with suggestion": (MANAGED + "suite: []\n", "spec", "unknown key 'suite' — did you mean 'suites'?", 4),
     "unknown key lists the allowed ones": (
         one_test('- trigger: "hi"\n  zzz: 1\n  expect: {function_calls: []}\n'),
-        "suites[0].tests[0]", "unknown key 'zzz' (allowed: expect, markers, min_pass, name, runs, trigger, turns, variations)", 8,
+        "suites[0].tests[0]", "unknown key 'zzz' (allowed: expect, markers, min_pass, name, pass_rate, runs, trigger, turns, variations)", 8,
     ),
     "missing agent": ('suites: [{tests: [{trigger: hi, expect: {function_calls: []}}]}]\n', "spec",
                       "missing 'agent' (how to start and reach the agent)", 1),
@@ -763,7 +763,8 @@ def test_variations_zero_is_allowed_with_turns_and_counted_for_triggers() -> Non
 
 def test_the_models_are_the_schema() -> None:
     assert ALLOWED_KEYS["expect"] == {"function_calls", "response", "ordered", "exclusive", "forbid"}
-    assert ALLOWED_KEYS["test"] == {"name", "trigger", "expect", "turns", "variations", "runs", "min_pass", "markers"}
+    assert ALLOWED_KEYS["test"] == {"name", "trigger", "expect", "turns", "variations", "runs", "min_pass", "markers",
+                                    "pass_rate"}
     assert ALLOWED_KEYS["agent"] >= {"start", "endpoint", "health", "correlate", "calls_from"}
     assert "properties" in Spec.model_json_schema()
 
