@@ -90,6 +90,10 @@ class Runtime:
         redactor = self._declared(ctx.env, llm_config.secrets())
         ctx.llm, ctx.judge = build(llm_config, redactor)
         ctx.redactor = redactor  # one per session: every format registers its secrets with it
+        from .report.redact import secret_name
+
+        declared = options.value(self.config, "secret-env")
+        ctx.secret_env = lambda name: secret_name(name, declared)  # traces keep ${env.NAME} of these
         self._services = (redactor, EventLoopRunner(ctx))
         self._context = ctx
 

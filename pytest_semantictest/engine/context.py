@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -48,6 +48,9 @@ class RunContext:
     llm: Any = None
     agents: Any = None
     """The session's agent pool (``pytest_semantictest.agents.live.AgentPool``), once used."""
+    secret_env: Callable[[str], bool] | None = None
+    """Whether an environment variable's name says it holds a secret (the session's rule): a trace
+    records such a ``${env.NAME}`` as written, never its value."""
     redactor: Any = None
     """The session's one ``report.redact.Redactor``: a block registers the secrets it sends (headers)."""
     _http: httpx.AsyncClient | None = None

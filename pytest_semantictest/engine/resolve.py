@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from ..errors import ReferenceError_, clip
@@ -15,16 +15,46 @@ REF = re.compile(r"\$\{([^{}]+)\}")
 
 
 class Resolver:
-    """Resolves references for one test: ``${env.X}``, context values, DataBus slots."""
+    """Resolves references for one test: ``${env.X}``, context values, DataBus slots.
 
-    __slots__ = ("bus", "context", "env", "_resolving", "_context_cache")
+    ``secret`` (an environment variable's name -> whether it holds a secret) makes :meth:`shown`
+    possible: the same resolution with each secret's ``${env.NAME}`` kept as written, for what is
+    recorded (traces, reports); the real value goes only to the block that sends it."""
 
-    def __init__(self, bus: DataBus, context: Mapping[str, Any], env: Mapping[str, str]) -> None:
+    __slots__ = ("bus", "context", "env", "secret", "_resolving", "_context_cache")
+
+    def __init__(self, bus: DataBus, context: Mapping[str, Any], env: Mapping[str, str],
+                 secret: Callable[[str], bool] | None = None) -> None:
         self.bus = bus
         self.context = context
         self.env = env
+        self.secret = secret
         self._resolving: set[str] = set()
         self._context_cache: dict[str, Any] = {}
+
+    def shown(self) -> Resolver | None:
+        """A resolver that leaves the secrets' ``${env.NAME}`` in place, or None without secret names."""
+        if self.secret is None:
+            return None
+        secret = self.secret
+        shown_env = _Placeholders(self.env, secret)
+        return Resolver(self.bus, self.context, shown_env)
+
+    def reads_secrets(self, value: Any) -> bool:
+        """Whether ``value`` (as written) reads a secret environment variable, also through context."""
+        if self.secret is None:
+            return False
+        seen: set[str] = set()
+        todo = [value]
+        while todo:
+            item = todo.pop()
+            if any(self.secret(name) and name in self.env for name in env_names(item)):
+                return True
+            for head in references(item):
+                if head in self.context and head not in seen:
+                    seen.add(head)
+                    todo.append(self.context[head])
+        return False
 
     def lookup(self, ref: str) -> Any:
         """The value a reference names, or MISSING."""
@@ -107,6 +137,23 @@ class Resolver:
         known = sorted(set(self.context) | set(self.bus.names()))
         listing = ", ".join(known) if known else "none yet"
         return f"${{{ref}}} names nothing (context and slots available: {listing})"
+
+
+class _Placeholders(Mapping[str, str]):
+    """The environment as a record shows it: a secret variable's value is its ``${env.NAME}``."""
+
+    def __init__(self, env: Mapping[str, str], secret: Callable[[str], bool]) -> None:
+        self._env, self._secret = env, secret
+
+    def __getitem__(self, name: str) -> str:
+        value = self._env[name]
+        return f"${{env.{name}}}" if self._secret(name) else value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._env)
+
+    def __len__(self) -> int:
+        return len(self._env)
 
 
 def env_names(value: Any) -> set[str]:

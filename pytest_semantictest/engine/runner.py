@@ -111,8 +111,10 @@ async def run_step(step: Step, ctx: StepContext) -> tuple[Any, Any, str | None, 
     if cls is None:
         raise BlockError(f"unknown block '{step.block}'")
     inputs: Any = step.input
+    recorded: Any = None
     try:
         inputs = resolve_inputs(step.input, ctx.resolver, cls.primary_input)
+        recorded = _recorded(step, ctx.resolver, cls.primary_input)
         config = ctx.resolver.resolve(step.config) if step.config and cls.resolve_config else step.config
         block: Block = cls(config)
         if step.compiled is not None:
@@ -120,21 +122,37 @@ async def run_step(step: Step, ctx: StepContext) -> tuple[Any, Any, str | None, 
         try:
             result = await block.process(inputs, ctx)
         except (BlockError, ReferenceError_) as exc:
-            return inputs, block.error_output(inputs, str(exc)), str(exc), None
+            return _shown(recorded, inputs), block.error_output(inputs, str(exc)), str(exc), None
         except JudgeUnavailable as exc:  # a block may attach what it did so far as ``exc.output``
-            return inputs, getattr(exc, "output", None), str(exc), UNAVAILABLE
+            return _shown(recorded, inputs), getattr(exc, "output", None), str(exc), UNAVAILABLE
         except JudgeError as exc:
-            return inputs, getattr(exc, "output", None), str(exc), FATAL
+            return _shown(recorded, inputs), getattr(exc, "output", None), str(exc), FATAL
         except (asyncio.CancelledError, KeyboardInterrupt):
             raise
         except Exception as exc:  # a block's bug is reported as its error, not a crash
             message = f"{type(exc).__name__}: {exc}"
-            return inputs, block.error_output(inputs, message), message, None
+            return _shown(recorded, inputs), block.error_output(inputs, message), message, None
     except ReferenceError_ as exc:
         message = f"cannot resolve input: {exc}"
-        return inputs, {"error": message}, message, None
+        return _shown(recorded, inputs), {"error": message}, message, None
     error = result.get("error") if isinstance(result, dict) and isinstance(result.get("error"), str) else None
-    return inputs, result, error, None
+    return _shown(recorded, inputs), result, error, None
+
+
+def _recorded(step: Step, resolver: Resolver, primary: str) -> Any:
+    """The step's input as its trace records it: a secret's ``${env.NAME}`` left as written (the block
+    got the value); None when the input reads no secret (the resolved input is what is recorded)."""
+    if not resolver.reads_secrets(step.input):
+        return None
+    shown = resolver.shown()
+    try:
+        return resolve_inputs(step.input, shown, primary) if shown is not None else step.input
+    except ReferenceError_:
+        return step.input
+
+
+def _shown(recorded: Any, inputs: Any) -> Any:
+    return inputs if recorded is None else recorded
 
 
 def _loop_target(steps: Sequence[Step], target: Any, current: int) -> int | None:
@@ -316,7 +334,8 @@ async def run_case(
     """Run one case once (``repeat`` is this run's index among repetitions) and judge it."""
     start = time.perf_counter()
     bus = DataBus(parent)
-    ctx = StepContext(run_context, bus, Resolver(bus, context, run_context.env), repeat, uuid.uuid4().hex)
+    ctx = StepContext(run_context, bus, Resolver(bus, context, run_context.env, run_context.secret_env), repeat,
+                      uuid.uuid4().hex)
     pipeline = PipelineResult()
     try:
         if case.timeout_s:
