@@ -3,14 +3,10 @@ where ``runs`` would be); it is validated as strictly as highbar's own keys."""
 
 from __future__ import annotations
 
-import socket
-import sys
-import textwrap
-
 import pytest
 
 from tests.highbar.test_highbar_validation import has, load, one_test, problems
-from tests.reports.scenario import TRACE_AGENT, run
+from tests.reports.scenario import run, trace_agent_spec
 
 pytest_plugins = ["pytester"]
 
@@ -39,28 +35,17 @@ def test_a_bad_pass_rate_is_a_spec_error(written: str, fragment: str) -> None:
 
 
 def test_a_highbar_test_is_decided_by_its_pass_rate(pytester: pytest.Pytester) -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    pytester.makefile(".highbar.yaml", orders=textwrap.dedent(f"""\
-        agent:
-          start: "{sys.executable} {TRACE_AGENT} --port {port}"
-          endpoint: "http://127.0.0.1:{port}/chat"
-          health: "http://127.0.0.1:{port}/health"
-          settle_time: 0
-        suites:
-          - name: Orders
-            tests:
-              - name: looks the order up
-                trigger: "Where is order 1042?"
-                pass_rate: {{at_least: 0.8, max_runs: 60}}
-                expect:
-                  function_calls: [{{name: get_order}}]
-              - name: wrong tool
-                trigger: "Where is order 1042?"
-                pass_rate: {{at_least: 0.8, max_runs: 60}}
-                expect:
-                  function_calls: [{{name: cancel_order}}]
+    pytester.makefile(".highbar.yaml", orders=trace_agent_spec("""\
+        - name: looks the order up
+          trigger: "Where is order 1042?"
+          pass_rate: {at_least: 0.8, max_runs: 60}
+          expect:
+            function_calls: [{name: get_order}]
+        - name: wrong tool
+          trigger: "Where is order 1042?"
+          pass_rate: {at_least: 0.8, max_runs: 60}
+          expect:
+            function_calls: [{name: cancel_order}]
         """))
     result = run(pytester, "--semantictest-results=r.jsonl", "--semantictest-concurrency=10")
     result.assert_outcomes(passed=1, failed=1)

@@ -184,12 +184,13 @@ def run(pytester: pytest.Pytester, *args: str, own_process: bool = False) -> pyt
     return run_pytest(pytester, *PYTEST_ARGS, *args, own_process=own_process)
 
 
-def highbar_spec(pytester: pytest.Pytester) -> None:
-    """A highbar spec against the trace agent: one test passes, one fails."""
+def trace_agent_spec(tests: str) -> str:
+    """A highbar spec against the trace agent (on a free port) with one suite, ``Orders``, of ``tests``
+    (YAML list items, indented as in the suite)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    pytester.makefile(".highbar.yaml", orders=textwrap.dedent(f"""\
+    return textwrap.dedent(f"""\
         agent:
           start: "{sys.executable} {TRACE_AGENT} --port {port}"
           endpoint: "http://127.0.0.1:{port}/chat"
@@ -198,12 +199,18 @@ def highbar_spec(pytester: pytest.Pytester) -> None:
         suites:
           - name: Orders
             tests:
+        """) + textwrap.indent(textwrap.dedent(tests), "      ")
+
+
+def highbar_spec(pytester: pytest.Pytester) -> None:
+    """A highbar spec against the trace agent: one test passes, one fails."""
+    pytester.makefile(".highbar.yaml", orders=trace_agent_spec("""\
               - name: looks the order up
                 trigger: "Where is order 1042?"
                 expect:
-                  function_calls: [{{name: get_order, params: {{order_id: "1042"}}}}]
+                  function_calls: [{name: get_order, params: {order_id: "1042"}}]
               - name: wrong tool
                 trigger: "Where is order 1042?"
                 expect:
-                  function_calls: [{{name: cancel_order}}]
+                  function_calls: [{name: cancel_order}]
         """))
