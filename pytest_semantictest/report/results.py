@@ -4,7 +4,8 @@ Each object: ``id`` (the node id), ``name``, ``file``, ``format``, ``outcome`` (
 error, skipped, xfailed, xpassed), ``duration_s``, ``message`` (why it did not pass), and for spec
 tests ``turns`` (input, output, tool calls, ...), ``checkpoints``, ``judgements`` (judged checks'
 items), ``notes`` (the :class:`~pytest_semantictest.evidence.Note` records blocks and checks gave)
-``llm_usage`` (this test's LLM calls, cache hits, tokens), ``latency_ms`` (its pipelines' time),
+``llm_usage`` (this test's LLM calls, cache hits, tokens; ``prompt_tokens@MODEL`` and
+``completion_tokens@MODEL`` per model; ``rate_wait_ms`` when it waited for the rate limit), ``latency_ms`` (its pipelines' time),
 ``score`` (the deciding judge's), for
 repeated tests ``runs``, ``run_durations_ms``, ``run_scores`` and ``pass_rate``, ``baseline`` (the
 comparison with ``--semantictest-baseline``) and ``results_version``. A worker attaches its test's data to the teardown report (pytest-
@@ -114,6 +115,7 @@ class ResultsWriter:
         used = {k: v - self._before.get(k, 0) for k, v in after.items() if v - self._before.get(k, 0)}
         if used or case is not None:
             record["llm_usage"] = {k: used.get(k, 0) for k in ("calls", "cache_hits", "tokens")}
+            record["llm_usage"].update({k: v for k, v in used.items() if "@" in k or k == "rate_wait_ms"})
         return record
 
     # -- the controller (or the only process): collect and write ----------------------------
