@@ -255,7 +255,8 @@ class Runtime:
 
         workerinput = getattr(self.config, "workerinput", None)
         folder = workerinput.get(LLM_DIR) if workerinput is not None else None
-        client.limiter = SharedLimiter(limits, Path(folder or self.llm_dir()), client.usage.waited)
+        client.limiter = SharedLimiter(limits, Path(folder or self.llm_dir()),
+                                       lambda seconds, why: client.usage.waited(seconds, why))  # (its usage may be swapped)
 
     def llm_dir(self) -> str:
         """The run's LLM limits folder, made by this process (the controller, or the only one)."""

@@ -189,6 +189,7 @@ class LLMClient:
         bucket = f"{where} {request['model']}"
         for attempt in range(attempts):
             delay: float | None = None
+            client = self._openai(state, endpoint)  # (made before the limiter's admission: sent right after it)
             flight = await self.limiter.acquire(bucket, request["model"]) if self.limiter is not None else None
             answered = (0, 0)
             try:
@@ -196,7 +197,7 @@ class LLMClient:
                     async with state.semaphore:
                         self.usage.calls += 1
                         async with asyncio.timeout(self.config.timeout_s):  # the whole answer, not each read
-                            response = await self._openai(state, endpoint).chat.completions.create(**request)
+                            response = await client.chat.completions.create(**request)
                 except openai.APIStatusError as exc:
                     status = exc.status_code
                     last = f"HTTP {status}: {_clip(_STATUS_PREFIX.sub('', exc.message), 300)}"

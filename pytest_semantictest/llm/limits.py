@@ -10,7 +10,8 @@ request of the last window was sent, the tokens answered in it, the requests in 
 spent.
 
 A request waits until its bucket is under every limit: ``rpm`` requests sent in the last
-``window_s`` seconds, ``tpm`` tokens answered in it (a request's tokens are known only once it is
+``window_s`` seconds (a request counts from when it was admitted until it is done, and from then
+for the window: the provider may have seen it arrive at any time in between), ``tpm`` tokens answered in it (a request's tokens are known only once it is
 answered: the limit holds for the tokens counted so far), ``in_flight`` requests at once. The
 budget admits a request only while what is spent, plus what the requests in flight are expected to
 cost, plus this one's expected cost (the bucket's largest answer so far), stays within it; the first
@@ -146,7 +147,7 @@ class SharedLimiter:
                 if wait is None:
                     flight = uuid.uuid4().hex
                     slot = state["buckets"].setdefault(bucket, _new_bucket())
-                    slot["sent"].append(now)
+                    slot["sent"].append([now, flight])
                     largest = slot["largest"]
                     state["flights"][flight] = [os.getpid(), bucket, largest[0], largest[1]]
                     break
@@ -163,7 +164,7 @@ class SharedLimiter:
         if slot["paused_until"] > now:
             return slot["paused_until"] - now, f"the provider asked to wait (Retry-After) for {model}"
         if limits.rpm and len(slot["sent"]) >= limits.rpm:
-            return slot["sent"][0] + limits.window_s - now, f"{limits.rpm} requests per {limits.window_s:g} s to {model}"
+            return min(t for t, _ in slot["sent"]) + limits.window_s - now, f"{limits.rpm} requests per {limits.window_s:g} s to {model}"
         if limits.tpm and sum(n for _, n in slot["tokens"]) >= limits.tpm:
             return slot["tokens"][0][0] + limits.window_s - now, f"{limits.tpm} tokens per {limits.window_s:g} s to {model}"
         if limits.in_flight and len(flights) >= limits.in_flight:
@@ -205,8 +206,11 @@ class SharedLimiter:
             spent = state["spent"]
             spent["tokens"] += tokens
             spent["money"] += money
-            if bucket is not None and tokens:
-                slot = state["buckets"].setdefault(bucket, _new_bucket())
+            slot = state["buckets"].setdefault(bucket, _new_bucket()) if bucket is not None else None
+            for sent in slot["sent"] if slot is not None else ():
+                if sent[1] == flight:  # it counts from when it was done: it reached the provider by then
+                    sent[0] = time.time()
+            if slot is not None and tokens:
                 slot["tokens"].append([time.time(), tokens])
                 slot["answered"] = True
                 slot["largest"] = [max(slot["largest"][0], tokens), max(slot["largest"][1], money)]
@@ -230,7 +234,7 @@ def _new_bucket() -> dict[str, Any]:
 def _prune(state: dict[str, Any], now: float, window_s: float) -> None:
     """Forget what left the window, and the flights of processes that are gone."""
     for slot in state["buckets"].values():
-        slot["sent"] = [t for t in slot["sent"] if t > now - window_s]
+        slot["sent"] = [e for e in slot["sent"] if e[0] > now - window_s]
         slot["tokens"] = [e for e in slot["tokens"] if e[0] > now - window_s]
     state["flights"] = {k: f for k, f in state["flights"].items() if _alive(int(f[0]))}
 
