@@ -16,6 +16,7 @@ value passes through the redactor.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -164,8 +165,13 @@ def _outcome(report: pytest.TestReport) -> str | None:
     return None
 
 
+_WORKER_LINE = re.compile(r"\A\[gw\d+\] [^\n]* -- Python [^\n]*\n")
+"""The line xdist puts before a worker's failure text: which worker ran a test is no part of why it failed
+(and would make a split run's records differ from a whole run's)."""
+
+
 def _message(report: pytest.TestReport) -> str:
     if report.skipped and isinstance(report.longrepr, tuple) and len(report.longrepr) == 3:
         return str(report.longrepr[2]).removeprefix("Skipped: ")
-    text = report.longreprtext or ""
+    text = _WORKER_LINE.sub("", report.longreprtext or "")
     return text if len(text) <= 4000 else text[:4000] + "..."
