@@ -14,14 +14,15 @@ A request waits until its bucket is under every limit: ``rpm`` requests sent in 
 for the window: the provider may have seen it arrive at any time in between), ``tpm`` tokens answered in it (a request's tokens are known only once it is
 answered: the limit holds for the tokens counted so far), ``in_flight`` requests at once. The
 budget admits a request only while what is spent, plus what the requests in flight are expected to
-cost, plus this one's expected cost (the bucket's largest answer so far), stays within it; the first
-request of a bucket goes alone. Once no request fits, every further call raises
+cost, plus this one's expected cost (the bucket's largest answer so far, else the run's), stays within
+it; the run's first request goes alone. Once no request fits, every further call raises
 :class:`BudgetSpent`: its check is an ERROR saying so, never a pass.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fcntl
 import json
 import os
@@ -148,8 +149,7 @@ class SharedLimiter:
                     flight = uuid.uuid4().hex
                     slot = state["buckets"].setdefault(bucket, _new_bucket())
                     slot["sent"].append([now, flight])
-                    largest = slot["largest"]
-                    state["flights"][flight] = [os.getpid(), bucket, largest[0], largest[1]]
+                    state["flights"][flight] = [os.getpid(), bucket, *_expected(state, slot)]
                     break
             why = why or why_now
             await asyncio.sleep(max(POLL_S, min(wait, 1.0)))
@@ -180,7 +180,7 @@ class SharedLimiter:
             raise BudgetSpent(f"no price for the model {model!r}, so the money budget cannot be kept: add it to "
                               "--semantictest-llm-price (MODEL=INPUT/OUTPUT per million tokens)")
         reserved = [(f[2], f[3]) for f in state["flights"].values()]
-        expected_tokens, expected_money = slot["largest"]
+        expected_tokens, expected_money = _expected(state, slot)
         if not slot["answered"] and busy:
             return POLL_S, f"the LLM budget (the first answer of {model} tells its cost)"
         for budget, used, ahead, this in (
@@ -231,6 +231,13 @@ def _new_bucket() -> dict[str, Any]:
     return {"sent": [], "tokens": [], "paused_until": 0.0, "largest": [0, 0.0], "answered": False}
 
 
+def _expected(state: dict[str, Any], slot: dict[str, Any]) -> list[Any]:
+    """What a request is expected to cost: [tokens, money] of its bucket's largest answer, else the run's."""
+    if slot["answered"]:
+        return list(slot["largest"])
+    return [max((b["largest"][i] for b in state["buckets"].values()), default=0) for i in (0, 1)]
+
+
 def _prune(state: dict[str, Any], now: float, window_s: float) -> None:
     """Forget what left the window, and the flights of processes that are gone."""
     for slot in state["buckets"].values():
@@ -240,14 +247,14 @@ def _prune(state: dict[str, Any], now: float, window_s: float) -> None:
 
 
 def _alive(pid: int) -> bool:
+    """Whether the process that sent a request in flight still runs (a crashed worker's are dropped)."""
     if pid == os.getpid():
         return True
     try:
-        os.kill(pid, 0)
+        with contextlib.suppress(PermissionError):  # another user's process: it exists
+            os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:
-        return True
     return True
 
 
