@@ -79,6 +79,10 @@ def pytest_configure(config: pytest.Config) -> None:
     from .report.summary import spec_item
 
     config.pluginmanager.register(GcFreeze(config, spec_item), "semantictest-gc")  # spec sessions only
+    if config.pluginmanager.hasplugin("pytest-split"):  # a split run's jobs: each file whole in one job
+        from .split_jobs import SplitByFile
+
+        config.pluginmanager.register(SplitByFile(), "semantictest-split")
 
 
 def _schedule(item: pytest.Item, state: Runtime) -> Any:

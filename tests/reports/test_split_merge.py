@@ -14,12 +14,12 @@ from tests.helpers import run_pytest
 
 pytest.importorskip("pytest_split")
 
-FILES, PER_FILE = 6, 2
+FILES, PER_FILE = 4, 3  # 12 tests in 3 jobs: pytest-split alone would cut the second file
 VOLATILE = ("duration_s", "latency_ms")
 
 
 def suite(pytester: pytest.Pytester) -> None:
-    """Six files of two offline tests; every third test fails."""
+    """Four files of three offline tests; every file's first test fails."""
     for f in range(FILES):
         tests = [{"id": f"t{n}", "pipeline": [{"block": "MockData", "config": {"data": {"n": f * PER_FILE + n}},
                                                "output": "out"}],
@@ -62,6 +62,17 @@ def test_three_jobs_merged_are_the_whole_run(pytester: pytest.Pytester, capsys: 
                           "--semantictest-fail-on-regression")
     baseline.assert_outcomes(passed=8, failed=4)
     assert "regressed" not in baseline.stdout.str().split("semantictest")[-1] or "0 regressed" in baseline.stdout.str()
+
+
+def test_without_the_file_rule_pytest_split_cuts_a_file(pytester: pytest.Pytester) -> None:
+    """The rule above can fail: pytest-split alone puts the second file's first test in the first job."""
+    suite(pytester)
+    result = run_pytest(pytester, "--splits", "3", "--group", "1", "-p", "no:semantictest-split", "--co", "-q",
+                        own_process=True)
+    assert "file1.json::t0" in result.stdout.str() and "file1.json::t1" not in result.stdout.str()
+    kept = run_pytest(pytester, "--splits", "3", "--group", "1", "--co", "-q", own_process=True)
+    assert "file1.json::t2" in kept.stdout.str() and "file2.json" not in kept.stdout.str()  # the whole file
+    kept.stdout.fnmatch_lines(["6/12 tests collected (6 deselected)*"])
 
 
 def test_a_test_two_jobs_ran_is_refused(pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]) -> None:
