@@ -32,6 +32,9 @@ def load_jobs(paths: Sequence[Path]) -> list[dict[str, Any]]:
     records: dict[str, dict[str, Any]] = {}
     where: dict[str, Path] = {}
     for path in paths:
+        if not path.exists():
+            raise MergeError(f"{path} does not exist: give the results files the jobs wrote with "
+                             "--semantictest-results (or the folder they are in)")
         try:
             found, _ = load(path)
         except BaselineError as exc:

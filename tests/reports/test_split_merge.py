@@ -84,3 +84,5 @@ def test_a_test_two_jobs_ran_is_refused(pytester: pytest.Pytester, capsys: pytes
     (pytester.path / "old.jsonl").write_text(json.dumps({**record, "results_version": 99}) + "\n")
     assert main(["merge", str(pytester.path / "old.jsonl")]) == 4
     assert "old.jsonl:1 is results format 99" in capsys.readouterr().err
+    assert main(["merge", str(pytester.path / "missing.jsonl")]) == 4
+    assert "missing.jsonl does not exist: give the results files the jobs wrote" in capsys.readouterr().err
