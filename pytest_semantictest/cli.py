@@ -299,6 +299,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     show = commands.add_parser("schema", help="print a format's JSON Schema (for editors)")
     show.add_argument("name", choices=[s.name for s in schemas.SCHEMAS])
     show.add_argument("--path", action="store_true", help="print where the schema file is instead")
+    join = commands.add_parser("merge", help="one summary, results file and HTML report from a split run's "
+                               "per-job results files (docs/ci.md)")
+    join.add_argument("results", nargs="+", help="the jobs' --semantictest-results files (or folders of *.jsonl)")
+    join.add_argument("-o", "--out", default=None, help="write the merged results here (a baseline file)")
+    join.add_argument("--html", default=None, help="write one HTML report here")
+    join.add_argument("--price", action="append", default=[],
+                      help="MODEL=INPUT/OUTPUT, money per million tokens: the summary shows each model's cost")
     args, rest = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
     if args.command == "validate":  # other options (--semantictest-..., -c, --rootdir) go to pytest
         return validate([*args.paths, *rest])
@@ -306,6 +313,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return agreement(args.labels, rest, args.min_kappa)
     if rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    if args.command == "merge":
+        from .merge import merge
+
+        return merge(args.results, args.out, args.html, args.price, sys.stdout, sys.stderr)
     target = schemas.path(args.name)
     sys.stdout.write(f"{target}\n" if args.path else target.read_text(encoding="utf-8"))
     return 0

@@ -16,6 +16,7 @@ from .engine.context import Settings
 if TYPE_CHECKING:
     from .stats import PassRateTest
     from .llm.config import LLMConfig
+    from .llm.limits import Limits
 
 # (name, type, default, help); option --semantictest-<name>, ini semantictest_<name>.
 # type list: repeatable option, ini "linelist"; type bool: flag, ini "bool".
@@ -51,6 +52,15 @@ OPTIONS: list[tuple[str, type, Any, str]] = [
     ("llm-concurrency", int, 16, "LLM requests in flight at once, per process"),
     ("llm-timeout", float, 60.0, "seconds to wait for one LLM request"),
     ("llm-retries", int, 3, "retries of an LLM request on 429, 5xx, timeouts and connection errors"),
+    ("llm-rpm", int, None, "LLM requests per minute (per rate window) to each endpoint and model, for the whole "
+     "run: every xdist worker shares it (docs/llm-judge.md)"),
+    ("llm-tpm", int, None, "LLM tokens per minute (per rate window) to each endpoint and model, for the whole run"),
+    ("llm-max-in-flight", int, None, "LLM requests in flight at once to each endpoint and model, for the whole run"),
+    ("llm-rate-window", float, 60.0, "seconds of the window llm-rpm and llm-tpm count in (60: per minute)"),
+    ("llm-budget", str, None, "stop sending LLM requests once this is spent: tokens (50000) or money ($2.50, with "
+     "llm-price); a check that could not be judged then is an ERROR"),
+    ("llm-price", list, [], "price of a model: MODEL=INPUT/OUTPUT, money per million tokens (repeatable; ini: one "
+     "per line); the summary shows each model's cost"),
     ("agent-endpoint", str, None, "endpoint of the agent the `agent` fixture and Yao cases talk to"),
     ("agent-start", str, None, "command that starts that agent (omit to attach to a running one)"),
     ("agent-health", str, None, "health URL of that agent"),
@@ -174,6 +184,8 @@ def check(config: pytest.Config) -> None:
                                 "item after another)")
     if value(config, "agent-protocol") not in ("openai", "highbar"):
         raise pytest.UsageError("pytest-semantictest: --semantictest-agent-protocol must be 'openai' or 'highbar'")
+    if any(value(config, f"llm-{n}") for n in ("budget", "price", "rpm", "tpm", "max-in-flight")):
+        llm_limits(config)  # malformed: a usage error before anything runs
     if not any(config.getoption(f"semantictest_llm_{n}", None) or config.getini(f"semantictest_llm_{n}")
                for n in ("cache", "header")):
         return
@@ -187,6 +199,24 @@ def check(config: pytest.Config) -> None:
         parse_headers(value(config, "llm-header") or [])
     except ValueError as exc:
         raise pytest.UsageError(f"pytest-semantictest: {exc}") from None
+
+
+def llm_limits(config: pytest.Config) -> Limits:
+    """The run's LLM rate limits, budget and prices (``llm/limits.py``); raises UsageError naming the option."""
+    from .llm.limits import Limits, parse_budget, parse_prices
+
+    try:
+        budget = value(config, "llm-budget")
+        tokens, money = parse_budget(str(budget)) if budget else (None, None)
+        prices = parse_prices(list(value(config, "llm-price") or []))
+        counts = {name: value(config, f"llm-{name}") or 0 for name in ("rpm", "tpm", "max-in-flight")}
+        bad = [name for name, count in counts.items() if count < 0]
+        if bad or value(config, "llm-rate-window") <= 0:
+            raise ValueError(f"--semantictest-llm-{(bad or ['rate-window'])[0]} must be more than 0")
+    except ValueError as exc:
+        raise pytest.UsageError(f"pytest-semantictest: {exc}") from None
+    return Limits(counts["rpm"], counts["tpm"], counts["max-in-flight"], float(value(config, "llm-rate-window")),
+                  tokens, money, prices)
 
 
 def llm_config(config: pytest.Config, env: Mapping[str, str], rootdir: Path) -> LLMConfig:

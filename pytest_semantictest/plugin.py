@@ -79,6 +79,10 @@ def pytest_configure(config: pytest.Config) -> None:
     from .report.summary import spec_item
 
     config.pluginmanager.register(GcFreeze(config, spec_item), "semantictest-gc")  # spec sessions only
+    if config.pluginmanager.hasplugin("pytest-split"):  # a split run's jobs: each file whole in one job
+        from .split_jobs import SplitByFile
+
+        config.pluginmanager.register(SplitByFile(), "semantictest-split")
 
 
 def _schedule(item: pytest.Item, state: Runtime) -> Any:
@@ -113,8 +117,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
-    """xdist controller: give every worker the same folder to share agent processes through."""
+    """xdist controller: give every worker the same folders to share agent processes and LLM limits through."""
     runtime(node.config).share_agents(node.workerinput)
+    runtime(node.config).share_llm(node.workerinput)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -159,7 +164,8 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     if late is not None:  # agent warnings (every worker's), tests a late call failed (counted so below)
         late.write(terminalreporter, summary.tally if summary is not None else None)
     if summary is not None:
-        summary.write(terminalreporter, state.llm_usage())
+        usage = state.llm_usage()
+        summary.write(terminalreporter, usage, state.llm_usage_lines(usage))
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

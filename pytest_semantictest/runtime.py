@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 
 AGENTS_DIR = "semantictest_agents_dir"
 """``workerinput`` key: the run's shared agent folder, from the xdist controller to its workers."""
+LLM_DIR = "semantictest_llm_dir"
+"""``workerinput`` key: the run's shared LLM rate-limit folder (``llm/limits.py``), controller to workers."""
 USAGE_KEY = "semantictest_llm_usage"
 """``workeroutput`` key: a worker's LLM usage, for the controller's totals."""
 
@@ -55,6 +57,7 @@ class Runtime:
         self._context: RunContext | None = None
         self._collect: CollectContext | None = None
         self._worker_usage: dict[str, int] = {}
+        self._llm_dir: str | None = None
         self._services: tuple[Redactor, EventLoopRunner]
         self.lookahead_gates: list[Callable[[pytest.Item], str | None]] = []
         """What a format's glue says about an item before it may run ahead: why not yet, or None
@@ -89,6 +92,7 @@ class Runtime:
         llm_config = options.llm_config(self.config, ctx.env, rootdir)
         redactor = self._declared(ctx.env, llm_config.secrets())
         ctx.llm, ctx.judge = build(llm_config, redactor)
+        self._limit(ctx.llm)
         ctx.redactor = redactor  # one per session: every format registers its secrets with it
         from .report.redact import secret_name
 
@@ -246,6 +250,31 @@ class Runtime:
             cleanup.register(lambda: reap_folder(shared))
         workerinput[AGENTS_DIR] = self.controller_agents
 
+    def _limit(self, client: Any) -> None:
+        """Give the LLM client the run's shared limiter when a rate limit or budget is set."""
+        limits = options.llm_limits(self.config)
+        if not limits.active:
+            return
+        from .llm.limits import SharedLimiter
+
+        workerinput = getattr(self.config, "workerinput", None)
+        folder = workerinput.get(LLM_DIR) if workerinput is not None else None
+        client.limiter = SharedLimiter(limits, Path(folder or self.llm_dir()),
+                                       lambda seconds, why: client.usage.waited(seconds, why))  # (its usage may be swapped)
+
+    def llm_dir(self) -> str:
+        """The run's LLM limits folder, made by this process (the controller, or the only one)."""
+        if self._llm_dir is None:
+            import tempfile
+
+            self._llm_dir = tempfile.mkdtemp(prefix="semantictest-llm-")
+        return self._llm_dir
+
+    def share_llm(self, workerinput: dict[str, Any]) -> None:
+        """xdist controller: give a worker the folder every worker shares the LLM limits through."""
+        if options.llm_limits(self.config).active:
+            workerinput[LLM_DIR] = self.llm_dir()
+
     def close(self) -> bool:
         """Stop this process's agents and loop; on an xdist controller, whatever a crashed or
         interrupted worker left in the shared folder. A Ctrl-C meanwhile stops what is left at once
@@ -255,6 +284,11 @@ class Runtime:
             if self.context.agents is not None:
                 steps.append(self.context.agents.close)
             steps.append(self.loop_runner.close)
+        if self._llm_dir is not None:
+            import shutil
+            from functools import partial
+
+            steps.append(partial(shutil.rmtree, self._llm_dir, True))
         if self.controller_agents is not None:
             from functools import partial
 
@@ -289,6 +323,12 @@ class Runtime:
         """On the xdist controller: a finished worker's counters."""
         for name, count in usage.items():
             self._worker_usage[name] = self._worker_usage.get(name, 0) + int(count)
+
+    def llm_usage_lines(self, usage: dict[str, int]) -> list[str]:
+        """The summary's per-model tokens and cost, and the rate limit's waits."""
+        from .llm.usage import usage_lines
+
+        return usage_lines(usage, options.llm_limits(self.config).prices)
 
     def llm_usage(self, workers: bool = True) -> dict[str, int]:
         """LLM usage counters of this process (plus, on an xdist controller, its finished workers')."""

@@ -12,12 +12,10 @@ N's own. When the session ends (:meth:`ItemUsage.reveal_all`) it shows everythin
 from __future__ import annotations
 
 from contextvars import ContextVar
-from dataclasses import fields
 from typing import Any
 
+from ..llm.usage import COUNTERS as _FIELDS
 from ..llm.usage import Usage
-
-_FIELDS = tuple(f.name for f in fields(Usage))
 
 _SINK: ContextVar[dict[str, int] | None] = ContextVar("semantictest_item_usage", default=None)
 
@@ -35,7 +33,7 @@ class ItemUsage(Usage):
         object.__setattr__(self, "hidden", {})
         object.__setattr__(self, "_hidden_sum", dict.fromkeys(_FIELDS, 0))
         object.__setattr__(self, "_hidden_ids", set())
-        super().__init__(**Usage.as_dict(base))
+        super().__init__(**{name: getattr(base, name) for name in _FIELDS}, models=dict(base.models))
 
     def __setattr__(self, name: str, value: Any) -> None:
         sink = _SINK.get()
@@ -46,26 +44,36 @@ class ItemUsage(Usage):
                 self._hidden_sum[name] += delta
         super().__setattr__(name, value)
 
+    def count_model(self, key: str, delta: int) -> None:
+        sink = _SINK.get()
+        if sink is not None:
+            sink[key] = sink.get(key, 0) + delta
+            if id(sink) in self._hidden_ids:
+                self._hidden_sum[key] = self._hidden_sum.get(key, 0) + delta
+        super().count_model(key, delta)
+
     def as_dict(self) -> dict[str, int]:
         hidden = self._hidden_sum
-        return {name: getattr(self, name) - hidden[name] for name in _FIELDS}
+        return {**{name: getattr(self, name) - hidden[name] for name in _FIELDS},
+                **{key: count - hidden.get(key, 0) for key, count in self.models.items()}}
 
     def hide(self, key: int, sink: dict[str, int]) -> None:
         self.hidden[key] = sink
         self._hidden_ids.add(id(sink))
         for name, count in sink.items():
-            self._hidden_sum[name] += count
+            self._hidden_sum[name] = self._hidden_sum.get(name, 0) + count
 
     def reveal(self, key: int) -> None:
         sink = self.hidden.pop(key, None)
         if sink is not None:
             self._hidden_ids.discard(id(sink))
             for name, count in sink.items():
-                self._hidden_sum[name] -= count
+                self._hidden_sum[name] = self._hidden_sum.get(name, 0) - count
 
     def reveal_all(self) -> None:
         self.hidden.clear()
         self._hidden_ids.clear()
+        self._hidden_sum.clear()
         self._hidden_sum.update(dict.fromkeys(_FIELDS, 0))
 
 

@@ -2,7 +2,9 @@
 
 Retries (429, 5xx, timeouts, connection errors) use our own loop with exponential backoff (the
 ``openai`` client runs with ``max_retries=0``) so they are counted and testable; a ``Retry-After``
-or ``retry-after-ms`` header is honoured. A semaphore bounds requests in flight. ``openai`` is
+or ``retry-after-ms`` header is honoured (with a run-wide limiter, by every process of the run). A
+semaphore bounds requests in flight per process; ``limiter`` (``llm/limits.py``) holds the run's
+rate limits and budget across processes. ``openai`` is
 imported, and its client created, only on the first cache miss: a fully cached run opens no
 connection at all.
 """
@@ -24,6 +26,7 @@ from ..report.redact import Redactor, secret_values
 from .cache import ReplayCache, cache_key
 from .config import Endpoint, LLMConfig
 from .errors import LLMError, NotConfigured, ReplayMiss
+from .limits import SharedLimiter
 from .usage import Usage
 
 Parser = Callable[[str], Any]
@@ -60,6 +63,8 @@ class LLMClient:
         self.cache = cache or ReplayCache(config.cache_dir, config.cache_mode, self._redactor.data,  # entries: no secret
                                           config.cache_signing_key)
         self.usage = Usage()
+        self.limiter: SharedLimiter | None = None
+        """The run's shared rate limit and budget (``llm.limits``), set by the session when it has one."""
         self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = weakref.WeakKeyDictionary()
 
     async def complete(
@@ -181,31 +186,42 @@ class LLMClient:
         attempts = self.config.retries + 1
         where = endpoint.base_url or "the OpenAI API"
         last = ""
+        bucket = f"{where} {request['model']}"
         for attempt in range(attempts):
             delay: float | None = None
+            client = self._openai(state, endpoint)  # (made before the limiter's admission: sent right after it)
+            flight = await self.limiter.acquire(bucket, request["model"]) if self.limiter is not None else None
+            answered = (0, 0)
             try:
-                async with state.semaphore:
-                    self.usage.calls += 1
-                    async with asyncio.timeout(self.config.timeout_s):  # the whole answer, not each read
-                        response = await self._openai(state, endpoint).chat.completions.create(**request)
-            except openai.APIStatusError as exc:
-                status = exc.status_code
-                last = f"HTTP {status}: {_clip(_STATUS_PREFIX.sub('', exc.message), 300)}"
-                if status not in (408, 409, 429) and status < 500:
-                    raise LLMError(f"{role} LLM at {where} answered {last}") from None
-                delay = _retry_after(exc.response.headers)
-            except openai.APITimeoutError:
-                last = self._timed_out()
-            except openai.APIConnectionError as exc:
-                last = _cannot_connect(exc.__cause__ or exc)
-            except (openai.OpenAIError, ValueError) as exc:  # e.g. a body that is not JSON
-                problem = f"{type(exc).__name__}: {_clip(exc, 300)}"
-                raise LLMError(f"{role} LLM at {where}: unusable response ({problem})") from None
-            except Exception as exc:  # a transport error the openai client did not wrap: retry it too
-                last = self._timed_out() if "timeout" in type(exc).__name__.lower() else _cannot_connect(exc)
-            else:
-                self.usage.tokens += _tokens(response)
-                return _read(role, response, request["model"])
+                try:
+                    async with state.semaphore:
+                        self.usage.calls += 1
+                        async with asyncio.timeout(self.config.timeout_s):  # the whole answer, not each read
+                            response = await client.chat.completions.create(**request)
+                except openai.APIStatusError as exc:
+                    status = exc.status_code
+                    last = f"HTTP {status}: {_clip(_STATUS_PREFIX.sub('', exc.message), 300)}"
+                    if status not in (408, 409, 429) and status < 500:
+                        raise LLMError(f"{role} LLM at {where} answered {last}") from None
+                    delay = _retry_after(exc.response.headers)
+                    if delay is not None and self.limiter is not None:  # every process of the run waits
+                        self.limiter.pause(bucket, delay)
+                except openai.APITimeoutError:
+                    last = self._timed_out()
+                except openai.APIConnectionError as exc:
+                    last = _cannot_connect(exc.__cause__ or exc)
+                except (openai.OpenAIError, ValueError) as exc:  # e.g. a body that is not JSON
+                    problem = f"{type(exc).__name__}: {_clip(exc, 300)}"
+                    raise LLMError(f"{role} LLM at {where}: unusable response ({problem})") from None
+                except Exception as exc:  # a transport error the openai client did not wrap: retry it too
+                    last = self._timed_out() if "timeout" in type(exc).__name__.lower() else _cannot_connect(exc)
+                else:
+                    answered = _token_split(response)
+                    self.usage.answered(request["model"], *answered)
+                    return _read(role, response, request["model"])
+            finally:
+                if flight is not None and self.limiter is not None:
+                    self.limiter.release(flight, request["model"], *answered)
             if attempt + 1 < attempts:
                 self.usage.retries += 1
                 await asyncio.sleep(delay if delay is not None else _backoff(attempt))
@@ -292,6 +308,16 @@ def import_paused(name: str) -> None:
 def _tokens(response: Any) -> int:
     usage = getattr(response, "usage", None)
     return int(getattr(usage, "total_tokens", 0) or 0) if usage else 0
+
+
+def _token_split(response: Any) -> tuple[int, int]:
+    """(prompt, completion) tokens of an answer; a total without the split counts as prompt tokens."""
+    usage = getattr(response, "usage", None)
+    if not usage:
+        return 0, 0
+    prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
+    completion = int(getattr(usage, "completion_tokens", 0) or 0)
+    return (prompt, completion) if prompt or completion else (_tokens(response), 0)
 
 
 def _reask(problem: str) -> dict[str, str]:

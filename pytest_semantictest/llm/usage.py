@@ -3,26 +3,81 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from typing import Any
+from dataclasses import dataclass, field, fields
+
+MODEL_SEP = "@"
+"""Per-model counters travel flat (``prompt_tokens@gpt-4o-mini``) so that every sum and difference
+of the counters (per test, per worker) covers them too."""
 
 
 @dataclass
 class Usage:
-    """Counters for the terminal summary. ``calls`` counts requests sent (retries included)."""
+    """Counters for the terminal summary. ``calls`` counts requests sent (retries included);
+    ``rate_waits`` and ``rate_wait_ms`` the waits for the run's rate limit; ``models`` the prompt
+    and completion tokens of each model."""
 
     calls: int = 0
     cache_hits: int = 0
     tokens: int = 0
     retries: int = 0
     errors: int = 0
+    rate_waits: int = 0
+    rate_wait_ms: int = 0
+    models: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, int]:
         # read before and after every test: a plain dict beats dataclasses.asdict's deep copy
-        return {name: getattr(self, name) for name in _FIELDS}
+        return {**{name: getattr(self, name) for name in COUNTERS}, **self.models}
 
     def add(self, other: Mapping[str, int]) -> None:
-        for name in self.as_dict():
-            setattr(self, name, getattr(self, name) + int(other.get(name, 0) or 0))
+        for name, count in other.items():
+            if name in COUNTERS:
+                setattr(self, name, getattr(self, name) + int(count or 0))
+            elif MODEL_SEP in name:
+                self.count_model(name, int(count or 0))
+
+    def waited(self, seconds: float, why: str) -> None:
+        """A request waited ``seconds`` for the run's rate limit (``why``)."""
+        self.rate_waits += 1
+        self.rate_wait_ms += round(seconds * 1000)
+
+    def answered(self, model: str, prompt: int, completion: int) -> None:
+        """One answer of ``model``: its prompt and completion tokens."""
+        self.tokens += prompt + completion
+        for kind, count in (("prompt_tokens", prompt), ("completion_tokens", completion)):
+            self.count_model(f"{kind}{MODEL_SEP}{model}", count)
+
+    def count_model(self, key: str, delta: int) -> None:
+        """Add ``delta`` to one per-model counter (``kind@model``)."""
+        self.models[key] = self.models.get(key, 0) + delta
 
 
-_FIELDS = tuple(f.name for f in fields(Usage))
+def by_model(usage: Mapping[str, int]) -> dict[str, tuple[int, int]]:
+    """``{model: (prompt tokens, completion tokens)}`` from flat counters."""
+    models: dict[str, tuple[int, int]] = {}
+    for name, count in usage.items():
+        kind, sep, model = name.partition(MODEL_SEP)
+        if not sep:
+            continue
+        prompt, completion = models.get(model, (0, 0))
+        models[model] = (prompt + count, completion) if kind == "prompt_tokens" else (prompt, completion + count)
+    return models
+
+
+def usage_lines(usage: Mapping[str, int], prices: Mapping[str, Any]) -> list[str]:
+    """The summary's lines for each model (tokens in and out, and the cost where ``prices`` has the
+    model: an object with ``cost(prompt, completion)``) and the rate limit's waits."""
+    lines = []
+    for model, (prompt, completion) in sorted(by_model(usage).items()):
+        price = prices.get(model)
+        cost = f", cost {price.cost(prompt, completion):.4f}" if price is not None else ", cost unknown (no llm-price)"
+        lines.append(f"LLM {model}: {prompt + completion} tokens ({prompt} in, {completion} out){cost}")
+    if usage.get("rate_waits"):
+        lines.append(f"LLM rate limit: {usage['rate_waits']} request(s) waited, "
+                     f"{usage.get('rate_wait_ms', 0) / 1000:.1f} s in all")
+    return lines
+
+
+COUNTERS = tuple(f.name for f in fields(Usage) if f.name != "models")
+"""The counters that are plain attributes (the per-model ones are in ``models``)."""

@@ -4,7 +4,8 @@ Each object: ``id`` (the node id), ``name``, ``file``, ``format``, ``outcome`` (
 error, skipped, xfailed, xpassed), ``duration_s``, ``message`` (why it did not pass), and for spec
 tests ``turns`` (input, output, tool calls, ...), ``checkpoints``, ``judgements`` (judged checks'
 items), ``notes`` (the :class:`~pytest_semantictest.evidence.Note` records blocks and checks gave)
-``llm_usage`` (this test's LLM calls, cache hits, tokens), ``latency_ms`` (its pipelines' time),
+``llm_usage`` (this test's LLM calls, cache hits, tokens; ``prompt_tokens@MODEL`` and
+``completion_tokens@MODEL`` per model; ``rate_wait_ms`` when it waited for the rate limit), ``latency_ms`` (its pipelines' time),
 ``score`` (the deciding judge's), for
 repeated tests ``runs``, ``run_durations_ms``, ``run_scores`` and ``pass_rate``, ``baseline`` (the
 comparison with ``--semantictest-baseline``) and ``results_version``. A worker attaches its test's data to the teardown report (pytest-
@@ -15,6 +16,7 @@ value passes through the redactor.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -114,6 +116,7 @@ class ResultsWriter:
         used = {k: v - self._before.get(k, 0) for k, v in after.items() if v - self._before.get(k, 0)}
         if used or case is not None:
             record["llm_usage"] = {k: used.get(k, 0) for k in ("calls", "cache_hits", "tokens")}
+            record["llm_usage"].update({k: v for k, v in used.items() if "@" in k or k == "rate_wait_ms"})
         return record
 
     # -- the controller (or the only process): collect and write ----------------------------
@@ -162,8 +165,13 @@ def _outcome(report: pytest.TestReport) -> str | None:
     return None
 
 
+_WORKER_LINE = re.compile(r"\A\[gw\d+\] [^\n]* -- Python [^\n]*\n")
+"""The line xdist puts before a worker's failure text: which worker ran a test is no part of why it failed
+(and would make a split run's records differ from a whole run's)."""
+
+
 def _message(report: pytest.TestReport) -> str:
     if report.skipped and isinstance(report.longrepr, tuple) and len(report.longrepr) == 3:
         return str(report.longrepr[2]).removeprefix("Skipped: ")
-    text = report.longreprtext or ""
+    text = _WORKER_LINE.sub("", report.longreprtext or "")
     return text if len(text) <= 4000 else text[:4000] + "..."

@@ -8,7 +8,7 @@ report, and the per-run rows on its teardown report; it tallies every report it 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
@@ -195,8 +195,9 @@ class SummaryPlugin:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.tally.add(report)
 
-    def write(self, terminalreporter: Any, usage: Mapping[str, int]) -> None:
-        """The summary section (only when spec tests ran) and the LLM usage line."""
+    def write(self, terminalreporter: Any, usage: Mapping[str, int], usage_lines: Sequence[str] = ()) -> None:
+        """The summary section (only when spec tests ran), the LLM usage line and ``usage_lines`` (each
+        model's tokens and cost, the rate limit's waits)."""
         tally, tr = self.tally, terminalreporter
         if tally.tests:
             tr.write_sep("-", "semantictest summary")
@@ -220,6 +221,8 @@ class SummaryPlugin:
                 f"semantictest: {usage.get('calls', 0)} LLM calls, {usage.get('cache_hits', 0)} cache hits, "
                 f"{usage.get('tokens', 0)} tokens"
             )
+        for line in usage_lines:
+            tr.write_line(f"semantictest: {line}")
 
 
     def _write_judged(self, tr: Any) -> None:

@@ -4,7 +4,8 @@
 else from :meth:`FakeOpenAI.answer`: for the LLM judge's structured output (``judge_verdict``
 schema) a verdict built from :class:`Rule` objects matched against the judged response, for
 anything else an echo. Faults: any HTTP status, a delay (for timeouts), malformed content, a
-refusal, a broken body. Every request is recorded (body and headers).
+refusal, a broken body. Every request is recorded (body, headers and arrival time: :meth:`most_in`
+counts the requests of the busiest window).
 """
 
 from __future__ import annotations
@@ -126,6 +127,12 @@ class FakeOpenAI:
     def count(self) -> int:
         return len(self.requests)
 
+    def most_in(self, seconds: float) -> int:
+        """The most requests that arrived within any ``seconds`` (a sliding window over arrival times)."""
+        with self._lock:
+            times = sorted(r["at"] for r in self.requests)
+        return max((sum(1 for t in times[i:] if t < start + seconds) for i, start in enumerate(times)), default=0)
+
     def bodies(self) -> list[dict[str, Any]]:
         return [r["body"] for r in self.requests]
 
@@ -140,7 +147,8 @@ class FakeOpenAI:
             body = {}
         with self._lock:
             self.requests.append(
-                {"path": handler.path, "body": body, "headers": {k.lower(): v for k, v in handler.headers.items()}}
+                {"path": handler.path, "body": body, "headers": {k.lower(): v for k, v in handler.headers.items()},
+                 "at": time.monotonic()}
             )
             reply = self.script.popleft() if self.script else Reply()
         delay = reply.delay or self.delay

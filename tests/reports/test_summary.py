@@ -36,6 +36,7 @@ def test_per_format_counts_flaky_tests_and_llm_usage(
         "  reports.json::judged-low",
         "    LLMJudge: score 0.15 < threshold 0.7 (not passed): Declines instead of confirming the meeting.",
         "semantictest: 2 LLM calls, 0 cache hits, 320 tokens",
+        "semantictest: LLM gpt-4o-mini: 320 tokens (240 in, 80 out), cost unknown (no llm-price)",
     ]
     assert "run 1:" not in result.stdout.str()  # one line per run only with -v
 

@@ -1,0 +1,115 @@
+"""``semantictest merge``: the results files of a split run's jobs as one run.
+
+Each CI job of a split suite (pytest-split, ``docs/ci.md``) writes its own ``--semantictest-results``
+file; ``merge`` reads them (every record's ``results_version`` checked, as the baseline comparison
+reads them: ``report/baseline.load``), refuses a test that two jobs ran (an overlapping split), and
+writes one results file (records in node-id order, so the merge of the jobs and of a whole run are
+the same file but for durations), prints one summary (outcomes, per format, each model's tokens and
+cost with ``--price``) and writes one HTML report. The merged file is what
+``--semantictest-baseline`` reads.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
+
+
+class MergeError(Exception):
+    """A results file that cannot be merged: the message names the file and what to do."""
+
+
+def load_jobs(paths: Sequence[Path]) -> list[dict[str, Any]]:
+    """Every job's records, in node-id order; raises MergeError naming a file or a test run twice."""
+    from .report.baseline import BaselineError, load
+
+    records: dict[str, dict[str, Any]] = {}
+    where: dict[str, Path] = {}
+    for path in paths:
+        if not path.exists():
+            raise MergeError(f"{path} does not exist: give the results files the jobs wrote with "
+                             "--semantictest-results (or the folder they are in)")
+        try:
+            found, _ = load(path)
+        except BaselineError as exc:
+            raise MergeError(str(exc).replace("baseline ", "results ", 1)) from None
+        for nodeid, record in found.items():
+            if nodeid in records:
+                raise MergeError(f"{nodeid} is in {where[nodeid]} and in {path}: two jobs ran it (do the jobs "
+                                 "use the same --splits and durations file?)")
+            records[nodeid], where[nodeid] = record, path
+    return [records[k] for k in sorted(records)]
+
+
+def usage_of(records: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """The records' LLM usage counters, added up."""
+    total: Counter[str] = Counter()
+    for record in records:
+        total.update({k: int(v) for k, v in (record.get("llm_usage") or {}).items() if isinstance(v, int)})
+    return dict(total)
+
+
+def summary_lines(records: Sequence[Mapping[str, Any]], prices: Mapping[str, Any]) -> list[str]:
+    """The merged run's summary: outcome counts, per format, LLM usage per model."""
+    from .llm.usage import usage_lines
+
+    def counts(subset: Sequence[Mapping[str, Any]]) -> str:
+        tally = Counter(str(r.get("outcome")) for r in subset)
+        return ", ".join(f"{tally[o]} {o}" for o in OUTCOMES if tally[o]) or "no tests"
+
+    lines = [f"{len(records)} tests: {counts(records)}"]
+    for fmt in sorted({str(r.get("format")) for r in records}):
+        lines.append(f"{fmt}  {counts([r for r in records if str(r.get('format')) == fmt])}")
+    usage = usage_of(records)
+    if usage.get("calls") or usage.get("cache_hits"):
+        lines.append(f"{usage.get('calls', 0)} LLM calls, {usage.get('cache_hits', 0)} cache hits, "
+                     f"{usage.get('tokens', 0)} tokens")
+    return lines + usage_lines(usage, prices)
+
+
+def html_report(records: Sequence[Mapping[str, Any]], summary: Sequence[str]) -> str:
+    """One self-contained HTML page: the summary, then a row a test (outcome, file, message)."""
+    rows = "\n".join(
+        f"<tr class=\"{html.escape(str(r.get('outcome')))}\"><td>{html.escape(str(r.get('outcome')))}</td>"
+        f"<td>{html.escape(str(r['id']))}</td><td>{html.escape(str(r.get('format')))}</td>"
+        f"<td><pre>{html.escape(str(r.get('message') or ''))}</pre></td></tr>"
+        for r in records
+    )
+    items = "".join(f"<li>{html.escape(line)}</li>" for line in summary)
+    return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>semantictest results</title><style>"
+            "td{vertical-align:top;padding:2px 8px}.failed,.error{background:#fdd}.passed{background:#dfd}"
+            "</style></head><body>\n<h1>semantictest results</h1>\n"
+            f"<ul>{items}</ul>\n<table><tr><th>outcome</th><th>test</th><th>format</th><th>why</th></tr>\n"
+            f"{rows}\n</table></body></html>\n")
+
+
+def merge(paths: Sequence[str], out: str | None, html_path: str | None, prices: Sequence[str],
+          stdout: TextIO, stderr: TextIO) -> int:
+    """The ``merge`` command: 0 when every test passed (or was skipped), 1 otherwise, 4 on bad input."""
+    from .llm.limits import parse_prices
+
+    try:
+        records = load_jobs([Path(p) for p in paths])
+        table = parse_prices(list(prices))
+    except (MergeError, ValueError) as exc:
+        stderr.write(f"semantictest merge: {exc}\n")
+        return 4
+    summary = summary_lines(records, table)
+    for line in summary:
+        stdout.write(line + "\n")
+    if out:
+        target = Path(out)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+        stdout.write(f"merged results of {len(records)} tests in {target}\n")
+    if html_path:
+        Path(html_path).write_text(html_report(records, summary), encoding="utf-8")
+        stdout.write(f"HTML report in {html_path}\n")
+    bad = [r for r in records if r.get("outcome") in ("failed", "error", "xpassed")]
+    return 1 if bad else 0

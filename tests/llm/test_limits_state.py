@@ -1,0 +1,44 @@
+"""``llm/limits.SharedLimiter`` on its own: what two processes' shared state file does."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_semantictest.llm.limits import BudgetSpent, Limits, SharedLimiter
+
+
+def test_a_gone_process_requests_in_flight_are_dropped(tmp_path: Path) -> None:
+    limiter = SharedLimiter(Limits(in_flight=1), tmp_path)
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    asyncio.run(limiter.acquire("b", "m"))  # ours, never released
+    state = json.loads(limiter.path.read_text())
+    (flight,) = state["flights"]
+    state["flights"][flight][0] = int(gone.stdout)  # as if a worker that crashed had sent it
+    limiter.path.write_text(json.dumps(state))
+    asyncio.run(asyncio.wait_for(limiter.acquire("b", "m"), 2))  # admitted at once: the crashed one is dropped
+
+
+def test_the_budget_admits_what_it_can_pay_for(tmp_path: Path) -> None:
+    limiter = SharedLimiter(Limits(budget_tokens=25), tmp_path)
+
+    async def run() -> int:
+        answered = 0
+        for _ in range(5):
+            try:
+                flight = await limiter.acquire("b", "m")
+            except BudgetSpent as exc:
+                assert "20 of 25 tokens spent" in str(exc)
+                return answered
+            limiter.release(flight, "m", 8, 2)
+            answered += 1
+        return answered
+
+    assert asyncio.run(run()) == 2  # a third answer of 10 would make 30
+    with pytest.raises(BudgetSpent):
+        asyncio.run(limiter.acquire("other", "m"))  # the budget is the run's, every bucket's
