@@ -5,11 +5,11 @@ from __future__ import annotations
 import shutil
 import socket
 import subprocess
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-import httpx
-
-from ..http_clients import sync_client
+if TYPE_CHECKING:  # httpx is imported on the first probe: collecting a spec file needs none
+    import httpx
 
 
 def endpoint_address(url: str) -> tuple[str, int]:
@@ -39,6 +39,10 @@ def port_open(host: str, port: int, timeout: float = 0.5) -> bool:
 def health_status(url: str, timeout: float, client: httpx.Client | None = None) -> int | None:
     """The status code of ``GET url``, or None when nothing answered in time (``client``: one that
     a readiness wait keeps for all its probes)."""
+    import httpx
+
+    from ..http_clients import sync_client
+
     if client is None:
         with sync_client(timeout=timeout) as own:
             return health_status(url, timeout, own)

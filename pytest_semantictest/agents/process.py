@@ -22,7 +22,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
-from ..http_clients import sync_client
 from ..threads import handled_signals_unblocked, start_daemon
 from . import cleanup, procs, watchdog
 from .config import AgentConfig
@@ -214,6 +213,8 @@ class AgentProcess:
         timeout_s = cfg.startup_timeout_ms / 1000
         deadline = time.monotonic() + timeout_s
         pause = POLL_FIRST_S
+        from ..http_clients import sync_client  # httpx on the first start: collecting a spec needs none
+
         with sync_client(timeout=HEALTH_PROBE_TIMEOUT_S) as client:  # one client for every probe
             while True:
                 if self._popen.poll() is not None or self._popen.returncode is not None:

@@ -7,7 +7,6 @@ a server and says, when it runs out, what the exchange was doing and how long it
 
 from __future__ import annotations
 
-import asyncio
 import math
 from types import TracebackType
 from typing import Any
@@ -85,6 +84,8 @@ class Deadline:
                 "the whole exchange, connect to last byte")
 
     async def __aenter__(self) -> Deadline:
+        import asyncio  # here, not at the top: a format that validates timeouts loads no event loop code
+
         self._timeout = asyncio.timeout(self.ms / 1000)
         await self._timeout.__aenter__()
         return self

@@ -24,7 +24,7 @@ REGEX_KEYS: tuple[str, ...] = ("matches", "not_matches")
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
 
 class Matcher(_Model):

@@ -15,7 +15,7 @@ MAX_TIMEOUT_MS = 24 * 3600 * 1000
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
 
     @model_validator(mode="before")
     @classmethod
@@ -26,7 +26,7 @@ class _Strict(BaseModel):
 class StepSpec(BaseModel):
     """A pipeline step. Block options may sit in ``config`` or at the step's top level."""
 
-    model_config = ConfigDict(extra="allow", strict=True)
+    model_config = ConfigDict(extra="allow", strict=True, defer_build=True)
 
     block: str
     id: str | None = None
