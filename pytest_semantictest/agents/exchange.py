@@ -45,6 +45,12 @@ Interceptor = Callable[..., Awaitable[tuple[httpx.Response, Any]]]
 _interceptor: list[Interceptor] = []
 
 
+def replaying() -> bool:
+    """A mutation run is answering from recorded replies (an interceptor with ``replays`` set): no
+    agent is reached, so nothing is worth waiting for (highbar's settle time)."""
+    return bool(_interceptor) and bool(getattr(_interceptor[0], "replays", False))
+
+
 def set_interceptor(interceptor: Interceptor | None) -> None:
     """Route every :func:`send_within` through ``interceptor`` (None: straight to the network)."""
     _interceptor[:] = [interceptor] if interceptor is not None else []

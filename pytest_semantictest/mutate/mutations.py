@@ -47,8 +47,8 @@ class Mutation:
 
 def mutations(reply: Recorded, forbidden: tuple[str, ...] = ()) -> list[Mutation]:
     """Every mutation that makes sense for ``reply`` (none for a reply that failed or was not 2xx)."""
-    if reply.raised is not None or not 200 <= reply.status < 300:
-        return []
+    if reply.raised is not None or not (200 <= reply.status < 300 or reply.status == 101):
+        return []  # (101: a realtime session, recorded as its server events)
     body = parse(reply.body, reply.content_type)
     found = _tool_mutations(body, forbidden) + _text_mutations(body)
     if body.kind in ("sse", "lines") and len(body.parts) > 1:

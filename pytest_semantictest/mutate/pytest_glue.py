@@ -80,6 +80,8 @@ class MutationPlugin:
             record = summary([]) | {"not_mutated": why}
         else:
             record = summary(self._mutants(item, tape))
+            if not record["total"] and not record["left_out"]:
+                record["not_mutated"] = "no mutation applies to its replies (each failed or was not 2xx)"
         record["mutation_s"] = time.perf_counter() - started
         return record
 

@@ -94,6 +94,7 @@ class Replay:
     unrecorded: list[str] = field(default_factory=list)
     _used: set[int] = field(default_factory=set)
     _count: dict[tuple[str, str], int] = field(default_factory=dict)
+    replays = True
 
     async def __call__(self, send: Send, deadline: Deadline, http: httpx.AsyncClient, request: httpx.Request,
                        read: Callable[[httpx.Response], Awaitable[Any]], *, follow_redirects: bool,
