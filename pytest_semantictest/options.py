@@ -26,6 +26,8 @@ OPTIONS: list[tuple[str, type, Any, str]] = [
     ("concurrency", int, 10, "how many runs of one repeated test execute at once"),
     ("item-concurrency", int, 16, "how many spec items' pipelines run at once in this process (the next items run "
      "ahead while pytest reports in order; 1: one after another)"),
+    ("mutate", bool, False, "mutation run: record each spec test's agent replies, then re-run the passing tests "
+     "against replayed replies with one fault each and print each spec's mutation score (docs/mutation.md)"),
     ("all-runs", bool, False, "a repeated test runs all its runs (default: it stops once its outcome is decided)"),
     ("baseline", str, None, "compare this run with an earlier results file (--semantictest-results) or a folder "
      "of them: regressions by test, with significance (docs/baseline.md)"),

@@ -75,6 +75,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
     register(config, state)  # each format's pytest glue: compliance ordering, Yao generation, xdist scheduling
     _install_reports(config, state)
+    if options.value(config, "mutate"):  # docs/mutation.md
+        from .mutate.pytest_glue import NAME as MUTATE_NAME
+        from .mutate.pytest_glue import MutationPlugin
+
+        config.pluginmanager.register(MutationPlugin(config, state), MUTATE_NAME)
     from .gc_freeze import GcFreeze
     from .report.summary import spec_item
 

@@ -13,7 +13,8 @@ raises it as ``AgentError``). Reply rules are highbar's: no redirects, 2xx, non-
 10 MB; the text rules are :func:`~pytest_semantictest.agents.replies.parse_reply`'s.
 
 :func:`send_within` is the HTTP layer under it, shared with the HTTP blocks: send a request and
-read its reply inside one :class:`~pytest_semantictest.engine.deadline.Deadline`.
+read its reply inside one :class:`~pytest_semantictest.engine.deadline.Deadline`. A mutation run
+(``docs/mutation.md``) records and replays every reply here, through :func:`set_interceptor`.
 """
 
 from __future__ import annotations
@@ -36,6 +37,23 @@ MAX_REPLY_BYTES = 10_000_000
 TEST_HEADER = "X-Highbar-Test"
 
 T = TypeVar("T")
+
+Send = Callable[..., Awaitable[tuple[httpx.Response, Any]]]
+"""``send_within``'s own signature: what an interceptor is given to reach the network."""
+Interceptor = Callable[..., Awaitable[tuple[httpx.Response, Any]]]
+"""``(send, deadline, http, request, read, follow_redirects=..., phase=...)``: records or replays."""
+_interceptor: list[Interceptor] = []
+
+
+def replaying() -> bool:
+    """A mutation run is answering from recorded replies (an interceptor with ``replays`` set): no
+    agent is reached, so nothing is worth waiting for (highbar's settle time)."""
+    return bool(_interceptor) and bool(getattr(_interceptor[0], "replays", False))
+
+
+def set_interceptor(interceptor: Interceptor | None) -> None:
+    """Route every :func:`send_within` through ``interceptor`` (None: straight to the network)."""
+    _interceptor[:] = [interceptor] if interceptor is not None else []
 
 
 def _unmasked(text: str) -> str:
@@ -101,6 +119,17 @@ async def send_within(
     """Send ``request`` and ``read`` its reply, all inside ``deadline``; the response is always
     closed (a reply not read to its end closes the connection). Raises what httpx raises and
     ``DeadlineExceeded``."""
+    if _interceptor:
+        sent: tuple[httpx.Response, T] = await _interceptor[0](_send_live, deadline, http, request, read,
+                                                                follow_redirects=follow_redirects, phase=phase)
+        return sent
+    return await _send_live(deadline, http, request, read, follow_redirects=follow_redirects, phase=phase)
+
+
+async def _send_live(
+    deadline: Deadline, http: httpx.AsyncClient, request: httpx.Request,
+    read: Callable[[httpx.Response], Awaitable[T]], *, follow_redirects: bool, phase: str,
+) -> tuple[httpx.Response, T]:
     async with deadline:
         response = await http.send(request, stream=True, follow_redirects=follow_redirects)
         try:

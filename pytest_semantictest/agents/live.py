@@ -24,6 +24,7 @@ from .correlate import (
 )
 from . import observed
 from .errors import AgentError
+from .exchange import replaying
 from .hooks import HookContext, SessionHooks
 from .protocol import send
 from .shared import AgentHandle
@@ -101,7 +102,7 @@ class LiveAgent:
         untagged ones (highbar's read after a test's window: a late call re-judges the test)."""
         if self.reader is None:
             return [], []
-        if self.config.settle_time_ms:
+        if self.config.settle_time_ms and not replaying():
             await asyncio.sleep(self.config.settle_time_ms / 1000)
         batch = self.reader.read_since(read_to)
         if not batch.problems:  # else the next read (the next test's, or the last one) reads it again: it says so
@@ -140,7 +141,7 @@ class LiveAgent:
         offset = self._window_start(test_id)
         resolved = self._correlation(message, test_id, test_name, session, observe) if self.reader else {}
         reply = await send(client, self.config, message, test_id, test_name=test_name, session=session)
-        if self.config.settle_time_ms:
+        if self.config.settle_time_ms and not replaying():
             await asyncio.sleep(self.config.settle_time_ms / 1000)
         untagged: list[ToolCall] = []
         attributed = True  # every record of this turn can be told to be this execution's or another's

@@ -82,6 +82,9 @@ class ResultsWriter:
             record["file"] = str(item.path)
         spec_file = getattr(item, "spec_file", None) if case is not None else None
         record["format"] = getattr(getattr(spec_file, "suite", None), "format", None) or "python"
+        mutation = getattr(item, "mutation", None)  # --semantictest-mutate: killed, total, score, survivors
+        if mutation is not None:
+            record["mutation"] = mutation
         verdict = getattr(item, "verdict", None)
         if verdict is not None:
             turns, checkpoints = conversation_data(verdict.trace)

@@ -17,6 +17,9 @@ from typing import Any
 
 from .reply import Reply, last_state
 
+OPENERS: list[Any] = []
+"""A mutation run's recording or replaying socket opener (``docs/mutation.md``); empty: the real client."""
+
 TEXT_DELTAS = frozenset({"response.text.delta", "response.output_text.delta", "response.audio_transcript.delta"})
 TEXT_DONE = frozenset({"response.text.done", "response.output_text.done"})
 
@@ -51,8 +54,9 @@ async def realtime_exchange(config: dict[str, Any], reply: Reply) -> None:
 
     reply.url = ws_url(config)
     try:
-        socket = await connect(reply.url, additional_headers=config.get("headers") or {}, proxy=None,
-                               open_timeout=None, ping_interval=None, max_size=2 ** 24)
+        opener = OPENERS[0] if OPENERS else connect
+        socket = await opener(reply.url, additional_headers=config.get("headers") or {}, proxy=None,
+                              open_timeout=None, ping_interval=None, max_size=2 ** 24)
     except InvalidStatus as exc:
         reply.status = exc.response.status_code
         reply.problem(f"the server refused the WebSocket (status {reply.status})")

@@ -1,0 +1,181 @@
+"""A recorded reply body as parts a mutation can edit: a JSON document, the JSON data of each
+server-sent event, the ``0:"..."`` lines of a Vercel data stream, or plain text; and where in those
+parts the reply's text and its tool calls are."""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass
+from typing import Any
+
+TEXT_KEYS = frozenset({"content", "text", "response", "output", "answer", "reply", "message", "delta", "textDelta"})
+CALL_LISTS = frozenset({"tool_calls", "toolCalls", "calls", "function_calls", "functionCalls", "tool_uses"})
+NAME_KEYS = ("name", "fn", "toolName", "tool_name")
+ARG_KEYS = ("arguments", "args", "input", "parameters", "params")
+Path = tuple[Any, ...]
+
+
+@dataclass
+class Part:
+    """One editable piece: ``value`` parsed JSON (``raw`` None), or raw text kept as it was."""
+
+    value: Any
+    prefix: str = ""  # an SSE event's other lines; a Vercel line's ``0:``
+    raw: str | None = None
+
+
+@dataclass
+class Body:
+    kind: str  # json, sse, lines, text
+    parts: list[Part]
+
+    def copy(self) -> Body:
+        return Body(self.kind, copy.deepcopy(self.parts))
+
+    def dump(self) -> bytes:
+        if self.kind == "json":
+            return json.dumps(self.parts[0].value, ensure_ascii=False).encode()
+        if self.kind == "text":
+            return str(self.parts[0].value).encode()
+        if self.kind == "lines":
+            return "".join(f"{p.raw}\n" if p.raw is not None else f"{p.prefix}{_json(p.value)}\n"
+                           for p in self.parts).encode()
+        blocks = [p.raw if p.raw is not None else f"{p.prefix}data: {_json(p.value)}" for p in self.parts]
+        return ("\n\n".join(blocks) + "\n\n").encode()
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def parse(body: bytes, content_type: str) -> Body:
+    text = body.decode("utf-8", errors="replace")
+    if "event-stream" in content_type.lower() or text.lstrip().startswith(("data:", "event:")):
+        return Body("sse", [_event(block) for block in text.replace("\r\n", "\n").split("\n\n") if block.strip()])
+    try:
+        return Body("json", [Part(json.loads(text))])
+    except ValueError:
+        pass
+    lines = [line for line in text.splitlines() if line.strip()]
+    if lines and all(len(line) > 2 and line[1] == ":" and line[0].isalnum() for line in lines):
+        return Body("lines", [_line(line) for line in lines])
+    return Body("text", [Part(text)])
+
+
+def _event(block: str) -> Part:
+    lines = block.split("\n")
+    data = [line[5:].lstrip() for line in lines if line.startswith("data:")]
+    other = "".join(f"{line}\n" for line in lines if not line.startswith("data:"))
+    try:
+        return Part(json.loads("\n".join(data)), other) if data else Part(None, raw=block)
+    except ValueError:
+        return Part(None, raw=block)
+
+
+def _line(line: str) -> Part:
+    try:
+        return Part(json.loads(line[2:]), line[:2])
+    except ValueError:
+        return Part(None, raw=line)
+
+
+def get(root: Any, path: Path) -> Any:
+    for key in path:
+        root = root[key]
+    return root
+
+
+def put(part: Part, path: Path, value: Any) -> None:
+    if not path:
+        part.value = value
+        return
+    get(part.value, path[:-1])[path[-1]] = value
+
+
+def call_name(call: Any) -> str | None:
+    if not isinstance(call, dict):
+        return None
+    for key in NAME_KEYS:
+        if isinstance(call.get(key), str):
+            return str(call[key])
+    function = call.get("function")
+    return str(function["name"]) if isinstance(function, dict) and isinstance(function.get("name"), str) else None
+
+
+def args_path(call: dict[str, Any]) -> Path | None:
+    """Where a call's arguments are (a dict, or a JSON string of one); None: no readable arguments."""
+    holder: Path = ("function",) if isinstance(call.get("function"), dict) else ()
+    owner = get(call, holder)
+    for key in ARG_KEYS:
+        if key in owner and decoded_args(owner[key]) is not None:
+            return holder + (key,)
+    return None
+
+
+def decoded_args(value: Any) -> dict[str, Any] | None:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return None
+    return value if isinstance(value, dict) else None
+
+
+def text_slots(body: Body) -> list[tuple[int, Path]]:
+    """Every string that is reply text: under a text key, outside tool calls (a Vercel ``0:`` line
+    whole; a plain-text body whole)."""
+    if body.kind == "text":
+        return [(0, ())]
+    found: list[tuple[int, Path]] = []
+    for index, part in enumerate(body.parts):
+        if part.raw is not None:
+            continue
+        if body.kind == "lines":
+            if part.prefix == "0:" and isinstance(part.value, str):
+                found.append((index, ()))
+            continue
+        found += [(index, path) for path in _texts(part.value, ())]
+    return found
+
+
+def _texts(value: Any, path: Path) -> list[Path]:
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in _texts(v, path + (i,))]
+    if not isinstance(value, dict) or call_name(value) is not None and args_path(value) is not None:
+        return []
+    found: list[Path] = []
+    for key, item in value.items():
+        if key in CALL_LISTS or key in ARG_KEYS:
+            continue
+        if key in TEXT_KEYS and isinstance(item, str):
+            found.append(path + (key,))
+        elif isinstance(item, (dict, list)):
+            found += _texts(item, path + (key,))
+    return found
+
+
+def call_slots(body: Body) -> list[tuple[int, Path]]:
+    """Every whole tool call (a name and readable arguments): in a tool-call list, or an event or line
+    that is one call (Vercel's ``9:`` line, a UI stream's ``tool-input-available``)."""
+    found: list[tuple[int, Path]] = []
+    for index, part in enumerate(body.parts):
+        if part.raw is None and body.kind != "text":
+            found += [(index, path) for path in _calls(part.value, (), body.kind != "json")]
+    return found
+
+
+def _calls(value: Any, path: Path, whole: bool) -> list[Path]:
+    if isinstance(value, dict) and whole and call_name(value) and args_path(value) is not None:
+        return [path]
+    if isinstance(value, dict):
+        found: list[Path] = []
+        for key, item in value.items():
+            if key in CALL_LISTS and isinstance(item, list):
+                found += [path + (key, i) for i, c in enumerate(item) if call_name(c) and args_path(c) is not None]
+            elif isinstance(item, (dict, list)):
+                found += _calls(item, path + (key,), False)
+        return found
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in _calls(v, path + (i,), False)]
+    return []

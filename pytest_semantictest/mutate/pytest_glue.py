@@ -1,0 +1,201 @@
+"""``--semantictest-mutate``: the pytest side of a mutation run (``docs/mutation.md``).
+
+Each spec test runs once against the agent while its replies are recorded (a :class:`~.tape.Tape`
+at ``agents.exchange.send_within``, the realtime socket through ``blocks/transports/realtime``'s
+connector). A test that passed is then run again against the recording, first as it was (a
+recording that does not reproduce the pass, say a test that reads a trace file, leaves the test
+unmutated), then once per mutation of each distinct reply. The test's own outcome is the normal
+run's. Its mutants' record goes to the setup report (xdist carries it to the controller), to a
+``Note`` (HTML extras, results ``notes``, JUnit) and to ``item.mutation`` (results ``mutation``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Iterator
+from urllib.parse import urlsplit
+from typing import Any
+
+import pytest
+
+from .. import options
+from ..agents.exchange import set_interceptor
+from ..evidence import Note
+from ..model import Outcome, Verdict
+from ..runtime import Runtime
+from . import realtime_tape
+from .mutations import mutations
+from .score import LEFT_OUT, SURVIVED, outcome, render, score_text, summary, totals
+from .tape import Replay, Tape
+
+NAME = "semantictest-mutate"
+ATTRIBUTE = "semantictest_mutation"
+FORBID_KEYS = frozenset({"forbid", "forbidden", "forbidden_tools", "forbiddenTools", "not_called"})
+
+
+class MutationPlugin:
+    """Records, mutates and scores every spec test of the process; the controller (or the only
+    process) prints the scores."""
+
+    def __init__(self, config: pytest.Config, runtime: Runtime) -> None:
+        self.config = config
+        self.runtime = runtime
+        self.tests: dict[str, dict[str, Any]] = {}
+        self.files: dict[str, list[str]] = {}
+        self.timing = {"normal": 0.0, "mutation": 0.0, "mutants": 0.0}
+        runtime.add_lookahead_gate(lambda item: "a mutation run records one test at a time")
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> Iterator[None]:
+        from ..nodes import SpecItem
+
+        if not isinstance(item, SpecItem):
+            return (yield)
+        tape = Tape()
+        set_interceptor(tape)
+        realtime_tape.use(tape)
+        started = time.perf_counter()
+        try:
+            result = yield
+        finally:
+            set_interceptor(None)
+            realtime_tape.use(None)
+            normal = time.perf_counter() - started
+        record = self._mutate(item, tape)
+        record["normal_s"] = normal
+        item.mutation = record  # type: ignore[attr-defined]
+        if item.verdict is not None:
+            item.verdict.evidence.append(_note(record))
+        return result
+
+    def _mutate(self, item: Any, tape: Tape) -> dict[str, Any]:
+        started = time.perf_counter()
+        verdict: Verdict | None = item.verdict
+        if verdict is None or verdict.outcome is not Outcome.PASSED:
+            record = summary([]) | {"not_mutated": "the test did not pass against the agent"}
+        elif not tape.replies:
+            record = summary([]) | {"not_mutated": "the test sent nothing to an agent"}
+        elif (why := self._replayed(item, Replay(tape))) is not None:
+            record = summary([]) | {"not_mutated": why}
+        else:
+            record = summary(self._mutants(item, tape))
+            if not record["total"] and not record["left_out"]:
+                record["not_mutated"] = "no mutation applies to its replies (each failed or was not 2xx)"
+        record["mutation_s"] = time.perf_counter() - started
+        return record
+
+    def _mutants(self, item: Any, tape: Tape) -> list[dict[str, Any]]:
+        forbidden = tuple(_forbidden(item.case))
+        targets = tape.targets()
+        found: list[dict[str, Any]] = []
+        for n, (key, reply) in enumerate(targets):
+            where = self.runtime.redactor.text(f"reply {n + 1} of {len(targets)}: {key[0]} {_path(key[1])}")
+            for mutation in mutations(reply, forbidden):
+                replay = Replay(tape, key, mutation)
+                verdict = self._run(item, replay)
+                result, why = outcome(verdict, replay.unrecorded) if verdict else (LEFT_OUT, "the run raised")
+                found.append({"kind": mutation.kind, "change": self.runtime.redactor.text(mutation.change),
+                              "where": where, "outcome": result, "why": why})
+        return found
+
+    def _replayed(self, item: Any, replay: Replay) -> str | None:
+        verdict = self._run(item, replay)
+        if verdict is not None and outcome(verdict, replay.unrecorded)[0] == SURVIVED:
+            return None
+        return ("replaying its recorded replies does not reproduce its pass (it reads something besides the "
+                "replies, such as a trace file, or asks the judge about something not in the replay cache)")
+
+    def _run(self, item: Any, replay: Replay) -> Verdict | None:
+        set_interceptor(replay)
+        realtime_tape.use(replay)
+        try:
+            verdict: Verdict = self.runtime.run(item.spec_file.run_state.run(item.case, self.runtime.concurrency))
+            return verdict
+        except Exception:  # noqa: BLE001  SetupFailed and the like: the mutant decides nothing
+            return None
+        finally:
+            set_interceptor(None)
+            realtime_tape.use(None)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[Any]) -> Any:
+        report = yield
+        record = getattr(item, "mutation", None)
+        if call.when == "setup" and record is not None:
+            setattr(report, ATTRIBUTE, record)
+        return report
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        record = getattr(report, ATTRIBUTE, None)
+        if report.when != "setup" or not isinstance(record, dict):
+            return
+        self.tests[report.nodeid] = record
+        self.files.setdefault(report.location[0], []).append(report.nodeid)
+        self.timing["normal"] += float(record.get("normal_s", 0.0))
+        self.timing["mutation"] += float(record.get("mutation_s", 0.0))
+        self.timing["mutants"] += record["total"] + len(record["left_out"])
+
+    def _lines(self) -> list[str]:
+        return render(self.tests, self.files, self.timing, [_judge_note(options.value(self.config, "llm-cache"))])
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if hasattr(self.config, "workerinput") or not self.tests:
+            return
+        terminalreporter.write_sep("=", "semantictest mutation scores")
+        for line in self._lines():
+            terminalreporter.write_line(line)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_results_summary(self, prefix: list[str], summary: list[str], postfix: list[str],
+                                    session: Any = None) -> None:
+        from html import escape
+
+        if not self.tests:
+            return
+        rows = [f"{escape(path)}: {escape(score_text(*totals(self.tests[n] for n in ids)))}"
+                for path, ids in self.files.items()]
+        rows.append(f"the run: {escape(score_text(*totals(self.tests.values())))}")
+        postfix.append("<h2>Mutation scores</h2><ul>" + "".join(f"<li>{r}</li>" for r in rows) + "</ul>")
+
+
+def _note(record: dict[str, Any]) -> Note:
+    fields: dict[str, Any] = {"killed": f"{record['killed']}/{record['total']}"}
+    if record.get("not_mutated"):
+        fields["not mutated"] = record["not_mutated"]
+    for n, mutant in enumerate(record["survived"], 1):
+        fields[f"survived {n}"] = f"{mutant['kind']}: {mutant['change']} ({mutant['where']})"
+    for n, mutant in enumerate(record["left_out"], 1):
+        fields[f"left out {n}"] = f"{mutant['kind']}: {mutant['why']}"
+    return Note("Mutation score", fields)
+
+
+def _judge_note(mode: str) -> str:
+    if mode == "replay":
+        return ("judged checks: asked of the replay cache only (--semantictest-llm-cache=replay): a mutant whose "
+                "mutated reply the cache has no answer for is left out (listed above), never sent to an LLM")
+    return (f"judged checks: the judge was asked about each mutated reply (LLM cache mode {mode}): "
+            "live calls for every reply the cache does not hold")
+
+
+def _path(url: str) -> str:
+    return urlsplit(url).path or url
+
+
+def _forbidden(value: Any, depth: int = 0) -> Iterator[str]:
+    """Tool names a spec forbids (highbar ``forbid``, ...), found in the compiled case's config."""
+    if depth > 8:
+        return
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        value = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    elif hasattr(value, "__dict__") and not isinstance(value, type):
+        value = vars(value)
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key in FORBID_KEYS and isinstance(item, (list, tuple)):
+                yield from (str(x) for x in item if isinstance(x, str))
+            else:
+                yield from _forbidden(item, depth + 1)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _forbidden(item, depth + 1)

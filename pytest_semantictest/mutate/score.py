@@ -1,0 +1,73 @@
+"""Mutation outcomes and scores: a mutant is killed when the test fails or errors against it,
+survived when it still passes, left out when its run could not decide (a request the normal run
+never sent, a judged check whose judge cannot answer offline, a skip)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ..model import Outcome, Verdict
+
+KILLED, SURVIVED, LEFT_OUT = "killed", "survived", "left out"
+JUDGE_OFFLINE = "judged check not answerable offline (replay cache miss for the mutated reply)"
+
+
+def outcome(verdict: Verdict, unrecorded: list[str]) -> tuple[str, str]:
+    """The mutant's outcome and, when left out, why."""
+    if unrecorded:
+        return LEFT_OUT, f"the run sent a request the normal run never did ({unrecorded[0]})"
+    if "replay cache miss" in _texts(verdict):
+        return LEFT_OUT, JUDGE_OFFLINE
+    if verdict.outcome is Outcome.PASSED:
+        return SURVIVED, ""
+    if verdict.outcome is Outcome.SKIPPED:
+        return LEFT_OUT, f"skipped: {verdict.skip_reason or ''}"
+    return KILLED, ""
+
+
+def _texts(verdict: Verdict) -> str:
+    parts = [verdict.error or ""] + [f.message for f in verdict.failures]
+    parts += [str(t.error or "") for t in verdict.trace]
+    parts += [_texts(run) for run in verdict.runs + verdict.phrasings]
+    return "\n".join(parts)
+
+
+def summary(mutants: list[dict[str, Any]]) -> dict[str, Any]:
+    """One test's record: killed/total, the score, survivors and left-out mutants."""
+    decided = [m for m in mutants if m["outcome"] != LEFT_OUT]
+    killed = sum(m["outcome"] == KILLED for m in decided)
+    return {"killed": killed, "total": len(decided), "score": round(killed / len(decided), 3) if decided else None,
+            "survived": [m for m in decided if m["outcome"] == SURVIVED],
+            "left_out": [m for m in mutants if m["outcome"] == LEFT_OUT]}
+
+
+def totals(records: Iterable[Mapping[str, Any]]) -> tuple[int, int]:
+    found = list(records)
+    return sum(r["killed"] for r in found), sum(r["total"] for r in found)
+
+
+def score_text(killed: int, total: int) -> str:
+    return f"{killed}/{total} = {killed / total:.2f}" if total else "no mutants"
+
+
+def render(tests: Mapping[str, Mapping[str, Any]], files: Mapping[str, list[str]], timing: Mapping[str, float],
+           notes: list[str]) -> list[str]:
+    """The terminal section: per test, survivors, per file, the run, and the two phases' times."""
+    lines: list[str] = []
+    for nodeid, record in tests.items():
+        lines.append(f"{nodeid}: killed {record['killed']}/{record['total']}")
+        for mutant in record["survived"]:
+            lines.append(f"    SURVIVED {mutant['kind']}: {mutant['change']} ({mutant['where']})")
+        for mutant in record["left_out"]:
+            lines.append(f"    left out {mutant['kind']}: {mutant['why']}")
+        if record.get("not_mutated"):
+            lines.append(f"    not mutated: {record['not_mutated']}")
+    lines.append("")
+    for path, nodeids in files.items():
+        lines.append(f"score {path}: {score_text(*totals(tests[n] for n in nodeids))}")
+    lines.append(f"score of the run: {score_text(*totals(tests.values()))}")
+    lines.append(f"normal phase (against the agent, recording): {timing.get('normal', 0.0):.3f}s; "
+                 f"mutation phase (replayed, {int(timing.get('mutants', 0))} mutants): {timing.get('mutation', 0.0):.3f}s")
+    lines += notes
+    return lines
