@@ -88,7 +88,9 @@ def test_dynamic_runs_and_their_replay(
         (3, "simulator", "Yes, confirm")]
     assert [(c["id"], c["turn"]) for c in reach["checkpoints"]] == [("ask_type", 1), ("call_create", 2), ("confirm", 3)]
     assert reach["turns"][1]["tool_calls"][0]["name"] == "create_expense"
-    assert reach["llm_usage"] == {"calls": 2, "cache_hits": 0, "tokens": 320}
+    usage = reach["llm_usage"]
+    assert {k: usage[k] for k in ("calls", "cache_hits", "tokens")} == {"calls": 2, "cache_hits": 0, "tokens": 320}
+    assert (usage["prompt_tokens@gpt-4o-mini"], usage["completion_tokens@gpt-4o-mini"]) == (240, 80)  # per model
     assert first["first-from-simulator"]["turns"][0]["source"] == "simulator"
     assert len(first["max-turns"]["turns"]) == 3
     assert first["timeout"]["turns"][0]["error"] == "timeout after 1s (turn 1: waiting for the agent)"
