@@ -203,8 +203,8 @@ class _Agreement:
             self._judge_all(session.config)
         except SpecError as exc:  # the labels file: each problem names its line
             self.problem = exc.render()
-        except Exception as exc:  # noqa: BLE001  said as one line, never a traceback
-            self.problem = f"{self.path}: {exc}"
+        except Exception as exc:  # noqa: BLE001  said as one line (secrets masked), never a traceback
+            self.problem = runtime(session.config).current_redactor().text(f"{self.path}: {exc}")
         return True
 
     def _judge_all(self, config: pytest.Config) -> None:

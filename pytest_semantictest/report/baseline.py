@@ -145,6 +145,12 @@ def load(path: Path) -> tuple[dict[str, dict[str, Any]], list[str]]:
                 raise BaselineError(f"baseline {file}:{number} is results format {version!r}; this version reads "
                                     f"{', '.join(map(str, KNOWN_VERSIONS))}: record the baseline again with this "
                                     "version")
+            try:
+                Side.of(record)
+            except (TypeError, ValueError, AttributeError):
+                raise BaselineError(f"baseline {file}:{number} has a malformed figure (runs, run_durations_ms, "
+                                    "run_scores, score or latency_ms): was it edited? Record the baseline "
+                                    "again") from None
             if record["id"] in records:
                 notes.append(f"{record['id']} is in the baseline twice: the later record ({file.name}:{number}) is used")
             records[record["id"]] = record
