@@ -14,7 +14,9 @@ from ..json_types import JSONValue
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 else:
-    DataclassInstance = object  # the dataclass protocol exists for the type checker only
+
+    class DataclassInstance(Protocol):
+        """At run time a stand-in: typeshed's dataclass protocol exists for the type checker only."""
 
 
 class CallExpectation(Protocol):
