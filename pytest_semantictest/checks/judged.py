@@ -131,7 +131,7 @@ class JudgedAssertions:
         samples = getattr(settings, "judge_samples", 1)
         messages = self.messages(bus.get("response.request"), observed)
 
-        async def ask(index: int) -> Completion:
+        async def ask(index: int) -> Completion[Verdicts]:
             return await llm.complete(
                 "judge", messages, schema=verdict_schema(count), parse=lambda text: parse_verdicts(text, count),
                 template=TEMPLATE, sample=index, samples=samples,
