@@ -14,9 +14,9 @@ does so in the setup phase (``<error>``), one whose checks fail in the call phas
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from ..evidence import Judgement, ValidatorVerdict
+from ..json_types import JSONValue
 from ..model import Outcome, Verdict
 from ..stats import wilson
 from .judge import judged_items, unstable_judgements, validations
@@ -52,9 +52,9 @@ def deciding_judgement(verdict: Verdict) -> Judgement | ValidatorVerdict | None:
 
 
 def properties(fmt: str, verdict: Verdict | None, required: int | None, usage: Mapping[str, int],
-               redactor: Redactor | None = None) -> list[tuple[str, Any]]:
+               redactor: Redactor | None = None) -> list[tuple[str, object]]:
     """The properties of one test (``required``: runs that must pass, when the case repeats)."""
-    props: list[tuple[str, Any]] = [("format", fmt)]
+    props: list[tuple[str, object]] = [("format", fmt)]
     if verdict is None:
         return props
     runs = run_verdicts(verdict)
