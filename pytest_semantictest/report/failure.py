@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from ..engine.databus import MISSING, split_path
+from ..databus import MISSING, split_path
 from ..model import Failure, StepTrace, Verdict
 from ..stats import interval_text
 from .judge import judge_lines, judge_outputs
