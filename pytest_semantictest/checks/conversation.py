@@ -23,7 +23,7 @@ from ..model import CheckResult, Failure
 from .assertions import DETERMINISTIC, Outcome, evaluate, finish
 
 if TYPE_CHECKING:
-    from ..engine.databus import DataBus
+    from ..databus import DataBus
     from ..llm.client import LLMClient
     from .run import CheckRun
     from .specs import AssertionSpec

@@ -15,7 +15,7 @@ from .expectation_types import CallExpectation, Expectation
 from .matchers import condition_holds, explain_response, subset_matches, value_matches
 
 if TYPE_CHECKING:
-    from ..engine.databus import DataBus
+    from ..databus import DataBus
     from .run import CheckedAgent, CheckedAgents, CheckRun
 
 

@@ -23,7 +23,7 @@ from ..llm.structured import model_schema, parse_answer
 from ..model import CheckResult, Failure
 
 if TYPE_CHECKING:
-    from ..engine.databus import DataBus
+    from ..databus import DataBus
     from ..llm.client import Completion, LLMClient
     from .run import CheckRun
 

@@ -11,7 +11,7 @@ from ..model import CheckResult, Failure
 from .operators import apply
 
 if TYPE_CHECKING:
-    from ..engine.databus import DataBus
+    from ..databus import DataBus
     from .run import CheckRun
 
 

@@ -1,8 +1,8 @@
 """What a check reads of the run besides its DataBus, as Protocols.
 
-The engine hands each check the session's run context (``engine.context.RunContext``); a check
+The engine hands each check the session's run context (``run_context.RunContext``); a check
 reads its settings, its LLM client and judge, and the agent pool, and nothing else. These
-Protocols name that much, so the checks need import neither the engine's context nor the agents.
+Protocols name that much, so the checks need import neither the run context nor the agents.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ class CheckedAgents(Protocol):
 
 
 class CheckSettings(Protocol):
-    """The run settings a check obeys (``engine.context.Settings``)."""
+    """The run settings a check obeys (``run_context.Settings``)."""
 
     @property
     def require_judge(self) -> bool: ...
@@ -56,7 +56,7 @@ class CheckSettings(Protocol):
 
 
 class CheckRun(Protocol):
-    """The run context as a check sees it (``engine.context.RunContext``)."""
+    """The run context as a check sees it (``run_context.RunContext``)."""
 
     @property
     def settings(self) -> CheckSettings: ...

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from ..engine.databus import MISSING, split_path
+from ..databus import MISSING, split_path
 from ..json_types import JSONValue
 from ..model import Failure, StepTrace, Verdict
 from ..stats import interval_text
