@@ -74,7 +74,7 @@ def value_at(turn: Mapping[str, JSONValue], path: str) -> JSONValue:
     return found[0] if len(found) == 1 else found
 
 
-def _shown(value: JSONValue, limit: int = 200) -> str:
+def _shown(value: object, limit: int = 200) -> str:
     """A string quoted (repr), anything else as compact JSON; trimmed to ``limit``."""
     text = value if isinstance(value, str) else as_text(value)
     text = text if len(text) <= limit else text[:limit] + "…"
@@ -114,7 +114,7 @@ def _equals(spec: AssertionSpec, turn: Mapping[str, JSONValue]) -> Outcome:
     return Outcome(ok, f"{where}expected {_shown(expected)}, got {_describe_actual(actual)}", expected, actual)
 
 
-def _describe_actual(actual: JSONValue) -> str:
+def _describe_actual(actual: object) -> str:
     return "nothing (the path names nothing)" if actual is MISSING else _shown(actual)
 
 

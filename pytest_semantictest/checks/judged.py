@@ -195,7 +195,7 @@ class JudgedAssertions:
         return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
 
 
-def _path(url: JSONValue) -> str:
+def _path(url: object) -> str:
     """The request's path and query: the server's host and port (often a free port picked per run)
     say nothing about the response, and would make every run's cache key new."""
     from urllib.parse import urlsplit
@@ -204,7 +204,7 @@ def _path(url: JSONValue) -> str:
     return (parts.path or "/") + (f"?{parts.query}" if parts.query else "") if parts.netloc else str(url or "")
 
 
-def _text(value: JSONValue) -> str:
+def _text(value: object) -> str:
     text = value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False, default=str)
     return text if len(text) <= BODY_LIMIT else text[:BODY_LIMIT] + f"\n... ({len(text) - BODY_LIMIT} more characters)"
 

@@ -14,7 +14,7 @@ from .vocabulary import compile_regex, has_length, holds_item, is_empty, is_numb
 __all__ = ["OPERATORS", "apply", "compile_regex", "show", "validate_operand"]
 
 
-def show(v: JSONValue) -> str:
+def show(v: object) -> str:
     return "undefined" if v is MISSING else repr(v)
 
 

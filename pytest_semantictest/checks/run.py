@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from ..llm.client import LLMClient
+    from ..run_context import RunContext
 
 
 class LateCallsJudge(Protocol):
@@ -69,3 +70,10 @@ class CheckRun(Protocol):
 
     @property
     def agents(self) -> CheckedAgents | None: ...
+
+
+if TYPE_CHECKING:
+
+    def _conforms(run: RunContext) -> CheckRun:
+        """The type checker's proof that the run context the engine passes is what checks read."""
+        return run

@@ -202,7 +202,7 @@ class AssertionSpec(StrictSpec):
         return prefix + text
 
 
-def _short(value: JSONValue) -> str:
+def _short(value: object) -> str:
     return clip(repr(value), 60)
 
 

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import json
 
-from ..json_types import JSONValue
 
-
-def json_text(value: JSONValue) -> str:
+def json_text(value: object) -> str:
     """``value`` if it is a string, else its JSON text in key order (``{"active": true}``, not
     Python's ``{'active': True}``), as the failure report and trace print it."""
     if isinstance(value, str):

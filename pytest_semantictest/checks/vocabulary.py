@@ -26,7 +26,7 @@ from .text import json_text
 # --- values ---------------------------------------------------------------------------------------
 
 
-def is_number(value: JSONValue) -> bool:
+def is_number(value: object) -> bool:
     """An int or float, not a boolean."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -45,7 +45,7 @@ def json_equal(a: JSONValue, b: JSONValue) -> bool:
     return bool(a == b)
 
 
-def json_type(value: JSONValue) -> str:
+def json_type(value: object) -> str:
     """JSON type name: booleans are not numbers; whole numbers are ``integer``; MISSING is ``undefined``."""
     if value is None:
         return "null"
@@ -70,12 +70,12 @@ def has_type(expected: str, value: JSONValue) -> bool:
     return found == expected or (expected == "number" and found == "integer")
 
 
-def is_empty(value: JSONValue) -> bool:
+def is_empty(value: object) -> bool:
     """A string, list or object with nothing in it."""
     return isinstance(value, (str, list, tuple, Mapping)) and len(value) == 0
 
 
-def has_length(value: JSONValue) -> bool:
+def has_length(value: object) -> bool:
     return isinstance(value, (str, list, tuple, Mapping))
 
 
@@ -99,7 +99,7 @@ def searches(pattern: str | re.Pattern[str], text: str) -> bool:
     return compiled.search(text) is not None
 
 
-def scalar_text(value: JSONValue) -> str | None:
+def scalar_text(value: object) -> str | None:
     """The text of a string or number (Python's ``str``: ``True``, ``1.5``); None for anything else."""
     if isinstance(value, str):
         return value
@@ -166,6 +166,6 @@ def deep_contains(value: JSONValue, needle: JSONValue) -> bool:
     return False
 
 
-def as_text(value: JSONValue) -> str:
+def as_text(value: object) -> str:
     """The text a value is read as: a string itself, nothing for null, else its JSON."""
     return "" if value is None or value is MISSING else json_text(value)

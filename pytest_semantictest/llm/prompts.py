@@ -33,7 +33,7 @@ Answer with a JSON object matching the response schema: first "reasoning" (two o
 explaining the scores), then "details" with one score per criterion{extra}."""
 
 
-def render_value(value: JSONValue) -> str:
+def render_value(value: object) -> str:
     """Text as is; anything else as indented JSON."""
     if isinstance(value, str):
         return value

@@ -35,7 +35,7 @@ def has_conversation(trace: Sequence[StepTrace]) -> bool:
     return has(trace, ConversationTurn, CheckpointTimeline, ConversationEnd)
 
 
-def _short(value: JSONValue, limit: int) -> str:
+def _short(value: object, limit: int) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
     text = text.replace("\n", "\n         ")
     return text if len(text) <= limit else text[:limit] + f"... ({len(text) - limit} more characters)"

@@ -36,7 +36,7 @@ def clip_middle(text: str, limit: int = MESSAGE_LIMIT) -> str:
     return f"{head} ... ({len(text) - len(head) - len(tail):,} characters cut; {len(text):,} in all) ... {tail}"
 
 
-def dump(value: JSONValue, limit: int = 2000) -> str:
+def dump(value: object, limit: int = 2000) -> str:
     """Compact, readable JSON-ish text of a value, trimmed to ``limit`` characters."""
     if value is MISSING:
         return "undefined"
@@ -73,13 +73,13 @@ def render_failure(f: Failure, redactor: Redactor, differ: Differ | None = None)
     return lines
 
 
-def _inline_full(value: JSONValue) -> str:
+def _inline_full(value: object) -> str:
     if value is MISSING:
         return "undefined (the path names nothing)"
     return json.dumps(value, ensure_ascii=False, default=repr) if not isinstance(value, str) else repr(value)
 
 
-def _inline(value: JSONValue) -> str:
+def _inline(value: object) -> str:
     text = _inline_full(value)
     return text if len(text) <= 300 else text[:300] + f"... ({len(text):,} characters in all)"
 

@@ -248,7 +248,7 @@ def summary_table(tally: Tally, usage: Mapping[str, int]) -> str:
     return html
 
 
-def _json(value: JSONValue) -> str | None:
+def _json(value: object) -> str | None:
     import json
 
     try:

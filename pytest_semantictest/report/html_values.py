@@ -30,7 +30,7 @@ overflow:auto}
 """Every colour is set (text #1f2328 on white: 15.8:1), none is inherited from pytest-html's grey."""
 
 
-def compact(value: JSONValue) -> str:
+def compact(value: object) -> str:
     try:
         return json.dumps(value, ensure_ascii=False, default=repr)
     except (TypeError, ValueError):
@@ -61,7 +61,7 @@ def decode_nested(value: JSONValue, depth: int = 0) -> JSONValue:
     return value
 
 
-def pretty(value: JSONValue) -> str:
+def pretty(value: object) -> str:
     """JSON (also inside strings) indented; any other string as it is."""
     value = decode_nested(value)
     if isinstance(value, str):
@@ -105,15 +105,15 @@ class Render:
         self.redactor = redactor
         self.limit = limit
 
-    def text(self, value: JSONValue) -> str:
+    def text(self, value: object) -> str:
         """Escaped, redacted text of a scalar."""
         return escape(self.redactor.text(value if isinstance(value, str) else compact(value)))
 
-    def pre(self, value: JSONValue) -> str:
+    def pre(self, value: object) -> str:
         """A ``<pre>`` block: JSON (also JSON inside strings) pretty-printed, then trimmed."""
         return f"<pre>{escape(trim(pretty(self.redactor.data(value)), self.limit))}</pre>"
 
-    def cell(self, value: JSONValue) -> str:
+    def cell(self, value: object) -> str:
         return escape(trim(self.redactor.text(value if isinstance(value, str) else compact(value)), self.limit))
 
     def body(self, value: JSONValue, headers: JSONValue = None) -> str:

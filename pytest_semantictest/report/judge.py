@@ -28,7 +28,7 @@ def judge_outputs(trace: Sequence[StepTrace]) -> dict[str, Judgement]:
     return found
 
 
-def _relation(score: JSONValue, threshold: JSONValue) -> str:
+def _relation(score: object, threshold: object) -> str:
     if isinstance(score, (int, float)) and isinstance(threshold, (int, float)):
         return f" {'>=' if score >= threshold else '<'} threshold {threshold:g}"
     return ""
@@ -78,7 +78,7 @@ def unstable_judgements(verdict: Verdict) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def _num(value: JSONValue) -> str:
+def _num(value: object) -> str:
     return f"{value:g}" if isinstance(value, (int, float)) and not isinstance(value, bool) else repr(value)
 
 
@@ -95,12 +95,12 @@ def render_judgements(trace: Sequence[StepTrace]) -> str:
     return "\n".join(out)
 
 
-def _clip(text: JSONValue, limit: int = 200) -> str:
+def _clip(text: object, limit: int = 200) -> str:
     line = " ".join(str(text or "").split())
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
-def _scored(name: str, score: JSONValue, threshold: JSONValue, passed: bool, reason: str) -> str:
+def _scored(name: str, score: object, threshold: object, passed: bool, reason: str) -> str:
     shown = f"{score:g}" if isinstance(score, (int, float)) else repr(score)
     state = "passed" if passed else "not passed"
     return f"{name}: score {shown}{_relation(score, threshold)} ({state}): {_clip(reason)}"

@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..evidence import Judgement, ValidatorVerdict
-from ..json_types import JSONValue
 from ..model import Outcome, Verdict
 from ..stats import wilson
 from .judge import judged_items, unstable_judgements, validations
