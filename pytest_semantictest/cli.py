@@ -222,7 +222,7 @@ class _Agreement:
 
         examples = load_labels(self.path, judge_rules)
         state = runtime(config)
-        judge = state.context.judge
+        judge = state.judge
         if judge is None:
             raise RuntimeError("no LLM judge is configured: set OPENAI_API_KEY, or --semantictest-llm-base-url "
                                "(or use --semantictest-llm-cache=replay with a recorded cache)")

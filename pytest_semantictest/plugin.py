@@ -8,14 +8,24 @@ read the runtime and the exit-status plugin gets the runtime, so none of them im
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pytest
 
 from . import options
 from .runtime import USAGE_KEY, Runtime, install, installed, runtime
+
+if TYPE_CHECKING:
+    from .agents.client import AgentClient
+    from .api import Runner
+    from .databus import DataBus
+    from .engine.lookahead import Lookahead
+    from .llm.fixtures import ClientFixture, JudgeFixture
+    from .llm.validator import ValidatorFixture
+    from .model import Suite
+    from .nodes import SpecFile
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -90,7 +100,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(SplitByFile(), "semantictest-split")
 
 
-def _schedule(item: pytest.Item, state: Runtime) -> Any:
+def _schedule(item: pytest.Item, state: Runtime) -> Lookahead:
     """The session's look-ahead scheduler (``engine.lookahead``), created with the first spec item."""
     from .engine.lookahead import scheduler
 
@@ -121,10 +131,12 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 @pytest.hookimpl(optionalhook=True)
-def pytest_configure_node(node: Any) -> None:
+def pytest_configure_node(node: object) -> None:
     """xdist controller: give every worker the same folders to share agent processes and LLM limits through."""
-    runtime(node.config).share_agents(node.workerinput)
-    runtime(node.config).share_llm(node.workerinput)
+    config: pytest.Config = getattr(node, "config")
+    workerinput: dict[str, object] = getattr(node, "workerinput")
+    runtime(config).share_agents(workerinput)
+    runtime(config).share_llm(workerinput)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -136,11 +148,12 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 
 @pytest.hookimpl(optionalhook=True)
-def pytest_testnodedown(node: Any, error: Any) -> None:
+def pytest_testnodedown(node: object, error: object) -> None:
     """On the xdist controller, add up the LLM usage each worker reports."""
     usage = getattr(node, "workeroutput", {}).get(USAGE_KEY)
+    config: pytest.Config = getattr(node, "config")
     if usage:
-        runtime(node.config).add_worker_usage(usage)
+        runtime(config).add_worker_usage(usage)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -158,7 +171,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
                     reporter.write_line(f"{item.nodeid}: {error}")
 
 
-def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
     """Agent warnings, then the semantictest summary (per-format counts, flaky tests, LLM usage)."""
     state = runtime(config)
     from .late_calls import NAME as LATE_NAME
@@ -185,7 +198,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
     name, module = found
 
-    def loader(path: Path) -> Any:
+    def loader(path: Path) -> Suite:
         """The format's modules are imported when the file is collected, not when pytest offers it
         (pytest offers every file of a folder whose other test file is run)."""
         return import_module(f"{__package__}.formats.{module}").make_loader(runtime(parent.config).collect_context)(path)
@@ -196,7 +209,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 
 @pytest.hookimpl(wrapper=True, specname="pytest_collect_file")
-def pytest_collect_file_explained(file_path: Path, parent: pytest.Collector) -> Generator[None, list[Any], list[Any]]:
+def pytest_collect_file_explained(file_path: Path, parent: pytest.Collector) -> Generator[None, list[pytest.Collector], list[pytest.Collector]]:
     """A file named on the command line that nothing collects: a collection error saying why it is not
     a spec file (``formats.detect.why_not_spec``), instead of pytest's bare "ERROR: not found"."""
     collected = yield
@@ -210,14 +223,14 @@ def pytest_collect_file_explained(file_path: Path, parent: pytest.Collector) -> 
     from .errors import Problem, SpecError
     from .nodes import SpecFile
 
-    def explain(path: Path) -> Any:
+    def explain(path: Path) -> Suite:
         raise SpecError(str(path), [Problem("", why)])
 
     return [SpecFile.for_format(parent, file_path, explain)]
 
 
 @pytest.fixture
-def databus() -> Any:
+def databus() -> DataBus:
     """A fresh DataBus, as a pipeline step sees it."""
     from .databus import DataBus
 
@@ -225,7 +238,7 @@ def databus() -> Any:
 
 
 @pytest.fixture
-def semantictest_run(request: pytest.FixtureRequest) -> Any:
+def semantictest_run(request: pytest.FixtureRequest) -> Runner:
     """Run a SemanticTest suite (dict, JSON text or file path) and get verdicts by test id."""
     from .api import Runner
 
@@ -233,7 +246,7 @@ def semantictest_run(request: pytest.FixtureRequest) -> Any:
 
 
 @pytest.fixture
-def agent_factory(request: pytest.FixtureRequest) -> Any:
+def agent_factory(request: pytest.FixtureRequest) -> Callable[..., AgentClient]:
     """``agent_factory(endpoint=..., start=..., health=..., ...)`` (highbar's ``agent:`` keys) -> a
     client with ``send(message)`` returning the reply and tool calls; started once per session."""
     state = runtime(request.config)
@@ -241,7 +254,7 @@ def agent_factory(request: pytest.FixtureRequest) -> Any:
 
 
 @pytest.fixture
-def agent(request: pytest.FixtureRequest, agent_factory: Any) -> Any:
+def agent(request: pytest.FixtureRequest, agent_factory: Callable[..., AgentClient]) -> AgentClient:
     """The agent configured by ``--semantictest-agent-endpoint`` (and ``-start``, ``-health``) or ini."""
     endpoint = options.value(request.config, "agent-endpoint")
     if not endpoint:
@@ -255,30 +268,30 @@ def agent(request: pytest.FixtureRequest, agent_factory: Any) -> Any:
 
 
 @pytest.fixture
-def llm_judge(request: pytest.FixtureRequest) -> Any:
+def llm_judge(request: pytest.FixtureRequest) -> JudgeFixture:
     """``llm_judge.check(text, "expected behaviour", constraints=[...], threshold=0.8)``: fails the
     test with the judge's reasoning when the verdict does not pass (``acheck`` in async tests)."""
     from .llm.fixtures import JudgeFixture
 
     state = runtime(request.config)
-    return JudgeFixture(state.context.judge, state.run, state.context.settings.require_judge)
+    return JudgeFixture(state.judge, state.run, state.context.settings.require_judge)
 
 
 @pytest.fixture
-def llm_validator(request: pytest.FixtureRequest) -> Any:
+def llm_validator(request: pytest.FixtureRequest) -> ValidatorFixture:
     """``llm_validator.check(output, "criteria", input=..., threshold=0.8)``: fails the test with the
     validator's reason and suggestions when the output does not meet the criteria (``acheck`` in async
     tests, ``evaluate`` for the result without asserting)."""
     from .llm.validator import ValidatorFixture
 
     state = runtime(request.config)
-    return ValidatorFixture(state.context.llm, state.run, state.context.settings.require_judge)
+    return ValidatorFixture(state.llm, state.run, state.context.settings.require_judge)
 
 
 @pytest.fixture
-def llm_client(request: pytest.FixtureRequest) -> Any:
+def llm_client(request: pytest.FixtureRequest) -> ClientFixture:
     """The role-aware LLM client (cache, retries, concurrency bound): ``complete(role, messages)``."""
     from .llm.fixtures import ClientFixture
 
     state = runtime(request.config)
-    return ClientFixture(state.context.llm, state.run)
+    return ClientFixture(state.llm, state.run)

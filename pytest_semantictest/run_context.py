@@ -3,15 +3,80 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
+from .json_types import JSONObject, JSONValue
 from .stats import PassRateTest
 
 if TYPE_CHECKING:
     import httpx
+
+
+class LLMService(Protocol):
+    """The role-aware LLM client (``llm.client.LLMClient``) as the run context holds it.
+
+    Blocks and checks that ask it for completions import the client's class themselves (this module
+    is shared ground, below ``llm/``)."""
+
+    async def aclose(self) -> None: ...
+
+
+class JudgeService(Protocol):
+    """The LLM judge (``llm.judge.Judge``): a judge step's inputs and config in, its verdict out."""
+
+    async def evaluate(
+        self, inputs: Mapping[str, JSONValue], config: Mapping[str, JSONValue], repeat: int = 0
+    ) -> JSONObject: ...
+
+
+class LateCallJudging(Protocol):
+    """A passed execution judged again on tool calls read after its window."""
+
+    def __call__(self, calls: Sequence[object]) -> str | None: ...
+
+    def suspect(self, calls: Sequence[object]) -> str | None: ...
+
+
+class RunningAgent(Protocol):
+    """A running agent of the pool (``agents.live.LiveAgent``) as blocks and checks use it."""
+
+    @property
+    def config(self) -> object:
+        """Its configuration (``agents.config.AgentConfig``)."""
+
+    async def turn(
+        self, client: httpx.AsyncClient, message: str, test_id: str, *, observe: bool, test_name: str = "",
+        session: JSONObject | None = None,
+    ) -> JSONObject: ...
+
+    async def open_session(self, test_id: str, test_name: str, spec_path: str) -> JSONObject: ...
+
+    async def close_session(self, test_id: str, test_name: str, spec_path: str, session: JSONObject) -> None: ...
+
+    def note_undeclared(self, names: Iterable[str]) -> None: ...
+
+    async def late_window(self, read_to: int, test_id: str) -> tuple[Sequence[object], Sequence[object]]: ...
+
+    def judge_late_calls(self, test_id: str, judge: LateCallJudging) -> None: ...
+
+
+class AgentPoolView(Protocol):
+    """The session's agent pool (``agents.pool.AgentPool``) as a running pipeline reads it."""
+
+    def get(self, key: str) -> RunningAgent: ...
+
+
+class SecretRegistry(Protocol):
+    """The session's redactor (``report.redact.Redactor``) as a block registers what it sends."""
+
+    def add(self, values: Iterable[str], name: str | None = None) -> None: ...
+
+    def learn(self, value: JSONValue) -> None: ...
+
+    def text(self, value: str) -> str: ...
 
 
 @dataclass
@@ -44,14 +109,14 @@ class RunContext:
     settings: Settings = field(default_factory=Settings)
     env: Mapping[str, str] = field(default_factory=lambda: os.environ)
     rootdir: Path | None = None
-    judge: Any = None
-    llm: Any = None
-    agents: Any = None
+    judge: JudgeService | None = None
+    llm: LLMService | None = None
+    agents: AgentPoolView | None = None
     """The session's agent pool (``pytest_semantictest.agents.live.AgentPool``), once used."""
     secret_env: Callable[[str], bool] | None = None
     """Whether an environment variable's name says it holds a secret (the session's rule): a trace
     records such a ``${env.NAME}`` as written, never its value."""
-    redactor: Any = None
+    redactor: SecretRegistry | None = None
     """The session's one ``report.redact.Redactor``: a block registers the secrets it sends (headers)."""
     _http: httpx.AsyncClient | None = None
 

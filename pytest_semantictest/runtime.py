@@ -12,26 +12,34 @@ from __future__ import annotations
 
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeVar
 
 import pytest
 
 from . import options
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Coroutine, Mapping
     from typing import Protocol
 
+    from .agents.client import AgentClient
+    from .agents.pool import AgentPool
     from .run_context import RunContext
     from .engine.loop import EventLoopRunner
+    from .llm.client import LLMClient
+    from .llm.judge import Judge
+    from .model import AgentRequirement
     from .formats.detect import CollectContext
     from .model import Verdict
+    from .json_types import JSONObject
     from .report.redact import Redactor
 
     class Scheduler(Protocol):
         """What runs a spec item's pipeline (``engine.lookahead.Lookahead``: maybe ahead of time)."""
 
-        def verdict(self, item: Any) -> Verdict: ...
+        def verdict(self, item: pytest.Item) -> Verdict: ...
+
+T = TypeVar("T")
 
 AGENTS_DIR = "semantictest_agents_dir"
 """``workerinput`` key: the run's shared agent folder, from the xdist controller to its workers."""
@@ -58,7 +66,9 @@ class Runtime:
         self._collect: CollectContext | None = None
         self._worker_usage: dict[str, int] = {}
         self._llm_dir: str | None = None
-        self._services: tuple[Redactor, EventLoopRunner]
+        self._services: tuple[Redactor, EventLoopRunner, LLMClient, Judge | None]
+        self._pool: AgentPool | None = None
+        """The agent pool once an agent was acquired (also the run context's ``agents``)."""
         self.lookahead_gates: list[Callable[[pytest.Item], str | None]] = []
         """What a format's glue says about an item before it may run ahead: why not yet, or None
         (``add_lookahead_gate``; the look-ahead asks each before it starts an item early)."""
@@ -91,14 +101,15 @@ class Runtime:
         ctx = RunContext(options.settings(self.config), environment(rootdir), rootdir)
         llm_config = options.llm_config(self.config, ctx.env, rootdir)
         redactor = self._declared(ctx.env, llm_config.secrets())
-        ctx.llm, ctx.judge = build(llm_config, redactor)
-        self._limit(ctx.llm)
+        llm, judge = build(llm_config, redactor)
+        ctx.llm, ctx.judge = llm, judge
+        self._limit(llm)
         ctx.redactor = redactor  # one per session: every format registers its secrets with it
         from .report.redact import secret_name
 
         declared = options.value(self.config, "secret-env")
         ctx.secret_env = lambda name: secret_name(name, declared)  # traces keep ${env.NAME} of these
-        self._services = (redactor, EventLoopRunner(ctx))
+        self._services = (redactor, EventLoopRunner(ctx), llm, judge)
         self._context = ctx
 
     @property
@@ -108,7 +119,7 @@ class Runtime:
             self._start()
         return self._services[0]
 
-    def _declared(self, env: Any, extra: list[str]) -> Redactor:
+    def _declared(self, env: Mapping[str, str], extra: list[str]) -> Redactor:
         """A redactor of the declared secrets: the environment's (by name, ``secret-env``), ``extra``."""
         from .report.redact import Redactor, secret_values
 
@@ -131,6 +142,20 @@ class Runtime:
             self._start()
         return self._services[1]
 
+    @property
+    def llm(self) -> LLMClient:
+        """The session's role-aware LLM client (the run context's ``llm``)."""
+        if self._context is None:
+            self._start()
+        return self._services[2]
+
+    @property
+    def judge(self) -> Judge | None:
+        """The session's LLM judge, None when none is configured (the run context's ``judge``)."""
+        if self._context is None:
+            self._start()
+        return self._services[3]
+
     @cached_property
     def concurrency(self) -> int:
         """How many cases of one file run at once (``--semantictest-concurrency``)."""
@@ -151,14 +176,14 @@ class Runtime:
             )
         return self._collect
 
-    def run(self, coro: Any) -> Any:
+    def run(self, coro: Coroutine[object, None, T]) -> T:
         return self.loop_runner.run(coro)
 
     def verdict(self, item: pytest.Item) -> Verdict:
         """Run (or finish waiting for) a spec item's pipeline: its verdict."""
         return self._schedule(item, self).verdict(item)
 
-    def differ(self, actual: Any, expected: Any) -> list[str] | None:
+    def differ(self, actual: object, expected: object) -> list[str] | None:
         for lines in self.config.hook.pytest_assertrepr_compare(
             config=self.config, op="==", left=actual, right=expected
         ):
@@ -168,7 +193,7 @@ class Runtime:
 
     # -- agents -------------------------------------------------------------------------------
 
-    def acquire_agents(self, requirements: list[Any], *, for_file: str | None) -> None:
+    def acquire_agents(self, requirements: list[AgentRequirement], *, for_file: str | None) -> None:
         """Start or attach each agent the file ``for_file`` (its path) needs, held until that file ends
         (shared under xdist, kept for the next file that needs the same); None: for the session. A
         failure for a file means its tests could not run: exit status 2."""
@@ -181,19 +206,20 @@ class Runtime:
                 self.unrunnable = True
             raise
 
-    def _acquire(self, requirements: list[Any], for_file: str | None) -> None:
+    def _acquire(self, requirements: list[AgentRequirement], for_file: str | None) -> None:
         # values expanded from ${ENV} into an agent's config are secrets in every report (highbar's rule)
         self.redactor.add(value for req in requirements for value in getattr(req.config, "secrets", ()))
         self.redactor.learn([{"headers": getattr(req.config, "request_headers", None)} for req in requirements])
-        if self.context.agents is None:
+        pool = self._pool
+        if pool is None:
             from .agents.pool import AgentPool
 
             shared = self.agents_dir
-            self.context.agents = AgentPool(Path(shared) if shared else None)
+            pool = self._pool = self.context.agents = AgentPool(Path(shared) if shared else None)
         for req in requirements:
-            self.context.agents.acquire(req.config, observe=req.observe, calls_from=req.calls_from, for_file=for_file)
+            pool.acquire(req.config, observe=req.observe, calls_from=req.calls_from, for_file=for_file)
 
-    def agent_client(self, mapping: dict[str, Any], observe: bool = True) -> Any:
+    def agent_client(self, mapping: JSONObject, observe: bool = True) -> AgentClient:
         """An AgentClient for an agent given as highbar's ``agent:`` keys (started once per session)."""
         from .agents.client import AgentClient
         from .agents.config import AgentConfig
@@ -208,13 +234,14 @@ class Runtime:
         self.acquire_agents([AgentRequirement("", config, observe, calls_from)], for_file=None)
         from .agents.shared import live_key
 
-        live = self.context.agents.get(live_key(config, calls_from))
+        assert self._pool is not None  # acquire_agents made it
+        live = self._pool.get(live_key(config, calls_from))
         return AgentClient(live, lambda: self.context.http, self.run)
 
     def idle_file(self, file: str) -> None:
         """The spec file ``file`` (its path) ended: the agents it alone held may be replaced by the next file's."""
-        if self.started and self.context.agents is not None:
-            self.context.agents.idle_file(file)
+        if self.started and self._pool is not None:
+            self._pool.idle_file(file)
 
     def agent_warnings(self) -> list[str]:
         return self.agents_finish()[0]
@@ -222,8 +249,8 @@ class Runtime:
     def agents_finish(self) -> tuple[list[str], list[tuple[str, str, str]]]:
         """The agents' last read (once, at the end): warnings to tell, and (test id, outcome, message) of each
         passed execution a late tool call failed (``AgentPool.finish``)."""
-        if self.started and self.context.agents is not None:
-            return self.context.agents.finish()
+        if self.started and self._pool is not None:
+            return self._pool.finish()
         return [], []
 
     @property
@@ -235,7 +262,7 @@ class Runtime:
             return shared
         return self.controller_agents
 
-    def share_agents(self, workerinput: dict[str, Any]) -> None:
+    def share_agents(self, workerinput: dict[str, object]) -> None:
         """xdist controller: give a worker the folder every worker shares agent processes through."""
         if self.controller_agents is None:
             import tempfile
@@ -250,7 +277,7 @@ class Runtime:
             cleanup.register(lambda: reap_folder(shared))
         workerinput[AGENTS_DIR] = self.controller_agents
 
-    def _limit(self, client: Any) -> None:
+    def _limit(self, client: LLMClient) -> None:
         """Give the LLM client the run's shared limiter when a rate limit or budget is set."""
         limits = options.llm_limits(self.config)
         if not limits.active:
@@ -270,7 +297,7 @@ class Runtime:
             self._llm_dir = tempfile.mkdtemp(prefix="semantictest-llm-")
         return self._llm_dir
 
-    def share_llm(self, workerinput: dict[str, Any]) -> None:
+    def share_llm(self, workerinput: dict[str, object]) -> None:
         """xdist controller: give a worker the folder every worker shares the LLM limits through."""
         if options.llm_limits(self.config).active:
             workerinput[LLM_DIR] = self.llm_dir()
@@ -281,8 +308,8 @@ class Runtime:
         (no grace period) and raises nothing: True if one came."""
         steps: list[Callable[[], None]] = []
         if self.started:
-            if self.context.agents is not None:
-                steps.append(self.context.agents.close)
+            if self._pool is not None:
+                steps.append(self._pool.close)
             steps.append(self.loop_runner.close)
         if self._llm_dir is not None:
             import shutil
@@ -306,7 +333,7 @@ class Runtime:
 
                     procs.kill_stopping()
                     interrupted = True
-        if self.controller_agents is not None or (self.started and self.context.agents is not None):
+        if self.controller_agents is not None or (self.started and self._pool is not None):
             from .agents import procs
 
             procs.graceful_again()  # (an in-process run's hurry is not the next one's)
@@ -316,10 +343,9 @@ class Runtime:
 
     def own_usage(self) -> dict[str, int]:
         """This process's LLM usage counters ({} before any LLM client exists)."""
-        llm = self.context.llm if self.started else None
-        return llm.usage.as_dict() if llm is not None else {}
+        return self.llm.usage.as_dict() if self.started else {}
 
-    def add_worker_usage(self, usage: dict[str, Any]) -> None:
+    def add_worker_usage(self, usage: Mapping[str, int | str]) -> None:
         """On the xdist controller: a finished worker's counters."""
         for name, count in usage.items():
             self._worker_usage[name] = self._worker_usage.get(name, 0) + int(count)

@@ -9,12 +9,15 @@ through) when the LLM judge fails or is not configured; the engine turns them in
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .databus import DataBus
-from .evidence import emit
+from .evidence import E, emit
 from .resolve import Resolver
-from .run_context import RunContext
+from .run_context import JudgeService, RunContext, Settings
+
+if TYPE_CHECKING:
+    import httpx
 
 
 class JudgeUnavailable(Exception):
@@ -40,15 +43,15 @@ class StepContext:
     """A fresh id per execution of a case (agents correlate their traces with it)."""
 
     @property
-    def http(self) -> Any:
+    def http(self) -> httpx.AsyncClient:
         return self.run_context.http
 
     @property
-    def settings(self) -> Any:
+    def settings(self) -> Settings:
         return self.run_context.settings
 
     @property
-    def judge(self) -> Any:
+    def judge(self) -> JudgeService | None:
         return self.run_context.judge
 
     @property
@@ -56,6 +59,6 @@ class StepContext:
         """The run context under its earlier name (user blocks written against it keep working)."""
         return self.run_context
 
-    def evidence(self, record: Any) -> Any:
+    def evidence(self, record: E) -> E:
         """Attach an evidence record (:mod:`pytest_semantictest.evidence`) to the running step."""
         return emit(record)

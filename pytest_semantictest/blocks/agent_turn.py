@@ -150,8 +150,11 @@ class AgentSessionEnd(Block):
         session = first.get("session") if isinstance(first, dict) else None
         if session is None:
             return {"closed": False}
+        agents = ctx.run_context.agents
+        if agents is None:  # (not reached: the first turn ran in the pool)
+            raise BlockError("no agent is running for this test (the agent pool is not set up)")
         try:
-            await ctx.run_context.agents.get(cfg["agent"]).close_session(
+            await agents.get(cfg["agent"]).close_session(
                 ctx.execution_id, cfg.get("test_name", ""), cfg.get("spec", ""), session
             )
         except AgentError as exc:

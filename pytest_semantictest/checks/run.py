@@ -11,8 +11,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from ..llm.client import LLMClient
-    from ..run_context import RunContext
+    from ..run_context import LLMService, RunContext
 
 
 class LateCallsJudge(Protocol):
@@ -63,7 +62,8 @@ class CheckRun(Protocol):
     def settings(self) -> CheckSettings: ...
 
     @property
-    def llm(self) -> LLMClient | None: ...
+    def llm(self) -> LLMService | None:
+        """The LLM client (``llm.client.LLMClient``; a judged check reads it as that)."""
 
     @property
     def judge(self) -> object: ...

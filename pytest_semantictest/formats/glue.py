@@ -26,6 +26,7 @@ import pytest
 if TYPE_CHECKING:
     from typing import Protocol
 
+    from ..llm.client import LLMClient
     from ..run_context import RunContext
     from ..report.redact import Redactor
 
@@ -37,6 +38,9 @@ if TYPE_CHECKING:
 
         @property
         def context(self) -> RunContext: ...
+
+        @property
+        def llm(self) -> LLMClient: ...
 
         def run(self, coro: Any) -> Any: ...
 

@@ -105,7 +105,7 @@ class Generation:
             description, tools = spec.description, tuple(spec.tools)
         state = self.runtime
         try:
-            cases = state.run(generate(state.context.llm, target=target, count=count, focus=focus,
+            cases = state.run(generate(state.llm, target=target, count=count, focus=focus,
                                        description=description, tools=tools, validate=_problem))
         except LLMError as exc:
             raise pytest.UsageError(f"pytest-semantictest: the test generator failed: {exc}") from None
