@@ -21,7 +21,9 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, TypeVar, Union, get_args
+from typing import TypeVar, Union, get_args
+
+from .json_types import JSONObject, JSONValue
 
 
 
@@ -30,8 +32,8 @@ class HttpExchange:
     """One HTTP request and what came back. ``request``: ``method``, ``url``, ``headers``, ``body``
     as sent; ``response``: ``status`` (0 or absent: no response), ``headers``, ``body``, ``error``."""
 
-    request: Mapping[str, Any]
-    response: Mapping[str, Any]
+    request: Mapping[str, JSONValue]
+    response: Mapping[str, JSONValue]
 
 
 @dataclass(slots=True)
@@ -39,7 +41,7 @@ class ParsedStream:
     """What a stream parser made of a streamed reply: its text and facts (format, chunks, ...)."""
 
     text: str
-    metadata: Mapping[str, Any] = field(default_factory=dict)
+    metadata: Mapping[str, JSONValue] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -47,10 +49,10 @@ class ToolCall:
     """One tool call an agent made: name, arguments, and its result or error if known
     (:func:`tool_call` reads it from any shape agents write)."""
 
-    name: Any
-    arguments: Any = None
-    result: Any = None
-    error: Any = None
+    name: JSONValue
+    arguments: JSONValue = None
+    result: JSONValue = None
+    error: JSONValue = None
 
 
 @dataclass(slots=True)
@@ -68,7 +70,7 @@ class ConversationTurn:
     ``output``, ``tool_calls`` (``{name, arguments, result?, error?}``), ``awaiting_input``,
     ``duration_ms``, ``error``, ``simulator``, ``checkpoints`` (reached), ``assertions``."""
 
-    data: dict[str, Any]
+    data: JSONObject
 
 
 @dataclass(slots=True)
@@ -76,7 +78,7 @@ class CheckpointTimeline:
     """A conversation's checkpoints: ``id``, ``required``, ``reached``, ``turn``, ``description``,
     ``after``, ``held_early``, ``last``. The latest timeline of a test is the one reported."""
 
-    checkpoints: list[dict[str, Any]]
+    checkpoints: list[JSONObject]
 
 
 @dataclass(slots=True)
@@ -91,18 +93,18 @@ class Judgement:
     """An LLM judge's verdict: score against threshold, reasoning, per-criterion scores and
     constraints (``{constraint, met, reason}``). ``error`` set: the judge gave no verdict."""
 
-    score: Any = None
-    threshold: Any = None
+    score: JSONValue = None
+    threshold: JSONValue = None
     passed: bool = False
     reasoning: str = ""
     model: str | None = None
-    details: Mapping[str, Any] = field(default_factory=dict)
-    constraints: list[Mapping[str, Any]] = field(default_factory=list)
-    next_prompt: Any = None
+    details: Mapping[str, JSONValue] = field(default_factory=dict)
+    constraints: list[Mapping[str, JSONValue]] = field(default_factory=list)
+    next_prompt: JSONValue = None
     """The judge's next prompt when it asked to continue the conversation (else None)."""
     continues: bool = False
     error: str | None = None
-    samples: Mapping[str, Any] | None = None
+    samples: Mapping[str, JSONValue] | None = None
     """When the judge was asked several times (``--semantictest-judge-samples``): ``n``, ``passed``,
     ``unstable``, ``live``, ``replayed`` and the scores' ``min``/``max``/``sd``."""
 
@@ -111,7 +113,7 @@ class Judgement:
         return bool(self.samples and self.samples.get("unstable"))
 
     @classmethod
-    def from_output(cls, out: Mapping[str, Any]) -> Judgement:
+    def from_output(cls, out: Mapping[str, JSONValue]) -> Judgement:
         """From an LLMJudge-shaped output (``score``, ``reasoning``, ``shouldContinue``, ...)."""
         details = out.get("details")
         return cls(score=out.get("score"), threshold=out.get("threshold"), passed=bool(out.get("passed")),
@@ -130,14 +132,14 @@ class Judgement:
 class ValidatorVerdict:
     """A validator's verdict on one agent reply (a turn assertion or a checkpoint's check)."""
 
-    assertion: Any
-    score: Any = None
-    threshold: Any = None
+    assertion: JSONValue
+    score: JSONValue = None
+    threshold: JSONValue = None
     passed: bool = False
     reason: str = ""
-    suggestions: list[Any] = field(default_factory=list)
+    suggestions: list[JSONValue] = field(default_factory=list)
     model: str | None = None
-    turn: Any = None
+    turn: JSONValue = None
     checkpoint: str | None = None
     index: int = 0
     """The assertion's place among its turn's assertions (a checkpoint's verdicts: the last counts)."""
@@ -145,19 +147,19 @@ class ValidatorVerdict:
 
 @dataclass(slots=True)
 class JudgedItem:
-    text: Any
+    text: JSONValue
     passed: bool
-    reason: Any = ""
+    reason: JSONValue = ""
 
 
 @dataclass(slots=True)
 class JudgedItems:
     """A judged check's verdict per item (natural-language assertions): held or not, and why."""
 
-    check: Any
+    check: JSONValue
     items: list[JudgedItem]
     model: str | None = None
-    samples: Mapping[str, Any] | None = None
+    samples: Mapping[str, JSONValue] | None = None
     """When the judge was asked several times: as :attr:`Judgement.samples` (``passed`` counts the
     samples in which every item held)."""
 
@@ -166,7 +168,7 @@ class JudgedItems:
         return bool(self.samples and self.samples.get("unstable"))
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> JudgedItems:
+    def from_dict(cls, data: Mapping[str, JSONValue]) -> JudgedItems:
         """From ``CheckResult.judgement``: ``{check, model, items: [{text, passed, reason}], samples?}``."""
         items = [JudgedItem(i.get("text"), bool(i.get("passed")), i.get("reason"))
                  for i in data.get("items") or [] if isinstance(i, Mapping)]
@@ -174,7 +176,7 @@ class JudgedItems:
         return cls(data.get("check"), items, data.get("model") or None,
                    samples if isinstance(samples, Mapping) else None)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JSONObject:
         data = {"check": self.check, "model": self.model,
                 "items": [{"text": i.text, "passed": i.passed, "reason": i.reason} for i in self.items]}
         return {**data, "samples": dict(self.samples)} if self.samples else data
@@ -185,7 +187,7 @@ class Note:
     """Anything else a block wants people to see: a title with key/value facts and/or text."""
 
     title: str
-    fields: Mapping[str, Any] = field(default_factory=dict)
+    fields: Mapping[str, object] = field(default_factory=dict)
     text: str = ""
 
 
@@ -194,14 +196,14 @@ Evidence = Union[HttpExchange, ParsedStream, ToolCalls, ConversationTurn, Checkp
 """Every kind of evidence record the reports render."""
 KINDS: tuple[type, ...] = get_args(Evidence)
 
-E = TypeVar("E")
-_EMITTED: ContextVar[list[Any] | None] = ContextVar("semantictest_evidence", default=None)
+E = TypeVar("E", bound=Evidence)
+_EMITTED: ContextVar[list[Evidence] | None] = ContextVar("semantictest_evidence", default=None)
 
 
 @contextmanager
-def collecting() -> Iterator[list[Any]]:
+def collecting() -> Iterator[list[Evidence]]:
     """Collect what :func:`emit` receives while the ``with`` body runs (one step)."""
-    found: list[Any] = []
+    found: list[Evidence] = []
     token = _EMITTED.set(found)
     try:
         yield found
@@ -220,13 +222,13 @@ def emit(record: E) -> E:
     return record
 
 
-def tool_call(call: Any) -> ToolCall:
+def tool_call(call: JSONValue) -> ToolCall:
     """A tool call from any shape blocks and agents write (``name``/``fn``/``toolName``,
     ``args``/``arguments``/``input``, OpenAI's ``function``); a bare value is the name."""
     if not isinstance(call, Mapping):
         return ToolCall(call)
     raw = call.get("function")
-    function: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+    function: Mapping[str, JSONValue] = raw if isinstance(raw, Mapping) else {}
     name = call.get("name") or call.get("fn") or call.get("toolName") or function.get("name")
     args = next((call[k] for k in ("args", "arguments", "input") if k in call), function.get("arguments"))
     return ToolCall(name, args, call.get("result"), call.get("error") or None)

@@ -9,9 +9,15 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
+from .json_types import JSONObject, JSONValue
 from .stats import PassRateTest
+
+if TYPE_CHECKING:
+    from .databus import DataBus
+    from .evidence import Evidence
+    from .run_context import RunContext
 
 
 class Outcome(str, enum.Enum):
@@ -27,15 +33,15 @@ class Step:
 
     block: str
     id: str
-    input: Any = None
-    config: dict[str, Any] = field(default_factory=dict)
+    input: JSONValue = None
+    config: JSONObject = field(default_factory=dict)
     output: str | dict[str, str] | None = None
     line: int | None = None
     place: str = ""
-    checks: list[Any] = field(default_factory=list)
+    checks: list[Check] = field(default_factory=list)
     """Gate checks evaluated right after this step; when one does not pass, the pipeline
     stops there (a conversation turn that fails ends the conversation)."""
-    compiled: Any = None
+    compiled: object = None
     """What a format compiled for the block, typed (Yao: the agent's ``ChatTarget`` for a
     ``ChatTurn``, the ``DynamicPlan`` of a ``SimulatedConversation``): the block gets it as
     ``Block.compiled``. Never resolved, validated or walked like ``config``, which stays the plain
@@ -48,11 +54,11 @@ class Failure:
 
     check: str
     message: str
-    expected: Any = None
-    actual: Any = None
+    expected: JSONValue = None
+    actual: JSONValue = None
     operator: str | None = None
     line: int | None = None
-    details: dict[str, Any] = field(default_factory=dict)
+    details: JSONObject = field(default_factory=dict)
     cause: str | None = None
     """The error of a step whose output the check reads (a transport failure behind ``Expected 0 to
     equal 200``): the headline names it next to the message."""
@@ -70,10 +76,10 @@ class CheckResult:
     failures: list[Failure] = field(default_factory=list)
     skipped: str | None = None
     error: str | None = None
-    judgement: dict[str, Any] | None = None
+    judgement: JSONObject | None = None
     """What an LLM decided, for the reports, passed or not: ``{check, model, items: [{text, passed,
     reason}]}`` (the engine makes it :class:`~pytest_semantictest.evidence.JudgedItems`)."""
-    evidence: list[Any] = field(default_factory=list)
+    evidence: list[Evidence] = field(default_factory=list)
     """Other evidence records for the reports (:mod:`pytest_semantictest.evidence`)."""
 
 
@@ -91,7 +97,13 @@ class Check(Protocol):
 
     def describe(self) -> str: ...
 
-    async def evaluate(self, bus: Any, ctx: Any) -> CheckResult: ...
+    async def evaluate(self, bus: DataBus, ctx: RunContext) -> CheckResult: ...
+
+
+class Variants(Protocol):
+    """A source of phrasings for a case (``blocks.variations.Variations``)."""
+
+    async def resolve(self, run_context: RunContext) -> list[tuple[str, JSONObject]]: ...
 
 
 MAX_RUNS = 10_000
@@ -119,7 +131,7 @@ class Case:
     id: str
     name: str
     steps: list[Step]
-    checks: list[Any]
+    checks: list[Check]
     line: int | None = None
     markers: list[str] = field(default_factory=list)
     repetition: Repetition = field(default_factory=Repetition)
@@ -134,7 +146,7 @@ class Case:
     """Steps run after the pipeline whatever happened (closing an agent session)."""
     group: str | None = None
     """A suite name inside the file (highbar suites become class-like pytest nodes)."""
-    variants: Any = None
+    variants: Variants | None = None
     """Optional source of phrasings: ``async resolve(session) -> list[(label, context)]``.
     Each phrasing runs ``repetition.runs`` times with its context overlaid and is judged on
     its own; the case combines them (any failed -> failed, any error -> error)."""
@@ -154,10 +166,10 @@ class Suite:
     path: Path
     format: str
     cases: list[Case]
-    context: dict[str, Any] = field(default_factory=dict)
+    context: JSONObject = field(default_factory=dict)
     setup: list[Step] = field(default_factory=list)
     teardown: list[Step] = field(default_factory=list)
-    agents: list[Any] = field(default_factory=list)
+    agents: list[AgentRequirement] = field(default_factory=list)
     """Agents the cases talk to (``AgentRequirement``): acquired before the first case runs."""
     format_data: object | None = None
     """The format's typed data about the file, for its pytest glue only (compliance: ``ComplianceFile``)."""
@@ -168,7 +180,8 @@ class AgentRequirement:
     """An agent a suite needs: its config, and whether tool calls are observed."""
 
     key: str
-    config: Any
+    config: object
+    """The agent's configuration (``agents.config.AgentConfig``; this module is below ``agents/``)."""
     observe: bool = False
     calls_from: str = "traces"
 
@@ -178,12 +191,12 @@ class StepTrace:
     """What one executed step saw and produced (for the failure report)."""
 
     step: Step
-    input: Any
-    output: Any
+    input: JSONValue
+    output: JSONValue
     duration_ms: float
     error: str | None = None
     iteration: int = 0
-    evidence: list[Any] = field(default_factory=list)
+    evidence: list[Evidence] = field(default_factory=list)
     """What the step did, as typed records for the reports (:mod:`pytest_semantictest.evidence`):
     emitted by its block while it ran (``ctx.evidence``) and by ``Block.evidence_of`` after."""
     whole_story: bool = False
@@ -202,15 +215,15 @@ class Verdict:
     skip_reason: str | None = None
     duration_ms: float = 0.0
     runs: list[Verdict] = field(default_factory=list)
-    bus: dict[str, Any] = field(default_factory=dict)
+    bus: JSONObject = field(default_factory=dict)
     label: str = ""
     phrasings: list[Verdict] = field(default_factory=list)
-    judgements: list[dict[str, Any]] = field(default_factory=list)
+    judgements: list[JSONObject] = field(default_factory=list)
     """Judged checks' verdicts (:attr:`CheckResult.judgement`), passed ones too."""
     planned_runs: int = 0
     """The runs a repeated case was to make: more than ``len(runs)`` when it stopped once its outcome
     was decided (``--semantictest-all-runs`` makes them all)."""
-    evidence: list[Any] = field(default_factory=list)
+    evidence: list[Evidence] = field(default_factory=list)
     """Checks' evidence records (judged items first), passed ones too; steps' are on their trace."""
     decision: str | None = None
     """What a sequential pass-rate test concluded, in words (``pass``/``fail``/``inconclusive`` and why)."""

@@ -210,14 +210,21 @@ class Runtime:
         # values expanded from ${ENV} into an agent's config are secrets in every report (highbar's rule)
         self.redactor.add(value for req in requirements for value in getattr(req.config, "secrets", ()))
         self.redactor.learn([{"headers": getattr(req.config, "request_headers", None)} for req in requirements])
+        from .agents.config import AgentConfig
+
+        configs: list[AgentConfig] = []
+        for req in requirements:
+            if not isinstance(req.config, AgentConfig):
+                raise TypeError(f"agent {req.key!r}: its config is a {type(req.config).__name__}, not an AgentConfig")
+            configs.append(req.config)
         pool = self._pool
         if pool is None:
             from .agents.pool import AgentPool
 
             shared = self.agents_dir
             pool = self._pool = self.context.agents = AgentPool(Path(shared) if shared else None)
-        for req in requirements:
-            pool.acquire(req.config, observe=req.observe, calls_from=req.calls_from, for_file=for_file)
+        for req, config in zip(requirements, configs):
+            pool.acquire(config, observe=req.observe, calls_from=req.calls_from, for_file=for_file)
 
     def agent_client(self, mapping: JSONObject, observe: bool = True) -> AgentClient:
         """An AgentClient for an agent given as highbar's ``agent:`` keys (started once per session)."""

@@ -10,7 +10,7 @@ from ...agents.config import AgentConfig
 from ...agents.shared import live_key
 from ...blocks.variations import PHRASING_KEY, Variations
 from ...checks.expectations import TurnExpectation
-from ...model import AgentRequirement, Case, Repetition, Step, Suite
+from ...model import AgentRequirement, Case, Check, Repetition, Step, Suite
 from .spec import HighbarSpec, TestSpec
 from .validate import load_highbar
 
@@ -61,7 +61,7 @@ def _case(test: TestSpec, node: str, group: str, key: str, path: Path, default_r
         label = f"turn {i + 1}" + (f" ({turn.name})" if turn.name else "") if len(turns) > 1 else "expect"
         line = turn.expect.line if turn.expect is not None else turn.line
         late = i == len(turns) - 1 and turn.expect is not None and turn.expect.observes_calls
-        checks = [TurnExpectation(slot, turn.expect, line, label, key, late)]  # also turns agent errors into ERRORs
+        checks: list[Check] = [TurnExpectation(slot, turn.expect, line, label, key, late)]  # also turns agent errors into ERRORs
         steps.append(Step("AgentTurn", slot, None, config, slot, turn.line, turn.place, checks))
     cleanup = [
         Step("AgentSessionEnd", "session-end", None,

@@ -204,7 +204,7 @@ class SuiteCompiler:
             id=case_id,
             name=test.name or case_id,
             steps=steps,
-            checks=checks,
+            checks=list(checks),
             line=bare.line,
             markers=list(test.markers),
             repetition=self.repetition(test, loc),
