@@ -6,7 +6,7 @@ No pytest in here: the plugin's fixtures and the spec formats build on this API.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the names below load on first use: importing one submodule (cleanup) stays cheap
     from .config import AgentConfig, expand_env, mask
@@ -59,7 +59,7 @@ _HOME = {
 __all__ = sorted(_HOME)
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     """Load a public name's module on first use (a session without agents imports none of them)."""
     if name not in _HOME:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

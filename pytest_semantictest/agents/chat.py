@@ -17,12 +17,22 @@ import mimetypes
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypeAlias
 
+from ..json_types import JSONObject, JSONValue
 from .config import AgentConfig
 from .errors import AgentError
 from .protocol import AgentReply, send, send_json
 from .replies import not_chat_completion, openai_message
+from .traces import ToolCall
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from ..step import StepContext
+
+    Attachment: TypeAlias = Mapping[str, JSONValue] | BaseModel
+    """An attachment as a format wrote it: its keys, or its format's typed model (Yao)."""
 
 PROTOCOLS = ("openai", "highbar")
 DEFAULT_AWAITING_TOOLS = ("request_confirmation", "ask_user", "get_user_input")
@@ -37,7 +47,7 @@ class ChatTarget:
     key: str | None = None
     """The agent pool key when the suite acquires the agent (it starts it, or reads its traces)."""
     model: str | None = None
-    body: dict[str, Any] = field(default_factory=dict)
+    body: JSONObject = field(default_factory=dict)
     """Extra fields of every OpenAI-style request."""
     awaiting_tools: tuple[str, ...] = DEFAULT_AWAITING_TOOLS
     awaiting_pattern: str | None = None
@@ -55,28 +65,28 @@ class Reply:
     pool's ``LiveAgent`` turn): text, tool calls as turn records write them, whether it awaits input."""
 
     text: str
-    tool_calls: list[dict[str, Any]]
+    tool_calls: list[JSONObject]
     awaiting_input: bool | None
-    data: Any
+    data: JSONValue
     elapsed_ms: float
-    session: dict[str, Any] = field(default_factory=dict)
+    session: JSONObject = field(default_factory=dict)
 
 
-def user_message(text: Any, attachments: Sequence[Any] = ()) -> dict[str, Any]:
+def user_message(text: JSONValue, attachments: Sequence[Attachment] = ()) -> JSONObject:
     """A user message spec: ``{role, content, attachments?}`` (attachments are read when sent)."""
-    message: dict[str, Any] = {"role": "user", "content": text}
+    message: JSONObject = {"role": "user", "content": text}
     if attachments:
         message["attachments"] = [_attachment_dict(a) for a in attachments]
     return message
 
 
-def _attachment_dict(item: Any) -> dict[str, Any]:
+def _attachment_dict(item: Attachment) -> JSONObject:
     if isinstance(item, Mapping):
         return dict(item)
     return {k: v for k, v in item.model_dump().items() if v is not None}
 
 
-def message_specs(value: Any, attachments: Sequence[Any] = ()) -> list[dict[str, Any]]:
+def message_specs(value: JSONValue | BaseModel, attachments: Sequence[Attachment] = ()) -> list[JSONObject]:
     """Input as written (text, a message, a list of messages) -> message specs; attachments go
     with the last user message."""
     if isinstance(value, str):
@@ -92,23 +102,23 @@ def message_specs(value: Any, attachments: Sequence[Any] = ()) -> list[dict[str,
     return messages
 
 
-def text_of(message: Mapping[str, Any]) -> str:
+def text_of(message: Mapping[str, JSONValue]) -> str:
     content = message.get("content")
     if isinstance(content, list):
         return "".join(p.get("text", "") for p in content if isinstance(p, Mapping) and p.get("type") == "text")
     return "" if content is None else str(content)
 
 
-def history(turns: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def history(turns: Sequence[Mapping[str, JSONValue]]) -> list[JSONObject]:
     """The message specs of earlier turns: what was sent, then the agent's reply text."""
-    messages: list[dict[str, Any]] = []
+    messages: list[JSONObject] = []
     for turn in turns:
         messages.extend(turn.get("sent") or [])
         messages.append({"role": "assistant", "content": turn.get("output") or ""})
     return messages
 
 
-def materialize(messages: Sequence[Mapping[str, Any]], base_dir: Path | None) -> list[dict[str, Any]]:
+def materialize(messages: Sequence[Mapping[str, JSONValue]], base_dir: Path | None) -> list[JSONObject]:
     """Message specs -> OpenAI messages: attachments read and turned into content parts."""
     out = []
     for message in messages:
@@ -117,7 +127,7 @@ def materialize(messages: Sequence[Mapping[str, Any]], base_dir: Path | None) ->
         if isinstance(clean.get("content"), list):  # Yao's parts: {"type": "image", "source": "file://..."}
             clean["content"] = [content_part(p, base_dir) if _names_file(p) else p for p in clean["content"]]
         if attachments:
-            parts: list[Any] = []
+            parts: list[JSONValue] = []
             content = clean.get("content")
             if isinstance(content, list):
                 parts.extend(content)
@@ -129,7 +139,7 @@ def materialize(messages: Sequence[Mapping[str, Any]], base_dir: Path | None) ->
     return out
 
 
-def _names_file(part: Any) -> bool:
+def _names_file(part: JSONValue) -> bool:
     """A content part written as an attachment (``type`` image/audio/file/text with ``source``, or an
     image/file with Yao's ``url``), not yet an OpenAI part."""
     if not isinstance(part, Mapping) or part.get("type") not in ("image", "audio", "file", "text"):
@@ -146,7 +156,7 @@ def resolve_source(source: str, base_dir: Path | None) -> Path | None:
     return path if path.is_absolute() or base_dir is None else base_dir / path
 
 
-def content_part(attachment: Mapping[str, Any], base_dir: Path | None) -> dict[str, Any]:
+def content_part(attachment: Mapping[str, JSONValue], base_dir: Path | None) -> JSONObject:
     """One attachment as an OpenAI content part (``image_url``, ``input_audio``, ``file``, ``text``)."""
     kind = attachment.get("type", "file")
     source = str(attachment.get("source") or attachment.get("url") or "")
@@ -171,9 +181,9 @@ def content_part(attachment: Mapping[str, Any], base_dir: Path | None) -> dict[s
     return {"type": "file", "file": {"filename": name, "file_data": f"data:{mime};base64,{encoded}"}}
 
 
-def request_body(target: ChatTarget, messages: list[dict[str, Any]], options: Mapping[str, Any]) -> dict[str, Any]:
+def request_body(target: ChatTarget, messages: list[JSONObject], options: Mapping[str, JSONValue]) -> JSONObject:
     """``{model, messages}`` plus the target's extra fields and the test's options."""
-    body: dict[str, Any] = dict(target.body)
+    body: JSONObject = dict(target.body)
     body.update({k: v for k, v in options.items() if k not in ("model", "messages")})
     model = options.get("model") or options.get("connector") or target.model
     if model:
@@ -182,7 +192,7 @@ def request_body(target: ChatTarget, messages: list[dict[str, Any]], options: Ma
     return body
 
 
-def awaiting_input(data: Any, text: str, calls: Sequence[Mapping[str, Any]], target: ChatTarget) -> bool | None:
+def awaiting_input(data: JSONValue, text: str, calls: Sequence[Mapping[str, JSONValue]], target: ChatTarget) -> bool | None:
     """Whether the agent awaits the user: its reply's ``awaiting_input``, a confirmation tool
     call, or the configured pattern on its text; None when nothing says."""
     if isinstance(data, Mapping):
@@ -198,10 +208,10 @@ def awaiting_input(data: Any, text: str, calls: Sequence[Mapping[str, Any]], tar
     return None
 
 
-def call_record(call: Any) -> dict[str, Any]:
+def call_record(call: ToolCall | Mapping[str, JSONValue]) -> JSONObject:
     """A tool call (a ``ToolCall`` or a dict with ``fn``/``name``, ``args``/``arguments``) as turn
     records write it: ``{name, arguments, result?, error?}``."""
-    raw = dataclasses.asdict(call) if dataclasses.is_dataclass(call) and not isinstance(call, type) else dict(call)
+    raw = dict(call) if isinstance(call, Mapping) else dataclasses.asdict(call)
     out = {"name": raw.get("fn") or raw.get("name"), "arguments": raw.get("args", raw.get("arguments", {}))}
     if raw.get("result") is not None:
         out["result"] = raw["result"]
@@ -211,14 +221,14 @@ def call_record(call: Any) -> dict[str, Any]:
 
 
 async def send_chat(
-    ctx: Any,
+    ctx: StepContext,
     target: ChatTarget,
-    messages: list[dict[str, Any]],
-    options: Mapping[str, Any],
+    messages: list[JSONObject],
+    options: Mapping[str, JSONValue],
     *,
     base_dir: Path | None = None,
     test_name: str = "",
-    session: Mapping[str, Any] | None = None,
+    session: Mapping[str, JSONValue] | None = None,
 ) -> Reply:
     """Send the conversation's newest user message (highbar) or all of it (openai); raises AgentError."""
     if target.protocol == "highbar":
@@ -231,7 +241,7 @@ async def send_chat(
     return _chat_reply(reply, target)
 
 
-def _chat_reply(reply: AgentReply, target: ChatTarget, session: Mapping[str, Any] | None = None) -> Reply:
+def _chat_reply(reply: AgentReply, target: ChatTarget, session: Mapping[str, JSONValue] | None = None) -> Reply:
     """The agent's reply as a conversation turn reads it."""
     calls = [call_record(c) for c in reply.tool_calls or []]
     return Reply(reply.text, calls, awaiting_input(reply.data, reply.text, calls, target), reply.data,
@@ -239,7 +249,7 @@ def _chat_reply(reply: AgentReply, target: ChatTarget, session: Mapping[str, Any
 
 
 async def _highbar(
-    ctx: Any, target: ChatTarget, messages: list[dict[str, Any]], test_name: str, session: Mapping[str, Any] | None
+    ctx: StepContext, target: ChatTarget, messages: list[JSONObject], test_name: str, session: Mapping[str, JSONValue] | None
 ) -> Reply:
     import time
 
@@ -263,7 +273,7 @@ async def _highbar(
     return _chat_reply(reply, target, session)
 
 
-def target_from_mapping(raw: Mapping[str, Any], *, cwd: Path | None = None, name: str = "agent") -> ChatTarget:
+def target_from_mapping(raw: Mapping[str, JSONValue], *, cwd: Path | None = None, name: str = "agent") -> ChatTarget:
     """A target from already validated keys: ``endpoint``, ``protocol``, ``headers``, ``model``,
     ``body``, ``timeout`` (ms), ``awaiting_input_tools``, ``awaiting_input_pattern``."""
     config = AgentConfig(

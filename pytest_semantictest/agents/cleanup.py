@@ -28,7 +28,6 @@ import signal
 import threading
 from collections.abc import Callable, Iterator
 from types import FrameType
-from typing import Any
 
 from . import procs
 
@@ -36,7 +35,9 @@ _callbacks: dict[int, Callable[[], None]] = {}
 _lock = threading.RLock()  # a signal handler may run while this thread holds it
 _ids = itertools.count(1)
 _installed = False
-_previous: dict[int, Any] = {}
+_Handler = Callable[[int, FrameType | None], object] | int | signal.Handlers | None
+"""A signal's handler as ``signal.signal`` returns it."""
+_previous: dict[int, _Handler] = {}
 _critical_depth = 0
 _deferred: list[tuple[int, FrameType | None]] = []
 _unwind = 0  # sessions (an in-process pytester run nests one) that asked for unwinding

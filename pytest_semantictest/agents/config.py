@@ -8,13 +8,14 @@ import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+
+from ..json_types import JSONObject, JSONValue
 from ..report.redact import Redactor, used_secrets
 from .errors import AgentConfigError
 
 EXTENSION_PREFIX = "x-"
-DEFAULT_BODY: dict[str, Any] = {"message": "{{message}}"}
-DEFAULT_CORRELATE: dict[str, Any] = {"test": "{{test.id}}"}
+DEFAULT_BODY: JSONObject = {"message": "{{message}}"}
+DEFAULT_CORRELATE: JSONObject = {"test": "{{test.id}}"}
 
 _ENV_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -41,12 +42,12 @@ class AgentConfig:
     timeout_ms: int = 60000
     request_method: str = "POST"
     request_headers: dict[str, str] = field(default_factory=dict)
-    request_body: Any = field(default_factory=lambda: dict(DEFAULT_BODY))
+    request_body: JSONValue = field(default_factory=lambda: dict(DEFAULT_BODY))
     response_path: str | None = None
     traces: str | None = None
     session_setup: Hook = None
     session_teardown: Hook = None
-    correlate: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_CORRELATE))
+    correlate: JSONObject = field(default_factory=lambda: dict(DEFAULT_CORRELATE))
     cwd: Path = field(default_factory=Path.cwd)
     log_dir: Path = field(default_factory=lambda: Path(".semantictest") / "logs")
     env: dict[str, str] = field(default_factory=dict)
@@ -83,11 +84,11 @@ class AgentConfig:
     @classmethod
     def from_highbar(
         cls,
-        agent: Mapping[str, Any],
+        agent: Mapping[str, JSONValue],
         *,
         cwd: Path | None = None,
         environ: Mapping[str, str] | None = None,
-        **overrides: Any,
+        **overrides: object,
     ) -> AgentConfig:
         """A config from a (validated) highbar ``agent:`` mapping, ``${ENV}`` expanded.
 
@@ -101,7 +102,7 @@ class AgentConfig:
         session = raw.get("session") or {}
         secrets = used_secrets(names, dict(request.get("headers") or {}))
         start, argv = _start(without_extensions(agent).get("start"), raw.get("start"), environ, secrets)
-        values: dict[str, Any] = {
+        values: JSONObject = {
             "endpoint": raw["endpoint"],
             "start": start,
             "start_argv": argv,
@@ -128,8 +129,8 @@ class AgentConfig:
         return cls(**values)
 
 
-def _start(written: Any, expanded: Any, environ: Mapping[str, str] | None,
-           secrets: list[str]) -> tuple[Any, list[str] | None]:
+def _start(written: JSONValue, expanded: JSONValue, environ: Mapping[str, str] | None,
+           secrets: list[str]) -> tuple[JSONValue, list[str] | None]:
     """The start command to show and the one to run. An ordinary ``${VAR}`` is expanded into the line
     before it is split (as highbar does: ``${AGENT_CMD}`` may be a whole command); a secret's (by its
     variable's name or where it goes) after, into its argument, so it reaches the agent intact and the
@@ -158,9 +159,9 @@ def start_line(written: str, env: Mapping[str, str], secrets: Iterable[str]) -> 
 
 
 def expand_env(
-    value: Any, environ: Mapping[str, str] | None = None, *, where: str = "agent",
+    value: JSONValue, environ: Mapping[str, str] | None = None, *, where: str = "agent",
     names: dict[str, str] | None = None,
-) -> tuple[Any, list[str]]:
+) -> tuple[JSONValue, list[str]]:
     """``value`` with ``${NAME}`` replaced anywhere (dict values, lists, strings), once.
 
     Returns the expanded value and the values used, for masking (``names``, when given,
@@ -170,7 +171,7 @@ def expand_env(
     env = os.environ if environ is None else environ
     used: list[str] = []
 
-    def walk(item: Any, place: str) -> Any:
+    def walk(item: JSONValue, place: str) -> JSONValue:
         if isinstance(item, dict):
             return {key: walk(sub, f"{place}.{key}") for key, sub in item.items()}
         if isinstance(item, list):
@@ -199,15 +200,15 @@ def mask(text: str, secrets: Iterable[str], names: Mapping[str, str] | None = No
     return Redactor(secrets, {v: n for v, n in (names or {}).items() if v in set(secrets)}).text(text)
 
 
-def without_extensions(agent: Mapping[str, Any]) -> dict[str, Any]:
+def without_extensions(agent: Mapping[str, JSONValue]) -> JSONObject:
     """The agent mapping without ``x-`` keys at the levels highbar's schema defines."""
 
-    def strip(mapping: Any) -> Any:
+    def strip(mapping: JSONValue) -> JSONValue:
         if not isinstance(mapping, Mapping):
             return mapping
         return {k: v for k, v in mapping.items() if not str(k).startswith(EXTENSION_PREFIX)}
 
-    raw: dict[str, Any] = strip(agent)
+    raw: JSONObject = strip(agent)
     if isinstance(raw.get("request"), Mapping):
         raw["request"] = strip(raw["request"])
     if isinstance(raw.get("session"), Mapping):

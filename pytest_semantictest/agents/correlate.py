@@ -10,8 +10,9 @@ import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, TypeVar
+from typing import TypeVar
 
+from ..json_types import JSONObject, JSONValue
 from .placeholders import Values, render
 from .traces import ToolCall, TraceBatch, TurnRecord
 
@@ -21,7 +22,7 @@ RUNS_MAY_OVERLAP = "_runs_may_overlap"
 its test may run at the same time without mixing their records (engine/batching.py reads it)."""
 
 
-def describe(resolved: Mapping[str, Any]) -> str:
+def describe(resolved: Mapping[str, JSONValue]) -> str:
     """``key=value, ...`` of a resolved correlation, for messages."""
     return ", ".join(f"{key}={value}" for key, value in resolved.items())
 
@@ -31,7 +32,7 @@ def new_test_id() -> str:
     return uuid.uuid4().hex
 
 
-def same_value(a: Any, b: Any) -> bool:
+def same_value(a: JSONValue, b: JSONValue) -> bool:
     """Equal, or two non-boolean scalars with the same text (``42`` and ``"42"``)."""
     if a == b and type(a) is type(b):
         return True
@@ -48,15 +49,15 @@ class Attribution(Enum):
 
 
 def resolve_correlate(
-    correlate: Mapping[str, Any], test_id: str, *, test_name: str = "",
-    session: Mapping[str, Any] | None = None, message: str | None = None,
-) -> dict[str, Any]:
+    correlate: Mapping[str, JSONValue], test_id: str, *, test_name: str = "",
+    session: Mapping[str, JSONValue] | None = None, message: str | None = None,
+) -> JSONObject:
     """``correlate`` with its placeholders resolved for one execution."""
     values = Values(test_id=test_id, message=message, test_name=test_name, session=session or {})
     return dict(render(dict(correlate), values))
 
 
-def attribute(context: Mapping[str, Any], resolved: Mapping[str, Any]) -> Attribution:
+def attribute(context: Mapping[str, JSONValue], resolved: Mapping[str, JSONValue]) -> Attribution:
     """Whose a record is, by its context; a key whose value is null counts as absent."""
     present = {key: context[key] for key in resolved if context.get(key) is not None}
     if not present:
@@ -67,13 +68,14 @@ def attribute(context: Mapping[str, Any], resolved: Mapping[str, Any]) -> Attrib
 
 
 def matches_correlate(
-    record_context: Mapping[str, Any], correlate: Mapping[str, Any], test_id: str, **values: Any
+    record_context: Mapping[str, JSONValue], correlate: Mapping[str, JSONValue], test_id: str, *, test_name: str = "",
+    session: Mapping[str, JSONValue] | None = None, message: str | None = None,
 ) -> bool:
     """Whether a record with ``record_context`` belongs to the execution ``test_id``.
 
-    ``values`` may give ``test_name``, ``session`` and ``message`` for other placeholders.
+    ``test_name``, ``session`` and ``message`` fill the other placeholders.
     """
-    resolved = resolve_correlate(correlate, test_id, **values)
+    resolved = resolve_correlate(correlate, test_id, test_name=test_name, session=session, message=message)
     return attribute(record_context, resolved) is Attribution.MINE
 
 
@@ -98,7 +100,7 @@ class Classified:
         return bool(self.mine_tools or self.mine_turns or self.other)
 
 
-def classify(batch: TraceBatch, resolved: Mapping[str, Any]) -> Classified:
+def classify(batch: TraceBatch, resolved: Mapping[str, JSONValue]) -> Classified:
     """Split ``batch`` by ``attribute`` against a resolved correlation."""
     out = Classified()
     out.other += _split(batch.tools, resolved, out.mine_tools, out.unattributed_tools)
@@ -109,7 +111,7 @@ def classify(batch: TraceBatch, resolved: Mapping[str, Any]) -> Classified:
 _Record = TypeVar("_Record", ToolCall, TurnRecord)
 
 
-def _split(records: Iterable[_Record], resolved: Mapping[str, Any], mine: list[_Record],
+def _split(records: Iterable[_Record], resolved: Mapping[str, JSONValue], mine: list[_Record],
            unattributed: list[_Record]) -> int:
     """Append each record to ``mine`` or ``unattributed``; returns how many belong to other tests."""
     other = 0

@@ -23,11 +23,12 @@ import json
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Protocol, TypeVar
 
 import httpx
 
 from ..deadline import Deadline
+from ..json_types import JSONValue
 from ..http_clients import async_client
 from .errors import AgentError
 from .replies import excerpt, parse_reply
@@ -38,10 +39,23 @@ TEST_HEADER = "X-Highbar-Test"
 
 T = TypeVar("T")
 
-Send = Callable[..., Awaitable[tuple[httpx.Response, Any]]]
-"""``send_within``'s own signature: what an interceptor is given to reach the network."""
-Interceptor = Callable[..., Awaitable[tuple[httpx.Response, Any]]]
-"""``(send, deadline, http, request, read, follow_redirects=..., phase=...)``: records or replays."""
+class Send(Protocol):
+    """``send_within``'s own signature: what an interceptor is given to reach the network."""
+
+    def __call__(
+        self, deadline: Deadline, http: httpx.AsyncClient, request: httpx.Request,
+        read: Callable[[httpx.Response], Awaitable[T]], *, follow_redirects: bool, phase: str,
+    ) -> Awaitable[tuple[httpx.Response, T]]: ...
+
+
+class Interceptor(Protocol):
+    """``(send, deadline, http, request, read, follow_redirects=..., phase=...)``: records or replays."""
+
+    def __call__(
+        self, send: Send, deadline: Deadline, http: httpx.AsyncClient, request: httpx.Request,
+        read: Callable[[httpx.Response], Awaitable[T]], *, follow_redirects: bool, phase: str,
+    ) -> Awaitable[tuple[httpx.Response, T]]: ...
+
 _interceptor: list[Interceptor] = []
 
 
@@ -85,7 +99,7 @@ class AgentReply:
     text: str
     status: int  # 0: no (complete) response
     raw: str  # the body as text
-    data: Any  # parsed JSON, or None for a plain-text reply
+    data: JSONValue  # parsed JSON, or None for a plain-text reply
     tool_calls: list[ToolCall] | None  # from the reply itself; None when it carries none
     test_id: str
     elapsed_ms: float
@@ -99,14 +113,14 @@ class AgentReply:
         return self
 
 
-def set_header(headers: dict[str, str], name: str, value: Any) -> None:
+def set_header(headers: dict[str, str], name: str, value: JSONValue) -> None:
     """Set ``name`` (replacing any spelling of it); a non-string value is sent as JSON."""
     for existing in [key for key in headers if key.lower() == name.lower()]:
         del headers[existing]
     headers[name] = value if isinstance(value, str) else json.dumps(value)
 
 
-def json_bytes(value: Any) -> bytes:
+def json_bytes(value: JSONValue) -> bytes:
     """``value`` as compact JSON bytes, the way agent requests are sent."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
 

@@ -25,12 +25,15 @@ import tempfile
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import IO, TypeVar, cast
 
+from ..json_types import JSONObject, JSONValue
 from ..threads import handled_signals_unblocked, start_daemon
 from .config import AgentConfig, Hook
 from .errors import SessionHookError
 from .placeholders import PlaceholderError, Values, render
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -48,7 +51,7 @@ class SessionHooks:
     def __init__(self, cfg: AgentConfig) -> None:
         self.cfg = cfg
         self._timeout_s = cfg.timeout_ms / 1000
-        self._functions: dict[str, Callable[..., Any]] = {}
+        self._functions: dict[str, Callable[..., object]] = {}
         self._worker: _Worker | None = None
 
     @property
@@ -62,7 +65,7 @@ class SessionHooks:
                 target = str(hook.get("python", ""))
                 self._functions[what] = self._in_worker(what, functools.partial(self._import, target, what))
 
-    def setup(self, ctx: HookContext) -> dict[str, Any]:
+    def setup(self, ctx: HookContext) -> JSONObject:
         """Open a session: ``{}`` without a setup hook. Raises ``SessionHookError``."""
         hook = self.cfg.session_setup
         if hook is None:
@@ -86,7 +89,7 @@ class SessionHooks:
                 ) from None
         return session
 
-    def teardown(self, ctx: HookContext, session: Mapping[str, Any]) -> None:
+    def teardown(self, ctx: HookContext, session: Mapping[str, JSONValue]) -> None:
         """Close the session. Raises ``SessionHookError``."""
         hook = self.cfg.session_teardown
         if hook is None:
@@ -97,13 +100,13 @@ class SessionHooks:
         else:
             self._run(hook, "teardown", ctx, session)
 
-    async def asetup(self, ctx: HookContext) -> dict[str, Any]:
+    async def asetup(self, ctx: HookContext) -> JSONObject:
         return await asyncio.to_thread(self.setup, ctx)
 
-    async def ateardown(self, ctx: HookContext, session: Mapping[str, Any]) -> None:
+    async def ateardown(self, ctx: HookContext, session: Mapping[str, JSONValue]) -> None:
         await asyncio.to_thread(self.teardown, ctx, session)
 
-    def _import(self, target: str, what: str) -> Callable[..., Any]:
+    def _import(self, target: str, what: str) -> Callable[..., object]:
         module_name, _, function_name = target.partition(":")
         if not module_name or not function_name:
             raise SessionHookError(f"session.{what}: python hook must be 'module:function', got {target!r}")
@@ -116,14 +119,14 @@ class SessionHooks:
             raise SessionHookError(
                 f"session.{what}: cannot import '{module_name}': {type(e).__name__}: {e}"
             ) from None
-        function: Callable[..., Any] | None = getattr(module, function_name, None)
+        function: Callable[..., object] | None = getattr(module, function_name, None)
         if function is None:
             raise SessionHookError(f"session.{what}: '{module_name}' has no '{function_name}'")
         if not callable(function):
             raise SessionHookError(f"session.{what}: '{target}' is not a function")
         return function
 
-    def _in_worker(self, what: str, task: Callable[[], Any]) -> Any:
+    def _in_worker(self, what: str, task: Callable[[], T]) -> T:
         if self._worker is None:
             self._worker = _Worker()
         finished, outcome = self._worker.run(task, self._timeout_s)
@@ -135,9 +138,9 @@ class SessionHooks:
             if isinstance(error, SessionHookError):
                 raise SessionHookError(self.cfg.mask(str(error)))
             raise SessionHookError(self.cfg.mask(f"session.{what} raised {type(error).__name__}: {error}"))
-        return outcome.get("result")
+        return cast(T, outcome.get("result"))  # (what task returned)
 
-    def _run(self, hook: Hook, what: str, ctx: HookContext, session: Mapping[str, Any]) -> str:
+    def _run(self, hook: Hook, what: str, ctx: HookContext, session: Mapping[str, JSONValue]) -> str:
         values = Values(test_id=ctx.test_id, test_name=ctx.test_name, session=session)
         try:
             argv = [_argument(render(token, values)) for token in shlex.split(str(hook))]
@@ -174,11 +177,11 @@ class _Worker:
     """A daemon thread that runs Python hooks (imports and calls) one at a time."""
 
     def __init__(self) -> None:
-        self._tasks: queue.Queue[tuple[Callable[[], Any], dict[str, Any], threading.Event]] = queue.Queue()
+        self._tasks: queue.Queue[tuple[Callable[[], object], dict[str, object], threading.Event]] = queue.Queue()
         start_daemon(self._serve, "semantictest-session")
 
-    def run(self, task: Callable[[], Any], timeout: float) -> tuple[bool, dict[str, Any]]:
-        outcome: dict[str, Any] = {}
+    def run(self, task: Callable[[], object], timeout: float) -> tuple[bool, dict[str, object]]:
+        outcome: dict[str, object] = {}
         done = threading.Event()
         self._tasks.put((task, outcome, done))
         return done.wait(timeout), outcome
@@ -194,7 +197,7 @@ class _Worker:
             done.set()
 
 
-def _last_json_object(stdout: str) -> dict[str, Any]:
+def _last_json_object(stdout: str) -> JSONObject:
     lines = [line for line in stdout.splitlines() if line.strip()]
     last = lines[-1] if lines else ""
     try:
@@ -209,11 +212,11 @@ def _last_json_object(stdout: str) -> dict[str, Any]:
     return value
 
 
-def _argument(value: Any) -> str:
+def _argument(value: JSONValue) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
-def _read(file: Any) -> str:
+def _read(file: IO[bytes]) -> str:
     file.seek(0)
     data: bytes = file.read()
     return data.decode("utf-8", errors="replace")

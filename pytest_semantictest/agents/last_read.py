@@ -8,8 +8,6 @@ from __future__ import annotations
 import json
 import os
 import time
-from typing import Any
-
 from . import procs
 
 POLL_S = 0.2
@@ -17,11 +15,11 @@ BOUND_S = 300.0
 """The longest a process waits for the other workers' tests on its agents (a hung worker)."""
 
 
-def others_active(owner: Any) -> bool:
+def others_active(owner: object) -> bool:
     """Whether another live process uses ``owner``'s agent and is not idle (a ``SharedAgent``'s state
     file; one process, or an attached agent: never)."""
     path = getattr(owner, "state_path", None)
-    if path is None or not getattr(owner.config, "managed", False):
+    if path is None or not getattr(getattr(owner, "config", None), "managed", False):
         return False
     try:
         state = json.loads(path.read_text(encoding="utf-8"))
@@ -32,7 +30,7 @@ def others_active(owner: Any) -> bool:
     return any(u != os.getpid() and u not in idle and procs.pid_alive(u) for u in users if isinstance(u, int))
 
 
-def wait_for_others(owner: Any, bound_s: float = BOUND_S) -> None:
+def wait_for_others(owner: object, bound_s: float = BOUND_S) -> None:
     deadline = time.monotonic() + bound_s
     while others_active(owner) and time.monotonic() < deadline:
         time.sleep(POLL_S)

@@ -16,8 +16,9 @@ import difflib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
+from ..json_types import JSONObject
 from .config import AgentConfig
 from .correlate import (
     RUNS_MAY_OVERLAP, Attribution, attribute, classify, describe, resolve_correlate, same_value,
@@ -29,6 +30,9 @@ from .hooks import HookContext, SessionHooks
 from .protocol import send
 from .shared import AgentHandle
 from .traces import ToolCall, TraceBatch, TraceReader
+
+if TYPE_CHECKING:
+    import httpx
 
 
 @dataclass
@@ -48,14 +52,14 @@ class LiveAgent:
     _inventory: frozenset[str] | None = None
     _inventory_read: bool = False
     _read_to: int = 0
-    _executions: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
+    _executions: dict[str, tuple[str, JSONObject]] = field(default_factory=dict)
     _seen: set[str] = field(default_factory=set)
     late_failures: list[tuple[str, str, str]] = field(default_factory=list)
     """(test id, "failed" or "error", message) of each passed execution a call read after its window turns."""
     _late_judges: dict[str, LateJudging] = field(default_factory=dict)
     _tags_seen: bool = False  # some record was tagged: an untagged call next to them may be a late one
     _by_first: dict[str, str] = field(default_factory=dict)  # first correlate value -> test id
-    _counted: set[tuple[Any, ...]] = field(default_factory=set)  # calls a turn already counted as its own
+    _counted: set[tuple[object, ...]] = field(default_factory=set)  # calls a turn already counted as its own
     _undeclared: dict[str, None] = field(default_factory=dict)
 
     def note_undeclared(self, names: Iterable[str]) -> None:
@@ -124,19 +128,19 @@ class LiveAgent:
             self._inventory, self._inventory_read = self.reader.inventory(), True
         return self._inventory
 
-    async def open_session(self, test_id: str, test_name: str, spec_path: str) -> dict[str, Any]:
+    async def open_session(self, test_id: str, test_name: str, spec_path: str) -> JSONObject:
         if self.hooks is None or not self.hooks.active:
             return {}
         return await self.hooks.asetup(HookContext(test_id, test_name, spec_path))
 
-    async def close_session(self, test_id: str, test_name: str, spec_path: str, session: dict[str, Any]) -> None:
+    async def close_session(self, test_id: str, test_name: str, spec_path: str, session: JSONObject) -> None:
         if self.hooks is not None and self.hooks.active:
             await self.hooks.ateardown(HookContext(test_id, test_name, spec_path), session)
 
     async def turn(
-        self, client: Any, message: str, test_id: str, *, observe: bool, test_name: str = "",
-        session: dict[str, Any] | None = None,
-    ) -> dict[str, Any]:
+        self, client: httpx.AsyncClient | None, message: str, test_id: str, *, observe: bool, test_name: str = "",
+        session: JSONObject | None = None,
+    ) -> JSONObject:
         """Send one message; ``{response, calls, inventory, message, test_id}``. Raises AgentError."""
         offset = self._window_start(test_id)
         resolved = self._correlation(message, test_id, test_name, session, observe) if self.reader else {}
@@ -190,8 +194,8 @@ class LiveAgent:
         self._read_to = max(self._read_to, batch.end)
 
     def _correlation(
-        self, message: str, test_id: str, test_name: str, session: dict[str, Any] | None, observe: bool
-    ) -> dict[str, Any]:
+        self, message: str, test_id: str, test_name: str, session: JSONObject | None, observe: bool
+    ) -> JSONObject:
         """``correlate`` resolved for this execution, registered; raises AgentError when it cannot be
         resolved, or (a turn that checks calls) gives what an earlier execution's gave: their records
         could not be told apart (highbar's rule; nothing is sent)."""
@@ -213,7 +217,7 @@ class LiveAgent:
         return resolved
 
     def _own_calls(
-        self, offset: int, resolved: dict[str, Any], test_id: str, observe: bool
+        self, offset: int, resolved: JSONObject, test_id: str, observe: bool
     ) -> tuple[list[ToolCall], list[ToolCall], bool, int]:
         """This turn's calls, the untagged calls next to tagged records, whether every record was
         attributable, and the offset read to. Raises AgentError (unreadable line, not observed)."""
@@ -298,13 +302,13 @@ class LateJudging(Protocol):
         """Untagged calls that may be its own: the error's message if they would fail it, else None."""
 
 
-def _contexts(batch: TraceBatch) -> list[dict[str, Any]]:
+def _contexts(batch: TraceBatch) -> list[JSONObject]:
     return [call.context for call in batch.tools] + [turn.context for turn in batch.turns]
 
 
-def _call_key(call: ToolCall) -> tuple[Any, ...]:
+def _call_key(call: ToolCall) -> tuple[object, ...]:
     return call.fn, json.dumps(call.args, sort_keys=True, default=repr), call.started_at, call.ended_at
 
 
-def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
+def _same(a: JSONObject, b: JSONObject) -> bool:
     return bool(a) and a.keys() == b.keys() and all(same_value(a[key], b[key]) for key in a)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
+from ..json_types import JSONValue
 from .correlate import describe
 
 _THREAD = "a thread the agent starts itself needs contextvars.copy_context() to keep the tag"
@@ -23,18 +23,18 @@ UNATTRIBUTED_WARNING = (
 """Next to tagged records, an untagged call counts for no test."""
 
 
-def is_default(correlate: Mapping[str, Any]) -> bool:
+def is_default(correlate: Mapping[str, JSONValue]) -> bool:
     return [str(key) for key in correlate] == ["test"]
 
 
-def untagged(correlate: Mapping[str, Any]) -> str:
+def untagged(correlate: Mapping[str, JSONValue]) -> str:
     """What untagged records lack."""
     if is_default(correlate):
         return "no test context"
     return f"none of agent.correlate's keys ({', '.join(str(key) for key in correlate)})"
 
 
-def tag_hint(correlate: Mapping[str, Any]) -> str:
+def tag_hint(correlate: Mapping[str, JSONValue]) -> str:
     """How records get the context that ``agent.correlate`` matches on."""
     if is_default(correlate):
         return "tag them with the test id: highbar.asgi.Middleware, or hb.turn(test=<the X-Highbar-Test header>)"
@@ -44,15 +44,15 @@ def tag_hint(correlate: Mapping[str, Any]) -> str:
             "each message, or a `context` field from another writer")
 
 
-def warning(template: str, correlate: Mapping[str, Any]) -> str:
+def warning(template: str, correlate: Mapping[str, JSONValue]) -> str:
     return template.format(untagged=untagged(correlate), hint=tag_hint(correlate))
 
 
-def _keys(contexts: Iterable[Mapping[str, Any]]) -> list[str]:
+def _keys(contexts: Iterable[Mapping[str, JSONValue]]) -> list[str]:
     return sorted({str(key) for context in contexts for key in context})
 
 
-def not_observed(path: Path, resolved: Mapping[str, Any], others: Sequence[Mapping[str, Any]]) -> str:
+def not_observed(path: Path, resolved: Mapping[str, JSONValue], others: Sequence[Mapping[str, JSONValue]]) -> str:
     """Records were tagged, none with this execution's values (``others``: their contexts)."""
     return (
         f"not observed: no trace record in {path} matches this test ({describe(resolved)}); the {len(others)} "
@@ -62,7 +62,7 @@ def not_observed(path: Path, resolved: Mapping[str, Any], others: Sequence[Mappi
     )
 
 
-def not_observed_attached(path: Path, resolved: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> str:
+def not_observed_attached(path: Path, resolved: Mapping[str, JSONValue], records: Sequence[Mapping[str, JSONValue]]) -> str:
     """An attached agent's window holds no record carrying the correlation (``records``: the contexts of
     every tool and turn record read while the test ran)."""
     keys = _keys(records)

@@ -12,8 +12,8 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
+from ..json_types import JSONValue
 from .errors import AgentError
 from ..paths import PathError, require_path, split_dotted
 
@@ -31,10 +31,10 @@ class Values:
     test_id: str
     message: str | None = None
     test_name: str = ""
-    session: Mapping[str, Any] = field(default_factory=dict)
+    session: Mapping[str, JSONValue] = field(default_factory=dict)
 
 
-def render(value: Any, values: Values) -> Any:
+def render(value: JSONValue, values: Values) -> JSONValue:
     """``value`` with every placeholder resolved, in strings and inside dicts and lists."""
     if isinstance(value, dict):
         return {key: render(item, values) for key, item in value.items()}
@@ -53,7 +53,7 @@ def render(value: Any, values: Values) -> Any:
     return PLACEHOLDER.sub(text, value)
 
 
-def uses(value: Any, name: str) -> bool:
+def uses(value: JSONValue, name: str) -> bool:
     """Whether ``value`` contains the placeholder ``{{name}}`` anywhere."""
     if isinstance(value, dict):
         return any(uses(item, name) for item in value.values())
@@ -62,7 +62,7 @@ def uses(value: Any, name: str) -> bool:
     return isinstance(value, str) and any(m.group(1) == name for m in PLACEHOLDER.finditer(value))
 
 
-def _resolve(name: str, values: Values) -> Any:
+def _resolve(name: str, values: Values) -> JSONValue:
     if name == "message":
         if values.message is None:
             raise PlaceholderError("{{message}}: there is no message here")

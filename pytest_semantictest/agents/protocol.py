@@ -11,10 +11,10 @@ build an :class:`~.exchange.AgentRequest` and go through the one :func:`~.exchan
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import httpx
 
+from ..json_types import JSONValue
 from .config import AgentConfig
 from .correlate import matches_correlate, new_test_id
 from .errors import AgentError
@@ -51,7 +51,7 @@ async def send(
     test_id: str,
     *,
     test_name: str = "",
-    session: Mapping[str, Any] | None = None,
+    session: Mapping[str, JSONValue] | None = None,
 ) -> AgentReply:
     """Send ``message`` as execution ``test_id``; the reply text and tool calls.
 
@@ -65,14 +65,14 @@ async def send(
 
 async def _send(
     client: httpx.AsyncClient | None, cfg: AgentConfig, message: str, test_id: str,
-    test_name: str, session: Mapping[str, Any],
+    test_name: str, session: Mapping[str, JSONValue],
 ) -> AgentReply:
     values = Values(test_id=test_id, message=message, test_name=test_name, session=session)
     headers, body = build_request(cfg, values)
     return (await exchange(client, agent_request(cfg, headers, body, test_id))).checked()
 
 
-async def send_json(client: httpx.AsyncClient | None, cfg: AgentConfig, payload: Any, test_id: str) -> AgentReply:
+async def send_json(client: httpx.AsyncClient | None, cfg: AgentConfig, payload: JSONValue, test_id: str) -> AgentReply:
     """POST ``payload`` as JSON (no placeholders: an OpenAI-style request) as execution ``test_id``.
 
     Headers: the config's, then ``X-Highbar-Test``; the reply is read like :func:`send`'s.

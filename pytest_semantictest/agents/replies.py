@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
+from ..json_types import JSONObject, JSONValue
 from .errors import AgentError
 from ..paths import PathError, require_path, split_dotted
 from .traces import ToolCall
@@ -25,7 +25,7 @@ REPLY_KEYS = ("response", "message", "content", "text", "reply")
 @dataclass(frozen=True)
 class ParsedReply:
     text: str
-    data: Any  # the parsed JSON, or None for plain text
+    data: JSONValue  # the parsed JSON, or None for plain text
     tool_calls: list[ToolCall] | None  # None: the reply says nothing about tool calls
 
 
@@ -37,7 +37,7 @@ def parse_reply(raw: str, content_type: str, response_path: str | None) -> Parse
     """Text and tool calls of a non-empty 2xx body. Raises ``AgentError``."""
     declared = content_type == "application/json" or content_type.endswith("+json")
     try:
-        data: Any = json.loads(raw)
+        data: JSONValue = json.loads(raw)
     except ValueError:
         if declared:
             raise AgentError(f"the reply says it is JSON but is not valid JSON. Got: {excerpt(raw)!r}") from None
@@ -82,7 +82,7 @@ def parse_reply(raw: str, content_type: str, response_path: str | None) -> Parse
 _JSON_KINDS = {str: "string", list: "list", int: "number", float: "number", bool: "boolean", type(None): "null"}
 
 
-def not_chat_completion(raw: str, data: Any, content_type: str, stream_asked: bool) -> str | None:
+def not_chat_completion(raw: str, data: JSONValue, content_type: str, stream_asked: bool) -> str | None:
     """Why a 2xx reply to an OpenAI-style request is not that protocol's JSON (an object), naming what
     came back; None when it is an object. A body of ``data:``/``event:`` lines is an event stream,
     whatever its Content-Type says."""
@@ -101,7 +101,7 @@ def not_chat_completion(raw: str, data: Any, content_type: str, stream_asked: bo
     return f"the agent's reply is not an OpenAI chat completion (a JSON object): it is {what}. Got: {excerpt(raw)!r}"
 
 
-def tool_calls_of(data: Any) -> list[ToolCall] | None:
+def tool_calls_of(data: JSONValue) -> list[ToolCall] | None:
     """Tool calls an OpenAI chat completion or a simple ``tool_calls`` reply carries."""
     if not isinstance(data, dict):
         return None
@@ -127,7 +127,7 @@ def tool_calls_of(data: Any) -> list[ToolCall] | None:
     return [_call(item, f"tool_calls[{i}]") for i, item in enumerate(items)]
 
 
-def openai_message(data: Mapping[str, Any]) -> dict[str, Any] | None:
+def openai_message(data: Mapping[str, JSONValue]) -> JSONObject | None:
     """``choices[0].message`` of an OpenAI chat completion, when it is an object."""
     choices = data.get("choices")
     if isinstance(choices, list) and choices and isinstance(choices[0], dict):
@@ -137,7 +137,7 @@ def openai_message(data: Mapping[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def _openai_text(message: dict[str, Any], calls: list[ToolCall] | None) -> str:
+def _openai_text(message: JSONObject, calls: list[ToolCall] | None) -> str:
     content = message.get("content")
     if isinstance(content, list):  # content parts: keep the text ones
         return "".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
@@ -148,13 +148,13 @@ def _openai_text(message: dict[str, Any], calls: list[ToolCall] | None) -> str:
     return _as_text(content)
 
 
-def _call(item: Any, where: str) -> ToolCall:
+def _call(item: JSONValue, where: str) -> ToolCall:
     if not isinstance(item, dict):
         raise AgentError(f"{where} must be an object, got {type(item).__name__}")
     name = item.get("name", item.get("fn"))
     if not isinstance(name, str) or not name:
         raise AgentError(f"{where} has no 'name'")
-    args: Any = item.get("arguments", item.get("args", {}))
+    args: JSONValue = item.get("arguments", item.get("args", {}))
     if isinstance(args, str):
         try:
             args = json.loads(args) if args.strip() else {}
@@ -172,7 +172,7 @@ def _call(item: Any, where: str) -> ToolCall:
     return ToolCall(name, args, item.get("result"), error)
 
 
-def _implicit_text(key: str, value: Any) -> str:
+def _implicit_text(key: str, value: JSONValue) -> str:
     if value is None:
         raise AgentError(f"the reply's '{key}' is null: there is no text to check")
     if isinstance(value, (dict, list)):
@@ -181,5 +181,5 @@ def _implicit_text(key: str, value: Any) -> str:
     return _as_text(value)
 
 
-def _as_text(value: Any) -> str:
+def _as_text(value: JSONValue) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)

@@ -26,8 +26,8 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from ..json_types import JSONObject
 from ..files import write_atomic
 from . import cleanup, procs
 from .config import AgentConfig
@@ -253,9 +253,9 @@ class SharedAgent:
         while self._held:
             self.release()
 
-    def _start(self, observe: bool) -> dict[str, Any]:
+    def _start(self, observe: bool) -> JSONObject:
         process = AgentProcess(self.config, register_cleanup=False, users=self.state_path)
-        state: dict[str, Any] = {}
+        state: JSONObject = {}
 
         def record(spawned: AgentProcess) -> None:  # written before readiness: a reaper can find it
             assert spawned.pid is not None
@@ -330,30 +330,30 @@ def _wait_port_closed(endpoint: str, timeout_s: float = PORT_FREE_WAIT_S) -> Non
         time.sleep(0.02)
 
 
-def _handle(state: dict[str, Any], *, started_here: bool) -> AgentHandle:
+def _handle(state: JSONObject, *, started_here: bool) -> AgentHandle:
     return AgentHandle(state["endpoint"], Path(state["traces"]), Path(state["log"]), state["pid"], started_here)
 
 
-def _same_process(state: dict[str, Any]) -> bool:
+def _same_process(state: JSONObject) -> bool:
     pid = int(state["pid"])
     recorded = state.get("start_time")
     return procs.alive_settled(pid) and (recorded is None or procs.start_time(pid) in (None, recorded))
 
 
-def _live(state: dict[str, Any]) -> bool:
+def _live(state: JSONObject) -> bool:
     """The recorded agent still runs and its port answers."""
     if "pid" not in state or not _same_process(state):
         return False
     return port_open(*endpoint_address(state["endpoint"]))
 
 
-def _recorded_group(state: dict[str, Any]) -> int:
+def _recorded_group(state: JSONObject) -> int:
     """The recorded agent's process group if it is still ours to stop, else 0."""
     pgid = int(state.get("pgid") or 0)
     return pgid if pgid > 1 and ("pid" in state and _same_process(state) or procs.group_alive(pgid)) else 0
 
 
-def _stop_recorded(state: dict[str, Any]) -> bool:
+def _stop_recorded(state: JSONObject) -> bool:
     """Stop the recorded agent's group if it is still ours to stop; remove its trace file."""
     stopped = False
     pgid = _recorded_group(state)
@@ -388,7 +388,7 @@ def _locked(lock_path: Path) -> Iterator[None]:
         os.close(fd)  # closing releases the lock
 
 
-def _read_state(path: Path) -> dict[str, Any]:
+def _read_state(path: Path) -> JSONObject:
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError):
@@ -396,5 +396,5 @@ def _read_state(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _write_state(path: Path, state: dict[str, Any]) -> None:
+def _write_state(path: Path, state: JSONObject) -> None:
     write_atomic(path, json.dumps(state))

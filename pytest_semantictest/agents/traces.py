@@ -13,7 +13,8 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+
+from ..json_types import JSONObject, JSONValue
 
 CONTRACT_VERSION = 1
 # Fields a v0 line has of its own; any other top-level field is its context.
@@ -25,12 +26,12 @@ class ToolCall:
     """One tool call; ``error`` (not ``result``) says whether it failed."""
 
     fn: str
-    args: dict[str, Any]
-    result: Any = None
+    args: JSONObject
+    result: JSONValue = None
     error: str | None = None
     started_at: float | None = None
     ended_at: float | None = None
-    context: dict[str, Any] = field(default_factory=dict)
+    context: JSONObject = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,7 @@ class TurnRecord:
     ts: float
     message: str | None = None
     response: str | None = None
-    context: dict[str, Any] = field(default_factory=dict)
+    context: JSONObject = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -171,7 +172,7 @@ class TraceReader:
                 return None
             time.sleep(0.05)
 
-    def _declaring_records(self) -> list[dict[str, Any]]:
+    def _declaring_records(self) -> list[JSONObject]:
         records = []
         try:
             with open(self.path, "rb") as f:
@@ -206,7 +207,7 @@ def _add(batch: TraceBatch, raw: bytes) -> None:
     if not raw.strip():
         return
     try:
-        record: Any = json.loads(raw)
+        record: JSONValue = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         reason = e.msg if isinstance(e, json.JSONDecodeError) else "not UTF-8"
         raise _BadLine(f"not valid JSON ({reason})") from None
@@ -242,7 +243,7 @@ def _add(batch: TraceBatch, raw: bytes) -> None:
         batch.declarations.append(_names(record, "names"))
 
 
-def _tool(record: dict[str, Any], context: dict[str, Any]) -> ToolCall:
+def _tool(record: JSONObject, context: JSONObject) -> ToolCall:
     fn = record.get("fn")
     if not isinstance(fn, str) or not fn:
         raise _BadLine("tool record without 'fn'")
@@ -259,24 +260,24 @@ def _tool(record: dict[str, Any], context: dict[str, Any]) -> ToolCall:
                     _number(record, "ended_at", ts), context)
 
 
-def _names(record: dict[str, Any], key: str) -> tuple[str, ...]:
+def _names(record: JSONObject, key: str) -> tuple[str, ...]:
     names = record.get(key)
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         raise _BadLine(f"'{key}' must be a list of tool names")
     return tuple(names)
 
 
-def _context(record: dict[str, Any]) -> dict[str, Any]:
+def _context(record: JSONObject) -> JSONObject:
     context = record.get("context", {})
     if not isinstance(context, dict):
         raise _BadLine(f"'context' must be an object, got {type(context).__name__}")
     return context
 
 
-def _number(record: dict[str, Any], key: str, default: float) -> float:
+def _number(record: JSONObject, key: str, default: float) -> float:
     value = record.get(key)
     return default if isinstance(value, bool) or not isinstance(value, (int, float)) else float(value)
 
 
-def _text(value: Any) -> str | None:
+def _text(value: JSONValue) -> str | None:
     return None if value is None else str(value)
