@@ -8,14 +8,18 @@ import asyncio
 import json
 from collections.abc import Coroutine, Mapping
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import pytest
 
 from .run_context import RunContext
 from .engine.suite import run_suite_async
 from .formats.semantictest.loader import load_file, load_text
+from .json_types import JSONValue
 from .model import Outcome, Suite, Verdict
+
+if TYPE_CHECKING:
+    from .formats.compliance.models import TestCase
 
 
 T = TypeVar("T")
@@ -27,7 +31,7 @@ class _Runtime(Protocol):
     @property
     def context(self) -> RunContext: ...
 
-    def run(self, coro: Coroutine[Any, Any, T]) -> T: ...
+    def run(self, coro: Coroutine[object, None, T]) -> T: ...
 
 
 class SuiteResult(dict[str, Verdict]):
@@ -44,7 +48,7 @@ class SuiteResult(dict[str, Verdict]):
         return next(iter(self.values()))
 
 
-def compile_suite(spec: Mapping[str, Any] | str | Path) -> Suite:
+def compile_suite(spec: Mapping[str, JSONValue] | str | Path) -> Suite:
     """A suite from a dict (a suite, or one test with ``pipeline``), JSON text or a file path."""
     if isinstance(spec, Path):
         return load_file(spec)
@@ -58,7 +62,7 @@ def compile_suite(spec: Mapping[str, Any] | str | Path) -> Suite:
     return load_text(json.dumps(data), Path("<dict>"))
 
 
-async def arun_suite(spec: Mapping[str, Any] | str | Path, context: RunContext | None = None) -> SuiteResult:
+async def arun_suite(spec: Mapping[str, JSONValue] | str | Path, context: RunContext | None = None) -> SuiteResult:
     own = context is None
     ctx = context or RunContext()
     try:
@@ -68,7 +72,7 @@ async def arun_suite(spec: Mapping[str, Any] | str | Path, context: RunContext |
             await ctx.aclose()
 
 
-def run_suite(spec: Mapping[str, Any] | str | Path) -> SuiteResult:
+def run_suite(spec: Mapping[str, JSONValue] | str | Path) -> SuiteResult:
     """Run a suite outside pytest and return its verdicts by test id."""
     return asyncio.run(arun_suite(spec))
 
@@ -79,12 +83,12 @@ class Runner:
     def __init__(self, runtime: _Runtime) -> None:
         self._runtime = runtime
 
-    def __call__(self, spec: Mapping[str, Any] | str | Path) -> SuiteResult:
+    def __call__(self, spec: Mapping[str, JSONValue] | str | Path) -> SuiteResult:
         return self._runtime.run(arun_suite(spec, self._runtime.context))
 
     run = __call__
 
-    async def arun(self, spec: Mapping[str, Any] | str | Path) -> SuiteResult:
+    async def arun(self, spec: Mapping[str, JSONValue] | str | Path) -> SuiteResult:
         """Run on the caller's event loop, with its own HTTP pool and the session's judge."""
         shared = self._runtime.context
         ctx = RunContext(shared.settings, shared.env, shared.rootdir, judge=shared.judge, llm=shared.llm)
@@ -133,7 +137,7 @@ def dry_run(config: pytest.Config) -> bool:
     return _dry_run(config)
 
 
-def compliance_case(item: pytest.Item) -> Any:
+def compliance_case(item: pytest.Item) -> TestCase | None:
     """For a compliance test item: its case as parsed (``.setup``: the case's own ``**Setup:**``
     with ``agents`` and ``unavailable``, or None; ``.title``), else None."""
     from .formats.compliance.pytest_glue import compliance_parts

@@ -19,14 +19,18 @@ import contextlib
 import io
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TextIO
 
 import pytest
 
 from .errors import SpecError
 from .runtime import runtime
+
+if TYPE_CHECKING:
+    from .formats.labels import Labelled
+    from .json_types import JSONObject
 
 SEMTEST_DEFAULT_OUTPUT = "test-report.html"
 """The SemanticTest CLI's report name when ``--html`` comes without ``--output``."""
@@ -100,7 +104,7 @@ class _Validation:
         return _Nothing.from_parent(parent, path=module_path)
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_make_collect_report(self, collector: pytest.Collector) -> Any:
+    def pytest_make_collect_report(self, collector: pytest.Collector) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
         report = yield
         from .nodes import SpecFile
 
@@ -141,7 +145,7 @@ def _problem_lines(path: Path, text: str) -> list[str]:
     return [f"{_shown(path)}: {(errors or lines or ['cannot be read'])[-1]}"]
 
 
-def validate(paths: Sequence[str], out: Any = None) -> int:
+def validate(paths: Sequence[str], out: TextIO | None = None) -> int:
     """Check spec files without running anything; 0 when all are valid, 2 when a file does not
     collect, else 1 when a test will ERROR on a problem in its spec."""
     out = out or sys.stdout
@@ -213,7 +217,7 @@ class _Agreement:
         from .formats.labels import load_labels
         from .llm.judge import JudgeRequest
 
-        def judge_rules(example: Any) -> str | None:
+        def judge_rules(example: Labelled) -> str | None:
             try:
                 JudgeRequest.from_inputs(example.inputs, example.config)
             except ValueError as exc:
@@ -228,12 +232,12 @@ class _Agreement:
                                "(or use --semantictest-llm-cache=replay with a recorded cache)")
         samples = state.context.settings.judge_samples
 
-        async def ask(example: Any) -> dict[str, Any]:
-            answer: dict[str, Any] = await judge.judge(JudgeRequest.from_inputs(example.inputs, example.config),
+        async def ask(example: Labelled) -> JSONObject:
+            answer: JSONObject = await judge.judge(JudgeRequest.from_inputs(example.inputs, example.config),
                                                        samples=samples)
             return answer
 
-        async def ask_all() -> list[Any]:
+        async def ask_all() -> list[JSONObject | BaseException]:
             return await asyncio.gather(*(ask(e) for e in examples), return_exceptions=True)
 
         answers = state.run(ask_all())
@@ -242,10 +246,11 @@ class _Agreement:
             example, error = failed[0]
             raise RuntimeError(state.redactor.text(f"{example.name} (line {example.line}): the judge gave no verdict: "
                                                    f"{error}" + (f" (and {len(failed) - 1} more)" if len(failed) > 1 else "")))
-        self.results = [(e.name, e.label, bool(a["passed"]), a.get("score")) for e, a in zip(examples, answers)]
+        self.results = [(e.name, e.label, bool(a["passed"]), a.get("score"))
+                        for e, a in zip(examples, answers) if not isinstance(a, BaseException)]
 
 
-def agreement(path: str, args: Sequence[str], min_kappa: float | None, out: Any = None) -> int:
+def agreement(path: str, args: Sequence[str], min_kappa: float | None, out: TextIO | None = None) -> int:
     """Judge every labelled example; print Cohen's kappa with its interval and the confusion counts.
     0, or 1 when the kappa's lower bound is below ``min_kappa``; 2 when nothing could be judged."""
     from .stats import cohen_kappa

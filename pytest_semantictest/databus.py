@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
-
+from .json_types import JSONObject, JSONValue
 from .paths import MISSING, get_path, split_path
 
 __all__ = ["MISSING", "DataBus", "get_path", "split_path"]
@@ -18,16 +17,16 @@ class DataBus:
     __slots__ = ("_slots", "_parent")
 
     def __init__(self, parent: DataBus | None = None) -> None:
-        self._slots: dict[str, Any] = {}
+        self._slots: JSONObject = {}
         self._parent = parent
 
-    def set(self, slot: str, value: Any) -> None:
+    def set(self, slot: str, value: JSONValue) -> None:
         self._slots[slot] = value
 
-    def __setitem__(self, slot: str, value: Any) -> None:
+    def __setitem__(self, slot: str, value: JSONValue) -> None:
         self._slots[slot] = value
 
-    def __getitem__(self, slot: str) -> Any:
+    def __getitem__(self, slot: str) -> JSONValue:
         value = self.slot(slot)
         if value is MISSING:
             raise KeyError(slot)
@@ -36,14 +35,14 @@ class DataBus:
     def __contains__(self, slot: object) -> bool:
         return isinstance(slot, str) and self.slot(slot) is not MISSING
 
-    def slot(self, name: str) -> Any:
+    def slot(self, name: str) -> JSONValue:
         if name in self._slots:
             return self._slots[name]
         if self._parent is not None:
             return self._parent.slot(name)
         return MISSING
 
-    def get(self, path: str, default: Any = MISSING) -> Any:
+    def get(self, path: str, default: JSONValue = MISSING) -> JSONValue:
         """The value at a dotted path (``response.body``, ``users[0].name``)."""
         parts = split_path(path)
         if not parts or not isinstance(parts[0], str):
@@ -61,7 +60,7 @@ class DataBus:
     def __iter__(self) -> Iterator[str]:
         return iter(self.names())
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> JSONObject:
         """All visible slots as a plain dict (own slots win)."""
         base = self._parent.snapshot() if self._parent is not None else {}
         base.update(self._slots)

@@ -9,7 +9,14 @@ from __future__ import annotations
 
 import math
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING
+
+from .json_types import JSONValue
+
+if TYPE_CHECKING:
+    import asyncio
+
+    import httpx
 
 MAX_TIMEOUT_MS = 24 * 3600 * 1000
 """The longest timeout a block accepts (24 h, as a SemanticTest test's ``timeout``)."""
@@ -19,7 +26,7 @@ class DeadlineExceeded(TimeoutError):
     """The exchange did not finish within its timeout; the message names what it was doing."""
 
 
-def _shown(value: Any) -> str:
+def _shown(value: object) -> str:
     """A short form of a number (or anything) for a message; a huge integer as its magnitude."""
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**15:
         return f"{'-' if value < 0 else ''}about 10**{int(abs(value).bit_length() * math.log10(2))}"
@@ -27,7 +34,7 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 40 else text[:40] + "..."
 
 
-def timeout_problem(value: Any) -> str | None:
+def timeout_problem(value: JSONValue) -> str | None:
     """Why ``value`` is not a usable timeout in milliseconds, or None (``${...}`` is checked when it runs)."""
     if isinstance(value, str):
         if "${" in value:
@@ -47,7 +54,7 @@ def timeout_problem(value: Any) -> str | None:
     return None
 
 
-def timeout_ms(value: Any, default_ms: float) -> float:
+def timeout_ms(value: JSONValue, default_ms: float) -> float:
     """``value`` (ms; None or 0 means ``default_ms``) as a float; ValueError saying why it is unusable."""
     if value is None or (value == 0 and not isinstance(value, bool)):
         value = default_ms
@@ -67,10 +74,10 @@ class Deadline:
         self.ms = ms
         self.what = what
         self.phase = "connecting, sending the request or waiting for the response headers"
-        self._response: Any = None
-        self._timeout: Any = None
+        self._response: httpx.Response | None = None
+        self._timeout: asyncio.Timeout | None = None
 
-    def reading(self, response: Any, what: str = "reading the response body") -> None:
+    def reading(self, response: httpx.Response, what: str = "reading the response body") -> None:
         """The headers arrived: from now on the message counts the body bytes received so far."""
         self.phase = what
         self._response = response
@@ -93,8 +100,10 @@ class Deadline:
     async def __aexit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> bool | None:
+        timeout = self._timeout
+        assert timeout is not None, "a Deadline is left only after it was entered"
         try:
-            suppressed: bool | None = await self._timeout.__aexit__(kind, exc, tb)
-            return suppressed
+            await timeout.__aexit__(kind, exc, tb)  # (it suppresses nothing: returns None)
+            return None
         except TimeoutError:
             raise DeadlineExceeded(self.message()) from None

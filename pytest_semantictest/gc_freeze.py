@@ -24,7 +24,6 @@ from __future__ import annotations
 import atexit
 import gc
 from collections.abc import Callable
-from typing import Any
 
 import pytest
 
@@ -35,7 +34,7 @@ _at_exit: list[bool] = []
 class GcFreeze:
     """Registered per session; ``is_spec_item`` tells the items the freeze is for."""
 
-    def __init__(self, config: pytest.Config, is_spec_item: Callable[[Any], bool]) -> None:
+    def __init__(self, config: pytest.Config, is_spec_item: Callable[[pytest.Item], bool]) -> None:
         self.is_spec_item = is_spec_item
         self.frozen = False
         config.add_cleanup(self.release)  # added at configure: it runs after pytest's own cleanups

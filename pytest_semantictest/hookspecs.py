@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from .formats.compliance.models import Setup
 
 
-def pytest_semantictest_compliance_setup(config: pytest.Config, setup: Setup) -> Any:
+def pytest_semantictest_compliance_setup(config: pytest.Config, setup: Setup) -> object:
     """Called once per compliance file (per process), before its first test case runs.
 
     ``setup`` is the file's ``## Setup`` as structured data: ``agents`` (name, instructions,

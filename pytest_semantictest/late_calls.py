@@ -16,12 +16,13 @@ controller, which reports them.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
 if TYPE_CHECKING:
     from .model import Outcome, Verdict
+    from .report.summary import Tally
     from .runtime import Runtime
 
 NAME = "semantictest-late-calls"
@@ -40,7 +41,7 @@ class LateCalls:
         self.findings: list[dict[str, str]] = []  # nodeid, outcome ("failed", "error", "passed"), text
 
     @pytest.hookimpl(optionalhook=True)
-    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+    def pytest_testnodedown(self, node: object, error: object) -> None:
         """On the xdist controller: what a finished worker found."""
         found = getattr(node, "workeroutput", {}).get(WORKER_KEY)
         if isinstance(found, dict):
@@ -62,7 +63,7 @@ class LateCalls:
         if any(f["outcome"] != "passed" for f in self.findings) and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
-    def write(self, terminalreporter: Any, tally: Any = None) -> None:
+    def write(self, terminalreporter: pytest.TerminalReporter, tally: Tally | None = None) -> None:
         """The agents' warnings and the tests late calls judged again (the terminal summary); in ``tally``
         (the semantictest summary's), those tests count with highbar's verdict."""
         for warning in self.warnings:

@@ -16,7 +16,12 @@ import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, TextIO
+
+from .json_types import JSONObject, JSONValue
+
+if TYPE_CHECKING:
+    from .llm.usage import Price
 
 OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
 
@@ -25,11 +30,11 @@ class MergeError(Exception):
     """A results file that cannot be merged: the message names the file and what to do."""
 
 
-def load_jobs(paths: Sequence[Path]) -> list[dict[str, Any]]:
+def load_jobs(paths: Sequence[Path]) -> list[JSONObject]:
     """Every job's records, in node-id order; raises MergeError naming a file or a test run twice."""
     from .report.baseline import BaselineError, load
 
-    records: dict[str, dict[str, Any]] = {}
+    records: dict[str, JSONObject] = {}
     where: dict[str, Path] = {}
     for path in paths:
         if not path.exists():
@@ -47,7 +52,7 @@ def load_jobs(paths: Sequence[Path]) -> list[dict[str, Any]]:
     return [records[k] for k in sorted(records)]
 
 
-def usage_of(records: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+def usage_of(records: Sequence[Mapping[str, JSONValue]]) -> dict[str, int]:
     """The records' LLM usage counters, added up."""
     total: Counter[str] = Counter()
     for record in records:
@@ -55,11 +60,11 @@ def usage_of(records: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     return dict(total)
 
 
-def summary_lines(records: Sequence[Mapping[str, Any]], prices: Mapping[str, Any]) -> list[str]:
+def summary_lines(records: Sequence[Mapping[str, JSONValue]], prices: Mapping[str, Price]) -> list[str]:
     """The merged run's summary: outcome counts, per format, LLM usage per model."""
     from .llm.usage import usage_lines
 
-    def counts(subset: Sequence[Mapping[str, Any]]) -> str:
+    def counts(subset: Sequence[Mapping[str, JSONValue]]) -> str:
         tally = Counter(str(r.get("outcome")) for r in subset)
         return ", ".join(f"{tally[o]} {o}" for o in OUTCOMES if tally[o]) or "no tests"
 
@@ -73,7 +78,7 @@ def summary_lines(records: Sequence[Mapping[str, Any]], prices: Mapping[str, Any
     return lines + usage_lines(usage, prices)
 
 
-def html_report(records: Sequence[Mapping[str, Any]], summary: Sequence[str]) -> str:
+def html_report(records: Sequence[Mapping[str, JSONValue]], summary: Sequence[str]) -> str:
     """One self-contained HTML page: the summary, then a row a test (outcome, file, message)."""
     rows = "\n".join(
         f"<tr class=\"{html.escape(str(r.get('outcome')))}\"><td>{html.escape(str(r.get('outcome')))}</td>"

@@ -5,18 +5,23 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from _pytest._code.code import (  # not exported by pytest; what its own reports are made of
     ReprExceptionInfo,
     ReprFileLocation,
     ReprTracebackNative,
+    TerminalRepr,
+    TracebackStyle,
 )
 
 from .errors import SpecError
 from .model import Case, Outcome, Suite, Verdict
 from .runtime import runtime
+
+if TYPE_CHECKING:
+    from .engine.suite import SuiteRun
 
 
 _DECLARED = pytest.StashKey[set[str]]()
@@ -79,7 +84,7 @@ class SpecFile(pytest.File):
 
     def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
         self.suite = self.loader(self.path)
-        self.run_state: Any = None
+        self.run_state: SuiteRun | None = None
         groups: dict[str, list[Case]] = {}
         for case in self.suite.cases:
             if case.group is None:
@@ -90,8 +95,8 @@ class SpecFile(pytest.File):
             else:
                 groups[case.group].append(case)
 
-    def prepare(self) -> None:
-        """Acquire the file's agents and create its run state; the look-ahead calls it before the file
+    def prepare(self) -> SuiteRun:
+        """Acquire the file's agents and create its run state (returned); the look-ahead calls it before the file
         is reached (engine/lookahead.py), ``setup`` when it is (again: one more acquisition, released
         with the others when the file ends)."""
         from .engine.suite import SuiteRun
@@ -104,6 +109,7 @@ class SpecFile(pytest.File):
             raise pytest.fail.Exception(services.redactor.text(message), pytrace=False) from None
         if self.run_state is None:
             self.run_state = SuiteRun(self.suite, services.context)
+        return self.run_state
 
     def setup(self) -> None:
         from .engine.suite import SetupFailed
@@ -111,9 +117,9 @@ class SpecFile(pytest.File):
         if dry_run(self.config) or all(case.error for case in self.suite.cases):
             return  # (every test ERRORs on its spec problem, a setup one included: nothing is sent)
         services = runtime(self.config)
-        self.prepare()
+        state = self.prepare()
         try:
-            services.run(self.run_state.setup())
+            services.run(state.setup())
         except SetupFailed as exc:
             raise pytest.fail.Exception(services.redactor.text(str(exc)), pytrace=False) from None
 
@@ -125,7 +131,9 @@ class SpecFile(pytest.File):
         if errors:
             raise pytest.fail.Exception(runtime(self.config).redactor.text("\n".join(errors)), pytrace=False)
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+    def repr_failure(
+        self, excinfo: pytest.ExceptionInfo[BaseException], style: TracebackStyle | None = None
+    ) -> str | TerminalRepr:
         if isinstance(excinfo.value, SpecError):
             return spec_error_repr(excinfo.value, str(self.path))
         return super().repr_failure(excinfo)
@@ -205,16 +213,22 @@ class SpecItem(pytest.Item):
         name = f": {self.case.name}" if self.case.name != self.case.id else ""
         return f"{self.case.id}{name} ({where})"
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+    def repr_failure(
+        self, excinfo: pytest.ExceptionInfo[BaseException], style: TracebackStyle | None = None
+    ) -> str | TerminalRepr:
         if isinstance(excinfo.value, SpecFailed):
             return failure_repr(excinfo.value.text, str(self.path), self.case.line or 0)
         return super().repr_failure(excinfo)
 
-    def _repr_failure_py(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+    def _repr_failure_py(
+        self, excinfo: pytest.ExceptionInfo[BaseException], style: TracebackStyle | None = None
+    ) -> TerminalRepr:
         """pytest renders setup-phase failures (our ERRORs) here rather than in ``repr_failure``.
         (Private: pytest has no public hook for how a setup error is drawn.)"""
         if isinstance(excinfo.value, SpecFailed):
-            return self.repr_failure(excinfo)
+            shown = self.repr_failure(excinfo)
+            if isinstance(shown, TerminalRepr):  # (always: a SpecFailed is drawn as pytest's own repr)
+                return shown
         return super()._repr_failure_py(excinfo, style)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 # (name, type, default, help); option --semantictest-<name>, ini semantictest_<name>.
 # type list: repeatable option, ini "linelist"; type bool: flag, ini "bool".
-OPTIONS: list[tuple[str, type, Any, str]] = [
+OPTIONS: list[tuple[str, type, object, str]] = [
     ("http-timeout", int, 30000, "default HttpRequest timeout in milliseconds"),
     ("max-loop", int, 100, "upper bound on any Loop's maxIterations"),
     ("concurrency", int, 10, "how many runs of one repeated test execute at once"),

@@ -26,9 +26,13 @@ import json
 import re
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Final
 
 from .errors import clip
+from .json_types import JSONValue
+
+if TYPE_CHECKING:
+    from jsonpath_ng import JSONPath
 
 Path = tuple[str | int, ...]
 
@@ -50,7 +54,8 @@ class _Missing:
         return False
 
 
-MISSING: Any = _Missing()
+MISSING: Final = _Missing()
+"""What a lookup gives where a path names nothing (falsy; shown as ``undefined``)."""
 
 
 class PathError(ValueError):
@@ -114,7 +119,7 @@ def simple_jsonpath(path: str) -> Path | None:
 
 
 @lru_cache(maxsize=1024)
-def compiled_jsonpath(path: str, extended: bool = False) -> Any:
+def compiled_jsonpath(path: str, extended: bool = False) -> JSONPath:
     """jsonpath-ng's parse of ``path`` (``extended``: with filters and functions); raises its errors."""
     if extended:
         from jsonpath_ng.ext import parse as parse_ext
@@ -128,7 +133,7 @@ def compiled_jsonpath(path: str, extended: bool = False) -> Any:
 # --- the lookups --------------------------------------------------------------------------------
 
 
-def _json_text(value: str) -> Any:
+def _json_text(value: str) -> JSONValue:
     """A string holding a JSON object or array, parsed; MISSING otherwise."""
     text = value.lstrip()
     if not text or text[0] not in "{[":
@@ -139,7 +144,7 @@ def _json_text(value: str) -> Any:
         return MISSING
 
 
-def get_path(root: Any, parts: Path) -> Any:
+def get_path(root: JSONValue, parts: Path) -> JSONValue:
     """Walk ``parts`` into nested dicts and lists; MISSING when any step names nothing.
 
     A path that continues into a string holding JSON (an HTTP response ``body``) reads
@@ -172,7 +177,7 @@ def get_path(root: Any, parts: Path) -> Any:
     return value
 
 
-def require_path(data: Any, parts: Path) -> Any:
+def require_path(data: JSONValue, parts: Path) -> JSONValue:
     """The value at ``parts``; raises :class:`PathError` naming the step that found nothing and
     what was there (the keys of an object, the length of a list)."""
     current = data

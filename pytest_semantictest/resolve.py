@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import NoReturn
 
 from .errors import ReferenceError_, clip
+from .json_types import JSONObject, JSONValue
 from .paths import MISSING, get_path, split_path
 from .databus import DataBus
 
@@ -23,14 +24,14 @@ class Resolver:
 
     __slots__ = ("bus", "context", "env", "secret", "_resolving", "_context_cache")
 
-    def __init__(self, bus: DataBus, context: Mapping[str, Any], env: Mapping[str, str],
+    def __init__(self, bus: DataBus, context: Mapping[str, JSONValue], env: Mapping[str, str],
                  secret: Callable[[str], bool] | None = None) -> None:
         self.bus = bus
         self.context = context
         self.env = env
         self.secret = secret
         self._resolving: set[str] = set()
-        self._context_cache: dict[str, Any] = {}
+        self._context_cache: JSONObject = {}
 
     def shown(self) -> Resolver | None:
         """A resolver that leaves the secrets' ``${env.NAME}`` in place, or None without secret names."""
@@ -40,7 +41,7 @@ class Resolver:
         shown_env = _Placeholders(self.env, secret)
         return Resolver(self.bus, self.context, shown_env)
 
-    def reads_secrets(self, value: Any) -> bool:
+    def reads_secrets(self, value: JSONValue) -> bool:
         """Whether ``value`` (as written) reads a secret environment variable, also through context."""
         if self.secret is None:
             return False
@@ -56,7 +57,7 @@ class Resolver:
                     todo.append(self.context[head])
         return False
 
-    def lookup(self, ref: str) -> Any:
+    def lookup(self, ref: str) -> JSONValue:
         """The value a reference names, or MISSING."""
         parts = split_path(ref)
         if not parts or not isinstance(parts[0], str):
@@ -72,7 +73,7 @@ class Resolver:
             return MISSING
         return get_path(value, parts[1:])
 
-    def _context_value(self, key: str) -> Any:
+    def _context_value(self, key: str) -> JSONValue:
         if key in self._context_cache:
             return self._context_cache[key]
         if key in self._resolving:
@@ -85,7 +86,7 @@ class Resolver:
         self._context_cache[key] = value
         return value
 
-    def resolve(self, value: Any) -> Any:
+    def resolve(self, value: JSONValue) -> JSONValue:
         """Resolve references deeply; a lone ``${x}`` keeps the referenced value's type.
 
         A lone reference that names nothing is MISSING at the top (``value`` itself) and as a
@@ -94,7 +95,7 @@ class Resolver:
         """
         return self._resolve(value, nested=False, inside=False)
 
-    def _resolve(self, value: Any, *, nested: bool, inside: bool) -> Any:
+    def _resolve(self, value: JSONValue, *, nested: bool, inside: bool) -> JSONValue:
         if isinstance(value, str):
             return self._resolve_str(value, strict=nested) if "${" in value else value
         if isinstance(value, dict):
@@ -103,7 +104,7 @@ class Resolver:
             return [self._resolve(v, nested=True, inside=True) for v in value]
         return value
 
-    def _resolve_str(self, text: str, strict: bool = False) -> Any:
+    def _resolve_str(self, text: str, strict: bool = False) -> JSONValue:
         whole = REF.fullmatch(text)
         if whole:
             ref = whole.group(1).strip()
@@ -156,7 +157,7 @@ class _Placeholders(Mapping[str, str]):
         return len(self._env)
 
 
-def env_names(value: Any) -> set[str]:
+def env_names(value: JSONValue) -> set[str]:
     """The environment variables a value reads (``${env.NAME}``), anywhere inside it."""
     if isinstance(value, str):
         return {str(parts[1]) for m in REF.finditer(value)
@@ -168,14 +169,14 @@ def env_names(value: Any) -> set[str]:
     return set()
 
 
-def _unserializable(ref: str) -> Any:
-    def fail(value: Any) -> Any:
+def _unserializable(ref: str) -> Callable[[object], NoReturn]:
+    def fail(value: object) -> NoReturn:
         what = "a value that names nothing" if value is MISSING else f"a {type(value).__name__}"
         raise ReferenceError_(f"${{{ref}}} holds {what}, which has no JSON form")
     return fail
 
 
-def references(value: Any) -> set[str]:
+def references(value: JSONValue) -> set[str]:
     """First path segments referenced anywhere in ``value`` (for static checks)."""
     found: set[str] = set()
     if isinstance(value, str):

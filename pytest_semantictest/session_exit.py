@@ -30,9 +30,10 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from types import FrameType
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -60,7 +61,7 @@ class SessionExit:
         self._collect_errors: dict[tuple[str, str], object] = {}
         self.session: pytest.Session | None = None
         self.closing_interrupted = False
-        self._sigint_before: Any = None
+        self._sigint_before: Callable[[int, FrameType | None], object] | int | signal.Handlers | None = None
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.session = session
@@ -70,7 +71,7 @@ class SessionExit:
         at once; the run ends as an interrupted one, without a traceback."""
         self.closing_interrupted = True
 
-    def _on_sigint_at_the_end(self, signum: int, frame: Any) -> None:
+    def _on_sigint_at_the_end(self, signum: int, frame: FrameType | None) -> None:
         """An xdist controller's Ctrl-C once its session is over (it waits for its workers to stop their
         agents): raising would be a traceback out of xdist's teardown. The workers (a terminal sent it to
         them too; it is forwarded to this process's own) stop their agents at once, and so does this one."""
@@ -120,7 +121,7 @@ class SessionExit:
             self._spec_found()
 
     @pytest.hookimpl(optionalhook=True)
-    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+    def pytest_xdist_node_collection_finished(self, node: object, ids: list[str]) -> None:
         if not self.spec_session and _any_spec(self.config, ids, self.runtime):
             self._spec_found()
 
@@ -131,7 +132,7 @@ class SessionExit:
             self.spec_collection_error = _any_spec(self.config, [report.nodeid], self.runtime)
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_report_from_serializable(self, config: pytest.Config, data: dict[str, Any]) -> Generator[None, Any, Any]:
+    def pytest_report_from_serializable(self, config: pytest.Config, data: dict[str, object]) -> Generator[None, object, object]:
         """One collection error of a file, however many xdist workers report it: xdist drops a
         worker's report whose ``longrepr`` it has seen, which a rebuilt ``ReprExceptionInfo`` never
         is (it compares by identity), so the same file's error is given the same object."""
@@ -142,7 +143,7 @@ class SessionExit:
         return report
 
     @pytest.hookimpl(optionalhook=True)
-    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+    def pytest_testnodedown(self, node: object, error: object) -> None:
         if getattr(node, "workeroutput", {}).get(_UNRUNNABLE_KEY):
             self.unrunnable = True
 

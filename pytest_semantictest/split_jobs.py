@@ -11,7 +11,6 @@ reported deselected, leave the terminal's deselected list; those moved out are r
 from __future__ import annotations
 
 from collections.abc import Generator
-from typing import Any
 
 import pytest
 
@@ -20,7 +19,7 @@ class SplitByFile:
     """The wrapper; see the module docstring."""
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> Generator[None, Any, Any]:
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> Generator[None, None, None]:
         if not getattr(config.option, "splits", None):
             return (yield)
         every = list(items)

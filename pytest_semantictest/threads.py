@@ -18,7 +18,10 @@ import signal
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import ParamSpec, TypeVar
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 HANDLED = (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", signal.SIGTERM))
 _CAN_MASK = hasattr(signal, "pthread_sigmask")
@@ -30,7 +33,7 @@ def block_handled_signals() -> None:
         signal.pthread_sigmask(signal.SIG_BLOCK, HANDLED)
 
 
-def start_daemon(target: Callable[..., Any], name: str, *args: Any) -> threading.Thread:
+def start_daemon(target: Callable[..., object], name: str, *args: object) -> threading.Thread:
     """Start a daemon thread running ``target(*args)`` with :data:`HANDLED` blocked from its first
     instruction (it inherits the mask of the thread that starts it, restored right after)."""
     thread = threading.Thread(target=target, args=args, name=name, daemon=True)
@@ -66,11 +69,11 @@ def handled_signals_unblocked() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
-def unblocked(function: Callable[..., Any]) -> Callable[..., Any]:
+def unblocked(function: Callable[P, R]) -> Callable[P, R]:
     """``function`` called with :func:`handled_signals_unblocked` (a user's hook on a helper thread)."""
 
-    def call(*args: Any) -> Any:
+    def call(*args: P.args, **kwargs: P.kwargs) -> R:
         with handled_signals_unblocked():
-            return function(*args)
+            return function(*args, **kwargs)
 
     return call

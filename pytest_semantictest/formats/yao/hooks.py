@@ -197,7 +197,6 @@ class YaoHook(Block):
 
     async def process(self, inputs: dict[str, Any], ctx: Any) -> dict[str, Any]:
         from ...checks.conversation import load_callable
-        from ...databus import MISSING
 
         cfg = self.config
         hook, written = cfg["hook"], cfg["written"]
@@ -206,7 +205,7 @@ class YaoHook(Block):
             before = ctx.bus.get(BEFORE_SLOT) if cfg.get("has_before") else None
             if isinstance(before, Mapping) and before.get("error"):
                 return {"ran": False, "reason": "the before hook failed"}  # Yao: no after when before failed
-            data = before.get("data") if isinstance(before, Mapping) and before is not MISSING else None
+            data = before.get("data") if isinstance(before, Mapping) else None
             args += [hook_result(ctx.bus, str(cfg["case"]["id"]), list(cfg["turns"])), data]
         try:
             function = load_callable(cfg["ref"], Path(cfg["base_dir"]))
