@@ -174,10 +174,9 @@ class SpecItem(pytest.Item):
         return node
 
     def setup(self) -> None:
-        if self.case.skip:
-            raise _skip(self.case.skip)
-        if self.case.error:  # a problem confined to this test: its ERROR, nothing is sent
-            raise SpecFailed(self._title() + "\n" + self.case.error)
+        settled = self.case.settled()  # skipped as it asks, or its ERROR: nothing is sent
+        if settled is not None:
+            self._raise_settled(settled, settled.error or "error")
         if dry_run(self.config):
             return
         services = runtime(self.config)
@@ -186,8 +185,13 @@ class SpecItem(pytest.Item):
         from .report.sections import add_sections
 
         add_sections(self, verdict, services.redactor, services.context.settings.trace_value_chars)
+        self._raise_settled(verdict, services.redactor.text(verdict.error or "error"))
+
+    def _raise_settled(self, verdict: Verdict, error: str) -> None:
+        """An ERROR verdict as this test's setup error (``error``: its text as shown), a SKIPPED
+        one as its skip; any other returns."""
         if verdict.outcome is Outcome.ERROR:
-            raise SpecFailed(self._title() + "\n" + services.redactor.text(verdict.error or "error"))  # an ERROR
+            raise SpecFailed(self._title() + "\n" + error)
         if verdict.outcome is Outcome.SKIPPED:
             raise _skip(verdict.skip_reason or "not evaluated")
 

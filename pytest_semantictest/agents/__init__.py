@@ -9,7 +9,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the names below load on first use: importing one submodule (cleanup) stays cheap
-    from .config import AgentConfig, expand_env, mask
+    from .config import AgentConfig, expand_env
     from .correlate import Attribution, Classified, attribute, classify, matches_correlate, new_test_id, resolve_correlate
     from .errors import AgentConfigError, AgentError, AgentStartError, SessionHookError
     from .hooks import HookContext, SessionHooks
@@ -47,7 +47,6 @@ _HOME = {
     "attribute": "correlate",
     "classify": "correlate",
     "expand_env": "config",
-    "mask": "config",
     "matches_correlate": "correlate",
     "new_test_id": "correlate",
     "reap": "shared",

@@ -86,7 +86,7 @@ class AgentPool:
             if other == process or not owner.config.managed or endpoint_address(owner.config.endpoint)[1] != port:
                 continue
             if self._in_use.get(other, 0) > 0:
-                raise AgentStartError(config.mask(
+                raise AgentStartError(config.redactor.text(
                     f"port {port} is used by another agent of this session that is still in use "
                     "(an agent_factory client?): give the two agents different ports"
                 ))

@@ -163,7 +163,7 @@ class SharedAgent:
                     handle = self._acquire_locked(observe)
                     break
             if os.getpid() in busy:
-                raise AgentStartError(self.config.mask(
+                raise AgentStartError(self.config.redactor.text(
                     f"port {port} is used by another agent of this session that is still in use here "
                     "(an agent_factory client?): give the two agents different ports"
                 ))
@@ -371,7 +371,7 @@ def _require_hello(config: AgentConfig, handle: AgentHandle) -> None:
     if not config.managed or handle.traces_path is None:
         return
     if TraceReader(handle.traces_path).wait_for_hello(config.hello_timeout_s) is None:
-        raise AgentStartError(config.mask(
+        raise AgentStartError(config.redactor.text(
             f"the agent answered, but wrote no hello to its trace file {handle.traces_path} within "
             f"{config.hello_timeout_s:g}s: its tracing SDK never started (it must read HIGHBAR_TRACES_URL)"
         ))

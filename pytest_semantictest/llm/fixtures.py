@@ -101,7 +101,7 @@ def _assert_passed(verdict: dict[str, JSONValue], judge: Judge | None) -> dict[s
         text = "LLM judge: the response does not meet the expected behaviour\n" + "\n".join(
             "  " + line for line in judge_lines(verdict))
         client: LLMClient | None = getattr(judge, "client", None)
-        pytest.fail(client.redact(text) if client is not None else text, pytrace=False)
+        pytest.fail(client.redactor.text(text) if client is not None else text, pytrace=False)
     return verdict
 
 

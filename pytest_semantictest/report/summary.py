@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 NAME = "semantictest-summary"
 RUNS_ATTR = "semantictest_runs"
 """Report attribute with one row a run (``[label, outcome, ms, why]``) for repeated tests."""
+COUNT_ATTR = "semantictest_run_count"
+"""Report attribute with a test's runs as numbers, ``[passed, total]`` (JUnit's ``runs`` property
+shows them as ``k/n`` for people; nothing reads that back)."""
 JUDGE_ATTR = "semantictest_judge"
 """Report attribute with a test's judge verdicts: ``[passed, failed, [line, ...]]``."""
 OUTCOMES = ("passed", "failed", "error", "skipped")
@@ -68,7 +71,8 @@ class Entry:
     nodeid: str
     format: str
     outcome: str | None = None
-    runs: str | None = None
+    passed_runs: int | None = None
+    total_runs: int | None = None
     min_pass: JSONValue = None
     rows: list[list[JSONValue]] = field(default_factory=list)
     judge: list[JSONValue] | None = None
@@ -79,10 +83,8 @@ class Entry:
 
     @property
     def flaky(self) -> bool:
-        if not self.runs or "/" not in self.runs:
-            return False
-        passed, total = (int(x) for x in self.runs.split("/"))
-        return total > 1 and 0 < passed < total
+        passed, total = self.passed_runs, self.total_runs
+        return passed is not None and total is not None and total > 1 and 0 < passed < total
 
 
 class Tally:
@@ -97,7 +99,6 @@ class Tally:
         if not isinstance(fmt, str):
             return
         entry = self.tests.setdefault(report.nodeid, Entry(report.nodeid, fmt))
-        entry.runs = props.get("runs", entry.runs)
         entry.min_pass = props.get("min_pass", entry.min_pass)
         entry.unstable = props.get("unstable_judgement", entry.unstable)
         if "llm_calls" in props:
@@ -110,6 +111,9 @@ class Tally:
             if report.failed and entry.outcome in (None, "passed"):
                 entry.outcome = "error"
             entry.rows = getattr(report, RUNS_ATTR, None) or entry.rows
+            count = getattr(report, COUNT_ATTR, None)
+            if isinstance(count, (list, tuple)) and len(count) == 2:
+                entry.passed_runs, entry.total_runs = int(count[0]), int(count[1])
             entry.judge = getattr(report, JUDGE_ATTR, None) or entry.judge
 
     def by_format(self) -> dict[str, dict[str, int]]:
@@ -137,12 +141,11 @@ def counts_text(counts: Mapping[str, int]) -> str:
 
 def _runs_text(entry: Entry) -> str:
     need = f", needs {entry.min_pass}" if entry.min_pass is not None else ""
-    if entry.runs and "/" in entry.runs:
-        passed, total = (int(x) for x in entry.runs.split("/"))
-        if total > 1:
-            llm = f"; LLM answers: {entry.llm[0]} live, {entry.llm[1]} replayed" if entry.llm else ""
-            return f"{passed}/{total} runs passed (95% CI {interval_text(passed, total)}){need}{llm}"
-    return f"{entry.runs} runs passed{need}"
+    passed, total = entry.passed_runs, entry.total_runs
+    if passed is not None and total is not None and total > 1:
+        llm = f"; LLM answers: {entry.llm[0]} live, {entry.llm[1]} replayed" if entry.llm else ""
+        return f"{passed}/{total} runs passed (95% CI {interval_text(passed, total)}){need}{llm}"
+    return f"{passed}/{total} runs passed{need}"
 
 
 class SummaryPlugin:
@@ -186,6 +189,9 @@ class SummaryPlugin:
         verdict = getattr(item, "verdict", None)
         if call.when == "teardown" and verdict is not None and spec_item(item):
             redactor = self.redactor()
+            from .junit import run_tally
+
+            setattr(report, COUNT_ATTR, list(run_tally(verdict)))
             rows = run_rows(verdict, redactor)
             if len(rows) > 1:
                 setattr(report, RUNS_ATTR, rows)
