@@ -206,7 +206,7 @@ class ComplianceSession:
                 self.failed.setdefault(front.name, f"was skipped ({reason})")
                 self.status.setdefault(item.nodeid, f"was skipped ({reason})")
                 raise pytest.skip.Exception(reason, _use_item_location=True)
-        self._mask(item.session)
+        self._register_secrets(item.session)
         if data.variables:  # a variable may hold a secret ("From setup": the environment)
             variables = self.runtime.redactor.data(data.variables)
             item.user_properties.append(("variables", json.dumps(variables, ensure_ascii=False)))
@@ -215,7 +215,7 @@ class ComplianceSession:
         if not case.skip and not dry_run(self.config):  # --setup-only/--setup-plan: no server is contacted
             self._offer(suite, front)
 
-    def _mask(self, session: pytest.Session) -> None:
+    def _register_secrets(self, session: pytest.Session) -> None:
         """The API key and secret-looking placeholder values given as options are masked in reports, and
         every value a case sends in a secret-looking header (``Authorization: Bearer {session_value}``)."""
         if self.masked:
