@@ -13,24 +13,20 @@ KILLED, SURVIVED, LEFT_OUT = "killed", "survived", "left out"
 JUDGE_OFFLINE = "judged check not answerable offline (replay cache miss for the mutated reply)"
 
 
-def outcome(verdict: Verdict, unrecorded: list[str]) -> tuple[str, str]:
-    """The mutant's outcome and, when left out, why."""
+def outcome(verdict: Verdict, unrecorded: list[str], judge_misses: int = 0) -> tuple[str, str]:
+    """The mutant's outcome and, when left out, why. ``judge_misses``: the LLM calls of its run that the
+    replay cache had no answer for (counted where the miss is raised, whatever any message says). Such a
+    run is killed only by a check that failed on its own (a failure without a step error behind it: an
+    LLM error is never a failure), whatever the judge would have said; else it is left out."""
     if unrecorded:
         return LEFT_OUT, f"the run sent a request the normal run never did ({unrecorded[0]})"
-    if "replay cache miss" in _texts(verdict):
+    if judge_misses and not any(failure.cause is None for failure in verdict.failures):
         return LEFT_OUT, JUDGE_OFFLINE
     if verdict.outcome is Outcome.PASSED:
         return SURVIVED, ""
     if verdict.outcome is Outcome.SKIPPED:
         return LEFT_OUT, f"skipped: {verdict.skip_reason or ''}"
     return KILLED, ""
-
-
-def _texts(verdict: Verdict) -> str:
-    parts = [verdict.error or ""] + [f.message for f in verdict.failures]
-    parts += [str(t.error or "") for t in verdict.trace]
-    parts += [_texts(run) for run in verdict.runs + verdict.phrasings]
-    return "\n".join(parts)
 
 
 def summary(mutants: list[dict[str, Any]]) -> dict[str, Any]:
