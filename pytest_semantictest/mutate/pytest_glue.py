@@ -162,7 +162,7 @@ class MutationPlugin:
         if not self.tests:
             return
         rows = [f"{escape(path)}: {escape(score_text(*totals(self.tests[n] for n in ids)))}"
-                for path, ids in self.files.items()]
+                for path, ids in sorted(self.files.items())]
         rows.append(f"the run: {escape(score_text(*totals(self.tests.values())))}")
         postfix.append("<h2>Mutation scores</h2><ul>" + "".join(f"<li>{r}</li>" for r in rows) + "</ul>")
 

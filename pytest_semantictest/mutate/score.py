@@ -49,9 +49,11 @@ def score_text(killed: int, total: int) -> str:
 
 def render(tests: Mapping[str, Mapping[str, Any]], files: Mapping[str, list[str]], timing: Mapping[str, float],
            notes: list[str]) -> list[str]:
-    """The terminal section: per test, survivors, per file, the run, and the two phases' times."""
+    """The terminal section: per test, survivors, per file, the run, and the two phases' times. Files
+    in name order (xdist workers report in no fixed order), a file's tests in the order they came."""
     lines: list[str] = []
-    for nodeid, record in tests.items():
+    for nodeid in (n for path in sorted(files) for n in files[path]):
+        record = tests[nodeid]
         lines.append(f"{nodeid}: killed {record['killed']}/{record['total']}")
         for mutant in record["survived"]:
             lines.append(f"    SURVIVED {mutant['kind']}: {mutant['change']} ({mutant['where']})")
@@ -60,7 +62,7 @@ def render(tests: Mapping[str, Mapping[str, Any]], files: Mapping[str, list[str]
         if record.get("not_mutated"):
             lines.append(f"    not mutated: {record['not_mutated']}")
     lines.append("")
-    for path, nodeids in files.items():
+    for path, nodeids in sorted(files.items()):
         lines.append(f"score {path}: {score_text(*totals(tests[n] for n in nodeids))}")
     lines.append(f"score of the run: {score_text(*totals(tests.values()))}")
     lines.append(f"normal phase (against the agent, recording): {timing.get('normal', 0.0):.3f}s; "
