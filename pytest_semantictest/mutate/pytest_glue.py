@@ -191,7 +191,8 @@ def _path(url: str) -> str:
 
 
 def _forbidden(value: Any, depth: int = 0) -> Iterator[str]:
-    """Tool names a spec forbids (highbar ``forbid``, ...), found in the compiled case's config."""
+    """Tool names a spec forbids (highbar ``forbid``, ValidateTools' ``forbidden``, yao's negated
+    ``tool_called``, ...), found in the compiled case's config."""
     if depth > 8:
         return
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
@@ -199,6 +200,8 @@ def _forbidden(value: Any, depth: int = 0) -> Iterator[str]:
     elif hasattr(value, "__dict__") and not isinstance(value, type):
         value = vars(value)
     if isinstance(value, dict):
+        if value.get("type") == "tool_called" and value.get("negate") and isinstance(value.get("name"), str):
+            yield str(value["name"])  # yao's negated tool_called
         for key, item in value.items():
             if key in FORBID_KEYS and isinstance(item, (list, tuple)):
                 yield from (str(x) for x in item if isinstance(x, str))
