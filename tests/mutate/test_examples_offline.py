@@ -100,6 +100,16 @@ def test_the_mutation_phase_sends_no_request_to_any_example_agent(runs: dict[str
     assert mutants > 200
 
 
+def test_the_mutation_phase_takes_less_time_than_the_run_against_the_agents(runs: dict[str, Any]) -> None:
+    """(``bench/bench_mutate.py`` prints the figures: about 0.4 of it.)"""
+    normal = sum(r["mutation"]["normal_s"] for r in runs["mutated"])
+    mutating = sum(r["mutation"]["mutation_s"] for r in runs["mutated"])
+    assert 0 < mutating < normal
+    phase = re.search(r"normal phase \(against the agent, recording\): ([0-9.]+)s; mutation phase \(replayed, "
+                      r"\d+ mutants\): ([0-9.]+)s", runs["stdout"])
+    assert phase and float(phase[2]) < float(phase[1])
+
+
 def test_every_example_file_gets_a_score(runs: dict[str, Any]) -> None:
     files = {record["file"] for record in runs["plain"]}
     assert len(files) >= 10
