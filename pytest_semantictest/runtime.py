@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from .engine.loop import EventLoopRunner
     from .formats.detect import CollectContext
     from .model import Verdict
-    from .report.redact import Redactor
+    from .redact import Redactor
 
     class Scheduler(Protocol):
         """What runs a spec item's pipeline (``engine.lookahead.Lookahead``: maybe ahead of time)."""
@@ -94,7 +94,7 @@ class Runtime:
         ctx.llm, ctx.judge = build(llm_config, redactor)
         self._limit(ctx.llm)
         ctx.redactor = redactor  # one per session: every format registers its secrets with it
-        from .report.redact import secret_name
+        from .redact import secret_name
 
         declared = options.value(self.config, "secret-env")
         ctx.secret_env = lambda name: secret_name(name, declared)  # traces keep ${env.NAME} of these
@@ -110,7 +110,7 @@ class Runtime:
 
     def _declared(self, env: Any, extra: list[str]) -> Redactor:
         """A redactor of the declared secrets: the environment's (by name, ``secret-env``), ``extra``."""
-        from .report.redact import Redactor, secret_values
+        from .redact import Redactor, secret_values
 
         return Redactor(secret_values(env, extra, options.value(self.config, "secret-env")),
                         headers=options.value(self.config, "secret-header"))

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from ..report.redact import Redactor, used_secrets
+from ..redact import Redactor, used_secrets
 from .errors import AgentConfigError
 
 EXTENSION_PREFIX = "x-"
@@ -194,7 +194,7 @@ def expand_env(
 
 
 def mask(text: str, secrets: Iterable[str], names: Mapping[str, str] | None = None) -> str:
-    """``text`` with each secret masked in any encoding (``report/redact.py``): as ``${NAME}`` when
+    """``text`` with each secret masked in any encoding (``redact.py``): as ``${NAME}`` when
     ``names`` knows it, else ``***``."""
     return Redactor(secrets, {v: n for v, n in (names or {}).items() if v in set(secrets)}).text(text)
 

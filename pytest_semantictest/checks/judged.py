@@ -165,7 +165,7 @@ class JudgedAssertions:
         return out
 
     def messages(self, request: Any, observed: dict[str, Any]) -> list[dict[str, str]]:
-        from ..report.redact import mask_headers
+        from ..redact import mask_headers
 
         if isinstance(observed.get("reply"), dict):  # a2a, realtime: what the transport step sent
             request = observed.get("request")
@@ -252,7 +252,7 @@ def _response(observed: dict[str, Any]) -> str:
 
 def _follow_up(follow_up: dict[str, Any]) -> str:
     """What the follow-up request (sent after the client disconnected) got."""
-    from ..report.redact import mask_headers
+    from ..redact import mask_headers
 
     sent = follow_up.get("request")
     request: dict[str, Any] = sent if isinstance(sent, dict) else {}

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from importlib import import_module
 from typing import Any
 
-from ..report.redact import Redactor, secret_values
+from ..redact import Redactor, secret_values
 from .cache import ReplayCache, cache_key
 from .config import Endpoint, LLMConfig
 from .errors import LLMError, NotConfigured, ReplayMiss

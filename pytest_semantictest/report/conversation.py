@@ -12,7 +12,7 @@ from typing import Any
 from ..evidence import CheckpointTimeline, ConversationEnd, ConversationTurn
 from ..model import StepTrace
 from .records import has, in_trace
-from .redact import Redactor
+from ..redact import Redactor
 
 
 def conversation_data(trace: Sequence[StepTrace]) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:

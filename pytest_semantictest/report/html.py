@@ -26,11 +26,12 @@ from ..stats import interval_text
 from .conversation import conversation_data
 from .html_values import STYLE, Render
 from .html_values import table as _table
-from .judge import judged_items, samples_text
+from ..llm.verdict import samples_text
+from .judge import judged_items
 from .junit import deciding_judgement, run_verdicts
 from .notes import notes_html
 from .records import in_verdict, step_name
-from .redact import Redactor
+from ..redact import Redactor
 from .summary import OUTCOMES, Tally, run_rows, spec_item
 
 NAME = "semantictest-html"

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from .redact import Redactor
+from ..redact import Redactor
 
 LOGGERS = re.compile(r"(pytest_semantictest|httpx\d*|httpcore\d*|openai)(\.|$)")
 """Loggers (with their children) whose records are redacted; ``httpx2``/``httpcore2``: the HTTP stack

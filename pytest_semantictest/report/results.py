@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from .redact import Redactor
+    from ..redact import Redactor
 
 ATTRIBUTE = "semantictest_result"
 RESULTS_VERSION = 1

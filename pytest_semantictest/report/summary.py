@@ -18,7 +18,7 @@ from ..stats import interval_text
 
 if TYPE_CHECKING:
     from ..nodes import SpecItem
-    from .redact import Redactor
+    from ..redact import Redactor
 
 NAME = "semantictest-summary"
 RUNS_ATTR = "semantictest_runs"

@@ -222,7 +222,7 @@ class ComplianceSession:
             return
         self.masked = True
         from ... import options
-        from ...report.redact import secret_name
+        from ...redact import secret_name
 
         values = [str(options.value(self.config, "compliance-api-key") or "")]
         for raw in options.value(self.config, "compliance-value") or []:

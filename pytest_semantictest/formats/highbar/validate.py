@@ -24,8 +24,7 @@ from pydantic import ValidationError
 from ...errors import SpecError, clip
 from ...files import UnreadableFile, read_text
 from ...model import MAX_RUNS
-from ..source import place as _place
-from ..validation import problems_from
+from ...problems import place as _place, problems_from
 from ..yamlsource import YamlError, YamlSource, load_yaml
 from . import models
 from .build import Builder, clean

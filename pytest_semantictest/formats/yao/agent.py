@@ -24,7 +24,7 @@ from ...agents.config import (
 from ...agents.errors import AgentConfigError
 from ...errors import Problem, SpecError
 from ...model import AgentRequirement
-from ...report.redact import used_secrets
+from ...redact import used_secrets
 from .models import AgentFileSpec
 
 SIDECAR_SUFFIX = ".agent.yaml"
@@ -75,7 +75,7 @@ def read_sidecar(sidecar: Path) -> AgentFileSpec:
 def _load_sidecar(sidecar: Path) -> tuple[AgentFileSpec, Callable[[Sequence[str | int]], int | None]]:
     """The validated sidecar and the line where each of its keys is written."""
     from ..source import read_spec
-    from ..validation import problems_from
+    from ...problems import problems_from
     from ..yamlsource import YamlError, load_yaml
     from .reader import MAX_BYTES
 

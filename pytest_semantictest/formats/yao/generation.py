@@ -29,7 +29,7 @@ DEFAULT_OUT = "generated_test.jsonl"
 def _problem(case: dict[str, Any]) -> str | None:
     from pydantic import ValidationError
 
-    from ..validation import problems_from
+    from ...problems import problems_from
     from .models import CaseSpec
 
     try:
