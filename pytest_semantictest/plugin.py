@@ -81,9 +81,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
         config.pluginmanager.register(MutationPlugin(config, state), MUTATE_NAME)
     from .gc_freeze import GcFreeze
-    from .report.summary import spec_item
+    from .spec_nodes import is_spec_item
 
-    config.pluginmanager.register(GcFreeze(config, spec_item), "semantictest-gc")  # spec sessions only
+    config.pluginmanager.register(GcFreeze(config, is_spec_item), "semantictest-gc")  # spec sessions only
     if config.pluginmanager.hasplugin("pytest-split"):  # a split run's jobs: each file whole in one job
         from .split_jobs import SplitByFile
 
@@ -92,7 +92,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _schedule(item: pytest.Item, state: Runtime) -> Any:
     """The session's look-ahead scheduler (``engine.lookahead``), created with the first spec item."""
-    from .engine.lookahead import scheduler
+    from .lookahead import scheduler
 
     return scheduler(item, state)
 

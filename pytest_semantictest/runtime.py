@@ -197,7 +197,7 @@ class Runtime:
         """An AgentClient for an agent given as highbar's ``agent:`` keys (started once per session)."""
         from .agents.client import AgentClient
         from .agents.config import AgentConfig
-        from .model import AgentRequirement
+        from .agents.keys import requirement
 
         rootdir = Path(str(self.config.rootpath))
         config = AgentConfig.from_highbar(
@@ -205,10 +205,9 @@ class Runtime:
             log_dir=rootdir / options.value(self.config, "agent-logs"),
         )
         calls_from = str(mapping.get("calls_from", "traces"))
-        self.acquire_agents([AgentRequirement("", config, observe, calls_from)], for_file=None)
-        from .agents.shared import live_key
-
-        live = self.context.agents.get(live_key(config, calls_from))
+        needed = requirement(config, observe=observe, calls_from=calls_from)
+        self.acquire_agents([needed], for_file=None)
+        live = self.context.agents.get(needed.key)
         return AgentClient(live, lambda: self.context.http, self.run)
 
     def idle_file(self, file: str) -> None:

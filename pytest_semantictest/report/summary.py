@@ -7,17 +7,16 @@ report, and the per-run rows on its teardown report; it tallies every report it 
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeGuard, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
+from ..spec_nodes import is_spec_item
 from ..stats import interval_text
 
 if TYPE_CHECKING:
-    from ..nodes import SpecItem
     from ..redact import Redactor
 
 NAME = "semantictest-summary"
@@ -31,12 +30,6 @@ DETAIL_LIMIT = 10
 
 _USAGE = pytest.StashKey[dict[str, int]]()
 _DONE = pytest.StashKey[bool]()
-
-
-def spec_item(item: object) -> TypeGuard[SpecItem]:
-    """Whether ``item`` is a spec test (no import: without the nodes module there are none)."""
-    nodes = sys.modules.get(f"{__package__.rpartition('.')[0]}.nodes")
-    return nodes is not None and isinstance(item, nodes.SpecItem)
 
 
 def _clip(text: str, limit: int = 160) -> str:
@@ -157,7 +150,7 @@ class SummaryPlugin:
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> Any:
         """LLM use while a spec test runs (its pipeline runs in the setup phase)."""
-        if not spec_item(item):
+        if not is_spec_item(item):
             return (yield)
         before = self.usage()
         try:
@@ -168,7 +161,7 @@ class SummaryPlugin:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
-        if spec_item(item) and not item.stash.get(_DONE, False):
+        if is_spec_item(item) and not item.stash.get(_DONE, False):
             from .junit import properties
 
             item.stash[_DONE] = True
@@ -180,7 +173,7 @@ class SummaryPlugin:
             )
         report = yield
         verdict = getattr(item, "verdict", None)
-        if call.when == "teardown" and verdict is not None and spec_item(item):
+        if call.when == "teardown" and verdict is not None and is_spec_item(item):
             redactor = self.redactor()
             rows = run_rows(verdict, redactor)
             if len(rows) > 1:

@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pytest
 
+from ...spec_nodes import is_spec_item
+
 if TYPE_CHECKING:
     from ...model import Case, Suite
     from ..glue import GlueRuntime
@@ -60,9 +62,7 @@ class ComplianceParts(NamedTuple):
 
 def compliance_parts(item: pytest.Item) -> ComplianceParts | None:
     """Its parts when ``item`` is a compliance test case, else None."""
-    from ...report.summary import spec_item  # imports nothing: a session without spec files stays cheap
-
-    if not spec_item(item):
+    if not is_spec_item(item):
         return None
     suite = getattr(item.spec_file, "suite", None)
     if suite is None or suite.format != "compliance":

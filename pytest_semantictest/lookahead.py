@@ -29,12 +29,13 @@ from typing import Any
 
 import pytest
 
-from ..model import Verdict
+from .engine.item_usage import counted, install
 from .item_order import ItemOrder
-from .item_usage import counted, install
 from .lookahead_rules import (
-    agent_bound, agent_keys, attributable, file_barrier, io_free, is_spec_item, static_barrier, traced,
+    agent_bound, agent_keys, attributable, file_barrier, io_free, static_barrier, traced,
 )
+from .model import Verdict
+from .spec_nodes import is_spec_item
 
 _WALK = 64
 """At most this many items past the current one are looked at (beyond ``limit``)."""
@@ -197,7 +198,7 @@ class Lookahead:
         pool = self.runtime.context.agents
         marks: dict[str, int] = {}
         for key in keys:
-            live = pool._live.get(key) if pool is not None else None
+            live = pool.running(key) if pool is not None else None
             if live is None or not traced(live):
                 continue
             marks[key] = live.unattributed_reads
@@ -209,7 +210,7 @@ class Lookahead:
 
     def _unattributed(self, key: str) -> int:
         pool = self.runtime.context.agents
-        live = pool._live.get(key) if pool is not None else None
+        live = pool.running(key) if pool is not None else None
         return int(getattr(live, "unattributed_reads", 0))
 
     def _keys(self, item: Any) -> tuple[str, ...]:
@@ -305,8 +306,7 @@ class Lookahead:
         if not prepare:
             return False
         pool = self.runtime.context.agents
-        live = pool._live if pool is not None else {}
-        if any(key not in live for key in self._keys(item)):
+        if any(pool is None or pool.running(key) is None for key in self._keys(item)):
             return False  # its agent is not running yet: it starts when the file is reached
         try:
             spec_file.prepare()
@@ -325,7 +325,7 @@ class Lookahead:
                 return reason
         pool = self.runtime.context.agents
         for key in self._keys(item):
-            live = pool._live.get(key) if pool is not None else None
+            live = pool.running(key) if pool is not None else None
             if live is None:
                 return "its agent is not running yet"
             if traced(live) and self.tagged.get(key) is not True:
@@ -334,7 +334,7 @@ class Lookahead:
 
     def _bound(self, key: str) -> int:
         pool = self.runtime.context.agents
-        live = pool._live.get(key) if pool is not None else None
+        live = pool.running(key) if pool is not None else None
         return agent_bound(live) if live is not None else 1
 
     def _learn(self, keys: tuple[str, ...], verdict: Verdict) -> None:
@@ -375,7 +375,7 @@ def scheduler(item: pytest.Item, runtime: Any) -> Lookahead:
     config = item.config
     found = config.stash.get(_SCHEDULER, None)
     if found is None:
-        from .. import options
+        from . import options
 
         found = Lookahead(runtime, item.session, options.value(config, "item-concurrency"))
         config.stash[_SCHEDULER] = found
