@@ -212,7 +212,7 @@ class _Agreement:
         import asyncio
 
         from .formats.labels import load_labels
-        from .llm.judge import JudgeRequest
+        from .llm.judge_request import JudgeRequest
 
         def judge_rules(example: Any) -> str | None:
             try:

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from .redact import Redactor
 
     class Scheduler(Protocol):
-        """What runs a spec item's pipeline (``engine.lookahead.Lookahead``: maybe ahead of time)."""
+        """What runs a spec item's pipeline (``lookahead.scheduler.Lookahead``: maybe ahead of time)."""
 
         def verdict(self, item: Any) -> Verdict: ...
 
@@ -44,7 +44,7 @@ USAGE_KEY = "semantictest_llm_usage"
 class Runtime:
     """Per-process services; built at configure, each started on first use (see the module doc).
 
-    ``schedule(item, runtime)`` returns the session's scheduler (``engine.lookahead.scheduler``,
+    ``schedule(item, runtime)`` returns the session's scheduler (``lookahead.scheduler.scheduler``,
     passed in by ``plugin.py``: this module does not import the engine's pytest-facing parts).
     """
 

@@ -58,7 +58,7 @@ class AgentConfig:
     traces_dir: Path | None = None
     keep_traces: bool = False
     concurrency: int | None = None
-    """How many tests may talk to the agent at once (None: the default, engine/lookahead_rules.py)."""
+    """How many tests may talk to the agent at once (None: the default, lookahead/rules.py)."""
 
     @property
     def managed(self) -> bool:

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .judge import JudgeRequest
+    from .judge_request import JudgeRequest
 
 JUDGE_TEMPLATE_VERSION = "judge-1"
 

@@ -135,7 +135,7 @@ def _case(tc: TestCase, node: str, doc: Document, setup: Setup, settings: Settin
 
 
 def _barrier(doc: Document, tc: TestCase) -> str | None:
-    """Why the case never runs ahead (engine/lookahead_rules.py), None when it may."""
+    """Why the case never runs ahead (lookahead/rules.py), None when it may."""
     if doc.front.depends_on:
         return "a compliance file with depends_on runs when its dependencies are reported"
     if tc.setup is not None:

@@ -1,4 +1,4 @@
-"""The compliance format's pytest glue (``formats/glue.py``): the setup hook, ``depends_on``,
+"""The compliance format's pytest glue (``formats/pytest_glue.py``): the setup hook, ``depends_on``,
 masked option values, reported variables. It reads the compliance data the compiler put on the
 model (:mod:`.data`: ``Suite.format_data``, ``Case.format_data``).
 
@@ -34,7 +34,7 @@ from ...spec_nodes import is_spec_item
 
 if TYPE_CHECKING:
     from ...model import Case, Suite
-    from ..glue import GlueRuntime
+    from ..pytest_glue import GlueRuntime
     from .data import ComplianceCase, ComplianceFile
 
 _SHARED = "semantictest_compliance_dir"
@@ -47,7 +47,7 @@ POLL_S = 0.05
 
 
 def plugins(config: pytest.Config, runtime: GlueRuntime) -> list[tuple[str, object]]:
-    """The format's pytest glue (``formats/glue.py``): one plugin, in every session."""
+    """The format's pytest glue (``formats/pytest_glue.py``): one plugin, in every session."""
     return [("semantictest-compliance", ComplianceSession(config, runtime))]
 
 

@@ -7,7 +7,7 @@ on the session's one event loop; the item then waits for its own task, and every
 while it waits. Each item still reports through pytest's normal protocol, in pytest's order, when
 it is reached: ``-x``, ``--maxfail``, ``-k``, ``--lf``, JUnit, HTML and the terminal see nothing new.
 
-Invariants (what makes it safe, with :mod:`.lookahead_rules`):
+Invariants (what makes it safe, with :mod:`.rules`):
 
 - what has been started is always a prefix of the items still to run: the walk stops at the first
   item that may not start now, so when an item is reached every item before it is finished;
@@ -29,13 +29,13 @@ from typing import Any
 
 import pytest
 
-from .engine.item_usage import counted, install
+from ..engine.item_usage import counted, install
+from ..model import Verdict
+from ..spec_nodes import is_spec_item
 from .item_order import ItemOrder
-from .lookahead_rules import (
+from .rules import (
     agent_bound, agent_keys, attributable, file_barrier, io_free, static_barrier, traced,
 )
-from .model import Verdict
-from .spec_nodes import is_spec_item
 
 _WALK = 64
 """At most this many items past the current one are looked at (beyond ``limit``)."""
@@ -370,14 +370,13 @@ class Lookahead:
 _SCHEDULER = pytest.StashKey[Lookahead]()
 
 
-def scheduler(item: pytest.Item, runtime: Any) -> Lookahead:
-    """The session's scheduler (registered as a plugin: it stops when the session finishes)."""
+def scheduler(item: pytest.Item, runtime: Any, limit: int) -> Lookahead:
+    """The session's scheduler (registered as a plugin: it stops when the session finishes), created
+    with at most ``limit`` items in flight (``--semantictest-item-concurrency``)."""
     config = item.config
     found = config.stash.get(_SCHEDULER, None)
     if found is None:
-        from . import options
-
-        found = Lookahead(runtime, item.session, options.value(config, "item-concurrency"))
+        found = Lookahead(runtime, item.session, limit)
         config.stash[_SCHEDULER] = found
         config.pluginmanager.register(found, "semantictest-lookahead")
     return found

@@ -1,8 +1,8 @@
-"""What may run ahead (:mod:`.lookahead`): the rules that keep concurrency from changing a verdict.
+"""What may run ahead (:mod:`.scheduler`): the rules that keep concurrency from changing a verdict.
 
 An item runs ahead only when nothing it depends on is pending. The look-ahead walks the next items
 in run order and stops at the first one that may not start now (a *barrier*); an item that is a
-barrier also runs alone when it is reached (nothing else is in flight then, see :mod:`.lookahead`).
+barrier also runs alone when it is reached (nothing else is in flight then, see :mod:`.scheduler`).
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .blocks.registry import get_block
-from .model import Case, Verdict
-from .spec_nodes import is_spec_item
+from ..blocks.registry import get_block
+from ..model import Case, Verdict
+from ..spec_nodes import is_spec_item
 
 DEFAULT_AGENT_CONCURRENCY = 8
 """Items in flight at once per agent when its file sets no ``concurrency`` of its own."""
@@ -79,8 +79,8 @@ def attributable(verdict: Verdict) -> bool | None:
     """What a finished item says about its agents' trace records: False when some could not be
     attributed (highbar's rule for repeats, :func:`.engine.batching.runs_may_overlap`), True when its turns
     say they all were, None when it says nothing (no turn ran)."""
-    from .agents.correlate import RUNS_MAY_OVERLAP
-    from .engine.batching import runs_may_overlap
+    from ..agents.correlate import RUNS_MAY_OVERLAP
+    from ..engine.batching import runs_may_overlap
 
     verdicts = [verdict, *verdict.runs, *verdict.phrasings]
     if not runs_may_overlap(*verdicts):
