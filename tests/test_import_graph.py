@@ -342,3 +342,17 @@ def test_no_module_over_400_lines() -> None:
         if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
     }
     assert not long, f"modules over {MAX_LINES} lines: {long}"
+
+
+def _spelled(room: str) -> str:
+    if room == "pytest":
+        return "pytest layer"
+    if room == PACKAGE_ROOM:
+        return PACKAGE_ROOM
+    return f"`{room}/`" if (ROOT / room).is_dir() else f"`{room}.py`"
+
+
+if __name__ == "__main__":  # ``python tests/test_import_graph.py``: each room's imports, for the table
+    for here, out in sorted(room_edges().items()):
+        listed = ", ".join(sorted((_spelled(r) for r in out), key=lambda s: (s == "pytest layer", s))) or "—"
+        print(f"{_spelled(here)}: {listed}")

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
+from ..json_types import JSONValue
 from .consistency import MAX_SAMPLES
 
 DEFAULT_CRITERIA: dict[str, float] = {"accuracy": 0.4, "completeness": 0.3, "relevance": 0.3}
@@ -19,12 +19,12 @@ DEFAULT_MAX_TURNS = 5
 class JudgeRequest:
     """One evaluation, normalised from a block's inputs and config (or the fixture's arguments)."""
 
-    text: Any
+    text: JSONValue
     expected_behavior: str
     constraints: list[str] = field(default_factory=list)
-    tool_calls: Any = None
+    tool_calls: JSONValue = None
     has_tool_calls: bool = False
-    history: list[Any] = field(default_factory=list)
+    history: list[JSONValue] = field(default_factory=list)
     criteria: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_CRITERIA))
     threshold: float = DEFAULT_THRESHOLD
     model: str | None = None
@@ -34,7 +34,7 @@ class JudgeRequest:
     """How many times the judge is asked (``config.samples``); None: the run's setting."""
 
     @classmethod
-    def from_inputs(cls, inputs: Mapping[str, Any], config: Mapping[str, Any]) -> JudgeRequest:
+    def from_inputs(cls, inputs: Mapping[str, JSONValue], config: Mapping[str, JSONValue]) -> JudgeRequest:
         """Read LLMJudge inputs (``text``, ``toolCalls``, ``history``, ``expected``) and config.
 
         Raises ValueError naming the input that is missing or malformed.
@@ -86,7 +86,7 @@ class JudgeRequest:
         return max(1, users)
 
 
-def _expected(expected: Any) -> tuple[str, list[str]]:
+def _expected(expected: JSONValue) -> tuple[str, list[str]]:
     if isinstance(expected, str) and expected.strip():
         return expected, []
     if not isinstance(expected, Mapping):

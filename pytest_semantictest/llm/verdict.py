@@ -4,11 +4,12 @@ lines that show a verdict to a person (a failing ``llm_judge`` fixture, the repo
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..evidence import Judgement
+from ..json_types import JSONValue
 from .structured import model_schema, parse_answer
 
 SCHEMA_NAME = "judge_verdict"
@@ -39,7 +40,7 @@ class JudgeVerdict(BaseModel):
 
 def verdict_schema(
     criteria: Sequence[str], constraints: int = 0, continue_conversation: bool = False
-) -> dict[str, Any]:
+) -> dict[str, JSONValue]:
     """``{name, schema}`` for ``response_format``: :class:`JudgeVerdict` scoring exactly ``criteria``
     and answering constraints 1 to ``constraints``; the next-turn keys only when asked for."""
     exclude = [] if constraints else ["constraints"]
@@ -64,14 +65,14 @@ def parse_verdict(text: str, criteria: Sequence[str], constraints: int = 0) -> J
     return verdict
 
 
-def relation_to_threshold(score: Any, threshold: Any) -> str:
+def relation_to_threshold(score: object, threshold: object) -> str:
     """`` >= threshold 0.7`` (or ``<``) when both are numbers, else nothing."""
     if isinstance(score, (int, float)) and isinstance(threshold, (int, float)):
         return f" {'>=' if score >= threshold else '<'} threshold {threshold:g}"
     return ""
 
 
-def judge_lines(j: Judgement | Mapping[str, Any]) -> list[str]:
+def judge_lines(j: Judgement | Mapping[str, JSONValue]) -> list[str]:
     """Lines like ``judge score: 0.15 < threshold 0.7 (not passed; model gpt-4o-mini)`` (of a
     verdict, or of a dict with the LLMJudge block's output keys)."""
     if isinstance(j, Mapping):
@@ -94,7 +95,7 @@ def judge_lines(j: Judgement | Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def samples_text(samples: Mapping[str, Any]) -> str:
+def samples_text(samples: Mapping[str, JSONValue]) -> str:
     """``3/5 passed, scores 0.40-0.90 (sd 0.21), UNSTABLE; 5 live, 0 replayed``."""
     scores = f", scores {_num(samples['min'])}-{_num(samples['max'])} (sd {_num(samples['sd'])})" \
         if "min" in samples else ""
@@ -103,5 +104,5 @@ def samples_text(samples: Mapping[str, Any]) -> str:
             f"{samples.get('live', 0)} live, {samples.get('replayed', 0)} replayed")
 
 
-def _num(value: Any) -> str:
+def _num(value: object) -> str:
     return f"{value:g}" if isinstance(value, (int, float)) and not isinstance(value, bool) else repr(value)

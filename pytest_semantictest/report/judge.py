@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from ..evidence import JudgedItems, Judgement, ValidatorVerdict
+from ..json_types import JSONValue
 from ..model import StepTrace, Verdict
 from ..llm.verdict import judge_lines, relation_to_threshold, samples_text
 from .records import has, in_trace, step_name
@@ -54,12 +54,12 @@ def render_judgements(trace: Sequence[StepTrace]) -> str:
     return "\n".join(out)
 
 
-def _clip(text: Any, limit: int = 200) -> str:
+def _clip(text: object, limit: int = 200) -> str:
     line = " ".join(str(text or "").split())
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
-def _scored(name: str, score: Any, threshold: Any, passed: bool, reason: str) -> str:
+def _scored(name: str, score: object, threshold: object, passed: bool, reason: str) -> str:
     shown = f"{score:g}" if isinstance(score, (int, float)) else repr(score)
     state = "passed" if passed else "not passed"
     return f"{name}: score {shown}{relation_to_threshold(score, threshold)} ({state}): {_clip(reason)}"
@@ -69,7 +69,7 @@ def _same(text: str) -> str:
     return text
 
 
-def verdict_counts(verdict: Any, redact: Callable[[str], str] = _same) -> tuple[int, int, list[str]]:
+def verdict_counts(verdict: Verdict, redact: Callable[[str], str] = _same) -> tuple[int, int, list[str]]:
     """(judge verdicts that passed, that did not, one line each: score or held, and the reason)
     over a case's judge verdicts, validator verdicts and judged natural-language assertions; each
     reason passed through ``redact`` whole, before it is put on one line and clipped."""
@@ -90,15 +90,15 @@ def verdict_counts(verdict: Any, redact: Callable[[str], str] = _same) -> tuple[
     return outcomes.count(True), outcomes.count(False), lines
 
 
-def validations(verdict: Any) -> list[ValidatorVerdict]:
+def validations(verdict: Verdict) -> list[ValidatorVerdict]:
     """Validator verdicts: each turn assertion's, and each checkpoint's last one."""
-    found: dict[Any, ValidatorVerdict] = {}
+    found: dict[tuple[object, ...], ValidatorVerdict] = {}
     for _, v in in_trace(verdict.trace, ValidatorVerdict):
         found[("checkpoint", v.checkpoint) if v.checkpoint else (v.turn, v.index)] = v
     return list(found.values())
 
 
-def judged_items(verdict: Any) -> list[JudgedItems]:
+def judged_items(verdict: Verdict) -> list[JudgedItems]:
     """Judged checks' per-item verdicts: the checks' records, then any a step gave."""
     found = [r for r in verdict.evidence if isinstance(r, JudgedItems)]
     return found + [r for _, r in in_trace(verdict.trace, JudgedItems)]
