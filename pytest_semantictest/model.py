@@ -139,7 +139,7 @@ class Case:
     barrier: str | None = None
     """Why the case never runs ahead of its turn or alongside others, as its format knows (a
     compliance file with ``depends_on``, a case that changes the server for itself); None: nothing
-    of its format forbids it (:mod:`.engine.lookahead_rules` adds the block-level rules)."""
+    of its format forbids it (:mod:`.lookahead.rules` adds the block-level rules)."""
     format_data: object | None = None
     """The format's typed data about the case, for its pytest glue only (compliance: ``ComplianceCase``)."""
 

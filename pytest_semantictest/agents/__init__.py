@@ -16,7 +16,8 @@ if TYPE_CHECKING:  # the names below load on first use: importing one submodule 
     from .placeholders import PlaceholderError, Values, render
     from .process import AgentProcess
     from .protocol import TEST_HEADER, AgentReply, send
-    from .shared import AgentHandle, LocalAgent, SharedAgent, agent_key, reap
+    from .keys import agent_key
+    from .shared import AgentHandle, LocalAgent, SharedAgent, reap
     from .traces import Hello, ToolCall, TraceBatch, TraceProblem, TraceReader, TurnRecord
 
 _HOME = {
@@ -43,7 +44,7 @@ _HOME = {
     "TraceReader": "traces",
     "TurnRecord": "traces",
     "Values": "placeholders",
-    "agent_key": "shared",
+    "agent_key": "keys",
     "attribute": "correlate",
     "classify": "correlate",
     "expand_env": "config",

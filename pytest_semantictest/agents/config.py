@@ -1,5 +1,5 @@
 """How to reach (and maybe start) an agent: ``AgentConfig``, ``${ENV}`` expansion, its secrets (masked
-by ``report/redact.Redactor``: ``AgentConfig.redactor``)."""
+by ``redact.Redactor``: ``AgentConfig.redactor``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from ..report.redact import Redactor, used_secrets
+from ..redact import Redactor, used_secrets
 from ..resolve import ENV_VAR
 from .errors import AgentConfigError
 
@@ -58,7 +58,7 @@ class AgentConfig:
     traces_dir: Path | None = None
     keep_traces: bool = False
     concurrency: int | None = None
-    """How many tests may talk to the agent at once (None: the default, engine/lookahead_rules.py)."""
+    """How many tests may talk to the agent at once (None: the default, lookahead/rules.py)."""
 
     @property
     def managed(self) -> bool:

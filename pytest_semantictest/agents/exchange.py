@@ -29,7 +29,7 @@ import httpx
 
 from ..deadline import Deadline
 from ..http_clients import async_client
-from ..report.redact import Redactor
+from ..redact import Redactor
 from .errors import AgentError
 from .replies import excerpt, parse_reply
 from .traces import ToolCall

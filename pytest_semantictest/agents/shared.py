@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import json
 import os
 import shutil
@@ -54,25 +53,6 @@ class AgentHandle:
 
     def trace_reader(self) -> TraceReader | None:
         return None if self.traces_path is None else TraceReader(self.traces_path)
-
-
-def agent_key(config: AgentConfig) -> str:
-    """A file-name-safe key for "the same agent process": endpoint, start command, cwd, env."""
-    ident = {"endpoint": config.endpoint, "start": config.start, "argv": config.start_argv, "cwd": str(config.cwd),
-             "env": config.env}
-    return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:16]
-
-
-TURN_FIELDS = ("request_method", "request_headers", "request_body", "response_path", "settle_time_ms", "timeout_ms",
-               "session_setup", "session_teardown", "correlate", "traces")
-"""What a turn uses besides the process: two files that talk to one process differently each keep theirs."""
-
-
-def live_key(config: AgentConfig, calls_from: str = "traces") -> str:
-    """The key of one way of talking to an agent: its process (:func:`agent_key`) plus the turn settings."""
-    turn = [{name: getattr(config, name) for name in TURN_FIELDS}, calls_from]
-    digest = hashlib.sha256(json.dumps(turn, sort_keys=True, default=repr).encode()).hexdigest()[:8]
-    return f"{agent_key(config)}-{digest}"
 
 
 class LocalAgent:

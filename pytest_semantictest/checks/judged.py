@@ -171,7 +171,7 @@ class JudgedAssertions:
         return out
 
     def messages(self, request: JSONValue, observed: dict[str, JSONValue]) -> list[dict[str, str]]:
-        from ..report.redact import mask_headers
+        from ..redact import mask_headers
 
         if isinstance(observed.get("reply"), dict):  # a2a, realtime: what the transport step sent
             request = observed.get("request")
@@ -258,7 +258,7 @@ def _response(observed: dict[str, JSONValue]) -> str:
 
 def _follow_up(follow_up: dict[str, JSONValue]) -> str:
     """What the follow-up request (sent after the client disconnected) got."""
-    from ..report.redact import mask_headers
+    from ..redact import mask_headers
 
     sent = follow_up.get("request")
     request: dict[str, JSONValue] = sent if isinstance(sent, dict) else {}

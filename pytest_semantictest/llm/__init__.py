@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..report.redact import Redactor
+    from ..redact import Redactor
 
     from .client import LLMClient
     from .config import LLMConfig

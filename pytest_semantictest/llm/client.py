@@ -24,7 +24,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Generic, Literal, TypedDict, cast
 
 from ..json_types import JSONObject, JSONValue
-from ..report.redact import Redactor, secret_values
+from ..redact import Redactor, secret_values
 from .cache import ReplayCache, cache_key
 from .config import Endpoint, LLMConfig
 from .errors import LLMError, NotConfigured, ReplayMiss

@@ -21,7 +21,7 @@ from ..stats import wilson
 from .judge import judged_items, unstable_judgements, validations
 from .notes import note_properties
 from .records import in_trace
-from .redact import Redactor
+from ..redact import Redactor
 
 
 def run_verdicts(verdict: Verdict) -> list[tuple[str, Verdict]]:

@@ -7,20 +7,19 @@ report, and the per-run rows on its teardown report; it tallies every report it 
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeGuard, cast
+from typing import TYPE_CHECKING, cast
 
 import pytest
 
 from ..json_types import JSONValue
+from ..spec_nodes import is_spec_item
 from ..stats import interval_text
 
 if TYPE_CHECKING:
     from ..model import Verdict
-    from ..nodes import SpecItem
-    from .redact import Redactor
+    from ..redact import Redactor
 
 NAME = "semantictest-summary"
 RUNS_ATTR = "semantictest_runs"
@@ -36,12 +35,6 @@ DETAIL_LIMIT = 10
 
 _USAGE = pytest.StashKey[dict[str, int]]()
 _DONE = pytest.StashKey[bool]()
-
-
-def spec_item(item: object) -> TypeGuard[SpecItem]:
-    """Whether ``item`` is a spec test (no import: without the nodes module there are none)."""
-    nodes = sys.modules.get(f"{__package__.rpartition('.')[0]}.nodes")
-    return nodes is not None and isinstance(item, nodes.SpecItem)
 
 
 def _clip(text: str, limit: int = 160) -> str:
@@ -162,7 +155,7 @@ class SummaryPlugin:
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
         """LLM use while a spec test runs (its pipeline runs in the setup phase)."""
-        if not spec_item(item):
+        if not is_spec_item(item):
             return (yield)
         before = self.usage()
         try:
@@ -175,7 +168,7 @@ class SummaryPlugin:
     def pytest_runtest_makereport(
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-        if spec_item(item) and not item.stash.get(_DONE, False):
+        if is_spec_item(item) and not item.stash.get(_DONE, False):
             from .junit import properties
 
             item.stash[_DONE] = True
@@ -187,7 +180,7 @@ class SummaryPlugin:
             )
         report = yield
         verdict = getattr(item, "verdict", None)
-        if call.when == "teardown" and verdict is not None and spec_item(item):
+        if call.when == "teardown" and verdict is not None and is_spec_item(item):
             redactor = self.redactor()
             from .junit import run_tally
 

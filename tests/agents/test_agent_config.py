@@ -10,7 +10,7 @@ from pytest_semantictest.agents import (
     AgentConfig, AgentConfigError, PlaceholderError, Values, expand_env, matches_correlate, new_test_id,
     render,
 )
-from pytest_semantictest.report.redact import Redactor
+from pytest_semantictest.redact import Redactor
 from pytest_semantictest.agents.correlate import Attribution, attribute, classify, resolve_correlate
 from pytest_semantictest.agents.traces import ToolCall, TraceBatch, TurnRecord
 

@@ -13,7 +13,7 @@ import pytest
 
 from pytest_semantictest.agents.errors import AgentError
 from pytest_semantictest.agents.exchange import TEST_HEADER, AgentReply, AgentRequest, exchange, json_bytes
-from pytest_semantictest.report.redact import Redactor
+from pytest_semantictest.redact import Redactor
 from tests.servers.quiet import QuietHandler, in_thread
 
 SECRET = "s3cr3t-token-value"

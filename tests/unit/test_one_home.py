@@ -61,7 +61,7 @@ def test_the_env_variable_pattern_has_one_home() -> None:
 
 
 def test_masking_has_one_home() -> None:
-    """Secrets are masked by ``report/redact.Redactor``: no other module defines a ``mask``/``redact``
+    """Secrets are masked by ``redact.Redactor``: no other module defines a ``mask``/``redact``
     function or method (``report/logs.redact`` applies the redactor to a log record)."""
     found = []
     for name, text in _sources().items():

@@ -1,4 +1,4 @@
-"""The compliance format's pytest glue (``formats/glue.py``): the setup hook, ``depends_on``,
+"""The compliance format's pytest glue (``formats/pytest_glue.py``): the setup hook, ``depends_on``,
 masked option values, reported variables. It reads the compliance data the compiler put on the
 model (:mod:`.data`: ``Suite.format_data``, ``Case.format_data``).
 
@@ -30,9 +30,11 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pytest
 
+from ...spec_nodes import is_spec_item
+
 if TYPE_CHECKING:
     from ...model import Case, Suite
-    from ..glue import GlueRuntime
+    from ..pytest_glue import GlueRuntime
     from .data import ComplianceCase, ComplianceFile
 
 _SHARED = "semantictest_compliance_dir"
@@ -45,7 +47,7 @@ POLL_S = 0.05
 
 
 def plugins(config: pytest.Config, runtime: GlueRuntime) -> list[tuple[str, object]]:
-    """The format's pytest glue (``formats/glue.py``): one plugin, in every session."""
+    """The format's pytest glue (``formats/pytest_glue.py``): one plugin, in every session."""
     return [("semantictest-compliance", ComplianceSession(config, runtime))]
 
 
@@ -60,9 +62,7 @@ class ComplianceParts(NamedTuple):
 
 def compliance_parts(item: pytest.Item) -> ComplianceParts | None:
     """Its parts when ``item`` is a compliance test case, else None."""
-    from ...report.summary import spec_item  # imports nothing: a session without spec files stays cheap
-
-    if not spec_item(item):
+    if not is_spec_item(item):
         return None
     suite = getattr(item.spec_file, "suite", None)
     if suite is None or suite.format != "compliance":
@@ -222,7 +222,7 @@ class ComplianceSession:
             return
         self.masked = True
         from ... import options
-        from ...report.redact import secret_name
+        from ...redact import secret_name
 
         values = [str(options.value(self.config, "compliance-api-key") or "")]
         for raw in options.value(self.config, "compliance-value") or []:

@@ -11,7 +11,7 @@ from ...checks.regex import user_regex
 from ...errors import Problem, clip
 from ...agents.placeholders import PLACEHOLDER as PLACEHOLDER, uses
 from ...paths import Path, PathError, split_indexed
-from ...report.redact import Redactor
+from ...redact import Redactor
 from .models import MATCHER_KEYS
 from .problem import HighbarProblem
 from .spec import TRACE_FIELDS

@@ -24,9 +24,8 @@ from pydantic import ValidationError
 from ...errors import SpecError, clip
 from ...files import UnreadableFile, read_text
 from ...model import MAX_RUNS
-from ...report.redact import Redactor
-from ..source import place as _place
-from ..validation import problems_from
+from ...problems import place as _place, problems_from
+from ...redact import Redactor
 from ..yamlsource import YamlError, YamlSource, load_yaml
 from . import models
 from .build import Builder, clean
