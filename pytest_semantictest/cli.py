@@ -27,6 +27,7 @@ import pytest
 
 from .errors import SpecError
 from .runtime import runtime
+from .spec_nodes import is_spec_item
 
 if TYPE_CHECKING:
     from .formats.labels import Labelled
@@ -115,10 +116,10 @@ class _Validation:
         return report
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        from .nodes import SpecItem, known_errors
+        from .nodes import known_errors
 
         for item in session.items:
-            if isinstance(item, SpecItem):
+            if is_spec_item(item):
                 self.counts[item.path] = self.counts.get(item.path, 0) + 1
         for item, error in known_errors(session.items):
             self.test_errors.setdefault(item.path, []).append(error)
@@ -215,7 +216,7 @@ class _Agreement:
         import asyncio
 
         from .formats.labels import load_labels
-        from .llm.judge import JudgeRequest
+        from .llm.judge_request import JudgeRequest
 
         def judge_rules(example: Labelled) -> str | None:
             try:
