@@ -8,17 +8,17 @@ writes, following ``${...}`` references, ``from``/``as`` inputs and context valu
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from ..agents.correlate import RUNS_MAY_OVERLAP
 from ..blocks.registry import get_block
-from ..model import Step
+from ..json_types import JSONValue
+from ..model import Step, Verdict
 from ..databus import split_path
 from .inputs import is_from_as, output_slots
 from ..resolve import REF
 
 
-def concurrent_run_end(steps: Sequence[Step], index: int, context: Mapping[str, Any]) -> int:
+def concurrent_run_end(steps: Sequence[Step], index: int, context: Mapping[str, JSONValue]) -> int:
     """End of the run of concurrency-safe steps from ``index`` that do not read each other's outputs."""
     if not _concurrent(steps[index]):
         return index + 1
@@ -34,7 +34,7 @@ def concurrent_run_end(steps: Sequence[Step], index: int, context: Mapping[str, 
     return end
 
 
-def runs_may_overlap(*verdicts: Any) -> bool:
+def runs_may_overlap(*verdicts: Verdict) -> bool:
     """Whether the other runs of a repeated case may run at once, judging by its first runs' verdicts.
 
     A step output carrying ``_runs_may_overlap: false`` (an agent turn whose trace records could not
@@ -53,7 +53,7 @@ def _concurrent(step: Step) -> bool:
     return bool(cls is not None and getattr(cls, "concurrent", False))
 
 
-def _references(value: Any, context: Mapping[str, Any], seen: set[str] | None = None) -> set[str]:
+def _references(value: JSONValue, context: Mapping[str, JSONValue], seen: set[str] | None = None) -> set[str]:
     """First path segments of every reference in ``value`` (context values followed)."""
     seen = set() if seen is None else seen
     heads: set[str] = set()

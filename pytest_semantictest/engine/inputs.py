@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
+from ..json_types import JSONObject, JSONValue
 from ..model import Step
 from ..databus import MISSING, DataBus
 from ..resolve import Resolver
 
 
-def is_from_as(value: Any) -> bool:
+def is_from_as(value: JSONValue) -> bool:
     return isinstance(value, dict) and set(value) == {"from", "as"} and isinstance(value["from"], str)
 
 
-def resolve_inputs(spec: Any, resolver: Resolver, primary: str) -> dict[str, Any]:
+def resolve_inputs(spec: JSONValue, resolver: Resolver, primary: str) -> JSONObject:
     """Turn a step's ``input`` into the dict a block receives.
 
     ``"${x}"`` -> ``{"body": x}`` (and under the block's primary input name);
@@ -62,7 +62,7 @@ def failed_outputs(steps: Sequence[Step], errors: Mapping[int, str]) -> dict[str
     return causes
 
 
-def write_outputs(bus: DataBus, output: str | dict[str, str] | None, block_id: str, result: Any) -> None:
+def write_outputs(bus: DataBus, output: str | dict[str, str] | None, block_id: str, result: JSONValue) -> None:
     """Store a block's result: whole under a slot, or field by field through a mapping."""
     if isinstance(output, dict):
         if isinstance(result, dict):

@@ -11,11 +11,17 @@ N's own. When the session ends (:meth:`ItemUsage.reveal_all`) it shows everythin
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from contextvars import ContextVar
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..llm.usage import COUNTERS as _FIELDS
 from ..llm.usage import Usage
+
+if TYPE_CHECKING:
+    from ..run_context import RunContext
+
+T = TypeVar("T")
 
 _SINK: ContextVar[dict[str, int] | None] = ContextVar("semantictest_item_usage", default=None)
 
@@ -77,7 +83,7 @@ class ItemUsage(Usage):
         self._hidden_sum.update(dict.fromkeys(_FIELDS, 0))
 
 
-def install(context: Any) -> ItemUsage | None:
+def install(context: RunContext) -> ItemUsage | None:
     """Swap the session LLM client's counters for :class:`ItemUsage` (None: no LLM client)."""
     llm = getattr(context, "llm", None)
     if llm is None or not isinstance(getattr(llm, "usage", None), Usage):
@@ -87,7 +93,7 @@ def install(context: Any) -> ItemUsage | None:
     return llm.usage
 
 
-async def counted(coro: Any, sink: dict[str, int]) -> Any:
+async def counted(coro: Awaitable[T], sink: dict[str, int]) -> T:
     """Await ``coro`` with its LLM calls (and its sub-tasks') also counted into ``sink``."""
     _SINK.set(sink)  # a task's own context: only this task and the ones it starts see it
     return await coro

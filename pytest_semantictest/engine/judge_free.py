@@ -8,14 +8,13 @@ kept from running, or when it is itself judged (it has no ``evaluate_sync``); th
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from typing import Any
-
-from ..model import Failure, Step, StepTrace
+from ..databus import DataBus
+from ..model import Check, Failure, Step, StepTrace
 from .inputs import output_slots
 
 
 def judge_free_failures(
-    steps: Sequence[Step], trace: Sequence[StepTrace], failed: Collection[int], checks: Sequence[Any], bus: Any
+    steps: Sequence[Step], trace: Sequence[StepTrace], failed: Collection[int], checks: Sequence[Check], bus: DataBus
 ) -> list[Failure]:
     """Failures of the deterministic ``checks`` that read nothing the failed steps (indexes ``failed``
     into ``steps``) or the steps after them produced."""

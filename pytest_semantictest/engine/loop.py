@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from ..threads import block_handled_signals
 from ..run_context import RunContext
@@ -44,7 +44,7 @@ class EventLoopRunner:
         except BaseExceptionGroup as group:
             raise interrupt_in(group) or group
 
-    def start(self, coro: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
+    def start(self, coro: Coroutine[object, None, T]) -> asyncio.Task[T]:
         """A task on this loop; it runs while the loop runs (any :meth:`run`)."""
         return self.loop.create_task(coro)
 

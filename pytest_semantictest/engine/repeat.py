@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
 
 from ..blocks.registry import get_block
+from ..json_types import JSONValue
 from ..model import Case, Failure, Outcome, Verdict
 from ..stats import Decision, PassRateTest, interval_text
 from .batching import runs_may_overlap
@@ -28,7 +28,7 @@ from .runner import aggregate, combine, run_case
 
 
 async def _run_phrasing(
-    case: Case, run_context: RunContext, context: Mapping[str, Any], parent: DataBus | None,
+    case: Case, run_context: RunContext, context: Mapping[str, JSONValue], parent: DataBus | None,
     limit: asyncio.Semaphore, label: str = "", batch: int = 1,
 ) -> Verdict:
     async def one(repeat: int) -> Verdict:
@@ -182,7 +182,7 @@ def _merged_errors(runs: Sequence[Verdict]) -> str:
 
 
 async def run_repeated(
-    case: Case, run_context: RunContext, context: Mapping[str, Any], parent: DataBus | None = None,
+    case: Case, run_context: RunContext, context: Mapping[str, JSONValue], parent: DataBus | None = None,
     concurrency: int = 10,
 ) -> Verdict:
     """Run a case: each phrasing ``repetition.runs`` times (overlapping, bounded, when their records are
@@ -195,7 +195,7 @@ async def run_repeated(
     except Exception as exc:  # no LLM, replay miss, bad cache: the test cannot run
         return Verdict(Outcome.ERROR, error=f"variations: {exc}")
 
-    def phrasing(label: str, overlay: Mapping[str, Any]) -> Any:
+    def phrasing(label: str, overlay: Mapping[str, JSONValue]) -> Awaitable[Verdict]:
         return _run_phrasing(case, run_context, {**context, **overlay}, parent, limit, label, concurrency)
 
     (label, overlay), rest = phrasings[0], phrasings[1:]

@@ -5,22 +5,25 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..blocks.base import Block, BlockError
 from ..blocks.registry import get_block
 from ..databus import DataBus
 from ..errors import ReferenceError_
-from ..evidence import Note, collecting
-from ..model import Case, CheckResult, Failure, Outcome, Step, StepTrace, Verdict
+from ..evidence import Evidence, Note, collecting
+from ..json_types import JSONValue
+from ..model import Case, Check, CheckResult, Failure, Outcome, Step, StepTrace, Verdict
 from ..resolve import Resolver
 from ..run_context import RunContext
 from ..step import JudgeError, JudgeUnavailable, StepContext
 from .batching import concurrent_run_end
 from .inputs import failed_outputs, output_slots, resolve_inputs, write_outputs
 from .judge_free import judge_free_failures
+
+_Outcome = tuple[JSONValue, JSONValue, str | None, str | None, float, list[Evidence]]
+"""What a timed step gave: inputs, output, error, status, milliseconds, emitted evidence."""
 
 UNAVAILABLE = "unavailable"
 FATAL = "fatal"
@@ -33,7 +36,7 @@ class Checked:
     failures: list[Failure] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
-    evidence: list[Any] = field(default_factory=list)
+    evidence: list[Evidence] = field(default_factory=list)
 
     def add(self, other: Checked) -> None:
         self.failures += other.failures
@@ -55,7 +58,7 @@ class PipelineResult:
 
 
 
-async def run_step(step: Step, ctx: StepContext) -> tuple[Any, Any, str | None, str | None]:
+async def run_step(step: Step, ctx: StepContext) -> tuple[JSONValue, JSONValue, str | None, str | None]:
     """Run one step; returns (inputs, output, error, status). Errors are data.
 
     ``status`` is None, ``UNAVAILABLE`` (no judge configured) or ``FATAL`` (an LLM judge failure:
@@ -64,8 +67,8 @@ async def run_step(step: Step, ctx: StepContext) -> tuple[Any, Any, str | None, 
     cls = get_block(step.block)
     if cls is None:
         raise BlockError(f"unknown block '{step.block}'")
-    inputs: Any = step.input
-    recorded: Any = None
+    inputs: JSONValue = step.input
+    recorded: JSONValue = None
     try:
         inputs = resolve_inputs(step.input, ctx.resolver, cls.primary_input)
         recorded = _recorded(step, ctx.resolver, cls.primary_input)
@@ -93,7 +96,7 @@ async def run_step(step: Step, ctx: StepContext) -> tuple[Any, Any, str | None, 
     return _shown(recorded, inputs), result, error, None
 
 
-def _recorded(step: Step, resolver: Resolver, primary: str) -> Any:
+def _recorded(step: Step, resolver: Resolver, primary: str) -> JSONValue:
     """The step's input as its trace records it: a secret's ``${env.NAME}`` left as written (the block
     got the value); None when the input reads no secret (the resolved input is what is recorded)."""
     if not resolver.reads_secrets(step.input):
@@ -105,11 +108,11 @@ def _recorded(step: Step, resolver: Resolver, primary: str) -> Any:
         return step.input
 
 
-def _shown(recorded: Any, inputs: Any) -> Any:
+def _shown(recorded: JSONValue, inputs: JSONValue) -> JSONValue:
     return inputs if recorded is None else recorded
 
 
-def _loop_target(steps: Sequence[Step], target: Any, current: int) -> int | None:
+def _loop_target(steps: Sequence[Step], target: JSONValue, current: int) -> int | None:
     if isinstance(target, int) and not isinstance(target, bool):
         return target if 0 <= target < current else None
     for i in range(current - 1, -1, -1):
@@ -118,14 +121,14 @@ def _loop_target(steps: Sequence[Step], target: Any, current: int) -> int | None
     return None
 
 
-async def _timed(step: Step, ctx: StepContext) -> tuple[Any, Any, str | None, str | None, float, list[Any]]:
+async def _timed(step: Step, ctx: StepContext) -> _Outcome:
     start = time.perf_counter()
     with collecting() as emitted:
         inputs, output, error, status = await run_step(step, ctx)
     return inputs, output, error, status, (time.perf_counter() - start) * 1000, emitted
 
 
-def _with_evidence(trace: StepTrace, emitted: list[Any]) -> StepTrace:
+def _with_evidence(trace: StepTrace, emitted: list[Evidence]) -> StepTrace:
     """``trace`` with what its block emitted while running and what ``Block.evidence_of`` reads from it."""
     cls = get_block(trace.step.block)
     trace.evidence = list(emitted)
@@ -141,7 +144,7 @@ def _with_evidence(trace: StepTrace, emitted: list[Any]) -> StepTrace:
 
 def _record(
     result: PipelineResult, steps: Sequence[Step], index: int,
-    outcome: tuple[Any, Any, str | None, str | None, float, list[Any]],
+    outcome: _Outcome,
     iteration: int, bus: DataBus,
 ) -> None:
     inputs, output, error, status, elapsed, emitted = outcome
@@ -206,7 +209,7 @@ async def _gate(step: Step, ctx: StepContext, result: PipelineResult) -> bool:
 
 
 def _jump(
-    steps: Sequence[Step], index: int, output: Any, loops: dict[int, int], limit: int, bus: DataBus
+    steps: Sequence[Step], index: int, output: JSONValue, loops: dict[int, int], limit: int, bus: DataBus
 ) -> int | None:
     if not (isinstance(output, Mapping) and output.get("_shouldLoop") is True):
         return None
@@ -222,14 +225,14 @@ def _jump(
     return target
 
 
-async def evaluate_checks(checks: Sequence[Any], bus: DataBus, run_context: RunContext, skip_slots: set[str],
+async def evaluate_checks(checks: Sequence[Check], bus: DataBus, run_context: RunContext, skip_slots: set[str],
                           causes: Mapping[str, tuple[str, str]] | None = None) -> Checked:
     """Failures, errors, not-evaluated reasons and LLM verdicts from a case's checks; ``causes``
     (slot -> the error of the step that wrote it) are given to the failures of checks reading them."""
     out = Checked()
-    results: list[tuple[Any, CheckResult]] = []
-    pending: list[Any] = []
-    waiting: list[Any] = []
+    results: list[tuple[Check, CheckResult]] = []
+    pending: list[Coroutine[object, None, CheckResult]] = []
+    waiting: list[Check] = []
     for check in checks:
         if skip_slots and check.reads & skip_slots:
             out.skipped.append(check.describe())
@@ -257,7 +260,7 @@ async def evaluate_checks(checks: Sequence[Any], bus: DataBus, run_context: RunC
     return out
 
 
-def _unobserved(steps: Sequence[Step], pipeline: PipelineResult, checks: Sequence[Any]) -> list[Failure]:
+def _unobserved(steps: Sequence[Step], pipeline: PipelineResult, checks: Sequence[Check]) -> list[Failure]:
     read: set[str] = set()
     for check in checks:
         read |= check.reads
@@ -278,7 +281,7 @@ def _unobserved(steps: Sequence[Step], pipeline: PipelineResult, checks: Sequenc
 async def run_case(
     case: Case,
     run_context: RunContext,
-    context: Mapping[str, Any],
+    context: Mapping[str, JSONValue],
     parent: DataBus | None = None,
     repeat: int = 0,
 ) -> Verdict:
