@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..json_types import JSONObject, JSONValue
 from ..model import StepTrace
 from .base import Block, BlockError
 from .turn_evidence import agent_turn_evidence
 
 if TYPE_CHECKING:
+    from ..evidence import Evidence
     from ..step import StepContext
 
 # highbar's template pattern: only {{previous...}} is a template; any other {{...}} is sent as text
@@ -27,7 +29,7 @@ _SEGMENT = re.compile(r"(\w+)((?:\[\d+\])*)")
 _CALL_FIELDS = ("args", "context", "ended_at", "error", "fn", "result", "started_at")
 
 
-class _Call(dict[str, Any]):
+class _Call(JSONObject):
     """A recorded call inside a template's path: only its fields can be read."""
 
 
@@ -35,7 +37,7 @@ class _Missing(Exception):
     """A step of a template's path found nothing; the message says what was there."""
 
 
-def render_previous(message: str, calls: list[dict[str, Any]]) -> str:
+def render_previous(message: str, calls: list[JSONObject]) -> str:
     """Fill ``{{previous.function_calls[N].path}}`` from the earlier turns' calls (highbar's resolver:
     the same paths, and the same words when a path names nothing)."""
 
@@ -50,9 +52,9 @@ def render_previous(message: str, calls: list[dict[str, Any]]) -> str:
     return _TEMPLATE.sub(value, message)
 
 
-def _resolve(path: str, calls: list[dict[str, Any]]) -> Any:
+def _resolve(path: str, calls: list[JSONObject]) -> JSONValue:
     listed = [_Call(call) for call in calls]
-    current: Any = {"function_calls": listed}
+    current: JSONValue = {"function_calls": listed}
     name = "function_calls"
     for segment in path.split("."):
         match = _SEGMENT.fullmatch(segment)
@@ -81,7 +83,7 @@ def _resolve(path: str, calls: list[dict[str, Any]]) -> Any:
     return current
 
 
-def _type(value: Any) -> str:
+def _type(value: JSONValue) -> str:
     return "Trace" if isinstance(value, _Call) else type(value).__name__
 
 
@@ -93,7 +95,7 @@ class AgentTurn(Block):
     config_keys = frozenset({"agent", "message", "phrasing", "previous", "observe", "first", "test_name", "spec",
                              "place"})
 
-    async def process(self, inputs: dict[str, Any], ctx: StepContext) -> dict[str, Any]:
+    async def process(self, inputs: JSONObject, ctx: StepContext) -> JSONObject:
         from ..agents.errors import AgentError
 
         cfg = self.config
@@ -110,7 +112,7 @@ class AgentTurn(Block):
         try:
             if cfg.get("first"):
                 session = await live.open_session(ctx.execution_id, cfg.get("test_name", ""), cfg.get("spec", ""))
-            out: dict[str, Any] = await live.turn(
+            out: JSONObject = await live.turn(
                 ctx.http, self._message(message, calls), ctx.execution_id, observe=bool(cfg.get("observe")),
                 test_name=cfg.get("test_name", ""), session=session,
             )
@@ -120,11 +122,11 @@ class AgentTurn(Block):
         return out
 
     @classmethod
-    def evidence_of(cls, trace: StepTrace) -> list[Any]:
+    def evidence_of(cls, trace: StepTrace) -> list[Evidence]:
         """The turn (numbered by its place in the test) and the tool calls the agent made."""
         return agent_turn_evidence(trace)
 
-    def _message(self, message: str, calls: list[dict[str, Any]]) -> str:
+    def _message(self, message: str, calls: list[JSONObject]) -> str:
         """The message with its templates resolved; a template naming nothing is this turn's error."""
         try:
             return render_previous(message, calls)
@@ -142,7 +144,7 @@ class AgentSessionEnd(Block):
     resolve_config = False
     config_keys = frozenset({"agent", "first_turn", "test_name", "spec"})
 
-    async def process(self, inputs: dict[str, Any], ctx: StepContext) -> dict[str, Any]:
+    async def process(self, inputs: JSONObject, ctx: StepContext) -> JSONObject:
         from ..agents.errors import AgentError
 
         cfg = self.config

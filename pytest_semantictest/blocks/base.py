@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
+from ..json_types import JSONObject, JSONValue
 
 if TYPE_CHECKING:
+    from ..evidence import Evidence
     from ..step import StepContext
     from ..model import StepTrace
 
@@ -46,30 +48,30 @@ class Block:
     """True: the evidence this block gives tells all its step did (a conversation turn), so the
     console report leaves the step out of the pipeline trace."""
 
-    compiled: Any = None
+    compiled: object = None
     """The step's ``Step.compiled``, set by the engine before ``process`` when a format compiled one
     (Yao's conversation steps); None for a step written as config."""
 
-    def __init__(self, config: Mapping[str, Any] | None = None) -> None:
-        self.config: dict[str, Any] = dict(config or {})
+    def __init__(self, config: Mapping[str, JSONValue] | None = None) -> None:
+        self.config: JSONObject = dict(config or {})
 
     @classmethod
-    def validate_config(cls, config: Mapping[str, Any]) -> list[tuple[str, str]]:
+    def validate_config(cls, config: Mapping[str, JSONValue]) -> list[tuple[str, str]]:
         """Return ``(key, message)`` problems found in a step's config at collection."""
         return []
 
     @classmethod
-    def validate_input(cls, value: Mapping[str, Any]) -> list[tuple[str, str]]:
+    def validate_input(cls, value: Mapping[str, JSONValue]) -> list[tuple[str, str]]:
         """Return ``(key, message)`` problems of an object ``input`` as written (at collection)."""
         return []
 
     @classmethod
-    def assumptions(cls, config: Mapping[str, Any], value: Any) -> list[tuple[str, str]]:
+    def assumptions(cls, config: Mapping[str, JSONValue], value: JSONValue) -> list[tuple[str, str]]:
         """Return ``(key, message)`` for what the block will assume where a step as written leaves
         something out (a warning at the step's line, at collection; the step still runs)."""
         return []
 
-    async def process(self, inputs: dict[str, Any], ctx: StepContext) -> Any:
+    async def process(self, inputs: JSONObject, ctx: StepContext) -> JSONValue:
         """Do the block's work and return its output (usually a dict of fields).
 
         ``ctx`` is the step's :class:`~pytest_semantictest.step.StepContext`: ``ctx.http`` (the
@@ -82,12 +84,12 @@ class Block:
         raise NotImplementedError
 
     @classmethod
-    def evidence_of(cls, trace: StepTrace) -> list[Any]:
+    def evidence_of(cls, trace: StepTrace) -> list[Evidence]:
         """Evidence records (:mod:`pytest_semantictest.evidence`) describing a finished step of this
         block, read from its trace (input, output, error); called after the step ran, failed or
         not. A block may instead emit records while it runs: ``ctx.evidence(record)``."""
         return []
 
-    def error_output(self, inputs: dict[str, Any], message: str) -> dict[str, Any]:
+    def error_output(self, inputs: JSONObject, message: str) -> JSONObject:
         """The documented output a failure produces (default: ``{"error": message}``)."""
         return {"error": message}

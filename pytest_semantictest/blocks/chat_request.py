@@ -20,13 +20,16 @@ from __future__ import annotations
 
 import re
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..json_types import JSONObject
 from ..agents.exchange import send_within
 from .base import BlockError
 from .http_request import HttpRequest, request_errors
 
 if TYPE_CHECKING:
+    import httpx
+
     from ..step import StepContext
 
 FOLLOW_UP_TEXT_LIMIT = 500
@@ -39,7 +42,7 @@ class ChatRequest(HttpRequest):
     resolve_config = False
     config_keys = HttpRequest.config_keys | {"disconnect_after", "follow_up"}
 
-    async def process(self, inputs: dict[str, Any], ctx: StepContext) -> dict[str, Any]:
+    async def process(self, inputs: JSONObject, ctx: StepContext) -> JSONObject:
         count = self.config.get("disconnect_after")
         if isinstance(count, int) and not isinstance(count, bool) and count > 0:
             output = await self.disconnecting(count, ctx)
@@ -48,13 +51,13 @@ class ChatRequest(HttpRequest):
         output["request"] = self.sent()
         return output
 
-    def error_output(self, inputs: dict[str, Any], message: str) -> dict[str, Any]:
+    def error_output(self, inputs: JSONObject, message: str) -> JSONObject:
         return {**super().error_output(inputs, message), "request": self.sent()}
 
-    def sent(self) -> dict[str, Any]:
+    def sent(self) -> JSONObject:
         return {key: self.config.get(key) for key in ("method", "url", "headers", "body") if key in self.config}
 
-    async def disconnecting(self, count: int, ctx: StepContext) -> dict[str, Any]:
+    async def disconnecting(self, count: int, ctx: StepContext) -> JSONObject:
         """Send the request, read at most ``count`` stream chunks, close the connection, follow up."""
         params = {"method": "POST", **{k: v for k, v in self.config.items() if k in HttpRequest.config_keys}}
         request, deadline = self.build(params, ctx)
@@ -64,7 +67,7 @@ class ChatRequest(HttpRequest):
                 deadline, ctx.http, request, lambda r: _read_chunks(r, count), follow_redirects=True,
                 phase=f"reading the stream (waiting for chunk {count})")
         duration = round((time.perf_counter() - start) * 1000, 1)  # the follow-up has its own
-        output: dict[str, Any] = {
+        output: JSONObject = {
             "status": response.status_code,
             "client_disconnect": {"after_chunks": count, "chunks_read": read, "disconnected": cut},
         }
@@ -76,7 +79,7 @@ class ChatRequest(HttpRequest):
         return output
 
 
-async def _read_chunks(response: Any, count: int) -> tuple[str, int, bool]:
+async def _read_chunks(response: httpx.Response, count: int) -> tuple[str, int, bool]:
     """(text read, chunks in it, whether the client stopped early); a response that is not an SSE
     stream is read whole."""
     from .chat_response import count_chunks
@@ -105,7 +108,7 @@ async def _read_chunks(response: Any, count: int) -> tuple[str, int, bool]:
     return text, count_chunks(text) if stream else 0, False
 
 
-async def _follow_up(config: dict[str, Any], ctx: StepContext) -> dict[str, Any]:
+async def _follow_up(config: JSONObject, ctx: StepContext) -> JSONObject:
     """The follow-up request's outcome, short enough for the trace and the judge."""
     from .chat_response import read_response
 
@@ -116,7 +119,7 @@ async def _follow_up(config: dict[str, Any], ctx: StepContext) -> dict[str, Any]
     except BlockError as exc:
         return {"request": sent, "status": 0, "error": str(exc)}
     observed = read_response(response)
-    out: dict[str, Any] = {"request": sent, "status": observed["status"], "content_type": observed["content_type"]}
+    out: JSONObject = {"request": sent, "status": observed["status"], "content_type": observed["content_type"]}
     if isinstance(observed.get("content"), str):
         out["content"] = _clip(observed["content"])
     else:

@@ -15,8 +15,9 @@ are passed on: the stream fields then describe only what was read before the dis
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..json_types import JSONObject, JSONValue
 from .base import Block
 from .stream.sse import SSEEvent, decode_event, loads, parse_events
 
@@ -38,7 +39,7 @@ class ChatResponse(Block):
     outputs = ("ok", "status", "headers", "content_type", "stream", "json", "is_json", "chunks", "final_chunk",
                "final_event", "events", "content", "agent", "tool_calls", "error", "client_disconnect", "follow_up")
 
-    async def process(self, inputs: dict[str, Any], ctx: StepContext | None) -> dict[str, Any]:
+    async def process(self, inputs: JSONObject, ctx: StepContext | None) -> JSONObject:
         response = inputs.get("response")
         if response is None and ctx is not None:  # read the slot directly: the trace stays short
             response = ctx.bus.slot(str(self.config.get("from") or "response"))
@@ -47,7 +48,7 @@ class ChatResponse(Block):
         return read_response(response)
 
 
-def read_response(response: dict[str, Any]) -> dict[str, Any]:
+def read_response(response: JSONObject) -> JSONObject:
     """The compliance view of one HTTP response (pure; see the module docstring)."""
     raw_status, raw_error, raw_body = response.get("status"), response.get("error"), response.get("body")
     status = raw_status if isinstance(raw_status, int) else 0
@@ -55,7 +56,7 @@ def read_response(response: dict[str, Any]) -> dict[str, Any]:
     headers = {str(k).lower(): str(v) for k, v in (response.get("headers") or {}).items()}
     body = raw_body if isinstance(raw_body, str) else ""
     media = headers.get("content-type", "").split(";", 1)[0].strip().lower()
-    out: dict[str, Any] = {"ok": status > 0 and error is None, "status": status}
+    out: JSONObject = {"ok": status > 0 and error is None, "status": status}
     for key in ("client_disconnect", "follow_up"):  # set by ChatRequest when the client went away on purpose
         if isinstance(response.get(key), dict):
             out[key] = response[key]
@@ -87,23 +88,23 @@ def read_response(response: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _first_choice(data: dict[str, Any]) -> dict[str, Any]:
+def _first_choice(data: JSONObject) -> JSONObject:
     choices = data.get("choices")
     first = choices[0] if isinstance(choices, list) and choices else None
     return first if isinstance(first, dict) else {}
 
 
-def _agent(data: dict[str, Any]) -> str | None:
+def _agent(data: JSONObject) -> str | None:
     for key in ("agent", "model"):
         if isinstance(name := data.get(key), str) and name:
             return name
     return None
 
 
-def _payloads(event: SSEEvent) -> list[tuple[bool, dict[str, Any]]]:
+def _payloads(event: SSEEvent) -> list[tuple[bool, JSONObject]]:
     """An SSE event's JSON objects as ``(is_chunk, value)``: a named ``event:`` or a payload with a
     ``type`` and no ``choices`` is an event of the turn (handoff, auth); anything else is a chunk."""
-    out: list[tuple[bool, dict[str, Any]]] = []
+    out: list[tuple[bool, JSONObject]] = []
     values, _ = decode_event(event, loads)
     name = (event.event or "").strip()
     for value in values:
@@ -124,13 +125,13 @@ def count_chunks(text: str) -> int:
     return sum(1 for event in events for is_chunk, _ in _payloads(event) if is_chunk)
 
 
-def _stream(body: str, out: dict[str, Any]) -> None:
+def _stream(body: str, out: JSONObject) -> None:
     from .stream.openai import parse_openai
 
     out["stream"] = True
     events, done = parse_events(body)
-    chunks: list[Any] = []
-    typed: list[dict[str, Any]] = []
+    chunks: list[JSONValue] = []
+    typed: list[JSONObject] = []
     last_data: str | None = None
     for event in events:
         last_data = event.data

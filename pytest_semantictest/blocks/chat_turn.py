@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..json_types import JSONObject, JSONValue
 from ..agents.chat import ChatTarget
 from ..model import StepTrace
 from .base import Block, BlockError
@@ -27,6 +28,7 @@ from .turn_evidence import chat_turn_evidence
 from .turns import open_session, remaining, take_turn, turn_record
 
 if TYPE_CHECKING:
+    from ..evidence import Evidence
     from ..step import StepContext
 
 
@@ -41,12 +43,12 @@ class ChatTurn(Block):
         "test_name", "spec",
     })
 
-    def _sent(self) -> list[dict[str, Any]]:
+    def _sent(self) -> list[JSONObject]:
         from ..agents.chat import message_specs
 
         return message_specs(self.config.get("input", ""), self.config.get("attachments") or [])
 
-    async def process(self, inputs: dict[str, Any], ctx: StepContext) -> dict[str, Any]:
+    async def process(self, inputs: JSONObject, ctx: StepContext) -> JSONObject:
         from ..agents.errors import AgentError
 
         cfg = self.config
@@ -79,24 +81,24 @@ class ChatTurn(Block):
             await self._followups(ctx, target, earlier, turn, interactive, session)
         return turn
 
-    _opened: dict[str, Any] | None = None
+    _opened: JSONObject | None = None
 
-    async def _session(self, ctx: StepContext, target: ChatTarget, earlier: list[Any]) -> dict[str, Any] | None:
+    async def _session(self, ctx: StepContext, target: ChatTarget, earlier: list[JSONValue]) -> JSONObject | None:
         """highbar session hooks: opened by turn 1, carried by the later turns."""
         if earlier:
-            carried: dict[str, Any] | None = earlier[0].get("session")
+            carried: JSONObject | None = earlier[0].get("session")
             return carried
         return await open_session(ctx, target, self.config.get("test_name", ""), self.config.get("spec", ""))
 
-    async def _followups(self, ctx: StepContext, target: ChatTarget, earlier: list[Any], turn: dict[str, Any],
-                         interactive: Mapping[str, Any], session: Any) -> None:
+    async def _followups(self, ctx: StepContext, target: ChatTarget, earlier: list[JSONValue], turn: JSONObject,
+                         interactive: Mapping[str, JSONValue], session: JSONObject | None) -> None:
         """After the last scripted turn, a person answers while the agent awaits input."""
         from ..agents.chat import user_message
         from ..agents.errors import AgentError
         from .interactive import ask_person, terminal_of
 
         terminal = terminal_of(ctx.run_context)
-        added: list[dict[str, Any]] = []
+        added: list[JSONObject] = []
         last = turn
         while terminal is not None and last.get("awaiting_input") is True:
             answer = await ask_person(terminal, last, interactive.get("timeout"))
@@ -113,11 +115,11 @@ class ChatTurn(Block):
             turn["followups"] = added
 
     @classmethod
-    def evidence_of(cls, trace: StepTrace) -> list[Any]:
+    def evidence_of(cls, trace: StepTrace) -> list[Evidence]:
         """The turn and its follow-ups, as the transcript shows them."""
         return chat_turn_evidence(trace)
 
-    def error_output(self, inputs: dict[str, Any], message: str) -> dict[str, Any]:
+    def error_output(self, inputs: JSONObject, message: str) -> JSONObject:
         try:
             sent = self._sent()
         except Exception:  # noqa: BLE001  the record of a failed turn never fails itself

@@ -17,16 +17,18 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import AliasChoices, BaseModel, Field, ValidationError, model_validator
 
+from ..json_types import JSONObject, JSONValue
 from ..checks.specs import Assertions, AttachmentSpec, Duration, InputSpec, StrictSpec
 from ..model import StepTrace
 from .base import Block, BlockError
 from .turn_evidence import conversation_evidence
 
 if TYPE_CHECKING:
+    from ..evidence import Evidence
     from ..step import StepContext
 
 
@@ -35,7 +37,7 @@ class PipelineAgent(StrictSpec):
     protocol: str = "openai"
     headers: dict[str, str] = Field(default_factory=dict)
     model: str | None = None
-    body: dict[str, Any] = Field(default_factory=dict)
+    body: JSONObject = Field(default_factory=dict)
     timeout: int = Field(default=60000, ge=1)
     awaitingInputTools: list[str] | None = None
     awaitingInputPattern: str | None = None
@@ -48,7 +50,7 @@ class PipelineAgent(StrictSpec):
             raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {self.protocol!r}")
         return self
 
-    def target(self) -> Any:
+    def target(self) -> JSONValue:
         from ..agents.chat import target_from_mapping
 
         return target_from_mapping({
@@ -61,18 +63,18 @@ class PipelineAgent(StrictSpec):
 class PipelineTurn(StrictSpec):
     input: InputSpec
     assertions: Assertions = Field(default_factory=list, validation_alias=AliasChoices("assertions", "assert"))
-    options: dict[str, Any] = Field(default_factory=dict)
+    options: JSONObject = Field(default_factory=dict)
     attachments: list[AttachmentSpec] = Field(default_factory=list)
 
 
 class ConversationConfig(StrictSpec):
     agent: PipelineAgent
     turns: list[PipelineTurn] = Field(min_length=1)
-    options: dict[str, Any] = Field(default_factory=dict)
+    options: JSONObject = Field(default_factory=dict)
     timeout: Duration | None = None
 
 
-def config_problems(model: type[BaseModel], config: Mapping[str, Any]) -> list[tuple[str, str]]:
+def config_problems(model: type[BaseModel], config: Mapping[str, JSONValue]) -> list[tuple[str, str]]:
     """Pydantic problems of a block config as ``(path, message)`` with a did-you-mean."""
     from ..problems import problems_from
 
@@ -84,7 +86,7 @@ def config_problems(model: type[BaseModel], config: Mapping[str, Any]) -> list[t
     return []
 
 
-def merged_options(base: Mapping[str, Any], own: Mapping[str, Any]) -> dict[str, Any]:
+def merged_options(base: Mapping[str, JSONValue], own: Mapping[str, JSONValue]) -> JSONObject:
     """A turn's options override the case's; ``metadata`` is merged key by key."""
     out = {**base, **own}
     if isinstance(base.get("metadata"), Mapping) and isinstance(own.get("metadata"), Mapping):
@@ -101,15 +103,15 @@ class Conversation(Block):
     outputs = ("passed", "turns", "failures", "stoppedAt")
 
     @classmethod
-    def evidence_of(cls, trace: StepTrace) -> list[Any]:
+    def evidence_of(cls, trace: StepTrace) -> list[Evidence]:
         """Every turn, its tool calls and validators' verdicts."""
         return conversation_evidence(trace)
 
     @classmethod
-    def validate_config(cls, config: Mapping[str, Any]) -> list[tuple[str, str]]:
+    def validate_config(cls, config: Mapping[str, JSONValue]) -> list[tuple[str, str]]:
         return config_problems(ConversationConfig, config)
 
-    async def process(self, inputs: dict[str, Any], ctx: StepContext) -> dict[str, Any]:
+    async def process(self, inputs: JSONObject, ctx: StepContext) -> JSONObject:
         from ..agents.chat import message_specs
         from ..agents.errors import AgentError
         from ..checks.conversation import check_turn
@@ -122,8 +124,8 @@ class Conversation(Block):
             raise BlockError(f"Conversation config: {exc.errors()[0]['msg']}") from None
         target = plan.agent.target()
         base_dir = Path(getattr(ctx.run_context, "rootdir", None) or Path.cwd())
-        turns: list[dict[str, Any]] = []
-        failures: list[dict[str, Any]] = []
+        turns: list[JSONObject] = []
+        failures: list[JSONObject] = []
         errors: list[str] = []
         skipped: list[str] = []
         stopped: int | None = None

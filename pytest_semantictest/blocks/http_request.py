@@ -6,8 +6,9 @@ import contextlib
 import json
 import time
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..json_types import JSONObject, JSONValue
 from ..agents.exchange import send_within
 from ..deadline import Deadline, DeadlineExceeded, timeout_ms, timeout_problem
 from ..evidence import HttpExchange
@@ -15,10 +16,13 @@ from ..model import StepTrace
 from .base import Block, BlockError
 
 if TYPE_CHECKING:
+    from ..evidence import Evidence
+    import httpx
+
     from ..step import StepContext
 
 
-def http_exchange(trace: StepTrace) -> list[Any]:
+def http_exchange(trace: StepTrace) -> list[Evidence]:
     """An HTTP step's exchange, read from its trace (also a failed request: status 0 and the error)."""
     out, sent = trace.output, trace.input
     if not (isinstance(out, Mapping) and "status" in out and ("body" in out or "error" in out)):
@@ -31,7 +35,7 @@ def http_exchange(trace: StepTrace) -> list[Any]:
 _METHODS = {"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"}
 
 
-async def _read_all(response: Any) -> bytes:
+async def _read_all(response: httpx.Response) -> bytes:
     data: bytes = await response.aread()
     return data
 
@@ -53,7 +57,7 @@ def request_errors(url: str, deadline: Deadline) -> Iterator[None]:
         raise BlockError(f"Request failed: {type(exc).__name__}: {exc}".rstrip(": ")) from None
 
 
-def default_method(body: Any) -> str:
+def default_method(body: JSONValue) -> str:
     """The method of a request written without one: GET, or POST when it has a body (documented in
     docs/migrating.md; a warning at collection names the assumption)."""
     return "GET" if body is None else "POST"
@@ -68,7 +72,7 @@ class HttpRequest(Block):
     config_keys = frozenset({"url", "method", "headers", "body", "query", "timeout"})
 
     @classmethod
-    def validate_config(cls, config: Mapping[str, Any]) -> list[tuple[str, str]]:
+    def validate_config(cls, config: Mapping[str, JSONValue]) -> list[tuple[str, str]]:
         """A ``timeout`` that is not a usable number of milliseconds is a collection error."""
         value = config.get("timeout")
         if value is None or (value == 0 and not isinstance(value, bool)):
@@ -77,12 +81,12 @@ class HttpRequest(Block):
         return [("timeout", problem)] if problem else []
 
     @classmethod
-    def validate_input(cls, value: Mapping[str, Any]) -> list[tuple[str, str]]:
+    def validate_input(cls, value: Mapping[str, JSONValue]) -> list[tuple[str, str]]:
         """The same keys are accepted as input: a literal ``timeout`` there is checked the same way."""
         return cls.validate_config(value)
 
     @classmethod
-    def assumptions(cls, config: Mapping[str, Any], value: Any) -> list[tuple[str, str]]:
+    def assumptions(cls, config: Mapping[str, JSONValue], value: JSONValue) -> list[tuple[str, str]]:
         """A step without ``method`` that sends a body is sent as POST (:func:`default_method`): say so."""
         written = {**config, **(value if isinstance(value, Mapping) else {})}
         if written.get("method") is None and written.get("body") is not None:
@@ -90,7 +94,7 @@ class HttpRequest(Block):
                                "write \"method\" to say which (the SemanticTest runner requires it)")]
         return []
 
-    async def process(self, inputs: dict[str, Any], ctx: StepContext) -> dict[str, Any]:
+    async def process(self, inputs: JSONObject, ctx: StepContext) -> JSONObject:
         params = {**self.config, **inputs}
         request, deadline = self.build(params, ctx)
         start = time.perf_counter()
@@ -105,7 +109,7 @@ class HttpRequest(Block):
             "url": str(response.request.url),
         }
 
-    def build(self, params: dict[str, Any], ctx: StepContext) -> tuple[Any, Deadline]:
+    def build(self, params: JSONObject, ctx: StepContext) -> tuple[JSONValue, Deadline]:
         """The httpx request ``params`` (config and inputs) describe, and the deadline bounding it."""
         import httpx
 
@@ -149,9 +153,9 @@ class HttpRequest(Block):
         return request, deadline
 
     @classmethod
-    def evidence_of(cls, trace: StepTrace) -> list[Any]:
+    def evidence_of(cls, trace: StepTrace) -> list[Evidence]:
         """The exchange: what was sent (the resolved input, else the output's ``request``) and the response."""
         return http_exchange(trace)
 
-    def error_output(self, inputs: dict[str, Any], message: str) -> dict[str, Any]:
+    def error_output(self, inputs: JSONObject, message: str) -> JSONObject:
         return {"error": message, "status": 0, "duration": 0, "url": inputs.get("url", self.config.get("url"))}

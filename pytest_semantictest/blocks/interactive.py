@@ -11,8 +11,12 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
+if TYPE_CHECKING:
+    from ..run_context import RunContext
+
+from ..json_types import JSONValue
 from ..threads import start_daemon
 
 TTY = "/dev/tty"
@@ -40,6 +44,12 @@ def unavailable_reason(env: Mapping[str, str] | None = None) -> str | None:
 def skip_reason(why: str) -> str:
     return (f"interactive case: needs a person at the terminal, but {why} "
             "(run it locally with a terminal, or --semantictest-on-missing-input=fail to fail instead)")
+
+
+class Asker(Protocol):
+    """What asks a person for the next message (:class:`Terminal`, or a test double on the run context)."""
+
+    async def ask(self, shown: str, prompt: str, timeout_s: float | None) -> str | None: ...
 
 
 class Terminal:
@@ -74,7 +84,7 @@ class Terminal:
             return None
 
 
-def terminal_of(run_context: Any) -> Any:
+def terminal_of(run_context: RunContext) -> Asker | None:
     """The run's terminal (a test double when set), a real one when usable, else None."""
     found = getattr(run_context, "terminal", None)
     if found is not None:
@@ -82,7 +92,7 @@ def terminal_of(run_context: Any) -> Any:
     return Terminal() if unavailable_reason() is None else None
 
 
-async def ask_person(terminal: Any, turn: Mapping[str, Any], timeout_s: float | None) -> str | None:
+async def ask_person(terminal: Asker, turn: Mapping[str, JSONValue], timeout_s: float | None) -> str | None:
     """Show the agent's reply and ask for the next message; None or "" ends the conversation."""
     calls = ", ".join(str(c.get("name")) for c in turn.get("tool_calls") or [])
     shown = f"[turn {turn.get('turn')}] agent: {turn.get('output') or ''}" + (f"\n  tools: {calls}" if calls else "")

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..json_types import JSONObject
 from .base import Block, BlockError
 
 if TYPE_CHECKING:
@@ -18,7 +19,7 @@ class JsonParser(Block):
     input_keys = frozenset(inputs)
     outputs = ("parsed",)
 
-    async def process(self, inputs: dict[str, Any], ctx: StepContext) -> dict[str, Any]:
+    async def process(self, inputs: JSONObject, ctx: StepContext) -> JSONObject:
         if "body" not in inputs:
             raise BlockError("JsonParser needs input 'body' (a JSON string); the input named nothing")
         body = inputs["body"]
@@ -33,5 +34,5 @@ class JsonParser(Block):
         except json.JSONDecodeError as exc:
             raise BlockError(f"JSON parse error: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
 
-    def error_output(self, inputs: dict[str, Any], message: str) -> dict[str, Any]:
+    def error_output(self, inputs: JSONObject, message: str) -> JSONObject:
         return {"error": message, "raw": inputs.get("body")}

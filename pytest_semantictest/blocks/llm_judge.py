@@ -8,13 +8,15 @@ replay miss) makes the test an ERROR. Neither is ever turned into a score.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
+from ..json_types import JSONObject, JSONValue
 from ..evidence import Judgement
 from ..model import StepTrace
 from .base import Block, BlockError
 
 if TYPE_CHECKING:
+    from ..evidence import Evidence
     from ..step import StepContext
 
 DEFAULT_CRITERIA = {"accuracy": 0.4, "completeness": 0.3, "relevance": 0.3}
@@ -22,11 +24,11 @@ DEFAULT_CRITERIA = {"accuracy": 0.4, "completeness": 0.3, "relevance": 0.3}
 NOT_CONFIGURED = "LLM judge not configured"
 
 
-def _number(value: Any) -> bool:
+def _number(value: JSONValue) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _templated(value: Any) -> bool:
+def _templated(value: JSONValue) -> bool:
     return isinstance(value, str) and "${" in value
 
 
@@ -43,7 +45,7 @@ class LLMJudge(Block):
     concurrent: ClassVar[bool] = True  # independent judge steps of one pipeline run at the same time
 
     @classmethod
-    def validate_config(cls, config: Mapping[str, Any]) -> list[tuple[str, str]]:
+    def validate_config(cls, config: Mapping[str, JSONValue]) -> list[tuple[str, str]]:
         problems = []
         criteria = config.get("criteria")
         if criteria is not None and not _templated(criteria):
@@ -72,7 +74,7 @@ class LLMJudge(Block):
             problems.append(("model", f"must be a model name, got {model!r}"))
         return problems
 
-    async def process(self, inputs: dict[str, Any], ctx: StepContext) -> dict[str, Any]:
+    async def process(self, inputs: JSONObject, ctx: StepContext) -> JSONObject:
         from ..step import JudgeError, JudgeUnavailable
         from ..llm.errors import REQUIRE_JUDGE_MESSAGE, LLMError
         from ..llm.judge_request import JudgeRequest
@@ -89,7 +91,7 @@ class LLMJudge(Block):
             raise JudgeUnavailable(NOT_CONFIGURED)
         try:
             settings = getattr(ctx, "settings", None)
-            verdict: dict[str, Any] = await judge.judge(request, repeat=getattr(ctx, "repeat", 0),
+            verdict: JSONObject = await judge.judge(request, repeat=getattr(ctx, "repeat", 0),
                                                         samples=getattr(settings, "judge_samples", 1),
                                                         fail_unstable=getattr(settings, "fail_unstable", False))
             return verdict
@@ -97,7 +99,7 @@ class LLMJudge(Block):
             raise JudgeError(str(exc)) from None
 
     @classmethod
-    def evidence_of(cls, trace: StepTrace) -> list[Any]:
+    def evidence_of(cls, trace: StepTrace) -> list[Evidence]:
         """The judge's verdict, or why there is none (the step's error)."""
         out = trace.output
         if isinstance(out, Mapping) and "score" in out and "reasoning" in out:

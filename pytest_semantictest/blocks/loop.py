@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..json_types import JSONObject, JSONValue
 from ..checks.operators import OPERATORS, apply, validate_operand
 from ..errors import clip, did_you_mean
 from .base import Block
@@ -20,7 +21,7 @@ class Loop(Block):
     input_keys = None  # its input passes through to its output, any keys
 
     @classmethod
-    def validate_config(cls, config: Mapping[str, Any]) -> list[tuple[str, str]]:
+    def validate_config(cls, config: Mapping[str, JSONValue]) -> list[tuple[str, str]]:
         problems: list[tuple[str, str]] = []
         target = config.get("target")
         if target is None:
@@ -36,7 +37,7 @@ class Loop(Block):
             problems.extend(_validate_condition(cond))
         return problems
 
-    async def process(self, inputs: dict[str, Any], ctx: StepContext) -> dict[str, Any]:
+    async def process(self, inputs: JSONObject, ctx: StepContext) -> JSONObject:
         cond = self.config.get("condition")
         should = True
         if cond:
@@ -51,7 +52,7 @@ class Loop(Block):
         return out
 
 
-def _validate_condition(cond: Any) -> list[tuple[str, str]]:
+def _validate_condition(cond: JSONValue) -> list[tuple[str, str]]:
     if not isinstance(cond, dict):
         return [("condition", "must be an object {path, operator, value}")]
     problems = []

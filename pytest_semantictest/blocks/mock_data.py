@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..json_types import JSONObject, JSONValue
 from .base import Block
 
 if TYPE_CHECKING:
@@ -18,11 +19,11 @@ class MockData(Block):
     input_keys = frozenset()  # MockData reads nothing: its value is config.data
 
     @classmethod
-    def validate_config(cls, config: Mapping[str, Any]) -> list[tuple[str, str]]:
+    def validate_config(cls, config: Mapping[str, JSONValue]) -> list[tuple[str, str]]:
         if "data" not in config:
             return [("data", "MockData needs 'config.data': the value to put on the DataBus")]
         return []
 
-    async def process(self, inputs: dict[str, Any], ctx: StepContext) -> Any:
+    async def process(self, inputs: JSONObject, ctx: StepContext) -> JSONValue:
         """The data as written ("can be any structure"): objects, lists and scalars alike."""
         return self.config.get("data")

@@ -30,20 +30,22 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import AliasChoices, Field
 
+from ..json_types import JSONObject, JSONValue
 from ..checks.specs import (AttachmentSpec, CheckpointSpec, Duration, InputSpec, InteractiveSpec, SimulatorSpec,
                             StrictSpec)
 from ..model import StepTrace
-from .base import Block
+from .base import Block, BlockError
 from .conversation import PipelineAgent, config_problems
 from .simulation import (DEFAULT_MAX_TURNS, DEFAULT_TIMEOUT_S, ConversationRun, DynamicPlan, order_problems,
                          reach_checkpoints)
 from .turn_evidence import conversation_evidence
 
 if TYPE_CHECKING:
+    from ..evidence import Evidence
     from ..step import StepContext
 
 __all__ = ["DynamicPlan", "SimulatedConfig", "SimulatedConversation", "order_problems"]
@@ -57,7 +59,7 @@ class SimulatedConfig(StrictSpec):
     checkpoints: list[CheckpointSpec] = Field(min_length=1)
     maxTurns: int = Field(default=DEFAULT_MAX_TURNS, ge=1, validation_alias=AliasChoices("maxTurns", "max_turns"))
     timeout: Duration = DEFAULT_TIMEOUT_S
-    options: dict[str, Any] = Field(default_factory=dict)
+    options: JSONObject = Field(default_factory=dict)
     interactive: InteractiveSpec | None = None
 
 
@@ -72,11 +74,11 @@ class SimulatedConversation(Block):
     whole_story = True
 
     @classmethod
-    def evidence_of(cls, trace: StepTrace) -> list[Any]:
+    def evidence_of(cls, trace: StepTrace) -> list[Evidence]:
         return conversation_evidence(trace)  # turns, tool calls, validators, checkpoint timeline, why it ended
 
     @classmethod
-    def validate_config(cls, config: Mapping[str, Any]) -> list[tuple[str, str]]:
+    def validate_config(cls, config: Mapping[str, JSONValue]) -> list[tuple[str, str]]:
         problems = config_problems(SimulatedConfig, config)
         if not problems:
             checkpoints = [CheckpointSpec.model_validate(c) for c in config.get("checkpoints") or []]
@@ -94,14 +96,17 @@ class SimulatedConversation(Block):
 
     _run: ConversationRun | None = None
 
-    async def process(self, inputs: dict[str, Any], ctx: StepContext) -> dict[str, Any]:
+    async def process(self, inputs: JSONObject, ctx: StepContext) -> JSONObject:
         from .turns import open_session
 
         plan = self._plan(ctx)
+        if plan.target is None:  # (a Yao case without an agent ERRORs before it runs)
+            raise BlockError("SimulatedConversation has no agent to talk to")
+        target = plan.target
         run = self._run = ConversationRun(plan)
         # one highbar session for the whole conversation, opened before turn 1 (outside the conversation's
         # timeout: the hook has its own), closed by the case's cleanup step (see turns.open_session)
-        run.session = await open_session(ctx, plan.target, plan.test_name, plan.spec)
+        run.session = await open_session(ctx, target, plan.test_name, plan.spec)
         try:
             async with asyncio.timeout(plan.timeout) as deadline:
                 await self._converse(run, ctx, deadline)
@@ -114,18 +119,20 @@ class SimulatedConversation(Block):
             run.finish(False, f"{reason}; required checkpoints not reached: {run.missing_text()}")
         return run.output()
 
-    def error_output(self, inputs: dict[str, Any], message: str) -> dict[str, Any]:
-        out: dict[str, Any] = {"error": message}
+    def error_output(self, inputs: JSONObject, message: str) -> JSONObject:
+        out: JSONObject = {"error": message}
         if self._run is not None and self._run.session is not None:  # still closed by the cleanup step
             out["session"] = self._run.session
         return out
 
-    async def _converse(self, run: ConversationRun, ctx: StepContext, deadline: Any) -> None:
+    async def _converse(self, run: ConversationRun, ctx: StepContext, deadline: asyncio.Timeout) -> None:
         from ..agents.chat import message_specs, user_message
         from ..agents.errors import AgentError
         from .turns import take_turn, turn_record
 
         plan = run.plan
+        target = plan.target
+        assert target is not None  # (process checked)
         sent = message_specs(plan.input, plan.attachments) if plan.input is not None else None
         source, note = "input", None
         number = 0
@@ -143,7 +150,7 @@ class SimulatedConversation(Block):
                 sent, source, note = [user_message(answer.message)], "simulator", {"reasoning": answer.reasoning}
             run.phase, run.in_flight = "waiting for the agent", (sent, source)
             try:
-                turn = await take_turn(ctx, plan.target, run.turns, sent, plan.options, number=number, source=source,
+                turn = await take_turn(ctx, target, run.turns, sent, plan.options, number=number, source=source,
                                        base_dir=plan.base_dir, test_name=plan.test_name, session=run.session)
             except AgentError as exc:
                 run.in_flight = None
@@ -177,7 +184,7 @@ class SimulatedConversation(Block):
                         return
                     sent, source = [user_message(answer_text)], "person"
 
-    async def _ask_person(self, run: ConversationRun, ctx: StepContext, turn: dict[str, Any], deadline: Any) -> str | None:
+    async def _ask_person(self, run: ConversationRun, ctx: StepContext, turn: JSONObject, deadline: asyncio.Timeout) -> str | None:
         """The person's message ("" ends), or None (no terminal: the simulator answers)."""
         import time
 
@@ -194,7 +201,7 @@ class SimulatedConversation(Block):
             deadline.reschedule(when + time.monotonic() - started)
         return answer or ""
 
-    async def _simulate(self, run: ConversationRun, ctx: StepContext, number: int) -> Any:
+    async def _simulate(self, run: ConversationRun, ctx: StepContext, number: int) -> JSONValue:
         from ..checks.conversation import text_history
         from ..step import JudgeError, JudgeUnavailable
         from ..llm.errors import LLMError

@@ -5,13 +5,16 @@ checkpoints after a reply, and the check of the checkpoints' ``after`` order."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
+from ..json_types import JSONObject, JSONValue
 from ..checks.specs import CheckpointSpec, InteractiveSpec, SimulatorSpec
 
 if TYPE_CHECKING:
+    from ..agents.chat import Attachment, ChatTarget
     from ..step import StepContext
 
 DEFAULT_MAX_TURNS = 20
@@ -22,14 +25,14 @@ DEFAULT_TIMEOUT_S = 300.0
 class DynamicPlan:
     """Everything one simulated conversation needs (the Yao compiler builds it directly)."""
 
-    target: Any
+    target: ChatTarget | None
     checkpoints: list[CheckpointSpec]
     simulator: SimulatorSpec = field(default_factory=SimulatorSpec)
-    input: Any = None
-    attachments: list[Any] = field(default_factory=list)
+    input: JSONValue = None
+    attachments: Sequence[Attachment] = field(default_factory=list)
     max_turns: int = DEFAULT_MAX_TURNS
     timeout: float = DEFAULT_TIMEOUT_S
-    options: dict[str, Any] = field(default_factory=dict)
+    options: JSONObject = field(default_factory=dict)
     interactive: InteractiveSpec | None = None
     base_dir: Path | None = None
     test_name: str = ""
@@ -42,17 +45,17 @@ class ConversationRun:
 
     def __init__(self, plan: DynamicPlan) -> None:
         self.plan = plan
-        self.turns: list[dict[str, Any]] = []
+        self.turns: list[JSONObject] = []
         self.reached: dict[str, int] = {}
         self.early: dict[str, list[int]] = {}
         self.last: dict[str, str] = {}
         self.phase = "starting"
         self.number = 0
-        self.in_flight: tuple[list[dict[str, Any]], str] | None = None
+        self.in_flight: tuple[list[JSONObject], str] | None = None
         self.status = "running"
         self.reason = ""
-        self.goal: dict[str, Any] | None = None
-        self.session: dict[str, Any] | None = None
+        self.goal: JSONObject | None = None
+        self.session: JSONObject | None = None
 
     def missing(self) -> list[str]:
         return [cp.id for cp in self.plan.checkpoints if cp.required and cp.id not in self.reached]
@@ -73,10 +76,10 @@ class ConversationRun:
         self.status = "passed" if passed else "failed"
         self.reason = reason
 
-    def timeline(self) -> list[dict[str, Any]]:
+    def timeline(self) -> list[JSONObject]:
         out = []
         for cp in self.plan.checkpoints:
-            entry: dict[str, Any] = {"id": cp.id, "required": cp.required, "reached": cp.id in self.reached,
+            entry: JSONObject = {"id": cp.id, "required": cp.required, "reached": cp.id in self.reached,
                                      "turn": self.reached.get(cp.id)}
             if cp.description:
                 entry["description"] = cp.description
@@ -89,7 +92,7 @@ class ConversationRun:
             out.append(entry)
         return out
 
-    def output(self) -> dict[str, Any]:
+    def output(self) -> JSONObject:
         out = {
             "passed": self.status == "passed", "status": self.status, "reason": self.reason, "turns": self.turns,
             "checkpoints": self.timeline(), "missing": self.missing(), "goalAchieved": self.goal,
@@ -107,7 +110,7 @@ class ConversationRun:
         raise exc
 
 
-async def reach_checkpoints(run: ConversationRun, ctx: StepContext, turn: dict[str, Any], number: int) -> None:
+async def reach_checkpoints(run: ConversationRun, ctx: StepContext, turn: JSONObject, number: int) -> None:
     """Reach every pending checkpoint whose ``after`` ones are reached and whose assertions hold."""
     from ..checks.assertions import DETERMINISTIC, evaluate
     from ..checks.conversation import check_turn

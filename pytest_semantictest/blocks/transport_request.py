@@ -16,14 +16,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..json_types import JSONObject, JSONValue
 from ..evidence import Note
 from ..model import StepTrace
 from .base import Block
 from .transports.reply import Reply, last_state
 
 if TYPE_CHECKING:
+    from ..evidence import Evidence
     from ..step import StepContext
 
 DEFAULT_TIMEOUT_MS = 60_000
@@ -38,7 +40,7 @@ class TransportRequest(Block):
     outputs = ("ok", "status", "stream", "reply", "content", "events", "tool_calls", "problem",
                "error", "timed_out", "request")
 
-    async def process(self, inputs: dict[str, Any], ctx: StepContext) -> dict[str, Any]:
+    async def process(self, inputs: JSONObject, ctx: StepContext) -> JSONObject:
         transport = str(self.config.get("transport"))
         reply = Reply(transport, "realtime" if transport == "realtime" else str(self.config.get("dialect") or ""))
         redactor = getattr(getattr(ctx, "run_context", None), "redactor", None)
@@ -72,7 +74,7 @@ class TransportRequest(Block):
         else:
             await a2a_exchange(ctx.http, dict(self.config), reply)
 
-    def _output(self, reply: Reply, failure: str | None, timed_out: bool) -> dict[str, Any]:
+    def _output(self, reply: Reply, failure: str | None, timed_out: bool) -> JSONObject:
         data = reply.as_dict()
         ok = failure is None and (reply.status != 0 or bool(reply.problems))
         return {
@@ -82,15 +84,15 @@ class TransportRequest(Block):
             "timed_out": timed_out, "request": self.sent(), "url": reply.url,
         }
 
-    def sent(self) -> dict[str, Any]:
+    def sent(self) -> JSONObject:
         keys = ("transport", "dialect", "url", "method", "headers", "body", "messages")
         return {key: self.config[key] for key in keys if self.config.get(key) is not None}
 
-    def error_output(self, inputs: dict[str, Any], message: str) -> dict[str, Any]:
+    def error_output(self, inputs: JSONObject, message: str) -> JSONObject:
         return {"ok": False, "status": 0, "error": message, "failure": message, "request": self.sent()}
 
     @classmethod
-    def evidence_of(cls, trace: StepTrace) -> list[Any]:
+    def evidence_of(cls, trace: StepTrace) -> list[Evidence]:
         """The exchange as a timeline of its events (deltas folded), with its state and text."""
         out = trace.output
         if not isinstance(out, Mapping) or not isinstance(out.get("reply"), Mapping):

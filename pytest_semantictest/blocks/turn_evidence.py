@@ -4,10 +4,11 @@ their turn records (``turns.turn_record``) as :mod:`pytest_semantictest.evidence
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
+from ..json_types import JSONObject, JSONValue
 from ..agents.chat import call_record
-from ..evidence import CheckpointTimeline, ConversationEnd, ConversationTurn, ToolCalls, ValidatorVerdict, tool_call
+from ..evidence import (CheckpointTimeline, ConversationEnd, ConversationTurn, Evidence, ToolCalls, ValidatorVerdict,
+                        tool_call)
 from ..model import StepTrace
 
 TURN_KEYS = ("turn", "source", "input", "attachments", "output", "tool_calls", "awaiting_input", "duration_ms",
@@ -15,10 +16,10 @@ TURN_KEYS = ("turn", "source", "input", "attachments", "output", "tool_calls", "
 """What a turn record keeps for the reports (other keys, such as the agent session, are left out)."""
 
 
-def turn_of(record: Mapping[str, Any]) -> list[Any]:
+def turn_of(record: Mapping[str, JSONValue]) -> list[Evidence]:
     """A turn record as a conversation turn and its validators' verdicts."""
     turn = {k: record[k] for k in TURN_KEYS if k in record and record[k] is not None}
-    found: list[Any] = [ConversationTurn(turn)]
+    found: list[Evidence] = [ConversationTurn(turn)]
     for n, a in enumerate(turn.get("assertions") or []):
         v = a.get("validator") if isinstance(a, Mapping) else None
         if isinstance(v, Mapping):
@@ -29,13 +30,13 @@ def turn_of(record: Mapping[str, Any]) -> list[Any]:
     return found
 
 
-def configured_message(trace: StepTrace) -> Any:
+def configured_message(trace: StepTrace) -> JSONValue:
     """What a turn step was told to send (its output has no message when the agent failed)."""
     config = trace.step.config if isinstance(trace.step.config, Mapping) else {}
     return config.get("message", config.get("input"))
 
 
-def failed_turn(trace: StepTrace) -> list[Any]:
+def failed_turn(trace: StepTrace) -> list[Evidence]:
     """A turn step that gave no output but an error: one turn (numbered by its place) with the error."""
     if not trace.error:
         return []
@@ -43,7 +44,7 @@ def failed_turn(trace: StepTrace) -> list[Any]:
     return [ConversationTurn({"turn": None, **({"input": sent} if sent else {}), "error": trace.error})]
 
 
-def chat_turn_evidence(trace: StepTrace) -> list[Any]:
+def chat_turn_evidence(trace: StepTrace) -> list[Evidence]:
     """ChatTurn: its turn and the follow-ups it answered."""
     out = trace.output
     if not isinstance(out, Mapping):
@@ -54,29 +55,29 @@ def chat_turn_evidence(trace: StepTrace) -> list[Any]:
     return found
 
 
-def agent_turn_evidence(trace: StepTrace) -> list[Any]:
+def agent_turn_evidence(trace: StepTrace) -> list[Evidence]:
     """AgentTurn (highbar): the turn (numbered by its place) and the tool calls the agent's trace shows."""
     out = trace.output
     if not isinstance(out, Mapping):
         return failed_turn(trace)
     calls = [call_record(c) for c in out.get("calls") or [] if isinstance(c, Mapping)]
-    turn: dict[str, Any] = {"turn": None, "input": out.get("message") or configured_message(trace),
+    turn: JSONObject = {"turn": None, "input": out.get("message") or configured_message(trace),
                             "output": out.get("response"), "tool_calls": calls}
     if out.get("error"):
         turn["error"] = out["error"]
-    found: list[Any] = [ConversationTurn(turn)]
+    found: list[Evidence] = [ConversationTurn(turn)]
     if isinstance(out.get("calls"), list):
         found.append(ToolCalls([tool_call(c) for c in out["calls"]]))
     return found
 
 
-def conversation_evidence(trace: StepTrace) -> list[Any]:
+def conversation_evidence(trace: StepTrace) -> list[Evidence]:
     """Conversation and SimulatedConversation: every turn, its tool calls, the checkpoint timeline
     and why the conversation ended."""
     out = trace.output
     if not isinstance(out, Mapping):
         return []
-    found: list[Any] = []
+    found: list[Evidence] = []
     turns = [t for t in out.get("turns") or [] if isinstance(t, Mapping)]
     for turn in turns:
         found += turn_of(turn)

@@ -8,8 +8,9 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..json_types import JSONObject, JSONValue
 from ..agents.chat import ChatTarget, Reply, history, send_chat, text_of
 from .base import BlockError
 
@@ -19,12 +20,12 @@ if TYPE_CHECKING:
 CLOCK = "_conversation_started"
 
 
-def turn_record(number: int, sent: list[dict[str, Any]], source: str, reply: Reply | None = None,
-                error: str | None = None, duration_ms: float = 0.0) -> dict[str, Any]:
+def turn_record(number: int, sent: list[JSONObject], source: str, reply: Reply | None = None,
+                error: str | None = None, duration_ms: float = 0.0) -> JSONObject:
     """The turn record every conversation block writes (its keys: see :mod:`.chat_turn`); ``error``
     instead of a reply when the turn failed."""
     last = next((m for m in reversed(sent) if m.get("role") == "user"), sent[-1] if sent else {})
-    record: dict[str, Any] = {"turn": number, "input": text_of(last), "source": source, "sent": sent}
+    record: JSONObject = {"turn": number, "input": text_of(last), "source": source, "sent": sent}
     attachments = [a.get("source") for m in sent for a in m.get("attachments") or []]
     if attachments:
         record["attachments"] = attachments
@@ -39,10 +40,10 @@ def turn_record(number: int, sent: list[dict[str, Any]], source: str, reply: Rep
 
 
 async def take_turn(
-    ctx: StepContext, target: ChatTarget, earlier: Sequence[Mapping[str, Any]], sent: list[dict[str, Any]],
-    options: Mapping[str, Any], *, number: int, source: str, base_dir: Path | None = None, test_name: str = "",
-    session: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
+    ctx: StepContext, target: ChatTarget, earlier: Sequence[Mapping[str, JSONValue]], sent: list[JSONObject],
+    options: Mapping[str, JSONValue], *, number: int, source: str, base_dir: Path | None = None, test_name: str = "",
+    session: Mapping[str, JSONValue] | None = None,
+) -> JSONObject:
     """Send one turn and record it; raises AgentError (the caller decides what a failure means)."""
     started = time.perf_counter()
     reply = await send_chat(ctx, target, [*history(earlier), *sent], options, base_dir=base_dir,
@@ -50,7 +51,7 @@ async def take_turn(
     return turn_record(number, sent, source, reply, duration_ms=(time.perf_counter() - started) * 1000)
 
 
-async def open_session(ctx: StepContext, target: ChatTarget, test_name: str = "", spec: str = "") -> dict[str, Any] | None:
+async def open_session(ctx: StepContext, target: ChatTarget, test_name: str = "", spec: str = "") -> JSONObject | None:
     """Open a conversation's highbar session (the agent's ``session.setup``), once, before turn 1.
 
     None when there is none to open (not the highbar protocol, or the agent is not in the session's
@@ -66,7 +67,7 @@ async def open_session(ctx: StepContext, target: ChatTarget, test_name: str = ""
     from ..agents.errors import AgentError
 
     try:
-        session: dict[str, Any] | None = await pool.get(target.key).open_session(ctx.execution_id, test_name, spec)
+        session: JSONObject | None = await pool.get(target.key).open_session(ctx.execution_id, test_name, spec)
         return session
     except (AgentError, KeyError) as exc:
         raise BlockError(f"session setup failed: {exc}") from None

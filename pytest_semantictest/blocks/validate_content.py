@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..json_types import JSONObject, JSONValue
 from ..checks.operators import compile_regex
 from ..checks.text import json_text
 from ..errors import clip
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
     from ..step import StepContext
 
 
-def _as_list(value: Any) -> list[str]:
+def _as_list(value: JSONValue) -> list[str]:
     if value is None:
         return []
     return [str(v) for v in value] if isinstance(value, list) else [str(value)]
@@ -29,7 +30,7 @@ class ValidateContent(Block):
     config_keys = frozenset({"contains", "notContains", "minLength", "maxLength", "matches", "matchFlags"})
 
     @classmethod
-    def validate_config(cls, config: Mapping[str, Any]) -> list[tuple[str, str]]:
+    def validate_config(cls, config: Mapping[str, JSONValue]) -> list[tuple[str, str]]:
         problems = []
         for key in ("minLength", "maxLength"):
             v = config.get(key)
@@ -51,7 +52,7 @@ class ValidateContent(Block):
                     problems.append(("matches", f"invalid regular expression {clip(repr(pattern))}: {why}"))
         return problems
 
-    async def process(self, inputs: dict[str, Any], ctx: StepContext) -> dict[str, Any]:
+    async def process(self, inputs: JSONObject, ctx: StepContext) -> JSONObject:
         text = inputs.get("text", inputs.get("body"))
         if text is None:
             return _result([], ["Missing required input: text"], {"text": False})
@@ -88,7 +89,7 @@ class ValidateContent(Block):
         return _result([k for k, v in checks.items() if v], failures, checks)
 
 
-def _result(passed: list[str], failures: list[str], checks: dict[str, bool]) -> dict[str, Any]:
+def _result(passed: list[str], failures: list[str], checks: dict[str, bool]) -> JSONObject:
     total = len(checks)
     score = 1.0 if total == 0 else round((total - len(failures)) / total, 4)
     return {"passed": not failures, "failures": failures, "score": score, "checks": checks}

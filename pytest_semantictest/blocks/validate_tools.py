@@ -4,21 +4,23 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Final
 
+from ..json_types import JSONObject, JSONValue
 from ..evidence import ToolCalls, tool_call
 from ..model import StepTrace
 from .base import Block, BlockError
 
 if TYPE_CHECKING:
+    from ..evidence import Evidence
     from ..step import StepContext
 
 _NOT_CALLS = frozenset({"text", "thinking", "redacted_thinking", "image", "document",
                         "tool_result", "reasoning", "message"})
-_MISSING: Any = object()
+_MISSING: Final = object()
 
 
-def _parse_args(value: Any) -> Any:
+def _parse_args(value: JSONValue) -> JSONValue:
     if value is None:
         return {}
     if isinstance(value, str):
@@ -31,7 +33,7 @@ def _parse_args(value: Any) -> Any:
     return value
 
 
-def normalize_tool_call(call: Any) -> dict[str, Any]:
+def normalize_tool_call(call: JSONValue) -> JSONObject:
     """One tool call in any known shape -> ``{id, name, args}`` (plus ``result`` if present).
 
     Shapes: OpenAI (``function.name``, ``function.arguments`` as JSON text or object),
@@ -59,13 +61,13 @@ def normalize_tool_call(call: Any) -> dict[str, Any]:
         name = kind[5:]  # AI SDK UI message part: {"type": "tool-search", "input": ...}
     raw = next((merged[k] for k in ("args", "input", "arguments", "parameters")
                 if k in merged), None)
-    out: dict[str, Any] = {"id": call_id, "name": name, "args": _parse_args(raw)}
+    out: JSONObject = {"id": call_id, "name": name, "args": _parse_args(raw)}
     if "result" in call:
         out["result"] = call["result"]
     return out
 
 
-def normalize_tool_calls(calls: Any) -> list[dict[str, Any]]:
+def normalize_tool_calls(calls: JSONValue) -> list[JSONObject]:
     """A list of tool calls in any known shape -> list of ``{id, name, args}``.
 
     Anthropic content blocks that are not calls (``text``, ``thinking`` ...) are skipped.
@@ -84,7 +86,7 @@ def normalize_tool_calls(calls: Any) -> list[dict[str, Any]]:
     return out
 
 
-def _extract_calls(value: Any) -> Any:
+def _extract_calls(value: JSONValue) -> JSONValue:
     """Find the calls inside a whole response object (StreamParser output, OpenAI, Anthropic)."""
     if not isinstance(value, Mapping):
         return value
@@ -101,13 +103,13 @@ def _extract_calls(value: Any) -> Any:
     return value
 
 
-def _input_calls(inputs: Mapping[str, Any]) -> Any:
+def _input_calls(inputs: Mapping[str, JSONValue]) -> JSONValue:
     """The tool calls a step's input holds (``toolCalls``, else a ``body`` to find them in)."""
     raw = inputs.get("toolCalls")
     return _extract_calls(inputs.get("body") if raw is None else raw)
 
 
-def deep_equal(expected: Any, actual: Any) -> bool:
+def deep_equal(expected: JSONValue, actual: JSONValue) -> bool:
     """Exact deep equality: numbers by value (1 == 1.0), booleans only equal booleans."""
     if isinstance(expected, bool) or isinstance(actual, bool):
         return isinstance(expected, bool) and isinstance(actual, bool) and expected == actual
@@ -121,7 +123,7 @@ def deep_equal(expected: Any, actual: Any) -> bool:
     return type(expected) is type(actual) and expected == actual
 
 
-def _fmt(value: Any) -> str:
+def _fmt(value: JSONValue) -> str:
     if value is _MISSING:
         return "(missing)"
     try:
@@ -131,7 +133,7 @@ def _fmt(value: Any) -> str:
     return text if len(text) <= 200 else text[:197] + "..."
 
 
-def _names(value: Any) -> list[str]:
+def _names(value: JSONValue) -> list[str]:
     return [value] if isinstance(value, str) else list(value or [])
 
 
@@ -140,7 +142,7 @@ def _is_subsequence(wanted: list[str], actual: list[str]) -> bool:
     return all(name in it for name in wanted)
 
 
-def _is_template(value: Any) -> bool:
+def _is_template(value: JSONValue) -> bool:
     return isinstance(value, str) and "${" in value
 
 
@@ -158,7 +160,7 @@ class ValidateTools(Block):
         "passed", "failures", "score", "checks", "actualTools", "expectedTools")
 
     @classmethod
-    def validate_config(cls, config: Mapping[str, Any]) -> list[tuple[str, str]]:
+    def validate_config(cls, config: Mapping[str, JSONValue]) -> list[tuple[str, str]]:
         """Wrong types and impossible combinations, as ``(key, message)``."""
         problems: list[tuple[str, str]] = []
 
@@ -195,7 +197,7 @@ class ValidateTools(Block):
                                  "{tool name: {argument: expected value}}"))
         return problems
 
-    async def process(self, inputs: dict[str, Any], ctx: StepContext | None) -> dict[str, Any]:
+    async def process(self, inputs: JSONObject, ctx: StepContext | None) -> JSONObject:
         """Run every configured check; ``score`` is the fraction of checks passed."""
         raw = _input_calls(inputs)
         if not isinstance(raw, (list, tuple)):
@@ -211,11 +213,11 @@ class ValidateTools(Block):
             raise BlockError("ValidateTools config: " + "; ".join(m for _, m in problems))
         return self.check(calls)
 
-    def check(self, calls: list[dict[str, Any]]) -> dict[str, Any]:
+    def check(self, calls: list[JSONObject]) -> JSONObject:
         """Validate already normalised calls."""
         cfg = self.config
         actual = [c["name"] for c in calls]
-        checks: list[dict[str, Any]] = []
+        checks: list[JSONObject] = []
         failures: list[str] = []
 
         expected = list(dict.fromkeys(_names(cfg.get("expected"))))
@@ -269,7 +271,7 @@ class ValidateTools(Block):
         }
 
     @classmethod
-    def evidence_of(cls, trace: StepTrace) -> list[Any]:
+    def evidence_of(cls, trace: StepTrace) -> list[Evidence]:
         """The tool calls the block checked, with their arguments (read from its input as it did),
         else the names it saw (its ``actualTools``)."""
         raw = _input_calls(trace.input) if isinstance(trace.input, Mapping) else None
@@ -285,8 +287,8 @@ class ValidateTools(Block):
         return [ToolCalls([tool_call(n) for n in names])] if isinstance(names, list) else []
 
     @staticmethod
-    def _check_args(tool: str, spec: Mapping[str, Any], calls: list[dict[str, Any]],
-                    checks: list[dict[str, Any]], failures: list[str]) -> None:
+    def _check_args(tool: str, spec: Mapping[str, JSONValue], calls: list[JSONObject],
+                    checks: list[JSONObject], failures: list[str]) -> None:
         """One check per expected argument; passes when any call of ``tool`` has that value."""
         made = [c for c in calls if c["name"] == tool]
         if not made:

@@ -13,8 +13,12 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
+if TYPE_CHECKING:
+    from ..run_context import RunContext
+
+from ..json_types import JSONObject, JSONValue
 from ..files import write_atomic
 
 PHRASING_KEY = "__highbar_phrasing__"
@@ -44,7 +48,7 @@ def save_entry(start: Path, trigger: str, count: int, model: str, variations: li
     """
     path = find_cache(start) or start / ".highbar" / "variations.json"
     try:
-        entries: Any = json.loads(path.read_text(encoding="utf-8") or "{}") if path.is_file() else {}
+        entries: JSONValue = json.loads(path.read_text(encoding="utf-8") or "{}") if path.is_file() else {}
     except (OSError, ValueError):
         return None
     if not isinstance(entries, dict):
@@ -62,7 +66,7 @@ def _normal(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
-def dedupe(trigger: str, texts: list[Any], count: int) -> list[str]:
+def dedupe(trigger: str, texts: list[JSONValue], count: int) -> list[str]:
     """Distinct paraphrases (casefold, whitespace-normalised, not the trigger), at most ``count``."""
     seen = {_normal(trigger)}
     out: list[str] = []
@@ -84,7 +88,7 @@ class Variations:
     count: int
     cwd: Path
 
-    async def resolve(self, run_context: Any) -> list[tuple[str, dict[str, Any]]]:
+    async def resolve(self, run_context: RunContext) -> list[tuple[str, JSONObject]]:
         texts = self._from_highbar_cache()
         if texts is None:
             texts = await self._generate(run_context)
@@ -129,7 +133,7 @@ class Variations:
             raise RuntimeError(f"{path}: entry {key!r} has no valid 'variations' list")
         return list(variations)
 
-    async def _generate(self, run_context: Any) -> list[str]:
+    async def _generate(self, run_context: RunContext) -> list[str]:
         llm = getattr(run_context, "llm", None)
         if llm is None or not llm.config.configured("paraphraser"):
             raise RuntimeError(

@@ -9,10 +9,14 @@ from __future__ import annotations
 import asyncio
 import inspect
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
+if TYPE_CHECKING:
+    from ..databus import DataBus
+
+from ..json_types import JSONObject, JSONValue
 from ..threads import unblocked
 from .base import Block, BlockError
 
@@ -25,7 +29,7 @@ class YaoHookWarning(UserWarning):
     """An after hook failed (the test's outcome stands, as in Yao)."""
 
 
-async def call_hook(function: Any, args: list[Any]) -> Any:
+async def call_hook(function: Callable[..., object], args: list[JSONValue]) -> object:
     """Call with as many positional arguments as it takes; sync hooks run in a thread; bounded."""
     from ..checks.conversation import positional_count
 
@@ -38,7 +42,7 @@ async def call_hook(function: Any, args: list[Any]) -> Any:
     return value
 
 
-def hook_result(bus: Any, case_id: str, slots: list[str]) -> dict[str, Any]:
+def hook_result(bus: DataBus, case_id: str, slots: list[str]) -> JSONObject:
     """What an after hook gets as ``result``: ``id``, ``status``, ``output``, ``error``, ``turns``.
 
     ``status`` is what the conversation did: static, ``completed`` (every planned turn answered),
@@ -63,7 +67,7 @@ def hook_result(bus: Any, case_id: str, slots: list[str]) -> dict[str, Any]:
     return result
 
 
-def _turns(record: Mapping[str, Any]) -> list[Any]:
+def _turns(record: Mapping[str, JSONValue]) -> list[JSONValue]:
     """A conversation record's turns (a single-turn record is its own turn)."""
     turns = record.get("turns")
     return turns if isinstance(turns, list) else [record]
@@ -77,13 +81,13 @@ class YaoHook(Block):
     config_keys = frozenset({"case", "ctx", "base_dir", "spec", "line", "hook", "ref", "written", "turns",
                              "has_before"})
 
-    async def process(self, inputs: dict[str, Any], ctx: Any) -> dict[str, Any]:
+    async def process(self, inputs: JSONObject, ctx: JSONValue) -> JSONObject:
         from ..checks.conversation import load_callable
         from ..databus import MISSING
 
         cfg = self.config
         hook, written = cfg["hook"], cfg["written"]
-        args: list[Any] = [dict(cfg["ctx"]), dict(cfg["case"])]
+        args: list[JSONValue] = [dict(cfg["ctx"]), dict(cfg["case"])]
         if hook == "after":
             before = ctx.bus.get(BEFORE_SLOT) if cfg.get("has_before") else None
             if isinstance(before, Mapping) and before.get("error"):
@@ -99,7 +103,7 @@ class YaoHook(Block):
             return self._failed(f"{hook} hook '{written}' failed: {type(exc).__name__}: {exc}")
         return {"ran": True, "data": value}
 
-    def _failed(self, message: str) -> dict[str, Any]:
+    def _failed(self, message: str) -> JSONObject:
         if self.config["hook"] == "before":
             raise BlockError(message)
         warnings.warn_explicit(YaoHookWarning(message), YaoHookWarning, self.config["spec"], int(self.config["line"]))

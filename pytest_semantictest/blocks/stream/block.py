@@ -3,22 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
+from ...json_types import JSONObject, JSONValue
 from ...evidence import ParsedStream, ToolCalls, tool_call
 from ...model import StepTrace
 from ..base import Block, BlockError
 from .formats import get_format, known_formats, sniff_format, unknown_format_message
 
 if TYPE_CHECKING:
+    from ...evidence import Evidence
     from ...step import StepContext
 
 
-def _is_template(value: Any) -> bool:
+def _is_template(value: JSONValue) -> bool:
     return isinstance(value, str) and "${" in value
 
 
-def empty_result(fmt: str, error: str) -> dict[str, Any]:
+def empty_result(fmt: str, error: str) -> JSONObject:
     """The documented output of a failed parse."""
     return {
         "text": "",
@@ -28,7 +30,7 @@ def empty_result(fmt: str, error: str) -> dict[str, Any]:
     }
 
 
-def _shape(fmt: str, result: Any) -> dict[str, Any]:
+def _shape(fmt: str, result: JSONValue) -> JSONObject:
     """Fill in what a (custom) parser left out; reject what is not a result at all."""
     if not isinstance(result, Mapping):
         return empty_result(fmt, f"stream format {fmt!r} returned {type(result).__name__}, "
@@ -69,7 +71,7 @@ class StreamParser(Block):
     outputs: ClassVar[tuple[str, ...]] = ("text", "toolCalls", "chunks", "metadata")
 
     @classmethod
-    def validate_config(cls, config: Mapping[str, Any]) -> list[tuple[str, str]]:
+    def validate_config(cls, config: Mapping[str, JSONValue]) -> list[tuple[str, str]]:
         """An unknown ``format`` is reported with a did-you-mean and the known formats."""
         if "format" not in config:
             return []
@@ -82,7 +84,7 @@ class StreamParser(Block):
             return [("format", unknown_format_message(fmt))]
         return []
 
-    def _format(self, inputs: Mapping[str, Any], body: str) -> str:
+    def _format(self, inputs: Mapping[str, JSONValue], body: str) -> str:
         fmt = self.config.get("format")
         if fmt is None:
             fmt = inputs.get("format")
@@ -92,7 +94,7 @@ class StreamParser(Block):
             raise BlockError(f"StreamParser format must be a string, got {type(fmt).__name__}")
         return fmt
 
-    async def process(self, inputs: dict[str, Any], ctx: StepContext | None) -> dict[str, Any]:
+    async def process(self, inputs: JSONObject, ctx: StepContext | None) -> JSONObject:
         """Parse ``inputs["body"]`` with the configured format."""
         body = inputs.get("body")
         if isinstance(body, (bytes, bytearray)):
@@ -115,12 +117,12 @@ class StreamParser(Block):
         return _shape(fmt, result)
 
     @classmethod
-    def evidence_of(cls, trace: StepTrace) -> list[Any]:
+    def evidence_of(cls, trace: StepTrace) -> list[Evidence]:
         """The parsed stream (text and metadata) and its tool calls."""
         out = trace.output
         if not isinstance(out, Mapping):
             return []
-        found: list[Any] = [ParsedStream(str(out.get("text", "")), dict(out.get("metadata") or {}))]
+        found: list[Evidence] = [ParsedStream(str(out.get("text", "")), dict(out.get("metadata") or {}))]
         if isinstance(out.get("toolCalls"), list):
             found.append(ToolCalls([tool_call(c) for c in out["toolCalls"]]))
         return found

@@ -14,18 +14,19 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable
-from typing import Any, overload
+from typing import overload
 
+from ...json_types import JSONObject, JSONValue
 from .openai import parse_openai
 from .sse import parse_sse_format
 from .vercel import parse_vercel
 
-FormatFn = Callable[[str], dict[str, Any]]
+FormatFn = Callable[[str], JSONObject]
 
 DEFAULT_FORMAT = "text"
 
 
-def parse_text(body: str) -> dict[str, Any]:
+def parse_text(body: str) -> JSONObject:
     """The ``text`` format: the body as is, no tool calls."""
     return {
         "text": body,
@@ -73,7 +74,7 @@ def register_format(name: str, fn: FormatFn) -> FormatFn: ...
 def register_format(name: str, fn: None = None) -> Callable[[FormatFn], FormatFn]: ...
 
 
-def register_format(name: str, fn: FormatFn | None = None) -> Any:
+def register_format(name: str, fn: FormatFn | None = None) -> JSONValue:
     """Register ``fn`` as the parser of format ``name`` (replacing any earlier one).
 
     Without ``fn`` it returns a decorator.

@@ -8,8 +8,8 @@ object is accepted too.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
+from ...json_types import JSONObject, JSONValue
 from .parsed import Accumulator
 from .sse import decode_event, loads, parse_events
 
@@ -18,14 +18,14 @@ FORMAT = "sse-openai"
 
 @dataclass
 class _Call:
-    chunk: dict[str, Any]
+    chunk: JSONObject
     id: str | None = None
     name: str | None = None
     parts: list[str] = field(default_factory=list)
-    args: Any = None  # complete arguments given as an object (no fragments)
+    args: JSONValue = None  # complete arguments given as an object (no fragments)
 
 
-def _error_text(error: Any) -> str:
+def _error_text(error: JSONValue) -> str:
     if isinstance(error, dict):
         return str(error.get("message") or error.get("code") or error)
     return str(error)
@@ -34,11 +34,11 @@ def _error_text(error: Any) -> str:
 class _Accumulator(Accumulator):
     def __init__(self) -> None:
         super().__init__()
-        self.calls: dict[Any, _Call] = {}
-        self.last_key: Any = None
+        self.calls: dict[JSONValue, _Call] = {}
+        self.last_key: JSONValue = None
         self.messages = 0
 
-    def feed(self, payload: Any) -> bool:
+    def feed(self, payload: JSONValue) -> bool:
         """Consume one decoded payload; False when it is not an OpenAI chunk."""
         if not isinstance(payload, dict):
             return False
@@ -53,7 +53,7 @@ class _Accumulator(Accumulator):
                 self._choice(choice)
         return True
 
-    def _choice(self, choice: dict[str, Any]) -> None:
+    def _choice(self, choice: JSONObject) -> None:
         delta = choice.get("delta")
         streamed = isinstance(delta, dict)
         source = delta if streamed else choice.get("message")
@@ -73,7 +73,7 @@ class _Accumulator(Accumulator):
         if reason:
             self.chunks.append({"type": "finish", "reason": reason})
 
-    def _key(self, fragment: dict[str, Any], fixed: Any) -> Any:
+    def _key(self, fragment: JSONObject, fixed: JSONValue) -> JSONValue:
         if fixed is not None:
             return fixed
         index = fragment.get("index")
@@ -92,12 +92,12 @@ class _Accumulator(Accumulator):
             return self.last_key  # a continuation of the previous call
         return ("n", len(self.calls))
 
-    def _fragment(self, fragment: dict[str, Any], fixed: Any) -> None:
+    def _fragment(self, fragment: JSONObject, fixed: JSONValue) -> None:
         key = self._key(fragment, fixed)
         self.last_key = key
         call = self.calls.get(key)
         if call is None:
-            chunk: dict[str, Any] = {"type": "tool-call", "toolCallId": None, "toolName": None}
+            chunk: JSONObject = {"type": "tool-call", "toolCallId": None, "toolName": None}
             call = self.calls[key] = _Call(chunk)
             self.chunks.append(chunk)
         function = fragment.get("function")
@@ -113,7 +113,7 @@ class _Accumulator(Accumulator):
         elif isinstance(arguments, dict):
             call.args = arguments
 
-    def tool_calls(self) -> list[dict[str, Any]]:
+    def tool_calls(self) -> list[JSONObject]:
         out = []
         for call in self.calls.values():
             call.chunk.update(toolCallId=call.id, toolName=call.name)
@@ -124,7 +124,7 @@ class _Accumulator(Accumulator):
         return out
 
 
-def _payloads(body: str) -> tuple[list[Any], list[str], int]:
+def _payloads(body: str) -> tuple[list[JSONValue], list[str], int]:
     """Decoded payloads, undecodable ones, and the number of events seen."""
     stripped = body.strip()
     if stripped[:1] in ("{", "["):  # a whole JSON document (non-streamed response)
@@ -136,7 +136,7 @@ def _payloads(body: str) -> tuple[list[Any], list[str], int]:
             items = whole if isinstance(whole, list) else [whole]
             return items, [], len(items)
     events, _ = parse_events(body)
-    payloads: list[Any] = []
+    payloads: list[JSONValue] = []
     bad: list[str] = []
     for event in events:
         values, failed = decode_event(event, loads)
@@ -145,7 +145,7 @@ def _payloads(body: str) -> tuple[list[Any], list[str], int]:
     return payloads, bad, len(events)
 
 
-def parse_openai(body: str) -> dict[str, Any]:
+def parse_openai(body: str) -> JSONObject:
     """Parse an OpenAI chat-completion stream into ``{text, toolCalls, chunks, metadata}``."""
     payloads, bad, n_events = _payloads(body)
     acc = _Accumulator()

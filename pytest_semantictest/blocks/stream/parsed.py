@@ -3,8 +3,7 @@ stream, and the ``{text, toolCalls, chunks, metadata}`` result they give."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from ...json_types import JSONObject, JSONValue
 from .sse import loads
 
 
@@ -13,10 +12,10 @@ class Accumulator:
 
     def __init__(self) -> None:
         self.text: list[str] = []
-        self.chunks: list[dict[str, Any]] = []
+        self.chunks: list[JSONObject] = []
         self.errors: list[str] = []
 
-    def add_text(self, value: Any) -> None:
+    def add_text(self, value: JSONValue) -> None:
         if isinstance(value, str) and value:
             self.text.append(value)
             self.chunks.append({"type": "text", "content": value})
@@ -26,7 +25,7 @@ class Accumulator:
         self.errors.append(message)
         self.chunks.append({"type": "error", "error": message})
 
-    def arguments(self, parts: list[str], name: str | None, call_id: str | None) -> Any:
+    def arguments(self, parts: list[str], name: str | None, call_id: str | None) -> JSONValue:
         """Streamed argument fragments joined and parsed once; unparseable -> {} and an error naming the call."""
         text = "".join(parts)
         try:
@@ -36,11 +35,11 @@ class Accumulator:
             self.errors.append(f"Tool call {label} has unparseable arguments: {exc}")
             return {}
 
-    def output(self, fmt: str, tool_calls: list[dict[str, Any]], skipped: int, unread: str | None,
-               **counts: Any) -> dict[str, Any]:
+    def output(self, fmt: str, tool_calls: list[JSONObject], skipped: int, unread: str | None,
+               **counts: int) -> JSONObject:
         """The parse result; ``unread`` says why nothing in the stream was this format (it comes first
         among the errors), ``counts`` are more metadata."""
-        metadata: dict[str, Any] = {"format": fmt, "totalChunks": len(self.chunks), "totalTools": len(tool_calls),
+        metadata: JSONObject = {"format": fmt, "totalChunks": len(self.chunks), "totalTools": len(tool_calls),
                                     **counts}
         if skipped:
             metadata["skipped"] = skipped

@@ -11,7 +11,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from ...json_types import JSONObject, JSONValue
 
 DONE = "[DONE]"
 FIELDS = frozenset({"data", "event", "id", "retry"})
@@ -34,8 +34,8 @@ class SSEEvent:
     def data(self) -> str:
         return "\n".join(self.data_lines)
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"event": self.event or "message", "data": self.data}
+    def to_dict(self) -> JSONObject:
+        out: JSONObject = {"event": self.event or "message", "data": self.data}
         if self.id is not None:
             out["id"] = self.id
         return out
@@ -108,7 +108,7 @@ def parse_events(body: str) -> tuple[list[SSEEvent], bool]:
     return events, False
 
 
-def decode_event(event: SSEEvent, decode: Callable[[str], Any]) -> tuple[list[Any], list[str]]:
+def decode_event(event: SSEEvent, decode: Callable[[str], JSONValue]) -> tuple[list[JSONValue], list[str]]:
     """Decode an event's data with ``decode``; return ``(values, bad_payloads)``.
 
     When the joined data does not decode and the event has several lines (``data:`` lines
@@ -120,7 +120,7 @@ def decode_event(event: SSEEvent, decode: Callable[[str], Any]) -> tuple[list[An
         pass
     if len(event.data_lines) <= 1:
         return [], [event.data]
-    values: list[Any] = []
+    values: list[JSONValue] = []
     bad: list[str] = []
     for line in event.data_lines:
         if not line.strip():
@@ -132,7 +132,7 @@ def decode_event(event: SSEEvent, decode: Callable[[str], Any]) -> tuple[list[An
     return values, bad
 
 
-def loads(text: str) -> Any:
+def loads(text: str) -> JSONValue:
     """``json.loads`` that raises only ValueError."""
     try:
         return json.loads(text)
@@ -140,7 +140,7 @@ def loads(text: str) -> Any:
         raise ValueError("JSON nested too deeply") from exc
 
 
-def payload_text(value: Any) -> str | None:
+def payload_text(value: JSONValue) -> str | None:
     """The text of a decoded JSON payload, or None when it has none."""
     if isinstance(value, str):
         return value
@@ -164,11 +164,11 @@ def payload_text(value: Any) -> str | None:
     return None
 
 
-def parse_sse_format(body: str) -> dict[str, Any]:
+def parse_sse_format(body: str) -> JSONObject:
     """The generic ``sse`` format: concatenated payload text; chunks are the events."""
     events, _ = parse_events(body)
     text: list[str] = []
-    chunks: list[dict[str, Any]] = []
+    chunks: list[JSONObject] = []
     for event in events:
         values, bad = decode_event(event, loads)
         if bad or (len(values) > 1 and not all(isinstance(v, dict) for v in values)):

@@ -10,28 +10,29 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Final
 
+from ...json_types import JSONObject, JSONValue
 from .parsed import Accumulator
 from .sse import decode_event, loads, parse_events
 
 FORMAT = "sse-vercel"
 _CODE = re.compile(r"^([0-9a-z]):(.*)$", re.S)
-_MISSING: Any = object()
+_MISSING: Final = object()
 
 
 @dataclass
 class _Call:
     id: str | None
-    chunk: dict[str, Any]
+    chunk: JSONObject
     name: str | None = None
     parts: list[str] = field(default_factory=list)
-    args: Any = None
-    result: Any = _MISSING
+    args: JSONValue = None
+    result: JSONValue = _MISSING
     error: str | None = None
 
 
-def _decode(data: str) -> tuple[str, Any]:
+def _decode(data: str) -> tuple[str, JSONValue]:
     """``(code, value)`` for a data-stream line, ``("json", event)`` for a typed event."""
     stripped = data.strip()
     match = _CODE.match(stripped)
@@ -43,7 +44,7 @@ def _decode(data: str) -> tuple[str, Any]:
     raise ValueError("not a Vercel AI SDK stream part")
 
 
-def _is_error_result(result: Any) -> bool:
+def _is_error_result(result: JSONValue) -> bool:
     return isinstance(result, dict) and bool(result.get("error") or result.get("status") == "error")
 
 
@@ -53,7 +54,7 @@ class _Accumulator(Accumulator):
         self.calls: dict[str, _Call] = {}
         self.tool_errors = 0
 
-    def call(self, ev: dict[str, Any]) -> _Call:
+    def call(self, ev: JSONObject) -> _Call:
         call_id = ev.get("toolCallId")
         key = call_id if isinstance(call_id, str) else f"\0{len(self.calls)}"
         call = self.calls.get(key)
@@ -66,19 +67,19 @@ class _Accumulator(Accumulator):
             call.name = name
         return call
 
-    def delta(self, ev: dict[str, Any], key: str) -> None:
+    def delta(self, ev: JSONObject, key: str) -> None:
         value = ev.get(key)
         if isinstance(value, str):
             self.call(ev).parts.append(value)
 
-    def complete(self, ev: dict[str, Any], *keys: str) -> None:
+    def complete(self, ev: JSONObject, *keys: str) -> None:
         call = self.call(ev)
         for key in keys:
             if key in ev and ev[key] is not None:
                 call.args = ev[key]
                 return
 
-    def result(self, ev: dict[str, Any], *keys: str) -> None:
+    def result(self, ev: JSONObject, *keys: str) -> None:
         call = self.call(ev)
         value = next((ev[k] for k in keys if k in ev), None)
         call.result = value
@@ -86,22 +87,22 @@ class _Accumulator(Accumulator):
         if _is_error_result(value) or ev.get("isError") is True:
             self.tool_errors += 1
 
-    def tool_error(self, ev: dict[str, Any]) -> None:
+    def tool_error(self, ev: JSONObject) -> None:
         call = self.call(ev)
         message = str(ev.get("errorText") or ev.get("error") or ev.get("message") or "tool error")
         call.error = message
         self.tool_errors += 1
         self.chunks.append({"type": "tool-error", "toolCallId": call.id, "error": message})
 
-    def stream_error(self, value: Any) -> None:
+    def stream_error(self, value: JSONValue) -> None:
         if isinstance(value, dict):
             value = value.get("errorText") or value.get("error") or value.get("message") or value
         self.error(str(value))
 
-    def finish(self, reason: Any) -> None:
+    def finish(self, reason: JSONValue) -> None:
         self.chunks.append({"type": "finish", "reason": reason})
 
-    def code(self, code: str, value: Any) -> None:
+    def code(self, code: str, value: JSONValue) -> None:
         ev = value if isinstance(value, dict) else {}
         if code == "0":
             self.add_text(value)
@@ -119,7 +120,7 @@ class _Accumulator(Accumulator):
             self.stream_error(value)
         # e: finish step, f: start step, 2: data, 8: annotations, g-k: reasoning/sources/files
 
-    def typed(self, ev: dict[str, Any]) -> None:
+    def typed(self, ev: JSONObject) -> None:
         kind = ev["type"]
         if kind == "text-delta":
             self.add_text(ev.get("delta", ev.get("textDelta")))
@@ -143,7 +144,7 @@ class _Accumulator(Accumulator):
             self.stream_error(ev)
         # everything else (start, start-step, finish-step, reasoning, data-*) is ignored
 
-    def tool_calls(self) -> list[dict[str, Any]]:
+    def tool_calls(self) -> list[JSONObject]:
         out = []
         for call in self.calls.values():
             call.chunk["toolName"] = call.name
@@ -152,7 +153,7 @@ class _Accumulator(Accumulator):
                 call.parts, args = [args], None
             if args is None:
                 args = self.arguments(call.parts, call.name, call.id)
-            item: dict[str, Any] = {"id": call.id, "name": call.name or "", "args": args}
+            item: JSONObject = {"id": call.id, "name": call.name or "", "args": args}
             if call.result is not _MISSING:
                 item["result"] = call.result
             if call.error is not None:
@@ -161,7 +162,7 @@ class _Accumulator(Accumulator):
         return out
 
 
-def parse_vercel(body: str) -> dict[str, Any]:
+def parse_vercel(body: str) -> JSONObject:
     """Parse a Vercel AI SDK stream into ``{text, toolCalls, chunks, metadata}``."""
     events, _ = parse_events(body)
     acc = _Accumulator()

@@ -19,14 +19,18 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import httpx
 
+from ...json_types import JSONObject, JSONValue
 from ...agents.exchange import send_within
 from ...deadline import Deadline
 from .reply import Reply, last_state
 from .sse_read import read_events
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 T = TypeVar("T")
 CARD_PATHS = {"jsonrpc": "/.well-known/agent-card.json", "webagents": "/.well-known/agent.json"}
@@ -35,7 +39,7 @@ FINAL_STATES = frozenset({"completed", "failed", "canceled", "cancelled", "rejec
 WEBAGENTS_FINAL = {"task.completed": "completed", "task.failed": "failed", "task.cancelled": "cancelled"}
 
 
-async def a2a_exchange(client: httpx.AsyncClient, config: dict[str, Any], reply: Reply) -> None:
+async def a2a_exchange(client: httpx.AsyncClient, config: JSONObject, reply: Reply) -> None:
     """Run the case's exchange, filling ``reply`` as events arrive (so a deadline leaves what came)."""
     base = str(config["base_url"]).rstrip("/")
     http = _Bounded(client, float(config.get("timeout") or 60_000) / 1000)
@@ -78,7 +82,7 @@ async def _read_all(response: httpx.Response) -> bytes:
     return await response.aread()
 
 
-def _dialect_of(config: dict[str, Any]) -> str | None:
+def _dialect_of(config: JSONObject) -> str | None:
     body = config.get("body")
     if isinstance(body, dict) and "jsonrpc" in body:
         return "jsonrpc"
@@ -87,7 +91,7 @@ def _dialect_of(config: dict[str, Any]) -> str | None:
     return None
 
 
-async def _probe(http: _Bounded, base: str, config: dict[str, Any]) -> str | None:
+async def _probe(http: _Bounded, base: str, config: JSONObject) -> str | None:
     for dialect, path in CARD_PATHS.items():
         response = await http.get(base + path, headers=config.get("headers") or {})  # nothing listening: raises
         if response.status_code == 200:
@@ -95,7 +99,7 @@ async def _probe(http: _Bounded, base: str, config: dict[str, Any]) -> str | Non
     return None
 
 
-async def _card(http: _Bounded, base: str, dialect: str, config: dict[str, Any], reply: Reply) -> None:
+async def _card(http: _Bounded, base: str, dialect: str, config: JSONObject, reply: Reply) -> None:
     """Fetch the agent card and validate it (A2A's AgentCard type for ``jsonrpc``)."""
     url = base + CARD_PATHS[dialect]
     response = await http.get(url, headers=config.get("headers") or {})
@@ -119,7 +123,7 @@ async def _card(http: _Bounded, base: str, dialect: str, config: dict[str, Any],
         reply.problem(f"the agent card at {url} has no name")
 
 
-def _first_errors(exc: Any) -> str:
+def _first_errors(exc: ValidationError) -> str:
     errors = exc.errors()[:3]
     return "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '(card)'}: {e['msg']}" for e in errors)
 
@@ -127,7 +131,7 @@ def _first_errors(exc: Any) -> str:
 # -- JSON-RPC ---------------------------------------------------------------------------------------
 
 
-def _jsonrpc_body(config: dict[str, Any], text: str, context_id: str | None) -> dict[str, Any]:
+def _jsonrpc_body(config: JSONObject, text: str, context_id: str | None) -> JSONObject:
     from a2a.compat.v0_3 import types as a2a
 
     message = a2a.Message(role=a2a.Role.user, parts=[a2a.Part(root=a2a.TextPart(text=text))],
@@ -136,7 +140,7 @@ def _jsonrpc_body(config: dict[str, Any], text: str, context_id: str | None) -> 
     return request.model_dump(mode="json", exclude_none=True)
 
 
-async def _jsonrpc(http: _Bounded, base: str, config: dict[str, Any], reply: Reply) -> None:
+async def _jsonrpc(http: _Bounded, base: str, config: JSONObject, reply: Reply) -> None:
     url = config.get("url") or _rpc_url(reply.card, base)
     if config.get("body") is not None:
         await _jsonrpc_turn(http, url, config, config["body"], reply)
@@ -150,16 +154,16 @@ async def _jsonrpc(http: _Bounded, base: str, config: dict[str, Any], reply: Rep
             return
 
 
-def _rpc_url(card: Any, base: str) -> str:
+def _rpc_url(card: JSONValue, base: str) -> str:
     url = card.get("url") if isinstance(card, dict) else None
     return url if isinstance(url, str) and url.startswith(base) else base + "/"
 
 
-def _user_texts(config: dict[str, Any]) -> list[str]:
+def _user_texts(config: JSONObject) -> list[str]:
     return [str(m.get("content", "")) for m in config.get("messages") or [] if m.get("role") == "user"]
 
 
-async def _jsonrpc_turn(http: _Bounded, url: str, config: dict[str, Any], body: Any, reply: Reply) -> None:
+async def _jsonrpc_turn(http: _Bounded, url: str, config: JSONObject, body: JSONValue, reply: Reply) -> None:
     reply.url = url
     content = json.dumps(body).encode() if not isinstance(body, str) else body.encode()
     headers = {"Content-Type": "application/json", "Accept": "text/event-stream, application/json",
@@ -227,7 +231,7 @@ def _jsonrpc_payload(data: str, reply: Reply) -> None:
         _artifact(reply, result.artifact, append=bool(result.append))
 
 
-def _state(reply: Reply, status: Any) -> None:
+def _state(reply: Reply, status: JSONValue) -> None:
     reply.state = str(status.state.value)
     if reply.state in FINAL_STATES:
         reply.final = True
@@ -237,7 +241,7 @@ def _state(reply: Reply, status: Any) -> None:
         reply.error = _text_of(status.message.parts) or reply.state
 
 
-def _artifact(reply: Reply, artifact: Any, append: bool) -> None:
+def _artifact(reply: Reply, artifact: JSONValue, append: bool) -> None:
     dumped = artifact.model_dump(mode="json", exclude_none=True)
     known = next((a for a in reply.artifacts if a.get("artifactId") == artifact.artifact_id), None)
     if known is not None and append:
@@ -250,7 +254,7 @@ def _artifact(reply: Reply, artifact: Any, append: bool) -> None:
     _parts(reply, artifact.parts)
 
 
-def _parts(reply: Reply, parts: Any) -> None:
+def _parts(reply: Reply, parts: JSONValue) -> None:
     for part in parts or []:
         inner = getattr(part, "root", part)
         kind = getattr(inner, "kind", None)
@@ -262,14 +266,14 @@ def _parts(reply: Reply, parts: Any) -> None:
                 reply.tool_calls.append(inner.data)
 
 
-def _text_of(parts: Any) -> str:
+def _text_of(parts: JSONValue) -> str:
     return "".join(getattr(getattr(p, "root", p), "text", "") or "" for p in parts or [])
 
 
 # -- WebAgents --------------------------------------------------------------------------------------
 
 
-async def _webagents(http: _Bounded, base: str, config: dict[str, Any], reply: Reply) -> None:
+async def _webagents(http: _Bounded, base: str, config: JSONObject, reply: Reply) -> None:
     url = config.get("url") or base + "/tasks"
     body = config.get("body")
     if body is None:
@@ -328,7 +332,7 @@ def _webagents_event(kind: str, data: str, reply: Reply) -> None:
             reply.error = fields.get("error") or "task.failed"
 
 
-def _json_or_text(text: str) -> Any:
+def _json_or_text(text: str) -> JSONValue:
     try:
         return json.loads(text)
     except ValueError:

@@ -13,25 +13,44 @@ assistant item, without a response).
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Awaitable, Callable
+from types import TracebackType
+from typing import Protocol
 
+from ...json_types import JSONObject, JSONValue
 from .reply import Reply, last_state
 
-OPENERS: list[Any] = []
+
+
+class Socket(Protocol):
+    """The WebSocket a session talks over (``websockets``' client connection, or a mutation run's tape)."""
+
+    async def send(self, message: str) -> None: ...
+
+    async def recv(self) -> str | bytes: ...
+
+    async def __aenter__(self) -> object: ...
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None: ...
+
+
+OPENERS: list[Callable[..., Awaitable[Socket]]] = []
 """A mutation run's recording or replaying socket opener (``docs/mutation.md``); empty: the real client."""
 
 TEXT_DELTAS = frozenset({"response.text.delta", "response.output_text.delta", "response.audio_transcript.delta"})
 TEXT_DONE = frozenset({"response.text.done", "response.output_text.done"})
 
 
-def client_events(config: dict[str, Any]) -> list[dict[str, Any]]:
+def client_events(config: JSONObject) -> list[JSONObject]:
     """The events the case sends: its own, or the shorthand's."""
     body = config.get("body")
     if isinstance(body, list):
         return [e for e in body if isinstance(e, dict)]
     if isinstance(body, dict):
         return [body]
-    events: list[dict[str, Any]] = []
+    events: list[JSONObject] = []
     for message in config.get("messages") or []:
         role = "assistant" if message.get("role") == "assistant" else "user"
         kind = "text" if role == "assistant" else "input_text"
@@ -42,19 +61,19 @@ def client_events(config: dict[str, Any]) -> list[dict[str, Any]]:
     return events
 
 
-def ws_url(config: dict[str, Any]) -> str:
+def ws_url(config: JSONObject) -> str:
     url = str(config.get("url") or str(config["base_url"]).rstrip("/") + "/realtime")
     return "ws" + url[4:] if url.startswith("http") else url
 
 
-async def realtime_exchange(config: dict[str, Any], reply: Reply) -> None:
+async def realtime_exchange(config: JSONObject, reply: Reply) -> None:
     """Run the case's session, filling ``reply`` as events arrive."""
     from websockets.asyncio.client import connect
     from websockets.exceptions import ConnectionClosed, InvalidStatus
 
     reply.url = ws_url(config)
     try:
-        opener = OPENERS[0] if OPENERS else connect
+        opener: Callable[..., Awaitable[Socket]] = OPENERS[0] if OPENERS else connect
         socket = await opener(reply.url, additional_headers=config.get("headers") or {}, proxy=None,
                               open_timeout=None, ping_interval=None, max_size=2 ** 24)
     except InvalidStatus as exc:
@@ -80,7 +99,7 @@ async def realtime_exchange(config: dict[str, Any], reply: Reply) -> None:
                           f"last state: {last_state(reply)}")
 
 
-async def _until(socket: Any, reply: Reply, wanted: set[str]) -> bool:
+async def _until(socket: Socket, reply: Reply, wanted: set[str]) -> bool:
     """Read server events until one of ``wanted``; False after an ``error`` event."""
     while True:
         raw = await socket.recv()
@@ -101,7 +120,7 @@ async def _until(socket: Any, reply: Reply, wanted: set[str]) -> bool:
             return True
 
 
-def _fold(reply: Reply, kind: str, event: dict[str, Any]) -> None:
+def _fold(reply: Reply, kind: str, event: JSONObject) -> None:
     turn = reply.extra.setdefault("responses", [])
     if kind == "response.created":
         reply.state = str((event.get("response") or {}).get("status") or "in_progress")
@@ -134,7 +153,7 @@ def _fold(reply: Reply, kind: str, event: dict[str, Any]) -> None:
             reply.error = response.get("status_details")
 
 
-def _arguments(value: Any) -> Any:
+def _arguments(value: JSONValue) -> JSONValue:
     try:
         return json.loads(value) if isinstance(value, str) else value
     except ValueError:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from ...json_types import JSONObject, JSONValue
 
 DELTA_KINDS = frozenset({"task.message", "artifact-update", "response.text.delta", "response.output_text.delta",
                          "response.function_call_arguments.delta", "response.audio_transcript.delta"})
@@ -37,23 +37,23 @@ class Reply:
     state: str | None = None
     final: bool = False
     texts: list[str] = field(default_factory=list)
-    data: list[Any] = field(default_factory=list)
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)
-    artifacts: list[dict[str, Any]] = field(default_factory=list)
-    messages: list[dict[str, Any]] = field(default_factory=list)
-    events: list[dict[str, Any]] = field(default_factory=list)
+    data: list[JSONValue] = field(default_factory=list)
+    tool_calls: list[JSONObject] = field(default_factory=list)
+    artifacts: list[JSONObject] = field(default_factory=list)
+    messages: list[JSONObject] = field(default_factory=list)
+    events: list[JSONObject] = field(default_factory=list)
     task_id: str | None = None
     context_id: str | None = None
-    task: Any = None
-    card: Any = None
-    error: Any = None
+    task: JSONValue = None
+    card: JSONValue = None
+    error: JSONValue = None
     problems: list[str] = field(default_factory=list)
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: JSONObject = field(default_factory=dict)
     """More of the reply's shape (Realtime ``responses``, A2A ``turns``)."""
     deltas: bool = False
     """Text deltas arrived for the current response (then its ``.done`` text is not added again)."""
 
-    def event(self, kind: str, payload: Any) -> None:
+    def event(self, kind: str, payload: JSONValue) -> None:
         self.events.append({"kind": kind, "type": kind, "data": payload})
 
     def problem(self, message: str) -> None:
@@ -64,9 +64,9 @@ class Reply:
     def text(self) -> str:
         return "".join(self.texts)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JSONObject:
         """The reply as the checks read it (see the module docstring)."""
-        out: dict[str, Any] = {
+        out: JSONObject = {
             "transport": self.transport, "dialect": self.dialect, "url": self.url, "status": self.status,
             "state": self.state, "final": self.final, "text": self.text, "data": self.data,
             "tool_calls": self.tool_calls, "artifacts": self.artifacts, "messages": self.messages,
@@ -84,7 +84,7 @@ def last_state(reply: Reply) -> str:
     return reply.state or "none reported"
 
 
-def timeline(events: list[dict[str, Any]]) -> list[str]:
+def timeline(events: list[JSONObject]) -> list[str]:
     """The events, one line each, consecutive deltas of one kind folded into one line."""
     out: list[str] = []
     folded: tuple[str, int, str] | None = None
@@ -113,7 +113,7 @@ def _flush(out: list[str], folded: tuple[str, int, str] | None) -> None:
         out.append(f"{kind} x{count}: {json.dumps(text[:200], ensure_ascii=False)}")
 
 
-def _delta_text(data: Any) -> str:
+def _delta_text(data: JSONValue) -> str:
     if isinstance(data, dict):
         if isinstance(data.get("delta"), str):
             return str(data["delta"])
@@ -122,7 +122,7 @@ def _delta_text(data: Any) -> str:
     return ""
 
 
-def _summary(data: Any) -> str:
+def _summary(data: JSONValue) -> str:
     if not isinstance(data, dict):
         return f": {str(data)[:120]}" if data is not None else ""
     bits = []

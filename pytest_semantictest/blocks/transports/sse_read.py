@@ -4,13 +4,16 @@ complete event), so a caller can stop at the final event and keep what came befo
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..chat_request import _EVENT_END
 from ..stream.sse import SSEEvent, parse_events
 
+if TYPE_CHECKING:
+    import httpx
 
-async def read_events(response: Any) -> AsyncIterator[SSEEvent]:
+
+async def read_events(response: httpx.Response) -> AsyncIterator[SSEEvent]:
     """The events of an httpx streaming ``response``; the last one may end without a blank line."""
     buffer = ""
     async for chunk in response.aiter_text():
