@@ -19,7 +19,7 @@ import pytest
 from . import options
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Coroutine, Mapping
+    from collections.abc import Awaitable, Callable, Mapping
     from typing import Protocol
 
     from .agents.client import AgentClient
@@ -156,6 +156,11 @@ class Runtime:
             self._start()
         return self._services[3]
 
+    @property
+    def agent_pool(self) -> AgentPool | None:
+        """The session's agent pool once an agent was acquired (the run context's ``agents``)."""
+        return self._pool
+
     @cached_property
     def concurrency(self) -> int:
         """How many cases of one file run at once (``--semantictest-concurrency``)."""
@@ -176,7 +181,7 @@ class Runtime:
             )
         return self._collect
 
-    def run(self, coro: Coroutine[object, None, T]) -> T:
+    def run(self, coro: Awaitable[T]) -> T:
         return self.loop_runner.run(coro)
 
     def verdict(self, item: pytest.Item) -> Verdict:

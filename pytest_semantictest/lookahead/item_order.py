@@ -7,16 +7,33 @@ some away again).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
+from typing import Protocol
+
+import pytest
+
+
+class _Queue(Protocol):
+    def lock(self) -> AbstractContextManager[Iterable[object]]: ...
+
+
+class _WorkerLoop(Protocol):
+    """What is read of pytest-xdist's worker loop (``WorkerInteractor``, untyped): its next index and queue."""
+
+    @property
+    def nextitem_index(self) -> object: ...
+
+    @property
+    def torun(self) -> _Queue: ...
 
 
 class ItemOrder:
     """The items of ``session`` this process runs next, by index into ``session.items``."""
 
-    def __init__(self, session: Any) -> None:
+    def __init__(self, session: pytest.Session) -> None:
         self.session = session
-        self._interactor: Any = _worker_interactor(session.config)
+        self._interactor = _worker_interactor(session.config)
         self._position: dict[int, int] = {}
 
     @property
@@ -24,7 +41,7 @@ class ItemOrder:
         """Whether an xdist worker's queue decides (not the order of ``session.items``)."""
         return self._interactor is not None
 
-    def index(self, item: Any) -> int | None:
+    def index(self, item: pytest.Item) -> int | None:
         """``item``'s index in ``session.items`` (None: not one of them)."""
         items = self.session.items
         if len(self._position) != len(items):
@@ -50,14 +67,14 @@ class ItemOrder:
         return set(_queued(self._interactor)) if self._interactor is not None else None
 
 
-def _worker_interactor(config: Any) -> Any:
+def _worker_interactor(config: pytest.Config) -> _WorkerLoop | None:
     """pytest-xdist's worker loop, on a worker (its queue is this process's next items)."""
     if not hasattr(config, "workerinput"):
         return None
     return next((p for p in config.pluginmanager.get_plugins() if type(p).__name__ == "WorkerInteractor"), None)
 
 
-def _queued(interactor: Any) -> list[int]:
+def _queued(interactor: _WorkerLoop) -> list[int]:
     """The indexes an xdist worker will run next: the one it already took, then its queue."""
     upcoming = [interactor.nextitem_index]
     with interactor.torun.lock() as queue:

@@ -8,17 +8,23 @@ barrier also runs alone when it is reached (nothing else is in flight then, see 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
+
+import pytest
 
 from ..blocks.registry import get_block
 from ..model import Case, Verdict
-from ..spec_nodes import is_spec_item
+from ..spec_nodes import SpecItemNode, is_spec_item
+
+if TYPE_CHECKING:
+    from ..agents.live import LiveAgent
+    from ..json_types import JSONValue
 
 DEFAULT_AGENT_CONCURRENCY = 8
 """Items in flight at once per agent when its file sets no ``concurrency`` of its own."""
 
 
-def static_barrier(item: Any) -> str | None:
+def static_barrier(item: pytest.Item) -> str | None:
     """Why ``item`` never runs ahead (or alongside others), from what it is; None when it may."""
     if not is_spec_item(item):
         return "not a spec item (a Python test runs alone)"
@@ -32,7 +38,7 @@ def static_barrier(item: Any) -> str | None:
     return case.barrier  # what its format knows (compliance: depends_on, a case's own Setup)
 
 
-def step_barrier(block: str, config: Any) -> str | None:
+def step_barrier(block: str, config: JSONValue) -> str | None:
     """Why a step keeps its item from running concurrently: a block not marked ``concurrency_safe``
     (every user block, until its author says so), or one that asks a person at the terminal."""
     cls = get_block(block)
@@ -49,7 +55,7 @@ IO_FREE_BLOCKS = frozenset({"MockData", "JsonParser"})
 """Built-in blocks that only compute (no network, no LLM, no agent, no waiting)."""
 
 
-def io_free(item: Any) -> bool:
+def io_free(item: SpecItemNode) -> bool:
     """Whether ``item``'s pipeline only computes: built-in I/O-free blocks and checks evaluated without
     an LLM, no variations. Running it ahead gains nothing, so it runs when reached, and the look-ahead
     walks past it (it cannot affect, nor be affected by, what runs alongside it)."""
@@ -64,7 +70,7 @@ def io_free(item: Any) -> bool:
     return all(getattr(check, "evaluate_sync", None) is not None for check in checks)
 
 
-def file_barrier(before: Any, after: Any) -> str | None:
+def file_barrier(before: SpecItemNode, after: SpecItemNode) -> str | None:
     """Why the look-ahead may not go from the file of item ``before`` into the file of ``after``."""
     if before.spec_file is after.spec_file:
         return None
@@ -90,17 +96,17 @@ def attributable(verdict: Verdict) -> bool | None:
     return True if said else None
 
 
-def agent_keys(item: Any) -> tuple[str, ...]:
+def agent_keys(item: SpecItemNode) -> tuple[str, ...]:
     """The agents (pool keys) the item's file talks to."""
     return tuple(req.key for req in item.spec_file.suite.agents)
 
 
-def agent_bound(live: Any) -> int:
+def agent_bound(live: LiveAgent) -> int:
     """How many items may talk to this agent at once (``concurrency`` where the agent is described)."""
     value = getattr(live.config, "concurrency", None)
     return int(value) if isinstance(value, int) and value >= 1 else DEFAULT_AGENT_CONCURRENCY
 
 
-def traced(live: Any) -> bool:
+def traced(live: LiveAgent) -> bool:
     """Whether turns read the agent's tool calls from its trace file (records may be untagged)."""
     return live.calls_from != "reply" and live.reader is not None

@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -36,6 +36,10 @@ from .item_order import ItemOrder
 from .rules import (
     agent_bound, agent_keys, attributable, file_barrier, io_free, static_barrier, traced,
 )
+
+if TYPE_CHECKING:
+    from ..spec_nodes import SpecItemNode
+    from .services import Services
 
 _WALK = 64
 """At most this many items past the current one are looked at (beyond ``limit``)."""
@@ -51,7 +55,7 @@ connection is an error that running one by one never has."""
 class Lookahead:
     """The per-process look-ahead scheduler (one per pytest session, created on first use)."""
 
-    def __init__(self, runtime: Any, session: Any, limit: int) -> None:
+    def __init__(self, runtime: Services, session: pytest.Session, limit: int) -> None:
         self.runtime = runtime
         self.session = session
         self.limit = max(1, int(limit))
@@ -86,8 +90,10 @@ class Lookahead:
 
     # -- what pytest calls --------------------------------------------------------------------------
 
-    def verdict(self, item: Any) -> Verdict:
+    def verdict(self, item: pytest.Item) -> Verdict:
         """Run (or finish waiting for) ``item``'s pipeline and return its verdict."""
+        if not is_spec_item(item):  # (the runtime asks only for its spec items)
+            raise TypeError(f"{item.nodeid} is not a spec item")
         state = item.spec_file.run_state
         n = self.order.index(item)
         if self.limit <= 1 or n is None or self.stopped:
@@ -121,7 +127,7 @@ class Lookahead:
         self._learn(keys, verdict)
         return verdict
 
-    def _alone_again(self, n: int, item: Any, keys: tuple[str, ...]) -> Verdict:
+    def _alone_again(self, n: int, item: SpecItemNode, keys: tuple[str, ...]) -> Verdict:
         """Run ``item`` again, alone on its agents: while it overlapped another item, its agent read a record
         no correlation could attribute, which may be the other item's (an agent that tags most records but
         loses the tag on some path). From now on that agent's items run one by one, as highbar runs them."""
@@ -160,7 +166,7 @@ class Lookahead:
 
     # -- scheduling ---------------------------------------------------------------------------------
 
-    def _compute(self, n: int, item: Any) -> asyncio.Task[Verdict]:
+    def _compute(self, n: int, item: SpecItemNode) -> asyncio.Task[Verdict]:
         """Run ``item``'s pipeline (it only computes) with those of the next items of its file that only
         compute, up to ``_BATCH``, in one turn of the loop: each is a task of its own, as if run when
         reached; what they are computed ahead of nothing can change (no I/O, no LLM, no shared state)."""
@@ -177,7 +183,7 @@ class Lookahead:
         self._computed.update(m for m in batch if m != n)
         return batch[n]
 
-    def _start(self, n: int, item: Any) -> asyncio.Task[Verdict]:
+    def _start(self, n: int, item: SpecItemNode) -> asyncio.Task[Verdict]:
         state = item.spec_file.run_state
         sink: dict[str, int] = {}
         task: asyncio.Task[Verdict] = self.runtime.loop_runner.start(
@@ -195,7 +201,7 @@ class Lookahead:
 
     def _note_overlap(self, n: int, keys: tuple[str, ...]) -> None:
         """Before item ``n`` starts: which items now share a traced agent, and where its record count is."""
-        pool = self.runtime.context.agents
+        pool = self.runtime.agent_pool
         marks: dict[str, int] = {}
         for key in keys:
             live = pool.running(key) if pool is not None else None
@@ -209,11 +215,11 @@ class Lookahead:
             self._reads[n] = marks
 
     def _unattributed(self, key: str) -> int:
-        pool = self.runtime.context.agents
+        pool = self.runtime.agent_pool
         live = pool.running(key) if pool is not None else None
         return int(getattr(live, "unattributed_reads", 0))
 
-    def _keys(self, item: Any) -> tuple[str, ...]:
+    def _keys(self, item: SpecItemNode) -> tuple[str, ...]:
         """The agents ``item``'s file talks to (computed once per file)."""
         spec_file = item.spec_file
         found = self._agents.get(id(spec_file))
@@ -221,7 +227,7 @@ class Lookahead:
             found = self._agents[id(spec_file)] = agent_keys(item)
         return found
 
-    def _static_of(self, item: Any) -> tuple[str | None, bool]:
+    def _static_of(self, item: pytest.Item) -> tuple[str | None, bool]:
         """(why ``item`` is a barrier from what it is, whether it only computes), computed once."""
         key = id(item)
         found = self._static.get(key)
@@ -264,7 +270,7 @@ class Lookahead:
             if n in self.tasks:
                 before = item
                 continue
-            if in_flight >= self.limit or not self._may_enter(before, item, prepare):
+            if in_flight >= self.limit or not is_spec_item(item) or not self._may_enter(before, item, prepare):
                 break
             case = item.case
             if case.skip or case.error:  # nothing runs for it: its setup says so when it is reached
@@ -294,9 +300,9 @@ class Lookahead:
         self._later = None
         self._fill(prepare=False)
 
-    def _may_enter(self, before: Any, item: Any, prepare: bool) -> bool:
+    def _may_enter(self, before: pytest.Item, item: pytest.Item, prepare: bool) -> bool:
         """Whether the walk may go on from ``before`` to ``item`` (a spec item, maybe of the next file)."""
-        if not is_spec_item(item):
+        if not is_spec_item(item) or not is_spec_item(before):
             return False
         if file_barrier(before, item) is not None:
             return False
@@ -305,7 +311,7 @@ class Lookahead:
             return True
         if not prepare:
             return False
-        pool = self.runtime.context.agents
+        pool = self.runtime.agent_pool
         if any(pool is None or pool.running(key) is None for key in self._keys(item)):
             return False  # its agent is not running yet: it starts when the file is reached
         try:
@@ -314,7 +320,7 @@ class Lookahead:
             return False  # own setup reports it when the file is reached, not the test running now
         return spec_file.run_state is not None
 
-    def _barrier(self, item: Any) -> str | None:
+    def _barrier(self, item: pytest.Item) -> str | None:
         """Why ``item`` may not run alongside others now (static reasons, then what is not known yet)."""
         reason, only_computes = self._static_of(item)
         if reason is not None or only_computes:
@@ -323,8 +329,8 @@ class Lookahead:
             reason = gate(item)
             if reason is not None:
                 return reason
-        pool = self.runtime.context.agents
-        for key in self._keys(item):
+        pool = self.runtime.agent_pool
+        for key in self._keys(item) if is_spec_item(item) else ():  # (else a barrier above)
             live = pool.running(key) if pool is not None else None
             if live is None:
                 return "its agent is not running yet"
@@ -333,7 +339,7 @@ class Lookahead:
         return None
 
     def _bound(self, key: str) -> int:
-        pool = self.runtime.context.agents
+        pool = self.runtime.agent_pool
         live = pool.running(key) if pool is not None else None
         return agent_bound(live) if live is not None else 1
 
@@ -370,7 +376,7 @@ class Lookahead:
 _SCHEDULER = pytest.StashKey[Lookahead]()
 
 
-def scheduler(item: pytest.Item, runtime: Any, limit: int) -> Lookahead:
+def scheduler(item: pytest.Item, runtime: Services, limit: int) -> Lookahead:
     """The session's scheduler (registered as a plugin: it stops when the session finishes), created
     with at most ``limit`` items in flight (``--semantictest-item-concurrency``)."""
     config = item.config
