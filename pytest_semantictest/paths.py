@@ -122,10 +122,10 @@ def simple_jsonpath(path: str) -> Path | None:
 def compiled_jsonpath(path: str, extended: bool = False) -> JSONPath:
     """jsonpath-ng's parse of ``path`` (``extended``: with filters and functions); raises its errors."""
     if extended:
-        from jsonpath_ng.ext import parse as parse_ext
+        from jsonpath_ng.ext.parser import parse as parse_ext
 
         return parse_ext(path)
-    from jsonpath_ng import parse
+    from jsonpath_ng.parser import parse
 
     return parse(path)
 

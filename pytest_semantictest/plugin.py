@@ -201,7 +201,8 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     def loader(path: Path) -> Suite:
         """The format's modules are imported when the file is collected, not when pytest offers it
         (pytest offers every file of a folder whose other test file is run)."""
-        return import_module(f"{__package__}.formats.{module}").make_loader(runtime(parent.config).collect_context)(path)
+        suite: Suite = import_module(f"{__package__}.formats.{module}").make_loader(runtime(parent.config).collect_context)(path)
+        return suite
 
     node = SpecFile.for_format(parent, file_path, loader)
     node.add_marker(name)

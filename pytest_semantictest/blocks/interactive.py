@@ -86,7 +86,7 @@ class Terminal:
 
 def terminal_of(run_context: RunContext) -> Asker | None:
     """The run's terminal (a test double when set), a real one when usable, else None."""
-    found = getattr(run_context, "terminal", None)
+    found: Asker | None = getattr(run_context, "terminal", None)
     if found is not None:
         return found
     return Terminal() if unavailable_reason() is None else None

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..databus import DataBus
+    from ..step import StepContext
 
 from ..json_types import JSONObject, JSONValue
 from ..threads import unblocked
@@ -81,9 +82,8 @@ class YaoHook(Block):
     config_keys = frozenset({"case", "ctx", "base_dir", "spec", "line", "hook", "ref", "written", "turns",
                              "has_before"})
 
-    async def process(self, inputs: JSONObject, ctx: JSONValue) -> JSONObject:
+    async def process(self, inputs: JSONObject, ctx: StepContext) -> JSONObject:
         from ..checks.conversation import load_callable
-        from ..databus import MISSING
 
         cfg = self.config
         hook, written = cfg["hook"], cfg["written"]
@@ -92,7 +92,7 @@ class YaoHook(Block):
             before = ctx.bus.get(BEFORE_SLOT) if cfg.get("has_before") else None
             if isinstance(before, Mapping) and before.get("error"):
                 return {"ran": False, "reason": "the before hook failed"}  # Yao: no after when before failed
-            data = before.get("data") if isinstance(before, Mapping) and before is not MISSING else None
+            data = before.get("data") if isinstance(before, Mapping) else None
             args += [hook_result(ctx.bus, str(cfg["case"]["id"]), list(cfg["turns"])), data]
         try:
             function = load_callable(cfg["ref"], Path(cfg["base_dir"]))
