@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+
 from ...errors import Problem, clip, did_you_mean
 from ...json_types import JSONObject
 from ..yamlsource import YamlError, load_yaml

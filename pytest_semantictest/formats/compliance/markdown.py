@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+
 from ...errors import Problem
 from ...json_types import JSONObject, JSONValue
 

@@ -22,6 +22,7 @@ import random
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+
 from ...errors import Problem, clip, did_you_mean
 from ...json_types import JSONObject, JSONValue
 from ..jsonsource import JsonError, load_json
