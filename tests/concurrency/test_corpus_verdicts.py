@@ -27,7 +27,6 @@ sys.path.insert(0, str(REPO / "tests" / "docs_examples"))
 import docs_server  # noqa: E402
 import seed_copies  # noqa: E402
 
-from tests import forked  # noqa: E402
 from tests.helpers import without_unused_plugins  # noqa: E402
 from tests.main_command import main_command_run, run_examples  # noqa: E402
 
@@ -151,7 +150,7 @@ def _services(work: Path) -> Iterator[dict[str, str]]:
 def _both_modes(tmp_path: Path, corpora: tuple[str, ...]) -> tuple[Verdicts, Verdicts]:
     """(default, one by one) verdicts of the staged ``corpora``, both runs at the same time (each with its
     own copy, servers and agents: the ports in messages are masked), so it takes as long as the slower."""
-    runs: list[tuple[forked.Process, Path]] = []
+    runs: list[tuple[subprocess.Popen[str], Path]] = []
     with ExitStack() as stack:
         for mode, extra in (("fast", []), ("slow", ["--semantictest-item-concurrency=1"])):
             work = tmp_path / mode
@@ -162,7 +161,7 @@ def _both_modes(tmp_path: Path, corpora: tuple[str, ...]) -> tuple[Verdicts, Ver
             # p11 wants --semantictest-runs 5 (its own test gives it): here it is a collection error, in both
             command = [sys.executable, "-m", "pytest", *without_unused_plugins(()), "-p", "no:cacheprovider", "-q", f"--junitxml={junit}",
                        "--continue-on-collection-errors", *extra]
-            runs.append((forked.Popen(command, cwd=work, env=env, stdout=subprocess.PIPE,
+            runs.append((subprocess.Popen(command, cwd=work, env=env, stdout=subprocess.PIPE,
                                       stderr=subprocess.STDOUT, text=True), junit))
         outputs = [process.communicate(timeout=300)[0] for process, _ in runs]
     for (_, junit), output in zip(runs, outputs):
