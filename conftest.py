@@ -4,8 +4,9 @@ In-process pytester runs (``pytester.runpytest``, ``inline_run``) drop every mod
 during the inner run, so the next run imports a second copy (httpx's map of httpcore's exceptions
 then misses the new classes: a refused connection escapes as a raw error). A plugin given to each
 run (``inline_run``'s public ``plugins``) notes, as the inner session ends, the modules it imported
-from outside the test's own folder; they go back into ``sys.modules`` after the run and after each
-test, so every other module has one copy of its classes for the whole session.
+from outside the test's own folder, and so does the teardown of each test that uses pytester (its
+snapshot drops what the test imported); they go back into ``sys.modules`` after the run and after
+each test, so every other module has one copy of its classes for the whole session.
 
 The plugin keeps a little module-level state (blocks registered from a ``conftest.py``, loaded
 conversation scripts, whether signals unwind the session): each in-process run starts from the
@@ -35,6 +36,7 @@ from pytest_semantictest.checks import conversation
 from tests.helpers import HTML_PLUGINS, without_unused_plugins, writes_html_report
 
 pytest_plugins = ["pytester"]
+_KEEP = pytest.StashKey[Callable[[ModuleType], bool]]()
 _KEPT: dict[str, ModuleType] = {}
 """Modules first imported by an in-process run from outside its test's folder (:class:`_KeepImports`)."""
 
@@ -123,12 +125,11 @@ def _real(path: str) -> str:
     return os.path.realpath(path)
 
 
-def _outside(folder: str) -> Callable[[str], bool]:
-    """Whether the module named so comes from outside ``folder`` (or from no file)."""
+def _outside(folder: str) -> Callable[[ModuleType], bool]:
+    """Whether a module comes from outside ``folder`` (or from no file)."""
     prefix = os.path.join(os.path.realpath(folder), "")
 
-    def keep(name: str) -> bool:
-        module = sys.modules.get(name)
+    def keep(module: ModuleType) -> bool:
         where = getattr(module, "__file__", None) or next(iter(getattr(module, "__path__", None) or ()), None)
         return not isinstance(where, str) or not _real(where).startswith(prefix)
 
@@ -139,13 +140,13 @@ class _KeepImports:
     """A plugin for one in-process run: as its session ends, the modules it imported from outside
     the test's folder go into :data:`_KEPT` (pytester then drops them from ``sys.modules``)."""
 
-    def __init__(self, keep: Callable[[str], bool]) -> None:
+    def __init__(self, keep: Callable[[ModuleType], bool]) -> None:
         self.before = set(sys.modules)
         self.keep = keep
 
     def pytest_unconfigure(self) -> None:
         for name, module in list(sys.modules.items()):
-            if name not in self.before and module is not None and self.keep(name):
+            if name not in self.before and module is not None and self.keep(module):
                 _KEPT.setdefault(name, module)
 
 
@@ -157,10 +158,16 @@ def _put_back_kept_modules() -> None:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, object, object]:
     """After a test's fixtures (pytester restores ``sys.modules`` as it was before the test), the
-    modules in-process runs imported are back: one copy of each for the whole session."""
+    modules the test and its in-process runs imported from outside its folder are back: one copy of
+    each for the whole session."""
+    keep = item.stash.get(_KEEP, None)
+    before = dict(sys.modules) if keep is not None else {}
     try:
         return (yield)
     finally:
+        for name in before.keys() - sys.modules.keys():
+            if (module := before[name]) is not None and keep is not None and keep(module):
+                _KEPT.setdefault(name, module)
         _put_back_kept_modules()
 
 
@@ -173,7 +180,7 @@ def _fresh_plugin_state_per_inprocess_run(request: pytest.FixtureRequest) -> Ite
         yield
         return
     pytester: pytest.Pytester = request.getfixturevalue("pytester")
-    keep = _outside(str(pytester.path))
+    keep = request.node.stash[_KEEP] = _outside(str(pytester.path))
     inline_run: Callable[..., Any] = pytester.inline_run
 
     def isolated_inline_run(*args: Any, **kwargs: Any) -> Any:
