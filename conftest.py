@@ -130,7 +130,10 @@ def _outside(folder: str) -> Callable[[ModuleType], bool]:
     prefix = os.path.join(os.path.realpath(folder), "")
 
     def keep(module: ModuleType) -> bool:
-        where = getattr(module, "__file__", None) or next(iter(getattr(module, "__path__", None) or ()), None)
+        try:
+            where = getattr(module, "__file__", None) or next(iter(getattr(module, "__path__", None) or ()), None)
+        except KeyError:  # a namespace package's path, which asks for its parent package (already dropped)
+            return True
         return not isinstance(where, str) or not _real(where).startswith(prefix)
 
     return keep

@@ -1,5 +1,5 @@
 """The same verdicts at once and one by one, on the whole corpus: the examples (``examples/``) and every
-spec file the tests use as data (the docs' suites ``tests/docs_examples/*.json`` and their seed copies, the
+spec file the tests use as data (the docs' page suites ``tests/docs_examples/pages`` and suites, read from the documentation, the
 reference runner's suites ``tests/semantictest/upstream``, the highbar fidelity specs
 ``tests/highbar/fidelity``), each corpus run in one subprocess per mode, against the loopback servers and
 agents their own tests use (the examples at once: README.md's main command, whose one run
@@ -7,6 +7,7 @@ agents their own tests use (the examples at once: README.md's main command, whos
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import socket
@@ -25,9 +26,11 @@ sys.path.insert(0, str(REPO / "examples" / "agents"))
 sys.path.insert(0, str(REPO / "tests" / "docs_examples"))
 
 import docs_server  # noqa: E402
+import docs_text  # noqa: E402
 import seed_copies  # noqa: E402
 
 from tests.helpers import without_unused_plugins  # noqa: E402
+from tests.shared import needs_docs  # noqa: E402
 from tests.main_command import main_command_run, run_examples  # noqa: E402
 
 FIDELITY = REPO / "tests" / "highbar" / "fidelity"
@@ -94,7 +97,7 @@ def _attach_agent(traces: Path) -> Iterator[int]:
 
 
 CORPORA = {
-    "docs": (REPO / "tests" / "docs_examples", "*.json"),
+    "docs": (docs_text.PAGES, "*.json"),
     "upstream": (REPO / "tests" / "semantictest" / "upstream", "*.json"),
     "fidelity": (FIDELITY, "*.highbar.yaml"),
 }
@@ -104,10 +107,10 @@ CORPORA = {
 def _stage(root: Path, corpora: tuple[str, ...]) -> None:
     """The spec files of ``corpora`` under ``root`` (one folder each; "seed": the docs' seed copies at the
     top), with the docs' ini (no judge key: judged tests skip)."""
-    seed_copies.stage(root)
-    if "seed" not in corpora:
-        for copy in root.glob("*.json"):
-            copy.unlink()
+    if "seed" in corpora:
+        seed_copies.stage(root)
+    else:
+        seed_copies.write_ini(root)
     for name in corpora:
         if name == "seed":
             continue
@@ -115,7 +118,7 @@ def _stage(root: Path, corpora: tuple[str, ...]) -> None:
         folder = root / name
         folder.mkdir()
         for spec in source.glob(pattern):
-            text = spec.read_text(encoding="utf-8")
+            text = spec.read_text(encoding="utf-8") if name != "docs" else json.dumps(docs_text.page_suite(spec.name))
             if spec.name.startswith("attach_"):  # the agent this test runs, not the one a spec starts
                 text = text.replace("${FIDELITY_PORT}", "${FIDELITY_ATTACH_PORT}")
             (folder / spec.name).write_text(text, encoding="utf-8")
@@ -170,6 +173,7 @@ def _both_modes(tmp_path: Path, corpora: tuple[str, ...]) -> tuple[Verdicts, Ver
     return fast, slow
 
 
+@needs_docs
 def test_the_docs_and_reference_suites_get_the_same_verdicts(tmp_path: Path) -> None:
     fast, slow = _both_modes(tmp_path, ("seed", "docs", "upstream"))
     files = {nodeid.split("::")[0] for nodeid in fast}
