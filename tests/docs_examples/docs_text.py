@@ -31,9 +31,10 @@ _MIN_STRING = 12
 """Strings at least this long that the docs have are references; shorter ones are written out."""
 
 
-def code_blocks(text: str) -> list[tuple[str, int, str]]:
-    """``(page, index within the page, body)`` of every fenced code block of the documentation."""
-    found: list[tuple[str, int, str]] = []
+def code_blocks(text: str) -> list[tuple[str, int, int, str]]:
+    """``(page, index within the page, first line of the body, body)`` of every fenced code block of the
+    documentation."""
+    found: list[tuple[str, int, int, str]] = []
     page, start, counts = "", -1, {}
     lines = text.split("\n")
     for number, line in enumerate(lines):
@@ -46,7 +47,7 @@ def code_blocks(text: str) -> list[tuple[str, int, str]]:
             continue
         index = counts.get(page, 0)
         counts[page] = index + 1
-        found.append((page, index, "\n".join(lines[start + 1:number])))
+        found.append((page, index, start + 2, "\n".join(lines[start + 1:number])))
         start = -1
     return found
 
@@ -65,7 +66,7 @@ def _parsed(body: str) -> Any:
 def documented() -> dict[str, Any]:
     """``"<page>#<n>"`` -> the parsed JSON of that code block (blocks that are not JSON left out)."""
     blocks = code_blocks(SEMANTICTEST_DOCS.read_text(encoding="utf-8"))
-    return {f"{page}#{n}": data for page, n, body in blocks if (data := _parsed(body)) is not None}
+    return {f"{page}#{n}": data for page, n, _, body in blocks if (data := _parsed(body)) is not None}
 
 
 def _escape(key: str) -> str:

@@ -22,6 +22,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from tests.docs_examples.docs_text import code_blocks  # noqa: E402
 from tests.shared import SEMANTICTEST_DOCS as SEED  # noqa: E402
 
 ORIGINS = ("https://api.example.com", "https://jsonplaceholder.typicode.com", "https://api.openai.com")
@@ -39,25 +40,14 @@ MISSING_URL = {
 
 def seed_blocks(text: str) -> list[tuple[str, int, str]]:
     """``(page, first line, text)`` of each code block that is a suite (a top-level ``tests`` array)."""
-    lines = text.split("\n")
     found: list[tuple[str, int, str]] = []
-    page, start = "", -1
-    for number, line in enumerate(lines):
-        if start < 0 and line.startswith("Source: https://docs.semantictest.dev/"):
-            page = line.split(".dev/", 1)[1].strip()
-        if not line.lstrip().startswith("```"):
-            continue
-        if start < 0:
-            start = number
-            continue
-        body = "\n".join(lines[start + 1:number])
-        start = -1
+    for page, _, line, body in code_blocks(text):
         try:
             data = json.loads(body)
         except ValueError:
             continue
         if isinstance(data, dict) and isinstance(data.get("tests"), list):
-            found.append((page, number - body.count("\n"), body))
+            found.append((page, line, body))
     return found
 
 
