@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from pytest_semantictest.api import arun_suite  # noqa: E402
-from pytest_semantictest.engine.context import RunContext  # noqa: E402
+from pytest_semantictest.run_context import RunContext  # noqa: E402
 from pytest_semantictest.llm import build  # noqa: E402
 from pytest_semantictest.llm.config import LLMConfig  # noqa: E402
 from pytest_semantictest.llm.judge import Judge, request_from_args  # noqa: E402

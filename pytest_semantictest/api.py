@@ -12,7 +12,7 @@ from typing import Any, Protocol, TypeVar
 
 import pytest
 
-from .engine.context import RunContext
+from .run_context import RunContext
 from .engine.suite import run_suite_async
 from .formats.semantictest.loader import load_file, load_text
 from .model import Outcome, Suite, Verdict

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
-from .engine.context import Settings
+from .run_context import Settings
 
 if TYPE_CHECKING:
     from .stats import PassRateTest

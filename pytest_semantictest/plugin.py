@@ -219,7 +219,7 @@ def pytest_collect_file_explained(file_path: Path, parent: pytest.Collector) -> 
 @pytest.fixture
 def databus() -> Any:
     """A fresh DataBus, as a pipeline step sees it."""
-    from .engine.databus import DataBus
+    from .databus import DataBus
 
     return DataBus()
 

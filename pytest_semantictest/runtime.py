@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Protocol
 
-    from .engine.context import RunContext
+    from .run_context import RunContext
     from .engine.loop import EventLoopRunner
     from .formats.detect import CollectContext
     from .model import Verdict
@@ -83,7 +83,7 @@ class Runtime:
 
     def _start(self) -> None:
         from .dotenv import environment
-        from .engine.context import RunContext
+        from .run_context import RunContext
         from .engine.loop import EventLoopRunner
         from .llm import build
 

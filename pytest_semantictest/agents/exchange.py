@@ -13,7 +13,7 @@ raises it as ``AgentError``). Reply rules are highbar's: no redirects, 2xx, non-
 10 MB; the text rules are :func:`~pytest_semantictest.agents.replies.parse_reply`'s.
 
 :func:`send_within` is the HTTP layer under it, shared with the HTTP blocks: send a request and
-read its reply inside one :class:`~pytest_semantictest.engine.deadline.Deadline`. A mutation run
+read its reply inside one :class:`~pytest_semantictest.deadline.Deadline`. A mutation run
 (``docs/mutation.md``) records and replays every reply here, through :func:`set_interceptor`.
 """
 
@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 
 import httpx
 
-from ..engine.deadline import Deadline
+from ..deadline import Deadline
 from ..http_clients import async_client
 from .errors import AgentError
 from .replies import excerpt, parse_reply

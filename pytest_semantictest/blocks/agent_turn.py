@@ -19,7 +19,7 @@ from .base import Block, BlockError
 from .turn_evidence import agent_turn_evidence
 
 if TYPE_CHECKING:
-    from ..engine.runner import StepContext
+    from ..step import StepContext
 
 # highbar's template pattern: only {{previous...}} is a template; any other {{...}} is sent as text
 _TEMPLATE = re.compile(r"\{\{\s*previous\.(.+?)\s*\}\}")

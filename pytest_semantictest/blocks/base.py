@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
-    from ..engine.runner import StepContext
+    from ..step import StepContext
     from ..model import StepTrace
 
 
@@ -72,10 +72,10 @@ class Block:
     async def process(self, inputs: dict[str, Any], ctx: StepContext) -> Any:
         """Do the block's work and return its output (usually a dict of fields).
 
-        ``ctx`` is the step's :class:`~pytest_semantictest.engine.runner.StepContext`: ``ctx.http`` (the
+        ``ctx`` is the step's :class:`~pytest_semantictest.step.StepContext`: ``ctx.http`` (the
         session's ``httpx.AsyncClient``), ``ctx.bus`` (this test's DataBus), ``ctx.evidence(record)``,
         ``ctx.execution_id``, ``ctx.run_context`` (the session's
-        :class:`~pytest_semantictest.engine.context.RunContext`: settings, agent pool, LLM, redactor).
+        :class:`~pytest_semantictest.run_context.RunContext`: settings, agent pool, LLM, redactor).
 
         Raise :class:`BlockError` for an expected failure.
         """

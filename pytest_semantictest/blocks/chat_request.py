@@ -27,7 +27,7 @@ from .base import BlockError
 from .http_request import HttpRequest, request_errors
 
 if TYPE_CHECKING:
-    from ..engine.runner import StepContext
+    from ..step import StepContext
 
 FOLLOW_UP_TEXT_LIMIT = 500
 _EVENT_END = re.compile(r"(?:\r\n|\n|\r(?!\n))(?:\r\n|\n|\r(?!\n))")

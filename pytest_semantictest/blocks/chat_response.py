@@ -21,7 +21,7 @@ from .base import Block
 from .stream.sse import SSEEvent, decode_event, loads, parse_events
 
 if TYPE_CHECKING:
-    from ..engine.runner import StepContext
+    from ..step import StepContext
 
 TEXT_LIMIT = 500
 

@@ -27,7 +27,7 @@ from .turn_evidence import chat_turn_evidence
 from .turns import open_session, remaining, take_turn, turn_record
 
 if TYPE_CHECKING:
-    from ..engine.runner import StepContext
+    from ..step import StepContext
 
 
 class ChatTurn(Block):

@@ -27,7 +27,7 @@ from .base import Block, BlockError
 from .turn_evidence import conversation_evidence
 
 if TYPE_CHECKING:
-    from ..engine.runner import StepContext
+    from ..step import StepContext
 
 
 class PipelineAgent(StrictSpec):
@@ -113,7 +113,7 @@ class Conversation(Block):
         from ..agents.chat import message_specs
         from ..agents.errors import AgentError
         from ..checks.conversation import check_turn
-        from ..engine.runner import JudgeError, JudgeUnavailable
+        from ..step import JudgeError, JudgeUnavailable
         from .turns import take_turn, turn_record
 
         try:

@@ -9,13 +9,13 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..agents.exchange import send_within
-from ..engine.deadline import Deadline, DeadlineExceeded, timeout_ms, timeout_problem
+from ..deadline import Deadline, DeadlineExceeded, timeout_ms, timeout_problem
 from ..evidence import HttpExchange
 from ..model import StepTrace
 from .base import Block, BlockError
 
 if TYPE_CHECKING:
-    from ..engine.runner import StepContext
+    from ..step import StepContext
 
 
 def http_exchange(trace: StepTrace) -> list[Any]:

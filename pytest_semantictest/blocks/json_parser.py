@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from .base import Block, BlockError
 
 if TYPE_CHECKING:
-    from ..engine.runner import StepContext
+    from ..step import StepContext
 
 
 class JsonParser(Block):

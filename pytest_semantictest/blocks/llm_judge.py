@@ -15,7 +15,7 @@ from ..model import StepTrace
 from .base import Block, BlockError
 
 if TYPE_CHECKING:
-    from ..engine.runner import StepContext
+    from ..step import StepContext
 
 DEFAULT_CRITERIA = {"accuracy": 0.4, "completeness": 0.3, "relevance": 0.3}
 
@@ -73,7 +73,7 @@ class LLMJudge(Block):
         return problems
 
     async def process(self, inputs: dict[str, Any], ctx: StepContext) -> dict[str, Any]:
-        from ..engine.runner import JudgeError, JudgeUnavailable
+        from ..step import JudgeError, JudgeUnavailable
         from ..llm.errors import REQUIRE_JUDGE_MESSAGE, LLMError
         from ..llm.judge import JudgeRequest
 

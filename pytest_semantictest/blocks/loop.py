@@ -10,7 +10,7 @@ from ..errors import clip, did_you_mean
 from .base import Block
 
 if TYPE_CHECKING:
-    from ..engine.runner import StepContext
+    from ..step import StepContext
 
 
 class Loop(Block):

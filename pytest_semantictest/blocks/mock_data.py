@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from .base import Block
 
 if TYPE_CHECKING:
-    from ..engine.runner import StepContext
+    from ..step import StepContext
 
 
 class MockData(Block):

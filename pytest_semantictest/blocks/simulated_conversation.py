@@ -44,7 +44,7 @@ from .simulation import (DEFAULT_MAX_TURNS, DEFAULT_TIMEOUT_S, ConversationRun, 
 from .turn_evidence import conversation_evidence
 
 if TYPE_CHECKING:
-    from ..engine.runner import StepContext
+    from ..step import StepContext
 
 __all__ = ["DynamicPlan", "SimulatedConfig", "SimulatedConversation", "order_problems"]
 
@@ -196,7 +196,7 @@ class SimulatedConversation(Block):
 
     async def _simulate(self, run: ConversationRun, ctx: StepContext, number: int) -> Any:
         from ..checks.conversation import text_history
-        from ..engine.runner import JudgeError, JudgeUnavailable
+        from ..step import JudgeError, JudgeUnavailable
         from ..llm.errors import LLMError
         from ..llm.simulator import simulate
         from ..llm.validator import resolve_use

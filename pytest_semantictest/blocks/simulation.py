@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from ..checks.specs import CheckpointSpec, InteractiveSpec, SimulatorSpec
 
 if TYPE_CHECKING:
-    from ..engine.runner import StepContext
+    from ..step import StepContext
 
 DEFAULT_MAX_TURNS = 20
 DEFAULT_TIMEOUT_S = 300.0
@@ -111,7 +111,7 @@ async def reach_checkpoints(run: ConversationRun, ctx: StepContext, turn: dict[s
     """Reach every pending checkpoint whose ``after`` ones are reached and whose assertions hold."""
     from ..checks.assertions import DETERMINISTIC, evaluate
     from ..checks.conversation import check_turn
-    from ..engine.runner import JudgeError, JudgeUnavailable
+    from ..step import JudgeError, JudgeUnavailable
 
     plan = run.plan
     earlier = run.turns[:-1]

@@ -24,7 +24,7 @@ from .base import Block
 from .transports.reply import Reply, last_state
 
 if TYPE_CHECKING:
-    from ..engine.runner import StepContext
+    from ..step import StepContext
 
 DEFAULT_TIMEOUT_MS = 60_000
 

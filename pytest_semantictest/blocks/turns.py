@@ -14,7 +14,7 @@ from ..agents.chat import ChatTarget, Reply, history, send_chat, text_of
 from .base import BlockError
 
 if TYPE_CHECKING:
-    from ..engine.runner import StepContext
+    from ..step import StepContext
 
 CLOCK = "_conversation_started"
 

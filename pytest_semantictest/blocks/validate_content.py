@@ -12,7 +12,7 @@ from ..errors import clip
 from .base import Block
 
 if TYPE_CHECKING:
-    from ..engine.runner import StepContext
+    from ..step import StepContext
 
 
 def _as_list(value: Any) -> list[str]:

@@ -11,7 +11,7 @@ from ..model import StepTrace
 from .base import Block, BlockError
 
 if TYPE_CHECKING:
-    from ..engine.runner import StepContext
+    from ..step import StepContext
 
 _NOT_CALLS = frozenset({"text", "thinking", "redacted_thinking", "image", "document",
                         "tool_result", "reasoning", "message"})

@@ -11,12 +11,16 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
+from ..json_types import JSONValue
 from ..paths import MISSING, compiled_jsonpath, get_path, simple_jsonpath
 from .matchers import subset_matches
 from .regex import user_regex
 from .vocabulary import as_text, has_type, json_equal, json_type, member_or_substring
+
+if TYPE_CHECKING:
+    from .specs import AssertionSpec
 
 _FENCE = re.compile(r"```(?:json)?\s*\n?(.*?)```", re.DOTALL)
 
@@ -27,12 +31,12 @@ class Outcome:
 
     passed: bool
     message: str
-    expected: Any = None
-    actual: Any = None
-    details: dict[str, Any] = field(default_factory=dict)
+    expected: JSONValue = None
+    actual: JSONValue = None
+    details: dict[str, JSONValue] = field(default_factory=dict)
 
 
-def extract_json(text: str) -> Any:
+def extract_json(text: str) -> JSONValue:
     """The JSON object or array ``text`` holds (whole, or in a ```json fence), else MISSING."""
     if not isinstance(text, str):
         return text
@@ -46,14 +50,14 @@ def extract_json(text: str) -> Any:
     return MISSING
 
 
-def reply_value(turn: Mapping[str, Any]) -> Any:
+def reply_value(turn: Mapping[str, JSONValue]) -> JSONValue:
     """The reply as data: its JSON when it is a JSON object or array, else its text."""
     text = turn.get("output") or ""
     found = extract_json(text)
     return text if found is MISSING else found
 
 
-def value_at(turn: Mapping[str, Any], path: str) -> Any:
+def value_at(turn: Mapping[str, JSONValue], path: str) -> JSONValue:
     """The value at a JSON path (``$.a.b[0]`` or ``a.b[0]``) of the reply's JSON; MISSING if none."""
     data = extract_json(turn.get("output") or "")
     if data is MISSING:
@@ -70,7 +74,7 @@ def value_at(turn: Mapping[str, Any], path: str) -> Any:
     return found[0] if len(found) == 1 else found
 
 
-def _shown(value: Any, limit: int = 200) -> str:
+def _shown(value: object, limit: int = 200) -> str:
     """A string quoted (repr), anything else as compact JSON; trimmed to ``limit``."""
     text = value if isinstance(value, str) else as_text(value)
     text = text if len(text) <= limit else text[:limit] + "…"
@@ -82,19 +86,19 @@ def tool_name_matches(actual: str, expected: str) -> bool:
     return actual == expected or actual.endswith(("__" + expected, "." + expected))
 
 
-def _calls(turn: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+def _calls(turn: Mapping[str, JSONValue]) -> list[Mapping[str, JSONValue]]:
     return [c for c in turn.get("tool_calls") or [] if isinstance(c, Mapping)]
 
 
-def _called(turn: Mapping[str, Any]) -> str:
+def _called(turn: Mapping[str, JSONValue]) -> str:
     return ", ".join(str(c.get("name")) for c in _calls(turn)) or "no tools"
 
 
-def _target(spec: Any, turn: Mapping[str, Any]) -> Any:
+def _target(spec: AssertionSpec, turn: Mapping[str, JSONValue]) -> JSONValue:
     return value_at(turn, spec.path) if spec.path else turn.get("output") or ""
 
 
-def _equals(spec: Any, turn: Mapping[str, Any]) -> Outcome:
+def _equals(spec: AssertionSpec, turn: Mapping[str, JSONValue]) -> Outcome:
     expected = spec.value
     if spec.path:
         actual = value_at(turn, spec.path)
@@ -110,11 +114,11 @@ def _equals(spec: Any, turn: Mapping[str, Any]) -> Outcome:
     return Outcome(ok, f"{where}expected {_shown(expected)}, got {_describe_actual(actual)}", expected, actual)
 
 
-def _describe_actual(actual: Any) -> str:
+def _describe_actual(actual: object) -> str:
     return "nothing (the path names nothing)" if actual is MISSING else _shown(actual)
 
 
-def _contains(spec: Any, turn: Mapping[str, Any], negate_word: bool = False) -> Outcome:
+def _contains(spec: AssertionSpec, turn: Mapping[str, JSONValue], negate_word: bool = False) -> Outcome:
     haystack = _target(spec, turn)
     needles = spec.value if isinstance(spec.value, list) else [spec.value]
     present = [n for n in needles if member_or_substring(haystack, n)]
@@ -128,7 +132,7 @@ def _contains(spec: Any, turn: Mapping[str, Any], negate_word: bool = False) -> 
     return Outcome(not missing, message, spec.value, haystack)
 
 
-def _regex(spec: Any, turn: Mapping[str, Any]) -> Outcome:
+def _regex(spec: AssertionSpec, turn: Mapping[str, JSONValue]) -> Outcome:
     target = _target(spec, turn)
     text = as_text(target)
     ok = user_regex(spec.operand).search(text) is not None
@@ -136,11 +140,11 @@ def _regex(spec: Any, turn: Mapping[str, Any]) -> Outcome:
     return Outcome(ok, f"{where} does not match /{spec.operand}/; got {_shown(text)}", spec.operand, text)
 
 
-def _json_path(spec: Any, turn: Mapping[str, Any]) -> Outcome:
+def _json_path(spec: AssertionSpec, turn: Mapping[str, JSONValue]) -> Outcome:
     if extract_json(turn.get("output") or "") is MISSING:
         return Outcome(False, f"output is not JSON, so {spec.path} cannot be read; got {_shown(turn.get('output'))}",
                        spec.value, turn.get("output"))
-    actual = value_at(turn, spec.path)
+    actual = value_at(turn, spec.path or "")  # validated: a json_path assertion has a path
     if not spec.given("value"):
         ok = actual is not MISSING and actual is not None
         return Outcome(ok, f"{spec.path} names nothing in the output", None, _plain(actual))
@@ -150,18 +154,18 @@ def _json_path(spec: Any, turn: Mapping[str, Any]) -> Outcome:
     return Outcome(ok, f"{spec.path}: expected {_shown(expected)}, got {_describe_actual(actual)}", expected, _plain(actual))
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: JSONValue) -> JSONValue:
     return None if value is MISSING else value
 
 
-def _type(spec: Any, turn: Mapping[str, Any]) -> Outcome:
+def _type(spec: AssertionSpec, turn: Mapping[str, JSONValue]) -> Outcome:
     actual = value_at(turn, spec.path) if spec.path else reply_value(turn)
     ok = has_type(spec.value, actual)
     where = spec.path or "output"
     return Outcome(ok, f"{where} is {json_type(actual)}, not {spec.value}", spec.value, json_type(actual))
 
 
-def _tool_called(spec: Any, turn: Mapping[str, Any]) -> Outcome:
+def _tool_called(spec: AssertionSpec, turn: Mapping[str, JSONValue]) -> Outcome:
     operand = spec.operand
     calls = _calls(turn)
     names = [str(c.get("name")) for c in calls]
@@ -184,7 +188,7 @@ def _tool_called(spec: Any, turn: Mapping[str, Any]) -> Outcome:
     return Outcome(ok, message, operand, names)
 
 
-def result_matches(expected: Any, actual: Any) -> bool:
+def result_matches(expected: JSONValue, actual: JSONValue) -> bool:
     """Yao's rules: objects are subset-matched, ``"regex:..."`` strings are patterns, else equality."""
     if isinstance(expected, Mapping):
         return isinstance(actual, Mapping) and all(
@@ -197,7 +201,7 @@ def result_matches(expected: Any, actual: Any) -> bool:
     return bool(expected == actual)
 
 
-def _tool_result(spec: Any, turn: Mapping[str, Any]) -> Outcome:
+def _tool_result(spec: AssertionSpec, turn: Mapping[str, JSONValue]) -> Outcome:
     operand = spec.operand
     tool, expected = operand["tool"], operand.get("result")
     same = [c for c in _calls(turn) if tool_name_matches(str(c.get("name")), tool)]
@@ -228,12 +232,12 @@ EVALUATORS = {
 DETERMINISTIC = frozenset(EVALUATORS)
 
 
-def evaluate(spec: Any, turn: Mapping[str, Any]) -> Outcome:
+def evaluate(spec: AssertionSpec, turn: Mapping[str, JSONValue]) -> Outcome:
     """A deterministic assertion (not ``script``/``agent``) on one turn, negate and message applied."""
     return finish(spec, EVALUATORS[spec.type](spec, turn))
 
 
-def finish(spec: Any, outcome: Outcome) -> Outcome:
+def finish(spec: AssertionSpec, outcome: Outcome) -> Outcome:
     """Apply ``negate`` (the assertion must not hold) and the custom ``message``."""
     if spec.negate:
         message = f"expected {spec.describe()[len('not '):]} not to hold, but it did"

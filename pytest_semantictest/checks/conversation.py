@@ -15,11 +15,18 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
+from ..json_types import JSONValue
 from ..paths import MISSING
 from ..model import CheckResult, Failure
 from .assertions import DETERMINISTIC, Outcome, evaluate, finish
+
+if TYPE_CHECKING:
+    from ..databus import DataBus
+    from ..llm.client import LLMClient
+    from .run import CheckRun
+    from .specs import AssertionSpec
 
 NOT_CONFIGURED = "LLM validator not configured"
 
@@ -28,19 +35,19 @@ NOT_CONFIGURED = "LLM validator not configured"
 class AssertionResult:
     """One assertion on one turn: an outcome, or why it has none (error / not evaluated)."""
 
-    spec: Any
+    spec: AssertionSpec
     outcome: Outcome | None = None
     error: str | None = None
     skipped: str | None = None
-    validation: dict[str, Any] | None = None
+    validation: dict[str, JSONValue] | None = None
 
     @property
     def passed(self) -> bool:
         return self.outcome is not None and self.outcome.passed
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> dict[str, JSONValue]:
         """A JSON-ready summary (the transcript and the results file show it)."""
-        out: dict[str, Any] = {"assertion": self.spec.describe(), "type": self.spec.type}
+        out: dict[str, JSONValue] = {"assertion": self.spec.describe(), "type": self.spec.type}
         if self.outcome is not None:
             out["passed"] = self.outcome.passed
             if not self.outcome.passed:
@@ -54,9 +61,9 @@ class AssertionResult:
         return out
 
 
-def text_history(turns: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def text_history(turns: Sequence[Mapping[str, JSONValue]]) -> list[dict[str, JSONValue]]:
     """Earlier turns as plain ``{role, content}`` messages (for validators and simulators)."""
-    out: list[dict[str, Any]] = []
+    out: list[dict[str, JSONValue]] = []
     for turn in turns:
         for message in turn.get("sent") or []:
             content = message.get("content")
@@ -66,11 +73,11 @@ def text_history(turns: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 async def check_turn(
-    specs: Sequence[Any],
-    turn: Mapping[str, Any],
+    specs: Sequence[AssertionSpec],
+    turn: Mapping[str, JSONValue],
     *,
-    run_context: Any,
-    earlier: Sequence[Mapping[str, Any]] = (),
+    run_context: CheckRun,
+    earlier: Sequence[Mapping[str, JSONValue]] = (),
     repeat: int = 0,
     base_dir: Path | None = None,
     all_or_nothing: bool = False,
@@ -78,7 +85,7 @@ async def check_turn(
     """Every assertion on ``turn``; validator calls run concurrently. ``all_or_nothing`` (a
     checkpoint): when a deterministic assertion fails, scripts and validators are not asked."""
 
-    async def one(spec: Any) -> AssertionResult:
+    async def one(spec: AssertionSpec) -> AssertionResult:
         if spec.type == "script":
             return await run_script(spec, turn, earlier, base_dir)
         return await run_validator(spec, turn, run_context, earlier, repeat)
@@ -92,12 +99,13 @@ async def check_turn(
 
 
 async def run_validator(
-    spec: Any, turn: Mapping[str, Any], run_context: Any, earlier: Sequence[Mapping[str, Any]], repeat: int = 0
+    spec: AssertionSpec, turn: Mapping[str, JSONValue], run_context: CheckRun, earlier: Sequence[Mapping[str, JSONValue]],
+    repeat: int = 0,
 ) -> AssertionResult:
     from ..llm.errors import LLMError
     from ..llm.validator import Validator
 
-    llm = getattr(run_context, "llm", None)
+    llm: LLMClient | None = getattr(run_context, "llm", None)
     validator = Validator(llm) if llm is not None else None
     if validator is None or not validator.configured(spec.validator_use):
         if getattr(getattr(run_context, "settings", None), "require_judge", False):
@@ -112,7 +120,7 @@ async def run_validator(
         )
     except LLMError as exc:
         return AssertionResult(spec, error=f"LLM validator error: {exc}")
-    details: dict[str, Any] = {"score": _score_line(result)}
+    details: dict[str, JSONValue] = {"score": _score_line(result)}
     if result.get("suggestions"):
         details["suggestions"] = "; ".join(result["suggestions"])
     outcome = Outcome(bool(result["passed"]), f"validator: {result.get('reason') or 'criteria not met'}",
@@ -120,17 +128,17 @@ async def run_validator(
     return AssertionResult(spec, finish(spec, outcome), validation=result)
 
 
-def _score_line(result: Mapping[str, Any]) -> str:
+def _score_line(result: Mapping[str, JSONValue]) -> str:
     score, threshold = result["score"], result.get("threshold")  # a validator result always has a score
     if isinstance(threshold, (int, float)):
         return f"{score:g} {'>=' if score >= threshold else '<'} threshold {threshold:g}"
     return f"{score:g}"
 
 
-_SCRIPTS: dict[tuple[str, str], Callable[..., Any]] = {}
+_SCRIPTS: dict[tuple[str, str], Callable[..., object]] = {}
 
 
-def load_callable(ref: str, base_dir: Path | None = None) -> Callable[..., Any]:
+def load_callable(ref: str, base_dir: Path | None = None) -> Callable[..., object]:
     """``module:function``: imported normally, else ``<base_dir>/<module path>.py``. Raises ImportError."""
     module_name, _, name = ref.partition(":")
     key = (ref, str(base_dir))
@@ -147,7 +155,7 @@ def load_callable(ref: str, base_dir: Path | None = None) -> Callable[..., Any]:
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module
         spec.loader.exec_module(module)
-    function: Callable[..., Any] | None = getattr(module, name, None)
+    function: Callable[..., object] | None = getattr(module, name, None)
     if not callable(function):
         raise ImportError(f"module '{module_name}' has no function '{name}'")
     _SCRIPTS[key] = function
@@ -155,7 +163,7 @@ def load_callable(ref: str, base_dir: Path | None = None) -> Callable[..., Any]:
 
 
 async def run_script(
-    spec: Any, turn: Mapping[str, Any], earlier: Sequence[Mapping[str, Any]], base_dir: Path | None
+    spec: AssertionSpec, turn: Mapping[str, JSONValue], earlier: Sequence[Mapping[str, JSONValue]], base_dir: Path | None
 ) -> AssertionResult:
     """Call ``function(output, input, value, context)`` (as many arguments as it takes).
 
@@ -188,7 +196,7 @@ async def run_script(
     return AssertionResult(spec, finish(spec, Outcome(passed, message, spec.value, turn.get("output"))))
 
 
-def positional_count(function: Callable[..., Any], most: int) -> int:
+def positional_count(function: Callable[..., object], most: int) -> int:
     """How many of ``most`` positional arguments ``function`` takes (scripts and hooks may take fewer)."""
     try:
         params = inspect.signature(function).parameters.values()
@@ -224,10 +232,10 @@ class _SlotCheck:
     def reads(self) -> frozenset[str]:
         return frozenset([self.slot])
 
-    async def evaluate(self, bus: Any, ctx: Any) -> CheckResult:
+    async def evaluate(self, bus: DataBus, ctx: CheckRun) -> CheckResult:
         return self.evaluate_sync(bus)
 
-    def evaluate_sync(self, bus: Any) -> CheckResult:
+    def evaluate_sync(self, bus: DataBus) -> CheckResult:
         raise NotImplementedError
 
 
@@ -241,7 +249,7 @@ class TurnCompleted(_SlotCheck):
     def describe(self) -> str:
         return f"{self.label} completed"
 
-    def evaluate_sync(self, bus: Any) -> CheckResult:
+    def evaluate_sync(self, bus: DataBus) -> CheckResult:
         turn = bus.get(self.slot)
         if turn is MISSING or not isinstance(turn, Mapping) or not turn.get("error"):
             return CheckResult()
@@ -253,7 +261,7 @@ class TurnAssertion:
     """Assertions on one turn's slot; script and validator assertions make it asynchronous."""
 
     slot: str
-    specs: list[Any]
+    specs: list[AssertionSpec]
     label: str
     line: int | None = None
     earlier: tuple[str, ...] = ()
@@ -266,7 +274,7 @@ class TurnAssertion:
     def describe(self) -> str:
         return f"{self.label}: " + ", ".join(s.describe() for s in self.specs)
 
-    async def evaluate(self, bus: Any, ctx: Any) -> CheckResult:
+    async def evaluate(self, bus: DataBus, ctx: CheckRun) -> CheckResult:
         turn = bus.get(self.slot)
         if turn is MISSING or not isinstance(turn, Mapping) or turn.get("error"):
             return CheckResult()  # the turn did not run or failed: TurnCompleted reports it
@@ -279,14 +287,14 @@ class TurnAssertion:
 class DeterministicTurnAssertion(TurnAssertion):
     """Only deterministic assertions: evaluated synchronously."""
 
-    def evaluate_sync(self, bus: Any) -> CheckResult:
+    def evaluate_sync(self, bus: DataBus) -> CheckResult:
         turn = bus.get(self.slot)
         if turn is MISSING or not isinstance(turn, Mapping) or turn.get("error"):
             return CheckResult()
         return to_check_result([AssertionResult(s, evaluate(s, turn)) for s in self.specs], self.label, self.line)
 
 
-def turn_assertion(slot: str, specs: list[Any], label: str, line: int | None = None,
+def turn_assertion(slot: str, specs: list[AssertionSpec], label: str, line: int | None = None,
                    earlier: tuple[str, ...] = (), base_dir: Path | None = None) -> TurnAssertion:
     cls = DeterministicTurnAssertion if all(s.type in DETERMINISTIC for s in specs) else TurnAssertion
     return cls(slot, specs, label, line, earlier, base_dir)
@@ -298,12 +306,12 @@ class ConversationOutcome(_SlotCheck):
 
     line: int | None = None
     label: str = "conversation"
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, JSONValue] = field(default_factory=dict)
 
     def describe(self) -> str:
         return f"{self.label} reaches its checkpoints"
 
-    def evaluate_sync(self, bus: Any) -> CheckResult:
+    def evaluate_sync(self, bus: DataBus) -> CheckResult:
         out = bus.get(self.slot)
         if out is MISSING or not isinstance(out, Mapping):
             return CheckResult()

@@ -6,11 +6,17 @@ from __future__ import annotations
 import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING
 
+from ..json_types import JSONValue
 from ..paths import MISSING
 from ..model import CheckResult, Failure
+from .expectation_types import CallExpectation, Expectation
 from .matchers import condition_holds, explain_response, subset_matches, value_matches
+
+if TYPE_CHECKING:
+    from ..databus import DataBus
+    from .run import CheckedAgent, CheckedAgents, CheckRun
 
 
 @dataclass(frozen=True)
@@ -18,14 +24,14 @@ class Call:
     """An actual tool call as the checks see it."""
 
     fn: str
-    args: Any = None
-    result: Any = None
+    args: JSONValue = None
+    result: JSONValue = None
     error: str | None = None
     started_at: float | None = None
     ended_at: float | None = None
 
     @classmethod
-    def of(cls, value: Any) -> Call:
+    def of(cls, value: object) -> Call:
         if isinstance(value, Call):
             return value
         if isinstance(value, Mapping):
@@ -36,12 +42,12 @@ class Call:
                    getattr(value, "ended_at", None))
 
 
-def _names(spec: Any) -> tuple[str, ...]:
+def _names(spec: CallExpectation) -> tuple[str, ...]:
     name = spec.name
     return (name,) if isinstance(name, str) else tuple(name)
 
 
-def _error_ok(expected: Any, actual: str | None) -> bool:
+def _error_ok(expected: JSONValue, actual: str | None) -> bool:
     if expected is False:
         return actual is None
     if actual is None:
@@ -49,7 +55,7 @@ def _error_ok(expected: Any, actual: str | None) -> bool:
     return expected is True or value_matches(expected, actual)
 
 
-def fits(spec: Any, call: Call) -> bool:
+def fits(spec: CallExpectation, call: Call) -> bool:
     """The call has an accepted name, the expected params/result and the expected outcome."""
     return (
         call.fn in _names(spec)
@@ -59,7 +65,7 @@ def fits(spec: Any, call: Call) -> bool:
     )
 
 
-def assign(specs: Sequence[Any], calls: Sequence[Call]) -> list[int | None]:
+def assign(specs: Sequence[CallExpectation], calls: Sequence[Call]) -> list[int | None]:
     """Each expectation's serving call, every call serving at most one (bipartite matching)."""
     edges = [[c for c, call in enumerate(calls) if fits(spec, call)] for spec in specs]
     holder: dict[int, int] = {}
@@ -82,7 +88,7 @@ def assign(specs: Sequence[Any], calls: Sequence[Call]) -> list[int | None]:
     return result
 
 
-def ordered_assignment(specs: Sequence[Any], calls: Sequence[Call]) -> list[int] | None:
+def ordered_assignment(specs: Sequence[CallExpectation], calls: Sequence[Call]) -> list[int] | None:
     """Calls serving the expectations one after another in time, or None."""
     taken: set[int] = set()
     last_end = float("-inf")
@@ -102,12 +108,12 @@ def ordered_assignment(specs: Sequence[Any], calls: Sequence[Call]) -> list[int]
     return chosen
 
 
-def _label(spec: Any) -> str:
+def _label(spec: CallExpectation) -> str:
     names = _names(spec)
     return f"'{names[0]}'" if len(names) == 1 else "one of (" + " or ".join(f"'{n}'" for n in names) + ")"
 
 
-def _why_unmet(spec: Any, calls: Sequence[Call], taken: set[int]) -> str:
+def _why_unmet(spec: CallExpectation, calls: Sequence[Call], taken: set[int]) -> str:
     names = _names(spec)
     same = [(c, call) for c, call in enumerate(calls) if call.fn in names]
     if not same:
@@ -129,11 +135,11 @@ def _why_unmet(spec: Any, calls: Sequence[Call], taken: set[int]) -> str:
     return f"'{call.fn}' was called but did not match: " + "; ".join(parts)
 
 
-def evaluate_expect(expect: Any, calls: Sequence[Call], response: str, line: int | None = None) -> list[Failure]:
+def evaluate_expect(expect: Expectation, calls: Sequence[Call], response: str, line: int | None = None) -> list[Failure]:
     """Every failed condition of one ``expect`` block, as failures."""
     out: list[Failure] = []
 
-    def fail(check: str, message: str, expected: Any = None, actual: Any = None) -> None:
+    def fail(check: str, message: str, expected: JSONValue = None, actual: JSONValue = None) -> None:
         out.append(Failure(check=check, message=message, line=line, expected=expected, actual=actual))
 
     for name in expect.forbid:
@@ -176,7 +182,7 @@ def evaluate_expect(expect: Any, calls: Sequence[Call], response: str, line: int
     return out
 
 
-def unobservable(expect: Any, inventory: frozenset[str] | None, seen: Sequence[str]) -> tuple[str, Any] | None:
+def unobservable(expect: Expectation, inventory: frozenset[str] | None, seen: Sequence[str]) -> tuple[str, Expectation] | None:
     """Why calls the expectation names cannot be seen, and the expectation without them; or None.
 
     highbar's rule: each forbidden name, and each expected call (any of its names: one group), must
@@ -229,7 +235,7 @@ class TurnExpectation:
     """
 
     slot: str
-    expect: Any
+    expect: Expectation | None
     line: int | None = None
     label: str = ""
     agent: str = ""
@@ -242,10 +248,10 @@ class TurnExpectation:
     def describe(self) -> str:
         return self.label or f"expectations of {self.slot}"
 
-    async def evaluate(self, bus: Any, ctx: Any) -> CheckResult:
+    async def evaluate(self, bus: DataBus, ctx: CheckRun) -> CheckResult:
         turn = bus.get(self.slot)
         result = self.judge(turn)
-        agents = getattr(ctx, "agents", None)
+        agents: CheckedAgents | None = getattr(ctx, "agents", None)
         if agents is not None and self.expect is not None and self.expect.forbid and isinstance(turn, Mapping) \
                 and turn.get("inventory") is None and not turn.get("error"):
             agents.get(self.agent).note_undeclared(self.expect.forbid)
@@ -262,25 +268,28 @@ class TurnExpectation:
         return result
 
     @staticmethod
-    def _settle(live: Any) -> int:
+    def _settle(live: CheckedAgent) -> int:
         return int(getattr(getattr(live, "config", None), "settle_time_ms", 0) or 0)
 
-    def rejudge(self, turn: Mapping[str, Any], late: list[Call], untagged: list[Call], live: Any) -> CheckResult:
+    def rejudge(self, turn: Mapping[str, JSONValue], late: list[Call], untagged: list[Call], live: CheckedAgent) -> CheckResult:
         """The passed turn judged again with the calls recorded after its window."""
+        expect = self.expect
+        if expect is None:  # a scene-setting turn: nothing to judge again
+            return CheckResult()
         calls = [Call.of(c) for c in turn.get("calls") or []]
         response = str(turn.get("response") or "")
         if late:
-            failures = evaluate_expect(self.expect, [*calls, *late], response, self.line)
+            failures = evaluate_expect(expect, [*calls, *late], response, self.line)
             if failures:
                 message = late_message(late, failures, self._settle(live))
                 return CheckResult(failures=[Failure(check="late call", message=message, line=self.line)])
         if untagged:
-            failures = evaluate_expect(self.expect, [*calls, *late, *untagged], response, self.line)
+            failures = evaluate_expect(expect, [*calls, *late, *untagged], response, self.line)
             if failures:
                 return CheckResult(error=untagged_message(untagged, failures))
         return CheckResult()
 
-    def judge(self, turn: Any) -> CheckResult:
+    def judge(self, turn: JSONValue) -> CheckResult:
         """The turn's verdict on what was read in its window (highbar's order: untagged calls, then
         names that cannot be seen, then the expectation)."""
         if turn is MISSING or not isinstance(turn, Mapping):
@@ -329,23 +338,25 @@ class LateJudge:
     another test runs or at the end (highbar's "now fails"): what it was judged on, plus them."""
 
     check: TurnExpectation
-    turn: Mapping[str, Any]
+    turn: Mapping[str, JSONValue]
     late: list[Call]
     settle_ms: int
 
-    def __call__(self, calls: Sequence[Any]) -> str | None:
+    def __call__(self, calls: Sequence[object]) -> str | None:
         """Its own late calls: the failure's message, or None while the execution still passes."""
         new = [Call.of(c) for c in calls]
         self.late += new
         failures = self._failures([])
         return late_message(new, failures, self.settle_ms) if failures else None
 
-    def suspect(self, calls: Sequence[Any]) -> str | None:
+    def suspect(self, calls: Sequence[object]) -> str | None:
         """Untagged calls that may be its own: the error's message if they would fail it, else None."""
         untagged = [Call.of(c) for c in calls]
         failures = self._failures(untagged)
         return untagged_message(untagged, failures) if failures else None
 
     def _failures(self, extra: list[Call]) -> list[Failure]:
+        if self.check.expect is None:  # never made for a scene-setting turn
+            return []
         judged = [Call.of(c) for c in self.turn.get("calls") or []] + self.late + extra
         return evaluate_expect(self.check.expect, judged, str(self.turn.get("response") or ""), self.check.line)

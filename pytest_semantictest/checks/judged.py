@@ -10,16 +10,22 @@ check failed; an error under ``--semantictest-require-judge``). A judge that can
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import clip
+from ..json_types import JSONObject, JSONValue
 from ..llm.consistency import Sampled, sample
 from ..llm.structured import model_schema, parse_answer
 from ..model import CheckResult, Failure
+
+if TYPE_CHECKING:
+    from ..databus import DataBus
+    from ..llm.client import Completion, LLMClient
+    from .run import CheckRun
 
 
 class Bullet(Protocol):
@@ -76,7 +82,7 @@ def majority(answers: Sequence[Verdicts], replayed: int) -> tuple[Verdicts, Samp
                                                                       split=split)
 
 
-def verdict_schema(count: int) -> dict[str, Any]:
+def verdict_schema(count: int) -> JSONObject:
     return model_schema(Verdicts, SCHEMA_NAME, keys={"assertions": [str(n) for n in range(1, count + 1)]})
 
 
@@ -94,7 +100,7 @@ class JudgedAssertions:
     """The case's natural-language assertions as one check."""
 
     bullets: Sequence[Bullet]
-    case: dict[str, Any] = field(default_factory=dict)
+    case: Mapping[str, object] = field(default_factory=dict)
     """What the judge is told about the case: label, description, setup, flow, behaviour."""
     line: int | None = None
     strict: int = 0
@@ -107,10 +113,11 @@ class JudgedAssertions:
     def describe(self) -> str:
         return f"{len(self.bullets)} natural-language assertion(s)"
 
-    async def evaluate(self, bus: Any, ctx: Any) -> CheckResult:
+    async def evaluate(self, bus: DataBus, ctx: CheckRun) -> CheckResult:
         from ..llm.errors import REQUIRE_JUDGE_MESSAGE, LLMError
 
-        if getattr(ctx, "judge", None) is None or getattr(ctx, "llm", None) is None:
+        llm: LLMClient | None = getattr(ctx, "llm", None)
+        if getattr(ctx, "judge", None) is None or llm is None:
             if getattr(getattr(ctx, "settings", None), "require_judge", False):
                 return CheckResult(error=REQUIRE_JUDGE_MESSAGE)
             passed = f"{self.strict} strict check(s) passed; " if self.strict else ""
@@ -124,8 +131,8 @@ class JudgedAssertions:
         samples = getattr(settings, "judge_samples", 1)
         messages = self.messages(bus.get("response.request"), observed)
 
-        async def ask(index: int) -> Any:
-            return await ctx.llm.complete(
+        async def ask(index: int) -> Completion[Verdicts]:
+            return await llm.complete(
                 "judge", messages, schema=verdict_schema(count), parse=lambda text: parse_verdicts(text, count),
                 template=TEMPLATE, sample=index, samples=samples,
             )
@@ -145,7 +152,7 @@ class JudgedAssertions:
             judgement["samples"] = said.as_dict()
         return CheckResult(failures, judgement=judgement)
 
-    def judgement(self, verdicts: Verdicts, model: str) -> dict[str, Any]:
+    def judgement(self, verdicts: Verdicts, model: str) -> JSONObject:
         """Every bullet's verdict and reason, for the reports."""
         items = [{"text": b.text, "passed": verdicts.assertions[str(n)].passed,
                   "reason": verdicts.assertions[str(n)].reason} for n, b in enumerate(self.bullets, 1)]
@@ -158,13 +165,13 @@ class JudgedAssertions:
         for n, bullet, verdict in results:
             if verdict.passed:
                 continue
-            details: dict[str, Any] = {"judge": f"not met ({model}): {verdict.reason}"}
+            details: dict[str, JSONValue] = {"judge": f"not met ({model}): {verdict.reason}"}
             if not out and held:
                 details["held"] = "; ".join(held)
             out.append(Failure(f"assertion {n}", bullet.text, line=bullet.line, details=details))
         return out
 
-    def messages(self, request: Any, observed: dict[str, Any]) -> list[dict[str, str]]:
+    def messages(self, request: JSONValue, observed: dict[str, JSONValue]) -> list[dict[str, str]]:
         from ..report.redact import mask_headers
 
         if isinstance(observed.get("reply"), dict):  # a2a, realtime: what the transport step sent
@@ -188,7 +195,7 @@ class JudgedAssertions:
         return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
 
 
-def _path(url: Any) -> str:
+def _path(url: object) -> str:
     """The request's path and query: the server's host and port (often a free port picked per run)
     say nothing about the response, and would make every run's cache key new."""
     from urllib.parse import urlsplit
@@ -197,7 +204,7 @@ def _path(url: Any) -> str:
     return (parts.path or "/") + (f"?{parts.query}" if parts.query else "") if parts.netloc else str(url or "")
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     text = value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False, default=str)
     return text if len(text) <= BODY_LIMIT else text[:BODY_LIMIT] + f"\n... ({len(text) - BODY_LIMIT} more characters)"
 
@@ -205,7 +212,7 @@ def _text(value: Any) -> str:
 REPLY_FIELDS = ("dialect", "state", "final", "text", "data", "tool_calls", "error", "problem")
 
 
-def _reply(reply: dict[str, Any]) -> str:
+def _reply(reply: dict[str, JSONValue]) -> str:
     """An a2a or realtime reply as assembled, without the ids each run draws anew (the cache key)."""
     lines = [f"status: {reply.get('status')}"]
     lines += [f"{key}: {json.dumps(reply.get(key), ensure_ascii=False, default=str)}" for key in REPLY_FIELDS
@@ -220,7 +227,7 @@ def _reply(reply: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _response(observed: dict[str, Any]) -> str:
+def _response(observed: dict[str, JSONValue]) -> str:
     if isinstance(observed.get("reply"), dict):
         return _reply(observed["reply"])
     lines = [f"status: {observed.get('status')}", f"content-type: {observed.get('content_type') or '(none)'}"]
@@ -250,12 +257,12 @@ def _response(observed: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _follow_up(follow_up: dict[str, Any]) -> str:
+def _follow_up(follow_up: dict[str, JSONValue]) -> str:
     """What the follow-up request (sent after the client disconnected) got."""
     from ..report.redact import mask_headers
 
     sent = follow_up.get("request")
-    request: dict[str, Any] = sent if isinstance(sent, dict) else {}
+    request: dict[str, JSONValue] = sent if isinstance(sent, dict) else {}
     body = request.get("body")
     stream = body.get("stream") if isinstance(body, dict) else None
     what = "the same request without streaming" if stream is False else "the same request again"

@@ -5,17 +5,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
 
+from ..json_types import JSONValue
 from .vocabulary import member_or_text, scalar_text, searches
 
 
-def _search(pattern: Any, actual: Any) -> bool | None:
+def _search(pattern: re.Pattern[str] | JSONValue, actual: JSONValue) -> bool | None:
     text = scalar_text(actual)
     return None if text is None else searches(pattern if isinstance(pattern, re.Pattern) else str(pattern), text)
 
 
-CONDITIONS: dict[str, Callable[[Any, Any], bool]] = {
+CONDITIONS: dict[str, Callable[[JSONValue, JSONValue], bool]] = {
     "equals": lambda actual, operand: bool(actual == operand),  # Python's ==, as highbar compares
     "contains": lambda actual, operand: member_or_text(actual, operand, False) is True,
     "icontains": lambda actual, operand: member_or_text(actual, operand, True) is True,
@@ -30,18 +30,18 @@ MATCHER_KEYS = frozenset(CONDITIONS)
 """Keys of a matcher map (``response``, a call's ``error``, a matcher inside ``params``/``result``)."""
 
 
-def is_matcher(value: Any) -> bool:
+def is_matcher(value: JSONValue) -> bool:
     """A non-empty mapping whose keys are all matcher keys."""
     return isinstance(value, Mapping) and bool(value) and all(k in MATCHER_KEYS for k in value)
 
 
-def condition_holds(key: str, operand: Any, actual: Any, patterns: Mapping[str, Any] | None = None) -> bool:
+def condition_holds(key: str, operand: JSONValue, actual: JSONValue, patterns: Mapping[str, re.Pattern[str]] | None = None) -> bool:
     if patterns and key in patterns:
         operand = patterns[key] if key in ("matches", "not_matches") else operand
     return CONDITIONS[key](actual, operand)
 
 
-def value_matches(expected: Any, actual: Any) -> bool:
+def value_matches(expected: JSONValue, actual: JSONValue) -> bool:
     """A matcher applies its conditions; a mapping is subset-matched; anything else is ``==``."""
     if is_matcher(expected):
         patterns = getattr(expected, "patterns", None)
@@ -51,7 +51,7 @@ def value_matches(expected: Any, actual: Any) -> bool:
     return bool(expected == actual)
 
 
-def subset_matches(expected: Mapping[str, Any] | None, actual: Any) -> bool:
+def subset_matches(expected: Mapping[str, JSONValue] | None, actual: JSONValue) -> bool:
     """Every expected key is present in ``actual`` with a matching value (None: no constraint)."""
     if expected is None:
         return True
@@ -62,7 +62,7 @@ def subset_matches(expected: Mapping[str, Any] | None, actual: Any) -> bool:
     return all(key in actual and value_matches(value, actual[key]) for key, value in expected.items())
 
 
-def explain_response(key: str, operand: Any, response: str) -> str:
+def explain_response(key: str, operand: JSONValue, response: str) -> str:
     """Why a response condition failed, with what the agent said."""
     shown = response if len(response) <= 300 else response[:300] + "…"
     reasons = {

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
 
+from ..json_types import JSONValue
 from ..paths import MISSING
 from .text import json_text
 from .vocabulary import compile_regex, has_length, holds_item, is_empty, is_number, json_equal
@@ -14,12 +14,12 @@ from .vocabulary import compile_regex, has_length, holds_item, is_empty, is_numb
 __all__ = ["OPERATORS", "apply", "compile_regex", "show", "validate_operand"]
 
 
-def show(v: Any) -> str:
+def show(v: object) -> str:
     return "undefined" if v is MISSING else repr(v)
 
 
-def _numeric(symbol: str, test: Callable[[Any, Any], bool]) -> Callable[[Any, Any], str | None]:
-    def check(actual: Any, expected: Any) -> str | None:
+def _numeric(symbol: str, test: Callable[[JSONValue, JSONValue], bool]) -> Callable[[JSONValue, JSONValue], str | None]:
+    def check(actual: JSONValue, expected: JSONValue) -> str | None:
         if not is_number(actual):
             return f"Expected a number to compare {symbol} {expected!r}, got {show(actual)}"
         return None if test(actual, expected) else f"Expected {actual!r} to be {symbol} {expected!r}"
@@ -27,19 +27,19 @@ def _numeric(symbol: str, test: Callable[[Any, Any], bool]) -> Callable[[Any, An
     return check
 
 
-def _scalar_text(actual: Any) -> Any:
+def _scalar_text(actual: JSONValue) -> JSONValue:
     """A number or boolean as its JSON text (``200`` -> ``"200"``), for the text operators."""
     return json_text(actual) if isinstance(actual, (int, float)) else actual
 
 
-def _contains(actual: Any, expected: Any) -> str | None:
+def _contains(actual: JSONValue, expected: JSONValue) -> str | None:
     actual = _scalar_text(actual)
     if not has_length(actual):
         return f"Expected a string or list to contain {expected!r}, got {show(actual)}"
     return None if holds_item(actual, expected) else f"Expected {show(actual)} to contain {expected!r}"
 
 
-def _not_contains(actual: Any, expected: Any) -> str | None:
+def _not_contains(actual: JSONValue, expected: JSONValue) -> str | None:
     if actual is MISSING or actual is None:
         return None
     if holds_item(_scalar_text(actual), expected):
@@ -47,8 +47,8 @@ def _not_contains(actual: Any, expected: Any) -> str | None:
     return None
 
 
-def _length(kind: str) -> Callable[[Any, Any], str | None]:
-    def check(actual: Any, expected: Any) -> str | None:
+def _length(kind: str) -> Callable[[JSONValue, JSONValue], str | None]:
+    def check(actual: JSONValue, expected: JSONValue) -> str | None:
         if not has_length(actual):
             return f"Expected a string or list for {kind}, got {show(actual)}"
         n = len(actual)
@@ -59,8 +59,8 @@ def _length(kind: str) -> Callable[[Any, Any], str | None]:
     return check
 
 
-def _matches(negate: bool) -> Callable[[Any, Any], str | None]:
-    def check(actual: Any, expected: Any) -> str | None:
+def _matches(negate: bool) -> Callable[[JSONValue, JSONValue], str | None]:
+    def check(actual: JSONValue, expected: JSONValue) -> str | None:
         if actual is MISSING or actual is None:
             return f"Expected a string to match /{expected}/, got {show(actual)}"
         actual = json_text(actual)  # a number, object or list: its JSON text, as the trace shows it
@@ -73,8 +73,8 @@ def _matches(negate: bool) -> Callable[[Any, Any], str | None]:
     return check
 
 
-def _predicate(name: str, test: Callable[[Any], bool]) -> Callable[[Any, Any], str | None]:
-    def check(actual: Any, expected: Any) -> str | None:
+def _predicate(name: str, test: Callable[[JSONValue], bool]) -> Callable[[JSONValue, JSONValue], str | None]:
+    def check(actual: JSONValue, expected: JSONValue) -> str | None:
         want = expected is not False
         if test(actual) == want:
             return None
@@ -84,7 +84,7 @@ def _predicate(name: str, test: Callable[[Any], bool]) -> Callable[[Any, Any], s
     return check
 
 
-OPERATORS: dict[str, Callable[[Any, Any], str | None]] = {
+OPERATORS: dict[str, Callable[[JSONValue, JSONValue], str | None]] = {
     "equals": lambda a, e: None if json_equal(a, e) else f"Expected {show(a)} to equal {e!r}",
     "notEquals": lambda a, e: f"Expected {show(a)} not to equal {e!r}" if json_equal(a, e) else None,
     "gt": _numeric(">", lambda a, e: a > e),
@@ -112,7 +112,7 @@ _LENGTH = {"minLength", "maxLength"}
 _PREDICATES = {k for k in OPERATORS if k.startswith("is")}
 
 
-def validate_operand(op: str, expected: Any) -> str | None:
+def validate_operand(op: str, expected: JSONValue) -> str | None:
     """Why ``expected`` cannot be used with ``op`` (checked at collection), or None."""
     if op in _NUMERIC and not is_number(expected):
         return f"'{op}' needs a number, got {expected!r}"
@@ -130,6 +130,6 @@ def validate_operand(op: str, expected: Any) -> str | None:
     return None
 
 
-def apply(op: str, actual: Any, expected: Any) -> str | None:
+def apply(op: str, actual: JSONValue, expected: JSONValue) -> str | None:
     """Evaluate one operator; None when it holds, else the failure message."""
     return OPERATORS[op](actual, expected)

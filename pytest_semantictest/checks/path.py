@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
+from ..json_types import JSONValue
 from ..paths import MISSING, split_path
 from ..model import CheckResult, Failure
 from .operators import apply
+
+if TYPE_CHECKING:
+    from ..databus import DataBus
+    from .run import CheckRun
 
 
 @dataclass(slots=True)
@@ -16,7 +21,7 @@ class PathCheck:
 
     path: str
     operator: str
-    expected: Any
+    expected: JSONValue
     line: int | None = None
     plain: bool = False
 
@@ -30,10 +35,10 @@ class PathCheck:
             return f"{self.path} == {self.expected!r}"
         return f"{self.path} {self.operator} {self.expected!r}"
 
-    async def evaluate(self, bus: Any, ctx: Any) -> CheckResult:
+    async def evaluate(self, bus: DataBus, ctx: CheckRun) -> CheckResult:
         return self.evaluate_sync(bus)
 
-    def evaluate_sync(self, bus: Any) -> CheckResult:
+    def evaluate_sync(self, bus: DataBus) -> CheckResult:
         actual = bus.get(self.path)
         if self.plain and self.expected is None and (actual is None or actual is MISSING):
             return CheckResult()
@@ -55,7 +60,7 @@ class PathCheck:
         )
 
 
-def _why(bus: Any, path: str) -> dict[str, Any]:
+def _why(bus: DataBus, path: str) -> dict[str, str]:
     """For ``tools.passed`` or ``content.score``: the validating block's own failure messages."""
     parts = split_path(path)
     if len(parts) < 2 or parts[-1] not in ("passed", "score"):

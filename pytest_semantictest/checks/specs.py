@@ -9,7 +9,7 @@ aliases (``assert`` for ``assertion(s)``, ``value`` for ``pattern``/``name``, an
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import (
     AliasChoices,
@@ -22,6 +22,7 @@ from pydantic import (
 )
 
 from ..errors import clip, did_you_mean
+from ..json_types import JSONValue
 from .regex import user_regex
 
 ASSERTION_TYPES = (
@@ -33,7 +34,7 @@ MAX_DURATION_S = 24 * 3600.0
 """The longest duration a file may ask for (a larger one is a mistake, and would overflow)."""
 
 
-def parse_duration(value: Any) -> Any:
+def parse_duration(value: JSONValue) -> JSONValue:
     """``"30s"``, ``"2m"``, ``"1m30s"``, ``"500ms"``, ``"1h"`` or a number of seconds -> seconds."""
     if isinstance(value, bool):
         raise ValueError(f"must be a duration like '30s' or '2m', got {value!r}")
@@ -57,7 +58,7 @@ def parse_duration(value: Any) -> Any:
 Duration = Annotated[float, BeforeValidator(parse_duration, json_schema_input_type=float | str)]
 
 
-def strip_free_keys(data: Any) -> Any:
+def strip_free_keys(data: JSONValue) -> JSONValue:
     """Drop keys users may add anywhere: ``x-`` extensions and ``$schema``."""
     if isinstance(data, dict):
         return {k: v for k, v in data.items() if not (isinstance(k, str) and (k.startswith("x-") or k == "$schema"))}
@@ -76,7 +77,7 @@ class StrictSpec(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _free_keys(cls, data: Any) -> Any:
+    def _free_keys(cls, data: JSONValue) -> JSONValue:
         return strip_free_keys(data)
 
 
@@ -85,11 +86,11 @@ class AgentOptions(StrictSpec):
 
     connector: str | None = None
     model: str | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
-    skip: dict[str, Any] | None = None
+    metadata: dict[str, JSONValue] = Field(default_factory=dict)
+    skip: dict[str, JSONValue] | None = None
 
 
-def _both(data: Any, names: tuple[str, str]) -> None:
+def _both(data: JSONValue, names: tuple[str, str]) -> None:
     if isinstance(data, dict) and all(n in data for n in names):
         raise ValueError(f"give '{names[0]}' or its alias '{names[1]}', not both")
 
@@ -98,12 +99,12 @@ class AssertionSpec(StrictSpec):
     """One assertion on an agent reply (text plus tool calls)."""
 
     type: str
-    value: Any = None
+    value: JSONValue = None
     pattern: str | None = None
-    name: str | list[str] | dict[str, Any] | None = None
+    name: str | list[str] | dict[str, JSONValue] | None = None
     path: str | None = None
     tool: str | None = None
-    result: Any = None
+    result: JSONValue = None
     use: str | None = None
     script: str | None = None
     options: AgentOptions | None = None
@@ -133,7 +134,7 @@ class AssertionSpec(StrictSpec):
         return name in self.model_fields_set
 
     @property
-    def operand(self) -> Any:
+    def operand(self) -> JSONValue:
         """What the assertion compares with: ``pattern``/``name`` or their alias ``value``."""
         if self.type == "regex":
             return self.pattern if self.pattern is not None else self.value
@@ -175,7 +176,7 @@ class AssertionSpec(StrictSpec):
         return float(found) if isinstance(found, (int, float)) and not isinstance(found, bool) else None
 
     @property
-    def validator_metadata(self) -> dict[str, Any]:
+    def validator_metadata(self) -> dict[str, JSONValue]:
         metadata = dict(self.options.metadata) if self.options else {}
         for key in ("criteria", "threshold"):
             metadata.pop(key, None)
@@ -201,7 +202,7 @@ class AssertionSpec(StrictSpec):
         return prefix + text
 
 
-def _short(value: Any) -> str:
+def _short(value: object) -> str:
     return clip(repr(value), 60)
 
 
@@ -254,7 +255,7 @@ def _type_problem(spec: AssertionSpec) -> str | None:
     return None
 
 
-def _listify(data: Any) -> Any:
+def _listify(data: JSONValue) -> JSONValue:
     return [data] if isinstance(data, dict) else data
 
 
@@ -273,7 +274,7 @@ class CheckpointSpec(StrictSpec):
 
     @model_validator(mode="before")
     @classmethod
-    def _one_alias(cls, data: Any) -> Any:
+    def _one_alias(cls, data: JSONValue) -> JSONValue:
         present = [k for k in ("assertion", "assert", "assertions") if isinstance(data, dict) and k in data]
         if len(present) > 1:
             raise ValueError(f"give one of {', '.join(present)} (they are the same key)")
@@ -302,7 +303,7 @@ class SimulatorSpec(StrictSpec):
     options: AgentOptions | None = None
 
     @property
-    def metadata(self) -> dict[str, Any]:
+    def metadata(self) -> dict[str, JSONValue]:
         return dict(self.options.metadata) if self.options else {}
 
     @property
@@ -337,7 +338,7 @@ class MessageSpec(BaseModel):
     model_config = ConfigDict(extra="allow", strict=True, frozen=True)
 
     role: str
-    content: str | list[Any] | None = None
+    content: str | list[JSONValue] | None = None
 
     @field_validator("role")
     @classmethod

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 
-def json_text(value: Any) -> str:
+def json_text(value: object) -> str:
     """``value`` if it is a string, else its JSON text in key order (``{"active": true}``, not
     Python's ``{'active': True}``), as the failure report and trace print it."""
     if isinstance(value, str):

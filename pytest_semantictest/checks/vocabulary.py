@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any
 
+from ..json_types import JSONValue
 from ..paths import MISSING
 from .regex import user_regex
 from .text import json_text
@@ -26,12 +26,12 @@ from .text import json_text
 # --- values ---------------------------------------------------------------------------------------
 
 
-def is_number(value: Any) -> bool:
+def is_number(value: object) -> bool:
     """An int or float, not a boolean."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def json_equal(a: Any, b: Any) -> bool:
+def json_equal(a: JSONValue, b: JSONValue) -> bool:
     """Deep JSON equality without type coercion: 200 != "200", 1 == 1.0, True != 1."""
     if is_number(a) and is_number(b):
         return bool(a == b)
@@ -45,7 +45,7 @@ def json_equal(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def json_type(value: Any) -> str:
+def json_type(value: object) -> str:
     """JSON type name: booleans are not numbers; whole numbers are ``integer``; MISSING is ``undefined``."""
     if value is None:
         return "null"
@@ -64,18 +64,18 @@ def json_type(value: Any) -> str:
     return "undefined" if value is MISSING else type(value).__name__
 
 
-def has_type(expected: str, value: Any) -> bool:
+def has_type(expected: str, value: JSONValue) -> bool:
     """``value`` is of the JSON type ``expected``; an integer is a ``number`` too."""
     found = json_type(value)
     return found == expected or (expected == "number" and found == "integer")
 
 
-def is_empty(value: Any) -> bool:
+def is_empty(value: object) -> bool:
     """A string, list or object with nothing in it."""
     return isinstance(value, (str, list, tuple, Mapping)) and len(value) == 0
 
 
-def has_length(value: Any) -> bool:
+def has_length(value: object) -> bool:
     return isinstance(value, (str, list, tuple, Mapping))
 
 
@@ -99,7 +99,7 @@ def searches(pattern: str | re.Pattern[str], text: str) -> bool:
     return compiled.search(text) is not None
 
 
-def scalar_text(value: Any) -> str | None:
+def scalar_text(value: object) -> str | None:
     """The text of a string or number (Python's ``str``: ``True``, ``1.5``); None for anything else."""
     if isinstance(value, str):
         return value
@@ -111,7 +111,7 @@ def scalar_text(value: Any) -> str | None:
 # --- containment: the four rules the formats' tools follow --------------------------------------
 
 
-def holds_item(container: Any, item: Any) -> bool:
+def holds_item(container: JSONValue, item: JSONValue) -> bool:
     """SemanticTest's rule: a substring of text, a key of an object, or an item of a list (equal, a
     tool call of that name, or a string that contains it)."""
     if isinstance(container, str):
@@ -130,7 +130,7 @@ def holds_item(container: Any, item: Any) -> bool:
     return False
 
 
-def member_or_text(actual: Any, needle: Any, fold: bool) -> bool | None:
+def member_or_text(actual: JSONValue, needle: JSONValue, fold: bool) -> bool | None:
     """highbar's rule: membership in a list (``fold``: a string equal ignoring case), else a
     substring of a scalar's text; None when ``actual`` has neither (null, an object)."""
     if isinstance(actual, (list, tuple)):
@@ -146,7 +146,7 @@ def member_or_text(actual: Any, needle: Any, fold: bool) -> bool | None:
     return str(needle) in text
 
 
-def member_or_substring(haystack: Any, needle: Any) -> bool:
+def member_or_substring(haystack: JSONValue, needle: JSONValue) -> bool:
     """Yao's rule: in a list, an item or a substring of an item's text; else a substring of the
     value's text (JSON for anything that is not a string)."""
     if isinstance(haystack, list):
@@ -154,7 +154,7 @@ def member_or_substring(haystack: Any, needle: Any) -> bool:
     return as_text(needle) in as_text(haystack)
 
 
-def deep_contains(value: Any, needle: Any) -> bool:
+def deep_contains(value: JSONValue, needle: JSONValue) -> bool:
     """The compliance rule: a substring of text; in a list, an equal item or one that contains it;
     in an object, a value that does."""
     if isinstance(value, str):
@@ -166,6 +166,6 @@ def deep_contains(value: Any, needle: Any) -> bool:
     return False
 
 
-def as_text(value: Any) -> str:
+def as_text(value: object) -> str:
     """The text a value is read as: a string itself, nothing for null, else its JSON."""
     return "" if value is None or value is MISSING else json_text(value)

@@ -13,9 +13,9 @@ from typing import Any
 from ..agents.correlate import RUNS_MAY_OVERLAP
 from ..blocks.registry import get_block
 from ..model import Step
-from .databus import split_path
+from ..databus import split_path
 from .inputs import is_from_as, output_slots
-from .resolve import REF
+from ..resolve import REF
 
 
 def concurrent_run_end(steps: Sequence[Step], index: int, context: Mapping[str, Any]) -> int:

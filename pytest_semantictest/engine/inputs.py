@@ -6,8 +6,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..model import Step
-from .databus import MISSING, DataBus
-from .resolve import Resolver
+from ..databus import MISSING, DataBus
+from ..resolve import Resolver
 
 
 def is_from_as(value: Any) -> bool:

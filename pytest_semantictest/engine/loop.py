@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from ..threads import block_handled_signals
-from .context import RunContext
+from ..run_context import RunContext
 from .wakeup import Wakeup
 
 T = TypeVar("T")

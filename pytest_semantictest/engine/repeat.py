@@ -22,8 +22,8 @@ from ..blocks.registry import get_block
 from ..model import Case, Failure, Outcome, Verdict
 from ..stats import Decision, PassRateTest, interval_text
 from .batching import runs_may_overlap
-from .context import RunContext
-from .databus import DataBus
+from ..run_context import RunContext
+from ..databus import DataBus
 from .runner import aggregate, combine, run_case
 
 

@@ -11,63 +11,19 @@ from typing import Any
 
 from ..blocks.base import Block, BlockError
 from ..blocks.registry import get_block
+from ..databus import DataBus
 from ..errors import ReferenceError_
-from ..evidence import JudgedItems, Note, collecting, emit
+from ..evidence import JudgedItems, Note, collecting
 from ..model import Case, CheckResult, Failure, Outcome, Step, StepTrace, Verdict
+from ..resolve import Resolver
+from ..run_context import RunContext
+from ..step import JudgeError, JudgeUnavailable, StepContext
 from .batching import concurrent_run_end
-from .context import RunContext
-from .databus import DataBus
 from .inputs import failed_outputs, output_slots, resolve_inputs, write_outputs
 from .judge_free import judge_free_failures
-from .resolve import Resolver
-
-
-class JudgeUnavailable(Exception):
-    """A judged step or check could not run because no LLM judge is configured."""
-
-
-class JudgeError(Exception):
-    """The LLM judge (or another LLM role) failed: unreachable, refused, unparseable, replay miss.
-
-    Never a verdict: the test becomes an ERROR with this reason and its pipeline stops.
-    """
-
 
 UNAVAILABLE = "unavailable"
 FATAL = "fatal"
-
-
-@dataclass
-class StepContext:
-    """What a block sees while it runs: the run context plus this test's DataBus."""
-
-    run_context: RunContext
-    bus: DataBus
-    resolver: Resolver
-    repeat: int = 0
-    execution_id: str = ""
-    """A fresh id per execution of a case (agents correlate their traces with it)."""
-
-    @property
-    def http(self) -> Any:
-        return self.run_context.http
-
-    @property
-    def settings(self) -> Any:
-        return self.run_context.settings
-
-    @property
-    def judge(self) -> Any:
-        return self.run_context.judge
-
-    @property
-    def session(self) -> RunContext:
-        """The run context under its earlier name (user blocks written against it keep working)."""
-        return self.run_context
-
-    def evidence(self, record: Any) -> Any:
-        """Attach an evidence record (:mod:`pytest_semantictest.evidence`) to the running step."""
-        return emit(record)
 
 
 @dataclass

@@ -5,11 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..model import Case, Outcome, Suite, Verdict
-from .context import RunContext
-from .databus import DataBus
-from .resolve import Resolver
+from ..run_context import RunContext
+from ..databus import DataBus
+from ..resolve import Resolver
 from .repeat import run_repeated
-from .runner import StepContext, run_pipeline
+from ..step import StepContext
+from .runner import run_pipeline
 
 
 class SetupFailed(Exception):

@@ -26,7 +26,7 @@ import pytest
 if TYPE_CHECKING:
     from typing import Protocol
 
-    from ..engine.context import RunContext
+    from ..run_context import RunContext
     from ..report.redact import Redactor
 
     class GlueRuntime(Protocol):

@@ -8,16 +8,17 @@ actually has to go over the network.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..report.redact import Redactor
 
     from .client import LLMClient
     from .config import LLMConfig
+    from .judge import Judge
 
 
-def build(config: LLMConfig, redactor: Redactor | None = None) -> tuple[LLMClient, Any]:
+def build(config: LLMConfig, redactor: Redactor | None = None) -> tuple[LLMClient, Judge | None]:
     """The session's client, and a judge when one is configured (else ``None``); ``redactor`` (the
     session's) masks secrets in errors and in replay cache entries before they are written."""
     from .cache import ReplayCache
@@ -26,7 +27,7 @@ def build(config: LLMConfig, redactor: Redactor | None = None) -> tuple[LLMClien
     scrub = redactor.data if redactor is not None else None
     client = LLMClient(config, ReplayCache(config.cache_dir, config.cache_mode, scrub, config.cache_signing_key),
                        redactor)
-    judge = None
+    judge: Judge | None = None
     if config.configured("judge"):
         from .judge import Judge
 

@@ -20,9 +20,9 @@ import json
 import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 from ..files import write_atomic
+from ..json_types import JSONValue
 from .roles import CACHE_MODES
 from .errors import LLMError
 
@@ -51,23 +51,23 @@ class CorruptEntryWarning(UserWarning):
     """An unusable answer found in a mode that records: it is recorded again."""
 
 
-def _material(entry: Mapping[str, Any]) -> bytes:
+def _material(entry: Mapping[str, JSONValue]) -> bytes:
     content = {k: v for k, v in entry.items() if k not in DIGESTS}
     text = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     return text.encode("utf-8")
 
 
-def entry_digest(entry: Mapping[str, Any]) -> str:
+def entry_digest(entry: Mapping[str, JSONValue]) -> str:
     """The sha256 of everything an entry records but its digests (as stored: secrets masked)."""
     return hashlib.sha256(_material(entry)).hexdigest()
 
 
-def keyed_digest(entry: Mapping[str, Any], key: str) -> str:
+def keyed_digest(entry: Mapping[str, JSONValue], key: str) -> str:
     """The HMAC-SHA256 of the same, with ``key``: only who holds the key can make one."""
     return hmac.new(key.encode("utf-8"), _material(entry), hashlib.sha256).hexdigest()
 
 
-def sealed(entry: Mapping[str, Any], key: str | None = None) -> dict[str, Any]:
+def sealed(entry: Mapping[str, JSONValue], key: str | None = None) -> dict[str, JSONValue]:
     """``entry`` with its digest (and its keyed digest when there is a key)."""
     out = {k: v for k, v in entry.items() if k not in DIGESTS}
     out["digest"] = entry_digest(out)
@@ -76,7 +76,7 @@ def sealed(entry: Mapping[str, Any], key: str | None = None) -> dict[str, Any]:
     return out
 
 
-def _shape_problem(entry: Any) -> str | None:
+def _shape_problem(entry: JSONValue) -> str | None:
     if not isinstance(entry, dict):
         return f"a JSON {type(entry).__name__}, not an object"
     response = entry.get("response")
@@ -87,7 +87,7 @@ def _shape_problem(entry: Any) -> str | None:
     return None
 
 
-def _seal_problem(entry: Mapping[str, Any], key: str | None) -> str | None:
+def _seal_problem(entry: Mapping[str, JSONValue], key: str | None) -> str | None:
     digest = entry.get("digest")
     if digest is None:
         return ("it has no digest (recorded by an earlier version, or the digest was removed); "
@@ -107,7 +107,7 @@ def _seal_problem(entry: Mapping[str, Any], key: str | None) -> str | None:
     return None
 
 
-def _mismatch(entry: Mapping[str, Any], key: str, expect: Mapping[str, Any]) -> str | None:
+def _mismatch(entry: Mapping[str, JSONValue], key: str, expect: Mapping[str, JSONValue]) -> str | None:
     stored = entry.get("key")
     if stored != key:
         return f"it records key {stored!r}, its file name is for key {key!r}" if stored else "it records no key"
@@ -124,11 +124,11 @@ def cache_key(
     role: str,
     model: str,
     template: str,
-    messages: list[dict[str, Any]],
+    messages: list[dict[str, JSONValue]],
     temperature: float | None,
     seed: int | None,
     repeat: int,
-    schema: dict[str, Any] | None,
+    schema: dict[str, JSONValue] | None,
     sample: int = 0,
 ) -> str:
     """The hex sha256 naming one call's entry (``sample``: which of a judged check's repeated
@@ -155,7 +155,7 @@ class ReplayCache:
     ``signing_key`` (from ``SEMANTICTEST_CACHE_KEY``): entries are written with a keyed digest too,
     and an entry read without a matching one is an error."""
 
-    def __init__(self, directory: Path, mode: str = "read-write", scrub: Callable[[Any], Any] | None = None,
+    def __init__(self, directory: Path, mode: str = "read-write", scrub: Callable[[JSONValue], JSONValue] | None = None,
                  signing_key: str | None = None) -> None:
         if mode not in CACHE_MODES:
             raise ValueError(f"LLM cache mode {mode!r} is not one of {', '.join(CACHE_MODES)}")
@@ -164,7 +164,7 @@ class ReplayCache:
         self.scrub = scrub
         """Applied to an entry before it is stored (the session masks secrets: entries get committed)."""
         self._signing_key = signing_key or None
-        self._memo: dict[str, dict[str, Any]] = {}
+        self._memo: dict[str, dict[str, JSONValue]] = {}
 
     def __repr__(self) -> str:
         return f"ReplayCache({str(self.directory)!r}, {self.mode!r}, keyed={self._signing_key is not None})"
@@ -184,7 +184,7 @@ class ReplayCache:
     def path(self, role: str, key: str) -> Path:
         return self.directory / role / f"{key}.json"
 
-    def get(self, role: str, key: str, expect: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
+    def get(self, role: str, key: str, expect: Mapping[str, JSONValue] | None = None) -> dict[str, JSONValue] | None:
         """The stored entry, or None when there is none.
 
         The entry is checked whole, in every mode that reads: one that cannot be read or parsed
@@ -212,7 +212,7 @@ class ReplayCache:
         problem = _shape_problem(loaded)
         if problem:
             raise self._corrupt(path, problem)
-        checked: dict[str, Any] = loaded  # an object with a response: the shape checked above
+        checked: dict[str, JSONValue] = loaded  # an object with a response: the shape checked above
         try:
             seal = _seal_problem(checked, self._signing_key)
         except ValueError as exc:  # a value JSON cannot hold canonically (NaN)
@@ -250,7 +250,7 @@ class ReplayCache:
         message = f"corrupt entry {path}: {why}; recording it again"
         warnings.warn_explicit(CorruptEntryWarning(message), CorruptEntryWarning, str(path), 1)
 
-    def put(self, role: str, key: str, entry: dict[str, Any]) -> None:
+    def put(self, role: str, key: str, entry: dict[str, JSONValue]) -> None:
         """Store an entry atomically; a cache that cannot be written never fails a test."""
         if not self.writes:
             return

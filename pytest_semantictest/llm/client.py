@@ -12,16 +12,18 @@ connection at all.
 from __future__ import annotations
 
 import asyncio
+import enum
 import gc
 import random
 import re
 import sys
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING, Generic, Literal, TypedDict, cast
 
+from ..json_types import JSONObject, JSONValue
 from ..report.redact import Redactor, secret_values
 from .cache import ReplayCache, cache_key
 from .config import Endpoint, LLMConfig
@@ -29,18 +31,47 @@ from .errors import LLMError, NotConfigured, ReplayMiss
 from .limits import SharedLimiter
 from .usage import Usage
 
-Parser = Callable[[str], Any]
-_UNSET: Any = object()
+if TYPE_CHECKING:
+    import openai
+    from typing_extensions import TypeVar
+
+    Parsed = TypeVar("Parsed", default=str)
+    """What a completion's ``parse`` makes of the answer's text (the text itself when none is given)."""
+else:
+    from typing import TypeVar
+
+    Parsed = TypeVar("Parsed")
+
+
+class _Unset(enum.Enum):
+    UNSET = enum.auto()
+
+
+_UNSET: Literal[_Unset.UNSET] = _Unset.UNSET
+"""``temperature``/``seed`` not given: the role's configured sampling applies."""
 MAX_DELAY_S = 30.0
 _STATUS_PREFIX = re.compile(r"^Error code: \d+ - ")
 
 
+class CompleteOptions(TypedDict, total=False):
+    """The keyword arguments of :meth:`LLMClient.complete` besides ``parse`` (the ``llm_client`` fixture's)."""
+
+    model: str | None
+    schema: JSONObject | None
+    repeat: int
+    template: str
+    temperature: float | None
+    seed: int | None
+    sample: int
+    samples: int
+
+
 @dataclass
-class Completion:
+class Completion(Generic[Parsed]):
     """One answered call: its text, the parsed value, the model that answered, where it came from."""
 
     content: str
-    parsed: Any
+    parsed: Parsed
     model: str
     tokens: int
     cached: bool
@@ -50,7 +81,7 @@ class Completion:
 @dataclass
 class _LoopState:
     semaphore: asyncio.Semaphore
-    clients: dict[Endpoint, Any] = field(default_factory=dict)
+    clients: dict[Endpoint, openai.AsyncOpenAI] = field(default_factory=dict)
 
 
 class LLMClient:
@@ -70,18 +101,18 @@ class LLMClient:
     async def complete(
         self,
         role: str,
-        messages: list[dict[str, Any]],
+        messages: list[dict[str, JSONValue]],
         *,
         model: str | None = None,
-        schema: dict[str, Any] | None = None,
-        parse: Parser | None = None,
+        schema: JSONObject | None = None,
+        parse: Callable[[str], Parsed] | None = None,
         repeat: int = 0,
         template: str = "",
-        temperature: float | None = _UNSET,
-        seed: int | None = _UNSET,
+        temperature: float | None | _Unset = _UNSET,
+        seed: int | None | _Unset = _UNSET,
         sample: int = 0,
         samples: int = 1,
-    ) -> Completion:
+    ) -> Completion[Parsed]:
         """Answer ``messages`` as ``role``; ``schema`` ({name, schema}) asks for structured output.
         ``repeat`` is the run of a repeated test, ``sample`` (of ``samples``) the repeated sample of
         one judged check: each is its own cache entry, never another's answer.
@@ -90,7 +121,7 @@ class LLMClient:
         is asked once more, then the call is an :class:`LLMError`. Only parsed answers are cached.
         Secrets in ``messages`` are masked before anything else (the model sees ``***``).
         """
-        parse = parse or _identity
+        parser = parse if parse is not None else cast("Callable[[str], Parsed]", _identity)  # Parsed is str then
         messages = self._redactor.data(messages)  # a prompt never carries a secret (to the LLM, or its cache key)
         model = self.config.model_for(role, model)
         default_temperature, default_seed = self.config.sampling(role)
@@ -103,7 +134,7 @@ class LLMClient:
         expect = {"role": role, "model": model, "template": template, "temperature": temperature, "seed": seed,
                   "repeat": repeat, "schema": (schema or {}).get("name"), "messages": messages,
                   **({"sample": sample} if sample else {})}
-        hit = self._from_cache(role, key, parse, expect)
+        hit = self._from_cache(role, key, parser, expect)
         if hit is not None:
             return hit
         if self.cache.replay:
@@ -113,7 +144,7 @@ class LLMClient:
             raise ReplayMiss(self.cache.miss_message(role, key, model, f" ({which})" if which else ""))
         try:
             content, parsed, tokens, served = await self._answer(
-                role, model, messages, schema, parse, temperature, seed
+                role, model, messages, schema, parser, temperature, seed
             )
         except LLMError as exc:
             self.usage.errors += 1
@@ -127,7 +158,9 @@ class LLMClient:
         self.cache.put(role, key, entry)
         return Completion(content, parsed, served, tokens, False, key)
 
-    def _from_cache(self, role: str, key: str, parse: Parser, expect: dict[str, Any]) -> Completion | None:
+    def _from_cache(
+        self, role: str, key: str, parse: Callable[[str], Parsed], expect: JSONObject
+    ) -> Completion[Parsed] | None:
         try:
             entry = self.cache.get(role, key, expect)
             if entry is None:
@@ -147,16 +180,16 @@ class LLMClient:
         return Completion(content, parsed, served, 0, True, key)
 
     async def _answer(
-        self, role: str, model: str, messages: list[dict[str, Any]], schema: dict[str, Any] | None,
-        parse: Parser, temperature: float | None, seed: int | None,
-    ) -> tuple[str, Any, int, str]:
+        self, role: str, model: str, messages: list[dict[str, JSONValue]], schema: JSONObject | None,
+        parse: Callable[[str], Parsed], temperature: float | None, seed: int | None,
+    ) -> tuple[str, Parsed, int, str]:
         endpoint = self.config.endpoint(role)
         if not endpoint.usable:
             raise NotConfigured(
                 f"no LLM endpoint for the {role} role: set OPENAI_API_KEY, or "
                 "--semantictest-llm-base-url for an endpoint that needs no key"
             )
-        request: dict[str, Any] = {"model": model, "messages": messages}
+        request: JSONObject = {"model": model, "messages": messages}
         if temperature is not None:
             request["temperature"] = temperature
         if seed is not None:
@@ -177,7 +210,7 @@ class LLMClient:
                 f"the {role} model ({model}) gave unusable output twice (asked again once): {_clip(exc)}"
             ) from None
 
-    async def _send(self, role: str, endpoint: Endpoint, request: dict[str, Any]) -> tuple[str, int, str]:
+    async def _send(self, role: str, endpoint: Endpoint, request: JSONObject) -> tuple[str, int, str]:
         """One chat completion with retries; returns (content, total tokens, model that answered)."""
         import_paused("openai")
         import openai
@@ -238,7 +271,7 @@ class LLMClient:
             self._loops[loop] = state
         return state
 
-    def _openai(self, state: _LoopState, endpoint: Endpoint) -> Any:
+    def _openai(self, state: _LoopState, endpoint: Endpoint) -> openai.AsyncOpenAI:
         client = state.clients.get(endpoint)
         if client is None:
             import openai
@@ -275,7 +308,7 @@ class LLMClient:
             await client.close()
 
 
-def _read(role: str, response: Any, model: str) -> tuple[str, int, str]:
+def _read(role: str, response: object, model: str) -> tuple[str, int, str]:
     choices = getattr(response, "choices", None) or []
     if not choices:
         return "", _tokens(response), getattr(response, "model", None) or model
@@ -305,12 +338,12 @@ def import_paused(name: str) -> None:
             gc.enable()
 
 
-def _tokens(response: Any) -> int:
+def _tokens(response: object) -> int:
     usage = getattr(response, "usage", None)
     return int(getattr(usage, "total_tokens", 0) or 0) if usage else 0
 
 
-def _token_split(response: Any) -> tuple[int, int]:
+def _token_split(response: object) -> tuple[int, int]:
     """(prompt, completion) tokens of an answer; a total without the split counts as prompt tokens."""
     usage = getattr(response, "usage", None)
     if not usage:
@@ -328,7 +361,7 @@ def _reask(problem: str) -> dict[str, str]:
     }
 
 
-def _retry_after(headers: Any) -> float | None:
+def _retry_after(headers: Mapping[str, str] | None) -> float | None:
     for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
         raw = headers.get(name) if headers is not None else None
         if raw is None:

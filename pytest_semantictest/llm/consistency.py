@@ -11,7 +11,9 @@ import asyncio
 import statistics
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
+
+from ..json_types import JSONValue
 
 T = TypeVar("T")
 
@@ -39,8 +41,8 @@ class Sampled:
     def unstable(self) -> bool:
         return self.split or 0 < self.passed < self.total
 
-    def as_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"n": self.total, "passed": self.passed, "unstable": self.unstable,
+    def as_dict(self) -> dict[str, JSONValue]:
+        data: dict[str, JSONValue] = {"n": self.total, "passed": self.passed, "unstable": self.unstable,
                                 "live": self.total - self.replayed, "replayed": self.replayed}
         if self.scores:
             data.update(scores=list(self.scores), min=min(self.scores), max=max(self.scores),
@@ -58,7 +60,7 @@ async def sample(call: Callable[[int], Awaitable[T]], samples: int) -> list[T]:
     return list(await asyncio.gather(*(call(i) for i in range(samples))))
 
 
-def combine_judge(outputs: Sequence[dict[str, Any]], replayed: int, fail_unstable: bool) -> dict[str, Any]:
+def combine_judge(outputs: Sequence[dict[str, JSONValue]], replayed: int, fail_unstable: bool) -> dict[str, JSONValue]:
     """One LLMJudge output from several: the mean score and criteria, the majority's verdict (and the
     mean must reach the threshold too), the reasoning of the sample nearest the mean."""
     scores = [float(o["score"]) for o in outputs]

@@ -2,22 +2,38 @@
 
 from __future__ import annotations
 
-from collections.abc import Coroutine, Mapping, Sequence
-from typing import Any, Protocol, TypeVar
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from typing import TYPE_CHECKING, Protocol, TypedDict, TypeVar, Unpack
 
 import pytest
 
-from .client import Completion, LLMClient
+from ..json_types import JSONValue
+from .client import CompleteOptions, Completion, LLMClient, Parsed
 from .usage import Usage
 from .errors import REQUIRE_JUDGE_MESSAGE, LLMError, NotConfigured
 
+if TYPE_CHECKING:
+    from .judge import Judge
+
 T = TypeVar("T")
+
+
+class JudgeOptions(TypedDict, total=False):
+    """The keyword arguments of the ``llm_judge`` fixture's methods (:meth:`JudgeFixture.aevaluate`'s)."""
+
+    constraints: Sequence[str]
+    threshold: float
+    criteria: Mapping[str, float] | None
+    history: Sequence[JSONValue]
+    tool_calls: JSONValue
+    model: str | None
+    repeat: int
 
 
 class Run(Protocol):
     """Runs a coroutine to its end on the session's event loop (``plugin.Runtime.run``)."""
 
-    def __call__(self, coro: Coroutine[Any, Any, T], /) -> T: ...
+    def __call__(self, coro: Coroutine[object, None, T], /) -> T: ...
 
 
 class JudgeFixture:
@@ -31,38 +47,38 @@ class JudgeFixture:
     verdict without asserting.
     """
 
-    def __init__(self, judge: Any, run: Run, require: bool = False) -> None:
+    def __init__(self, judge: Judge | None, run: Run, require: bool = False) -> None:
         if judge is None and require:  # raised while the fixture is set up: the test is an ERROR
             raise NotConfigured(REQUIRE_JUDGE_MESSAGE)
         self._judge = judge
         self._run = run
         self._require = require
 
-    def check(self, text: Any, expected_behavior: str, **options: Any) -> dict[str, Any]:
+    def check(self, text: JSONValue, expected_behavior: str, **options: Unpack[JudgeOptions]) -> dict[str, JSONValue]:
         __tracebackhide__ = True
         return _assert_passed(self._run(self.aevaluate(text, expected_behavior, **options)), self._judge)
 
-    async def acheck(self, text: Any, expected_behavior: str, **options: Any) -> dict[str, Any]:
+    async def acheck(self, text: JSONValue, expected_behavior: str, **options: Unpack[JudgeOptions]) -> dict[str, JSONValue]:
         __tracebackhide__ = True
         return _assert_passed(await self.aevaluate(text, expected_behavior, **options), self._judge)
 
-    def evaluate(self, text: Any, expected_behavior: str, **options: Any) -> dict[str, Any]:
+    def evaluate(self, text: JSONValue, expected_behavior: str, **options: Unpack[JudgeOptions]) -> dict[str, JSONValue]:
         __tracebackhide__ = True
         return self._run(self.aevaluate(text, expected_behavior, **options))
 
     async def aevaluate(
         self,
-        text: Any,
+        text: JSONValue,
         expected_behavior: str,
         *,
         constraints: Sequence[str] = (),
         threshold: float = 0.7,
         criteria: Mapping[str, float] | None = None,
-        history: Sequence[Any] = (),
-        tool_calls: Any = None,
+        history: Sequence[JSONValue] = (),
+        tool_calls: JSONValue = None,
         model: str | None = None,
         repeat: int = 0,
-    ) -> dict[str, Any]:
+    ) -> dict[str, JSONValue]:
         """The verdict dict (same keys as the LLMJudge block's output)."""
         __tracebackhide__ = True
         from .judge import request_from_args
@@ -73,11 +89,10 @@ class JudgeFixture:
         )
         if self._judge is None:
             pytest.skip("LLM judge not configured")
-        verdict: dict[str, Any] = await self._judge.judge(request, repeat=repeat)
-        return verdict
+        return await self._judge.judge(request, repeat=repeat)
 
 
-def _assert_passed(verdict: dict[str, Any], judge: Any) -> dict[str, Any]:
+def _assert_passed(verdict: dict[str, JSONValue], judge: Judge | None) -> dict[str, JSONValue]:
     """Fail the test with the judge's reasoning (secrets masked: it may quote the text) unless it passed."""
     __tracebackhide__ = True
     if not verdict["passed"]:
@@ -85,7 +100,7 @@ def _assert_passed(verdict: dict[str, Any], judge: Any) -> dict[str, Any]:
 
         text = "LLM judge: the response does not meet the expected behaviour\n" + "\n".join(
             "  " + line for line in judge_lines(verdict))
-        client = getattr(judge, "client", None)
+        client: LLMClient | None = getattr(judge, "client", None)
         pytest.fail(client.redact(text) if client is not None else text, pytrace=False)
     return verdict
 
@@ -105,13 +120,16 @@ class ClientFixture:
     def usage(self) -> Usage:
         return self.client.usage
 
-    def complete(self, role: str, messages: list[dict[str, Any]], **options: Any) -> Completion:
+    def complete(self, role: str, messages: list[dict[str, JSONValue]], *, parse: Callable[[str], Parsed] | None = None,
+                 **options: Unpack[CompleteOptions]) -> Completion[Parsed]:
         __tracebackhide__ = True
-        return self._run(self.client.complete(role, messages, **options))
+        return self._run(self.client.complete(role, messages, parse=parse, **options))
 
-    async def acomplete(self, role: str, messages: list[dict[str, Any]], **options: Any) -> Completion:
+    async def acomplete(self, role: str, messages: list[dict[str, JSONValue]], *,
+                        parse: Callable[[str], Parsed] | None = None,
+                        **options: Unpack[CompleteOptions]) -> Completion[Parsed]:
         __tracebackhide__ = True
-        return await self.client.complete(role, messages, **options)
+        return await self.client.complete(role, messages, parse=parse, **options)
 
 
 __all__ = ["ClientFixture", "JudgeFixture", "LLMError"]

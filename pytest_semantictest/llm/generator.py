@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import Any
 
+from ..json_types import JSONValue
 from .client import LLMClient
 from .structured import response_schema, strict_object
 
@@ -33,7 +33,7 @@ _CASE = strict_object({
     "assertions": {"type": ["array", "null"], "items": _ASSERTION},
     "turns": {"type": ["array", "null"], "items": _TURN, "description": "a static multi-turn conversation"},
 })
-SCHEMA: dict[str, Any] = response_schema(SCHEMA_NAME, {"cases": {"type": "array", "items": _CASE}})
+SCHEMA: dict[str, JSONValue] = response_schema(SCHEMA_NAME, {"cases": {"type": "array", "items": _CASE}})
 
 SYSTEM = """You write test cases for an AI agent. Each case is either single-turn ("input" and
 "assertions", "turns" null) or a static conversation ("turns", each with "input" and "assertions";
@@ -53,16 +53,16 @@ def generator_messages(
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": f"Write {count} test cases.\n{body}"}]
 
 
-def clean_case(raw: dict[str, Any]) -> dict[str, Any]:
+def clean_case(raw: dict[str, JSONValue]) -> dict[str, JSONValue]:
     """Drop nulls and false ``negate`` (the schema needs every key; a case file does not)."""
 
-    def assertion(a: dict[str, Any]) -> dict[str, Any]:
+    def assertion(a: dict[str, JSONValue]) -> dict[str, JSONValue]:
         out = {k: v for k, v in a.items() if v is not None and not (k == "negate" and v is False)}
         if out.get("type") == "tool_called" and "value" in out:
             out["name"] = out.pop("value")
         return out
 
-    case: dict[str, Any] = {k: v for k, v in raw.items() if v is not None and k not in ("assertions", "turns")}
+    case: dict[str, JSONValue] = {k: v for k, v in raw.items() if v is not None and k not in ("assertions", "turns")}
     if raw.get("turns"):
         case["turns"] = [{"input": t["input"], **({"assertions": [assertion(a) for a in t["assertions"]]}
                                                   if t.get("assertions") else {})} for t in raw["turns"]]
@@ -72,7 +72,7 @@ def clean_case(raw: dict[str, Any]) -> dict[str, Any]:
     return case
 
 
-def parse_cases(text: str, validate: Callable[[dict[str, Any]], str | None]) -> list[dict[str, Any]]:
+def parse_cases(text: str, validate: Callable[[dict[str, JSONValue]], str | None]) -> list[dict[str, JSONValue]]:
     """The answer's cases, cleaned, with unique ids; ValueError naming what is wrong."""
     try:
         data = json.loads(text)
@@ -80,7 +80,7 @@ def parse_cases(text: str, validate: Callable[[dict[str, Any]], str | None]) -> 
         raise ValueError(f"not JSON: {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("cases"), list) or not data["cases"]:
         raise ValueError("the answer must be an object with a non-empty 'cases' list")
-    cases: list[dict[str, Any]] = []
+    cases: list[dict[str, JSONValue]] = []
     seen: set[str] = set()
     problems: list[str] = []
     for n, raw in enumerate(data["cases"], 1):
@@ -108,14 +108,14 @@ def parse_cases(text: str, validate: Callable[[dict[str, Any]], str | None]) -> 
 
 async def generate(
     client: LLMClient, *, target: str, count: int, focus: str | None, description: str | None = None,
-    tools: Sequence[str] = (), validate: Callable[[dict[str, Any]], str | None] = lambda case: None,
+    tools: Sequence[str] = (), validate: Callable[[dict[str, JSONValue]], str | None] = lambda case: None,
     model: str | None = None,
-) -> list[dict[str, Any]]:
+) -> list[dict[str, JSONValue]]:
     """``count`` cases (the model may write fewer); raises LLMError."""
     messages = generator_messages(target=target, count=count, focus=focus, description=description, tools=tools)
     completion = await client.complete(
         "generator", messages, model=model, schema=SCHEMA, parse=lambda text: parse_cases(text, validate),
         template=GENERATOR_TEMPLATE_VERSION,
     )
-    cases: list[dict[str, Any]] = completion.parsed
+    cases: list[dict[str, JSONValue]] = completion.parsed
     return cases

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
+from ..json_types import JSONValue
 from .client import Completion, LLMClient
 from .consistency import MAX_SAMPLES, combine_judge, sample
 from .prompts import JUDGE_TEMPLATE_VERSION, judge_messages
@@ -26,12 +26,12 @@ DEFAULT_MAX_TURNS = 5
 class JudgeRequest:
     """One evaluation, normalised from a block's inputs and config (or the fixture's arguments)."""
 
-    text: Any
+    text: JSONValue
     expected_behavior: str
     constraints: list[str] = field(default_factory=list)
-    tool_calls: Any = None
+    tool_calls: JSONValue = None
     has_tool_calls: bool = False
-    history: list[Any] = field(default_factory=list)
+    history: list[JSONValue] = field(default_factory=list)
     criteria: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_CRITERIA))
     threshold: float = DEFAULT_THRESHOLD
     model: str | None = None
@@ -41,7 +41,7 @@ class JudgeRequest:
     """How many times the judge is asked (``config.samples``); None: the run's setting."""
 
     @classmethod
-    def from_inputs(cls, inputs: Mapping[str, Any], config: Mapping[str, Any]) -> JudgeRequest:
+    def from_inputs(cls, inputs: Mapping[str, JSONValue], config: Mapping[str, JSONValue]) -> JudgeRequest:
         """Read LLMJudge inputs (``text``, ``toolCalls``, ``history``, ``expected``) and config.
 
         Raises ValueError naming the input that is missing or malformed.
@@ -96,7 +96,7 @@ class JudgeRequest:
         return judge_messages(self)
 
 
-def _expected(expected: Any) -> tuple[str, list[str]]:
+def _expected(expected: JSONValue) -> tuple[str, list[str]]:
     if isinstance(expected, str) and expected.strip():
         return expected, []
     if not isinstance(expected, Mapping):
@@ -120,12 +120,12 @@ class Judge:
     def __init__(self, client: LLMClient) -> None:
         self.client = client
 
-    async def evaluate(self, inputs: Mapping[str, Any], config: Mapping[str, Any], repeat: int = 0) -> dict[str, Any]:
+    async def evaluate(self, inputs: Mapping[str, JSONValue], config: Mapping[str, JSONValue], repeat: int = 0) -> dict[str, JSONValue]:
         """The LLMJudge block's output for raw inputs and config."""
         return await self.judge(JudgeRequest.from_inputs(inputs, config), repeat=repeat)
 
     async def judge(self, request: JudgeRequest, repeat: int = 0, samples: int = 1,
-                    fail_unstable: bool = False) -> dict[str, Any]:
+                    fail_unstable: bool = False) -> dict[str, JSONValue]:
         """Ask the model, validate its verdict, compute the score; raises LLMError on failure.
         With ``samples`` > 1 (or the request's own), it is asked that many times and the answers are
         combined (:mod:`.consistency`)."""
@@ -134,7 +134,7 @@ class Judge:
         samples = request.samples or samples
         messages = request.messages()
 
-        async def ask(index: int) -> Completion:
+        async def ask(index: int) -> Completion[JudgeVerdict]:
             return await self.client.complete(
                 self.role,
                 messages,
@@ -155,7 +155,7 @@ class Judge:
         return combine_judge(outputs, sum(1 for c in completions if c.cached), fail_unstable)
 
 
-def outcome(request: JudgeRequest, verdict: JudgeVerdict, model: str) -> dict[str, Any]:
+def outcome(request: JudgeRequest, verdict: JudgeVerdict, model: str) -> dict[str, JSONValue]:
     """The block output: our weighted score, pass/fail against the threshold, the model's reasons."""
     details = {name: round(float(verdict.details[name]), 4) for name in request.criteria}
     score = round(sum(weight * details[name] for name, weight in request.criteria.items()), 4)
@@ -179,25 +179,25 @@ def outcome(request: JudgeRequest, verdict: JudgeVerdict, model: str) -> dict[st
 
 
 def request_from_args(
-    text: Any,
+    text: JSONValue,
     expected_behavior: str,
     *,
     constraints: Sequence[str] = (),
     threshold: float = DEFAULT_THRESHOLD,
     criteria: Mapping[str, float] | None = None,
-    history: Sequence[Any] = (),
-    tool_calls: Any = None,
+    history: Sequence[JSONValue] = (),
+    tool_calls: JSONValue = None,
     model: str | None = None,
 ) -> JudgeRequest:
     """A request from Python arguments (the ``llm_judge`` fixture)."""
-    inputs: dict[str, Any] = {
+    inputs: dict[str, JSONValue] = {
         "text": text,
         "expected": {"expectedBehavior": expected_behavior, "constraints": list(constraints)},
         "history": list(history),
     }
     if tool_calls is not None:
         inputs["toolCalls"] = tool_calls
-    config: dict[str, Any] = {"threshold": threshold, "criteria": dict(criteria or DEFAULT_CRITERIA)}
+    config: dict[str, JSONValue] = {"threshold": threshold, "criteria": dict(criteria or DEFAULT_CRITERIA)}
     if model:
         config["model"] = model
     return JudgeRequest.from_inputs(inputs, config)

@@ -32,8 +32,8 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from ..json_types import JSONValue
 from .errors import LLMError
 
 STATE = "llm-limits.json"
@@ -118,7 +118,7 @@ class SharedLimiter:
         self._waited = waited
 
     @contextmanager
-    def _state(self) -> Iterator[dict[str, Any]]:
+    def _state(self) -> Iterator[dict[str, JSONValue]]:
         with self._lock_path.open("a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             try:
@@ -157,7 +157,7 @@ class SharedLimiter:
             self._waited(time.monotonic() - started, why)
         return flight
 
-    def _admit(self, state: dict[str, Any], bucket: str, model: str, now: float) -> tuple[float | None, str]:
+    def _admit(self, state: dict[str, JSONValue], bucket: str, model: str, now: float) -> tuple[float | None, str]:
         """None when the request may go now, else (seconds to wait, why)."""
         limits, slot = self.limits, state["buckets"].get(bucket) or _new_bucket()
         flights = [f for f in state["flights"].values() if f[1] == bucket]
@@ -171,7 +171,7 @@ class SharedLimiter:
             return POLL_S, f"{limits.in_flight} requests in flight to {model}"
         return self._fits_budget(state, slot, bool(flights), model)
 
-    def _fits_budget(self, state: dict[str, Any], slot: dict[str, Any], busy: bool,
+    def _fits_budget(self, state: dict[str, JSONValue], slot: dict[str, JSONValue], busy: bool,
                      model: str) -> tuple[float | None, str]:
         limits, spent = self.limits, state["spent"]
         if limits.budget_tokens is None and limits.budget_money is None:
@@ -221,24 +221,24 @@ class SharedLimiter:
             slot = state["buckets"].setdefault(bucket, _new_bucket())
             slot["paused_until"] = max(slot["paused_until"], time.time() + seconds)
 
-    def spent(self) -> dict[str, Any]:
+    def spent(self) -> dict[str, JSONValue]:
         """What the run spent so far: ``{"tokens", "money"}``."""
         with self._state() as state:
             return dict(state["spent"])
 
 
-def _new_bucket() -> dict[str, Any]:
+def _new_bucket() -> dict[str, JSONValue]:
     return {"sent": [], "tokens": [], "paused_until": 0.0, "largest": [0, 0.0], "answered": False}
 
 
-def _expected(state: dict[str, Any], slot: dict[str, Any]) -> list[Any]:
+def _expected(state: dict[str, JSONValue], slot: dict[str, JSONValue]) -> list[float]:
     """What a request is expected to cost: [tokens, money] of its bucket's largest answer, else the run's."""
     if slot["answered"]:
         return list(slot["largest"])
     return [max((b["largest"][i] for b in state["buckets"].values()), default=0) for i in (0, 1)]
 
 
-def _prune(state: dict[str, Any], now: float, window_s: float) -> None:
+def _prune(state: dict[str, JSONValue], now: float, window_s: float) -> None:
     """Forget what left the window, and the flights of processes that are gone."""
     for slot in state["buckets"].values():
         slot["sent"] = [e for e in slot["sent"] if e[0] > now - window_s]
@@ -258,7 +258,7 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _spent_message(limits: Limits, spent: Mapping[str, Any]) -> str:
+def _spent_message(limits: Limits, spent: Mapping[str, JSONValue]) -> str:
     if limits.budget_tokens is not None:
         what = f"{spent['tokens']} of {limits.budget_tokens} tokens spent"
     else:

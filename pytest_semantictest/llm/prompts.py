@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..json_types import JSONValue
 
 if TYPE_CHECKING:
     from .judge import JudgeRequest
@@ -31,14 +33,14 @@ Answer with a JSON object matching the response schema: first "reasoning" (two o
 explaining the scores), then "details" with one score per criterion{extra}."""
 
 
-def render_value(value: Any) -> str:
+def render_value(value: object) -> str:
     """Text as is; anything else as indented JSON."""
     if isinstance(value, str):
         return value
     return json.dumps(value, indent=2, ensure_ascii=False, default=str)
 
 
-def render_history(history: Sequence[Any]) -> str:
+def render_history(history: Sequence[JSONValue]) -> str:
     lines = []
     for message in history:
         if isinstance(message, Mapping):

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, TypedDict, Unpack
+from typing import TypedDict, Unpack
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 
+from ..json_types import JSONValue
 from .client import LLMClient
 from .structured import model_schema, parse_answer as parse_model
 from .validator import resolve_use
@@ -44,7 +45,7 @@ class SimulatorAnswer(BaseModel):
         return self
 
 
-SCHEMA: dict[str, Any] = model_schema(SimulatorAnswer, SCHEMA_NAME)
+SCHEMA: dict[str, JSONValue] = model_schema(SimulatorAnswer, SCHEMA_NAME)
 
 
 def parse_answer(text: str) -> SimulatorAnswer:
@@ -54,12 +55,12 @@ def parse_answer(text: str) -> SimulatorAnswer:
 class SimulatorState(TypedDict):
     """What the simulated user knows at one turn (the keyword arguments of :func:`simulate`)."""
 
-    metadata: Mapping[str, Any]
-    conversation: Sequence[Mapping[str, Any]]
+    metadata: Mapping[str, JSONValue]
+    conversation: Sequence[Mapping[str, JSONValue]]
     turn_number: int
     max_turns: int
-    reached: Sequence[Mapping[str, Any]]
-    pending: Sequence[Mapping[str, Any]]
+    reached: Sequence[Mapping[str, JSONValue]]
+    pending: Sequence[Mapping[str, JSONValue]]
 
 
 def simulator_messages(**given: Unpack[SimulatorState]) -> list[dict[str, str]]:

@@ -11,21 +11,23 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from functools import cache
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
+
+from ..json_types import JSONValue
 
 M = TypeVar("M", bound=BaseModel)
 
 _LEFT_OUT = frozenset({"title", "default", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
 
 
-def strict_object(properties: dict[str, Any]) -> dict[str, Any]:
+def strict_object(properties: dict[str, JSONValue]) -> dict[str, JSONValue]:
     """An object schema with exactly ``properties``, all required."""
     return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
 
 
-def response_schema(name: str, properties: dict[str, Any]) -> dict[str, Any]:
+def response_schema(name: str, properties: dict[str, JSONValue]) -> dict[str, JSONValue]:
     """The ``json_schema`` of a response format: ``name`` and a strict object of ``properties``."""
     return {"name": name, "schema": strict_object(properties)}
 
@@ -36,7 +38,7 @@ def model_schema(
     *,
     keys: Mapping[str, Sequence[str]] | None = None,
     exclude: Collection[str] = (),
-) -> dict[str, Any]:
+) -> dict[str, JSONValue]:
     """The ``json_schema`` of a response format for answers ``model`` parses.
 
     ``keys`` turns a mapping field (``dict[str, X]``) into an object with exactly those keys, each
@@ -45,7 +47,7 @@ def model_schema(
     """
     full = _json_schema(model)
     defs = full.get("$defs", {})
-    properties: dict[str, Any] = {}
+    properties: dict[str, JSONValue] = {}
     for field, schema in full["properties"].items():
         if field in exclude:
             continue
@@ -57,13 +59,13 @@ def model_schema(
 
 
 @cache
-def _json_schema(model: type[BaseModel]) -> dict[str, Any]:
+def _json_schema(model: type[BaseModel]) -> dict[str, JSONValue]:
     """pydantic's schema of ``model``, made once (a judge asks for one per call); never changed:
     :func:`_strict` builds new dicts."""
     return model.model_json_schema()
 
 
-def _strict(schema: Mapping[str, Any], defs: Mapping[str, Any]) -> dict[str, Any]:
+def _strict(schema: Mapping[str, JSONValue], defs: Mapping[str, JSONValue]) -> dict[str, JSONValue]:
     if "$ref" in schema:
         return _strict(defs[schema["$ref"].rsplit("/", 1)[-1]], defs)
     out = {key: value for key, value in schema.items() if key not in _LEFT_OUT}

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 from dataclasses import dataclass, field, fields
+from typing import Protocol
 
 MODEL_SEP = "@"
 """Per-model counters travel flat (``prompt_tokens@gpt-4o-mini``) so that every sum and difference
@@ -65,7 +65,13 @@ def by_model(usage: Mapping[str, int]) -> dict[str, tuple[int, int]]:
     return models
 
 
-def usage_lines(usage: Mapping[str, int], prices: Mapping[str, Any]) -> list[str]:
+class Price(Protocol):
+    """A model's price (``--semantictest-llm-price``): what a number of tokens in and out cost."""
+
+    def cost(self, prompt: int, completion: int) -> float: ...
+
+
+def usage_lines(usage: Mapping[str, int], prices: Mapping[str, Price]) -> list[str]:
     """The summary's lines for each model (tokens in and out, and the cost where ``prices`` has the
     model: an object with ``cost(prompt, completion)``) and the rate limit's waits."""
     lines = []

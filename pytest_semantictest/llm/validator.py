@@ -11,10 +11,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypedDict, Unpack
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..json_types import JSONValue
 from .client import LLMClient
 from .prompts import render_history, render_value
 from .roles import ROLES
@@ -44,7 +45,7 @@ class ValidatorResult(BaseModel):
     suggestions: list[str] = Field(default_factory=list)
 
 
-SCHEMA: dict[str, Any] = model_schema(ValidatorResult, SCHEMA_NAME)
+SCHEMA: dict[str, JSONValue] = model_schema(ValidatorResult, SCHEMA_NAME)
 
 
 def parse_result(text: str) -> ValidatorResult:
@@ -94,20 +95,28 @@ def resolve_use(use: str | None, default_role: str) -> tuple[str, str | None]:
 class ValidatorContext(TypedDict, total=False):
     """What the validator is shown besides the reply and the criteria (see :func:`validator_messages`)."""
 
-    input: Any
-    history: Sequence[Any]
-    tool_calls: Any
-    metadata: Mapping[str, Any] | None
+    input: JSONValue
+    history: Sequence[JSONValue]
+    tool_calls: JSONValue
+    metadata: Mapping[str, JSONValue] | None
+
+
+class ValidateOptions(ValidatorContext, total=False):
+    """The keyword arguments of the ``llm_validator`` fixture's methods (:meth:`Validator.validate`'s)."""
+
+    threshold: float | None
+    use: str | None
+    repeat: int
 
 
 def validator_messages(
     *,
-    output: Any,
+    output: JSONValue,
     criteria: str,
-    input: Any = None,
-    history: Sequence[Any] = (),
-    tool_calls: Any = None,
-    metadata: Mapping[str, Any] | None = None,
+    input: JSONValue = None,
+    history: Sequence[JSONValue] = (),
+    tool_calls: JSONValue = None,
+    metadata: Mapping[str, JSONValue] | None = None,
 ) -> list[dict[str, str]]:
     parts: list[str] = []
     if history:
@@ -139,14 +148,14 @@ class Validator:
 
     async def validate(
         self,
-        output: Any,
+        output: JSONValue,
         criteria: str,
         *,
         threshold: float | None = None,
         use: str | None = None,
         repeat: int = 0,
         **context: Unpack[ValidatorContext],
-    ) -> dict[str, Any]:
+    ) -> dict[str, JSONValue]:
         """``{passed, score, threshold, reason, suggestions, model}``; raises LLMError on failure."""
         role, model = resolve_use(use, self.role)
         messages = validator_messages(output=output, criteria=criteria, **context)
@@ -166,7 +175,7 @@ class Validator:
         }
 
 
-def validator_lines(result: Mapping[str, Any]) -> list[str]:
+def validator_lines(result: Mapping[str, JSONValue]) -> list[str]:
     """``validator score: 0.4 < threshold 0.7 (not passed; model m)``, reason, suggestions."""
     score, threshold = result.get("score"), result.get("threshold")
     relation = ""
@@ -196,19 +205,19 @@ class ValidatorFixture:
         self._run = run
         self._require = require
 
-    def check(self, output: Any, criteria: str, **options: Any) -> dict[str, Any]:
+    def check(self, output: JSONValue, criteria: str, **options: Unpack[ValidateOptions]) -> dict[str, JSONValue]:
         __tracebackhide__ = True
         return _assert_passed(self._run(self.aevaluate(output, criteria, **options)))
 
-    async def acheck(self, output: Any, criteria: str, **options: Any) -> dict[str, Any]:
+    async def acheck(self, output: JSONValue, criteria: str, **options: Unpack[ValidateOptions]) -> dict[str, JSONValue]:
         __tracebackhide__ = True
         return _assert_passed(await self.aevaluate(output, criteria, **options))
 
-    def evaluate(self, output: Any, criteria: str, **options: Any) -> dict[str, Any]:
+    def evaluate(self, output: JSONValue, criteria: str, **options: Unpack[ValidateOptions]) -> dict[str, JSONValue]:
         __tracebackhide__ = True
         return self._run(self.aevaluate(output, criteria, **options))
 
-    async def aevaluate(self, output: Any, criteria: str, **options: Any) -> dict[str, Any]:
+    async def aevaluate(self, output: JSONValue, criteria: str, **options: Unpack[ValidateOptions]) -> dict[str, JSONValue]:
         __tracebackhide__ = True
         import pytest
 
@@ -221,7 +230,7 @@ class ValidatorFixture:
         return await self._validator.validate(output, criteria, **options)
 
 
-def _assert_passed(result: dict[str, Any]) -> dict[str, Any]:
+def _assert_passed(result: dict[str, JSONValue]) -> dict[str, JSONValue]:
     __tracebackhide__ = True
     if not result["passed"]:
         import pytest

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..json_types import JSONValue
 from .structured import model_schema, parse_answer
 
 SCHEMA_NAME = "judge_verdict"
@@ -37,7 +38,7 @@ class JudgeVerdict(BaseModel):
 
 def verdict_schema(
     criteria: Sequence[str], constraints: int = 0, continue_conversation: bool = False
-) -> dict[str, Any]:
+) -> dict[str, JSONValue]:
     """``{name, schema}`` for ``response_format``: :class:`JudgeVerdict` scoring exactly ``criteria``
     and answering constraints 1 to ``constraints``; the next-turn keys only when asked for."""
     exclude = [] if constraints else ["constraints"]

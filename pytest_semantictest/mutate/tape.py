@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 
 from ..agents.exchange import MAX_REPLY_BYTES, TEST_HEADER, Send
-from ..engine.deadline import Deadline
+from ..deadline import Deadline
 from .mutations import Mutation, Recorded
 
 Signature = tuple[str, str, bytes]

@@ -15,8 +15,8 @@ import statistics
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from ..json_types import JSONValue
 from ..stats import fisher_lower, holm, interval_text, rank_sum_lower
 
 KINDS = ("regressed", "improved", "inconclusive", "unchanged", "new", "gone")
@@ -43,7 +43,7 @@ class Side:
     tokens: int | None = None
 
     @classmethod
-    def of(cls, record: Mapping[str, Any]) -> Side:
+    def of(cls, record: Mapping[str, JSONValue]) -> Side:
         runs = tuple(str(r) for r in record.get("runs") or [])
         durations = tuple(float(d) for d in record.get("run_durations_ms") or [])
         if not durations and isinstance(record.get("latency_ms"), (int, float)):  # a spec test's pipeline time
@@ -89,8 +89,8 @@ class Change:
     by_rule: str | None = None
     """``worse``/``better`` when a single-sample rule or an outcome decided (no p-value)."""
 
-    def as_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"change": self.kind, "reasons": self.reasons}
+    def as_dict(self) -> dict[str, JSONValue]:
+        data: dict[str, JSONValue] = {"change": self.kind, "reasons": self.reasons}
         if self.p_worse is not None:
             data["p_worse"] = round(self.p_worse, 6)
         if self.old is not None:
@@ -114,7 +114,7 @@ class Comparison:
         return self.of_kind("regressed")
 
 
-def load(path: Path) -> tuple[dict[str, dict[str, Any]], list[str]]:
+def load(path: Path) -> tuple[dict[str, dict[str, JSONValue]], list[str]]:
     """The records of a results file, or of every ``*.jsonl`` in a folder (per-job or per-worker
     files), by node id; and notes about what was left out. Raises BaselineError naming the problem."""
     if not path.exists():
@@ -123,7 +123,7 @@ def load(path: Path) -> tuple[dict[str, dict[str, Any]], list[str]]:
     files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
     if not files:
         raise BaselineError(f"baseline folder {path} holds no *.jsonl results file")
-    records: dict[str, dict[str, Any]] = {}
+    records: dict[str, dict[str, JSONValue]] = {}
     notes: list[str] = []
     for file in files:
         try:
@@ -157,7 +157,7 @@ def load(path: Path) -> tuple[dict[str, dict[str, Any]], list[str]]:
     return records, notes
 
 
-def compare(old: Mapping[str, Mapping[str, Any]], new: Mapping[str, Mapping[str, Any]], baseline: str,
+def compare(old: Mapping[str, Mapping[str, JSONValue]], new: Mapping[str, Mapping[str, JSONValue]], baseline: str,
             ran_files: Iterable[str], alpha: float = ALPHA) -> Comparison:
     """Classify every test of either run (see the module doc)."""
     ran = set(ran_files)

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from html import escape
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
+from ..json_types import JSONValue
 from .baseline import BaselineError, Change, Comparison, compare, load
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ class BaselinePlugin:
         self.path = Path(str(config.invocation_params.dir)) / path
         self.writer = writer
         self.gate = gate
-        self.old: dict[str, dict[str, Any]] = {}
+        self.old: dict[str, dict[str, JSONValue]] = {}
         self.problem: str | None = None
         self.notes: list[str] = []
         self.comparison: Comparison | None = None
@@ -66,7 +67,7 @@ class BaselinePlugin:
         if self.gate and self.comparison.regressed and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if hasattr(self.config, "workerinput"):
             return
         tr = terminalreporter

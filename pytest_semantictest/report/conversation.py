@@ -7,18 +7,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from ..evidence import CheckpointTimeline, ConversationEnd, ConversationTurn
+from ..json_types import JSONValue
 from ..model import StepTrace
 from .records import has, in_trace
 from .redact import Redactor
 
 
-def conversation_data(trace: Sequence[StepTrace]) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
+def conversation_data(trace: Sequence[StepTrace]) -> tuple[list[dict[str, JSONValue]], list[dict[str, JSONValue]] | None]:
     """The turns of a trace (a turn numbered None gets its place) and the latest checkpoint timeline."""
-    turns: list[dict[str, Any]] = []
-    checkpoints: list[dict[str, Any]] | None = None
+    turns: list[dict[str, JSONValue]] = []
+    checkpoints: list[dict[str, JSONValue]] | None = None
     for t in trace:
         for record in t.evidence:
             if isinstance(record, ConversationTurn):
@@ -35,13 +35,13 @@ def has_conversation(trace: Sequence[StepTrace]) -> bool:
     return has(trace, ConversationTurn, CheckpointTimeline, ConversationEnd)
 
 
-def _short(value: Any, limit: int) -> str:
+def _short(value: object, limit: int) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
     text = text.replace("\n", "\n         ")
     return text if len(text) <= limit else text[:limit] + f"... ({len(text) - limit} more characters)"
 
 
-def _call(call: Mapping[str, Any], limit: int) -> str:
+def _call(call: Mapping[str, JSONValue], limit: int) -> str:
     text = f"{call.get('name')}({_short(call.get('arguments') or {}, limit)})"
     if call.get("error"):
         text += f" -> error: {_short(call['error'], limit)}"
@@ -50,7 +50,7 @@ def _call(call: Mapping[str, Any], limit: int) -> str:
     return text
 
 
-def render_transcript(turns: Sequence[Mapping[str, Any]], limit: int = 2000) -> list[str]:
+def render_transcript(turns: Sequence[Mapping[str, JSONValue]], limit: int = 2000) -> list[str]:
     lines: list[str] = []
     for turn in turns:
         source = f" ({turn['source']})" if turn.get("source") else ""
@@ -76,7 +76,7 @@ def render_transcript(turns: Sequence[Mapping[str, Any]], limit: int = 2000) -> 
     return lines
 
 
-def render_timeline(checkpoints: Sequence[Mapping[str, Any]]) -> list[str]:
+def render_timeline(checkpoints: Sequence[Mapping[str, JSONValue]]) -> list[str]:
     width = max((len(str(c.get("id"))) for c in checkpoints), default=0)
     lines = ["checkpoints:"]
     for c in sorted(checkpoints, key=lambda c: (c.get("turn") is None, c.get("turn") or 0)):

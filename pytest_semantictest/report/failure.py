@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
 
-from ..engine.databus import MISSING, split_path
+from ..databus import MISSING, split_path
+from ..json_types import JSONValue
 from ..model import Failure, StepTrace, Verdict
 from ..stats import interval_text
 from .judge import judge_lines, judge_outputs
 from .redact import Redactor
 
-Differ = Callable[[Any, Any], list[str] | None]
+Differ = Callable[[JSONValue, JSONValue], list[str] | None]
 MESSAGE_LIMIT = 500
 """A failure's headline (and each detail) is cut to this many characters, keeping both ends."""
 CAUSE_LIMIT = 300
@@ -36,7 +36,7 @@ def clip_middle(text: str, limit: int = MESSAGE_LIMIT) -> str:
     return f"{head} ... ({len(text) - len(head) - len(tail):,} characters cut; {len(text):,} in all) ... {tail}"
 
 
-def dump(value: Any, limit: int = 2000) -> str:
+def dump(value: object, limit: int = 2000) -> str:
     """Compact, readable JSON-ish text of a value, trimmed to ``limit`` characters."""
     if value is MISSING:
         return "undefined"
@@ -73,13 +73,13 @@ def render_failure(f: Failure, redactor: Redactor, differ: Differ | None = None)
     return lines
 
 
-def _inline_full(value: Any) -> str:
+def _inline_full(value: object) -> str:
     if value is MISSING:
         return "undefined (the path names nothing)"
     return json.dumps(value, ensure_ascii=False, default=repr) if not isinstance(value, str) else repr(value)
 
 
-def _inline(value: Any) -> str:
+def _inline(value: object) -> str:
     text = _inline_full(value)
     return text if len(text) <= 300 else text[:300] + f"... ({len(text):,} characters in all)"
 
@@ -132,7 +132,7 @@ def _indent(text: str) -> str:
     return text.replace("\n", "\n          ")
 
 
-def _once(value: Any, seen: dict[str, str], where: str, depth: int = 0) -> Any:
+def _once(value: JSONValue, seen: dict[str, str], where: str, depth: int = 0) -> JSONValue:
     """``value`` with every long string the trace showed before replaced by a note naming where
     (a stream body is the HTTP step's output and the parser's input: printed once)."""
     if isinstance(value, str):

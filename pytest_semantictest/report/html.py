@@ -14,14 +14,15 @@ in :data:`SECTIONS`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Generator, Mapping
 from html import escape
-from typing import Any
+from typing import Protocol
 
 import pytest
 
-from ..evidence import HttpExchange, Judgement, ParsedStream, ToolCalls, ValidatorVerdict, tool_call
-from ..model import Outcome, Verdict
+from ..evidence import HttpExchange, JudgedItems, Judgement, ParsedStream, ToolCalls, ValidatorVerdict, tool_call
+from ..json_types import JSONValue
+from ..model import Outcome, Suite, Verdict
 from ..stats import interval_text
 from .conversation import conversation_data
 from .html_values import STYLE, Render
@@ -32,6 +33,18 @@ from .notes import notes_html
 from .records import in_verdict, step_name
 from .redact import Redactor
 from .summary import OUTCOMES, Tally, run_rows, spec_item
+
+
+class _SpecFile(Protocol):
+    @property
+    def suite(self) -> Suite: ...
+
+
+class ReportedItem(Protocol):
+    """What the HTML report reads of a spec test (``nodes.SpecItem``): the file it is from."""
+
+    @property
+    def spec_file(self) -> _SpecFile: ...
 
 NAME = "semantictest-html"
 _ATTACHED = pytest.StashKey[bool]()
@@ -44,7 +57,7 @@ REASONS = 5
 # --------------------------------------------------------------------------- sections
 
 
-def overview(r: Render, item: Any, verdict: Verdict) -> str:
+def overview(r: Render, item: ReportedItem, verdict: Verdict) -> str:
     """Outcome, k/n runs, the deciding judge's score, and why the test did not pass."""
     runs = run_verdicts(verdict)
     passed = sum(1 for _, v in runs if v.passed)
@@ -78,7 +91,7 @@ def _reasons(verdict: Verdict) -> list[str]:
     return found[:REASONS] + ([f"... and {len(found) - REASONS} more"] if len(found) > REASONS else [])
 
 
-def exchanges(r: Render, item: Any, verdict: Verdict) -> str:
+def exchanges(r: Render, item: ReportedItem, verdict: Verdict) -> str:
     """Each HTTP request the pipeline sent, and the response: headers, then the body (JSON
     pretty-printed, an SSE stream as its frames)."""
     parts = []
@@ -99,14 +112,14 @@ def exchanges(r: Render, item: Any, verdict: Verdict) -> str:
     return "<h4>Requests and responses</h4>" + "".join(parts) if parts else ""
 
 
-def _part(r: Render, label: str, value: Any, headers: Any) -> str:
+def _part(r: Render, label: str, value: JSONValue, headers: JSONValue) -> str:
     if value in (None, "", {}):
         return ""
     shown = r.body(value, headers) if label == "body" else r.pre(value)
     return f'<div class="st-{label}">{escape(label)}{shown}</div>'
 
 
-def streams(r: Render, item: Any, verdict: Verdict) -> str:
+def streams(r: Render, item: ReportedItem, verdict: Verdict) -> str:
     """What each stream parser made of its stream."""
     parts = []
     for t, p in in_verdict(verdict, ParsedStream):
@@ -115,7 +128,7 @@ def streams(r: Render, item: Any, verdict: Verdict) -> str:
     return "<h4>Parsed streams</h4>" + "".join(parts) if parts else ""
 
 
-def tool_calls(r: Render, item: Any, verdict: Verdict) -> str:
+def tool_calls(r: Render, item: ReportedItem, verdict: Verdict) -> str:
     rows = []
     found = [(f"{step_name(t)} {calls.where}" if calls.where else step_name(t), call)
              for t, calls in in_verdict(verdict, ToolCalls) for call in calls.calls]
@@ -127,7 +140,7 @@ def tool_calls(r: Render, item: Any, verdict: Verdict) -> str:
     return "<h4>Tool calls</h4>" + _table("st-tools", ["#", "step", "tool", "arguments", "result"], rows) if rows else ""
 
 
-def judges(r: Render, item: Any, verdict: Verdict) -> str:
+def judges(r: Render, item: ReportedItem, verdict: Verdict) -> str:
     """Each LLM judge: score against threshold, reasoning, per-criterion scores, constraints."""
     parts = [_judgement(r, step_name(t), j) for t, j in in_verdict(verdict, Judgement)]
     parts += [_judged_items(r, j) for j in judged_items(verdict)]
@@ -155,7 +168,7 @@ def _judgement(r: Render, name: str, j: Judgement) -> str:
     return f'<div class="st-judge">{head}{body}</div>'
 
 
-def _judged_items(r: Render, judged: Any) -> str:
+def _judged_items(r: Render, judged: JudgedItems) -> str:
     """A judged check's verdict per item (compliance bullets): held or not, and why."""
     rows = [[r.cell(i.text), "yes" if i.passed else "<b>no</b>", r.cell(i.reason or "")] for i in judged.items]
     held = sum(1 for i in judged.items if i.passed)
@@ -178,7 +191,7 @@ def _validation(r: Render, v: ValidatorVerdict) -> str:
     return f'<div class="st-judge st-validator">{head}{body}</div>'
 
 
-def conversation(r: Render, item: Any, verdict: Verdict) -> str:
+def conversation(r: Render, item: ReportedItem, verdict: Verdict) -> str:
     """The transcript turn by turn (tool calls are in the tool table) and the checkpoint timeline."""
     turns, checkpoints = conversation_data(verdict.trace)
     html = ""
@@ -198,7 +211,7 @@ def conversation(r: Render, item: Any, verdict: Verdict) -> str:
     return html
 
 
-def runs(r: Render, item: Any, verdict: Verdict) -> str:
+def runs(r: Render, item: ReportedItem, verdict: Verdict) -> str:
     rows = run_rows(verdict, r.redactor)
     if len(rows) < 2:
         return ""
@@ -207,13 +220,13 @@ def runs(r: Render, item: Any, verdict: Verdict) -> str:
     return "<h4>Runs</h4>" + _table("st-runs", ["run", "outcome", "duration", "why"], body)
 
 
-SECTIONS: list[Callable[[Render, Any, Verdict], str]] = [
+SECTIONS: list[Callable[[Render, ReportedItem, Verdict], str]] = [
     overview, runs, judges, conversation, tool_calls, streams, exchanges, notes_html,
 ]
 """What an item's extra shows, in order; each returns HTML ("" when it has nothing to show)."""
 
 
-def render_item(item: Any, verdict: Verdict, redactor: Redactor, limit: int) -> str:
+def render_item(item: ReportedItem, verdict: Verdict, redactor: Redactor, limit: int) -> str:
     r = Render(redactor, limit)
     body = "".join(section(r, item, verdict) for section in SECTIONS)
     return redactor.text(f'<div class="st-extra">{body}</div>')
@@ -235,7 +248,7 @@ def summary_table(tally: Tally, usage: Mapping[str, int]) -> str:
     return html
 
 
-def _json(value: Any) -> str | None:
+def _json(value: object) -> str | None:
     import json
 
     try:
@@ -265,7 +278,9 @@ class HtmlPlugin:
         self.limit = limit
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         report = yield
         verdict = getattr(item, "verdict", None)
         deciding = call.when == "call" or (call.when == "setup" and not report.passed)
@@ -275,11 +290,11 @@ class HtmlPlugin:
             item.stash[_ATTACHED] = True
             redactor, limit = self.redactor(), self.limit()
             html = render_item(item, verdict, redactor, limit)
-            report.extras = [*getattr(report, "extras", []), extras.html(html),
-                             *self._attachments(verdict, redactor, limit)]
+            setattr(report, "extras", [*getattr(report, "extras", []), extras.html(html),  # pytest-html's attribute
+                                       *self._attachments(verdict, redactor, limit)])
         return report
 
-    def _attachments(self, verdict: Verdict, redactor: Redactor, limit: int) -> list[Any]:
+    def _attachments(self, verdict: Verdict, redactor: Redactor, limit: int) -> list[dict[str, str]]:
         """A failed check's value too long to show, as a file next to the report (not with
         ``--self-contained-html``: the page would carry it all again)."""
         if self.config.getoption("self_contained_html", False):

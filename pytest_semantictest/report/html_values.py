@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from html import escape
-from typing import Any
 
+from ..json_types import JSONValue
 from .redact import Redactor
 
 STYLE = """<style>
@@ -30,14 +30,14 @@ overflow:auto}
 """Every colour is set (text #1f2328 on white: 15.8:1), none is inherited from pytest-html's grey."""
 
 
-def compact(value: Any) -> str:
+def compact(value: object) -> str:
     try:
         return json.dumps(value, ensure_ascii=False, default=repr)
     except (TypeError, ValueError):
         return repr(value)
 
 
-def _json_in(value: str) -> Any:
+def _json_in(value: str) -> JSONValue:
     """The JSON value a string holds (an object or array), else the string itself."""
     stripped = value.strip()
     if stripped[:1] in ("{", "["):
@@ -48,7 +48,7 @@ def _json_in(value: str) -> Any:
     return value
 
 
-def decode_nested(value: Any, depth: int = 0) -> Any:
+def decode_nested(value: JSONValue, depth: int = 0) -> JSONValue:
     """``value`` with JSON held in strings decoded, at any depth (a body inside a response)."""
     if depth > 20:
         return value
@@ -61,7 +61,7 @@ def decode_nested(value: Any, depth: int = 0) -> Any:
     return value
 
 
-def pretty(value: Any) -> str:
+def pretty(value: object) -> str:
     """JSON (also inside strings) indented; any other string as it is."""
     value = decode_nested(value)
     if isinstance(value, str):
@@ -83,7 +83,7 @@ def table(css: str, header: Sequence[str], rows: Iterable[Sequence[str]]) -> str
     return f'<table class="{css}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
-def sse_frames(text: str, headers: Any = None) -> tuple[list[dict[str, Any]], bool] | None:
+def sse_frames(text: str, headers: JSONValue = None) -> tuple[list[dict[str, JSONValue]], bool] | None:
     """The frames of a Server-Sent Events body (and whether it ended with ``[DONE]``), or None when
     the body is not a stream (by its content type, or its first line being an SSE field)."""
     content_type = ""
@@ -105,18 +105,18 @@ class Render:
         self.redactor = redactor
         self.limit = limit
 
-    def text(self, value: Any) -> str:
+    def text(self, value: object) -> str:
         """Escaped, redacted text of a scalar."""
         return escape(self.redactor.text(value if isinstance(value, str) else compact(value)))
 
-    def pre(self, value: Any) -> str:
+    def pre(self, value: object) -> str:
         """A ``<pre>`` block: JSON (also JSON inside strings) pretty-printed, then trimmed."""
         return f"<pre>{escape(trim(pretty(self.redactor.data(value)), self.limit))}</pre>"
 
-    def cell(self, value: Any) -> str:
+    def cell(self, value: object) -> str:
         return escape(trim(self.redactor.text(value if isinstance(value, str) else compact(value)), self.limit))
 
-    def body(self, value: Any, headers: Any = None) -> str:
+    def body(self, value: JSONValue, headers: JSONValue = None) -> str:
         """A request or response body: an SSE stream as a table of its frames, JSON pretty-printed."""
         if isinstance(value, str):
             frames = sse_frames(value, headers)
@@ -124,7 +124,7 @@ class Render:
                 return self.frames(*frames)
         return self.pre(value)
 
-    def frames(self, frames: list[dict[str, Any]], done: bool) -> str:
+    def frames(self, frames: list[dict[str, JSONValue]], done: bool) -> str:
         shown = frames[:200]
         rows = [[str(n), self.cell(f.get("event", "message")), self.pre(f.get("data", ""))]
                 for n, f in enumerate(shown, 1)]

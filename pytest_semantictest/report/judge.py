@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 from ..evidence import JudgedItems, Judgement, ValidatorVerdict
+from ..json_types import JSONValue
 from ..model import StepTrace, Verdict
 from .records import has, in_trace, step_name
 
@@ -28,13 +28,13 @@ def judge_outputs(trace: Sequence[StepTrace]) -> dict[str, Judgement]:
     return found
 
 
-def _relation(score: Any, threshold: Any) -> str:
+def _relation(score: object, threshold: object) -> str:
     if isinstance(score, (int, float)) and isinstance(threshold, (int, float)):
         return f" {'>=' if score >= threshold else '<'} threshold {threshold:g}"
     return ""
 
 
-def judge_lines(j: Judgement | Mapping[str, Any]) -> list[str]:
+def judge_lines(j: Judgement | Mapping[str, JSONValue]) -> list[str]:
     """Lines like ``judge score: 0.15 < threshold 0.7 (not passed; model gpt-4o-mini)`` (of a
     verdict, or of a dict with the LLMJudge block's output keys)."""
     if isinstance(j, Mapping):
@@ -57,7 +57,7 @@ def judge_lines(j: Judgement | Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def samples_text(samples: Mapping[str, Any]) -> str:
+def samples_text(samples: Mapping[str, JSONValue]) -> str:
     """``3/5 passed, scores 0.40-0.90 (sd 0.21), UNSTABLE; 5 live, 0 replayed``."""
     scores = f", scores {_num(samples['min'])}-{_num(samples['max'])} (sd {_num(samples['sd'])})" \
         if "min" in samples else ""
@@ -78,7 +78,7 @@ def unstable_judgements(verdict: Verdict) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def _num(value: Any) -> str:
+def _num(value: object) -> str:
     return f"{value:g}" if isinstance(value, (int, float)) and not isinstance(value, bool) else repr(value)
 
 
@@ -95,12 +95,12 @@ def render_judgements(trace: Sequence[StepTrace]) -> str:
     return "\n".join(out)
 
 
-def _clip(text: Any, limit: int = 200) -> str:
+def _clip(text: object, limit: int = 200) -> str:
     line = " ".join(str(text or "").split())
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
-def _scored(name: str, score: Any, threshold: Any, passed: bool, reason: str) -> str:
+def _scored(name: str, score: object, threshold: object, passed: bool, reason: str) -> str:
     shown = f"{score:g}" if isinstance(score, (int, float)) else repr(score)
     state = "passed" if passed else "not passed"
     return f"{name}: score {shown}{_relation(score, threshold)} ({state}): {_clip(reason)}"
@@ -110,7 +110,7 @@ def _same(text: str) -> str:
     return text
 
 
-def verdict_counts(verdict: Any, redact: Callable[[str], str] = _same) -> tuple[int, int, list[str]]:
+def verdict_counts(verdict: Verdict, redact: Callable[[str], str] = _same) -> tuple[int, int, list[str]]:
     """(judge verdicts that passed, that did not, one line each: score or held, and the reason)
     over a case's judge verdicts, validator verdicts and judged natural-language assertions; each
     reason passed through ``redact`` whole, before it is put on one line and clipped."""
@@ -131,15 +131,15 @@ def verdict_counts(verdict: Any, redact: Callable[[str], str] = _same) -> tuple[
     return outcomes.count(True), outcomes.count(False), lines
 
 
-def validations(verdict: Any) -> list[ValidatorVerdict]:
+def validations(verdict: Verdict) -> list[ValidatorVerdict]:
     """Validator verdicts: each turn assertion's, and each checkpoint's last one."""
-    found: dict[Any, ValidatorVerdict] = {}
+    found: dict[tuple[object, ...], ValidatorVerdict] = {}
     for _, v in in_trace(verdict.trace, ValidatorVerdict):
         found[("checkpoint", v.checkpoint) if v.checkpoint else (v.turn, v.index)] = v
     return list(found.values())
 
 
-def judged_items(verdict: Any) -> list[JudgedItems]:
+def judged_items(verdict: Verdict) -> list[JudgedItems]:
     """Judged checks' per-item verdicts: the checks' records, then any a step gave."""
     found = [r for r in verdict.evidence if isinstance(r, JudgedItems)]
     return found + [r for _, r in in_trace(verdict.trace, JudgedItems)]

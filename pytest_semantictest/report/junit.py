@@ -14,7 +14,6 @@ does so in the setup phase (``<error>``), one whose checks fail in the call phas
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from ..evidence import Judgement, ValidatorVerdict
 from ..model import Outcome, Verdict
@@ -52,9 +51,9 @@ def deciding_judgement(verdict: Verdict) -> Judgement | ValidatorVerdict | None:
 
 
 def properties(fmt: str, verdict: Verdict | None, required: int | None, usage: Mapping[str, int],
-               redactor: Redactor | None = None) -> list[tuple[str, Any]]:
+               redactor: Redactor | None = None) -> list[tuple[str, object]]:
     """The properties of one test (``required``: runs that must pass, when the case repeats)."""
-    props: list[tuple[str, Any]] = [("format", fmt)]
+    props: list[tuple[str, object]] = [("format", fmt)]
     if verdict is None:
         return props
     runs = run_verdicts(verdict)

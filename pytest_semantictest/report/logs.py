@@ -13,7 +13,6 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
-from typing import Any
 
 from .redact import Redactor
 
@@ -36,7 +35,7 @@ class RedactedRecords:
         self.redactor = redactor
         self.previous: Callable[..., logging.LogRecord] | None = None
 
-    def __call__(self, *args: Any, **kwargs: Any) -> logging.LogRecord:
+    def __call__(self, *args: object, **kwargs: object) -> logging.LogRecord:
         assert self.previous is not None
         record = self.previous(*args, **kwargs)
         if _ours(record.name):

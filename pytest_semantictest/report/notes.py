@@ -4,9 +4,9 @@ the console's "evidence" section, an HTML extra, JUnit properties and the result
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from ..evidence import Note
+from ..json_types import JSONValue
 from ..model import StepTrace, Verdict
 from .failure import dump
 from .html_values import Render, table
@@ -28,7 +28,7 @@ def render_notes(verdict: Verdict, limit: int = 2000) -> str:
     return "\n".join(lines)
 
 
-def notes_html(r: Render, item: Any, verdict: Verdict) -> str:
+def notes_html(r: Render, item: object, verdict: Verdict) -> str:
     """Each note: its title, a table of its facts, its text."""
     parts = []
     for t, note in in_verdict(verdict, Note):
@@ -40,13 +40,13 @@ def notes_html(r: Render, item: Any, verdict: Verdict) -> str:
     return "<h4>Evidence</h4>" + "".join(parts) if parts else ""
 
 
-def _scalar(value: Any) -> Any:
+def _scalar(value: JSONValue) -> JSONValue:
     if isinstance(value, (str, int, float, bool)) or value is None:
         return value
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
 
 
-def note_properties(verdict: Verdict, redactor: Redactor | None) -> list[tuple[str, Any]]:
+def note_properties(verdict: Verdict, redactor: Redactor | None) -> list[tuple[str, object]]:
     """``("<title>: <fact>", value)`` for every note's facts (text values redacted)."""
     props = []
     for _, note in in_verdict(verdict, Note):
@@ -58,7 +58,7 @@ def note_properties(verdict: Verdict, redactor: Redactor | None) -> list[tuple[s
     return props
 
 
-def note_records(verdict: Verdict) -> list[dict[str, Any]]:
+def note_records(verdict: Verdict) -> list[dict[str, JSONValue]]:
     """The notes for the results file (the writer redacts the whole record)."""
     return [{"step": t.step.id if t is not None else None, "title": note.title, "fields": dict(note.fields),
              **({"text": note.text} if note.text else {})} for t, note in in_verdict(verdict, Note)]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from ..model import StepTrace, Verdict
 
@@ -26,7 +26,7 @@ def in_verdict(verdict: Verdict, kind: type[E]) -> Iterator[tuple[StepTrace | No
             yield None, record
 
 
-def has(trace: Sequence[StepTrace], *kinds: type[Any]) -> bool:
+def has(trace: Sequence[StepTrace], *kinds: type[object]) -> bool:
     return any(isinstance(r, kinds) for t in trace for r in t.evidence)
 
 

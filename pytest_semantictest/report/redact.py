@@ -20,8 +20,8 @@ import re
 import threading
 from collections.abc import Iterable, Mapping
 from fnmatch import fnmatchcase
-from typing import Any
 
+from ..json_types import JSONValue
 from .decode import views
 
 MASK = "***"
@@ -58,7 +58,7 @@ def secret_header(name: str, declared: Iterable[str] = ()) -> bool:
     return bool(_SECRET_HEADER.match(name)) or any(fnmatchcase(name.lower(), p.lower()) for p in declared)
 
 
-def header_secrets(name: str, value: Any, declared: Iterable[str] = ()) -> list[str]:
+def header_secrets(name: str, value: JSONValue, declared: Iterable[str] = ()) -> list[str]:
     """The secrets a header we send carries: for a secret header, the credential after a known scheme
     (``Bearer <token>``: the token; ``Basic``: also the decoded ``user:password`` and the password),
     else the whole value (``X-Custom-Auth: Sp2abc defg``: all of it)."""
@@ -77,7 +77,7 @@ def header_secrets(name: str, value: Any, declared: Iterable[str] = ()) -> list[
     return [v for v in found if len(v) >= MIN_SECRET_LENGTH]
 
 
-def used_secrets(names: Mapping[str, str], headers: Any = None) -> list[str]:
+def used_secrets(names: Mapping[str, str], headers: JSONValue = None) -> list[str]:
     """Of the values a file took from variables (``names``: value -> variable name), those that are
     secrets: by the variable's name, or because they reached a secret header; with the secrets the
     ``headers`` themselves carry (a literal ``Authorization: Bearer ...`` too)."""
@@ -150,7 +150,7 @@ class Redactor:
                 pattern = re.compile("|".join(re.escape(v) for v in sorted(labels, key=len, reverse=True)))
                 self._matcher = pattern, labels
 
-    def learn(self, value: Any) -> None:
+    def learn(self, value: JSONValue) -> None:
         """Register the secrets of the request headers in ``value`` (every mapping under a ``headers``
         key): call it with what is sent, never with what came back."""
         found: list[str] = []
@@ -183,7 +183,7 @@ class Redactor:
         out.append(value[position:])
         return "".join(out)
 
-    def data(self, value: Any) -> Any:
+    def data(self, value: JSONValue) -> JSONValue:
         """A copy of ``value`` (mappings, lists) with secret values masked in every string, keys too."""
         if isinstance(value, str):
             return self.text(value)
@@ -194,14 +194,14 @@ class Redactor:
         return value
 
 
-def mask_headers(headers: Any, declared: Iterable[str] = ()) -> Any:
+def mask_headers(headers: JSONValue, declared: Iterable[str] = ()) -> JSONValue:
     """Request headers as shown to someone else (an LLM judge's prompt): secret ones as ``***``."""
     if not isinstance(headers, Mapping):
         return headers
     return {k: (MASK if isinstance(k, str) and secret_header(k, declared) else v) for k, v in headers.items()}
 
 
-def _walk_headers(value: Any, found: list[str], depth: int, declared: list[str]) -> None:
+def _walk_headers(value: JSONValue, found: list[str], depth: int, declared: list[str]) -> None:
     if depth > 200:  # a pathological nesting is masked by value anyway
         return
     if isinstance(value, Mapping):

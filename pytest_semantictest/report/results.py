@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
+
+from ..json_types import JSONValue
 
 if TYPE_CHECKING:
     from .redact import Redactor
@@ -32,7 +34,7 @@ RESULTS_VERSION = 1
 comparison reads only the versions it knows."""
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: JSONValue) -> JSONValue:
     """JSON-ready (and execnet-ready) data."""
     return json.loads(json.dumps(value, ensure_ascii=False, default=str))
 
@@ -48,7 +50,7 @@ class ResultsWriter:
         self.path = Path(str(config.invocation_params.dir)) / path if path else None
         self._usage = usage
         self._redactor = redactor
-        self.records: dict[str, dict[str, Any]] = {}
+        self.records: dict[str, dict[str, JSONValue]] = {}
         self._before: dict[str, int] = {}
 
     # -- every process: what one test did ---------------------------------------------------
@@ -58,7 +60,9 @@ class ResultsWriter:
         self._before = self._usage()
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[Any]) -> Any:
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         report = yield
         if call.when == "teardown":
             try:
@@ -67,7 +71,7 @@ class ResultsWriter:
                 setattr(report, ATTRIBUTE, {"results_error": f"{type(exc).__name__}: {exc}"})
         return report
 
-    def describe(self, item: pytest.Item) -> dict[str, Any]:
+    def describe(self, item: pytest.Item) -> dict[str, JSONValue]:
         from ..stats import wilson
         from .conversation import conversation_data
         from .judge import judged_items
@@ -75,7 +79,7 @@ class ResultsWriter:
         from .notes import note_records
 
         case = getattr(item, "case", None)
-        record: dict[str, Any] = {"name": getattr(case, "name", None) or item.name}
+        record: dict[str, JSONValue] = {"name": getattr(case, "name", None) or item.name}
         try:
             record["file"] = str(Path(str(item.path)).relative_to(Path(str(self.config.rootpath))))
         except ValueError:
@@ -152,7 +156,7 @@ class ResultsWriter:
                 ordered.update({k: v for k, v in record.items() if k not in ordered})
                 fh.write(json.dumps(ordered, ensure_ascii=False, default=str) + "\n")
 
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if not hasattr(self.config, "workerinput") and self.path is not None:
             terminalreporter.write_line(f"semantictest: results of {len(self.records)} tests in {self.path}")
 

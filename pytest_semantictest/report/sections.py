@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+
+import pytest
 
 from ..model import Outcome, Verdict
 from .failure import render_trace
@@ -11,7 +12,7 @@ from .notes import render_notes
 from .redact import Redactor
 
 
-def add_sections(item: Any, verdict: Verdict, redactor: Redactor, limit: int = 2000) -> None:
+def add_sections(item: pytest.Item, verdict: Verdict, redactor: Redactor, limit: int = 2000) -> None:
     """Attach the pipeline trace (and the LLM judges' verdicts, and other evidence) when the case did
     not pass, or with ``-vv`` (``-rA`` then shows passed tests' traces too). The HTML report shows
     the same in its extras and leaves these sections out of its log (:mod:`.html`)."""

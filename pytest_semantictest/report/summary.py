@@ -8,15 +8,17 @@ report, and the per-run rows on its teardown report; it tallies every report it 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeGuard, cast
+from typing import TYPE_CHECKING, TypeGuard, cast
 
 import pytest
 
+from ..json_types import JSONValue
 from ..stats import interval_text
 
 if TYPE_CHECKING:
+    from ..model import Verdict
     from ..nodes import SpecItem
     from .redact import Redactor
 
@@ -44,7 +46,7 @@ def _clip(text: str, limit: int = 160) -> str:
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
-def run_rows(verdict: Any, redactor: Any) -> list[list[Any]]:
+def run_rows(verdict: Verdict, redactor: Redactor) -> list[list[JSONValue]]:
     """One row a run: label, outcome, milliseconds, why it did not pass (redacted, one line)."""
     from .junit import run_verdicts
 
@@ -67,9 +69,9 @@ class Entry:
     format: str
     outcome: str | None = None
     runs: str | None = None
-    min_pass: Any = None
-    rows: list[list[Any]] = field(default_factory=list)
-    judge: list[Any] | None = None
+    min_pass: JSONValue = None
+    rows: list[list[JSONValue]] = field(default_factory=list)
+    judge: list[JSONValue] | None = None
     unstable: str | None = None
     """Its judged steps whose samples disagreed (``--semantictest-judge-samples``)."""
     llm: tuple[int, int] | None = None
@@ -90,7 +92,7 @@ class Tally:
         self.tests: dict[str, Entry] = {}
 
     def add(self, report: pytest.TestReport) -> None:
-        props: dict[str, Any] = dict(report.user_properties)
+        props: dict[str, JSONValue] = dict(report.user_properties)
         fmt = props.get("format")
         if not isinstance(fmt, str):
             return
@@ -155,7 +157,7 @@ class SummaryPlugin:
         self.tally = Tally()
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_setup(self, item: pytest.Item) -> Any:
+    def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
         """LLM use while a spec test runs (its pipeline runs in the setup phase)."""
         if not spec_item(item):
             return (yield)
@@ -167,7 +169,9 @@ class SummaryPlugin:
             item.stash[_USAGE] = {k: v - before.get(k, 0) for k, v in after.items()}
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         if spec_item(item) and not item.stash.get(_DONE, False):
             from .junit import properties
 
@@ -195,7 +199,7 @@ class SummaryPlugin:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.tally.add(report)
 
-    def write(self, terminalreporter: Any, usage: Mapping[str, int], usage_lines: Sequence[str] = ()) -> None:
+    def write(self, terminalreporter: pytest.TerminalReporter, usage: Mapping[str, int], usage_lines: Sequence[str] = ()) -> None:
         """The summary section (only when spec tests ran), the LLM usage line and ``usage_lines`` (each
         model's tokens and cost, the rate limit's waits)."""
         tally, tr = self.tally, terminalreporter
@@ -225,7 +229,7 @@ class SummaryPlugin:
             tr.write_line(f"semantictest: {line}")
 
 
-    def _write_judged(self, tr: Any) -> None:
+    def _write_judged(self, tr: pytest.TerminalReporter) -> None:
         """The judge's verdict counts; each judged test's scores and reasons (a few, or all with -v)."""
         judged = self.tally.judged()
         if not judged:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from pytest_semantictest.blocks.chat_response import read_response
-from pytest_semantictest.engine.databus import DataBus
+from pytest_semantictest.databus import DataBus
 from pytest_semantictest.formats.compliance.parse import parse_text
 from pytest_semantictest.formats.compliance.strict_yaml import compile_strict
 from pytest_semantictest.model import Failure

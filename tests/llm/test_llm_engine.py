@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from pytest_semantictest.api import arun_suite
-from pytest_semantictest.engine.context import RunContext, Settings
+from pytest_semantictest.run_context import RunContext, Settings
 from pytest_semantictest.llm import build
 from pytest_semantictest.llm.config import LLMConfig
 from pytest_semantictest.model import Outcome

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from pytest_semantictest.blocks import interactive
-from pytest_semantictest.engine.context import RunContext
+from pytest_semantictest.run_context import RunContext
 from pytest_semantictest.engine.runner import run_case
 from pytest_semantictest.formats.detect import CollectContext
 from pytest_semantictest.formats.yao.compile import compile_file

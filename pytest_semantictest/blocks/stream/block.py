@@ -11,7 +11,7 @@ from ..base import Block, BlockError
 from .formats import get_format, known_formats, sniff_format, unknown_format_message
 
 if TYPE_CHECKING:
-    from ...engine.runner import StepContext
+    from ...step import StepContext
 
 
 def _is_template(value: Any) -> bool:

@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 import httpx
 
 from ...agents.exchange import send_within
-from ...engine.deadline import Deadline
+from ...deadline import Deadline
 from .reply import Reply, last_state
 from .sse_read import read_events
 

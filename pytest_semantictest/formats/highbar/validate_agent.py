@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ...agents.config import DEFAULT_BODY, start_line
-from ...engine.deadline import MAX_TIMEOUT_MS
+from ...deadline import MAX_TIMEOUT_MS
 from ...errors import clip
 from ...report.redact import used_secrets
 from .rules import (

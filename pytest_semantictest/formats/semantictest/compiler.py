@@ -17,9 +17,9 @@ from pydantic import ValidationError
 
 from ...checks.operators import OPERATORS, validate_operand
 from ...checks.path import PathCheck
-from ...engine.databus import split_path
+from ...databus import split_path
 from ...engine.inputs import is_from_as, output_slots
-from ...engine.resolve import references
+from ...resolve import references
 from ...errors import Problem, clip, did_you_mean
 from ...model import Case, Repetition, Step, Suite
 from ...stats import PassRateTest

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...blocks.registry import get_block, known_blocks
-from ...engine.databus import split_path
+from ...databus import split_path
 from ...errors import clip, did_you_mean
 from ...model import Step
 from ..jsonsource import JsonSource

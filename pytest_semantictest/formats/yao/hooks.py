@@ -163,7 +163,7 @@ def hook_result(bus: Any, case_id: str, slots: list[str]) -> dict[str, Any]:
     ``stopped`` (a turn's assertions failed, so later turns did not run) or ``error`` (a turn failed),
     the final assertions being checked after the hook; dynamic, ``passed`` or ``failed`` (its
     checkpoints reached or not)."""
-    from ...engine.databus import MISSING
+    from ...databus import MISSING
 
     records = [bus.get(s) for s in slots]
     done = [r for r in records if r is not MISSING and isinstance(r, Mapping)]
@@ -197,7 +197,7 @@ class YaoHook(Block):
 
     async def process(self, inputs: dict[str, Any], ctx: Any) -> dict[str, Any]:
         from ...checks.conversation import load_callable
-        from ...engine.databus import MISSING
+        from ...databus import MISSING
 
         cfg = self.config
         hook, written = cfg["hook"], cfg["written"]

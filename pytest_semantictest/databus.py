@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ..paths import MISSING, get_path, split_path
+from .paths import MISSING, get_path, split_path
 
 __all__ = ["MISSING", "DataBus", "get_path", "split_path"]
 """``MISSING``, ``get_path`` and ``split_path`` are :mod:`pytest_semantictest.paths`' (re-exported:

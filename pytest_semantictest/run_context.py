@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..stats import PassRateTest
+from .stats import PassRateTest
 
 if TYPE_CHECKING:
     import httpx
@@ -61,7 +61,7 @@ class RunContext:
         if self._http is None:
             import httpx
 
-            from ..http_clients import async_client
+            from .http_clients import async_client
 
             limits = httpx.Limits(max_connections=100, max_keepalive_connections=20)
             self._http = async_client(limits=limits, follow_redirects=False)

@@ -7,8 +7,8 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from ..errors import ReferenceError_, clip
-from ..paths import MISSING, get_path, split_path
+from .errors import ReferenceError_, clip
+from .paths import MISSING, get_path, split_path
 from .databus import DataBus
 
 REF = re.compile(r"\$\{([^{}]+)\}")
