@@ -63,8 +63,7 @@ def _in_process_only(args: tuple[Any, ...]) -> tuple[tuple[str, ...], list[objec
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto``: four workers per usable core. Much of this suite's time is waiting (agents that
     answer late on purpose, pytest processes it starts and waits for): with one worker per core the
-    cores were idle half the time; 4, 5, 6 and 8 workers on 2 cores measured 98, 97, 88-92 and
-    86-90 s (docs/development.md)."""
+    cores were idle half the time, and four per core kept them busy (docs/development.md)."""
     return 4 * len(os.sched_getaffinity(0))
 
 
