@@ -35,7 +35,7 @@ def code_blocks(text: str) -> list[tuple[str, int, int, str]]:
     """``(page, index within the page, first line of the body, body)`` of every fenced code block of the
     documentation."""
     found: list[tuple[str, int, int, str]] = []
-    page, start, counts = "", -1, {}
+    page, start, counts = "", -1, dict[str, int]()
     lines = text.split("\n")
     for number, line in enumerate(lines):
         if start < 0 and line.startswith("Source: https://docs.semantictest.dev/"):
@@ -104,7 +104,8 @@ def resolve(recipe: Any) -> Any:
 
 def page_suite(name: str) -> dict[str, Any]:
     """The suite ``name`` (``mock_data.json``) of ``pages/``, resolved from the documentation."""
-    return resolve(json.loads((PAGES / name).read_text(encoding="utf-8")))  # type: ignore[no-any-return]
+    suite: dict[str, Any] = resolve(json.loads((PAGES / name).read_text(encoding="utf-8")))
+    return suite
 
 
 def page_names() -> list[str]:
