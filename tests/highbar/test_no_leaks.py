@@ -162,7 +162,8 @@ class Run:
         self.mark = uuid.uuid4().hex
         self.port = free_port()
         self.child_pidfile = tmp / "agent-child.pid"
-        argv = agent or [sys.executable, str(TRACE_AGENT)]
+        self.awaited = tmp / "slow-requests"  # the trace agent's line per /slow request, as it arrives
+        argv = agent or [sys.executable, str(TRACE_AGENT), "--slow-file", str(self.awaited)]
         start = self.start_command = " ".join([*argv, "--port", str(self.port), "--spawn-child", str(self.child_pidfile)])
         body = "".join(tests.format(i=i) for i in range(count))
         (tmp / "pytest.ini").write_text("[pytest]\n")
@@ -230,6 +231,11 @@ suites:
         for item in environ:
             if item.startswith(b"HIGHBAR_TRACES_URL="):
                 self.traces.add(Path(item.split(b"=", 1)[1].decode()))
+
+    def replies_awaited(self, count: int = 1) -> None:
+        """Wait until ``count`` /slow requests have reached the trace agent: their tests wait for a reply."""
+        wait_for(f"{count} test(s) waiting for a reply",
+                 lambda: self.awaited.exists() and len(self.awaited.read_text().splitlines()) >= count, 60, self.proc)
 
     def child_pid(self) -> int:
         wait_for("the agent's child", lambda: self.child_pidfile.exists() and self.child_pidfile.read_text(), 10)
@@ -308,7 +314,7 @@ def test_sigint_mid_run(make_run) -> None:  # type: ignore[no-untyped-def]
     proc = run.start()
     run.agent_pid()
     run.child_pid()
-    time.sleep(0.5)
+    run.replies_awaited()
     assert proc.poll() is None
     os.kill(proc.pid, signal.SIGINT)
     code, out = run.finish(timeout=30)
@@ -341,7 +347,7 @@ def test_xdist_ctrl_c_mid_run(make_run) -> None:  # type: ignore[no-untyped-def]
     proc = run.start("-n", "2")  # (the controller forwards its SIGINT too)
     run.agent_pid()
     workers = wait_for("two xdist workers", lambda: len(workers_of(run)) == 2 and workers_of(run), 30, proc)
-    time.sleep(0.5)
+    run.replies_awaited()
     for pid in [proc.pid, *workers]:
         os.kill(pid, signal.SIGINT)
     code, out = run.finish(timeout=30)
@@ -372,7 +378,7 @@ def test_sigterm_mid_run(make_run) -> None:  # type: ignore[no-untyped-def]
     proc = run.start()
     run.agent_pid()
     run.child_pid()
-    time.sleep(0.5)
+    run.replies_awaited()
     os.kill(proc.pid, signal.SIGTERM)
     code, out = run.finish(timeout=30)
     assert code == 128 + signal.SIGTERM, (code, out)  # unwound like Ctrl-C, as highbar does
