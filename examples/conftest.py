@@ -24,6 +24,8 @@ sys.path.insert(0, str(Path(__file__).parent / "agents"))
 
 _server: Any = None
 JUDGE_CACHE = Path(__file__).parent / "judge-cache"
+_STARTED = "EXAMPLE_AGENT_URL_STARTED_HERE"
+"""The URL of the server this conftest started, so that an xdist worker tells it from one you named."""
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -35,12 +37,13 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     global _server
-    if os.environ.get("EXAMPLE_AGENT_URL"):
+    url = os.environ.get("EXAMPLE_AGENT_URL")
+    if url and url != os.environ.get(_STARTED):  # yours (an xdist worker inherits its controller's: not that)
         return
     from chat_agent import start_server
 
     _server, url = start_server(0)
-    os.environ["EXAMPLE_AGENT_URL"] = url
+    os.environ["EXAMPLE_AGENT_URL"] = os.environ[_STARTED] = url
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -49,3 +52,4 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         _server.shutdown()
         _server = None
         os.environ.pop("EXAMPLE_AGENT_URL", None)
+        os.environ.pop(_STARTED, None)

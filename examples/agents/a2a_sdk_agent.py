@@ -27,6 +27,7 @@ from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
 from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill, Role, TaskState
+from request_log import noted_asgi
 
 RPC_PATH = "/"
 
@@ -89,13 +90,14 @@ def agent_card(url: str) -> AgentCard:
 
 
 def app(url: str, mode: str = "ok") -> Any:
-    """The Starlette application: the card and the JSON-RPC endpoint (v0.3 methods enabled)."""
+    """The Starlette application: the card and the JSON-RPC endpoint (v0.3 methods enabled); each request
+    is noted in the request log (``request_log``) when one is asked for."""
     from starlette.applications import Starlette
 
     card = agent_card(url)
     handler = DefaultRequestHandler(agent_executor=EchoExecutor(mode), task_store=InMemoryTaskStore(), agent_card=card)
     routes = [*create_agent_card_routes(card), *create_jsonrpc_routes(handler, RPC_PATH, enable_v0_3_compat=True)]
-    return Starlette(routes=routes)
+    return noted_asgi(Starlette(routes=routes), "a2a-sdk")
 
 
 class Server:

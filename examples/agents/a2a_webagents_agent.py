@@ -22,6 +22,8 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from request_log import Noted
+
 MODES = ("ok", "wrong_text", "drop_final", "hang")
 CARD = {
     "name": "echo-agent", "description": "Echoes what the user says (WebAgents A2A dialect example)",
@@ -39,7 +41,8 @@ def _text_of(body: dict[str, Any]) -> str:
     return "".join(str(p.get("text", "")) for p in parts if isinstance(p, dict))
 
 
-class Handler(BaseHTTPRequestHandler):
+class Handler(Noted, BaseHTTPRequestHandler):
+    agent = "a2a-webagents"
     server: Server
 
     def log_message(self, *args: Any) -> None:

@@ -21,9 +21,11 @@ from typing import Any, Callable, Iterable
 try:
     from .chat_rules import (DEFAULT_MODEL, Reply, openai_chunks, openai_completion, respond, run_agent,
                              ui_message_stream, usage, vercel_data_stream)
+    from .request_log import Noted
 except ImportError:  # run as a script, or imported with examples/agents on sys.path
     from chat_rules import (DEFAULT_MODEL, Reply, openai_chunks, openai_completion, respond,  # type: ignore
                             run_agent, ui_message_stream, usage, vercel_data_stream)
+    from request_log import Noted  # type: ignore[no-redef]
 
 TOKEN = "test-token-123"
 USERS = [
@@ -71,8 +73,11 @@ class AgentServer(ThreadingHTTPServer):
         self.server_close()
 
 
-class AgentHandler(BaseHTTPRequestHandler):
-    """Routes requests to the handler methods listed in ``routes`` (default ``ROUTES``)."""
+class AgentHandler(Noted, BaseHTTPRequestHandler):
+    """Routes requests to the handler methods listed in ``routes`` (default ``ROUTES``); each is noted in
+    the request log (``request_log``) when one is asked for."""
+
+    agent = "chat"
 
     routes: list[tuple[str, str, Callable[..., None]]] | None = None
     protocol_version = "HTTP/1.1"

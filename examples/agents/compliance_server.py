@@ -78,6 +78,7 @@ class ComplianceServer(AgentServer):
 
 class ComplianceHandler(AgentHandler):
     server: ComplianceServer
+    agent = "compliance"
 
     # -- chat -------------------------------------------------------------------------------------
 

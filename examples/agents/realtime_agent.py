@@ -23,6 +23,8 @@ import threading
 import uuid
 from typing import Any
 
+from request_log import note
+
 MODES = ("ok", "wrong_text", "close_mid", "error_event", "hang")
 
 
@@ -36,6 +38,7 @@ async def _session(socket: Any, mode: str) -> None:
 
 
 async def _events(socket: Any, mode: str) -> None:
+    note("realtime", "WEBSOCKET", socket.request.path)
     if socket.request.path.split("?")[0] != "/realtime":
         await socket.close(1008, "no such endpoint: use /realtime")
         return
@@ -50,6 +53,7 @@ async def _events(socket: Any, mode: str) -> None:
     async for raw in socket:
         event = json.loads(raw)
         kind = event.get("type")
+        note("realtime", "EVENT", str(kind))
         if kind == "session.update":
             session.update(event.get("session") or {})
             await send("session.updated", session=session)

@@ -165,6 +165,9 @@ class ReplayCache:
         """Applied to an entry before it is stored (the session masks secrets: entries get committed)."""
         self._signing_key = signing_key or None
         self._memo: dict[str, dict[str, JSONValue]] = {}
+        self.misses = 0
+        """Calls that found no entry in ``replay`` mode (each raised as a ``ReplayMiss``): how a mutation run
+        tells a mutant whose judged check cannot be answered offline from one that failed."""
 
     def __repr__(self) -> str:
         return f"ReplayCache({str(self.directory)!r}, {self.mode!r}, keyed={self._signing_key is not None})"

@@ -139,6 +139,7 @@ class LLMClient:
             return hit
         if self.cache.replay:
             self.usage.errors += 1
+            self.cache.misses += 1
             which = ", ".join(([f"run {repeat + 1}"] if repeat else [])
                               + ([f"sample {sample + 1} of {samples}"] if samples > 1 else []))
             raise ReplayMiss(self.cache.miss_message(role, key, model, f" ({which})" if which else ""))

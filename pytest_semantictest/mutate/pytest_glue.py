@@ -94,19 +94,21 @@ class MutationPlugin:
             for mutation in mutations(reply, forbidden):
                 replay = Replay(tape, key, mutation)
                 verdict = self._run(item, replay)
-                result, why = outcome(verdict, replay.unrecorded) if verdict else (LEFT_OUT, "the run raised")
+                result, why = (outcome(verdict, replay.unrecorded, replay.judge_misses) if verdict
+                               else (LEFT_OUT, "the run raised"))
                 found.append({"kind": mutation.kind, "change": self.runtime.redactor.text(mutation.change),
                               "where": where, "outcome": result, "why": why})
         return found
 
     def _replayed(self, item: Any, replay: Replay) -> str | None:
         verdict = self._run(item, replay)
-        if verdict is not None and outcome(verdict, replay.unrecorded)[0] == SURVIVED:
+        if verdict is not None and outcome(verdict, replay.unrecorded, replay.judge_misses)[0] == SURVIVED:
             return None
         return ("replaying its recorded replies does not reproduce its pass (it reads something besides the "
                 "replies, such as a trace file, or asks the judge about something not in the replay cache)")
 
     def _run(self, item: Any, replay: Replay) -> Verdict | None:
+        misses = self._judge_misses()
         set_interceptor(replay)
         realtime_tape.use(replay)
         try:
@@ -117,6 +119,12 @@ class MutationPlugin:
         finally:
             set_interceptor(None)
             realtime_tape.use(None)
+            replay.judge_misses = self._judge_misses() - misses
+
+    def _judge_misses(self) -> int:
+        """The run's LLM calls so far that the replay cache had no answer for."""
+        llm = self.runtime.context.llm
+        return int(llm.cache.misses) if llm is not None else 0
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[Any]) -> Any:
@@ -154,7 +162,7 @@ class MutationPlugin:
         if not self.tests:
             return
         rows = [f"{escape(path)}: {escape(score_text(*totals(self.tests[n] for n in ids)))}"
-                for path, ids in self.files.items()]
+                for path, ids in sorted(self.files.items())]
         rows.append(f"the run: {escape(score_text(*totals(self.tests.values())))}")
         postfix.append("<h2>Mutation scores</h2><ul>" + "".join(f"<li>{r}</li>" for r in rows) + "</ul>")
 
@@ -183,7 +191,8 @@ def _path(url: str) -> str:
 
 
 def _forbidden(value: Any, depth: int = 0) -> Iterator[str]:
-    """Tool names a spec forbids (highbar ``forbid``, ...), found in the compiled case's config."""
+    """Tool names a spec forbids (highbar ``forbid``, ValidateTools' ``forbidden``, yao's negated
+    ``tool_called``, ...), found in the compiled case's config."""
     if depth > 8:
         return
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
@@ -191,6 +200,8 @@ def _forbidden(value: Any, depth: int = 0) -> Iterator[str]:
     elif hasattr(value, "__dict__") and not isinstance(value, type):
         value = vars(value)
     if isinstance(value, dict):
+        if value.get("type") == "tool_called" and value.get("negate") and isinstance(value.get("name"), str):
+            yield str(value["name"])  # yao's negated tool_called
         for key, item in value.items():
             if key in FORBID_KEYS and isinstance(item, (list, tuple)):
                 yield from (str(x) for x in item if isinstance(x, str))

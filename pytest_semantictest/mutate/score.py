@@ -13,24 +13,20 @@ KILLED, SURVIVED, LEFT_OUT = "killed", "survived", "left out"
 JUDGE_OFFLINE = "judged check not answerable offline (replay cache miss for the mutated reply)"
 
 
-def outcome(verdict: Verdict, unrecorded: list[str]) -> tuple[str, str]:
-    """The mutant's outcome and, when left out, why."""
+def outcome(verdict: Verdict, unrecorded: list[str], judge_misses: int = 0) -> tuple[str, str]:
+    """The mutant's outcome and, when left out, why. ``judge_misses``: the LLM calls of its run that the
+    replay cache had no answer for (counted where the miss is raised, whatever any message says). Such a
+    run is killed only by a check that failed on its own (a failure without a step error behind it: an
+    LLM error is never a failure), whatever the judge would have said; else it is left out."""
     if unrecorded:
         return LEFT_OUT, f"the run sent a request the normal run never did ({unrecorded[0]})"
-    if "replay cache miss" in _texts(verdict):
+    if judge_misses and not any(failure.cause is None for failure in verdict.failures):
         return LEFT_OUT, JUDGE_OFFLINE
     if verdict.outcome is Outcome.PASSED:
         return SURVIVED, ""
     if verdict.outcome is Outcome.SKIPPED:
         return LEFT_OUT, f"skipped: {verdict.skip_reason or ''}"
     return KILLED, ""
-
-
-def _texts(verdict: Verdict) -> str:
-    parts = [verdict.error or ""] + [f.message for f in verdict.failures]
-    parts += [str(t.error or "") for t in verdict.trace]
-    parts += [_texts(run) for run in verdict.runs + verdict.phrasings]
-    return "\n".join(parts)
 
 
 def summary(mutants: list[dict[str, Any]]) -> dict[str, Any]:
@@ -53,9 +49,11 @@ def score_text(killed: int, total: int) -> str:
 
 def render(tests: Mapping[str, Mapping[str, Any]], files: Mapping[str, list[str]], timing: Mapping[str, float],
            notes: list[str]) -> list[str]:
-    """The terminal section: per test, survivors, per file, the run, and the two phases' times."""
+    """The terminal section: per test, survivors, per file, the run, and the two phases' times. Files
+    in name order (xdist workers report in no fixed order), a file's tests in the order they came."""
     lines: list[str] = []
-    for nodeid, record in tests.items():
+    for nodeid in (n for path in sorted(files) for n in files[path]):
+        record = tests[nodeid]
         lines.append(f"{nodeid}: killed {record['killed']}/{record['total']}")
         for mutant in record["survived"]:
             lines.append(f"    SURVIVED {mutant['kind']}: {mutant['change']} ({mutant['where']})")
@@ -64,7 +62,7 @@ def render(tests: Mapping[str, Mapping[str, Any]], files: Mapping[str, list[str]
         if record.get("not_mutated"):
             lines.append(f"    not mutated: {record['not_mutated']}")
     lines.append("")
-    for path, nodeids in files.items():
+    for path, nodeids in sorted(files.items()):
         lines.append(f"score {path}: {score_text(*totals(tests[n] for n in nodeids))}")
     lines.append(f"score of the run: {score_text(*totals(tests.values()))}")
     lines.append(f"normal phase (against the agent, recording): {timing.get('normal', 0.0):.3f}s; "

@@ -92,6 +92,8 @@ class Replay:
     target: Signature | None = None
     mutation: Mutation | None = None
     unrecorded: list[str] = field(default_factory=list)
+    judge_misses: int = 0
+    """LLM calls of the replayed run that the replay cache could not answer (set by whoever ran it)."""
     _used: set[int] = field(default_factory=set)
     _count: dict[tuple[str, str], int] = field(default_factory=dict)
     replays = True

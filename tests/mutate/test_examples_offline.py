@@ -1,0 +1,142 @@
+"""The issue's "Done when" for the examples: ``python -m pytest examples --semantictest-mutate`` runs
+offline with the replay cache, the example agents receive no request while it mutates (they log each
+request they get: ``examples/agents/request_log.py``; ``phase_marks`` marks the phases in the same
+log), every example file gets a score, and two xdist workers give the same scores as one process."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_semantictest.mutate.score import JUDGE_OFFLINE
+from tests.main_command import run_examples
+
+VARIABLE = "EXAMPLE_AGENT_REQUEST_LOG"
+PHASES = {"record-start": "record", "record-end": "mutation", "setup-done": "call", "call-done": "after",
+          "teardown-start": "teardown", "teardown-end": "after", "teardown-done": "after"}
+"""The phase each mark of ``tests/mutate/phase_marks.py`` begins."""
+TASK_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+"""The A2A tasks' ids, in a survivor's ``where`` (a new one each run)."""
+SCORE = re.compile(r"^score (\S+): (\d+/\d+ = [0-9.]+|no mutants)$", re.M)
+
+
+def phases(log: Path) -> dict[str, list[str]]:
+    """The requests of the log by the phase of the test (of the process that served them) they came
+    in; ``elsewhere``: served by a process that ran no test (an xdist controller's; each worker starts
+    its own example agents)."""
+    lines = [line.split(" ", 2) for line in log.read_text(encoding="utf-8").splitlines()]
+    testing = {pid for pid, who, _ in lines if who == "MARK"}
+    where: dict[str, str] = {}
+    found: dict[str, list[str]] = {}
+    for pid, who, rest in lines:
+        if who == "MARK":
+            where[pid] = PHASES[rest.split(" ", 1)[0]]
+        else:
+            phase = where.get(pid, "session") if pid in testing else "elsewhere"
+            found.setdefault(phase, []).append(f"{who} {rest}")
+    return found
+
+
+def requests(log: Path) -> Counter[str]:
+    """Each agent's requests by method (paths hold task ids, new each run)."""
+    return Counter(" ".join(line.split(" ")[1:3]) for line in log.read_text(encoding="utf-8").splitlines()
+                   if " MARK " not in line)
+
+
+def results(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def mutation_records(found: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each test's mutation record without its times and task ids."""
+    return {r["id"]: json.loads(TASK_ID.sub("<task>", json.dumps(
+        {k: v for k, v in r["mutation"].items() if not k.endswith("_s")}))) for r in found}
+
+
+def mutate_run(out: Path, name: str, *args: str) -> tuple[str, list[dict[str, Any]]]:
+    """The examples with ``--semantictest-mutate`` and ``args``, each agent request logged to ``name``.log."""
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv(VARIABLE, str(out / f"{name}.log"))
+        done = run_examples(out / name, "--semantictest-mutate", "-p", "tests.mutate.phase_marks",
+                            f"--semantictest-results={out / name}.jsonl", *args)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return done.stdout, results(out / f"{name}.jsonl")
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The examples once as they are and once with ``--semantictest-mutate``, each agent request logged."""
+    out = tmp_path_factory.mktemp("examples")
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv(VARIABLE, str(out / "plain.log"))
+        plain = run_examples(out / "plain", f"--semantictest-results={out / 'plain.jsonl'}")
+    assert plain.returncode == 0, plain.stdout[-3000:] + plain.stderr[-3000:]
+    stdout, mutated = mutate_run(out, "mutate")
+    return {"out": out, "stdout": stdout, "plain": results(out / "plain.jsonl"), "mutated": mutated}
+
+
+def assert_no_request_while_mutating(out: Path, name: str) -> None:
+    """No agent request in any test's mutation phase: each came while a test ran against its agent."""
+    found = phases(out / f"{name}.log")
+    assert found.get("mutation", []) == []
+    assert len(found["record"]) > 40  # the counter counts: each test's own run reached its agent
+    assert {line.split(" ")[0] for line in found["record"]} == {
+        "chat", "compliance", "a2a-sdk", "a2a-webagents", "realtime"}
+    # besides the tests' runs only the compliance conftest undoing a case's setup (its teardown)
+    assert set(found) <= {"record", "teardown"}, {k: v[:3] for k, v in found.items()}
+    assert all(re.fullmatch(r"compliance (PUT|DELETE) /agents/[\w-]+", line) for line in found.get("teardown", []))
+
+
+def test_the_mutation_phase_sends_no_request_to_any_example_agent(runs: dict[str, Any]) -> None:
+    assert_no_request_while_mutating(runs["out"], "mutate")
+    # wherever a mutation run replays, it sends what a run without it sends, nothing more
+    assert requests(runs["out"] / "mutate.log") == requests(runs["out"] / "plain.log")
+    mutants = sum(r["mutation"]["total"] + len(r["mutation"]["left_out"]) for r in runs["mutated"])
+    assert mutants > 200
+
+
+def test_the_mutation_phase_takes_less_time_than_the_run_against_the_agents(runs: dict[str, Any]) -> None:
+    """(``bench/bench_mutate.py`` prints the figures: about 0.4 of it.)"""
+    normal = sum(r["mutation"]["normal_s"] for r in runs["mutated"])
+    mutating = sum(r["mutation"]["mutation_s"] for r in runs["mutated"])
+    assert 0 < mutating < normal
+    phase = re.search(r"normal phase \(against the agent, recording\): ([0-9.]+)s; mutation phase \(replayed, "
+                      r"\d+ mutants\): ([0-9.]+)s", runs["stdout"])
+    assert phase and float(phase[2]) < float(phase[1])
+
+
+def test_every_example_file_gets_a_score(runs: dict[str, Any]) -> None:
+    files = {record["file"] for record in runs["plain"]}
+    assert len(files) >= 10
+    scored = dict(SCORE.findall(runs["stdout"]))
+    assert set(scored) == files, runs["stdout"][-3000:]
+    assert re.search(r"^score of the run: \d+/\d+ = 0\.\d\d$", runs["stdout"], re.M)
+    assert {r["id"] for r in runs["mutated"]} == {r["id"] for r in runs["plain"]}
+    assert all(r["outcome"] == "passed" for r in runs["mutated"])
+
+
+def test_a_judged_check_of_an_example_leaves_its_unrecorded_mutants_out(runs: dict[str, Any]) -> None:
+    """The judged example's text mutants have no cached judge answer: left out (counted where the miss
+    is raised), not killed, and no LLM was asked (the run's LLM endpoint is a dead port)."""
+    judged = next(r for r in runs["mutated"] if r["id"].endswith("chat-basics.md::5. Judged reply"))
+    left_out = judged["mutation"]["left_out"]
+    assert {m["kind"] for m in left_out} == {"reply_empty", "reply_sure", "reply_refusal"}
+    assert {m["why"] for m in left_out} == {JUDGE_OFFLINE}
+    assert "semantictest: 0 LLM calls" in runs["stdout"]
+    assert "judged checks: asked of the replay cache only" in runs["stdout"]
+
+
+def test_two_xdist_workers_give_the_scores_of_one_process(runs: dict[str, Any]) -> None:
+    stdout, found = mutate_run(runs["out"], "xdist", "-n", "2")
+    workers = {line.split(" ")[0] for line in (runs["out"] / "xdist.log").read_text().splitlines() if " MARK " in line}
+    assert len(workers) == 2  # both workers ran tests (and started their own example agents)
+    assert_no_request_while_mutating(runs["out"], "xdist")
+    assert mutation_records(found) == mutation_records(runs["mutated"])
+    assert SCORE.findall(stdout) == SCORE.findall(runs["stdout"])
+    assert re.findall(r"^score of the run: .*$", stdout, re.M) == re.findall(r"^score of the run: .*$",
+                                                                             runs["stdout"], re.M)
