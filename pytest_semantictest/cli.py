@@ -27,6 +27,7 @@ import pytest
 
 from .errors import SpecError
 from .runtime import runtime
+from .spec_nodes import is_spec_item
 
 SEMTEST_DEFAULT_OUTPUT = "test-report.html"
 """The SemanticTest CLI's report name when ``--html`` comes without ``--output``."""
@@ -111,10 +112,10 @@ class _Validation:
         return report
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        from .nodes import SpecItem, known_errors
+        from .nodes import known_errors
 
         for item in session.items:
-            if isinstance(item, SpecItem):
+            if is_spec_item(item):
                 self.counts[item.path] = self.counts.get(item.path, 0) + 1
         for item, error in known_errors(session.items):
             self.test_errors.setdefault(item.path, []).append(error)
@@ -211,7 +212,7 @@ class _Agreement:
         import asyncio
 
         from .formats.labels import load_labels
-        from .llm.judge import JudgeRequest
+        from .llm.judge_request import JudgeRequest
 
         def judge_rules(example: Any) -> str | None:
             try:

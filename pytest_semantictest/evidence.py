@@ -8,8 +8,8 @@ A block describes its step in two ways, both optional:
   (also the error output of a failed run) into records. The built-in blocks do this, so the
   knowledge of their output shapes stays with them.
 
-A check returns records in ``CheckResult.evidence`` (a judged check's ``judgement`` becomes
-:class:`JudgedItems`); the engine puts them in ``Verdict.evidence``. ``report/`` renders records
+A check returns records in ``CheckResult.evidence`` (a judged check: :class:`JudgedItems`, the one
+form of an LLM's verdicts per item; only the results file turns it into a dict); the engine puts them in ``Verdict.evidence``. ``report/`` renders records
 by kind (HTML extras, console sections, JUnit properties, results JSONL), never by block name, and
 every value passes through the session's redactor there. A new block that emits any of these kinds
 appears in every report without a change to ``report/``.
@@ -165,16 +165,8 @@ class JudgedItems:
     def unstable(self) -> bool:
         return bool(self.samples and self.samples.get("unstable"))
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> JudgedItems:
-        """From ``CheckResult.judgement``: ``{check, model, items: [{text, passed, reason}], samples?}``."""
-        items = [JudgedItem(i.get("text"), bool(i.get("passed")), i.get("reason"))
-                 for i in data.get("items") or [] if isinstance(i, Mapping)]
-        samples = data.get("samples")
-        return cls(data.get("check"), items, data.get("model") or None,
-                   samples if isinstance(samples, Mapping) else None)
-
     def as_dict(self) -> dict[str, Any]:
+        """The form the results file (``judgements``) writes; nothing reads it back."""
         data = {"check": self.check, "model": self.model,
                 "items": [{"text": i.text, "passed": i.passed, "reason": i.reason} for i in self.items]}
         return {**data, "samples": dict(self.samples)} if self.samples else data

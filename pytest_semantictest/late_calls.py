@@ -16,13 +16,13 @@ controller, which reports them.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pytest
 
 if TYPE_CHECKING:
     from .model import Outcome, Verdict
-    from .runtime import Runtime
+    from .redact import Redactor
 
 NAME = "semantictest-late-calls"
 WORKER_KEY = "semantictest_late_calls"
@@ -30,10 +30,22 @@ STATS = {"failed": "failed by a late call", "error": "error by a late call"}
 """The terminal reporter's counts for the tests a late call turned (after their report)."""
 
 
+class LateCallServices(Protocol):
+    """What this plugin uses of the session's runtime (``runtime.Runtime``), passed in by the plugin."""
+
+    @property
+    def started(self) -> bool: ...
+
+    @property
+    def redactor(self) -> Redactor: ...
+
+    def agents_finish(self) -> tuple[list[str], list[tuple[str, str, str]]]: ...
+
+
 class LateCalls:
     """A pytest plugin (see the module doc), registered by the plugin with the process's runtime."""
 
-    def __init__(self, config: pytest.Config, runtime: Runtime) -> None:
+    def __init__(self, config: pytest.Config, runtime: LateCallServices) -> None:
         self.config = config
         self.runtime = runtime
         self.warnings: list[str] = []

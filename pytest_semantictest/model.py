@@ -70,11 +70,9 @@ class CheckResult:
     failures: list[Failure] = field(default_factory=list)
     skipped: str | None = None
     error: str | None = None
-    judgement: dict[str, Any] | None = None
-    """What an LLM decided, for the reports, passed or not: ``{check, model, items: [{text, passed,
-    reason}]}`` (the engine makes it :class:`~pytest_semantictest.evidence.JudgedItems`)."""
     evidence: list[Any] = field(default_factory=list)
-    """Other evidence records for the reports (:mod:`pytest_semantictest.evidence`)."""
+    """Evidence records for the reports (:mod:`pytest_semantictest.evidence`): what an LLM decided,
+    passed or not, is a :class:`~pytest_semantictest.evidence.JudgedItems` here."""
 
 
 class Check(Protocol):
@@ -141,9 +139,19 @@ class Case:
     barrier: str | None = None
     """Why the case never runs ahead of its turn or alongside others, as its format knows (a
     compliance file with ``depends_on``, a case that changes the server for itself); None: nothing
-    of its format forbids it (:mod:`.engine.lookahead_rules` adds the block-level rules)."""
+    of its format forbids it (:mod:`.lookahead.rules` adds the block-level rules)."""
     format_data: object | None = None
     """The format's typed data about the case, for its pytest glue only (compliance: ``ComplianceCase``)."""
+
+    def settled(self) -> Verdict | None:
+        """The verdict the case has before anything runs, or None when it must run: SKIPPED as it
+        asks (``skip``, which wins: a broken case that asks to be skipped is skipped), else its
+        ERROR (``error``). The one place both the pytest item and :func:`run_suite` ask."""
+        if self.skip:
+            return Verdict(Outcome.SKIPPED, skip_reason=self.skip)
+        if self.error:
+            return Verdict(Outcome.ERROR, error=self.error)
+        return None
 
 
 @dataclass(slots=True)
@@ -205,8 +213,6 @@ class Verdict:
     bus: dict[str, Any] = field(default_factory=dict)
     label: str = ""
     phrasings: list[Verdict] = field(default_factory=list)
-    judgements: list[dict[str, Any]] = field(default_factory=list)
-    """Judged checks' verdicts (:attr:`CheckResult.judgement`), passed ones too."""
     planned_runs: int = 0
     """The runs a repeated case was to make: more than ``len(runs)`` when it stopped once its outcome
     was decided (``--semantictest-all-runs`` makes them all)."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ from _pytest._code.code import (  # not exported by pytest; what its own reports
 from .errors import SpecError
 from .model import Case, Outcome, Suite, Verdict
 from .runtime import runtime
+from .spec_nodes import SpecFileNode, SpecItemNode, is_spec_item
 
 
 _DECLARED = pytest.StashKey[set[str]]()
@@ -66,7 +66,7 @@ def spec_error_repr(error: SpecError, path: str) -> ReprExceptionInfo:
     return failure_repr(error.render(), path, first.line or 0, summary)
 
 
-class SpecFile(pytest.File):
+class SpecFile(SpecFileNode):
     """A spec file of any format; ``loader`` compiles it to a Suite."""
 
     loader: Callable[[Path], Suite]
@@ -79,7 +79,7 @@ class SpecFile(pytest.File):
 
     def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
         self.suite = self.loader(self.path)
-        self.run_state: Any = None
+        self.run_state = None
         groups: dict[str, list[Case]] = {}
         for case in self.suite.cases:
             if case.group is None:
@@ -92,7 +92,7 @@ class SpecFile(pytest.File):
 
     def prepare(self) -> None:
         """Acquire the file's agents and create its run state; the look-ahead calls it before the file
-        is reached (engine/lookahead.py), ``setup`` when it is (again: one more acquisition, released
+        is reached (lookahead.py), ``setup`` when it is (again: one more acquisition, released
         with the others when the file ends)."""
         from .engine.suite import SuiteRun
 
@@ -131,10 +131,10 @@ class SpecFile(pytest.File):
         return super().repr_failure(excinfo)
 
 
-def known_errors(items: Iterable[pytest.Item]) -> list[tuple[SpecItem, str]]:
+def known_errors(items: Iterable[pytest.Item]) -> list[tuple[SpecItemNode, str]]:
     """The collected tests that will ERROR before anything runs (a problem in their own part of the
     spec, ``Case.error``): ``--collect-only`` and ``semantictest validate`` list them."""
-    return [(item, item.case.error) for item in items if isinstance(item, SpecItem) and item.case.error]
+    return [(item, item.case.error) for item in items if is_spec_item(item) and item.case.error]
 
 
 class SpecGroup(pytest.Collector):
@@ -149,7 +149,7 @@ class SpecGroup(pytest.Collector):
             yield SpecItem.build(self, case)
 
 
-class SpecItem(pytest.Item):
+class SpecItem(SpecItemNode):
     """One case. The pipeline runs in the setup phase (so infrastructure problems are
     ERRORs), the verdict is judged in the call phase (so check failures are FAILUREs)."""
 
@@ -166,28 +166,25 @@ class SpecItem(pytest.Item):
             item.add_marker(marker)
         return item
 
-    @cached_property
-    def spec_file(self) -> SpecFile:
-        """The file the case comes from (looked up once: the look-ahead asks often)."""
-        node = self.getparent(SpecFile)
-        assert node is not None
-        return node
-
     def setup(self) -> None:
-        if self.case.skip:
-            raise _skip(self.case.skip)
-        if self.case.error:  # a problem confined to this test: its ERROR, nothing is sent
-            raise SpecFailed(self._title() + "\n" + self.case.error)
+        settled = self.case.settled()  # skipped as it asks, or its ERROR: nothing is sent
+        if settled is not None:
+            self._raise_settled(settled, settled.error or "error")
         if dry_run(self.config):
             return
         services = runtime(self.config)
-        verdict = services.verdict(self)  # maybe already running (run ahead: engine/lookahead.py)
+        verdict = services.verdict(self)  # maybe already running (run ahead: lookahead.py)
         self.verdict = verdict
         from .report.sections import add_sections
 
         add_sections(self, verdict, services.redactor, services.context.settings.trace_value_chars)
+        self._raise_settled(verdict, services.redactor.text(verdict.error or "error"))
+
+    def _raise_settled(self, verdict: Verdict, error: str) -> None:
+        """An ERROR verdict as this test's setup error (``error``: its text as shown), a SKIPPED
+        one as its skip; any other returns."""
         if verdict.outcome is Outcome.ERROR:
-            raise SpecFailed(self._title() + "\n" + services.redactor.text(verdict.error or "error"))  # an ERROR
+            raise SpecFailed(self._title() + "\n" + error)
         if verdict.outcome is Outcome.SKIPPED:
             raise _skip(verdict.skip_reason or "not evaluated")
 

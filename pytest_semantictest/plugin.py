@@ -71,7 +71,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from .late_calls import LateCalls
 
     config.pluginmanager.register(LateCalls(config, state), LATE_NAME)  # late calls turn the exit status
-    from .formats.glue import register
+    from .formats.pytest_glue import register
 
     register(config, state)  # each format's pytest glue: compliance ordering, Yao generation, xdist scheduling
     _install_reports(config, state)
@@ -81,9 +81,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
         config.pluginmanager.register(MutationPlugin(config, state), MUTATE_NAME)
     from .gc_freeze import GcFreeze
-    from .report.summary import spec_item
+    from .spec_nodes import is_spec_item
 
-    config.pluginmanager.register(GcFreeze(config, spec_item), "semantictest-gc")  # spec sessions only
+    config.pluginmanager.register(GcFreeze(config, is_spec_item), "semantictest-gc")  # spec sessions only
     if config.pluginmanager.hasplugin("pytest-split"):  # a split run's jobs: each file whole in one job
         from .split_jobs import SplitByFile
 
@@ -91,10 +91,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _schedule(item: pytest.Item, state: Runtime) -> Any:
-    """The session's look-ahead scheduler (``engine.lookahead``), created with the first spec item."""
-    from .engine.lookahead import scheduler
+    """The session's look-ahead scheduler (``lookahead/``), created with the first spec item."""
+    from .lookahead.scheduler import scheduler
 
-    return scheduler(item, state)
+    return scheduler(item, state, options.value(item.config, "item-concurrency"))
 
 
 def _install_reports(config: pytest.Config, state: Runtime) -> None:

@@ -12,6 +12,10 @@ from .paths import MISSING, get_path, split_path
 from .databus import DataBus
 
 REF = re.compile(r"\$\{([^{}]+)\}")
+"""A ``${...}`` reference of any kind (its inside is group 1)."""
+ENV_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+"""``${NAME}``, an environment variable by name (group 1): how agent configs (highbar, Yao) and
+highbar's validation read one. The one home of that pattern."""
 
 
 class Resolver:

@@ -52,7 +52,7 @@ class RunContext:
     """Whether an environment variable's name says it holds a secret (the session's rule): a trace
     records such a ``${env.NAME}`` as written, never its value."""
     redactor: Any = None
-    """The session's one ``report.redact.Redactor``: a block registers the secrets it sends (headers)."""
+    """The session's one ``redact.Redactor``: a block registers the secrets it sends (headers)."""
     _http: httpx.AsyncClient | None = None
 
     @property

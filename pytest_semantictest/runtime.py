@@ -26,10 +26,10 @@ if TYPE_CHECKING:
     from .engine.loop import EventLoopRunner
     from .formats.detect import CollectContext
     from .model import Verdict
-    from .report.redact import Redactor
+    from .redact import Redactor
 
     class Scheduler(Protocol):
-        """What runs a spec item's pipeline (``engine.lookahead.Lookahead``: maybe ahead of time)."""
+        """What runs a spec item's pipeline (``lookahead.scheduler.Lookahead``: maybe ahead of time)."""
 
         def verdict(self, item: Any) -> Verdict: ...
 
@@ -44,7 +44,7 @@ USAGE_KEY = "semantictest_llm_usage"
 class Runtime:
     """Per-process services; built at configure, each started on first use (see the module doc).
 
-    ``schedule(item, runtime)`` returns the session's scheduler (``engine.lookahead.scheduler``,
+    ``schedule(item, runtime)`` returns the session's scheduler (``lookahead.scheduler.scheduler``,
     passed in by ``plugin.py``: this module does not import the engine's pytest-facing parts).
     """
 
@@ -94,7 +94,7 @@ class Runtime:
         ctx.llm, ctx.judge = build(llm_config, redactor)
         self._limit(ctx.llm)
         ctx.redactor = redactor  # one per session: every format registers its secrets with it
-        from .report.redact import secret_name
+        from .redact import secret_name
 
         declared = options.value(self.config, "secret-env")
         ctx.secret_env = lambda name: secret_name(name, declared)  # traces keep ${env.NAME} of these
@@ -110,7 +110,7 @@ class Runtime:
 
     def _declared(self, env: Any, extra: list[str]) -> Redactor:
         """A redactor of the declared secrets: the environment's (by name, ``secret-env``), ``extra``."""
-        from .report.redact import Redactor, secret_values
+        from .redact import Redactor, secret_values
 
         return Redactor(secret_values(env, extra, options.value(self.config, "secret-env")),
                         headers=options.value(self.config, "secret-header"))
@@ -197,7 +197,7 @@ class Runtime:
         """An AgentClient for an agent given as highbar's ``agent:`` keys (started once per session)."""
         from .agents.client import AgentClient
         from .agents.config import AgentConfig
-        from .model import AgentRequirement
+        from .agents.keys import requirement
 
         rootdir = Path(str(self.config.rootpath))
         config = AgentConfig.from_highbar(
@@ -205,10 +205,9 @@ class Runtime:
             log_dir=rootdir / options.value(self.config, "agent-logs"),
         )
         calls_from = str(mapping.get("calls_from", "traces"))
-        self.acquire_agents([AgentRequirement("", config, observe, calls_from)], for_file=None)
-        from .agents.shared import live_key
-
-        live = self.context.agents.get(live_key(config, calls_from))
+        needed = requirement(config, observe=observe, calls_from=calls_from)
+        self.acquire_agents([needed], for_file=None)
+        live = self.context.agents.get(needed.key)
         return AgentClient(live, lambda: self.context.http, self.run)
 
     def idle_file(self, file: str) -> None:

@@ -29,12 +29,13 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import sys
 from collections.abc import Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from .spec_nodes import spec_file_of
 
 if TYPE_CHECKING:
     from .runtime import Runtime
@@ -116,7 +117,7 @@ class SessionExit:
                 Path(self.runtime.agents_dir, f"worker-{os.getpid()}").write_text("")
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        if any(_spec_file(item) is not None for item in session.items):
+        if any(spec_file_of(item) is not None for item in session.items):
             self._spec_found()
 
     @pytest.hookimpl(optionalhook=True)
@@ -152,7 +153,7 @@ class SessionExit:
         try:
             return (yield)
         finally:
-            spec_file = _spec_file(item)
+            spec_file = spec_file_of(item)
             if spec_file is not None and (nextitem is None or spec_file not in nextitem.listchain()):
                 self.runtime.idle_file(str(spec_file.path))
 
@@ -232,13 +233,6 @@ def _keep_only_the_crash_entry(excinfo: pytest.ExceptionInfo[BaseException]) -> 
         if not entries[i].ishidden(excinfo):
             excinfo.traceback = entries[i:]
             return
-
-
-def _spec_file(item: pytest.Item) -> pytest.Collector | None:
-    """The spec file ``item`` belongs to; None for other tests (nodes.py stays unimported if no spec
-    file was collected, so an idle session pays nothing)."""
-    nodes = sys.modules.get(f"{__package__}.nodes")
-    return None if nodes is None else item.getparent(nodes.SpecFile)
 
 
 def _any_spec(config: pytest.Config, ids: list[str], runtime: Runtime) -> bool:

@@ -264,7 +264,7 @@ def test_xdist_runs_a_file_with_setup_on_one_worker_setup_and_teardown_once(xdis
 
 def test_only_files_with_setup_or_teardown_are_one_scheduling_unit(tmp_path: Path) -> None:
     from pytest_semantictest.formats.semantictest.loader import runs_on_one_worker as has_setup
-    from pytest_semantictest.formats.semantictest.xdist_scheduling import _FileScopes
+    from pytest_semantictest.formats.semantictest.pytest_glue.xdist_scheduling import _FileScopes
 
     (tmp_path / "with.json").write_text(json.dumps({"setup": [{"block": "MockData"}], "tests": []}))
     (tmp_path / "without.json").write_text(json.dumps({"setup": [], "tests": []}))

@@ -134,7 +134,7 @@ def test_a_process_started_on_a_helper_thread_takes_the_signals(unblock: bool) -
 
 def test_a_yao_hook_runs_with_the_signals_unblocked() -> None:
     """A Yao ``before``/``after`` hook is user code on a helper thread: what it starts takes signals."""
-    from pytest_semantictest.formats.yao.hooks import call_hook
+    from pytest_semantictest.blocks.yao_hook import call_hook
 
     runner = EventLoopRunner(RunContext())
     try:

@@ -9,14 +9,15 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the names below load on first use: importing one submodule (cleanup) stays cheap
-    from .config import AgentConfig, expand_env, mask
+    from .config import AgentConfig, expand_env
     from .correlate import Attribution, Classified, attribute, classify, matches_correlate, new_test_id, resolve_correlate
     from .errors import AgentConfigError, AgentError, AgentStartError, SessionHookError
     from .hooks import HookContext, SessionHooks
     from .placeholders import PlaceholderError, Values, render
     from .process import AgentProcess
     from .protocol import TEST_HEADER, AgentReply, send
-    from .shared import AgentHandle, LocalAgent, SharedAgent, agent_key, reap
+    from .keys import agent_key
+    from .shared import AgentHandle, LocalAgent, SharedAgent, reap
     from .traces import Hello, ToolCall, TraceBatch, TraceProblem, TraceReader, TurnRecord
 
 _HOME = {
@@ -43,11 +44,10 @@ _HOME = {
     "TraceReader": "traces",
     "TurnRecord": "traces",
     "Values": "placeholders",
-    "agent_key": "shared",
+    "agent_key": "keys",
     "attribute": "correlate",
     "classify": "correlate",
     "expand_env": "config",
-    "mask": "config",
     "matches_correlate": "correlate",
     "new_test_id": "correlate",
     "reap": "shared",

@@ -227,7 +227,7 @@ async def send_chat(
     reply = await send_json(ctx.http, target.config, body, ctx.execution_id)
     problem = not_chat_completion(reply.raw, reply.data, reply.headers.get("content-type", ""), bool(body.get("stream")))
     if problem:  # never the raw text as the reply: a stream's or a page's text would pass a ``contains``
-        raise AgentError(target.config.mask(problem))
+        raise AgentError(target.config.redactor.text(problem))
     return _chat_reply(reply, target)
 
 

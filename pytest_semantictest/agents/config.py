@@ -1,4 +1,5 @@
-"""How to reach (and maybe start) an agent: ``AgentConfig``, ``${ENV}`` expansion, masking."""
+"""How to reach (and maybe start) an agent: ``AgentConfig``, ``${ENV}`` expansion, its secrets (masked
+by ``redact.Redactor``: ``AgentConfig.redactor``)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from ..report.redact import Redactor, used_secrets
+from ..redact import Redactor, used_secrets
+from ..resolve import ENV_VAR
 from .errors import AgentConfigError
 
 EXTENSION_PREFIX = "x-"
 DEFAULT_BODY: dict[str, Any] = {"message": "{{message}}"}
 DEFAULT_CORRELATE: dict[str, Any] = {"test": "{{test.id}}"}
-
-_ENV_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 Hook = str | Mapping[str, str] | None
 """A session hook: a command line, or ``{"python": "module:function"}``."""
@@ -58,7 +58,7 @@ class AgentConfig:
     traces_dir: Path | None = None
     keep_traces: bool = False
     concurrency: int | None = None
-    """How many tests may talk to the agent at once (None: the default, engine/lookahead_rules.py)."""
+    """How many tests may talk to the agent at once (None: the default, lookahead/rules.py)."""
 
     @property
     def managed(self) -> bool:
@@ -76,9 +76,12 @@ class AgentConfig:
         """``log_dir`` resolved against ``cwd``."""
         return self.log_dir if self.log_dir.is_absolute() else self.cwd / self.log_dir
 
-    def mask(self, text: str) -> str:
-        """``text`` with every secret value of this config as ``${NAME}`` (or ``***``)."""
-        return mask(text, self.secrets, self.env_names)
+    @property
+    def redactor(self) -> Redactor:
+        """The session redactor's kind for this config's secrets: each as ``${NAME}`` when its variable
+        is known, else ``***``, in any encoding. Mask what an error quotes with ``redactor.text``."""
+        secrets = set(self.secrets)
+        return Redactor(self.secrets, {v: n for v, n in self.env_names.items() if v in secrets})
 
     @classmethod
     def from_highbar(
@@ -135,7 +138,7 @@ def _start(written: Any, expanded: Any, environ: Mapping[str, str] | None,
     variable's name or where it goes) after, into its argument, so it reaches the agent intact and the
     line shown keeps ``${VAR}``. A line that does not split is left to the process to report."""
     env = os.environ if environ is None else environ
-    if not isinstance(written, str) or not any(env.get(m.group(1)) in secrets for m in _ENV_VAR.finditer(written)):
+    if not isinstance(written, str) or not any(env.get(m.group(1)) in secrets for m in ENV_VAR.finditer(written)):
         return expanded, None
     line = start_line(written, env, secrets)
     try:
@@ -154,7 +157,7 @@ def start_line(written: str, env: Mapping[str, str], secrets: Iterable[str]) -> 
         value = env.get(match.group(1))
         return match.group(0) if value is None or value in secret else value
 
-    return _ENV_VAR.sub(variable, written)
+    return ENV_VAR.sub(variable, written)
 
 
 def expand_env(
@@ -188,15 +191,9 @@ def expand_env(
                 names[env[name]] = name
             return env[name]
 
-        return _ENV_VAR.sub(variable, item)
+        return ENV_VAR.sub(variable, item)
 
     return walk(value, where), used
-
-
-def mask(text: str, secrets: Iterable[str], names: Mapping[str, str] | None = None) -> str:
-    """``text`` with each secret masked in any encoding (``report/redact.py``): as ``${NAME}`` when
-    ``names`` knows it, else ``***``."""
-    return Redactor(secrets, {v: n for v, n in (names or {}).items() if v in set(secrets)}).text(text)
 
 
 def without_extensions(agent: Mapping[str, Any]) -> dict[str, Any]:

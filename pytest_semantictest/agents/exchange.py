@@ -29,6 +29,7 @@ import httpx
 
 from ..deadline import Deadline
 from ..http_clients import async_client
+from ..redact import Redactor
 from .errors import AgentError
 from .replies import excerpt, parse_reply
 from .traces import ToolCall
@@ -56,10 +57,6 @@ def set_interceptor(interceptor: Interceptor | None) -> None:
     _interceptor[:] = [interceptor] if interceptor is not None else []
 
 
-def _unmasked(text: str) -> str:
-    return text
-
-
 @dataclass(frozen=True)
 class AgentRequest:
     """One request to an agent endpoint, ready to send."""
@@ -74,8 +71,12 @@ class AgentRequest:
     """The deadline for the whole exchange, connect to last byte."""
     response_path: str | None = None
     """Where the reply text is in a JSON reply (None: highbar's implicit keys)."""
-    mask: Callable[[str], str] = _unmasked
-    """Masks the secrets the agent config holds in every message the exchange gives."""
+    redactor: Redactor | None = None
+    """Masks the secrets the agent config holds in every message the exchange gives (None: nothing to mask)."""
+
+    def shown(self, message: str) -> str:
+        """``message`` as the exchange gives it: the config's secrets masked."""
+        return self.redactor.text(message) if self.redactor is not None else message
 
 
 @dataclass(frozen=True)
@@ -157,13 +158,13 @@ async def exchange(client: httpx.AsyncClient | None, request: AgentRequest) -> A
         media = headers.get("content-type", "").split(";")[0].strip().lower()
         parsed = parse_reply(text, media, request.response_path)
     except AgentError as e:
-        return AgentReply("", status, text, None, None, request.test_id, elapsed, kept, request.mask(str(e)))
+        return AgentReply("", status, text, None, None, request.test_id, elapsed, kept, request.shown(str(e)))
     return AgentReply(parsed.text, status, text, parsed.data, parsed.tool_calls, request.test_id, elapsed, kept)
 
 
 def _failed(request: AgentRequest, started: float, message: str) -> AgentReply:
     elapsed = (time.perf_counter() - started) * 1000
-    return AgentReply("", 0, "", None, None, request.test_id, elapsed, {}, request.mask(message))
+    return AgentReply("", 0, "", None, None, request.test_id, elapsed, {}, request.shown(message))
 
 
 async def _transfer(client: httpx.AsyncClient | None, request: AgentRequest) -> tuple[int, httpx.Headers, bytes]:

@@ -133,8 +133,8 @@ class SessionHooks:
         if "error" in outcome:
             error = outcome["error"]
             if isinstance(error, SessionHookError):
-                raise SessionHookError(self.cfg.mask(str(error)))
-            raise SessionHookError(self.cfg.mask(f"session.{what} raised {type(error).__name__}: {error}"))
+                raise SessionHookError(self.cfg.redactor.text(str(error)))
+            raise SessionHookError(self.cfg.redactor.text(f"session.{what} raised {type(error).__name__}: {error}"))
         return outcome.get("result")
 
     def _run(self, hook: Hook, what: str, ctx: HookContext, session: Mapping[str, Any]) -> str:
@@ -164,7 +164,7 @@ class SessionHooks:
             stdout, stderr = _read(out), _read(err)
         if process.returncode != 0:
             tail = "\n".join((stderr.strip() or stdout.strip()).splitlines()[-20:])
-            raise SessionHookError(self.cfg.mask(
+            raise SessionHookError(self.cfg.redactor.text(
                 f"session.{what} `{hook}` exited with code {process.returncode}" + (f":\n{tail}" if tail else "")
             ))
         return stdout

@@ -14,7 +14,8 @@ from .last_read import wait_for_others
 from .live import LiveAgent
 from .hooks import SessionHooks
 from .net import endpoint_address
-from .shared import LocalAgent, SharedAgent, agent_key, live_key
+from .keys import agent_key, live_key
+from .shared import LocalAgent, SharedAgent
 
 
 class AgentPool:
@@ -39,6 +40,10 @@ class AgentPool:
 
     def get(self, key: str) -> LiveAgent:
         return self._live[key]
+
+    def running(self, key: str) -> LiveAgent | None:
+        """The agent reached through ``key`` (:func:`live_key`) once acquired, else None (not started yet)."""
+        return self._live.get(key)
 
     def acquire(self, config: AgentConfig, *, observe: bool, calls_from: str = "traces", for_file: str | None) -> str:
         """Start or attach the agent process for ``config``; returns the key of this way of talking to it
@@ -86,7 +91,7 @@ class AgentPool:
             if other == process or not owner.config.managed or endpoint_address(owner.config.endpoint)[1] != port:
                 continue
             if self._in_use.get(other, 0) > 0:
-                raise AgentStartError(config.mask(
+                raise AgentStartError(config.redactor.text(
                     f"port {port} is used by another agent of this session that is still in use "
                     "(an agent_factory client?): give the two agents different ports"
                 ))

@@ -256,7 +256,7 @@ class AgentProcess:
         return self._error(message + self._log_section())
 
     def _error(self, message: str) -> AgentStartError:
-        return AgentStartError(self.config.mask(message))
+        return AgentStartError(self.config.redactor.text(message))
 
     def _log_section(self) -> str:
         text = self.tail()

@@ -60,7 +60,7 @@ async def send(
     try:
         return await _send(client, cfg, message, test_id, test_name, session or {})
     except AgentError as e:
-        raise type(e)(cfg.mask(str(e))) from None
+        raise type(e)(cfg.redactor.text(str(e))) from None
 
 
 async def _send(
@@ -88,4 +88,4 @@ async def send_json(client: httpx.AsyncClient | None, cfg: AgentConfig, payload:
 def agent_request(cfg: AgentConfig, headers: dict[str, str], body: bytes, test_id: str) -> AgentRequest:
     """The request to ``cfg``'s endpoint: its method, timeout, response path and secret masking."""
     return AgentRequest(cfg.request_method, cfg.endpoint, headers, body, test_id, cfg.timeout_ms,
-                        cfg.response_path, cfg.mask)
+                        cfg.response_path, cfg.redactor)

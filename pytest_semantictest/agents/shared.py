@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import json
 import os
 import shutil
@@ -54,25 +53,6 @@ class AgentHandle:
 
     def trace_reader(self) -> TraceReader | None:
         return None if self.traces_path is None else TraceReader(self.traces_path)
-
-
-def agent_key(config: AgentConfig) -> str:
-    """A file-name-safe key for "the same agent process": endpoint, start command, cwd, env."""
-    ident = {"endpoint": config.endpoint, "start": config.start, "argv": config.start_argv, "cwd": str(config.cwd),
-             "env": config.env}
-    return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:16]
-
-
-TURN_FIELDS = ("request_method", "request_headers", "request_body", "response_path", "settle_time_ms", "timeout_ms",
-               "session_setup", "session_teardown", "correlate", "traces")
-"""What a turn uses besides the process: two files that talk to one process differently each keep theirs."""
-
-
-def live_key(config: AgentConfig, calls_from: str = "traces") -> str:
-    """The key of one way of talking to an agent: its process (:func:`agent_key`) plus the turn settings."""
-    turn = [{name: getattr(config, name) for name in TURN_FIELDS}, calls_from]
-    digest = hashlib.sha256(json.dumps(turn, sort_keys=True, default=repr).encode()).hexdigest()[:8]
-    return f"{agent_key(config)}-{digest}"
 
 
 class LocalAgent:
@@ -163,7 +143,7 @@ class SharedAgent:
                     handle = self._acquire_locked(observe)
                     break
             if os.getpid() in busy:
-                raise AgentStartError(self.config.mask(
+                raise AgentStartError(self.config.redactor.text(
                     f"port {port} is used by another agent of this session that is still in use here "
                     "(an agent_factory client?): give the two agents different ports"
                 ))
@@ -371,7 +351,7 @@ def _require_hello(config: AgentConfig, handle: AgentHandle) -> None:
     if not config.managed or handle.traces_path is None:
         return
     if TraceReader(handle.traces_path).wait_for_hello(config.hello_timeout_s) is None:
-        raise AgentStartError(config.mask(
+        raise AgentStartError(config.redactor.text(
             f"the agent answered, but wrote no hello to its trace file {handle.traces_path} within "
             f"{config.hello_timeout_s:g}s: its tracing SDK never started (it must read HIGHBAR_TRACES_URL)"
         ))

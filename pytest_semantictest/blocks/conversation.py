@@ -74,7 +74,7 @@ class ConversationConfig(StrictSpec):
 
 def config_problems(model: type[BaseModel], config: Mapping[str, Any]) -> list[tuple[str, str]]:
     """Pydantic problems of a block config as ``(path, message)`` with a did-you-mean."""
-    from ..formats.validation import problems_from
+    from ..problems import problems_from
 
     try:
         model.model_validate(dict(config))

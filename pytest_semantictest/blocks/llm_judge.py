@@ -75,7 +75,7 @@ class LLMJudge(Block):
     async def process(self, inputs: dict[str, Any], ctx: StepContext) -> dict[str, Any]:
         from ..step import JudgeError, JudgeUnavailable
         from ..llm.errors import REQUIRE_JUDGE_MESSAGE, LLMError
-        from ..llm.judge import JudgeRequest
+        from ..llm.judge_request import JudgeRequest
 
         try:
             request = JudgeRequest.from_inputs(inputs, self.config)

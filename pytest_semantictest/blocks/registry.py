@@ -28,6 +28,9 @@ _BUILTIN: dict[str, str] = {
     "TransportRequest": "transport_request:TransportRequest",
 }
 
+_INTERNAL: dict[str, str] = {"YaoHook": "yao_hook:YaoHook"}
+"""Blocks a format's compiler puts in a pipeline (not listed among the blocks a spec may name)."""
+
 _registered: dict[str, type[Block]] = {}
 _loaded_entry_points = False
 
@@ -62,8 +65,9 @@ def get_block(name: str) -> type[Block] | None:
     """The block class for ``name``, or None when no block has that name."""
     if name in _registered:
         return _registered[name]
-    if name in _BUILTIN:
-        module, _, attr = _BUILTIN[name].partition(":")
+    where = _BUILTIN.get(name) or _INTERNAL.get(name)
+    if where is not None:
+        module, _, attr = where.partition(":")
         cls: type[Block] = getattr(import_module(f"{__package__}.{module}"), attr)
         _registered[name] = cls
         return cls

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import clip
+from ..evidence import JudgedItem, JudgedItems
 from ..json_types import JSONObject, JSONValue
 from ..llm.consistency import Sampled, sample
 from ..llm.structured import model_schema, parse_answer
@@ -147,16 +148,14 @@ class JudgedAssertions:
         if said is not None and said.unstable and getattr(settings, "fail_unstable", False) and not failures:
             failures = [Failure("natural-language assertions", f"unstable judgement: {said.describe()} "
                                 "(--semantictest-fail-unstable)", line=self.line)]
-        judgement = self.judgement(verdicts, model)
-        if said is not None:
-            judgement["samples"] = said.as_dict()
-        return CheckResult(failures, judgement=judgement)
+        judged = self.judged(verdicts, model, said.as_dict() if said is not None else None)
+        return CheckResult(failures, evidence=[judged])
 
-    def judgement(self, verdicts: Verdicts, model: str) -> JSONObject:
+    def judged(self, verdicts: Verdicts, model: str, samples: JSONObject | None) -> JudgedItems:
         """Every bullet's verdict and reason, for the reports."""
-        items = [{"text": b.text, "passed": verdicts.assertions[str(n)].passed,
-                  "reason": verdicts.assertions[str(n)].reason} for n, b in enumerate(self.bullets, 1)]
-        return {"check": f"natural-language assertions (line {self.line})", "model": model, "items": items}
+        items = [JudgedItem(b.text, verdicts.assertions[str(n)].passed, verdicts.assertions[str(n)].reason)
+                 for n, b in enumerate(self.bullets, 1)]
+        return JudgedItems(f"natural-language assertions (line {self.line})", items, model or None, samples)
 
     def failures(self, verdicts: Verdicts, model: str) -> list[Failure]:
         results = [(n, bullet, verdicts.assertions[str(n)]) for n, bullet in enumerate(self.bullets, 1)]
@@ -172,7 +171,7 @@ class JudgedAssertions:
         return out
 
     def messages(self, request: JSONValue, observed: dict[str, JSONValue]) -> list[dict[str, str]]:
-        from ..report.redact import mask_headers
+        from ..redact import mask_headers
 
         if isinstance(observed.get("reply"), dict):  # a2a, realtime: what the transport step sent
             request = observed.get("request")
@@ -259,7 +258,7 @@ def _response(observed: dict[str, JSONValue]) -> str:
 
 def _follow_up(follow_up: dict[str, JSONValue]) -> str:
     """What the follow-up request (sent after the client disconnected) got."""
-    from ..report.redact import mask_headers
+    from ..redact import mask_headers
 
     sent = follow_up.get("request")
     request: dict[str, JSONValue] = sent if isinstance(sent, dict) else {}

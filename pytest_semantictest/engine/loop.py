@@ -18,7 +18,7 @@ T = TypeVar("T")
 class EventLoopRunner:
     """Runs coroutines on a private event loop that lives as long as the pytest session.
 
-    Tasks started with :meth:`start` (spec items run ahead, :mod:`.lookahead`) progress whenever the
+    Tasks started with :meth:`start` (spec items run ahead, :mod:`pytest_semantictest.lookahead`) progress whenever the
     loop runs, that is while any :meth:`run` call waits.
     """
 

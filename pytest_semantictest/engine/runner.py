@@ -13,7 +13,7 @@ from ..blocks.base import Block, BlockError
 from ..blocks.registry import get_block
 from ..databus import DataBus
 from ..errors import ReferenceError_
-from ..evidence import JudgedItems, Note, collecting
+from ..evidence import Note, collecting
 from ..model import Case, CheckResult, Failure, Outcome, Step, StepTrace, Verdict
 from ..resolve import Resolver
 from ..run_context import RunContext
@@ -33,14 +33,12 @@ class Checked:
     failures: list[Failure] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
-    judgements: list[dict[str, Any]] = field(default_factory=list)
     evidence: list[Any] = field(default_factory=list)
 
     def add(self, other: Checked) -> None:
         self.failures += other.failures
         self.errors += other.errors
         self.skipped += other.skipped
-        self.judgements += other.judgements
         self.evidence += other.evidence
 
 
@@ -255,9 +253,6 @@ async def evaluate_checks(checks: Sequence[Any], bus: DataBus, run_context: RunC
             out.errors.append(res.error)
         if res.skipped:
             out.skipped.append(res.skipped)
-        if res.judgement:
-            out.judgements.append(res.judgement)
-            out.evidence.append(JudgedItems.from_dict(res.judgement))
         out.evidence += res.evidence
     return out
 
@@ -317,7 +312,7 @@ async def run_case(
     gates = [check for step in case.steps for check in step.checks]
     failures.extend(_unobserved(case.steps, pipeline, [*case.checks, *gates]))
     verdict = Verdict(Outcome.PASSED, failures, pipeline.trace, duration_ms=_ms(start), bus=bus.snapshot(),
-                      judgements=checked.judgements, evidence=checked.evidence)
+                      evidence=checked.evidence)
     if failures:
         verdict.outcome = Outcome.FAILED
     elif errors:

@@ -52,10 +52,9 @@ class SuiteRun:
         return [f"teardown step '{self.suite.teardown[i].id}' failed: {m}" for i, m in sorted(result.errors.items())]
 
     async def run(self, case: Case, concurrency: int = 10) -> Verdict:
-        if case.error:  # a problem confined to this test (Case.error): its ERROR, nothing runs
-            return Verdict(Outcome.ERROR, error=case.error)
-        if case.skip:
-            return Verdict(Outcome.SKIPPED, skip_reason=case.skip)
+        settled = case.settled()  # skipped as it asks, or a problem confined to it: nothing runs
+        if settled is not None:
+            return settled
         await self.setup()
         return await run_repeated(case, self.run_context, self.suite.context, self.bus, concurrency)
 

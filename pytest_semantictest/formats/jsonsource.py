@@ -11,7 +11,8 @@ from typing import Any
 
 from ..errors import Problem, clip
 from .jsonshallow import Suspect, scanstring, shallow_lines
-from .source import LineMap, Path, SourceError, nearest_line, place
+from ..problems import place
+from .source import LineMap, Path, SourceError, nearest_line
 
 
 # A string token is only its opening quote here: json's C scanstring finds its end (fast on MBs).

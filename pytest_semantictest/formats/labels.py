@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import Problem, SpecError
-from .validation import problems_from
+from ..problems import problems_from
 from .yao.reader import read_lines
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path as FilePath
 
-from ..errors import Problem, SpecError, clip
+from ..errors import Problem, SpecError
 from ..files import UnreadableFile, read_text
 from ..paths import Path as Path  # a place in a document: the keys and indexes leading to it
 
@@ -39,18 +39,6 @@ def nearest_line(lines: dict[Path, int], path: Sequence[str | int], root: int | 
             return lines[key]
         key = key[:-1]
     return root if root is not None else lines.get((), 1)
-
-
-def place(path: Sequence[str | int]) -> str:
-    """``("tests", 1, "pipeline")`` -> ``tests[1].pipeline``."""
-    out = ""
-    for part in path:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            key = clip(part) if part else '""'  # one line, and a huge key does not make a huge message
-            out += f".{key}" if out else key
-    return out
 
 
 def read_spec(path: FilePath, max_bytes: int) -> str:

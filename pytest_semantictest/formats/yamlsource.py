@@ -30,7 +30,8 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ..errors import Problem, clip
-from .source import LineMap, Path, SourceError, place
+from ..problems import place
+from .source import LineMap, Path, SourceError
 
 
 MAX_DEPTH = 100

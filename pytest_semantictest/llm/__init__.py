@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..report.redact import Redactor
+    from ..redact import Redactor
 
     from .client import LLMClient
     from .config import LLMConfig
@@ -21,12 +21,9 @@ if TYPE_CHECKING:
 def build(config: LLMConfig, redactor: Redactor | None = None) -> tuple[LLMClient, Judge | None]:
     """The session's client, and a judge when one is configured (else ``None``); ``redactor`` (the
     session's) masks secrets in errors and in replay cache entries before they are written."""
-    from .cache import ReplayCache
     from .client import LLMClient
 
-    scrub = redactor.data if redactor is not None else None
-    client = LLMClient(config, ReplayCache(config.cache_dir, config.cache_mode, scrub, config.cache_signing_key),
-                       redactor)
+    client = LLMClient(config, redactor=redactor)  # its cache entries pass through the same redactor
     judge: Judge | None = None
     if config.configured("judge"):
         from .judge import Judge

@@ -24,7 +24,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Generic, Literal, TypedDict, cast
 
 from ..json_types import JSONObject, JSONValue
-from ..report.redact import Redactor, secret_values
+from ..redact import Redactor, secret_values
 from .cache import ReplayCache, cache_key
 from .config import Endpoint, LLMConfig
 from .errors import LLMError, NotConfigured, ReplayMiss
@@ -90,8 +90,9 @@ class LLMClient:
     def __init__(self, config: LLMConfig, cache: ReplayCache | None = None, redactor: Redactor | None = None) -> None:
         self.config = config
         # the session's one redactor when given (it holds these keys too), else one of its own
-        self._redactor = redactor or Redactor(secret_values(config.env, config.secrets()))
-        self.cache = cache or ReplayCache(config.cache_dir, config.cache_mode, self._redactor.data,  # entries: no secret
+        self.redactor = redactor or Redactor(secret_values(config.env, config.secrets()))
+        """Masks the LLM keys (and, the session's, every secret) in prompts, errors and cache entries."""
+        self.cache = cache or ReplayCache(config.cache_dir, config.cache_mode, self.redactor.data,  # entries: no secret
                                           config.cache_signing_key)
         self.usage = Usage()
         self.limiter: SharedLimiter | None = None
@@ -122,7 +123,7 @@ class LLMClient:
         Secrets in ``messages`` are masked before anything else (the model sees ``***``).
         """
         parser = parse if parse is not None else cast("Callable[[str], Parsed]", _identity)  # Parsed is str then
-        messages = self._redactor.data(messages)  # a prompt never carries a secret (to the LLM, or its cache key)
+        messages = self.redactor.data(messages)  # a prompt never carries a secret (to the LLM, or its cache key)
         model = self.config.model_for(role, model)
         default_temperature, default_seed = self.config.sampling(role)
         temperature = default_temperature if temperature is _UNSET else temperature
@@ -149,7 +150,7 @@ class LLMClient:
             )
         except LLMError as exc:
             self.usage.errors += 1
-            raise type(exc)(self._redact(str(exc))) from None
+            raise type(exc)(self.redactor.text(str(exc))) from None
         entry = {
             "key": key, "role": role, "model": model, "served_model": served, "template": template,
             "temperature": temperature, "seed": seed, "repeat": repeat, **({"sample": sample} if sample else {}),
@@ -289,14 +290,6 @@ class LLMClient:
             )
             state.clients[endpoint] = client
         return client
-
-    def _redact(self, text: str) -> str:
-        return self._redactor.text(text)
-
-    def redact(self, text: str) -> str:
-        """``text`` with the LLM keys masked, and every session secret when the session gave a scrub."""
-        scrubbed = self.cache.scrub(text) if self.cache.scrub is not None else text
-        return self._redact(scrubbed if isinstance(scrubbed, str) else text)
 
     async def aclose(self) -> None:
         """Close the HTTP clients created on the running loop."""

@@ -14,7 +14,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..report.redact import MIN_SECRET_LENGTH, header_secrets
+from ..redact import MIN_SECRET_LENGTH, header_secrets
 from .cache import KEY_ENV
 from .roles import CACHE_MODES, ROLES  # noqa: F401  (ROLES re-exported)
 

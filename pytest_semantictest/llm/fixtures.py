@@ -96,12 +96,12 @@ def _assert_passed(verdict: dict[str, JSONValue], judge: Judge | None) -> dict[s
     """Fail the test with the judge's reasoning (secrets masked: it may quote the text) unless it passed."""
     __tracebackhide__ = True
     if not verdict["passed"]:
-        from ..report.judge import judge_lines
+        from .verdict import judge_lines
 
         text = "LLM judge: the response does not meet the expected behaviour\n" + "\n".join(
             "  " + line for line in judge_lines(verdict))
         client: LLMClient | None = getattr(judge, "client", None)
-        pytest.fail(client.redact(text) if client is not None else text, pytrace=False)
+        pytest.fail(client.redactor.text(text) if client is not None else text, pytrace=False)
     return verdict
 
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from ..json_types import JSONValue
 
 if TYPE_CHECKING:
-    from .judge import JudgeRequest
+    from .judge_request import JudgeRequest
 
 JUDGE_TEMPLATE_VERSION = "judge-1"
 

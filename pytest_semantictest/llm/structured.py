@@ -88,7 +88,7 @@ def _strict(schema: Mapping[str, JSONValue], defs: Mapping[str, JSONValue]) -> d
 def parse_answer(model: type[M], text: str, what: str) -> M:
     """``text`` (a model's JSON answer) validated by ``model``; a ValueError saying what is wrong
     (``not a valid <what> (<path>: <problem>; ...)``, the first five) when it is not one, for the
-    client's re-ask. (Files people write get :func:`~..formats.validation.problems_from` instead.)"""
+    client's re-ask. (Files people write get :func:`~pytest_semantictest.problems.problems_from` instead.)"""
     try:
         return model.model_validate_json(text)
     except ValidationError as exc:

@@ -24,6 +24,7 @@ from ..agents.exchange import set_interceptor
 from ..evidence import Note
 from ..model import Outcome, Verdict
 from ..runtime import Runtime
+from ..spec_nodes import is_spec_item
 from . import realtime_tape
 from .mutations import mutations
 from .score import LEFT_OUT, SURVIVED, outcome, render, score_text, summary, totals
@@ -48,9 +49,7 @@ class MutationPlugin:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> Iterator[None]:
-        from ..nodes import SpecItem
-
-        if not isinstance(item, SpecItem):
+        if not is_spec_item(item):
             return (yield)
         tape = Tape()
         set_interceptor(tape)

@@ -12,7 +12,7 @@ from ..evidence import CheckpointTimeline, ConversationEnd, ConversationTurn
 from ..json_types import JSONValue
 from ..model import StepTrace
 from .records import has, in_trace
-from .redact import Redactor
+from ..redact import Redactor
 
 
 def conversation_data(trace: Sequence[StepTrace]) -> tuple[list[dict[str, JSONValue]], list[dict[str, JSONValue]] | None]:

@@ -9,8 +9,9 @@ from ..databus import MISSING, split_path
 from ..json_types import JSONValue
 from ..model import Failure, StepTrace, Verdict
 from ..stats import interval_text
-from .judge import judge_lines, judge_outputs
-from .redact import Redactor
+from ..llm.verdict import judge_lines
+from .judge import judge_outputs
+from ..redact import Redactor
 
 Differ = Callable[[JSONValue, JSONValue], list[str] | None]
 MESSAGE_LIMIT = 500

@@ -27,12 +27,14 @@ from ..stats import interval_text
 from .conversation import conversation_data
 from .html_values import STYLE, Render
 from .html_values import table as _table
-from .judge import judged_items, samples_text
+from ..llm.verdict import samples_text
+from .judge import judged_items
 from .junit import deciding_judgement, run_verdicts
 from .notes import notes_html
 from .records import in_verdict, step_name
-from .redact import Redactor
-from .summary import OUTCOMES, Tally, run_rows, spec_item
+from ..redact import Redactor
+from ..spec_nodes import is_spec_item
+from .summary import OUTCOMES, Tally, run_rows
 
 
 class _SpecFile(Protocol):
@@ -284,7 +286,7 @@ class HtmlPlugin:
         report = yield
         verdict = getattr(item, "verdict", None)
         deciding = call.when == "call" or (call.when == "setup" and not report.passed)
-        if verdict is not None and deciding and spec_item(item) and not item.stash.get(_ATTACHED, False):
+        if verdict is not None and deciding and is_spec_item(item) and not item.stash.get(_ATTACHED, False):
             from pytest_html import extras
 
             item.stash[_ATTACHED] = True

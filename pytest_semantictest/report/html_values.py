@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 
 from ..json_types import JSONValue
-from .redact import Redactor
+from ..redact import Redactor
 
 STYLE = """<style>
 .st-extra,.st-summary,.additional-summary h3{color:#1f2328;background:#fff}

@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 
 from ..evidence import JudgedItems, Judgement, ValidatorVerdict
 from ..json_types import JSONValue
 from ..model import StepTrace, Verdict
+from ..llm.verdict import judge_lines, relation_to_threshold, samples_text
 from .records import has, in_trace, step_name
 
 
@@ -28,44 +29,6 @@ def judge_outputs(trace: Sequence[StepTrace]) -> dict[str, Judgement]:
     return found
 
 
-def _relation(score: object, threshold: object) -> str:
-    if isinstance(score, (int, float)) and isinstance(threshold, (int, float)):
-        return f" {'>=' if score >= threshold else '<'} threshold {threshold:g}"
-    return ""
-
-
-def judge_lines(j: Judgement | Mapping[str, JSONValue]) -> list[str]:
-    """Lines like ``judge score: 0.15 < threshold 0.7 (not passed; model gpt-4o-mini)`` (of a
-    verdict, or of a dict with the LLMJudge block's output keys)."""
-    if isinstance(j, Mapping):
-        j = Judgement.from_output(j)
-    model = f"; model {j.model}" if j.model else ""
-    shown = f"{j.score:g}" if isinstance(j.score, (int, float)) else repr(j.score)
-    lines = [f"judge score: {shown}{_relation(j.score, j.threshold)} ({'passed' if j.passed else 'not passed'}{model})"]
-    if j.details:
-        lines.append("criteria: " + ", ".join(f"{k} {_num(v)}" for k, v in j.details.items()))
-    for n, c in enumerate(j.constraints, 1):
-        state = "met" if c.get("met") else "VIOLATED"
-        reason = f" ({c['reason']})" if c.get("reason") else ""
-        lines.append(f"constraint {n} {state}: {c.get('constraint', '')}{reason}")
-    if j.samples:
-        lines.append(f"samples: {samples_text(j.samples)}")
-    if j.reasoning:
-        lines.append(f"reasoning: {j.reasoning}")
-    if j.continues:
-        lines.append(f"next prompt: {j.next_prompt}")
-    return lines
-
-
-def samples_text(samples: Mapping[str, JSONValue]) -> str:
-    """``3/5 passed, scores 0.40-0.90 (sd 0.21), UNSTABLE; 5 live, 0 replayed``."""
-    scores = f", scores {_num(samples['min'])}-{_num(samples['max'])} (sd {_num(samples['sd'])})" \
-        if "min" in samples else ""
-    unstable = ", UNSTABLE" if samples.get("unstable") else ""
-    return (f"{samples.get('passed')}/{samples.get('n')} passed{scores}{unstable}; "
-            f"{samples.get('live', 0)} live, {samples.get('replayed', 0)} replayed")
-
-
 def unstable_judgements(verdict: Verdict) -> list[str]:
     """Each judged step of the case (any run) whose samples disagreed: ``step 'judge': 3/5 ...``."""
     found = []
@@ -76,10 +39,6 @@ def unstable_judgements(verdict: Verdict) -> list[str]:
         found += [f"{items.check}: {samples_text(items.samples)}" for items in judged_items(run)
                   if items.unstable and items.samples is not None]
     return list(dict.fromkeys(found))
-
-
-def _num(value: object) -> str:
-    return f"{value:g}" if isinstance(value, (int, float)) and not isinstance(value, bool) else repr(value)
 
 
 def render_judgements(trace: Sequence[StepTrace]) -> str:
@@ -103,7 +62,7 @@ def _clip(text: object, limit: int = 200) -> str:
 def _scored(name: str, score: object, threshold: object, passed: bool, reason: str) -> str:
     shown = f"{score:g}" if isinstance(score, (int, float)) else repr(score)
     state = "passed" if passed else "not passed"
-    return f"{name}: score {shown}{_relation(score, threshold)} ({state}): {_clip(reason)}"
+    return f"{name}: score {shown}{relation_to_threshold(score, threshold)} ({state}): {_clip(reason)}"
 
 
 def _same(text: str) -> str:

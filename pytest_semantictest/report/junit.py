@@ -21,7 +21,7 @@ from ..stats import wilson
 from .judge import judged_items, unstable_judgements, validations
 from .notes import note_properties
 from .records import in_trace
-from .redact import Redactor
+from ..redact import Redactor
 
 
 def run_verdicts(verdict: Verdict) -> list[tuple[str, Verdict]]:
@@ -57,14 +57,14 @@ def properties(fmt: str, verdict: Verdict | None, required: int | None, usage: M
     if verdict is None:
         return props
     runs = run_verdicts(verdict)
-    passed = sum(1 for _, r in runs if r.outcome is Outcome.PASSED)
-    props.append(("runs", f"{passed}/{len(runs)}"))
-    if len(runs) > 1:
+    passed, total = run_tally(verdict)
+    props.append(("runs", f"{passed}/{total}"))  # for people; the summary reads numbers (COUNT_ATTR)
+    if total > 1:
         if required is not None:
             props.append(("min_pass", required))
         props.append(("run_outcomes", ",".join(r.outcome.value for _, r in runs)))
-        low, high = wilson(passed, len(runs))
-        props += [("pass_rate", round(passed / len(runs), 4)), ("pass_rate_low", round(low, 4)),
+        low, high = wilson(passed, total)
+        props += [("pass_rate", round(passed / total, 4)), ("pass_rate_low", round(low, 4)),
                   ("pass_rate_high", round(high, 4))]
     if verdict.decision:
         props.append(("decision", verdict.decision))

@@ -14,7 +14,7 @@ import logging
 import re
 from collections.abc import Callable
 
-from .redact import Redactor
+from ..redact import Redactor
 
 LOGGERS = re.compile(r"(pytest_semantictest|httpx\d*|httpcore\d*|openai)(\.|$)")
 """Loggers (with their children) whose records are redacted; ``httpx2``/``httpcore2``: the HTTP stack

@@ -11,7 +11,7 @@ from ..model import StepTrace, Verdict
 from .failure import dump
 from .html_values import Render, table
 from .records import in_verdict, step_name
-from .redact import Redactor
+from ..redact import Redactor
 
 
 def _where(t: StepTrace | None, note: Note) -> str:

@@ -26,7 +26,7 @@ import pytest
 from ..json_types import JSONValue
 
 if TYPE_CHECKING:
-    from .redact import Redactor
+    from ..redact import Redactor
 
 ATTRIBUTE = "semantictest_result"
 RESULTS_VERSION = 1

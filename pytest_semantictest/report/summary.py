@@ -7,24 +7,26 @@ report, and the per-run rows on its teardown report; it tallies every report it 
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeGuard, cast
+from typing import TYPE_CHECKING, cast
 
 import pytest
 
 from ..json_types import JSONValue
+from ..spec_nodes import is_spec_item
 from ..stats import interval_text
 
 if TYPE_CHECKING:
     from ..model import Verdict
-    from ..nodes import SpecItem
-    from .redact import Redactor
+    from ..redact import Redactor
 
 NAME = "semantictest-summary"
 RUNS_ATTR = "semantictest_runs"
 """Report attribute with one row a run (``[label, outcome, ms, why]``) for repeated tests."""
+COUNT_ATTR = "semantictest_run_count"
+"""Report attribute with a test's runs as numbers, ``[passed, total]`` (JUnit's ``runs`` property
+shows them as ``k/n`` for people; nothing reads that back)."""
 JUDGE_ATTR = "semantictest_judge"
 """Report attribute with a test's judge verdicts: ``[passed, failed, [line, ...]]``."""
 OUTCOMES = ("passed", "failed", "error", "skipped")
@@ -33,12 +35,6 @@ DETAIL_LIMIT = 10
 
 _USAGE = pytest.StashKey[dict[str, int]]()
 _DONE = pytest.StashKey[bool]()
-
-
-def spec_item(item: object) -> TypeGuard[SpecItem]:
-    """Whether ``item`` is a spec test (no import: without the nodes module there are none)."""
-    nodes = sys.modules.get(f"{__package__.rpartition('.')[0]}.nodes")
-    return nodes is not None and isinstance(item, nodes.SpecItem)
 
 
 def _clip(text: str, limit: int = 160) -> str:
@@ -68,7 +64,8 @@ class Entry:
     nodeid: str
     format: str
     outcome: str | None = None
-    runs: str | None = None
+    passed_runs: int | None = None
+    total_runs: int | None = None
     min_pass: JSONValue = None
     rows: list[list[JSONValue]] = field(default_factory=list)
     judge: list[JSONValue] | None = None
@@ -79,10 +76,8 @@ class Entry:
 
     @property
     def flaky(self) -> bool:
-        if not self.runs or "/" not in self.runs:
-            return False
-        passed, total = (int(x) for x in self.runs.split("/"))
-        return total > 1 and 0 < passed < total
+        passed, total = self.passed_runs, self.total_runs
+        return passed is not None and total is not None and total > 1 and 0 < passed < total
 
 
 class Tally:
@@ -97,7 +92,6 @@ class Tally:
         if not isinstance(fmt, str):
             return
         entry = self.tests.setdefault(report.nodeid, Entry(report.nodeid, fmt))
-        entry.runs = props.get("runs", entry.runs)
         entry.min_pass = props.get("min_pass", entry.min_pass)
         entry.unstable = props.get("unstable_judgement", entry.unstable)
         if "llm_calls" in props:
@@ -110,6 +104,9 @@ class Tally:
             if report.failed and entry.outcome in (None, "passed"):
                 entry.outcome = "error"
             entry.rows = getattr(report, RUNS_ATTR, None) or entry.rows
+            count = getattr(report, COUNT_ATTR, None)
+            if isinstance(count, (list, tuple)) and len(count) == 2:
+                entry.passed_runs, entry.total_runs = int(count[0]), int(count[1])
             entry.judge = getattr(report, JUDGE_ATTR, None) or entry.judge
 
     def by_format(self) -> dict[str, dict[str, int]]:
@@ -137,12 +134,11 @@ def counts_text(counts: Mapping[str, int]) -> str:
 
 def _runs_text(entry: Entry) -> str:
     need = f", needs {entry.min_pass}" if entry.min_pass is not None else ""
-    if entry.runs and "/" in entry.runs:
-        passed, total = (int(x) for x in entry.runs.split("/"))
-        if total > 1:
-            llm = f"; LLM answers: {entry.llm[0]} live, {entry.llm[1]} replayed" if entry.llm else ""
-            return f"{passed}/{total} runs passed (95% CI {interval_text(passed, total)}){need}{llm}"
-    return f"{entry.runs} runs passed{need}"
+    passed, total = entry.passed_runs, entry.total_runs
+    if passed is not None and total is not None and total > 1:
+        llm = f"; LLM answers: {entry.llm[0]} live, {entry.llm[1]} replayed" if entry.llm else ""
+        return f"{passed}/{total} runs passed (95% CI {interval_text(passed, total)}){need}{llm}"
+    return f"{passed}/{total} runs passed{need}"
 
 
 class SummaryPlugin:
@@ -159,7 +155,7 @@ class SummaryPlugin:
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
         """LLM use while a spec test runs (its pipeline runs in the setup phase)."""
-        if not spec_item(item):
+        if not is_spec_item(item):
             return (yield)
         before = self.usage()
         try:
@@ -172,7 +168,7 @@ class SummaryPlugin:
     def pytest_runtest_makereport(
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-        if spec_item(item) and not item.stash.get(_DONE, False):
+        if is_spec_item(item) and not item.stash.get(_DONE, False):
             from .junit import properties
 
             item.stash[_DONE] = True
@@ -184,8 +180,11 @@ class SummaryPlugin:
             )
         report = yield
         verdict = getattr(item, "verdict", None)
-        if call.when == "teardown" and verdict is not None and spec_item(item):
+        if call.when == "teardown" and verdict is not None and is_spec_item(item):
             redactor = self.redactor()
+            from .junit import run_tally
+
+            setattr(report, COUNT_ATTR, list(run_tally(verdict)))
             rows = run_rows(verdict, redactor)
             if len(rows) > 1:
                 setattr(report, RUNS_ATTR, rows)

@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from pytest_semantictest.agents import (
-    AgentConfig, AgentConfigError, PlaceholderError, Values, expand_env, mask, matches_correlate, new_test_id,
+    AgentConfig, AgentConfigError, PlaceholderError, Values, expand_env, matches_correlate, new_test_id,
     render,
 )
+from pytest_semantictest.redact import Redactor
 from pytest_semantictest.agents.correlate import Attribution, attribute, classify, resolve_correlate
 from pytest_semantictest.agents.traces import ToolCall, TraceBatch, TurnRecord
 
@@ -52,8 +53,8 @@ def test_from_highbar_maps_keys_and_collects_secrets(tmp_path):
     assert cfg.session_setup == {"python": "h:setup"} and cfg.session_teardown is None
     assert cfg.correlate == {"conversation": "{{session.cid}}"} and cfg.name == "orders"
     assert cfg.secrets == ["abcdefgh"] and cfg.cwd == tmp_path
-    assert cfg.mask("sent Bearer abcdefgh") == "sent Bearer ${TOK}"
-    assert mask("sent Bearer abcdefgh", cfg.secrets) == "sent Bearer ***"
+    assert cfg.redactor.text("sent Bearer abcdefgh") == "sent Bearer ${TOK}"
+    assert Redactor(cfg.secrets).text("sent Bearer abcdefgh") == "sent Bearer ***"
 
 
 def test_from_highbar_skips_extension_keys_only_where_the_schema_has_keys():
@@ -74,7 +75,7 @@ def test_mask_forms_and_short_values():
     """A secret is masked in any encoding; one under six characters is not a secret (its encoded form
     may be longer: a 5-character value repr-escaped is 6, and still not masked)."""
     text = "a b%2Fc%3D12 'x\\ny12z' 'x\\ny12' 8731 tok3n!/=1 b+c"
-    assert mask(text, ["tok3n!/=1", "8731", "b/c=12", "x\ny12z", "x\ny12", "b c"]) == \
+    assert Redactor(["tok3n!/=1", "8731", "b/c=12", "x\ny12z", "x\ny12", "b c"]).text(text) == \
         "a *** '***' 'x\\ny12' 8731 *** b+c"
 
 

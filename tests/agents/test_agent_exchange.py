@@ -13,6 +13,7 @@ import pytest
 
 from pytest_semantictest.agents.errors import AgentError
 from pytest_semantictest.agents.exchange import TEST_HEADER, AgentReply, AgentRequest, exchange, json_bytes
+from pytest_semantictest.redact import Redactor
 from tests.servers.quiet import QuietHandler, in_thread
 
 SECRET = "s3cr3t-token-value"
@@ -54,14 +55,10 @@ def base() -> Iterator[str]:
         yield url
 
 
-def _mask(text: str) -> str:
-    return text.replace(SECRET, "***")
-
-
 def _exchange(url: str, *, timeout_ms: float = 5000, response_path: str | None = None) -> AgentReply:
     request = AgentRequest("POST", url, {TEST_HEADER: "t-1", "Content-Type": "application/json"},
                            json_bytes({"messages": [{"role": "user", "content": "hi"}]}), "t-1", timeout_ms,
-                           response_path, _mask)
+                           response_path, Redactor([SECRET]))
     return asyncio.run(exchange(None, request))
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pytest_semantictest.agents import AgentConfig, agent_key
-from pytest_semantictest.agents.shared import live_key
+from pytest_semantictest.agents.keys import live_key
 from tests.agents.agent_helpers import agent_command, free_port
 from tests.helpers import run_pytest
 

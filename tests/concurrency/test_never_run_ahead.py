@@ -161,7 +161,7 @@ def test_depends_on_decides_as_one_by_one(pytester: pytest.Pytester, latency: st
 def test_only_built_in_computing_blocks_with_deterministic_checks_count_as_io_free() -> None:
     from types import SimpleNamespace
 
-    from pytest_semantictest.engine.lookahead_rules import io_free
+    from pytest_semantictest.lookahead.rules import io_free
     from pytest_semantictest.model import Case, Step
 
     def item(block: str, checks: list[object], variants: object = None, gates: list[object] | None = None

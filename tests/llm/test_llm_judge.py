@@ -13,7 +13,8 @@ import pytest
 from pytest_semantictest.llm import build
 from pytest_semantictest.llm.config import LLMConfig, RoleSettings
 from pytest_semantictest.llm.errors import LLMError
-from pytest_semantictest.llm.judge import JudgeRequest, request_from_args
+from pytest_semantictest.llm.judge import request_from_args
+from pytest_semantictest.llm.judge_request import JudgeRequest
 from pytest_semantictest.llm.verdict import parse_verdict, verdict_schema
 from tests.llm.fake_openai import FakeOpenAI, Reply
 

@@ -18,7 +18,7 @@ from pytest_semantictest.model import Outcome, Verdict
 from pytest_semantictest.report.html import overview
 from pytest_semantictest.report.html_values import Render
 from pytest_semantictest.report.logs import RedactedRecords
-from pytest_semantictest.report.redact import MASK, Redactor, header_secrets, secret_name
+from pytest_semantictest.redact import MASK, Redactor, header_secrets, secret_name
 
 QUOTED = 'ab"cd\'ef<gh>ij kl'
 
@@ -124,7 +124,7 @@ def test_a_start_command_keeps_a_secret_intact_and_shows_its_placeholder() -> No
         environ={"AGENT_KEY": secret})
     assert config.start_argv == ["python", "agent.py", f"--key={secret}", "--port", "9"]
     assert config.start == "python agent.py --key=${AGENT_KEY} --port 9"
-    assert secret in config.secrets and config.mask(f"could not run {secret}") == "could not run ${AGENT_KEY}"
+    assert secret in config.secrets and config.redactor.text(f"could not run {secret}") == "could not run ${AGENT_KEY}"
 
 
 def test_an_ordinary_variable_in_a_start_command_is_expanded_before_the_split() -> None:
@@ -142,13 +142,12 @@ def test_an_ordinary_variable_in_a_start_command_is_expanded_before_the_split() 
 def test_a_judge_reason_is_masked_before_it_is_put_on_one_line() -> None:
     """The summary's judge verdicts join a reason's lines and clip it: a secret with a newline that
     the judge quoted is masked first (before, its pieces were joined by a space and shown)."""
-    from pytest_semantictest.evidence import JudgedItems
+    from pytest_semantictest.evidence import JudgedItem, JudgedItems
     from pytest_semantictest.report.judge import verdict_counts
 
     secret = "first-half\nsecond-half"
     verdict = Verdict(Outcome.FAILED)
-    verdict.evidence.append(JudgedItems.from_dict(
-        {"check": "c", "items": [{"text": "never tells", "passed": False, "reason": f"it told {secret}"}]}))
+    verdict.evidence.append(JudgedItems("c", [JudgedItem("never tells", False, f"it told {secret}")]))
     _, failed, lines = verdict_counts(verdict, Redactor([secret]).text)
     assert failed == 1 and lines == ["NOT held: never tells: it told ***"]
 

@@ -10,7 +10,7 @@ from urllib.parse import quote, quote_plus
 
 import pytest
 
-from pytest_semantictest.report.redact import (
+from pytest_semantictest.redact import (
     MASK,
     Redactor,
     header_secrets,

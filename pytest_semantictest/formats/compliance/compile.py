@@ -135,7 +135,7 @@ def _case(tc: TestCase, node: str, doc: Document, setup: Setup, settings: Settin
 
 
 def _barrier(doc: Document, tc: TestCase) -> str | None:
-    """Why the case never runs ahead (engine/lookahead_rules.py), None when it may."""
+    """Why the case never runs ahead (lookahead/rules.py), None when it may."""
     if doc.front.depends_on:
         return "a compliance file with depends_on runs when its dependencies are reported"
     if tc.setup is not None:
@@ -172,8 +172,8 @@ def _judge_context(tc: TestCase, setup: Setup) -> dict[str, Any]:
 
 def _server(url: str, settings: Settings) -> AgentRequirement:
     from ...agents.config import AgentConfig
-    from ...agents.shared import live_key
+    from ...agents.keys import requirement
 
     config = AgentConfig(endpoint=url, start=settings.server, settle_time_ms=0, cwd=settings.cwd,
                          log_dir=settings.log_dir, name="compliance-server")
-    return AgentRequirement(live_key(config, "reply"), config, observe=False, calls_from="reply")
+    return requirement(config, observe=False, calls_from="reply")

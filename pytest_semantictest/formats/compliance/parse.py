@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from ...errors import Problem, SpecError, clip, did_you_mean
 from ..source import read_spec
-from ..validation import problems_from
+from ...problems import problems_from
 from ..yamlsource import YamlError, load_yaml
 from .cases import agent_from_items, parse_case
 from .markdown import (

@@ -1,4 +1,4 @@
-"""The compliance format's pytest glue (``formats/glue.py``): the setup hook, ``depends_on``,
+"""The compliance format's pytest glue (``formats/pytest_glue.py``): the setup hook, ``depends_on``,
 masked option values, reported variables. It reads the compliance data the compiler put on the
 model (:mod:`.data`: ``Suite.format_data``, ``Case.format_data``).
 
@@ -30,9 +30,11 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pytest
 
+from ...spec_nodes import is_spec_item
+
 if TYPE_CHECKING:
     from ...model import Case, Suite
-    from ..glue import GlueRuntime
+    from ..pytest_glue import GlueRuntime
     from .data import ComplianceCase, ComplianceFile
 
 _SHARED = "semantictest_compliance_dir"
@@ -45,7 +47,7 @@ POLL_S = 0.05
 
 
 def plugins(config: pytest.Config, runtime: GlueRuntime) -> list[tuple[str, object]]:
-    """The format's pytest glue (``formats/glue.py``): one plugin, in every session."""
+    """The format's pytest glue (``formats/pytest_glue.py``): one plugin, in every session."""
     return [("semantictest-compliance", ComplianceSession(config, runtime))]
 
 
@@ -60,9 +62,7 @@ class ComplianceParts(NamedTuple):
 
 def compliance_parts(item: pytest.Item) -> ComplianceParts | None:
     """Its parts when ``item`` is a compliance test case, else None."""
-    from ...report.summary import spec_item  # imports nothing: a session without spec files stays cheap
-
-    if not spec_item(item):
+    if not is_spec_item(item):
         return None
     suite = getattr(item.spec_file, "suite", None)
     if suite is None or suite.format != "compliance":
@@ -206,7 +206,7 @@ class ComplianceSession:
                 self.failed.setdefault(front.name, f"was skipped ({reason})")
                 self.status.setdefault(item.nodeid, f"was skipped ({reason})")
                 raise pytest.skip.Exception(reason, _use_item_location=True)
-        self._mask(item.session)
+        self._register_secrets(item.session)
         if data.variables:  # a variable may hold a secret ("From setup": the environment)
             variables = self.runtime.redactor.data(data.variables)
             item.user_properties.append(("variables", json.dumps(variables, ensure_ascii=False)))
@@ -215,14 +215,14 @@ class ComplianceSession:
         if not case.skip and not dry_run(self.config):  # --setup-only/--setup-plan: no server is contacted
             self._offer(suite, front)
 
-    def _mask(self, session: pytest.Session) -> None:
+    def _register_secrets(self, session: pytest.Session) -> None:
         """The API key and secret-looking placeholder values given as options are masked in reports, and
         every value a case sends in a secret-looking header (``Authorization: Bearer {session_value}``)."""
         if self.masked:
             return
         self.masked = True
         from ... import options
-        from ...report.redact import secret_name
+        from ...redact import secret_name
 
         values = [str(options.value(self.config, "compliance-api-key") or "")]
         for raw in options.value(self.config, "compliance-value") or []:

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from ...checks.regex import user_regex
-from ...report.redact import MIN_SECRET_LENGTH
+from ...redact import MIN_SECRET_LENGTH
 from ...stats import PassRateTest
-from ..source import place as _place
+from ...problems import place as _place
 from ..yamlsource import YamlSource
 from . import models
 from .models import MATCHER_KEYS, REGEX_KEYS

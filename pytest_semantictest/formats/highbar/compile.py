@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from ...agents.config import AgentConfig
-from ...agents.shared import live_key
+from ...agents.keys import requirement as agent_requirement
 from ...blocks.variations import PHRASING_KEY, Variations
 from ...checks.expectations import TurnExpectation
-from ...model import AgentRequirement, Case, Repetition, Step, Suite
+from ...model import Case, Repetition, Step, Suite
 from .spec import HighbarSpec, TestSpec
 from .validate import load_highbar
 
@@ -27,8 +27,8 @@ def compile_spec(
     spec: HighbarSpec, environ: Mapping[str, str], cwd: Path, log_dir: Path, default_runs: int | None = None
 ) -> Suite:
     config = agent_config(spec, environ, cwd, log_dir)
-    key = live_key(config, spec.agent.calls_from)
-    requirement = AgentRequirement(key, config, spec.observes_calls, spec.agent.calls_from)
+    requirement = agent_requirement(config, observe=spec.observes_calls, calls_from=spec.agent.calls_from)
+    key = requirement.key
     runs = default_runs if default_runs is not None else spec.defaults_runs
     cases: list[Case] = []
     for suite in spec.suites:

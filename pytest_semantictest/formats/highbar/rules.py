@@ -9,9 +9,9 @@ from typing import Any
 
 from ...checks.regex import user_regex
 from ...errors import Problem, clip
-from ...agents.config import mask
 from ...agents.placeholders import PLACEHOLDER as PLACEHOLDER, uses
 from ...paths import Path, PathError, split_indexed
+from ...redact import Redactor
 from .models import MATCHER_KEYS
 from .problem import HighbarProblem
 from .spec import TRACE_FIELDS
@@ -22,7 +22,6 @@ MAX_BYTES = 20 * 1024 * 1024
 EXTENSION_PREFIX = "x-"
 MATCHERS_TEXT = ", ".join(sorted(MATCHER_KEYS))
 
-ENV_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 TEMPLATE = re.compile(r"\{\{(.*?)\}\}", re.S)
 RESPONSE_PATH = re.compile(r"[^.\s]+(?:\.[^.\s]+)*")
 HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
@@ -102,17 +101,13 @@ def regex_or_reason(pattern: str) -> re.Pattern[str] | str:
         return f"{type(exc).__name__}: {exc}"
 
 
-def redact_problem(problem: HighbarProblem, env_names: Mapping[str, str]) -> HighbarProblem:
-    """An error that quotes a value (a URL) must not show what came from ``${NAME}``."""
-    message = redact(problem.message, env_names)
+def redact_problem(problem: HighbarProblem, redactor: Redactor) -> HighbarProblem:
+    """An error that quotes a value (a URL) must not show what came from ``${NAME}``: ``redactor``
+    names each expanded value (``Redactor(names=env_names)``)."""
+    message = redactor.text(problem.message)
     if message == problem.message:
         return problem
     return HighbarProblem(problem.place, message, problem.line, problem.column)
-
-
-def redact(text: str, env_names: Mapping[str, str]) -> str:
-    """``text`` with each expanded value, in every printed form, as ``${NAME}``."""
-    return mask(text, env_names, env_names)
 
 
 def dedupe(problems: list[HighbarProblem]) -> list[Problem]:

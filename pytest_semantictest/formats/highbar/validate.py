@@ -24,8 +24,8 @@ from pydantic import ValidationError
 from ...errors import SpecError, clip
 from ...files import UnreadableFile, read_text
 from ...model import MAX_RUNS
-from ..source import place as _place
-from ..validation import problems_from
+from ...problems import place as _place, problems_from
+from ...redact import Redactor
 from ..yamlsource import YamlError, YamlSource, load_yaml
 from . import models
 from .build import Builder, clean
@@ -38,7 +38,6 @@ from .rules import (
     is_int,
     near_matcher,
     parse_template,
-    redact,
     redact_problem,
     shown_int,
 )
@@ -78,7 +77,8 @@ def validate_source(source: YamlSource, path: Path, environ: Mapping[str, str], 
     checker.spec(source.data)
     problems = [HighbarProblem(p.place, p.message, p.line) for p in source.problems] + checker.problems
     if problems:
-        problems = [redact_problem(p, checker.env_names) for p in problems]
+        redactor = Redactor(names=checker.env_names)  # each expanded value as its ${NAME}
+        problems = [redact_problem(p, redactor) for p in problems]
         problems.sort(key=lambda p: p.line if p.line is not None else 1 << 30)
         raise SpecError(str(path), dedupe(problems))
     assert checker.agent is not None
@@ -303,5 +303,4 @@ __all__ = [
     "validate_source",
     "parse_template",
     "near_matcher",
-    "redact",
 ]

@@ -13,10 +13,10 @@ from urllib.parse import urlsplit
 from ...agents.config import DEFAULT_BODY, start_line
 from ...deadline import MAX_TIMEOUT_MS
 from ...errors import clip
-from ...report.redact import used_secrets
+from ...redact import used_secrets
+from ...resolve import ENV_VAR
 from .rules import (
     ALL_PLACEHOLDERS,
-    ENV_VAR,
     HEADER_NAME,
     PLACEHOLDER,
     PLACEHOLDERS_HELP,

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...errors import clip, did_you_mean
-from ..source import place as _place
+from ...problems import place as _place
 from ..yamlsource import YamlSource
 from .models import ALLOWED_KEYS
 from .problem import HighbarProblem

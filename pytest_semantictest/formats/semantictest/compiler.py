@@ -24,8 +24,8 @@ from ...errors import Problem, clip, did_you_mean
 from ...model import Case, Repetition, Step, Suite
 from ...stats import PassRateTest
 from ..jsonsource import JsonSource
-from ..source import place
-from ..validation import check_node_id, problems_from
+from ...problems import place, problems_from
+from ..validation import check_node_id
 from .models import StepSpec, SuiteShape, TestSpec
 from .operator_names import operator_hint, suggest_operator
 from .steps import Loc, compile_step, unknown_block

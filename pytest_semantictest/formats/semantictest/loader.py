@@ -11,8 +11,8 @@ from pydantic import ValidationError
 from ...errors import Problem, SpecError, clip, did_you_mean
 from ...model import Suite
 from ..jsonsource import JsonError, JsonSource, load_json
-from ..source import place, read_spec
-from ..validation import problems_from
+from ...problems import place, problems_from
+from ..source import read_spec
 from .compiler import FORMAT, SuiteCompiler, default_id
 from .models import SuiteShape
 

@@ -10,7 +10,7 @@ from ...databus import split_path
 from ...errors import clip, did_you_mean
 from ...model import Step
 from ..jsonsource import JsonSource
-from ..source import place
+from ...problems import place
 from .models import StepSpec
 
 Loc = tuple[str | int, ...]

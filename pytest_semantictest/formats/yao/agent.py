@@ -24,7 +24,7 @@ from ...agents.config import (
 from ...agents.errors import AgentConfigError
 from ...errors import Problem, SpecError
 from ...model import AgentRequirement
-from ...report.redact import used_secrets
+from ...redact import used_secrets
 from .models import AgentFileSpec
 
 SIDECAR_SUFFIX = ".agent.yaml"
@@ -75,7 +75,7 @@ def read_sidecar(sidecar: Path) -> AgentFileSpec:
 def _load_sidecar(sidecar: Path) -> tuple[AgentFileSpec, Callable[[Sequence[str | int]], int | None]]:
     """The validated sidecar and the line where each of its keys is written."""
     from ..source import read_spec
-    from ..validation import problems_from
+    from ...problems import problems_from
     from ..yamlsource import YamlError, load_yaml
     from .reader import MAX_BYTES
 
@@ -129,7 +129,7 @@ def _expanded(raw: Mapping[str, Any], env: Mapping[str, str], where: Path,
 
 def build(raw: Mapping[str, Any], cwd: Path, ctx: Any, where: Path, spec: AgentFileSpec,
           line: Callable[[Sequence[str | int]], int | None] | None = None) -> AgentChoice:
-    from ...agents.shared import live_key
+    from ...agents.keys import requirement
 
     expanded, secrets, names = _expanded(raw, ctx.env, where, line)
     try:
@@ -153,8 +153,7 @@ def build(raw: Mapping[str, Any], cwd: Path, ctx: Any, where: Path, spec: AgentF
     tools = tuple(waiting.tools) if waiting and waiting.tools is not None else tuple(
         ctx.option("awaiting-input-tools") or DEFAULT_AWAITING_TOOLS)
     pattern = waiting.pattern if waiting and waiting.pattern else ctx.option("awaiting-input-pattern")
-    key = live_key(config, calls_from)
-    target = ChatTarget(config, spec.protocol, key, spec.model, dict(spec.body), tools, pattern,
+    needed = requirement(config, observe=spec.protocol == "highbar" and calls_from == "traces", calls_from=calls_from)
+    target = ChatTarget(config, spec.protocol, needed.key, spec.model, dict(spec.body), tools, pattern,
                         spec.description, tuple(spec.tools))
-    observe = spec.protocol == "highbar" and calls_from == "traces"
-    return AgentChoice(target, AgentRequirement(key, config, observe, calls_from))
+    return AgentChoice(target, needed)

@@ -16,7 +16,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from ...errors import Problem
-from ..validation import check_node_id, problems_from
+from ...problems import problems_from
+from ..validation import check_node_id
 from .models import CaseSpec
 from .reader import Line, read_lines
 

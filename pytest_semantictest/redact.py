@@ -8,7 +8,7 @@ Never a value guessed from what came back (a response header) or from a mapping 
 
 The session has one :class:`Redactor`, built from the declared secrets; every format registers the
 secrets it sends with it (``add``, ``learn``). It finds a secret by its value, through any encoding,
-by decoding the printed text (``report/decode.py``) rather than by encoding the secret.
+by decoding the printed text (``decode.py``) rather than by encoding the secret.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import threading
 from collections.abc import Iterable, Mapping
 from fnmatch import fnmatchcase
 
-from ..json_types import JSONValue
+from .json_types import JSONValue
 from .decode import views
 
 MASK = "***"

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from typing import Protocol
 
     from ..run_context import RunContext
-    from ..report.redact import Redactor
+    from ..redact import Redactor
 
     class GlueRuntime(Protocol):
         """What a format's glue may use of the session's runtime (``runtime.Runtime``)."""

@@ -7,7 +7,7 @@ on the session's one event loop; the item then waits for its own task, and every
 while it waits. Each item still reports through pytest's normal protocol, in pytest's order, when
 it is reached: ``-x``, ``--maxfail``, ``-k``, ``--lf``, JUnit, HTML and the terminal see nothing new.
 
-Invariants (what makes it safe, with :mod:`.lookahead_rules`):
+Invariants (what makes it safe, with :mod:`.rules`):
 
 - what has been started is always a prefix of the items still to run: the walk stops at the first
   item that may not start now, so when an item is reached every item before it is finished;
@@ -29,11 +29,12 @@ from typing import Any
 
 import pytest
 
+from ..engine.item_usage import counted, install
 from ..model import Verdict
+from ..spec_nodes import is_spec_item
 from .item_order import ItemOrder
-from .item_usage import counted, install
-from .lookahead_rules import (
-    agent_bound, agent_keys, attributable, file_barrier, io_free, is_spec_item, static_barrier, traced,
+from .rules import (
+    agent_bound, agent_keys, attributable, file_barrier, io_free, static_barrier, traced,
 )
 
 _WALK = 64
@@ -197,7 +198,7 @@ class Lookahead:
         pool = self.runtime.context.agents
         marks: dict[str, int] = {}
         for key in keys:
-            live = pool._live.get(key) if pool is not None else None
+            live = pool.running(key) if pool is not None else None
             if live is None or not traced(live):
                 continue
             marks[key] = live.unattributed_reads
@@ -209,7 +210,7 @@ class Lookahead:
 
     def _unattributed(self, key: str) -> int:
         pool = self.runtime.context.agents
-        live = pool._live.get(key) if pool is not None else None
+        live = pool.running(key) if pool is not None else None
         return int(getattr(live, "unattributed_reads", 0))
 
     def _keys(self, item: Any) -> tuple[str, ...]:
@@ -305,8 +306,7 @@ class Lookahead:
         if not prepare:
             return False
         pool = self.runtime.context.agents
-        live = pool._live if pool is not None else {}
-        if any(key not in live for key in self._keys(item)):
+        if any(pool is None or pool.running(key) is None for key in self._keys(item)):
             return False  # its agent is not running yet: it starts when the file is reached
         try:
             spec_file.prepare()
@@ -325,7 +325,7 @@ class Lookahead:
                 return reason
         pool = self.runtime.context.agents
         for key in self._keys(item):
-            live = pool._live.get(key) if pool is not None else None
+            live = pool.running(key) if pool is not None else None
             if live is None:
                 return "its agent is not running yet"
             if traced(live) and self.tagged.get(key) is not True:
@@ -334,7 +334,7 @@ class Lookahead:
 
     def _bound(self, key: str) -> int:
         pool = self.runtime.context.agents
-        live = pool._live.get(key) if pool is not None else None
+        live = pool.running(key) if pool is not None else None
         return agent_bound(live) if live is not None else 1
 
     def _learn(self, keys: tuple[str, ...], verdict: Verdict) -> None:
@@ -370,14 +370,13 @@ class Lookahead:
 _SCHEDULER = pytest.StashKey[Lookahead]()
 
 
-def scheduler(item: pytest.Item, runtime: Any) -> Lookahead:
-    """The session's scheduler (registered as a plugin: it stops when the session finishes)."""
+def scheduler(item: pytest.Item, runtime: Any, limit: int) -> Lookahead:
+    """The session's scheduler (registered as a plugin: it stops when the session finishes), created
+    with at most ``limit`` items in flight (``--semantictest-item-concurrency``)."""
     config = item.config
     found = config.stash.get(_SCHEDULER, None)
     if found is None:
-        from .. import options
-
-        found = Lookahead(runtime, item.session, options.value(config, "item-concurrency"))
+        found = Lookahead(runtime, item.session, limit)
         config.stash[_SCHEDULER] = found
         config.pluginmanager.register(found, "semantictest-lookahead")
     return found

@@ -1,8 +1,8 @@
-"""What may run ahead (:mod:`.lookahead`): the rules that keep concurrency from changing a verdict.
+"""What may run ahead (:mod:`.scheduler`): the rules that keep concurrency from changing a verdict.
 
 An item runs ahead only when nothing it depends on is pending. The look-ahead walks the next items
 in run order and stops at the first one that may not start now (a *barrier*); an item that is a
-barrier also runs alone when it is reached (nothing else is in flight then, see :mod:`.lookahead`).
+barrier also runs alone when it is reached (nothing else is in flight then, see :mod:`.scheduler`).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import Any
 
 from ..blocks.registry import get_block
 from ..model import Case, Verdict
+from ..spec_nodes import is_spec_item
 
 DEFAULT_AGENT_CONCURRENCY = 8
 """Items in flight at once per agent when its file sets no ``concurrency`` of its own."""
@@ -29,18 +30,6 @@ def static_barrier(item: Any) -> str | None:
         if reason:
             return reason
     return case.barrier  # what its format knows (compliance: depends_on, a case's own Setup)
-
-
-_SPEC_ITEM: list[type] = []
-
-
-def is_spec_item(item: Any) -> bool:
-    """Whether ``item`` is one of our spec items (``nodes`` imports the engine: imported on first use)."""
-    if not _SPEC_ITEM:
-        from ..nodes import SpecItem
-
-        _SPEC_ITEM.append(SpecItem)
-    return isinstance(item, _SPEC_ITEM[0])
 
 
 def step_barrier(block: str, config: Any) -> str | None:
@@ -88,10 +77,10 @@ def file_barrier(before: Any, after: Any) -> str | None:
 
 def attributable(verdict: Verdict) -> bool | None:
     """What a finished item says about its agents' trace records: False when some could not be
-    attributed (highbar's rule for repeats, :func:`.batching.runs_may_overlap`), True when its turns
+    attributed (highbar's rule for repeats, :func:`.engine.batching.runs_may_overlap`), True when its turns
     say they all were, None when it says nothing (no turn ran)."""
     from ..agents.correlate import RUNS_MAY_OVERLAP
-    from .batching import runs_may_overlap
+    from ..engine.batching import runs_may_overlap
 
     verdicts = [verdict, *verdict.runs, *verdict.phrasings]
     if not runs_may_overlap(*verdicts):
@@ -103,12 +92,7 @@ def attributable(verdict: Verdict) -> bool | None:
 
 def agent_keys(item: Any) -> tuple[str, ...]:
     """The agents (pool keys) the item's file talks to."""
-    requirements = item.spec_file.suite.agents
-    if not requirements:
-        return ()
-    from ..agents.shared import live_key
-
-    return tuple(live_key(req.config, req.calls_from) for req in requirements)
+    return tuple(req.key for req in item.spec_file.suite.agents)
 
 
 def agent_bound(live: Any) -> int:

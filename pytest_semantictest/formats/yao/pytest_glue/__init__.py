@@ -1,4 +1,4 @@
-"""The Yao format's pytest glue (``formats/glue.py``): with ``--semantictest-generate``, the LLM
+"""The Yao format's pytest glue (``formats/pytest_glue.py``): with ``--semantictest-generate``, the LLM
 generator writes Yao cases at session start (:mod:`.generation`)."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from ... import options
+from .... import options
 
 if TYPE_CHECKING:
-    from ..glue import GlueRuntime
+    from ...pytest_glue import GlueRuntime
 
 
 def plugins(config: pytest.Config, runtime: GlueRuntime) -> list[tuple[str, object]]:

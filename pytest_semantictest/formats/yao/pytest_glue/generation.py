@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ... import options
+from .... import options
 
 if TYPE_CHECKING:
-    from ..glue import GlueRuntime
+    from ...pytest_glue import GlueRuntime
 
 WORKER_KEY = "semantictest_generated"
 DEFAULT_OUT = "generated_test.jsonl"
@@ -29,8 +29,8 @@ DEFAULT_OUT = "generated_test.jsonl"
 def _problem(case: dict[str, Any]) -> str | None:
     from pydantic import ValidationError
 
-    from ..validation import problems_from
-    from .models import CaseSpec
+    from ....problems import problems_from
+    from ..models import CaseSpec
 
     try:
         CaseSpec.model_validate(case)
@@ -83,10 +83,10 @@ class Generation:
             node.workerinput[WORKER_KEY] = str(self.path)
 
     def generate(self, target: str) -> tuple[Path, int]:
-        from ...llm.errors import LLMError
-        from ...llm.generator import generate
-        from ...errors import SpecError
-        from .agent import read_sidecar, sidecar_path
+        from ....llm.errors import LLMError
+        from ....llm.generator import generate
+        from ....errors import SpecError
+        from ..agent import read_sidecar, sidecar_path
 
         config = self.config
         out = Path(str(config.invocation_params.dir)) / (options.value(config, "generate-out") or DEFAULT_OUT)

@@ -36,7 +36,7 @@ class _FileScopes(LoadScopeScheduling):  # type: ignore[misc]  # xdist has no ty
         if path not in self._grouped:
             self._grouped[path] = False
             if path.endswith(".json"):  # the format's reader, imported only when a suite may be collected
-                from .loader import runs_on_one_worker
+                from ..loader import runs_on_one_worker
 
                 self._grouped[path] = runs_on_one_worker(self._root / path)
         return self._grouped[path]

@@ -1,4 +1,4 @@
-"""The SemanticTest format's pytest glue (``formats/glue.py``): under ``pytest -n`` with ``--dist
+"""The SemanticTest format's pytest glue (``formats/pytest_glue.py``): under ``pytest -n`` with ``--dist
 load``, a file with ``setup`` or ``teardown`` runs on one worker, so each runs once
 (:mod:`.xdist_scheduling`)."""
 

@@ -1,0 +1,65 @@
+"""The public API is what ``pytest_semantictest.__all__`` names: each name resolves, importing the
+package loads none of them, the modules defining them are type-checked strictly, and the block
+docs import only public names."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import tomllib
+from fnmatch import fnmatch
+from pathlib import Path
+
+import pytest
+
+import pytest_semantictest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_every_public_name_resolves_to_what_its_home_defines() -> None:
+    from pytest_semantictest.blocks.base import Block
+    from pytest_semantictest.step import StepContext
+
+    for name in pytest_semantictest.__all__:
+        assert getattr(pytest_semantictest, name) is not None, name
+    assert pytest_semantictest.Block is Block and pytest_semantictest.StepContext is StepContext
+    assert set(dir(pytest_semantictest)) >= set(pytest_semantictest.__all__)
+    with pytest.raises(AttributeError, match="no attribute 'Runtime'"):
+        pytest_semantictest.Runtime  # noqa: B018  internal: not a public name
+
+
+def test_importing_the_package_loads_no_public_name() -> None:
+    """Start-up stays cheap: the names are imported on first use."""
+    code = ("import sys, pytest_semantictest; "
+            "print(sorted(m for m in sys.modules if m.startswith('pytest_semantictest')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['pytest_semantictest']"
+
+
+def _strict_modules() -> list[str]:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    for override in config["tool"]["mypy"]["overrides"]:
+        if override.get("disallow_untyped_defs"):
+            modules: list[str] = override["module"]
+            return modules
+    raise AssertionError("pyproject.toml has no strict mypy override")
+
+
+def test_the_modules_of_the_public_names_are_type_checked_strictly() -> None:
+    homes = {"pytest_semantictest", *(f"pytest_semantictest.{module}" for module, _ in
+                                      pytest_semantictest._HOME.values())}
+    strict = _strict_modules()
+    loose = sorted(m for m in homes if not any(fnmatch(m, pattern) for pattern in strict))
+    assert loose == [], f"add these to the strict mypy override in pyproject.toml: {loose}"
+
+
+def test_the_block_docs_import_only_public_names() -> None:
+    text = (ROOT / "docs" / "blocks.md").read_text(encoding="utf-8")
+    imports = re.findall(r"^\s*from (pytest_semantictest[\w.]*) import (.+)$", text, re.MULTILINE)
+    assert imports, "docs/blocks.md shows no import"
+    for module, names in imports:
+        assert module == "pytest_semantictest", f"docs/blocks.md imports from an internal module: {module}"
+        for name in (n.strip() for n in names.split(",")):
+            assert name in pytest_semantictest.__all__, f"docs/blocks.md imports {name}, not a public name"
