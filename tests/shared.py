@@ -34,3 +34,20 @@ needs_corpus = pytest.mark.skipif(not COMPLIANCE_CORPUS.is_dir(),
                                   reason=absent(COMPLIANCE_CORPUS, "the published WebAgents compliance files"))
 needs_docs = pytest.mark.skipif(not SEMANTICTEST_DOCS.is_file(),
                                 reason=absent(SEMANTICTEST_DOCS, "the SemanticTest documentation"))
+
+
+REFERENCE_CHECKOUT_ENV = "SEMANTICTEST_REFERENCE_CHECKOUT"
+"""Names a checkout of the SemanticTest reference runner (blade47/semantic-test); its example suites
+are not in ``../shared``, so the tests that run them as published read them from there."""
+
+
+def reference_checkout() -> Path:
+    """The SemanticTest reference runner's checkout named by ``SEMANTICTEST_REFERENCE_CHECKOUT``, or
+    skip the calling test saying how to name one."""
+    import os
+
+    named = os.environ.get(REFERENCE_CHECKOUT_ENV, "")
+    if not named:
+        pytest.skip(f"set {REFERENCE_CHECKOUT_ENV} to a checkout of blade47/semantic-test to run its "
+                    "test-examples/ as published")
+    return require(Path(named), f"the SemanticTest checkout named by {REFERENCE_CHECKOUT_ENV}")
