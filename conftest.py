@@ -2,43 +2,43 @@
 
 In-process pytester runs (``pytester.runpytest``, ``inline_run``) drop every module first imported
 during the inner run, so the next run imports a second copy (httpx's map of httpcore's exceptions
-then misses the new classes: a refused connection escapes as a raw error). Here they drop only the
-modules from the test's own folder (its conftest, test and hook modules); every other module stays,
-with one copy of its classes for the whole session (and later runs do not import it again).
+then misses the new classes: a refused connection escapes as a raw error). A plugin given to each
+run (``inline_run``'s public ``plugins``) notes, as the inner session ends, the modules it imported
+from outside the test's own folder, and so does the teardown of each test that uses pytester (its
+snapshot drops what the test imported); they go back into ``sys.modules`` after the run and after
+each test, so every other module has one copy of its classes for the whole session.
 
 The plugin keeps a little module-level state (blocks registered from a ``conftest.py``, loaded
 conversation scripts, whether signals unwind the session): each in-process run starts from the
 state the plugin has after import and leaves the outer session's state as it found it.
 
 Inner runs leave out the pytest plugins they do not use (``tests.helpers.without_unused_plugins``).
-Subprocess runs (``runpytest_subprocess``) and the xdist workers of in-process ``-n`` runs are forked
-from a warm interpreter (``tests/forked.py``), unless a test is marked ``fresh_interpreter``.
+Subprocess runs (``runpytest_subprocess``) and xdist workers are plain fresh interpreters.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import gc
 import os
 import signal
-import subprocess
 import sys
 from collections.abc import Callable, Generator, Iterator
+from types import ModuleType
 from typing import Any
 
 import pytest
-from _pytest.pytester import SysModulesSnapshot
 
 from pytest_semantictest import plugin as semantictest_plugin
 from pytest_semantictest.agents import cleanup
 from pytest_semantictest.blocks import registry
 from pytest_semantictest.checks import conversation
-from tests import forked
 from tests.helpers import HTML_PLUGINS, without_unused_plugins, writes_html_report
 
 pytest_plugins = ["pytester"]
-_ZYGOTE = pytest.StashKey[forked.Zygote]()
+_KEEP = pytest.StashKey[Callable[[ModuleType], bool]]()
+_KEPT: dict[str, ModuleType] = {}
+"""Modules first imported by an in-process run from outside its test's folder (:class:`_KeepImports`)."""
 
 
 def _in_process_only(args: tuple[Any, ...]) -> tuple[tuple[str, ...], list[object]]:
@@ -60,27 +60,10 @@ def _in_process_only(args: tuple[Any, ...]) -> tuple[tuple[str, ...], list[objec
     return ("--disable-plugin-autoload", *html, "-p", "no:semantictest-gc"), [semantictest_plugin]
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    """The ``fresh_interpreter`` marker; under xdist, the controller starts one zygote for every
-    worker's forked runs (``tests/forked.py``), while the workers start and collect."""
-    if forked.ENABLED and not forked.ZYGOTE_PATH and not hasattr(config, "workerinput") \
-            and config.getoption("numprocesses", None):
-        config.stash[_ZYGOTE] = forked.start_shared()
-    config.addinivalue_line(
-        "markers", "fresh_interpreter: this test's pytester subprocess runs start a fresh interpreter, not one "
-        "forked from a warm one (tests/forked.py): the test checks what a run imports or warns at start-up")
-
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    if (zygote := config.stash.get(_ZYGOTE, None)) is not None:
-        zygote.stop()
-
-
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto``: four workers per usable core. Much of this suite's time is waiting (agents that
     answer late on purpose, pytest processes it starts and waits for): with one worker per core the
-    cores were idle half the time; 4, 5, 6 and 8 workers on 2 cores measured 98, 97, 88-92 and
-    86-90 s (docs/development.md)."""
+    cores were idle half the time, and four per core kept them busy (docs/development.md)."""
     return 4 * len(os.sched_getaffinity(0))
 
 
@@ -141,16 +124,53 @@ def _real(path: str) -> str:
     return os.path.realpath(path)
 
 
-def _outside(folder: str) -> Callable[[str], bool]:
-    """Whether the module named so comes from outside ``folder`` (or from no file)."""
+def _outside(folder: str) -> Callable[[ModuleType], bool]:
+    """Whether a module comes from outside ``folder`` (or from no file)."""
     prefix = os.path.join(os.path.realpath(folder), "")
 
-    def keep(name: str) -> bool:
-        module = sys.modules.get(name)
-        where = getattr(module, "__file__", None) or next(iter(getattr(module, "__path__", None) or ()), None)
+    def keep(module: ModuleType) -> bool:
+        try:
+            where = getattr(module, "__file__", None) or next(iter(getattr(module, "__path__", None) or ()), None)
+        except KeyError:  # a namespace package's path, which asks for its parent package (already dropped)
+            return True
         return not isinstance(where, str) or not _real(where).startswith(prefix)
 
     return keep
+
+
+class _KeepImports:
+    """A plugin for one in-process run: as its session ends, the modules it imported from outside
+    the test's folder go into :data:`_KEPT` (pytester then drops them from ``sys.modules``)."""
+
+    def __init__(self, keep: Callable[[ModuleType], bool]) -> None:
+        self.before = set(sys.modules)
+        self.keep = keep
+
+    def pytest_unconfigure(self) -> None:
+        for name, module in list(sys.modules.items()):
+            if name not in self.before and module is not None and self.keep(module):
+                _KEPT.setdefault(name, module)
+
+
+def _put_back_kept_modules() -> None:
+    for name, module in _KEPT.items():
+        sys.modules.setdefault(name, module)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, object, object]:
+    """After a test's fixtures (pytester restores ``sys.modules`` as it was before the test), the
+    modules the test and its in-process runs imported from outside its folder are back: one copy of
+    each for the whole session."""
+    keep = item.stash.get(_KEEP, None)
+    before = dict(sys.modules) if keep is not None else {}
+    try:
+        return (yield)
+    finally:
+        for name in before.keys() - sys.modules.keys():
+            if (module := before[name]) is not None and keep is not None and keep(module):
+                _KEPT.setdefault(name, module)
+        _put_back_kept_modules()
 
 
 @pytest.fixture(autouse=True)
@@ -162,10 +182,7 @@ def _fresh_plugin_state_per_inprocess_run(request: pytest.FixtureRequest) -> Ite
         yield
         return
     pytester: pytest.Pytester = request.getfixturevalue("pytester")
-    keep = _outside(str(pytester.path))
-    pytester._Pytester__take_sys_modules_snapshot = (  # type: ignore[attr-defined]  # the one inline_run takes
-        lambda: SysModulesSnapshot(preserve=keep))
-    pytester._sys_modules_snapshot = SysModulesSnapshot(preserve=keep)  # the one restored after the test
+    keep = request.node.stash[_KEEP] = _outside(str(pytester.path))
     inline_run: Callable[..., Any] = pytester.inline_run
 
     def isolated_inline_run(*args: Any, **kwargs: Any) -> Any:
@@ -173,10 +190,10 @@ def _fresh_plugin_state_per_inprocess_run(request: pytest.FixtureRequest) -> Ite
         _set_module_state(_fresh_state())
         try:
             extra, plugins = _in_process_only(args)
-            plugins = [*kwargs.pop("plugins", ()), *plugins]
-            with forked.xdist_workers() if "-n" in args and forked.ENABLED else contextlib.nullcontext():
-                return inline_run(*without_unused_plugins(args), *extra, *args, plugins=plugins, **kwargs)
+            plugins = [*kwargs.pop("plugins", ()), *plugins, _KeepImports(keep)]
+            return inline_run(*without_unused_plugins(args), *extra, *args, plugins=plugins, **kwargs)
         finally:
+            _put_back_kept_modules()
             imported = _plugins_own_blocks()  # by plugin modules first imported in this run: they stay imported
             _set_module_state(outer)
             for name, cls in imported.items():
@@ -189,18 +206,5 @@ def _fresh_plugin_state_per_inprocess_run(request: pytest.FixtureRequest) -> Ite
         return runpytest_subprocess(*without_unused_plugins(args), *args, **kwargs)
 
     pytester.runpytest_subprocess = lean_subprocess_run  # type: ignore[method-assign]
-    if request.node.get_closest_marker("fresh_interpreter") is None:
-        pytester.popen = functools.partial(_forked_popen, pytester.popen)  # type: ignore[method-assign]
     yield
 
-
-def _forked_popen(popen: Callable[..., Any], cmdargs: Any, stdout: Any = subprocess.PIPE, stderr: Any = subprocess.PIPE,
-                  stdin: Any = pytest.Pytester.CLOSE_STDIN, **kw: Any) -> Any:
-    """``Pytester.popen`` (what ``runpytest_subprocess`` starts its pytest with), for ``python -m
-    pytest`` forked from a warm interpreter (``tests/forked.py``): the same environment (the current
-    folder first on ``PYTHONPATH``), stdin at its end."""
-    if forked.pytest_argv(cmdargs) is None or stdin is not pytest.Pytester.CLOSE_STDIN or kw:
-        return popen(cmdargs, stdout=stdout, stderr=stderr, stdin=stdin, **kw)
-    env = os.environ.copy()
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [os.getcwd(), env.get("PYTHONPATH", "")]))
-    return forked.Popen(cmdargs, stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL, env=env)

@@ -24,7 +24,6 @@ sys.path.insert(0, str(Path(__file__).parent / "agents"))
 
 _server: Any = None
 JUDGE_CACHE = Path(__file__).parent / "judge-cache"
-WEBAGENTS = Path(__file__).parent / "compliance" / "webagents"
 _STARTED = "EXAMPLE_AGENT_URL_STARTED_HERE"
 """The URL of the server this conftest started, so that an xdist worker tells it from one you named."""
 
@@ -32,16 +31,8 @@ _STARTED = "EXAMPLE_AGENT_URL_STARTED_HERE"
 def pytest_configure(config: pytest.Config) -> None:
     from pytest_semantictest.api import set_default
 
-    if _only_webagents(config):  # the WebAgents files have no recorded answers: the usual cache, as elsewhere
-        return
     set_default(config, "llm-cache-dir", str(JUDGE_CACHE))
     set_default(config, "llm-cache", "replay")
-
-
-def _only_webagents(config: pytest.Config) -> bool:
-    here = Path(str(config.invocation_params.dir))
-    named = [(here / arg.split("::")[0]).resolve() for arg in config.args]
-    return bool(named) and all(p == WEBAGENTS or WEBAGENTS in p.parents for p in named)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

@@ -18,7 +18,6 @@ from typing import Any, TypeVar
 import pytest
 
 from pytest_semantictest.api import SuiteResult, run_suite
-from tests import forked
 
 T = TypeVar("T")
 
@@ -101,13 +100,13 @@ def fuzz_examples(n: int) -> int:
 
 
 def pytest_process(cwd: Path, *args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    """``python -m pytest *args`` in ``cwd`` in its own process (forked: ``tests/forked.py``), with none
+    """``python -m pytest *args`` in ``cwd`` in its own process, with none
     of this session's pytest or xdist variables (a shared run that several tests then check, where
     pytester is one test's)."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("PYTEST_XDIST", "PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_CURRENT_TEST"))}
-    return forked.run([sys.executable, "-m", "pytest", *without_unused_plugins(args), *args], cwd=cwd, env=env,
-                      text=True, timeout=timeout)
+    return subprocess.run([sys.executable, "-m", "pytest", *without_unused_plugins(args), *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=timeout)
 
 
 def xdist_outcomes(output: str) -> dict[str, str]:

@@ -216,7 +216,6 @@ class Upper(Block):
     result.stdout.fnmatch_lines(["*unknown block 'Uper' — did you mean 'Upper'?*known blocks:*HttpRequest*"])
 
 
-@pytest.mark.fresh_interpreter  # what a run imports
 def test_idle_session_prints_nothing_and_imports_nothing_heavy(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         """
@@ -232,7 +231,6 @@ def test_plain():
     assert "semantictest" not in "\n".join(lines).lower()
 
 
-@pytest.mark.fresh_interpreter  # what a run imports
 def test_running_one_test_file_does_not_load_a_sibling_specs_format(pytester: pytest.Pytester) -> None:
     """pytest offers every file of the folder to the plugin: a spec beside the file that is run gets a
     node, but its format's modules are imported only when it is collected."""

@@ -13,10 +13,10 @@ project implements:
 - ``pytest_runtest_setup`` / ``pytest_runtest_teardown``: apply a case's own ``**Setup:**`` (agents
   taken offline, added or changed) before it runs, and undo it afterwards.
 
-It uses only the plugin's public API (``pytest_semantictest.api``). The WebAgents files in
-``webagents/`` run with it too: ``python -m pytest examples/compliance/webagents`` (they are left out
-of ``python -m pytest examples``; see ``webagents/README.md``); for files elsewhere, load it as a
-plugin: ``python -m pytest -p examples.compliance.conftest path/to/files``.
+It uses only the plugin's public API (``pytest_semantictest.api``). For compliance files elsewhere,
+such as the WebAgents project's published ones in your own checkout of that project, load it as a
+plugin from this repository's root: ``python -m pytest -p examples.compliance.conftest
+path/to/webagents/compliance`` (``docs/compliance.md``).
 """
 
 from __future__ import annotations
@@ -70,18 +70,6 @@ def pytest_configure(config: pytest.Config) -> None:
     _state.update(server=server, url=url)
     set_default(config, "compliance-base-url", url)
     set_default(config, "compliance-value", [f"{k}={v}" for k, v in placeholder_tokens(url).items()])
-
-
-_WEBAGENTS = Path(__file__).resolve().parent / "webagents"
-
-
-def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    """``webagents/`` runs when it is named (``python -m pytest examples/compliance/webagents``), not
-    as part of ``python -m pytest examples``: its files expect an LLM agent and an LLM judge."""
-    if collection_path.resolve() != _WEBAGENTS:
-        return None
-    named = (Path(str(config.invocation_params.dir), arg.split("::")[0]).resolve() for arg in config.args)
-    return True if not any(p == _WEBAGENTS or _WEBAGENTS in p.parents for p in named) else None
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -2,7 +2,7 @@
 
     python trace_agent.py --port 8731 [--exit-at-start] [--never-healthy] [--no-hello]
                           [--slow-start S] [--ignore-sigterm] [--spawn-child PIDFILE]
-                          [--sigterm-file FILE]
+                          [--sigterm-file FILE] [--slow-file FILE]
 
 On start it appends a ``hello`` with its tools to ``$HIGHBAR_TRACES_URL`` (or ``--traces``).
 ``POST /chat {"message"}`` replies ``{"response": ...}`` and appends ``tool`` and ``turn``
@@ -31,6 +31,7 @@ from urllib.parse import unquote
 TOOLS = ["cancel_order", "get_order"]
 TRACES: str | None = None
 HEALTHY = True
+SLOW_FILE: str | None = None
 
 
 def log(text: str) -> None:
@@ -139,6 +140,9 @@ class Handler(BaseHTTPRequestHandler):
         elif path == "/big":
             self.send_body(200, b"a" * 10_000_001, "text/plain", length="declared=0" not in query)
         elif path == "/slow":
+            if SLOW_FILE:  # the request is in flight: a test may now interrupt the run that waits for it
+                with open(SLOW_FILE, "a") as f:
+                    f.write("awaited\n")
             time.sleep(3)
             self.send_json({"response": "late"})
         elif path == "/trickle":
@@ -178,7 +182,7 @@ def openai_reply(with_content: bool) -> dict[str, Any]:
 
 
 def main() -> None:
-    global TRACES, HEALTHY
+    global TRACES, HEALTHY, SLOW_FILE
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--traces", default=os.environ.get("HIGHBAR_TRACES_URL"))
@@ -189,8 +193,9 @@ def main() -> None:
     parser.add_argument("--ignore-sigterm", action="store_true")
     parser.add_argument("--spawn-child", metavar="PIDFILE")
     parser.add_argument("--sigterm-file", metavar="FILE")
+    parser.add_argument("--slow-file", metavar="FILE", help="a line per /slow request, as it arrives")
     args = parser.parse_args()
-    TRACES, HEALTHY = args.traces, not args.never_healthy
+    TRACES, HEALTHY, SLOW_FILE = args.traces, not args.never_healthy, args.slow_file
     log(f"trace agent pid {os.getpid()} starting on port {args.port}")
     if args.exit_at_start:
         log("misconfigured: exiting at start")

@@ -12,11 +12,9 @@ from typing import Any
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-SHARED_CORPUS = REPO.parent / "shared" / "corpus" / "compliance"
-"""The published compliance files, as the working layout keeps them next to the repository."""
-CORPUS = SHARED_CORPUS if SHARED_CORPUS.is_dir() else REPO / "examples" / "compliance" / "webagents"
-"""Without that layout, the byte-exact copy in the repository (examples/compliance/webagents)."""
+from tests.shared import COMPLIANCE_CORPUS as CORPUS
+from tests.shared import REPO
+
 sys.path.insert(0, str(REPO / "examples" / "agents"))
 
 import compliance_server  # noqa: E402

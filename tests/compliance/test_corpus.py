@@ -1,5 +1,5 @@
-"""The published compliance files (``../shared/corpus/compliance``, else the repository's byte-exact copy in
-``examples/compliance/webagents``), unedited, against the example server."""
+"""The published compliance files (``../shared/corpus/compliance``: ``tests/shared.py``), unedited,
+against the example server."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ import sys
 import pytest
 
 from tests.compliance.conftest import CORPUS, REPO, compliance_server
+from tests.shared import needs_corpus
 
 pytest_plugins = ["pytester"]
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the published compliance files are not in {CORPUS}")
+pytestmark = needs_corpus
 
 # Every case's outcome with the example server and no LLM judge, strict checks only.
 STRICT_ONLY = {

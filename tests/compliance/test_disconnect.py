@@ -16,6 +16,7 @@ import pytest
 from pytest_semantictest.blocks.chat_response import count_chunks
 from pytest_semantictest.formats.compliance.prose import disconnect_after
 from tests.compliance.conftest import CORPUS, compliance_server, doc
+from tests.shared import needs_corpus
 from tests.compliance.test_judged import verdicts
 from tests.compliance.test_requests import compiled, request_of
 from tests.llm.fake_openai import FakeOpenAI
@@ -52,6 +53,7 @@ def test_chunks_are_counted_as_the_response_reads_them() -> None:
     assert count_chunks("data: {\"id\": 1}\r\n\r\n: keep-alive\r\n\r\n") == 1
 
 
+@needs_corpus
 def test_the_request_disconnects_and_follows_up_with_the_same_request_not_streamed() -> None:
     suite = compiled(STREAMING.read_text(), base_url="http://127.0.0.1:9")
     configs = {case.name: request_of(case) for case in suite.cases}
@@ -197,6 +199,7 @@ def test_the_stream_is_cut_after_n_chunks_and_the_follow_up_is_in_the_trace_and_
     assert 'message content: "Still here after the disconnect."' in after
 
 
+@needs_corpus
 def test_the_published_cancellation_case_against_the_example_server(
     pytester: pytest.Pytester, server: compliance_server.ComplianceServer, capfd: pytest.CaptureFixture[str]
 ) -> None:

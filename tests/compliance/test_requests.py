@@ -11,6 +11,7 @@ from pytest_semantictest.formats.compliance.models import DEFAULT_BASE_URL
 from pytest_semantictest.formats.compliance.parse import parse_text
 from pytest_semantictest.model import Case, Suite
 from tests.compliance.conftest import CORPUS, chat_case, doc
+from tests.shared import needs_corpus
 
 TOOLS_SETUP = """Create an agent with:
 - Name: `tool-agent`
@@ -277,11 +278,9 @@ def test_base_url_precedence() -> None:
     assert request_of(compiled(with_default, base_url="http://given").cases[0])["url"].startswith("http://given/")
 
 
+@needs_corpus
 def test_the_setup_is_structured() -> None:
-    document = parse_text((CORPUS / "auth" / "aoauth-basic.md").read_text(), "aoauth-basic.md") if CORPUS.exists() \
-        else None
-    if document is None:
-        pytest.skip("the shared corpus is not here")
+    document = parse_text((CORPUS / "auth" / "aoauth-basic.md").read_text(), "aoauth-basic.md")
     protected, client = document.setup.agents
     assert protected.name == "protected-agent" and protected.skills == ["AuthSkill"]
     assert protected.extra == {"auth_config": {"mode": "validate", "required_scopes": ["read"]}}

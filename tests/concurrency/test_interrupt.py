@@ -15,7 +15,6 @@ import pytest
 
 from pytest_semantictest.agents.cleanup import Terminated
 from pytest_semantictest.engine.loop import interrupt_in
-from tests import forked
 from tests.highbar.test_no_leaks import QUICK, SLOW_AGENT, make_run  # noqa: F401 (fixture)
 
 
@@ -77,7 +76,7 @@ def test_ctrl_c_inside_a_task_group_still_interrupts_the_session(pytester: pytes
     suite = {"name": "s", "tests": [
         {"id": f"t{i}", "pipeline": [{"block": "SpinInTaskGroup", "output": "o"}], "assertions": {}} for i in range(2)]}
     pytester.makefile(".json", suite=json.dumps(suite))
-    proc = forked.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA", "suite.json"],
+    proc = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA", "suite.json"],
                         cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         deadline = time.monotonic() + 60

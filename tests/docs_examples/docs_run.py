@@ -5,6 +5,7 @@ concurrency test compares it with a one-by-one run."""
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,6 @@ sys.path.insert(0, str(HERE))
 import docs_server  # noqa: E402
 import seed_copies  # noqa: E402
 
-from tests import forked  # noqa: E402
 from tests.helpers import once_per_session, without_unused_plugins  # noqa: E402
 
 
@@ -32,9 +32,9 @@ def run_docs_suites(folder: Path, *args: str) -> dict[str, Any]:
            if not k.startswith(("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "OPENAI_BASE_URL")) and k != seed_copies.NO_JUDGE_KEY}
     env.update(docs_server.environment(base))
     try:
-        done = forked.run(
+        done = subprocess.run(
             [sys.executable, "-m", "pytest", *without_unused_plugins(()), "-p", "no:cacheprovider", "-q", "--junitxml=report.xml", "-rs", *args],
-            cwd=folder, env=env, text=True, timeout=300,
+            cwd=folder, env=env, text=True, timeout=300, capture_output=True,
         )
     finally:
         server.shutdown()

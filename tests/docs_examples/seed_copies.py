@@ -1,7 +1,8 @@
-"""The SemanticTest suites of the docs (the seed document), and their faithful copies in ``seed/``.
+"""The SemanticTest suites of the docs (the seed document), staged for a run at test time.
 
-Every JSON code block of the seed whose top level has a ``tests`` array is one suite. Its copy in
-``seed/NN-<page>.json`` is the block's text with only its endpoints adapted to loopback:
+Every JSON code block of the seed whose top level has a ``tests`` array is one suite. :func:`stage`
+writes it as ``NN-<page>.json``: the block's text, read from the documentation (``../shared``, see
+``tests/shared.py``; the repository keeps no copy), with only its endpoints adapted to loopback:
 
 - a public origin (``https://api.example.com``, ``https://jsonplaceholder.typicode.com``,
   ``https://api.openai.com``) becomes ``${env.BASE_URL}``;
@@ -9,8 +10,6 @@ Every JSON code block of the seed whose top level has a ``tests`` array is one s
   ``${AI_API_URL}``, ``${API_KEY}`` where there is no context) becomes ``${env.NAME}``, read from the
   environment the test sets;
 - an ``HttpRequest`` the docs show without a ``url`` gets the url of its page's API (first key).
-
-``python tests/docs_examples/seed_copies.py`` rewrites ``seed/`` from the seed document.
 """
 
 from __future__ import annotations
@@ -21,10 +20,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-COPIES = HERE / "seed"
-SEED = HERE.parents[2] / "shared" / "seeds" / "001_44d4b86ce351183d.txt"
-"""The SemanticTest docs as one text (outside the repository: ``../shared/seeds/`` of the checkout)."""
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from tests.docs_examples.docs_text import code_blocks  # noqa: E402
+from tests.shared import SEMANTICTEST_DOCS as SEED  # noqa: E402
 
 ORIGINS = ("https://api.example.com", "https://jsonplaceholder.typicode.com", "https://api.openai.com")
 ENV_NAMES = (
@@ -41,25 +40,14 @@ MISSING_URL = {
 
 def seed_blocks(text: str) -> list[tuple[str, int, str]]:
     """``(page, first line, text)`` of each code block that is a suite (a top-level ``tests`` array)."""
-    lines = text.split("\n")
     found: list[tuple[str, int, str]] = []
-    page, start = "", -1
-    for number, line in enumerate(lines):
-        if start < 0 and line.startswith("Source: https://docs.semantictest.dev/"):
-            page = line.split(".dev/", 1)[1].strip()
-        if not line.lstrip().startswith("```"):
-            continue
-        if start < 0:
-            start = number
-            continue
-        body = "\n".join(lines[start + 1:number])
-        start = -1
+    for page, _, line, body in code_blocks(text):
         try:
             data = json.loads(body)
         except ValueError:
             continue
         if isinstance(data, dict) and isinstance(data.get("tests"), list):
-            found.append((page, number - body.count("\n"), body))
+            found.append((page, line, body))
     return found
 
 
@@ -123,28 +111,23 @@ def adapt_text(text: str, page: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_copies() -> int:
-    COPIES.mkdir(exist_ok=True)
-    blocks = seed_blocks(SEED.read_text(encoding="utf-8"))
-    for index, (page, _, text) in enumerate(blocks):
-        (COPIES / copy_name(index, page)).write_text(adapt_text(text, page), encoding="utf-8")
-    return len(blocks)
-
-
-if __name__ == "__main__":
-    sys.exit(print(f"wrote {write_copies()} copies to {COPIES}"))
-
-
 NO_JUDGE_KEY = "DOCS_EXAMPLES_NO_JUDGE_KEY"
 
 
-def stage(root: Path) -> None:
-    """Put every copy into ``root`` with the ini the runs use (JUnit xunit1; the judge's key is read from
-    a variable no environment has, so judged tests skip)."""
-    import shutil
+def stage(root: Path) -> list[Path]:
+    """Write every docs suite into ``root`` (:func:`adapt_text` of its block) with the ini the runs use
+    (:func:`write_ini`): the suites' paths, in the docs' order."""
+    written = []
+    for index, (page, _, text) in enumerate(seed_blocks(SEED.read_text(encoding="utf-8"))):
+        written.append(root / copy_name(index, page))
+        written[-1].write_text(adapt_text(text, page), encoding="utf-8")
+    write_ini(root)
+    return written
 
-    for copy in COPIES.glob("*.json"):
-        shutil.copy(copy, root / copy.name)
+
+def write_ini(root: Path) -> None:
+    """The ini the docs runs use: JUnit xunit1; the judge's key read from a variable no environment
+    has, so judged tests skip."""
     (root / "pytest.ini").write_text(
         "[pytest]\njunit_family = xunit1\n"
         f"semantictest_llm_judge_api_key_env = {NO_JUDGE_KEY}\n")

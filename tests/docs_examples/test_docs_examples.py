@@ -1,7 +1,8 @@
 """Every runnable example of the SemanticTest docs, with the verdict the docs intend.
 
-Each ``*.json`` here is one docs page's examples (named after the page; its ``description`` gives the page
-URL and every adaptation). Public URLs became ``${BASE_URL}`` (``"${env.BASE_URL}"`` in the file), which this
+Each suite is one docs page's examples (named after the page; its ``description`` gives the page URL and
+every adaptation), read from the documentation at test time: ``pages/<name>.json`` says where in the docs
+each part is and what we adapted (docs_text.py; this repository keeps no copy of the docs). Public URLs became ``${BASE_URL}`` (``"${env.BASE_URL}"`` in the file), which this
 module points at the loopback example agent (examples/agents/chat_agent.py) by overriding the suite's context,
 then runs the suite with ``run_suite``. Where the example server cannot serve what an example needs, a MockData
 step carries a realistic response instead. LLMJudge examples must come out SKIPPED ("LLM judge not
@@ -29,6 +30,11 @@ AGENTS_DIR = HERE.parents[1] / "examples" / "agents"
 sys.path.insert(0, str(AGENTS_DIR))
 
 import chat_agent  # noqa: E402
+import docs_text  # noqa: E402
+
+from tests.shared import needs_docs  # noqa: E402
+
+pytestmark = needs_docs
 
 P, F, S = "passed", "failed", "skipped"
 JUDGE_SKIP = "LLM judge not configured"
@@ -290,7 +296,7 @@ def at(value: Any, path: str) -> Any:
 
 def load_suite(name: str, env: Mapping[str, str]) -> dict[str, Any]:
     """The suite with each ``"${env.X}"`` context value replaced by ``env[X]`` (no process environment)."""
-    suite = json.loads((HERE / name).read_text(encoding="utf-8"))
+    suite = docs_text.page_suite(name)
     context = suite.setdefault("context", {})
     for key, value in context.items():
         if isinstance(value, str) and value.startswith("${env.") and value.endswith("}"):
@@ -332,7 +338,7 @@ def results(agent_env: dict[str, str]) -> Callable[[str], SuiteResult]:
 
 
 def test_every_suite_file_is_listed() -> None:
-    assert sorted(p.name for p in HERE.glob("*.json")) == sorted(EXPECTED)
+    assert docs_text.page_names() == sorted(EXPECTED)
 
 
 @pytest.mark.parametrize("name", list(EXPECTED))
@@ -396,7 +402,7 @@ def test_docs_suites_through_pytest(pytester: pytest.Pytester, monkeypatch: pyte
         monkeypatch.setenv("BASE_URL", url)
         monkeypatch.setenv("API_KEY", chat_agent.TOKEN)
         names = ("basic_api_test.json", "quickstart.json", "testing_ai_systems.json")
-        pytester.makefile(".json", **{Path(n).stem: (HERE / n).read_text(encoding="utf-8") for n in names})
+        pytester.makefile(".json", **{Path(n).stem: json.dumps(docs_text.page_suite(n), indent=2) for n in names})
         pytester.makeini("[pytest]\n")
         result = pytester.runpytest("-p", "no:cacheprovider", "-rfs")
     finally:

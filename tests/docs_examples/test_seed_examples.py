@@ -1,8 +1,8 @@
 """Every SemanticTest suite of the docs, as published (endpoints adapted to loopback only), collected by
 the plugin and run against the docs' APIs on loopback: each test gets the verdict the docs intend.
 
-The copies are ``seed/*.json`` (see seed_copies.py for the only edits made); the APIs are
-docs_server.py. LLMJudge steps stay unjudged here, so a test that reads a judge's score is SKIPPED
+The suites are read from the documentation at test time and staged with only their endpoints adapted
+(seed_copies.py); the APIs are docs_server.py. LLMJudge steps stay unjudged here, so a test that reads a judge's score is SKIPPED
 ("LLM judge not configured"), never PASSED.
 """
 
@@ -23,6 +23,10 @@ sys.path.insert(0, str(HERE))
 import seed_copies  # noqa: E402
 
 from docs_run import shared_docs_run  # noqa: E402
+
+from tests.shared import needs_docs  # noqa: E402
+
+pytestmark = needs_docs
 
 P, F, S = "passed", "failed", "skipped"
 JUDGE_SKIP = "LLM judge not configured"
@@ -85,17 +89,15 @@ EXPECTED: dict[str, dict[str, str]] = {
 }
 
 
-def test_the_copies_are_the_seeds_suites() -> None:
-    """52 suites in the docs, 52 copies, each the docs' block with only its endpoints adapted."""
-    if not seed_copies.SEED.exists():
-        pytest.skip(f"the seed document {seed_copies.SEED} is not here (it lives beside the checkout)")
+def test_the_staged_suites_are_the_docs_suites(tmp_path: Path) -> None:
+    """52 suites in the docs, 52 staged, each the docs' block with only its endpoints adapted."""
     blocks = seed_copies.seed_blocks(seed_copies.SEED.read_text(encoding="utf-8"))
     assert len(blocks) == 52
-    names = [seed_copies.copy_name(i, page) for i, (page, _, _) in enumerate(blocks)]
-    assert names == sorted(p.name for p in seed_copies.COPIES.glob("*.json")) == list(EXPECTED)
-    for name, (page, line, text) in zip(names, blocks):
-        copy = json.loads((seed_copies.COPIES / name).read_text(encoding="utf-8"))
-        assert copy == seed_copies.adapt(json.loads(text), page), f"{name} differs from the seed (line {line})"
+    staged = seed_copies.stage(tmp_path)
+    assert [p.name for p in staged] == sorted(p.name for p in tmp_path.glob("*.json")) == list(EXPECTED)
+    for copy, (page, line, text) in zip(staged, blocks):
+        data = json.loads(copy.read_text(encoding="utf-8"))
+        assert data == seed_copies.adapt(json.loads(text), page), f"{copy.name} differs from the docs (line {line})"
 
 
 def _outcomes(junit: Path) -> dict[str, tuple[str, str]]:

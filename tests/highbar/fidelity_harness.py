@@ -31,7 +31,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests import forked
 from tests.helpers import without_unused_plugins
 
 HERE = Path(__file__).resolve().parent
@@ -205,7 +204,8 @@ def run_ours(spec: Path) -> tuple[int, dict[str, str], str]:
         (work / "pytest.ini").write_text("[pytest]\n")
         junit = work / "junit.xml"
         with environment(spec, work) as env:
-            done = forked.run(pytest_command(copy, junit), cwd=work, env=env, text=True, timeout=300)
+            done = subprocess.run(pytest_command(copy, junit), cwd=work, env=env, text=True, timeout=300,
+                                  capture_output=True)
         verdicts = parse_junit(junit) if junit.exists() else {}
     return done.returncode, with_late_failures(verdicts, done.stdout), done.stdout + done.stderr
 

@@ -544,6 +544,20 @@ def test_late_tool_call_fails_the_test_it_was_tagged_with(pytester: pytest.Pytes
                                  "expected no function calls, but got: get_order*"])
 
 
+START_TOGETHER = """
+import os, pathlib, time
+
+def pytest_runtest_setup(item):
+    here = pathlib.Path(str(item.config.rootpath), "started")
+    here.mkdir(exist_ok=True)
+    (here / os.environ.get("PYTEST_XDIST_WORKER", "main")).touch()
+    deadline = time.monotonic() + 30
+    while len(list(here.iterdir())) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+"""
+"""A barrier for an inner run's two xdist workers: each worker's first test starts once both are there."""
+
+
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one process", "xdist"])
 def test_late_call_after_the_extra_settle_fails_the_session(pytester: pytest.Pytester, workers: list[str]) -> None:
     """A tagged call that arrives while a later test runs: highbar judges the earlier test again ("now
@@ -563,6 +577,8 @@ def test_late_call_after_the_extra_settle_fails_the_session(pytester: pytest.Pyt
 """
     text = spec(port, tests, agent=fidelity).replace("settle_time: 0", "settle_time: 100")
     pytester.makefile(".highbar.yaml", orders=text)
+    if workers:  # the two tests start together, however far apart the two fresh workers came up
+        pytester.makeconftest(START_TOGETHER)
     result = run_pytest(pytester, "-p", "no:cacheprovider", "--junitxml=junit.xml", *workers)
     assert result.ret == 1
     result.stdout.fnmatch_lines([

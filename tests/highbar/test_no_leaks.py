@@ -3,10 +3,9 @@
 Each test starts pytest as a real subprocess on a highbar spec whose agent (managed mode) is the
 trace agent, and counts processes before and after by scanning /proc:
 
-- every process of one inner run carries a unique environment variable (the agent and the agent's
-  own child inherit it) or works in the run's own folder (pytest and its xdist workers, forked from
-  a warm interpreter: ``tests/forked.py``; their ``/proc/<pid>/environ`` is their forker's), so "what
-  this run left behind" is exact even while other tests run agents at the same time;
+- every process of one inner run carries a unique environment variable (pytest, its xdist workers,
+  the agent and the agent's own child all inherit it), so "what this run left behind" is exact even
+  while other tests run agents at the same time;
 - the agent itself is the process whose command line holds its script and its unique ``--port``.
 
 The agent is started with ``--spawn-child``, so it has a child of its own in its process group:
@@ -36,7 +35,6 @@ from pathlib import Path
 
 import pytest
 
-from tests import forked
 from tests.helpers import without_unused_plugins
 
 if not Path("/proc/self/environ").exists():  # pragma: no cover - Linux only
@@ -80,19 +78,18 @@ def _live_pids(since: int = 0) -> list[str]:
     return pids
 
 
-def marked(mark: str, since: int = 0, folder: Path | None = None) -> dict[int, str]:
-    """Live processes (started at ``since`` or later) carrying ``MARK=mark`` in their environment, or
-    working in ``folder`` (this process aside): pid -> command line."""
+def marked(mark: str, since: int = 0) -> dict[int, str]:
+    """Live processes (started at ``since`` or later) carrying ``MARK=mark`` in their environment:
+    pid -> command line."""
     needle = f"{MARK}={mark}".encode()
     found = {}
     for pid in _live_pids(since):
         try:
             environ = Path(f"/proc/{pid}/environ").read_bytes()
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-            works_in = os.readlink(f"/proc/{pid}/cwd") if folder is not None and int(pid) != os.getpid() else None
         except OSError:
             continue
-        if needle in environ.split(b"\0") or (works_in is not None and works_in == os.path.realpath(folder)):
+        if needle in environ.split(b"\0"):
             found[int(pid)] = cmdline.replace(b"\0", b" ").decode(errors="replace").strip()
     return found
 
@@ -111,7 +108,7 @@ def agents_on(port: int, since: int = 0) -> list[int]:
     return found
 
 
-def wait_for(what: str, predicate: Callable[[], object], timeout: float, proc: forked.Process | None = None):  # type: ignore[no-untyped-def]
+def wait_for(what: str, predicate: Callable[[], object], timeout: float, proc: subprocess.Popen[str] | None = None):  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + timeout
     while True:
         value = predicate()
@@ -165,7 +162,8 @@ class Run:
         self.mark = uuid.uuid4().hex
         self.port = free_port()
         self.child_pidfile = tmp / "agent-child.pid"
-        argv = agent or [sys.executable, str(TRACE_AGENT)]
+        self.awaited = tmp / "slow-requests"  # the trace agent's line per /slow request, as it arrives
+        argv = agent or [sys.executable, str(TRACE_AGENT), "--slow-file", str(self.awaited)]
         start = self.start_command = " ".join([*argv, "--port", str(self.port), "--spawn-child", str(self.child_pidfile)])
         body = "".join(tests.format(i=i) for i in range(count))
         (tmp / "pytest.ini").write_text("[pytest]\n")
@@ -181,17 +179,14 @@ suites:
     tests:
 {body}"""
         )
-        self.proc: forked.Process | None = None
+        self.proc: subprocess.Popen[str] | None = None
         self.before: dict[int, str] = {}
         self.since = 0
         self.traces: set[Path] = set()  # the agent's trace file (from its environment)
         self.tempdir = tmp / "tmp"
 
-    def start(self, *args: str, paths: tuple[str, ...] = ("leaks.highbar.yaml",),
-              fork_xdist_workers: bool = True) -> forked.Process:
-        """pytest ``args`` on ``paths``; its xdist workers forked unless not ``fork_xdist_workers``: a
-        controller forwards an interrupt only to workers that are its own children (a fresh
-        interpreter's, as in a user's run)."""
+    def start(self, *args: str, paths: tuple[str, ...] = ("leaks.highbar.yaml",)) -> subprocess.Popen[str]:
+        """pytest ``args`` on ``paths``, a process of its own as in a user's run."""
         env = {k: v for k, v in os.environ.items()
                if not k.startswith(("PYTEST_XDIST", "PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_DISABLE"))}
         env[MARK] = self.mark
@@ -200,13 +195,12 @@ suites:
         # this run leaves there is known exactly (other runs use /tmp at the same time).
         self.tempdir.mkdir(exist_ok=True)
         env["TMPDIR"] = str(self.tempdir)
-        self.before = marked(self.mark, folder=self.tmp)
+        self.before = marked(self.mark)
         assert self.before == {}, self.before
         assert agents_on(self.port) == []
         self.since = now_ticks()  # what this run starts, the scans below look at
-        self.proc = forked.Popen([*PYTEST, *args, *paths], cwd=self.tmp, env=env, start_new_session=False,
-                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                 fork_xdist_workers=fork_xdist_workers)
+        self.proc = subprocess.Popen([*PYTEST, *args, *paths], cwd=self.tmp, env=env, start_new_session=False,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         started = _stat(str(self.proc.pid))  # the scans' clock is the processes' (a time namespace could differ)
         assert started is None or started[2] >= self.since, (started, self.since)
         return self.proc
@@ -238,6 +232,11 @@ suites:
             if item.startswith(b"HIGHBAR_TRACES_URL="):
                 self.traces.add(Path(item.split(b"=", 1)[1].decode()))
 
+    def replies_awaited(self, count: int = 1) -> None:
+        """Wait until ``count`` /slow requests have reached the trace agent: their tests wait for a reply."""
+        wait_for(f"{count} test(s) waiting for a reply",
+                 lambda: self.awaited.exists() and len(self.awaited.read_text().splitlines()) >= count, 60, self.proc)
+
     def child_pid(self) -> int:
         wait_for("the agent's child", lambda: self.child_pidfile.exists() and self.child_pidfile.read_text(), 10)
         return int(self.child_pidfile.read_text())
@@ -245,7 +244,7 @@ suites:
     def assert_nothing_left(self, out: str, within: float = 5.0) -> None:
         """No process of this run remains (a few seconds allowed), and the port is free."""
         deadline = time.monotonic() + within
-        while (left := marked(self.mark, self.since, self.tmp)) and time.monotonic() < deadline:
+        while (left := marked(self.mark, self.since)) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert left == {}, f"left behind: {left}\n--- pytest output ---\n{out}"
         assert agents_on(self.port, self.since) == []
@@ -262,7 +261,7 @@ suites:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
             self.proc.communicate()
-        for pid in marked(self.mark, self.since, self.tmp):
+        for pid in marked(self.mark, self.since):
             self._note_traces(pid)
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -288,12 +287,10 @@ def make_run(tmp_path: Path):  # type: ignore[no-untyped-def]
 
 
 def workers_of(run: Run) -> list[int]:
-    """The run's xdist workers: its controller's children, or (forked) the other children of its forker."""
+    """The run's xdist workers: its controller's children."""
     assert run.proc is not None
-    controller = _stat(str(run.proc.pid))
-    parents = {run.proc.pid} | ({controller[1]} if controller is not None and controller[1] != os.getpid() else set())
-    return [pid for pid in marked(run.mark, run.since, run.tmp)
-            if pid != run.proc.pid and (s := _stat(str(pid))) is not None and s[1] in parents]
+    return [pid for pid in marked(run.mark, run.since)
+            if (s := _stat(str(pid))) is not None and s[1] == run.proc.pid]
 
 
 # --------------------------------------------------------------------------- tests
@@ -304,7 +301,7 @@ def test_normal_run(make_run) -> None:  # type: ignore[no-untyped-def]
     run.start()
     agent = run.agent_pid()
     child = run.child_pid()
-    assert agent in marked(run.mark, run.since, run.tmp) and child in marked(run.mark, run.since, run.tmp)
+    assert agent in marked(run.mark, run.since) and child in marked(run.mark, run.since)
     code, out = run.finish()
     assert code == 0, out
     assert "3 passed" in out, out
@@ -317,7 +314,7 @@ def test_sigint_mid_run(make_run) -> None:  # type: ignore[no-untyped-def]
     proc = run.start()
     run.agent_pid()
     run.child_pid()
-    time.sleep(0.5)
+    run.replies_awaited()
     assert proc.poll() is None
     os.kill(proc.pid, signal.SIGINT)
     code, out = run.finish(timeout=30)
@@ -347,10 +344,10 @@ def test_xdist_ctrl_c_mid_run(make_run) -> None:  # type: ignore[no-untyped-def]
     # A terminal's Ctrl-C reaches the controller and its workers (one process group), never the
     # agent (it runs in a session of its own): the plugin must stop it.
     run = make_run(SLOW, 4, route="slow")
-    proc = run.start("-n", "2", fork_xdist_workers=False)  # (the controller forwards its SIGINT too)
+    proc = run.start("-n", "2")  # (the controller forwards its SIGINT too)
     run.agent_pid()
     workers = wait_for("two xdist workers", lambda: len(workers_of(run)) == 2 and workers_of(run), 30, proc)
-    time.sleep(0.5)
+    run.replies_awaited()
     for pid in [proc.pid, *workers]:
         os.kill(pid, signal.SIGINT)
     code, out = run.finish(timeout=30)
@@ -365,7 +362,7 @@ def test_xdist_all_workers_killed_controller_reaps(make_run) -> None:  # type: i
     agent = run.agent_pid()
     workers = wait_for("two xdist workers", lambda: len(workers_of(run)) == 2 and workers_of(run), 30, proc)
     time.sleep(0.5)
-    assert agent in marked(run.mark, run.since, run.tmp)  # running, used by workers that SIGKILL leaves no chance to release it
+    assert agent in marked(run.mark, run.since)  # running, used by workers that SIGKILL leaves no chance to release it
     for pid in workers:
         os.kill(pid, signal.SIGKILL)
     # (not asserted after the kills: the controller may already have noticed and reaped it)
@@ -381,7 +378,7 @@ def test_sigterm_mid_run(make_run) -> None:  # type: ignore[no-untyped-def]
     proc = run.start()
     run.agent_pid()
     run.child_pid()
-    time.sleep(0.5)
+    run.replies_awaited()
     os.kill(proc.pid, signal.SIGTERM)
     code, out = run.finish(timeout=30)
     assert code == 128 + signal.SIGTERM, (code, out)  # unwound like Ctrl-C, as highbar does

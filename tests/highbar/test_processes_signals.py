@@ -21,7 +21,7 @@ QUICK_EXIT_S = 10.0
 def _interrupt_controller(make_run, sig: int) -> tuple[int, str, float]:  # type: ignore[no-untyped-def]
     run = make_run(SLOW, 4, route="chat", agent=[sys.executable, str(SLOW_AGENT), "--delay", "30"])
     # (its own warning names site-packages); fresh workers: the controller forwards the signal to its children
-    proc = run.start("-n", "2", "-p", "no:benchmark", fork_xdist_workers=False)
+    proc = run.start("-n", "2", "-p", "no:benchmark")
     run.agent_pid()
     wait_for("two xdist workers", lambda: len(workers_of(run)) == 2 and workers_of(run), 30, proc)
     time.sleep(1.5)  # both workers are now waiting for their reply

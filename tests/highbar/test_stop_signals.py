@@ -13,8 +13,8 @@ compliance's server too), in one process and under ``-n 2`` (``agents/shared.py`
 - SIGKILL to pytest (or to the xdist controller): its agent's watchdog stops the group
   (``agents/watchdog.py``) within the grace period and a few seconds.
 
-``Run`` (``test_no_leaks.py``) finds every process of a run by its marker or working folder, forked
-or not (``SEMANTICTEST_TEST_FORK=0``), and its fixture kills whatever is left when a test ends.
+``Run`` (``test_no_leaks.py``) finds every process of a run by the marker in its environment, and
+its fixture kills whatever is left when a test ends.
 """
 
 from __future__ import annotations
@@ -152,7 +152,7 @@ def test_xdist_a_signal_in_the_grace_period(make_run, tmp_path: Path, fmt: str, 
     # or, for Ctrl-C, the controller and its workers (a terminal's process group) get the signal.
     argv, noted = _ignoring_agent(tmp_path)
     run = make_run(QUICK, 2, agent=argv)
-    proc = run.start("-n", "2", paths=_paths(run, fmt, 2), fork_xdist_workers=sig != signal.SIGINT)
+    proc = run.start("-n", "2", paths=_paths(run, fmt, 2))
     workers = wait_for("two xdist workers", lambda: len(workers_of(run)) == 2 and workers_of(run), 30, proc)
     _signal_in_the_grace_period(run, noted, sig, also=tuple(workers) if sig == signal.SIGINT else ())
 
@@ -165,5 +165,5 @@ def test_xdist_sigkill_to_the_controller_leaves_no_agent(make_run, tmp_path: Pat
     wait_for("two xdist workers", lambda: len(workers_of(run)) == 2 and workers_of(run), 30, proc)
     _killed_then_stopped(run, noted)
     # the workers end on their own once their controller is gone (execnet: within 15 s)
-    wait_for("the orphaned workers to exit", lambda: not marked(run.mark, run.since, run.tmp), 30)
+    wait_for("the orphaned workers to exit", lambda: not marked(run.mark, run.since), 30)
     assert agents_on(run.port, run.since) == []

@@ -218,7 +218,6 @@ def pytest_sessionfinish(session):
 """
 
 
-@pytest.mark.fresh_interpreter  # the runs check that openai is not imported
 def test_second_run_in_replay_mode_passes_with_the_server_stopped(
     pytester: pytest.Pytester, bad_rule: FakeOpenAI
 ) -> None:

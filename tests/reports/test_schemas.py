@@ -16,6 +16,8 @@ import yaml
 from jsonschema.exceptions import best_match
 
 from pytest_semantictest import schemas
+from tests.docs_examples import docs_text
+from tests.shared import needs_docs
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -60,7 +62,7 @@ def test_a_stale_file_is_reported_and_rewritten(tmp_path: Path, monkeypatch: pyt
     assert schemas.stale() == [tmp_path / "highbar.schema.json"]
 
 
-SUITES = sorted(p for pattern in ("examples/**/*.json", "tests/docs_examples/*.json") for p in ROOT.glob(pattern)
+SUITES = sorted(p for p in ROOT.glob("examples/**/*.json")
                 if isinstance(d := json.loads(p.read_text()), dict) and isinstance(d.get("tests"), list))
 SPECS = sorted(ROOT.glob("examples/**/*.highbar.yaml"))
 YAO_CASES = [(p, n, line) for p in sorted(ROOT.glob("examples/**/*.jsonl"))
@@ -71,6 +73,13 @@ YAO_AGENTS = sorted(ROOT.glob("examples/**/*.agent.yaml"))
 @pytest.mark.parametrize("path", SUITES, ids=lambda p: p.name)
 def test_every_example_suite_follows_the_semantictest_schema(path: Path) -> None:
     assert problems("semantictest", json.loads(path.read_text())) == []
+
+
+@needs_docs
+@pytest.mark.parametrize("name", docs_text.page_names())
+def test_every_docs_page_suite_follows_the_semantictest_schema(name: str) -> None:
+    """The docs' examples (read from the documentation: ``tests/docs_examples/docs_text.py``)."""
+    assert problems("semantictest", docs_text.page_suite(name)) == []
 
 
 @pytest.mark.parametrize("path", SPECS, ids=lambda p: p.name)

@@ -22,7 +22,6 @@ def _fresh(pytester: pytest.Pytester, backend: Backend) -> None:
     pytester.makefile(".json", specs=json.dumps(suite))
 
 
-@pytest.mark.fresh_interpreter  # what a run warns at start-up
 def test_a_fresh_folder_run_prints_no_warning(
     pytester: pytest.Pytester, backend: Backend, monkeypatch: pytest.MonkeyPatch
 ) -> None:

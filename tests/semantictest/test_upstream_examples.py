@@ -1,10 +1,11 @@
-"""The example suites the reference runner ships (blade47/semantic-test ``test-examples/``), copied with
-only ``https://jsonplaceholder.typicode.com`` -> ``${env.BASE_URL}``: they use a suite-level ``input``
-(``${input.userId}``) and repeat keys inside ``assertions`` objects, and run as published."""
+"""The example suites the reference runner ships (blade47/semantic-test ``test-examples/``), read from
+a checkout of it (``SEMANTICTEST_REFERENCE_CHECKOUT``; skipped without one) with only
+``https://jsonplaceholder.typicode.com`` -> ``${env.BASE_URL}``: they use a suite-level ``input``
+(``${input.userId}``) and repeat keys inside ``assertions`` objects, and run as published. (Both
+features are also covered by our own suites in ``test_tolerant_and_strict.py``.)"""
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 
@@ -16,15 +17,20 @@ sys.path.insert(0, str(HERE.parents[1] / "tests" / "docs_examples"))
 
 import docs_server  # noqa: E402
 
+from tests.shared import reference_checkout  # noqa: E402
+
 FILES = ["conditions-example.json", "mock-ai-validation.json", "simple-api-test.json", "validation-test.json"]
 
 
 def test_the_reference_runners_examples_run_as_published(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert sorted(p.name for p in (HERE / "upstream").glob("*.json")) == FILES
+    examples = reference_checkout() / "test-examples"
+    assert sorted(p.name for p in examples.glob("*.json")) == FILES
     for name in FILES:
-        shutil.copy(HERE / "upstream" / name, pytester.path / name)
+        text = (examples / name).read_text(encoding="utf-8")
+        (pytester.path / name).write_text(text.replace("https://jsonplaceholder.typicode.com", "${env.BASE_URL}"),
+                                          encoding="utf-8")
     server, base = docs_server.start()
     for name, value in docs_server.environment(base).items():
         monkeypatch.setenv(name, value)
