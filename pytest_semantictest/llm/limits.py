@@ -21,7 +21,6 @@ it; the run's first request goes alone. Once no request fits, every further call
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import fcntl
 import json
@@ -144,6 +143,8 @@ class SharedLimiter:
     async def acquire(self, bucket: str, model: str) -> str:
         """Wait until a request to ``bucket`` fits the limits; its flight id (give it to :meth:`release`).
         Raises :class:`BudgetSpent` once the budget admits no further request."""
+        import asyncio  # here: validating the options at configure (a collect-only run) needs no asyncio
+
         started, why, shown = time.monotonic(), "", False
         while True:
             with self._state() as state:
