@@ -17,7 +17,8 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from ..json_types import JSONObject
 
 _SUITE_HINT = re.compile(rb'"tests"\s*:\s*\[')
 _JSON_STRING = re.compile(rb'"[^"]*"')
@@ -33,8 +34,29 @@ class CollectContext:
     rootdir: Path
     invocation_dir: Path
     env: Mapping[str, str]
-    option: Callable[[str], Any]
+    option: Callable[[str], object]
+    """An option's value by its name without ``--semantictest-`` (option, else ini key, else default);
+    read it with :meth:`text`, :meth:`texts`, :meth:`number` or :meth:`flag`."""
     args: tuple[str, ...] = ()
+
+    def text(self, name: str) -> str | None:
+        """A string option: its value, None when it is unset or empty."""
+        value = self.option(name)
+        return None if value is None or value == "" else str(value)
+
+    def texts(self, name: str) -> list[str]:
+        """A repeatable option (or ini list): its values, in order."""
+        value = self.option(name)
+        return [str(v) for v in value] if isinstance(value, (list, tuple)) else []
+
+    def number(self, name: str) -> int | None:
+        """A whole-number option: its value, None when it is unset."""
+        value = self.option(name)
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    def flag(self, name: str) -> bool:
+        """A yes/no option."""
+        return bool(self.option(name))
 
 
 def semantictest_json(path: Path, ctx: CollectContext | None = None) -> bool:
@@ -219,7 +241,7 @@ def _jsonl_head(path: Path, lines: int = 5, limit: int = 1 << 20) -> list[str]:
     return out
 
 
-def _as_object(text: str) -> dict[str, Any] | None:
+def _as_object(text: str) -> JSONObject | None:
     try:
         data = json.loads(text)
     except (ValueError, RecursionError):
@@ -227,7 +249,7 @@ def _as_object(text: str) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def _yao_case(data: dict[str, Any] | None) -> bool:
+def _yao_case(data: JSONObject | None) -> bool:
     return data is not None and "id" in data and any(k in data for k in _YAO_KEYS)
 
 
@@ -265,7 +287,7 @@ def _named(path: Path, ctx: CollectContext) -> bool:
 
     target = path.resolve()
     named = [arg.split("::", 1)[0] for arg in ctx.args if not arg.startswith("-")]
-    generated = ctx.option("generate-out")
+    generated = ctx.text("generate-out")
     if generated:
         named.append(str(generated))
     if any((ctx.invocation_dir / arg).resolve() == target for arg in named if arg):
@@ -274,7 +296,7 @@ def _named(path: Path, ctx: CollectContext) -> bool:
         relative = target.relative_to(ctx.rootdir.resolve()).as_posix()
     except ValueError:
         relative = target.as_posix()
-    return any(fnmatch.fnmatch(relative, g) or fnmatch.fnmatch(path.name, g) for g in ctx.option("yao-globs") or [])
+    return any(fnmatch.fnmatch(relative, g) or fnmatch.fnmatch(path.name, g) for g in ctx.texts("yao-globs"))
 
 
 def yao_jsonl(path: Path, ctx: CollectContext | None = None) -> bool:

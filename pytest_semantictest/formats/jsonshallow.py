@@ -13,8 +13,8 @@ import bisect
 import json
 import re
 from collections.abc import Callable
-from typing import Any
 
+from ..json_types import JSONObject, JSONValue
 from .source import Path
 
 _SPACE = re.compile(r"[ \t\n\r]*")
@@ -35,7 +35,7 @@ def shallow_lines(text: str, depth: int, max_depth: int) -> dict[Path, int]:
     newlines = [m.start() for m in re.finditer("\n", text)]
     line_of = bisect.bisect_right
     space = _SPACE.match
-    scan: Callable[[str, int], tuple[Any, int]] = getattr(  # (its C scanner, absent from the type stubs)
+    scan: Callable[[str, int], tuple[JSONValue, int]] = getattr(  # (its C scanner, absent from the type stubs)
         json.JSONDecoder(object_pairs_hook=_unique, parse_constant=_constant), "scan_once")
     lines: dict[Path, int] = {}
 
@@ -82,7 +82,7 @@ def shallow_lines(text: str, depth: int, max_depth: int) -> dict[Path, int]:
     return lines
 
 
-def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def _unique(pairs: list[tuple[str, JSONValue]]) -> JSONObject:
     found = dict(pairs)
     if len(found) != len(pairs):
         raise Suspect
@@ -93,7 +93,7 @@ def _constant(name: str) -> float:
     raise Suspect
 
 
-def _too_deep(text: str, start: int, end: int, value: dict[str, Any] | list[Any], room: int) -> bool:
+def _too_deep(text: str, start: int, end: int, value: JSONObject | list[JSONValue], room: int) -> bool:
     """Whether ``value`` (``text[start:end]``) opens ``room`` containers or more, one inside the other
     (it cannot without as many brackets in its text: counted first, they rule out almost every value)."""
     if end - start < room or text.count("{", start, end) + text.count("[", start, end) < room:
@@ -101,10 +101,10 @@ def _too_deep(text: str, start: int, end: int, value: dict[str, Any] | list[Any]
     return _nesting(value, room) >= room
 
 
-def _nesting(value: dict[str, Any] | list[Any], limit: int) -> int:
+def _nesting(value: JSONObject | list[JSONValue], limit: int) -> int:
     """How many containers deep ``value`` goes below itself (0: none inside), counting up to ``limit``."""
     deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 0)]
+    stack: list[tuple[JSONValue, int]] = [(value, 0)]
     while stack:
         node, level = stack.pop()
         deepest = max(deepest, level)

@@ -7,9 +7,10 @@ import json
 import re
 import sys
 from collections.abc import Iterator, Sequence
-from typing import Any
+from dataclasses import dataclass, field
 
 from ..errors import Problem, clip
+from ..json_types import JSONValue
 from .jsonshallow import Suspect, scanstring, shallow_lines
 from ..problems import place
 from .source import LineMap, Path, SourceError, nearest_line
@@ -35,7 +36,7 @@ index (:mod:`.jsonshallow`); a deeper path indexes the whole document the first 
 class JsonSource(LineMap):
     """A parsed JSON document with the line where each value starts."""
 
-    def __init__(self, data: Any, text: str | None = None, shallow: dict[Path, int] | None = None) -> None:
+    def __init__(self, data: JSONValue, text: str | None = None, shallow: dict[Path, int] | None = None) -> None:
         self.data = data
         self.duplicates: list[Problem] = []
         self.repeated: list[tuple[Path, int | None, int]] = []
@@ -145,12 +146,26 @@ def _tokens(text: str) -> Iterator[tuple[int, str, str | None]]:
             yield start, tok, None
 
 
+@dataclass(slots=True)
+class _Frame:
+    """An open object or array while :func:`_index` walks the tokens."""
+
+    is_object: bool
+    index: int = 0
+    """An array: the index of its current element."""
+    expecting_key: bool = False
+    """An object: the next string is a key."""
+    started: bool = False
+    """An array: its first element was seen."""
+    keys: set[str | None] = field(default_factory=set)
+    """An object: the keys seen so far."""
+
+
 def _index(text: str, source: JsonSource) -> None:
     newlines = [m.start() for m in re.finditer("\n", text)]
     line_of = bisect.bisect_right
     lines = source.lines
-    # frame: [is_object, key_or_index, expecting_key, seen_keys]
-    stack: list[list[Any]] = []
+    stack: list[_Frame] = []
     path: list[str | int] = []
 
     for pos, tok, string in _tokens(text):
@@ -159,21 +174,21 @@ def _index(text: str, source: JsonSource) -> None:
             continue
         if tok == ",":
             if top is not None:
-                if top[0]:
-                    top[2] = True
+                if top.is_object:
+                    top.expecting_key = True
                     path.pop()
                 else:
-                    top[1] += 1
-                    path[-1] = top[1]
+                    top.index += 1
+                    path[-1] = top.index
             continue
         if tok == "}" or tok == "]":
             frame = stack.pop()
-            if (frame[0] and not frame[2]) or (not frame[0] and frame[3]):
+            if (frame.is_object and not frame.expecting_key) or (not frame.is_object and frame.started):
                 path.pop()
             continue
-        if top is not None and top[0] and top[2]:
+        if top is not None and top.is_object and top.expecting_key:
             key = string
-            if key in top[3]:
+            if key in top.keys:
                 later = line_of(newlines, pos) + 1
                 source.repeated.append(((*path, key), lines.get((*path, key)), later))  # type: ignore[arg-type]
                 source.duplicates.append(
@@ -183,12 +198,12 @@ def _index(text: str, source: JsonSource) -> None:
                         line_of(newlines, pos) + 1,
                     )
                 )
-            top[3].add(key)
-            top[2] = False
+            top.keys.add(key)
+            top.expecting_key = False
             path.append(key)  # type: ignore[arg-type]
             continue
-        if top is not None and not top[0] and not top[3]:
-            top[3] = True
+        if top is not None and not top.is_object and not top.started:
+            top.started = True
             path.append(0)
         lines[tuple(path)] = line_of(newlines, pos) + 1
         if tok == "{" or tok == "[":
@@ -198,7 +213,7 @@ def _index(text: str, source: JsonSource) -> None:
                 raise JsonError(
                     f"nested too deeply (more than {MAX_DEPTH} levels) at line {line} column {col}", line, col, where
                 )
-            stack.append([True, None, True, set()] if tok == "{" else [False, 0, False, False])
+            stack.append(_Frame(True, expecting_key=True) if tok == "{" else _Frame(False))
         elif tok in _NOT_JSON:
             line, col = _line_col(newlines, pos)
             raise JsonError(

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import Problem, SpecError
+from ..json_types import JSONObject, JSONValue
 from ..problems import problems_from
 from .yao.reader import read_lines
 
@@ -25,8 +25,8 @@ class LabelSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     id: str | None = None
-    text: Any = Field(description="the reply to judge")
-    expected: str | dict[str, Any] = Field(description="the expected behaviour, as LLMJudge's input 'expected'")
+    text: JSONValue = Field(description="the reply to judge")
+    expected: str | JSONObject = Field(description="the expected behaviour, as LLMJudge's input 'expected'")
     label: bool = Field(description="true when the reply should pass the check")
     threshold: float | None = Field(default=None, ge=0, le=1)
     criteria: dict[str, float] | None = None
@@ -39,8 +39,8 @@ class Labelled:
 
     name: str
     line: int
-    inputs: dict[str, Any]
-    config: dict[str, Any]
+    inputs: JSONObject
+    config: JSONObject
     label: bool
 
 

@@ -19,15 +19,19 @@ when it meets one.
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
 if TYPE_CHECKING:
-    from typing import Protocol
+    from collections.abc import Callable, Coroutine
+    from typing import Protocol, TypeVar
 
-    from ..run_context import RunContext
+    from ..model import AgentRequirement
     from ..redact import Redactor
+    from ..run_context import RunContext
+
+    T = TypeVar("T")
 
     class GlueRuntime(Protocol):
         """What a format's glue may use of the session's runtime (``runtime.Runtime``)."""
@@ -38,11 +42,19 @@ if TYPE_CHECKING:
         @property
         def context(self) -> RunContext: ...
 
-        def run(self, coro: Any) -> Any: ...
+        def run(self, coro: Coroutine[object, object, T]) -> T:
+            """Run ``coro`` on the process's one event loop; its result."""
 
-        def acquire_agents(self, requirements: list[Any], *, for_file: str | None) -> None: ...
+        def acquire_agents(self, requirements: list[AgentRequirement], *, for_file: str | None) -> None: ...
 
-        def add_lookahead_gate(self, gate: Any) -> None: ...
+        def add_lookahead_gate(self, gate: Callable[[pytest.Item], str | None]) -> None:
+            """``gate(item)``: why the look-ahead must not start ``item`` early, or None."""
+
+    class XdistNode(Protocol):
+        """An xdist worker as the controller's ``pytest_configure_node`` hook gets it (xdist is untyped)."""
+
+        workerinput: dict[str, object]
+        """What the worker reads as ``config.workerinput``."""
 
 
 GLUE: tuple[str, ...] = ("semantictest", "compliance", "yao")

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..errors import clip
+from ..json_types import JSONValue
 
 
-def free_key(key: Any) -> bool:
+def free_key(key: JSONValue) -> bool:
     """Keys users may add anywhere: ``x-`` extensions and ``$schema``."""
     return isinstance(key, str) and (key.startswith("x-") or key == "$schema")
 
@@ -21,7 +20,7 @@ def check_node_id(value: str) -> str:
     return value
 
 
-def strip_free_keys(data: Any) -> Any:
+def strip_free_keys(data: JSONValue) -> JSONValue:
     if isinstance(data, dict):
         return {k: v for k, v in data.items() if not free_key(k)}
     return data

@@ -24,12 +24,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ..errors import Problem, clip
+from ..json_types import JSONObject, JSONValue
 from ..problems import place
 from .source import LineMap, Path, SourceError
 
@@ -40,7 +40,7 @@ MAX_DEPTH = 100
 MAX_NODES = 100_000
 """Most values aliases may add to a document by copying (a "billion laughs" stops here)."""
 
-_Loader: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_Loader: type[yaml.SafeLoader | yaml.CSafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 _TAG = "tag:yaml.org,2002:"
 _MERGE = _TAG + "merge"
@@ -65,7 +65,7 @@ class YamlSource(LineMap):
     own problems, so one run shows everything wrong in a file.
     """
 
-    data: Any
+    data: JSONValue
     lines: dict[Path, int] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
 
@@ -119,7 +119,7 @@ def _syntax_error(exc: yaml.MarkedYAMLError, text: str) -> YamlError:
     return YamlError(message, line, column)
 
 
-def _char_at(text: str, mark: Any) -> str | None:
+def _char_at(text: str, mark: yaml.Mark) -> str | None:
     lines = text.split("\n")
     row, column = int(mark.line), int(mark.column)  # a yaml Mark
     if 0 <= row < len(lines) and 0 <= column < len(lines[row]):
@@ -127,12 +127,12 @@ def _char_at(text: str, mark: Any) -> str | None:
     return None
 
 
-def _kind(value: Any) -> str:
+def _kind(value: object) -> str:
     return _TYPE_NAMES.get(type(value), type(value).__name__)
 
 
 class _Builder:
-    def __init__(self, loader: Any, source: YamlSource) -> None:
+    def __init__(self, loader: yaml.SafeLoader | yaml.CSafeLoader, source: YamlSource) -> None:
         self.loader = loader
         self.source = source
         self.visited: set[int] = set()  # ids of the nodes built once (the node graph outlives the build)
@@ -142,7 +142,7 @@ class _Builder:
     def problem(self, path: Path, message: str, line: int) -> None:
         self.source.problems.append(Problem(place(path), message, line))
 
-    def value(self, node: Node, path: Path, depth: int) -> Any:
+    def value(self, node: Node, path: Path, depth: int) -> JSONValue:
         if id(node) in self.visited:  # reached again through an alias: a copy
             self.copies += 1
             if self.copies > MAX_NODES:
@@ -182,7 +182,7 @@ class _Builder:
         if node.tag != expected:
             self.problem(path, f"YAML tag '{clip(_short_tag(node.tag))}' is not supported here", node.start_mark.line + 1)
 
-    def scalar(self, node: ScalarNode, path: Path) -> Any:
+    def scalar(self, node: ScalarNode, path: Path) -> JSONValue:
         tag = node.tag
         if tag == _TIMESTAMP:
             return node.value
@@ -200,7 +200,7 @@ class _Builder:
             self.problem(path, f"cannot read {clip(node.value)!r}: {clip(_one_line(str(exc)), 100)}", node.start_mark.line + 1)
             return node.value
 
-    def mapping(self, node: MappingNode, path: Path, depth: int) -> dict[str, Any]:
+    def mapping(self, node: MappingNode, path: Path, depth: int) -> JSONObject:
         lines = self.source.lines
         # The keys written in the mapping; of a key written twice, the later value.
         written: dict[str, tuple[int, Node]] = {}
@@ -214,7 +214,7 @@ class _Builder:
             if key in written:
                 self.problem(path, f"duplicate key '{clip(key)}' (lines {written[key][0]} and {line})", line)
             written[key] = (line, value_node)
-        result: dict[str, Any] = {}
+        result: JSONObject = {}
         # Merged keys first; a key written in the mapping overrides them, so it is not built here.
         merged: dict[str, tuple[int, Node]] = {}
         for key_node, value_node in self.merged(node, path, depth):

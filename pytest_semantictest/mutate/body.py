@@ -7,20 +7,22 @@ from __future__ import annotations
 import copy
 import json
 from dataclasses import dataclass
-from typing import Any
+
+from ..json_types import JSONObject, JSONValue
 
 TEXT_KEYS = frozenset({"content", "text", "response", "output", "answer", "reply", "message", "delta", "textDelta"})
 CALL_LISTS = frozenset({"tool_calls", "toolCalls", "calls", "function_calls", "functionCalls", "tool_uses"})
 NAME_KEYS = ("name", "fn", "toolName", "tool_name")
 ARG_KEYS = ("arguments", "args", "input", "parameters", "params")
-Path = tuple[Any, ...]
+Path = tuple[str | int, ...]
+"""Where a value is inside a part: its keys and indexes."""
 
 
 @dataclass
 class Part:
     """One editable piece: ``value`` parsed JSON (``raw`` None), or raw text kept as it was."""
 
-    value: Any
+    value: JSONValue
     prefix: str = ""  # an SSE event's other lines; a Vercel line's ``0:``
     raw: str | None = None
 
@@ -45,7 +47,7 @@ class Body:
         return ("\n\n".join(blocks) + "\n\n").encode()
 
 
-def _json(value: Any) -> str:
+def _json(value: JSONValue) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
@@ -80,20 +82,20 @@ def _line(line: str) -> Part:
         return Part(None, raw=line)
 
 
-def get(root: Any, path: Path) -> Any:
+def get(root: JSONValue, path: Path) -> JSONValue:
     for key in path:
         root = root[key]
     return root
 
 
-def put(part: Part, path: Path, value: Any) -> None:
+def put(part: Part, path: Path, value: JSONValue) -> None:
     if not path:
         part.value = value
         return
     get(part.value, path[:-1])[path[-1]] = value
 
 
-def call_name(call: Any) -> str | None:
+def call_name(call: JSONValue) -> str | None:
     if not isinstance(call, dict):
         return None
     for key in NAME_KEYS:
@@ -103,7 +105,7 @@ def call_name(call: Any) -> str | None:
     return str(function["name"]) if isinstance(function, dict) and isinstance(function.get("name"), str) else None
 
 
-def args_path(call: dict[str, Any]) -> Path | None:
+def args_path(call: JSONObject) -> Path | None:
     """Where a call's arguments are (a dict, or a JSON string of one); None: no readable arguments."""
     holder: Path = ("function",) if isinstance(call.get("function"), dict) else ()
     owner = get(call, holder)
@@ -113,7 +115,7 @@ def args_path(call: dict[str, Any]) -> Path | None:
     return None
 
 
-def decoded_args(value: Any) -> dict[str, Any] | None:
+def decoded_args(value: JSONValue) -> JSONObject | None:
     if isinstance(value, str):
         try:
             value = json.loads(value)
@@ -139,7 +141,7 @@ def text_slots(body: Body) -> list[tuple[int, Path]]:
     return found
 
 
-def _texts(value: Any, path: Path) -> list[Path]:
+def _texts(value: JSONValue, path: Path) -> list[Path]:
     if isinstance(value, list):
         return [p for i, v in enumerate(value) for p in _texts(v, path + (i,))]
     if not isinstance(value, dict) or call_name(value) is not None and args_path(value) is not None:
@@ -165,7 +167,7 @@ def call_slots(body: Body) -> list[tuple[int, Path]]:
     return found
 
 
-def _calls(value: Any, path: Path, whole: bool) -> list[Path]:
+def _calls(value: JSONValue, path: Path, whole: bool) -> list[Path]:
     if isinstance(value, dict) and whole and call_name(value) and args_path(value) is not None:
         return [path]
     if isinstance(value, dict):

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
 
-from .body import Body, Part, args_path, call_name, call_slots, decoded_args, get, parse, put, text_slots
+from ..json_types import JSONValue
+from .body import Body, Part, Path, args_path, call_name, call_slots, decoded_args, get, parse, put, text_slots
 
 SURE = "Sure."
 REFUSAL = "I'm sorry, but I can't help with that."
@@ -117,11 +117,11 @@ def _tool_mutations(body: Body, forbidden: tuple[str, ...]) -> list[Edit]:
     return found
 
 
-def _shown(value: Any) -> str:
+def _shown(value: JSONValue) -> str:
     return json.dumps(value, ensure_ascii=False)[:60]
 
 
-def _other(value: Any) -> Any:
+def _other(value: JSONValue) -> JSONValue:
     """A different value of the same JSON type."""
     if isinstance(value, bool):
         return not value
@@ -136,7 +136,7 @@ def _other(value: Any) -> Any:
     return "mutated"
 
 
-def _set_arg(index: int, where: tuple[Any, ...], key: str, new: Any) -> Callable[[Body], None]:
+def _set_arg(index: int, where: Path, key: str, new: JSONValue) -> Callable[[Body], None]:
     """Set (``new`` None: drop) argument ``key``, keeping the arguments' form (a dict or a JSON string)."""
     def apply(b: Body) -> None:
         held = get(b.parts[index].value, where)
@@ -153,7 +153,7 @@ def _without(body: Body, index: int) -> Body:
     return Body(body.kind, [p for n, p in enumerate(body.copy().parts) if n != index])
 
 
-def _drop_call(body: Body, index: int, path: tuple[Any, ...]) -> Body:
+def _drop_call(body: Body, index: int, path: Path) -> Body:
     if not path:
         return _without(body, index)
     copy = body.copy()
@@ -161,7 +161,7 @@ def _drop_call(body: Body, index: int, path: tuple[Any, ...]) -> Body:
     return copy
 
 
-def _add_call(body: Body, slot: tuple[int, tuple[Any, ...]], name: str) -> Body:
+def _add_call(body: Body, slot: tuple[int, Path], name: str) -> Body:
     index, path = slot
     copy = body.copy()
     call = json.loads(json.dumps(get(copy.parts[index].value, path)))
@@ -179,11 +179,13 @@ def _add_call(body: Body, slot: tuple[int, tuple[Any, ...]], name: str) -> Body:
     if not path:
         copy.parts.insert(index + 1, Part(call, copy.parts[index].prefix))
     else:
-        get(copy.parts[index].value, path[:-1]).insert(path[-1] + 1, call)
+        position = path[-1]
+        assert isinstance(position, int)  # a call in a tool-call list (call_slots)
+        get(copy.parts[index].value, path[:-1]).insert(position + 1, call)
     return copy
 
 
-def _reverse(slots: list[tuple[int, tuple[Any, ...]]], calls: list[Any]) -> Callable[[Body], None]:
+def _reverse(slots: list[tuple[int, Path]], calls: list[JSONValue]) -> Callable[[Body], None]:
     def apply(b: Body) -> None:
         for (i, p), call in zip(slots, reversed(calls)):
             put(b.parts[i], p, json.loads(json.dumps(call)))

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
+from typing import cast
 from urllib.parse import urlsplit
-from typing import Any
 
 import pytest
 
@@ -24,10 +24,10 @@ from ..agents.exchange import set_interceptor
 from ..evidence import Note
 from ..model import Outcome, Verdict
 from ..runtime import Runtime
-from ..spec_nodes import is_spec_item
+from ..spec_nodes import SpecItemNode, is_spec_item
 from . import realtime_tape
 from .mutations import mutations
-from .score import LEFT_OUT, SURVIVED, outcome, render, score_text, summary, totals
+from .score import LEFT_OUT, SURVIVED, MutationRecord, Mutant, outcome, render, score_text, summary, totals
 from .tape import Replay, Tape
 
 NAME = "semantictest-mutate"
@@ -42,7 +42,7 @@ class MutationPlugin:
     def __init__(self, config: pytest.Config, runtime: Runtime) -> None:
         self.config = config
         self.runtime = runtime
-        self.tests: dict[str, dict[str, Any]] = {}
+        self.tests: dict[str, MutationRecord] = {}
         self.files: dict[str, list[str]] = {}
         self.timing = {"normal": 0.0, "mutation": 0.0, "mutants": 0.0}
         runtime.add_lookahead_gate(lambda item: "a mutation run records one test at a time")
@@ -68,7 +68,7 @@ class MutationPlugin:
             item.verdict.evidence.append(_note(record))
         return result
 
-    def _mutate(self, item: Any, tape: Tape) -> dict[str, Any]:
+    def _mutate(self, item: SpecItemNode, tape: Tape) -> MutationRecord:
         started = time.perf_counter()
         verdict: Verdict | None = item.verdict
         if verdict is None or verdict.outcome is not Outcome.PASSED:
@@ -84,10 +84,10 @@ class MutationPlugin:
         record["mutation_s"] = time.perf_counter() - started
         return record
 
-    def _mutants(self, item: Any, tape: Tape) -> list[dict[str, Any]]:
+    def _mutants(self, item: SpecItemNode, tape: Tape) -> list[Mutant]:
         forbidden = tuple(_forbidden(item.case))
         targets = tape.targets()
-        found: list[dict[str, Any]] = []
+        found: list[Mutant] = []
         for n, (key, reply) in enumerate(targets):
             where = self.runtime.redactor.text(f"reply {n + 1} of {len(targets)}: {key[0]} {_path(key[1])}")
             for mutation in mutations(reply, forbidden):
@@ -99,14 +99,14 @@ class MutationPlugin:
                               "where": where, "outcome": result, "why": why})
         return found
 
-    def _replayed(self, item: Any, replay: Replay) -> str | None:
+    def _replayed(self, item: SpecItemNode, replay: Replay) -> str | None:
         verdict = self._run(item, replay)
         if verdict is not None and outcome(verdict, replay.unrecorded, replay.judge_misses)[0] == SURVIVED:
             return None
         return ("replaying its recorded replies does not reproduce its pass (it reads something besides the "
                 "replies, such as a trace file, or asks the judge about something not in the replay cache)")
 
-    def _run(self, item: Any, replay: Replay) -> Verdict | None:
+    def _run(self, item: SpecItemNode, replay: Replay) -> Verdict | None:
         misses = self._judge_misses()
         set_interceptor(replay)
         realtime_tape.use(replay)
@@ -126,7 +126,9 @@ class MutationPlugin:
         return int(llm.cache.misses) if llm is not None else 0
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[Any]) -> Any:
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         report = yield
         record = getattr(item, "mutation", None)
         if call.when == "setup" and record is not None:
@@ -134,9 +136,10 @@ class MutationPlugin:
         return report
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        record = getattr(report, ATTRIBUTE, None)
-        if report.when != "setup" or not isinstance(record, dict):
+        found = getattr(report, ATTRIBUTE, None)
+        if report.when != "setup" or not isinstance(found, dict):
             return
+        record = cast(MutationRecord, found)  # what makereport attached (from a worker: carried as JSON)
         self.tests[report.nodeid] = record
         self.files.setdefault(report.location[0], []).append(report.nodeid)
         self.timing["normal"] += float(record.get("normal_s", 0.0))
@@ -146,7 +149,7 @@ class MutationPlugin:
     def _lines(self) -> list[str]:
         return render(self.tests, self.files, self.timing, [_judge_note(options.value(self.config, "llm-cache"))])
 
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if hasattr(self.config, "workerinput") or not self.tests:
             return
         terminalreporter.write_sep("=", "semantictest mutation scores")
@@ -155,7 +158,7 @@ class MutationPlugin:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_summary(self, prefix: list[str], summary: list[str], postfix: list[str],
-                                    session: Any = None) -> None:
+                                    session: pytest.Session | None = None) -> None:
         from html import escape
 
         if not self.tests:
@@ -166,8 +169,8 @@ class MutationPlugin:
         postfix.append("<h2>Mutation scores</h2><ul>" + "".join(f"<li>{r}</li>" for r in rows) + "</ul>")
 
 
-def _note(record: dict[str, Any]) -> Note:
-    fields: dict[str, Any] = {"killed": f"{record['killed']}/{record['total']}"}
+def _note(record: MutationRecord) -> Note:
+    fields: dict[str, str] = {"killed": f"{record['killed']}/{record['total']}"}
     if record.get("not_mutated"):
         fields["not mutated"] = record["not_mutated"]
     for n, mutant in enumerate(record["survived"], 1):
@@ -189,7 +192,7 @@ def _path(url: str) -> str:
     return urlsplit(url).path or url
 
 
-def _forbidden(value: Any, depth: int = 0) -> Iterator[str]:
+def _forbidden(value: object, depth: int = 0) -> Iterator[str]:
     """Tool names a spec forbids (highbar ``forbid``, ValidateTools' ``forbidden``, yao's negated
     ``tool_called``, ...), found in the compiled case's config."""
     if depth > 8:

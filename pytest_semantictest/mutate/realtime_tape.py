@@ -6,11 +6,16 @@ sends are not looked at when replaying."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Awaitable, Callable
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
 
 from ..blocks.transports import realtime
 from .mutations import Recorded
 from .tape import Replay, Tape
+
+if TYPE_CHECKING:
+    from websockets.asyncio.client import ClientConnection
 
 STREAM = (("content-type", "text/event-stream"),)
 
@@ -29,16 +34,16 @@ def _key(url: str) -> tuple[str, str, bytes]:
     return "WEBSOCKET", url, b""
 
 
-def _recording(tape: Tape) -> Any:
-    async def opener(url: str, **kwargs: Any) -> Any:
+def _recording(tape: Tape) -> Callable[..., Awaitable[_Recorder]]:
+    async def opener(url: str, **kwargs: Any) -> _Recorder:  # (kwargs: websockets' own, passed on)
         from websockets.asyncio.client import connect
 
         return _Recorder(await connect(url, **kwargs), tape, url)
     return opener
 
 
-def _replaying(replay: Replay) -> Any:
-    async def opener(url: str, **kwargs: Any) -> Any:
+def _replaying(replay: Replay) -> Callable[..., Awaitable[_Player]]:
+    async def opener(url: str, **kwargs: object) -> _Player:
         found = replay._take(_key(url))
         if found is None:
             replay.unrecorded.append(f"WEBSOCKET {url}")
@@ -64,7 +69,7 @@ def _events(body: bytes) -> list[str]:
             if b.strip()]
 
 
-def _shown(message: Any) -> str:
+def _shown(message: str | bytes) -> str:
     text = message.decode("utf-8", errors="replace") if isinstance(message, bytes) else str(message)
     try:
         return json.dumps(json.loads(text), ensure_ascii=False)
@@ -75,7 +80,7 @@ def _shown(message: Any) -> str:
 class _Recorder:
     """The real socket; every message received is kept, the session recorded when it closes."""
 
-    def __init__(self, socket: Any, tape: Tape, url: str) -> None:
+    def __init__(self, socket: ClientConnection, tape: Tape, url: str) -> None:
         self.socket, self.tape, self.url = socket, tape, url
         self.received: list[str] = []
 
@@ -83,15 +88,16 @@ class _Recorder:
         await self.socket.__aenter__()
         return self
 
-    async def __aexit__(self, *exc: Any) -> Any:
+    async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                        traceback: TracebackType | None) -> None:
         body = "".join(f"data: {m}\n\n" for m in self.received).encode()
         self.tape.replies.append((_key(self.url), Recorded(101, STREAM, body)))
-        return await self.socket.__aexit__(*exc)
+        await self.socket.__aexit__(kind, exc, traceback)
 
-    async def send(self, message: Any) -> None:
+    async def send(self, message: str | bytes) -> None:
         await self.socket.send(message)
 
-    async def recv(self) -> Any:
+    async def recv(self) -> str | bytes:
         message = await self.socket.recv()
         self.received.append(_shown(message))
         return message
@@ -106,10 +112,10 @@ class _Player:
     async def __aenter__(self) -> _Player:
         return self
 
-    async def __aexit__(self, *exc: Any) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         return None
 
-    async def send(self, message: Any) -> None:
+    async def send(self, message: str | bytes) -> None:
         return None
 
     async def recv(self) -> str:

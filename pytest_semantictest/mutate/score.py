@@ -5,12 +5,37 @@ never sent, a judged check whose judge cannot answer offline, a skip)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from ..model import Outcome, Verdict
 
 KILLED, SURVIVED, LEFT_OUT = "killed", "survived", "left out"
 JUDGE_OFFLINE = "judged check not answerable offline (replay cache miss for the mutated reply)"
+
+
+class Mutant(TypedDict):
+    """One mutant of a test: the mutation (``kind``, the ``change`` in words), the reply it was made of
+    (``where``), its ``outcome`` and, when left out, ``why``."""
+
+    kind: str
+    change: str
+    where: str
+    outcome: str
+    why: str
+
+
+class MutationRecord(TypedDict):
+    """One test's mutation record (plain JSON: xdist carries it to the controller in the setup report)."""
+
+    killed: int
+    total: int
+    score: float | None
+    survived: list[Mutant]
+    left_out: list[Mutant]
+    not_mutated: NotRequired[str]
+    """Why the test was not mutated at all."""
+    normal_s: NotRequired[float]
+    mutation_s: NotRequired[float]
 
 
 def outcome(verdict: Verdict, unrecorded: list[str], judge_misses: int = 0) -> tuple[str, str]:
@@ -29,7 +54,7 @@ def outcome(verdict: Verdict, unrecorded: list[str], judge_misses: int = 0) -> t
     return KILLED, ""
 
 
-def summary(mutants: list[dict[str, Any]]) -> dict[str, Any]:
+def summary(mutants: list[Mutant]) -> MutationRecord:
     """One test's record: killed/total, the score, survivors and left-out mutants."""
     decided = [m for m in mutants if m["outcome"] != LEFT_OUT]
     killed = sum(m["outcome"] == KILLED for m in decided)
@@ -38,7 +63,7 @@ def summary(mutants: list[dict[str, Any]]) -> dict[str, Any]:
             "left_out": [m for m in mutants if m["outcome"] == LEFT_OUT]}
 
 
-def totals(records: Iterable[Mapping[str, Any]]) -> tuple[int, int]:
+def totals(records: Iterable[MutationRecord]) -> tuple[int, int]:
     found = list(records)
     return sum(r["killed"] for r in found), sum(r["total"] for r in found)
 
@@ -47,7 +72,7 @@ def score_text(killed: int, total: int) -> str:
     return f"{killed}/{total} = {killed / total:.2f}" if total else "no mutants"
 
 
-def render(tests: Mapping[str, Mapping[str, Any]], files: Mapping[str, list[str]], timing: Mapping[str, float],
+def render(tests: Mapping[str, MutationRecord], files: Mapping[str, list[str]], timing: Mapping[str, float],
            notes: list[str]) -> list[str]:
     """The terminal section: per test, survivors, per file, the run, and the two phases' times. Files
     in name order (xdist workers report in no fixed order), a file's tests in the order they came."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypeVar
 
 import httpx
 
@@ -19,6 +19,7 @@ from ..agents.exchange import MAX_REPLY_BYTES, TEST_HEADER, Send
 from ..deadline import Deadline
 from .mutations import Mutation, Recorded
 
+T = TypeVar("T")
 Signature = tuple[str, str, bytes]
 _DROPPED_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding"})
 
@@ -41,7 +42,7 @@ async def _read_bytes(response: httpx.Response) -> bytes:
 
 
 async def _answer(deadline: Deadline, request: httpx.Request, reply: Recorded,
-                  read: Callable[[httpx.Response], Awaitable[Any]], phase: str) -> tuple[httpx.Response, Any]:
+                  read: Callable[[httpx.Response], Awaitable[T]], phase: str) -> tuple[httpx.Response, T]:
     if reply.raised is not None:
         raise reply.raised
     if reply.slow:
@@ -62,8 +63,8 @@ class Tape:
     replies: list[tuple[Signature, Recorded]] = field(default_factory=list)
 
     async def __call__(self, send: Send, deadline: Deadline, http: httpx.AsyncClient, request: httpx.Request,
-                       read: Callable[[httpx.Response], Awaitable[Any]], *, follow_redirects: bool,
-                       phase: str) -> tuple[httpx.Response, Any]:
+                       read: Callable[[httpx.Response], Awaitable[T]], *, follow_redirects: bool,
+                       phase: str) -> tuple[httpx.Response, T]:
         key = signature(request)
         try:
             response, body = await send(deadline, http, request, _read_bytes, follow_redirects=follow_redirects,
@@ -99,8 +100,8 @@ class Replay:
     replays = True
 
     async def __call__(self, send: Send, deadline: Deadline, http: httpx.AsyncClient, request: httpx.Request,
-                       read: Callable[[httpx.Response], Awaitable[Any]], *, follow_redirects: bool,
-                       phase: str) -> tuple[httpx.Response, Any]:
+                       read: Callable[[httpx.Response], Awaitable[T]], *, follow_redirects: bool,
+                       phase: str) -> tuple[httpx.Response, T]:
         key = signature(request)
         found = self._take(key)
         if found is None:

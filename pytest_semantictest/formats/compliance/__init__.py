@@ -12,14 +12,18 @@ session imports nothing heavy (pydantic).
 from __future__ import annotations
 
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # what __getattr__ gives, for the type checker
+    from .models import Agent, CaseSetup, Document, EnvVar, FrontMatter, Request, Setup, TestCase
+    from .parse import parse_file, parse_text
 
 _FROM = {"parse_file": ".parse", "parse_text": ".parse"}
 __all__ = ["Agent", "CaseSetup", "Document", "EnvVar", "FrontMatter", "Request", "Setup", "TestCase", "parse_file",
            "parse_text"]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name not in __all__:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return getattr(import_module(_FROM.get(name, ".models"), __name__), name)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
 
 from ...errors import Problem, clip, did_you_mean
+from ...json_types import JSONObject
 from ..yamlsource import YamlError, load_yaml
 from .markdown import Item, Line, bullet, bullet_tree, item_value, key_value, label, snake, text_of, unquote
 from .models import Agent, Bullet, CaseSetup, ChatInput, Message, Request, Strict, TestCase, Variable
@@ -291,7 +291,7 @@ def _setup(state: _Case, rest: str, at: int, body: list[Line]) -> None:
         for match in _UNAVAILABLE.finditer(token.text):
             setup.unavailable.append(match.group(1))
     items, other = bullet_tree(tokens)
-    groups: list[tuple[str | None, list[Any], int]] = [(None, [], at)]
+    groups: list[tuple[str | None, list[Item], int]] = [(None, [], at)]
     prose = {t.no: t.text.strip() for t in other if t.fence is None}
     for item in items:  # items after "Router is updated:" belong to the router
         heading = max((no for no in prose if no < item.line), default=None)
@@ -309,8 +309,8 @@ def _setup(state: _Case, rest: str, at: int, body: list[Line]) -> None:
 
 def agent_from_items(items: list[Item], heading_id: str | None, line: int, problems: list[Problem]) -> Agent | None:
     """An Agent from key-value bullets; None when they name no agent at all."""
-    values: dict[str, Any] = {}
-    extra: dict[str, Any] = {}
+    values: JSONObject = {}
+    extra: JSONObject = {}
     for item in items:
         pair = key_value(item.text)
         if pair is None:
@@ -328,7 +328,7 @@ def agent_from_items(items: list[Item], heading_id: str | None, line: int, probl
         return None
     name = values.get("name") if isinstance(values.get("name"), str) and values.get("name") else heading_id
     assert name is not None
-    fields: dict[str, Any] = {"id": heading_id or name, "name": name, "extra": extra, "line": line}
+    fields: JSONObject = {"id": heading_id or name, "name": name, "extra": extra, "line": line}
     if isinstance(values.get("instructions"), str):
         fields["instructions"] = values["instructions"]
     for key in ("tools", "handoffs", "skills"):

@@ -4,20 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from ...errors import Problem, SpecError
 from ...model import Suite
+from ..detect import CollectContext
 from .compile import Settings, compile_document
 from .parse import parse_file
 
 
-def settings_from(ctx: Any) -> tuple[Settings, list[Problem]]:
+def settings_from(ctx: CollectContext) -> tuple[Settings, list[Problem]]:
     """Options and ini keys first, then the environment (``COMPLIANCE_*``, ``BASE_URL``, ``API_KEY``)."""
     env = ctx.env
     values: dict[str, str] = {}
     problems: list[Problem] = []
-    for raw in ctx.option("compliance-value") or []:
+    for raw in ctx.texts("compliance-value"):
         name, sep, value = str(raw).partition("=")
         if not sep or not name.strip():
             problems.append(Problem("--semantictest-compliance-value",
@@ -25,14 +25,14 @@ def settings_from(ctx: Any) -> tuple[Settings, list[Problem]]:
             continue
         values[name.strip().strip("{}")] = value.strip()
     settings = Settings(
-        base_url=ctx.option("compliance-base-url") or env.get("COMPLIANCE_BASE_URL") or env.get("BASE_URL") or None,
-        api_key=ctx.option("compliance-api-key") or env.get("COMPLIANCE_API_KEY") or env.get("API_KEY") or None,
+        base_url=ctx.text("compliance-base-url") or env.get("COMPLIANCE_BASE_URL") or env.get("BASE_URL") or None,
+        api_key=ctx.text("compliance-api-key") or env.get("COMPLIANCE_API_KEY") or env.get("API_KEY") or None,
         values=values,
         env=env,
-        strict_only=bool(ctx.option("compliance-strict-only")),
-        server=ctx.option("compliance-server") or None,
+        strict_only=ctx.flag("compliance-strict-only"),
+        server=ctx.text("compliance-server"),
         cwd=ctx.invocation_dir,
-        log_dir=ctx.rootdir / ctx.option("agent-logs"),
+        log_dir=ctx.rootdir / (ctx.text("agent-logs") or ".semantictest/logs"),
     )
     return settings, problems
 
@@ -44,6 +44,6 @@ def load_file(path: Path, settings: Settings, problems: list[Problem] | None = N
     return compile_document(parse_file(path), settings)
 
 
-def make_loader(ctx: Any) -> Callable[[Path], Suite]:
+def make_loader(ctx: CollectContext) -> Callable[[Path], Suite]:
     settings, problems = settings_from(ctx)
     return lambda path: load_file(path, settings, problems)

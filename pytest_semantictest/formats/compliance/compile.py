@@ -14,10 +14,9 @@ import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ...errors import Problem
-from ...model import AgentRequirement, Case, Step, Suite
+from ...model import AgentRequirement, Case, Check, Step, Suite
 from ...checks.judged import JudgedAssertions
 from .data import ComplianceCase, ComplianceFile
 from .models import DEFAULT_BASE_URL, Document, Setup, TestCase
@@ -101,7 +100,7 @@ def _case(tc: TestCase, node: str, doc: Document, setup: Setup, settings: Settin
                                             "base_url": setup.base_url},
     )
     problems = [*tc.problems, *found]
-    checks: list[Any] = [ResponseCheck(tc.expected, tc.line) if completions else ReplyCheck(tc.expected, tc.line)]
+    checks: list[Check] = [ResponseCheck(tc.expected, tc.line) if completions else ReplyCheck(tc.expected, tc.line)]
     if tc.strict is not None:
         strict, found = compile_strict(tc.strict, where)
         problems.extend(found)
@@ -153,7 +152,7 @@ def _marker(tag: str) -> str:
     return tag if re.fullmatch(r"[A-Za-z][\w-]*", tag) else re.sub(r"[^\w-]", "_", tag).lstrip("_-") or "tag"
 
 
-def _judge_context(tc: TestCase, setup: Setup) -> dict[str, Any]:
+def _judge_context(tc: TestCase, setup: Setup) -> dict[str, str]:
     agents = "; ".join(
         f"{a.name}" + (f" (instructions: {a.instructions})" if a.instructions else "")
         + (f" tools {a.tools}" if a.tools else "") + (f" handoffs {a.handoffs}" if a.handoffs else "")

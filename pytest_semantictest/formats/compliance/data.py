@@ -7,7 +7,9 @@ each of its cases a :class:`ComplianceCase`. Plain data: nothing here runs anyth
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ...json_types import JSONObject
 
 if TYPE_CHECKING:
     from .models import Setup, TestCase
@@ -32,5 +34,5 @@ class ComplianceCase:
 
     parsed: TestCase
     """The case as parsed (``.setup``: its own ``**Setup:**``, ``.title``, ...)."""
-    variables: dict[str, Any] = field(default_factory=dict)
+    variables: JSONObject = field(default_factory=dict)
     """The variables the case chose (reported as its ``variables`` user property)."""

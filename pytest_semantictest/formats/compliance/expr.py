@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
 from ...checks.vocabulary import compile_regex, deep_contains, has_type, json_equal, json_type
 from ...errors import clip, did_you_mean
+from ...json_types import JSONValue
 
 TYPES = ("string", "number", "integer", "boolean", "array", "object", "null")
 KEYWORDS = ("exists", "not_exists", "not_null")
@@ -34,8 +34,10 @@ class Expr:
     """One compiled expectation; ``op`` names it in failure reports."""
 
     op: str
-    arg: Any = None
-    raw: Any = None
+    arg: JSONValue | re.Pattern[str] = None
+    """What to compare with: a JSON value of the YAML, a compiled regular expression, a length, a type name."""
+    raw: JSONValue = None
+    """The YAML value as written."""
     options: tuple[Expr, ...] = field(default=())
 
     def describe(self) -> str:
@@ -43,7 +45,7 @@ class Expr:
             return json.dumps(self.raw, ensure_ascii=False, default=str)
         return str(self.raw) if not isinstance(self.raw, list) else "one of " + json.dumps(self.raw, default=str)
 
-    def test(self, found: bool, values: list[Any]) -> str | None:
+    def test(self, found: bool, values: list[JSONValue]) -> str | None:
         """None when it holds, else why not (``found`` False: the path names nothing)."""
         if self.op == "not_exists":
             return None if not found else f"expected nothing here, found {_show(values[0] if len(values) == 1 else values)}"
@@ -55,7 +57,7 @@ class Expr:
                 return why if len(values) == 1 else f"{why} (every match must hold; {len(values)} matched)"
         return None
 
-    def _one(self, value: Any) -> str | None:
+    def _one(self, value: JSONValue) -> str | None:
         op, arg = self.op, self.arg
         if op == "exists":
             return None
@@ -75,19 +77,19 @@ class Expr:
                 return f"expected something with a length, got {_show(value)}"
             return None if len(value) == arg else f"expected length {arg}, got length {len(value)}"
         if op == "type":
-            return None if has_type(arg, value) else f"expected type {arg}, got {json_type(value)} {_show(value)}"
+            return None if has_type(str(arg), value) else f"expected type {arg}, got {json_type(value)} {_show(value)}"
         if op == "one_of":
             reasons = [o._one(value) for o in self.options]
             return None if any(r is None for r in reasons) else f"expected one of {self.describe()[7:]}, got {_show(value)}"
         raise AssertionError(op)
 
 
-def _show(value: Any) -> str:
+def _show(value: JSONValue) -> str:
     text = json.dumps(value, ensure_ascii=False, default=str)
     return clip(text, 120)
 
 
-def compile_expr(value: Any) -> Expr:
+def compile_expr(value: JSONValue) -> Expr:
     """What a YAML value expects; raises ExprError for a misspelt or malformed operator."""
     if isinstance(value, list):
         if not value:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
 from ...errors import Problem
+from ...json_types import JSONObject, JSONValue
 
 _FENCE_OPEN = re.compile(r"^\s{0,3}(`{3,}|~{3,})\s*([^\s`]*)[^`]*$")
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -196,12 +196,12 @@ def bullet_tree(tokens: list[Line]) -> tuple[list[Item], list[Line]]:
     return roots, other
 
 
-def item_value(item: Item) -> Any:
+def item_value(item: Item) -> JSONValue:
     """A key-value bullet's value: nested bullets become a mapping, ``[a, b]`` a list."""
     found = key_value(item.text)
     value = found[1] if found else item.text
     if item.children:
-        nested: dict[str, Any] = {}
+        nested: JSONObject = {}
         for child in item.children:
             pair = key_value(child.text)
             if pair is None:

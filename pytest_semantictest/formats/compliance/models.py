@@ -8,11 +8,12 @@ rest is read from Markdown by :mod:`.parse` and kept with the line each part sta
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ...errors import Problem, clip
+from ...json_types import JSONObject, JSONValue
 from ..source import nearest_line
 
 DEFAULT_BASE_URL = "http://localhost:8765"
@@ -22,7 +23,7 @@ MAX_TIMEOUT_S = 86400.0
 TRANSPORTS = ("completions", "realtime", "a2a")
 
 
-def _as_list(value: Any) -> Any:
+def _as_list(value: object) -> object:
     """``tags: core`` means ``tags: [core]``."""
     return [value] if isinstance(value, str) else value
 
@@ -53,14 +54,14 @@ class FrontMatter(BaseModel):
 
     @field_validator("version", mode="before")
     @classmethod
-    def _version(cls, value: Any) -> Any:
+    def _version(cls, value: object) -> object:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return str(value)
         return value
 
     @field_validator("tags", "depends_on", mode="before")
     @classmethod
-    def _lists(cls, value: Any) -> Any:
+    def _lists(cls, value: object) -> object:
         return _as_list(value)
 
     @field_validator("tags")
@@ -86,11 +87,11 @@ class Agent(BaseModel):
     tools: list[str] = Field(default_factory=list)
     handoffs: list[str] = Field(default_factory=list)
     skills: list[str] = Field(default_factory=list)
-    extra: dict[str, Any] = Field(default_factory=dict)
+    extra: JSONObject = Field(default_factory=dict)
     """Other bullets (``Auth Config`` with its nested bullets), keys in snake_case."""
     line: int | None = None
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JSONObject:
         """The agent as plain data (what a conftest sends to a server to create it)."""
         return self.model_dump(exclude={"line"})
 
@@ -112,7 +113,7 @@ class Setup(BaseModel):
     path: str = ""
     text: str = ""
     agents: list[Agent] = Field(default_factory=list)
-    tool_definitions: list[dict[str, Any]] = Field(default_factory=list)
+    tool_definitions: list[JSONObject] = Field(default_factory=list)
     environment: dict[str, EnvVar] = Field(default_factory=dict)
     base_url: str = DEFAULT_BASE_URL
     line: int | None = None
@@ -126,7 +127,7 @@ class Setup(BaseModel):
         return [tool_name(t) for t in self.tool_definitions]
 
 
-def tool_name(definition: dict[str, Any]) -> str:
+def tool_name(definition: JSONObject) -> str:
     function = definition.get("function")
     name = function.get("name") if isinstance(function, dict) else None
     if isinstance(name, str):
@@ -187,14 +188,14 @@ class Variable(BaseModel):
 
     name: str
     kind: Literal["one_of", "from_setup", "literal"]
-    choices: list[Any] = Field(default_factory=list)
+    choices: list[JSONValue] = Field(default_factory=list)
     line: int
 
 
 class Strict(BaseModel):
     """The ``**Strict:**`` YAML: its data and the file line of every key."""
 
-    data: dict[str, Any]
+    data: JSONObject
     lines: dict[tuple[str | int, ...], int] = Field(default_factory=dict)
     line: int
 

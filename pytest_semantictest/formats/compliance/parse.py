@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
 
 from ...errors import Problem, SpecError, clip, did_you_mean
+from ...json_types import JSONObject
 from ..source import read_spec
 from ...problems import problems_from
 from ..yamlsource import YamlError, load_yaml
@@ -31,7 +32,7 @@ from .markdown import (
     tokenize,
     unquote,
 )
-from .models import Document, EnvVar, FrontMatter, Setup
+from .models import Document, EnvVar, FrontMatter, Setup, TestCase
 
 MAX_BYTES = 5 * 1024 * 1024
 _CASE_HEADING = re.compile(r"^(?:(\d+)\s*[.):-]\s*)?(.*)$")
@@ -64,7 +65,7 @@ def parse_text(text: str, path: Path | str) -> Document:
 # --- front matter ---------------------------------------------------------------------------
 
 
-def _front_matter(lines: list[str], problems: list[Problem]) -> tuple[FrontMatter | None, dict[Any, int], int]:
+def _front_matter(lines: list[str], problems: list[Problem]) -> tuple[FrontMatter | None, dict[tuple[str | int, ...], int], int]:
     """The validated front matter, the file line of each key, and the index of the first body line."""
     if not lines or lines[0].strip() != "---":
         problems.append(Problem("front matter", "a compliance file starts with YAML front matter: a line '---', "
@@ -89,7 +90,7 @@ def _front_matter(lines: list[str], problems: list[Problem]) -> tuple[FrontMatte
     try:
         front = FrontMatter.model_validate(data)
     except ValidationError as exc:
-        def line_of(path: Any) -> int:
+        def line_of(path: Sequence[str | int]) -> int:
             return (source.line(path) or 1) + 1
 
         for problem in problems_from(exc, FrontMatter, line_of):
@@ -122,7 +123,7 @@ def _title(roots: list[Section]) -> tuple[str, str]:
     return first.title, " ".join(prose)
 
 
-def _cases(section: Section | None, roots: list[Section], first_line: int, problems: list[Problem]) -> list[Any]:
+def _cases(section: Section | None, roots: list[Section], first_line: int, problems: list[Problem]) -> list[TestCase]:
     if section is None:
         titles = [s.title for s in _walk(roots) if s.level <= 2]
         hint = next((did_you_mean(t, ["Test Cases"]) for t in titles if did_you_mean(t, ["Test Cases"])), "")
@@ -181,12 +182,12 @@ def _agents_from(tokens: list[Line], heading_id: str | None, line: int, setup: S
         setup.agents.append(agent)
 
 
-def _tool_definitions(section: Section, problems: list[Problem]) -> list[dict[str, Any]]:
+def _tool_definitions(section: Section, problems: list[Problem]) -> list[JSONObject]:
     fences = [t.fence for t in flatten(section) if t.fence is not None]
     if not fences:
         problems.append(Problem("Tool Definitions", "needs a ```json block with a list of tool definitions", section.line))
         return []
-    out: list[dict[str, Any]] = []
+    out: list[JSONObject] = []
     for fence in fences:
         try:
             data = json.loads(fence.content)
@@ -205,7 +206,7 @@ def _tool_definitions(section: Section, problems: list[Problem]) -> list[dict[st
     return out
 
 
-def _tool_name(tool: dict[str, Any]) -> str | None:
+def _tool_name(tool: JSONObject) -> str | None:
     function = tool.get("function")
     name = function.get("name") if isinstance(function, dict) else tool.get("name")
     return name if isinstance(name, str) and name else None

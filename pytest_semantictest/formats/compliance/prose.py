@@ -14,8 +14,9 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
+from ...databus import DataBus
+from ...json_types import JSONObject
 from ...model import CheckResult, Failure
 from .models import Agent, Bullet, Setup
 from .strict import SLOT
@@ -81,10 +82,10 @@ class FlowCheck:
     def describe(self) -> str:
         return "flow: " + ", ".join(f"{s.source} -> {s.target}" for s in self.steps)
 
-    async def evaluate(self, bus: Any, ctx: Any) -> CheckResult:
+    async def evaluate(self, bus: DataBus, ctx: object) -> CheckResult:
         return self.evaluate_sync(bus)
 
-    def evaluate_sync(self, bus: Any) -> CheckResult:
+    def evaluate_sync(self, bus: DataBus) -> CheckResult:
         observed = bus.get(SLOT)
         if not isinstance(observed, dict) or not observed.get("ok"):
             return CheckResult()
@@ -104,8 +105,8 @@ class FlowCheck:
         return CheckResult()
 
 
-def _matches(event: dict[str, Any], step: HandoffStep) -> bool:
-    def same(value: Any, name: str) -> bool:
+def _matches(event: JSONObject, step: HandoffStep) -> bool:
+    def same(value: object, name: str) -> bool:
         return isinstance(value, str) and value.lower() == name.lower()
 
     target = event.get("to", event.get("target"))

@@ -26,7 +26,8 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from collections.abc import Generator
+from typing import TYPE_CHECKING, NamedTuple
 
 import pytest
 
@@ -34,7 +35,7 @@ from ...spec_nodes import is_spec_item
 
 if TYPE_CHECKING:
     from ...model import Case, Suite
-    from ..pytest_glue import GlueRuntime
+    from ..pytest_glue import GlueRuntime, XdistNode
     from .data import ComplianceCase, ComplianceFile
 
 _SHARED = "semantictest_compliance_dir"
@@ -103,7 +104,7 @@ class ComplianceSession:
     # -- xdist: a folder the workers share ----------------------------------------------------------
 
     @pytest.hookimpl(optionalhook=True)
-    def pytest_configure_node(self, node: Any) -> None:
+    def pytest_configure_node(self, node: XdistNode) -> None:
         """xdist controller: every worker gets the same folder for case records."""
         shared = self.config.stash.get(_CONTROLLER_DIR, None)
         if shared is None:
@@ -120,7 +121,7 @@ class ComplianceSession:
         node.workerinput[_SHARED] = shared
 
     @pytest.hookimpl(optionalhook=True)
-    def pytest_handlecrashitem(self, crashitem: str, report: Any, sched: Any) -> None:
+    def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: object) -> None:
         """xdist controller: a case whose worker crashed never gets a record from it: write one."""
         shared = self.config.stash.get(_CONTROLLER_DIR, None)
         if shared is not None:
@@ -264,7 +265,9 @@ class ComplianceSession:
             )
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         report = yield
         if report.failed:
             parts = compliance_parts(item)
@@ -274,7 +277,7 @@ class ComplianceSession:
                     self.status[item.nodeid] = "failed"
         return report
 
-    def pytest_runtest_logfinish(self, nodeid: str, location: Any) -> None:
+    def pytest_runtest_logfinish(self, nodeid: str, location: tuple[str, int | None, str]) -> None:
         """xdist worker: record that a compliance case finished, and how (after its teardown)."""
         if self.shared is None or self.session is None:
             return
@@ -300,7 +303,7 @@ def _record_path(shared: Path, nodeid: str) -> Path:
     return shared / (hashlib.sha1(nodeid.encode()).hexdigest()[:24] + ".json")
 
 
-def _write_record(path: Path, record: dict[str, Any]) -> None:
+def _write_record(path: Path, record: dict[str, str | None]) -> None:
     from ...files import write_atomic
 
     try:

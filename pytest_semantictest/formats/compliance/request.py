@@ -22,9 +22,9 @@ import random
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from ...errors import Problem, clip, did_you_mean
+from ...json_types import JSONObject, JSONValue
 from ..jsonsource import JsonError, load_json
 from .cases import user_sends
 from .models import Setup, TestCase, tool_name
@@ -44,8 +44,8 @@ _AGENT_SETUP_NAMES = ("agent", "agent_name", "model", "agent_id")
 class Built:
     """The request (ChatRequest config) and the variables chosen for it."""
 
-    config: dict[str, Any] | None = None
-    variables: dict[str, Any] = field(default_factory=dict)
+    config: JSONObject | None = None
+    variables: JSONObject = field(default_factory=dict)
     skip: str | None = None
     missing: list[Problem] = field(default_factory=list)
     """``{placeholder}`` values nobody gave (one problem per name): the case cannot be sent."""
@@ -53,13 +53,13 @@ class Built:
 
 class _Builder:
     def __init__(self, case: TestCase, setup: Setup, values: Mapping[str, str], env: Mapping[str, str],
-                 where: str, seed: str, need_values: bool = True, transport: dict[str, Any] | None = None) -> None:
+                 where: str, seed: str, need_values: bool = True, transport: Mapping[str, str | None] | None = None) -> None:
         self.case, self.setup, self.values, self.env = case, setup, values, env
         self.transport = transport  # a2a/realtime: {"transport", "dialect", "base_url"}
         self.where, self.seed, self.need_values = where, seed, need_values
         self.problems: list[Problem] = []
         self.missing: dict[str, Problem] = {}
-        self.variables: dict[str, Any] = {}
+        self.variables: JSONObject = {}
 
     def problem(self, message: str, line: int | None) -> None:
         self.problems.append(Problem(self.where, message, line))
@@ -81,7 +81,7 @@ class _Builder:
                 else:
                     self.variables[variable.name] = value
 
-    def from_setup(self, name: str) -> Any:
+    def from_setup(self, name: str) -> str | list[str] | None:
         if name.lower() in _AGENT_SETUP_NAMES and self.setup.agents:
             return self.setup.agents[0].name
         env = self.setup.environment.get(name) or self.setup.environment.get(name.upper())
@@ -147,7 +147,7 @@ class _Builder:
                          "[/* get_weather tool */]", line)
         return text
 
-    def tools(self, words: str, line: int | None) -> list[dict[str, Any]]:
+    def tools(self, words: str, line: int | None) -> list[JSONObject]:
         defined = {tool_name(t): t for t in self.setup.tool_definitions}
         if not defined:
             self.problem(f"the tool placeholder [/*{words}*/] needs a '### Tool Definitions' block in ## Setup", line)
@@ -180,7 +180,7 @@ class _Builder:
         headers: dict[str, str] = {}
         for name, raw, line in request.headers:
             headers[name] = self.fill_placeholders(self.fill_variables(raw, line), line)
-        body: Any = None
+        body: JSONValue = None
         if request.body is not None or request.invalid_json:
             body = self.body(request.body, request.body_language, request.body_line, request.invalid_json)
             if isinstance(body, dict) and request.streaming:
@@ -198,7 +198,7 @@ class _Builder:
             return Built({**self.transport, **config}, dict(self.variables))
         return Built(self.disconnect(config), dict(self.variables))
 
-    def realtime_request(self, method: str, body: Any, line: int | None) -> None:
+    def realtime_request(self, method: str, body: JSONValue, line: int | None) -> None:
         """A realtime request opens a WebSocket (an HTTP GET upgraded) and sends the body's client events."""
         if method != "GET":
             self.problem(f"a realtime request opens a WebSocket: write GET `/realtime`, not {method}", line)
@@ -206,12 +206,12 @@ class _Builder:
             self.problem("a realtime request's body is a JSON array of client events, each with a \"type\" "
                          "(conversation.item.create, response.create, ...)", line)
 
-    def disconnect(self, config: dict[str, Any]) -> dict[str, Any]:
+    def disconnect(self, config: JSONObject) -> JSONObject:
         """``disconnect_after`` and the ``follow_up`` request when the behaviour says the client goes away."""
         count = disconnect_after(self.case.behavior)
         if count is None:
             return config
-        follow_up: dict[str, Any] = {key: config[key] for key in ("method", "url", "headers", "timeout") if key in config}
+        follow_up: JSONObject = {key: config[key] for key in ("method", "url", "headers", "timeout") if key in config}
         body = config.get("body")
         if isinstance(body, dict):  # stream_options is only allowed with stream: true
             follow_up["body"] = {**{k: v for k, v in body.items() if k != "stream_options"}, "stream": False}
@@ -219,7 +219,7 @@ class _Builder:
             follow_up["body"] = body
         return {**config, "disconnect_after": count, "follow_up": follow_up}
 
-    def body(self, text: str | None, language: str, line: int | None, invalid: bool) -> Any:
+    def body(self, text: str | None, language: str, line: int | None, invalid: bool) -> JSONValue:
         if text is None:  # "with invalid JSON" and no body written: send some
             return "{invalid json"
         text = self.fill_variables(text, line, in_json=not invalid and language in ("json", ""))
@@ -238,7 +238,7 @@ class _Builder:
             return text
         return self.json_placeholders(data, line)
 
-    def json_placeholders(self, data: Any, line: int | None) -> Any:
+    def json_placeholders(self, data: JSONValue, line: int | None) -> JSONValue:
         """``"{valid_jwt_token}"`` as a whole JSON string is filled (text that merely has braces is not)."""
         if isinstance(data, str):
             whole = _PLACEHOLDER.fullmatch(data)
@@ -259,7 +259,7 @@ class _Builder:
             agent, messages = self.flow_request()
             if agent is None:
                 return Built(skip="the case has no **Request:** or **Input:** (nothing to send)")
-        body: dict[str, Any] = {"model": self.fill_variables(agent, None),
+        body: JSONObject = {"model": self.fill_variables(agent, None),
                                 "messages": [{**m, "content": self.fill_variables(m["content"], None)} for m in messages]}
         if self.transport is not None:  # the transport's client turns the messages into its own requests
             headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
@@ -312,7 +312,7 @@ def _url(base_url: str, path: str) -> str:
 
 def build_request(case: TestCase, setup: Setup, *, base_url: str, api_key: str | None, timeout_ms: int,
                   values: Mapping[str, str], env: Mapping[str, str], where: str, seed: str,
-                  need_values: bool = True, transport: dict[str, Any] | None = None) -> tuple[Built, list[Problem]]:
+                  need_values: bool = True, transport: Mapping[str, str | None] | None = None) -> tuple[Built, list[Problem]]:
     """The case's request; ``transport`` (a2a, realtime: its name, dialect and base URL) makes it a
     TransportRequest config instead of a chat completions request."""
     builder = _Builder(case, setup, values, env, where, seed, need_values, transport)

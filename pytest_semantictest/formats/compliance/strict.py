@@ -15,9 +15,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TypeAlias
 
+from ...databus import DataBus
 from ...errors import clip
+from ...json_types import JSONObject, JSONValue
 from ...model import CheckResult, Failure
 from ...paths import compiled_jsonpath
 from .expr import Expr
@@ -25,6 +27,11 @@ from .expr import Expr
 SLOT = "observed"
 Entry = list[tuple[str, Expr, int]]
 """A mapping of paths to expressions, flattened: (path, expression, line)."""
+Observed: TypeAlias = JSONObject
+"""The ``observed`` slot: what the response blocks saw, as plain JSON (``ok``, ``status``, ``headers``,
+``json``, ``stream``, ``chunks``, ``events``, ``reply``, ...)."""
+Getter: TypeAlias = Callable[[Observed], "tuple[bool, JSONValue] | str"]
+"""What a :class:`ValueCheck` reads of the observed response: (found, value), or why it cannot be read."""
 
 
 def check_path(path: str) -> str | None:
@@ -36,7 +43,7 @@ def check_path(path: str) -> str | None:
     return None
 
 
-def lookup(doc: Any, path: str) -> tuple[bool, list[Any]]:
+def lookup(doc: JSONValue, path: str) -> tuple[bool, list[JSONValue]]:
     """(found, values): ``choices[*].x`` finds every element's ``x``."""
     if path in ("$", ""):
         return True, [doc]
@@ -44,7 +51,7 @@ def lookup(doc: Any, path: str) -> tuple[bool, list[Any]]:
     return bool(values), values
 
 
-def mismatches(doc: Any, entry: Entry) -> list[tuple[str, str, int]]:
+def mismatches(doc: JSONValue, entry: Entry) -> list[tuple[str, str, int]]:
     """(path, why, line) for each part of ``entry`` that ``doc`` does not satisfy."""
     out = []
     for path, expr, line in entry:
@@ -55,7 +62,7 @@ def mismatches(doc: Any, entry: Entry) -> list[tuple[str, str, int]]:
     return out
 
 
-def _failure(check: str, why: str, expr: Expr | None, actual: Any, line: int | None, **details: Any) -> Failure:
+def _failure(check: str, why: str, expr: Expr | None, actual: JSONValue, line: int | None, **details: str) -> Failure:
     return Failure(check, why, expr.raw if expr else None, actual, expr.op if expr else None, line, details)
 
 
@@ -66,16 +73,16 @@ class _Base:
     def reads(self) -> frozenset[str]:
         return frozenset({SLOT})
 
-    async def evaluate(self, bus: Any, ctx: Any) -> CheckResult:
+    async def evaluate(self, bus: DataBus, ctx: object) -> CheckResult:
         return self.evaluate_sync(bus)
 
-    def evaluate_sync(self, bus: Any) -> CheckResult:
+    def evaluate_sync(self, bus: DataBus) -> CheckResult:
         observed = bus.get(SLOT)
         if not isinstance(observed, dict) or not observed.get("ok"):
             return CheckResult()  # no response at all: ResponseCheck reports it
         return CheckResult(self.failures(observed))
 
-    def failures(self, observed: dict[str, Any]) -> list[Failure]:
+    def failures(self, observed: Observed) -> list[Failure]:
         raise NotImplementedError
 
 
@@ -84,14 +91,14 @@ class ValueCheck(_Base):
     """One expression against one observed value (status, content type, final event, ...)."""
 
     label: str
-    get: Callable[[dict[str, Any]], tuple[bool, Any] | str]
+    get: Getter
     expr: Expr
     line: int | None = None
 
     def describe(self) -> str:
         return f"{self.label}: {self.expr.describe()}"
 
-    def failures(self, observed: dict[str, Any]) -> list[Failure]:
+    def failures(self, observed: Observed) -> list[Failure]:
         got = self.get(observed)
         if isinstance(got, str):
             return [_failure(self.label, got, self.expr, None, self.line)]
@@ -113,7 +120,7 @@ class DocCheck(_Base):
     def describe(self) -> str:
         return f"{self.label}: {self.expr.describe()}"
 
-    def failures(self, observed: dict[str, Any]) -> list[Failure]:
+    def failures(self, observed: Observed) -> list[Failure]:
         doc = _document(observed, self.source)
         if isinstance(doc, str):
             return [_failure(self.label, doc, self.expr, None, self.line)]
@@ -125,7 +132,7 @@ class DocCheck(_Base):
         return [_failure(self.label, why, self.expr, actual, self.line)]
 
 
-def _document(observed: dict[str, Any], source: str) -> Any:
+def _document(observed: Observed, source: str) -> JSONValue:
     if observed.get("reply") is not None and source in ("reply", "body"):  # a2a, realtime: the assembled reply
         return observed["reply"]
     if source == "reply":
@@ -141,7 +148,7 @@ def _document(observed: dict[str, Any], source: str) -> Any:
     return observed.get("json")
 
 
-def content_type_text(observed: dict[str, Any]) -> str:
+def content_type_text(observed: Observed) -> str:
     return f"content-type {observed.get('content_type') or 'not given'}"
 
 
@@ -156,7 +163,7 @@ class ChunksCheck(_Base):
     def describe(self) -> str:
         return "chunks"
 
-    def failures(self, observed: dict[str, Any]) -> list[Failure]:
+    def failures(self, observed: Observed) -> list[Failure]:
         if not observed.get("stream"):
             return [Failure("chunks", f"expected an SSE stream, got {content_type_text(observed)}", line=self.line)]
         chunks = observed.get("chunks") or []
@@ -179,7 +186,7 @@ class ChunksCheck(_Base):
         return out
 
 
-def _json(value: Any) -> str:
+def _json(value: JSONValue) -> str:
     return clip(json.dumps(value, ensure_ascii=False, default=str), 500)
 
 
@@ -197,7 +204,7 @@ class EventsCheck(_Base):
     def describe(self) -> str:
         return "events"
 
-    def failures(self, observed: dict[str, Any]) -> list[Failure]:
+    def failures(self, observed: Observed) -> list[Failure]:
         events = [e for e in observed.get("events") or [] if isinstance(e, dict)]
         start = 0
         for n, entry in enumerate(self.entries):
@@ -222,7 +229,7 @@ class EventTypeCheck(_Base):
     def describe(self) -> str:
         return f"events {self.type}: {self.expr.describe()}"
 
-    def failures(self, observed: dict[str, Any]) -> list[Failure]:
+    def failures(self, observed: Observed) -> list[Failure]:
         matching = [e for e in observed.get("events") or [] if isinstance(e, dict) and e.get("type") == self.type]
         why = self.expr.test(bool(matching), [matching] if matching else [])
         return [] if why is None else [_failure(f"events {self.type}", why, self.expr, matching, self.line)]
@@ -246,10 +253,10 @@ class ResponseCheck:
     def describe(self) -> str:
         return f"expected: {self.expected or 'a response'}"
 
-    async def evaluate(self, bus: Any, ctx: Any) -> CheckResult:
+    async def evaluate(self, bus: DataBus, ctx: object) -> CheckResult:
         return self.evaluate_sync(bus)
 
-    def evaluate_sync(self, bus: Any) -> CheckResult:
+    def evaluate_sync(self, bus: DataBus) -> CheckResult:
         observed = bus.get(SLOT)
         observed = observed if isinstance(observed, dict) else {}
         if not observed.get("ok"):

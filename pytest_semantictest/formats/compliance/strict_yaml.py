@@ -6,13 +6,14 @@ YAML line with a did-you-mean.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
 
 from ...errors import Problem, clip, did_you_mean
+from ...json_types import JSONValue
+from ...model import Check
 from .expr import Expr, ExprError, compile_expr
 from .models import Strict
-from .strict import ChunksCheck, DocCheck, Entry, EventsCheck, EventTypeCheck, ValueCheck, check_path, content_type_text
+from .strict import (ChunksCheck, DocCheck, Entry, EventsCheck, EventTypeCheck, Getter, Observed, ValueCheck, check_path,
+                     content_type_text)
 
 KEYS = ("status", "headers", "body", "format", "content_type", "chunks", "final_chunk", "final_event", "events",
         "concatenated_content", "response", "reply")
@@ -26,19 +27,19 @@ class _Compiler:
         self.strict = strict
         self.where = where
         self.problems: list[Problem] = []
-        self.checks: list[Any] = []
+        self.checks: list[Check] = []
 
     def problem(self, path: tuple[str | int, ...], message: str) -> None:
         self.problems.append(Problem(self.where, message, self.strict.line_of(path)))
 
-    def expr(self, path: tuple[str | int, ...], value: Any) -> Expr | None:
+    def expr(self, path: tuple[str | int, ...], value: JSONValue) -> Expr | None:
         try:
             return compile_expr(value)
         except ExprError as exc:
             self.problem(path, f"{_place(path)}: {exc}")
             return None
 
-    def entry(self, path: tuple[str | int, ...], mapping: Any, prefix: str = "") -> Entry:
+    def entry(self, path: tuple[str | int, ...], mapping: JSONValue, prefix: str = "") -> Entry:
         """A mapping of JSONPaths to expressions, nested mappings joined into longer paths."""
         if not isinstance(mapping, dict):
             self.problem(path, f"{_place(path)} must be a mapping of paths to expected values")
@@ -66,12 +67,12 @@ class _Compiler:
                 continue
             getattr(self, f"_{key}")((key,), value)
 
-    def _value(self, path: tuple[str | int, ...], value: Any, label: str, get: Callable[..., Any]) -> None:
+    def _value(self, path: tuple[str | int, ...], value: JSONValue, label: str, get: Getter) -> None:
         expr = self.expr(path, value)
         if expr is not None:
             self.checks.append(ValueCheck(label, get, expr, self.strict.line_of(path)))
 
-    def _status(self, path: tuple[str | int, ...], value: Any) -> None:
+    def _status(self, path: tuple[str | int, ...], value: JSONValue) -> None:
         expr = self.expr(path, value)
         if expr is None:
             return
@@ -82,7 +83,7 @@ class _Compiler:
             return
         self.checks.append(ValueCheck(_place(path), _status, expr, self.strict.line_of(path)))
 
-    def _headers(self, path: tuple[str | int, ...], value: Any) -> None:
+    def _headers(self, path: tuple[str | int, ...], value: JSONValue) -> None:
         if not isinstance(value, dict):
             self.problem(path, f"{_place(path)} must be a mapping of header names to expected values")
             return
@@ -92,7 +93,7 @@ class _Compiler:
                 self.checks.append(ValueCheck(f"header {name}", _header(str(name), expr), expr,
                                               self.strict.line_of(path + (name,))))
 
-    def _body(self, path: tuple[str | int, ...], value: Any, source: str = "body") -> None:
+    def _body(self, path: tuple[str | int, ...], value: JSONValue, source: str = "body") -> None:
         if not isinstance(value, dict):
             expr = self.expr(path, value)
             if expr is not None:
@@ -101,25 +102,25 @@ class _Compiler:
         for doc_path, expr, line in self.entry(path, value):
             self.checks.append(DocCheck(f"{_place(path)} {doc_path}", source, doc_path, expr, line))
 
-    def _final_chunk(self, path: tuple[str | int, ...], value: Any) -> None:
+    def _final_chunk(self, path: tuple[str | int, ...], value: JSONValue) -> None:
         self._body(path, value, "final_chunk")
 
-    def _reply(self, path: tuple[str | int, ...], value: Any) -> None:
+    def _reply(self, path: tuple[str | int, ...], value: JSONValue) -> None:
         """An a2a or realtime case's assembled reply (state, text, events[*].kind, artifacts, ...)."""
         self._body(path, value, "reply")
 
-    def _format(self, path: tuple[str | int, ...], value: Any) -> None:
+    def _format(self, path: tuple[str | int, ...], value: JSONValue) -> None:
         if value not in FORMATS:
             self.problem(path, f"format must be sse or json, not {clip(repr(value))}{did_you_mean(str(value), FORMATS)}")
             return
         self.checks.append(ValueCheck("format", _format, compile_expr(value), self.strict.line_of(path)))
 
-    def _content_type(self, path: tuple[str | int, ...], value: Any) -> None:
+    def _content_type(self, path: tuple[str | int, ...], value: JSONValue) -> None:
         expr = self.expr(path, value)
         if expr is not None:
             self.checks.append(ValueCheck(_place(path), _header("content-type", expr), expr, self.strict.line_of(path)))
 
-    def _chunks(self, path: tuple[str | int, ...], value: Any) -> None:
+    def _chunks(self, path: tuple[str | int, ...], value: JSONValue) -> None:
         if isinstance(value, dict):
             entry = self.entry(path, value)
             if entry:
@@ -130,20 +131,20 @@ class _Compiler:
         if entries:
             self.checks.append(ChunksCheck(entries, line=self.strict.line_of(path)))
 
-    def _listed(self, path: tuple[str | int, ...], value: Any, problem: str) -> list[Entry]:
+    def _listed(self, path: tuple[str | int, ...], value: JSONValue, problem: str) -> list[Entry]:
         """The entries of a non-empty list of mappings (empty ones left out); else ``problem``."""
         if not isinstance(value, list) or not value:
             self.problem(path, problem)
             return []
         return [e for n, item in enumerate(value) if (e := self.entry(path + (n,), item))]
 
-    def _final_event(self, path: tuple[str | int, ...], value: Any) -> None:
+    def _final_event(self, path: tuple[str | int, ...], value: JSONValue) -> None:
         self._value(path, value, "final_event", _final_event)
 
-    def _concatenated_content(self, path: tuple[str | int, ...], value: Any) -> None:
+    def _concatenated_content(self, path: tuple[str | int, ...], value: JSONValue) -> None:
         self._value(path, value, _place(path), _content)
 
-    def _events(self, path: tuple[str | int, ...], value: Any) -> None:
+    def _events(self, path: tuple[str | int, ...], value: JSONValue) -> None:
         if isinstance(value, dict):
             for kind, expected in value.items():
                 expr = self.expr(path + (kind,), expected)
@@ -155,7 +156,7 @@ class _Compiler:
         if entries:
             self.checks.append(EventsCheck(entries, self.strict.line_of(path)))
 
-    def _response(self, path: tuple[str | int, ...], value: Any) -> None:
+    def _response(self, path: tuple[str | int, ...], value: JSONValue) -> None:
         if not isinstance(value, dict):
             self.problem(path, f"response must be a mapping with any of {', '.join(RESPONSE_KEYS)}")
             return
@@ -180,9 +181,9 @@ def _media(value: str) -> str:
     return value.split(";", 1)[0].strip().lower()
 
 
-def _header(name: str, expr: Expr) -> Callable[[dict[str, Any]], tuple[bool, Any]]:
+def _header(name: str, expr: Expr) -> Getter:
     """A header's value; a plain text expectation also matches ignoring case and ``; params``."""
-    def get(observed: dict[str, Any]) -> tuple[bool, Any]:
+    def get(observed: Observed) -> tuple[bool, JSONValue]:
         headers = observed.get("headers") or {}
         value = headers.get(name.lower())
         if value is None:
@@ -194,29 +195,29 @@ def _header(name: str, expr: Expr) -> Callable[[dict[str, Any]], tuple[bool, Any
     return get
 
 
-def _format(observed: dict[str, Any]) -> tuple[bool, Any] | str:
+def _format(observed: Observed) -> tuple[bool, JSONValue] | str:
     return True, "sse" if observed.get("stream") else "json" if observed.get("is_json") else observed.get("content_type")
 
 
-def _status(observed: dict[str, Any]) -> tuple[bool, Any]:
+def _status(observed: Observed) -> tuple[bool, JSONValue]:
     return True, observed.get("status")
 
 
-def _final_event(observed: dict[str, Any]) -> tuple[bool, Any] | str:
+def _final_event(observed: Observed) -> tuple[bool, JSONValue] | str:
     if not observed.get("stream"):
         return f"expected an SSE stream, got {content_type_text(observed)}"
     return observed.get("final_event") is not None, observed.get("final_event")
 
 
-def _content(observed: dict[str, Any]) -> tuple[bool, Any]:
+def _content(observed: Observed) -> tuple[bool, JSONValue]:
     return observed.get("content") is not None, observed.get("content")
 
 
-def _agent(observed: dict[str, Any]) -> tuple[bool, Any]:
+def _agent(observed: Observed) -> tuple[bool, JSONValue]:
     return observed.get("agent") is not None, observed.get("agent")
 
 
-def compile_strict(strict: Strict, where: str) -> tuple[list[Any], list[Problem]]:
+def compile_strict(strict: Strict, where: str) -> tuple[list[Check], list[Problem]]:
     """The checks a strict block asks for, and the problems found in it."""
     compiler = _Compiler(strict, where)
     compiler.compile()

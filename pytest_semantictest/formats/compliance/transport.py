@@ -14,8 +14,9 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
+from ...databus import DataBus
+from ...json_types import JSONObject
 from ...model import CheckResult, Failure, Step
 
 SLOT = "observed"
@@ -34,7 +35,7 @@ def transport_url(transport: str, dialect: str | None, env: Mapping[str, str] | 
     return env.get(name) or None
 
 
-def request_step(config: dict[str, Any], line: int | None, where: str) -> Step:
+def request_step(config: JSONObject, line: int | None, where: str) -> Step:
     return Step("TransportRequest", "request", None, config, SLOT, line, where)
 
 
@@ -57,13 +58,13 @@ class ReplyCheck:
     def describe(self) -> str:
         return f"expected: {self.expected or 'a completed exchange'}"
 
-    async def evaluate(self, bus: Any, ctx: Any) -> CheckResult:
+    async def evaluate(self, bus: DataBus, ctx: object) -> CheckResult:
         return self.evaluate_sync(bus)
 
-    def evaluate_sync(self, bus: Any) -> CheckResult:
+    def evaluate_sync(self, bus: DataBus) -> CheckResult:
         found = bus.get(SLOT)
-        observed: dict[str, Any] = found if isinstance(found, dict) else {}
-        reply: dict[str, Any] = observed["reply"] if isinstance(observed.get("reply"), dict) else {}
+        observed: JSONObject = found if isinstance(found, dict) else {}
+        reply: JSONObject = observed["reply"] if isinstance(observed.get("reply"), dict) else {}
         url = reply.get("url") or (observed.get("request") or {}).get("url") or "the server"
         rejected = (observed.get("status", 0) >= 400 or reply.get("error") is not None
                     or reply.get("state") in ("failed", "rejected"))
@@ -88,7 +89,7 @@ class ReplyCheck:
         return CheckResult()
 
 
-def _timeline(reply: dict[str, Any]) -> str:
+def _timeline(reply: JSONObject) -> str:
     """The events received, one a line under the failure (deltas folded)."""
     lines = reply.get("timeline") or []
     return "".join(f"\n    {line}" for line in lines) if lines else "none"

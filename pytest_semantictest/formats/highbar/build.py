@@ -8,9 +8,9 @@ from __future__ import annotations
 import re
 import shlex
 from pathlib import Path
-from typing import Any
 
 from ...checks.regex import user_regex
+from ...json_types import JSONObject, JSONValue
 from ...redact import MIN_SECRET_LENGTH
 from ...stats import PassRateTest
 from ...problems import place as _place
@@ -21,6 +21,7 @@ from .spec import (
     AgentSpec,
     CallSpec,
     CommandHook,
+    Expected,
     ExpectSpec,
     HighbarSpec,
     MatcherSpec,
@@ -38,11 +39,11 @@ Path_ = tuple[str | int, ...]
 EXTENSION_PREFIX = "x-"
 
 
-def _strip(raw: dict[str, Any]) -> dict[str, Any]:
+def _strip(raw: JSONObject) -> JSONObject:
     return {key: value for key, value in raw.items() if not key.startswith(EXTENSION_PREFIX)}
 
 
-def clean(data: dict[str, Any], agent: dict[str, Any]) -> dict[str, Any]:
+def clean(data: JSONObject, agent: JSONObject) -> JSONObject:
     """Valid data as the models take it: ``x-`` keys dropped where keys are schema keys,
     ``agent`` with ``${ENV}`` expanded."""
     spec = _strip(data)
@@ -53,7 +54,7 @@ def clean(data: dict[str, Any], agent: dict[str, Any]) -> dict[str, Any]:
     return spec
 
 
-def _stripped(raw: dict[str, Any], optional: str) -> dict[str, Any]:
+def _stripped(raw: JSONObject, optional: str) -> JSONObject:
     """``_strip``, and ``optional`` dropped when it is null (the model's default applies)."""
     data = _strip(raw)
     if data.get(optional) is None:
@@ -61,13 +62,13 @@ def _stripped(raw: dict[str, Any], optional: str) -> dict[str, Any]:
     return data
 
 
-def _clean_suite(raw: dict[str, Any]) -> dict[str, Any]:
+def _clean_suite(raw: JSONObject) -> JSONObject:
     suite = _stripped(raw, "name")
     suite["tests"] = [_clean_test(t) for t in suite["tests"]]
     return suite
 
 
-def _clean_test(raw: dict[str, Any]) -> dict[str, Any]:
+def _clean_test(raw: JSONObject) -> JSONObject:
     test = _stripped(raw, "variations")
     if "expect" in test:
         test["expect"] = _clean_expect(test["expect"])
@@ -76,14 +77,14 @@ def _clean_test(raw: dict[str, Any]) -> dict[str, Any]:
     return test
 
 
-def _clean_turn(raw: dict[str, Any]) -> dict[str, Any]:
+def _clean_turn(raw: JSONObject) -> JSONObject:
     turn = _strip(raw)
     if "expect" in turn:
         turn["expect"] = _clean_expect(turn["expect"])
     return turn
 
 
-def _clean_expect(raw: dict[str, Any]) -> dict[str, Any]:
+def _clean_expect(raw: JSONObject) -> JSONObject:
     expect = _strip(raw)
     if "function_calls" in expect:
         expect["function_calls"] = [_clean_call(c) for c in expect["function_calls"]]
@@ -92,14 +93,14 @@ def _clean_expect(raw: dict[str, Any]) -> dict[str, Any]:
     return expect
 
 
-def _clean_call(raw: dict[str, Any]) -> dict[str, Any]:
+def _clean_call(raw: JSONObject) -> JSONObject:
     call = _strip(raw)
     if isinstance(call["name"], list):
         call["name"] = list(dict.fromkeys(call["name"]))  # a tool listed twice adds nothing
     return call
 
 
-def _clean_agent(raw: dict[str, Any]) -> dict[str, Any]:
+def _clean_agent(raw: JSONObject) -> JSONObject:
     agent = _strip(raw)
     if agent.get("health") is None:
         agent.pop("health", None)
@@ -244,7 +245,7 @@ class Builder:
             raw=raw,
         )
 
-    def matcher(self, conditions: dict[str, Any]) -> MatcherSpec:
+    def matcher(self, conditions: JSONObject) -> MatcherSpec:
         patterns = {
             key: self.regexes.get(conditions[key]) or user_regex(conditions[key])
             for key in REGEX_KEYS
@@ -252,7 +253,7 @@ class Builder:
         }
         return MatcherSpec(dict(conditions), patterns)
 
-    def expected(self, value: Any) -> Any:
+    def expected(self, value: JSONValue) -> Expected:
         if isinstance(value, dict):
             if value and set(value) <= MATCHER_KEYS:
                 return self.matcher(value)

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 from ...agents.config import AgentConfig
 from ...agents.keys import requirement as agent_requirement
 from ...blocks.variations import PHRASING_KEY, Variations
 from ...checks.expectations import TurnExpectation
 from ...model import Case, Repetition, Step, Suite
+from ..detect import CollectContext
 from .spec import HighbarSpec, TestSpec
 from .validate import load_highbar
 
@@ -90,8 +90,8 @@ def load_file(path: Path, environ: Mapping[str, str], cwd: Path, log_dir: Path, 
     return compile_spec(spec, environ, cwd, log_dir, default_runs)
 
 
-def make_loader(ctx: Any) -> Any:
+def make_loader(ctx: CollectContext) -> Callable[[Path], Suite]:
     """The collection entry point (see formats/detect.py): options and environment bound."""
-    logs = ctx.rootdir / ctx.option("agent-logs")
-    runs = ctx.option("runs")
+    logs = ctx.rootdir / (ctx.text("agent-logs") or ".semantictest/logs")
+    runs = ctx.number("runs")
     return lambda path: load_file(path, ctx.env, ctx.invocation_dir, logs, runs)

@@ -12,12 +12,13 @@ Keys beyond highbar 0.1.0rc3, documented as extensions: ``agent.calls_from`` (``
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...agents.config import DEFAULT_BODY, DEFAULT_CORRELATE
 from ...checks.matchers import MATCHER_KEYS as MATCHER_KEYS
+from ...json_types import JSONObject, JSONValue
 
 
 REGEX_KEYS: tuple[str, ...] = ("matches", "not_matches")
@@ -35,11 +36,11 @@ class Matcher(_Model):
     any value, and ``matches``/``not_matches`` take a regex (``re.search``).
     """
 
-    equals: Any = None
-    contains: Any = None
-    icontains: Any = None
-    not_contains: Any = None
-    not_icontains: Any = None
+    equals: JSONValue = None
+    contains: JSONValue = None
+    icontains: JSONValue = None
+    not_contains: JSONValue = None
+    not_icontains: JSONValue = None
     matches: str | None = None
     not_matches: str | None = None
 
@@ -48,9 +49,9 @@ class FunctionCall(_Model):
     """An expected tool call: ``name`` is one tool or a list of which any one will do."""
 
     name: str | list[str]
-    params: dict[str, Any] | None = Field(default=None, description="subset of the call's arguments")
-    result: dict[str, Any] | None = Field(default=None, description="subset of the call's result")
-    error: bool | dict[str, Any] = Field(default=False, description="false | true | a matcher on the error text")
+    params: JSONObject | None = Field(default=None, description="subset of the call's arguments")
+    result: JSONObject | None = Field(default=None, description="subset of the call's result")
+    error: bool | JSONObject = Field(default=False, description="false | true | a matcher on the error text")
 
 
 class Expect(_Model):
@@ -100,7 +101,7 @@ class Defaults(_Model):
 class Request(_Model):
     method: Literal["POST", "PUT", "PATCH"] = "POST"
     headers: dict[str, str] = Field(default_factory=dict)
-    body: Any = Field(default_factory=lambda: dict(DEFAULT_BODY))
+    body: JSONValue = Field(default_factory=lambda: dict(DEFAULT_BODY))
 
 
 class PythonHook(_Model):

@@ -5,11 +5,11 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from typing import Any
 
 from ...checks.regex import user_regex
 from ...errors import Problem, clip
 from ...agents.placeholders import PLACEHOLDER as PLACEHOLDER, uses
+from ...json_types import JSONValue
 from ...paths import Path, PathError, split_indexed
 from ...redact import Redactor
 from .models import MATCHER_KEYS
@@ -39,7 +39,7 @@ TEMPLATE_ONLY = (
 # --- messages helpers ---------------------------------------------------------------------
 
 
-def type_name(value: Any) -> str:
+def type_name(value: JSONValue) -> str:
     """highbar's ``got <type>``, with YAML's words for null and mappings."""
     if value is None:
         return "null"
@@ -48,7 +48,7 @@ def type_name(value: Any) -> str:
     return type(value).__name__
 
 
-def is_int(value: Any) -> bool:
+def is_int(value: JSONValue) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -59,7 +59,7 @@ def shown_int(value: int) -> str:
     return f"{'-' if value < 0 else ''}about 10**{int(abs(value).bit_length() * math.log10(2))}"
 
 
-def user_keys(raw: Mapping[str, Any]) -> list[str]:
+def user_keys(raw: Mapping[str, JSONValue]) -> list[str]:
     return [key for key in raw if not str(key).startswith(EXTENSION_PREFIX)]
 
 
@@ -81,7 +81,7 @@ def near_matcher(key: str) -> str | None:
     return intended if intended is not None and intended != key else None
 
 
-def has_template(value: Any) -> bool:
+def has_template(value: JSONValue) -> bool:
     if isinstance(value, str):
         return "{{" in value
     if isinstance(value, dict):

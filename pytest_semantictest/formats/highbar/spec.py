@@ -15,10 +15,11 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal, TypeAlias
 
 from ...agents.config import DEFAULT_BODY, DEFAULT_CORRELATE
 from ...errors import Problem
+from ...json_types import JSONObject, JSONValue
 from ...stats import PassRateTest
 from .problem import HighbarProblem
 
@@ -27,17 +28,17 @@ TRACE_FIELDS: tuple[str, ...] = ("args", "context", "ended_at", "error", "fn", "
 
 
 @dataclass(frozen=True, eq=False)
-class MatcherSpec(Mapping[str, Any]):
+class MatcherSpec(Mapping[str, JSONValue]):
     """A matcher map (``{contains: "x", not_matches: "y"}``): every condition must hold.
 
     It is a read-only mapping of condition -> operand (so it compares equal to the dict
     it was written as); ``patterns`` holds the compiled regex of ``matches``/``not_matches``.
     """
 
-    conditions: dict[str, Any]
+    conditions: JSONObject
     patterns: dict[str, re.Pattern[str]] = field(default_factory=dict)
 
-    def __getitem__(self, key: str) -> Any:
+    def __getitem__(self, key: str) -> JSONValue:
         return self.conditions[key]
 
     def __iter__(self) -> Iterator[str]:
@@ -50,7 +51,7 @@ class MatcherSpec(Mapping[str, Any]):
         return f"MatcherSpec({self.conditions!r})"
 
 
-Expected = Any
+Expected: TypeAlias = "MatcherSpec | dict[str, Expected] | JSONValue"
 """An expected value in ``params``/``result``: a :class:`MatcherSpec`, a dict of expected
 values (subset-matched, recursively), or any other value (compared with ``==``; lists are
 compared as they are, matchers are not looked for inside them, as in highbar)."""
@@ -66,7 +67,7 @@ class CallSpec:
     error: bool | MatcherSpec
     line: int | None
     place: str
-    raw: dict[str, Any] = field(default_factory=dict, compare=False)
+    raw: JSONObject = field(default_factory=dict, compare=False)
     """The entry as written (``x-`` keys dropped), for failure reports."""
 
     @property
@@ -223,7 +224,7 @@ class SessionSpec:
 class RequestSpec:
     method: str = "POST"
     headers: dict[str, str] = field(default_factory=dict)
-    body: Any = field(default_factory=lambda: dict(DEFAULT_BODY))
+    body: JSONValue = field(default_factory=lambda: dict(DEFAULT_BODY))
 
 
 @dataclass(frozen=True)
@@ -240,7 +241,7 @@ class AgentSpec:
     response: str | None = None
     traces: str | None = None
     session: SessionSpec | None = None
-    correlate: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_CORRELATE))
+    correlate: JSONObject = field(default_factory=lambda: dict(DEFAULT_CORRELATE))
     calls_from: Literal["traces", "reply"] = "traces"
     line: int | None = None
 
@@ -262,7 +263,7 @@ class HighbarSpec:
     """Values ``${ENV}`` expanded to under ``agent`` that are at least 6 characters: mask them."""
     env_names: dict[str, str] = field(default_factory=dict)
     """Every expanded value -> the variable's name (to show ``${NAME}`` instead of a value)."""
-    agent_mapping: dict[str, Any] = field(default_factory=dict)
+    agent_mapping: JSONObject = field(default_factory=dict)
     """The ``agent:`` mapping as written (``x-`` keys dropped, ``${ENV}`` NOT expanded), for
     code that takes highbar's raw form (``agents.config.AgentConfig.from_highbar``)."""
 

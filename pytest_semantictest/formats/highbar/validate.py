@@ -17,12 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
 
 from ...errors import SpecError, clip
 from ...files import UnreadableFile, read_text
+from ...json_types import JSONValue
 from ...model import MAX_RUNS
 from ...problems import place as _place, problems_from
 from ...redact import Redactor
@@ -98,7 +98,7 @@ class _Validator(AgentChecks, ExpectChecks):
 
     # spec
 
-    def spec(self, raw: Any) -> None:
+    def spec(self, raw: JSONValue) -> None:
         root: Path_ = ()
         if raw is None:
             self.err(root, "the file is empty: a spec is a mapping with 'agent' and 'suites'")
@@ -134,7 +134,7 @@ class _Validator(AgentChecks, ExpectChecks):
 
     # agent
 
-    def suite(self, raw: Any, where: Path_) -> list[Path_]:
+    def suite(self, raw: JSONValue, where: Path_) -> list[Path_]:
         """Check a suite; returns the places of its tests that observe tool calls."""
         if not self.need(raw, dict, where, "a suite must be a mapping"):
             return []
@@ -148,12 +148,12 @@ class _Validator(AgentChecks, ExpectChecks):
             return []
         return [where + ("tests", j) for j, test in enumerate(tests) if self.test(test, where + ("tests", j))]
 
-    def optional_name(self, raw: Mapping[str, Any], where: Path_) -> None:
+    def optional_name(self, raw: Mapping[str, JSONValue], where: Path_) -> None:
         name = raw.get("name")
         if name is not None:
             self.need(name, str, where, "name must be a string", where + ("name",))
 
-    def runs(self, value: Any, where: Path_, at: Path_) -> bool:
+    def runs(self, value: JSONValue, where: Path_, at: Path_) -> bool:
         if not is_int(value) or value < 1:
             shown = shown_int(value) if is_int(value) else clip(repr(value))
             self.err(where, f"runs must be a whole number of at least 1, got {shown}", at)
@@ -163,7 +163,7 @@ class _Validator(AgentChecks, ExpectChecks):
             return False
         return True
 
-    def test(self, raw: Any, where: Path_) -> bool:
+    def test(self, raw: JSONValue, where: Path_) -> bool:
         """Check a test; True when it observes tool calls."""
         if not self.need(raw, dict, where, "a test must be a mapping"):
             return False
@@ -213,7 +213,7 @@ class _Validator(AgentChecks, ExpectChecks):
             self.pass_rate(raw, where)
         return observes
 
-    def pass_rate(self, raw: Mapping[str, Any], where: Path_) -> None:
+    def pass_rate(self, raw: Mapping[str, JSONValue], where: Path_) -> None:
         """Extension: ``pass_rate: {at_least, confidence, margin, max_runs}``, without runs/min_pass."""
         at = where + ("pass_rate",)
         value = raw["pass_rate"]
@@ -240,7 +240,7 @@ class _Validator(AgentChecks, ExpectChecks):
             self.err(at, f"at_least {at_least} with a margin of {margin} needs 0 < at_least - margin and "
                          "at_least + margin < 1")
 
-    def markers(self, value: Any, where: Path_) -> None:
+    def markers(self, value: JSONValue, where: Path_) -> None:
         at = where + ("markers",)
         if not self.need(value, list, where, "markers must be a list of marker names", at):
             return
@@ -249,7 +249,7 @@ class _Validator(AgentChecks, ExpectChecks):
             if not isinstance(name, str) or not name.isidentifier() or name.startswith("_"):
                 self.err(where, f"marker names must be words like 'smoke' or 'slow', got {clip(repr(name))}", at + (k,))
 
-    def trigger(self, raw: Mapping[str, Any], where: Path_, first: bool) -> None:
+    def trigger(self, raw: Mapping[str, JSONValue], where: Path_, first: bool) -> None:
         """A non-empty text; its well-formed ``{{previous...}}`` templates are noted (none in a first turn)."""
         at = where + ("trigger",)
         if "trigger" not in raw:
@@ -268,7 +268,7 @@ class _Validator(AgentChecks, ExpectChecks):
         if found:
             self.templates[where] = tuple(found)
 
-    def turns(self, raw: Any, where: Path_) -> bool:
+    def turns(self, raw: JSONValue, where: Path_) -> bool:
         at = where + ("turns",)
         if not self.need(raw, list, where, "turns must be a list", at):
             return False

@@ -7,12 +7,12 @@ import json
 import re
 import shlex
 from collections.abc import Mapping
-from typing import Any
 from urllib.parse import urlsplit
 
 from ...agents.config import DEFAULT_BODY, start_line
 from ...deadline import MAX_TIMEOUT_MS
 from ...errors import clip
+from ...json_types import JSONValue
 from ...redact import used_secrets
 from ...resolve import ENV_VAR
 from .rules import (
@@ -35,7 +35,7 @@ from .validate_core import ValidatorCore
 class AgentChecks(ValidatorCore):
     """The checks of the ``agent:`` block, a part of the validator."""
 
-    def agent_(self, raw: Any) -> None:
+    def agent_(self, raw: JSONValue) -> None:
         A: Path_ = ("agent",)
         if not self.need(raw, dict, A, "must be a mapping"):
             return
@@ -112,13 +112,13 @@ class AgentChecks(ValidatorCore):
         if "correlate" in raw:
             self.correlate(raw["correlate"], has_session)
 
-    def _secrets(self, agent: Mapping[str, Any]) -> list[str]:
+    def _secrets(self, agent: Mapping[str, JSONValue]) -> list[str]:
         """The values expanded under ``agent`` that are secrets (the rule ``AgentConfig`` applies)."""
         request = agent.get("request")
         headers = request.get("headers") if isinstance(request, Mapping) else None
         return used_secrets(self.env_names, headers if isinstance(headers, Mapping) else {})
 
-    def expand(self, value: Any, where: Path_) -> Any:
+    def expand(self, value: JSONValue, where: Path_) -> JSONValue:
         """Replace ``${NAME}`` from ``environ``, once (no re-expansion); record each value. As in highbar,
         every value under ``agent`` is expanded, ``x-`` keys' too: a variable that is not set there is
         a spec error as well."""
@@ -147,7 +147,7 @@ class AgentChecks(ValidatorCore):
             self.unset.append(where)
         return expanded
 
-    def text(self, raw: Mapping[str, Any], key: str) -> bool:
+    def text(self, raw: Mapping[str, JSONValue], key: str) -> bool:
         A: Path_ = ("agent",)
         value = raw[key]
         if not self.need(value, str, A, f"{key} must be a string", A + (key,)):
@@ -183,7 +183,7 @@ class AgentChecks(ValidatorCore):
         except ValueError:
             self.err(A, f"{key} has an invalid port: {clip(repr(url), 100)}", at)
 
-    def request(self, raw: Any, has_session: bool) -> None:
+    def request(self, raw: JSONValue, has_session: bool) -> None:
         R: Path_ = ("agent", "request")
         if raw is None:
             return
@@ -222,7 +222,7 @@ class AgentChecks(ValidatorCore):
         if self.placeholders(body, B, ALL_PLACEHOLDERS, has_session) and not uses_placeholder(body, "message"):
             self.err(B, "never uses {{message}}, so the trigger would not be sent")
 
-    def placeholders(self, value: Any, where: Path_, allowed: frozenset[str], has_session: bool) -> bool:
+    def placeholders(self, value: JSONValue, where: Path_, allowed: frozenset[str], has_session: bool) -> bool:
         """Report unknown placeholders and ones not available here; True when all are fine."""
         ok = True
         if isinstance(value, dict):
@@ -253,7 +253,7 @@ class AgentChecks(ValidatorCore):
             ok = False
         return ok
 
-    def session(self, raw: Any) -> None:
+    def session(self, raw: JSONValue) -> None:
         S: Path_ = ("agent", "session")
         if not self.need(raw, dict, S, "must be a mapping with setup and/or teardown"):
             return
@@ -265,7 +265,7 @@ class AgentChecks(ValidatorCore):
         if "teardown" in raw:
             self.hook(raw["teardown"], S + ("teardown",), TEARDOWN_PLACEHOLDERS)
 
-    def hook(self, raw: Any, where: Path_, allowed: frozenset[str]) -> None:
+    def hook(self, raw: JSONValue, where: Path_, allowed: frozenset[str]) -> None:
         if isinstance(raw, str):
             if self.tainted(where):
                 return
@@ -289,7 +289,7 @@ class AgentChecks(ValidatorCore):
         if not colon or not module.strip() or not function.strip() or ":" in function:
             self.err(where, f"python must be 'module:function', got {clip(repr(target))}", where + ("python",))
 
-    def correlate(self, raw: Any, has_session: bool) -> None:
+    def correlate(self, raw: JSONValue, has_session: bool) -> None:
         C: Path_ = ("agent", "correlate")
         if not isinstance(raw, dict) or not raw:
             self.err(

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
 
 from ...errors import clip, did_you_mean
+from ...json_types import JSONObject, JSONValue
 from ...problems import place as _place
 from ..yamlsource import YamlSource
 from .models import ALLOWED_KEYS
@@ -25,7 +25,7 @@ class ValidatorCore:
         self.problems: list[HighbarProblem] = []
         self.env_names: dict[str, str] = {}
         self.unset: list[Path_] = []  # values with a ${VAR} that is not set: not checked further
-        self.agent: dict[str, Any] | None = None  # the agent mapping with ${VAR} expanded
+        self.agent: JSONObject | None = None  # the agent mapping with ${VAR} expanded
         self.managed = True
         self.calls_from = "traces"
         self.has_traces = False
@@ -41,7 +41,7 @@ class ValidatorCore:
         line = self.source.line(where if at is None else at)
         self.problems.append(HighbarProblem(_place(where) or "spec", message, line))
 
-    def need(self, value: Any, types: type | tuple[type, ...], where: Path_, what: str, at: Path_ | None = None) -> bool:
+    def need(self, value: JSONValue, types: type | tuple[type, ...], where: Path_, what: str, at: Path_ | None = None) -> bool:
         """``value`` is of ``types`` (a bool is not an int); else ``<where>: <what>, got <type>``."""
         expected = types if isinstance(types, tuple) else (types,)
         if (isinstance(value, bool) and bool not in expected) or not isinstance(value, expected):
@@ -49,7 +49,7 @@ class ValidatorCore:
             return False
         return True
 
-    def keys(self, raw: Mapping[str, Any], kind: str, where: Path_) -> None:
+    def keys(self, raw: Mapping[str, JSONValue], kind: str, where: Path_) -> None:
         allowed = ALLOWED_KEYS[kind]
         for key in raw:
             name = str(key)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
 from ...errors import clip
+from ...json_types import JSONValue
 from .models import MATCHER_KEYS, REGEX_KEYS
 from .rules import (
     MATCHERS_TEXT,
@@ -22,7 +23,7 @@ from .validate_core import ValidatorCore
 class ExpectChecks(ValidatorCore):
     """The checks of ``expect:`` blocks, a part of the validator."""
 
-    def expect(self, raw: Any, where: Path_) -> tuple[bool, bool] | None:
+    def expect(self, raw: JSONValue, where: Path_) -> tuple[bool, bool] | None:
         """Check an expect; None when it is broken, else ``(asserts something, observes calls)``."""
         if not self.need(raw, dict, where, "expect must be a mapping"):
             return None
@@ -57,7 +58,7 @@ class ExpectChecks(ValidatorCore):
         observes = has_calls or forbid
         return True, observes
 
-    def response(self, raw: Any, where: Path_) -> None:
+    def response(self, raw: JSONValue, where: Path_) -> None:
         at = where + ("response",)
         if raw is None or (isinstance(raw, dict) and not user_keys(raw)):
             self.err(where, f"response has no matcher (use {MATCHERS_TEXT})", at)
@@ -78,14 +79,14 @@ class ExpectChecks(ValidatorCore):
             elif key in REGEX_KEYS:
                 self.regex(value, at + (key,), lambda reason: f"invalid regex: {reason}")
 
-    def regex(self, pattern: str, at: Path_, message: Any, where: Path_ | None = None) -> None:
+    def regex(self, pattern: str, at: Path_, message: Callable[[str], str], where: Path_ | None = None) -> None:
         compiled = regex_or_reason(pattern)
         if isinstance(compiled, str):
             self.err(at if where is None else where, message(compiled), at)
         else:
             self.regexes[pattern] = compiled
 
-    def call(self, raw: Any, where: Path_) -> None:
+    def call(self, raw: JSONValue, where: Path_) -> None:
         if not self.need(raw, dict, where, "a function_calls entry must be a mapping"):
             return
         self.keys(raw, "function_call", where)
@@ -105,7 +106,7 @@ class ExpectChecks(ValidatorCore):
         if "error" in raw:
             self.call_error(raw["error"], where)
 
-    def call_name(self, raw: Any, where: Path_) -> None:
+    def call_name(self, raw: JSONValue, where: Path_) -> None:
         at = where + ("name",)
         if isinstance(raw, str):
             if not raw.strip():
@@ -120,7 +121,7 @@ class ExpectChecks(ValidatorCore):
         else:
             self.err(where, f"function_call 'name' must be a string or a list of strings, got {type_name(raw)}", at)
 
-    def call_error(self, raw: Any, where: Path_) -> None:
+    def call_error(self, raw: JSONValue, where: Path_) -> None:
         at = where + ("error",)
         if isinstance(raw, bool):
             return
@@ -141,7 +142,7 @@ class ExpectChecks(ValidatorCore):
             self.err(at, TEMPLATE_ONLY)
         self.expected(raw, at)
 
-    def expected(self, value: Any, where: Path_) -> None:
+    def expected(self, value: JSONValue, where: Path_) -> None:
         """highbar's ``validate_expected``: matchers well formed and unambiguous, at any depth."""
         if not isinstance(value, dict):
             return
@@ -175,11 +176,10 @@ class ExpectChecks(ValidatorCore):
             if not isinstance(pattern, str):
                 self.err(where, f"'{key}' needs a regex string, got {type_name(pattern)}", where + (key,))
                 continue
-            self.regex(
-                pattern,
-                where + (key,),
-                lambda reason, key=key, pattern=pattern: f"invalid regex in '{key}' ({clip(repr(pattern))}): {reason}",
-                where,
-            )
+
+            def message(reason: str, key: str = key, pattern: str = pattern) -> str:
+                return f"invalid regex in '{key}' ({clip(repr(pattern))}): {reason}"
+
+            self.regex(pattern, where + (key,), message, where)
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
 
@@ -19,6 +18,7 @@ from ...checks.operators import OPERATORS, validate_operand
 from ...checks.path import PathCheck
 from ...databus import split_path
 from ...engine.inputs import is_from_as, output_slots
+from ...json_types import JSONObject, JSONValue
 from ...resolve import references
 from ...errors import Problem, clip, did_you_mean
 from ...model import Case, Repetition, Step, Suite
@@ -40,7 +40,7 @@ def default_id(index: int) -> str:
     return f"test-{index}"
 
 
-def _operand_problem(op: str, operand: Any) -> str | None:
+def _operand_problem(op: str, operand: JSONValue) -> str | None:
     """``validate_operand``, also for patterns ``re`` rejects with other errors than re.error."""
     try:
         return validate_operand(op, operand)
@@ -49,7 +49,7 @@ def _operand_problem(op: str, operand: Any) -> str | None:
         return f"'{op}' has an invalid regular expression {clip(repr(operand))}: {why}"
 
 
-def _ref_sites(value: Any, at: Loc, sites: dict[str, Loc]) -> None:
+def _ref_sites(value: JSONValue, at: Loc, sites: dict[str, Loc]) -> None:
     """Where each ``${name...}`` first appears in ``value`` (``at`` is the value's JSON path)."""
     if isinstance(value, str):
         for name in sorted(references(value)):
@@ -70,7 +70,7 @@ def _under(prefix: Loc, problem: Problem) -> Problem:
     return Problem(joined, problem.message, problem.line)
 
 
-def test_id(raw: Any, index: int) -> str | None:
+def test_id(raw: JSONValue, index: int) -> str | None:
     """The id a raw test names (None when it has no usable one)."""
     value = raw.get("id") if isinstance(raw, dict) else None
     if not isinstance(value, str):
@@ -81,7 +81,7 @@ def test_id(raw: Any, index: int) -> str | None:
         return None
 
 
-def _written_by(tests: list[Any]) -> dict[str, str]:
+def _written_by(tests: list[JSONValue]) -> dict[str, str]:
     """Which test (by id) writes each slot, read from the tests as written (the first writer)."""
     owners: dict[str, str] = {}
     for i, raw in enumerate(tests):
@@ -155,7 +155,7 @@ class SuiteCompiler:
         return compile_step(spec, loc, siblings, self.source, self.problem, self.file_problem,
                             lambda at, message: self.assumed.append(Problem(place(at), message, self.source.line(at))))
 
-    def case(self, raw: Any, i: int, shared: set[str]) -> Case:
+    def case(self, raw: JSONValue, i: int, shared: set[str]) -> Case:
         """One test; its own problems become its ``error``."""
         loc: Loc = ("tests", i)
         case_id = test_id(raw, i)
@@ -174,7 +174,7 @@ class SuiteCompiler:
             case.error = "\n".join(p.render(str(self.path)) for p in mine)
         return case
 
-    def _case(self, raw: Any, i: int, case_id: str, shared: set[str]) -> Case:
+    def _case(self, raw: JSONValue, i: int, case_id: str, shared: set[str]) -> Case:
         loc: Loc = ("tests", i)
         bare = Case(id=case_id, name=case_id, steps=[], checks=[], line=self.source.line(loc), place=place(loc))
         if not isinstance(raw, dict):
@@ -213,7 +213,7 @@ class SuiteCompiler:
             place=bare.place,
         )
 
-    def _unknown_blocks(self, pipeline: Any, loc: Loc) -> None:
+    def _unknown_blocks(self, pipeline: JSONValue, loc: Loc) -> None:
         """An unknown block is the file's problem, also in a test that is otherwise invalid."""
         for j, step in enumerate(pipeline if isinstance(pipeline, list) else []):
             name = step.get("block") if isinstance(step, dict) else None
@@ -274,7 +274,7 @@ class SuiteCompiler:
         return (f" (test '{clip(owner)}' writes '{clip(name)}', but a test reads only its own steps' slots, the "
                 "file's setup and context: write it in this test, or in the setup)")
 
-    def assertions(self, spec: dict[str, Any], loc: Loc, slots: set[str]) -> list[PathCheck]:
+    def assertions(self, spec: JSONObject, loc: Loc, slots: set[str]) -> list[PathCheck]:
         checks: list[PathCheck] = []
         for path, expected in spec.items():
             where = loc + (path,)
@@ -306,7 +306,7 @@ class SuiteCompiler:
         self.problem(where, f"'{clip(head)}' is not written by any step{self._elsewhere(head) or did_you_mean(head, slots)} "
                      "(to check that it is absent, use {\"isUndefined\": true})")
 
-    def _near_misses(self, expected: dict[str, Any], where: Loc) -> bool:
+    def _near_misses(self, expected: JSONObject, where: Loc) -> bool:
         """An object of near-miss operator names (``{"greaterThan": 0}``) is a mistake, not equality."""
         close = [k for k in expected if did_you_mean(k, OPERATORS, cutoff=0.75)]
         if not close and all(suggest_operator(k) for k in expected):

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
 
 from ...errors import Problem, SpecError, clip, did_you_mean
+from ...json_types import JSONValue
 from ...model import Suite
 from ..jsonsource import JsonError, JsonSource, load_json
 from ...problems import place, problems_from
@@ -20,7 +20,7 @@ __all__ = ["FORMAT", "SuiteWarning", "compile_source", "is_suite", "load_file", 
 MAX_BYTES = 20 * 1024 * 1024
 
 
-def is_suite(data: Any) -> bool:
+def is_suite(data: JSONValue) -> bool:
     """A JSON document is a SemanticTest suite when its top level has a ``tests`` array."""
     return isinstance(data, dict) and isinstance(data.get("tests"), list)
 
@@ -99,7 +99,7 @@ def _warn(path: Path, source: JsonSource, missing_ids: list[int], assumed: list[
         warnings.warn_explicit(f"{problem.place}: {problem.message}", SuiteWarning, str(path), problem.line or 1)
 
 
-def _kind(value: Any) -> str:
+def _kind(value: JSONValue) -> str:
     if value is None or isinstance(value, bool):
         return {None: "null", True: "true", False: "false"}[value]
     names = {dict: "an object", list: "an array", str: "a string", int: "a number", float: "a number"}

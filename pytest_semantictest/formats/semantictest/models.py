@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ...errors import clip
+from ...json_types import JSONObject, JSONValue
 from ...model import MAX_RUNS
 from ..validation import check_node_id, strip_free_keys
 
@@ -19,7 +18,7 @@ class _Strict(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _free_keys(cls, data: Any) -> Any:
+    def _free_keys(cls, data: JSONValue) -> JSONValue:
         return strip_free_keys(data)
 
 
@@ -32,13 +31,13 @@ class StepSpec(BaseModel):
     id: str | None = None
     name: str | None = None
     description: str | None = None
-    input: Any = None
-    config: dict[str, Any] = Field(default_factory=dict)
+    input: JSONValue = None
+    config: JSONObject = Field(default_factory=dict)
     output: str | dict[str, str] | None = None
 
     @model_validator(mode="before")
     @classmethod
-    def _free_keys(cls, data: Any) -> Any:
+    def _free_keys(cls, data: JSONValue) -> JSONValue:
         return strip_free_keys(data)
 
     @field_validator("block", "id")
@@ -68,7 +67,7 @@ class TestSpec(_Strict):
     name: str | None = None
     description: str | None = None
     pipeline: list[StepSpec]
-    assertions: dict[str, Any] = Field(default_factory=dict)
+    assertions: JSONObject = Field(default_factory=dict)
     markers: list[str] = Field(default_factory=list)
     skip: str | bool | None = None
     timeout: int | None = Field(default=None, ge=1, le=MAX_TIMEOUT_MS, description="milliseconds")
@@ -96,8 +95,8 @@ class SuiteSpec(_Strict):
     name: str | None = None
     version: str | None = None
     description: str | None = None
-    context: dict[str, Any] = Field(default_factory=dict)
-    input: dict[str, Any] | None = None
+    context: JSONObject = Field(default_factory=dict)
+    input: JSONObject | None = None
     """The reference runner's suite-level input, readable as ``${input.<key>}`` in setup, every test
     and teardown."""
     setup: list[StepSpec] = Field(default_factory=list)
@@ -109,4 +108,4 @@ class SuiteShape(SuiteSpec):
     """What the loader validates first: the file's own keys, tests left unread. Each test is then
     validated on its own (:class:`TestSpec`), so a problem inside one test is that test's error."""
 
-    tests: list[Any]
+    tests: list[JSONValue]

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from ...blocks.registry import get_block, known_blocks
 from ...databus import split_path
 from ...errors import clip, did_you_mean
+from ...json_types import JSONValue
 from ...model import Step
 from ..jsonsource import JsonSource
 from ...problems import place
@@ -85,7 +85,7 @@ def _input_keys(spec: StepSpec, allowed: frozenset[str] | None, primary: str, lo
                     f"({spec.block} takes: {takes})")
 
 
-def _from_as(value: Any, loc: Loc, problem: Report) -> None:
+def _from_as(value: JSONValue, loc: Loc, problem: Report) -> None:
     if isinstance(value, dict) and set(value) <= {"from", "as"} and "from" in value:
         if "as" not in value:
             problem(loc + ("input",), "the from/as form needs both 'from' (a DataBus path) and 'as' (a name)")
@@ -95,7 +95,7 @@ def _from_as(value: Any, loc: Loc, problem: Report) -> None:
             problem(loc + ("input", "as"), f"must be an input name (a string), got {clip(repr(value['as']))}")
 
 
-def _loop_target(target: Any, loc: Loc, siblings: list[StepSpec], problem: Report) -> None:
+def _loop_target(target: JSONValue, loc: Loc, siblings: list[StepSpec], problem: Report) -> None:
     index = loc[-1]
     assert isinstance(index, int)
     earlier = [s.id or s.block for s in siblings[:index]]

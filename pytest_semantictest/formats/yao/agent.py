@@ -11,7 +11,6 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
 
@@ -23,8 +22,10 @@ from ...agents.config import (
 )
 from ...agents.errors import AgentConfigError
 from ...errors import Problem, SpecError
+from ...json_types import JSONObject, JSONValue
 from ...model import AgentRequirement
 from ...redact import used_secrets
+from ..detect import CollectContext
 from .models import AgentFileSpec
 
 SIDECAR_SUFFIX = ".agent.yaml"
@@ -47,19 +48,20 @@ def sidecar_path(path: Path) -> Path:
     return path.with_name(path.name[: -len(path.suffix)] + SIDECAR_SUFFIX if path.suffix else path.name + SIDECAR_SUFFIX)
 
 
-def choose_agent(path: Path, ctx: Any) -> AgentChoice:
+def choose_agent(path: Path, ctx: CollectContext) -> AgentChoice:
     """The agent for the cases of ``path``; raises SpecError for a broken sidecar."""
     sidecar = sidecar_path(path)
     if sidecar.is_file():
         spec, line = _load_sidecar(sidecar)
         return build(spec.model_dump(exclude_none=True), sidecar.parent, ctx, sidecar, spec, line)
-    endpoint = ctx.option("agent-endpoint")
+    endpoint = ctx.text("agent-endpoint")
     if not endpoint:
         return AgentChoice(None, None, NO_AGENT.format(sidecar=sidecar.name))
-    raw: dict[str, Any] = {"endpoint": endpoint, "protocol": ctx.option("agent-protocol") or "openai"}
+    raw: JSONObject = {"endpoint": endpoint, "protocol": ctx.text("agent-protocol") or "openai"}
     for name in ("start", "health"):
-        if ctx.option(f"agent-{name}"):
-            raw[name] = ctx.option(f"agent-{name}")
+        value = ctx.text(f"agent-{name}")
+        if value:
+            raw[name] = value
     try:
         spec = AgentFileSpec.model_validate(raw)
     except ValidationError as exc:
@@ -96,7 +98,7 @@ def _load_sidecar(sidecar: Path) -> tuple[AgentFileSpec, Callable[[Sequence[str 
     return spec, source.line
 
 
-def _highbar_mapping(raw: Mapping[str, Any]) -> dict[str, Any]:
+def _highbar_mapping(raw: Mapping[str, JSONValue]) -> JSONObject:
     keys = ("endpoint", "start", "health", "startup_timeout", "timeout", "settle_time", "response", "traces",
             "session", "correlate", "concurrency")
     mapping = {k: raw[k] for k in keys if raw.get(k) is not None}
@@ -108,8 +110,8 @@ def _highbar_mapping(raw: Mapping[str, Any]) -> dict[str, Any]:
     return mapping
 
 
-def _expanded(raw: Mapping[str, Any], env: Mapping[str, str], where: Path,
-              line: Callable[[Sequence[str | int]], int | None] | None) -> tuple[dict[str, Any], list[str], dict[str, str]]:
+def _expanded(raw: Mapping[str, JSONValue], env: Mapping[str, str], where: Path,
+              line: Callable[[Sequence[str | int]], int | None] | None) -> tuple[JSONObject, list[str], dict[str, str]]:
     """``raw`` with ``${ENV}`` expanded in every key (as highbar does under ``agent``), the values used
     that are secrets, and their variables' names. A variable that is not set is a SpecError naming the
     key as written in the file (and its line)."""
@@ -127,7 +129,7 @@ def _expanded(raw: Mapping[str, Any], env: Mapping[str, str], where: Path,
     return expanded, secrets, {v: n for v, n in names.items() if v in secrets}
 
 
-def build(raw: Mapping[str, Any], cwd: Path, ctx: Any, where: Path, spec: AgentFileSpec,
+def build(raw: Mapping[str, JSONValue], cwd: Path, ctx: CollectContext, where: Path, spec: AgentFileSpec,
           line: Callable[[Sequence[str | int]], int | None] | None = None) -> AgentChoice:
     from ...agents.keys import requirement
 
@@ -141,7 +143,7 @@ def build(raw: Mapping[str, Any], cwd: Path, ctx: Any, where: Path, spec: AgentF
         mapping["settle_time"] = 0
         mapping.pop("response", None)
     mapping.setdefault("settle_time", 0)
-    logs = ctx.rootdir / (ctx.option("agent-logs") or ".semantictest/logs")
+    logs = ctx.rootdir / (ctx.text("agent-logs") or ".semantictest/logs")
     try:
         config = AgentConfig.from_highbar(mapping, cwd=cwd, environ=ctx.env, log_dir=logs,
                                           name=where.name.split(".")[0], secrets=secrets, env_names=names)
@@ -151,8 +153,8 @@ def build(raw: Mapping[str, Any], cwd: Path, ctx: Any, where: Path, spec: AgentF
                                      else "traces")
     waiting = spec.awaiting_input
     tools = tuple(waiting.tools) if waiting and waiting.tools is not None else tuple(
-        ctx.option("awaiting-input-tools") or DEFAULT_AWAITING_TOOLS)
-    pattern = waiting.pattern if waiting and waiting.pattern else ctx.option("awaiting-input-pattern")
+        ctx.texts("awaiting-input-tools") or DEFAULT_AWAITING_TOOLS)
+    pattern = waiting.pattern if waiting and waiting.pattern else ctx.text("awaiting-input-pattern")
     needed = requirement(config, observe=spec.protocol == "highbar" and calls_from == "traces", calls_from=calls_from)
     target = ChatTarget(config, spec.protocol, needed.key, spec.model, dict(spec.body), tools, pattern,
                         spec.description, tuple(spec.tools))

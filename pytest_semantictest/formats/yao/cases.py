@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
 
 from ...errors import Problem
+from ...json_types import JSONValue
 from ...problems import problems_from
 from ..validation import check_node_id
 from .models import CaseSpec
@@ -94,7 +94,7 @@ def case_problems(spec: CaseSpec, base: Path) -> list[Problem]:
     return found
 
 
-def _parts(value: Any, where: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
+def _parts(value: JSONValue, where: str) -> Iterator[tuple[str, Mapping[str, JSONValue]]]:
     """Every content part of an input (a message or a list of them), with its place."""
     messages = value if isinstance(value, list) else [value]
     for i, message in enumerate(messages):
@@ -107,7 +107,7 @@ def _parts(value: Any, where: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
                 yield f"{at}.content[{j}]", part
 
 
-def part_problems(value: Any, where: str, base: Path) -> list[tuple[str, str]]:
+def part_problems(value: JSONValue, where: str, base: Path) -> list[tuple[str, str]]:
     """Content parts that name a file that is not there, or name nothing at all."""
     from ...agents.chat import resolve_source
 

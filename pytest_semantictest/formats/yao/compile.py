@@ -10,19 +10,32 @@ of its outcome. A case's ``before`` hook is a first (gated) step, its ``after`` 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from ...checks.conversation import ConversationOutcome, TurnCompleted, turn_assertion
-from ...checks.specs import AssertionSpec
+from ...checks.specs import AssertionSpec, AttachmentSpec, InputSpec
+from ...databus import DataBus
 from ...errors import Problem, SpecError
-from ...model import Case, CheckResult, Failure, Step, Suite
+from ...json_types import JSONObject
+from ...model import Case, Check, CheckResult, Failure, Step, Suite
+from ..detect import CollectContext
 from .agent import AgentChoice, choose_agent
 from .cases import ParsedCase, parse_file
 from .hooks import hook_steps
 from .models import DEFAULT_DYNAMIC_TIMEOUT_S, DEFAULT_MAX_TURNS, CaseSpec
 
 FORMAT = "yao"
+
+
+class _Turn(TypedDict):
+    """One turn of a static conversation as the compiler reads it (a single-turn case: its only one)."""
+
+    input: InputSpec | None
+    assertions: list[AssertionSpec]
+    options: JSONObject
+    attachments: list[AttachmentSpec]
 
 
 class _Fails:
@@ -40,19 +53,19 @@ class _Fails:
     def describe(self) -> str:
         return "interactive input"
 
-    async def evaluate(self, bus: Any, ctx: Any) -> CheckResult:
+    async def evaluate(self, bus: DataBus, ctx: object) -> CheckResult:
         return self.evaluate_sync(bus)
 
-    def evaluate_sync(self, bus: Any) -> CheckResult:
+    def evaluate_sync(self, bus: DataBus) -> CheckResult:
         return CheckResult(failures=[Failure("interactive", self.message, line=self.line)])
 
 
 class Settings:
     """What compiling needs from the session: options and the terminal's availability."""
 
-    def __init__(self, ctx: Any) -> None:
-        self.interactive = bool(ctx.option("interactive"))
-        self.on_missing = ctx.option("on-missing-input") or "skip"
+    def __init__(self, ctx: CollectContext) -> None:
+        self.interactive = ctx.flag("interactive")
+        self.on_missing = ctx.text("on-missing-input") or "skip"
         self._terminal: str | None = None
         self._terminal_checked = False
         self.env = ctx.env
@@ -65,7 +78,7 @@ class Settings:
         return self._terminal
 
 
-def compile_file(path: Path, ctx: Any) -> Suite:
+def compile_file(path: Path, ctx: CollectContext) -> Suite:
     """The file's suite; a problem of the file raises SpecError, a problem of one case is its ``error``."""
     parsed, problems = parse_file(path)
     problems += [Problem("messages", DRAFT_SHAPE, case.line.number) for case in parsed if _draft(case.line.data)]
@@ -148,7 +161,7 @@ def compile_case(spec: CaseSpec, line: int, path: Path, choice: AgentChoice, set
     return case
 
 
-def agent_options(spec: CaseSpec) -> dict[str, Any]:
+def agent_options(spec: CaseSpec) -> JSONObject:
     """The case's ``options`` and, as Yao gives the agent its test user and team, ``user``/``team``
     (request body fields; the case's ``options`` win)."""
     options = dict(spec.options)
@@ -185,8 +198,7 @@ def _static(case: Case, spec: CaseSpec, path: Path, choice: AgentChoice, interac
     if spec.has_expected:
         final = [AssertionSpec(type="equals", value=spec.expected)]
     if single:
-        own: dict[str, Any] = {"input": spec.input, "assertions": final, "options": {}, "attachments": spec.attachments}
-        items: list[dict[str, Any]] = [own]
+        items: list[_Turn] = [{"input": spec.input, "assertions": final, "options": {}, "attachments": spec.attachments}]
         final = []
     else:
         items = [{"input": t.input, "assertions": t.assertions, "options": t.options, "attachments": t.attachments}
@@ -204,7 +216,7 @@ def _static(case: Case, spec: CaseSpec, path: Path, choice: AgentChoice, interac
             "interactive": {"enabled": interactive, "last": number == len(items),
                             "timeout": spec.interactive.timeout if spec.interactive else 300.0},
         }
-        checks: list[Any] = [TurnCompleted(slot, label, case.line)]
+        checks: list[Check] = [TurnCompleted(slot, label, case.line)]
         if item["assertions"]:
             checks.append(turn_assertion(slot, list(item["assertions"]), label, case.line, tuple(slots), path.parent))
         place = case.place if single else f"{case.place} turns[{number - 1}]"
@@ -225,6 +237,6 @@ def _close_session(case: Case, choice: AgentChoice, path: Path, first: str) -> N
                              "_session_end")]
 
 
-def make_loader(ctx: Any) -> Any:
+def make_loader(ctx: CollectContext) -> Callable[[Path], Suite]:
     """The collection entry point (see formats/detect.py)."""
     return lambda path: compile_file(path, ctx)

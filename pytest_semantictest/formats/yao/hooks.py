@@ -23,10 +23,11 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from ...blocks.yao_hook import BEFORE_SLOT
+from ...databus import DataBus
 from ...errors import clip
+from ...json_types import JSONObject, JSONValue
 from ...model import CheckResult, Step
 from .models import CaseSpec, HookSpec, PythonHook
 
@@ -81,9 +82,9 @@ def _importable(module: str) -> bool:
         return False
 
 
-def case_view(spec: CaseSpec) -> dict[str, Any]:
+def case_view(spec: CaseSpec) -> JSONObject:
     """The case as Yao passes it to hooks: ``id``, ``input``, ``metadata``, ``assert``, ``simulator``."""
-    view: dict[str, Any] = {"id": spec.id, "name": spec.name or spec.id,
+    view: JSONObject = {"id": spec.id, "name": spec.name or spec.id,
                             "input": _plain(spec.input), "metadata": dict(spec.metadata)}
     if spec.user:
         view["user"] = spec.user
@@ -98,16 +99,16 @@ def case_view(spec: CaseSpec) -> dict[str, Any]:
     return view
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> JSONValue:
     if isinstance(value, list):
         return [_plain(v) for v in value]
     dump = getattr(value, "model_dump", None)
     return dump(exclude_none=True) if dump else value
 
 
-def hook_context(spec: CaseSpec) -> dict[str, Any]:
+def hook_context(spec: CaseSpec) -> JSONObject:
     """Yao's hook ``ctx``: locale and, when the case sets them, the user and team (also as ``authorized``)."""
-    ctx: dict[str, Any] = {"locale": "en"}
+    ctx: JSONObject = {"locale": "en"}
     authorized = {k: v for k, v in (("user_id", spec.user), ("team_id", spec.team)) if v}
     if authorized:
         ctx.update(authorized)
@@ -146,10 +147,10 @@ class HookCompleted:
     def describe(self) -> str:
         return "before hook"
 
-    async def evaluate(self, bus: Any, ctx: Any) -> CheckResult:
+    async def evaluate(self, bus: DataBus, ctx: object) -> CheckResult:
         return self.evaluate_sync(bus)
 
-    def evaluate_sync(self, bus: Any) -> CheckResult:
+    def evaluate_sync(self, bus: DataBus) -> CheckResult:
         out = bus.get(self.slot)
         if isinstance(out, Mapping) and out.get("error"):
             return CheckResult(error=str(out["error"]))

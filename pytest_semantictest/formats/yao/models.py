@@ -7,7 +7,7 @@ and attachment models live in :mod:`pytest_semantictest.checks.specs` (shared wi
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Final
 
 from pydantic import AliasChoices, Field, field_validator, model_validator
 
@@ -22,15 +22,17 @@ from ...checks.specs import (
     StrictSpec,
 )
 from ...errors import clip
+from ...json_types import JSONObject, JSONValue
 from ..validation import check_node_id
 
 MODES = ("static", "dynamic")
 DEFAULT_MAX_TURNS = 20
 DEFAULT_DYNAMIC_TIMEOUT_S = 300.0
-_UNSET: Any = object()
+_UNSET: Final = object()
+"""``expected`` not given (its value may be any JSON, null included)."""
 
 
-def _one_of(data: Any, names: tuple[str, ...]) -> None:
+def _one_of(data: object, names: tuple[str, ...]) -> None:
     present = [n for n in names if isinstance(data, dict) and n in data]
     if len(present) > 1:
         raise ValueError(f"give one of {', '.join(present)} (they are the same key)")
@@ -53,12 +55,12 @@ class TurnSpec(StrictSpec):
     input: InputSpec
     name: str | None = None
     assertions: Assertions = Field(default_factory=list, validation_alias=AliasChoices("assertions", "assert"))
-    options: dict[str, Any] = Field(default_factory=dict)
+    options: JSONObject = Field(default_factory=dict)
     attachments: list[AttachmentSpec] = Field(default_factory=list)
 
     @model_validator(mode="before")
     @classmethod
-    def _alias_once(cls, data: Any) -> Any:
+    def _alias_once(cls, data: object) -> object:
         _one_of(data, ("assertions", "assert"))
         return data
 
@@ -72,8 +74,8 @@ class CaseSpec(StrictSpec):
     mode: str | None = None
     input: InputSpec | None = None
     assertions: Assertions = Field(default_factory=list, validation_alias=AliasChoices("assertions", "assert"))
-    expected: Any = _UNSET
-    options: dict[str, Any] = Field(default_factory=dict)
+    expected: JSONValue = _UNSET
+    options: JSONObject = Field(default_factory=dict)
     attachments: list[AttachmentSpec] = Field(default_factory=list)
     turns: list[TurnSpec] | None = None
     simulator: SimulatorSpec | None = None
@@ -84,13 +86,13 @@ class CaseSpec(StrictSpec):
     interactive: InteractiveSpec | None = None
     user: str | None = None
     team: str | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: JSONObject = Field(default_factory=dict)
     before: HookSpec | None = None
     after: HookSpec | None = None
 
     @model_validator(mode="before")
     @classmethod
-    def _alias_once(cls, data: Any) -> Any:
+    def _alias_once(cls, data: object) -> object:
         _one_of(data, ("assertions", "assert"))
         return data
 
@@ -173,15 +175,15 @@ class AgentFileSpec(StrictSpec):
     timeout: int | None = Field(default=None, ge=1)
     headers: dict[str, str] = Field(default_factory=dict)
     model: str | None = None
-    body: dict[str, Any] = Field(default_factory=dict)
+    body: JSONObject = Field(default_factory=dict)
     description: str | None = None
     tools: list[str] = Field(default_factory=list)
     awaiting_input: AwaitingInputSpec | None = None
-    request: dict[str, Any] | None = None
+    request: JSONObject | None = None
     response: str | None = None
     traces: str | None = None
-    session: dict[str, Any] | None = None
-    correlate: dict[str, Any] | None = None
+    session: JSONObject | None = None
+    correlate: JSONObject | None = None
     settle_time: int | None = Field(default=None, ge=0)
     calls_from: str | None = None
     concurrency: int | None = Field(default=None, ge=1)

@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ...errors import Problem, clip
 from ...files import UnreadableFile, read_text
+from ...json_types import JSONObject
 from ..jsonsource import JsonError, load_json
 
 MAX_BYTES = 20 * 1024 * 1024
@@ -25,7 +25,7 @@ class Line:
     """One case as written: its line number and parsed object."""
 
     number: int
-    data: dict[str, Any]
+    data: JSONObject
     problems: list[Problem] = field(default_factory=list)
     """Problems confined to this case (a duplicate key): the case's error, not the file's."""
 

@@ -4,16 +4,19 @@ load``, a file with ``setup`` or ``teardown`` runs on one worker, so each runs o
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from .xdist_scheduling import FileSetupScheduling
 
 
 class XdistScheduling:
     """Gives xdist its scheduler for ``--dist load`` (any other ``--dist`` keeps xdist's own)."""
 
     @pytest.hookimpl(optionalhook=True)
-    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: object) -> FileSetupScheduling | None:
         """``--dist load``: a SemanticTest file with setup or teardown runs on one worker (once each)."""
         if config.getvalue("dist") != "load":
             return None

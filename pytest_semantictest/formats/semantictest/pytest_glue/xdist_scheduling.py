@@ -17,20 +17,26 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 import pytest
 from xdist.scheduler import LoadScheduling, LoadScopeScheduling
 
 
+class _Worker(Protocol):
+    """What the scheduler uses of an xdist worker (a ``WorkerController``; xdist has no type hints)."""
+
+    def send_runtest_some(self, indices: list[int]) -> None: ...
+
+
 class _FileScopes(LoadScopeScheduling):  # type: ignore[misc]  # xdist has no type hints
     """Scope = the file for tests of a file with setup or teardown, else the test alone."""
 
-    def __init__(self, config: pytest.Config, log: Any = None) -> None:
+    def __init__(self, config: pytest.Config, log: object = None) -> None:
         super().__init__(config, log)
         self._root = Path(str(config.rootpath))
         self._grouped: dict[str, bool] = {}
-        self._positions: dict[Any, dict[str, int]] = {}
+        self._positions: dict[_Worker, dict[str, int]] = {}
 
     def grouped(self, path: str) -> bool:
         if path not in self._grouped:
@@ -45,7 +51,7 @@ class _FileScopes(LoadScopeScheduling):  # type: ignore[misc]  # xdist has no ty
         path, sep, _ = nodeid.partition("::")
         return path if sep and self.grouped(path) else nodeid
 
-    def _assign_work_unit(self, node: Any) -> None:
+    def _assign_work_unit(self, node: _Worker) -> None:
         """xdist's, with the test positions looked up in a dict (its ``list.index`` per test is
         quadratic when most units are one test)."""
         scope, work_unit = self.workqueue.popitem(last=False)
@@ -59,23 +65,23 @@ class _FileScopes(LoadScopeScheduling):  # type: ignore[misc]  # xdist has no ty
 class FileSetupScheduling:
     """xdist's ``load`` scheduling, or :class:`_FileScopes` once a collection holds a file with setup."""
 
-    def __init__(self, config: pytest.Config, log: Any = None) -> None:
+    def __init__(self, config: pytest.Config, log: object = None) -> None:
         self._load = LoadScheduling(config, log)
         self._scopes = _FileScopes(config, log)
         self._chosen: LoadScheduling | _FileScopes | None = None
 
-    def _all(self) -> list[Any]:
+    def _all(self) -> list[LoadScheduling | _FileScopes]:
         return [self._chosen] if self._chosen is not None else [self._load, self._scopes]
 
-    def add_node(self, node: Any) -> None:
+    def add_node(self, node: object) -> None:
         for scheduler in self._all():
             scheduler.add_node(node)
 
-    def add_node_collection(self, node: Any, collection: Sequence[str]) -> None:
+    def add_node_collection(self, node: object, collection: Sequence[str]) -> None:
         for scheduler in self._all():
             scheduler.add_node_collection(node, collection)
 
-    def remove_node(self, node: Any) -> str | None:
+    def remove_node(self, node: object) -> str | None:
         results: list[str | None] = [scheduler.remove_node(node) for scheduler in self._all()]
         return results[0]
 
@@ -86,5 +92,6 @@ class FileSetupScheduling:
             self._chosen = self._scopes if any(self._scopes.grouped(f) for f in files) else self._load
         self._chosen.schedule()
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> object:
+        """The rest of xdist's scheduler interface (``tests_finished``, ``mark_test_complete``, ...)."""
         return getattr(self._chosen if self._chosen is not None else self._load, name)

@@ -13,20 +13,21 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
 from .... import options
 
 if TYPE_CHECKING:
-    from ...pytest_glue import GlueRuntime
+    from ....json_types import JSONObject
+    from ...pytest_glue import GlueRuntime, XdistNode
 
 WORKER_KEY = "semantictest_generated"
 DEFAULT_OUT = "generated_test.jsonl"
 
 
-def _problem(case: dict[str, Any]) -> str | None:
+def _problem(case: JSONObject) -> str | None:
     from pydantic import ValidationError
 
     from ....problems import problems_from
@@ -78,7 +79,7 @@ class Generation:
         add_to_collection(config, path)
 
     @pytest.hookimpl(optionalhook=True)
-    def pytest_configure_node(self, node: Any) -> None:
+    def pytest_configure_node(self, node: XdistNode) -> None:
         if self.path is not None:
             node.workerinput[WORKER_KEY] = str(self.path)
 
