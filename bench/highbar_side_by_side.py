@@ -25,9 +25,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "highbar"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # (the harness imports tests.helpers)
 
 import fidelity_harness as harness
 
@@ -47,9 +49,14 @@ def main() -> int:
     specs = [s for s in harness.spec_files() if not args.specs or s.name in args.specs]
     recorded: dict[str, object] = {}
     differ = 0
+    walls = [0.0, 0.0]  # highbar's, ours: each spec is its own run of each tool
     for spec in specs:
+        started = time.perf_counter()
         code, theirs, their_out = harness.run_highbar(args.highbar, spec)
+        walls[0] += time.perf_counter() - started
+        started = time.perf_counter()
         our_code, ours, our_out = harness.run_ours(spec)
+        walls[1] += time.perf_counter() - started
         print(f"{spec.name}: highbar exit {code}, pytest exit {our_code}")
         same = True
         for name in sorted(set(theirs) | set(ours)):
@@ -80,6 +87,8 @@ def main() -> int:
         harness.VERDICTS.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         print(f"recorded {len(recorded)} specs to {harness.VERDICTS}")
     print(f"{len(specs) - differ} of {len(specs)} specs give the same verdicts")
+    print(f"wall, one run per spec and tool (temp folder and verdict parsing included): highbar {walls[0]:.1f} s, "
+          f"pytest {walls[1]:.1f} s, {walls[0] / max(walls[1], 1e-9):.2f}x")
     if args.examples is not None:
         differ += run_examples(args.examples, Path(args.highbar))
     return 1 if differ else 0

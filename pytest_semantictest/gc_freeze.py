@@ -5,9 +5,12 @@ collection walks all of it again, and interpreter exit makes several full passes
 spec tests that was about a fifth of the run (``bench/bench_semantictest.py``). So in a session whose
 items are all spec items (``pytest specs/``):
 
-- right after collection, the plugin collects once and freezes what is left (:func:`gc.freeze`): no
-  garbage is frozen (collecting the young generations only left 3 MiB of it for 1000 tests); what the
-  tests make afterwards is collected as usual;
+- right after collection, the plugin collects the young generations and freezes what is left
+  (:func:`gc.freeze`): the old generation's garbage stays frozen until the session ends (3 MiB for
+  1000 tests), which costs less than a full pass (about 12 ms even for one spec file, as much as a
+  small run's whole overhead); what the tests make afterwards is collected as usual. A
+  ``--collect-only`` run freezes too: pytest's own full passes at its end then skip what collection
+  built (22 -> 1 ms for 21 highbar specs);
 - at the very end of the session, after pytest's own last collection, it unfreezes it again, so a
   process that goes on (pytester, a notebook) keeps no garbage;
 - when such a process exits, everything is frozen first: the exit's full passes are skipped. Objects
@@ -42,7 +45,7 @@ class GcFreeze:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         option = session.config.option
-        if any(getattr(option, name, False) for name in ("collectonly", "setuponly", "setupplan")):
+        if any(getattr(option, name, False) for name in ("setuponly", "setupplan")):
             return
         if not session.items or not gc.isenabled():
             return
@@ -50,7 +53,7 @@ class GcFreeze:
             return
         if gc.get_freeze_count():  # last: it walks every frozen object
             return
-        gc.collect()
+        gc.collect(1)
         gc.freeze()
         self.frozen = True
         if not _at_exit:

@@ -298,7 +298,27 @@ class Runtime:
         workerinput = getattr(self.config, "workerinput", None)
         folder = workerinput.get(LLM_DIR) if workerinput is not None else None
         client.limiter = SharedLimiter(limits, Path(folder or self.llm_dir()),
-                                       lambda seconds, why: client.usage.waited(seconds, why))  # (its usage may be swapped)
+                                       lambda seconds, why: client.usage.waited(seconds, why),  # (its usage may be swapped)
+                                       self._show_wait)
+
+    def _show_wait(self, seconds: float, why: str) -> None:
+        """A long wait for the LLM rate limit, shown as it starts: on the terminal reporter's line, or
+        from an xdist worker on its stderr (the terminal; its own reporter's output is not shown)."""
+        import sys
+        from contextlib import nullcontext
+
+        line = f"semantictest: waiting {seconds:.1f} s for the LLM rate limit ({why})"
+        plugins = self.config.pluginmanager
+        capture = plugins.get_plugin("capturemanager")
+        reporter = plugins.get_plugin("terminalreporter")
+        workerinput = getattr(self.config, "workerinput", None)
+        with capture.global_and_fixture_disabled() if capture is not None else nullcontext():
+            if workerinput is None and reporter is not None:
+                reporter.ensure_newline()
+                reporter.write_line(line)
+            else:
+                sys.stderr.write(f"[{workerinput['workerid'] if workerinput else 'semantictest'}] {line}\n")
+                sys.stderr.flush()
 
     def llm_dir(self) -> str:
         """The run's LLM limits folder, made by this process (the controller, or the only one)."""

@@ -21,7 +21,6 @@ it; the run's first request goes alone. Once no request fits, every further call
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import fcntl
 import json
@@ -38,6 +37,8 @@ from .errors import LLMError
 
 STATE = "llm-limits.json"
 POLL_S = 0.05
+SHOWN_S = 0.5
+"""A wait longer than this is shown while it lasts (the ``waiting`` callback of :class:`SharedLimiter`)."""
 
 
 class BudgetSpent(LLMError):
@@ -109,13 +110,16 @@ def parse_prices(lines: list[str]) -> dict[str, Price]:
 
 class SharedLimiter:
     """The limits of :class:`Limits`, held for every process that shares ``folder``; ``waited``
-    is told how long each wait was and why (the usage counters and the progress line)."""
+    is told how long each wait was and why (the usage counters), ``waiting`` once a wait lasts or is
+    expected to last over :data:`SHOWN_S` (the seconds still expected and why: the progress line)."""
 
-    def __init__(self, limits: Limits, folder: Path, waited: Callable[[float, str], None] | None = None) -> None:
+    def __init__(self, limits: Limits, folder: Path, waited: Callable[[float, str], None] | None = None,
+                 waiting: Callable[[float, str], None] | None = None) -> None:
         self.limits = limits
         self.path = folder / STATE
         self._lock_path = folder / (STATE + ".lock")
         self._waited = waited
+        self._waiting = waiting
 
     @contextmanager
     def _state(self) -> Iterator[dict[str, JSONValue]]:
@@ -139,7 +143,9 @@ class SharedLimiter:
     async def acquire(self, bucket: str, model: str) -> str:
         """Wait until a request to ``bucket`` fits the limits; its flight id (give it to :meth:`release`).
         Raises :class:`BudgetSpent` once the budget admits no further request."""
-        started, why = time.monotonic(), ""
+        import asyncio  # here: validating the options at configure (a collect-only run) needs no asyncio
+
+        started, why, shown = time.monotonic(), "", False
         while True:
             with self._state() as state:
                 now = time.time()
@@ -152,6 +158,9 @@ class SharedLimiter:
                     state["flights"][flight] = [os.getpid(), bucket, *_expected(state, slot)]
                     break
             why = why or why_now
+            if self._waiting is not None and not shown and max(wait, time.monotonic() - started) >= SHOWN_S:
+                shown = True
+                self._waiting(wait, why_now)
             await asyncio.sleep(max(POLL_S, min(wait, 1.0)))
         if why and self._waited is not None:
             self._waited(time.monotonic() - started, why)

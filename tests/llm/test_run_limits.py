@@ -31,6 +31,32 @@ def test_requests_per_window_hold_across_four_workers(pytester: pytest.Pytester,
     result.stdout.fnmatch_lines(["semantictest: LLM rate limit: * request(s) waited, * s in all"])
 
 
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one process", "two workers"])
+def test_a_long_wait_is_shown_as_it_starts(pytester: pytest.Pytester, fake_openai: FakeOpenAI,
+                                          workers: list[str]) -> None:
+    """One request a second: the later ones wait for it, and each wait over half a second gets its line
+    while it lasts (on the terminal reporter, or on a worker's stderr), the summary their count."""
+    many_files(pytester, 3)
+    result = run_pytest(pytester, url(fake_openai), *workers, "--semantictest-llm-cache=off",
+                        "--semantictest-llm-rpm=1", "--semantictest-llm-rate-window=1.5",
+                        own_process=bool(workers))  # (a worker writes to the file descriptor)
+    result.assert_outcomes(passed=3)
+    shown = [line for line in result.outlines + result.errlines if "waiting" in line]
+    assert 2 <= len(shown) <= 3 and all("for the LLM rate limit (1 requests per 1.5 s to gpt-4o-mini)" in line
+                                        for line in shown), shown
+    result.stdout.fnmatch_lines(["semantictest: LLM rate limit: * request(s) waited, * s in all"])
+
+
+def test_a_short_wait_is_not_shown(pytester: pytest.Pytester, fake_openai: FakeOpenAI) -> None:
+    """Below half a second the wait only counts in the summary (the check above can fail: no line)."""
+    many_files(pytester, 3)
+    result = run_pytest(pytester, url(fake_openai), "--semantictest-llm-cache=off",
+                        "--semantictest-llm-rpm=1", "--semantictest-llm-rate-window=0.2")
+    result.assert_outcomes(passed=3)
+    assert not [line for line in result.outlines + result.errlines if "waiting" in line]
+    result.stdout.fnmatch_lines(["semantictest: LLM rate limit: * request(s) waited, * s in all"])
+
+
 def test_without_a_limit_the_requests_go_at_once(pytester: pytest.Pytester, fake_openai: FakeOpenAI) -> None:
     """The check above can fail: without the limit the same tests send more than 3 within the window
     (in one process, whose look-ahead runs them together: not at the mercy of when workers start)."""
