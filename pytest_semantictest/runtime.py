@@ -20,7 +20,6 @@ from . import options
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Mapping
-    from typing import Protocol
 
     from .agents.client import AgentClient
     from .agents.pool import AgentPool
@@ -28,16 +27,11 @@ if TYPE_CHECKING:
     from .engine.loop import EventLoopRunner
     from .llm.client import LLMClient
     from .llm.judge import Judge
-    from .model import AgentRequirement
     from .formats.detect import CollectContext
-    from .model import Verdict
+    from .lookahead.scheduler import Lookahead
+    from .model import AgentRequirement, Verdict
     from .json_types import JSONObject
     from .redact import Redactor
-
-    class Scheduler(Protocol):
-        """What runs a spec item's pipeline (``lookahead.scheduler.Lookahead``: maybe ahead of time)."""
-
-        def verdict(self, item: pytest.Item) -> Verdict: ...
 
 T = TypeVar("T")
 
@@ -56,7 +50,7 @@ class Runtime:
     passed in by ``plugin.py``: this module does not import the engine's pytest-facing parts).
     """
 
-    def __init__(self, config: pytest.Config, schedule: Callable[[pytest.Item, Runtime], Scheduler]) -> None:
+    def __init__(self, config: pytest.Config, schedule: Callable[[pytest.Item, Runtime], Lookahead]) -> None:
         self.config = config
         self.unrunnable = False  # a file's agent could not be started or used (highbar's exit 2)
         self.controller_agents: str | None = None
@@ -67,8 +61,7 @@ class Runtime:
         self._worker_usage: dict[str, int] = {}
         self._llm_dir: str | None = None
         self._services: tuple[Redactor, EventLoopRunner, LLMClient, Judge | None]
-        self._pool: AgentPool | None = None
-        """The agent pool once an agent was acquired (also the run context's ``agents``)."""
+        self._pool: AgentPool | None = None  # once an agent was acquired (also the run context's agents)
         self.lookahead_gates: list[Callable[[pytest.Item], str | None]] = []
         """What a format's glue says about an item before it may run ahead: why not yet, or None
         (``add_lookahead_gate``; the look-ahead asks each before it starts an item early)."""
@@ -101,8 +94,7 @@ class Runtime:
         ctx = RunContext(options.settings(self.config), environment(rootdir), rootdir)
         llm_config = options.llm_config(self.config, ctx.env, rootdir)
         redactor = self._declared(ctx.env, llm_config.secrets())
-        llm, judge = build(llm_config, redactor)
-        ctx.llm, ctx.judge = llm, judge
+        ctx.llm, ctx.judge = llm, judge = build(llm_config, redactor)
         self._limit(llm)
         ctx.redactor = redactor  # one per session: every format registers its secrets with it
         from .redact import secret_name
@@ -112,12 +104,15 @@ class Runtime:
         self._services = (redactor, EventLoopRunner(ctx), llm, judge)
         self._context = ctx
 
+    def _running(self) -> tuple[Redactor, EventLoopRunner, LLMClient, Judge | None]:
+        if self._context is None:
+            self._start()
+        return self._services
+
     @property
     def redactor(self) -> Redactor:
         """The session's one redactor: every value a report shows passes through it."""
-        if self._context is None:
-            self._start()
-        return self._services[0]
+        return self._running()[0]
 
     def _declared(self, env: Mapping[str, str], extra: list[str]) -> Redactor:
         """A redactor of the declared secrets: the environment's (by name, ``secret-env``), ``extra``."""
@@ -138,23 +133,17 @@ class Runtime:
     @property
     def loop_runner(self) -> EventLoopRunner:
         """The process's event loop (one for the whole session: keep-alive HTTP across tests)."""
-        if self._context is None:
-            self._start()
-        return self._services[1]
+        return self._running()[1]
 
     @property
     def llm(self) -> LLMClient:
         """The session's role-aware LLM client (the run context's ``llm``)."""
-        if self._context is None:
-            self._start()
-        return self._services[2]
+        return self._running()[2]
 
     @property
     def judge(self) -> Judge | None:
         """The session's LLM judge, None when none is configured (the run context's ``judge``)."""
-        if self._context is None:
-            self._start()
-        return self._services[3]
+        return self._running()[3]
 
     @property
     def agent_pool(self) -> AgentPool | None:
@@ -216,16 +205,13 @@ class Runtime:
         self.redactor.add(value for req in requirements for value in getattr(req.config, "secrets", ()))
         self.redactor.learn([{"headers": getattr(req.config, "request_headers", None)} for req in requirements])
         from .agents.config import AgentConfig
+        from .agents.pool import AgentPool
 
-        configs: list[AgentConfig] = []
-        for req in requirements:
-            if not isinstance(req.config, AgentConfig):
-                raise TypeError(f"agent {req.key!r}: its config is a {type(req.config).__name__}, not an AgentConfig")
-            configs.append(req.config)
+        configs = [req.config for req in requirements if isinstance(req.config, AgentConfig)]
+        if len(configs) != len(requirements):
+            raise TypeError("an agent requirement's config is not an agents.config.AgentConfig")
         pool = self._pool
         if pool is None:
-            from .agents.pool import AgentPool
-
             shared = self.agents_dir
             pool = self._pool = self.context.agents = AgentPool(Path(shared) if shared else None)
         for req, config in zip(requirements, configs):
@@ -398,7 +384,7 @@ class Runtime:
 _RUNTIME = pytest.StashKey[Runtime]()
 
 
-def install(config: pytest.Config, schedule: Callable[[pytest.Item, Runtime], Scheduler]) -> Runtime:
+def install(config: pytest.Config, schedule: Callable[[pytest.Item, Runtime], Lookahead]) -> Runtime:
     """Build the process's runtime (``plugin.py``, in ``pytest_configure``)."""
     state = config.stash[_RUNTIME] = Runtime(config, schedule)
     return state
