@@ -74,7 +74,7 @@ def register_format(name: str, fn: FormatFn) -> FormatFn: ...
 def register_format(name: str, fn: None = None) -> Callable[[FormatFn], FormatFn]: ...
 
 
-def register_format(name: str, fn: FormatFn | None = None) -> JSONValue:
+def register_format(name: str, fn: FormatFn | None = None) -> FormatFn | Callable[[FormatFn], FormatFn]:
     """Register ``fn`` as the parser of format ``name`` (replacing any earlier one).
 
     Without ``fn`` it returns a decorator.
