@@ -16,7 +16,7 @@ import difflib
 from collections.abc import Callable
 from typing import overload
 
-from ...json_types import JSONObject, JSONValue
+from ...json_types import JSONObject
 from .openai import parse_openai
 from .sse import parse_sse_format
 from .vercel import parse_vercel
