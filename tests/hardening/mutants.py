@@ -32,6 +32,7 @@ import yaml
 from pytest_semantictest.errors import SpecError
 from pytest_semantictest.formats.detect import FORMATS, CollectContext
 from pytest_semantictest.options import OPTIONS
+from tests.shared import COMPLIANCE_CORPUS
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {"EXAMPLE_AGENT_URL": "http://127.0.0.1:9", "FIDELITY_PYTHON": "python", "FIDELITY_AGENT": "agent.py",
@@ -105,8 +106,9 @@ def seeds() -> list[Seed]:
     found.append(Seed("memory_test.jsonl", (ROOT / "examples" / "yao" / "memory_test.jsonl").read_text("utf-8"),
                       {"memory_test.agent.yaml": agent}))
     found.append(Seed("small.jsonl", SMALL_YAO, {"small.agent.yaml": agent}))
-    found += [Seed(p.name, p.read_text("utf-8")) for p in sorted((ROOT / "examples" / "compliance").rglob("*.md"))
-              if p.name != "README.md"]  # webagents/ holds the published corpus
+    found += [Seed(p.name, p.read_text("utf-8")) for p in sorted((ROOT / "examples" / "compliance").rglob("*.md"))]
+    found += [Seed(p.name, p.read_text("utf-8")) for p in sorted(COMPLIANCE_CORPUS.rglob("*.md"))
+              if p.name != "README.md"]  # the published corpus, where it is
     return found
 
 
