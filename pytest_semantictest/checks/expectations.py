@@ -16,7 +16,8 @@ from .matchers import condition_holds, explain_response, subset_matches, value_m
 
 if TYPE_CHECKING:
     from ..databus import DataBus
-    from .run import CheckedAgent, CheckedAgents, CheckRun
+    from ..run_context import AgentPoolView, RunningAgent
+    from .run import CheckRun
 
 
 @dataclass(frozen=True)
@@ -251,7 +252,7 @@ class TurnExpectation:
     async def evaluate(self, bus: DataBus, ctx: CheckRun) -> CheckResult:
         turn = bus.get(self.slot)
         result = self.judge(turn)
-        agents: CheckedAgents | None = getattr(ctx, "agents", None)
+        agents: AgentPoolView | None = getattr(ctx, "agents", None)
         if agents is not None and self.expect is not None and self.expect.forbid and isinstance(turn, Mapping) \
                 and turn.get("inventory") is None and not turn.get("error"):
             agents.get(self.agent).note_undeclared(self.expect.forbid)
@@ -268,10 +269,10 @@ class TurnExpectation:
         return result
 
     @staticmethod
-    def _settle(live: CheckedAgent) -> int:
+    def _settle(live: RunningAgent) -> int:
         return int(getattr(getattr(live, "config", None), "settle_time_ms", 0) or 0)
 
-    def rejudge(self, turn: Mapping[str, JSONValue], late: list[Call], untagged: list[Call], live: CheckedAgent) -> CheckResult:
+    def rejudge(self, turn: Mapping[str, JSONValue], late: list[Call], untagged: list[Call], live: RunningAgent) -> CheckResult:
         """The passed turn judged again with the calls recorded after its window."""
         expect = self.expect
         if expect is None:  # a scene-setting turn: nothing to judge again

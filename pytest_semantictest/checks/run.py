@@ -1,45 +1,16 @@
 """What a check reads of the run besides its DataBus, as Protocols.
 
 The engine hands each check the session's run context (``run_context.RunContext``); a check
-reads its settings, its LLM client and judge, and the agent pool, and nothing else. These
-Protocols name that much, so the checks need import neither the run context nor the agents.
+reads its settings, its LLM client and judge, and the agent pool (``run_context.AgentPoolView``),
+and nothing else. These Protocols name that much, so the checks need not import the agents.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from ..run_context import LLMService, RunContext
-
-
-class LateCallsJudge(Protocol):
-    """A passed execution judged again on tool calls read after its window (``expectations.LateJudge``)."""
-
-    def __call__(self, calls: Sequence[object]) -> str | None: ...
-
-    def suspect(self, calls: Sequence[object]) -> str | None: ...
-
-
-class CheckedAgent(Protocol):
-    """A running agent as a tool-call check uses it (``agents.live.LiveAgent``)."""
-
-    @property
-    def config(self) -> object:
-        """Its configuration (``settle_time_ms`` is read from it)."""
-
-    def note_undeclared(self, names: Iterable[str]) -> None: ...
-
-    async def late_window(self, read_to: int, test_id: str) -> tuple[Sequence[object], Sequence[object]]: ...
-
-    def judge_late_calls(self, test_id: str, judge: LateCallsJudge) -> None: ...
-
-
-class CheckedAgents(Protocol):
-    """The session's agents by key (``agents.pool.AgentPool``)."""
-
-    def get(self, key: str) -> CheckedAgent: ...
+    from ..run_context import AgentPoolView, LLMService, RunContext
 
 
 class CheckSettings(Protocol):
@@ -69,7 +40,7 @@ class CheckRun(Protocol):
     def judge(self) -> object: ...
 
     @property
-    def agents(self) -> CheckedAgents | None: ...
+    def agents(self) -> AgentPoolView | None: ...
 
 
 if TYPE_CHECKING:
