@@ -14,6 +14,7 @@ import asyncio
 import dataclasses
 import difflib
 import json
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
@@ -61,6 +62,11 @@ class LiveAgent:
     _by_first: dict[str, str] = field(default_factory=dict)  # first correlate value -> test id
     _counted: set[tuple[object, ...]] = field(default_factory=set)  # calls a turn already counted as its own
     _undeclared: dict[str, None] = field(default_factory=dict)
+    _open: Counter[str] = field(default_factory=Counter)  # test id -> its turns and late reads in progress
+    _before: dict[str, str | None] = field(default_factory=dict)
+    """Test id -> the execution whose window had closed last when it started: the owner its reads give
+    untagged calls to (:meth:`_suspect`), fixed when it starts so that which of several executions running
+    at once reads first changes nothing."""
 
     def note_undeclared(self, names: Iterable[str]) -> None:
         """Forbidden names checked while the agent had declared no tools (told at the end if never seen)."""
@@ -106,8 +112,12 @@ class LiveAgent:
         untagged ones (highbar's read after a test's window: a late call re-judges the test)."""
         if self.reader is None:
             return [], []
-        if self.config.settle_time_ms and not replaying():
-            await asyncio.sleep(self.config.settle_time_ms / 1000)
+        self._open[test_id] += 1
+        try:
+            if self.config.settle_time_ms and not replaying():
+                await asyncio.sleep(self.config.settle_time_ms / 1000)
+        finally:
+            self._open[test_id] -= 1
         batch = self.reader.read_since(read_to)
         if not batch.problems:  # else the next read (the next test's, or the last one) reads it again: it says so
             self._absorb(batch)
@@ -142,6 +152,16 @@ class LiveAgent:
         session: JSONObject | None = None,
     ) -> JSONObject:
         """Send one message; ``{response, calls, inventory, message, test_id}``. Raises AgentError."""
+        self._open[test_id] += 1
+        try:
+            return await self._turn(client, message, test_id, observe=observe, test_name=test_name, session=session)
+        finally:
+            self._open[test_id] -= 1
+
+    async def _turn(
+        self, client: httpx.AsyncClient | None, message: str, test_id: str, *, observe: bool, test_name: str,
+        session: JSONObject | None,
+    ) -> JSONObject:
         offset = self._window_start(test_id)
         resolved = self._correlation(message, test_id, test_name, session, observe) if self.reader else {}
         reply = await send(client, self.config, message, test_id, test_name=test_name, session=session)
@@ -212,6 +232,8 @@ class LiveAgent:
                 f"agent.correlate gives {describe(resolved)}, the same as an earlier test's: their trace records "
                 "cannot be told apart. The session must give each test execution its own value"
             )
+        if test_id not in self._before:
+            self._before[test_id] = self._last_closed(test_id)
         self._executions[test_id] = (test_name, resolved)
         self._by_first[first_key] = test_id
         return resolved
@@ -275,9 +297,7 @@ class LiveAgent:
         """Untagged calls read after the window of the execution before ``current`` (next to tagged records,
         or in the last read): highbar takes them for its late calls, and if they would fail it, it is an
         ERROR ("is now unverified"). Each call is looked at once."""
-        order = list(self._executions)
-        before = order[: order.index(current)] if current in self._executions else order
-        owner = before[-1] if before else None
+        owner = self._before[current] if current in self._before else self._last_closed(current)
         if owner is None or owner not in self._late_judges:
             return
         resolved = self._executions[owner][1]
@@ -290,6 +310,12 @@ class LiveAgent:
         if message is not None:
             del self._late_judges[owner]
             self.late_failures.append((owner, "error", message))
+
+
+    def _last_closed(self, current: str) -> str | None:
+        """The last execution before ``current`` with no turn or late read in progress (run one by one:
+        the one before; running at once, the last that had finished when ``current`` started)."""
+        return next((e for e in reversed(self._executions) if e != current and not self._open[e]), None)
 
 
 class LateJudging(Protocol):

@@ -14,6 +14,7 @@ the trace agent's rules:
   ``untagged`` in the message, one without any context; with ``garbled``, a line that is not JSON);
 - ``... slowly ...``: answers like the trace agent, after ``SLOW_S`` seconds (``--slow-s``); with
   ``--spans FILE`` each such answer appends its ``start end`` times to FILE (overlap shows in them);
+  ``... for a moment ...``: after three quarters of that;
 - ``... thread ... order 1042``: the trace agent's answer, but ``get_order`` is recorded from a thread
   that lost the request's context (no test id) next to the tagged ``turn`` record.
 """
@@ -89,6 +90,8 @@ class FidelityHandler(trace_agent.Handler):
             if SPANS:
                 with _lock, open(SPANS, "a", encoding="utf-8") as spans:
                     spans.write(f"{start} {time.time()}\n")
+        elif "for a moment" in lowered:
+            time.sleep(SLOW_S * 0.75)
         if "garbled" in lowered:  # a line no reader can parse, LATE_S later
             threading.Timer(LATE_S, _garble).start()
         if "later" in lowered:
