@@ -44,7 +44,7 @@ RUNS = {"p11_min_pass_cli_runs.highbar.yaml": 5}
 XDIST = {"p17_late_call_later_test_xdist.highbar.yaml"}
 _MARKS = {"✓": "passed", "✗": "failed", "!": "error"}
 _RESULT = re.compile(r"^    ([✓✗!]) (.+?)(?: \d+/\d+(?: \(min \d+\))?)?  \S+ms$")
-_LATE = re.compile(r"^  ! (.+?): (now fails|is now unverified)")
+LATE = re.compile(r"^  ! (.+?): (now fails|is now unverified)")
 _OUR_LATE = re.compile(r"^(FAILED|ERROR) by a late call: \S+?::(?:[^:]+::)?(.+?) - ")
 _ERROR = re.compile(r"^      → (.+)$")
 _VARIATIONS = re.compile(r" \(((?:\d+ of )?\d+ variations)\)$")
@@ -75,7 +75,7 @@ def environment(spec: Path, work: Path) -> Iterator[dict[str, str]]:
     stem = spec.name.removesuffix(".highbar.yaml")
     variations = spec.with_name(f"{stem}.variations.json")
     if variations.exists():
-        _commit_variations(variations, work)
+        commit_variations(variations, work)
     answers = spec.with_name(f"{stem}.llm.json")
     llm = None
     if answers.exists():
@@ -92,7 +92,7 @@ def environment(spec: Path, work: Path) -> Iterator[dict[str, str]]:
         env["FIDELITY_TRACES"] = str(traces)
         agent = subprocess.Popen([sys.executable, str(AGENT), "--port", str(port), "--traces", str(traces)],
                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        _wait_port(port)
+        wait_port(port)
     try:
         yield env
     finally:
@@ -103,7 +103,7 @@ def environment(spec: Path, work: Path) -> Iterator[dict[str, str]]:
             llm.stop()
 
 
-def _commit_variations(sidecar: Path, work: Path) -> None:
+def commit_variations(sidecar: Path, work: Path) -> None:
     """``[{trigger, count, variations}]`` as highbar's committed cache (its key: the sha256 of the pair)."""
     entries = {}
     for entry in json.loads(sidecar.read_text(encoding="utf-8")):
@@ -113,7 +113,7 @@ def _commit_variations(sidecar: Path, work: Path) -> None:
     (work / ".highbar" / "variations.json").write_text(json.dumps(entries, indent=2), encoding="utf-8")
 
 
-def _wait_port(port: int) -> None:
+def wait_port(port: int) -> None:
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         with socket.socket() as s:
@@ -164,7 +164,7 @@ def parse_highbar(out: str) -> dict[str, str]:
     for line in out.splitlines():
         if found := _RESULT.match(line):
             verdicts[_name_and_variations(found.group(2))[0]] = _MARKS[found.group(1)]
-        elif (late := _LATE.match(line)) and late.group(1) in verdicts:
+        elif (late := LATE.match(line)) and late.group(1) in verdicts:
             verdicts[late.group(1)] = "failed" if late.group(2) == "now fails" else "error"
     return verdicts
 
