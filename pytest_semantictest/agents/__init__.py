@@ -17,7 +17,8 @@ if TYPE_CHECKING:  # the names below load on first use: importing one submodule 
     from .process import AgentProcess
     from .protocol import TEST_HEADER, AgentReply, send
     from .keys import agent_key
-    from .shared import AgentHandle, LocalAgent, SharedAgent, reap
+    from .local_agent import LocalAgent
+    from .shared import AgentHandle, SharedAgent, reap
     from .traces import Hello, ToolCall, TraceBatch, TraceProblem, TraceReader, TurnRecord
 
 _HOME = {
@@ -32,7 +33,7 @@ _HOME = {
     "Classified": "correlate",
     "Hello": "traces",
     "HookContext": "hooks",
-    "LocalAgent": "shared",
+    "LocalAgent": "local_agent",
     "PlaceholderError": "placeholders",
     "SessionHookError": "errors",
     "SessionHooks": "hooks",

@@ -15,7 +15,7 @@ import dataclasses
 import difflib
 import json
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -46,6 +46,10 @@ class LiveAgent:
     reader: TraceReader | None = None
     hooks: SessionHooks | None = None
     warnings: list[str] = field(default_factory=list)
+    attributed_shown: bool = False
+    """A turn's records were all told to be its own or another's (the look-ahead may then run this agent's
+    next tests alongside before the test that showed it has ended)."""
+    on_attributed: Callable[[], None] | None = None
     unattributed_reads: int = 0
     """Records read so far that no correlation could attribute (the look-ahead re-runs alone a test that
     overlapped another while such a record was read: it may be the other test's)."""
@@ -62,7 +66,7 @@ class LiveAgent:
     _by_first: dict[str, str] = field(default_factory=dict)  # first correlate value -> test id
     _counted: set[tuple[object, ...]] = field(default_factory=set)  # calls a turn already counted as its own
     _undeclared: dict[str, None] = field(default_factory=dict)
-    _open: Counter[str] = field(default_factory=Counter)  # test id -> its turns and late reads in progress
+    _open: Counter[str] = field(default_factory=Counter)  # test id -> its turns in progress
     _before: dict[str, str | None] = field(default_factory=dict)
     """Test id -> the execution whose window had closed last when it started: the owner its reads give
     untagged calls to (:meth:`_suspect`), fixed when it starts so that which of several executions running
@@ -112,12 +116,8 @@ class LiveAgent:
         untagged ones (highbar's read after a test's window: a late call re-judges the test)."""
         if self.reader is None:
             return [], []
-        self._open[test_id] += 1
-        try:
-            if self.config.settle_time_ms and not replaying():
-                await asyncio.sleep(self.config.settle_time_ms / 1000)
-        finally:
-            self._open[test_id] -= 1
+        if self.config.settle_time_ms and not replaying():  # (its window has closed: a test starting meanwhile
+            await asyncio.sleep(self.config.settle_time_ms / 1000)  # gives it the untagged calls it reads)
         batch = self.reader.read_since(read_to)
         if not batch.problems:  # else the next read (the next test's, or the last one) reads it again: it says so
             self._absorb(batch)
@@ -176,6 +176,10 @@ class LiveAgent:
             calls, untagged, attributed, read_to = self._own_calls(offset, resolved, test_id, observe)
         else:
             calls = []
+        if attributed and self.reader is not None and not self.attributed_shown:
+            self.attributed_shown = True
+            if self.on_attributed is not None:
+                self.on_attributed()
         return {
             "response": reply.text,
             "calls": [dataclasses.asdict(c) for c in calls],
@@ -313,7 +317,7 @@ class LiveAgent:
 
 
     def _last_closed(self, current: str) -> str | None:
-        """The last execution before ``current`` with no turn or late read in progress (run one by one:
+        """The last execution before ``current`` with no turn in progress (run one by one:
         the one before; running at once, the last that had finished when ``current`` started)."""
         return next((e for e in reversed(self._executions) if e != current and not self._open[e]), None)
 

@@ -4,18 +4,22 @@ each agent's last read (``finish``: warnings, executions failed by a late call).
 
 from __future__ import annotations
 
+import functools
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 from .config import AgentConfig
+from ..threads import start_daemon
 from .errors import AgentError, AgentStartError
 from .last_read import wait_for_others
 from .live import LiveAgent
 from .hooks import SessionHooks
 from .net import endpoint_address
 from .keys import agent_key, live_key
-from .shared import LocalAgent, SharedAgent
+from .local_agent import LocalAgent
+from .shared import SharedAgent
 
 
 class AgentPool:
@@ -74,6 +78,26 @@ class AgentPool:
             self._live[key] = LiveAgent(config, handle, calls_from, handle.trace_reader(), hooks)
         return key
 
+    def start_ahead(self, config: AgentConfig, *, observe: bool, calls_from: str = "traces") -> Callable[[], None] | None:
+        """A blocking call that starts ``config``'s agent for a later ``acquire`` (the look-ahead runs it in a
+        thread while other files' tests run); None when it may not start ahead: it is known already, it
+        would replace another agent on its port, or the agents are shared across xdist workers."""
+        process = agent_key(config)
+        if self.state_dir is not None or process in self._owners:
+            return None
+        if config.managed:
+            port = endpoint_address(config.endpoint)[1]
+            if any(o.config.managed and endpoint_address(o.config.endpoint)[1] == port for o in self._owners.values()):
+                return None
+        owner = self._owners[process] = LocalAgent(config)
+        return functools.partial(owner.start_ahead, observe=observe and calls_from != "reply")
+
+    def started(self, config: AgentConfig) -> bool:
+        """Whether ``config``'s agent was started ahead and that start is over (ready, or failed: the
+        ``acquire`` says how)."""
+        owner = self._owners.get(agent_key(config))
+        return isinstance(owner, LocalAgent) and owner.settled
+
     def idle_file(self, file: str) -> None:
         """``file`` is done: the agents no other running file holds keep running, but may now be replaced."""
         for process, count in self._by_files.pop(file, Counter()).items():
@@ -116,11 +140,14 @@ class AgentPool:
         message) of every passed execution a late tool call turned."""
         if self._finished is None:
             late: list[str] = []
-            for live in self._live.values():
-                if live._executions and live.late_judges_pending:
+            used = [live for live in self._live.values() if live._executions]
+            for live in used:
+                if live.late_judges_pending:
                     wait_for_others(self._owners.get(agent_key(live.config)))
-                if live._executions and live.config.settle_time_ms:
-                    time.sleep(live.config.settle_time_ms / 1000)
+            settle = max((live.config.settle_time_ms for live in used), default=0)
+            if settle:  # one wait, the longest: every agent has had its settle time since its last test
+                time.sleep(settle / 1000)
+            for live in self._live.values():
                 late += live.end_warnings()
             current = [w for live in self._live.values() for w in live.warnings]
             failures = [*self._retired_failures, *(f for live in self._live.values() for f in live.late_failures)]
@@ -132,13 +159,31 @@ class AgentPool:
         return self.finish()[0]
 
     def close(self) -> None:
-        """Release every agent this process acquired (the last user stops it)."""
-        for owner in self._owners.values():
-            try:
-                owner.close()
-            except AgentError:
-                pass
+        """Release every agent this process acquired (the last user stops it); this process's own agents
+        are stopped at once, each in a thread (each stop may wait out its grace period)."""
+        owners: list[LocalAgent | SharedAgent] = list(self._owners.values())
+        local = [owner for owner in owners if isinstance(owner, LocalAgent)]
+        threads = [start_daemon(_close, "semantictest-agent-stop", owner) for owner in local[1:]]
+        interrupted: BaseException | None = None
+        here: list[LocalAgent | SharedAgent] = [*local[:1], *(o for o in owners if not isinstance(o, LocalAgent))]
+        for owner in here:
+            _close(owner)
+        for thread in threads:
+            while thread.is_alive():  # a Ctrl-C meanwhile waits for the stops, then goes on
+                try:
+                    thread.join()
+                except KeyboardInterrupt as e:
+                    interrupted = e
         self._owners.clear()
         self._live.clear()
         self._in_use.clear()
         self._by_files.clear()
+        if interrupted is not None:
+            raise interrupted
+
+
+def _close(owner: LocalAgent | SharedAgent) -> None:
+    try:
+        owner.close()
+    except AgentError:
+        pass

@@ -17,6 +17,7 @@ import os
 import shlex
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -30,8 +31,8 @@ from .net import endpoint_address, health_status, listener, port_open
 from .traces import TraceReader
 
 POLL_FIRST_S = 0.01
-POLL_INTERVAL_S = 0.2
-"""Readiness is polled after 10 ms, then twice as long each time up to 200 ms: an agent is often ready
+POLL_INTERVAL_S = 0.05
+"""Readiness is polled after 10 ms, then twice as long each time up to 50 ms: an agent is often ready
 within a tenth of a second, and a probe of a port nothing listens on yet costs little."""
 HEALTH_PROBE_TIMEOUT_S = 2.0
 ATTACH_HEALTH_TIMEOUT_S = 5.0
@@ -54,6 +55,8 @@ class AgentProcess:
         self._cleanup_token: int | None = None
         self._users = users
         self._watchdog: watchdog.Watchdog | None = None
+        self._spawning = threading.Lock()  # a start in another thread (started ahead) and cancel()
+        self._cancelled = False
 
     @property
     def pgid(self) -> int | None:
@@ -109,7 +112,10 @@ class AgentProcess:
         log = self._open_log()
         self.traces_path = self._new_trace_file()
         env = {**os.environ, **cfg.env, "HIGHBAR_TRACES_URL": str(self.traces_path)}
-        with log, handled_signals_unblocked():  # (the agent must take SIGTERM, whichever thread starts it)
+        with log, handled_signals_unblocked(), self._spawning:  # (the agent must take SIGTERM, whichever thread starts it)
+            if self._cancelled:
+                self._remove_traces()
+                raise self._error("the session ended before the agent started")
             try:
                 self._popen = subprocess.Popen(
                     argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
@@ -164,6 +170,13 @@ class AgentProcess:
                     "check traces (relative paths start at the invocation directory) or create it empty"
                 )
 
+    def cancel(self) -> None:
+        """Stop a start under way in another thread (it raises ``AgentStartError`` within one poll), and
+        the agent if it runs; no start happens after this."""
+        with self._spawning:
+            self._cancelled = True
+        self.stop()
+
     def stop(self) -> None:
         """Stop the whole process group: SIGTERM, grace, SIGKILL. Idempotent; raises nothing but an
         interrupt, and that only after the group got SIGKILL and its trace file and watchdog are gone.
@@ -208,7 +221,6 @@ class AgentProcess:
         self.stop()
 
     def _wait_until_ready(self, host: str, port: int) -> None:
-        assert self._popen is not None
         cfg = self.config
         timeout_s = cfg.startup_timeout_ms / 1000
         deadline = time.monotonic() + timeout_s
@@ -217,7 +229,10 @@ class AgentProcess:
 
         with sync_client(timeout=HEALTH_PROBE_TIMEOUT_S) as client:  # one client for every probe
             while True:
-                if self._popen.poll() is not None or self._popen.returncode is not None:
+                popen = self._popen
+                if popen is None or self._cancelled:  # cancel() stopped it
+                    raise self._error("the session ended before the agent was ready")
+                if popen.poll() is not None or popen.returncode is not None:
                     raise self._exited()
                 ready = (
                     health_status(cfg.health, HEALTH_PROBE_TIMEOUT_S, client) == 200 if cfg.health
@@ -225,9 +240,10 @@ class AgentProcess:
                 )
                 if ready:
                     time.sleep(0.01)  # `start` that backgrounds the agent exits right away
-                    if self._popen.poll() is not None or self._popen.returncode is not None:
+                    if (popen.poll() is not None or popen.returncode is not None) and not self._cancelled:
                         raise self._exited()
-                    return
+                    if not self._cancelled:
+                        return
                 if time.monotonic() >= deadline:
                     waited = f"{cfg.health} to answer 200" if cfg.health else f"{host}:{port} to accept connections"
                     raise self._error(f"agent not ready after {timeout_s:g}s (waited for {waited})" + self._log_section())
@@ -237,7 +253,12 @@ class AgentProcess:
     def _wait_for_hello(self) -> None:
         assert self.traces_path is not None
         timeout = self.config.hello_timeout_s
-        if TraceReader(self.traces_path).wait_for_hello(timeout) is None:
+        reader, deadline = TraceReader(self.traces_path), time.monotonic() + timeout
+        while reader.wait_for_hello(min(0.25, max(0.0, deadline - time.monotonic()))) is None:
+            if self._cancelled:
+                raise self._error("the session ended before the agent was ready")
+            if time.monotonic() < deadline:
+                continue
             raise self._error(
                 f"the agent answered, but wrote no hello to its trace file within {timeout:g}s: "
                 "another process on the port, or its tracing SDK never started (it must read "

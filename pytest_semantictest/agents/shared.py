@@ -10,7 +10,7 @@ One port serves one agent at a time: every start or attach holds ``port-<port>.l
 of another configuration recorded on the same port is stopped first, once none of its users is
 *active* (``idle``: a user that finished its files but keeps the agent for later ones); while one is,
 the acquirer waits (files on one port never run at once).
-``LocalAgent`` has the same API for a single process.
+``local_agent.LocalAgent`` has the same API for a single process.
 """
 
 from __future__ import annotations
@@ -53,59 +53,6 @@ class AgentHandle:
 
     def trace_reader(self) -> TraceReader | None:
         return None if self.traces_path is None else TraceReader(self.traces_path)
-
-
-class LocalAgent:
-    """Single-process mode: the first ``acquire`` starts (or attaches), the last ``release`` stops."""
-
-    def __init__(self, config: AgentConfig) -> None:
-        self.config = config
-        self.process = AgentProcess(config)
-        self._users = 0
-        self._handle: AgentHandle | None = None
-        self._error: AgentStartError | None = None
-        self._hello_seen = False
-        """Whether its trace file's hello was seen: checked once, not again for every file that uses it."""
-
-    def acquire(self, *, observe: bool = False) -> AgentHandle:
-        """The running agent, started or checked on first use. Raises ``AgentStartError``.
-
-        A start that failed is not retried: every later ``acquire`` raises the same error.
-        """
-        if self._error is not None:
-            raise AgentStartError(str(self._error))
-        if self._handle is None:
-            try:
-                self.process.open(observe=observe)
-            except AgentStartError as e:
-                self._error = e
-                raise
-            p = self.process
-            self._handle = AgentHandle(self.config.endpoint, p.traces_path, p.log_path, p.pid, self.config.managed)
-            self._hello_seen = observe  # the start waited for it
-        elif observe and self.config.managed:
-            if not self._hello_seen:  # (its first start did not observe: a reply-only file came first)
-                _require_hello(self.config, self._handle)
-                self._hello_seen = True
-        elif observe:
-            self.process.attach(require_traces=True)
-        self._users += 1
-        return self._handle
-
-    def idle(self) -> None:
-        """Nothing to record in one process: the pool knows which agents its files still use."""
-
-    def release(self) -> None:
-        """One user less; the last one stops the agent."""
-        self._users = max(0, self._users - 1)
-        if self._users == 0:
-            self.close()
-
-    def close(self) -> None:
-        """Stop the agent whatever the count (idempotent)."""
-        self._users = 0
-        self._handle = None
-        self.process.stop()
 
 
 class SharedAgent:
@@ -155,7 +102,7 @@ class SharedAgent:
             self._hello_pid = handle.pid  # the start waited for its hello
         elif observe and handle.pid != self._hello_pid:  # checked once per agent process, not per file
             try:
-                _require_hello(self.config, handle)
+                require_hello(self.config, handle)
             except AgentStartError:
                 self.release()
                 raise
@@ -347,7 +294,7 @@ def _stop_recorded(state: JSONObject) -> bool:
     return stopped
 
 
-def _require_hello(config: AgentConfig, handle: AgentHandle) -> None:
+def require_hello(config: AgentConfig, handle: AgentHandle) -> None:
     if not config.managed or handle.traces_path is None:
         return
     if TraceReader(handle.traces_path).wait_for_hello(config.hello_timeout_s) is None:

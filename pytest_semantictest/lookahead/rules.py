@@ -70,6 +70,21 @@ def io_free(item: SpecItemNode) -> bool:
     return all(getattr(check, "evaluate_sync", None) is not None for check in checks)
 
 
+def reads_records(item: SpecItemNode) -> bool:
+    """Whether ``item``'s verdict can depend on its agents' trace records: a turn that checks tool calls or
+    uses an earlier turn's (every step but a reply-only agent turn is taken to). A record no test could be
+    told from changes nothing for an item that reads none, so it need not run again alone."""
+    case: Case = item.case
+    for step in [*case.steps, *case.cleanup]:
+        if step.block == "AgentSessionEnd":
+            continue
+        if step.block != "AgentTurn" or not isinstance(step.config, Mapping):
+            return True
+        if step.config.get("observe") or step.config.get("previous"):
+            return True
+    return False
+
+
 def file_barrier(before: SpecItemNode, after: SpecItemNode) -> str | None:
     """Why the look-ahead may not go from the file of item ``before`` into the file of ``after``."""
     if before.spec_file is after.spec_file:
@@ -99,6 +114,22 @@ def attributable(verdict: Verdict) -> bool | None:
 def agent_keys(item: SpecItemNode) -> tuple[str, ...]:
     """The agents (pool keys) the item's file talks to."""
     return tuple(req.key for req in item.spec_file.suite.agents)
+
+
+def agent_resources(item: SpecItemNode) -> frozenset[str]:
+    """The agent processes the item's file talks to, as what tells them apart whatever else two files set:
+    the endpoint's port and, where one is named, the trace file."""
+    from ..agents.net import endpoint_address
+
+    found: set[str] = set()
+    for req in item.spec_file.suite.agents:
+        endpoint = getattr(req.config, "endpoint", None)
+        if isinstance(endpoint, str) and endpoint:  # (the port alone: localhost and 127.0.0.1 are one agent)
+            found.add(f"port {endpoint_address(endpoint)[1]}")
+        traces = getattr(req.config, "traces", None)
+        if isinstance(traces, str) and traces:
+            found.add(f"traces {traces}")
+    return frozenset(found)
 
 
 def agent_bound(live: LiveAgent) -> int:

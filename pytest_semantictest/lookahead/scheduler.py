@@ -9,13 +9,14 @@ it is reached: ``-x``, ``--maxfail``, ``-k``, ``--lf``, JUnit, HTML and the term
 
 Invariants (what makes it safe, with :mod:`.rules`):
 
-- what has been started is always a prefix of the items still to run: the walk stops at the first
-  item that may not start now, so when an item is reached every item before it is finished;
 - a barrier item (a block not marked ``concurrency_safe``, a Python test, a compliance case with
-  ``depends_on`` or its own Setup, an agent whose trace records are not known to be attributable)
-  is never started ahead, and nothing is started ahead while it runs: it runs alone, as today;
-- the look-ahead crosses into another file only when neither file has setup/teardown steps between
-  them and the next file's agents are already running;
+  ``depends_on`` or its own Setup) is never started ahead, the walk stops there, and nothing is started
+  ahead while it runs: it runs alone;
+- each agent's items start in their order. One whose agent's trace records are not known to be
+  attributable to a test runs alone *on that agent* (other agents' items go on); an item whose
+  agents are not running yet waits, and so do the later items on them, while they start
+  (:mod:`.agent_starts`); when an item is reached every item before it is finished;
+- the look-ahead crosses into another file only when neither file has setup/teardown steps between them;
 - when the session ends (``-x``, ``--maxfail``, Ctrl-C, the last item) whatever is still in flight is
   cancelled and reported nowhere (:meth:`Lookahead.stop`).
 """
@@ -32,9 +33,10 @@ import pytest
 from ..engine.item_usage import counted, install
 from ..model import Verdict
 from ..spec_nodes import is_spec_item
+from .agent_starts import AgentStarts
 from .item_order import ItemOrder
 from .rules import (
-    agent_bound, agent_keys, attributable, file_barrier, io_free, static_barrier, traced,
+    agent_bound, agent_keys, agent_resources, attributable, file_barrier, io_free, reads_records, static_barrier, traced,
 )
 
 if TYPE_CHECKING:
@@ -74,8 +76,8 @@ class Lookahead:
         self.stopped = False
         self._static: dict[int, tuple[str | None, bool]] = {}
         """Item id -> (why it is a barrier from what it is, whether its pipeline only computes)."""
-        self._agents: dict[int, tuple[str, ...]] = {}
-        """Spec file id -> the agents (pool keys) its items talk to."""
+        self._agents: dict[int, tuple[tuple[str, ...], frozenset[str]]] = {}
+        """Spec file id -> its agents: pool keys, processes (:func:`.rules.agent_resources`)."""
         self._shared: set[int] = set()
         """Items that ran while another item talking to the same traced agent was in flight."""
         self._reads: dict[int, dict[str, int]] = {}
@@ -85,6 +87,8 @@ class Lookahead:
         self._computed: set[int] = set()
         """Items that only compute whose task ran with an earlier item's (:meth:`_compute`)."""
         self.order = ItemOrder(session)
+        self.starts = AgentStarts(runtime.loop_runner.loop, self._fill)
+        """Agents of the next files, started while this file's tests run."""
         self.usage = install(runtime.context) if self.limit > 1 else None
         """Per-item LLM usage for the reports (:mod:`.item_usage`)."""
 
@@ -105,13 +109,13 @@ class Lookahead:
         self._drop_passed(n)
         task = self.tasks.get(n)
         if task is None and self._static_of(item)[1]:  # it only computes: it and the next such items now
-            self._fill(prepare=True)
+            self._fill()
             task = self._compute(n, item)
         elif task is not None and n in self._computed:  # computed with an earlier one: nothing to start
             self._computed.discard(n)
         else:
             task = task or self._start(n, item)
-            self._fill(prepare=True)
+            self._fill()
         try:  # a task that already finished (it ran while an earlier item waited) needs no loop turn
             if not task.done():
                 self.runtime.run(task)
@@ -121,7 +125,10 @@ class Lookahead:
             self.tasks.pop(n, None)
             keys = self.agents_of.pop(n, ())
         if n in self._shared and n in self._suspect:
-            verdict = self._alone_again(n, item, keys)
+            for key in keys:
+                self.tagged[key] = False  # from now on that agent's items run one by one
+            if reads_records(item):
+                verdict = self._alone_again(n, item, keys)
         self._shared.discard(n)
         self._suspect.discard(n)
         self._learn(keys, verdict)
@@ -130,9 +137,7 @@ class Lookahead:
     def _alone_again(self, n: int, item: SpecItemNode, keys: tuple[str, ...]) -> Verdict:
         """Run ``item`` again, alone on its agents: while it overlapped another item, its agent read a record
         no correlation could attribute, which may be the other item's (an agent that tags most records but
-        loses the tag on some path). From now on that agent's items run one by one, as highbar runs them."""
-        for key in keys:
-            self.tagged[key] = False
+        loses the tag on some path)."""
         others = [t for m, t in self.tasks.items()
                   if m != n and not t.done() and set(self.agents_of.get(m, ())) & set(keys)]
         if others:
@@ -143,6 +148,7 @@ class Lookahead:
     def stop(self) -> None:
         """Cancel what is in flight (the session is ending); nothing is reported for it."""
         self.stopped = True
+        self.starts.stopped = True
         if self._later is not None:
             self._later.cancel()
         if self.usage is not None:
@@ -220,12 +226,16 @@ class Lookahead:
         return int(getattr(live, "unattributed_reads", 0))
 
     def _keys(self, item: SpecItemNode) -> tuple[str, ...]:
-        """The agents ``item``'s file talks to (computed once per file)."""
-        spec_file = item.spec_file
-        found = self._agents.get(id(spec_file))
-        if found is None:
-            found = self._agents[id(spec_file)] = agent_keys(item)
-        return found
+        """The agents (pool keys) ``item``'s file talks to."""
+        return self._agents_of_file(item)[0]
+
+    def _resources(self, item: SpecItemNode) -> frozenset[str]:
+        """The agent processes ``item``'s file talks to."""
+        return self._agents_of_file(item)[1]
+
+    def _agents_of_file(self, item: SpecItemNode) -> tuple[tuple[str, ...], frozenset[str]]:
+        key = id(item.spec_file)  # (once per file: the walk asks often)
+        return self._agents.get(key) or self._agents.setdefault(key, (agent_keys(item), agent_resources(item)))
 
     def _static_of(self, item: pytest.Item) -> tuple[str | None, bool]:
         """(why ``item`` is a barrier from what it is, whether it only computes), computed once."""
@@ -251,10 +261,12 @@ class Lookahead:
             return
         if task.exception() is None:
             self._learn(keys, task.result())
-        self._fill(prepare=False)
+        self._fill()
 
-    def _fill(self, *, prepare: bool) -> None:
-        """Start the next eligible items in order, up to ``limit`` in flight (with the current one)."""
+    def _fill(self) -> None:
+        """Start the next eligible items in order, up to ``limit`` in flight (with the current one). An item
+        that has to wait for its agents (not running yet, or needed alone) is passed over, and so is every
+        later item on those agents: each agent's items start in their order, other agents' go on."""
         if self.stopped or self.current < 0 or len(self.running) >= self.limit:
             return
         items = self.session.items
@@ -264,64 +276,51 @@ class Lookahead:
         in_flight, load = len(self.running), self.load
         upcoming = self.order.upcoming(self.current, self._frontier, self.limit + _WALK)
         before = items[upcoming[0] - 1] if upcoming and not self.order.from_a_queue else current
+        waiting: set[str] = set()  # agents (rules.agent_resources) an item waits for: later items on them wait too
+        passed_over = False  # an item was passed over: the frontier stays before it
         started = 0
         for n in upcoming:
             item = items[n]
             if n in self.tasks:
                 before = item
                 continue
-            if in_flight >= self.limit or not is_spec_item(item) or not self._may_enter(before, item, prepare):
+            if (in_flight >= self.limit or not is_spec_item(item) or not is_spec_item(before)
+                    or file_barrier(before, item) is not None):
                 break
             case = item.case
-            if case.skip or case.error:  # nothing runs for it: its setup says so when it is reached
-                before = item
-                self._frontier = max(self._frontier, n)
-                continue
-            if self._barrier(item) is not None:
+            trivial = case.skip or case.error or self._static_of(item)[1]  # nothing to start: the walk goes on
+            if not trivial and self._barrier(item) is not None:
                 break
-            if self._static_of(item)[1]:  # it runs when reached: nothing to start, the walk goes on
-                before = item
-                self._frontier = max(self._frontier, n)
+            before = item
+            if trivial:
+                if not passed_over:
+                    self._frontier = max(self._frontier, n)
                 continue
-            keys = self._keys(item)
-            if any(load[key] >= self._bound(key) for key in keys):
-                break
+            resources = self._resources(item)
+            ready = not resources & waiting and self.starts.ready(self.runtime.agent_pool, item.spec_file)
+            alone = self._needs_alone(item) if ready else None
+            if alone is None or any(load[key] >= self._bound(key) for key in self._keys(item)):
+                waiting |= resources
+                passed_over = True
+                continue
             if started >= _BURST:  # the rest a moment later
                 if self._later is None:
                     self._later = self.runtime.loop_runner.loop.call_later(_BURST_GAP_S, self._fill_later)
                 break
             self._start(n, item)
-            self._frontier = max(self._frontier, n)
+            if alone:
+                waiting |= resources  # the agent's next items wait until this one has shown its records
+            if not passed_over:
+                self._frontier = max(self._frontier, n)
             started += 1
             in_flight += 1
-            before = item
 
     def _fill_later(self) -> None:
         self._later = None
-        self._fill(prepare=False)
-
-    def _may_enter(self, before: pytest.Item, item: pytest.Item, prepare: bool) -> bool:
-        """Whether the walk may go on from ``before`` to ``item`` (a spec item, maybe of the next file)."""
-        if not is_spec_item(item) or not is_spec_item(before):
-            return False
-        if file_barrier(before, item) is not None:
-            return False
-        spec_file = item.spec_file
-        if spec_file.run_state is not None:
-            return True
-        if not prepare:
-            return False
-        pool = self.runtime.agent_pool
-        if any(pool is None or pool.running(key) is None for key in self._keys(item)):
-            return False  # its agent is not running yet: it starts when the file is reached
-        try:
-            spec_file.prepare()
-        except (Exception, pytest.fail.Exception):  # (prepare's Failed is a BaseException) the file's
-            return False  # own setup reports it when the file is reached, not the test running now
-        return spec_file.run_state is not None
+        self._fill()
 
     def _barrier(self, item: pytest.Item) -> str | None:
-        """Why ``item`` may not run alongside others now (static reasons, then what is not known yet)."""
+        """Why ``item`` may not run alongside any other item (its steps, or what its format's glue says)."""
         reason, only_computes = self._static_of(item)
         if reason is not None or only_computes:
             return reason
@@ -329,14 +328,26 @@ class Lookahead:
             reason = gate(item)
             if reason is not None:
                 return reason
-        pool = self.runtime.agent_pool
-        for key in self._keys(item) if is_spec_item(item) else ():  # (else a barrier above)
-            live = pool.running(key) if pool is not None else None
-            if live is None:
-                return "its agent is not running yet"
-            if traced(live) and self.tagged.get(key) is not True:
-                return "its agent's trace records are not known to be attributable to a test"
         return None
+
+    def _needs_alone(self, item: SpecItemNode) -> bool | None:
+        """Whether ``item`` must be alone on its agents (traced, records not known to be attributable); None
+        when it must be and another item on them is in flight."""
+        pool = self.runtime.agent_pool
+        alone = False
+        for key in self._keys(item):
+            live = pool.running(key) if pool is not None else None
+            if live is None or not traced(live) or self.tagged.get(key) is True:
+                continue
+            if self.tagged.get(key) is None and live.attributed_shown:
+                continue  # a turn of the item before showed it (that item still in flight: they overlap)
+            live.on_attributed = self._fill
+            alone = True
+        mine = self._resources(item)
+        if alone and any(is_spec_item(other) and self._resources(other) & mine
+                         for other in (self.session.items[m] for m in self.running)):
+            return None
+        return alone
 
     def _bound(self, key: str) -> int:
         pool = self.runtime.agent_pool

@@ -246,3 +246,34 @@ def test_an_agent_that_crashes_mid_run(make_config):
     assert "crash requested" in agent.tail()
     agent.stop()  # already gone: no error
     assert agent.returncode == 1
+
+
+def test_cancel_stops_a_start_under_way_in_another_thread(make_config):
+    """A start run ahead in a thread (the look-ahead's) gives up at once when the session ends: the agent
+    is stopped, the thread gets an AgentStartError, and nothing is started after."""
+    import threading
+
+    agent = AgentProcess(make_config("--never-healthy", startup_timeout_ms=30000))
+    failures: list[BaseException] = []
+
+    def start() -> None:
+        try:
+            agent.start()
+        except BaseException as e:  # noqa: BLE001 - what the thread ended with is the assertion
+            failures.append(e)
+
+    thread = threading.Thread(target=start)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while agent.pid is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert agent.pid is not None and alive(agent.pid)
+    started = time.monotonic()
+    agent.cancel()
+    thread.join(5)
+    assert not thread.is_alive() and time.monotonic() - started < 3  # not the 30 s start-up timeout
+    assert len(failures) == 1 and isinstance(failures[0], AgentStartError), failures
+    assert "the session ended" in str(failures[0])
+    assert wait_gone(agent.pid)
+    with pytest.raises(AgentStartError, match="the session ended before the agent started"):
+        agent.start()

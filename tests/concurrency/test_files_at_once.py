@@ -1,0 +1,68 @@
+"""Files with agents of their own run at the same time (docs/concurrency.md): the next files' agents start
+while the tests before them run, each agent's tests keep their order, and an agent whose records are not
+known to be tagged still gets one test at a time, whatever the other agents do."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+from tests.concurrency.conftest import outcomes
+from tests.concurrency.test_never_run_ahead import ONE_BY_ONE, _highbar, _most_at_once
+from tests.helpers import run_pytest
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _spans(path: Path) -> list[tuple[float, float]]:
+    return [(float(a), float(b)) for a, b in (line.split() for line in path.read_text().splitlines())]
+
+
+def _overlap(one: list[tuple[float, float]], other: list[tuple[float, float]]) -> bool:
+    return any(a < d and c < b for a, b in one for c, d in other)
+
+
+def test_files_with_their_own_agents_run_at_the_same_time(pytester: pytest.Pytester) -> None:
+    """Three files, three agents (one whose records are untagged): answers of different agents overlap,
+    the untagged agent still answers one test at a time, and the verdicts are those of one by one."""
+    spans = {name: pytester.path / f"{name}.spans" for name in ("a", "b", "c")}
+    pytester.makefile(".highbar.yaml", a=_highbar(_port(), "own", 3, spans["a"]),
+                      b=_highbar(_port(), "none", 3, spans["b"]), c=_highbar(_port(), "own", 3, spans["c"]))
+    fast = run_pytest(pytester, "-v", "-p", "no:cacheprovider")
+    seen = {name: _spans(path) for name, path in spans.items()}
+    assert all(len(found) == 3 for found in seen.values()), seen
+    assert _overlap(seen["a"], seen["b"]) and _overlap(seen["b"], seen["c"]), seen
+    assert _most_at_once(spans["b"]) == 1  # untagged: one by one on its agent
+    for path in spans.values():
+        path.unlink()
+    slow = run_pytest(pytester, "-v", "-p", "no:cacheprovider", ONE_BY_ONE)
+    assert not _overlap(_spans(spans["a"]), _spans(spans["b"]))  # (one by one: the figures above mean something)
+    assert outcomes(fast) == outcomes(slow) and len(outcomes(fast)) == 9, fast.stdout.str()[-3000:]
+
+
+def test_an_agent_started_ahead_is_stopped_when_the_session_stops_early(pytester: pytest.Pytester) -> None:
+    """``-x`` ends the session at the first file's failure while the next file's agent was started ahead
+    (its log shows it ran): that agent is stopped too, its port free when pytest returns."""
+    first, second = _port(), _port()
+    failing = """
+      - name: fails slowly
+        trigger: "hello, slowly"
+        expect:
+          function_calls:
+            - name: get_order
+"""
+    pytester.makefile(".highbar.yaml", a_first=_highbar(first, "own", 0, pytester.path / "a.spans", tests=failing),
+                      b_second=_highbar(second, "own", 2))
+    result = run_pytest(pytester, "-v", "-p", "no:cacheprovider", "-x")
+    assert [word for _, word in outcomes(result)] == ["FAILED"], result.stdout.str()[-3000:]
+    logs = sorted(p.name for p in (pytester.path / ".semantictest" / "logs").iterdir())
+    assert any(name.startswith("b_second") for name in logs), logs  # started ahead, while the first test ran
+    for port in (first, second):
+        with socket.socket() as s:
+            assert s.connect_ex(("127.0.0.1", port)) != 0, f"an agent still listens on {port}"
