@@ -68,9 +68,7 @@ class LiveAgent:
     _undeclared: dict[str, None] = field(default_factory=dict)
     _open: Counter[str] = field(default_factory=Counter)  # test id -> its turns in progress
     _before: dict[str, str | None] = field(default_factory=dict)
-    """Test id -> the execution whose window had closed last when it started: the owner its reads give
-    untagged calls to (:meth:`_suspect`), fixed when it starts so that which of several executions running
-    at once reads first changes nothing."""
+    """Test id -> the execution whose window had closed last when it started (:meth:`_owners_before`)."""
 
     def note_undeclared(self, names: Iterable[str]) -> None:
         """Forbidden names checked while the agent had declared no tools (told at the end if never seen)."""
@@ -298,23 +296,36 @@ class LiveAgent:
                 self.late_failures.append((owner, "failed", message))
 
     def _suspect(self, batch: TraceBatch, current: str) -> None:
-        """Untagged calls read after the window of the execution before ``current`` (next to tagged records,
-        or in the last read): highbar takes them for its late calls, and if they would fail it, it is an
-        ERROR ("is now unverified"). Each call is looked at once."""
-        owner = self._before[current] if current in self._before else self._last_closed(current)
-        if owner is None or owner not in self._late_judges:
-            return
-        resolved = self._executions[owner][1]
-        calls = [call for call in batch.tools if _call_key(call) not in self._counted
-                 and attribute(call.context, resolved) is Attribution.UNATTRIBUTED]
-        if not calls:
-            return
-        self._counted.update(map(_call_key, calls))
-        message = self._late_judges[owner].suspect(calls)
-        if message is not None:
-            del self._late_judges[owner]
-            self.late_failures.append((owner, "error", message))
+        """Untagged calls read next to tagged records (or in the last read): highbar takes them for late calls
+        of the execution before the one whose window reads them, and if they would fail it, it is an ERROR
+        ("is now unverified"). Each call is looked at once; with tests at once, by each owner it may have
+        (:meth:`_owners_before`)."""
+        looked: list[ToolCall] = []
+        for owner in (e for e in self._owners_before(current) if e in self._late_judges):
+            resolved = self._executions[owner][1]
+            calls = [call for call in batch.tools if _call_key(call) not in self._counted
+                     and attribute(call.context, resolved) is Attribution.UNATTRIBUTED]
+            looked += calls
+            message = self._late_judges[owner].suspect(calls) if calls else None
+            if message is not None:
+                del self._late_judges[owner]
+                self.late_failures.append((owner, "error", message))
+        self._counted.update(map(_call_key, looked))
 
+    def _owners_before(self, current: str) -> list[str]:
+        """The passed executions an untagged call read now may be a late call of. Run one by one: the one
+        before ``current``. With tests at once, for each in a turn now, those that closed between the one
+        before it (fixed when it started) and it: which of them the call is, nobody can tell, so each is
+        judged with it (stricter, never laxer), and which test reads first or started last changes nothing."""
+        order = list(self._executions)
+        reading = [e for e in order if self._open[e] and e in self._before] or [current]
+        owners: dict[str, None] = {}
+        for execution in reading:
+            anchor = self._before[execution] if execution in self._before else self._last_closed(execution)
+            if anchor is not None:
+                end = order.index(execution) if execution in self._executions else len(order)
+                owners.update(dict.fromkeys(e for e in order[order.index(anchor):end] if not self._open[e]))
+        return list(owners)
 
     def _last_closed(self, current: str) -> str | None:
         """The last execution before ``current`` with no turn in progress (run one by one:
