@@ -7,7 +7,7 @@ barrier also runs alone when it is reached (nothing else is in flight then, see 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 import pytest
@@ -18,6 +18,7 @@ from ..spec_nodes import SpecItemNode, is_spec_item
 
 if TYPE_CHECKING:
     from ..agents.live import LiveAgent
+    from ..agents.pool import AgentPool
     from ..json_types import JSONValue
 
 DEFAULT_AGENT_CONCURRENCY = 8
@@ -116,20 +117,48 @@ def agent_keys(item: SpecItemNode) -> tuple[str, ...]:
     return tuple(req.key for req in item.spec_file.suite.agents)
 
 
+ANY_AGENT = "*"
+"""The resource of an item whose file names no agent: its steps may reach any server, agents included."""
+
+
 def agent_resources(item: SpecItemNode) -> frozenset[str]:
     """The agent processes the item's file talks to, as what tells them apart whatever else two files set:
-    the endpoint's port and, where one is named, the trace file."""
+    the endpoint's port and, where one is named, the trace file; :data:`ANY_AGENT` for a file naming none."""
+    from ..agents.config import AgentConfig
     from ..agents.net import endpoint_address
 
     found: set[str] = set()
     for req in item.spec_file.suite.agents:
-        endpoint = getattr(req.config, "endpoint", None)
-        if isinstance(endpoint, str) and endpoint:  # (the port alone: localhost and 127.0.0.1 are one agent)
-            found.add(f"port {endpoint_address(endpoint)[1]}")
-        traces = getattr(req.config, "traces", None)
-        if isinstance(traces, str) and traces:
+        if not isinstance(req.config, AgentConfig):
+            return frozenset([ANY_AGENT])
+        found.add(f"port {endpoint_address(req.config.endpoint)[1]}")  # (localhost and 127.0.0.1: one agent)
+        traces = req.config.traces_path()
+        if traces is not None:
             found.add(f"traces {traces}")
-    return frozenset(found)
+    return frozenset(found or [ANY_AGENT])
+
+
+def share_agents(one: frozenset[str] | set[str], other: frozenset[str] | set[str]) -> bool:
+    """Whether items on these resources (:func:`agent_resources`) may reach the same agent."""
+    return bool(one & other) or (bool(one) and ANY_AGENT in other) or (bool(other) and ANY_AGENT in one)
+
+
+def must_be_alone(
+    keys: tuple[str, ...], pool: AgentPool | None, tagged: Mapping[str, bool], on_attributed: Callable[[], None],
+) -> bool:
+    """Whether an item on these agents (pool keys) must be alone on them: a traced agent whose records are
+    not known to be attributable to a test (``tagged``: what the look-ahead learnt), and no turn has shown
+    they are yet (``on_attributed`` is called when one does)."""
+    alone = False
+    for key in keys:
+        live = pool.running(key) if pool is not None else None
+        if live is None or not traced(live) or tagged.get(key) is True:
+            continue
+        if tagged.get(key) is None and live.attributed_shown:
+            continue  # a turn of an earlier item showed it (that item may still be in flight: they overlap)
+        live.on_attributed = on_attributed
+        alone = True
+    return alone
 
 
 def agent_bound(live: LiveAgent) -> int:

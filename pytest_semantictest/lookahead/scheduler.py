@@ -36,7 +36,8 @@ from ..spec_nodes import is_spec_item
 from .agent_starts import AgentStarts
 from .item_order import ItemOrder
 from .rules import (
-    agent_bound, agent_keys, agent_resources, attributable, file_barrier, io_free, reads_records, static_barrier, traced,
+    agent_bound, agent_keys, agent_resources, attributable, file_barrier, io_free, must_be_alone, reads_records,
+    share_agents, static_barrier, traced,
 )
 
 if TYPE_CHECKING:
@@ -276,7 +277,9 @@ class Lookahead:
         in_flight, load = len(self.running), self.load
         upcoming = self.order.upcoming(self.current, self._frontier, self.limit + _WALK)
         before = items[upcoming[0] - 1] if upcoming and not self.order.from_a_queue else current
-        waiting: set[str] = set()  # agents (rules.agent_resources) an item waits for: later items on them wait too
+        waiting: set[str] = set().union(*(  # agents (rules.agent_resources) an item waits for: later items
+            self._resources(other) for other in self._in_flight()  # on them wait too; first, those of one
+            if must_be_alone(self._keys(other), self.runtime.agent_pool, self.tagged, self._fill)))  # that runs alone
         passed_over = False  # an item was passed over: the frontier stays before it
         started = 0
         for n in upcoming:
@@ -297,7 +300,7 @@ class Lookahead:
                     self._frontier = max(self._frontier, n)
                 continue
             resources = self._resources(item)
-            ready = not resources & waiting and self.starts.ready(self.runtime.agent_pool, item.spec_file)
+            ready = not share_agents(resources, waiting) and self.starts.ready(self.runtime.agent_pool, item.spec_file)
             alone = self._needs_alone(item) if ready else None
             if alone is None or any(load[key] >= self._bound(key) for key in self._keys(item)):
                 waiting |= resources
@@ -331,23 +334,14 @@ class Lookahead:
         return None
 
     def _needs_alone(self, item: SpecItemNode) -> bool | None:
-        """Whether ``item`` must be alone on its agents (traced, records not known to be attributable); None
-        when it must be and another item on them is in flight."""
-        pool = self.runtime.agent_pool
-        alone = False
-        for key in self._keys(item):
-            live = pool.running(key) if pool is not None else None
-            if live is None or not traced(live) or self.tagged.get(key) is True:
-                continue
-            if self.tagged.get(key) is None and live.attributed_shown:
-                continue  # a turn of the item before showed it (that item still in flight: they overlap)
-            live.on_attributed = self._fill
-            alone = True
-        mine = self._resources(item)
-        if alone and any(is_spec_item(other) and self._resources(other) & mine
-                         for other in (self.session.items[m] for m in self.running)):
+        """Whether ``item`` must be alone on its agents (records not known to be attributable); None: another is on them."""
+        alone = must_be_alone(self._keys(item), self.runtime.agent_pool, self.tagged, self._fill)
+        if alone and any(share_agents(self._resources(other), self._resources(item)) for other in self._in_flight()):
             return None
         return alone
+
+    def _in_flight(self) -> list[SpecItemNode]:
+        return [item for item in (self.session.items[m] for m in self.running) if is_spec_item(item)]
 
     def _bound(self, key: str) -> int:
         pool = self.runtime.agent_pool

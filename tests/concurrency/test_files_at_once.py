@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.concurrency.conftest import outcomes
+from tests.concurrency.conftest import outcomes, write
 from tests.concurrency.test_never_run_ahead import ONE_BY_ONE, _highbar, _most_at_once
 from tests.helpers import run_pytest
 
@@ -66,3 +66,29 @@ def test_an_agent_started_ahead_is_stopped_when_the_session_stops_early(pytester
     for port in (first, second):
         with socket.socket() as s:
             assert s.connect_ex(("127.0.0.1", port)) != 0, f"an agent still listens on {port}"
+
+
+def test_a_file_naming_no_agent_never_runs_alongside_a_test_that_needs_its_agent_alone(pytester: pytest.Pytester) -> None:
+    """A SemanticTest file names no agent, so its requests may reach any (here: the untagged agent of the
+    file before it). It waits while that agent's tests run one by one: no answer overlaps another."""
+    port = _port()
+    spans = pytester.path / "a.spans"
+    pytester.makefile(".highbar.yaml", a_untagged=_highbar(port, "none", 3, spans))
+    write(pytester, "b_http", [{"id": "poke", "pipeline": [{
+        "block": "HttpRequest", "output": "r",
+        "input": {"url": f"http://127.0.0.1:{port}/chat", "method": "POST", "body": {"message": "hello, slowly"}}}],
+        "assertions": {"r.status": 200}}])
+    result = run_pytest(pytester, "-v", "-p", "no:cacheprovider")
+    assert [word for _, word in outcomes(result)] == ["PASSED"] * 4, result.stdout.str()[-3000:]
+    assert len(_spans(spans)) == 4 and _most_at_once(spans) == 1, _spans(spans)
+
+
+def test_an_agent_that_cannot_start_ahead_is_its_files_error(pytester: pytest.Pytester) -> None:
+    """The second file's agent exits at once while it is started ahead: that file's tests are ERRORs
+    naming the cause when they are reached, the first file's pass."""
+    broken = _highbar(_port(), "own", 2).replace('start: "', 'start: "false && ', 1)
+    pytester.makefile(".highbar.yaml", a_fine=_highbar(_port(), "own", 2, pytester.path / "a.spans"), b_broken=broken)
+    result = run_pytest(pytester, "-v", "-p", "no:cacheprovider")
+    assert [word for _, word in outcomes(result)] == ["PASSED", "PASSED", "ERROR", "ERROR"], result.stdout.str()[-3000:]
+    assert "b_broken.highbar.yaml: the agent could not be used" in result.stdout.str()
+    assert "Traceback" not in result.stdout.str()
