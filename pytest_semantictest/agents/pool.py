@@ -5,6 +5,7 @@ each agent's last read (``finish``: warnings, executions failed by a late call).
 from __future__ import annotations
 
 import functools
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -12,6 +13,7 @@ from pathlib import Path
 
 from .config import AgentConfig
 from ..threads import start_daemon
+from . import procs
 from .errors import AgentError, AgentStartError
 from .last_read import wait_for_others
 from .live import LiveAgent
@@ -163,17 +165,20 @@ class AgentPool:
         are stopped at once, each in a thread (each stop may wait out its grace period)."""
         owners: list[LocalAgent | SharedAgent] = list(self._owners.values())
         local = [owner for owner in owners if isinstance(owner, LocalAgent)]
-        threads = [start_daemon(_close, "semantictest-agent-stop", owner) for owner in local[1:]]
+        stopped = [threading.Event() for _ in local]
+        for agent, done in zip(local, stopped):
+            start_daemon(_close, "semantictest-agent-stop", agent, done)
         interrupted: BaseException | None = None
-        here: list[LocalAgent | SharedAgent] = [*local[:1], *(o for o in owners if not isinstance(o, LocalAgent))]
-        for owner in here:
-            _close(owner)
-        for thread in threads:
-            while thread.is_alive():  # a Ctrl-C meanwhile waits for the stops, then goes on
+        for owner in owners:
+            if not isinstance(owner, LocalAgent):  # (xdist: one after another, each under its port's lock)
+                _close(owner)
+        for done in stopped:  # (an Event, not Thread.join: an interrupted join may take the thread for ended)
+            while not done.is_set():
                 try:
-                    thread.join()
-                except KeyboardInterrupt as e:
-                    interrupted = e
+                    done.wait()
+                except BaseException as e:  # noqa: BLE001 - re-raised below. An interrupt here (Ctrl-C)
+                    interrupted = e  # ends every grace period at once, as one inside a stop does (procs.stop_group);
+                    procs.kill_stopping()  # the stops then finish their cleanup (trace files, watchdogs)
         self._owners.clear()
         self._live.clear()
         self._in_use.clear()
@@ -182,8 +187,11 @@ class AgentPool:
             raise interrupted
 
 
-def _close(owner: LocalAgent | SharedAgent) -> None:
+def _close(owner: LocalAgent | SharedAgent, done: threading.Event | None = None) -> None:
     try:
         owner.close()
     except AgentError:
         pass
+    finally:
+        if done is not None:
+            done.set()

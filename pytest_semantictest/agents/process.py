@@ -240,10 +240,11 @@ class AgentProcess:
                 )
                 if ready:
                     time.sleep(0.01)  # `start` that backgrounds the agent exits right away
-                    if (popen.poll() is not None or popen.returncode is not None) and not self._cancelled:
+                    if self._cancelled:
+                        continue  # (said at the top of the loop)
+                    if popen.poll() is not None or popen.returncode is not None:
                         raise self._exited()
-                    if not self._cancelled:
-                        return
+                    return
                 if time.monotonic() >= deadline:
                     waited = f"{cfg.health} to answer 200" if cfg.health else f"{host}:{port} to accept connections"
                     raise self._error(f"agent not ready after {timeout_s:g}s (waited for {waited})" + self._log_section())
@@ -257,7 +258,7 @@ class AgentProcess:
         while reader.wait_for_hello(min(0.25, max(0.0, deadline - time.monotonic()))) is None:
             if self._cancelled:
                 raise self._error("the session ended before the agent was ready")
-            if time.monotonic() < deadline:
+            if time.monotonic() < deadline:  # (in slices: a cancel() is seen within a quarter second)
                 continue
             raise self._error(
                 f"the agent answered, but wrote no hello to its trace file within {timeout:g}s: "

@@ -108,6 +108,13 @@ def agents_on(port: int, since: int = 0) -> list[int]:
     return found
 
 
+def _parent(pid: int) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def wait_for(what: str, predicate: Callable[[], object], timeout: float, proc: subprocess.Popen[str] | None = None):  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + timeout
     while True:
@@ -217,8 +224,9 @@ suites:
 
     def agent_pid(self) -> int:
         """Wait until the agent process exists (and answers); its pid."""
-        pids = wait_for("the agent process", lambda: agents_on(self.port, self.since), 30, self.proc)
-        assert len(pids) == 1, f"more than one agent on port {self.port}: {pids}"
+        found = wait_for("the agent process", lambda: agents_on(self.port, self.since), 30, self.proc)
+        pids = [pid for pid in found if _parent(pid) not in found]  # (a child forked, not yet exec'd, shows the
+        assert len(pids) == 1, f"more than one agent on port {self.port}: {pids}"  # agent's command line)
         self._note_traces(pids[0])
         wait_for("the agent to answer", lambda: port_answers(self.port), 30, self.proc)
         return pids[0]
