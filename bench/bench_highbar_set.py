@@ -43,7 +43,6 @@ sys.path.insert(0, str(ROOT))  # (the harness imports tests.helpers)
 import fidelity_harness as harness
 
 Verdicts = dict[tuple[str, str], str]
-_RUNNING = re.compile(r"^  Running (.+\.highbar\.yaml)$")
 
 
 def build(folder: Path, sdist: Path | None) -> tuple[dict[str, str], list[tuple[int, Path]], list[list[str]]]:
@@ -111,16 +110,11 @@ def services(folder: Path, attach: list[tuple[int, Path]], answers: list[list[st
 
 
 def parse_highbar(out: str) -> Verdicts:
-    """highbar's verdict per (file, test), its late re-judging applied."""
+    """highbar's verdict per (file, test), its late re-judging applied: each file's part of the output."""
     verdicts: Verdicts = {}
-    current = ""
-    for line in out.splitlines():
-        if found := _RUNNING.match(line):
-            current = Path(found.group(1)).name
-        else:
-            verdicts.update({(current, name): verdict for name, verdict in harness.parse_highbar(line).items()})
-            if (late := harness.LATE.match(line)) and (current, late.group(1)) in verdicts:
-                verdicts[(current, late.group(1))] = "failed" if late.group(2) == "now fails" else "error"
+    parts = re.split(r"^  Running (.+\.highbar\.yaml)$", out, flags=re.M)
+    for file, text in zip(parts[1::2], parts[2::2]):
+        verdicts.update({(Path(file).name, name): v for name, v in harness.parse_highbar(text).items()})
     return verdicts
 
 

@@ -44,7 +44,7 @@ RUNS = {"p11_min_pass_cli_runs.highbar.yaml": 5}
 XDIST = {"p17_late_call_later_test_xdist.highbar.yaml"}
 _MARKS = {"✓": "passed", "✗": "failed", "!": "error"}
 _RESULT = re.compile(r"^    ([✓✗!]) (.+?)(?: \d+/\d+(?: \(min \d+\))?)?  \S+ms$")
-LATE = re.compile(r"^  ! (.+?): (now fails|is now unverified)")
+_LATE = re.compile(r"^  ! (.+?): (now fails|is now unverified)")
 _OUR_LATE = re.compile(r"^(FAILED|ERROR) by a late call: \S+?::(?:[^:]+::)?(.+?) - ")
 _ERROR = re.compile(r"^      → (.+)$")
 _VARIATIONS = re.compile(r" \(((?:\d+ of )?\d+ variations)\)$")
@@ -164,7 +164,7 @@ def parse_highbar(out: str) -> dict[str, str]:
     for line in out.splitlines():
         if found := _RESULT.match(line):
             verdicts[_name_and_variations(found.group(2))[0]] = _MARKS[found.group(1)]
-        elif (late := LATE.match(line)) and late.group(1) in verdicts:
+        elif (late := _LATE.match(line)) and late.group(1) in verdicts:
             verdicts[late.group(1)] = "failed" if late.group(2) == "now fails" else "error"
     return verdicts
 
