@@ -46,6 +46,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_highbar import free_port, one_call_test  # noqa: E402  (the same spec text as the highbar bench)
+
 from tests.concurrency import latency_server  # noqa: E402
 
 SLOW_AGENT = ROOT / "tests" / "agents" / "slow_agent.py"

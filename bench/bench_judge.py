@@ -36,10 +36,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from pytest_semantictest.api import arun_suite  # noqa: E402
-from pytest_semantictest.run_context import RunContext  # noqa: E402
 from pytest_semantictest.llm import build  # noqa: E402
 from pytest_semantictest.llm.config import LLMConfig  # noqa: E402
 from pytest_semantictest.llm.judge import Judge, request_from_args  # noqa: E402
+from pytest_semantictest.run_context import RunContext  # noqa: E402
 from tests.llm.fake_openai import FakeOpenAI  # noqa: E402
 
 CACHED_TARGET_MS = 1.0

@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import pytest
 
-from .run_context import RunContext
 from .engine.suite import run_suite_async
 from .formats.semantictest.loader import load_file, load_text
 from .json_types import JSONValue
 from .model import Outcome, Suite, Verdict
+from .run_context import RunContext
 
 if TYPE_CHECKING:
     from .formats.compliance.models import TestCase

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+
 from .json_types import JSONObject, JSONValue
 from .paths import MISSING, get_path, split_path
 

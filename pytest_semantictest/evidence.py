@@ -26,7 +26,6 @@ from typing import TypeVar, Union, get_args
 from .json_types import JSONObject, JSONValue
 
 
-
 @dataclass(slots=True)
 class HttpExchange:
     """One HTTP request and what came back. ``request``: ``method``, ``url``, ``headers``, ``body``

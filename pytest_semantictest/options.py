@@ -14,9 +14,9 @@ import pytest
 from .run_context import Settings
 
 if TYPE_CHECKING:
-    from .stats import PassRateTest
     from .llm.config import LLMConfig
     from .llm.limits import Limits
+    from .stats import PassRateTest
 
 # (name, type, default, help); option --semantictest-<name>, ini semantictest_<name>.
 # type list: repeatable option, ini "linelist"; type bool: flag, ini "bool".

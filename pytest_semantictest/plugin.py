@@ -21,11 +21,10 @@ if TYPE_CHECKING:
     from .agents.client import AgentClient
     from .api import Runner
     from .databus import DataBus
-    from .lookahead.scheduler import Lookahead
     from .llm.fixtures import ClientFixture, JudgeFixture
     from .llm.validator import ValidatorFixture
+    from .lookahead.scheduler import Lookahead
     from .model import Suite
-    from .nodes import SpecFile
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -21,8 +21,8 @@ import threading
 from collections.abc import Iterable, Mapping
 from fnmatch import fnmatchcase
 
-from .json_types import JSONValue
 from .decode import views
+from .json_types import JSONValue
 
 MASK = "***"
 MIN_SECRET_LENGTH = 6

@@ -7,10 +7,10 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import NoReturn
 
+from .databus import DataBus
 from .errors import ReferenceError_, clip
 from .json_types import JSONObject, JSONValue
 from .paths import MISSING, get_path, split_path
-from .databus import DataBus
 
 REF = re.compile(r"\$\{([^{}]+)\}")
 """A ``${...}`` reference of any kind (its inside is group 1)."""

@@ -23,15 +23,15 @@ if TYPE_CHECKING:
 
     from .agents.client import AgentClient
     from .agents.pool import AgentPool
-    from .run_context import RunContext
     from .engine.loop import EventLoopRunner
+    from .formats.detect import CollectContext
+    from .json_types import JSONObject
     from .llm.client import LLMClient
     from .llm.judge import Judge
-    from .formats.detect import CollectContext
     from .lookahead.scheduler import Lookahead
     from .model import AgentRequirement, Verdict
-    from .json_types import JSONObject
     from .redact import Redactor
+    from .run_context import RunContext
 
 T = TypeVar("T")
 
@@ -86,9 +86,9 @@ class Runtime:
 
     def _start(self) -> None:
         from .dotenv import environment
-        from .run_context import RunContext
         from .engine.loop import EventLoopRunner
         from .llm import build
+        from .run_context import RunContext
 
         rootdir = Path(str(self.config.rootpath))
         ctx = RunContext(options.settings(self.config), environment(rootdir), rootdir)

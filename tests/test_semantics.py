@@ -5,10 +5,9 @@ from __future__ import annotations
 import pytest
 
 from pytest_semantictest.databus import MISSING, DataBus
-from pytest_semantictest.resolve import Resolver
 from pytest_semantictest.errors import ReferenceError_
 from pytest_semantictest.model import Outcome
-
+from pytest_semantictest.resolve import Resolver
 from tests.helpers import mock, run_one
 
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from pytest_semantictest.run_context import RunContext
 from pytest_semantictest.engine.loop import EventLoopRunner
+from pytest_semantictest.run_context import RunContext
 from pytest_semantictest.threads import HANDLED, start_daemon
 from tests.helpers import SIGBLK, signal_set
 

@@ -20,13 +20,18 @@ import threading
 import time
 from typing import Any
 
-from a2a.helpers.proto_helpers import new_data_part, new_task_from_user_message, new_text_message, new_text_part
+from a2a.helpers.proto_helpers import (
+    new_data_part,
+    new_task_from_user_message,
+    new_text_message,
+    new_text_part,
+)
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
-from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill, Role, TaskState
+from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill, Role
 from request_log import noted_asgi
 
 RPC_PATH = "/"

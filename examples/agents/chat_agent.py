@@ -19,12 +19,30 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Iterable
 
 try:
-    from .chat_rules import (DEFAULT_MODEL, Reply, openai_chunks, openai_completion, respond, run_agent,
-                             ui_message_stream, usage, vercel_data_stream)
+    from .chat_rules import (
+        DEFAULT_MODEL,
+        Reply,
+        openai_chunks,
+        openai_completion,
+        respond,
+        run_agent,
+        ui_message_stream,
+        usage,
+        vercel_data_stream,
+    )
     from .request_log import Noted
 except ImportError:  # run as a script, or imported with examples/agents on sys.path
-    from chat_rules import (DEFAULT_MODEL, Reply, openai_chunks, openai_completion, respond,  # type: ignore
-                            run_agent, ui_message_stream, usage, vercel_data_stream)
+    from chat_rules import (  # type: ignore
+        DEFAULT_MODEL,
+        Reply,
+        openai_chunks,
+        openai_completion,
+        respond,
+        run_agent,
+        ui_message_stream,
+        usage,
+        vercel_data_stream,
+    )
     from request_log import Noted  # type: ignore[no-redef]
 
 TOKEN = "test-token-123"

@@ -10,14 +10,22 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the names below load on first use: importing one submodule (cleanup) stays cheap
     from .config import AgentConfig, expand_env
-    from .correlate import Attribution, Classified, attribute, classify, matches_correlate, new_test_id, resolve_correlate
+    from .correlate import (
+        Attribution,
+        Classified,
+        attribute,
+        classify,
+        matches_correlate,
+        new_test_id,
+        resolve_correlate,
+    )
     from .errors import AgentConfigError, AgentError, AgentStartError, SessionHookError
     from .hooks import HookContext, SessionHooks
+    from .keys import agent_key
+    from .local_agent import LocalAgent
     from .placeholders import PlaceholderError, Values, render
     from .process import AgentProcess
     from .protocol import TEST_HEADER, AgentReply, send
-    from .keys import agent_key
-    from .local_agent import LocalAgent
     from .shared import AgentHandle, SharedAgent, reap
     from .traces import Hello, ToolCall, TraceBatch, TraceProblem, TraceReader, TurnRecord
 

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 import httpx
 
 from ..json_types import JSONObject
-
 from .correlate import new_test_id
 from .live import LiveAgent
 

@@ -16,7 +16,6 @@ from ..json_types import JSONObject, JSONValue
 from .placeholders import Values, render
 from .traces import ToolCall, TraceBatch, TurnRecord
 
-
 RUNS_MAY_OVERLAP = "_runs_may_overlap"
 """Key of a turn's output: every trace record it read could be attributed (tagged), so the runs of
 its test may run at the same time without mixing their records (engine/batching.py reads it)."""

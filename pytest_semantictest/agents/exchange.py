@@ -28,8 +28,8 @@ from typing import Protocol, TypeVar
 import httpx
 
 from ..deadline import Deadline
-from ..json_types import JSONValue
 from ..http_clients import async_client
+from ..json_types import JSONValue
 from ..redact import Redactor
 from .errors import AgentError
 from .replies import excerpt, parse_reply

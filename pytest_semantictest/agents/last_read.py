@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import time
+
 from . import procs
 
 POLL_S = 0.2

@@ -20,11 +20,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from ..json_types import JSONObject
+from . import observed
 from .config import AgentConfig
 from .correlate import (
-    RUNS_MAY_OVERLAP, Attribution, attribute, classify, describe, resolve_correlate, same_value,
+    RUNS_MAY_OVERLAP,
+    Attribution,
+    attribute,
+    classify,
+    describe,
+    resolve_correlate,
+    same_value,
 )
-from . import observed
 from .errors import AgentError
 from .exchange import replaying
 from .hooks import HookContext, SessionHooks

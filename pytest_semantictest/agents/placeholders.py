@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..json_types import JSONValue
-from .errors import AgentError
 from ..paths import PathError, require_path, split_dotted
+from .errors import AgentError
 
 PLACEHOLDER = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
 

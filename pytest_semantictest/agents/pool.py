@@ -11,16 +11,16 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from .config import AgentConfig
 from ..threads import start_daemon
 from . import procs
+from .config import AgentConfig
 from .errors import AgentError, AgentStartError
+from .hooks import SessionHooks
+from .keys import agent_key, live_key
 from .last_read import wait_for_others
 from .live import LiveAgent
-from .hooks import SessionHooks
-from .net import endpoint_address
-from .keys import agent_key, live_key
 from .local_agent import LocalAgent
+from .net import endpoint_address
 from .shared import SharedAgent
 
 

@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..json_types import JSONObject, JSONValue
-from .errors import AgentError
 from ..paths import PathError, require_path, split_dotted
+from .errors import AgentError
 from .traces import ToolCall
 
 REPLY_KEYS = ("response", "message", "content", "text", "reply")

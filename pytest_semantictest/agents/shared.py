@@ -26,8 +26,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..json_types import JSONObject
 from ..files import write_atomic
+from ..json_types import JSONObject
 from . import cleanup, procs
 from .config import AgentConfig
 from .errors import AgentStartError

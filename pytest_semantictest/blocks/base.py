@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, ClassVar
+
 from ..json_types import JSONObject, JSONValue
 
 if TYPE_CHECKING:
     from ..evidence import Evidence
-    from ..step import StepContext
     from ..model import StepTrace
+    from ..step import StepContext
 
 
 class BlockError(Exception):

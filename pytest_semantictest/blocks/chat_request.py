@@ -22,8 +22,8 @@ import re
 import time
 from typing import TYPE_CHECKING
 
-from ..json_types import JSONObject
 from ..agents.exchange import send_within
+from ..json_types import JSONObject
 from .base import BlockError
 from .http_request import HttpRequest, request_errors
 

@@ -20,8 +20,8 @@ import asyncio
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from ..json_types import JSONObject, JSONValue
 from ..agents.chat import ChatTarget
+from ..json_types import JSONObject, JSONValue
 from ..model import StepTrace
 from .base import Block, BlockError
 from .turn_evidence import chat_turn_evidence

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 
 from pydantic import AliasChoices, BaseModel, Field, ValidationError, model_validator
 
-from ..json_types import JSONObject, JSONValue
 from ..checks.specs import Assertions, AttachmentSpec, Duration, InputSpec, StrictSpec
+from ..json_types import JSONObject, JSONValue
 from ..model import StepTrace
 from .base import Block, BlockError
 from .turn_evidence import conversation_evidence

@@ -8,17 +8,17 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
-from ..json_types import JSONObject, JSONValue
 from ..agents.exchange import send_within
 from ..deadline import Deadline, DeadlineExceeded, timeout_ms, timeout_problem
 from ..evidence import HttpExchange
+from ..json_types import JSONObject, JSONValue
 from ..model import StepTrace
 from .base import Block, BlockError
 
 if TYPE_CHECKING:
-    from ..evidence import Evidence
     import httpx
 
+    from ..evidence import Evidence
     from ..step import StepContext
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, ClassVar
 
-from ..json_types import JSONObject, JSONValue
 from ..evidence import Judgement
+from ..json_types import JSONObject, JSONValue
 from ..model import StepTrace
 from .base import Block, BlockError
 
@@ -75,9 +75,9 @@ class LLMJudge(Block):
         return problems
 
     async def process(self, inputs: JSONObject, ctx: StepContext) -> JSONObject:
-        from ..step import JudgeError, JudgeUnavailable
         from ..llm.errors import REQUIRE_JUDGE_MESSAGE, LLMError
         from ..llm.judge_request import JudgeRequest
+        from ..step import JudgeError, JudgeUnavailable
 
         try:
             request = JudgeRequest.from_inputs(inputs, self.config)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from ..json_types import JSONObject, JSONValue
 from ..checks.operators import OPERATORS, apply, validate_operand
 from ..errors import clip, did_you_mean
+from ..json_types import JSONObject, JSONValue
 from .base import Block
 
 if TYPE_CHECKING:

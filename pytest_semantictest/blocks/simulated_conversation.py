@@ -34,14 +34,27 @@ from typing import TYPE_CHECKING
 
 from pydantic import AliasChoices, Field
 
+from ..checks.specs import (
+    AttachmentSpec,
+    CheckpointSpec,
+    Duration,
+    InputSpec,
+    InteractiveSpec,
+    SimulatorSpec,
+    StrictSpec,
+)
 from ..json_types import JSONObject, JSONValue
-from ..checks.specs import (AttachmentSpec, CheckpointSpec, Duration, InputSpec, InteractiveSpec, SimulatorSpec,
-                            StrictSpec)
 from ..model import StepTrace
 from .base import Block, BlockError
 from .conversation import PipelineAgent, config_problems
-from .simulation import (DEFAULT_MAX_TURNS, DEFAULT_TIMEOUT_S, ConversationRun, DynamicPlan, order_problems,
-                         reach_checkpoints)
+from .simulation import (
+    DEFAULT_MAX_TURNS,
+    DEFAULT_TIMEOUT_S,
+    ConversationRun,
+    DynamicPlan,
+    order_problems,
+    reach_checkpoints,
+)
 from .turn_evidence import conversation_evidence
 
 if TYPE_CHECKING:
@@ -203,10 +216,10 @@ class SimulatedConversation(Block):
 
     async def _simulate(self, run: ConversationRun, ctx: StepContext, number: int) -> JSONValue:
         from ..checks.conversation import text_history
-        from ..step import JudgeError, JudgeUnavailable
         from ..llm.errors import LLMError
         from ..llm.simulator import simulate
         from ..llm.validator import resolve_use
+        from ..step import JudgeError, JudgeUnavailable
 
         plan = run.plan
         llm = getattr(ctx.run_context, "llm", None)

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from ..json_types import JSONObject, JSONValue
 from ..checks.specs import CheckpointSpec, InteractiveSpec, SimulatorSpec
+from ..json_types import JSONObject, JSONValue
 
 if TYPE_CHECKING:
     from ..agents.chat import Attachment, ChatTarget

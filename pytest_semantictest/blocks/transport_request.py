@@ -18,8 +18,8 @@ import asyncio
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from ..json_types import JSONObject, JSONValue
 from ..evidence import Note
+from ..json_types import JSONObject
 from ..model import StepTrace
 from .base import Block
 from .transports.reply import Reply, last_state

@@ -5,10 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..json_types import JSONObject, JSONValue
 from ..agents.chat import call_record
-from ..evidence import (CheckpointTimeline, ConversationEnd, ConversationTurn, Evidence, ToolCalls, ValidatorVerdict,
-                        tool_call)
+from ..evidence import (
+    CheckpointTimeline,
+    ConversationEnd,
+    ConversationTurn,
+    Evidence,
+    ToolCalls,
+    ValidatorVerdict,
+    tool_call,
+)
+from ..json_types import JSONObject, JSONValue
 from ..model import StepTrace
 
 TURN_KEYS = ("turn", "source", "input", "attachments", "output", "tool_calls", "awaiting_input", "duration_ms",

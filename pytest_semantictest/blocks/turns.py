@@ -10,8 +10,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..json_types import JSONObject, JSONValue
 from ..agents.chat import ChatTarget, Reply, history, send_chat, text_of
+from ..json_types import JSONObject, JSONValue
 from .base import BlockError
 
 if TYPE_CHECKING:

@@ -6,10 +6,10 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from ..json_types import JSONObject, JSONValue
 from ..checks.operators import compile_regex
 from ..checks.text import json_text
 from ..errors import clip
+from ..json_types import JSONObject, JSONValue
 from .base import Block
 
 if TYPE_CHECKING:

@@ -6,8 +6,8 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, ClassVar, Final
 
-from ..json_types import JSONObject, JSONValue
 from ..evidence import ToolCalls, tool_call
+from ..json_types import JSONObject, JSONValue
 from ..model import StepTrace
 from .base import Block, BlockError
 

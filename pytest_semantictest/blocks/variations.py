@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ..run_context import RunContext
 
-from ..json_types import JSONObject, JSONValue
 from ..files import write_atomic
+from ..json_types import JSONObject, JSONValue
 
 PHRASING_KEY = "__highbar_phrasing__"
 _TEMPLATE = "paraphrase-1"

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..json_types import JSONValue
-from ..paths import MISSING
 from ..model import CheckResult, Failure
+from ..paths import MISSING
 from .assertions import DETERMINISTIC, Outcome, evaluate, finish
 
 if TYPE_CHECKING:

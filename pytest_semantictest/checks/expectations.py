@@ -9,8 +9,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..json_types import JSONValue
-from ..paths import MISSING
 from ..model import CheckResult, Failure
+from ..paths import MISSING
 from .expectation_types import CallExpectation, Expectation
 from .matchers import condition_holds, explain_response, subset_matches, value_matches
 

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..json_types import JSONValue
-from ..paths import MISSING, split_path
 from ..model import CheckResult, Failure
+from ..paths import MISSING, split_path
 from .operators import apply
 
 if TYPE_CHECKING:

@@ -11,11 +11,11 @@ from collections.abc import Mapping, Sequence
 
 from ..agents.correlate import RUNS_MAY_OVERLAP
 from ..blocks.registry import get_block
+from ..databus import split_path
 from ..json_types import JSONValue
 from ..model import Step, Verdict
-from ..databus import split_path
-from .inputs import is_from_as, output_slots
 from ..resolve import REF
+from .inputs import is_from_as, output_slots
 
 
 def concurrent_run_end(steps: Sequence[Step], index: int, context: Mapping[str, JSONValue]) -> int:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from ..databus import MISSING, DataBus
 from ..json_types import JSONObject, JSONValue
 from ..model import Step
-from ..databus import MISSING, DataBus
 from ..resolve import Resolver
 
 

@@ -8,6 +8,7 @@ kept from running, or when it is itself judged (it has no ``evaluate_sync``); th
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+
 from ..databus import DataBus
 from ..model import Check, Failure, Step, StepTrace
 from .inputs import output_slots

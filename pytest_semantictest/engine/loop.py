@@ -8,8 +8,8 @@ from collections.abc import Awaitable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-from ..threads import block_handled_signals
 from ..run_context import RunContext
+from ..threads import block_handled_signals
 from .wakeup import Wakeup
 
 T = TypeVar("T")

@@ -18,12 +18,12 @@ import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from ..blocks.registry import get_block
+from ..databus import DataBus
 from ..json_types import JSONValue
 from ..model import Case, Failure, Outcome, Verdict
+from ..run_context import RunContext
 from ..stats import Decision, PassRateTest, interval_text
 from .batching import runs_may_overlap
-from ..run_context import RunContext
-from ..databus import DataBus
 from .runner import aggregate, combine, run_case
 
 

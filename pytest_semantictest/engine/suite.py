@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..model import Case, Outcome, Suite, Verdict
-from ..run_context import RunContext
 from ..databus import DataBus
+from ..model import Case, Outcome, Suite, Verdict
 from ..resolve import Resolver
-from .repeat import run_repeated
+from ..run_context import RunContext
 from ..step import StepContext
+from .repeat import run_repeated
 from .runner import run_pipeline
 
 

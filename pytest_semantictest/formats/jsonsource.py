@@ -11,10 +11,9 @@ from dataclasses import dataclass, field
 
 from ..errors import Problem, clip
 from ..json_types import JSONValue
-from .jsonshallow import Suspect, scanstring, shallow_lines
 from ..problems import place
+from .jsonshallow import Suspect, scanstring, shallow_lines
 from .source import LineMap, Path, SourceError, nearest_line
-
 
 # A string token is only its opening quote here: json's C scanstring finds its end (fast on MBs).
 _TOKEN = re.compile(r'[{}\[\]:,"]|[^\s{}\[\]:,"]+')

@@ -33,7 +33,6 @@ from ..json_types import JSONObject, JSONValue
 from ..problems import place
 from .source import LineMap, Path, SourceError
 
-
 MAX_DEPTH = 100
 """Deepest nesting a spec may use (aliases included): deeper is an error, never a RecursionError."""
 

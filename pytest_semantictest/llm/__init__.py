@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..redact import Redactor
-
     from .client import LLMClient
     from .config import LLMConfig
     from .judge import Judge

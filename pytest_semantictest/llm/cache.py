@@ -23,8 +23,8 @@ from pathlib import Path
 
 from ..files import write_atomic
 from ..json_types import JSONValue
-from .roles import CACHE_MODES
 from .errors import LLMError
+from .roles import CACHE_MODES
 
 KEY_VERSION = 1
 CHECKED_FIELDS = ("role", "model", "template", "temperature", "seed", "repeat", "schema", "messages")

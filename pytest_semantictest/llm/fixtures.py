@@ -9,8 +9,8 @@ import pytest
 
 from ..json_types import JSONValue
 from .client import CompleteOptions, Completion, LLMClient, Parsed
-from .usage import Usage
 from .errors import REQUIRE_JUDGE_MESSAGE, LLMError, NotConfigured
+from .usage import Usage
 
 if TYPE_CHECKING:
     from .judge import Judge

@@ -17,6 +17,7 @@ from .judge_request import DEFAULT_CRITERIA, DEFAULT_THRESHOLD, JudgeRequest
 from .prompts import JUDGE_TEMPLATE_VERSION, judge_messages
 from .verdict import JudgeVerdict, parse_verdict, verdict_schema
 
+
 class Judge:
     """Evaluates :class:`JudgeRequest` objects with the client's ``judge`` role."""
 

@@ -17,7 +17,8 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 
 from ..json_types import JSONValue
 from .client import LLMClient
-from .structured import model_schema, parse_answer as parse_model
+from .structured import model_schema
+from .structured import parse_answer as parse_model
 from .validator import resolve_use
 
 SIMULATOR_TEMPLATE_VERSION = "simulator-1"

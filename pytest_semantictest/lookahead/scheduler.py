@@ -36,8 +36,17 @@ from ..spec_nodes import is_spec_item
 from .agent_starts import AgentStarts
 from .item_order import ItemOrder
 from .rules import (
-    agent_bound, agent_keys, agent_resources, attributable, file_barrier, io_free, must_be_alone, reads_records,
-    share_agents, static_barrier, traced,
+    agent_bound,
+    agent_keys,
+    agent_resources,
+    attributable,
+    file_barrier,
+    io_free,
+    must_be_alone,
+    reads_records,
+    share_agents,
+    static_barrier,
+    traced,
 )
 
 if TYPE_CHECKING:

@@ -9,7 +9,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from ..json_types import JSONValue
-from .body import Body, Part, Path, args_path, call_name, call_slots, decoded_args, get, parse, put, text_slots
+from .body import (
+    Body,
+    Part,
+    Path,
+    args_path,
+    call_name,
+    call_slots,
+    decoded_args,
+    get,
+    parse,
+    put,
+    text_slots,
+)
 
 SURE = "Sure."
 REFUSAL = "I'm sorry, but I can't help with that."

@@ -27,7 +27,7 @@ from ..runtime import Runtime
 from ..spec_nodes import SpecItemNode, is_spec_item
 from . import realtime_tape
 from .mutations import mutations
-from .score import LEFT_OUT, SURVIVED, MutationRecord, Mutant, outcome, render, score_text, summary, totals
+from .score import LEFT_OUT, SURVIVED, Mutant, MutationRecord, outcome, render, score_text, summary, totals
 from .tape import Replay, Tape
 
 NAME = "semantictest-mutate"

@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from ..evidence import CheckpointTimeline, ConversationEnd, ConversationTurn
 from ..json_types import JSONValue
 from ..model import StepTrace
-from .records import has, in_trace
 from ..redact import Redactor
+from .records import has, in_trace
 
 
 def conversation_data(trace: Sequence[StepTrace]) -> tuple[list[dict[str, JSONValue]], list[dict[str, JSONValue]] | None]:

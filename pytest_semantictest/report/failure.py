@@ -7,11 +7,11 @@ from collections.abc import Callable
 
 from ..databus import MISSING, split_path
 from ..json_types import JSONValue
-from ..model import Failure, StepTrace, Verdict
-from ..stats import interval_text
 from ..llm.verdict import judge_lines
-from .judge import judge_outputs
+from ..model import Failure, StepTrace, Verdict
 from ..redact import Redactor
+from ..stats import interval_text
+from .judge import judge_outputs
 
 Differ = Callable[[JSONValue, JSONValue], list[str] | None]
 MESSAGE_LIMIT = 500

@@ -20,20 +20,28 @@ from typing import Protocol
 
 import pytest
 
-from ..evidence import HttpExchange, JudgedItems, Judgement, ParsedStream, ToolCalls, ValidatorVerdict, tool_call
+from ..evidence import (
+    HttpExchange,
+    JudgedItems,
+    Judgement,
+    ParsedStream,
+    ToolCalls,
+    ValidatorVerdict,
+    tool_call,
+)
 from ..json_types import JSONValue
+from ..llm.verdict import samples_text
 from ..model import Outcome, Suite, Verdict
+from ..redact import Redactor
+from ..spec_nodes import is_spec_item
 from ..stats import interval_text
 from .conversation import conversation_data
 from .html_values import STYLE, Render
 from .html_values import table as _table
-from ..llm.verdict import samples_text
 from .judge import judged_items
 from .junit import deciding_judgement, run_verdicts
 from .notes import notes_html
 from .records import in_verdict, step_name
-from ..redact import Redactor
-from ..spec_nodes import is_spec_item
 from .summary import OUTCOMES, Tally, run_rows
 
 

@@ -6,9 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ..evidence import JudgedItems, Judgement, ValidatorVerdict
-from ..json_types import JSONValue
-from ..model import StepTrace, Verdict
 from ..llm.verdict import judge_lines, relation_to_threshold, samples_text
+from ..model import StepTrace, Verdict
 from .records import has, in_trace, step_name
 
 

@@ -17,11 +17,11 @@ from collections.abc import Mapping
 
 from ..evidence import Judgement, ValidatorVerdict
 from ..model import Outcome, Verdict
+from ..redact import Redactor
 from ..stats import wilson
 from .judge import judged_items, unstable_judgements, validations
 from .notes import note_properties
 from .records import in_trace
-from ..redact import Redactor
 
 
 def run_verdicts(verdict: Verdict) -> list[tuple[str, Verdict]]:

@@ -8,10 +8,10 @@ import json
 from ..evidence import Note
 from ..json_types import JSONValue
 from ..model import StepTrace, Verdict
+from ..redact import Redactor
 from .failure import dump
 from .html_values import Render, table
 from .records import in_verdict, step_name
-from ..redact import Redactor
 
 
 def _where(t: StepTrace | None, note: Note) -> str:

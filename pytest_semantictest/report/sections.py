@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-
 import pytest
 
 from ..model import Outcome, Verdict
+from ..redact import Redactor
 from .failure import render_trace
 from .judge import has_judgements, render_judgements
 from .notes import render_notes
-from ..redact import Redactor
 
 
 def add_sections(item: pytest.Item, verdict: Verdict, redactor: Redactor, limit: int = 2000) -> None:

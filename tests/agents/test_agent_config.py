@@ -7,12 +7,18 @@ from pathlib import Path
 import pytest
 
 from pytest_semantictest.agents import (
-    AgentConfig, AgentConfigError, PlaceholderError, Values, expand_env, matches_correlate, new_test_id,
+    AgentConfig,
+    AgentConfigError,
+    PlaceholderError,
+    Values,
+    expand_env,
+    matches_correlate,
+    new_test_id,
     render,
 )
-from pytest_semantictest.redact import Redactor
 from pytest_semantictest.agents.correlate import Attribution, attribute, classify, resolve_correlate
 from pytest_semantictest.agents.traces import ToolCall, TraceBatch, TurnRecord
+from pytest_semantictest.redact import Redactor
 
 
 def test_expand_env_anywhere_and_reports_used_values():

@@ -16,7 +16,13 @@ import pytest
 from agent_helpers import AGENT, alive, wait_gone
 
 from pytest_semantictest.agents import (
-    AgentError, AgentProcess, AgentStartError, HookContext, SessionHookError, SessionHooks, send,
+    AgentError,
+    AgentProcess,
+    AgentStartError,
+    HookContext,
+    SessionHookError,
+    SessionHooks,
+    send,
 )
 
 

@@ -14,8 +14,16 @@ import pytest
 from agent_helpers import agent_command, free_port
 
 from pytest_semantictest.agents import (
-    AgentConfig, AgentError, AgentProcess, AgentReply, ToolCall, TraceReader, classify, new_test_id,
-    resolve_correlate, send,
+    AgentConfig,
+    AgentError,
+    AgentProcess,
+    AgentReply,
+    ToolCall,
+    TraceReader,
+    classify,
+    new_test_id,
+    resolve_correlate,
+    send,
 )
 
 

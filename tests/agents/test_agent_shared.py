@@ -15,7 +15,15 @@ from typing import Any
 import pytest
 from agent_helpers import AGENT, alive, python_processes_running, wait_gone
 
-from pytest_semantictest.agents import AgentConfig, AgentStartError, LocalAgent, SharedAgent, agent_key, procs, reap
+from pytest_semantictest.agents import (
+    AgentConfig,
+    AgentStartError,
+    LocalAgent,
+    SharedAgent,
+    agent_key,
+    procs,
+    reap,
+)
 
 USER = Path(__file__).with_name("shared_user.py")
 

@@ -7,12 +7,11 @@ import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.shared import COMPLIANCE_CORPUS as CORPUS
+from tests.shared import COMPLIANCE_CORPUS as CORPUS  # noqa: F401  (the folder's tests import it from here)
 from tests.shared import REPO
 
 sys.path.insert(0, str(REPO / "examples" / "agents"))

@@ -113,7 +113,7 @@ def test_corpus_without_any_placeholder_value(pytester: pytest.Pytester, server:
     # as with the tokens (test_corpus_against_a_server_the_plugin_starts), less the three cases that need one
     result.assert_outcomes(passed=27, failed=3, skipped=3, errors=3)
     result.stdout.fnmatch_lines([
-        f"*aoauth-basic.md:62: case 2: placeholder {{valid_jwt_token}} has no value: set the environment variable "
+        "*aoauth-basic.md:62: case 2: placeholder {valid_jwt_token} has no value: set the environment variable "
         "VALID_JWT_TOKEN or pass --semantictest-compliance-value valid_jwt_token=...",
     ])
     errors = {line.split("::", 1)[1].split(" - ")[0] for line in result.stdout.lines

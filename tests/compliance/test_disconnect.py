@@ -16,10 +16,10 @@ import pytest
 from pytest_semantictest.blocks.chat_response import count_chunks
 from pytest_semantictest.formats.compliance.prose import disconnect_after
 from tests.compliance.conftest import CORPUS, compliance_server, doc
-from tests.shared import needs_corpus
 from tests.compliance.test_judged import verdicts
 from tests.compliance.test_requests import compiled, request_of
 from tests.llm.fake_openai import FakeOpenAI
+from tests.shared import needs_corpus
 
 pytest_plugins = ["pytester"]
 

@@ -254,7 +254,7 @@ def test_conditions_are_evaluated_against_the_setup(condition: str, skip: str | 
 def test_other_transports_are_read_like_completions_never_skipped(transport: str) -> None:
     """No case is skipped for its transport: its request is read as written (an unreadable one is its ERROR)."""
     bad = "### 1. Over the wire\n\n**Request:**\nSEND task to `agent` over the wire\n"
-    good = f"### 2. Input\n\n**Input:** User sends \"Hi\" to `agent`\n"
+    good = "### 2. Input\n\n**Input:** User sends \"Hi\" to `agent`\n"
     suite = compiled(doc(bad + good, transport=transport))
     assert [c.skip for c in suite.cases] == [None, None]
     assert "cannot read the request line" in (suite.cases[0].error or "")

@@ -12,20 +12,23 @@ import uuid
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+import a2a_sdk_agent  # noqa: E402  (examples/agents is on sys.path: tests/compliance/conftest.py)
 import pytest
 
 from tests.compliance.conftest import REPO
 from tests.helpers import run_pytest
-
-import a2a_sdk_agent  # noqa: E402  (examples/agents is on sys.path: tests/compliance/conftest.py)
 
 pytest_plugins = ["pytester"]
 EXAMPLES = REPO / "examples" / "compliance"
 
 
 def _sdk_app(url: str, mode: str) -> Any:
-    from a2a.helpers.proto_helpers import (new_data_artifact_update_event, new_task_from_user_message,
-                                           new_text_artifact_update_event, new_text_status_update_event)
+    from a2a.helpers.proto_helpers import (
+        new_data_artifact_update_event,
+        new_task_from_user_message,
+        new_text_artifact_update_event,
+        new_text_status_update_event,
+    )
     from a2a.server.agent_execution import AgentExecutor
     from a2a.server.request_handlers import DefaultRequestHandler
     from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes

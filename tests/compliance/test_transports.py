@@ -8,14 +8,13 @@ import shutil
 from collections.abc import Iterator
 from typing import Any
 
+import a2a_sdk_agent  # noqa: E402  (examples/agents is on sys.path: tests/compliance/conftest.py)
+import a2a_webagents_agent  # noqa: E402
 import pytest
+import realtime_agent  # noqa: E402
 
 from tests.compliance.conftest import REPO
 from tests.helpers import run_pytest
-
-import a2a_sdk_agent  # noqa: E402  (examples/agents is on sys.path: tests/compliance/conftest.py)
-import a2a_webagents_agent  # noqa: E402
-import realtime_agent  # noqa: E402
 
 pytest_plugins = ["pytester"]
 EXAMPLES = REPO / "examples" / "compliance"

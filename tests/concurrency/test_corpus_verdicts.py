@@ -30,8 +30,8 @@ import docs_text  # noqa: E402
 import seed_copies  # noqa: E402
 
 from tests.helpers import without_unused_plugins  # noqa: E402
-from tests.shared import REFERENCE_CHECKOUT_ENV, needs_docs  # noqa: E402
 from tests.main_command import main_command_run, run_examples  # noqa: E402
+from tests.shared import REFERENCE_CHECKOUT_ENV, needs_docs  # noqa: E402
 
 FIDELITY = REPO / "tests" / "highbar" / "fidelity"
 FIDELITY_AGENT = REPO / "tests" / "highbar" / "fidelity_agent.py"

@@ -96,8 +96,9 @@ def _most_at_once(spans: Path) -> int:
 def test_an_agent_whose_records_are_untagged_gets_one_test_at_a_time(pytester: pytest.Pytester, tag: str) -> None:
     """Untagged trace records: its tests run one by one (each counts the calls written meanwhile, as in
     highbar); tagged ones run at once after the first test showed they are."""
-    from tests.concurrency.latency_server import serving  # noqa: F401  (free port below)
     import socket
+
+    from tests.concurrency.latency_server import serving  # noqa: F401  (free port below)
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -21,7 +21,6 @@ sys.path.insert(0, str(HERE.parents[1] / "examples" / "agents"))
 sys.path.insert(0, str(HERE))
 
 import seed_copies  # noqa: E402
-
 from docs_run import shared_docs_run  # noqa: E402
 
 from tests.shared import needs_docs  # noqa: E402

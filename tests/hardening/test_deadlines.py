@@ -15,8 +15,8 @@ from pytest_semantictest.agents.chat import send_chat, target_from_mapping
 from pytest_semantictest.agents.errors import AgentError
 from pytest_semantictest.blocks.chat_request import ChatRequest
 from pytest_semantictest.blocks.http_request import HttpRequest
-from pytest_semantictest.run_context import RunContext
 from pytest_semantictest.model import Outcome
+from pytest_semantictest.run_context import RunContext
 from tests.helpers import run_one
 from tests.servers.slow_server import slow_server
 

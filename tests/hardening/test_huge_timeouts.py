@@ -12,9 +12,9 @@ import pytest
 
 from pytest_semantictest.blocks.chat_request import ChatRequest
 from pytest_semantictest.blocks.http_request import HttpRequest
-from pytest_semantictest.run_context import RunContext
 from pytest_semantictest.errors import SpecError
 from pytest_semantictest.formats.semantictest.loader import load_file
+from pytest_semantictest.run_context import RunContext
 from tests.helpers import run_one
 
 HUGE = "1" + "0" * 400

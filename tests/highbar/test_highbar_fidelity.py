@@ -13,9 +13,8 @@ import os
 import shutil
 from pathlib import Path
 
-import pytest
-
 import fidelity_harness as harness
+import pytest
 
 RECORDED = json.loads(harness.VERDICTS.read_text(encoding="utf-8"))
 SPECS = harness.spec_files()

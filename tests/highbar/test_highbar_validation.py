@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from pytest_semantictest.agents.config import AgentConfig
 from pytest_semantictest.errors import Problem, SpecError
 from pytest_semantictest.formats.highbar import HighbarSpec, load_highbar, load_highbar_text
-from pytest_semantictest.formats.highbar.spec import CommandHook, MatcherSpec, PythonHook
 from pytest_semantictest.formats.highbar.models import ALLOWED_KEYS, Spec
+from pytest_semantictest.formats.highbar.spec import CommandHook, MatcherSpec, PythonHook
 from pytest_semantictest.formats.yamlsource import YamlError, load_yaml
 from tests.helpers import fuzz_examples
 

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from pytest_semantictest.api import arun_suite
-from pytest_semantictest.run_context import RunContext, Settings
 from pytest_semantictest.llm import build
 from pytest_semantictest.llm.config import LLMConfig
 from pytest_semantictest.model import Outcome
+from pytest_semantictest.run_context import RunContext, Settings
 from tests import helpers
 from tests.helpers import mock, suite
 from tests.llm.fake_openai import FakeOpenAI, Reply, status

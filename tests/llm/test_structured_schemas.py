@@ -16,13 +16,13 @@ STRING, BOOLEAN = {"type": "string"}, {"type": "boolean"}
 
 
 def test_the_simulator_and_validator_schemas_are_their_models() -> None:
-    assert simulator.SCHEMA == {"name": "simulator_turn", "schema": strict_object({
+    assert {"name": "simulator_turn", "schema": strict_object({
         "message": {"type": "string", "description": "the user's next message to the agent"},
-        "goal_achieved": BOOLEAN, "reasoning": STRING})}
-    assert validator.SCHEMA == {"name": "validator_result", "schema": strict_object({
+        "goal_achieved": BOOLEAN, "reasoning": STRING})} == simulator.SCHEMA
+    assert {"name": "validator_result", "schema": strict_object({
         "passed": BOOLEAN,
         "score": {"type": "number", "description": "how well the response meets the criteria, 0.0 to 1.0"},
-        "reason": STRING, "suggestions": {"type": "array", "items": STRING}})}
+        "reason": STRING, "suggestions": {"type": "array", "items": STRING}})} == validator.SCHEMA
 
 
 @pytest.mark.parametrize("constraints, more", [(0, False), (2, True)])

@@ -15,10 +15,10 @@ import pytest
 
 from pytest_semantictest.agents.config import AgentConfig
 from pytest_semantictest.model import Outcome, Verdict
+from pytest_semantictest.redact import MASK, Redactor, header_secrets, secret_name
 from pytest_semantictest.report.html import overview
 from pytest_semantictest.report.html_values import Render
 from pytest_semantictest.report.logs import RedactedRecords
-from pytest_semantictest.redact import MASK, Redactor, header_secrets, secret_name
 
 QUOTED = 'ab"cd\'ef<gh>ij kl'
 

@@ -21,8 +21,8 @@ import pytest
 
 from tests.llm.fake_openai import FakeOpenAI
 from tests.reports.scenario import TRACE_AGENT, Backend, run, step, write_suite
-from tests.secrets.test_printed_forms import encodings
 from tests.reports.test_secrets import free_port
+from tests.secrets.test_printed_forms import encodings
 
 PASSWORD = 'pa"ss\\wörd +/=&<x9Wq7T'
 RELAY = 'rv"7\\ q+/=&<Zk3mB8'

@@ -44,7 +44,7 @@ def test_the_trace_holds_the_placeholder_and_the_agent_the_value(pytester: pytes
             "assertions": {"r.status": 200}}]}))
         result = run_pytest(pytester, "-p", "no:cacheprovider", "-vv", "--semantictest-results=r.jsonl",
                             own_process=True)
-    assert RECEIVED == [{"path": f"/chat?key={SECRET}", "auth": f"Bearer {SECRET}", "body": {"token": SECRET}}]
+    assert [{"path": f"/chat?key={SECRET}", "auth": f"Bearer {SECRET}", "body": {"token": SECRET}}] == RECEIVED
     out = result.stdout.str()
     assert SECRET not in out
     assert '"Authorization": "Bearer ${env.MY_API_KEY}"' in out, out[-3000:]

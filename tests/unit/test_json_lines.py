@@ -16,7 +16,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_semantictest.formats.jsonsource import MAX_DEPTH, SHALLOW, JsonError, JsonSource, _index, load_json
+from pytest_semantictest.formats.jsonsource import (
+    MAX_DEPTH,
+    SHALLOW,
+    JsonError,
+    JsonSource,
+    _index,
+    load_json,
+)
 from tests.helpers import fuzz_examples
 
 SETTINGS = settings(max_examples=fuzz_examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -11,9 +11,9 @@ import pytest
 from pytest_semantictest.checks.assertions import evaluate
 from pytest_semantictest.checks.conversation import check_turn
 from pytest_semantictest.checks.specs import AssertionSpec
-from pytest_semantictest.run_context import RunContext
 from pytest_semantictest.llm import build
 from pytest_semantictest.llm.config import LLMConfig
+from pytest_semantictest.run_context import RunContext
 from tests.yao.fakes import ConversationFake
 
 TURN: dict[str, Any] = {

@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 
 from pytest_semantictest.blocks import interactive
-from pytest_semantictest.run_context import RunContext
 from pytest_semantictest.engine.runner import run_case
 from pytest_semantictest.formats.detect import CollectContext
 from pytest_semantictest.formats.yao.compile import compile_file
 from pytest_semantictest.model import Outcome
 from pytest_semantictest.options import OPTIONS
+from pytest_semantictest.run_context import RunContext
 from tests.yao.conftest import EXPENSE_CHECKPOINTS, jsonl, write_cases
 from tests.yao.scripted_agent import ScriptedAgent
 

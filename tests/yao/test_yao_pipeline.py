@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from pytest_semantictest.api import arun_suite, compile_suite
-from pytest_semantictest.run_context import RunContext
 from pytest_semantictest.llm import build
 from pytest_semantictest.llm.config import LLMConfig
 from pytest_semantictest.model import Outcome
+from pytest_semantictest.run_context import RunContext
 from tests.yao.conftest import EXPENSE_CHECKPOINTS, EXPENSE_TURNS
 from tests.yao.fakes import ConversationFake
 from tests.yao.scripted_agent import ScriptedAgent

@@ -39,7 +39,7 @@ def test_results_file_under_xdist_with_generated_cases(
     (pytester.path / "suite.json").write_text(json.dumps(SUITE), encoding="utf-8")
     write_cases(pytester, "flows_test", {"id": "flow", "name": "Expense flow", "turns": EXPENSE_TURNS},
                 {"id": "leaky", "input": f"my token is {SECRET}", "assertions": [{"type": "contains", "value": "x"}]})
-    result = run_pytest(pytester, 
+    result = run_pytest(pytester,
         "-p", "no:cacheprovider", "-n", "2", f"--semantictest-agent-endpoint={chat_agent.url}",
         f"--semantictest-llm-base-url={llm.url}", "--semantictest-generate=bot", "--semantictest-generate-run",
         "--semantictest-generate-out=generated/bot.jsonl", "--semantictest-results=out/results.jsonl",

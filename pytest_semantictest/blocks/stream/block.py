@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, ClassVar
 
-from ...json_types import JSONObject, JSONValue
 from ...evidence import ParsedStream, ToolCalls, tool_call
+from ...json_types import JSONObject, JSONValue
 from ...model import StepTrace
 from ..base import Block, BlockError
 from .formats import get_format, known_formats, sniff_format, unknown_format_message

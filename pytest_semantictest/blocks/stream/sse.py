@@ -11,6 +11,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+
 from ...json_types import JSONObject, JSONValue
 
 DONE = "[DONE]"

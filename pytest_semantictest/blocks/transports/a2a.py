@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, TypeVar
 
 import httpx
 
-from ...json_types import JSONObject, JSONValue
 from ...agents.exchange import send_within
 from ...deadline import Deadline
+from ...json_types import JSONObject, JSONValue
 from .reply import Reply, last_state
 from .sse_read import read_events
 

@@ -21,7 +21,6 @@ from ...json_types import JSONObject, JSONValue
 from .reply import Reply, last_state
 
 
-
 class Socket(Protocol):
     """The WebSocket a session talks over (``websockets``' client connection, or a mutation run's tape)."""
 

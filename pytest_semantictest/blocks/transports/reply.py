@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+
 from ...json_types import JSONObject, JSONValue
 
 DELTA_KINDS = frozenset({"task.message", "artifact-update", "response.text.delta", "response.output_text.delta",

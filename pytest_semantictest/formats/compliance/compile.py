@@ -15,9 +15,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ...checks.judged import JudgedAssertions
 from ...errors import Problem
 from ...model import AgentRequirement, Case, Check, Step, Suite
-from ...checks.judged import JudgedAssertions
 from .data import ComplianceCase, ComplianceFile
 from .models import DEFAULT_BASE_URL, Document, Setup, TestCase
 from .prose import condition_skip, flow_check

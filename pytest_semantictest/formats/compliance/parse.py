@@ -17,8 +17,8 @@ from pydantic import ValidationError
 
 from ...errors import Problem, SpecError, clip, did_you_mean
 from ...json_types import JSONObject
-from ..source import read_spec
 from ...problems import problems_from
+from ..source import read_spec
 from ..yamlsource import YamlError, load_yaml
 from .cases import agent_from_items, parse_case
 from .markdown import (

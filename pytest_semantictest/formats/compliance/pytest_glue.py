@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 from collections.abc import Generator
+from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 import pytest

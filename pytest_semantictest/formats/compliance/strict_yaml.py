@@ -6,14 +6,23 @@ YAML line with a did-you-mean.
 
 from __future__ import annotations
 
-
 from ...errors import Problem, clip, did_you_mean
 from ...json_types import JSONValue
 from ...model import Check
 from .expr import Expr, ExprError, compile_expr
 from .models import Strict
-from .strict import (ChunksCheck, DocCheck, Entry, EventsCheck, EventTypeCheck, Getter, Observed, ValueCheck, check_path,
-                     content_type_text)
+from .strict import (
+    ChunksCheck,
+    DocCheck,
+    Entry,
+    EventsCheck,
+    EventTypeCheck,
+    Getter,
+    Observed,
+    ValueCheck,
+    check_path,
+    content_type_text,
+)
 
 KEYS = ("status", "headers", "body", "format", "content_type", "chunks", "final_chunk", "final_event", "events",
         "concatenated_content", "response", "reply")

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from ...checks.regex import user_regex
 from ...json_types import JSONObject, JSONValue
+from ...problems import place as _place
 from ...redact import MIN_SECRET_LENGTH
 from ...stats import PassRateTest
-from ...problems import place as _place
 from ..yamlsource import YamlSource
 from . import models
 from .models import MATCHER_KEYS, REGEX_KEYS

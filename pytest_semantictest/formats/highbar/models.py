@@ -20,7 +20,6 @@ from ...agents.config import DEFAULT_BODY, DEFAULT_CORRELATE
 from ...checks.matchers import MATCHER_KEYS as MATCHER_KEYS
 from ...json_types import JSONObject, JSONValue
 
-
 REGEX_KEYS: tuple[str, ...] = ("matches", "not_matches")
 
 

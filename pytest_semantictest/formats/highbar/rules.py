@@ -6,9 +6,10 @@ import math
 import re
 from collections.abc import Mapping
 
+from ...agents.placeholders import PLACEHOLDER as PLACEHOLDER
+from ...agents.placeholders import uses
 from ...checks.regex import user_regex
 from ...errors import Problem, clip
-from ...agents.placeholders import PLACEHOLDER as PLACEHOLDER, uses
 from ...json_types import JSONValue
 from ...paths import Path, PathError, split_indexed
 from ...redact import Redactor

@@ -24,7 +24,8 @@ from ...errors import SpecError, clip
 from ...files import UnreadableFile, read_text
 from ...json_types import JSONValue
 from ...model import MAX_RUNS
-from ...problems import place as _place, problems_from
+from ...problems import place as _place
+from ...problems import problems_from
 from ...redact import Redactor
 from ..yamlsource import YamlError, YamlSource, load_yaml
 from . import models

@@ -18,13 +18,13 @@ from ...checks.operators import OPERATORS, validate_operand
 from ...checks.path import PathCheck
 from ...databus import split_path
 from ...engine.inputs import is_from_as, output_slots
-from ...json_types import JSONObject, JSONValue
-from ...resolve import references
 from ...errors import Problem, clip, did_you_mean
+from ...json_types import JSONObject, JSONValue
 from ...model import Case, Repetition, Step, Suite
+from ...problems import place, problems_from
+from ...resolve import references
 from ...stats import PassRateTest
 from ..jsonsource import JsonSource
-from ...problems import place, problems_from
 from ..validation import check_node_id
 from .models import StepSpec, SuiteShape, TestSpec
 from .operator_names import operator_hint, suggest_operator

@@ -10,8 +10,8 @@ from pydantic import ValidationError
 from ...errors import Problem, SpecError, clip, did_you_mean
 from ...json_types import JSONValue
 from ...model import Suite
-from ..jsonsource import JsonError, JsonSource, load_json
 from ...problems import place, problems_from
+from ..jsonsource import JsonError, JsonSource, load_json
 from ..source import read_spec
 from .compiler import FORMAT, SuiteCompiler, default_id
 from .models import SuiteShape

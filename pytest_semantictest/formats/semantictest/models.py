@@ -9,7 +9,6 @@ from ...json_types import JSONObject, JSONValue
 from ...model import MAX_RUNS
 from ..validation import check_node_id, strip_free_keys
 
-
 MAX_TIMEOUT_MS = 24 * 3600 * 1000
 
 

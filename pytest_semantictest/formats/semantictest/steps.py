@@ -9,8 +9,8 @@ from ...databus import split_path
 from ...errors import clip, did_you_mean
 from ...json_types import JSONValue
 from ...model import Step
-from ..jsonsource import JsonSource
 from ...problems import place
+from ..jsonsource import JsonSource
 from .models import StepSpec
 
 Loc = tuple[str | int, ...]

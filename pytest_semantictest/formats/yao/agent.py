@@ -76,8 +76,8 @@ def read_sidecar(sidecar: Path) -> AgentFileSpec:
 
 def _load_sidecar(sidecar: Path) -> tuple[AgentFileSpec, Callable[[Sequence[str | int]], int | None]]:
     """The validated sidecar and the line where each of its keys is written."""
-    from ..source import read_spec
     from ...problems import problems_from
+    from ..source import read_spec
     from ..yamlsource import YamlError, load_yaml
     from .reader import MAX_BYTES
 

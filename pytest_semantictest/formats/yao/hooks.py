@@ -31,6 +31,7 @@ from ...json_types import JSONObject, JSONValue
 from ...model import CheckResult, Step
 from .models import CaseSpec, HookSpec, PythonHook
 
+
 def hook_ref(spec: HookSpec) -> tuple[str, str]:
     """``(module:function, as written)``; raises ValueError for a spelling that names nothing."""
     written = spec.python if isinstance(spec, PythonHook) else spec

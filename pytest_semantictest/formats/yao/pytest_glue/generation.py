@@ -84,9 +84,9 @@ class Generation:
             node.workerinput[WORKER_KEY] = str(self.path)
 
     def generate(self, target: str) -> tuple[Path, int]:
+        from ....errors import SpecError
         from ....llm.errors import LLMError
         from ....llm.generator import generate
-        from ....errors import SpecError
         from ..agent import read_sidecar, sidecar_path
 
         config = self.config
