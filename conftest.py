@@ -86,8 +86,11 @@ def pytest_collection(session: pytest.Session) -> Generator[None, object, object
 
 def _plugins_own_blocks() -> dict[str, Any]:
     """The registered blocks the plugin registered itself (a module of it, e.g. the Yao hooks, on import)."""
-    return {name: cls for name, cls in registry._registered.items()
-            if str(getattr(cls, "__module__", "")).startswith("pytest_semantictest.")}
+    return {
+        name: cls
+        for name, cls in registry._registered.items()
+        if str(getattr(cls, "__module__", "")).startswith("pytest_semantictest.")
+    }
 
 
 def _module_state() -> dict[str, Any]:
@@ -114,8 +117,14 @@ def _set_module_state(state: dict[str, Any]) -> None:
 
 
 def _fresh_state() -> dict[str, Any]:
-    return {"blocks": _plugins_own_blocks(), "entry_points": False, "scripts": {}, "unwind": 0,
-            "interrupted": [], "sigint": None}
+    return {
+        "blocks": _plugins_own_blocks(),
+        "entry_points": False,
+        "scripts": {},
+        "unwind": 0,
+        "interrupted": [],
+        "sigint": None,
+    }
 
 
 @functools.lru_cache(maxsize=None)
@@ -130,7 +139,9 @@ def _outside(folder: str) -> Callable[[ModuleType], bool]:
 
     def keep(module: ModuleType) -> bool:
         try:
-            where = getattr(module, "__file__", None) or next(iter(getattr(module, "__path__", None) or ()), None)
+            where = getattr(module, "__file__", None) or next(
+                iter(getattr(module, "__path__", None) or ()), None
+            )
         except KeyError:  # a namespace package's path, which asks for its parent package (already dropped)
             return True
         return not isinstance(where, str) or not _real(where).startswith(prefix)
@@ -194,7 +205,8 @@ def _fresh_plugin_state_per_inprocess_run(request: pytest.FixtureRequest) -> Ite
             return inline_run(*without_unused_plugins(args), *extra, *args, plugins=plugins, **kwargs)
         finally:
             _put_back_kept_modules()
-            imported = _plugins_own_blocks()  # by plugin modules first imported in this run: they stay imported
+            # by plugin modules first imported in this run: they stay imported
+            imported = _plugins_own_blocks()
             _set_module_state(outer)
             for name, cls in imported.items():
                 registry._registered.setdefault(name, cls)
@@ -207,4 +219,3 @@ def _fresh_plugin_state_per_inprocess_run(request: pytest.FixtureRequest) -> Ite
 
     pytester.runpytest_subprocess = lean_subprocess_run  # type: ignore[method-assign]
     yield
-

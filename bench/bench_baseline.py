@@ -45,7 +45,9 @@ def main() -> int:
         old, new = suite(rates, rates, 10, rng)
         alarms += bool(compare(old, new, "baseline", ["suite.json"]).regressed)
     false_alarm = alarms / args.suites
-    print(f"{args.tests} tests x 10 runs a side, pass rate 0.9 on both sides, {args.suites:,} simulated suites:")
+    print(
+        f"{args.tests} tests x 10 runs a side, pass rate 0.9 on both sides, {args.suites:,} simulated suites:"
+    )
     print(f"  suites with a regression reported (false alarms): {false_alarm:.2%} (at most 5% by design)")
     dropped = [0.5] + rates[1:]
     for runs in (10, 20):
@@ -55,8 +57,10 @@ def main() -> int:
             regressed = {c.nodeid for c in compare(old, new, "baseline", ["suite.json"]).regressed}
             found += "suite.json::t0" in regressed
             wrong += bool(regressed - {"suite.json::t0"})
-        print(f"  one test 0.9 -> 0.5, {runs} runs a side: flagged in {found / args.suites:.1%} of suites "
-              f"(another test flagged too in {wrong / args.suites:.1%})")
+        print(
+            f"  one test 0.9 -> 0.5, {runs} runs a side: flagged in {found / args.suites:.1%} of suites "
+            f"(another test flagged too in {wrong / args.suites:.1%})"
+        )
     if args.check and false_alarm > 0.05:
         print("check failed: the false-alarm rate is above 5%")
         return 1

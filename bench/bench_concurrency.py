@@ -50,7 +50,18 @@ from bench_highbar import free_port, one_call_test  # noqa: E402  (the same spec
 from tests.concurrency import latency_server  # noqa: E402
 
 SLOW_AGENT = ROOT / "tests" / "agents" / "slow_agent.py"
-PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:xdist"]
+PYTEST = [
+    sys.executable,
+    "-m",
+    "pytest",
+    "-q",
+    "-p",
+    "no:cacheprovider",
+    "-p",
+    "no:hypothesispytest",
+    "-p",
+    "no:xdist",
+]
 TARGET_S = 6.0
 TIMING = """\
 import json, os, time
@@ -67,17 +78,28 @@ def pytest_sessionfinish(session):
 
 def highbar_spec(n: int, delay: float, concurrency: int = 16) -> str:
     port = free_port()
-    start = shlex.join([sys.executable, str(SLOW_AGENT), "--port", str(port), "--delay", f"{delay:g}", "--tcp-nodelay"])
+    start = shlex.join(
+        [sys.executable, str(SLOW_AGENT), "--port", str(port), "--delay", f"{delay:g}", "--tcp-nodelay"]
+    )
     tests = "".join(one_call_test(f"t{i}") for i in range(n))
-    return (f'agent:\n  start: "{start}"\n  endpoint: "http://127.0.0.1:{port}/chat"\n'
-            f'  health: "http://127.0.0.1:{port}/health"\n  settle_time: 0\n  concurrency: {concurrency}\n'
-            f"suites:\n  - name: Bench\n    tests:\n{tests}")
+    return (
+        f'agent:\n  start: "{start}"\n  endpoint: "http://127.0.0.1:{port}/chat"\n'
+        f'  health: "http://127.0.0.1:{port}/health"\n  settle_time: 0\n  concurrency: {concurrency}\n'
+        f"suites:\n  - name: Bench\n    tests:\n{tests}"
+    )
 
 
 def semantictest_suite(n: int, base: str, delay: float) -> str:
-    tests = [{"id": f"t{i}", "pipeline": [{"block": "HttpRequest", "input": {"url": f"{base}/sleep?s={delay:g}&id={i}"},
-                                          "output": "r"}],
-              "assertions": {"r.status": 200, "r.body.ok": True}} for i in range(n)]
+    tests = [
+        {
+            "id": f"t{i}",
+            "pipeline": [
+                {"block": "HttpRequest", "input": {"url": f"{base}/sleep?s={delay:g}&id={i}"}, "output": "r"}
+            ],
+            "assertions": {"r.status": 200, "r.body.ok": True},
+        }
+        for i in range(n)
+    ]
     return json.dumps({"name": "bench", "tests": tests}, indent=1)
 
 
@@ -88,26 +110,45 @@ def compliance_file(n: int) -> str:
         "**Strict:**\n```yaml\nstatus: 200\n```\n\n"
         for i in range(n)
     )
-    return ("---\nname: bench\nversion: 1.0\ntransport: completions\n---\n\n# Bench\n\n## Setup\n\n"
-            "Create an agent with the following configuration:\n- Name: `echo-agent`\n"
-            "- Instructions: \"Repeat back exactly what the user says, prefixed with 'Echo: '\"\n\n"
-            f"## Test Cases\n\n{cases}")
+    return (
+        "---\nname: bench\nversion: 1.0\ntransport: completions\n---\n\n# Bench\n\n## Setup\n\n"
+        "Create an agent with the following configuration:\n- Name: `echo-agent`\n"
+        "- Instructions: \"Repeat back exactly what the user says, prefixed with 'Echo: '\"\n\n"
+        f"## Test Cases\n\n{cases}"
+    )
 
 
 def child_env(bytecode: Path) -> dict[str, str]:
     """This environment without what would change the runs; bytecode cached under ``bytecode`` (the
     bench's temp folder), as in everyday use, where the package is not compiled again for every run."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_DISABLE_PLUGIN_AUTOLOAD", "BASE_URL",
-                        "COMPLIANCE_BASE_URL", "OPENAI_BASE_URL", "PYTHONDONTWRITEBYTECODE")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k
+        not in (
+            "PYTEST_ADDOPTS",
+            "PYTEST_PLUGINS",
+            "PYTEST_DISABLE_PLUGIN_AUTOLOAD",
+            "BASE_URL",
+            "COMPLIANCE_BASE_URL",
+            "OPENAI_BASE_URL",
+            "PYTHONDONTWRITEBYTECODE",
+        )
+    }
     env["PYTHONPYCACHEPREFIX"] = str(bytecode)
     return env
 
 
 def warm_up(folder: Path, target: str, extra: list[str]) -> None:
     """One unmeasured collection, which fills the bytecode cache the measured runs read."""
-    subprocess.run([*PYTEST, target, "--collect-only", *extra], cwd=folder, env=child_env(bytecode_dir(folder)),
-                   capture_output=True, timeout=600, check=False)
+    subprocess.run(
+        [*PYTEST, target, "--collect-only", *extra],
+        cwd=folder,
+        env=child_env(bytecode_dir(folder)),
+        capture_output=True,
+        timeout=600,
+        check=False,
+    )
 
 
 def bytecode_dir(folder: Path) -> Path:
@@ -118,12 +159,21 @@ def bytecode_dir(folder: Path) -> Path:
 def run(folder: Path, target: str, n: int, extra: list[str]) -> tuple[float, float]:
     """(wall s, tests' span s) of one pytest run that must report exactly ``n passed``."""
     start = time.perf_counter()
-    done = subprocess.run([*PYTEST, target, *extra], cwd=folder, env=child_env(bytecode_dir(folder)),
-                          capture_output=True, text=True, timeout=600, check=False)
+    done = subprocess.run(
+        [*PYTEST, target, *extra],
+        cwd=folder,
+        env=child_env(bytecode_dir(folder)),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     wall = time.perf_counter() - start
     last = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
     if done.returncode != 0 or f"{n} passed" not in last:
-        sys.exit(f"{target} {' '.join(extra)}: expected {n} passed\n{done.stdout[-4000:]}\n{done.stderr[-2000:]}")
+        sys.exit(
+            f"{target} {' '.join(extra)}: expected {n} passed\n{done.stdout[-4000:]}\n{done.stderr[-2000:]}"
+        )
     timing = json.loads((folder / "timing.json").read_text())
     return wall, timing["last"] - timing["first"]
 
@@ -134,11 +184,16 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=1.0)
     parser.add_argument("--kinds", default="highbar,semantictest,compliance")
     parser.add_argument("--skip-sequential", action="store_true", help="do not run the one-by-one runs")
-    parser.add_argument("--check", action="store_true", help=f"exit 1 if a default run takes {TARGET_S:g} s or more")
+    parser.add_argument(
+        "--check", action="store_true", help=f"exit 1 if a default run takes {TARGET_S:g} s or more"
+    )
     args = parser.parse_args()
     failed = False
     sequential = [("one by one", ["--semantictest-item-concurrency", "1"])]
-    with tempfile.TemporaryDirectory(prefix="bench-concurrency-") as tmp, latency_server.serving(args.delay) as base:
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-concurrency-") as tmp,
+        latency_server.serving(args.delay) as base,
+    ):
         root = Path(tmp)
         for kind in args.kinds.split(","):
             folder = root / kind
@@ -169,8 +224,11 @@ def main() -> None:
                     best = min(best, wall)
                 print(f"{kind:13} {label:13} wall {wall:6.2f} s   tests {span:6.2f} s", flush=True)
             failed |= best >= TARGET_S
-            print(f"{kind:13} best concurrent wall {best:.2f} s: {'PASS' if best < TARGET_S else 'FAIL'} "
-                  f"(target {TARGET_S:g} s)", flush=True)
+            print(
+                f"{kind:13} best concurrent wall {best:.2f} s: {'PASS' if best < TARGET_S else 'FAIL'} "
+                f"(target {TARGET_S:g} s)",
+                flush=True,
+            )
     if args.check and failed:
         sys.exit(1)
 

@@ -39,8 +39,14 @@ CLEAN_ENV = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_DISABLE_PLUGIN_AUTOLOAD
 def fixture(i: int, kb: int) -> str:
     """A JSON report with ``tests`` arrays nested inside ``results``: not a suite."""
     per = 1850  # bytes of one indented result entry
-    results = [{"id": j, "tests": [{"name": f"t{k}", "ok": True, "ms": k * 1.5} for k in range(20)],
-                "meta": {"x": "y" * 20}} for j in range(max(1, kb * 1024 // per))]
+    results = [
+        {
+            "id": j,
+            "tests": [{"name": f"t{k}", "ok": True, "ms": k * 1.5} for k in range(20)],
+            "meta": {"x": "y" * 20},
+        }
+        for j in range(max(1, kb * 1024 // per))
+    ]
     return json.dumps({"name": f"fixture {i}", "results": results}, indent=2)
 
 
@@ -53,12 +59,27 @@ def populate(folder: Path, n: int, kb: int, specs: bool = True) -> None:
     (folder / "data.jsonl").write_text('{"input": "a", "output": "b"}\n' * 100)
     if not specs:
         return
-    (folder / "suite.json").write_text(json.dumps({"name": "s", "tests": [
-        {"id": "t", "pipeline": [{"block": "MockData", "config": {"data": 1}, "output": "x"}],
-         "assertions": {"x": 1}}]}))
-    (folder / "hello.md").write_text("---\nname: h\nversion: 1\ntransport: completions\n---\n\n## Test Cases\n\n"
-                                     "### 1. Hi\n\n**Request:**\nGET `/x`\n")
-    (folder / "agent_test.jsonl").write_text('{"id": "a", "input": "hi", "assert": {"type": "contains", "value": "x"}}\n')
+    (folder / "suite.json").write_text(
+        json.dumps(
+            {
+                "name": "s",
+                "tests": [
+                    {
+                        "id": "t",
+                        "pipeline": [{"block": "MockData", "config": {"data": 1}, "output": "x"}],
+                        "assertions": {"x": 1},
+                    }
+                ],
+            }
+        )
+    )
+    (folder / "hello.md").write_text(
+        "---\nname: h\nversion: 1\ntransport: completions\n---\n\n## Test Cases\n\n"
+        "### 1. Hi\n\n**Request:**\nGET `/x`\n"
+    )
+    (folder / "agent_test.jsonl").write_text(
+        '{"id": "a", "input": "hi", "assert": {"type": "contains", "value": "x"}}\n'
+    )
 
 
 def detect_ms(folder: Path) -> float:
@@ -129,16 +150,27 @@ def main() -> int:
             with_plugin.append(run_ms(idle))
             without.append(run_ms(idle, "-p", "no:semantictest"))
         on, off = statistics.median(w for w, _ in with_plugin), statistics.median(w for w, _ in without)
-        on_cpu, off_cpu = statistics.median(c for _, c in with_plugin), statistics.median(c for _, c in without)
-    print(f"{args.n} non-spec fixture files with \"tests\" ({size:.0f} KB each) + 5 other files, "
-          f"median of {args.repeat}")
-    print(f"  detection in-process, all formats:        {inproc:8.2f} ms total, "
-          f"{inproc / args.n:6.3f} ms per fixture file")
-    print(f"  former rule (json.loads), .json only:     {parsed:8.2f} ms total, "
-          f"{parsed / args.n:6.3f} ms per fixture file")
+        on_cpu, off_cpu = (
+            statistics.median(c for _, c in with_plugin),
+            statistics.median(c for _, c in without),
+        )
+    print(
+        f'{args.n} non-spec fixture files with "tests" ({size:.0f} KB each) + 5 other files, '
+        f"median of {args.repeat}"
+    )
+    print(
+        f"  detection in-process, all formats:        {inproc:8.2f} ms total, "
+        f"{inproc / args.n:6.3f} ms per fixture file"
+    )
+    print(
+        f"  former rule (json.loads), .json only:     {parsed:8.2f} ms total, "
+        f"{parsed / args.n:6.3f} ms per fixture file"
+    )
     print(f"  pytest --co of the fixtures, plugin:      wall {on:8.1f} ms   cpu {on_cpu:8.1f} ms")
     print(f"  pytest --co of the fixtures, no plugin:   wall {off:8.1f} ms   cpu {off_cpu:8.1f} ms")
-    print(f"  difference (idle cost + detection):       wall {on - off:+8.1f} ms   cpu {on_cpu - off_cpu:+8.1f} ms")
+    print(
+        f"  difference (idle cost + detection):       wall {on - off:+8.1f} ms   cpu {on_cpu - off_cpu:+8.1f} ms"
+    )
     return 0
 
 

@@ -79,7 +79,12 @@ def agent_argv(kind: str, port: int, delay: float = 0.0) -> list[str]:
 
 def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ)
-    for key in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_DISABLE_PLUGIN_AUTOLOAD", "PYTEST_XDIST_AUTO_NUM_WORKERS"):
+    for key in (
+        "PYTEST_ADDOPTS",
+        "PYTEST_PLUGINS",
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD",
+        "PYTEST_XDIST_AUTO_NUM_WORKERS",
+    ):
         env.pop(key, None)
     if PYCACHE_PREFIX is None:
         env["PYTHONDONTWRITEBYTECODE"] = "1"
@@ -120,12 +125,14 @@ def one_call_test(name: str, extra: str = "") -> str:
 
 
 def plain_module(n: int) -> str:
-    parts = [(
-        '"""Generated: N plain pytest functions making the same raw HTTP call as the spec."""\n\n'
-        "import os\nimport uuid\n\nimport httpx\n\n"
-        'URL = os.environ["BENCH_AGENT_URL"]\n'
-        "CLIENT = httpx.Client(trust_env=False)\n"
-    )]
+    parts = [
+        (
+            '"""Generated: N plain pytest functions making the same raw HTTP call as the spec."""\n\n'
+            "import os\nimport uuid\n\nimport httpx\n\n"
+            'URL = os.environ["BENCH_AGENT_URL"]\n'
+            "CLIENT = httpx.Client(trust_env=False)\n"
+        )
+    ]
     for i in range(n):
         parts.append(
             f"\n\ndef test_{i}():\n"
@@ -190,8 +197,14 @@ class Run:
         return (t["cpu_collect_end"] - t["cpu_collect_start"]) + (t["cpu_ends"][-1] - t["cpu_ends"][0])
 
 
-def run_pytest(cwd: Path, args: list[str], expect_passed: int, label: str, env: dict[str, str] | None = None,
-               port: int | None = None) -> Run:
+def run_pytest(
+    cwd: Path,
+    args: list[str],
+    expect_passed: int,
+    label: str,
+    env: dict[str, str] | None = None,
+    port: int | None = None,
+) -> Run:
     junit = cwd / "junit.xml"
     cmd = [*PYTEST, f"--junitxml={junit}", *args]
     start = time.perf_counter()
@@ -206,7 +219,8 @@ def run_pytest(cwd: Path, args: list[str], expect_passed: int, label: str, env: 
             f"\nBENCH RUN FAILED: {label}\n  cmd: {' '.join(cmd)}\n  cwd: {cwd}\n"
             f"  exit code: {proc.returncode}, expected '{expect_passed} passed' only, got: {summary!r}\n"
             "---- stdout (last 60 lines) ----\n" + "\n".join(out.splitlines()[-60:]) + "\n"
-            "---- stderr (last 30 lines) ----\n" + "\n".join(proc.stderr.decode("utf-8", "replace").splitlines()[-30:])
+            "---- stderr (last 30 lines) ----\n"
+            + "\n".join(proc.stderr.decode("utf-8", "replace").splitlines()[-30:])
             + "\n"
         )
         raise SystemExit(2)
@@ -215,7 +229,9 @@ def run_pytest(cwd: Path, args: list[str], expect_passed: int, label: str, env: 
         raise SystemExit(2)
     cases = []
     for case in ET.parse(junit).getroot().iter("testcase"):
-        outcome = next((child.tag for child in case if child.tag in ("failure", "error", "skipped")), "passed")
+        outcome = next(
+            (child.tag for child in case if child.tag in ("failure", "error", "skipped")), "passed"
+        )
         cases.append((case.get("name", ""), float(case.get("time", "nan")), outcome))
     timing_file = cwd / "timing.json"
     timing = json.loads(timing_file.read_text()) if timing_file.exists() else {}
@@ -231,8 +247,14 @@ class RawAgent:
         self.url = f"http://127.0.0.1:{self.port}/chat"
         self.log = open(root / f"raw-agent-{self.port}.log", "wb")  # noqa: SIM115
         env = child_env({"HIGHBAR_TRACES_URL": str(root / f"raw-traces-{self.port}.jsonl")})
-        self.proc = subprocess.Popen(argv_for_port(self.port), stdout=self.log, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+        self.proc = subprocess.Popen(
+            argv_for_port(self.port),
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+        )
         deadline = time.monotonic() + 15
         while not port_open(self.port):
             if self.proc.poll() is not None or time.monotonic() > deadline:
@@ -264,7 +286,9 @@ class RawAgent:
                 for _ in range(repeat):
                     t0 = time.perf_counter()
                     for _ in range(n):
-                        r = await client.post(self.url, json=body, headers={"X-Highbar-Test": uuid.uuid4().hex})
+                        r = await client.post(
+                            self.url, json=body, headers={"X-Highbar-Test": uuid.uuid4().hex}
+                        )
                         assert r.status_code == 200
                     times.append((time.perf_counter() - t0) / n * 1e3)
             return times
@@ -292,8 +316,10 @@ def fmt(values: list[float], unit: str = "s", scale: float = 1.0, digits: int = 
 def bench_overhead(root: Path, args: argparse.Namespace) -> bool:
     n = args.n
     kind = args.agent
-    print(f"\n(a) per-test overhead: {n} one-call tests vs 1, settle_time 0, agent "
-          f"{'trace_agent.py unchanged' if kind == 'trace' else 'trace agent via slow_agent.py --delay 0 --tcp-nodelay'}")
+    print(
+        f"\n(a) per-test overhead: {n} one-call tests vs 1, settle_time 0, agent "
+        f"{'trace_agent.py unchanged' if kind == 'trace' else 'trace agent via slow_agent.py --delay 0 --tcp-nodelay'}"
+    )
     dirs = {name: root / name for name in ("hb_n", "hb_1", "plain_n", "plain_1")}
     for d in dirs.values():
         d.mkdir()
@@ -330,8 +356,12 @@ def bench_overhead(root: Path, args: argparse.Namespace) -> bool:
             s, a = raw.per_request_ms(n, 1)  # between the runs, so machine load hits both alike
             raw_sync.append(s)
             raw_async.append(a)
-            print(f"  repeat {r + 1}: " + "  ".join(f"{k} {results[k][-1].wall:6.3f} s" for k in kinds)
-                  + f"  raw {s:.2f} ms/req", flush=True)
+            print(
+                f"  repeat {r + 1}: "
+                + "  ".join(f"{k} {results[k][-1].wall:6.3f} s" for k in kinds)
+                + f"  raw {s:.2f} ms/req",
+                flush=True,
+            )
     finally:
         raw.stop()
 
@@ -345,8 +375,14 @@ def bench_overhead(root: Path, args: argparse.Namespace) -> bool:
     hb_over = hb_marginal - agent_ms
     plain_over = plain_marginal - agent_ms
     # Same per repeat (pairs of runs), to show the spread of the figure.
-    hb_each = [(a.wall - b.wall) / (n - 1) * 1e3 - agent_ms for a, b in zip(results["highbar N"], results["highbar 1"])]
-    plain_each = [(a.wall - b.wall) / (n - 1) * 1e3 - agent_ms for a, b in zip(results["plain N"], results["plain 1"])]
+    hb_each = [
+        (a.wall - b.wall) / (n - 1) * 1e3 - agent_ms
+        for a, b in zip(results["highbar N"], results["highbar 1"])
+    ]
+    plain_each = [
+        (a.wall - b.wall) / (n - 1) * 1e3 - agent_ms for a, b in zip(results["plain N"], results["plain 1"])
+    ]
+
     # Steadier: in-process time per test = extra collection time + time from the end of the first
     # item to the end of the last (every item after the first: setup, call, teardown, reporting).
     # Leaves out interpreter and plugin start-up and the agent's start (the first item's setup;
@@ -359,39 +395,72 @@ def bench_overhead(root: Path, args: argparse.Namespace) -> bool:
     hb_steady = statistics.median(hb_steady_each) - agent_ms
     # CPU of the pytest process itself (the agent runs in another process): hardly affected by other
     # load on the machine; on an idle machine the overhead is about this plus scheduling latency.
-    hb_cpu = statistics.median((a.cpu_s - b.cpu_s) / (n - 1) * 1e3 for a, b in zip(results["highbar N"], results["highbar 1"]))
-    plain_cpu = statistics.median((a.cpu_s - b.cpu_s) / (n - 1) * 1e3 for a, b in zip(results["plain N"], results["plain 1"]))
+    hb_cpu = statistics.median(
+        (a.cpu_s - b.cpu_s) / (n - 1) * 1e3 for a, b in zip(results["highbar N"], results["highbar 1"])
+    )
+    plain_cpu = statistics.median(
+        (a.cpu_s - b.cpu_s) / (n - 1) * 1e3 for a, b in zip(results["plain N"], results["plain 1"])
+    )
     plain_steady = statistics.median(plain_steady_each) - agent_ms
     first_items = [run.cases[0][1] for run in results["highbar N"] + results["highbar 1"]]
     # Inside pytest's items (JUnit time, setup+call+teardown) for tests 2..N: where the time goes.
-    hb_items = statistics.median(statistics.mean(t for _, t, _ in run.cases[1:]) for run in results["highbar N"]) * 1e3
-    plain_items = statistics.median(statistics.mean(t for _, t, _ in run.cases[1:]) for run in results["plain N"]) * 1e3
+    hb_items = (
+        statistics.median(statistics.mean(t for _, t, _ in run.cases[1:]) for run in results["highbar N"])
+        * 1e3
+    )
+    plain_items = (
+        statistics.median(statistics.mean(t for _, t, _ in run.cases[1:]) for run in results["plain N"]) * 1e3
+    )
 
     print()
-    print(f"  agent's own time per request (sequential POSTs, keep-alive httpx.Client): {agent_ms:.2f} ms"
-          f"  (httpx.AsyncClient: {agent_async_ms:.2f} ms; informational)")
-    print(f"  {'':<30}{f'{n} tests s':>12}{'1 test s':>10}{'per test ms':>13}{'overhead ms':>13}{'in-item ms':>12}")
-    print(f"  {'highbar spec (plugin)':<30}{med('highbar N'):>12.3f}{med('highbar 1'):>10.3f}"
-          f"{hb_marginal:>13.2f}{hb_over:>13.2f}{hb_items:>12.2f}")
-    print(f"  {'plain pytest + raw httpx':<30}{med('plain N'):>12.3f}{med('plain 1'):>10.3f}"
-          f"{plain_marginal:>13.2f}{plain_over:>13.2f}{plain_items:>12.2f}")
-    print(f"  per repeat, highbar overhead: {fmt(hb_each, 'ms', digits=2)}; plain: {fmt(plain_each, 'ms', digits=2)}")
-    print(f"  (medians of {args.repeat}; overhead = per test - agent's own time; in-item = mean JUnit time of"
-          " tests 2..N: the plugin's work inside the item, the rest is pytest's per-item cost)")
+    print(
+        f"  agent's own time per request (sequential POSTs, keep-alive httpx.Client): {agent_ms:.2f} ms"
+        f"  (httpx.AsyncClient: {agent_async_ms:.2f} ms; informational)"
+    )
+    print(
+        f"  {'':<30}{f'{n} tests s':>12}{'1 test s':>10}{'per test ms':>13}{'overhead ms':>13}{'in-item ms':>12}"
+    )
+    print(
+        f"  {'highbar spec (plugin)':<30}{med('highbar N'):>12.3f}{med('highbar 1'):>10.3f}"
+        f"{hb_marginal:>13.2f}{hb_over:>13.2f}{hb_items:>12.2f}"
+    )
+    print(
+        f"  {'plain pytest + raw httpx':<30}{med('plain N'):>12.3f}{med('plain 1'):>10.3f}"
+        f"{plain_marginal:>13.2f}{plain_over:>13.2f}{plain_items:>12.2f}"
+    )
+    print(
+        f"  per repeat, highbar overhead: {fmt(hb_each, 'ms', digits=2)}; plain: {fmt(plain_each, 'ms', digits=2)}"
+    )
+    print(
+        f"  (medians of {args.repeat}; overhead = per test - agent's own time; in-item = mean JUnit time of"
+        " tests 2..N: the plugin's work inside the item, the rest is pytest's per-item cost)"
+    )
     print(f"  plugin overhead over the plain baseline: {hb_over - plain_over:.2f} ms per test")
-    print(f"  steadier in-process figure (collection + items 2..N, no start-ups; highbar's first item with"
-          f" agent start: {fmt(first_items, digits=2)}):")
-    print(f"    highbar {hb_steady:.2f} ms overhead per test (per repeat, before subtracting the agent:"
-          f" {fmt(hb_steady_each, 'ms', digits=2)})")
-    print(f"    plain   {plain_steady:.2f} ms overhead per test (per repeat: {fmt(plain_steady_each, 'ms', digits=2)})")
+    print(
+        f"  steadier in-process figure (collection + items 2..N, no start-ups; highbar's first item with"
+        f" agent start: {fmt(first_items, digits=2)}):"
+    )
+    print(
+        f"    highbar {hb_steady:.2f} ms overhead per test (per repeat, before subtracting the agent:"
+        f" {fmt(hb_steady_each, 'ms', digits=2)})"
+    )
+    print(
+        f"    plain   {plain_steady:.2f} ms overhead per test (per repeat: {fmt(plain_steady_each, 'ms', digits=2)})"
+    )
     print(f"    plugin over plain: {hb_steady - plain_steady:.2f} ms per test")
-    print(f"  CPU of the pytest process per test (no agent, little affected by machine load): highbar"
-          f" {hb_cpu:.2f} ms, plain {plain_cpu:.2f} ms, plugin over plain {hb_cpu - plain_cpu:.2f} ms")
+    print(
+        f"  CPU of the pytest process per test (no agent, little affected by machine load): highbar"
+        f" {hb_cpu:.2f} ms, plain {plain_cpu:.2f} ms, plugin over plain {hb_cpu - plain_cpu:.2f} ms"
+    )
     ok = hb_over < TARGET_OVERHEAD_MS
-    print(f"  target: under {TARGET_OVERHEAD_MS:g} ms per test (highbar 0.1.0rc3: about {HIGHBAR_OVERHEAD_MS:g} ms)")
+    print(
+        f"  target: under {TARGET_OVERHEAD_MS:g} ms per test (highbar 0.1.0rc3: about {HIGHBAR_OVERHEAD_MS:g} ms)"
+    )
     print(f"    whole-run formula (the target's measure): {hb_over:.2f} ms  {'PASS' if ok else 'FAIL'}")
-    print(f"    in-process figure (informational):        {hb_steady:.2f} ms"
-          f"  {'PASS' if hb_steady < TARGET_OVERHEAD_MS else 'FAIL'}")
+    print(
+        f"    in-process figure (informational):        {hb_steady:.2f} ms"
+        f"  {'PASS' if hb_steady < TARGET_OVERHEAD_MS else 'FAIL'}"
+    )
     return ok
 
 
@@ -400,9 +469,11 @@ def bench_overhead(root: Path, args: argparse.Namespace) -> bool:
 
 def bench_runs(root: Path, args: argparse.Namespace) -> bool:
     kind = "nodelay" if args.agent == "nodelay" else "plain-socket"
-    print(f"\n(b) one test with runs: {args.runs} against an agent taking {args.delay * 1e3:g} ms per reply"
-          f" (slow_agent.py{' --tcp-nodelay' if kind == 'nodelay' else ''}), --semantictest-concurrency"
-          f" {args.concurrency}")
+    print(
+        f"\n(b) one test with runs: {args.runs} against an agent taking {args.delay * 1e3:g} ms per reply"
+        f" (slow_agent.py{' --tcp-nodelay' if kind == 'nodelay' else ''}), --semantictest-concurrency"
+        f" {args.concurrency}"
+    )
     d = root / "runs"
     d.mkdir()
     (d / "pytest.ini").write_text("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
@@ -420,8 +491,13 @@ def bench_runs(root: Path, args: argparse.Namespace) -> bool:
             one_call_test(measured, f"        runs: {args.runs}\n"),
         ]
         (d / "runs.highbar.yaml").write_text(spec_text(agent_argv(kind, port, args.delay), port, tests))
-        run = run_pytest(d, [f"--semantictest-concurrency={concurrency}", "--durations=0", "-vv"], 2,
-                         f"runs: {args.runs}, concurrency {concurrency}", port=port)
+        run = run_pytest(
+            d,
+            [f"--semantictest-concurrency={concurrency}", "--durations=0", "-vv"],
+            2,
+            f"runs: {args.runs}, concurrency {concurrency}",
+            port=port,
+        )
         times = {name: t for name, t, outcome in run.cases}
         if measured not in times:
             raise SystemExit(f"BENCH: no JUnit test case named {measured!r}\n{run.output[-3000:]}")
@@ -435,13 +511,19 @@ def bench_runs(root: Path, args: argparse.Namespace) -> bool:
         walls.append(wall)
     serial, _, _ = once(1)
     best = statistics.median(items)
-    print(f"  measured test (JUnit time, setup+call+teardown): {fmt(items)}  median {best:.3f} s, max {max(items):.3f} s")
+    print(
+        f"  measured test (JUnit time, setup+call+teardown): {fmt(items)}  median {best:.3f} s, max {max(items):.3f} s"
+    )
     print(f"  first test incl. agent start: {fmt(firsts)}; whole pytest runs: {fmt(walls)}")
-    print(f"  same test with --semantictest-concurrency 1 (informational): {serial:.3f} s "
-          f"(ideal {args.runs * args.delay:.1f} s)")
+    print(
+        f"  same test with --semantictest-concurrency 1 (informational): {serial:.3f} s "
+        f"(ideal {args.runs * args.delay:.1f} s)"
+    )
     ok = best < TARGET_RUNS_S
-    print(f"  target: under {TARGET_RUNS_S:g} s with concurrency {args.concurrency}  -> {best:.3f} s  "
-          f"{'PASS' if ok else 'FAIL'}")
+    print(
+        f"  target: under {TARGET_RUNS_S:g} s with concurrency {args.concurrency}  -> {best:.3f} s  "
+        f"{'PASS' if ok else 'FAIL'}"
+    )
     return ok
 
 
@@ -453,12 +535,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n", type=int, default=100, help="tests in the big spec (default 100)")
     ap.add_argument("--repeat", type=int, default=7, help="measured runs of each kind in (a) (default 7)")
     ap.add_argument("--warmup", type=int, default=1, help="unmeasured runs of each kind first (default 1)")
-    ap.add_argument("--agent", choices=("nodelay", "trace"), default="nodelay",
-                    help="nodelay (default): the trace agent through slow_agent.py --delay 0 --tcp-nodelay; "
-                    "trace: tests/agents/trace_agent.py unchanged (each reply waits ~40 ms for a delayed ACK)")
+    ap.add_argument(
+        "--agent",
+        choices=("nodelay", "trace"),
+        default="nodelay",
+        help="nodelay (default): the trace agent through slow_agent.py --delay 0 --tcp-nodelay; "
+        "trace: tests/agents/trace_agent.py unchanged (each reply waits ~40 ms for a delayed ACK)",
+    )
     ap.add_argument("--runs", type=int, default=10, help="runs of the (b) test (default 10)")
-    ap.add_argument("--delay", type=float, default=0.2, help="seconds per reply of the (b) agent (default 0.2)")
-    ap.add_argument("--concurrency", type=int, default=10, help="--semantictest-concurrency in (b) (default 10)")
+    ap.add_argument(
+        "--delay", type=float, default=0.2, help="seconds per reply of the (b) agent (default 0.2)"
+    )
+    ap.add_argument(
+        "--concurrency", type=int, default=10, help="--semantictest-concurrency in (b) (default 10)"
+    )
     ap.add_argument("--runs-repeat", type=int, default=3, help="measured runs of (b) (default 3)")
     ap.add_argument("--only", choices=("a", "b"), help="run only one part")
     ap.add_argument("--check", action="store_true", help="exit 1 if a target is missed")

@@ -48,7 +48,11 @@ Verdicts = dict[tuple[str, str], str]
 def build(folder: Path, sdist: Path | None) -> tuple[dict[str, str], list[tuple[int, Path]], list[list[str]]]:
     """Copy the set into ``folder``: the environment it needs, its attach agents (port, trace file) and
     the fake LLM's answers."""
-    env = {"FIDELITY_PYTHON": sys.executable, "FIDELITY_AGENT": str(harness.AGENT), "FIDELITY_HOOK": str(harness.HOOK)}
+    env = {
+        "FIDELITY_PYTHON": sys.executable,
+        "FIDELITY_AGENT": str(harness.AGENT),
+        "FIDELITY_HOOK": str(harness.HOOK),
+    }
     attach: list[tuple[int, Path]] = []
     answers: list[list[str]] = []
     variations: list[dict[str, object]] = []
@@ -87,14 +91,19 @@ def build(folder: Path, sdist: Path | None) -> tuple[dict[str, str], list[tuple[
 
 
 @contextmanager
-def services(folder: Path, attach: list[tuple[int, Path]], answers: list[list[str]]) -> Iterator[dict[str, str]]:
+def services(
+    folder: Path, attach: list[tuple[int, Path]], answers: list[list[str]]
+) -> Iterator[dict[str, str]]:
     """Fresh attach agents and a fake LLM server for one tool's run; the environment naming the LLM."""
     with ExitStack() as stack:
         env: dict[str, str] = {}
         for port, traces in attach:
             traces.write_text("")
-            agent = subprocess.Popen([sys.executable, str(harness.AGENT), "--port", str(port), "--traces", str(traces)],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            agent = subprocess.Popen(
+                [sys.executable, str(harness.AGENT), "--port", str(port), "--traces", str(traces)],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
             stack.callback(lambda a=agent: (a.terminate(), a.wait(10)))
             harness.wait_port(port)
         if answers:
@@ -104,8 +113,13 @@ def services(folder: Path, attach: list[tuple[int, Path]], answers: list[list[st
             stack.callback(llm.stop)
             for answer in (a for group in answers for a in group):
                 llm.queue(Reply(content=answer))
-            env.update({"HIGHBAR_LLM_API_KEY": harness.LLM_KEY, "HIGHBAR_LLM_BASE_URL": llm.url,
-                        "HIGHBAR_LLM_MODEL": harness.LLM_MODEL})
+            env.update(
+                {
+                    "HIGHBAR_LLM_API_KEY": harness.LLM_KEY,
+                    "HIGHBAR_LLM_BASE_URL": llm.url,
+                    "HIGHBAR_LLM_MODEL": harness.LLM_MODEL,
+                }
+            )
         yield env
 
 
@@ -126,8 +140,13 @@ def parse_ours(junit: Path, out: str) -> Verdicts:
             file = case.get("classname", "").split(".highbar.yaml")[0] + ".highbar.yaml"
             kinds = {child.tag for child in case}
             verdicts[(file, case.get("name", ""))] = next(
-                (word for tag, word in (("error", "error"), ("failure", "failed"), ("skipped", "skipped")) if tag in kinds),
-                "passed")
+                (
+                    word
+                    for tag, word in (("error", "error"), ("failure", "failed"), ("skipped", "skipped"))
+                    if tag in kinds
+                ),
+                "passed",
+            )
     late = re.compile(r"^(FAILED|ERROR) by a late call: (\S+?\.highbar\.yaml)::(?:[^:]+::)?(.+?) - ")
     for line in out.splitlines():
         if found := late.match(line):
@@ -135,20 +154,32 @@ def parse_ours(junit: Path, out: str) -> Verdicts:
     return verdicts
 
 
-def timed(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, subprocess.CompletedProcess[str]]:
+def timed(
+    command: list[str], cwd: Path, env: dict[str, str]
+) -> tuple[float, subprocess.CompletedProcess[str]]:
     start = time.perf_counter()
     done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
     return time.perf_counter() - start, done
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--highbar", type=Path, default=Path(shutil.which("highbar") or "/tmp/hb/bin/highbar"))
-    parser.add_argument("--sdist", type=Path, help="highbar 0.1.0rc3's unpacked sdist (its examples and fixture)")
-    parser.add_argument("--repeat", type=int, default=1, help="runs of each tool, alternating (the best is shown)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--highbar", type=Path, default=Path(shutil.which("highbar") or "/tmp/hb/bin/highbar")
+    )
+    parser.add_argument(
+        "--sdist", type=Path, help="highbar 0.1.0rc3's unpacked sdist (its examples and fixture)"
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="runs of each tool, alternating (the best is shown)"
+    )
     parser.add_argument("--pytest-args", default="", help="more pytest options, e.g. '-n 2'")
     parser.add_argument("--verbose", action="store_true", help="print both outputs")
-    parser.add_argument("--tools", default="highbar,pytest", help="run only these (e.g. 'pytest' while profiling)")
+    parser.add_argument(
+        "--tools", default="highbar,pytest", help="run only these (e.g. 'pytest' while profiling)"
+    )
     parser.add_argument("--keep", type=Path, help="also copy the set and its environment (env.json) here")
     args = parser.parse_args()
     if not args.highbar.exists():
@@ -159,16 +190,30 @@ def main() -> int:
         (folder / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
         fidelity, attach, answers = build(folder, args.sdist)
         files = sorted(p.name for p in folder.glob("*.highbar.yaml"))
-        env = {**os.environ, **fidelity, "COLUMNS": "400", "NO_COLOR": "1",
-               "PATH": f"{args.highbar.parent}{os.pathsep}{os.environ.get('PATH', '')}"}  # their agents' `python`
+        env = {
+            **os.environ,
+            **fidelity,
+            "COLUMNS": "400",
+            "NO_COLOR": "1",
+            "PATH": f"{args.highbar.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        }  # their agents' `python`
         for name in ("PYTEST_ADDOPTS", "HIGHBAR_TRACES_URL", "PYTHONDONTWRITEBYTECODE"):
             env.pop(name, None)
         if args.keep is not None:
             shutil.copytree(folder, args.keep, dirs_exist_ok=True)
             (args.keep / "env.json").write_text(json.dumps(fidelity, indent=1), encoding="utf-8")
         junit = folder / "junit.xml"
-        ours_cmd = [sys.executable, "-m", "pytest", ".", "-q", "-p", "no:cacheprovider", f"--junitxml={junit}",
-                    *args.pytest_args.split()]
+        ours_cmd = [
+            sys.executable,
+            "-m",
+            "pytest",
+            ".",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            f"--junitxml={junit}",
+            *args.pytest_args.split(),
+        ]
         walls: dict[str, list[float]] = {"highbar": [], "pytest": []}
         theirs: Verdicts = {}
         ours: Verdicts = {}
@@ -190,13 +235,19 @@ def main() -> int:
         both = all(walls.values())
         differ = sorted(key for key in set(theirs) | set(ours) if both and theirs.get(key) != ours.get(key))
         for file, name in differ:
-            print(f"  != {file}::{name}: highbar {theirs.get((file, name), '-')}, ours {ours.get((file, name), '-')}")
+            print(
+                f"  != {file}::{name}: highbar {theirs.get((file, name), '-')}, ours {ours.get((file, name), '-')}"
+            )
         best = {tool: min(w) if w else float("nan") for tool, w in walls.items()}
-        print(f"{len(files)} files, {len(theirs)} tests (highbar's count), {len(ours)} (ours); "
-              f"same verdict: {len(theirs) - len([k for k in differ if k in theirs])} of {len(theirs)}; "
-              f"exit codes highbar {codes['highbar']}, pytest {codes['pytest']}")
-        print(f"wall, best of {args.repeat}: highbar {best['highbar']:.1f} s, pytest {best['pytest']:.1f} s, "
-              f"{best['highbar'] / max(best['pytest'], 1e-9):.2f}x faster (target 7x)")
+        print(
+            f"{len(files)} files, {len(theirs)} tests (highbar's count), {len(ours)} (ours); "
+            f"same verdict: {len(theirs) - len([k for k in differ if k in theirs])} of {len(theirs)}; "
+            f"exit codes highbar {codes['highbar']}, pytest {codes['pytest']}"
+        )
+        print(
+            f"wall, best of {args.repeat}: highbar {best['highbar']:.1f} s, pytest {best['pytest']:.1f} s, "
+            f"{best['highbar'] / max(best['pytest'], 1e-9):.2f}x faster (target 7x)"
+        )
         return 1 if differ or (both and codes["highbar"] != codes["pytest"]) else 0
 
 

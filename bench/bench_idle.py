@@ -38,7 +38,9 @@ def run_once(folder: Path, *extra: str) -> tuple[float, float]:
     """(wall ms, CPU ms) of one pytest run that must report exactly one passed test."""
     argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *extra, "test_one.py"]
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, cwd=folder, env=_env(folder), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        argv, cwd=folder, env=_env(folder), stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
     assert proc.stdout is not None
     out = proc.stdout.read().decode(errors="replace")
     _, status, usage = os.wait4(proc.pid, 0)
@@ -52,17 +54,32 @@ def run_once(folder: Path, *extra: str) -> tuple[float, float]:
 def import_ms(folder: Path) -> float:
     """The plugin package's own cumulative import time (``-X importtime``; pytest, which a run has
     imported anyway, is imported first), in ms."""
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-c", "import pytest; import pytest_semantictest.plugin"],
-                          cwd=folder, env=_env(folder), capture_output=True, text=True, check=True)
-    found = [int(m.group(1)) for m in re.finditer(r"\|\s*(\d+) \| +pytest_semantictest\.plugin$", proc.stderr, re.M)]
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import pytest; import pytest_semantictest.plugin"],
+        cwd=folder,
+        env=_env(folder),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    found = [
+        int(m.group(1))
+        for m in re.finditer(r"\|\s*(\d+) \| +pytest_semantictest\.plugin$", proc.stderr, re.M)
+    ]
     return found[-1] / 1000 if found else float("nan")
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--repeat", type=int, default=15, help="measured runs of each kind (default 15)")
-    parser.add_argument("--warmup", type=int, default=2, help="unmeasured runs of each kind first (default 2)")
-    parser.add_argument("--check", action="store_true", help=f"exit 1 if the CPU difference is over {TARGET_MS:g} ms")
+    parser.add_argument(
+        "--warmup", type=int, default=2, help="unmeasured runs of each kind first (default 2)"
+    )
+    parser.add_argument(
+        "--check", action="store_true", help=f"exit 1 if the CPU difference is over {TARGET_MS:g} ms"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-idle-") as tmp:
         folder = Path(tmp)
@@ -78,14 +95,19 @@ def main() -> int:
             for kind in order:
                 results[kind].append(run_once(folder, *kinds[kind]))
         imported = import_ms(folder)
-    med = {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v)) for k, v in results.items()}
+    med = {
+        k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v))
+        for k, v in results.items()
+    }
     print(f"one trivial test, {args.repeat} runs of each kind (medians)")
     for kind, (wall, cpu) in med.items():
         print(f"  {kind:<10} wall {wall:7.1f} ms   cpu {cpu:7.1f} ms")
     wall_diff = med["plugin"][0] - med["no plugin"][0]
     cpu_diff = med["plugin"][1] - med["no plugin"][1]
-    print(f"idle cost: wall {wall_diff:+.1f} ms (ratio {med['plugin'][0] / med['no plugin'][0]:.3f}), "
-          f"cpu {cpu_diff:+.1f} ms (ratio {med['plugin'][1] / med['no plugin'][1]:.3f})")
+    print(
+        f"idle cost: wall {wall_diff:+.1f} ms (ratio {med['plugin'][0] / med['no plugin'][0]:.3f}), "
+        f"cpu {cpu_diff:+.1f} ms (ratio {med['plugin'][1] / med['no plugin'][1]:.3f})"
+    )
     print(f"import pytest_semantictest.plugin: {imported:.1f} ms")
     ok = cpu_diff < TARGET_MS
     print(f"target idle cost < {TARGET_MS:g} ms (cpu): {'PASS' if ok else 'FAIL'}")

@@ -113,28 +113,55 @@ def cached_overhead(n: int, repeat: int) -> tuple[float, float, float, float]:
     base = statistics.mean(bases)
     ms = 1000.0
     return (
-        (statistics.mean(colds) - base) * ms, (p99(colds) - base) * ms,
-        (statistics.mean(warms) - base) * ms, (p99(warms) - base) * ms,
+        (statistics.mean(colds) - base) * ms,
+        (p99(colds) - base) * ms,
+        (statistics.mean(warms) - base) * ms,
+        (p99(warms) - base) * ms,
     )
 
 
 def judge_step(i: int) -> dict[str, Any]:
-    return {"block": "LLMJudge", "id": f"judge{i}",
-            "input": {"text": f"Answer number {i}: the meeting is at 2 PM.", "expected": {"expectedBehavior": "Confirms 2 PM"}},
-            "output": f"j{i}"}
+    return {
+        "block": "LLMJudge",
+        "id": f"judge{i}",
+        "input": {
+            "text": f"Answer number {i}: the meeting is at 2 PM.",
+            "expected": {"expectedBehavior": "Confirms 2 PM"},
+        },
+        "output": f"j{i}",
+    }
 
 
 def concurrent_wall(repeat: int, delay: float) -> tuple[float, list[float], list[float]]:
     """(first request s, wall s of 10 judge steps per repeat, wall s of runs: 10 per repeat)."""
-    steps = {"name": "b", "tests": [{"id": "ten-judges", "pipeline": [judge_step(i) for i in range(10)],
-                                     "assertions": {f"j{i}.score": {"gt": 0.7} for i in range(10)}}]}
-    runs = {"name": "b", "tests": [{"id": "repeated", "runs": 10, "pipeline": [judge_step(0)],
-                                    "assertions": {"j0.score": {"gt": 0.7}}}]}
+    steps = {
+        "name": "b",
+        "tests": [
+            {
+                "id": "ten-judges",
+                "pipeline": [judge_step(i) for i in range(10)],
+                "assertions": {f"j{i}.score": {"gt": 0.7} for i in range(10)},
+            }
+        ],
+    }
+    runs = {
+        "name": "b",
+        "tests": [
+            {
+                "id": "repeated",
+                "runs": 10,
+                "pipeline": [judge_step(0)],
+                "assertions": {"j0.score": {"gt": 0.7}},
+            }
+        ],
+    }
     with tempfile.TemporaryDirectory() as tmp, FakeOpenAI(delay=delay) as server:
 
         async def go() -> tuple[float, list[float], list[float]]:
             ctx = RunContext(env={})
-            ctx.llm, ctx.judge = build(LLMConfig(base_url=server.url, cache_dir=Path(tmp), cache_mode="off", env={}))
+            ctx.llm, ctx.judge = build(
+                LLMConfig(base_url=server.url, cache_dir=Path(tmp), cache_mode="off", env={})
+            )
             start = time.perf_counter()
             await ctx.judge.judge(requests(1)[0])
             first = time.perf_counter() - start
@@ -155,9 +182,13 @@ def concurrent_wall(repeat: int, delay: float) -> tuple[float, list[float], list
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--n", type=int, default=1000, help="distinct cached judge calls per measurement (default 1000)")
+    ap.add_argument(
+        "--n", type=int, default=1000, help="distinct cached judge calls per measurement (default 1000)"
+    )
     ap.add_argument("--repeat", type=int, default=5, help="measurements of each kind (default 5)")
-    ap.add_argument("--delay", type=float, default=0.2, help="the fake server's answer time in seconds (default 0.2)")
+    ap.add_argument(
+        "--delay", type=float, default=0.2, help="the fake server's answer time in seconds (default 0.2)"
+    )
     ap.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
     args = ap.parse_args(argv)
     print(f"python {sys.version.split()[0]}  n={args.n}  repeat={args.repeat}  server delay={args.delay:g} s")
@@ -173,12 +204,20 @@ def main(argv: list[str] | None = None) -> int:
     worst = max(max(walls), max(reps))
     ok_b = worst < CONCURRENT_TARGET_S
     serial = 10 * args.delay
-    print(f"\n(b) one test, 10 independent judge calls, server answers in {args.delay * 1000:.0f} ms "
-          f"(serial would take {serial:.1f} s):")
-    print(f"  first request of the session: {first:.3f} s, {first - args.delay:.3f} s beyond the server's answer time"
-          " (creating the openai client; one-off)")
-    print(f"  10 LLMJudge steps in one pipeline   median {statistics.median(walls):.3f} s   max {max(walls):.3f} s")
-    print(f"  1 LLMJudge step, runs: 10           median {statistics.median(reps):.3f} s   max {max(reps):.3f} s")
+    print(
+        f"\n(b) one test, 10 independent judge calls, server answers in {args.delay * 1000:.0f} ms "
+        f"(serial would take {serial:.1f} s):"
+    )
+    print(
+        f"  first request of the session: {first:.3f} s, {first - args.delay:.3f} s beyond the server's answer time"
+        " (creating the openai client; one-off)"
+    )
+    print(
+        f"  10 LLMJudge steps in one pipeline   median {statistics.median(walls):.3f} s   max {max(walls):.3f} s"
+    )
+    print(
+        f"  1 LLMJudge step, runs: 10           median {statistics.median(reps):.3f} s   max {max(reps):.3f} s"
+    )
     print(f"  target < {CONCURRENT_TARGET_S:g} s: {'PASS' if ok_b else 'FAIL'}")
     return 1 if args.check and not (ok_a and ok_b) else 0
 

@@ -28,13 +28,18 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SESSION = re.compile(r"passed in ([0-9.]+)s")
-PHASES = re.compile(r"normal phase \(against the agent, recording\): ([0-9.]+)s; "
-                    r"mutation phase \(replayed, (\d+) mutants\): ([0-9.]+)s")
+PHASES = re.compile(
+    r"normal phase \(against the agent, recording\): ([0-9.]+)s; "
+    r"mutation phase \(replayed, (\d+) mutants\): ([0-9.]+)s"
+)
 
 
 def environment() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("OPENAI_", "PYTEST_", "BASE_URL", "COMPLIANCE_", "EXAMPLE_AGENT_"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("OPENAI_", "PYTEST_", "BASE_URL", "COMPLIANCE_", "EXAMPLE_AGENT_"))
+    }
     env["OPENAI_BASE_URL"] = "http://127.0.0.1:9/v1"
     return env
 
@@ -42,11 +47,20 @@ def environment() -> dict[str, str]:
 def run(*args: str) -> tuple[float, str]:
     """(wall s, output) of one examples run, which must pass."""
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "pytest", "examples", "-q", "-p", "no:cacheprovider", *args],
-                          cwd=ROOT, env=environment(), capture_output=True, text=True, timeout=600, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "examples", "-q", "-p", "no:cacheprovider", *args],
+        cwd=ROOT,
+        env=environment(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     wall = time.perf_counter() - start
     if done.returncode != 0:
-        sys.exit(f"examples run {' '.join(args)} failed ({done.returncode}):\n{done.stdout[-3000:]}{done.stderr[-3000:]}")
+        sys.exit(
+            f"examples run {' '.join(args)} failed ({done.returncode}):\n{done.stdout[-3000:]}{done.stderr[-3000:]}"
+        )
     return wall, done.stdout
 
 
@@ -61,7 +75,9 @@ def run_plain(sessions: list[float]) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--check", action="store_true", help="exit 1 unless the mutation phase is the shorter")
+    parser.add_argument(
+        "--check", action="store_true", help="exit 1 unless the mutation phase is the shorter"
+    )
     args = parser.parse_args()
     normal, mutation, walls, plain, plain_session = [], [], [], [], []
     mutants = 0
@@ -78,17 +94,23 @@ def main() -> int:
         walls.append(wall)
         if not n % 2:
             plain.append(run_plain(plain_session))
-        print(f"run {n + 1}: normal phase {normal[-1]:.3f} s, mutation phase {mutation[-1]:.3f} s "
-              f"({mutants} mutants), ratio {mutation[-1] / normal[-1]:.2f}")
+        print(
+            f"run {n + 1}: normal phase {normal[-1]:.3f} s, mutation phase {mutation[-1]:.3f} s "
+            f"({mutants} mutants), ratio {mutation[-1] / normal[-1]:.2f}"
+        )
     med_normal, med_mutation = statistics.median(normal), statistics.median(mutation)
     print(f"\nexamples, {args.repeat} runs, medians:")
     print(f"  normal phase (against the agents, recording): {med_normal:.3f} s")
-    print(f"  mutation phase (replayed, {mutants} mutants):  {med_mutation:.3f} s "
-          f"({1000 * med_mutation / max(mutants, 1):.2f} ms a mutant)")
+    print(
+        f"  mutation phase (replayed, {mutants} mutants):  {med_mutation:.3f} s "
+        f"({1000 * med_mutation / max(mutants, 1):.2f} ms a mutant)"
+    )
     print(f"  mutation / normal: {med_mutation / med_normal:.2f} (target: below 1)")
     print(f"  a plain run's session (pytest's 'passed in'): {statistics.median(plain_session):.3f} s")
-    print(f"  whole process: --semantictest-mutate {statistics.median(walls):.2f} s, "
-          f"plain {statistics.median(plain):.2f} s")
+    print(
+        f"  whole process: --semantictest-mutate {statistics.median(walls):.2f} s, "
+        f"plain {statistics.median(plain):.2f} s"
+    )
     return 1 if args.check and med_mutation >= med_normal else 0
 
 

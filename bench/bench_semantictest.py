@@ -200,11 +200,20 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=1000, help="tests per suite (default 1000)")
     ap.add_argument("--repeat", type=int, default=5, help="measured runs of each kind (default 5)")
-    ap.add_argument("--warmup", type=int, default=1, help="unmeasured runs of each kind first (default 1;"
-                    " lets the plain file's rewritten .pyc be cached, as in everyday use)")
+    ap.add_argument(
+        "--warmup",
+        type=int,
+        default=1,
+        help="unmeasured runs of each kind first (default 1;"
+        " lets the plain file's rewritten .pyc be cached, as in everyday use)",
+    )
     ap.add_argument("--idle-repeat", type=int, default=7, help="runs for the idle-cost figure (default 7)")
-    ap.add_argument("--no-pyc", action="store_true", help="children write no bytecode (PYTHONDONTWRITEBYTECODE=1):"
-                    " every run compiles everything from source")
+    ap.add_argument(
+        "--no-pyc",
+        action="store_true",
+        help="children write no bytecode (PYTHONDONTWRITEBYTECODE=1):"
+        " every run compiles everything from source",
+    )
     ap.add_argument("--check", action="store_true", help=f"exit 1 if either ratio is over {TARGET}")
     ap.add_argument("--keep", action="store_true", help="keep the generated temp dir and print its path")
     args = ap.parse_args(argv)
@@ -230,8 +239,11 @@ def main(argv: list[str] | None = None) -> int:
         }
 
         print(f"python {sys.version.split()[0]}  {sys.executable}")
-        print(f"temp dir {root}  N={n}  repeat={args.repeat}  warmup={args.warmup}"
-              f"  bytecode={'none (--no-pyc)' if args.no_pyc else 'cached in temp dir'}", flush=True)
+        print(
+            f"temp dir {root}  N={n}  repeat={args.repeat}  warmup={args.warmup}"
+            f"  bytecode={'none (--no-pyc)' if args.no_pyc else 'cached in temp dir'}",
+            flush=True,
+        )
         for _ in range(args.warmup):
             for run in (*kinds.values(), *idle_kinds.values()):
                 run()
@@ -268,8 +280,12 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(f"{'':<28}{'wall s (fastest)':>17}{'(median)':>10}{'peak RSS MiB':>14}{'cpu s (info)':>14}")
     for name, runs in ((f"semantictest ({n} tests)", sem), (f"plain pytest ({n} tests)", plain)):
-        print(f"{name:<28}{best_wall(runs):>17.3f}{med_wall(runs):>10.3f}{med_rss_mib(runs):>14.1f}{med_cpu(runs):>14.3f}")
-    print(f"{'ratio semantictest/plain':<28}{wall_ratio:>17.2f}{median_ratio:>10.2f}{rss_ratio:>14.2f}{cpu_ratio:>14.2f}")
+        print(
+            f"{name:<28}{best_wall(runs):>17.3f}{med_wall(runs):>10.3f}{med_rss_mib(runs):>14.1f}{med_cpu(runs):>14.3f}"
+        )
+    print(
+        f"{'ratio semantictest/plain':<28}{wall_ratio:>17.2f}{median_ratio:>10.2f}{rss_ratio:>14.2f}{cpu_ratio:>14.2f}"
+    )
     print(f"{f'target <= {TARGET}':<28}{verdict(wall_ratio):>17}{'':>10}{verdict(rss_ratio):>14}")
 
     # Per-test marginal cost, i.e. with the fixed interpreter/pytest start-up (the idle run,
@@ -290,17 +306,23 @@ def main(argv: list[str] | None = None) -> int:
     print()
     idle_cpu_ms = (med_cpu(on) - med_cpu(off)) * 1e3
     print(f"idle cost of the plugin (1 trivial test, median of {args.idle_repeat}):")
-    print(f"  plugin on   {med_wall(on) * 1e3:8.1f} ms wall  {med_cpu(on) * 1e3:8.1f} ms cpu  {med_rss_mib(on):7.1f} MiB")
+    print(
+        f"  plugin on   {med_wall(on) * 1e3:8.1f} ms wall  {med_cpu(on) * 1e3:8.1f} ms cpu  {med_rss_mib(on):7.1f} MiB"
+    )
     print(
         f"  plugin off  {med_wall(off) * 1e3:8.1f} ms wall  {med_cpu(off) * 1e3:8.1f} ms cpu"
         f"  {med_rss_mib(off):7.1f} MiB  (-p no:{PLUGIN})"
     )
-    print(f"  overhead    {idle_ms:8.1f} ms wall  {idle_cpu_ms:8.1f} ms cpu  {idle_mib:7.1f} MiB"
-          f"  (difference of the fastest runs: {min_ms:.1f} ms wall)")
+    print(
+        f"  overhead    {idle_ms:8.1f} ms wall  {idle_cpu_ms:8.1f} ms cpu  {idle_mib:7.1f} MiB"
+        f"  (difference of the fastest runs: {min_ms:.1f} ms wall)"
+    )
     print(f"  plugin import alone (-X importtime, after pytest): {import_ms:.1f} ms")
     spread = max(max(r.wall for r in v) - min(r.wall for r in v) for v in (on, off)) * 1e3
-    print(f"  run-to-run spread of one kind: up to {spread:.0f} ms wall; a whole-run difference smaller"
-          " than that is noise, the import figure is the precise one")
+    print(
+        f"  run-to-run spread of one kind: up to {spread:.0f} ms wall; a whole-run difference smaller"
+        " than that is noise, the import figure is the precise one"
+    )
 
     over = wall_ratio > TARGET or rss_ratio > TARGET
     if over:

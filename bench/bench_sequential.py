@@ -26,7 +26,9 @@ from pytest_semantictest.stats import PassRateTest, fixed_runs, simulate  # noqa
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tests", type=int, default=10_000)
-    parser.add_argument("--batch", type=int, default=1, help="runs per batch (the engine uses its concurrency)")
+    parser.add_argument(
+        "--batch", type=int, default=1, help="runs per batch (the engine uses its concurrency)"
+    )
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--check", action="store_true")
     args = parser.parse_args()
@@ -40,11 +42,15 @@ def main() -> int:
     for rate in (0.5, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95):
         row = simulate(test, rate, args.tests, args.batch, rng)
         rows[rate] = row
-        print(f"{rate:>9.2f}  {row['pass']:>7.2%}  {row['fail']:>7.2%}  {row['inconclusive']:>8.2%}  "
-              f"{row['mean_runs']:>9.1f}  {row['mean_runs'] / fixed:>8.2f}")
+        print(
+            f"{rate:>9.2f}  {row['pass']:>7.2%}  {row['fail']:>7.2%}  {row['inconclusive']:>8.2%}  "
+            f"{row['mean_runs']:>9.1f}  {row['mean_runs'] / fixed:>8.2f}"
+        )
     wrong_pass = rows[0.75]["pass"]
-    print(f"wrong pass at 0.75: {wrong_pass:.2%} (alpha {test.alpha:.0%}); mean runs at 0.95: "
-          f"{rows[0.95]['mean_runs']:.1f}, at 0.5: {rows[0.5]['mean_runs']:.1f} (fixed: {fixed})")
+    print(
+        f"wrong pass at 0.75: {wrong_pass:.2%} (alpha {test.alpha:.0%}); mean runs at 0.95: "
+        f"{rows[0.95]['mean_runs']:.1f}, at 0.5: {rows[0.5]['mean_runs']:.1f} (fixed: {fixed})"
+    )
     ok = wrong_pass <= test.alpha and max(rows[0.95]["mean_runs"], rows[0.5]["mean_runs"]) < fixed / 2
     if args.check and not ok:
         print("check failed")

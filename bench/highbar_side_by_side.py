@@ -35,11 +35,15 @@ import fidelity_harness as harness
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--highbar", default=shutil.which("highbar") or "/tmp/hb/bin/highbar")
     parser.add_argument("--record", action="store_true", help="write highbar's verdicts to verdicts.json")
     parser.add_argument("--verbose", action="store_true", help="print both outputs of a differing spec")
-    parser.add_argument("--examples", type=Path, help="highbar's examples/ folder: run those side by side too")
+    parser.add_argument(
+        "--examples", type=Path, help="highbar's examples/ folder: run those side by side too"
+    )
     parser.add_argument("specs", nargs="*", help="spec file names (default: all)")
     args = parser.parse_args()
     if not Path(args.highbar).exists():
@@ -81,14 +85,16 @@ def main() -> int:
         data = {
             "recorded_with": version,
             "how": "python bench/highbar_side_by_side.py --highbar <venv>/bin/highbar --record "
-                   "(each spec run as 'command' from a temp dir, FIDELITY_* set by tests/highbar/fidelity_harness.py)",
+            "(each spec run as 'command' from a temp dir, FIDELITY_* set by tests/highbar/fidelity_harness.py)",
             "specs": recorded,
         }
         harness.VERDICTS.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         print(f"recorded {len(recorded)} specs to {harness.VERDICTS}")
     print(f"{len(specs) - differ} of {len(specs)} specs give the same verdicts")
-    print(f"wall, one run per spec and tool (temp folder and verdict parsing included): highbar {walls[0]:.1f} s, "
-          f"pytest {walls[1]:.1f} s, {walls[0] / max(walls[1], 1e-9):.2f}x")
+    print(
+        f"wall, one run per spec and tool (temp folder and verdict parsing included): highbar {walls[0]:.1f} s, "
+        f"pytest {walls[1]:.1f} s, {walls[0] / max(walls[1], 1e-9):.2f}x"
+    )
     if args.examples is not None:
         differ += run_examples(args.examples, Path(args.highbar))
     return 1 if differ else 0
@@ -105,15 +111,39 @@ def run_examples(examples: Path, highbar: Path) -> int:
             work = Path(tmp) / example.name
             shutil.copytree(example, work)
             (work / "pytest.ini").write_text("[pytest]\n")
-            env = {**os.environ, "PATH": f"{highbar.parent}{os.pathsep}{os.environ.get('PATH', '')}",
-                   "COLUMNS": "400", "NO_COLOR": "1"}
+            env = {
+                **os.environ,
+                "PATH": f"{highbar.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+                "COLUMNS": "400",
+                "NO_COLOR": "1",
+            }
             env.pop("HIGHBAR_TRACES_URL", None)
             env.pop("PYTEST_ADDOPTS", None)
-            theirs_run = subprocess.run([str(highbar), "run", "specs/"], cwd=work, env=env, capture_output=True,
-                                        text=True, timeout=300)
-            ours_run = subprocess.run([sys.executable, "-m", "pytest", "specs/", "-p", "no:cacheprovider", "-q",
-                                       "--junitxml=junit.xml"], cwd=work, env=env, capture_output=True, text=True,
-                                      timeout=300)
+            theirs_run = subprocess.run(
+                [str(highbar), "run", "specs/"],
+                cwd=work,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+            ours_run = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pytest",
+                    "specs/",
+                    "-p",
+                    "no:cacheprovider",
+                    "-q",
+                    "--junitxml=junit.xml",
+                ],
+                cwd=work,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
             theirs = harness.parse_highbar(theirs_run.stdout)
             ours = harness.parse_junit(work / "junit.xml") if (work / "junit.xml").exists() else {}
             ours = harness.with_late_failures(ours, ours_run.stdout)

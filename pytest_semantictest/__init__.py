@@ -58,10 +58,24 @@ _HOME: dict[str, tuple[str, str]] = {
     "Verdict": ("model", "Verdict"),
     "Outcome": ("model", "Outcome"),
     # evidence records (docs/architecture.md#evidence-how-what-a-test-did-reaches-the-reports)
-    **{name: ("evidence", name) for name in (
-        "Evidence", "HttpExchange", "ParsedStream", "ToolCall", "ToolCalls", "ConversationTurn",
-        "CheckpointTimeline", "ConversationEnd", "Judgement", "ValidatorVerdict", "JudgedItem", "JudgedItems",
-        "Note")},
+    **{
+        name: ("evidence", name)
+        for name in (
+            "Evidence",
+            "HttpExchange",
+            "ParsedStream",
+            "ToolCall",
+            "ToolCalls",
+            "ConversationTurn",
+            "CheckpointTimeline",
+            "ConversationEnd",
+            "Judgement",
+            "ValidatorVerdict",
+            "JudgedItem",
+            "JudgedItems",
+            "Note",
+        )
+    },
     # what the fixtures give (docs/fixtures.md): databus, semantictest_run, agent / agent_factory,
     # llm_judge, llm_validator, llm_client
     "DataBus": ("databus", "DataBus"),

@@ -62,7 +62,9 @@ def compile_suite(spec: Mapping[str, JSONValue] | str | Path) -> Suite:
     return load_text(json.dumps(data), Path("<dict>"))
 
 
-async def arun_suite(spec: Mapping[str, JSONValue] | str | Path, context: RunContext | None = None) -> SuiteResult:
+async def arun_suite(
+    spec: Mapping[str, JSONValue] | str | Path, context: RunContext | None = None
+) -> SuiteResult:
     own = context is None
     ctx = context or RunContext()
     try:

@@ -44,13 +44,19 @@ def semtest_args(argv: Sequence[str], environ: dict[str, str] | None = None) -> 
     """The pytest command line for a ``semtest`` command line."""
     environ = dict(os.environ) if environ is None else environ
     parser = argparse.ArgumentParser(
-        prog="semtest", description="Run SemanticTest suites with pytest (unknown arguments go to pytest).",
+        prog="semtest",
+        description="Run SemanticTest suites with pytest (unknown arguments go to pytest).",
     )
     parser.add_argument("files", nargs="*", help="suite files or folders (default: pytest's testpaths)")
-    parser.add_argument("--html", action="store_true", help=f"write an HTML report (default {SEMTEST_DEFAULT_OUTPUT})")
+    parser.add_argument(
+        "--html", action="store_true", help=f"write an HTML report (default {SEMTEST_DEFAULT_OUTPUT})"
+    )
     parser.add_argument("--output", metavar="PATH", help="the HTML report's path (implies --html)")
-    parser.add_argument("--debug", action="store_true",
-                        help="show every test's pipeline trace, passed ones too (also LOG_LEVEL=DEBUG)")
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="show every test's pipeline trace, passed ones too (also LOG_LEVEL=DEBUG)",
+    )
     known, rest = parser.parse_known_args(list(argv))
     args = ["-p", "semantictest", *known.files, *rest]
     if known.html or known.output:
@@ -105,7 +111,9 @@ class _Validation:
         return _Nothing.from_parent(parent, path=module_path)
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_make_collect_report(self, collector: pytest.Collector) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
+    def pytest_make_collect_report(
+        self, collector: pytest.Collector
+    ) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
         report = yield
         from .nodes import SpecFile
 
@@ -170,8 +178,12 @@ def validate(paths: Sequence[str], out: TextIO | None = None) -> int:
                 out.write(f"ok  {_shown(path)} ({tests})\n")
                 continue
             out.write(f"✗ {_shown(path)} ({tests}, {len(failing)} will ERROR)\n")
-            out.writelines(f"  {line}\n" for text in failing
-                           for line in text.replace(str(path), _shown(path)).splitlines() if line.strip())
+            out.writelines(
+                f"  {line}\n"
+                for text in failing
+                for line in text.replace(str(path), _shown(path)).splitlines()
+                if line.strip()
+            )
             continue
         first, *more = _problem_lines(path, error)
         out.write(f"✗ {first}\n")
@@ -184,7 +196,11 @@ def validate(paths: Sequence[str], out: TextIO | None = None) -> int:
         where = " ".join(p for p in paths if not p.startswith("-")) or "the testpaths"
         out.write(f"no spec files found in {where}\n")
         return 2
-    valid = all(error is None for error in plugin.files.values()) and not plugin.other_errors and not plugin.not_specs
+    valid = (
+        all(error is None for error in plugin.files.values())
+        and not plugin.other_errors
+        and not plugin.not_specs
+    )
     return (1 if plugin.test_errors else 0) if valid else 2
 
 
@@ -229,13 +245,16 @@ class _Agreement:
         state = runtime(config)
         judge = state.judge
         if judge is None:
-            raise RuntimeError("no LLM judge is configured: set OPENAI_API_KEY, or --semantictest-llm-base-url "
-                               "(or use --semantictest-llm-cache=replay with a recorded cache)")
+            raise RuntimeError(
+                "no LLM judge is configured: set OPENAI_API_KEY, or --semantictest-llm-base-url "
+                "(or use --semantictest-llm-cache=replay with a recorded cache)"
+            )
         samples = state.context.settings.judge_samples
 
         async def ask(example: Labelled) -> JSONObject:
-            answer: JSONObject = await judge.judge(JudgeRequest.from_inputs(example.inputs, example.config),
-                                                       samples=samples)
+            answer: JSONObject = await judge.judge(
+                JudgeRequest.from_inputs(example.inputs, example.config), samples=samples
+            )
             return answer
 
         async def ask_all() -> list[JSONObject | BaseException]:
@@ -245,10 +264,17 @@ class _Agreement:
         failed = [(e, a) for e, a in zip(examples, answers) if isinstance(a, BaseException)]
         if failed:
             example, error = failed[0]
-            raise RuntimeError(state.redactor.text(f"{example.name} (line {example.line}): the judge gave no verdict: "
-                                                   f"{error}" + (f" (and {len(failed) - 1} more)" if len(failed) > 1 else "")))
-        self.results = [(e.name, e.label, bool(a["passed"]), a.get("score"))
-                        for e, a in zip(examples, answers) if not isinstance(a, BaseException)]
+            raise RuntimeError(
+                state.redactor.text(
+                    f"{example.name} (line {example.line}): the judge gave no verdict: "
+                    f"{error}" + (f" (and {len(failed) - 1} more)" if len(failed) > 1 else "")
+                )
+            )
+        self.results = [
+            (e.name, e.label, bool(a["passed"]), a.get("score"))
+            for e, a in zip(examples, answers)
+            if not isinstance(a, BaseException)
+        ]
 
 
 def agreement(path: str, args: Sequence[str], min_kappa: float | None, out: TextIO | None = None) -> int:
@@ -260,8 +286,9 @@ def agreement(path: str, args: Sequence[str], min_kappa: float | None, out: Text
     plugin = _Agreement(Path(path))
     captured = io.StringIO()
     with contextlib.redirect_stdout(captured), contextlib.redirect_stderr(captured):
-        code = pytest.main(["-p", "semantictest", "-q", "-p", "no:cacheprovider", "-o", "addopts=", *args],
-                           plugins=[plugin])
+        code = pytest.main(
+            ["-p", "semantictest", "-q", "-p", "no:cacheprovider", "-o", "addopts=", *args], plugins=[plugin]
+        )
     if code in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERNAL_ERROR):
         errors = [line for line in captured.getvalue().splitlines() if line.startswith("ERROR:")]
         out.write("\n".join(errors or [captured.getvalue().strip()]) + "\n")
@@ -271,16 +298,20 @@ def agreement(path: str, args: Sequence[str], min_kappa: float | None, out: Text
         return 2
     found = cohen_kappa([(label, judged) for _, label, judged, _ in plugin.results])
     counts = found.counts
-    out.write(f"judge agreement with {found.total} labelled examples in {path}:\n"
-              f"  kappa {found.kappa:.2f} (95% CI {found.low:.2f} to {found.high:.2f}); "
-              f"observed agreement {found.observed:.0%}\n"
-              f"  labelled pass: judge passed {counts[True, True]}, judge failed {counts[True, False]}\n"
-              f"  labelled fail: judge passed {counts[False, True]}, judge failed {counts[False, False]}\n")
+    out.write(
+        f"judge agreement with {found.total} labelled examples in {path}:\n"
+        f"  kappa {found.kappa:.2f} (95% CI {found.low:.2f} to {found.high:.2f}); "
+        f"observed agreement {found.observed:.0%}\n"
+        f"  labelled pass: judge passed {counts[True, True]}, judge failed {counts[True, False]}\n"
+        f"  labelled fail: judge passed {counts[False, True]}, judge failed {counts[False, False]}\n"
+    )
     for name, label, judged, score in plugin.results:
         if label != judged:
             shown = f", score {score:g}" if isinstance(score, (int, float)) else ""
-            out.write(f"  disagrees: {name} (labelled {'pass' if label else 'fail'}, judge "
-                      f"{'passed' if judged else 'failed'}{shown})\n")
+            out.write(
+                f"  disagrees: {name} (labelled {'pass' if label else 'fail'}, judge "
+                f"{'passed' if judged else 'failed'}{shown})\n"
+            )
     if min_kappa is not None and found.low < min_kappa:
         out.write(f"✗ the kappa's lower bound {found.low:.2f} is below --min-kappa {min_kappa:g}\n")
         return 1
@@ -294,24 +325,41 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``semantictest``."""
     from . import schemas
 
-    parser = argparse.ArgumentParser(prog="semantictest", description="pytest-semantictest tools (tests run with pytest)")
+    parser = argparse.ArgumentParser(
+        prog="semantictest", description="pytest-semantictest tools (tests run with pytest)"
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     check = commands.add_parser("validate", help="check spec files of every format without running anything")
     check.add_argument("paths", nargs="*", default=[], help="files or folders (default: pytest's testpaths)")
-    agree = commands.add_parser("agreement", help="how well the LLM judge agrees with labelled examples (Cohen's kappa)")
+    agree = commands.add_parser(
+        "agreement", help="how well the LLM judge agrees with labelled examples (Cohen's kappa)"
+    )
     agree.add_argument("labels", help="a labels file (*.labels.jsonl: text, expected, label per line)")
-    agree.add_argument("--min-kappa", type=float, default=None,
-                       help="exit 1 when the kappa's 95%% lower bound is below this (a CI gate for a rubric)")
+    agree.add_argument(
+        "--min-kappa",
+        type=float,
+        default=None,
+        help="exit 1 when the kappa's 95%% lower bound is below this (a CI gate for a rubric)",
+    )
     show = commands.add_parser("schema", help="print a format's JSON Schema (for editors)")
     show.add_argument("name", choices=[s.name for s in schemas.SCHEMAS])
     show.add_argument("--path", action="store_true", help="print where the schema file is instead")
-    join = commands.add_parser("merge", help="one summary, results file and HTML report from a split run's "
-                               "per-job results files (docs/ci.md)")
-    join.add_argument("results", nargs="+", help="the jobs' --semantictest-results files (or folders of *.jsonl)")
+    join = commands.add_parser(
+        "merge",
+        help="one summary, results file and HTML report from a split run's "
+        "per-job results files (docs/ci.md)",
+    )
+    join.add_argument(
+        "results", nargs="+", help="the jobs' --semantictest-results files (or folders of *.jsonl)"
+    )
     join.add_argument("-o", "--out", default=None, help="write the merged results here (a baseline file)")
     join.add_argument("--html", default=None, help="write one HTML report here")
-    join.add_argument("--price", action="append", default=[],
-                      help="MODEL=INPUT/OUTPUT, money per million tokens: the summary shows each model's cost")
+    join.add_argument(
+        "--price",
+        action="append",
+        default=[],
+        help="MODEL=INPUT/OUTPUT, money per million tokens: the summary shows each model's cost",
+    )
     args, rest = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
     if args.command == "validate":  # other options (--semantictest-..., -c, --rootdir) go to pytest
         return validate([*args.paths, *rest])

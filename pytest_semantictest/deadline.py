@@ -87,8 +87,10 @@ class Deadline:
         received = getattr(self._response, "num_bytes_downloaded", None)
         if isinstance(received, int):
             phase += f" ({received} bytes received)"
-        return (f"{self.what}: timed out after {self.ms:g} ms while {phase}; the timeout is a deadline for "
-                "the whole exchange, connect to last byte")
+        return (
+            f"{self.what}: timed out after {self.ms:g} ms while {phase}; the timeout is a deadline for "
+            "the whole exchange, connect to last byte"
+        )
 
     async def __aenter__(self) -> Deadline:
         import asyncio  # here, not at the top: a format that validates timeouts loads no event loop code

@@ -39,8 +39,20 @@ _BACKSLASH = re.compile(
     r"\\(?:u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})"
     r"|x([0-9a-fA-F]{2})|([\\/\"'abfnrtv0]))"
 )
-_SIMPLE = {"\\": "\\", "/": "/", '"': '"', "'": "'", "a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r",
-           "t": "\t", "v": "\v", "0": "\0"}
+_SIMPLE = {
+    "\\": "\\",
+    "/": "/",
+    '"': '"',
+    "'": "'",
+    "a": "\a",
+    "b": "\b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    "0": "\0",
+}
 _PERCENT = re.compile(r"(?:%[0-9a-fA-F]{2})+")
 _ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 _BASE64 = re.compile(r"[A-Za-z0-9+/_-]{8,}={0,2}")
@@ -69,13 +81,13 @@ def _percent(match: re.Match[str]) -> list[Piece]:
 def _utf8(run: str, width: int) -> list[Piece]:
     """Each character of a run of escaped bytes (``%XX``: ``width`` 3; ``\\xXX``: 4), with the bytes it
     came from (UTF-8; a byte that is not part of a character is itself, as U+FFFD)."""
-    raw = bytes(int(run[i + width - 2:i + width], 16) for i in range(0, len(run), width))
+    raw = bytes(int(run[i + width - 2 : i + width], 16) for i in range(0, len(run), width))
     pieces: list[Piece] = []
     i = 0
     while i < len(raw):
         size = 1 if raw[i] < 0xC0 else 2 if raw[i] < 0xE0 else 3 if raw[i] < 0xF0 else 4
         try:
-            char = raw[i:i + size].decode("utf-8")
+            char = raw[i : i + size].decode("utf-8")
         except UnicodeDecodeError:
             char, size = "\ufffd", 1
         pieces.append((char, width * i, width * (i + size)))
@@ -100,7 +112,9 @@ def _base64_text(token: str) -> str | None:
     if urlsafe and standard or len(token) % 4 == 1:
         return None
     try:
-        raw = base64.b64decode(token + "=" * (-len(token) % 4), altchars=b"-_" if urlsafe else None, validate=True)
+        raw = base64.b64decode(
+            token + "=" * (-len(token) % 4), altchars=b"-_" if urlsafe else None, validate=True
+        )
         text = raw.decode("utf-8")
     except (binascii.Error, ValueError):
         return None

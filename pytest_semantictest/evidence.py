@@ -115,12 +115,18 @@ class Judgement:
     def from_output(cls, out: Mapping[str, JSONValue]) -> Judgement:
         """From an LLMJudge-shaped output (``score``, ``reasoning``, ``shouldContinue``, ...)."""
         details = out.get("details")
-        return cls(score=out.get("score"), threshold=out.get("threshold"), passed=bool(out.get("passed")),
-                   reasoning=out.get("reasoning") or "", model=out.get("model") or None,
-                   details=details if isinstance(details, Mapping) else {},
-                   constraints=[c for c in out.get("constraints") or [] if isinstance(c, Mapping)],
-                   next_prompt=out.get("nextPrompt"), continues=bool(out.get("shouldContinue")),
-                   samples=out.get("samples") if isinstance(out.get("samples"), Mapping) else None)
+        return cls(
+            score=out.get("score"),
+            threshold=out.get("threshold"),
+            passed=bool(out.get("passed")),
+            reasoning=out.get("reasoning") or "",
+            model=out.get("model") or None,
+            details=details if isinstance(details, Mapping) else {},
+            constraints=[c for c in out.get("constraints") or [] if isinstance(c, Mapping)],
+            next_prompt=out.get("nextPrompt"),
+            continues=bool(out.get("shouldContinue")),
+            samples=out.get("samples") if isinstance(out.get("samples"), Mapping) else None,
+        )
 
     @property
     def has_verdict(self) -> bool:
@@ -168,8 +174,11 @@ class JudgedItems:
 
     def as_dict(self) -> JSONObject:
         """The form the results file (``judgements``) writes; nothing reads it back."""
-        data = {"check": self.check, "model": self.model,
-                "items": [{"text": i.text, "passed": i.passed, "reason": i.reason} for i in self.items]}
+        data = {
+            "check": self.check,
+            "model": self.model,
+            "items": [{"text": i.text, "passed": i.passed, "reason": i.reason} for i in self.items],
+        }
         return {**data, "samples": dict(self.samples)} if self.samples else data
 
 
@@ -182,8 +191,18 @@ class Note:
     text: str = ""
 
 
-Evidence = Union[HttpExchange, ParsedStream, ToolCalls, ConversationTurn, CheckpointTimeline, ConversationEnd,
-                 Judgement, ValidatorVerdict, JudgedItems, Note]
+Evidence = Union[
+    HttpExchange,
+    ParsedStream,
+    ToolCalls,
+    ConversationTurn,
+    CheckpointTimeline,
+    ConversationEnd,
+    Judgement,
+    ValidatorVerdict,
+    JudgedItems,
+    Note,
+]
 """Every kind of evidence record the reports render."""
 KINDS: tuple[type, ...] = get_args(Evidence)
 
@@ -206,7 +225,9 @@ def emit(record: E) -> E:
     """Attach ``record`` to the step running now; a record of an unknown kind is a TypeError."""
     if not isinstance(record, KINDS):
         names = ", ".join(k.__name__ for k in KINDS)
-        raise TypeError(f"evidence must be one of {names} (pytest_semantictest.evidence); got {type(record).__name__}")
+        raise TypeError(
+            f"evidence must be one of {names} (pytest_semantictest.evidence); got {type(record).__name__}"
+        )
     found = _EMITTED.get()
     if found is not None:
         found.append(record)
@@ -223,4 +244,3 @@ def tool_call(call: JSONValue) -> ToolCall:
     name = call.get("name") or call.get("fn") or call.get("toolName") or function.get("name")
     args = next((call[k] for k in ("args", "arguments", "input") if k in call), function.get("arguments"))
     return ToolCall(name, args, call.get("result"), call.get("error") or None)
-

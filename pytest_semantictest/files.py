@@ -56,5 +56,6 @@ def read_text(path: Path, max_bytes: int) -> str:
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         column = exc.start - raw.rfind(b"\n", 0, exc.start)
-        raise UnreadableFile(f"not UTF-8 text at line {line} column {column} (byte {exc.start}): {exc.reason}",
-                             line) from None
+        raise UnreadableFile(
+            f"not UTF-8 text at line {line} column {column} (byte {exc.start}): {exc.reason}", line
+        ) from None

@@ -85,8 +85,9 @@ class LateCalls:
                 terminalreporter.write_line(f"semantictest: warning: {finding['nodeid']}: {finding['text']}")
                 continue
             stat = STATS[finding["outcome"]]
-            terminalreporter.write_line(f"{stat.split()[0].upper()} by a late call: {finding['nodeid']} - "
-                                        f"{finding['text']}", red=True)
+            terminalreporter.write_line(
+                f"{stat.split()[0].upper()} by a late call: {finding['nodeid']} - {finding['text']}", red=True
+            )
             terminalreporter.stats.setdefault(stat, []).append(finding["nodeid"])
             entry = tally.tests.get(finding["nodeid"]) if tally is not None else None
             if entry is not None:
@@ -109,8 +110,13 @@ def findings(items: Iterable[pytest.Item], failed: Mapping[str, tuple[str, str]]
             word = "now fails" if after.value == "failed" else "is now unverified"
             out.append({"nodeid": item.nodeid, "outcome": after.value, "text": f"{word}{tally}: {detail}"})
         elif after.value == "passed":
-            out.append({"nodeid": item.nodeid, "outcome": "passed",
-                        "text": f"a run now fails{tally}, and the test still passes: {detail}"})
+            out.append(
+                {
+                    "nodeid": item.nodeid,
+                    "outcome": "passed",
+                    "text": f"a run now fails{tally}, and the test still passes: {detail}",
+                }
+            )
     return out
 
 

@@ -38,16 +38,20 @@ def load_jobs(paths: Sequence[Path]) -> list[JSONObject]:
     where: dict[str, Path] = {}
     for path in paths:
         if not path.exists():
-            raise MergeError(f"{path} does not exist: give the results files the jobs wrote with "
-                             "--semantictest-results (or the folder they are in)")
+            raise MergeError(
+                f"{path} does not exist: give the results files the jobs wrote with "
+                "--semantictest-results (or the folder they are in)"
+            )
         try:
             found, _ = load(path)
         except BaselineError as exc:
             raise MergeError(str(exc).replace("baseline ", "results ", 1)) from None
         for nodeid, record in found.items():
             if nodeid in records:
-                raise MergeError(f"{nodeid} is in {where[nodeid]} and in {path}: two jobs ran it (do the jobs "
-                                 "use the same --splits and durations file?)")
+                raise MergeError(
+                    f"{nodeid} is in {where[nodeid]} and in {path}: two jobs ran it (do the jobs "
+                    "use the same --splits and durations file?)"
+                )
             records[nodeid], where[nodeid] = record, path
     return [records[k] for k in sorted(records)]
 
@@ -73,29 +77,39 @@ def summary_lines(records: Sequence[Mapping[str, JSONValue]], prices: Mapping[st
         lines.append(f"{fmt}  {counts([r for r in records if str(r.get('format')) == fmt])}")
     usage = usage_of(records)
     if usage.get("calls") or usage.get("cache_hits"):
-        lines.append(f"{usage.get('calls', 0)} LLM calls, {usage.get('cache_hits', 0)} cache hits, "
-                     f"{usage.get('tokens', 0)} tokens")
+        lines.append(
+            f"{usage.get('calls', 0)} LLM calls, {usage.get('cache_hits', 0)} cache hits, "
+            f"{usage.get('tokens', 0)} tokens"
+        )
     return lines + usage_lines(usage, prices)
 
 
 def html_report(records: Sequence[Mapping[str, JSONValue]], summary: Sequence[str]) -> str:
     """One self-contained HTML page: the summary, then a row a test (outcome, file, message)."""
     rows = "\n".join(
-        f"<tr class=\"{html.escape(str(r.get('outcome')))}\"><td>{html.escape(str(r.get('outcome')))}</td>"
+        f'<tr class="{html.escape(str(r.get("outcome")))}"><td>{html.escape(str(r.get("outcome")))}</td>'
         f"<td>{html.escape(str(r['id']))}</td><td>{html.escape(str(r.get('format')))}</td>"
         f"<td><pre>{html.escape(str(r.get('message') or ''))}</pre></td></tr>"
         for r in records
     )
     items = "".join(f"<li>{html.escape(line)}</li>" for line in summary)
-    return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>semantictest results</title><style>"
-            "td{vertical-align:top;padding:2px 8px}.failed,.error{background:#fdd}.passed{background:#dfd}"
-            "</style></head><body>\n<h1>semantictest results</h1>\n"
-            f"<ul>{items}</ul>\n<table><tr><th>outcome</th><th>test</th><th>format</th><th>why</th></tr>\n"
-            f"{rows}\n</table></body></html>\n")
+    return (
+        '<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>semantictest results</title><style>'
+        "td{vertical-align:top;padding:2px 8px}.failed,.error{background:#fdd}.passed{background:#dfd}"
+        "</style></head><body>\n<h1>semantictest results</h1>\n"
+        f"<ul>{items}</ul>\n<table><tr><th>outcome</th><th>test</th><th>format</th><th>why</th></tr>\n"
+        f"{rows}\n</table></body></html>\n"
+    )
 
 
-def merge(paths: Sequence[str], out: str | None, html_path: str | None, prices: Sequence[str],
-          stdout: TextIO, stderr: TextIO) -> int:
+def merge(
+    paths: Sequence[str],
+    out: str | None,
+    html_path: str | None,
+    prices: Sequence[str],
+    stdout: TextIO,
+    stderr: TextIO,
+) -> int:
     """The ``merge`` command: 0 when every test passed (or was skipped), 1 otherwise, 4 on bad input."""
     from .llm.limits import parse_prices
 
@@ -111,7 +125,9 @@ def merge(paths: Sequence[str], out: str | None, html_path: str | None, prices: 
     if out:
         target = Path(out)
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+        target.write_text(
+            "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8"
+        )
         stdout.write(f"merged results of {len(records)} tests in {target}\n")
     if html_path:
         Path(html_path).write_text(html_report(records, summary), encoding="utf-8")

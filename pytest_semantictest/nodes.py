@@ -65,7 +65,11 @@ def spec_error_repr(error: SpecError, path: str) -> ReprExceptionInfo:
     if not error.problems:
         return failure_repr(error.render(), path, 0, "")
     first = error.problems[0]
-    summary = (f"line {first.line}: " if first.line else "") + (f"{first.place}: " if first.place else "") + first.message
+    summary = (
+        (f"line {first.line}: " if first.line else "")
+        + (f"{first.place}: " if first.place else "")
+        + first.message
+    )
     if len(error.problems) > 1:
         summary += f" (and {len(error.problems) - 1} more)"
     return failure_repr(error.render(), path, first.line or 0, summary)
@@ -77,7 +81,9 @@ class SpecFile(SpecFileNode):
     loader: Callable[[Path], Suite]
 
     @classmethod
-    def for_format(cls, parent: pytest.Collector, file_path: Path, loader: Callable[[Path], Suite]) -> SpecFile:
+    def for_format(
+        cls, parent: pytest.Collector, file_path: Path, loader: Callable[[Path], Suite]
+    ) -> SpecFile:
         node = cls.from_parent(parent, path=file_path)
         node.loader = loader
         return node
@@ -105,7 +111,9 @@ class SpecFile(SpecFileNode):
         try:
             services.acquire_agents(self.suite.agents, for_file=str(self.path))
         except Exception as exc:  # AgentError, SessionHookError: every test of the file errors
-            message = f"{self.path.name}: the agent could not be used: {exc}"  # a log tail may hold any secret
+            message = (
+                f"{self.path.name}: the agent could not be used: {exc}"  # a log tail may hold any secret
+            )
             raise pytest.fail.Exception(services.redactor.text(message), pytrace=False) from None
         if self.run_state is None:
             self.run_state = SuiteRun(self.suite, services.context)

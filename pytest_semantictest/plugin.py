@@ -69,9 +69,10 @@ def pytest_configure(config: pytest.Config) -> None:
         if baseline:  # registered first: its hooks run after the writer's (pluggy calls the latest first)
             from .report.baseline_plugin import BaselinePlugin
 
-            config.pluginmanager.register(BaselinePlugin(config, baseline, writer,
-                                                         bool(options.value(config, "fail-on-regression"))),
-                                          "semantictest-baseline")
+            config.pluginmanager.register(
+                BaselinePlugin(config, baseline, writer, bool(options.value(config, "fail-on-regression"))),
+                "semantictest-baseline",
+            )
         config.pluginmanager.register(writer, "semantictest-results")
     from .session_exit import SessionExit
 
@@ -82,7 +83,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(LateCalls(config, state), LATE_NAME)  # late calls turn the exit status
     from .formats.pytest_glue import register
 
-    register(config, state)  # each format's pytest glue: compliance ordering, Yao generation, xdist scheduling
+    # each format's pytest glue: compliance ordering, Yao generation, xdist scheduling
+    register(config, state)
     _install_reports(config, state)
     if options.value(config, "mutate"):  # docs/mutation.md
         from .mutate.pytest_glue import NAME as MUTATE_NAME
@@ -116,8 +118,13 @@ def _install_reports(config: pytest.Config, state: Runtime) -> None:
         from .report.html import NAME as HTML_NAME
         from .report.html import HtmlPlugin
 
-        html = HtmlPlugin(config, summary.tally, state.llm_usage, lambda: state.redactor,
-                          lambda: state.context.settings.trace_value_chars)
+        html = HtmlPlugin(
+            config,
+            summary.tally,
+            state.llm_usage,
+            lambda: state.redactor,
+            lambda: state.context.settings.trace_value_chars,
+        )
         config.pluginmanager.register(html, HTML_NAME)
 
 
@@ -200,7 +207,9 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     def loader(path: Path) -> Suite:
         """The format's modules are imported when the file is collected, not when pytest offers it
         (pytest offers every file of a folder whose other test file is run)."""
-        suite: Suite = import_module(f"{__package__}.formats.{module}").make_loader(runtime(parent.config).collect_context)(path)
+        suite: Suite = import_module(f"{__package__}.formats.{module}").make_loader(
+            runtime(parent.config).collect_context
+        )(path)
         return suite
 
     node = SpecFile.for_format(parent, file_path, loader)
@@ -209,7 +218,9 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 
 @pytest.hookimpl(wrapper=True, specname="pytest_collect_file")
-def pytest_collect_file_explained(file_path: Path, parent: pytest.Collector) -> Generator[None, list[pytest.Collector], list[pytest.Collector]]:
+def pytest_collect_file_explained(
+    file_path: Path, parent: pytest.Collector
+) -> Generator[None, list[pytest.Collector], list[pytest.Collector]]:
     """A file named on the command line that nothing collects: a collection error saying why it is not
     a spec file (``formats.detect.why_not_spec``), instead of pytest's bare "ERROR: not found"."""
     collected = yield
@@ -258,7 +269,9 @@ def agent(request: pytest.FixtureRequest, agent_factory: Callable[..., AgentClie
     """The agent configured by ``--semantictest-agent-endpoint`` (and ``-start``, ``-health``) or ini."""
     endpoint = options.value(request.config, "agent-endpoint")
     if not endpoint:
-        pytest.skip("no agent configured: set --semantictest-agent-endpoint or ini semantictest_agent_endpoint")
+        pytest.skip(
+            "no agent configured: set --semantictest-agent-endpoint or ini semantictest_agent_endpoint"
+        )
     keys = {"endpoint": endpoint, "settle_time": 0}
     for name in ("start", "health"):
         value = options.value(request.config, f"agent-{name}")

@@ -126,13 +126,20 @@ def _drop_implied_missing(problems: list[Problem]) -> list[Problem]:
         if p.message.startswith("unknown key ") and " — did you mean " in p.message
     }
     return [
-        p for p in problems
-        if not (p.message.endswith(" is required") and (p.place, p.message.removesuffix(" is required")) in suggested)
+        p
+        for p in problems
+        if not (
+            p.message.endswith(" is required")
+            and (p.place, p.message.removesuffix(" is required")) in suggested
+        )
     ]
 
 
 def _problem(
-    err: Any, loc: list[str | int], model: type[BaseModel], line_of: Callable[[Sequence[str | int]], int | None]
+    err: Any,
+    loc: list[str | int],
+    model: type[BaseModel],
+    line_of: Callable[[Sequence[str | int]], int | None],
 ) -> Problem:
     kind = err["type"]
     if kind == "extra_forbidden":
@@ -144,10 +151,12 @@ def _problem(
         return Problem(place(loc[:-1]), f"'{loc[-1]}' is required", line_of(loc[:-1]))
     if kind in _LIMIT_WORDS:
         bound = next(iter((err.get("ctx") or {}).values()), "?")
-        return Problem(place(loc), f"must be {_LIMIT_WORDS[kind]} {bound}, got {_short(err.get('input'))}", line_of(loc))
+        return Problem(
+            place(loc), f"must be {_LIMIT_WORDS[kind]} {bound}, got {_short(err.get('input'))}", line_of(loc)
+        )
     message = _TYPE_WORDS.get(kind, err["msg"])
     if kind not in _TYPE_WORDS and message.startswith("Value error, "):
-        message = message[len("Value error, "):]
+        message = message[len("Value error, ") :]
     got = err.get("input")
     if kind in _TYPE_WORDS and got is not None:
         message += f", got {_short(got)}"

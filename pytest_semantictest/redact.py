@@ -37,8 +37,23 @@ _SECRET_HEADER = re.compile(
     r"|^(.*[-_])?(key|token|secret|password|passwd|credentials?)$",
     re.IGNORECASE,
 )
-_SCHEMES = frozenset({"bearer", "basic", "token", "digest", "apikey", "key", "hmac", "negotiate", "ntlm", "dpop",
-                      "mac", "sso-key", "aws4-hmac-sha256"})
+_SCHEMES = frozenset(
+    {
+        "bearer",
+        "basic",
+        "token",
+        "digest",
+        "apikey",
+        "key",
+        "hmac",
+        "negotiate",
+        "ntlm",
+        "dpop",
+        "mac",
+        "sso-key",
+        "aws4-hmac-sha256",
+    }
+)
 """Authorization schemes: ``Bearer <token>`` masks as ``Bearer ***``; any other value is masked whole."""
 
 
@@ -81,8 +96,11 @@ def used_secrets(names: Mapping[str, str], headers: JSONValue = None) -> list[st
     """Of the values a file took from variables (``names``: value -> variable name), those that are
     secrets: by the variable's name, or because they reached a secret header; with the secrets the
     ``headers`` themselves carry (a literal ``Authorization: Bearer ...`` too)."""
-    carried = [v for name, value in (headers.items() if isinstance(headers, Mapping) else ())
-               for v in header_secrets(name, value)]
+    carried = [
+        v
+        for name, value in (headers.items() if isinstance(headers, Mapping) else ())
+        for v in header_secrets(name, value)
+    ]
     found = [v for v, name in names.items() if secret_name(name) or any(v in c for c in carried)]
     return [v for v in dict.fromkeys([*found, *carried]) if len(v) >= MIN_SECRET_LENGTH]
 
@@ -90,13 +108,16 @@ def used_secrets(names: Mapping[str, str], headers: JSONValue = None) -> list[st
 def _decode(token: str) -> str | None:
     try:
         altchars = b"-_" if "-" in token or "_" in token else None
-        return base64.b64decode(token + "=" * (-len(token) % 4), altchars=altchars, validate=True).decode("utf-8")
+        return base64.b64decode(token + "=" * (-len(token) % 4), altchars=altchars, validate=True).decode(
+            "utf-8"
+        )
     except (binascii.Error, ValueError):
         return None
 
 
-def secret_values(env: Mapping[str, str] | None = None, extra: Iterable[str] = (),
-                  declared: Iterable[str] = ()) -> list[str]:
+def secret_values(
+    env: Mapping[str, str] | None = None, extra: Iterable[str] = (), declared: Iterable[str] = ()
+) -> list[str]:
     """The declared secrets: the values of environment variables :func:`secret_name` names (with the
     ``declared`` names and globs), and ``extra``."""
     env = os.environ if env is None else env
@@ -116,8 +137,9 @@ class Redactor:
     ``names`` (value -> variable name) shows a secret as ``${NAME}``; any other as ``***``.
     ``headers``: more header names (or globs) whose sent values are secrets (``learn``)."""
 
-    def __init__(self, secrets: Iterable[str] = (), names: Mapping[str, str] | None = None,
-                 headers: Iterable[str] = ()) -> None:
+    def __init__(
+        self, secrets: Iterable[str] = (), names: Mapping[str, str] | None = None, headers: Iterable[str] = ()
+    ) -> None:
         self.headers = list(headers)
         self._labels: dict[str, str] = {}
         self._lock = threading.Lock()
@@ -146,7 +168,9 @@ class Redactor:
                         self._labels[form] = label
                         added = True
             if added:  # a named label wins over *** (written last)
-                labels = {_canonical(v): lab for v, lab in sorted(self._labels.items(), key=lambda i: i[1] != MASK)}
+                labels = {
+                    _canonical(v): lab for v, lab in sorted(self._labels.items(), key=lambda i: i[1] != MASK)
+                }
                 pattern = re.compile("|".join(re.escape(v) for v in sorted(labels, key=len, reverse=True)))
                 self._matcher = pattern, labels
 

@@ -28,8 +28,13 @@ class Resolver:
 
     __slots__ = ("bus", "context", "env", "secret", "_resolving", "_context_cache")
 
-    def __init__(self, bus: DataBus, context: Mapping[str, JSONValue], env: Mapping[str, str],
-                 secret: Callable[[str], bool] | None = None) -> None:
+    def __init__(
+        self,
+        bus: DataBus,
+        context: Mapping[str, JSONValue],
+        env: Mapping[str, str],
+        secret: Callable[[str], bool] | None = None,
+    ) -> None:
         self.bus = bus
         self.context = context
         self.env = env
@@ -136,9 +141,11 @@ class Resolver:
             unset = sorted(name for name in env_names(self.context[head]) if name not in self.env)
             if unset:
                 variables = ", ".join(unset)
-                return (f"${{{ref}}} is context.{head} ({clip(json.dumps(self.context[head]))}), and the environment "
-                        f"variable{'s' if len(unset) > 1 else ''} {variables} {'are' if len(unset) > 1 else 'is'} not "
-                        "set: set it (or a .env file) before running")
+                return (
+                    f"${{{ref}}} is context.{head} ({clip(json.dumps(self.context[head]))}), and the environment "
+                    f"variable{'s' if len(unset) > 1 else ''} {variables} {'are' if len(unset) > 1 else 'is'} not "
+                    "set: set it (or a .env file) before running"
+                )
         known = sorted(set(self.context) | set(self.bus.names()))
         listing = ", ".join(known) if known else "none yet"
         return f"${{{ref}}} names nothing (context and slots available: {listing})"
@@ -164,8 +171,11 @@ class _Placeholders(Mapping[str, str]):
 def env_names(value: JSONValue) -> set[str]:
     """The environment variables a value reads (``${env.NAME}``), anywhere inside it."""
     if isinstance(value, str):
-        return {str(parts[1]) for m in REF.finditer(value)
-                if len(parts := split_path(m.group(1).strip())) >= 2 and parts[0] == "env"}
+        return {
+            str(parts[1])
+            for m in REF.finditer(value)
+            if len(parts := split_path(m.group(1).strip())) >= 2 and parts[0] == "env"
+        }
     if isinstance(value, dict):
         return set().union(*(env_names(v) for v in value.values()))
     if isinstance(value, list):
@@ -177,6 +187,7 @@ def _unserializable(ref: str) -> Callable[[object], NoReturn]:
     def fail(value: object) -> NoReturn:
         what = "a value that names nothing" if value is MISSING else f"a {type(value).__name__}"
         raise ReferenceError_(f"${{{ref}}} holds {what}, which has no JSON form")
+
     return fail
 
 

@@ -48,13 +48,21 @@ class RunningAgent(Protocol):
         """Its configuration (``agents.config.AgentConfig``)."""
 
     async def turn(
-        self, client: httpx.AsyncClient, message: str, test_id: str, *, observe: bool, test_name: str = "",
+        self,
+        client: httpx.AsyncClient,
+        message: str,
+        test_id: str,
+        *,
+        observe: bool,
+        test_name: str = "",
         session: JSONObject | None = None,
     ) -> JSONObject: ...
 
     async def open_session(self, test_id: str, test_name: str, spec_path: str) -> JSONObject: ...
 
-    async def close_session(self, test_id: str, test_name: str, spec_path: str, session: JSONObject) -> None: ...
+    async def close_session(
+        self, test_id: str, test_name: str, spec_path: str, session: JSONObject
+    ) -> None: ...
 
     def note_undeclared(self, names: Iterable[str]) -> None: ...
 

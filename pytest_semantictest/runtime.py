@@ -118,8 +118,10 @@ class Runtime:
         """A redactor of the declared secrets: the environment's (by name, ``secret-env``), ``extra``."""
         from .redact import Redactor, secret_values
 
-        return Redactor(secret_values(env, extra, options.value(self.config, "secret-env")),
-                        headers=options.value(self.config, "secret-header"))
+        return Redactor(
+            secret_values(env, extra, options.value(self.config, "secret-env")),
+            headers=options.value(self.config, "secret-header"),
+        )
 
     @cached_property
     def _early_redactor(self) -> Redactor:
@@ -165,8 +167,11 @@ class Runtime:
             config = self.config
             rootdir = Path(str(config.rootpath))
             self._collect = CollectContext(
-                rootdir, Path(str(config.invocation_params.dir)), environment(rootdir),
-                lambda name: options.value(config, name), tuple(config.invocation_params.args),
+                rootdir,
+                Path(str(config.invocation_params.dir)),
+                environment(rootdir),
+                lambda name: options.value(config, name),
+                tuple(config.invocation_params.args),
             )
         return self._collect
 
@@ -203,7 +208,9 @@ class Runtime:
     def _acquire(self, requirements: list[AgentRequirement], for_file: str | None) -> None:
         # values expanded from ${ENV} into an agent's config are secrets in every report (highbar's rule)
         self.redactor.add(value for req in requirements for value in getattr(req.config, "secrets", ()))
-        self.redactor.learn([{"headers": getattr(req.config, "request_headers", None)} for req in requirements])
+        self.redactor.learn(
+            [{"headers": getattr(req.config, "request_headers", None)} for req in requirements]
+        )
         from .agents.config import AgentConfig
         from .agents.pool import AgentPool
 
@@ -225,7 +232,9 @@ class Runtime:
 
         rootdir = Path(str(self.config.rootpath))
         config = AgentConfig.from_highbar(
-            mapping, cwd=Path(str(self.config.invocation_params.dir)), environ=self.context.env,
+            mapping,
+            cwd=Path(str(self.config.invocation_params.dir)),
+            environ=self.context.env,
             log_dir=rootdir / options.value(self.config, "agent-logs"),
         )
         calls_from = str(mapping.get("calls_from", "traces"))
@@ -283,9 +292,12 @@ class Runtime:
 
         workerinput = getattr(self.config, "workerinput", None)
         folder = workerinput.get(LLM_DIR) if workerinput is not None else None
-        client.limiter = SharedLimiter(limits, Path(folder or self.llm_dir()),
-                                       lambda seconds, why: client.usage.waited(seconds, why),  # (its usage may be swapped)
-                                       self._show_wait)
+        client.limiter = SharedLimiter(
+            limits,
+            Path(folder or self.llm_dir()),
+            lambda seconds, why: client.usage.waited(seconds, why),  # (its usage may be swapped)
+            self._show_wait,
+        )
 
     def _show_wait(self, seconds: float, why: str) -> None:
         """A long wait for the LLM rate limit, shown as it starts: on the terminal reporter's line, or

@@ -103,7 +103,8 @@ class SessionExit:
         if not self.worker:
             with contextlib.suppress(Exception):
                 config.get_terminal_writer().line(
-                    f"semantictest: {what} at the end of the run: the agents were stopped at once", red=True)
+                    f"semantictest: {what} at the end of the run: the agents were stopped at once", red=True
+                )
 
     def _spec_found(self) -> None:
         """A spec file is in this session: from now on interrupts follow highbar (module doc)."""
@@ -129,11 +130,17 @@ class SessionExit:
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         """A spec file that did not collect makes the run's status 2, also where xdist ran the other
         files (unless ``--continue-on-collection-errors`` asks for pytest's 1)."""
-        if report.failed and not self.spec_collection_error and not self.config.option.continue_on_collection_errors:
+        if (
+            report.failed
+            and not self.spec_collection_error
+            and not self.config.option.continue_on_collection_errors
+        ):
             self.spec_collection_error = _any_spec(self.config, [report.nodeid], self.runtime)
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_report_from_serializable(self, config: pytest.Config, data: dict[str, object]) -> Generator[None, object, object]:
+    def pytest_report_from_serializable(
+        self, config: pytest.Config, data: dict[str, object]
+    ) -> Generator[None, object, object]:
         """One collection error of a file, however many xdist workers report it: xdist drops a
         worker's report whose ``longrepr`` it has seen, which a rebuilt ``ReprExceptionInfo`` never
         is (it compares by identity), so the same file's error is given the same object."""
@@ -149,7 +156,9 @@ class SessionExit:
             self.unrunnable = True
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_teardown(self, item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, None, None]:
+    def pytest_runtest_teardown(
+        self, item: pytest.Item, nextitem: pytest.Item | None
+    ) -> Generator[None, None, None]:
         """When a spec file's last test is torn down, its agents may be replaced by the next file's."""
         try:
             return (yield)
@@ -163,7 +172,9 @@ class SessionExit:
         from .agents.cleanup import Terminated
 
         value = excinfo.value
-        if (self.spec_session or isinstance(value, pytest.Session.Interrupted)) and not self.config.option.fulltrace:
+        if (
+            self.spec_session or isinstance(value, pytest.Session.Interrupted)
+        ) and not self.config.option.fulltrace:
             _keep_only_the_crash_entry(excinfo)
         stop = _a_stop_not_a_ctrl_c(value)
         if isinstance(value, Terminated):
@@ -172,8 +183,13 @@ class SessionExit:
             self.code = pytest.ExitCode.TESTS_FAILED if self.spec_session else None
         elif isinstance(value, KeyboardInterrupt) and stop is None:
             self.code = INTERRUPTED
-        if self.spec_session and not self.worker and self.runtime.agents_dir and isinstance(value, KeyboardInterrupt) \
-                and stop is None:
+        if (
+            self.spec_session
+            and not self.worker
+            and self.runtime.agents_dir
+            and isinstance(value, KeyboardInterrupt)
+            and stop is None
+        ):
             self._interrupt_workers()
 
     @pytest.hookimpl(tryfirst=True)
@@ -218,7 +234,11 @@ def _a_stop_not_a_ctrl_c(value: BaseException) -> str | None:
     if isinstance(value, pytest.Session.Interrupted):
         return "collection"
     kind = type(value)
-    if kind.__name__ == "Interrupted" and kind.__module__.startswith("xdist") and "keyboard-interrupt" not in str(value):
+    if (
+        kind.__name__ == "Interrupted"
+        and kind.__module__.startswith("xdist")
+        and "keyboard-interrupt" not in str(value)
+    ):
         return "failures"
     return None
 
@@ -242,5 +262,7 @@ def _any_spec(config: pytest.Config, ids: list[str], runtime: Runtime) -> bool:
 
     root = Path(str(config.rootpath))
     paths = (root / path for path in dict.fromkeys(node_id.split("::", 1)[0] for node_id in ids))
-    return any(path.suffix != ".py" and spec_format(path, lambda: runtime.collect_context) is not None
-               for path in paths)
+    return any(
+        path.suffix != ".py" and spec_format(path, lambda: runtime.collect_context) is not None
+        for path in paths
+    )

@@ -19,7 +19,9 @@ class SplitByFile:
     """The wrapper; see the module docstring."""
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> Generator[None, None, None]:
+    def pytest_collection_modifyitems(
+        self, config: pytest.Config, items: list[pytest.Item]
+    ) -> Generator[None, None, None]:
         if not getattr(config.option, "splits", None):
             return (yield)
         every = list(items)

@@ -80,8 +80,10 @@ class PassRateTest:
 
     def __post_init__(self) -> None:
         if not 0 < self.threshold - self.margin < self.threshold + self.margin < 1:
-            raise ValueError(f"a pass-rate threshold of {self.threshold} with a margin of {self.margin} needs "
-                             "0 < threshold - margin and threshold + margin < 1")
+            raise ValueError(
+                f"a pass-rate threshold of {self.threshold} with a margin of {self.margin} needs "
+                "0 < threshold - margin and threshold + margin < 1"
+            )
         if not (0 < self.alpha < 1 and 0 < self.beta < 1):
             raise ValueError("alpha and beta must be between 0 and 1")
         if self.max_runs < 1:
@@ -111,8 +113,10 @@ class PassRateTest:
 
     def describe(self) -> str:
         """The rule in words, for a report."""
-        return (f"pass rate >= {self.threshold:g} (SPRT: wrong pass <= {self.alpha:g} at p <= {self.p0:g}, "
-                f"wrong fail <= {self.beta:g} at p >= {self.p1:g}, at most {self.max_runs} runs)")
+        return (
+            f"pass rate >= {self.threshold:g} (SPRT: wrong pass <= {self.alpha:g} at p <= {self.p0:g}, "
+            f"wrong fail <= {self.beta:g} at p >= {self.p1:g}, at most {self.max_runs} runs)"
+        )
 
 
 def simulate(test: PassRateTest, rate: float, tests: int, batch: int, rng: random.Random) -> dict[str, float]:
@@ -145,25 +149,46 @@ def fixed_runs(test: PassRateTest) -> int:
 
 def _normal_quantile(q: float) -> float:
     """The standard normal quantile (Acklam's rational approximation, |error| < 1.2e-9)."""
-    a = (-3.969683028665376e01, 2.209460984245205e02, -2.759285104469687e02, 1.383577518672690e02,
-         -3.066479806614716e01, 2.506628277459239e00)
-    b = (-5.447609879822406e01, 1.615858368580409e02, -1.556989798598866e02, 6.680131188771972e01,
-         -1.328068155288572e01)
-    c = (-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e00, -2.549732539343734e00,
-         4.374664141464968e00, 2.938163982698783e00)
+    a = (
+        -3.969683028665376e01,
+        2.209460984245205e02,
+        -2.759285104469687e02,
+        1.383577518672690e02,
+        -3.066479806614716e01,
+        2.506628277459239e00,
+    )
+    b = (
+        -5.447609879822406e01,
+        1.615858368580409e02,
+        -1.556989798598866e02,
+        6.680131188771972e01,
+        -1.328068155288572e01,
+    )
+    c = (
+        -7.784894002430293e-03,
+        -3.223964580411365e-01,
+        -2.400758277161838e00,
+        -2.549732539343734e00,
+        4.374664141464968e00,
+        2.938163982698783e00,
+    )
     d = (7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e00, 3.754408661907416e00)
     if not 0 < q < 1:
         raise ValueError("a quantile needs 0 < q < 1")
     if q < 0.02425:
         t = math.sqrt(-2 * math.log(q))
-        return (((((c[0] * t + c[1]) * t + c[2]) * t + c[3]) * t + c[4]) * t + c[5]) / \
-            ((((d[0] * t + d[1]) * t + d[2]) * t + d[3]) * t + 1)
+        return (((((c[0] * t + c[1]) * t + c[2]) * t + c[3]) * t + c[4]) * t + c[5]) / (
+            (((d[0] * t + d[1]) * t + d[2]) * t + d[3]) * t + 1
+        )
     if q > 1 - 0.02425:
         return -_normal_quantile(1 - q)
     t = q - 0.5
     r = t * t
-    return (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * t / \
-        (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1)
+    return (
+        (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5])
+        * t
+        / (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1)
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,8 +224,9 @@ def cohen_kappa(pairs: list[tuple[bool, bool]]) -> Agreement:
         return Agreement(1.0 if observed == 1 else 0.0, -1.0, 1.0, observed, counts)
     kappa = (observed - expected) / (1 - expected)
     inner = sum(p[i, i] * (1 - (rows[i] + cols[i]) * (1 - kappa)) ** 2 for i in (True, False))
-    cross = (1 - kappa) ** 2 * sum(p[i, j] * (cols[i] + rows[j]) ** 2
-                                   for i in (True, False) for j in (True, False) if i != j)
+    cross = (1 - kappa) ** 2 * sum(
+        p[i, j] * (cols[i] + rows[j]) ** 2 for i in (True, False) for j in (True, False) if i != j
+    )
     slack = (kappa - expected * (1 - kappa)) ** 2
     variance = max(0.0, inner + cross - slack) / (n * (1 - expected) ** 2)
     half = Z95 * math.sqrt(variance)
@@ -213,8 +239,10 @@ def fisher_lower(passed_new: int, total_new: int, passed_old: int, total_old: in
     passes = passed_new + passed_old
     total = total_new + total_old
     denominator = math.comb(total, total_new)
-    tail = sum(math.comb(passes, k) * math.comb(total - passes, total_new - k)
-               for k in range(max(0, total_new - (total - passes)), min(passed_new, passes) + 1))
+    tail = sum(
+        math.comb(passes, k) * math.comb(total - passes, total_new - k)
+        for k in range(max(0, total_new - (total - passes)), min(passed_new, passes) + 1)
+    )
     return min(1.0, tail / denominator)
 
 
@@ -248,7 +276,7 @@ def rank_sum_lower(new: list[float], old: list[float]) -> float:
         every = sum(ways[n].values())
         return sum(c for total, c in ways[n].items() if total <= target) / every
     mean = n * (n + m + 1) / 2
-    ties = sum(t ** 3 - t for t in _tie_sizes([v for v, _ in pooled]))
+    ties = sum(t**3 - t for t in _tie_sizes([v for v, _ in pooled]))
     variance = n * m / 12 * ((n + m + 1) - ties / ((n + m) * (n + m - 1)))
     if variance <= 0:
         return 1.0

@@ -58,6 +58,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return
 
     def rank(item: pytest.Item) -> int:
-        return next((n for n, prefix in enumerate(SLOW_FIRST) if item.nodeid.startswith(prefix)), len(SLOW_FIRST))
+        return next(
+            (n for n, prefix in enumerate(SLOW_FIRST) if item.nodeid.startswith(prefix)), len(SLOW_FIRST)
+        )
 
     items[:] = sorted(items, key=rank)  # stable: the same order on every worker

@@ -72,7 +72,9 @@ def without_unused_plugins(args: Sequence[str]) -> tuple[str, ...]:
     """The ``-p no:...`` arguments for an inner run with ``args``: :data:`UNUSED_PLUGINS` but those
     ``args`` load (``-p asyncio``), and :data:`HTML_PLUGINS` unless it writes an HTML report."""
     loaded = {str(args[i + 1]) for i in range(len(args) - 1) if args[i] == "-p"}
-    unused = [p for p in UNUSED_PLUGINS if p not in loaded] + ([] if writes_html_report(args) else list(HTML_PLUGINS))
+    unused = [p for p in UNUSED_PLUGINS if p not in loaded] + (
+        [] if writes_html_report(args) else list(HTML_PLUGINS)
+    )
     return tuple(a for p in unused for a in ("-p", f"no:{p}"))
 
 
@@ -103,10 +105,19 @@ def pytest_process(cwd: Path, *args: str, timeout: float = 240) -> subprocess.Co
     """``python -m pytest *args`` in ``cwd`` in its own process, with none
     of this session's pytest or xdist variables (a shared run that several tests then check, where
     pytester is one test's)."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("PYTEST_XDIST", "PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_CURRENT_TEST"))}
-    return subprocess.run([sys.executable, "-m", "pytest", *without_unused_plugins(args), *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=timeout)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("PYTEST_XDIST", "PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_CURRENT_TEST"))
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", *without_unused_plugins(args), *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def xdist_outcomes(output: str) -> dict[str, str]:
@@ -115,8 +126,13 @@ def xdist_outcomes(output: str) -> dict[str, str]:
     return {m[2]: m[1] for m in re.finditer(r"^\[gw\d+\] \[\s*\d+%\] ([A-Z]+) (\S+)", output, re.M)}
 
 
-def once_per_session(request: pytest.FixtureRequest, name: str, produce: Callable[[Path], T],
-                     dump: Callable[[T], Any], load: Callable[[Any], T]) -> T:
+def once_per_session(
+    request: pytest.FixtureRequest,
+    name: str,
+    produce: Callable[[Path], T],
+    dump: Callable[[T], Any],
+    load: Callable[[Any], T],
+) -> T:
     """``produce(folder)`` once for the whole session, also under xdist: the first worker that needs
     it makes it (the others wait on a lock) and leaves ``dump(result)`` as JSON for them to ``load``
     (xdist's recipe for a session fixture that runs once). Many tests checking one expensive run."""

@@ -23,8 +23,11 @@ DEAD_LLM = "http://127.0.0.1:9/v1"
 def environment() -> dict[str, str]:
     """This session's environment without its OpenAI, pytest and agent-address variables (a test may have
     set them), the LLM at :data:`DEAD_LLM`."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("OPENAI_", "PYTEST_", "BASE_URL", "HIGHBAR_TRACES_URL", "COMPLIANCE_"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("OPENAI_", "PYTEST_", "BASE_URL", "HIGHBAR_TRACES_URL", "COMPLIANCE_"))
+    }
     env["OPENAI_BASE_URL"] = DEAD_LLM
     return env
 
@@ -32,15 +35,35 @@ def environment() -> dict[str, str]:
 def run_examples(out: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """The main command with ``args`` and a JUnit report at ``out/junit.xml``, in the repository."""
     out.mkdir(parents=True, exist_ok=True)
-    return subprocess.run([sys.executable, "-m", "pytest", "examples", "-p", "no:cacheprovider", "-q",
-                           f"--junitxml={out / 'junit.xml'}", *args],
-                          cwd=ROOT, env=environment(), capture_output=True, text=True, timeout=240, check=False)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "examples",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            f"--junitxml={out / 'junit.xml'}",
+            *args,
+        ],
+        cwd=ROOT,
+        env=environment(),
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
 
 
 def _run(folder: Path) -> dict[str, Any]:
     done = run_examples(folder)
-    return {"code": done.returncode, "stdout": done.stdout, "stderr": done.stderr[-4000:],
-            "junit": str(folder / "junit.xml")}
+    return {
+        "code": done.returncode,
+        "stdout": done.stdout,
+        "stderr": done.stderr[-4000:],
+        "junit": str(folder / "junit.xml"),
+    }
 
 
 def main_command_run(request: pytest.FixtureRequest) -> dict[str, Any]:

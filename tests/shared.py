@@ -30,10 +30,13 @@ def require(path: Path, what: str) -> Path:
     return path
 
 
-needs_corpus = pytest.mark.skipif(not COMPLIANCE_CORPUS.is_dir(),
-                                  reason=absent(COMPLIANCE_CORPUS, "the published WebAgents compliance files"))
-needs_docs = pytest.mark.skipif(not SEMANTICTEST_DOCS.is_file(),
-                                reason=absent(SEMANTICTEST_DOCS, "the SemanticTest documentation"))
+needs_corpus = pytest.mark.skipif(
+    not COMPLIANCE_CORPUS.is_dir(),
+    reason=absent(COMPLIANCE_CORPUS, "the published WebAgents compliance files"),
+)
+needs_docs = pytest.mark.skipif(
+    not SEMANTICTEST_DOCS.is_file(), reason=absent(SEMANTICTEST_DOCS, "the SemanticTest documentation")
+)
 
 
 REFERENCE_CHECKOUT_ENV = "SEMANTICTEST_REFERENCE_CHECKOUT"
@@ -48,6 +51,8 @@ def reference_checkout() -> Path:
 
     named = os.environ.get(REFERENCE_CHECKOUT_ENV, "")
     if not named:
-        pytest.skip(f"set {REFERENCE_CHECKOUT_ENV} to a checkout of blade47/semantic-test to run its "
-                    "test-examples/ as published")
+        pytest.skip(
+            f"set {REFERENCE_CHECKOUT_ENV} to a checkout of blade47/semantic-test to run its "
+            "test-examples/ as published"
+        )
     return require(Path(named), f"the SemanticTest checkout named by {REFERENCE_CHECKOUT_ENV}")

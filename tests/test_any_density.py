@@ -18,7 +18,8 @@ MAX_PER_KLOC = 15.0
 def any_uses(source: str) -> int:
     """How many times ``source`` names ``Any``."""
     return sum(
-        1 for node in ast.walk(ast.parse(source))
+        1
+        for node in ast.walk(ast.parse(source))
         if (isinstance(node, ast.Name) and node.id == "Any")
         or (isinstance(node, ast.Attribute) and node.attr == "Any")
     )
@@ -39,7 +40,9 @@ def test_any_density() -> None:
         lines += len(source.splitlines())
         worst.append((n, str(path.relative_to(ROOT))))
     density = uses * 1000 / lines
-    print(f"Any: {uses} uses in {lines} lines = {density:.1f} per 1000 lines (at most {MAX_PER_KLOC}); "
-          f"arbitrary JSON (JSONValue, JSONObject): {json_uses} uses")
+    print(
+        f"Any: {uses} uses in {lines} lines = {density:.1f} per 1000 lines (at most {MAX_PER_KLOC}); "
+        f"arbitrary JSON (JSONValue, JSONObject): {json_uses} uses"
+    )
     top = ", ".join(f"{name} {n}" for n, name in sorted(worst, reverse=True)[:5])
     assert density <= MAX_PER_KLOC, f"{density:.1f} uses of Any per 1000 lines; most in: {top}"

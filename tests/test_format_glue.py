@@ -32,7 +32,9 @@ def test_register_installs_exactly_what_each_format_glue_returns(monkeypatch: py
     wanted: list[str] = []
     for name in glue.GLUE:
         module = import_module(f"pytest_semantictest.formats.{name}.pytest_glue")
-        monkeypatch.setattr(module, "plugins", lambda config, runtime, name=name: [(f"glue-{name}", (name, runtime))])
+        monkeypatch.setattr(
+            module, "plugins", lambda config, runtime, name=name: [(f"glue-{name}", (name, runtime))]
+        )
         wanted.append(f"glue-{name}")
     runtime: Any = object()
     glue.register(config, runtime)
@@ -53,7 +55,13 @@ def test_a_session_has_the_glue_of_every_format(pytester: pytest.Pytester) -> No
 
 def test_the_plugin_names_no_format_glue() -> None:
     source = (PACKAGE / "plugin.py").read_text(encoding="utf-8")
-    for name in ("ComplianceSession", "Generation", "FileSetupScheduling", "compliance_session", "xdist_scheduling"):
+    for name in (
+        "ComplianceSession",
+        "Generation",
+        "FileSetupScheduling",
+        "compliance_session",
+        "xdist_scheduling",
+    ):
         assert name not in source, name
 
 
@@ -96,12 +104,23 @@ def test_yao_step_configs_are_plain_data_and_the_target_is_compiled(tmp_path: Pa
     from tests.yao.conftest import EXPENSE_CHECKPOINTS, EXPENSE_TURNS, SIMULATOR, jsonl
     from tests.yao.test_yao_format import context
 
-    (tmp_path / "hooks_mod.py").write_text("def before(ctx, case):\n    return 1\n\n\ndef after(ctx, case):\n    pass\n")
+    (tmp_path / "hooks_mod.py").write_text(
+        "def before(ctx, case):\n    return 1\n\n\ndef after(ctx, case):\n    pass\n"
+    )
     path = tmp_path / "mixed_test.jsonl"
-    path.write_text(jsonl(
-        {"id": "flow", "turns": EXPENSE_TURNS, "before": "hooks_mod:before", "after": "hooks_mod:after"},
-        {"id": "dyn", "mode": "dynamic", "input": "hi", "simulator": SIMULATOR, "checkpoints": EXPENSE_CHECKPOINTS},
-    ), encoding="utf-8")
+    path.write_text(
+        jsonl(
+            {"id": "flow", "turns": EXPENSE_TURNS, "before": "hooks_mod:before", "after": "hooks_mod:after"},
+            {
+                "id": "dyn",
+                "mode": "dynamic",
+                "input": "hi",
+                "simulator": SIMULATOR,
+                "checkpoints": EXPENSE_CHECKPOINTS,
+            },
+        ),
+        encoding="utf-8",
+    )
     suite = compile_file(path, context(tmp_path, agent_endpoint="http://127.0.0.1:9/v1/chat/completions"))
     assert [case.error for case in suite.cases] == [None, None]
     steps = [s for case in suite.cases for s in [*case.steps, *case.cleanup]]
@@ -119,7 +138,9 @@ def test_compliance_data_is_typed_on_the_model(tmp_path: Path) -> None:
     from tests.compliance.conftest import chat_case, doc
 
     text = doc(chat_case("1. Hello", model="echo"), name="second", depends_on="[first]")
-    suite = compile_document(parse_text(text, str(tmp_path / "second.md")), Settings(base_url="http://127.0.0.1:9"))
+    suite = compile_document(
+        parse_text(text, str(tmp_path / "second.md")), Settings(base_url="http://127.0.0.1:9")
+    )
     assert isinstance(suite.format_data, ComplianceFile)
     assert (suite.format_data.name, suite.format_data.depends_on) == ("second", ("first",))
     assert suite.format_data.setup.base_url == "http://127.0.0.1:9"
@@ -132,9 +153,14 @@ def test_format_code_calls_no_llm() -> None:
     """Nothing under formats/ runs anything while tests run, but the pytest glue (and what it
     registers: Yao's generator at session start): judging and paraphrasing are checks and blocks."""
     calls = re.compile(r"\.complete\(|from \.+llm\b|pytest_semantictest\.llm\b")
-    found = [str(p.relative_to(PACKAGE)) for p in (PACKAGE / "formats").rglob("*.py")
-             if "pytest_glue" not in p.with_suffix("").parts and calls.search(p.read_text(encoding="utf-8"))]
-    assert (PACKAGE / "formats" / "yao" / "pytest_glue" / "generation.py").is_file()  # what the rule leaves out
+    found = [
+        str(p.relative_to(PACKAGE))
+        for p in (PACKAGE / "formats").rglob("*.py")
+        if "pytest_glue" not in p.with_suffix("").parts and calls.search(p.read_text(encoding="utf-8"))
+    ]
+    assert (
+        PACKAGE / "formats" / "yao" / "pytest_glue" / "generation.py"
+    ).is_file()  # what the rule leaves out
     assert found == []
 
 

@@ -58,7 +58,9 @@ def test_only_a_spec_session_freezes_and_it_gives_back_what_it_froze(tmp_path: P
     (tmp_path / "unit").mkdir()
     (tmp_path / "unit" / "test_unit.py").write_text("def test_unit():\n    assert True\n")
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
-    done = subprocess.run([sys.executable, "-c", SCRIPT], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     line = next(x for x in done.stdout.splitlines() if x.startswith("SEEN "))
     seen = json.loads(line.removeprefix("SEEN "))

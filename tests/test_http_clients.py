@@ -22,7 +22,7 @@ def _fresh_contexts() -> Iterator[None]:
 def _one_ca(tmp_path: Path) -> Path:
     bundle = Path(certifi.where()).read_text()
     end = "-----END CERTIFICATE-----"
-    first = bundle[bundle.index("-----BEGIN CERTIFICATE-----"):bundle.index(end) + len(end)]
+    first = bundle[bundle.index("-----BEGIN CERTIFICATE-----") : bundle.index(end) + len(end)]
     path = tmp_path / "one-ca.pem"
     path.write_text(first + "\n")
     return path

@@ -127,7 +127,7 @@ def find_cycle(g: dict[str, set[str]]) -> list[str] | None:
         stack.append(node)
         for nxt in sorted(g[node]):
             if state.get(nxt) == 1:
-                return stack[stack.index(nxt):] + [nxt]
+                return stack[stack.index(nxt) :] + [nxt]
             if nxt not in state:
                 found = visit(nxt)
                 if found:
@@ -199,8 +199,10 @@ def _room_token(token: str) -> str:
         return token[:-1]
     if token.endswith(".py") and "/" not in token:
         return token[:-3]
-    raise AssertionError(f"docs/architecture.md, rooms table: `{token}` is not a room (write `name/` for a "
-                         f"folder, `name.py` for a top-level module)")
+    raise AssertionError(
+        f"docs/architecture.md, rooms table: `{token}` is not a room (write `name/` for a "
+        f"folder, `name.py` for a top-level module)"
+    )
 
 
 @functools.cache
@@ -221,7 +223,9 @@ def room_table() -> RoomTable:
             layer = frozenset(n[:-3] for n in names if n.endswith(".py") and "/" not in n)
         else:
             names = _CODE.findall(first)
-            assert len(names) == 1, f"docs/architecture.md, rooms table: name one room in the first cell: {row}"
+            assert len(names) == 1, (
+                f"docs/architecture.md, rooms table: name one room in the first cell: {row}"
+            )
             room = _room_token(names[0])
         allowed = {_room_token(t) for t in _CODE.findall(last)}
         if LAYER_ROW in last:
@@ -281,25 +285,35 @@ def test_every_room_has_a_row_and_every_row_is_a_room() -> None:
 def test_a_room_imports_only_the_rooms_its_row_lists() -> None:
     """Type-only imports included: add the room to the row only if the layering stays a line."""
     allowed = room_table().imports
-    wrong = {f"{here} -> {there}": sorted(why)[:5]
-             for here, out in room_edges().items() for there, why in out.items()
-             if there not in allowed.get(here, frozenset())}
+    wrong = {
+        f"{here} -> {there}": sorted(why)[:5]
+        for here, out in room_edges().items()
+        for there, why in out.items()
+        if there not in allowed.get(here, frozenset())
+    }
     assert not wrong, f"imports the rooms table of docs/architecture.md does not allow: {wrong}"
 
 
 def test_a_row_lists_only_rooms_its_room_imports() -> None:
     """The table says what the code does: an import that went away leaves the row."""
     edges = room_edges()
-    stale = {here: sorted(rooms - set(edges.get(here, {}))) for here, rooms in room_table().imports.items()
-             if rooms - set(edges.get(here, {}))}
+    stale = {
+        here: sorted(rooms - set(edges.get(here, {})))
+        for here, rooms in room_table().imports.items()
+        if rooms - set(edges.get(here, {}))
+    }
     assert not stale, f"rooms table of docs/architecture.md: rooms listed but not imported: {stale}"
 
 
 def test_no_loop_between_rooms() -> None:
     edges = room_edges()
     cycle = find_cycle({room: set(out) for room, out in edges.items()})
-    assert cycle is None, "rooms import each other in a loop: " + " -> ".join(cycle or []) + "; " + "; ".join(
-        sorted(edges[a][b])[0] for a, b in zip(cycle or [], (cycle or [])[1:]))
+    assert cycle is None, (
+        "rooms import each other in a loop: "
+        + " -> ".join(cycle or [])
+        + "; "
+        + "; ".join(sorted(edges[a][b])[0] for a, b in zip(cycle or [], (cycle or [])[1:]))
+    )
     table = room_table().imports
     assert find_cycle({room: set(out) & set(table) for room, out in table.items()}) is None
 
@@ -320,12 +334,29 @@ def test_no_module_looks_up_the_package_in_sys_modules() -> None:
     found = []
     for name, path in modules().items():
         for stmt in ast.walk(_tree(path)):
-            if not isinstance(stmt, ast.stmt) or isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef,
-                                                                  ast.ClassDef, ast.If, ast.For, ast.While,
-                                                                  ast.With, ast.Try, ast.AsyncWith, ast.AsyncFor)):
+            if not isinstance(stmt, ast.stmt) or isinstance(
+                stmt,
+                (
+                    ast.FunctionDef,
+                    ast.AsyncFunctionDef,
+                    ast.ClassDef,
+                    ast.If,
+                    ast.For,
+                    ast.While,
+                    ast.With,
+                    ast.Try,
+                    ast.AsyncWith,
+                    ast.AsyncFor,
+                ),
+            ):
                 continue
-            uses = any(isinstance(sub, ast.Attribute) and sub.attr == "modules"
-                       and isinstance(sub.value, ast.Name) and sub.value.id == "sys" for sub in ast.walk(stmt))
+            uses = any(
+                isinstance(sub, ast.Attribute)
+                and sub.attr == "modules"
+                and isinstance(sub.value, ast.Name)
+                and sub.value.id == "sys"
+                for sub in ast.walk(stmt)
+            )
             if uses and _reads_own_module(stmt):
                 found.append(f"{name}:{stmt.lineno}")
     assert not found, f"sys.modules look-ups of the package's own modules: {found}"
@@ -336,9 +367,11 @@ def test_the_sys_modules_rule_sees_a_look_up() -> None:
     assert _reads_own_module(stmt)
     assert not _reads_own_module(ast.parse("if name in sys.modules: pass").body[0].test)  # type: ignore[attr-defined]
 
+
 def test_no_module_over_400_lines() -> None:
     long = {
-        name: n for name, path in modules().items()
+        name: n
+        for name, path in modules().items()
         # non-blank lines: what a reader reads, however the formatter spreads a call over lines
         if (n := sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip())) > MAX_LINES
     }

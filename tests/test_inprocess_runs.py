@@ -20,8 +20,10 @@ class Leaky(Block):
         return {"ok": True}
 """
 
-SUITE = {"name": "s", "tests": [
-    {"id": "t", "pipeline": [{"block": "Leaky", "output": "r"}], "assertions": {"r.ok": True}}]}
+SUITE = {
+    "name": "s",
+    "tests": [{"id": "t", "pipeline": [{"block": "Leaky", "output": "r"}], "assertions": {"r.ok": True}}],
+}
 
 
 def test_a_block_one_run_registers_is_unknown_to_the_next(pytester: pytest.Pytester) -> None:
@@ -35,8 +37,9 @@ def test_a_block_one_run_registers_is_unknown_to_the_next(pytester: pytest.Pytes
 
 
 def test_the_test_folders_modules_are_dropped_and_the_rest_kept(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(helper_mod="VALUE = 1\n",
-                        test_uses="import helper_mod\ndef test_it():\n    assert helper_mod.VALUE\n")
+    pytester.makepyfile(
+        helper_mod="VALUE = 1\n", test_uses="import helper_mod\ndef test_it():\n    assert helper_mod.VALUE\n"
+    )
     pytester.runpytest_inprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
     assert "helper_mod" not in sys.modules and "test_uses" not in sys.modules
     assert "pytest_semantictest.plugin" in sys.modules

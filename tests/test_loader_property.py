@@ -38,17 +38,82 @@ from tests.helpers import env_number, fuzz_examples
 FILE = Path("x.json")
 # A mutated suite often loses a test's id: the loader's warning about it is expected, not news.
 pytestmark = pytest.mark.filterwarnings("ignore:tests\\[\\d+\\] has no 'id'")
-SETTINGS = settings(max_examples=fuzz_examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=fuzz_examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
-BLOCKS = ["HttpRequest", "JsonParser", "StreamParser", "ValidateContent", "ValidateTools", "LLMJudge", "Loop", "MockData"]
-KEYS = [
-    "tests", "id", "name", "pipeline", "assertions", "block", "input", "config", "output", "context", "setup",
-    "teardown", "target", "maxIterations", "condition", "path", "operator", "value", "data", "criteria", "matches",
-    "matchFlags", "from", "as", "runs", "minPass", "timeout", "skip", "markers", "x-note", "$schema", "url", "format",
-    "expected", "order", "minLength", "body", "",
+BLOCKS = [
+    "HttpRequest",
+    "JsonParser",
+    "StreamParser",
+    "ValidateContent",
+    "ValidateTools",
+    "LLMJudge",
+    "Loop",
+    "MockData",
 ]
-TEMPLATES = ["${", "${}", "${d}", "${d.a}", "${nope.x}", "${env.HOME}", "${d[0]}", "${d.a[", "x ${d} y", "${${d}}",
-             "${ d }", "$${d}", "${_loopCount:first}", "${1}", "${[0]}", "${d..a}", "}${", "(", "[a-", "a{99999999999}"]
+KEYS = [
+    "tests",
+    "id",
+    "name",
+    "pipeline",
+    "assertions",
+    "block",
+    "input",
+    "config",
+    "output",
+    "context",
+    "setup",
+    "teardown",
+    "target",
+    "maxIterations",
+    "condition",
+    "path",
+    "operator",
+    "value",
+    "data",
+    "criteria",
+    "matches",
+    "matchFlags",
+    "from",
+    "as",
+    "runs",
+    "minPass",
+    "timeout",
+    "skip",
+    "markers",
+    "x-note",
+    "$schema",
+    "url",
+    "format",
+    "expected",
+    "order",
+    "minLength",
+    "body",
+    "",
+]
+TEMPLATES = [
+    "${",
+    "${}",
+    "${d}",
+    "${d.a}",
+    "${nope.x}",
+    "${env.HOME}",
+    "${d[0]}",
+    "${d.a[",
+    "x ${d} y",
+    "${${d}}",
+    "${ d }",
+    "$${d}",
+    "${_loopCount:first}",
+    "${1}",
+    "${[0]}",
+    "${d..a}",
+    "}${",
+    "(",
+    "[a-",
+    "a{99999999999}",
+]
 
 names = st.sampled_from(KEYS) | st.text(max_size=12)
 scalars = (
@@ -131,21 +196,56 @@ def base_suite() -> dict[str, Any]:
             {
                 "id": "first",
                 "pipeline": [
-                    {"id": "first", "block": "MockData", "config": {"data": {"a": 1, "s": "hi ${USER.id}"}}, "output": "d"},
+                    {
+                        "id": "first",
+                        "block": "MockData",
+                        "config": {"data": {"a": 1, "s": "hi ${USER.id}"}},
+                        "output": "d",
+                    },
                     {"block": "JsonParser", "input": "${d.s}", "output": "p"},
-                    {"block": "ValidateContent", "input": {"from": "d.s", "as": "text"},
-                     "config": {"contains": ["hi"], "matches": "h.", "minLength": 1}, "output": "v"},
-                    {"block": "Loop", "config": {"target": "first", "maxIterations": 3,
-                                                 "condition": {"path": "v.passed", "operator": "isFalse"}}},
-                    {"block": "LLMJudge", "input": {"text": "${d.s}"}, "config": {"criteria": {"a": 0.5, "b": 0.5}},
-                     "output": "j"},
-                    {"block": "HttpRequest", "input": {"url": "${BASE}/x", "method": "GET"}, "output": {"status": "st"}},
+                    {
+                        "block": "ValidateContent",
+                        "input": {"from": "d.s", "as": "text"},
+                        "config": {"contains": ["hi"], "matches": "h.", "minLength": 1},
+                        "output": "v",
+                    },
+                    {
+                        "block": "Loop",
+                        "config": {
+                            "target": "first",
+                            "maxIterations": 3,
+                            "condition": {"path": "v.passed", "operator": "isFalse"},
+                        },
+                    },
+                    {
+                        "block": "LLMJudge",
+                        "input": {"text": "${d.s}"},
+                        "config": {"criteria": {"a": 0.5, "b": 0.5}},
+                        "output": "j",
+                    },
+                    {
+                        "block": "HttpRequest",
+                        "input": {"url": "${BASE}/x", "method": "GET"},
+                        "output": {"status": "st"},
+                    },
                 ],
-                "assertions": {"d.a": {"gt": 0, "lte": 5}, "d.s": {"contains": "hi"}, "st": 200, "p.error": None,
-                               "j.score": {"gte": 0.5}, "auth.token": {"isDefined": True}},
+                "assertions": {
+                    "d.a": {"gt": 0, "lte": 5},
+                    "d.s": {"contains": "hi"},
+                    "st": 200,
+                    "p.error": None,
+                    "j.score": {"gte": 0.5},
+                    "auth.token": {"isDefined": True},
+                },
             },
-            {"id": "second", "runs": 3, "minPass": 0.5, "markers": ["smoke"],
-             "pipeline": [{"block": "MockData", "config": {"data": [1, 2]}}], "assertions": {"MockData": {"minLength": 2}}},
+            {
+                "id": "second",
+                "runs": 3,
+                "minPass": 0.5,
+                "markers": ["smoke"],
+                "pipeline": [{"block": "MockData", "config": {"data": [1, 2]}}],
+                "assertions": {"MockData": {"minLength": 2}},
+            },
         ],
         "teardown": [{"block": "MockData", "config": {"data": 1}, "output": "bye"}],
     }
@@ -225,11 +325,13 @@ def test_mutated_suite_text(suite: dict[str, Any], data: st.DataObject) -> None:
     if how == "cut":
         text = text[:i]
     elif how == "dup":
-        text = text[:i] + text[i:i + 1] * 2 + text[i + 1:]
+        text = text[:i] + text[i : i + 1] * 2 + text[i + 1 :]
     elif how == "drop":
-        text = text[:i] + text[i + 1:]
+        text = text[:i] + text[i + 1 :]
     else:
-        text = text[:i] + data.draw(st.sampled_from(list(',:{}[]"\\') + ["NaN", "1e999", "\ufeff"])) + text[i:]
+        text = (
+            text[:i] + data.draw(st.sampled_from(list(',:{}[]"\\') + ["NaN", "1e999", "\ufeff"])) + text[i:]
+        )
     check(text)
 
 
@@ -245,9 +347,9 @@ KINDS = ["json", "yaml", "jsonl", "md"]
 def _write_seed(folder: Path, seed: Seed, text: str, stem: str = "") -> Path:
     """``seed`` with ``text`` under ``folder``, companions beside it; ``stem`` renames both."""
     base = seed.name.split(".", 1)[0]
-    name = stem + seed.name[len(base):] if stem else seed.name
+    name = stem + seed.name[len(base) :] if stem else seed.name
     for companion, content in seed.companions.items():
-        (folder / (stem + companion[len(base):] if stem else companion)).write_text(content, "utf-8")
+        (folder / (stem + companion[len(base) :] if stem else companion)).write_text(content, "utf-8")
     path = folder / name
     path.write_text(text, "utf-8", errors="surrogatepass")
     return path

@@ -10,8 +10,16 @@ import pytest
 
 from tests.helpers import once_per_session, pytest_process, xdist_outcomes
 
-PASSING = {"id": "ok", "pipeline": [{"block": "MockData", "config": {"data": {"a": 1}}, "output": "d"}], "assertions": {"d.a": 1}}
-FAILING = {"id": "bad", "pipeline": [{"block": "MockData", "config": {"data": {"a": 1}}, "output": "d"}], "assertions": {"d.a": 2}}
+PASSING = {
+    "id": "ok",
+    "pipeline": [{"block": "MockData", "config": {"data": {"a": 1}}, "output": "d"}],
+    "assertions": {"d.a": 1},
+}
+FAILING = {
+    "id": "bad",
+    "pipeline": [{"block": "MockData", "config": {"data": {"a": 1}}, "output": "d"}],
+    "assertions": {"d.a": 2},
+}
 
 
 def write(pytester: pytest.Pytester, name: str, *tests: dict, **top) -> None:
@@ -53,12 +61,16 @@ def test_short_summary_and_junit_name_the_first_check_that_failed(pytester: pyte
     result.stdout.fnmatch_lines(["FAILED suite.json::bad - d.a (line *): Expected 1 to equal 2"])
     junit = (pytester.path / "junit.xml").read_text()
     assert 'message="d.a (line ' in junit and 'Expected 1 to equal 2"' in junit
-    result.stdout.fnmatch_lines(["bad (suite.json:*)", "d.a (line *): Expected 1 to equal 2", "  operator: equals"])
+    result.stdout.fnmatch_lines(
+        ["bad (suite.json:*)", "d.a (line *): Expected 1 to equal 2", "  operator: equals"]
+    )
 
 
 def test_short_summary_and_junit_name_the_first_check_that_failed_under_xdist(xdist_run: XdistRun) -> None:
     assert {k: v for k, v in xdist_run.outcomes.items() if k.startswith("summary.json")} == {
-        "summary.json::ok": "PASSED", "summary.json::bad": "FAILED"}
+        "summary.json::ok": "PASSED",
+        "summary.json::bad": "FAILED",
+    }
     out = pytest.LineMatcher(xdist_run.output.splitlines())
     out.fnmatch_lines(["FAILED summary.json::bad - d.a (line *): Expected 1 to equal 2"])
     junit = xdist_run.junit
@@ -67,18 +79,29 @@ def test_short_summary_and_junit_name_the_first_check_that_failed_under_xdist(xd
 
 
 def test_short_summary_of_errors_names_the_problem(pytester: pytest.Pytester) -> None:
-    slow = {"id": "slow", "timeout": 1000, "pipeline": [
-        {"id": "m", "block": "MockData", "config": {"data": 1}, "output": "d"},
-        {"block": "Loop", "config": {"target": "m", "maxIterations": 3, "delayMs": 5000}}], "assertions": {"d": 1}}
+    slow = {
+        "id": "slow",
+        "timeout": 1000,
+        "pipeline": [
+            {"id": "m", "block": "MockData", "config": {"data": 1}, "output": "d"},
+            {"block": "Loop", "config": {"target": "m", "maxIterations": 3, "delayMs": 5000}},
+        ],
+        "assertions": {"d": 1},
+    }
     write(pytester, "errors", slow)
     pytester.makefile(".json", broken_test=json.dumps({"tests": [{"id": "x", "pipline": []}, {"id": 3}]}))
-    result = pytester.runpytest_inprocess("-rE", "-vv", "-p", "no:cacheprovider", "--continue-on-collection-errors")
+    result = pytester.runpytest_inprocess(
+        "-rE", "-vv", "-p", "no:cacheprovider", "--continue-on-collection-errors"
+    )
     result.assert_outcomes(errors=3)  # a problem inside a test is that test's ERROR (Case.error)
-    result.stdout.fnmatch_lines([
-        "ERROR broken_test.json::x - *broken_test.json:1: tests[[]0]: unknown key 'pipline' — did you mean 'pipeline'?",
-        "ERROR broken_test.json::test-1 - *broken_test.json:1: tests[[]1].id: must be a string, got 3",
-        "ERROR errors.json::slow - timed out after 1 s",
-    ], consecutive=False)
+    result.stdout.fnmatch_lines(
+        [
+            "ERROR broken_test.json::x - *broken_test.json:1: tests[[]0]: unknown key 'pipline' — did you mean 'pipeline'?",
+            "ERROR broken_test.json::test-1 - *broken_test.json:1: tests[[]1].id: must be a string, got 3",
+            "ERROR errors.json::slow - timed out after 1 s",
+        ],
+        consecutive=False,
+    )
 
 
 def test_markers_select(pytester: pytest.Pytester) -> None:
@@ -89,11 +112,18 @@ def test_markers_select(pytester: pytest.Pytester) -> None:
 
 
 def test_spec_error_is_collection_error_without_traceback(pytester: pytest.Pytester) -> None:
-    bad = {"id": "x", "pipeline": [{"block": "MockDta", "config": {"data": {}}, "output": "d"}], "assertions": {"d.a": 1}}
-    write(pytester, "suite", bad)  # an unknown block is the file's problem; a bad operator would be the test's
+    bad = {
+        "id": "x",
+        "pipeline": [{"block": "MockDta", "config": {"data": {}}, "output": "d"}],
+        "assertions": {"d.a": 1},
+    }
+    # an unknown block is the file's problem; a bad operator would be the test's
+    write(pytester, "suite", bad)
     result = pytester.runpytest()
     assert result.ret == 2
-    result.stdout.fnmatch_lines(["*suite.json:* tests[[]0].pipeline[[]0].block: unknown block 'MockDta' — did you mean 'MockData'?*"])
+    result.stdout.fnmatch_lines(
+        ["*suite.json:* tests[[]0].pipeline[[]0].block: unknown block 'MockDta' — did you mean 'MockData'?*"]
+    )
     assert "Traceback" not in result.stdout.str()
 
 
@@ -120,8 +150,11 @@ def record_block(pytester: pytest.Pytester) -> Path:
 
 
 def _record(event: str, n: int = 0) -> dict:
-    return {"id": f"t{n}", "pipeline": [{"block": "Record", "config": {"event": event}, "output": "r"}],
-            "assertions": {"r.token": "t-1"}}
+    return {
+        "id": f"t{n}",
+        "pipeline": [{"block": "Record", "config": {"event": event}, "output": "r"}],
+        "assertions": {"r.token": "t-1"},
+    }
 
 
 @dataclass
@@ -140,20 +173,29 @@ def _xdist_run(folder: Path) -> XdistRun:
     (folder / "conftest.py").write_text(RECORD_BLOCK.format(log=str(log)))
 
     def put(name: str, *tests: dict, **top) -> None:
-        (folder / f"{name}.json").write_text(json.dumps({"name": name, **top, "tests": list(tests)}, indent=2))
+        (folder / f"{name}.json").write_text(
+            json.dumps({"name": name, **top, "tests": list(tests)}, indent=2)
+        )
 
     put("summary", PASSING, FAILING)
     put("items", PASSING, {**PASSING, "id": "ok2"}, {**PASSING, "id": "ok3"}, {**FAILING, "id": "bad_item"})
     for name in ("accounts", "orders"):
-        put(name, *(_record(f"test-{name}", n) for n in range(6)),
+        put(
+            name,
+            *(_record(f"test-{name}", n) for n in range(6)),
             setup=[{"block": "Record", "config": {"event": f"setup-{name}"}, "output": "auth"}],
-            teardown=[{"block": "Record", "config": {"event": f"teardown-{name}"}, "output": "bye"}])
+            teardown=[{"block": "Record", "config": {"event": f"teardown-{name}"}, "output": "bye"}],
+        )
     put("plain", *(_record("test-plain", n) for n in range(12)))
     done = pytest_process(folder, "-n", "2", "-v", "-rf", "--junitxml=junit.xml", "-p", "no:cacheprovider")
     output = done.stdout + done.stderr
     assert done.returncode == 1, output  # the two failures
-    return XdistRun(xdist_outcomes(output), output, (folder / "junit.xml").read_text(),
-                    [line.split() for line in log.read_text().splitlines()])
+    return XdistRun(
+        xdist_outcomes(output),
+        output,
+        (folder / "junit.xml").read_text(),
+        [line.split() for line in log.read_text().splitlines()],
+    )
 
 
 @pytest.fixture(scope="module")
@@ -169,7 +211,11 @@ def test_setup_once_visible_to_tests_and_teardown_runs_after_failures(pytester: 
     write(
         pytester,
         "suite",
-        {"id": "a", "pipeline": [{"block": "MockData", "config": {"data": {"t": "${auth.token}"}}, "output": "d"}], "assertions": {"d.t": "t-1"}},
+        {
+            "id": "a",
+            "pipeline": [{"block": "MockData", "config": {"data": {"t": "${auth.token}"}}, "output": "d"}],
+            "assertions": {"d.t": "t-1"},
+        },
         {**FAILING, "id": "b"},
         setup=[{"block": "Record", "config": {"event": "setup"}, "output": "auth"}],
         teardown=[{"block": "Record", "config": {"event": "teardown"}, "output": "bye"}],
@@ -185,7 +231,14 @@ def test_failing_setup_makes_every_test_an_error_naming_the_step(pytester: pytes
         "suite",
         PASSING,
         {**PASSING, "id": "ok2"},
-        setup=[{"id": "login", "block": "HttpRequest", "input": {"url": "http://127.0.0.1:9/nothing"}, "output": "auth"}],
+        setup=[
+            {
+                "id": "login",
+                "block": "HttpRequest",
+                "input": {"url": "http://127.0.0.1:9/nothing"},
+                "output": "auth",
+            }
+        ],
     )
     result = pytester.runpytest()
     result.assert_outcomes(errors=2)
@@ -208,7 +261,11 @@ class Upper(Block):
     write(
         pytester,
         "suite",
-        {"id": "u", "pipeline": [{"block": "Upper", "input": "shout", "output": "o"}], "assertions": {"o.text": "SHOUT"}},
+        {
+            "id": "u",
+            "pipeline": [{"block": "Upper", "input": "shout", "output": "o"}],
+            "assertions": {"o.text": "SHOUT"},
+        },
     )
     pytester.runpytest().assert_outcomes(passed=1)
     write(pytester, "other", {"id": "u", "pipeline": [{"block": "Uper", "input": "x"}], "assertions": {}})
@@ -234,26 +291,38 @@ def test_plain():
 def test_running_one_test_file_does_not_load_a_sibling_specs_format(pytester: pytest.Pytester) -> None:
     """pytest offers every file of the folder to the plugin: a spec beside the file that is run gets a
     node, but its format's modules are imported only when it is collected."""
-    pytester.makepyfile(test_plain="""
+    pytester.makepyfile(
+        test_plain="""
 import sys
 def test_plain():
     assert [m for m in sys.modules if m.startswith("pytest_semantictest.formats.highbar.")] == []
-""")
-    (pytester.path / "beside.highbar.yaml").write_text("agent: {endpoint: 'http://127.0.0.1:9/chat'}\nsuites: []\n")
-    result = pytester.runpytest_subprocess("test_plain.py", "-p", "no:asyncio", "-p", "no:html", "-p", "no:metadata")
+"""
+    )
+    (pytester.path / "beside.highbar.yaml").write_text(
+        "agent: {endpoint: 'http://127.0.0.1:9/chat'}\nsuites: []\n"
+    )
+    result = pytester.runpytest_subprocess(
+        "test_plain.py", "-p", "no:asyncio", "-p", "no:html", "-p", "no:metadata"
+    )
     result.assert_outcomes(passed=1)
 
 
 def test_xdist_runs_items(xdist_run: XdistRun) -> None:
     assert {k: v for k, v in xdist_run.outcomes.items() if k.startswith("items.json")} == {
-        "items.json::ok": "PASSED", "items.json::ok2": "PASSED", "items.json::ok3": "PASSED",
-        "items.json::bad_item": "FAILED"}
+        "items.json::ok": "PASSED",
+        "items.json::ok2": "PASSED",
+        "items.json::ok3": "PASSED",
+        "items.json::bad_item": "FAILED",
+    }
     assert len(xdist_run.outcomes) == 30 and "28 passed" in xdist_run.output  # and nothing else ran
 
 
 def test_xdist_runs_a_file_with_setup_on_one_worker_setup_and_teardown_once(xdist_run: XdistRun) -> None:
-    assert [v for k, v in xdist_run.outcomes.items() if k.split("::")[0] in (
-        "accounts.json", "orders.json", "plain.json")] == ["PASSED"] * 24
+    assert [
+        v
+        for k, v in xdist_run.outcomes.items()
+        if k.split("::")[0] in ("accounts.json", "orders.json", "plain.json")
+    ] == ["PASSED"] * 24
     events = xdist_run.events
     assert {worker for _, worker in events} == {"gw0", "gw1"}  # both workers ran tests
     for name in ("accounts", "orders"):
@@ -270,7 +339,11 @@ def test_only_files_with_setup_or_teardown_are_one_scheduling_unit(tmp_path: Pat
     (tmp_path / "without.json").write_text(json.dumps({"setup": [], "tests": []}))
     (tmp_path / "data.json").write_text(json.dumps({"setup": [1]}))  # not a suite
     assert [has_setup(tmp_path / n) for n in ("with.json", "without.json", "data.json", "gone.json")] == [
-        True, False, False, False]
+        True,
+        False,
+        False,
+        False,
+    ]
     scopes = _FileScopes.__new__(_FileScopes)  # the scope rule alone (the scheduler needs live workers)
     scopes._root, scopes._grouped = tmp_path, {}
     assert scopes._split_scope("with.json::a") == scopes._split_scope("with.json::b") == "with.json"

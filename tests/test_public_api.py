@@ -31,8 +31,10 @@ def test_every_public_name_resolves_to_what_its_home_defines() -> None:
 
 def test_importing_the_package_loads_no_public_name() -> None:
     """Start-up stays cheap: the names are imported on first use."""
-    code = ("import sys, pytest_semantictest; "
-            "print(sorted(m for m in sys.modules if m.startswith('pytest_semantictest')))")
+    code = (
+        "import sys, pytest_semantictest; "
+        "print(sorted(m for m in sys.modules if m.startswith('pytest_semantictest')))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "['pytest_semantictest']"
 
@@ -41,7 +43,9 @@ def test_the_modules_of_the_public_names_are_type_checked_strictly() -> None:
     """``strict`` for the whole package, and no override of one of its modules loosens it."""
     mypy = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
     assert mypy.get("strict") is True and mypy.get("files") == ["pytest_semantictest"]
-    ours = [o for o in mypy.get("overrides", []) if any(m.startswith("pytest_semantictest") for m in o["module"])]
+    ours = [
+        o for o in mypy.get("overrides", []) if any(m.startswith("pytest_semantictest") for m in o["module"])
+    ]
     assert ours == [], f"an override loosens the strict check of our modules: {ours}"
 
 

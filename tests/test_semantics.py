@@ -19,13 +19,20 @@ def outcome(pipeline, assertions, **top):
 
 
 def test_whole_reference_keeps_type():
-    v = run_one([mock({"n": 5, "l": [1, 2], "o": {"a": 1}}), mock({"n": "${d.n}", "l": "${d.l}", "o": "${d.o}"}, "e")],
-                {"e.n": 5, "e.l": [1, 2], "e.o": {"a": 1}})
+    v = run_one(
+        [
+            mock({"n": 5, "l": [1, 2], "o": {"a": 1}}),
+            mock({"n": "${d.n}", "l": "${d.l}", "o": "${d.o}"}, "e"),
+        ],
+        {"e.n": 5, "e.l": [1, 2], "e.o": {"a": 1}},
+    )
     assert v.outcome is Outcome.PASSED, v.failures
 
 
 def test_reference_inside_string_is_text_and_json():
-    v = run_one([mock({"n": 5, "o": {"a": 1}}), mock({"s": "n=${d.n} o=${d.o}"}, "e")], {"e.s": 'n=5 o={"a":1}'})
+    v = run_one(
+        [mock({"n": 5, "o": {"a": 1}}), mock({"s": "n=${d.n} o=${d.o}"}, "e")], {"e.s": 'n=5 o={"a":1}'}
+    )
     assert v.outcome is Outcome.PASSED, v.failures
 
 
@@ -33,7 +40,12 @@ def test_context_first_then_databus_and_context_values_resolved():
     v = run_one(
         [mock({"u": "${ENDPOINT}", "x": "${X}"}, "e")],
         {"e.u": "http://h/v1/users", "e.x": "ctx"},
-        context={"BASE_URL": "http://h", "API_VERSION": "v1", "ENDPOINT": "${BASE_URL}/${API_VERSION}/users", "X": "ctx"},
+        context={
+            "BASE_URL": "http://h",
+            "API_VERSION": "v1",
+            "ENDPOINT": "${BASE_URL}/${API_VERSION}/users",
+            "X": "ctx",
+        },
     )
     assert v.outcome is Outcome.PASSED, v.failures
 
@@ -74,22 +86,37 @@ def test_missing_reference_in_longer_string_fails_the_block_never_sends_literal(
 
 def test_string_input_becomes_body_and_mapping_output():
     v = run_one(
-        [mock({"raw": '{"id": 3}'}, "r"), {"block": "JsonParser", "input": "${r.raw}", "output": {"parsed": "user"}}],
+        [
+            mock({"raw": '{"id": 3}'}, "r"),
+            {"block": "JsonParser", "input": "${r.raw}", "output": {"parsed": "user"}},
+        ],
         {"user.id": 3},
     )
     assert v.outcome is Outcome.PASSED, v.failures
 
 
 def test_default_output_is_block_id_and_id_defaults_to_block_type():
-    v = run_one([{"block": "MockData", "config": {"data": {"a": 1}}}, {"id": "m2", "block": "MockData", "data": {"b": 2}}],
-                {"MockData.a": 1, "m2.b": 2})
+    v = run_one(
+        [
+            {"block": "MockData", "config": {"data": {"a": 1}}},
+            {"id": "m2", "block": "MockData", "data": {"b": 2}},
+        ],
+        {"MockData.a": 1, "m2.b": 2},
+    )
     assert v.outcome is Outcome.PASSED, v.failures
 
 
 def test_from_as_input():
     v = run_one(
-        [mock({"msg": "Hello there"}), {"block": "ValidateContent", "input": {"from": "d.msg", "as": "text"},
-                                        "config": {"contains": "HELLO"}, "output": "v"}],
+        [
+            mock({"msg": "Hello there"}),
+            {
+                "block": "ValidateContent",
+                "input": {"from": "d.msg", "as": "text"},
+                "config": {"contains": "HELLO"},
+                "output": "v",
+            },
+        ],
         {"v.passed": True, "v.score": 1.0},
     )
     assert v.outcome is Outcome.PASSED, v.failures
@@ -97,8 +124,15 @@ def test_from_as_input():
 
 def test_a_failed_validation_says_why():
     v = run_one(
-        [mock({"msg": "Hello there"}), {"block": "ValidateContent", "input": {"from": "d.msg", "as": "text"},
-                                        "config": {"contains": ["hello", "refund"]}, "output": "v"}],
+        [
+            mock({"msg": "Hello there"}),
+            {
+                "block": "ValidateContent",
+                "input": {"from": "d.msg", "as": "text"},
+                "config": {"contains": ["hello", "refund"]},
+                "output": "v",
+            },
+        ],
         {"v.passed": True, "v.failures": {"length": 0}},
     )
     assert v.outcome is Outcome.FAILED
@@ -109,20 +143,27 @@ def test_a_failed_validation_says_why():
 
 
 def test_block_error_is_data_and_observable():
-    v = run_one([mock({"raw": "{bad"}, "r"), {"block": "JsonParser", "input": "${r.raw}", "output": "p"}],
-                {"p.error": {"contains": "JSON parse error"}, "p.raw": "{bad"})
+    v = run_one(
+        [mock({"raw": "{bad"}, "r"), {"block": "JsonParser", "input": "${r.raw}", "output": "p"}],
+        {"p.error": {"contains": "JSON parse error"}, "p.raw": "{bad"},
+    )
     assert v.outcome is Outcome.PASSED, v.failures
 
 
 def test_unobserved_block_error_fails_the_test():
-    v = run_one([mock({"raw": "{bad"}, "r"), {"block": "JsonParser", "input": "${r.raw}", "output": "p"}], {"r.raw": "{bad"})
+    v = run_one(
+        [mock({"raw": "{bad"}, "r"), {"block": "JsonParser", "input": "${r.raw}", "output": "p"}],
+        {"r.raw": "{bad"},
+    )
     assert v.outcome is Outcome.FAILED
     assert "no assertion checks its output" in v.failures[0].message
 
 
 def test_null_means_no_error():
-    v = run_one([mock({"raw": "[1]"}, "r"), {"block": "JsonParser", "input": "${r.raw}", "output": "p"}],
-                {"p.error": None, "p.parsed": [1]})
+    v = run_one(
+        [mock({"raw": "[1]"}, "r"), {"block": "JsonParser", "input": "${r.raw}", "output": "p"}],
+        {"p.error": None, "p.parsed": [1]},
+    )
     assert v.outcome is Outcome.PASSED, v.failures
 
 
@@ -146,18 +187,38 @@ def test_strict_deep_equality(value, expected, ok):
 @pytest.mark.parametrize(
     ("op", "value", "operand", "ok"),
     [
-        ("gt", 5, 4, True), ("gt", 4, 4, False), ("gte", 4, 4, True), ("lt", 3, 4, True), ("lte", 5, 4, False),
+        ("gt", 5, 4, True),
+        ("gt", 4, 4, False),
+        ("gte", 4, 4, True),
+        ("lt", 3, 4, True),
+        ("lte", 5, 4, False),
         ("gt", "5", 4, False),
-        ("contains", "Hello", "ell", True), ("contains", "Hello", "ELL", False),
-        ("contains", ["a", "b"], "b", True), ("contains", [{"name": "get_weather"}], "get_weather", True),
-        ("contains", [{"toolName": "x"}], "x", True), ("contains", [1, 2], 3, False),
-        ("notContains", "Hello", "xyz", True), ("notContains", ["a"], "a", False),
-        ("minLength", "abc", 3, True), ("minLength", [1], 2, False), ("maxLength", "abcd", 3, False),
-        ("matches", "abc123", "^[a-z]+\\d+$", True), ("notMatches", "temp-1", "^temp-", False),
-        ("isNull", None, True, True), ("isNull", 0, True, False), ("isNotNull", 0, True, True),
-        ("isTrue", True, True, True), ("isTrue", 1, True, False), ("isFalse", False, True, True),
-        ("isEmpty", "", True, True), ("isEmpty", [], True, True), ("isEmpty", {}, True, True), ("isEmpty", [0], True, False),
-        ("isNotEmpty", "x", True, True), ("equals", 200, 200, True), ("notEquals", 404, 200, True),
+        ("contains", "Hello", "ell", True),
+        ("contains", "Hello", "ELL", False),
+        ("contains", ["a", "b"], "b", True),
+        ("contains", [{"name": "get_weather"}], "get_weather", True),
+        ("contains", [{"toolName": "x"}], "x", True),
+        ("contains", [1, 2], 3, False),
+        ("notContains", "Hello", "xyz", True),
+        ("notContains", ["a"], "a", False),
+        ("minLength", "abc", 3, True),
+        ("minLength", [1], 2, False),
+        ("maxLength", "abcd", 3, False),
+        ("matches", "abc123", "^[a-z]+\\d+$", True),
+        ("notMatches", "temp-1", "^temp-", False),
+        ("isNull", None, True, True),
+        ("isNull", 0, True, False),
+        ("isNotNull", 0, True, True),
+        ("isTrue", True, True, True),
+        ("isTrue", 1, True, False),
+        ("isFalse", False, True, True),
+        ("isEmpty", "", True, True),
+        ("isEmpty", [], True, True),
+        ("isEmpty", {}, True, True),
+        ("isEmpty", [0], True, False),
+        ("isNotEmpty", "x", True, True),
+        ("equals", 200, 200, True),
+        ("notEquals", 404, 200, True),
     ],
 )
 def test_operators(op, value, operand, ok):
@@ -165,7 +226,10 @@ def test_operators(op, value, operand, ok):
 
 
 def test_defined_and_undefined():
-    assert outcome([mock({"v": 1})], {"d.v": {"isDefined": True}, "d.w": {"isUndefined": True}}) is Outcome.PASSED
+    assert (
+        outcome([mock({"v": 1})], {"d.v": {"isDefined": True}, "d.w": {"isUndefined": True}})
+        is Outcome.PASSED
+    )
     assert outcome([mock({"v": 1})], {"d.w": {"isDefined": True}}) is Outcome.FAILED
 
 
@@ -193,7 +257,13 @@ def test_loop_runs_section_at_most_max_iterations_and_counts():
 
 def test_loop_condition_stops_when_false_and_index_target():
     v = run_one(
-        [mock({"ready": False}, "m"), {"block": "Loop", "config": {"target": 0, "condition": {"path": "m.ready", "operator": "isTrue"}}}],
+        [
+            mock({"ready": False}, "m"),
+            {
+                "block": "Loop",
+                "config": {"target": 0, "condition": {"path": "m.ready", "operator": "isTrue"}},
+            },
+        ],
         {"m.ready": False},
     )
     assert v.outcome is Outcome.PASSED
@@ -204,7 +274,13 @@ def test_loop_delay_ms(monkeypatch):
     import time
 
     start = time.perf_counter()
-    run_one([mock({"a": 1}, id="w"), {"block": "Loop", "config": {"target": "w", "maxIterations": 3, "delayMs": 50}}], {})
+    run_one(
+        [
+            mock({"a": 1}, id="w"),
+            {"block": "Loop", "config": {"target": "w", "maxIterations": 3, "delayMs": 50}},
+        ],
+        {},
+    )
     assert time.perf_counter() - start >= 0.1
 
 
@@ -212,7 +288,11 @@ def test_loop_delay_ms(monkeypatch):
 
 
 def test_mockdata_config_resolved_like_input():
-    v = run_one([mock({"id": "${USER_ID}", "n": "u-${USER_ID}"})], {"d.id": 42, "d.n": "u-42"}, context={"USER_ID": 42})
+    v = run_one(
+        [mock({"id": "${USER_ID}", "n": "u-${USER_ID}"})],
+        {"d.id": 42, "d.n": "u-42"},
+        context={"USER_ID": 42},
+    )
     assert v.outcome is Outcome.PASSED, v.failures
 
 
@@ -220,19 +300,29 @@ def test_mockdata_config_resolved_like_input():
 
 
 def test_llm_judge_without_client_is_skipped_not_passed():
-    judge = {"block": "LLMJudge", "input": {"text": "hi", "expected": {"expectedBehavior": "greets"}}, "output": "j"}
+    judge = {
+        "block": "LLMJudge",
+        "input": {"text": "hi", "expected": {"expectedBehavior": "greets"}},
+        "output": "j",
+    }
     v = run_one([mock({"a": 1}), judge], {"j.score": {"gt": 0.7}, "d.a": 1})
     assert v.outcome is Outcome.SKIPPED
     assert "LLM judge not configured" in v.skip_reason
 
 
 def test_llm_judge_without_client_still_fails_deterministic_checks():
-    judge = {"block": "LLMJudge", "input": {"text": "hi", "expected": {"expectedBehavior": "greets"}}, "output": "j"}
+    judge = {
+        "block": "LLMJudge",
+        "input": {"text": "hi", "expected": {"expectedBehavior": "greets"}},
+        "output": "j",
+    }
     assert outcome([mock({"a": 1}), judge], {"j.score": {"gt": 0.7}, "d.a": 2}) is Outcome.FAILED
 
 
 def test_paths_read_inside_json_text_bodies():
     """The notes read a setup login's token as ${authToken.body.token}: body is JSON text."""
-    v = run_one([mock({"body": '{"token": "abc", "items": [1, 2]}'}, "auth"), mock({"t": "${auth.body.token}"}, "e")],
-                {"e.t": "abc", "auth.body.items[1]": 2, "auth.body": {"contains": "token"}})
+    v = run_one(
+        [mock({"body": '{"token": "abc", "items": [1, 2]}'}, "auth"), mock({"t": "${auth.body.token}"}, "e")],
+        {"e.t": "abc", "auth.body.items[1]": 2, "auth.body": {"contains": "token"}},
+    )
     assert v.outcome is Outcome.PASSED, v.failures

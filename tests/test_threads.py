@@ -77,6 +77,7 @@ def test_the_event_loop_is_woken_by_a_signal_and_keeps_a_wakeup_fd_the_process_h
         got: list[int] = []
         previous = signal.signal(signal.SIGUSR1, lambda signum, frame: got.append(signum))
         try:
+
             async def signalled() -> None:
                 signal.raise_signal(signal.SIGUSR1)
                 await asyncio.sleep(0.05)  # the loop drains the byte the signal wrote
@@ -121,8 +122,9 @@ def test_a_process_started_on_a_helper_thread_takes_the_signals(unblock: bool) -
 
     def work() -> None:
         with handled_signals_unblocked() if unblock else contextlib.nullcontext():
-            seen["child"] = subprocess.run([sys.executable, "-c", SIGBLK], capture_output=True, text=True,
-                                           timeout=30).stdout.strip()
+            seen["child"] = subprocess.run(
+                [sys.executable, "-c", SIGBLK], capture_output=True, text=True, timeout=30
+            ).stdout.strip()
         seen["after"] = blocked(threading.get_native_id())
 
     thread = start_daemon(work, "starter")
@@ -144,7 +146,9 @@ def test_a_yao_hook_runs_with_the_signals_unblocked() -> None:
     assert not set(HANDLED) & mask, mask
 
 
-def test_an_interrupt_right_after_the_mask_changes_leaves_the_mask_as_it_was(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_interrupt_right_after_the_mask_changes_leaves_the_mask_as_it_was(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """A signal handler may raise at any instruction, also the one right after the mask changed: the
     main thread must not stay blocked (every process it started from then on would ignore Ctrl-C)."""
     real = signal.pthread_sigmask

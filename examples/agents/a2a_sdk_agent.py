@@ -72,8 +72,9 @@ class EchoExecutor(AgentExecutor):
         self.contexts.add(context.context_id or "")
         half = len(answer) // 2
         await updater.add_artifact([new_text_part(answer[:half])], artifact_id="answer", name="answer")
-        await updater.add_artifact([new_text_part(answer[half:])], artifact_id="answer", name="answer",
-                                   append=True, last_chunk=True)
+        await updater.add_artifact(
+            [new_text_part(answer[half:])], artifact_id="answer", name="answer", append=True, last_chunk=True
+        )
         if self.mode != "drop_final":
             await updater.complete()
 
@@ -87,9 +88,15 @@ def updater_of(event_queue: EventQueue, context: RequestContext) -> TaskUpdater:
 
 def agent_card(url: str) -> AgentCard:
     return AgentCard(
-        name="echo-agent", description="Echoes what the user says (an a2a-sdk example)", version="1.0.0",
-        supported_interfaces=[AgentInterface(url=url + RPC_PATH, protocol_binding="JSONRPC", protocol_version="0.3")],
-        capabilities=AgentCapabilities(streaming=True), default_input_modes=["text"], default_output_modes=["text"],
+        name="echo-agent",
+        description="Echoes what the user says (an a2a-sdk example)",
+        version="1.0.0",
+        supported_interfaces=[
+            AgentInterface(url=url + RPC_PATH, protocol_binding="JSONRPC", protocol_version="0.3")
+        ],
+        capabilities=AgentCapabilities(streaming=True),
+        default_input_modes=["text"],
+        default_output_modes=["text"],
         skills=[AgentSkill(id="echo", name="echo", description="Echo the user's text", tags=["echo"])],
     )
 
@@ -100,8 +107,13 @@ def app(url: str, mode: str = "ok") -> Any:
     from starlette.applications import Starlette
 
     card = agent_card(url)
-    handler = DefaultRequestHandler(agent_executor=EchoExecutor(mode), task_store=InMemoryTaskStore(), agent_card=card)
-    routes = [*create_agent_card_routes(card), *create_jsonrpc_routes(handler, RPC_PATH, enable_v0_3_compat=True)]
+    handler = DefaultRequestHandler(
+        agent_executor=EchoExecutor(mode), task_store=InMemoryTaskStore(), agent_card=card
+    )
+    routes = [
+        *create_agent_card_routes(card),
+        *create_jsonrpc_routes(handler, RPC_PATH, enable_v0_3_compat=True),
+    ]
     return noted_asgi(Starlette(routes=routes), "a2a-sdk")
 
 
@@ -114,7 +126,9 @@ class Server:
         self.socket = socket.socket()
         self.socket.bind(("127.0.0.1", port))
         self.url = f"http://127.0.0.1:{self.socket.getsockname()[1]}"
-        config = uvicorn.Config(application_of(self.url, mode), log_level="warning", lifespan="off", ws="websockets-sansio")
+        config = uvicorn.Config(
+            application_of(self.url, mode), log_level="warning", lifespan="off", ws="websockets-sansio"
+        )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.socket]}, daemon=True)
 

@@ -26,11 +26,21 @@ from request_log import Noted
 
 MODES = ("ok", "wrong_text", "drop_final", "hang")
 CARD = {
-    "name": "echo-agent", "description": "Echoes what the user says (WebAgents A2A dialect example)",
-    "url": "/", "version": "0.2.1", "protocolVersion": "0.2.1",
-    "capabilities": {"streaming": True, "pushNotifications": False, "stateTransitionHistory": True, "artifacts": True},
+    "name": "echo-agent",
+    "description": "Echoes what the user says (WebAgents A2A dialect example)",
+    "url": "/",
+    "version": "0.2.1",
+    "protocolVersion": "0.2.1",
+    "capabilities": {
+        "streaming": True,
+        "pushNotifications": False,
+        "stateTransitionHistory": True,
+        "artifacts": True,
+    },
     "authentication": [{"type": "none", "description": "No authentication required"}],
-    "defaultInputModes": ["text"], "defaultOutputModes": ["text", "file", "data"], "skills": [],
+    "defaultInputModes": ["text"],
+    "defaultOutputModes": ["text", "file", "data"],
+    "skills": [],
 }
 
 
@@ -65,8 +75,20 @@ class Handler(Noted, BaseHTTPRequestHandler):
             return self._json(404, {"error": "Task not found"})
         if match and match.group(2):
             content = task.get("result", {}).get("content", "")
-            return self._json(200, {"task_id": task["id"], "artifacts": [
-                {"id": f"artifact_{task['id']}", "type": "text", "mimeType": "text/plain", "data": content}]})
+            return self._json(
+                200,
+                {
+                    "task_id": task["id"],
+                    "artifacts": [
+                        {
+                            "id": f"artifact_{task['id']}",
+                            "type": "text",
+                            "mimeType": "text/plain",
+                            "data": content,
+                        }
+                    ],
+                },
+            )
         return self._json(200, task)
 
     def do_DELETE(self) -> None:

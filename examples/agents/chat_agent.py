@@ -51,8 +51,10 @@ USERS = [
     {"id": 2, "name": "Ervin Howell", "email": "Shanna@melissa.tv", "username": "Antonette"},
     {"id": 3, "name": "Clementine Bauch", "email": "Nathan@yesenia.net", "username": "Samantha"},
 ]
-POSTS = [{"id": i, "userId": (i + 1) // 2, "title": f"Post number {i}", "body": f"This is the body of post {i}."}
-         for i in range(1, 6)]
+POSTS = [
+    {"id": i, "userId": (i + 1) // 2, "title": f"Post number {i}", "body": f"This is the body of post {i}."}
+    for i in range(1, 6)
+]
 
 
 class BadRequest(Exception):
@@ -128,14 +130,25 @@ class AgentHandler(Noted, BaseHTTPRequestHandler):
                 try:
                     return handler(self, *match.groups())
                 except BadRequest as exc:
-                    return self.send_json(400, {"error": {"message": str(exc), "type": "invalid_request_error"}})
+                    return self.send_json(
+                        400, {"error": {"message": str(exc), "type": "invalid_request_error"}}
+                    )
             allowed = allowed or bool(match)
         if allowed:
-            return self.send_json(405, {"error": {"message": f"Method {method} not allowed for {path}",
-                                                  "type": "invalid_request_error"}})
+            return self.send_json(
+                405,
+                {
+                    "error": {
+                        "message": f"Method {method} not allowed for {path}",
+                        "type": "invalid_request_error",
+                    }
+                },
+            )
         self.send_json(404, {"message": f"Endpoint not found: {path}"})
 
-    def send_raw(self, status: int, body: bytes, content_type: str, headers: dict[str, str] | None = None) -> None:
+    def send_raw(
+        self, status: int, body: bytes, content_type: str, headers: dict[str, str] | None = None
+    ) -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
@@ -148,7 +161,9 @@ class AgentHandler(Noted, BaseHTTPRequestHandler):
         body = json.dumps(obj, ensure_ascii=False).encode()
         self.send_raw(status, body, "application/json; charset=utf-8", headers)
 
-    def send_stream(self, content_type: str, parts: Iterable[str], headers: dict[str, str] | None = None) -> None:
+    def send_stream(
+        self, content_type: str, parts: Iterable[str], headers: dict[str, str] | None = None
+    ) -> None:
         """Send each part as its own HTTP chunk (``Transfer-Encoding: chunked``), flushing each."""
         self.send_response(200)
         self.send_header("Content-Type", content_type)
@@ -207,11 +222,17 @@ class AgentHandler(Noted, BaseHTTPRequestHandler):
             return
         steps, final = run_agent(messages, reply)
         if body.get("protocol") == "ui":
-            self.send_stream("text/event-stream", ui_message_stream(steps, final, "msg_1"),
-                             {"x-vercel-ai-ui-message-stream": "v1"})
+            self.send_stream(
+                "text/event-stream",
+                ui_message_stream(steps, final, "msg_1"),
+                {"x-vercel-ai-ui-message-stream": "v1"},
+            )
         else:
-            self.send_stream("text/plain; charset=utf-8", vercel_data_stream(steps, final, usage(messages, final)),
-                             {"x-vercel-ai-data-stream": "v1"})
+            self.send_stream(
+                "text/plain; charset=utf-8",
+                vercel_data_stream(steps, final, usage(messages, final)),
+                {"x-vercel-ai-data-stream": "v1"},
+            )
 
     def user(self, user_id: str) -> None:
         found = [u for u in USERS if u["id"] == int(user_id)]
@@ -227,8 +248,9 @@ class AgentHandler(Noted, BaseHTTPRequestHandler):
 
     def job(self, job_id: str) -> None:
         progress = min(100, 50 * self.server.bump(f"job:{job_id}"))
-        self.send_json(200, {"id": job_id, "status": "complete" if progress >= 100 else "pending",
-                             "progress": progress})
+        self.send_json(
+            200, {"id": job_id, "status": "complete" if progress >= 100 else "pending", "progress": progress}
+        )
 
     def flaky(self, key: str) -> None:
         attempt = self.server.bump(f"flaky:{key}")

@@ -53,8 +53,7 @@ def message_text(msg: Any) -> str:
         return content
     parts = content if isinstance(content, list) else msg.get("parts") or []
     return "".join(
-        str(p.get("text", "")) for p in parts
-        if isinstance(p, dict) and p.get("type", "text") == "text"
+        str(p.get("text", "")) for p in parts if isinstance(p, dict) and p.get("type", "text") == "text"
     )
 
 
@@ -67,9 +66,10 @@ def _city(text: str) -> str | None:
     hits = list(re.finditer(r"\bin\s+", text, re.I))
     if not hits:
         return None
-    rest = text[hits[-1].end():]
-    m = re.match(r"([a-z][a-z .'-]*?)\s*(?:\b(?:today|tomorrow|right now|now|please)\b|[?.!,;]|$)",
-                 rest, re.I)
+    rest = text[hits[-1].end() :]
+    m = re.match(
+        r"([a-z][a-z .'-]*?)\s*(?:\b(?:today|tomorrow|right now|now|please)\b|[?.!,;]|$)", rest, re.I
+    )
     return " ".join(w.capitalize() for w in m.group(1).split()) if m else None
 
 
@@ -111,9 +111,12 @@ def respond(messages: list[dict[str, Any]]) -> Reply:
     last = user_idx[-1]
     text = message_text(messages[last]).strip()
     low = text.lower()
-    answered = any(isinstance(m, dict) and m.get("role") == "tool" for m in messages[last + 1:])
-    counter = sum(len(m.get("tool_calls") or []) for m in messages
-                  if isinstance(m, dict) and m.get("role") == "assistant")
+    answered = any(isinstance(m, dict) and m.get("role") == "tool" for m in messages[last + 1 :])
+    counter = sum(
+        len(m.get("tool_calls") or [])
+        for m in messages
+        if isinstance(m, dict) and m.get("role") == "assistant"
+    )
 
     def call(name: str, args: dict[str, Any]) -> ToolCall:
         nonlocal counter
@@ -153,8 +156,10 @@ def _route(text: str, low: str, answered: bool, history: list[str], call: Any) -
         ev = _event(text)
         if answered:
             return Reply(_scheduled_text(ev))
-        return Reply(_scheduled_text(ev), [call("check_calendar", {"date": ev["date"], "time": ev["time"]}),
-                                           call("create_event", ev)])
+        return Reply(
+            _scheduled_text(ev),
+            [call("check_calendar", {"date": ev["date"], "time": ev["time"]}), call("create_event", ev)],
+        )
     if re.search(r"\b(hello|hi)\b", low):
         return Reply("Hello! How can I help you today?")
     return Reply(f"You said: {text}")
@@ -163,9 +168,11 @@ def _route(text: str, low: str, answered: bool, history: list[str], call: Any) -
 def run_tool(tc: ToolCall) -> Any:
     """Fake, deterministic tool implementations used by the server-side agent loop."""
     args = tc.arguments
-    return {"get_weather": {"city": args.get("city"), "temperature": 22, "unit": "celsius", "condition": "sunny"},
-            "check_calendar": {"date": args.get("date"), "available": True},
-            "create_event": {"event_id": "evt_1", "status": "created", **args}}.get(tc.name, {"deleted": 42})
+    return {
+        "get_weather": {"city": args.get("city"), "temperature": 22, "unit": "celsius", "condition": "sunny"},
+        "check_calendar": {"date": args.get("date"), "available": True},
+        "create_event": {"event_id": "evt_1", "status": "created", **args},
+    }.get(tc.name, {"deleted": 42})
 
 
 def run_agent(messages: list[dict[str, Any]], first: Reply) -> tuple[list[tuple[ToolCall, Any]], Reply]:
@@ -174,9 +181,20 @@ def run_agent(messages: list[dict[str, Any]], first: Reply) -> tuple[list[tuple[
     for _ in range(3):
         if not reply.tool_calls:
             break
-        history.append({"role": "assistant", "content": reply.content, "tool_calls": [
-            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments_json}}
-            for c in reply.tool_calls]})
+        history.append(
+            {
+                "role": "assistant",
+                "content": reply.content,
+                "tool_calls": [
+                    {
+                        "id": c.id,
+                        "type": "function",
+                        "function": {"name": c.name, "arguments": c.arguments_json},
+                    }
+                    for c in reply.tool_calls
+                ],
+            }
+        )
         for c in reply.tool_calls:
             result = run_tool(c)
             steps.append((c, result))
@@ -200,7 +218,7 @@ def split_text(text: str) -> list[str]:
 def split_fragments(s: str, parts: int = 3) -> list[str]:
     """Split a string into ``parts`` roughly equal fragments (at least 2 when possible)."""
     size = max(1, -(-len(s) // parts))
-    return [s[i:i + size] for i in range(0, len(s), size)] or [""]
+    return [s[i : i + size] for i in range(0, len(s), size)] or [""]
 
 
 def completion_id(messages: list[dict[str, Any]]) -> str:
@@ -211,18 +229,30 @@ def openai_completion(reply: Reply, model: str, messages: list[dict[str, Any]]) 
     """Non-streaming ``chat.completion`` object."""
     msg: dict[str, Any] = {"role": "assistant", "content": reply.content}
     if reply.tool_calls:
-        msg["tool_calls"] = [{"id": c.id, "type": "function",
-                              "function": {"name": c.name, "arguments": c.arguments_json}}
-                             for c in reply.tool_calls]
-    return {"id": completion_id(messages), "object": "chat.completion", "created": CREATED, "model": model,
-            "choices": [{"index": 0, "message": msg, "finish_reason": reply.finish_reason, "logprobs": None}],
-            "usage": usage(messages, reply)}
+        msg["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments_json}}
+            for c in reply.tool_calls
+        ]
+    return {
+        "id": completion_id(messages),
+        "object": "chat.completion",
+        "created": CREATED,
+        "model": model,
+        "choices": [{"index": 0, "message": msg, "finish_reason": reply.finish_reason, "logprobs": None}],
+        "usage": usage(messages, reply),
+    }
 
 
-def openai_chunks(reply: Reply, model: str, messages: list[dict[str, Any]],
-                  include_usage: bool = False) -> Iterator[str]:
+def openai_chunks(
+    reply: Reply, model: str, messages: list[dict[str, Any]], include_usage: bool = False
+) -> Iterator[str]:
     """SSE ``chat.completion.chunk`` events; tool arguments arrive in several fragments."""
-    base = {"id": completion_id(messages), "object": "chat.completion.chunk", "created": CREATED, "model": model}
+    base = {
+        "id": completion_id(messages),
+        "object": "chat.completion.chunk",
+        "created": CREATED,
+        "model": model,
+    }
 
     def event(delta: dict[str, Any], finish: str | None = None) -> str:
         return f"data: {_dumps({**base, 'choices': [{'index': 0, 'delta': delta, 'finish_reason': finish}]})}\n\n"
@@ -234,7 +264,12 @@ def openai_chunks(reply: Reply, model: str, messages: list[dict[str, Any]],
         for j, frag in enumerate(split_fragments(c.arguments_json)):
             tc: dict[str, Any] = {"index": i, "function": {"arguments": frag}}
             if j == 0:
-                tc = {"index": i, "id": c.id, "type": "function", "function": {"name": c.name, "arguments": frag}}
+                tc = {
+                    "index": i,
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": frag},
+                }
             yield event({"tool_calls": [tc]})
     yield event({}, reply.finish_reason)
     if include_usage:
@@ -249,13 +284,16 @@ def vercel_data_stream(steps: list[tuple[ToolCall, Any]], final: Reply, use: dic
         yield f"a:{_dumps({'toolCallId': c.id, 'result': result})}\n"
     for piece in split_text(final.content or ""):
         yield f"0:{_dumps(piece)}\n"
-    finish = {"finishReason": "stop",
-              "usage": {"promptTokens": use["prompt_tokens"], "completionTokens": use["completion_tokens"]}}
+    finish = {
+        "finishReason": "stop",
+        "usage": {"promptTokens": use["prompt_tokens"], "completionTokens": use["completion_tokens"]},
+    }
     yield f"d:{_dumps(finish)}\n"
 
 
 def ui_message_stream(steps: list[tuple[ToolCall, Any]], final: Reply, message_id: str) -> Iterator[str]:
     """AI SDK 5 UI message stream (SSE JSON events ending with ``[DONE]``)."""
+
     def ev(obj: dict[str, Any]) -> str:
         return f"data: {_dumps(obj)}\n\n"
 
@@ -265,7 +303,9 @@ def ui_message_stream(steps: list[tuple[ToolCall, Any]], final: Reply, message_i
         yield ev({"type": "tool-input-start", "toolCallId": c.id, "toolName": c.name})
         for frag in split_fragments(c.arguments_json):
             yield ev({"type": "tool-input-delta", "toolCallId": c.id, "inputTextDelta": frag})
-        yield ev({"type": "tool-input-available", "toolCallId": c.id, "toolName": c.name, "input": c.arguments})
+        yield ev(
+            {"type": "tool-input-available", "toolCallId": c.id, "toolName": c.name, "input": c.arguments}
+        )
         yield ev({"type": "tool-output-available", "toolCallId": c.id, "output": result})
     if steps:
         yield ev({"type": "finish-step"})

@@ -51,13 +51,26 @@ class Agent:
 
     @classmethod
     def from_config(cls, name: str, data: dict[str, Any]) -> Agent:
-        return cls(name, str(data.get("instructions") or ""), list(data.get("tools") or []),
-                   list(data.get("handoffs") or []), list(data.get("skills") or []), dict(data.get("extra") or {}),
-                   bool(data.get("available", True)))
+        return cls(
+            name,
+            str(data.get("instructions") or ""),
+            list(data.get("tools") or []),
+            list(data.get("handoffs") or []),
+            list(data.get("skills") or []),
+            dict(data.get("extra") or {}),
+            bool(data.get("available", True)),
+        )
 
     def config(self) -> dict[str, Any]:
-        return {"name": self.name, "instructions": self.instructions, "tools": self.tools, "handoffs": self.handoffs,
-                "skills": self.skills, "extra": self.extra, "available": self.available}
+        return {
+            "name": self.name,
+            "instructions": self.instructions,
+            "tools": self.tools,
+            "handoffs": self.handoffs,
+            "skills": self.skills,
+            "extra": self.extra,
+            "available": self.available,
+        }
 
     @property
     def auth(self) -> dict[str, Any]:
@@ -75,17 +88,31 @@ def builtin_agents() -> dict[str, Agent]:
         Agent("echo-agent", "Repeat back exactly what the user says, prefixed with 'Echo: '"),
         Agent("verbose-agent", "Provide detailed, multi-sentence responses to demonstrate streaming."),
         Agent("minimal-agent", "Answer as briefly as possible."),
-        Agent("tool-agent", "Use the provided tools to help users. Always use tools when appropriate.",
-              ["get_weather", "search", "calculate"]),
-        Agent("router", "Route weather questions to weather-agent, math questions to calculator-agent.",
-              handoffs=["weather-agent", "calculator-agent"]),
+        Agent(
+            "tool-agent",
+            "Use the provided tools to help users. Always use tools when appropriate.",
+            ["get_weather", "search", "calculate"],
+        ),
+        Agent(
+            "router",
+            "Route weather questions to weather-agent, math questions to calculator-agent.",
+            handoffs=["weather-agent", "calculator-agent"],
+        ),
         Agent("weather-agent", "Provide weather information for requested locations.", ["get_weather"]),
         Agent("calculator-agent", "Solve math problems.", ["calculate"]),
         Agent("report-agent", "Summarize weather data into reports"),
-        Agent("protected-agent", "Provide sensitive data only to authenticated callers.", skills=["AuthSkill"],
-              extra={"auth_config": {"mode": "validate", "required_scopes": ["read"]}}),
-        Agent("client-agent", "Call protected-agent to get data.", skills=["AuthSkill"],
-              extra={"auth_config": {"mode": "self-issued", "scopes": ["read", "write"]}}),
+        Agent(
+            "protected-agent",
+            "Provide sensitive data only to authenticated callers.",
+            skills=["AuthSkill"],
+            extra={"auth_config": {"mode": "validate", "required_scopes": ["read"]}},
+        ),
+        Agent(
+            "client-agent",
+            "Call protected-agent to get data.",
+            skills=["AuthSkill"],
+            extra={"auth_config": {"mode": "self-issued", "scopes": ["read", "write"]}},
+        ),
     ]
     return {a.name: a for a in agents}
 
@@ -133,7 +160,12 @@ def city_from(messages: list[dict[str, Any]]) -> str | None:
 
 def weather(city: str) -> dict[str, Any]:
     seed = int(hashlib.sha1(city.lower().encode()).hexdigest(), 16)
-    return {"location": city, "temperature": 10 + seed % 20, "unit": "celsius", "condition": _CONDITIONS[seed % 5]}
+    return {
+        "location": city,
+        "temperature": 10 + seed % 20,
+        "unit": "celsius",
+        "condition": _CONDITIONS[seed % 5],
+    }
 
 
 def calculate(expression: str) -> str:
@@ -141,7 +173,14 @@ def calculate(expression: str) -> str:
     if match is None:
         return "I could not read that expression."
     a, op, b = float(match.group(1)), match.group(2), float(match.group(3))
-    value = {"+": a + b, "-": a - b, "*": a * b, "x": a * b, "\u00d7": a * b, "/": a / b if b else float("nan")}[op]
+    value = {
+        "+": a + b,
+        "-": a - b,
+        "*": a * b,
+        "x": a * b,
+        "\u00d7": a * b,
+        "/": a / b if b else float("nan"),
+    }[op]
     shown = int(value) if value == int(value) else round(value, 6)
     return f"{match.group(0)} = {shown}"
 
@@ -190,7 +229,9 @@ class Runner:
         own = agent.speciality()
         prefix: list[dict[str, Any]] = []
         if own & set(wanted):  # do our own part first, then pass it on
-            done = Answer(agent.name, self.weather_text(messages) if "weather" in own else self.chat(agent, text))
+            done = Answer(
+                agent.name, self.weather_text(messages) if "weather" in own else self.chat(agent, text)
+            )
             prefix = [{"role": "assistant", "name": agent.name, "content": done.content}]
             wanted = [w for w in wanted if w not in own]
         targets = [self.agents.get(name) or Agent(name, available=False) for name in agent.handoffs]
@@ -199,13 +240,22 @@ class Runner:
             if target is None:
                 continue
             context = copy.deepcopy(messages) + prefix
-            event = {"type": "handoff", "from": agent.name, "to": target.name, "status": "completed",
-                     "context": context, "metadata": {"message": text, "timestamp": time.time(),
-                                                      "session_id": self.session_id}}
+            event = {
+                "type": "handoff",
+                "from": agent.name,
+                "to": target.name,
+                "status": "completed",
+                "context": context,
+                "metadata": {"message": text, "timestamp": time.time(), "session_id": self.session_id},
+            }
             if not target.available:
                 event.update(status="failed", error=f"{target.name} is unavailable")
-                return Answer(agent.name, f"Sorry, {target.name} is unavailable right now, so I could not "
-                                          "complete your request. Please try again later.", events=[event])
+                return Answer(
+                    agent.name,
+                    f"Sorry, {target.name} is unavailable right now, so I could not "
+                    "complete your request. Please try again later.",
+                    events=[event],
+                )
             result = self.run(target, {"messages": context}, depth + 1)
             result.events[:0] = [event]
             return result
@@ -217,8 +267,12 @@ class Runner:
         events: list[dict[str, Any]] = []
         auth = agent.auth
         if auth.get("mode") == "self-issued":
-            token = compliance_auth.mint(f"{self.issuer}/agents/{agent.name}", agent.name, list(auth.get("scopes") or []))
-            events.append({"type": "auth.token_generated", "agent": agent.name, "scopes": auth.get("scopes") or []})
+            token = compliance_auth.mint(
+                f"{self.issuer}/agents/{agent.name}", agent.name, list(auth.get("scopes") or [])
+            )
+            events.append(
+                {"type": "auth.token_generated", "agent": agent.name, "scopes": auth.get("scopes") or []}
+            )
         else:
             token = None
         if target.auth.get("mode") == "validate":
@@ -227,7 +281,9 @@ class Runner:
             except compliance_auth.TokenError as exc:
                 events.append({"type": "auth.token_rejected", "agent": target.name, "reason": exc.code})
                 return Answer(agent.name, f"{target.name} refused the call: {exc}", events=events)
-            events.append({"type": "auth.token_validated", "agent": target.name, "subject": claims.get("sub")})
+            events.append(
+                {"type": "auth.token_validated", "agent": target.name, "subject": claims.get("sub")}
+            )
         answer = self.run(target, {"messages": messages}, 3)
         events.append({"type": "a2a.response", "agent": target.name, "status": 200})
         return Answer(agent.name, f"{target.name} answered: {answer.content}", events=events + answer.events)
@@ -265,17 +321,23 @@ class Runner:
             numbers = ", ".join(str(n) for n in range(int(count.group(1)), int(count.group(2)) + 1))
             return f"Sure, here is the count: {numbers}. Counting is a simple way to see a stream at work. Each number arrived as its own piece of text."
         topic = re.sub(r"^(tell me|write|give me)\s+", "", text.strip().rstrip("?.!"), flags=re.I)
-        return (f"Here is a response about {topic}. It is written in several sentences so that it streams in many "
-                f"chunks. Each sentence adds a little more detail to the answer. The story ends here, as all good "
-                f"stories must.")
+        return (
+            f"Here is a response about {topic}. It is written in several sentences so that it streams in many "
+            f"chunks. Each sentence adds a little more detail to the answer. The story ends here, as all good "
+            f"stories must."
+        )
 
     # -- tools the client offers (OpenAI function calling) ------------------------------------------
 
     def client_tools(self, agent: Agent, body: dict[str, Any], messages: list[dict[str, Any]]) -> Answer:
-        tools = {(t.get("function") or {}).get("name"): t for t in body.get("tools") or [] if isinstance(t, dict)}
+        tools = {
+            (t.get("function") or {}).get("name"): t for t in body.get("tools") or [] if isinstance(t, dict)
+        }
         results = _tool_results(messages)
         if results is not None:
-            return Answer(agent.name, " ".join(_describe_result(name, args, content) for name, args, content in results))
+            return Answer(
+                agent.name, " ".join(_describe_result(name, args, content) for name, args, content in results)
+            )
         choice = body.get("tool_choice", "auto")
         text = last_user(messages)
         if choice == "none" or not tools:
@@ -301,7 +363,11 @@ class Runner:
         if body.get("parallel_tool_calls") is False:
             calls = calls[:1]
         base = sum(len(m.get("tool_calls") or []) for m in messages if m.get("role") == "assistant")
-        return Answer(agent.name, None, [ToolCall(f"call_{base + n + 1}", name, args) for n, (name, args) in enumerate(calls)])
+        return Answer(
+            agent.name,
+            None,
+            [ToolCall(f"call_{base + n + 1}", name, args) for n, (name, args) in enumerate(calls)],
+        )
 
     def without_tools(self, text: str) -> str:
         if "weather" in intents(text):
@@ -335,24 +401,31 @@ def _arguments(tool: dict[str, Any], text: str, city: str | None) -> dict[str, A
 
 def _tool_results(messages: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any], str]] | None:
     """(tool name, arguments, result) for the tool messages answering the last assistant tool calls."""
-    last = max((i for i, m in enumerate(messages) if m.get("role") == "assistant" and m.get("tool_calls")), default=None)
+    last = max(
+        (i for i, m in enumerate(messages) if m.get("role") == "assistant" and m.get("tool_calls")),
+        default=None,
+    )
     if last is None:
         return None
     calls = {c.get("id"): c for c in messages[last].get("tool_calls") or [] if isinstance(c, dict)}
     results = []
-    for message in messages[last + 1:]:
+    for message in messages[last + 1 :]:
         if message.get("role") != "tool":
             continue
         call = calls.get(message.get("tool_call_id"))
         if call is None:
-            raise BadRequest(f"tool message has tool_call_id '{message.get('tool_call_id')}', which matches no tool "
-                             f"call of the assistant message (ids: {', '.join(str(k) for k in calls)})")
+            raise BadRequest(
+                f"tool message has tool_call_id '{message.get('tool_call_id')}', which matches no tool "
+                f"call of the assistant message (ids: {', '.join(str(k) for k in calls)})"
+            )
         function = call.get("function") or {}
         try:
             args = json.loads(function.get("arguments") or "{}")
         except ValueError:
             args = {}
-        results.append((str(function.get("name")), args if isinstance(args, dict) else {}, str(message.get("content"))))
+        results.append(
+            (str(function.get("name")), args if isinstance(args, dict) else {}, str(message.get("content")))
+        )
     return results or None
 
 

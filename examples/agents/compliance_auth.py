@@ -80,11 +80,19 @@ def _sign(message: int) -> int:
     return mq + (_QINV * (mp - mq) % P) * Q
 
 
-def mint(issuer: str, subject: str, scopes: list[str], expires_in: int = 3600, now: float | None = None) -> str:
+def mint(
+    issuer: str, subject: str, scopes: list[str], expires_in: int = 3600, now: float | None = None
+) -> str:
     """A signed token; ``expires_in`` below zero gives an expired one."""
     issued = int(time.time() if now is None else now)
     header = {"alg": "RS256", "typ": "JWT", "kid": KID}
-    claims = {"iss": issuer, "sub": subject, "scope": " ".join(scopes), "iat": issued, "exp": issued + expires_in}
+    claims = {
+        "iss": issuer,
+        "sub": subject,
+        "scope": " ".join(scopes),
+        "iat": issued,
+        "exp": issued + expires_in,
+    }
     signing = f"{b64url(json.dumps(header).encode())}.{b64url(json.dumps(claims).encode())}".encode()
     signature = _sign(_encoded(signing)).to_bytes(_SIZE, "big")
     return f"{signing.decode()}.{b64url(signature)}"
@@ -105,7 +113,9 @@ def verify(token: str, now: float | None = None) -> dict[str, Any]:
         raise TokenError("invalid_token", "the token is not an RS256 JWT")
     if pow(signature, E, N) != _encoded(f"{parts[0]}.{parts[1]}".encode()):
         raise TokenError("invalid_token", "the token signature is not valid")
-    if not isinstance(claims.get("exp"), (int, float)) or claims["exp"] <= (time.time() if now is None else now):
+    if not isinstance(claims.get("exp"), (int, float)) or claims["exp"] <= (
+        time.time() if now is None else now
+    ):
         raise TokenError("token_expired", "the token has expired; request a new one")
     return claims
 
@@ -116,8 +126,18 @@ def scopes(claims: dict[str, Any]) -> set[str]:
 
 def jwks() -> dict[str, Any]:
     n = N.to_bytes(_SIZE, "big")
-    return {"keys": [{"kty": "RSA", "kid": KID, "use": "sig", "alg": "RS256", "n": b64url(n),
-                       "e": b64url(E.to_bytes(3, "big"))}]}
+    return {
+        "keys": [
+            {
+                "kty": "RSA",
+                "kid": KID,
+                "use": "sig",
+                "alg": "RS256",
+                "n": b64url(n),
+                "e": b64url(E.to_bytes(3, "big")),
+            }
+        ]
+    }
 
 
 def openid_configuration(issuer: str) -> dict[str, Any]:

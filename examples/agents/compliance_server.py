@@ -90,8 +90,15 @@ class ComplianceHandler(AgentHandler):
             raise BadRequest("Request body must be a JSON object")
         name = body.get("model") or agent_name
         if not isinstance(name, str) or not name:
-            return self.send_json(400, error("invalid_request_error", "you must provide a model parameter (the agent "
-                                             "name)", "missing_model", param="model"))
+            return self.send_json(
+                400,
+                error(
+                    "invalid_request_error",
+                    "you must provide a model parameter (the agent name)",
+                    "missing_model",
+                    param="model",
+                ),
+            )
         messages = body.get("messages")
         if not isinstance(messages, list) or not messages:
             raise BadRequest("'messages' is required and must be a non-empty array")
@@ -102,10 +109,19 @@ class ComplianceHandler(AgentHandler):
             agent = self.server.agents.get(name)
             agents = dict(self.server.agents)
         if agent is None:
-            return self.send_json(404, error("invalid_request_error", f"The model '{name}' does not exist (no such "
-                                             "agent)", "model_not_found", param="model"))
+            return self.send_json(
+                404,
+                error(
+                    "invalid_request_error",
+                    f"The model '{name}' does not exist (no such agent)",
+                    "model_not_found",
+                    param="model",
+                ),
+            )
         if not agent.available:
-            return self.send_json(503, error("server_error", f"Agent '{name}' is unavailable", "agent_unavailable"))
+            return self.send_json(
+                503, error("server_error", f"Agent '{name}' is unavailable", "agent_unavailable")
+            )
         if agent_name is not None and not self._token_ok(agent, agent.auth.get("required_scopes") or []):
             return
         session = "sess_" + hashlib.sha1(json.dumps(messages, sort_keys=True).encode()).hexdigest()[:12]
@@ -128,8 +144,13 @@ class ComplianceHandler(AgentHandler):
 
     def _stream(self, agent: str, parts: list[str]) -> None:
         """Each part as its own HTTP chunk; stop quietly (and record it) when the client went away."""
-        record: dict[str, Any] = {"agent": agent, "parts": len(parts), "sent": 0, "completed": False,
-                                  "client_gone": False}
+        record: dict[str, Any] = {
+            "agent": agent,
+            "parts": len(parts),
+            "sent": 0,
+            "completed": False,
+            "client_gone": False,
+        }
         with self.server.lock:
             self.server.streams.append(record)
         self.send_response(200)
@@ -167,8 +188,11 @@ class ComplianceHandler(AgentHandler):
         key = self.server.api_key
         if key is None or self.headers.get("Authorization") == f"Bearer {key}":
             return True
-        self.send_json(401, error("authentication_error", "invalid or missing API key", "invalid_api_key"),
-                       {"WWW-Authenticate": "Bearer"})
+        self.send_json(
+            401,
+            error("authentication_error", "invalid or missing API key", "invalid_api_key"),
+            {"WWW-Authenticate": "Bearer"},
+        )
         return False
 
     def _token_ok(self, agent: Agent, required: list[str]) -> bool:
@@ -177,20 +201,37 @@ class ComplianceHandler(AgentHandler):
             return True
         header = self.headers.get("Authorization") or ""
         if not header.startswith("Bearer "):
-            self.send_json(401, error("authentication_error", "Authentication required: send Authorization: Bearer "
-                                      "<token>", "missing_token"), {"WWW-Authenticate": 'Bearer realm="agents"'})
+            self.send_json(
+                401,
+                error(
+                    "authentication_error",
+                    "Authentication required: send Authorization: Bearer <token>",
+                    "missing_token",
+                ),
+                {"WWW-Authenticate": 'Bearer realm="agents"'},
+            )
             return False
         try:
-            claims = compliance_auth.verify(header[len("Bearer "):].strip())
+            claims = compliance_auth.verify(header[len("Bearer ") :].strip())
         except compliance_auth.TokenError as exc:
             kind = "authentication_error" if exc.code == "token_expired" else "invalid_token"
-            self.send_json(401, error(kind, str(exc), exc.code),
-                           {"WWW-Authenticate": f'Bearer error="invalid_token", error_description="{exc}"'})
+            self.send_json(
+                401,
+                error(kind, str(exc), exc.code),
+                {"WWW-Authenticate": f'Bearer error="invalid_token", error_description="{exc}"'},
+            )
             return False
         missing = [s for s in required if s not in compliance_auth.scopes(claims)]
         if missing:
-            self.send_json(403, error("insufficient_scope", f"the token lacks the scope(s) {', '.join(missing)}",
-                                      "insufficient_scope", required_scopes=required))
+            self.send_json(
+                403,
+                error(
+                    "insufficient_scope",
+                    f"the token lacks the scope(s) {', '.join(missing)}",
+                    "insufficient_scope",
+                    required_scopes=required,
+                ),
+            )
             return False
         return True
 
@@ -234,13 +275,18 @@ class ComplianceHandler(AgentHandler):
         else:
             form = {k: v[0] for k, v in parse_qs(self.body.decode("utf-8", "replace")).items()}
         if form.get("grant_type") != "client_credentials":
-            return self.send_json(400, error("unsupported_grant_type", "grant_type must be client_credentials"))
+            return self.send_json(
+                400, error("unsupported_grant_type", "grant_type must be client_credentials")
+            )
         allowed = list(agent.auth.get("scopes") or agent.auth.get("required_scopes") or [])
         wanted = form.get("scope", " ".join(allowed)).split()
         if any(s not in allowed for s in wanted):
             return self.send_json(400, error("invalid_scope", f"scopes allowed: {', '.join(allowed)}"))
         token = compliance_auth.mint(self.issuer(name), name, wanted)
-        self.send_json(200, {"access_token": token, "token_type": "Bearer", "expires_in": 3600, "scope": " ".join(wanted)})
+        self.send_json(
+            200,
+            {"access_token": token, "token_type": "Bearer", "expires_in": 3600, "scope": " ".join(wanted)},
+        )
 
     # -- admin --------------------------------------------------------------------------------------
 
@@ -256,7 +302,9 @@ class ComplianceHandler(AgentHandler):
     def put_agent(self, name: str) -> None:
         data = self.json_body()
         if not isinstance(data, dict):
-            raise BadRequest("an agent is a JSON object: {instructions, tools, handoffs, skills, extra, available}")
+            raise BadRequest(
+                "an agent is a JSON object: {instructions, tools, handoffs, skills, extra, available}"
+            )
         agent = Agent.from_config(name, data)
         with self.server.lock:
             created = name not in self.server.agents
@@ -266,7 +314,9 @@ class ComplianceHandler(AgentHandler):
     def delete_agent(self, name: str) -> None:
         with self.server.lock:
             found = self.server.agents.pop(name, None)
-        self.send_json(200 if found else 404, {"deleted": name} if found else error("not_found_error", "no such agent"))
+        self.send_json(
+            200 if found else 404, {"deleted": name} if found else error("not_found_error", "no such agent")
+        )
 
     def list_streams(self) -> None:
         with self.server.lock:
@@ -297,7 +347,9 @@ ComplianceHandler.routes = [
 ]
 
 
-def start_server(port: int = 0, host: str = "127.0.0.1", api_key: str | None = None) -> tuple[ComplianceServer, str]:
+def start_server(
+    port: int = 0, host: str = "127.0.0.1", api_key: str | None = None
+) -> tuple[ComplianceServer, str]:
     """Serve in a daemon thread; returns ``(server, base_url)``. Stop with ``server.shutdown()``."""
     server = ComplianceServer((host, port), api_key)
     threading.Thread(target=server.serve_forever, args=(0.05,), name="compliance-server", daemon=True).start()
@@ -319,8 +371,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=8765, help="port to listen on (0 = pick a free port)")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--api-key", default=None, help="require this bearer token on the chat endpoints")
-    parser.add_argument("--print-tokens", action="store_true",
-                        help="print export lines for the auth placeholders (VALID_JWT_TOKEN, ...) and exit")
+    parser.add_argument(
+        "--print-tokens",
+        action="store_true",
+        help="print export lines for the auth placeholders (VALID_JWT_TOKEN, ...) and exit",
+    )
     args = parser.parse_args(argv)
     if args.print_tokens:
         for name, value in placeholder_tokens(f"http://{args.host}:{args.port}").items():

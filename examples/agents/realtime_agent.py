@@ -86,13 +86,27 @@ async def _respond(send: Any, socket: Any, items: list[dict[str, Any]], number: 
     if weather:
         arguments = json.dumps({"location": weather.group(1)})
         call = {"type": "function_call", "name": "get_weather", "call_id": "call_1", "arguments": arguments}
-        await send("response.function_call_arguments.delta", response_id=response_id, call_id="call_1", delta=arguments)
-        await send("response.function_call_arguments.done", response_id=response_id, call_id="call_1",
-                   name="get_weather", arguments=arguments)
+        await send(
+            "response.function_call_arguments.delta",
+            response_id=response_id,
+            call_id="call_1",
+            delta=arguments,
+        )
+        await send(
+            "response.function_call_arguments.done",
+            response_id=response_id,
+            call_id="call_1",
+            name="get_weather",
+            arguments=arguments,
+        )
         await send("response.done", response={"id": response_id, "status": "completed", "output": [call]})
         return True
-    answer = f"Echo: {text[::-1] if mode == 'wrong_text' else text}" + (f" (turn {number})" if number > 1 else "")
-    await send("response.output_item.added", response_id=response_id, item={"type": "message", "role": "assistant"})
+    answer = f"Echo: {text[::-1] if mode == 'wrong_text' else text}" + (
+        f" (turn {number})" if number > 1 else ""
+    )
+    await send(
+        "response.output_item.added", response_id=response_id, item={"type": "message", "role": "assistant"}
+    )
     for n, word in enumerate(re.findall(r"\S+\s*", answer)):
         await send("response.text.delta", response_id=response_id, delta=word)
         if mode == "close_mid" and n == 0:
@@ -113,7 +127,9 @@ class Server:
         self.ready = threading.Event()
         self.stop: asyncio.Future[None] | None = None
         self.url = ""
-        self.thread = threading.Thread(target=self.loop.run_until_complete, args=(self._serve(),), daemon=True)
+        self.thread = threading.Thread(
+            target=self.loop.run_until_complete, args=(self._serve(),), daemon=True
+        )
 
     async def _serve(self) -> None:
         from websockets.asyncio.server import serve

@@ -39,8 +39,10 @@ class Noted:
 
 def noted_asgi(app: Any, agent: str) -> Any:
     """An ASGI application noting each HTTP request and WebSocket ``app`` is given."""
+
     async def logged(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope.get("type") in ("http", "websocket"):
             note(agent, str(scope.get("method", "WEBSOCKET")), str(scope.get("path", "")))
         await app(scope, receive, send)
+
     return logged

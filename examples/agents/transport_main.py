@@ -9,7 +9,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 
-def serve_main(description: str, start_server: Callable[[int, str], tuple[Any, str]], modes: Sequence[str]) -> None:
+def serve_main(
+    description: str, start_server: Callable[[int, str], tuple[Any, str]], modes: Sequence[str]
+) -> None:
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--mode", choices=modes, default="ok")

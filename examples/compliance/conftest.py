@@ -49,7 +49,9 @@ def _start_transport_agents() -> None:
     import importlib
 
     for variable, module in _TRANSPORT_AGENTS.items():
-        if os.environ.get(variable) or os.environ.get(variable.replace("_JSONRPC", "").replace("_WEBAGENTS", "")):
+        if os.environ.get(variable) or os.environ.get(
+            variable.replace("_JSONRPC", "").replace("_WEBAGENTS", "")
+        ):
             continue
         server, url = importlib.import_module(module).start_server(0)
         os.environ[variable] = url
@@ -84,9 +86,12 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def _call(method: str, path: str, data: Any = None) -> Any:
-    request = urllib.request.Request(_state["url"] + path, method=method,
-                                     data=None if data is None else json.dumps(data).encode(),
-                                     headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        _state["url"] + path,
+        method=method,
+        data=None if data is None else json.dumps(data).encode(),
+        headers={"Content-Type": "application/json"},
+    )
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
             return json.loads(response.read() or b"null")
@@ -106,7 +111,11 @@ def pytest_semantictest_compliance_setup(config: pytest.Config, setup: Any) -> N
         return
     for agent in setup.agents:
         config_ = agent.config()
-        _call("PUT", f"/agents/{agent.name}", {k: config_[k] for k in ("instructions", "tools", "handoffs", "skills", "extra")})
+        _call(
+            "PUT",
+            f"/agents/{agent.name}",
+            {k: config_[k] for k in ("instructions", "tools", "handoffs", "skills", "extra")},
+        )
 
 
 def _server_name(name: str) -> str:

@@ -25,9 +25,12 @@ from tests.llm.fake_openai import FakeOpenAI  # noqa: E402
 COMPLIANCE = {
     # (a phrase of the response) -> one verdict a numbered assertion, as the compliance judge answers
     '"content": "Echo: Good morning"': {
-        "1": {"passed": True, "reason": "The reply's content is \"Echo: Good morning\", which contains the user's "
-                                       "message \"Good morning\" unchanged."},
-        "2": {"passed": True, "reason": "The content begins with \"Echo:\", followed by the user's message."},
+        "1": {
+            "passed": True,
+            "reason": "The reply's content is \"Echo: Good morning\", which contains the user's "
+            'message "Good morning" unchanged.',
+        },
+        "2": {"passed": True, "reason": 'The content begins with "Echo:", followed by the user\'s message.'},
     },
 }
 
@@ -51,13 +54,28 @@ def main() -> int:
         if role.is_dir():
             shutil.rmtree(role)
     with DemoJudge() as fake:
-        fake.rule("I've set your meeting for 14:00.", details={"accuracy": 0.95, "completeness": 0.85, "relevance": 1.0},
-                  reasoning="14:00 is 2 PM in 24-hour notation, so the reply confirms the meeting at the expected "
-                            "time. It does not repeat the day, which the expected behaviour does not ask for.")
-        run = subprocess.run([sys.executable, "-m", "pytest", "examples", "-q", "-p", "no:cacheprovider",
-                              f"--semantictest-llm-base-url={fake.url}", "--semantictest-llm-cache=write"],
-                             cwd=ROOT, env={k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")},
-                             check=False)
+        fake.rule(
+            "I've set your meeting for 14:00.",
+            details={"accuracy": 0.95, "completeness": 0.85, "relevance": 1.0},
+            reasoning="14:00 is 2 PM in 24-hour notation, so the reply confirms the meeting at the expected "
+            "time. It does not repeat the day, which the expected behaviour does not ask for.",
+        )
+        run = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "examples",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                f"--semantictest-llm-base-url={fake.url}",
+                "--semantictest-llm-cache=write",
+            ],
+            cwd=ROOT,
+            env={k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")},
+            check=False,
+        )
         print(f"record_demo_answers: {fake.count} judge calls answered, entries in {HERE}")
     return run.returncode
 

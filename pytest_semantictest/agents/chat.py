@@ -105,7 +105,9 @@ def message_specs(value: JSONValue | BaseModel, attachments: Sequence[Attachment
 def text_of(message: Mapping[str, JSONValue]) -> str:
     content = message.get("content")
     if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, Mapping) and p.get("type") == "text")
+        return "".join(
+            p.get("text", "") for p in content if isinstance(p, Mapping) and p.get("type") == "text"
+        )
     return "" if content is None else str(content)
 
 
@@ -144,7 +146,11 @@ def _names_file(part: JSONValue) -> bool:
     image/file with Yao's ``url``), not yet an OpenAI part."""
     if not isinstance(part, Mapping) or part.get("type") not in ("image", "audio", "file", "text"):
         return False
-    return isinstance(part.get("source"), str) or part.get("type") in ("image", "file") and isinstance(part.get("url"), str)
+    return (
+        isinstance(part.get("source"), str)
+        or part.get("type") in ("image", "file")
+        and isinstance(part.get("url"), str)
+    )
 
 
 def resolve_source(source: str, base_dir: Path | None) -> Path | None:
@@ -177,11 +183,16 @@ def content_part(attachment: Mapping[str, JSONValue], base_dir: Path | None) -> 
     if kind == "image":
         return {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{encoded}"}}
     if kind == "audio":
-        return {"type": "input_audio", "input_audio": {"data": encoded, "format": path.suffix.lstrip(".") or "wav"}}
+        return {
+            "type": "input_audio",
+            "input_audio": {"data": encoded, "format": path.suffix.lstrip(".") or "wav"},
+        }
     return {"type": "file", "file": {"filename": name, "file_data": f"data:{mime};base64,{encoded}"}}
 
 
-def request_body(target: ChatTarget, messages: list[JSONObject], options: Mapping[str, JSONValue]) -> JSONObject:
+def request_body(
+    target: ChatTarget, messages: list[JSONObject], options: Mapping[str, JSONValue]
+) -> JSONObject:
     """``{model, messages}`` plus the target's extra fields and the test's options."""
     body: JSONObject = dict(target.body)
     body.update({k: v for k, v in options.items() if k not in ("model", "messages")})
@@ -192,7 +203,9 @@ def request_body(target: ChatTarget, messages: list[JSONObject], options: Mappin
     return body
 
 
-def awaiting_input(data: JSONValue, text: str, calls: Sequence[Mapping[str, JSONValue]], target: ChatTarget) -> bool | None:
+def awaiting_input(
+    data: JSONValue, text: str, calls: Sequence[Mapping[str, JSONValue]], target: ChatTarget
+) -> bool | None:
     """Whether the agent awaits the user: its reply's ``awaiting_input``, a confirmation tool
     call, or the configured pattern on its text; None when nothing says."""
     if isinstance(data, Mapping):
@@ -235,21 +248,35 @@ async def send_chat(
         return await _highbar(ctx, target, messages, test_name, session)
     body = request_body(target, materialize(messages, base_dir), options)
     reply = await send_json(ctx.http, target.config, body, ctx.execution_id)
-    problem = not_chat_completion(reply.raw, reply.data, reply.headers.get("content-type", ""), bool(body.get("stream")))
+    problem = not_chat_completion(
+        reply.raw, reply.data, reply.headers.get("content-type", ""), bool(body.get("stream"))
+    )
     if problem:  # never the raw text as the reply: a stream's or a page's text would pass a ``contains``
         raise AgentError(target.config.redactor.text(problem))
     return _chat_reply(reply, target)
 
 
-def _chat_reply(reply: AgentReply, target: ChatTarget, session: Mapping[str, JSONValue] | None = None) -> Reply:
+def _chat_reply(
+    reply: AgentReply, target: ChatTarget, session: Mapping[str, JSONValue] | None = None
+) -> Reply:
     """The agent's reply as a conversation turn reads it."""
     calls = [call_record(c) for c in reply.tool_calls or []]
-    return Reply(reply.text, calls, awaiting_input(reply.data, reply.text, calls, target), reply.data,
-                 reply.elapsed_ms, dict(session or {}))
+    return Reply(
+        reply.text,
+        calls,
+        awaiting_input(reply.data, reply.text, calls, target),
+        reply.data,
+        reply.elapsed_ms,
+        dict(session or {}),
+    )
 
 
 async def _highbar(
-    ctx: StepContext, target: ChatTarget, messages: list[JSONObject], test_name: str, session: Mapping[str, JSONValue] | None
+    ctx: StepContext,
+    target: ChatTarget,
+    messages: list[JSONObject],
+    test_name: str,
+    session: Mapping[str, JSONValue] | None,
 ) -> Reply:
     import time
 
@@ -263,17 +290,31 @@ async def _highbar(
         except KeyError:
             live = None
         if live is not None:
-            out = await live.turn(ctx.http, text, ctx.execution_id, observe=True, test_name=test_name,
-                                  session=dict(session or {}))
+            out = await live.turn(
+                ctx.http,
+                text,
+                ctx.execution_id,
+                observe=True,
+                test_name=test_name,
+                session=dict(session or {}),
+            )
             calls = [call_record(c) for c in out.get("calls") or []]
             elapsed = (time.perf_counter() - started) * 1000
-            return Reply(out.get("response") or "", calls, awaiting_input(None, out.get("response") or "", calls, target),
-                         None, elapsed, dict(session or {}))
+            return Reply(
+                out.get("response") or "",
+                calls,
+                awaiting_input(None, out.get("response") or "", calls, target),
+                None,
+                elapsed,
+                dict(session or {}),
+            )
     reply = await send(ctx.http, target.config, text, ctx.execution_id, test_name=test_name, session=session)
     return _chat_reply(reply, target, session)
 
 
-def target_from_mapping(raw: Mapping[str, JSONValue], *, cwd: Path | None = None, name: str = "agent") -> ChatTarget:
+def target_from_mapping(
+    raw: Mapping[str, JSONValue], *, cwd: Path | None = None, name: str = "agent"
+) -> ChatTarget:
     """A target from already validated keys: ``endpoint``, ``protocol``, ``headers``, ``model``,
     ``body``, ``timeout`` (ms), ``awaiting_input_tools``, ``awaiting_input_pattern``."""
     config = AgentConfig(
@@ -286,6 +327,11 @@ def target_from_mapping(raw: Mapping[str, JSONValue], *, cwd: Path | None = None
     )
     tools = raw.get("awaiting_input_tools")
     return ChatTarget(
-        config, str(raw.get("protocol") or "openai"), None, raw.get("model"), dict(raw.get("body") or {}),
-        tuple(tools) if tools is not None else DEFAULT_AWAITING_TOOLS, raw.get("awaiting_input_pattern"),
+        config,
+        str(raw.get("protocol") or "openai"),
+        None,
+        raw.get("model"),
+        dict(raw.get("body") or {}),
+        tuple(tools) if tools is not None else DEFAULT_AWAITING_TOOLS,
+        raw.get("awaiting_input_pattern"),
     )

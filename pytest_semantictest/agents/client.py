@@ -43,7 +43,9 @@ class AgentClient:
 
     async def asend(self, message: str, *, test_id: str | None = None, observe: bool = True) -> JSONObject:
         """``{response, calls, ...}`` for one message; a fresh test id unless given."""
-        reply: JSONObject = await self.live.turn(self.http(), message, test_id or new_test_id(), observe=observe)
+        reply: JSONObject = await self.live.turn(
+            self.http(), message, test_id or new_test_id(), observe=observe
+        )
         return reply
 
     def send(self, message: str, *, test_id: str | None = None, observe: bool = True) -> JSONObject:

@@ -132,14 +132,17 @@ class AgentConfig:
         return cls(**values)
 
 
-def _start(written: JSONValue, expanded: JSONValue, environ: Mapping[str, str] | None,
-           secrets: list[str]) -> tuple[JSONValue, list[str] | None]:
+def _start(
+    written: JSONValue, expanded: JSONValue, environ: Mapping[str, str] | None, secrets: list[str]
+) -> tuple[JSONValue, list[str] | None]:
     """The start command to show and the one to run. An ordinary ``${VAR}`` is expanded into the line
     before it is split (as highbar does: ``${AGENT_CMD}`` may be a whole command); a secret's (by its
     variable's name or where it goes) after, into its argument, so it reaches the agent intact and the
     line shown keeps ``${VAR}``. A line that does not split is left to the process to report."""
     env = os.environ if environ is None else environ
-    if not isinstance(written, str) or not any(env.get(m.group(1)) in secrets for m in ENV_VAR.finditer(written)):
+    if not isinstance(written, str) or not any(
+        env.get(m.group(1)) in secrets for m in ENV_VAR.finditer(written)
+    ):
         return expanded, None
     line = start_line(written, env, secrets)
     try:
@@ -162,7 +165,10 @@ def start_line(written: str, env: Mapping[str, str], secrets: Iterable[str]) -> 
 
 
 def expand_env(
-    value: JSONValue, environ: Mapping[str, str] | None = None, *, where: str = "agent",
+    value: JSONValue,
+    environ: Mapping[str, str] | None = None,
+    *,
+    where: str = "agent",
     names: dict[str, str] | None = None,
 ) -> tuple[JSONValue, list[str]]:
     """``value`` with ``${NAME}`` replaced anywhere (dict values, lists, strings), once.

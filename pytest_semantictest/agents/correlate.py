@@ -48,8 +48,12 @@ class Attribution(Enum):
 
 
 def resolve_correlate(
-    correlate: Mapping[str, JSONValue], test_id: str, *, test_name: str = "",
-    session: Mapping[str, JSONValue] | None = None, message: str | None = None,
+    correlate: Mapping[str, JSONValue],
+    test_id: str,
+    *,
+    test_name: str = "",
+    session: Mapping[str, JSONValue] | None = None,
+    message: str | None = None,
 ) -> JSONObject:
     """``correlate`` with its placeholders resolved for one execution."""
     values = Values(test_id=test_id, message=message, test_name=test_name, session=session or {})
@@ -67,8 +71,13 @@ def attribute(context: Mapping[str, JSONValue], resolved: Mapping[str, JSONValue
 
 
 def matches_correlate(
-    record_context: Mapping[str, JSONValue], correlate: Mapping[str, JSONValue], test_id: str, *, test_name: str = "",
-    session: Mapping[str, JSONValue] | None = None, message: str | None = None,
+    record_context: Mapping[str, JSONValue],
+    correlate: Mapping[str, JSONValue],
+    test_id: str,
+    *,
+    test_name: str = "",
+    session: Mapping[str, JSONValue] | None = None,
+    message: str | None = None,
 ) -> bool:
     """Whether a record with ``record_context`` belongs to the execution ``test_id``.
 
@@ -110,8 +119,12 @@ def classify(batch: TraceBatch, resolved: Mapping[str, JSONValue]) -> Classified
 _Record = TypeVar("_Record", ToolCall, TurnRecord)
 
 
-def _split(records: Iterable[_Record], resolved: Mapping[str, JSONValue], mine: list[_Record],
-           unattributed: list[_Record]) -> int:
+def _split(
+    records: Iterable[_Record],
+    resolved: Mapping[str, JSONValue],
+    mine: list[_Record],
+    unattributed: list[_Record],
+) -> int:
     """Append each record to ``mine`` or ``unattributed``; returns how many belong to other tests."""
     other = 0
     for record in records:

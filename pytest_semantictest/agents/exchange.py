@@ -40,12 +40,19 @@ TEST_HEADER = "X-Highbar-Test"
 
 T = TypeVar("T")
 
+
 class Send(Protocol):
     """``send_within``'s own signature: what an interceptor is given to reach the network."""
 
     def __call__(
-        self, deadline: Deadline, http: httpx.AsyncClient, request: httpx.Request,
-        read: Callable[[httpx.Response], Awaitable[T]], *, follow_redirects: bool, phase: str,
+        self,
+        deadline: Deadline,
+        http: httpx.AsyncClient,
+        request: httpx.Request,
+        read: Callable[[httpx.Response], Awaitable[T]],
+        *,
+        follow_redirects: bool,
+        phase: str,
     ) -> Awaitable[tuple[httpx.Response, T]]: ...
 
 
@@ -53,9 +60,17 @@ class Interceptor(Protocol):
     """``(send, deadline, http, request, read, follow_redirects=..., phase=...)``: records or replays."""
 
     def __call__(
-        self, send: Send, deadline: Deadline, http: httpx.AsyncClient, request: httpx.Request,
-        read: Callable[[httpx.Response], Awaitable[T]], *, follow_redirects: bool, phase: str,
+        self,
+        send: Send,
+        deadline: Deadline,
+        http: httpx.AsyncClient,
+        request: httpx.Request,
+        read: Callable[[httpx.Response], Awaitable[T]],
+        *,
+        follow_redirects: bool,
+        phase: str,
     ) -> Awaitable[tuple[httpx.Response, T]]: ...
+
 
 _interceptor: list[Interceptor] = []
 
@@ -127,23 +142,33 @@ def json_bytes(value: JSONValue) -> bytes:
 
 
 async def send_within(
-    deadline: Deadline, http: httpx.AsyncClient, request: httpx.Request,
-    read: Callable[[httpx.Response], Awaitable[T]], *, follow_redirects: bool,
+    deadline: Deadline,
+    http: httpx.AsyncClient,
+    request: httpx.Request,
+    read: Callable[[httpx.Response], Awaitable[T]],
+    *,
+    follow_redirects: bool,
     phase: str = "reading the response body",
 ) -> tuple[httpx.Response, T]:
     """Send ``request`` and ``read`` its reply, all inside ``deadline``; the response is always
     closed (a reply not read to its end closes the connection). Raises what httpx raises and
     ``DeadlineExceeded``."""
     if _interceptor:
-        sent: tuple[httpx.Response, T] = await _interceptor[0](_send_live, deadline, http, request, read,
-                                                                follow_redirects=follow_redirects, phase=phase)
+        sent: tuple[httpx.Response, T] = await _interceptor[0](
+            _send_live, deadline, http, request, read, follow_redirects=follow_redirects, phase=phase
+        )
         return sent
     return await _send_live(deadline, http, request, read, follow_redirects=follow_redirects, phase=phase)
 
 
 async def _send_live(
-    deadline: Deadline, http: httpx.AsyncClient, request: httpx.Request,
-    read: Callable[[httpx.Response], Awaitable[T]], *, follow_redirects: bool, phase: str,
+    deadline: Deadline,
+    http: httpx.AsyncClient,
+    request: httpx.Request,
+    read: Callable[[httpx.Response], Awaitable[T]],
+    *,
+    follow_redirects: bool,
+    phase: str,
 ) -> tuple[httpx.Response, T]:
     async with deadline:
         response = await http.send(request, stream=True, follow_redirects=follow_redirects)
@@ -173,7 +198,9 @@ async def exchange(client: httpx.AsyncClient | None, request: AgentRequest) -> A
         parsed = parse_reply(text, media, request.response_path)
     except AgentError as e:
         return AgentReply("", status, text, None, None, request.test_id, elapsed, kept, request.shown(str(e)))
-    return AgentReply(parsed.text, status, text, parsed.data, parsed.tool_calls, request.test_id, elapsed, kept)
+    return AgentReply(
+        parsed.text, status, text, parsed.data, parsed.tool_calls, request.test_id, elapsed, kept
+    )
 
 
 def _failed(request: AgentRequest, started: float, message: str) -> AgentReply:
@@ -181,16 +208,24 @@ def _failed(request: AgentRequest, started: float, message: str) -> AgentReply:
     return AgentReply("", 0, "", None, None, request.test_id, elapsed, {}, request.shown(message))
 
 
-async def _transfer(client: httpx.AsyncClient | None, request: AgentRequest) -> tuple[int, httpx.Headers, bytes]:
+async def _transfer(
+    client: httpx.AsyncClient | None, request: AgentRequest
+) -> tuple[int, httpx.Headers, bytes]:
     """Status, headers and body bytes; ``AgentError`` when no complete reply came."""
     seconds = request.timeout_ms / 1000
     own = client is None
     http = client or async_client()
     try:
-        sent = http.build_request(request.method, request.url, headers=request.headers, content=request.body,
-                                  timeout=seconds)
-        response, data = await send_within(Deadline(request.timeout_ms, f"{request.method} {request.url}"), http,
-                                           sent, _bounded, follow_redirects=False)
+        sent = http.build_request(
+            request.method, request.url, headers=request.headers, content=request.body, timeout=seconds
+        )
+        response, data = await send_within(
+            Deadline(request.timeout_ms, f"{request.method} {request.url}"),
+            http,
+            sent,
+            _bounded,
+            follow_redirects=False,
+        )
     except (TimeoutError, httpx.TimeoutException):
         raise AgentError(f"no response in {seconds:g}s (timeout)") from None
     except httpx.ConnectError as e:

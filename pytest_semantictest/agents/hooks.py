@@ -137,7 +137,9 @@ class SessionHooks:
             error = outcome["error"]
             if isinstance(error, SessionHookError):
                 raise SessionHookError(self.cfg.redactor.text(str(error)))
-            raise SessionHookError(self.cfg.redactor.text(f"session.{what} raised {type(error).__name__}: {error}"))
+            raise SessionHookError(
+                self.cfg.redactor.text(f"session.{what} raised {type(error).__name__}: {error}")
+            )
         return cast(T, outcome.get("result"))  # (what task returned)
 
     def _run(self, hook: Hook, what: str, ctx: HookContext, session: Mapping[str, JSONValue]) -> str:
@@ -152,24 +154,37 @@ class SessionHooks:
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
             try:
                 with handled_signals_unblocked():  # (this runs on a helper thread: threads.py)
-                    process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                               cwd=self.cfg.cwd, start_new_session=True)
+                    process = subprocess.Popen(
+                        argv,
+                        stdin=subprocess.DEVNULL,
+                        stdout=out,
+                        stderr=err,
+                        cwd=self.cfg.cwd,
+                        start_new_session=True,
+                    )
             except OSError as e:
-                raise SessionHookError(f"session.{what}: could not run '{argv[0]}': {e.strerror or e}") from None
+                raise SessionHookError(
+                    f"session.{what}: could not run '{argv[0]}': {e.strerror or e}"
+                ) from None
             try:
                 process.wait(timeout=self._timeout_s)
             except subprocess.TimeoutExpired:
                 _kill(process)
-                raise SessionHookError(f"session.{what} did not finish in {self._timeout_s:g}s (timeout)") from None
+                raise SessionHookError(
+                    f"session.{what} did not finish in {self._timeout_s:g}s (timeout)"
+                ) from None
             except BaseException:
                 _kill(process)
                 raise
             stdout, stderr = _read(out), _read(err)
         if process.returncode != 0:
             tail = "\n".join((stderr.strip() or stdout.strip()).splitlines()[-20:])
-            raise SessionHookError(self.cfg.redactor.text(
-                f"session.{what} `{hook}` exited with code {process.returncode}" + (f":\n{tail}" if tail else "")
-            ))
+            raise SessionHookError(
+                self.cfg.redactor.text(
+                    f"session.{what} `{hook}` exited with code {process.returncode}"
+                    + (f":\n{tail}" if tail else "")
+                )
+            )
         return stdout
 
 
@@ -177,7 +192,9 @@ class _Worker:
     """A daemon thread that runs Python hooks (imports and calls) one at a time."""
 
     def __init__(self) -> None:
-        self._tasks: queue.Queue[tuple[Callable[[], object], dict[str, object], threading.Event]] = queue.Queue()
+        self._tasks: queue.Queue[tuple[Callable[[], object], dict[str, object], threading.Event]] = (
+            queue.Queue()
+        )
         start_daemon(self._serve, "semantictest-session")
 
     def run(self, task: Callable[[], object], timeout: float) -> tuple[bool, dict[str, object]]:

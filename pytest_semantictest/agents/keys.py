@@ -12,13 +12,28 @@ from .config import AgentConfig
 
 def agent_key(config: AgentConfig) -> str:
     """A file-name-safe key for "the same agent process": endpoint, start command, cwd, env."""
-    ident = {"endpoint": config.endpoint, "start": config.start, "argv": config.start_argv, "cwd": str(config.cwd),
-             "env": config.env}
+    ident = {
+        "endpoint": config.endpoint,
+        "start": config.start,
+        "argv": config.start_argv,
+        "cwd": str(config.cwd),
+        "env": config.env,
+    }
     return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:16]
 
 
-TURN_FIELDS = ("request_method", "request_headers", "request_body", "response_path", "settle_time_ms", "timeout_ms",
-               "session_setup", "session_teardown", "correlate", "traces")
+TURN_FIELDS = (
+    "request_method",
+    "request_headers",
+    "request_body",
+    "response_path",
+    "settle_time_ms",
+    "timeout_ms",
+    "session_setup",
+    "session_teardown",
+    "correlate",
+    "traces",
+)
 """What a turn uses besides the process: two files that talk to one process differently each keep theirs."""
 
 
@@ -29,7 +44,9 @@ def live_key(config: AgentConfig, calls_from: str = "traces") -> str:
     return f"{agent_key(config)}-{digest}"
 
 
-def requirement(config: AgentConfig, *, observe: bool = False, calls_from: str = "traces") -> AgentRequirement:
+def requirement(
+    config: AgentConfig, *, observe: bool = False, calls_from: str = "traces"
+) -> AgentRequirement:
     """An agent a file needs, under its :func:`live_key` (computed here only; the look-ahead and the
     runtime read ``key``)."""
     return AgentRequirement(live_key(config, calls_from), config, observe, calls_from)

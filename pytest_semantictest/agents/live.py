@@ -99,11 +99,16 @@ class LiveAgent:
             return []
         seen = sorted(self._seen)
         names = ", ".join(
-            f"{name} (did you mean '{close[0]}'?)" if (close := difflib.get_close_matches(name, seen, n=1)) else name
-            for name in unseen)
-        return ["the agent has not declared the tools it records, so these guardrails cannot tell a tool it never "
-                f"records from one it did not call: {names}. Declare them in the trace file (a 'tools' record, or "
-                "'tools' in the hello)"]
+            f"{name} (did you mean '{close[0]}'?)"
+            if (close := difflib.get_close_matches(name, seen, n=1))
+            else name
+            for name in unseen
+        )
+        return [
+            "the agent has not declared the tools it records, so these guardrails cannot tell a tool it never "
+            f"records from one it did not call: {names}. Declare them in the trace file (a 'tools' record, or "
+            "'tools' in the hello)"
+        ]
 
     @property
     def late_judges_pending(self) -> bool:
@@ -120,10 +125,14 @@ class LiveAgent:
         untagged ones (highbar's read after a test's window: a late call re-judges the test)."""
         if self.reader is None:
             return [], []
-        if self.config.settle_time_ms and not replaying():  # (its window has closed: a test starting meanwhile
+        if (
+            self.config.settle_time_ms and not replaying()
+        ):  # (its window has closed: a test starting meanwhile
             await asyncio.sleep(self.config.settle_time_ms / 1000)  # gives it the untagged calls it reads)
         batch = self.reader.read_since(read_to)
-        if not batch.problems:  # else the next read (the next test's, or the last one) reads it again: it says so
+        if (
+            not batch.problems
+        ):  # else the next read (the next test's, or the last one) reads it again: it says so
             self._absorb(batch)
         self._note_late(batch, test_id)
         known = self._executions.get(test_id)
@@ -152,18 +161,32 @@ class LiveAgent:
             await self.hooks.ateardown(HookContext(test_id, test_name, spec_path), session)
 
     async def turn(
-        self, client: httpx.AsyncClient | None, message: str, test_id: str, *, observe: bool, test_name: str = "",
+        self,
+        client: httpx.AsyncClient | None,
+        message: str,
+        test_id: str,
+        *,
+        observe: bool,
+        test_name: str = "",
         session: JSONObject | None = None,
     ) -> JSONObject:
         """Send one message; ``{response, calls, inventory, message, test_id}``. Raises AgentError."""
         self._open[test_id] += 1
         try:
-            return await self._turn(client, message, test_id, observe=observe, test_name=test_name, session=session)
+            return await self._turn(
+                client, message, test_id, observe=observe, test_name=test_name, session=session
+            )
         finally:
             self._open[test_id] -= 1
 
     async def _turn(
-        self, client: httpx.AsyncClient | None, message: str, test_id: str, *, observe: bool, test_name: str,
+        self,
+        client: httpx.AsyncClient | None,
+        message: str,
+        test_id: str,
+        *,
+        observe: bool,
+        test_name: str,
         session: JSONObject | None,
     ) -> JSONObject:
         offset = self._window_start(test_id)
@@ -228,8 +251,9 @@ class LiveAgent:
         resolved, or (a turn that checks calls) gives what an earlier execution's gave: their records
         could not be told apart (highbar's rule; nothing is sent)."""
         try:
-            resolved = resolve_correlate(self.config.correlate, test_id, test_name=test_name, session=session,
-                                         message=message)
+            resolved = resolve_correlate(
+                self.config.correlate, test_id, test_name=test_name, session=session, message=message
+            )
         except AgentError as e:
             raise AgentError(f"agent.correlate: {e}") from None
         first = next(iter(resolved), None)
@@ -290,7 +314,12 @@ class LiveAgent:
         late: dict[str, list[ToolCall]] = {}
         for call in batch.tools:
             owner = self._by_first.get(str(call.context.get(first) if first is not None else None))
-            if owner is None or owner == current or owner not in self._late_judges or _call_key(call) in self._counted:
+            if (
+                owner is None
+                or owner == current
+                or owner not in self._late_judges
+                or _call_key(call) in self._counted
+            ):
                 continue  # (tests run at once read each other's records: one its own turn counted is not late)
             if attribute(call.context, self._executions[owner][1]) is Attribution.MINE:
                 late.setdefault(owner, []).append(call)
@@ -309,8 +338,12 @@ class LiveAgent:
         looked: list[ToolCall] = []
         for owner in (e for e in self._owners_before(current) if e in self._late_judges):
             resolved = self._executions[owner][1]
-            calls = [call for call in batch.tools if _call_key(call) not in self._counted
-                     and attribute(call.context, resolved) is Attribution.UNATTRIBUTED]
+            calls = [
+                call
+                for call in batch.tools
+                if _call_key(call) not in self._counted
+                and attribute(call.context, resolved) is Attribution.UNATTRIBUTED
+            ]
             looked += calls
             message = self._late_judges[owner].suspect(calls) if calls else None
             if message is not None:
@@ -330,7 +363,7 @@ class LiveAgent:
             anchor = self._before[execution] if execution in self._before else self._last_closed(execution)
             if anchor is not None:
                 end = order.index(execution) if execution in self._executions else len(order)
-                owners.update(dict.fromkeys(e for e in order[order.index(anchor):end] if not self._open[e]))
+                owners.update(dict.fromkeys(e for e in order[order.index(anchor) : end] if not self._open[e]))
         return list(owners)
 
     def _last_closed(self, current: str) -> str | None:

@@ -55,7 +55,9 @@ class LocalAgent:
             self._error = e
             raise
         p = self.process
-        handle = self._handle = AgentHandle(self.config.endpoint, p.traces_path, p.log_path, p.pid, self.config.managed)
+        handle = self._handle = AgentHandle(
+            self.config.endpoint, p.traces_path, p.log_path, p.pid, self.config.managed
+        )
         self._hello_seen = observe  # the start waited for it
         return handle
 

@@ -60,7 +60,10 @@ def listener(port: int) -> str | None:
     try:
         output = subprocess.run(
             [lsof, "-nP", f"-iTCP:{port}", "-sTCP:LISTEN", "-Fpc"],
-            capture_output=True, text=True, timeout=5, check=False,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
         ).stdout
     except (OSError, subprocess.SubprocessError):
         return None

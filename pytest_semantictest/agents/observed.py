@@ -37,11 +37,15 @@ def untagged(correlate: Mapping[str, JSONValue]) -> str:
 def tag_hint(correlate: Mapping[str, JSONValue]) -> str:
     """How records get the context that ``agent.correlate`` matches on."""
     if is_default(correlate):
-        return "tag them with the test id: highbar.asgi.Middleware, or hb.turn(test=<the X-Highbar-Test header>)"
+        return (
+            "tag them with the test id: highbar.asgi.Middleware, or hb.turn(test=<the X-Highbar-Test header>)"
+        )
     keys = [str(key) for key in correlate]
     fields = ", ".join(f"{key}=..." for key in keys)
-    return (f"give their context {', '.join(keys)} (agent.correlate): hb.turn({fields}) around the handling of "
-            "each message, or a `context` field from another writer")
+    return (
+        f"give their context {', '.join(keys)} (agent.correlate): hb.turn({fields}) around the handling of "
+        "each message, or a `context` field from another writer"
+    )
 
 
 def warning(template: str, correlate: Mapping[str, JSONValue]) -> str:
@@ -52,7 +56,9 @@ def _keys(contexts: Iterable[Mapping[str, JSONValue]]) -> list[str]:
     return sorted({str(key) for context in contexts for key in context})
 
 
-def not_observed(path: Path, resolved: Mapping[str, JSONValue], others: Sequence[Mapping[str, JSONValue]]) -> str:
+def not_observed(
+    path: Path, resolved: Mapping[str, JSONValue], others: Sequence[Mapping[str, JSONValue]]
+) -> str:
     """Records were tagged, none with this execution's values (``others``: their contexts)."""
     return (
         f"not observed: no trace record in {path} matches this test ({describe(resolved)}); the {len(others)} "
@@ -62,16 +68,23 @@ def not_observed(path: Path, resolved: Mapping[str, JSONValue], others: Sequence
     )
 
 
-def not_observed_attached(path: Path, resolved: Mapping[str, JSONValue], records: Sequence[Mapping[str, JSONValue]]) -> str:
+def not_observed_attached(
+    path: Path, resolved: Mapping[str, JSONValue], records: Sequence[Mapping[str, JSONValue]]
+) -> str:
     """An attached agent's window holds no record carrying the correlation (``records``: the contexts of
     every tool and turn record read while the test ran)."""
     keys = _keys(records)
     if keys:
-        return (f"not observed: no trace record in {path} carries the keys of agent.correlate "
-                f"({describe(resolved)}); the ones read while this test ran have context keys: {', '.join(keys)}")
+        return (
+            f"not observed: no trace record in {path} carries the keys of agent.correlate "
+            f"({describe(resolved)}); the ones read while this test ran have context keys: {', '.join(keys)}"
+        )
     if records:
-        return (f"not observed: the {len(records)} trace records read while this test ran carry no context, so "
-                f"they cannot be told from other traffic on this agent; {tag_hint(resolved)}")
-    return (f"not observed: nothing was written to {path} while this test ran; the agent must write a turn per "
-            "message it handles")
-
+        return (
+            f"not observed: the {len(records)} trace records read while this test ran carry no context, so "
+            f"they cannot be told from other traffic on this agent; {tag_hint(resolved)}"
+        )
+    return (
+        f"not observed: nothing was written to {path} while this test ran; the agent must write a turn per "
+        "message it handles"
+    )

@@ -51,7 +51,9 @@ class AgentPool:
         """The agent reached through ``key`` (:func:`live_key`) once acquired, else None (not started yet)."""
         return self._live.get(key)
 
-    def acquire(self, config: AgentConfig, *, observe: bool, calls_from: str = "traces", for_file: str | None) -> str:
+    def acquire(
+        self, config: AgentConfig, *, observe: bool, calls_from: str = "traces", for_file: str | None
+    ) -> str:
         """Start or attach the agent process for ``config``; returns the key of this way of talking to it
         (:func:`live_key`: files with other request or session settings get theirs). ``for_file`` (its
         path): held until ``idle_file`` of that file, None (an ``agent_factory`` client) until the
@@ -80,7 +82,9 @@ class AgentPool:
             self._live[key] = LiveAgent(config, handle, calls_from, handle.trace_reader(), hooks)
         return key
 
-    def start_ahead(self, config: AgentConfig, *, observe: bool, calls_from: str = "traces") -> Callable[[], None] | None:
+    def start_ahead(
+        self, config: AgentConfig, *, observe: bool, calls_from: str = "traces"
+    ) -> Callable[[], None] | None:
         """A blocking call that starts ``config``'s agent for a later ``acquire`` (the look-ahead runs it in a
         thread while other files' tests run); None when it may not start ahead: it is known already, it
         would replace another agent on its port, or the agents are shared across xdist workers."""
@@ -89,7 +93,10 @@ class AgentPool:
             return None
         if config.managed:
             port = endpoint_address(config.endpoint)[1]
-            if any(o.config.managed and endpoint_address(o.config.endpoint)[1] == port for o in self._owners.values()):
+            if any(
+                o.config.managed and endpoint_address(o.config.endpoint)[1] == port
+                for o in self._owners.values()
+            ):
                 return None
         owner = self._owners[process] = LocalAgent(config)
         return functools.partial(owner.start_ahead, observe=observe and calls_from != "reply")
@@ -114,13 +121,19 @@ class AgentPool:
             return
         port = endpoint_address(config.endpoint)[1]
         for other, owner in list(self._owners.items()):
-            if other == process or not owner.config.managed or endpoint_address(owner.config.endpoint)[1] != port:
+            if (
+                other == process
+                or not owner.config.managed
+                or endpoint_address(owner.config.endpoint)[1] != port
+            ):
                 continue
             if self._in_use.get(other, 0) > 0:
-                raise AgentStartError(config.redactor.text(
-                    f"port {port} is used by another agent of this session that is still in use "
-                    "(an agent_factory client?): give the two agents different ports"
-                ))
+                raise AgentStartError(
+                    config.redactor.text(
+                        f"port {port} is used by another agent of this session that is still in use "
+                        "(an agent_factory client?): give the two agents different ports"
+                    )
+                )
             for key, live in list(self._live.items()):
                 if agent_key(live.config) == other:
                     self._retire(live)
@@ -152,7 +165,10 @@ class AgentPool:
             for live in self._live.values():
                 late += live.end_warnings()
             current = [w for live in self._live.values() for w in live.warnings]
-            failures = [*self._retired_failures, *(f for live in self._live.values() for f in live.late_failures)]
+            failures = [
+                *self._retired_failures,
+                *(f for live in self._live.values() for f in live.late_failures),
+            ]
             self._finished = list(dict.fromkeys([*self._retired, *current, *late])), failures
         return self._finished
 
@@ -177,7 +193,9 @@ class AgentPool:
                 try:
                     done.wait()
                 except BaseException as e:  # noqa: BLE001 - re-raised below. An interrupt here (Ctrl-C)
-                    interrupted = e  # ends every grace period at once, as one inside a stop does (procs.stop_group);
+                    interrupted = (
+                        e  # ends every grace period at once, as one inside a stop does (procs.stop_group);
+                    )
                     procs.kill_stopping()  # the stops then finish their cleanup (trace files, watchdogs)
         self._owners.clear()
         self._live.clear()

@@ -43,7 +43,9 @@ _TAIL_BYTES = 64 * 1024
 class AgentProcess:
     """Start (``start``), attach to (``attach``) or ``stop`` the agent of ``config``."""
 
-    def __init__(self, config: AgentConfig, *, register_cleanup: bool = True, users: Path | None = None) -> None:
+    def __init__(
+        self, config: AgentConfig, *, register_cleanup: bool = True, users: Path | None = None
+    ) -> None:
         """``users``: the state file listing the processes that share it (xdist), for its watchdog."""
         self.config = config
         self.log_path: Path | None = None
@@ -85,7 +87,9 @@ class AgentProcess:
         else:
             self.attach(require_traces=observe)
 
-    def start(self, *, require_hello: bool = False, on_spawn: Callable[[AgentProcess], None] | None = None) -> None:
+    def start(
+        self, *, require_hello: bool = False, on_spawn: Callable[[AgentProcess], None] | None = None
+    ) -> None:
         """Start the agent and wait until it is ready. Raises ``AgentStartError``.
 
         ``on_spawn`` is called as soon as the process exists (before it is ready), so a record
@@ -100,7 +104,8 @@ class AgentProcess:
         if port_open(host, port):
             who = listener(port)
             raise self._error(
-                f"port {port} is already in use" + (f" by {who}" if who else "")
+                f"port {port} is already in use"
+                + (f" by {who}" if who else "")
                 + ": stop it first, or tests would talk to it instead of the agent started here"
             )
         try:
@@ -112,20 +117,30 @@ class AgentProcess:
         log = self._open_log()
         self.traces_path = self._new_trace_file()
         env = {**os.environ, **cfg.env, "HIGHBAR_TRACES_URL": str(self.traces_path)}
-        with log, handled_signals_unblocked(), self._spawning:  # (the agent must take SIGTERM, whichever thread starts it)
+        with (
+            log,
+            handled_signals_unblocked(),
+            self._spawning,
+        ):  # (the agent must take SIGTERM, whichever thread starts it)
             if self._cancelled:
                 self._remove_traces()
                 raise self._error("the session ended before the agent started")
             try:
                 self._popen = subprocess.Popen(
-                    argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                    cwd=cfg.cwd, env=env, start_new_session=True,
+                    argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    cwd=cfg.cwd,
+                    env=env,
+                    start_new_session=True,
                 )
             except OSError as e:
                 self._remove_traces()
                 raise self._error(f"could not run '{argv[0]}': {e.strerror or e}") from None
-            self._watchdog = watchdog.guard(self._popen.pid, cfg.stop_grace_s, self._users,
-                                            None if cfg.keep_traces else self.traces_path)
+            self._watchdog = watchdog.guard(
+                self._popen.pid, cfg.stop_grace_s, self._users, None if cfg.keep_traces else self.traces_path
+            )
         self.pid = self._popen.pid
         # Reap the agent the moment it exits, whoever stopped it (no zombie in our table).
         start_daemon(self._popen.wait, f"reap-{self.pid}")
@@ -235,7 +250,8 @@ class AgentProcess:
                 if popen.poll() is not None or popen.returncode is not None:
                     raise self._exited()
                 ready = (
-                    health_status(cfg.health, HEALTH_PROBE_TIMEOUT_S, client) == 200 if cfg.health
+                    health_status(cfg.health, HEALTH_PROBE_TIMEOUT_S, client) == 200
+                    if cfg.health
                     else port_open(host, port)
                 )
                 if ready:
@@ -246,8 +262,14 @@ class AgentProcess:
                         raise self._exited()
                     return
                 if time.monotonic() >= deadline:
-                    waited = f"{cfg.health} to answer 200" if cfg.health else f"{host}:{port} to accept connections"
-                    raise self._error(f"agent not ready after {timeout_s:g}s (waited for {waited})" + self._log_section())
+                    waited = (
+                        f"{cfg.health} to answer 200"
+                        if cfg.health
+                        else f"{host}:{port} to accept connections"
+                    )
+                    raise self._error(
+                        f"agent not ready after {timeout_s:g}s (waited for {waited})" + self._log_section()
+                    )
                 time.sleep(pause)
                 pause = min(2 * pause, POLL_INTERVAL_S)
 
@@ -308,8 +330,9 @@ class AgentProcess:
         directory = self.config.traces_dir
         if directory is not None:
             directory.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(prefix="semantictest-traces-", suffix=".jsonl",
-                                    dir=None if directory is None else str(directory))
+        fd, name = tempfile.mkstemp(
+            prefix="semantictest-traces-", suffix=".jsonl", dir=None if directory is None else str(directory)
+        )
         os.close(fd)
         return Path(name)
 

@@ -21,8 +21,16 @@ from .errors import AgentError
 from .exchange import MAX_REPLY_BYTES, TEST_HEADER, AgentReply, AgentRequest, exchange, json_bytes, set_header
 from .placeholders import Values, render
 
-__all__ = ["MAX_REPLY_BYTES", "TEST_HEADER", "AgentReply", "build_request", "matches_correlate",
-           "new_test_id", "send", "send_json"]
+__all__ = [
+    "MAX_REPLY_BYTES",
+    "TEST_HEADER",
+    "AgentReply",
+    "build_request",
+    "matches_correlate",
+    "new_test_id",
+    "send",
+    "send_json",
+]
 
 
 def build_request(cfg: AgentConfig, values: Values) -> tuple[dict[str, str], bytes]:
@@ -64,15 +72,21 @@ async def send(
 
 
 async def _send(
-    client: httpx.AsyncClient | None, cfg: AgentConfig, message: str, test_id: str,
-    test_name: str, session: Mapping[str, JSONValue],
+    client: httpx.AsyncClient | None,
+    cfg: AgentConfig,
+    message: str,
+    test_id: str,
+    test_name: str,
+    session: Mapping[str, JSONValue],
 ) -> AgentReply:
     values = Values(test_id=test_id, message=message, test_name=test_name, session=session)
     headers, body = build_request(cfg, values)
     return (await exchange(client, agent_request(cfg, headers, body, test_id))).checked()
 
 
-async def send_json(client: httpx.AsyncClient | None, cfg: AgentConfig, payload: JSONValue, test_id: str) -> AgentReply:
+async def send_json(
+    client: httpx.AsyncClient | None, cfg: AgentConfig, payload: JSONValue, test_id: str
+) -> AgentReply:
     """POST ``payload`` as JSON (no placeholders: an OpenAI-style request) as execution ``test_id``.
 
     Headers: the config's, then ``X-Highbar-Test``; the reply is read like :func:`send`'s.
@@ -87,5 +101,13 @@ async def send_json(client: httpx.AsyncClient | None, cfg: AgentConfig, payload:
 
 def agent_request(cfg: AgentConfig, headers: dict[str, str], body: bytes, test_id: str) -> AgentRequest:
     """The request to ``cfg``'s endpoint: its method, timeout, response path and secret masking."""
-    return AgentRequest(cfg.request_method, cfg.endpoint, headers, body, test_id, cfg.timeout_ms,
-                        cfg.response_path, cfg.redactor)
+    return AgentRequest(
+        cfg.request_method,
+        cfg.endpoint,
+        headers,
+        body,
+        test_id,
+        cfg.timeout_ms,
+        cfg.response_path,
+        cfg.redactor,
+    )

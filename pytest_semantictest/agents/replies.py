@@ -40,7 +40,9 @@ def parse_reply(raw: str, content_type: str, response_path: str | None) -> Parse
         data: JSONValue = json.loads(raw)
     except ValueError:
         if declared:
-            raise AgentError(f"the reply says it is JSON but is not valid JSON. Got: {excerpt(raw)!r}") from None
+            raise AgentError(
+                f"the reply says it is JSON but is not valid JSON. Got: {excerpt(raw)!r}"
+            ) from None
         data, parsed = None, False
     else:
         parsed = declared or isinstance(data, dict)
@@ -79,7 +81,14 @@ def parse_reply(raw: str, content_type: str, response_path: str | None) -> Parse
     return ParsedReply(data if isinstance(data, str) else raw, data, calls)
 
 
-_JSON_KINDS = {str: "string", list: "list", int: "number", float: "number", bool: "boolean", type(None): "null"}
+_JSON_KINDS = {
+    str: "string",
+    list: "list",
+    int: "number",
+    float: "number",
+    bool: "boolean",
+    type(None): "null",
+}
 
 
 def not_chat_completion(raw: str, data: JSONValue, content_type: str, stream_asked: bool) -> str | None:
@@ -91,9 +100,14 @@ def not_chat_completion(raw: str, data: JSONValue, content_type: str, stream_ask
     media = content_type.split(";")[0].strip().lower() or "no Content-Type"
     if media == "text/event-stream" or raw.lstrip().startswith(("data:", "event:")):
         ended = "data: [DONE]" in raw or "data:[DONE]" in raw
-        what = f"an event stream ({media})" + ("" if ended else " that ends before its [DONE] event (truncated)")
-        what += (", which conversation turns do not read: remove 'stream' from the request's options" if stream_asked
-                 else ", which the request did not ask for")
+        what = f"an event stream ({media})" + (
+            "" if ended else " that ends before its [DONE] event (truncated)"
+        )
+        what += (
+            ", which conversation turns do not read: remove 'stream' from the request's options"
+            if stream_asked
+            else ", which the request did not ask for"
+        )
     elif data is None:
         what = f"{media} text"
     else:
@@ -177,7 +191,9 @@ def _implicit_text(key: str, value: JSONValue) -> str:
         raise AgentError(f"the reply's '{key}' is null: there is no text to check")
     if isinstance(value, (dict, list)):
         kind = "list" if isinstance(value, list) else "JSON object"
-        raise AgentError(f"the reply's '{key}' is a {kind}, not text; set the response path to the reply text")
+        raise AgentError(
+            f"the reply's '{key}' is a {kind}, not text; set the response path to the reply text"
+        )
     return _as_text(value)
 
 

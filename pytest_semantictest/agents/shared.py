@@ -90,10 +90,12 @@ class SharedAgent:
                     handle = self._acquire_locked(observe)
                     break
             if os.getpid() in busy:
-                raise AgentStartError(self.config.redactor.text(
-                    f"port {port} is used by another agent of this session that is still in use here "
-                    "(an agent_factory client?): give the two agents different ports"
-                ))
+                raise AgentStartError(
+                    self.config.redactor.text(
+                        f"port {port} is used by another agent of this session that is still in use here "
+                        "(an agent_factory client?): give the two agents different ports"
+                    )
+                )
             time.sleep(PORT_WAIT_POLL_S)  # another worker's files use the port: theirs run first
         self._held += 1
         if self._cleanup_token is None:
@@ -117,7 +119,8 @@ class SharedAgent:
             me = os.getpid()
             if state and _live(state):
                 users = [u for u in state.get("users", []) if procs.pid_alive(u)]
-                state["users"] = users + [me] if self._held == 0 or me not in users else users  # one per holder
+                # one per holder
+                state["users"] = users + [me] if self._held == 0 or me not in users else users
                 state["idle"] = [u for u in state.get("idle", []) if u != me]
                 handle = _handle(state, started_here=False)
             else:
@@ -186,13 +189,22 @@ class SharedAgent:
 
         def record(spawned: AgentProcess) -> None:  # written before readiness: a reaper can find it
             assert spawned.pid is not None
-            state.update({
-                "key": self.key, "pid": spawned.pid, "pgid": spawned.pgid,
-                "start_time": procs.start_time(spawned.pid), "endpoint": self.config.endpoint,
-                "traces": str(spawned.traces_path), "log": str(spawned.log_path),
-                "keep_traces": self.config.keep_traces, "grace": self.config.stop_grace_s,
-                "owner": os.getpid(), "users": [os.getpid()], "created": time.time(),
-            })
+            state.update(
+                {
+                    "key": self.key,
+                    "pid": spawned.pid,
+                    "pgid": spawned.pgid,
+                    "start_time": procs.start_time(spawned.pid),
+                    "endpoint": self.config.endpoint,
+                    "traces": str(spawned.traces_path),
+                    "log": str(spawned.log_path),
+                    "keep_traces": self.config.keep_traces,
+                    "grace": self.config.stop_grace_s,
+                    "owner": os.getpid(),
+                    "users": [os.getpid()],
+                    "created": time.time(),
+                }
+            )
             _write_state(self.state_path, state)
 
         try:
@@ -209,7 +221,8 @@ def reap(state_dir: str | Path) -> list[int]:
     stopped: list[int] = []
     for state_path in sorted(Path(state_dir).glob("*.json")):  # (none if the folder is gone)
         if procs.stopping_at_once() and (pgid := _recorded_group(_read_state(state_path))):
-            procs.signal_group(pgid, signal.SIGKILL)  # a signal ends this process: no waiting for a worker's stop
+            # a signal ends this process: no waiting for a worker's stop
+            procs.signal_group(pgid, signal.SIGKILL)
         with cleanup.critical(), _locked(state_path.with_suffix(".lock")):
             state = _read_state(state_path)
             if "pid" in state and _stop_recorded(state):
@@ -258,7 +271,9 @@ def _wait_port_closed(endpoint: str, timeout_s: float = PORT_FREE_WAIT_S) -> Non
 
 
 def _handle(state: JSONObject, *, started_here: bool) -> AgentHandle:
-    return AgentHandle(state["endpoint"], Path(state["traces"]), Path(state["log"]), state["pid"], started_here)
+    return AgentHandle(
+        state["endpoint"], Path(state["traces"]), Path(state["log"]), state["pid"], started_here
+    )
 
 
 def _same_process(state: JSONObject) -> bool:
@@ -298,10 +313,12 @@ def require_hello(config: AgentConfig, handle: AgentHandle) -> None:
     if not config.managed or handle.traces_path is None:
         return
     if TraceReader(handle.traces_path).wait_for_hello(config.hello_timeout_s) is None:
-        raise AgentStartError(config.redactor.text(
-            f"the agent answered, but wrote no hello to its trace file {handle.traces_path} within "
-            f"{config.hello_timeout_s:g}s: its tracing SDK never started (it must read HIGHBAR_TRACES_URL)"
-        ))
+        raise AgentStartError(
+            config.redactor.text(
+                f"the agent answered, but wrote no hello to its trace file {handle.traces_path} within "
+                f"{config.hello_timeout_s:g}s: its tracing SDK never started (it must read HIGHBAR_TRACES_URL)"
+            )
+        )
 
 
 @contextlib.contextmanager

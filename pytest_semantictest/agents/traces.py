@@ -227,15 +227,23 @@ def _add(batch: TraceBatch, raw: bytes) -> None:
         batch.tools.append(_tool(record, _context(record)))
     elif kind == "turn":
         batch.turns.append(
-            TurnRecord(_number(record, "ts", 0.0), _text(record.get("message")),
-                       _text(record.get("response")), _context(record))
+            TurnRecord(
+                _number(record, "ts", 0.0),
+                _text(record.get("message")),
+                _text(record.get("response")),
+                _context(record),
+            )
         )
     elif kind == "hello":
         pid = record.get("pid")
         tools = _names(record, "tools") if "tools" in record else None
         batch.hellos.append(
-            Hello(_number(record, "ts", 0.0), _text(record.get("sdk")),
-                  pid if isinstance(pid, int) and not isinstance(pid, bool) else None, tools)
+            Hello(
+                _number(record, "ts", 0.0),
+                _text(record.get("sdk")),
+                pid if isinstance(pid, int) and not isinstance(pid, bool) else None,
+                tools,
+            )
         )
         if tools is not None:
             batch.declarations.append(tools)
@@ -256,8 +264,15 @@ def _tool(record: JSONObject, context: JSONObject) -> ToolCall:
         error = None  # false, "" and null all say "no error"
     elif not isinstance(error, str):
         error = json.dumps(error, ensure_ascii=False)
-    return ToolCall(fn, args, record.get("result"), error, _number(record, "started_at", ts),
-                    _number(record, "ended_at", ts), context)
+    return ToolCall(
+        fn,
+        args,
+        record.get("result"),
+        error,
+        _number(record, "started_at", ts),
+        _number(record, "ended_at", ts),
+        context,
+    )
 
 
 def _names(record: JSONObject, key: str) -> tuple[str, ...]:

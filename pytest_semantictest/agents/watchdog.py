@@ -42,18 +42,35 @@ class Watchdog:
     end of its pipe. ``release()`` closes the pipe: the watchdog exits if the group is gone, else
     watches the agent's other users. Idempotent."""
 
-    def __init__(self, pgid: int, grace_s: float, users: Path | None = None, traces: Path | None = None) -> None:
+    def __init__(
+        self, pgid: int, grace_s: float, users: Path | None = None, traces: Path | None = None
+    ) -> None:
         import subprocess
         import weakref
 
         from ..threads import start_daemon  # (the package is not there when this file runs as a script)
 
         read, write = os.pipe()  # (neither end is inherited by what pytest starts later)
-        argv = [sys.executable, "-E", "-S", str(Path(__file__).resolve()), str(pgid),
-                str(procs.start_time(pgid) or ""), str(grace_s), str(users or ""), str(traces or "")]
+        argv = [
+            sys.executable,
+            "-E",
+            "-S",
+            str(Path(__file__).resolve()),
+            str(pgid),
+            str(procs.start_time(pgid) or ""),
+            str(grace_s),
+            str(users or ""),
+            str(traces or ""),
+        ]
         try:
-            popen = subprocess.Popen(argv, stdin=read, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                     cwd="/", start_new_session=True)
+            popen = subprocess.Popen(
+                argv,
+                stdin=read,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                cwd="/",
+                start_new_session=True,
+            )
         except OSError:
             os.close(write)
             raise
@@ -66,7 +83,9 @@ class Watchdog:
         start_daemon(popen.wait, f"reap-watchdog-{popen.pid}")
 
 
-def guard(pgid: int, grace_s: float, users: Path | None = None, traces: Path | None = None) -> Watchdog | None:
+def guard(
+    pgid: int, grace_s: float, users: Path | None = None, traces: Path | None = None
+) -> Watchdog | None:
     """A watchdog for the group ``pgid`` (``traces``: the trace file it removes after stopping it);
     None where none can be started (no interpreter path)."""
     if not sys.executable:

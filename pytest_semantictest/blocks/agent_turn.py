@@ -77,8 +77,11 @@ def _resolve(path: str, calls: list[JSONObject]) -> JSONValue:
                 raise _Missing(f"cannot index '{name}[{index}]' into a {_type(current)}")
             if index >= len(current):
                 top = current is listed
-                raise _Missing(f"only {len(current)} calls in earlier turns" if top else
-                               f"only {len(current)} items in '{name}'")
+                raise _Missing(
+                    f"only {len(current)} calls in earlier turns"
+                    if top
+                    else f"only {len(current)} items in '{name}'"
+                )
             current = current[index]
     return current
 
@@ -92,8 +95,9 @@ class AgentTurn(Block):
     concurrency_safe = True
     reads_agent_traces = True
     resolve_config = False
-    config_keys = frozenset({"agent", "message", "phrasing", "previous", "observe", "first", "test_name", "spec",
-                             "place"})
+    config_keys = frozenset(
+        {"agent", "message", "phrasing", "previous", "observe", "first", "test_name", "spec", "place"}
+    )
 
     async def process(self, inputs: JSONObject, ctx: StepContext) -> JSONObject:
         from ..agents.errors import AgentError
@@ -111,10 +115,16 @@ class AgentTurn(Block):
             message = str(ctx.resolver.context.get(cfg["phrasing"], message))
         try:
             if cfg.get("first"):
-                session = await live.open_session(ctx.execution_id, cfg.get("test_name", ""), cfg.get("spec", ""))
+                session = await live.open_session(
+                    ctx.execution_id, cfg.get("test_name", ""), cfg.get("spec", "")
+                )
             out: JSONObject = await live.turn(
-                ctx.http, self._message(message, calls), ctx.execution_id, observe=bool(cfg.get("observe")),
-                test_name=cfg.get("test_name", ""), session=session,
+                ctx.http,
+                self._message(message, calls),
+                ctx.execution_id,
+                observe=bool(cfg.get("observe")),
+                test_name=cfg.get("test_name", ""),
+                session=session,
             )
         except AgentError as exc:
             raise BlockError(str(exc)) from None

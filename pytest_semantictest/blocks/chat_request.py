@@ -55,7 +55,9 @@ class ChatRequest(HttpRequest):
         return {**super().error_output(inputs, message), "request": self.sent()}
 
     def sent(self) -> JSONObject:
-        return {key: self.config.get(key) for key in ("method", "url", "headers", "body") if key in self.config}
+        return {
+            key: self.config.get(key) for key in ("method", "url", "headers", "body") if key in self.config
+        }
 
     async def disconnecting(self, count: int, ctx: StepContext) -> JSONObject:
         """Send the request, read at most ``count`` stream chunks, close the connection, follow up."""
@@ -64,8 +66,13 @@ class ChatRequest(HttpRequest):
         start = time.perf_counter()
         with request_errors(params["url"], deadline):  # not read to the end: httpx closes the connection
             response, (text, read, cut) = await send_within(
-                deadline, ctx.http, request, lambda r: _read_chunks(r, count), follow_redirects=True,
-                phase=f"reading the stream (waiting for chunk {count})")
+                deadline,
+                ctx.http,
+                request,
+                lambda r: _read_chunks(r, count),
+                follow_redirects=True,
+                phase=f"reading the stream (waiting for chunk {count})",
+            )
         duration = round((time.perf_counter() - start) * 1000, 1)  # the follow-up has its own
         output: JSONObject = {
             "status": response.status_code,
@@ -74,8 +81,12 @@ class ChatRequest(HttpRequest):
         follow_up = self.config.get("follow_up")
         if cut and isinstance(follow_up, dict):  # before the body: a long body is clipped in the trace
             output["follow_up"] = await _follow_up(follow_up, ctx)
-        output.update(headers={k.lower(): v for k, v in response.headers.items()}, body=text,
-                      duration=duration, url=str(response.request.url))
+        output.update(
+            headers={k.lower(): v for k, v in response.headers.items()},
+            body=text,
+            duration=duration,
+            url=str(response.request.url),
+        )
         return output
 
 
@@ -88,7 +99,8 @@ async def _read_chunks(response: httpx.Response, count: int) -> tuple[str, int, 
     if media not in ("text/event-stream", ""):
         await response.aread()
         return response.text, 0, False
-    stream: bool | None = True if media else None  # no content type: SSE when it starts like SSE (ChatResponse)
+    # no content type: SSE when it starts like SSE (ChatResponse)
+    stream: bool | None = True if media else None
     text, position, read = "", 0, 0
     async for piece in response.aiter_text():
         text += piece
@@ -101,7 +113,7 @@ async def _read_chunks(response: httpx.Response, count: int) -> tuple[str, int, 
         if not stream:
             continue
         for end in _EVENT_END.finditer(text, position):
-            read += count_chunks(text[position:end.end()])
+            read += count_chunks(text[position : end.end()])
             position = end.end()
             if read >= count:
                 return text[:position], read, True
@@ -119,7 +131,11 @@ async def _follow_up(config: JSONObject, ctx: StepContext) -> JSONObject:
     except BlockError as exc:
         return {"request": sent, "status": 0, "error": str(exc)}
     observed = read_response(response)
-    out: JSONObject = {"request": sent, "status": observed["status"], "content_type": observed["content_type"]}
+    out: JSONObject = {
+        "request": sent,
+        "status": observed["status"],
+        "content_type": observed["content_type"],
+    }
     if isinstance(observed.get("content"), str):
         out["content"] = _clip(observed["content"])
     else:
@@ -129,4 +145,8 @@ async def _follow_up(config: JSONObject, ctx: StepContext) -> JSONObject:
 
 
 def _clip(text: str) -> str:
-    return text if len(text) <= FOLLOW_UP_TEXT_LIMIT else text[:FOLLOW_UP_TEXT_LIMIT] + f"... ({len(text)} characters)"
+    return (
+        text
+        if len(text) <= FOLLOW_UP_TEXT_LIMIT
+        else text[:FOLLOW_UP_TEXT_LIMIT] + f"... ({len(text)} characters)"
+    )

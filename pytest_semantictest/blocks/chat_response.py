@@ -36,8 +36,25 @@ class ChatResponse(Block):
     primary_input = "response"
     config_keys = frozenset({"from"})
     inputs = ("response",)
-    outputs = ("ok", "status", "headers", "content_type", "stream", "json", "is_json", "chunks", "final_chunk",
-               "final_event", "events", "content", "agent", "tool_calls", "error", "client_disconnect", "follow_up")
+    outputs = (
+        "ok",
+        "status",
+        "headers",
+        "content_type",
+        "stream",
+        "json",
+        "is_json",
+        "chunks",
+        "final_chunk",
+        "final_event",
+        "events",
+        "content",
+        "agent",
+        "tool_calls",
+        "error",
+        "client_disconnect",
+        "follow_up",
+    )
 
     async def process(self, inputs: JSONObject, ctx: StepContext | None) -> JSONObject:
         response = inputs.get("response")
@@ -61,9 +78,19 @@ def read_response(response: JSONObject) -> JSONObject:
         if isinstance(response.get(key), dict):
             out[key] = response[key]
     out |= {
-        "headers": headers, "content_type": media,
-        "stream": False, "json": None, "is_json": False, "chunks": [], "final_chunk": None, "final_event": None,
-        "events": [], "content": None, "agent": None, "tool_calls": [], "error": error,
+        "headers": headers,
+        "content_type": media,
+        "stream": False,
+        "json": None,
+        "is_json": False,
+        "chunks": [],
+        "final_chunk": None,
+        "final_event": None,
+        "events": [],
+        "content": None,
+        "agent": None,
+        "tool_calls": [],
+        "error": error,
     }
     if media == "text/event-stream" or (not media and body.lstrip().startswith(("data:", "event:"))):
         _stream(body, out)
@@ -153,7 +180,9 @@ def _stream(body: str, out: JSONObject) -> None:
             str(delta.get("content") or "")
             for c in chunks
             if isinstance(delta := _first_choice(c).get("delta"), dict)
-        ) if chunks else None,
+        )
+        if chunks
+        else None,
         agent=next((a for c in reversed(chunks) if (a := _agent(c))), None),
         tool_calls=parsed["toolCalls"],
     )

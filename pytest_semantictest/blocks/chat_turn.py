@@ -38,10 +38,20 @@ class ChatTurn(Block):
     reads_agent_traces = True  # through take_turn: a highbar-protocol agent's trace records
     whole_story = True
     resolve_config = False
-    config_keys = frozenset({
-        "input", "attachments", "options", "previous", "number", "timeout", "interactive", "base_dir",
-        "test_name", "spec",
-    })
+    config_keys = frozenset(
+        {
+            "input",
+            "attachments",
+            "options",
+            "previous",
+            "number",
+            "timeout",
+            "interactive",
+            "base_dir",
+            "test_name",
+            "spec",
+        }
+    )
 
     def _sent(self) -> list[JSONObject]:
         from ..agents.chat import message_specs
@@ -55,20 +65,32 @@ class ChatTurn(Block):
         number = int(cfg.get("number", 1))
         target = self.compiled
         if not isinstance(target, ChatTarget):  # only the Yao compiler writes ChatTurn steps
-            raise BlockError("ChatTurn has no agent: it is compiled from a Yao test file (in a pipeline, use Conversation)")
+            raise BlockError(
+                "ChatTurn has no agent: it is compiled from a Yao test file (in a pipeline, use Conversation)"
+            )
         earlier = [ctx.bus.get(slot) for slot in cfg.get("previous", [])]
         if not all(isinstance(t, Mapping) and "error" not in t for t in earlier):
             raise BlockError("an earlier turn of this conversation did not complete")
         timeout = cfg.get("timeout")
         left = remaining(ctx, timeout, number)
         if left is not None and left <= 0:
-            raise BlockError(f"timeout after {timeout:g}s: the conversation ran out of time before turn {number}")
+            raise BlockError(
+                f"timeout after {timeout:g}s: the conversation ran out of time before turn {number}"
+            )
         session = self._opened = await self._session(ctx, target, earlier)
         try:
             async with asyncio.timeout(left):
                 turn = await take_turn(
-                    ctx, target, earlier, self._sent(), cfg.get("options") or {}, number=number, source="static",
-                    base_dir=cfg.get("base_dir"), test_name=cfg.get("test_name", ""), session=session,
+                    ctx,
+                    target,
+                    earlier,
+                    self._sent(),
+                    cfg.get("options") or {},
+                    number=number,
+                    source="static",
+                    base_dir=cfg.get("base_dir"),
+                    test_name=cfg.get("test_name", ""),
+                    session=session,
                 )
         except TimeoutError:
             raise BlockError(f"timeout after {timeout:g}s (turn {number}: waiting for the agent)") from None
@@ -83,15 +105,24 @@ class ChatTurn(Block):
 
     _opened: JSONObject | None = None
 
-    async def _session(self, ctx: StepContext, target: ChatTarget, earlier: list[JSONValue]) -> JSONObject | None:
+    async def _session(
+        self, ctx: StepContext, target: ChatTarget, earlier: list[JSONValue]
+    ) -> JSONObject | None:
         """highbar session hooks: opened by turn 1, carried by the later turns."""
         if earlier:
             carried: JSONObject | None = earlier[0].get("session")
             return carried
         return await open_session(ctx, target, self.config.get("test_name", ""), self.config.get("spec", ""))
 
-    async def _followups(self, ctx: StepContext, target: ChatTarget, earlier: list[JSONValue], turn: JSONObject,
-                         interactive: Mapping[str, JSONValue], session: JSONObject | None) -> None:
+    async def _followups(
+        self,
+        ctx: StepContext,
+        target: ChatTarget,
+        earlier: list[JSONValue],
+        turn: JSONObject,
+        interactive: Mapping[str, JSONValue],
+        session: JSONObject | None,
+    ) -> None:
         """After the last scripted turn, a person answers while the agent awaits input."""
         from ..agents.chat import user_message
         from ..agents.errors import AgentError
@@ -105,9 +136,17 @@ class ChatTurn(Block):
             if not answer:
                 break
             try:
-                last = await take_turn(ctx, target, [*earlier, turn, *added], [user_message(answer)],
-                                       self.config.get("options") or {}, number=last["turn"] + 1, source="person",
-                                       base_dir=self.config.get("base_dir"), session=session)
+                last = await take_turn(
+                    ctx,
+                    target,
+                    [*earlier, turn, *added],
+                    [user_message(answer)],
+                    self.config.get("options") or {},
+                    number=last["turn"] + 1,
+                    source="person",
+                    base_dir=self.config.get("base_dir"),
+                    session=session,
+                )
             except AgentError as exc:
                 raise BlockError(f"agent error at turn {last['turn'] + 1}: {exc}") from None
             added.append(last)

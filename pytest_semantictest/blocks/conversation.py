@@ -53,16 +53,25 @@ class PipelineAgent(StrictSpec):
     def target(self) -> JSONValue:
         from ..agents.chat import target_from_mapping
 
-        return target_from_mapping({
-            "endpoint": self.endpoint, "protocol": self.protocol, "headers": self.headers, "model": self.model,
-            "body": self.body, "timeout": self.timeout, "awaiting_input_tools": self.awaitingInputTools,
-            "awaiting_input_pattern": self.awaitingInputPattern,
-        })
+        return target_from_mapping(
+            {
+                "endpoint": self.endpoint,
+                "protocol": self.protocol,
+                "headers": self.headers,
+                "model": self.model,
+                "body": self.body,
+                "timeout": self.timeout,
+                "awaiting_input_tools": self.awaitingInputTools,
+                "awaiting_input_pattern": self.awaitingInputPattern,
+            }
+        )
 
 
 class PipelineTurn(StrictSpec):
     input: InputSpec
-    assertions: Assertions = Field(default_factory=list, validation_alias=AliasChoices("assertions", "assert"))
+    assertions: Assertions = Field(
+        default_factory=list, validation_alias=AliasChoices("assertions", "assert")
+    )
     options: JSONObject = Field(default_factory=dict)
     attachments: list[AttachmentSpec] = Field(default_factory=list)
 
@@ -134,29 +143,58 @@ class Conversation(Block):
                 for number, spec in enumerate(plan.turns, 1):
                     sent = message_specs(spec.input, spec.attachments)
                     try:
-                        turn = await take_turn(ctx, target, turns, sent, merged_options(plan.options, spec.options),
-                                               number=number, source="static", base_dir=base_dir)
+                        turn = await take_turn(
+                            ctx,
+                            target,
+                            turns,
+                            sent,
+                            merged_options(plan.options, spec.options),
+                            number=number,
+                            source="static",
+                            base_dir=base_dir,
+                        )
                     except AgentError as exc:
                         turns.append(turn_record(number, sent, "static", error=f"agent error: {exc}"))
                         failures.append({"turn": number, "check": "agent", "message": f"agent error: {exc}"})
                         stopped = number
                         break
-                    results = await check_turn(spec.assertions, turn, run_context=ctx.run_context, earlier=turns,
-                                               repeat=getattr(ctx, "repeat", 0), base_dir=base_dir)
+                    results = await check_turn(
+                        spec.assertions,
+                        turn,
+                        run_context=ctx.run_context,
+                        earlier=turns,
+                        repeat=getattr(ctx, "repeat", 0),
+                        base_dir=base_dir,
+                    )
                     turn["assertions"] = [r.record() for r in results]
                     turns.append(turn)
-                    errors += [f"turn {number}: {r.error}" for r in results if r.error and r.spec.type == "agent"]
+                    errors += [
+                        f"turn {number}: {r.error}" for r in results if r.error and r.spec.type == "agent"
+                    ]
                     skipped += [r.skipped for r in results if r.skipped]
-                    bad = [(r.spec.describe(), r.outcome.message if r.outcome else str(r.error)) for r in results
-                           if (r.outcome is not None and not r.outcome.passed) or (r.error and r.spec.type != "agent")]
-                    failures += [{"turn": number, "check": check, "message": message} for check, message in bad]
+                    bad = [
+                        (r.spec.describe(), r.outcome.message if r.outcome else str(r.error))
+                        for r in results
+                        if (r.outcome is not None and not r.outcome.passed)
+                        or (r.error and r.spec.type != "agent")
+                    ]
+                    failures += [
+                        {"turn": number, "check": check, "message": message} for check, message in bad
+                    ]
                     if bad or errors:
                         stopped = number
                         break
         except TimeoutError:
             stopped = len(turns) + 1
-            failures.append({"turn": stopped, "check": "timeout", "message": f"timeout after {plan.timeout:g}s"})
-        output = {"passed": not failures and not errors, "turns": turns, "failures": failures, "stoppedAt": stopped}
+            failures.append(
+                {"turn": stopped, "check": "timeout", "message": f"timeout after {plan.timeout:g}s"}
+            )
+        output = {
+            "passed": not failures and not errors,
+            "turns": turns,
+            "failures": failures,
+            "stoppedAt": stopped,
+        }
         if failures:  # a failing conversation fails the test unless an assertion reads this output
             first = failures[0]
             output["error"] = f"turn {first['turn']}: {first['check']}: {first['message']}"

@@ -32,6 +32,7 @@ def http_exchange(trace: StepTrace) -> list[Evidence]:
         request = {**request, "method": default_method(request.get("body"))}
     return [HttpExchange(request, out)] if isinstance(request, Mapping) else []
 
+
 _METHODS = {"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"}
 
 
@@ -90,8 +91,13 @@ class HttpRequest(Block):
         """A step without ``method`` that sends a body is sent as POST (:func:`default_method`): say so."""
         written = {**config, **(value if isinstance(value, Mapping) else {})}
         if written.get("method") is None and written.get("body") is not None:
-            return [("method", "no 'method' and a 'body': sent as POST (a body is never sent with GET); "
-                               "write \"method\" to say which (the SemanticTest runner requires it)")]
+            return [
+                (
+                    "method",
+                    "no 'method' and a 'body': sent as POST (a body is never sent with GET); "
+                    'write "method" to say which (the SemanticTest runner requires it)',
+                )
+            ]
         return []
 
     async def process(self, inputs: JSONObject, ctx: StepContext) -> JSONObject:
@@ -158,4 +164,9 @@ class HttpRequest(Block):
         return http_exchange(trace)
 
     def error_output(self, inputs: JSONObject, message: str) -> JSONObject:
-        return {"error": message, "status": 0, "duration": 0, "url": inputs.get("url", self.config.get("url"))}
+        return {
+            "error": message,
+            "status": 0,
+            "duration": 0,
+            "url": inputs.get("url", self.config.get("url")),
+        }

@@ -42,8 +42,10 @@ def unavailable_reason(env: Mapping[str, str] | None = None) -> str | None:
 
 
 def skip_reason(why: str) -> str:
-    return (f"interactive case: needs a person at the terminal, but {why} "
-            "(run it locally with a terminal, or --semantictest-on-missing-input=fail to fail instead)")
+    return (
+        f"interactive case: needs a person at the terminal, but {why} "
+        "(run it locally with a terminal, or --semantictest-on-missing-input=fail to fail instead)"
+    )
 
 
 class Asker(Protocol):
@@ -71,6 +73,7 @@ class Terminal:
                 answer: str | None = line.rstrip("\n") if line else None
             except OSError:
                 answer = None
+
             def settle() -> None:  # the wait may have timed out (and cancelled the future) already
                 if not future.done():
                     future.set_result(answer)
@@ -95,6 +98,8 @@ def terminal_of(run_context: RunContext) -> Asker | None:
 async def ask_person(terminal: Asker, turn: Mapping[str, JSONValue], timeout_s: float | None) -> str | None:
     """Show the agent's reply and ask for the next message; None or "" ends the conversation."""
     calls = ", ".join(str(c.get("name")) for c in turn.get("tool_calls") or [])
-    shown = f"[turn {turn.get('turn')}] agent: {turn.get('output') or ''}" + (f"\n  tools: {calls}" if calls else "")
+    shown = f"[turn {turn.get('turn')}] agent: {turn.get('output') or ''}" + (
+        f"\n  tools: {calls}" if calls else ""
+    )
     answer = await terminal.ask(shown, "your reply (empty line ends the conversation): ", timeout_s)
     return answer.strip() if answer else None

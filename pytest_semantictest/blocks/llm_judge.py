@@ -40,7 +40,15 @@ class LLMJudge(Block):
     inputs = ("text", "toolCalls", "history", "expected")
     input_keys = frozenset(inputs) | {"body"}
     outputs = (
-        "score", "passed", "threshold", "reasoning", "details", "constraints", "shouldContinue", "nextPrompt", "model",
+        "score",
+        "passed",
+        "threshold",
+        "reasoning",
+        "details",
+        "constraints",
+        "shouldContinue",
+        "nextPrompt",
+        "model",
     )
     concurrent: ClassVar[bool] = True  # independent judge steps of one pipeline run at the same time
 
@@ -49,14 +57,22 @@ class LLMJudge(Block):
         problems = []
         criteria = config.get("criteria")
         if criteria is not None and not _templated(criteria):
-            if not isinstance(criteria, dict) or not criteria or not all(
-                _number(v) and 0 <= v <= 1 for v in criteria.values()
+            if (
+                not isinstance(criteria, dict)
+                or not criteria
+                or not all(_number(v) and 0 <= v <= 1 for v in criteria.values())
             ):
                 problems.append(("criteria", "must map criterion names to weights between 0 and 1"))
             elif abs(sum(criteria.values()) - 1.0) > 1e-6:
-                problems.append(("criteria", f"weights must sum to 1, they sum to {sum(criteria.values()):g}"))
+                problems.append(
+                    ("criteria", f"weights must sum to 1, they sum to {sum(criteria.values()):g}")
+                )
         threshold = config.get("threshold")
-        if threshold is not None and not _templated(threshold) and (not _number(threshold) or not 0 <= threshold <= 1):
+        if (
+            threshold is not None
+            and not _templated(threshold)
+            and (not _number(threshold) or not 0 <= threshold <= 1)
+        ):
             problems.append(("threshold", f"must be a number between 0 and 1, got {threshold!r}"))
         turns = config.get("maxTurns")
         whole = isinstance(turns, int) and not isinstance(turns, bool)
@@ -66,8 +82,11 @@ class LLMJudge(Block):
         if flag is not None and not _templated(flag) and not isinstance(flag, bool):
             problems.append(("continueConversation", f"must be true or false, got {flag!r}"))
         samples = config.get("samples")
-        if samples is not None and not _templated(samples) and (
-                not isinstance(samples, int) or isinstance(samples, bool) or not 1 <= samples <= 50):
+        if (
+            samples is not None
+            and not _templated(samples)
+            and (not isinstance(samples, int) or isinstance(samples, bool) or not 1 <= samples <= 50)
+        ):
             problems.append(("samples", f"must be a whole number from 1 to 50, got {samples!r}"))
         model = config.get("model")
         if model is not None and (not isinstance(model, str) or not model.strip()):
@@ -91,9 +110,12 @@ class LLMJudge(Block):
             raise JudgeUnavailable(NOT_CONFIGURED)
         try:
             settings = getattr(ctx, "settings", None)
-            verdict: JSONObject = await judge.judge(request, repeat=getattr(ctx, "repeat", 0),
-                                                        samples=getattr(settings, "judge_samples", 1),
-                                                        fail_unstable=getattr(settings, "fail_unstable", False))
+            verdict: JSONObject = await judge.judge(
+                request,
+                repeat=getattr(ctx, "repeat", 0),
+                samples=getattr(settings, "judge_samples", 1),
+                fail_unstable=getattr(settings, "fail_unstable", False),
+            )
             return verdict
         except LLMError as exc:
             raise JudgeError(str(exc)) from None

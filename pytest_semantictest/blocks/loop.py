@@ -58,7 +58,12 @@ def _validate_condition(cond: JSONValue) -> list[tuple[str, str]]:
     problems = []
     for key in cond:
         if key not in ("path", "operator", "value"):
-            problems.append((f"condition.{key}", f"unknown key '{clip(key)}'{did_you_mean(key, ['path', 'operator', 'value'])}"))
+            problems.append(
+                (
+                    f"condition.{key}",
+                    f"unknown key '{clip(key)}'{did_you_mean(key, ['path', 'operator', 'value'])}",
+                )
+            )
     if not isinstance(cond.get("path"), str):
         problems.append(("condition.path", "needs a DataBus path string"))
     op = cond.get("operator")

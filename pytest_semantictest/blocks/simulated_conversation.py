@@ -70,7 +70,9 @@ class SimulatedConfig(StrictSpec):
     attachments: list[AttachmentSpec] = Field(default_factory=list)
     simulator: SimulatorSpec = Field(default_factory=SimulatorSpec)
     checkpoints: list[CheckpointSpec] = Field(min_length=1)
-    maxTurns: int = Field(default=DEFAULT_MAX_TURNS, ge=1, validation_alias=AliasChoices("maxTurns", "max_turns"))
+    maxTurns: int = Field(
+        default=DEFAULT_MAX_TURNS, ge=1, validation_alias=AliasChoices("maxTurns", "max_turns")
+    )
     timeout: Duration = DEFAULT_TIMEOUT_S
     options: JSONObject = Field(default_factory=dict)
     interactive: InteractiveSpec | None = None
@@ -80,15 +82,26 @@ class SimulatedConversation(Block):
     name = "SimulatedConversation"
     concurrency_safe = True
     reads_agent_traces = True  # through take_turn: a highbar-protocol agent's trace records
-    config_keys = frozenset({
-        "agent", "input", "attachments", "simulator", "checkpoints", "maxTurns", "timeout", "options", "interactive",
-    })
+    config_keys = frozenset(
+        {
+            "agent",
+            "input",
+            "attachments",
+            "simulator",
+            "checkpoints",
+            "maxTurns",
+            "timeout",
+            "options",
+            "interactive",
+        }
+    )
     outputs = ("passed", "status", "reason", "turns", "checkpoints", "missing", "goalAchieved")
     whole_story = True
 
     @classmethod
     def evidence_of(cls, trace: StepTrace) -> list[Evidence]:
-        return conversation_evidence(trace)  # turns, tool calls, validators, checkpoint timeline, why it ended
+        # turns, tool calls, validators, checkpoint timeline, why it ended
+        return conversation_evidence(trace)
 
     @classmethod
     def validate_config(cls, config: Mapping[str, JSONValue]) -> list[tuple[str, str]]:
@@ -103,8 +116,16 @@ class SimulatedConversation(Block):
             return self.compiled
         spec = SimulatedConfig.model_validate(dict(self.config))
         return DynamicPlan(
-            spec.agent.target(), spec.checkpoints, spec.simulator, spec.input, spec.attachments, spec.maxTurns,
-            spec.timeout, spec.options, spec.interactive, Path(getattr(ctx.run_context, "rootdir", None) or Path.cwd()),
+            spec.agent.target(),
+            spec.checkpoints,
+            spec.simulator,
+            spec.input,
+            spec.attachments,
+            spec.maxTurns,
+            spec.timeout,
+            spec.options,
+            spec.interactive,
+            Path(getattr(ctx.run_context, "rootdir", None) or Path.cwd()),
         )
 
     _run: ConversationRun | None = None
@@ -157,14 +178,31 @@ class SimulatedConversation(Block):
                 answer = await self._simulate(run, ctx, number)
                 if answer.goal_achieved:
                     run.goal = {"after_turn": number - 1, "reasoning": answer.reasoning}
-                    run.finish(False, f"the simulator says the goal is achieved after turn {number - 1}, but "
-                                      f"required checkpoints were not reached: {run.missing_text()}")
+                    run.finish(
+                        False,
+                        f"the simulator says the goal is achieved after turn {number - 1}, but "
+                        f"required checkpoints were not reached: {run.missing_text()}",
+                    )
                     return
-                sent, source, note = [user_message(answer.message)], "simulator", {"reasoning": answer.reasoning}
+                sent, source, note = (
+                    [user_message(answer.message)],
+                    "simulator",
+                    {"reasoning": answer.reasoning},
+                )
             run.phase, run.in_flight = "waiting for the agent", (sent, source)
             try:
-                turn = await take_turn(ctx, target, run.turns, sent, plan.options, number=number, source=source,
-                                       base_dir=plan.base_dir, test_name=plan.test_name, session=run.session)
+                turn = await take_turn(
+                    ctx,
+                    target,
+                    run.turns,
+                    sent,
+                    plan.options,
+                    number=number,
+                    source=source,
+                    base_dir=plan.base_dir,
+                    test_name=plan.test_name,
+                    session=run.session,
+                )
             except AgentError as exc:
                 run.in_flight = None
                 run.turns.append(turn_record(number, sent, source, error=f"agent error: {exc}"))
@@ -180,24 +218,39 @@ class SimulatedConversation(Block):
                 run.finish(True, f"all required checkpoints reached by turn {number}")
                 return
             if turn.get("awaiting_input") is False:
-                run.finish(False, f"the agent ended the conversation at turn {number} (awaiting_input: false) "
-                                  f"with required checkpoints not reached: {run.missing_text()}")
+                run.finish(
+                    False,
+                    f"the agent ended the conversation at turn {number} (awaiting_input: false) "
+                    f"with required checkpoints not reached: {run.missing_text()}",
+                )
                 return
             if number >= plan.max_turns:
-                run.finish(False, f"max turns ({plan.max_turns}) reached with required checkpoints not reached: "
-                                  f"{run.missing_text()}")
+                run.finish(
+                    False,
+                    f"max turns ({plan.max_turns}) reached with required checkpoints not reached: "
+                    f"{run.missing_text()}",
+                )
                 return
             sent, note = None, None
-            if plan.interactive is not None and plan.interactive.enabled and turn.get("awaiting_input") is True:
+            if (
+                plan.interactive is not None
+                and plan.interactive.enabled
+                and turn.get("awaiting_input") is True
+            ):
                 answer_text = await self._ask_person(run, ctx, turn, deadline)
                 if answer_text is not None:
                     if not answer_text:
-                        run.finish(False, f"the person ended the conversation after turn {number} with required "
-                                          f"checkpoints not reached: {run.missing_text()}")
+                        run.finish(
+                            False,
+                            f"the person ended the conversation after turn {number} with required "
+                            f"checkpoints not reached: {run.missing_text()}",
+                        )
                         return
                     sent, source = [user_message(answer_text)], "person"
 
-    async def _ask_person(self, run: ConversationRun, ctx: StepContext, turn: JSONObject, deadline: asyncio.Timeout) -> str | None:
+    async def _ask_person(
+        self, run: ConversationRun, ctx: StepContext, turn: JSONObject, deadline: asyncio.Timeout
+    ) -> str | None:
         """The person's message ("" ends), or None (no terminal: the simulator answers)."""
         import time
 
@@ -208,7 +261,9 @@ class SimulatedConversation(Block):
             return None
         run.phase = "waiting for the person"
         started = time.monotonic()
-        answer = await ask_person(terminal, turn, run.plan.interactive.timeout if run.plan.interactive else None)
+        answer = await ask_person(
+            terminal, turn, run.plan.interactive.timeout if run.plan.interactive else None
+        )
         when = deadline.when()
         if when is not None:  # a person's thinking time does not count against the timeout
             deadline.reschedule(when + time.monotonic() - started)
@@ -231,8 +286,12 @@ class SimulatedConversation(Block):
         described = {cp.id: {"id": cp.id, "description": cp.description or ""} for cp in plan.checkpoints}
         try:
             return await simulate(
-                llm, use=plan.simulator.model_use, metadata=plan.simulator.metadata,
-                conversation=text_history(run.turns), turn_number=number, max_turns=plan.max_turns,
+                llm,
+                use=plan.simulator.model_use,
+                metadata=plan.simulator.metadata,
+                conversation=text_history(run.turns),
+                turn_number=number,
+                max_turns=plan.max_turns,
                 reached=[described[i] for i in described if i in run.reached],
                 pending=[described[i] for i in described if i not in run.reached],
                 repeat=getattr(ctx, "repeat", 0),

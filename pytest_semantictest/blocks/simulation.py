@@ -67,7 +67,9 @@ class ConversationRun:
                 why = f" ({cp.description})" if cp.description else ""
                 early = self.early.get(cp.id)
                 if early:
-                    waits = ", ".join(f"'{a}'" for a in cp.after if a not in self.reached or self.reached[a] > early[0])
+                    waits = ", ".join(
+                        f"'{a}'" for a in cp.after if a not in self.reached or self.reached[a] > early[0]
+                    )
                     why += f" [its assertion held at turn {early[0]}, before {waits or 'its after checkpoints'} was reached]"
                 parts.append(cp.id + why)
         return ", ".join(parts)
@@ -79,8 +81,12 @@ class ConversationRun:
     def timeline(self) -> list[JSONObject]:
         out = []
         for cp in self.plan.checkpoints:
-            entry: JSONObject = {"id": cp.id, "required": cp.required, "reached": cp.id in self.reached,
-                                     "turn": self.reached.get(cp.id)}
+            entry: JSONObject = {
+                "id": cp.id,
+                "required": cp.required,
+                "reached": cp.id in self.reached,
+                "turn": self.reached.get(cp.id),
+            }
             if cp.description:
                 entry["description"] = cp.description
             if cp.after:
@@ -94,8 +100,13 @@ class ConversationRun:
 
     def output(self) -> JSONObject:
         out = {
-            "passed": self.status == "passed", "status": self.status, "reason": self.reason, "turns": self.turns,
-            "checkpoints": self.timeline(), "missing": self.missing(), "goalAchieved": self.goal,
+            "passed": self.status == "passed",
+            "status": self.status,
+            "reason": self.reason,
+            "turns": self.turns,
+            "checkpoints": self.timeline(),
+            "missing": self.missing(),
+            "goalAchieved": self.goal,
         }
         if self.status == "failed":  # fails the test unless an assertion reads this output
             out["error"] = self.reason
@@ -120,18 +131,32 @@ async def reach_checkpoints(run: ConversationRun, ctx: StepContext, turn: JSONOb
     earlier = run.turns[:-1]
     evaluated: set[str] = set()
     while True:
-        ready = [cp for cp in plan.checkpoints if cp.id not in run.reached and cp.id not in evaluated
-                 and all(a in run.reached for a in cp.after)]
+        ready = [
+            cp
+            for cp in plan.checkpoints
+            if cp.id not in run.reached and cp.id not in evaluated and all(a in run.reached for a in cp.after)
+        ]
         if not ready:
             break
         evaluated |= {cp.id for cp in ready}
-        outcomes = await asyncio.gather(*(
-            check_turn(cp.assertion, turn, run_context=ctx.run_context, earlier=earlier, repeat=getattr(ctx, "repeat", 0),
-                       base_dir=plan.base_dir, all_or_nothing=True) for cp in ready
-        ))
+        outcomes = await asyncio.gather(
+            *(
+                check_turn(
+                    cp.assertion,
+                    turn,
+                    run_context=ctx.run_context,
+                    earlier=earlier,
+                    repeat=getattr(ctx, "repeat", 0),
+                    base_dir=plan.base_dir,
+                    all_or_nothing=True,
+                )
+                for cp in ready
+            )
+        )
         for cp, results in zip(ready, outcomes):
             turn.setdefault("assertions", []).extend(  # what validators said, for the reports
-                {**r.record(), "checkpoint": cp.id} for r in results if r.validation)
+                {**r.record(), "checkpoint": cp.id} for r in results if r.validation
+            )
             errors = [r.error for r in results if r.error]
             if errors:
                 run.raise_(JudgeError, f"checkpoint '{cp.id}' at turn {number}: {'; '.join(errors)}")
@@ -145,7 +170,11 @@ async def reach_checkpoints(run: ConversationRun, ctx: StepContext, turn: JSONOb
                 run.reached[cp.id] = number
                 turn.setdefault("checkpoints", []).append(cp.id)
     for cp in plan.checkpoints:  # diagnostics: held before its `after` checkpoints were reached
-        if cp.id in run.reached or cp.id in evaluated or not all(s.type in DETERMINISTIC for s in cp.assertion):
+        if (
+            cp.id in run.reached
+            or cp.id in evaluated
+            or not all(s.type in DETERMINISTIC for s in cp.assertion)
+        ):
             continue
         if all(evaluate(s, turn).passed for s in cp.assertion):
             run.early.setdefault(cp.id, []).append(number)

@@ -35,14 +35,39 @@ class TransportRequest(Block):
     name = "TransportRequest"
     concurrency_safe = True  # each case has its own connection
     resolve_config = False
-    config_keys = frozenset({"transport", "dialect", "base_url", "url", "method", "headers", "body", "messages",
-                             "agent", "timeout"})
-    outputs = ("ok", "status", "stream", "reply", "content", "events", "tool_calls", "problem",
-               "error", "timed_out", "request")
+    config_keys = frozenset(
+        {
+            "transport",
+            "dialect",
+            "base_url",
+            "url",
+            "method",
+            "headers",
+            "body",
+            "messages",
+            "agent",
+            "timeout",
+        }
+    )
+    outputs = (
+        "ok",
+        "status",
+        "stream",
+        "reply",
+        "content",
+        "events",
+        "tool_calls",
+        "problem",
+        "error",
+        "timed_out",
+        "request",
+    )
 
     async def process(self, inputs: JSONObject, ctx: StepContext) -> JSONObject:
         transport = str(self.config.get("transport"))
-        reply = Reply(transport, "realtime" if transport == "realtime" else str(self.config.get("dialect") or ""))
+        reply = Reply(
+            transport, "realtime" if transport == "realtime" else str(self.config.get("dialect") or "")
+        )
         redactor = getattr(getattr(ctx, "run_context", None), "redactor", None)
         if redactor is not None:  # a value sent in a secret-looking header is a secret
             redactor.learn({"headers": dict(self.config.get("headers") or {})})
@@ -57,10 +82,14 @@ class TransportRequest(Block):
                 await self._exchange(ctx, reply)
         except (TimeoutError, httpx.TimeoutException):  # also the HTTP layer's DeadlineExceeded
             timed_out = True
-            failure = (f"no final event within {seconds:g} s of the case's timeout of {ms / 1000:g} s (a deadline for "
-                       f"the whole exchange); last state: {last_state(reply)}")
+            failure = (
+                f"no final event within {seconds:g} s of the case's timeout of {ms / 1000:g} s (a deadline for "
+                f"the whole exchange); last state: {last_state(reply)}"
+            )
         except (OSError, httpx.TransportError) as exc:
-            failure = f"cannot connect to {reply.url or self.config.get('base_url')}: {type(exc).__name__}: {exc}"
+            failure = (
+                f"cannot connect to {reply.url or self.config.get('base_url')}: {type(exc).__name__}: {exc}"
+            )
         except Exception as exc:  # httpx's and websockets' own errors: named, never a crash
             failure = f"{type(exc).__name__}: {exc}".rstrip(": ")
         return self._output(reply, failure, timed_out)
@@ -78,10 +107,19 @@ class TransportRequest(Block):
         data = reply.as_dict()
         ok = failure is None and (reply.status != 0 or bool(reply.problems))
         return {
-            "ok": ok, "status": reply.status, "stream": False, "reply": data,
-            "content": data["text"], "events": data["events"], "tool_calls": data["tool_calls"],
-            "problem": data["problem"], "error": failure or data["error"], "failure": failure,
-            "timed_out": timed_out, "request": self.sent(), "url": reply.url,
+            "ok": ok,
+            "status": reply.status,
+            "stream": False,
+            "reply": data,
+            "content": data["text"],
+            "events": data["events"],
+            "tool_calls": data["tool_calls"],
+            "problem": data["problem"],
+            "error": failure or data["error"],
+            "failure": failure,
+            "timed_out": timed_out,
+            "request": self.sent(),
+            "url": reply.url,
         }
 
     def sent(self) -> JSONObject:
@@ -98,8 +136,11 @@ class TransportRequest(Block):
         if not isinstance(out, Mapping) or not isinstance(out.get("reply"), Mapping):
             return []
         reply = out["reply"]
-        fields = {key: reply.get(key) for key in ("url", "dialect", "status", "state", "final", "text", "problem",
-                                                  "error") if reply.get(key) not in (None, "")}
+        fields = {
+            key: reply.get(key)
+            for key in ("url", "dialect", "status", "state", "final", "text", "problem", "error")
+            if reply.get(key) not in (None, "")
+        }
         if out.get("failure"):
             fields["failure"] = out["failure"]
         title = "Realtime session" if reply.get("transport") == "realtime" else "A2A exchange"

@@ -18,8 +18,20 @@ from ..evidence import (
 from ..json_types import JSONObject, JSONValue
 from ..model import StepTrace
 
-TURN_KEYS = ("turn", "source", "input", "attachments", "output", "tool_calls", "awaiting_input", "duration_ms",
-             "error", "simulator", "checkpoints", "assertions")
+TURN_KEYS = (
+    "turn",
+    "source",
+    "input",
+    "attachments",
+    "output",
+    "tool_calls",
+    "awaiting_input",
+    "duration_ms",
+    "error",
+    "simulator",
+    "checkpoints",
+    "assertions",
+)
 """What a turn record keeps for the reports (other keys, such as the agent session, are left out)."""
 
 
@@ -30,10 +42,20 @@ def turn_of(record: Mapping[str, JSONValue]) -> list[Evidence]:
     for n, a in enumerate(turn.get("assertions") or []):
         v = a.get("validator") if isinstance(a, Mapping) else None
         if isinstance(v, Mapping):
-            found.append(ValidatorVerdict(
-                a.get("assertion"), v.get("score"), v.get("threshold"), bool(v.get("passed")), v.get("reason") or "",
-                list(v.get("suggestions") or []), v.get("model") or None, turn.get("turn"), a.get("checkpoint") or None,
-                n))
+            found.append(
+                ValidatorVerdict(
+                    a.get("assertion"),
+                    v.get("score"),
+                    v.get("threshold"),
+                    bool(v.get("passed")),
+                    v.get("reason") or "",
+                    list(v.get("suggestions") or []),
+                    v.get("model") or None,
+                    turn.get("turn"),
+                    a.get("checkpoint") or None,
+                    n,
+                )
+            )
     return found
 
 
@@ -68,8 +90,12 @@ def agent_turn_evidence(trace: StepTrace) -> list[Evidence]:
     if not isinstance(out, Mapping):
         return failed_turn(trace)
     calls = [call_record(c) for c in out.get("calls") or [] if isinstance(c, Mapping)]
-    turn: JSONObject = {"turn": None, "input": out.get("message") or configured_message(trace),
-                            "output": out.get("response"), "tool_calls": calls}
+    turn: JSONObject = {
+        "turn": None,
+        "input": out.get("message") or configured_message(trace),
+        "output": out.get("response"),
+        "tool_calls": calls,
+    }
     if out.get("error"):
         turn["error"] = out["error"]
     found: list[Evidence] = [ConversationTurn(turn)]
@@ -89,7 +115,9 @@ def conversation_evidence(trace: StepTrace) -> list[Evidence]:
     for turn in turns:
         found += turn_of(turn)
     for turn in turns:
-        found.append(ToolCalls([tool_call(c) for c in turn.get("tool_calls") or []], f"turn {turn.get('turn', '?')}"))
+        found.append(
+            ToolCalls([tool_call(c) for c in turn.get("tool_calls") or []], f"turn {turn.get('turn', '?')}")
+        )
     if isinstance(out.get("checkpoints"), list):
         found.append(CheckpointTimeline([dict(c) for c in out["checkpoints"] if isinstance(c, Mapping)]))
     if out.get("reason"):

@@ -20,8 +20,14 @@ if TYPE_CHECKING:
 CLOCK = "_conversation_started"
 
 
-def turn_record(number: int, sent: list[JSONObject], source: str, reply: Reply | None = None,
-                error: str | None = None, duration_ms: float = 0.0) -> JSONObject:
+def turn_record(
+    number: int,
+    sent: list[JSONObject],
+    source: str,
+    reply: Reply | None = None,
+    error: str | None = None,
+    duration_ms: float = 0.0,
+) -> JSONObject:
     """The turn record every conversation block writes (its keys: see :mod:`.chat_turn`); ``error``
     instead of a reply when the turn failed."""
     last = next((m for m in reversed(sent) if m.get("role") == "user"), sent[-1] if sent else {})
@@ -40,18 +46,35 @@ def turn_record(number: int, sent: list[JSONObject], source: str, reply: Reply |
 
 
 async def take_turn(
-    ctx: StepContext, target: ChatTarget, earlier: Sequence[Mapping[str, JSONValue]], sent: list[JSONObject],
-    options: Mapping[str, JSONValue], *, number: int, source: str, base_dir: Path | None = None, test_name: str = "",
+    ctx: StepContext,
+    target: ChatTarget,
+    earlier: Sequence[Mapping[str, JSONValue]],
+    sent: list[JSONObject],
+    options: Mapping[str, JSONValue],
+    *,
+    number: int,
+    source: str,
+    base_dir: Path | None = None,
+    test_name: str = "",
     session: Mapping[str, JSONValue] | None = None,
 ) -> JSONObject:
     """Send one turn and record it; raises AgentError (the caller decides what a failure means)."""
     started = time.perf_counter()
-    reply = await send_chat(ctx, target, [*history(earlier), *sent], options, base_dir=base_dir,
-                           test_name=test_name, session=session)
+    reply = await send_chat(
+        ctx,
+        target,
+        [*history(earlier), *sent],
+        options,
+        base_dir=base_dir,
+        test_name=test_name,
+        session=session,
+    )
     return turn_record(number, sent, source, reply, duration_ms=(time.perf_counter() - started) * 1000)
 
 
-async def open_session(ctx: StepContext, target: ChatTarget, test_name: str = "", spec: str = "") -> JSONObject | None:
+async def open_session(
+    ctx: StepContext, target: ChatTarget, test_name: str = "", spec: str = ""
+) -> JSONObject | None:
     """Open a conversation's highbar session (the agent's ``session.setup``), once, before turn 1.
 
     None when there is none to open (not the highbar protocol, or the agent is not in the session's
@@ -67,7 +90,9 @@ async def open_session(ctx: StepContext, target: ChatTarget, test_name: str = ""
     from ..agents.errors import AgentError
 
     try:
-        session: JSONObject | None = await pool.get(target.key).open_session(ctx.execution_id, test_name, spec)
+        session: JSONObject | None = await pool.get(target.key).open_session(
+            ctx.execution_id, test_name, spec
+        )
         return session
     except (AgentError, KeyError) as exc:
         raise BlockError(f"session setup failed: {exc}") from None

@@ -43,7 +43,9 @@ class ValidateContent(Block):
         pattern = config.get("matches")
         if pattern is not None:
             if not isinstance(pattern, str):
-                problems.append(("matches", f"must be a regular expression string, got {clip(repr(pattern))}"))
+                problems.append(
+                    ("matches", f"must be a regular expression string, got {clip(repr(pattern))}")
+                )
             elif "${" not in pattern:
                 try:
                     compile_regex(pattern, str(config.get("matchFlags", "i")))

@@ -15,8 +15,9 @@ if TYPE_CHECKING:
     from ..evidence import Evidence
     from ..step import StepContext
 
-_NOT_CALLS = frozenset({"text", "thinking", "redacted_thinking", "image", "document",
-                        "tool_result", "reasoning", "message"})
+_NOT_CALLS = frozenset(
+    {"text", "thinking", "redacted_thinking", "image", "document", "tool_result", "reasoning", "message"}
+)
 _MISSING: Final = object()
 
 
@@ -52,15 +53,19 @@ def normalize_tool_call(call: JSONValue) -> JSONObject:
             break
     else:
         merged = dict(call)
-    call_id = next((merged[k] for k in ("id", "toolCallId", "tool_call_id", "call_id",
-                                        "toolUseId") if merged.get(k) is not None), None)
-    name = next((merged[k] for k in ("name", "toolName", "tool_name")
-                 if isinstance(merged.get(k), str)), "")
+    call_id = next(
+        (
+            merged[k]
+            for k in ("id", "toolCallId", "tool_call_id", "call_id", "toolUseId")
+            if merged.get(k) is not None
+        ),
+        None,
+    )
+    name = next((merged[k] for k in ("name", "toolName", "tool_name") if isinstance(merged.get(k), str)), "")
     kind = merged.get("type")
     if not name and isinstance(kind, str) and kind.startswith("tool-"):
         name = kind[5:]  # AI SDK UI message part: {"type": "tool-search", "input": ...}
-    raw = next((merged[k] for k in ("args", "input", "arguments", "parameters")
-                if k in merged), None)
+    raw = next((merged[k] for k in ("args", "input", "arguments", "parameters") if k in merged), None)
     out: JSONObject = {"id": call_id, "name": name, "args": _parse_args(raw)}
     if "result" in call:
         out["result"] = call["result"]
@@ -116,8 +121,7 @@ def deep_equal(expected: JSONValue, actual: JSONValue) -> bool:
     if isinstance(expected, (int, float)) and isinstance(actual, (int, float)):
         return expected == actual
     if isinstance(expected, Mapping) and isinstance(actual, Mapping):
-        return expected.keys() == actual.keys() and all(
-            deep_equal(v, actual[k]) for k, v in expected.items())
+        return expected.keys() == actual.keys() and all(deep_equal(v, actual[k]) for k, v in expected.items())
     if isinstance(expected, (list, tuple)) and isinstance(actual, (list, tuple)):
         return len(expected) == len(actual) and all(map(deep_equal, expected, actual))
     return type(expected) is type(actual) and expected == actual
@@ -153,11 +157,18 @@ class ValidateTools(Block):
     concurrency_safe = True
     primary_input: ClassVar[str] = "toolCalls"
     config_keys: ClassVar[frozenset[str] | None] = frozenset(
-        {"expected", "forbidden", "minTools", "maxTools", "order", "validateArgs"})
+        {"expected", "forbidden", "minTools", "maxTools", "order", "validateArgs"}
+    )
     inputs: ClassVar[tuple[str, ...]] = ("toolCalls",)
     input_keys: ClassVar[frozenset[str] | None] = frozenset({"toolCalls", "body"})
     outputs: ClassVar[tuple[str, ...]] = (
-        "passed", "failures", "score", "checks", "actualTools", "expectedTools")
+        "passed",
+        "failures",
+        "score",
+        "checks",
+        "actualTools",
+        "expectedTools",
+    )
 
     @classmethod
     def validate_config(cls, config: Mapping[str, JSONValue]) -> list[tuple[str, str]]:
@@ -180,8 +191,13 @@ class ValidateTools(Block):
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 problems.append((key, f"{key} must be a whole number of at least 0, got {value!r}"))
         lo, hi = config.get("minTools"), config.get("maxTools")
-        if (isinstance(lo, int) and isinstance(hi, int) and not isinstance(lo, bool)
-                and not isinstance(hi, bool) and lo > hi):
+        if (
+            isinstance(lo, int)
+            and isinstance(hi, int)
+            and not isinstance(lo, bool)
+            and not isinstance(hi, bool)
+            and lo > hi
+        ):
             problems.append(("minTools", f"minTools ({lo}) is greater than maxTools ({hi})"))
         order = config.get("order")
         if order is not None and not _is_template(order):
@@ -193,8 +209,12 @@ class ValidateTools(Block):
         args = config.get("validateArgs")
         if args is not None and not _is_template(args):
             if not (isinstance(args, Mapping) and all(isinstance(v, Mapping) for v in args.values())):
-                problems.append(("validateArgs", "validateArgs must be an object of "
-                                 "{tool name: {argument: expected value}}"))
+                problems.append(
+                    (
+                        "validateArgs",
+                        "validateArgs must be an object of {tool name: {argument: expected value}}",
+                    )
+                )
         return problems
 
     async def process(self, inputs: JSONObject, ctx: StepContext | None) -> JSONObject:
@@ -202,8 +222,7 @@ class ValidateTools(Block):
         raw = _input_calls(inputs)
         if not isinstance(raw, (list, tuple)):
             got = "nothing" if raw is None else f"{type(raw).__name__} {raw!r:.80}"
-            raise BlockError(
-                f"ValidateTools needs input 'toolCalls' (a list of tool calls); got {got}")
+            raise BlockError(f"ValidateTools needs input 'toolCalls' (a list of tool calls); got {got}")
         try:
             calls = normalize_tool_calls(raw)
         except ValueError as exc:
@@ -237,14 +256,12 @@ class ValidateTools(Block):
         count = len(actual)
         if cfg.get("minTools") is not None:
             low = cfg["minTools"]
-            checks.append({"check": "minTools", "expected": low, "actual": count,
-                           "passed": count >= low})
+            checks.append({"check": "minTools", "expected": low, "actual": count, "passed": count >= low})
             if count < low:
                 failures.append(f"Too few tools: {count} < {low}")
         if cfg.get("maxTools") is not None:
             high = cfg["maxTools"]
-            checks.append({"check": "maxTools", "expected": high, "actual": count,
-                           "passed": count <= high})
+            checks.append({"check": "maxTools", "expected": high, "actual": count, "passed": count <= high})
             if count > high:
                 failures.append(f"Too many tools: {count} > {high}")
 
@@ -254,8 +271,10 @@ class ValidateTools(Block):
             ok = _is_subsequence(wanted, actual)
             checks.append({"check": "order", "expected": wanted, "actual": actual, "passed": ok})
             if not ok:
-                failures.append(f"Tool order incorrect: expected {' -> '.join(wanted)}, "
-                                f"got {', '.join(actual) or '(no tools)'}")
+                failures.append(
+                    f"Tool order incorrect: expected {' -> '.join(wanted)}, "
+                    f"got {', '.join(actual) or '(no tools)'}"
+                )
 
         for tool, spec in (cfg.get("validateArgs") or {}).items():
             self._check_args(tool, spec, calls, checks, failures)
@@ -280,15 +299,32 @@ class ValidateTools(Block):
         except ValueError:
             calls = None
         if calls is not None:
-            return [ToolCalls([tool_call({"name": c["name"], "arguments": c["args"], **(
-                {"result": c["result"]} if "result" in c else {})}) for c in calls])]
+            return [
+                ToolCalls(
+                    [
+                        tool_call(
+                            {
+                                "name": c["name"],
+                                "arguments": c["args"],
+                                **({"result": c["result"]} if "result" in c else {}),
+                            }
+                        )
+                        for c in calls
+                    ]
+                )
+            ]
         out = trace.output
         names = out.get("actualTools") if isinstance(out, Mapping) else None
         return [ToolCalls([tool_call(n) for n in names])] if isinstance(names, list) else []
 
     @staticmethod
-    def _check_args(tool: str, spec: Mapping[str, JSONValue], calls: list[JSONObject],
-                    checks: list[JSONObject], failures: list[str]) -> None:
+    def _check_args(
+        tool: str,
+        spec: Mapping[str, JSONValue],
+        calls: list[JSONObject],
+        checks: list[JSONObject],
+        failures: list[str],
+    ) -> None:
         """One check per expected argument; passes when any call of ``tool`` has that value."""
         made = [c for c in calls if c["name"] == tool]
         if not made:
@@ -297,12 +333,21 @@ class ValidateTools(Block):
                 checks.append({"check": "args", "tool": tool, "arg": arg, "passed": False})
             return
         for arg, want in spec.items():
-            values = [c["args"].get(arg, _MISSING) if isinstance(c["args"], Mapping) else _MISSING
-                      for c in made]
+            values = [
+                c["args"].get(arg, _MISSING) if isinstance(c["args"], Mapping) else _MISSING for c in made
+            ]
             ok = any(v is not _MISSING and deep_equal(want, v) for v in values)
             shown = [None if v is _MISSING else v for v in values]
-            checks.append({"check": "args", "tool": tool, "arg": arg, "expected": want,
-                           "actual": shown[0] if len(shown) == 1 else shown, "passed": ok})
+            checks.append(
+                {
+                    "check": "args",
+                    "tool": tool,
+                    "arg": arg,
+                    "expected": want,
+                    "actual": shown[0] if len(shown) == 1 else shown,
+                    "passed": ok,
+                }
+            )
             if not ok:
                 got = ", ".join(_fmt(v) for v in values)
                 if len(values) > 1:

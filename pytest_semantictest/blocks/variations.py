@@ -27,7 +27,9 @@ _TEMPLATE = "paraphrase-1"
 
 def cache_key(trigger: str, count: int) -> str:
     """highbar's key for ``.highbar/variations.json``."""
-    return hashlib.sha256(json.dumps({"trigger": trigger, "count": count}, sort_keys=True).encode()).hexdigest()[:16]
+    return hashlib.sha256(
+        json.dumps({"trigger": trigger, "count": count}, sort_keys=True).encode()
+    ).hexdigest()[:16]
 
 
 def find_cache(start: Path) -> Path | None:
@@ -53,7 +55,12 @@ def save_entry(start: Path, trigger: str, count: int, model: str, variations: li
         return None
     if not isinstance(entries, dict):
         return None
-    entries[cache_key(trigger, count)] = {"trigger": trigger, "count": count, "model": model, "variations": variations}
+    entries[cache_key(trigger, count)] = {
+        "trigger": trigger,
+        "count": count,
+        "model": model,
+        "variations": variations,
+    }
     text = json.dumps(entries, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     try:
         write_atomic(path, text)
@@ -100,7 +107,11 @@ class Variations:
 
     def tested(self, paraphrases: int) -> str:
         """highbar's words for what was tested: ``3 variations``, or ``4 of 3 variations``."""
-        return f"{self.count} variations" if paraphrases == self.count else f"{paraphrases} of {self.count} variations"
+        return (
+            f"{self.count} variations"
+            if paraphrases == self.count
+            else f"{paraphrases} of {self.count} variations"
+        )
 
     def _from_highbar_cache(self) -> list[str] | None:
         """The committed entry's sentences, all of them; None when there is no entry. A cache highbar

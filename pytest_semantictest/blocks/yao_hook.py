@@ -61,8 +61,12 @@ def hook_result(bus: DataBus, case_id: str, slots: list[str]) -> JSONObject:
     if verdict is not None:  # a dynamic conversation has decided: its checkpoints were reached or not
         status = "passed" if verdict else "failed"
     last = turns[-1] if turns else {}
-    result = {"id": case_id, "status": status, "output": last.get("output") if isinstance(last, Mapping) else None,
-              "turns": turns}
+    result = {
+        "id": case_id,
+        "status": status,
+        "output": last.get("output") if isinstance(last, Mapping) else None,
+        "turns": turns,
+    }
     if error:
         result["error"] = error
     return result
@@ -79,8 +83,9 @@ class YaoHook(Block):
 
     name = "YaoHook"
     resolve_config = False
-    config_keys = frozenset({"case", "ctx", "base_dir", "spec", "line", "hook", "ref", "written", "turns",
-                             "has_before"})
+    config_keys = frozenset(
+        {"case", "ctx", "base_dir", "spec", "line", "hook", "ref", "written", "turns", "has_before"}
+    )
 
     async def process(self, inputs: JSONObject, ctx: StepContext) -> JSONObject:
         from ..checks.conversation import load_callable
@@ -106,5 +111,7 @@ class YaoHook(Block):
     def _failed(self, message: str) -> JSONObject:
         if self.config["hook"] == "before":
             raise BlockError(message)
-        warnings.warn_explicit(YaoHookWarning(message), YaoHookWarning, self.config["spec"], int(self.config["line"]))
+        warnings.warn_explicit(
+            YaoHookWarning(message), YaoHookWarning, self.config["spec"], int(self.config["line"])
+        )
         return {"ran": True, "error": message}

@@ -105,13 +105,21 @@ def _equals(spec: AssertionSpec, turn: Mapping[str, JSONValue]) -> Outcome:
     elif isinstance(expected, str):
         actual = turn.get("output") or ""
         ok = actual.strip() == expected.strip()
-        return Outcome(ok, "output equals the expected text" if ok else f"output is not {_shown(expected)}; got {_shown(actual)}",
-                       expected, actual)
+        return Outcome(
+            ok,
+            "output equals the expected text"
+            if ok
+            else f"output is not {_shown(expected)}; got {_shown(actual)}",
+            expected,
+            actual,
+        )
     else:
         actual = reply_value(turn)
     ok = actual is not MISSING and json_equal(actual, expected)
     where = f"{spec.path}: " if spec.path else "output: "
-    return Outcome(ok, f"{where}expected {_shown(expected)}, got {_describe_actual(actual)}", expected, actual)
+    return Outcome(
+        ok, f"{where}expected {_shown(expected)}, got {_describe_actual(actual)}", expected, actual
+    )
 
 
 def _describe_actual(actual: object) -> str:
@@ -142,16 +150,31 @@ def _regex(spec: AssertionSpec, turn: Mapping[str, JSONValue]) -> Outcome:
 
 def _json_path(spec: AssertionSpec, turn: Mapping[str, JSONValue]) -> Outcome:
     if extract_json(turn.get("output") or "") is MISSING:
-        return Outcome(False, f"output is not JSON, so {spec.path} cannot be read; got {_shown(turn.get('output'))}",
-                       spec.value, turn.get("output"))
+        return Outcome(
+            False,
+            f"output is not JSON, so {spec.path} cannot be read; got {_shown(turn.get('output'))}",
+            spec.value,
+            turn.get("output"),
+        )
     actual = value_at(turn, spec.path or "")  # validated: a json_path assertion has a path
     if not spec.given("value"):
         ok = actual is not MISSING and actual is not None
         return Outcome(ok, f"{spec.path} names nothing in the output", None, _plain(actual))
     expected = spec.value
-    ok = actual is not MISSING and (json_equal(actual, expected) or (
-        isinstance(expected, list) and not isinstance(actual, list) and any(json_equal(actual, e) for e in expected)))
-    return Outcome(ok, f"{spec.path}: expected {_shown(expected)}, got {_describe_actual(actual)}", expected, _plain(actual))
+    ok = actual is not MISSING and (
+        json_equal(actual, expected)
+        or (
+            isinstance(expected, list)
+            and not isinstance(actual, list)
+            and any(json_equal(actual, e) for e in expected)
+        )
+    )
+    return Outcome(
+        ok,
+        f"{spec.path}: expected {_shown(expected)}, got {_describe_actual(actual)}",
+        expected,
+        _plain(actual),
+    )
 
 
 def _plain(value: JSONValue) -> JSONValue:
@@ -177,14 +200,21 @@ def _tool_called(spec: AssertionSpec, turn: Mapping[str, JSONValue]) -> Outcome:
             return Outcome(True, f"'{name}' was called", operand, names)
         if same and arguments is not None:
             got = "; ".join(json.dumps(c.get("arguments"), ensure_ascii=False, sort_keys=True) for c in same)
-            return Outcome(False, f"'{name}' was called, but not with arguments {_shown(arguments)} (got {got})",
-                           operand, names)
+            return Outcome(
+                False,
+                f"'{name}' was called, but not with arguments {_shown(arguments)} (got {got})",
+                operand,
+                names,
+            )
         return Outcome(False, f"'{name}' was not called (called: {_called(turn)})", operand, names)
     wanted = [operand] if isinstance(operand, str) else list(operand)
     ok = any(tool_name_matches(n, w) for n in names for w in wanted)
     label = f"'{wanted[0]}'" if len(wanted) == 1 else "none of " + ", ".join(f"'{w}'" for w in wanted)
-    message = f"{label} was not called (called: {_called(turn)})" if len(wanted) == 1 else (
-        f"{label} was called (called: {_called(turn)})")
+    message = (
+        f"{label} was not called (called: {_called(turn)})"
+        if len(wanted) == 1
+        else (f"{label} was called (called: {_called(turn)})")
+    )
     return Outcome(ok, message, operand, names)
 
 
@@ -196,7 +226,7 @@ def result_matches(expected: JSONValue, actual: JSONValue) -> bool:
         )
     if isinstance(expected, str):
         if expected.startswith("regex:"):
-            return user_regex(expected[len("regex:"):]).search(as_text(actual)) is not None
+            return user_regex(expected[len("regex:") :]).search(as_text(actual)) is not None
         return as_text(actual) == expected
     return bool(expected == actual)
 
@@ -212,9 +242,13 @@ def _tool_result(spec: AssertionSpec, turn: Mapping[str, JSONValue]) -> Outcome:
             return Outcome(True, f"'{tool}' returned the expected result", expected, call.get("result"))
     failed = next((c for c in same if c.get("error")), None)
     if failed is not None and all(c.get("error") for c in same):
-        return Outcome(False, f"'{tool}' returned an error: {failed.get('error')}", expected, failed.get("error"))
+        return Outcome(
+            False, f"'{tool}' returned an error: {failed.get('error')}", expected, failed.get("error")
+        )
     actual = same[0].get("result")
-    return Outcome(False, f"'{tool}' result is not {_shown(expected)}; got {_shown(actual)}", expected, actual)
+    return Outcome(
+        False, f"'{tool}' result is not {_shown(expected)}; got {_shown(actual)}", expected, actual
+    )
 
 
 EVALUATORS = {
@@ -240,7 +274,7 @@ def evaluate(spec: AssertionSpec, turn: Mapping[str, JSONValue]) -> Outcome:
 def finish(spec: AssertionSpec, outcome: Outcome) -> Outcome:
     """Apply ``negate`` (the assertion must not hold) and the custom ``message``."""
     if spec.negate:
-        message = f"expected {spec.describe()[len('not '):]} not to hold, but it did"
+        message = f"expected {spec.describe()[len('not ') :]} not to hold, but it did"
         outcome = Outcome(not outcome.passed, message, outcome.expected, outcome.actual, outcome.details)
     if not outcome.passed and spec.message:
         outcome.details = {"detail": outcome.message, **outcome.details}

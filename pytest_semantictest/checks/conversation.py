@@ -67,7 +67,9 @@ def text_history(turns: Sequence[Mapping[str, JSONValue]]) -> list[dict[str, JSO
     for turn in turns:
         for message in turn.get("sent") or []:
             content = message.get("content")
-            out.append({"role": message.get("role", "user"), "content": content if isinstance(content, str) else ""})
+            out.append(
+                {"role": message.get("role", "user"), "content": content if isinstance(content, str) else ""}
+            )
         out.append({"role": "assistant", "content": turn.get("output") or ""})
     return out
 
@@ -99,7 +101,10 @@ async def check_turn(
 
 
 async def run_validator(
-    spec: AssertionSpec, turn: Mapping[str, JSONValue], run_context: CheckRun, earlier: Sequence[Mapping[str, JSONValue]],
+    spec: AssertionSpec,
+    turn: Mapping[str, JSONValue],
+    run_context: CheckRun,
+    earlier: Sequence[Mapping[str, JSONValue]],
     repeat: int = 0,
 ) -> AssertionResult:
     from ..llm.errors import LLMError
@@ -114,17 +119,28 @@ async def run_validator(
     criteria = spec.validator_criteria
     try:
         result = await validator.validate(
-            turn.get("output") or "", criteria, input=turn.get("input"), history=text_history(earlier),
-            tool_calls=turn.get("tool_calls") or [], metadata=spec.validator_metadata,
-            threshold=spec.validator_threshold, use=spec.validator_use, repeat=repeat,
+            turn.get("output") or "",
+            criteria,
+            input=turn.get("input"),
+            history=text_history(earlier),
+            tool_calls=turn.get("tool_calls") or [],
+            metadata=spec.validator_metadata,
+            threshold=spec.validator_threshold,
+            use=spec.validator_use,
+            repeat=repeat,
         )
     except LLMError as exc:
         return AssertionResult(spec, error=f"LLM validator error: {exc}")
     details: dict[str, JSONValue] = {"score": _score_line(result)}
     if result.get("suggestions"):
         details["suggestions"] = "; ".join(result["suggestions"])
-    outcome = Outcome(bool(result["passed"]), f"validator: {result.get('reason') or 'criteria not met'}",
-                      criteria, turn.get("output") or "", details)
+    outcome = Outcome(
+        bool(result["passed"]),
+        f"validator: {result.get('reason') or 'criteria not met'}",
+        criteria,
+        turn.get("output") or "",
+        details,
+    )
     return AssertionResult(spec, finish(spec, outcome), validation=result)
 
 
@@ -149,7 +165,9 @@ def load_callable(ref: str, base_dir: Path | None = None) -> Callable[..., objec
     except ModuleNotFoundError:
         file = (base_dir / Path(*module_name.split("."))).with_suffix(".py") if base_dir else None
         if file is None or not file.is_file():
-            raise ImportError(f"cannot import module '{module_name}'" + (f" (nor find {file})" if file else "")) from None
+            raise ImportError(
+                f"cannot import module '{module_name}'" + (f" (nor find {file})" if file else "")
+            ) from None
         spec = importlib.util.spec_from_file_location(f"semantictest_script_{module_name}", file)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
@@ -163,7 +181,10 @@ def load_callable(ref: str, base_dir: Path | None = None) -> Callable[..., objec
 
 
 async def run_script(
-    spec: AssertionSpec, turn: Mapping[str, JSONValue], earlier: Sequence[Mapping[str, JSONValue]], base_dir: Path | None
+    spec: AssertionSpec,
+    turn: Mapping[str, JSONValue],
+    earlier: Sequence[Mapping[str, JSONValue]],
+    base_dir: Path | None,
 ) -> AssertionResult:
     """Call ``function(output, input, value, context)`` (as many arguments as it takes).
 
@@ -175,7 +196,11 @@ async def run_script(
         function = load_callable(ref, base_dir)
     except Exception as exc:  # noqa: BLE001  an import that fails is reported, never a crash
         return AssertionResult(spec, error=f"script {ref}: {exc}")
-    context = {"tool_calls": turn.get("tool_calls") or [], "history": text_history(earlier), "turn": turn.get("turn")}
+    context = {
+        "tool_calls": turn.get("tool_calls") or [],
+        "history": text_history(earlier),
+        "turn": turn.get("turn"),
+    }
     args = [turn.get("output") or "", turn.get("input"), spec.value, context]
     try:
         count = positional_count(function, 4)
@@ -183,7 +208,9 @@ async def run_script(
         if inspect.isawaitable(value):
             value = await value
     except AssertionError as exc:
-        return AssertionResult(spec, finish(spec, Outcome(False, f"script {ref}: {exc or 'assertion failed'}")))
+        return AssertionResult(
+            spec, finish(spec, Outcome(False, f"script {ref}: {exc or 'assertion failed'}"))
+        )
     except Exception as exc:  # noqa: BLE001
         return AssertionResult(spec, error=f"script {ref} raised {type(exc).__name__}: {exc}")
     if isinstance(value, Mapping):
@@ -192,7 +219,9 @@ async def run_script(
     else:
         passed, message = value, f"script {ref} returned {value!r}"
     if not isinstance(passed, bool):
-        return AssertionResult(spec, error=f"script {ref} must return True/False or {{passed, message}}, got {value!r}")
+        return AssertionResult(
+            spec, error=f"script {ref} must return True/False or {{passed, message}}, got {value!r}"
+        )
     return AssertionResult(spec, finish(spec, Outcome(passed, message, spec.value, turn.get("output"))))
 
 
@@ -215,8 +244,17 @@ def to_check_result(results: Sequence[AssertionResult], label: str, line: int | 
     for r in results:
         if r.outcome is not None and not r.outcome.passed:
             o = r.outcome
-            out.failures.append(Failure(f"{label}: {r.spec.describe()}", o.message, o.expected, o.actual,
-                                        r.spec.type, line, dict(o.details)))
+            out.failures.append(
+                Failure(
+                    f"{label}: {r.spec.describe()}",
+                    o.message,
+                    o.expected,
+                    o.actual,
+                    r.spec.type,
+                    line,
+                    dict(o.details),
+                )
+            )
     out.error = "\n".join(f"{label}: {e}" for e in errors) or None
     out.skipped = "; ".join(dict.fromkeys(skipped)) or None
     return out
@@ -291,11 +329,19 @@ class DeterministicTurnAssertion(TurnAssertion):
         turn = bus.get(self.slot)
         if turn is MISSING or not isinstance(turn, Mapping) or turn.get("error"):
             return CheckResult()
-        return to_check_result([AssertionResult(s, evaluate(s, turn)) for s in self.specs], self.label, self.line)
+        return to_check_result(
+            [AssertionResult(s, evaluate(s, turn)) for s in self.specs], self.label, self.line
+        )
 
 
-def turn_assertion(slot: str, specs: list[AssertionSpec], label: str, line: int | None = None,
-                   earlier: tuple[str, ...] = (), base_dir: Path | None = None) -> TurnAssertion:
+def turn_assertion(
+    slot: str,
+    specs: list[AssertionSpec],
+    label: str,
+    line: int | None = None,
+    earlier: tuple[str, ...] = (),
+    base_dir: Path | None = None,
+) -> TurnAssertion:
     cls = DeterministicTurnAssertion if all(s.type in DETERMINISTIC for s in specs) else TurnAssertion
     return cls(slot, specs, label, line, earlier, base_dir)
 
@@ -319,4 +365,6 @@ class ConversationOutcome(_SlotCheck):
             return CheckResult(failures=[Failure(self.label, str(out["error"]), line=self.line)])
         if out.get("passed"):
             return CheckResult()
-        return CheckResult(failures=[Failure(self.label, str(out.get("reason") or "did not pass"), line=self.line)])
+        return CheckResult(
+            failures=[Failure(self.label, str(out.get("reason") or "did not pass"), line=self.line)]
+        )

@@ -36,11 +36,22 @@ class Call:
         if isinstance(value, Call):
             return value
         if isinstance(value, Mapping):
-            return cls(str(value.get("fn") or value.get("name") or ""), value.get("args"), value.get("result"),
-                       value.get("error") or None, value.get("started_at"), value.get("ended_at"))
-        return cls(str(getattr(value, "fn", "")), getattr(value, "args", None), getattr(value, "result", None),
-                   getattr(value, "error", None) or None, getattr(value, "started_at", None),
-                   getattr(value, "ended_at", None))
+            return cls(
+                str(value.get("fn") or value.get("name") or ""),
+                value.get("args"),
+                value.get("result"),
+                value.get("error") or None,
+                value.get("started_at"),
+                value.get("ended_at"),
+            )
+        return cls(
+            str(getattr(value, "fn", "")),
+            getattr(value, "args", None),
+            getattr(value, "result", None),
+            getattr(value, "error", None) or None,
+            getattr(value, "started_at", None),
+            getattr(value, "ended_at", None),
+        )
 
 
 def _names(spec: CallExpectation) -> tuple[str, ...]:
@@ -96,8 +107,11 @@ def ordered_assignment(specs: Sequence[CallExpectation], calls: Sequence[Call]) 
     chosen: list[int] = []
     for spec in specs:
         options = [
-            c for c, call in enumerate(calls)
-            if c not in taken and (call.started_at if call.started_at is not None else c) >= last_end and fits(spec, call)
+            c
+            for c, call in enumerate(calls)
+            if c not in taken
+            and (call.started_at if call.started_at is not None else c) >= last_end
+            and fits(spec, call)
         ]
         if not options:
             return None
@@ -131,12 +145,20 @@ def _why_unmet(spec: CallExpectation, calls: Sequence[Call], taken: set[int]) ->
     if spec.result and not subset_matches(spec.result, call.result):
         parts.append(f"result: expected {dict(spec.result)}, got {call.result}")
     if not _error_ok(spec.error, call.error):
-        want = "a failure" if spec.error is True else "no failure" if spec.error is False else f"a failure matching {dict(spec.error)}"
+        want = (
+            "a failure"
+            if spec.error is True
+            else "no failure"
+            if spec.error is False
+            else f"a failure matching {dict(spec.error)}"
+        )
         parts.append(f"error: expected {want}, got {call.error or 'none'}")
     return f"'{call.fn}' was called but did not match: " + "; ".join(parts)
 
 
-def evaluate_expect(expect: Expectation, calls: Sequence[Call], response: str, line: int | None = None) -> list[Failure]:
+def evaluate_expect(
+    expect: Expectation, calls: Sequence[Call], response: str, line: int | None = None
+) -> list[Failure]:
     """Every failed condition of one ``expect`` block, as failures."""
     out: list[Failure] = []
 
@@ -167,8 +189,12 @@ def evaluate_expect(expect: Expectation, calls: Sequence[Call], response: str, l
                     if in_time is None:
                         got = [calls[c].fn for c in sorted(x for x in chosen if x is not None)]
                         want = ["/".join(_names(s)) for s in specs]
-                        fail("ordered", f"calls matched but out of order: expected {', '.join(want)}; got {', '.join(got)}",
-                             want, got)
+                        fail(
+                            "ordered",
+                            f"calls matched but out of order: expected {', '.join(want)}; got {', '.join(got)}",
+                            want,
+                            got,
+                        )
                     else:
                         chosen = list(in_time)
                 if expect.exclusive:
@@ -183,7 +209,9 @@ def evaluate_expect(expect: Expectation, calls: Sequence[Call], response: str, l
     return out
 
 
-def unobservable(expect: Expectation, inventory: frozenset[str] | None, seen: Sequence[str]) -> tuple[str, Expectation] | None:
+def unobservable(
+    expect: Expectation, inventory: frozenset[str] | None, seen: Sequence[str]
+) -> tuple[str, Expectation] | None:
     """Why calls the expectation names cannot be seen, and the expectation without them; or None.
 
     highbar's rule: each forbidden name, and each expected call (any of its names: one group), must
@@ -253,10 +281,22 @@ class TurnExpectation:
         turn = bus.get(self.slot)
         result = self.judge(turn)
         agents: AgentPoolView | None = getattr(ctx, "agents", None)
-        if agents is not None and self.expect is not None and self.expect.forbid and isinstance(turn, Mapping) \
-                and turn.get("inventory") is None and not turn.get("error"):
+        if (
+            agents is not None
+            and self.expect is not None
+            and self.expect.forbid
+            and isinstance(turn, Mapping)
+            and turn.get("inventory") is None
+            and not turn.get("error")
+        ):
             agents.get(self.agent).note_undeclared(self.expect.forbid)
-        if result.failures or result.error or not self.late or agents is None or not isinstance(turn, Mapping):
+        if (
+            result.failures
+            or result.error
+            or not self.late
+            or agents is None
+            or not isinstance(turn, Mapping)
+        ):
             return result
         if self.expect is None or "read_to" not in turn:
             return result
@@ -272,7 +312,9 @@ class TurnExpectation:
     def _settle(live: RunningAgent) -> int:
         return int(getattr(getattr(live, "config", None), "settle_time_ms", 0) or 0)
 
-    def rejudge(self, turn: Mapping[str, JSONValue], late: list[Call], untagged: list[Call], live: RunningAgent) -> CheckResult:
+    def rejudge(
+        self, turn: Mapping[str, JSONValue], late: list[Call], untagged: list[Call], live: RunningAgent
+    ) -> CheckResult:
         """The passed turn judged again with the calls recorded after its window."""
         expect = self.expect
         if expect is None:  # a scene-setting turn: nothing to judge again
@@ -305,32 +347,43 @@ class TurnExpectation:
         failures = evaluate_expect(self.expect, calls, response, self.line)
         if untagged and bool(failures) != bool(evaluate_expect(self.expect, [*calls, *untagged], response)):
             keys = ", ".join(turn.get("correlate_keys") or ["test"])  # highbar names agent.correlate's keys
-            return CheckResult(error=(
-                f"cannot tell which test made {_fns(untagged)}: no {keys} in its context, and this test "
-                f"{'passes' if failures else 'fails'} with it and {'fails' if failures else 'passes'} without it. "
-                "A call the agent makes off the request needs contextvars.copy_context() to keep the tag; "
-                "hb.record() can also be given it"))
-        unseen = unobservable(self.expect, turn.get("inventory"), [*(turn.get("seen") or ()), *(c.fn for c in calls)])
+            return CheckResult(
+                error=(
+                    f"cannot tell which test made {_fns(untagged)}: no {keys} in its context, and this test "
+                    f"{'passes' if failures else 'fails'} with it and {'fails' if failures else 'passes'} without it. "
+                    "A call the agent makes off the request needs contextvars.copy_context() to keep the tag; "
+                    "hb.record() can also be given it"
+                )
+            )
+        unseen = unobservable(
+            self.expect, turn.get("inventory"), [*(turn.get("seen") or ()), *(c.fn for c in calls)]
+        )
         if unseen is not None:
             message, observable = unseen
             real = evaluate_expect(observable, calls, response, self.line)
             if not real:
                 return CheckResult(error=message)
-            return CheckResult(failures=[*real, Failure(check="function_calls", message=message, line=self.line)])
+            return CheckResult(
+                failures=[*real, Failure(check="function_calls", message=message, line=self.line)]
+            )
         return CheckResult(failures=failures)
 
 
 def late_message(late: Sequence[Call], failures: Sequence[Failure], settle_ms: int) -> str:
     """highbar's words for a passed test that calls recorded after its window fail."""
-    return (f"{_fns(late)} was recorded after the test's window closed (settle_time {settle_ms} ms): "
-            f"{_messages(failures)}. Raise agent.settle_time to read it in time")
+    return (
+        f"{_fns(late)} was recorded after the test's window closed (settle_time {settle_ms} ms): "
+        f"{_messages(failures)}. Raise agent.settle_time to read it in time"
+    )
 
 
 def untagged_message(untagged: Sequence[Call], failures: Sequence[Failure]) -> str:
     """highbar's words for a passed test that untagged calls read after its window would fail."""
-    return (f"{_fns(untagged)} arrived after this test's window with no context saying which test made it, and "
-            f"would fail it ({_messages(failures)}). A call the agent makes off the request needs "
-            "contextvars.copy_context() to keep the tag")
+    return (
+        f"{_fns(untagged)} arrived after this test's window with no context saying which test made it, and "
+        f"would fail it ({_messages(failures)}). A call the agent makes off the request needs "
+        "contextvars.copy_context() to keep the tag"
+    )
 
 
 @dataclass
@@ -360,4 +413,6 @@ class LateJudge:
         if self.check.expect is None:  # never made for a scene-setting turn
             return []
         judged = [Call.of(c) for c in self.turn.get("calls") or []] + self.late + extra
-        return evaluate_expect(self.check.expect, judged, str(self.turn.get("response") or ""), self.check.line)
+        return evaluate_expect(
+            self.check.expect, judged, str(self.turn.get("response") or ""), self.check.line
+        )

@@ -79,8 +79,9 @@ def majority(answers: Sequence[Verdicts], replayed: int) -> tuple[Verdicts, Samp
         combined[key] = next(v for v in said if v.passed == held)
     whole = sum(1 for a in answers if all(v.passed for v in a.assertions.values()))
     split = any(len({a.assertions[key].passed for a in answers}) > 1 for key in first.assertions)
-    return first.model_copy(update={"assertions": combined}), Sampled(whole, len(answers), replayed=replayed,
-                                                                      split=split)
+    return first.model_copy(update={"assertions": combined}), Sampled(
+        whole, len(answers), replayed=replayed, split=split
+    )
 
 
 def verdict_schema(count: int) -> JSONObject:
@@ -92,7 +93,9 @@ def parse_verdicts(text: str, count: int) -> Verdicts:
     verdicts = parse_answer(Verdicts, text, "answer")
     wanted = {str(n) for n in range(1, count + 1)}
     if set(verdicts.assertions) != wanted:
-        raise ValueError(f"assertions must answer exactly {sorted(wanted, key=int)}, got {sorted(verdicts.assertions)}")
+        raise ValueError(
+            f"assertions must answer exactly {sorted(wanted, key=int)}, got {sorted(verdicts.assertions)}"
+        )
     return verdicts
 
 
@@ -122,8 +125,10 @@ class JudgedAssertions:
             if getattr(getattr(ctx, "settings", None), "require_judge", False):
                 return CheckResult(error=REQUIRE_JUDGE_MESSAGE)
             passed = f"{self.strict} strict check(s) passed; " if self.strict else ""
-            return CheckResult(skipped=f"{passed}{len(self.bullets)} natural-language assertion(s) not evaluated: "
-                                       f"{NOT_CONFIGURED}")
+            return CheckResult(
+                skipped=f"{passed}{len(self.bullets)} natural-language assertion(s) not evaluated: "
+                f"{NOT_CONFIGURED}"
+            )
         observed = bus.get("observed")
         if not isinstance(observed, dict) or not observed.get("ok"):
             return CheckResult(skipped="natural-language assertions not evaluated: no response")
@@ -134,8 +139,13 @@ class JudgedAssertions:
 
         async def ask(index: int) -> Completion[Verdicts]:
             return await llm.complete(
-                "judge", messages, schema=verdict_schema(count), parse=lambda text: parse_verdicts(text, count),
-                template=TEMPLATE, sample=index, samples=samples,
+                "judge",
+                messages,
+                schema=verdict_schema(count),
+                parse=lambda text: parse_verdicts(text, count),
+                template=TEMPLATE,
+                sample=index,
+                samples=samples,
             )
 
         try:
@@ -146,15 +156,22 @@ class JudgedAssertions:
         model = completions[0].model
         failures = self.failures(verdicts, model)
         if said is not None and said.unstable and getattr(settings, "fail_unstable", False) and not failures:
-            failures = [Failure("natural-language assertions", f"unstable judgement: {said.describe()} "
-                                "(--semantictest-fail-unstable)", line=self.line)]
+            failures = [
+                Failure(
+                    "natural-language assertions",
+                    f"unstable judgement: {said.describe()} (--semantictest-fail-unstable)",
+                    line=self.line,
+                )
+            ]
         judged = self.judged(verdicts, model, said.as_dict() if said is not None else None)
         return CheckResult(failures, evidence=[judged])
 
     def judged(self, verdicts: Verdicts, model: str, samples: JSONObject | None) -> JudgedItems:
         """Every bullet's verdict and reason, for the reports."""
-        items = [JudgedItem(b.text, verdicts.assertions[str(n)].passed, verdicts.assertions[str(n)].reason)
-                 for n, b in enumerate(self.bullets, 1)]
+        items = [
+            JudgedItem(b.text, verdicts.assertions[str(n)].passed, verdicts.assertions[str(n)].reason)
+            for n, b in enumerate(self.bullets, 1)
+        ]
         return JudgedItems(f"natural-language assertions (line {self.line})", items, model or None, samples)
 
     def failures(self, verdicts: Verdicts, model: str) -> list[Failure]:
@@ -179,8 +196,11 @@ class JudgedAssertions:
         if isinstance(request, dict):
             lines = [f"{request.get('method', '')} {_path(request.get('url', ''))}".strip()]
             if request.get("transport"):  # a2a, realtime: the transport, and the messages of a shorthand
-                lines = [f"transport {request['transport']}" + (f" ({request['dialect']})" if request.get("dialect") else "")
-                         + (f": {lines[0]}" if request.get("url") else "")]
+                lines = [
+                    f"transport {request['transport']}"
+                    + (f" ({request['dialect']})" if request.get("dialect") else "")
+                    + (f": {lines[0]}" if request.get("url") else "")
+                ]
                 lines += [f"{m.get('role')}: {m.get('content')}" for m in request.get("messages") or []]
             lines += [f"{k}: {v}" for k, v in (mask_headers(request.get("headers")) or {}).items()]
             if request.get("body") is not None:
@@ -200,12 +220,18 @@ def _path(url: object) -> str:
     from urllib.parse import urlsplit
 
     parts = urlsplit(str(url or ""))
-    return (parts.path or "/") + (f"?{parts.query}" if parts.query else "") if parts.netloc else str(url or "")
+    return (
+        (parts.path or "/") + (f"?{parts.query}" if parts.query else "") if parts.netloc else str(url or "")
+    )
 
 
 def _text(value: object) -> str:
     text = value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False, default=str)
-    return text if len(text) <= BODY_LIMIT else text[:BODY_LIMIT] + f"\n... ({len(text) - BODY_LIMIT} more characters)"
+    return (
+        text
+        if len(text) <= BODY_LIMIT
+        else text[:BODY_LIMIT] + f"\n... ({len(text) - BODY_LIMIT} more characters)"
+    )
 
 
 REPLY_FIELDS = ("dialect", "state", "final", "text", "data", "tool_calls", "error", "problem")
@@ -214,14 +240,22 @@ REPLY_FIELDS = ("dialect", "state", "final", "text", "data", "tool_calls", "erro
 def _reply(reply: dict[str, JSONValue]) -> str:
     """An a2a or realtime reply as assembled, without the ids each run draws anew (the cache key)."""
     lines = [f"status: {reply.get('status')}"]
-    lines += [f"{key}: {json.dumps(reply.get(key), ensure_ascii=False, default=str)}" for key in REPLY_FIELDS
-              if reply.get(key) not in (None, [], "")]
-    artifacts = [{k: v for k, v in a.items() if k in ("name", "parts", "type", "data", "mimeType")}
-                 for a in reply.get("artifacts") or [] if isinstance(a, dict)]
+    lines += [
+        f"{key}: {json.dumps(reply.get(key), ensure_ascii=False, default=str)}"
+        for key in REPLY_FIELDS
+        if reply.get(key) not in (None, [], "")
+    ]
+    artifacts = [
+        {k: v for k, v in a.items() if k in ("name", "parts", "type", "data", "mimeType")}
+        for a in reply.get("artifacts") or []
+        if isinstance(a, dict)
+    ]
     if artifacts:
         lines.append("artifacts:\n" + _text(artifacts))
     if reply.get("responses"):
-        lines.append("responses:\n" + _text([{k: r.get(k) for k in ("text", "status")} for r in reply["responses"]]))
+        lines.append(
+            "responses:\n" + _text([{k: r.get(k) for k in ("text", "status")} for r in reply["responses"]])
+        )
     lines.append("events, in order (deltas folded):\n" + "\n".join(reply.get("timeline") or ["(none)"]))
     return "\n".join(lines)
 
@@ -230,19 +264,29 @@ def _response(observed: dict[str, JSONValue]) -> str:
     if isinstance(observed.get("reply"), dict):
         return _reply(observed["reply"])
     lines = [f"status: {observed.get('status')}", f"content-type: {observed.get('content_type') or '(none)'}"]
-    headers = {k: v for k, v in (observed.get("headers") or {}).items() if k.startswith(("www-", "x-")) or k == "location"}
+    headers = {
+        k: v
+        for k, v in (observed.get("headers") or {}).items()
+        if k.startswith(("www-", "x-")) or k == "location"
+    }
     lines += [f"{k}: {v}" for k, v in headers.items()]
     disconnect = observed.get("client_disconnect")
     if isinstance(disconnect, dict) and disconnect.get("disconnected"):
-        lines.append(f"The client disconnected on purpose after receiving {disconnect.get('chunks_read')} chunk(s), as "
-                     "the case's behaviour says: what follows is only what was read before it closed the connection "
-                     "(no [DONE] marker or finish_reason is expected in it).")
+        lines.append(
+            f"The client disconnected on purpose after receiving {disconnect.get('chunks_read')} chunk(s), as "
+            "the case's behaviour says: what follows is only what was read before it closed the connection "
+            "(no [DONE] marker or finish_reason is expected in it)."
+        )
     elif isinstance(disconnect, dict):
-        lines.append(f"The client was to disconnect after {disconnect.get('after_chunks')} chunk(s), but the response "
-                     f"ended first ({disconnect.get('chunks_read')} chunk(s) read), so it read the whole response.")
+        lines.append(
+            f"The client was to disconnect after {disconnect.get('after_chunks')} chunk(s), but the response "
+            f"ended first ({disconnect.get('chunks_read')} chunk(s) read), so it read the whole response."
+        )
     if observed.get("stream"):
-        lines.append(f"a Server-Sent Events stream of {len(observed.get('chunks') or [])} JSON chunk(s); "
-                     f"final event: {observed.get('final_event')!r}")
+        lines.append(
+            f"a Server-Sent Events stream of {len(observed.get('chunks') or [])} JSON chunk(s); "
+            f"final event: {observed.get('final_event')!r}"
+        )
         lines.append("concatenated content: " + json.dumps(observed.get("content"), ensure_ascii=False))
         if observed.get("tool_calls"):
             lines.append("tool calls: " + _text(observed["tool_calls"]))
@@ -265,8 +309,10 @@ def _follow_up(follow_up: dict[str, JSONValue]) -> str:
     body = request.get("body")
     stream = body.get("stream") if isinstance(body, dict) else None
     what = "the same request without streaming" if stream is False else "the same request again"
-    lines = [f"Then, to see whether the server still serves requests, the client sent {what} to the same server: "
-             f"{request.get('method', '')} {_path(request.get('url', ''))}".rstrip()]
+    lines = [
+        f"Then, to see whether the server still serves requests, the client sent {what} to the same server: "
+        f"{request.get('method', '')} {_path(request.get('url', ''))}".rstrip()
+    ]
     lines += [f"{k}: {v}" for k, v in (mask_headers(request.get("headers")) or {}).items()]
     if follow_up.get("error"):
         lines.append(f"it got no response: {follow_up['error']}")

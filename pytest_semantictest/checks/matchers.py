@@ -12,7 +12,9 @@ from .vocabulary import member_or_text, scalar_text, searches
 
 def _search(pattern: re.Pattern[str] | JSONValue, actual: JSONValue) -> bool | None:
     text = scalar_text(actual)
-    return None if text is None else searches(pattern if isinstance(pattern, re.Pattern) else str(pattern), text)
+    return (
+        None if text is None else searches(pattern if isinstance(pattern, re.Pattern) else str(pattern), text)
+    )
 
 
 CONDITIONS: dict[str, Callable[[JSONValue, JSONValue], bool]] = {
@@ -35,7 +37,9 @@ def is_matcher(value: JSONValue) -> bool:
     return isinstance(value, Mapping) and bool(value) and all(k in MATCHER_KEYS for k in value)
 
 
-def condition_holds(key: str, operand: JSONValue, actual: JSONValue, patterns: Mapping[str, re.Pattern[str]] | None = None) -> bool:
+def condition_holds(
+    key: str, operand: JSONValue, actual: JSONValue, patterns: Mapping[str, re.Pattern[str]] | None = None
+) -> bool:
     if patterns and key in patterns:
         operand = patterns[key] if key in ("matches", "not_matches") else operand
     return CONDITIONS[key](actual, operand)

@@ -18,7 +18,9 @@ def show(v: object) -> str:
     return "undefined" if v is MISSING else repr(v)
 
 
-def _numeric(symbol: str, test: Callable[[JSONValue, JSONValue], bool]) -> Callable[[JSONValue, JSONValue], str | None]:
+def _numeric(
+    symbol: str, test: Callable[[JSONValue, JSONValue], bool]
+) -> Callable[[JSONValue, JSONValue], str | None]:
     def check(actual: JSONValue, expected: JSONValue) -> str | None:
         if not is_number(actual):
             return f"Expected a number to compare {symbol} {expected!r}, got {show(actual)}"

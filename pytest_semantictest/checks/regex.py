@@ -15,9 +15,19 @@ from __future__ import annotations
 import re
 import warnings
 
-_POSIX_CLASS = re.compile(r"(?<!\\)\[:(alnum|alpha|ascii|blank|cntrl|digit|graph|lower|print|punct|space|upper|word|xdigit):\]")
-_HINTS = {"alpha": "[a-zA-Z]", "digit": r"\d or [0-9]", "alnum": "[a-zA-Z0-9]", "space": r"\s", "word": r"\w",
-          "upper": "[A-Z]", "lower": "[a-z]", "xdigit": "[0-9a-fA-F]"}
+_POSIX_CLASS = re.compile(
+    r"(?<!\\)\[:(alnum|alpha|ascii|blank|cntrl|digit|graph|lower|print|punct|space|upper|word|xdigit):\]"
+)
+_HINTS = {
+    "alpha": "[a-zA-Z]",
+    "digit": r"\d or [0-9]",
+    "alnum": "[a-zA-Z0-9]",
+    "space": r"\s",
+    "word": r"\w",
+    "upper": "[A-Z]",
+    "lower": "[a-z]",
+    "xdigit": "[0-9a-fA-F]",
+}
 
 
 def user_regex(pattern: str, flags: int = 0) -> re.Pattern[str]:
@@ -26,8 +36,12 @@ def user_regex(pattern: str, flags: int = 0) -> re.Pattern[str]:
     if posix:
         name = posix.group(1)
         instead = _HINTS.get(name, "an explicit set like [a-z]")
-        raise re.error(f"POSIX class [:{name}:] is not supported (it would match the characters "
-                       f"'[:{name}' one by one); write {instead} instead", pattern, posix.start())
+        raise re.error(
+            f"POSIX class [:{name}:] is not supported (it would match the characters "
+            f"'[:{name}' one by one); write {instead} instead",
+            pattern,
+            posix.start(),
+        )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
         return re.compile(pattern, flags)

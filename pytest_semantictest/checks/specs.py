@@ -26,7 +26,16 @@ from ..json_types import JSONValue
 from .regex import user_regex
 
 ASSERTION_TYPES = (
-    "equals", "contains", "not_contains", "regex", "json_path", "type", "tool_called", "tool_result", "script", "agent",
+    "equals",
+    "contains",
+    "not_contains",
+    "regex",
+    "json_path",
+    "type",
+    "tool_called",
+    "tool_result",
+    "script",
+    "agent",
 )
 VALUE_TYPES = ("string", "number", "integer", "boolean", "object", "array", "null")
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
@@ -61,7 +70,11 @@ Duration = Annotated[float, BeforeValidator(parse_duration, json_schema_input_ty
 def strip_free_keys(data: JSONValue) -> JSONValue:
     """Drop keys users may add anywhere: ``x-`` extensions and ``$schema``."""
     if isinstance(data, dict):
-        return {k: v for k, v in data.items() if not (isinstance(k, str) and (k.startswith("x-") or k == "$schema"))}
+        return {
+            k: v
+            for k, v in data.items()
+            if not (isinstance(k, str) and (k.startswith("x-") or k == "$schema"))
+        }
     return data
 
 
@@ -231,12 +244,20 @@ def _type_problem(spec: AssertionSpec) -> str | None:
             return "a tool_called list must hold tool names"
         if isinstance(operand, dict) and not isinstance(operand.get("name"), str):
             return "a tool_called object needs 'name' (a tool name) and may have 'arguments'"
-        if isinstance(operand, dict) and operand.get("arguments") is not None and not isinstance(operand["arguments"], dict):
+        if (
+            isinstance(operand, dict)
+            and operand.get("arguments") is not None
+            and not isinstance(operand["arguments"], dict)
+        ):
             return f"a tool_called object's 'arguments' must be an object (the arguments to match), got {_short(operand['arguments'])}"
         if not isinstance(operand, (str, list, dict)):
             return f"a tool_called name must be a string, a list or an object, got {clip(repr(operand))}"
     elif kind == "tool_result":
-        if not isinstance(operand, dict) or not isinstance(operand.get("tool"), str) or not operand.get("tool"):
+        if (
+            not isinstance(operand, dict)
+            or not isinstance(operand.get("tool"), str)
+            or not operand.get("tool")
+        ):
             return "a tool_result assertion needs 'tool' (the tool's name) and may have 'result' (or value: {tool, result})"
     elif kind == "script":
         ref = spec.callable_ref
@@ -245,10 +266,12 @@ def _type_problem(spec: AssertionSpec) -> str | None:
             key = "use" if spec.use is not None else "script"
             if not sep and "." in ref and spec.use is None:  # Yao's README: "script": "scripts.test.Validate"
                 name = ref.rpartition(".")[2] or "check"
-                return (f"a script assertion's '{key}': {clip(repr(spec.use or spec.script))} names a Yao script "
-                        "(TypeScript, run by Yao), which pytest-semantictest cannot run: port it to a Python "
-                        f"function {name}(output, input, value, context) and write '{key}': 'module:{name}' "
-                        "(the module imported normally, else <module>.py next to the .jsonl)")
+                return (
+                    f"a script assertion's '{key}': {clip(repr(spec.use or spec.script))} names a Yao script "
+                    "(TypeScript, run by Yao), which pytest-semantictest cannot run: port it to a Python "
+                    f"function {name}(output, input, value, context) and write '{key}': 'module:{name}' "
+                    "(the module imported normally, else <module>.py next to the .jsonl)"
+                )
             return f"a script assertion needs '{key}' as 'module:function' (a Python callable), got {clip(repr(ref))}"
     elif kind == "agent" and not spec.validator_criteria.strip():
         return "an agent assertion needs criteria: 'criteria', 'value' or options.metadata.criteria"
@@ -259,7 +282,9 @@ def _listify(data: JSONValue) -> JSONValue:
     return [data] if isinstance(data, dict) else data
 
 
-Assertions = Annotated[list[AssertionSpec], BeforeValidator(_listify, json_schema_input_type=AssertionSpec | list[AssertionSpec])]
+Assertions = Annotated[
+    list[AssertionSpec], BeforeValidator(_listify, json_schema_input_type=AssertionSpec | list[AssertionSpec])
+]
 """One assertion object or a list of them."""
 
 
@@ -328,7 +353,9 @@ class AttachmentSpec(StrictSpec):
     def _kind(cls, value: str) -> str:
         kinds = ("image", "audio", "file", "text")
         if value not in kinds:
-            raise ValueError(f"must be one of {', '.join(kinds)}, got {clip(repr(value))}{did_you_mean(value, kinds)}")
+            raise ValueError(
+                f"must be one of {', '.join(kinds)}, got {clip(repr(value))}{did_you_mean(value, kinds)}"
+            )
         return value
 
 
@@ -345,7 +372,9 @@ class MessageSpec(BaseModel):
     def _role(cls, value: str) -> str:
         roles = ("user", "assistant", "system", "tool", "developer")
         if value not in roles:
-            raise ValueError(f"must be one of {', '.join(roles)}, got {clip(repr(value))}{did_you_mean(value, roles)}")
+            raise ValueError(
+                f"must be one of {', '.join(roles)}, got {clip(repr(value))}{did_you_mean(value, roles)}"
+            )
         return value
 
 

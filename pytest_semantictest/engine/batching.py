@@ -69,7 +69,9 @@ def _references(value: JSONValue, context: Mapping[str, JSONValue], seen: set[st
                 heads |= _references(context[head], context, seen)
     elif isinstance(value, dict):
         if is_from_as(value):
-            heads |= _references("${" + value["from"].strip().removeprefix("${").removesuffix("}") + "}", context, seen)
+            heads |= _references(
+                "${" + value["from"].strip().removeprefix("${").removesuffix("}") + "}", context, seen
+            )
         for item in value.values():
             heads |= _references(item, context, seen)
     elif isinstance(value, list):

@@ -58,11 +58,16 @@ def failed_outputs(steps: Sequence[Step], errors: Mapping[int, str]) -> dict[str
         named = f" '{step.id}'" if step.id != step.block else ""
         line = f" (line {step.line})" if step.line else ""
         for slot in output_slots(step.output, step.id):
-            causes[slot] = (message, f"the {step.block} step{named}{line} that writes '{slot}' failed: {message}")
+            causes[slot] = (
+                message,
+                f"the {step.block} step{named}{line} that writes '{slot}' failed: {message}",
+            )
     return causes
 
 
-def write_outputs(bus: DataBus, output: str | dict[str, str] | None, block_id: str, result: JSONValue) -> None:
+def write_outputs(
+    bus: DataBus, output: str | dict[str, str] | None, block_id: str, result: JSONValue
+) -> None:
     """Store a block's result: whole under a slot, or field by field through a mapping."""
     if isinstance(output, dict):
         if isinstance(result, dict):

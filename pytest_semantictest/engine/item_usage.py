@@ -60,8 +60,10 @@ class ItemUsage(Usage):
 
     def as_dict(self) -> dict[str, int]:
         hidden = self._hidden_sum
-        return {**{name: getattr(self, name) - hidden[name] for name in _FIELDS},
-                **{key: count - hidden.get(key, 0) for key, count in self.models.items()}}
+        return {
+            **{name: getattr(self, name) - hidden[name] for name in _FIELDS},
+            **{key: count - hidden.get(key, 0) for key, count in self.models.items()},
+        }
 
     def hide(self, key: int, sink: dict[str, int]) -> None:
         self.hidden[key] = sink

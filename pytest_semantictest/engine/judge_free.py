@@ -15,7 +15,11 @@ from .inputs import output_slots
 
 
 def judge_free_failures(
-    steps: Sequence[Step], trace: Sequence[StepTrace], failed: Collection[int], checks: Sequence[Check], bus: DataBus
+    steps: Sequence[Step],
+    trace: Sequence[StepTrace],
+    failed: Collection[int],
+    checks: Sequence[Check],
+    bus: DataBus,
 ) -> list[Failure]:
     """Failures of the deterministic ``checks`` that read nothing the failed steps (indexes ``failed``
     into ``steps``) or the steps after them produced."""

@@ -34,7 +34,8 @@ class EventLoopRunner:
             # its threads (asyncio.to_thread: hooks, name lookups) leave the handled signals to the main
             # thread (..threads); closing the loop shuts the executor down
             self._loop.set_default_executor(
-                ThreadPoolExecutor(thread_name_prefix="semantictest", initializer=block_handled_signals))
+                ThreadPoolExecutor(thread_name_prefix="semantictest", initializer=block_handled_signals)
+            )
             self._wakeup = Wakeup(self._loop)  # a signal ends its waits at once (.wakeup)
         return self._loop
 

@@ -28,8 +28,13 @@ from .runner import aggregate, combine, run_case
 
 
 async def _run_phrasing(
-    case: Case, run_context: RunContext, context: Mapping[str, JSONValue], parent: DataBus | None,
-    limit: asyncio.Semaphore, label: str = "", batch: int = 1,
+    case: Case,
+    run_context: RunContext,
+    context: Mapping[str, JSONValue],
+    parent: DataBus | None,
+    limit: asyncio.Semaphore,
+    label: str = "",
+    batch: int = 1,
 ) -> Verdict:
     async def one(repeat: int) -> Verdict:
         async with limit:
@@ -66,7 +71,10 @@ async def _run_phrasing(
 
 
 async def _attributed_runs(
-    one: Callable[[int], Awaitable[Verdict]], total: int, required: int, every: bool,
+    one: Callable[[int], Awaitable[Verdict]],
+    total: int,
+    required: int,
+    every: bool,
 ) -> list[Verdict]:
     """The first run alone; the others at once when its trace records were all attributed, else one
     after another (concurrency must never change a verdict: untagged records of overlapping runs mix)."""
@@ -86,7 +94,11 @@ def _reads_agent_traces(case: Case) -> bool:
 
 
 async def _overlapping(
-    one: Callable[[int], Awaitable[Verdict]], first: list[Verdict], total: int, required: int, every: bool,
+    one: Callable[[int], Awaitable[Verdict]],
+    first: list[Verdict],
+    total: int,
+    required: int,
+    every: bool,
     start: int = 1,
 ) -> list[Verdict]:
     """Runs ``start``.. at once (bounded by ``one``'s semaphore), in run order; the ones not finished
@@ -106,8 +118,9 @@ async def _overlapping(
     return [finished[i] for i in sorted(finished)]
 
 
-async def _sequential(one: Callable[[int], Awaitable[Verdict]], test: PassRateTest, batch: int, attributed: bool,
-                      label: str) -> Verdict:
+async def _sequential(
+    one: Callable[[int], Awaitable[Verdict]], test: PassRateTest, batch: int, attributed: bool, label: str
+) -> Verdict:
     """Runs in batches (in run order; each batch at once where the runs' records can be told apart)
     until ``test`` decides on all the runs so far, or its budget is spent (docs/statistics.md)."""
     runs: list[Verdict] = []
@@ -120,24 +133,37 @@ async def _sequential(one: Callable[[int], Awaitable[Verdict]], test: PassRateTe
         runs += await asyncio.gather(*(one(len(runs) + i) for i in range(size)))
         decision = test.decide(_passed(runs), len(runs))
     passed = _passed(runs)
-    said: str | None = (f"{decision.value}: {passed}/{len(runs)} runs passed (95% CI {interval_text(passed, len(runs))}); "
-            f"{test.describe()}")
+    said: str | None = (
+        f"{decision.value}: {passed}/{len(runs)} runs passed (95% CI {interval_text(passed, len(runs))}); "
+        f"{test.describe()}"
+    )
     if _all_skipped(runs):
         outcome, said = Outcome.SKIPPED, None
     elif decision is Decision.PASS:
         outcome = Outcome.PASSED
     else:
         outcome = Outcome.ERROR if any(r.outcome is Outcome.ERROR for r in runs) else Outcome.FAILED
-    why = ("the budget of runs was spent before the pass rate was shown to be above or below the threshold"
-           if decision is Decision.INCONCLUSIVE else "the pass rate is below the threshold")
+    why = (
+        "the budget of runs was spent before the pass rate was shown to be above or below the threshold"
+        if decision is Decision.INCONCLUSIVE
+        else "the pass rate is below the threshold"
+    )
     bad = next((r for r in runs if r.outcome is not Outcome.PASSED), runs[0])
-    failures = [] if outcome is not Outcome.FAILED else [
-        Failure("pass rate", f"{said}: {why}"), *bad.failures]
+    failures = (
+        [] if outcome is not Outcome.FAILED else [Failure("pass rate", f"{said}: {why}"), *bad.failures]
+    )
     return Verdict(
-        outcome, failures=failures, trace=bad.trace,
+        outcome,
+        failures=failures,
+        trace=bad.trace,
         error=f"{_merged_errors(runs)}\n{said}" if outcome is Outcome.ERROR else None,
-        skip_reason=bad.skip_reason, duration_ms=sum(r.duration_ms for r in runs), runs=runs, bus=bad.bus,
-        label=label, planned_runs=len(runs), decision=said,
+        skip_reason=bad.skip_reason,
+        duration_ms=sum(r.duration_ms for r in runs),
+        runs=runs,
+        bus=bad.bus,
+        label=label,
+        planned_runs=len(runs),
+        decision=said,
     )
 
 
@@ -182,7 +208,10 @@ def _merged_errors(runs: Sequence[Verdict]) -> str:
 
 
 async def run_repeated(
-    case: Case, run_context: RunContext, context: Mapping[str, JSONValue], parent: DataBus | None = None,
+    case: Case,
+    run_context: RunContext,
+    context: Mapping[str, JSONValue],
+    parent: DataBus | None = None,
     concurrency: int = 10,
 ) -> Verdict:
     """Run a case: each phrasing ``repetition.runs`` times (overlapping, bounded, when their records are
@@ -213,7 +242,8 @@ async def run_repeated(
         outcome,
         failures=[f for v in verdicts if v.outcome is Outcome.FAILED for f in v.failures],
         trace=worst.trace,
-        error="\n".join(f"{v.label}: {v.error}" for v in verdicts if v.outcome is Outcome.ERROR and v.error) or None,
+        error="\n".join(f"{v.label}: {v.error}" for v in verdicts if v.outcome is Outcome.ERROR and v.error)
+        or None,
         skip_reason=worst.skip_reason,
         duration_ms=sum(v.duration_ms for v in verdicts),
         runs=[r for v in verdicts for r in (v.runs or [v])],

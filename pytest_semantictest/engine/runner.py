@@ -57,7 +57,6 @@ class PipelineResult:
     gates: Checked = field(default_factory=Checked)
 
 
-
 async def run_step(step: Step, ctx: StepContext) -> tuple[JSONValue, JSONValue, str | None, str | None]:
     """Run one step; returns (inputs, output, error, status). Errors are data.
 
@@ -137,15 +136,22 @@ def _with_evidence(trace: StepTrace, emitted: list[Evidence]) -> StepTrace:
         try:
             trace.evidence += cls.evidence_of(trace)
         except Exception as exc:  # noqa: BLE001  a block's bug here must not lose the verdict
-            trace.evidence.append(Note(f"{trace.step.id}: no evidence",
-                                       text=f"{trace.step.block}.evidence_of failed: {type(exc).__name__}: {exc}"))
+            trace.evidence.append(
+                Note(
+                    f"{trace.step.id}: no evidence",
+                    text=f"{trace.step.block}.evidence_of failed: {type(exc).__name__}: {exc}",
+                )
+            )
     return trace
 
 
 def _record(
-    result: PipelineResult, steps: Sequence[Step], index: int,
+    result: PipelineResult,
+    steps: Sequence[Step],
+    index: int,
     outcome: _Outcome,
-    iteration: int, bus: DataBus,
+    iteration: int,
+    bus: DataBus,
 ) -> None:
     inputs, output, error, status, elapsed, emitted = outcome
     step = steps[index]
@@ -225,8 +231,13 @@ def _jump(
     return target
 
 
-async def evaluate_checks(checks: Sequence[Check], bus: DataBus, run_context: RunContext, skip_slots: set[str],
-                          causes: Mapping[str, tuple[str, str]] | None = None) -> Checked:
+async def evaluate_checks(
+    checks: Sequence[Check],
+    bus: DataBus,
+    run_context: RunContext,
+    skip_slots: set[str],
+    causes: Mapping[str, tuple[str, str]] | None = None,
+) -> Checked:
     """Failures, errors, not-evaluated reasons and LLM verdicts from a case's checks; ``causes``
     (slot -> the error of the step that wrote it) are given to the failures of checks reading them."""
     out = Checked()
@@ -288,8 +299,13 @@ async def run_case(
     """Run one case once (``repeat`` is this run's index among repetitions) and judge it."""
     start = time.perf_counter()
     bus = DataBus(parent)
-    ctx = StepContext(run_context, bus, Resolver(bus, context, run_context.env, run_context.secret_env), repeat,
-                      uuid.uuid4().hex)
+    ctx = StepContext(
+        run_context,
+        bus,
+        Resolver(bus, context, run_context.env, run_context.secret_env),
+        repeat,
+        uuid.uuid4().hex,
+    )
     pipeline = PipelineResult()
     try:
         if case.timeout_s:
@@ -303,19 +319,36 @@ async def run_case(
             pipeline.trace.extend((await run_pipeline(case.cleanup, ctx)).trace)
     if pipeline.fatal is not None:  # an LLM failure is never a verdict, but a failure not depending on it is
         failures = pipeline.gates.failures + judge_free_failures(
-            case.steps, pipeline.trace, pipeline.fatal_steps, case.checks, bus)
-        return Verdict(Outcome.FAILED if failures else Outcome.ERROR, failures, trace=pipeline.trace,
-                       error=pipeline.fatal, duration_ms=_ms(start), bus=bus.snapshot())
+            case.steps, pipeline.trace, pipeline.fatal_steps, case.checks, bus
+        )
+        return Verdict(
+            Outcome.FAILED if failures else Outcome.ERROR,
+            failures,
+            trace=pipeline.trace,
+            error=pipeline.fatal,
+            duration_ms=_ms(start),
+            bus=bus.snapshot(),
+        )
     skip_slots: set[str] = set()
     for index in pipeline.unavailable:
         skip_slots |= set(output_slots(case.steps[index].output, case.steps[index].id))
     checked = pipeline.gates
-    checked.add(await evaluate_checks(case.checks, bus, run_context, skip_slots, failed_outputs(case.steps, pipeline.errors)))
+    checked.add(
+        await evaluate_checks(
+            case.checks, bus, run_context, skip_slots, failed_outputs(case.steps, pipeline.errors)
+        )
+    )
     failures, errors, skipped = checked.failures, checked.errors, checked.skipped
     gates = [check for step in case.steps for check in step.checks]
     failures.extend(_unobserved(case.steps, pipeline, [*case.checks, *gates]))
-    verdict = Verdict(Outcome.PASSED, failures, pipeline.trace, duration_ms=_ms(start), bus=bus.snapshot(),
-                      evidence=checked.evidence)
+    verdict = Verdict(
+        Outcome.PASSED,
+        failures,
+        pipeline.trace,
+        duration_ms=_ms(start),
+        bus=bus.snapshot(),
+        evidence=checked.evidence,
+    )
     if failures:
         verdict.outcome = Outcome.FAILED
     elif errors:

@@ -33,8 +33,11 @@ class SuiteRun:
         self._setup_done = True
         if not self.suite.setup:
             return
-        ctx = StepContext(self.run_context, self.bus, Resolver(self.bus, self.suite.context, self.run_context.env,
-                                                                        self.run_context.secret_env))
+        ctx = StepContext(
+            self.run_context,
+            self.bus,
+            Resolver(self.bus, self.suite.context, self.run_context.env, self.run_context.secret_env),
+        )
         result = await run_pipeline(self.suite.setup, ctx)
         for index, message in sorted({**result.errors, **result.unavailable}.items()):
             step = self.suite.setup[index]
@@ -46,10 +49,16 @@ class SuiteRun:
         if not self.suite.teardown:
             return []
         bus = DataBus(self.bus)
-        ctx = StepContext(self.run_context, bus, Resolver(bus, self.suite.context, self.run_context.env,
-                                                             self.run_context.secret_env))
+        ctx = StepContext(
+            self.run_context,
+            bus,
+            Resolver(bus, self.suite.context, self.run_context.env, self.run_context.secret_env),
+        )
         result = await run_pipeline(self.suite.teardown, ctx)
-        return [f"teardown step '{self.suite.teardown[i].id}' failed: {m}" for i, m in sorted(result.errors.items())]
+        return [
+            f"teardown step '{self.suite.teardown[i].id}' failed: {m}"
+            for i, m in sorted(result.errors.items())
+        ]
 
     async def run(self, case: Case, concurrency: int = 10) -> Verdict:
         settled = case.settled()  # skipped as it asks, or a problem confined to it: nothing runs

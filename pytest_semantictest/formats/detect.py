@@ -127,8 +127,9 @@ def _near_miss_suite(raw: bytes) -> bool:
     for match in _ARRAY_OF_OBJECTS_KEY.finditer(raw):
         key = match.group(1)
         if key not in close:
-            close[key] = bool(difflib.get_close_matches(key.decode("utf-8", "replace").lower(), ["tests"], n=1,
-                                                        cutoff=0.8))
+            close[key] = bool(
+                difflib.get_close_matches(key.decode("utf-8", "replace").lower(), ["tests"], n=1, cutoff=0.8)
+            )
         if close[key]:
             starts.append(match.start())
     if not starts:
@@ -182,11 +183,13 @@ def _front_matter(head: str) -> str | None:
     if not head.startswith("---"):
         return None
     end = head.find("\n---", 3)
-    return head[3: end if end != -1 else len(head)]
+    return head[3 : end if end != -1 else len(head)]
 
 
 _FRONT_KEY = re.compile(r"^(-\s+)?([A-Za-z_][\w-]*)\s*:", re.M)
-_COMPLIANCE_FRONT_KEYS = frozenset({"name", "version", "type", "tags", "timeout", "depends_on", "skip_reason"})
+_COMPLIANCE_FRONT_KEYS = frozenset(
+    {"name", "version", "type", "tags", "timeout", "depends_on", "skip_reason"}
+)
 _COMPLIANCE_LABEL = re.compile(r"^\*\*(Request|Input|Strict|Assertions|Expected|Flow):\*\*", re.M)
 _FENCE = re.compile(r"^ {0,3}(```|~~~).*?^ {0,3}\1", re.M | re.S)
 
@@ -199,7 +202,9 @@ def compliance_near_miss(path: Path, front: str) -> str | None:
 
     keys = [(bool(m.group(1)), m.group(2)) for m in _FRONT_KEY.finditer(front)]
     for _, key in keys:
-        if key.lower() == "transport" or difflib.get_close_matches(key.lower(), ["transport"], n=1, cutoff=0.8):
+        if key.lower() == "transport" or difflib.get_close_matches(
+            key.lower(), ["transport"], n=1, cutoff=0.8
+        ):
             return f"its front matter has '{key}' but no 'transport' key"
     listed = bool(keys) and all(item for item, _ in keys)
     if not listed and len({k for _, k in keys} & _COMPLIANCE_FRONT_KEYS) < 2:
@@ -215,11 +220,32 @@ def compliance_near_miss(path: Path, front: str) -> str | None:
 
 
 _YAO_KEYS = ("input", "turns", "checkpoints")
-_YAO_CASE_KEYS = frozenset({
-    "id", "name", "description", "mode", "input", "assertions", "assert", "expected", "options", "attachments",
-    "turns", "simulator", "checkpoints", "max_turns", "timeout", "skip", "interactive", "before", "after", "user",
-    "team", "metadata",
-})
+_YAO_CASE_KEYS = frozenset(
+    {
+        "id",
+        "name",
+        "description",
+        "mode",
+        "input",
+        "assertions",
+        "assert",
+        "expected",
+        "options",
+        "attachments",
+        "turns",
+        "simulator",
+        "checkpoints",
+        "max_turns",
+        "timeout",
+        "skip",
+        "interactive",
+        "before",
+        "after",
+        "user",
+        "team",
+        "metadata",
+    }
+)
 """Every key a Yao case may have: a first line made only of these is a case, whatever else is wrong."""
 _YAO_ONLY = frozenset({"assertions", "assert", "expected", "turns", "checkpoints", "simulator"})
 
@@ -265,11 +291,15 @@ def yao_near_miss(lines: list[str]) -> str | None:
     first = _as_object(lines[0])
     later = any(_yao_case(_as_object(line)) for line in lines[1:])
     if first is None:
-        mentions = '"id"' in lines[0] and any(f'"{k}"' in lines[0] for k in (*_YAO_KEYS, "assert", "assertions"))
+        mentions = '"id"' in lines[0] and any(
+            f'"{k}"' in lines[0] for k in (*_YAO_KEYS, "assert", "assertions")
+        )
         return "its first line is not a JSON object" if mentions or later else None
     unknown = [k for k in first if k not in _YAO_CASE_KEYS]
     if "id" not in first and any(k in first for k in _YAO_KEYS):
-        if len(unknown) <= 1 and (later or _YAO_ONLY & first.keys() or any(k.lower() == "id" for k in unknown)):
+        if len(unknown) <= 1 and (
+            later or _YAO_ONLY & first.keys() or any(k.lower() == "id" for k in unknown)
+        ):
             return "its first case has no 'id'"
         return None
     if "id" in first and "messages" in first and not any(k in first for k in _YAO_KEYS):
@@ -322,20 +352,29 @@ def why_not_spec(path: Path) -> str | None:
     if name.endswith((".yaml", ".yml")):
         return "not a highbar spec: highbar specs are named *.highbar.yaml"
     if path.suffix == ".json":
-        return ("not a SemanticTest suite: a suite is a JSON object with a top-level \"tests\" array"
-                + (" (this file's \"tests\" is nested inside something else)" if b'"tests"' in _bytes(path) else ""))
+        return 'not a SemanticTest suite: a suite is a JSON object with a top-level "tests" array' + (
+            ' (this file\'s "tests" is nested inside something else)' if b'"tests"' in _bytes(path) else ""
+        )
     if path.suffix == ".md":
         front = _front_matter(_head(path))
         if front is None:
-            return ("not a compliance file: a compliance file starts with YAML front matter (a line '---', "
-                    "name, version and transport, then '---')")
+            return (
+                "not a compliance file: a compliance file starts with YAML front matter (a line '---', "
+                "name, version and transport, then '---')"
+            )
         return "not a compliance file: its front matter has no 'transport' key"
     if path.suffix == ".jsonl":
         lines = _jsonl_head(path)
         first = _as_object(lines[0]) if lines else None
-        why = ("it has no JSON line" if not lines else "its first line is not a JSON object" if first is None
-               else "its first case has no 'id'" if "id" not in first
-               else "its first case has none of 'input', 'turns' or 'checkpoints'")
+        why = (
+            "it has no JSON line"
+            if not lines
+            else "its first line is not a JSON object"
+            if first is None
+            else "its first case has no 'id'"
+            if "id" not in first
+            else "its first case has none of 'input', 'turns' or 'checkpoints'"
+        )
         return f"not a Yao test file: {why}"
     return None
 

@@ -35,8 +35,11 @@ def shallow_lines(text: str, depth: int, max_depth: int) -> dict[Path, int]:
     newlines = [m.start() for m in re.finditer("\n", text)]
     line_of = bisect.bisect_right
     space = _SPACE.match
-    scan: Callable[[str, int], tuple[JSONValue, int]] = getattr(  # (its C scanner, absent from the type stubs)
-        json.JSONDecoder(object_pairs_hook=_unique, parse_constant=_constant), "scan_once")
+    scan: Callable[[str, int], tuple[JSONValue, int]] = (
+        getattr(  # (its C scanner, absent from the type stubs)
+            json.JSONDecoder(object_pairs_hook=_unique, parse_constant=_constant), "scan_once"
+        )
+    )
     lines: dict[Path, int] = {}
 
     def skip(pos: int) -> int:  # past the whitespace at ``pos`` (the pattern always matches)

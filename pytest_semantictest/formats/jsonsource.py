@@ -35,7 +35,9 @@ index (:mod:`.jsonshallow`); a deeper path indexes the whole document the first 
 class JsonSource(LineMap):
     """A parsed JSON document with the line where each value starts."""
 
-    def __init__(self, data: JSONValue, text: str | None = None, shallow: dict[Path, int] | None = None) -> None:
+    def __init__(
+        self, data: JSONValue, text: str | None = None, shallow: dict[Path, int] | None = None
+    ) -> None:
         self.data = data
         self.duplicates: list[Problem] = []
         self.repeated: list[tuple[Path, int | None, int]] = []
@@ -121,7 +123,9 @@ def _raise_at_long_number(text: str) -> None:
             if limit and digits.isdigit() and len(digits) > limit:
                 line, col = _line_col([m.start() for m in re.finditer("\n", text)], pos)
                 raise JsonError(
-                    f"invalid JSON at line {line} column {col}: a whole number with more than {limit} digits", line, col
+                    f"invalid JSON at line {line} column {col}: a whole number with more than {limit} digits",
+                    line,
+                    col,
                 )
     except json.JSONDecodeError:
         pass
@@ -210,7 +214,10 @@ def _index(text: str, source: JsonSource) -> None:
                 line, col = _line_col(newlines, pos)
                 where = place(path[:12]) + ("..." if len(path) > 12 else "")
                 raise JsonError(
-                    f"nested too deeply (more than {MAX_DEPTH} levels) at line {line} column {col}", line, col, where
+                    f"nested too deeply (more than {MAX_DEPTH} levels) at line {line} column {col}",
+                    line,
+                    col,
+                    where,
                 )
             stack.append(_Frame(True, expecting_key=True) if tok == "{" else _Frame(False))
         elif tok in _NOT_JSON:

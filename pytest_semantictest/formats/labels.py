@@ -44,7 +44,9 @@ class Labelled:
     label: bool
 
 
-def load_labels(path: Path, check: Callable[[Labelled], str | None] = lambda _example: None) -> list[Labelled]:
+def load_labels(
+    path: Path, check: Callable[[Labelled], str | None] = lambda _example: None
+) -> list[Labelled]:
     """Every example of ``path``; raises SpecError naming each problem's line, those ``check`` finds
     too (the judge's own rules for ``expected`` and ``criteria``: the caller knows the judge)."""
     lines, problems = read_lines(path)
@@ -56,10 +58,18 @@ def load_labels(path: Path, check: Callable[[Labelled], str | None] = lambda _ex
             number = line.number
             problems += problems_from(exc, LabelSpec, lambda _at: number)
             continue
-        config = {k: v for k, v in (("threshold", spec.threshold), ("criteria", spec.criteria), ("model", spec.model))
-                  if v is not None}
-        example = Labelled(spec.id or f"line {line.number}", line.number, {"text": spec.text, "expected": spec.expected},
-                           config, spec.label)
+        config = {
+            k: v
+            for k, v in (("threshold", spec.threshold), ("criteria", spec.criteria), ("model", spec.model))
+            if v is not None
+        }
+        example = Labelled(
+            spec.id or f"line {line.number}",
+            line.number,
+            {"text": spec.text, "expected": spec.expected},
+            config,
+            spec.label,
+        )
         problem = check(example)
         if problem is not None:
             problems.append(Problem("", problem, line.number))

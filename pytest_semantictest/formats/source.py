@@ -13,7 +13,9 @@ from ..paths import Path as Path  # a place in a document: the keys and indexes 
 class SourceError(ValueError):
     """Text that cannot be read; ``line``/``column`` (1-based) and ``place`` say where."""
 
-    def __init__(self, message: str, line: int | None = None, column: int | None = None, place: str = "") -> None:
+    def __init__(
+        self, message: str, line: int | None = None, column: int | None = None, place: str = ""
+    ) -> None:
         super().__init__(message)
         self.line = line
         self.column = column

@@ -112,7 +112,9 @@ def _syntax_error(exc: yaml.MarkedYAMLError, text: str) -> YamlError:
     if exc.context:
         ctx_mark = exc.context_mark
         where = ""
-        if ctx_mark is not None and (mark is None or (ctx_mark.line, ctx_mark.column) != (mark.line, mark.column)):
+        if ctx_mark is not None and (
+            mark is None or (ctx_mark.line, ctx_mark.column) != (mark.line, mark.column)
+        ):
             where = f" at line {ctx_mark.line + 1} column {ctx_mark.column + 1}"
         message += f" ({_one_line(exc.context)}{where})"
     return YamlError(message, line, column)
@@ -164,7 +166,11 @@ class _Builder:
                 place(path[:12]) + ("..." if len(path) > 12 else ""),
             )
         if id(node) in self.active:
-            self.problem(path, "an alias refers to a value that contains it (a recursive anchor)", node.start_mark.line + 1)
+            self.problem(
+                path,
+                "an alias refers to a value that contains it (a recursive anchor)",
+                node.start_mark.line + 1,
+            )
             return None
         self.active.add(id(node))
         try:
@@ -179,7 +185,11 @@ class _Builder:
 
     def check_tag(self, node: Node, expected: str, path: Path) -> None:
         if node.tag != expected:
-            self.problem(path, f"YAML tag '{clip(_short_tag(node.tag))}' is not supported here", node.start_mark.line + 1)
+            self.problem(
+                path,
+                f"YAML tag '{clip(_short_tag(node.tag))}' is not supported here",
+                node.start_mark.line + 1,
+            )
 
     def scalar(self, node: ScalarNode, path: Path) -> JSONValue:
         tag = node.tag
@@ -196,7 +206,11 @@ class _Builder:
         try:
             return self.loader.yaml_constructors[tag](self.loader, node)
         except (ValueError, yaml.YAMLError) as exc:  # e.g. an integer over Python's digit limit
-            self.problem(path, f"cannot read {clip(node.value)!r}: {clip(_one_line(str(exc)), 100)}", node.start_mark.line + 1)
+            self.problem(
+                path,
+                f"cannot read {clip(node.value)!r}: {clip(_one_line(str(exc)), 100)}",
+                node.start_mark.line + 1,
+            )
             return node.value
 
     def mapping(self, node: MappingNode, path: Path, depth: int) -> JSONObject:
@@ -238,7 +252,11 @@ class _Builder:
                 if isinstance(item, MappingNode):
                     sources.append(item)
                 else:
-                    self.problem(path, "a merge key '<<' takes a mapping or a list of mappings (like <<: *defaults)", line)
+                    self.problem(
+                        path,
+                        "a merge key '<<' takes a mapping or a list of mappings (like <<: *defaults)",
+                        line,
+                    )
         seen: set[int] = {id(node)}
         entries: list[tuple[Node, Node]] = []
         # Of several merged mappings the first wins: add them last to first, later overriding.
@@ -248,7 +266,11 @@ class _Builder:
 
     def flatten(self, node: MappingNode, seen: set[int], path: Path, depth: int) -> list[tuple[Node, Node]]:
         if id(node) in seen or depth >= MAX_DEPTH:
-            self.problem(path, "a merge key '<<' refers to a mapping that merges it back (a recursive anchor)", node.start_mark.line + 1)
+            self.problem(
+                path,
+                "a merge key '<<' refers to a mapping that merges it back (a recursive anchor)",
+                node.start_mark.line + 1,
+            )
             return []
         seen = seen | {id(node)}
         inner: list[MappingNode] = []
@@ -291,4 +313,4 @@ class _Builder:
 
 
 def _short_tag(tag: str) -> str:
-    return "!!" + tag[len(_TAG):] if tag.startswith(_TAG) else tag
+    return "!!" + tag[len(_TAG) :] if tag.startswith(_TAG) else tag

@@ -90,27 +90,34 @@ def _shape_problem(entry: JSONValue) -> str | None:
 def _seal_problem(entry: Mapping[str, JSONValue], key: str | None) -> str | None:
     digest = entry.get("digest")
     if digest is None:
-        return ("it has no digest (recorded by an earlier version, or the digest was removed); "
-                "an entry without one is never replayed")
+        return (
+            "it has no digest (recorded by an earlier version, or the digest was removed); "
+            "an entry without one is never replayed"
+        )
     if not isinstance(digest, str) or not hmac.compare_digest(digest, entry_digest(entry)):
-        return ("its digest does not match what it records: it was edited after it was recorded "
-                "(its verdict, score, reasoning or request?)")
+        return (
+            "its digest does not match what it records: it was edited after it was recorded "
+            "(its verdict, score, reasoning or request?)"
+        )
     if key is None:
         return None
     signed = entry.get("keyed_digest")
     if signed is None:
-        return (f"it has no keyed digest, and {KEY_ENV} is set: every entry must be recorded "
-                "with the key set")
+        return f"it has no keyed digest, and {KEY_ENV} is set: every entry must be recorded with the key set"
     if not isinstance(signed, str) or not hmac.compare_digest(signed, keyed_digest(entry, key)):
-        return (f"its keyed digest does not match ({KEY_ENV}): it was made without the key, "
-                "with another key, or edited since")
+        return (
+            f"its keyed digest does not match ({KEY_ENV}): it was made without the key, "
+            "with another key, or edited since"
+        )
     return None
 
 
 def _mismatch(entry: Mapping[str, JSONValue], key: str, expect: Mapping[str, JSONValue]) -> str | None:
     stored = entry.get("key")
     if stored != key:
-        return f"it records key {stored!r}, its file name is for key {key!r}" if stored else "it records no key"
+        return (
+            f"it records key {stored!r}, its file name is for key {key!r}" if stored else "it records no key"
+        )
     for name in CHECKED_FIELDS:
         if name in expect and entry.get(name) != expect[name]:
             if name == "messages":
@@ -155,8 +162,13 @@ class ReplayCache:
     ``signing_key`` (from ``SEMANTICTEST_CACHE_KEY``): entries are written with a keyed digest too,
     and an entry read without a matching one is an error."""
 
-    def __init__(self, directory: Path, mode: str = "read-write", scrub: Callable[[JSONValue], JSONValue] | None = None,
-                 signing_key: str | None = None) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        mode: str = "read-write",
+        scrub: Callable[[JSONValue], JSONValue] | None = None,
+        signing_key: str | None = None,
+    ) -> None:
         if mode not in CACHE_MODES:
             raise ValueError(f"LLM cache mode {mode!r} is not one of {', '.join(CACHE_MODES)}")
         self.directory = Path(directory)
@@ -187,7 +199,9 @@ class ReplayCache:
     def path(self, role: str, key: str) -> Path:
         return self.directory / role / f"{key}.json"
 
-    def get(self, role: str, key: str, expect: Mapping[str, JSONValue] | None = None) -> dict[str, JSONValue] | None:
+    def get(
+        self, role: str, key: str, expect: Mapping[str, JSONValue] | None = None
+    ) -> dict[str, JSONValue] | None:
         """The stored entry, or None when there is none.
 
         The entry is checked whole, in every mode that reads: one that cannot be read or parsed

@@ -87,17 +87,25 @@ class _LoopState:
 class LLMClient:
     """Role-aware chat completions with the replay cache, retries, concurrency bound and usage."""
 
-    def __init__(self, config: LLMConfig, cache: ReplayCache | None = None, redactor: Redactor | None = None) -> None:
+    def __init__(
+        self, config: LLMConfig, cache: ReplayCache | None = None, redactor: Redactor | None = None
+    ) -> None:
         self.config = config
         # the session's one redactor when given (it holds these keys too), else one of its own
         self.redactor = redactor or Redactor(secret_values(config.env, config.secrets()))
         """Masks the LLM keys (and, the session's, every secret) in prompts, errors and cache entries."""
-        self.cache = cache or ReplayCache(config.cache_dir, config.cache_mode, self.redactor.data,  # entries: no secret
-                                          config.cache_signing_key)
+        self.cache = cache or ReplayCache(
+            config.cache_dir,
+            config.cache_mode,
+            self.redactor.data,  # entries: no secret
+            config.cache_signing_key,
+        )
         self.usage = Usage()
         self.limiter: SharedLimiter | None = None
         """The run's shared rate limit and budget (``llm.limits``), set by the session when it has one."""
-        self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = weakref.WeakKeyDictionary()
+        self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = (
+            weakref.WeakKeyDictionary()
+        )
 
     async def complete(
         self,
@@ -122,27 +130,46 @@ class LLMClient:
         is asked once more, then the call is an :class:`LLMError`. Only parsed answers are cached.
         Secrets in ``messages`` are masked before anything else (the model sees ``***``).
         """
-        parser = parse if parse is not None else cast("Callable[[str], Parsed]", _identity)  # Parsed is str then
-        messages = self.redactor.data(messages)  # a prompt never carries a secret (to the LLM, or its cache key)
+        # Parsed is str then
+        parser = parse if parse is not None else cast("Callable[[str], Parsed]", _identity)
+        # a prompt never carries a secret (to the LLM, or its cache key)
+        messages = self.redactor.data(messages)
         model = self.config.model_for(role, model)
         default_temperature, default_seed = self.config.sampling(role)
         temperature = default_temperature if temperature is _UNSET else temperature
         seed = default_seed if seed is _UNSET else seed
         key = cache_key(
-            role=role, model=model, template=template, messages=messages,
-            temperature=temperature, seed=seed, repeat=repeat, schema=schema, sample=sample,
+            role=role,
+            model=model,
+            template=template,
+            messages=messages,
+            temperature=temperature,
+            seed=seed,
+            repeat=repeat,
+            schema=schema,
+            sample=sample,
         )
-        expect = {"role": role, "model": model, "template": template, "temperature": temperature, "seed": seed,
-                  "repeat": repeat, "schema": (schema or {}).get("name"), "messages": messages,
-                  **({"sample": sample} if sample else {})}
+        expect = {
+            "role": role,
+            "model": model,
+            "template": template,
+            "temperature": temperature,
+            "seed": seed,
+            "repeat": repeat,
+            "schema": (schema or {}).get("name"),
+            "messages": messages,
+            **({"sample": sample} if sample else {}),
+        }
         hit = self._from_cache(role, key, parser, expect)
         if hit is not None:
             return hit
         if self.cache.replay:
             self.usage.errors += 1
             self.cache.misses += 1
-            which = ", ".join(([f"run {repeat + 1}"] if repeat else [])
-                              + ([f"sample {sample + 1} of {samples}"] if samples > 1 else []))
+            which = ", ".join(
+                ([f"run {repeat + 1}"] if repeat else [])
+                + ([f"sample {sample + 1} of {samples}"] if samples > 1 else [])
+            )
             raise ReplayMiss(self.cache.miss_message(role, key, model, f" ({which})" if which else ""))
         try:
             content, parsed, tokens, served = await self._answer(
@@ -152,9 +179,17 @@ class LLMClient:
             self.usage.errors += 1
             raise type(exc)(self.redactor.text(str(exc))) from None
         entry = {
-            "key": key, "role": role, "model": model, "served_model": served, "template": template,
-            "temperature": temperature, "seed": seed, "repeat": repeat, **({"sample": sample} if sample else {}),
-            "schema": (schema or {}).get("name"), "messages": messages,
+            "key": key,
+            "role": role,
+            "model": model,
+            "served_model": served,
+            "template": template,
+            "temperature": temperature,
+            "seed": seed,
+            "repeat": repeat,
+            **({"sample": sample} if sample else {}),
+            "schema": (schema or {}).get("name"),
+            "messages": messages,
             "response": {"content": content, "tokens": tokens},
         }
         self.cache.put(role, key, entry)
@@ -182,8 +217,14 @@ class LLMClient:
         return Completion(content, parsed, served, 0, True, key)
 
     async def _answer(
-        self, role: str, model: str, messages: list[dict[str, JSONValue]], schema: JSONObject | None,
-        parse: Callable[[str], Parsed], temperature: float | None, seed: int | None,
+        self,
+        role: str,
+        model: str,
+        messages: list[dict[str, JSONValue]],
+        schema: JSONObject | None,
+        parse: Callable[[str], Parsed],
+        temperature: float | None,
+        seed: int | None,
     ) -> tuple[str, Parsed, int, str]:
         endpoint = self.config.endpoint(role)
         if not endpoint.usable:
@@ -203,7 +244,10 @@ class LLMClient:
             return content, parse(content), tokens, served
         except ValueError as exc:
             problem = _clip(exc)
-        retry = {**request, "messages": [*messages, {"role": "assistant", "content": content}, _reask(problem)]}
+        retry = {
+            **request,
+            "messages": [*messages, {"role": "assistant", "content": content}, _reask(problem)],
+        }
         content, more, served = await self._send(role, endpoint, retry)
         try:
             return content, parse(content), tokens + more, served
@@ -224,8 +268,11 @@ class LLMClient:
         bucket = f"{where} {request['model']}"
         for attempt in range(attempts):
             delay: float | None = None
-            client = self._openai(state, endpoint)  # (made before the limiter's admission: sent right after it)
-            flight = await self.limiter.acquire(bucket, request["model"]) if self.limiter is not None else None
+            # (made before the limiter's admission: sent right after it)
+            client = self._openai(state, endpoint)
+            flight = (
+                await self.limiter.acquire(bucket, request["model"]) if self.limiter is not None else None
+            )
             answered = (0, 0)
             try:
                 try:
@@ -249,7 +296,9 @@ class LLMClient:
                     problem = f"{type(exc).__name__}: {_clip(exc, 300)}"
                     raise LLMError(f"{role} LLM at {where}: unusable response ({problem})") from None
                 except Exception as exc:  # a transport error the openai client did not wrap: retry it too
-                    last = self._timed_out() if "timeout" in type(exc).__name__.lower() else _cannot_connect(exc)
+                    last = (
+                        self._timed_out() if "timeout" in type(exc).__name__.lower() else _cannot_connect(exc)
+                    )
                 else:
                     answered = _token_split(response)
                     self.usage.answered(request["model"], *answered)
@@ -286,7 +335,9 @@ class LLMClient:
                 max_retries=0,
                 timeout=self.config.timeout_s,
                 default_headers=dict(endpoint.headers) or None,
-                http_client=openai.DefaultAsyncHttpxClient(verify=tls_context(trust_env=True)),  # as openai's default
+                http_client=openai.DefaultAsyncHttpxClient(
+                    verify=tls_context(trust_env=True)
+                ),  # as openai's default
             )
             state.clients[endpoint] = client
         return client

@@ -45,7 +45,9 @@ class Endpoint:
 
     def __repr__(self) -> str:
         key = "***" if self.api_key else None
-        return f"Endpoint(base_url={self.base_url!r}, api_key={key!r}, headers={[h for h, _ in self.headers]})"
+        return (
+            f"Endpoint(base_url={self.base_url!r}, api_key={key!r}, headers={[h for h, _ in self.headers]})"
+        )
 
 
 @dataclass
@@ -128,12 +130,17 @@ def parse_headers(lines: Iterable[str]) -> dict[str, str]:
     return headers
 
 
-HIGHBAR_API_KEY, HIGHBAR_BASE_URL, HIGHBAR_MODEL = "HIGHBAR_LLM_API_KEY", "HIGHBAR_LLM_BASE_URL", "HIGHBAR_LLM_MODEL"
+HIGHBAR_API_KEY, HIGHBAR_BASE_URL, HIGHBAR_MODEL = (
+    "HIGHBAR_LLM_API_KEY",
+    "HIGHBAR_LLM_BASE_URL",
+    "HIGHBAR_LLM_MODEL",
+)
 HIGHBAR_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
-def highbar_paraphraser(own: RoleSettings | None, given: Collection[str], values: Mapping[str, object],
-                        env: Mapping[str, str]) -> RoleSettings | None:
+def highbar_paraphraser(
+    own: RoleSettings | None, given: Collection[str], values: Mapping[str, object], env: Mapping[str, str]
+) -> RoleSettings | None:
     """The ``paraphraser`` role (highbar's variations) with highbar's own variables where none of ours is
     given (``given``: the ``llm-*`` options and ini keys set explicitly). Model: the role's key, then
     ``--semantictest-llm-model``, then ``HIGHBAR_LLM_MODEL``. Endpoint: the role's keys or our global
@@ -141,18 +148,29 @@ def highbar_paraphraser(own: RoleSettings | None, given: Collection[str], values
     a pair and the key required as highbar requires it (an ``OPENAI_*`` value never mixes in); else
     ``OPENAI_*``."""
     own = own or RoleSettings()
-    model = own.model or (_text(values.get("llm-model")) if "llm-model" in given else None) or env.get(HIGHBAR_MODEL)
+    model = (
+        own.model
+        or (_text(values.get("llm-model")) if "llm-model" in given else None)
+        or env.get(HIGHBAR_MODEL)
+    )
     ours = own.base_url or own.api_key_env or "llm-base-url" in given or "llm-api-key" in given
     if not ours and (env.get(HIGHBAR_API_KEY) or env.get(HIGHBAR_BASE_URL)):
-        return RoleSettings(model or None, env.get(HIGHBAR_BASE_URL) or HIGHBAR_DEFAULT_BASE_URL, HIGHBAR_API_KEY,
-                            key_required=True)
+        return RoleSettings(
+            model or None,
+            env.get(HIGHBAR_BASE_URL) or HIGHBAR_DEFAULT_BASE_URL,
+            HIGHBAR_API_KEY,
+            key_required=True,
+        )
     if model == own.model:
         return None if own == RoleSettings() else own
     return RoleSettings(model or None, own.base_url, own.api_key_env, own.key_required)
 
 
 def from_values(
-    values: Mapping[str, object], roles: Mapping[str, RoleSettings], env: Mapping[str, str], rootdir: Path,
+    values: Mapping[str, object],
+    roles: Mapping[str, RoleSettings],
+    env: Mapping[str, str],
+    rootdir: Path,
     given: Collection[str] = (),
 ) -> LLMConfig:
     """Build the config from option/ini values (already option > ini > default) and the environment

@@ -42,11 +42,20 @@ class Sampled:
         return self.split or 0 < self.passed < self.total
 
     def as_dict(self) -> dict[str, JSONValue]:
-        data: dict[str, JSONValue] = {"n": self.total, "passed": self.passed, "unstable": self.unstable,
-                                "live": self.total - self.replayed, "replayed": self.replayed}
+        data: dict[str, JSONValue] = {
+            "n": self.total,
+            "passed": self.passed,
+            "unstable": self.unstable,
+            "live": self.total - self.replayed,
+            "replayed": self.replayed,
+        }
         if self.scores:
-            data.update(scores=list(self.scores), min=min(self.scores), max=max(self.scores),
-                        sd=round(statistics.pstdev(self.scores), 4))
+            data.update(
+                scores=list(self.scores),
+                min=min(self.scores),
+                max=max(self.scores),
+                sd=round(statistics.pstdev(self.scores), 4),
+            )
         return data
 
     def describe(self) -> str:
@@ -60,18 +69,28 @@ async def sample(call: Callable[[int], Awaitable[T]], samples: int) -> list[T]:
     return list(await asyncio.gather(*(call(i) for i in range(samples))))
 
 
-def combine_judge(outputs: Sequence[dict[str, JSONValue]], replayed: int, fail_unstable: bool) -> dict[str, JSONValue]:
+def combine_judge(
+    outputs: Sequence[dict[str, JSONValue]], replayed: int, fail_unstable: bool
+) -> dict[str, JSONValue]:
     """One LLMJudge output from several: the mean score and criteria, the majority's verdict (and the
     mean must reach the threshold too), the reasoning of the sample nearest the mean."""
     scores = [float(o["score"]) for o in outputs]
     mean = round(statistics.fmean(scores), 4)
     said = Sampled(sum(1 for o in outputs if o["passed"]), len(outputs), tuple(scores), replayed)
     nearest = min(outputs, key=lambda o: abs(float(o["score"]) - mean))
-    details = {name: round(statistics.fmean(float(o["details"][name]) for o in outputs), 4)
-               for name in nearest.get("details", {})}
+    details = {
+        name: round(statistics.fmean(float(o["details"][name]) for o in outputs), 4)
+        for name in nearest.get("details", {})
+    }
     passed = said.majority and mean >= float(nearest["threshold"]) and not (fail_unstable and said.unstable)
     reasoning = nearest.get("reasoning", "")
     if said.unstable:
         reasoning = f"[unstable judgement: {said.describe()}] {reasoning}"
-    return {**nearest, "score": mean, "details": details, "passed": passed, "reasoning": reasoning,
-            "samples": said.as_dict()}
+    return {
+        **nearest,
+        "score": mean,
+        "details": details,
+        "passed": passed,
+        "reasoning": reasoning,
+        "samples": said.as_dict(),
+    }

@@ -54,15 +54,21 @@ class JudgeFixture:
         self._run = run
         self._require = require
 
-    def check(self, text: JSONValue, expected_behavior: str, **options: Unpack[JudgeOptions]) -> dict[str, JSONValue]:
+    def check(
+        self, text: JSONValue, expected_behavior: str, **options: Unpack[JudgeOptions]
+    ) -> dict[str, JSONValue]:
         __tracebackhide__ = True
         return _assert_passed(self._run(self.aevaluate(text, expected_behavior, **options)), self._judge)
 
-    async def acheck(self, text: JSONValue, expected_behavior: str, **options: Unpack[JudgeOptions]) -> dict[str, JSONValue]:
+    async def acheck(
+        self, text: JSONValue, expected_behavior: str, **options: Unpack[JudgeOptions]
+    ) -> dict[str, JSONValue]:
         __tracebackhide__ = True
         return _assert_passed(await self.aevaluate(text, expected_behavior, **options), self._judge)
 
-    def evaluate(self, text: JSONValue, expected_behavior: str, **options: Unpack[JudgeOptions]) -> dict[str, JSONValue]:
+    def evaluate(
+        self, text: JSONValue, expected_behavior: str, **options: Unpack[JudgeOptions]
+    ) -> dict[str, JSONValue]:
         __tracebackhide__ = True
         return self._run(self.aevaluate(text, expected_behavior, **options))
 
@@ -84,8 +90,14 @@ class JudgeFixture:
         from .judge import request_from_args
 
         request = request_from_args(
-            text, expected_behavior, constraints=constraints, threshold=threshold, criteria=criteria,
-            history=history, tool_calls=tool_calls, model=model,
+            text,
+            expected_behavior,
+            constraints=constraints,
+            threshold=threshold,
+            criteria=criteria,
+            history=history,
+            tool_calls=tool_calls,
+            model=model,
         )
         if self._judge is None:
             pytest.skip("LLM judge not configured")
@@ -99,7 +111,8 @@ def _assert_passed(verdict: dict[str, JSONValue], judge: Judge | None) -> dict[s
         from .verdict import judge_lines
 
         text = "LLM judge: the response does not meet the expected behaviour\n" + "\n".join(
-            "  " + line for line in judge_lines(verdict))
+            "  " + line for line in judge_lines(verdict)
+        )
         client: LLMClient | None = getattr(judge, "client", None)
         pytest.fail(client.redactor.text(text) if client is not None else text, pytrace=False)
     return verdict
@@ -120,14 +133,25 @@ class ClientFixture:
     def usage(self) -> Usage:
         return self.client.usage
 
-    def complete(self, role: str, messages: list[dict[str, JSONValue]], *, parse: Callable[[str], Parsed] | None = None,
-                 **options: Unpack[CompleteOptions]) -> Completion[Parsed]:
+    def complete(
+        self,
+        role: str,
+        messages: list[dict[str, JSONValue]],
+        *,
+        parse: Callable[[str], Parsed] | None = None,
+        **options: Unpack[CompleteOptions],
+    ) -> Completion[Parsed]:
         __tracebackhide__ = True
         return self._run(self.client.complete(role, messages, parse=parse, **options))
 
-    async def acomplete(self, role: str, messages: list[dict[str, JSONValue]], *,
-                        parse: Callable[[str], Parsed] | None = None,
-                        **options: Unpack[CompleteOptions]) -> Completion[Parsed]:
+    async def acomplete(
+        self,
+        role: str,
+        messages: list[dict[str, JSONValue]],
+        *,
+        parse: Callable[[str], Parsed] | None = None,
+        **options: Unpack[CompleteOptions],
+    ) -> Completion[Parsed]:
         __tracebackhide__ = True
         return await self.client.complete(role, messages, parse=parse, **options)
 

@@ -19,20 +19,31 @@ GENERATOR_TEMPLATE_VERSION = "generator-1"
 SCHEMA_NAME = "generated_cases"
 TYPES = ["equals", "contains", "not_contains", "regex", "json_path", "type", "tool_called", "agent"]
 
-_ASSERTION = strict_object({
-    "type": {"type": "string", "enum": TYPES},
-    "value": {"type": ["string", "null"], "description": "text, pattern, tool name, type name or criteria"},
-    "path": {"type": ["string", "null"], "description": "JSON path for json_path and type"},
-    "negate": {"type": "boolean"},
-})
+_ASSERTION = strict_object(
+    {
+        "type": {"type": "string", "enum": TYPES},
+        "value": {
+            "type": ["string", "null"],
+            "description": "text, pattern, tool name, type name or criteria",
+        },
+        "path": {"type": ["string", "null"], "description": "JSON path for json_path and type"},
+        "negate": {"type": "boolean"},
+    }
+)
 _TURN = strict_object({"input": {"type": "string"}, "assertions": {"type": "array", "items": _ASSERTION}})
-_CASE = strict_object({
-    "id": {"type": "string"},
-    "name": {"type": "string"},
-    "input": {"type": ["string", "null"], "description": "the user's message (single-turn cases)"},
-    "assertions": {"type": ["array", "null"], "items": _ASSERTION},
-    "turns": {"type": ["array", "null"], "items": _TURN, "description": "a static multi-turn conversation"},
-})
+_CASE = strict_object(
+    {
+        "id": {"type": "string"},
+        "name": {"type": "string"},
+        "input": {"type": ["string", "null"], "description": "the user's message (single-turn cases)"},
+        "assertions": {"type": ["array", "null"], "items": _ASSERTION},
+        "turns": {
+            "type": ["array", "null"],
+            "items": _TURN,
+            "description": "a static multi-turn conversation",
+        },
+    }
+)
 SCHEMA: dict[str, JSONValue] = response_schema(SCHEMA_NAME, {"cases": {"type": "array", "items": _CASE}})
 
 SYSTEM = """You write test cases for an AI agent. Each case is either single-turn ("input" and
@@ -47,10 +58,18 @@ Give every case a short unique id and a descriptive name. Answer with a JSON obj
 def generator_messages(
     *, target: str, count: int, focus: str | None, description: str | None, tools: Sequence[str]
 ) -> list[dict[str, str]]:
-    request = {"target_agent": target, "count": count, "focus": focus or "a mix of happy paths and edge cases",
-               "target_description": description or "", "target_tools": list(tools)}
+    request = {
+        "target_agent": target,
+        "count": count,
+        "focus": focus or "a mix of happy paths and edge cases",
+        "target_description": description or "",
+        "target_tools": list(tools),
+    }
     body = json.dumps(request, indent=2, sort_keys=True, ensure_ascii=False)
-    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": f"Write {count} test cases.\n{body}"}]
+    return [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": f"Write {count} test cases.\n{body}"},
+    ]
 
 
 def clean_case(raw: dict[str, JSONValue]) -> dict[str, JSONValue]:
@@ -62,17 +81,26 @@ def clean_case(raw: dict[str, JSONValue]) -> dict[str, JSONValue]:
             out["name"] = out.pop("value")
         return out
 
-    case: dict[str, JSONValue] = {k: v for k, v in raw.items() if v is not None and k not in ("assertions", "turns")}
+    case: dict[str, JSONValue] = {
+        k: v for k, v in raw.items() if v is not None and k not in ("assertions", "turns")
+    }
     if raw.get("turns"):
-        case["turns"] = [{"input": t["input"], **({"assertions": [assertion(a) for a in t["assertions"]]}
-                                                  if t.get("assertions") else {})} for t in raw["turns"]]
+        case["turns"] = [
+            {
+                "input": t["input"],
+                **({"assertions": [assertion(a) for a in t["assertions"]]} if t.get("assertions") else {}),
+            }
+            for t in raw["turns"]
+        ]
         case.pop("input", None)
     elif raw.get("assertions"):
         case["assertions"] = [assertion(a) for a in raw["assertions"]]
     return case
 
 
-def parse_cases(text: str, validate: Callable[[dict[str, JSONValue]], str | None]) -> list[dict[str, JSONValue]]:
+def parse_cases(
+    text: str, validate: Callable[[dict[str, JSONValue]], str | None]
+) -> list[dict[str, JSONValue]]:
     """The answer's cases, cleaned, with unique ids; ValueError naming what is wrong."""
     try:
         data = json.loads(text)
@@ -89,7 +117,11 @@ def parse_cases(text: str, validate: Callable[[dict[str, JSONValue]], str | None
             continue
         try:
             case = clean_case(raw)
-        except (KeyError, TypeError, AttributeError) as exc:  # a turn without input, a string where an object goes
+        except (
+            KeyError,
+            TypeError,
+            AttributeError,
+        ) as exc:  # a turn without input, a string where an object goes
             problems.append(f"cases[{n - 1}] is not a case of the schema ({type(exc).__name__}: {exc})")
             continue
         case_id = str(case.get("id") or f"G{n:03d}")
@@ -107,14 +139,26 @@ def parse_cases(text: str, validate: Callable[[dict[str, JSONValue]], str | None
 
 
 async def generate(
-    client: LLMClient, *, target: str, count: int, focus: str | None, description: str | None = None,
-    tools: Sequence[str] = (), validate: Callable[[dict[str, JSONValue]], str | None] = lambda case: None,
+    client: LLMClient,
+    *,
+    target: str,
+    count: int,
+    focus: str | None,
+    description: str | None = None,
+    tools: Sequence[str] = (),
+    validate: Callable[[dict[str, JSONValue]], str | None] = lambda case: None,
     model: str | None = None,
 ) -> list[dict[str, JSONValue]]:
     """``count`` cases (the model may write fewer); raises LLMError."""
-    messages = generator_messages(target=target, count=count, focus=focus, description=description, tools=tools)
+    messages = generator_messages(
+        target=target, count=count, focus=focus, description=description, tools=tools
+    )
     completion = await client.complete(
-        "generator", messages, model=model, schema=SCHEMA, parse=lambda text: parse_cases(text, validate),
+        "generator",
+        messages,
+        model=model,
+        schema=SCHEMA,
+        parse=lambda text: parse_cases(text, validate),
         template=GENERATOR_TEMPLATE_VERSION,
     )
     cases: list[dict[str, JSONValue]] = completion.parsed

@@ -26,12 +26,15 @@ class Judge:
     def __init__(self, client: LLMClient) -> None:
         self.client = client
 
-    async def evaluate(self, inputs: Mapping[str, JSONValue], config: Mapping[str, JSONValue], repeat: int = 0) -> dict[str, JSONValue]:
+    async def evaluate(
+        self, inputs: Mapping[str, JSONValue], config: Mapping[str, JSONValue], repeat: int = 0
+    ) -> dict[str, JSONValue]:
         """The LLMJudge block's output for raw inputs and config."""
         return await self.judge(JudgeRequest.from_inputs(inputs, config), repeat=repeat)
 
-    async def judge(self, request: JudgeRequest, repeat: int = 0, samples: int = 1,
-                    fail_unstable: bool = False) -> dict[str, JSONValue]:
+    async def judge(
+        self, request: JudgeRequest, repeat: int = 0, samples: int = 1, fail_unstable: bool = False
+    ) -> dict[str, JSONValue]:
         """Ask the model, validate its verdict, compute the score; raises LLMError on failure.
         With ``samples`` > 1 (or the request's own), it is asked that many times and the answers are
         combined (:mod:`.consistency`)."""
@@ -66,7 +69,11 @@ def outcome(request: JudgeRequest, verdict: JudgeVerdict, model: str) -> dict[st
     details = {name: round(float(verdict.details[name]), 4) for name in request.criteria}
     score = round(sum(weight * details[name] for name, weight in request.criteria.items()), 4)
     constraints = [
-        {"constraint": text, "met": verdict.constraints[str(n)].met, "reason": verdict.constraints[str(n)].reason}
+        {
+            "constraint": text,
+            "met": verdict.constraints[str(n)].met,
+            "reason": verdict.constraints[str(n)].reason,
+        }
         for n, text in enumerate(request.constraints, 1)
     ]
     passed = score >= request.threshold and all(c["met"] for c in constraints)

@@ -44,13 +44,17 @@ class JudgeRequest:
         elif "body" in inputs:
             text = inputs["body"]
         else:
-            raise ValueError("LLMJudge needs input 'text' (the response to judge); it is missing or names nothing")
+            raise ValueError(
+                "LLMJudge needs input 'text' (the response to judge); it is missing or names nothing"
+            )
         behavior, constraints = _expected(inputs.get("expected"))
         history = inputs.get("history")
         if history is None:
             history = []
         if not isinstance(history, list):
-            raise ValueError(f"LLMJudge input 'history' must be a list of messages, got {type(history).__name__}")
+            raise ValueError(
+                f"LLMJudge input 'history' must be a list of messages, got {type(history).__name__}"
+            )
         model = config.get("model")
         try:
             criteria = {str(k): float(v) for k, v in (config.get("criteria") or DEFAULT_CRITERIA).items()}
@@ -58,8 +62,10 @@ class JudgeRequest:
             max_turns = int(config.get("maxTurns", DEFAULT_MAX_TURNS))
             samples = None if config.get("samples") is None else int(config["samples"])
         except (AttributeError, TypeError, ValueError):
-            raise ValueError("LLMJudge config: criteria must map names to weights, threshold be a number, "
-                             "maxTurns and samples integers") from None
+            raise ValueError(
+                "LLMJudge config: criteria must map names to weights, threshold be a number, "
+                "maxTurns and samples integers"
+            ) from None
         if samples is not None and not 1 <= samples <= MAX_SAMPLES:
             raise ValueError(f"LLMJudge config.samples must be between 1 and {MAX_SAMPLES}, got {samples}")
         if not criteria or abs(sum(criteria.values()) - 1.0) > 1e-6:
@@ -90,7 +96,9 @@ def _expected(expected: JSONValue) -> tuple[str, list[str]]:
     if isinstance(expected, str) and expected.strip():
         return expected, []
     if not isinstance(expected, Mapping):
-        raise ValueError("LLMJudge needs input 'expected' with 'expectedBehavior' (what the response should do)")
+        raise ValueError(
+            "LLMJudge needs input 'expected' with 'expectedBehavior' (what the response should do)"
+        )
     behavior = expected.get("expectedBehavior")
     if not isinstance(behavior, str) or not behavior.strip():
         raise ValueError("LLMJudge needs input 'expected.expectedBehavior' (a non-empty string)")

@@ -70,8 +70,13 @@ class Limits:
 
     @property
     def active(self) -> bool:
-        return bool(self.rpm or self.tpm or self.in_flight or self.budget_tokens is not None
-                    or self.budget_money is not None)
+        return bool(
+            self.rpm
+            or self.tpm
+            or self.in_flight
+            or self.budget_tokens is not None
+            or self.budget_money is not None
+        )
 
     def price(self, model: str) -> Price | None:
         return self.prices.get(model)
@@ -86,7 +91,9 @@ def parse_budget(text: str) -> tuple[int | None, float | None]:
     try:
         value = float(number) if money else int(number)
     except ValueError:
-        raise ValueError(f"LLM budget {text!r} is neither a number of tokens (50000) nor money ($2.50)") from None
+        raise ValueError(
+            f"LLM budget {text!r} is neither a number of tokens (50000) nor money ($2.50)"
+        ) from None
     if value <= 0:
         raise ValueError(f"LLM budget {text!r} must be more than 0")
     return (None, float(value)) if money else (int(value), None)
@@ -103,8 +110,10 @@ def parse_prices(lines: list[str]) -> dict[str, Price]:
                 raise ValueError
             prices[model.strip()] = Price(float(prompt), float(completion))
         except ValueError:
-            raise ValueError(f"LLM price {line.strip()!r} must look like 'MODEL=INPUT/OUTPUT' (money per million "
-                             "input and output tokens, e.g. gpt-4o-mini=0.15/0.60)") from None
+            raise ValueError(
+                f"LLM price {line.strip()!r} must look like 'MODEL=INPUT/OUTPUT' (money per million "
+                "input and output tokens, e.g. gpt-4o-mini=0.15/0.60)"
+            ) from None
     return prices
 
 
@@ -113,8 +122,13 @@ class SharedLimiter:
     is told how long each wait was and why (the usage counters), ``waiting`` once a wait lasts or is
     expected to last over :data:`SHOWN_S` (the seconds still expected and why: the progress line)."""
 
-    def __init__(self, limits: Limits, folder: Path, waited: Callable[[float, str], None] | None = None,
-                 waiting: Callable[[float, str], None] | None = None) -> None:
+    def __init__(
+        self,
+        limits: Limits,
+        folder: Path,
+        waited: Callable[[float, str], None] | None = None,
+        waiting: Callable[[float, str], None] | None = None,
+    ) -> None:
         self.limits = limits
         self.path = folder / STATE
         self._lock_path = folder / (STATE + ".lock")
@@ -166,28 +180,37 @@ class SharedLimiter:
             self._waited(time.monotonic() - started, why)
         return flight
 
-    def _admit(self, state: dict[str, JSONValue], bucket: str, model: str, now: float) -> tuple[float | None, str]:
+    def _admit(
+        self, state: dict[str, JSONValue], bucket: str, model: str, now: float
+    ) -> tuple[float | None, str]:
         """None when the request may go now, else (seconds to wait, why)."""
         limits, slot = self.limits, state["buckets"].get(bucket) or _new_bucket()
         flights = [f for f in state["flights"].values() if f[1] == bucket]
         if slot["paused_until"] > now:
             return slot["paused_until"] - now, f"the provider asked to wait (Retry-After) for {model}"
         if limits.rpm and len(slot["sent"]) >= limits.rpm:
-            return min(t for t, _ in slot["sent"]) + limits.window_s - now, f"{limits.rpm} requests per {limits.window_s:g} s to {model}"
+            return min(
+                t for t, _ in slot["sent"]
+            ) + limits.window_s - now, f"{limits.rpm} requests per {limits.window_s:g} s to {model}"
         if limits.tpm and sum(n for _, n in slot["tokens"]) >= limits.tpm:
-            return slot["tokens"][0][0] + limits.window_s - now, f"{limits.tpm} tokens per {limits.window_s:g} s to {model}"
+            return slot["tokens"][0][
+                0
+            ] + limits.window_s - now, f"{limits.tpm} tokens per {limits.window_s:g} s to {model}"
         if limits.in_flight and len(flights) >= limits.in_flight:
             return POLL_S, f"{limits.in_flight} requests in flight to {model}"
         return self._fits_budget(state, slot, bool(flights), model)
 
-    def _fits_budget(self, state: dict[str, JSONValue], slot: dict[str, JSONValue], busy: bool,
-                     model: str) -> tuple[float | None, str]:
+    def _fits_budget(
+        self, state: dict[str, JSONValue], slot: dict[str, JSONValue], busy: bool, model: str
+    ) -> tuple[float | None, str]:
         limits, spent = self.limits, state["spent"]
         if limits.budget_tokens is None and limits.budget_money is None:
             return None, ""
         if limits.budget_money is not None and limits.price(model) is None:
-            raise BudgetSpent(f"no price for the model {model!r}, so the money budget cannot be kept: add it to "
-                              "--semantictest-llm-price (MODEL=INPUT/OUTPUT per million tokens)")
+            raise BudgetSpent(
+                f"no price for the model {model!r}, so the money budget cannot be kept: add it to "
+                "--semantictest-llm-price (MODEL=INPUT/OUTPUT per million tokens)"
+            )
         reserved = [(f[2], f[3]) for f in state["flights"].values()]
         expected_tokens, expected_money = _expected(state, slot)
         if not slot["answered"] and busy:
@@ -272,5 +295,7 @@ def _spent_message(limits: Limits, spent: Mapping[str, JSONValue]) -> str:
         what = f"{spent['tokens']} of {limits.budget_tokens} tokens spent"
     else:
         what = f"${spent['money']:.4f} of ${limits.budget_money:g} spent"
-    return (f"LLM budget spent ({what}; --semantictest-llm-budget): not judged, no further LLM call is sent "
-            "in this run")
+    return (
+        f"LLM budget spent ({what}; --semantictest-llm-budget): not judged, no further LLM call is sent "
+        "in this run"
+    )

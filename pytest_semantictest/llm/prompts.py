@@ -74,12 +74,14 @@ def judge_messages(request: JudgeRequest) -> list[dict[str, str]]:
     if constraints:
         listed = "\n".join(f"{n}. {c}" for n, c in enumerate(constraints, 1))
         parts.append("## Constraints (each must hold)\n" + listed)
-    listed = "\n".join(f"- {name}: {CRITERIA_HELP.get(name, f'Judge the response for {name}.')}" for name in request.criteria)
+    listed = "\n".join(
+        f"- {name}: {CRITERIA_HELP.get(name, f'Judge the response for {name}.')}" for name in request.criteria
+    )
     parts.append("## Criteria (score each from 0.0 to 1.0)\n" + listed)
     if continue_conversation:
         parts.append(
-            f"## Next turn\nThis is turn {request.turn} of at most {request.max_turns}. Set \"shouldContinue\" to true when "
-            "the conversation should go on to test the expected behaviour further, and \"nextPrompt\" to the "
+            f'## Next turn\nThis is turn {request.turn} of at most {request.max_turns}. Set "shouldContinue" to true when '
+            'the conversation should go on to test the expected behaviour further, and "nextPrompt" to the '
             "next message the user would send; otherwise false and null."
         )
     return [{"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(parts)}]

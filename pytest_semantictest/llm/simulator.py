@@ -34,8 +34,11 @@ Answer with a JSON object matching the response schema: "message", "goal_achieve
 class SimulatorAnswer(BaseModel):
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
 
-    message: str = Field(default="", validation_alias=AliasChoices("message", "input"),
-                         description="the user's next message to the agent")
+    message: str = Field(
+        default="",
+        validation_alias=AliasChoices("message", "input"),
+        description="the user's next message to the agent",
+    )
     goal_achieved: bool
     reasoning: str = ""
 
@@ -75,7 +78,9 @@ def simulator_messages(**given: Unpack[SimulatorState]) -> list[dict[str, str]]:
         "checkpoints_reached": list(given["reached"]),
         "checkpoints_pending": list(given["pending"]),
         "conversation": list(conversation),
-        "last_response": next((m.get("content") for m in reversed(conversation) if m.get("role") == "assistant"), None),
+        "last_response": next(
+            (m.get("content") for m in reversed(conversation) if m.get("role") == "assistant"), None
+        ),
     }
     extra = {k: v for k, v in metadata.items() if k not in ("persona", "goal")}
     if extra:
@@ -91,7 +96,12 @@ async def simulate(
     role, model = resolve_use(use, "simulator")
     messages = simulator_messages(**state)
     completion = await client.complete(
-        role, messages, model=model, schema=SCHEMA, parse=parse_answer, repeat=repeat,
+        role,
+        messages,
+        model=model,
+        schema=SCHEMA,
+        parse=parse_answer,
+        repeat=repeat,
         template=SIMULATOR_TEMPLATE_VERSION,
     )
     answer: SimulatorAnswer = completion.parsed

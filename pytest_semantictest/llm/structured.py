@@ -24,7 +24,12 @@ _LEFT_OUT = frozenset({"title", "default", "minimum", "maximum", "exclusiveMinim
 
 def strict_object(properties: dict[str, JSONValue]) -> dict[str, JSONValue]:
     """An object schema with exactly ``properties``, all required."""
-    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
 
 
 def response_schema(name: str, properties: dict[str, JSONValue]) -> dict[str, JSONValue]:
@@ -92,5 +97,7 @@ def parse_answer(model: type[M], text: str, what: str) -> M:
     try:
         return model.model_validate_json(text)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc']) or 'answer'}: {err['msg']}" for err in exc.errors()[:5])
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'answer'}: {err['msg']}" for err in exc.errors()[:5]
+        )
         raise ValueError(f"not a valid {what} ({problems})") from None

@@ -61,7 +61,9 @@ def by_model(usage: Mapping[str, int]) -> dict[str, tuple[int, int]]:
         if not sep:
             continue
         prompt, completion = models.get(model, (0, 0))
-        models[model] = (prompt + count, completion) if kind == "prompt_tokens" else (prompt, completion + count)
+        models[model] = (
+            (prompt + count, completion) if kind == "prompt_tokens" else (prompt, completion + count)
+        )
     return models
 
 
@@ -77,11 +79,17 @@ def usage_lines(usage: Mapping[str, int], prices: Mapping[str, Price]) -> list[s
     lines = []
     for model, (prompt, completion) in sorted(by_model(usage).items()):
         price = prices.get(model)
-        cost = f", cost {price.cost(prompt, completion):.4f}" if price is not None else ", cost unknown (no llm-price)"
+        cost = (
+            f", cost {price.cost(prompt, completion):.4f}"
+            if price is not None
+            else ", cost unknown (no llm-price)"
+        )
         lines.append(f"LLM {model}: {prompt + completion} tokens ({prompt} in, {completion} out){cost}")
     if usage.get("rate_waits"):
-        lines.append(f"LLM rate limit: {usage['rate_waits']} request(s) waited, "
-                     f"{usage.get('rate_wait_ms', 0) / 1000:.1f} s in all")
+        lines.append(
+            f"LLM rate limit: {usage['rate_waits']} request(s) waited, "
+            f"{usage.get('rate_wait_ms', 0) / 1000:.1f} s in all"
+        )
     return lines
 
 

@@ -84,7 +84,7 @@ def resolve_use(use: str | None, default_role: str) -> tuple[str, str | None]:
     if names_agent(use):
         return default_role, None
     if use and use.startswith("agents:"):
-        use = use[len("agents:"):]
+        use = use[len("agents:") :]
     if not use:
         return default_role, None
     if use in ROLES:
@@ -126,11 +126,15 @@ def validator_messages(
     shown = "(no text)" if output is None else render_value(output)
     parts.append("## Response to validate\n" + (shown if shown.strip() else "(empty response)"))
     if tool_calls is not None:
-        parts.append("## Tool calls made by the agent\n" + (render_value(tool_calls) if tool_calls else "None."))
+        parts.append(
+            "## Tool calls made by the agent\n" + (render_value(tool_calls) if tool_calls else "None.")
+        )
     parts.append("## Criteria\n" + criteria)
     if metadata:
-        parts.append("## More context\n" + json.dumps(dict(metadata), indent=2, sort_keys=True, ensure_ascii=False,
-                                                      default=str))
+        parts.append(
+            "## More context\n"
+            + json.dumps(dict(metadata), indent=2, sort_keys=True, ensure_ascii=False, default=str)
+        )
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
 
 
@@ -160,7 +164,12 @@ class Validator:
         role, model = resolve_use(use, self.role)
         messages = validator_messages(output=output, criteria=criteria, **context)
         completion = await self.client.complete(
-            role, messages, model=model, schema=SCHEMA, parse=parse_result, repeat=repeat,
+            role,
+            messages,
+            model=model,
+            schema=SCHEMA,
+            parse=parse_result,
+            repeat=repeat,
             template=VALIDATOR_TEMPLATE_VERSION,
         )
         result: ValidatorResult = completion.parsed
@@ -183,7 +192,9 @@ def validator_lines(result: Mapping[str, JSONValue]) -> list[str]:
         relation = f" {'>=' if score >= threshold else '<'} threshold {threshold:g}"
     model = f"; model {result['model']}" if result.get("model") else ""
     shown = f"{score:g}" if isinstance(score, (int, float)) else repr(score)
-    lines = [f"validator score: {shown}{relation} ({'passed' if result.get('passed') else 'not passed'}{model})"]
+    lines = [
+        f"validator score: {shown}{relation} ({'passed' if result.get('passed') else 'not passed'}{model})"
+    ]
     if result.get("reason"):
         lines.append(f"reason: {result['reason']}")
     for suggestion in result.get("suggestions") or []:
@@ -205,19 +216,27 @@ class ValidatorFixture:
         self._run = run
         self._require = require
 
-    def check(self, output: JSONValue, criteria: str, **options: Unpack[ValidateOptions]) -> dict[str, JSONValue]:
+    def check(
+        self, output: JSONValue, criteria: str, **options: Unpack[ValidateOptions]
+    ) -> dict[str, JSONValue]:
         __tracebackhide__ = True
         return _assert_passed(self._run(self.aevaluate(output, criteria, **options)))
 
-    async def acheck(self, output: JSONValue, criteria: str, **options: Unpack[ValidateOptions]) -> dict[str, JSONValue]:
+    async def acheck(
+        self, output: JSONValue, criteria: str, **options: Unpack[ValidateOptions]
+    ) -> dict[str, JSONValue]:
         __tracebackhide__ = True
         return _assert_passed(await self.aevaluate(output, criteria, **options))
 
-    def evaluate(self, output: JSONValue, criteria: str, **options: Unpack[ValidateOptions]) -> dict[str, JSONValue]:
+    def evaluate(
+        self, output: JSONValue, criteria: str, **options: Unpack[ValidateOptions]
+    ) -> dict[str, JSONValue]:
         __tracebackhide__ = True
         return self._run(self.aevaluate(output, criteria, **options))
 
-    async def aevaluate(self, output: JSONValue, criteria: str, **options: Unpack[ValidateOptions]) -> dict[str, JSONValue]:
+    async def aevaluate(
+        self, output: JSONValue, criteria: str, **options: Unpack[ValidateOptions]
+    ) -> dict[str, JSONValue]:
         __tracebackhide__ = True
         import pytest
 
@@ -235,6 +254,9 @@ def _assert_passed(result: dict[str, JSONValue]) -> dict[str, JSONValue]:
     if not result["passed"]:
         import pytest
 
-        pytest.fail("LLM validator: the output does not meet the criteria\n" + "\n".join(
-            "  " + line for line in validator_lines(result)), pytrace=False)
+        pytest.fail(
+            "LLM validator: the output does not meet the criteria\n"
+            + "\n".join("  " + line for line in validator_lines(result)),
+            pytrace=False,
+        )
     return result

@@ -47,7 +47,9 @@ def verdict_schema(
     if not continue_conversation:
         exclude += ["shouldContinue", "nextPrompt"]
     numbered = [str(n) for n in range(1, constraints + 1)]
-    return model_schema(JudgeVerdict, SCHEMA_NAME, keys={"details": criteria, "constraints": numbered}, exclude=exclude)
+    return model_schema(
+        JudgeVerdict, SCHEMA_NAME, keys={"details": criteria, "constraints": numbered}, exclude=exclude
+    )
 
 
 def parse_verdict(text: str, criteria: Sequence[str], constraints: int = 0) -> JudgeVerdict:
@@ -79,7 +81,9 @@ def judge_lines(j: Judgement | Mapping[str, JSONValue]) -> list[str]:
         j = Judgement.from_output(j)
     model = f"; model {j.model}" if j.model else ""
     shown = f"{j.score:g}" if isinstance(j.score, (int, float)) else repr(j.score)
-    lines = [f"judge score: {shown}{relation_to_threshold(j.score, j.threshold)} ({'passed' if j.passed else 'not passed'}{model})"]
+    lines = [
+        f"judge score: {shown}{relation_to_threshold(j.score, j.threshold)} ({'passed' if j.passed else 'not passed'}{model})"
+    ]
     if j.details:
         lines.append("criteria: " + ", ".join(f"{k} {_num(v)}" for k, v in j.details.items()))
     for n, c in enumerate(j.constraints, 1):
@@ -97,11 +101,16 @@ def judge_lines(j: Judgement | Mapping[str, JSONValue]) -> list[str]:
 
 def samples_text(samples: Mapping[str, JSONValue]) -> str:
     """``3/5 passed, scores 0.40-0.90 (sd 0.21), UNSTABLE; 5 live, 0 replayed``."""
-    scores = f", scores {_num(samples['min'])}-{_num(samples['max'])} (sd {_num(samples['sd'])})" \
-        if "min" in samples else ""
+    scores = (
+        f", scores {_num(samples['min'])}-{_num(samples['max'])} (sd {_num(samples['sd'])})"
+        if "min" in samples
+        else ""
+    )
     unstable = ", UNSTABLE" if samples.get("unstable") else ""
-    return (f"{samples.get('passed')}/{samples.get('n')} passed{scores}{unstable}; "
-            f"{samples.get('live', 0)} live, {samples.get('replayed', 0)} replayed")
+    return (
+        f"{samples.get('passed')}/{samples.get('n')} passed{scores}{unstable}; "
+        f"{samples.get('live', 0)} live, {samples.get('replayed', 0)} replayed"
+    )
 
 
 def _num(value: object) -> str:

@@ -29,7 +29,8 @@ class AgentStarts:
         self._loop = loop
         self._on_ready = on_ready
         self._asked: set[int] = set()
-        self._unprepared: set[int] = set()  # files whose preparation failed: their setup says why when reached
+        # files whose preparation failed: their setup says why when reached
+        self._unprepared: set[int] = set()
         self._under_way = 0
         self.stopped = False
 
@@ -42,8 +43,11 @@ class AgentStarts:
             return False
         from ..agents.config import AgentConfig
 
-        if any(pool.running(req.key) is None and not (isinstance(req.config, AgentConfig) and pool.started(req.config))
-               for req in spec_file.suite.agents):
+        if any(
+            pool.running(req.key) is None
+            and not (isinstance(req.config, AgentConfig) and pool.started(req.config))
+            for req in spec_file.suite.agents
+        ):
             self.request(pool, spec_file)
             return False
         try:
@@ -60,9 +64,11 @@ class AgentStarts:
         if self.stopped or id(spec_file) in self._asked or self._under_way >= AT_ONCE:
             return
         self._asked.add(id(spec_file))
-        starts = [pool.start_ahead(req.config, observe=req.observe, calls_from=req.calls_from)
-                  for req in spec_file.suite.agents
-                  if isinstance(req.config, AgentConfig) and pool.running(req.key) is None]
+        starts = [
+            pool.start_ahead(req.config, observe=req.observe, calls_from=req.calls_from)
+            for req in spec_file.suite.agents
+            if isinstance(req.config, AgentConfig) and pool.running(req.key) is None
+        ]
         calls = [start for start in starts if start is not None]
         if not calls:
             return

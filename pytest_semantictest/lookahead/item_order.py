@@ -71,7 +71,9 @@ def _worker_interactor(config: pytest.Config) -> _WorkerLoop | None:
     """pytest-xdist's worker loop, on a worker (its queue is this process's next items)."""
     if not hasattr(config, "workerinput"):
         return None
-    return next((p for p in config.pluginmanager.get_plugins() if type(p).__name__ == "WorkerInteractor"), None)
+    return next(
+        (p for p in config.pluginmanager.get_plugins() if type(p).__name__ == "WorkerInteractor"), None
+    )
 
 
 def _queued(interactor: _WorkerLoop) -> list[int]:

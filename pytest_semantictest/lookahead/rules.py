@@ -65,7 +65,11 @@ def io_free(item: SpecItemNode) -> bool:
         return False
     for step in [*case.steps, *case.cleanup]:
         cls = get_block(step.block)
-        if step.block not in IO_FREE_BLOCKS or cls is None or not cls.__module__.startswith("pytest_semantictest."):
+        if (
+            step.block not in IO_FREE_BLOCKS
+            or cls is None
+            or not cls.__module__.startswith("pytest_semantictest.")
+        ):
             return False
     checks = [*case.checks, *(check for step in case.steps for check in step.checks)]
     return all(getattr(check, "evaluate_sync", None) is not None for check in checks)
@@ -107,8 +111,11 @@ def attributable(verdict: Verdict) -> bool | None:
     verdicts = [verdict, *verdict.runs, *verdict.phrasings]
     if not runs_may_overlap(*verdicts):
         return False
-    said = any(isinstance(value, Mapping) and value.get(RUNS_MAY_OVERLAP) is True
-               for v in verdicts for value in (v.bus or {}).values())
+    said = any(
+        isinstance(value, Mapping) and value.get(RUNS_MAY_OVERLAP) is True
+        for v in verdicts
+        for value in (v.bus or {}).values()
+    )
     return True if said else None
 
 
@@ -144,7 +151,10 @@ def share_agents(one: frozenset[str] | set[str], other: frozenset[str] | set[str
 
 
 def must_be_alone(
-    keys: tuple[str, ...], pool: AgentPool | None, tagged: Mapping[str, bool], on_attributed: Callable[[], None],
+    keys: tuple[str, ...],
+    pool: AgentPool | None,
+    tagged: Mapping[str, bool],
+    on_attributed: Callable[[], None],
 ) -> bool:
     """Whether an item on these agents (pool keys) must be alone on them: a traced agent whose records are
     not known to be attributable to a test (``tagged``: what the look-ahead learnt), and no turn has shown

@@ -148,8 +148,11 @@ class Lookahead:
         """Run ``item`` again, alone on its agents: while it overlapped another item, its agent read a record
         no correlation could attribute, which may be the other item's (an agent that tags most records but
         loses the tag on some path)."""
-        others = [t for m, t in self.tasks.items()
-                  if m != n and not t.done() and set(self.agents_of.get(m, ())) & set(keys)]
+        others = [
+            t
+            for m, t in self.tasks.items()
+            if m != n and not t.done() and set(self.agents_of.get(m, ())) & set(keys)
+        ]
         if others:
             self.runtime.run(asyncio.wait(others))
         again: Verdict = self.runtime.run(item.spec_file.run_state.run(item.case, self.runtime.concurrency))
@@ -190,8 +193,14 @@ class Lookahead:
         batch = {n: self.runtime.loop_runner.start(state.run(item.case, self.runtime.concurrency))}
         for m in self.order.after(n)[:_BATCH]:
             other = items[m]
-            if (m in self.tasks or not is_spec_item(other) or other.spec_file is not item.spec_file
-                    or other.case.skip or other.case.error or not self._static_of(other)[1]):
+            if (
+                m in self.tasks
+                or not is_spec_item(other)
+                or other.spec_file is not item.spec_file
+                or other.case.skip
+                or other.case.error
+                or not self._static_of(other)[1]
+            ):
                 break
             batch[m] = self.runtime.loop_runner.start(state.run(other.case, self.runtime.concurrency))
         self.runtime.run(asyncio.wait(batch.values()))
@@ -203,7 +212,8 @@ class Lookahead:
         state = item.spec_file.run_state
         sink: dict[str, int] = {}
         task: asyncio.Task[Verdict] = self.runtime.loop_runner.start(
-            counted(state.run(item.case, self.runtime.concurrency), sink))
+            counted(state.run(item.case, self.runtime.concurrency), sink)
+        )
         if self.usage is not None and n != self.current:
             self.usage.hide(n, sink)
         self.tasks[n] = task
@@ -245,7 +255,9 @@ class Lookahead:
 
     def _agents_of_file(self, item: SpecItemNode) -> tuple[tuple[str, ...], frozenset[str]]:
         key = id(item.spec_file)  # (once per file: the walk asks often)
-        return self._agents.get(key) or self._agents.setdefault(key, (agent_keys(item), agent_resources(item)))
+        return self._agents.get(key) or self._agents.setdefault(
+            key, (agent_keys(item), agent_resources(item))
+        )
 
     def _static_of(self, item: pytest.Item) -> tuple[str | None, bool]:
         """(why ``item`` is a barrier from what it is, whether it only computes), computed once."""
@@ -286,9 +298,14 @@ class Lookahead:
         in_flight, load = len(self.running), self.load
         upcoming = self.order.upcoming(self.current, self._frontier, self.limit + _WALK)
         before = items[upcoming[0] - 1] if upcoming and not self.order.from_a_queue else current
-        waiting: set[str] = set().union(*(  # agents (rules.agent_resources) an item waits for: later items
-            self._resources(other) for other in self._in_flight()  # on them wait too; first, those of one
-            if must_be_alone(self._keys(other), self.runtime.agent_pool, self.tagged, self._fill)))  # that runs alone
+        # that runs alone
+        waiting: set[str] = set().union(
+            *(  # agents (rules.agent_resources) an item waits for: later items
+                self._resources(other)
+                for other in self._in_flight()  # on them wait too; first, those of one
+                if must_be_alone(self._keys(other), self.runtime.agent_pool, self.tagged, self._fill)
+            )
+        )
         passed_over = False  # an item was passed over: the frontier stays before it
         started = 0
         for n in upcoming:
@@ -296,11 +313,16 @@ class Lookahead:
             if n in self.tasks:
                 before = item
                 continue
-            if (in_flight >= self.limit or not is_spec_item(item) or not is_spec_item(before)
-                    or file_barrier(before, item) is not None):
+            if (
+                in_flight >= self.limit
+                or not is_spec_item(item)
+                or not is_spec_item(before)
+                or file_barrier(before, item) is not None
+            ):
                 break
             case = item.case
-            trivial = case.skip or case.error or self._static_of(item)[1]  # nothing to start: the walk goes on
+            # nothing to start: the walk goes on
+            trivial = case.skip or case.error or self._static_of(item)[1]
             if not trivial and self._barrier(item) is not None:
                 break
             before = item
@@ -309,7 +331,9 @@ class Lookahead:
                     self._frontier = max(self._frontier, n)
                 continue
             resources = self._resources(item)
-            ready = not share_agents(resources, waiting) and self.starts.ready(self.runtime.agent_pool, item.spec_file)
+            ready = not share_agents(resources, waiting) and self.starts.ready(
+                self.runtime.agent_pool, item.spec_file
+            )
             alone = self._needs_alone(item) if ready else None
             if alone is None or any(load[key] >= self._bound(key) for key in self._keys(item)):
                 waiting |= resources
@@ -345,7 +369,9 @@ class Lookahead:
     def _needs_alone(self, item: SpecItemNode) -> bool | None:
         """Whether ``item`` must be alone on its agents (records not known to be attributable); None: another is on them."""
         alone = must_be_alone(self._keys(item), self.runtime.agent_pool, self.tagged, self._fill)
-        if alone and any(share_agents(self._resources(other), self._resources(item)) for other in self._in_flight()):
+        if alone and any(
+            share_agents(self._resources(other), self._resources(item)) for other in self._in_flight()
+        ):
             return None
         return alone
 
@@ -400,4 +426,3 @@ def scheduler(item: pytest.Item, runtime: Services, limit: int) -> Lookahead:
         config.stash[_SCHEDULER] = found
         config.pluginmanager.register(found, "semantictest-lookahead")
     return found
-

@@ -10,7 +10,9 @@ from dataclasses import dataclass
 
 from ..json_types import JSONObject, JSONValue
 
-TEXT_KEYS = frozenset({"content", "text", "response", "output", "answer", "reply", "message", "delta", "textDelta"})
+TEXT_KEYS = frozenset(
+    {"content", "text", "response", "output", "answer", "reply", "message", "delta", "textDelta"}
+)
 CALL_LISTS = frozenset({"tool_calls", "toolCalls", "calls", "function_calls", "functionCalls", "tool_uses"})
 NAME_KEYS = ("name", "fn", "toolName", "tool_name")
 ARG_KEYS = ("arguments", "args", "input", "parameters", "params")
@@ -41,8 +43,9 @@ class Body:
         if self.kind == "text":
             return str(self.parts[0].value).encode()
         if self.kind == "lines":
-            return "".join(f"{p.raw}\n" if p.raw is not None else f"{p.prefix}{_json(p.value)}\n"
-                           for p in self.parts).encode()
+            return "".join(
+                f"{p.raw}\n" if p.raw is not None else f"{p.prefix}{_json(p.value)}\n" for p in self.parts
+            ).encode()
         blocks = [p.raw if p.raw is not None else f"{p.prefix}data: {_json(p.value)}" for p in self.parts]
         return ("\n\n".join(blocks) + "\n\n").encode()
 
@@ -54,7 +57,9 @@ def _json(value: JSONValue) -> str:
 def parse(body: bytes, content_type: str) -> Body:
     text = body.decode("utf-8", errors="replace")
     if "event-stream" in content_type.lower() or text.lstrip().startswith(("data:", "event:")):
-        return Body("sse", [_event(block) for block in text.replace("\r\n", "\n").split("\n\n") if block.strip()])
+        return Body(
+            "sse", [_event(block) for block in text.replace("\r\n", "\n").split("\n\n") if block.strip()]
+        )
     try:
         return Body("json", [Part(json.loads(text))])
     except ValueError:
@@ -102,7 +107,11 @@ def call_name(call: JSONValue) -> str | None:
         if isinstance(call.get(key), str):
             return str(call[key])
     function = call.get("function")
-    return str(function["name"]) if isinstance(function, dict) and isinstance(function.get("name"), str) else None
+    return (
+        str(function["name"])
+        if isinstance(function, dict) and isinstance(function.get("name"), str)
+        else None
+    )
 
 
 def args_path(call: JSONObject) -> Path | None:
@@ -174,7 +183,9 @@ def _calls(value: JSONValue, path: Path, whole: bool) -> list[Path]:
         found: list[Path] = []
         for key, item in value.items():
             if key in CALL_LISTS and isinstance(item, list):
-                found += [path + (key, i) for i, c in enumerate(item) if call_name(c) and args_path(c) is not None]
+                found += [
+                    path + (key, i) for i, c in enumerate(item) if call_name(c) and args_path(c) is not None
+                ]
             elif isinstance(item, (dict, list)):
                 found += _calls(item, path + (key,), False)
         return found

@@ -27,8 +27,19 @@ SURE = "Sure."
 REFUSAL = "I'm sorry, but I can't help with that."
 UNEXPECTED_TOOL = "unexpected_tool"
 ERROR_BODY = b'{"error": {"message": "mutation: the agent failed"}}'
-KINDS = ("drop_tool_call", "add_tool_call", "change_argument", "drop_argument", "reorder_tool_calls",
-         "reply_empty", "reply_sure", "reply_refusal", "truncate_stream", "error_status", "slow_reply")
+KINDS = (
+    "drop_tool_call",
+    "add_tool_call",
+    "change_argument",
+    "drop_argument",
+    "reorder_tool_calls",
+    "reply_empty",
+    "reply_sure",
+    "reply_refusal",
+    "truncate_stream",
+    "error_status",
+    "slow_reply",
+)
 
 
 @dataclass(frozen=True)
@@ -64,10 +75,17 @@ def mutations(reply: Recorded, forbidden: tuple[str, ...] = ()) -> list[Mutation
     body = parse(reply.body, reply.content_type)
     found = _tool_mutations(body, forbidden) + _text_mutations(body)
     if body.kind in ("sse", "lines") and len(body.parts) > 1:
-        found.append(("truncate_stream", "the stream ends before its final event", _without(body, len(body.parts) - 1)))
+        found.append(
+            ("truncate_stream", "the stream ends before its final event", _without(body, len(body.parts) - 1))
+        )
     result = [Mutation(kind, change, replace(reply, body=edited.dump())) for kind, change, edited in found]
-    result.append(Mutation("error_status", "HTTP 500 with an error body",
-                           Recorded(500, (("content-type", "application/json"),), ERROR_BODY)))
+    result.append(
+        Mutation(
+            "error_status",
+            "HTTP 500 with an error body",
+            Recorded(500, (("content-type", "application/json"),), ERROR_BODY),
+        )
+    )
     result.append(Mutation("slow_reply", "no reply before the timeout", replace(reply, slow=True)))
     return result
 
@@ -92,6 +110,7 @@ def _text_mutations(body: Body) -> list[Edit]:
         def apply(b: Body) -> None:
             for n, (i, p) in enumerate(slots):
                 put(b.parts[i], p, new if n == first else "")
+
         return apply
 
     found: list[Edit] = [("reply_empty", "the reply text is empty", _edited(body, setting("")))]
@@ -99,7 +118,9 @@ def _text_mutations(body: Body) -> list[Edit]:
     if joined != SURE:
         found.append(("reply_sure", f"the reply text is {SURE!r}", _edited(body, setting(SURE))))
     if joined != REFUSAL:
-        found.append(("reply_refusal", f"the reply text is a refusal ({REFUSAL!r})", _edited(body, setting(REFUSAL))))
+        found.append(
+            ("reply_refusal", f"the reply text is a refusal ({REFUSAL!r})", _edited(body, setting(REFUSAL)))
+        )
     return found
 
 
@@ -114,18 +135,35 @@ def _tool_mutations(body: Body, forbidden: tuple[str, ...]) -> list[Edit]:
         assert where is not None
         for key, value in (decoded_args(get(call, where)) or {}).items():
             new = _other(value)
-            found.append(("change_argument", f"{label}: argument {key!r} {_shown(value)} -> {_shown(new)}",
-                          _edited(body, _set_arg(i, p + where, key, new))))
-            found.append(("drop_argument", f"{label}: argument {key!r} dropped",
-                          _edited(body, _set_arg(i, p + where, key, None))))
+            found.append(
+                (
+                    "change_argument",
+                    f"{label}: argument {key!r} {_shown(value)} -> {_shown(new)}",
+                    _edited(body, _set_arg(i, p + where, key, new)),
+                )
+            )
+            found.append(
+                (
+                    "drop_argument",
+                    f"{label}: argument {key!r} dropped",
+                    _edited(body, _set_arg(i, p + where, key, None)),
+                )
+            )
     if slots:
         name = forbidden[0] if forbidden else UNEXPECTED_TOOL
         why = "forbidden" if forbidden else "unexpected"
-        found.append(("add_tool_call", f"added a call to the {why} tool {name!r}", _add_call(body, slots[-1], name)))
+        found.append(
+            ("add_tool_call", f"added a call to the {why} tool {name!r}", _add_call(body, slots[-1], name))
+        )
     names = [call_name(c) for c in calls]
     if len(slots) > 1 and len(set(names)) > 1:
-        found.append(("reorder_tool_calls", f"tool calls in reverse order ({', '.join(map(str, reversed(names)))})",
-                      _edited(body, _reverse(slots, calls))))
+        found.append(
+            (
+                "reorder_tool_calls",
+                f"tool calls in reverse order ({', '.join(map(str, reversed(names)))})",
+                _edited(body, _reverse(slots, calls)),
+            )
+        )
     return found
 
 
@@ -150,6 +188,7 @@ def _other(value: JSONValue) -> JSONValue:
 
 def _set_arg(index: int, where: Path, key: str, new: JSONValue) -> Callable[[Body], None]:
     """Set (``new`` None: drop) argument ``key``, keeping the arguments' form (a dict or a JSON string)."""
+
     def apply(b: Body) -> None:
         held = get(b.parts[index].value, where)
         args = dict(decoded_args(held) or {})
@@ -158,6 +197,7 @@ def _set_arg(index: int, where: Path, key: str, new: JSONValue) -> Callable[[Bod
         else:
             args[key] = new
         put(b.parts[index], where, json.dumps(args, ensure_ascii=False) if isinstance(held, str) else args)
+
     return apply
 
 
@@ -201,4 +241,5 @@ def _reverse(slots: list[tuple[int, Path]], calls: list[JSONValue]) -> Callable[
     def apply(b: Body) -> None:
         for (i, p), call in zip(slots, reversed(calls)):
             put(b.parts[i], p, json.loads(json.dumps(call)))
+
     return apply

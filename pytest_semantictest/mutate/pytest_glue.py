@@ -93,25 +93,39 @@ class MutationPlugin:
             for mutation in mutations(reply, forbidden):
                 replay = Replay(tape, key, mutation)
                 verdict = self._run(item, replay)
-                result, why = (outcome(verdict, replay.unrecorded, replay.judge_misses) if verdict
-                               else (LEFT_OUT, "the run raised"))
-                found.append({"kind": mutation.kind, "change": self.runtime.redactor.text(mutation.change),
-                              "where": where, "outcome": result, "why": why})
+                result, why = (
+                    outcome(verdict, replay.unrecorded, replay.judge_misses)
+                    if verdict
+                    else (LEFT_OUT, "the run raised")
+                )
+                found.append(
+                    {
+                        "kind": mutation.kind,
+                        "change": self.runtime.redactor.text(mutation.change),
+                        "where": where,
+                        "outcome": result,
+                        "why": why,
+                    }
+                )
         return found
 
     def _replayed(self, item: SpecItemNode, replay: Replay) -> str | None:
         verdict = self._run(item, replay)
         if verdict is not None and outcome(verdict, replay.unrecorded, replay.judge_misses)[0] == SURVIVED:
             return None
-        return ("replaying its recorded replies does not reproduce its pass (it reads something besides the "
-                "replies, such as a trace file, or asks the judge about something not in the replay cache)")
+        return (
+            "replaying its recorded replies does not reproduce its pass (it reads something besides the "
+            "replies, such as a trace file, or asks the judge about something not in the replay cache)"
+        )
 
     def _run(self, item: SpecItemNode, replay: Replay) -> Verdict | None:
         misses = self._judge_misses()
         set_interceptor(replay)
         realtime_tape.use(replay)
         try:
-            verdict: Verdict = self.runtime.run(item.spec_file.run_state.run(item.case, self.runtime.concurrency))
+            verdict: Verdict = self.runtime.run(
+                item.spec_file.run_state.run(item.case, self.runtime.concurrency)
+            )
             return verdict
         except Exception:  # noqa: BLE001  SetupFailed and the like: the mutant decides nothing
             return None
@@ -146,7 +160,9 @@ class MutationPlugin:
         self.timing["mutants"] += record["total"] + len(record["left_out"])
 
     def _lines(self) -> list[str]:
-        return render(self.tests, self.files, self.timing, [_judge_note(options.value(self.config, "llm-cache"))])
+        return render(
+            self.tests, self.files, self.timing, [_judge_note(options.value(self.config, "llm-cache"))]
+        )
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if hasattr(self.config, "workerinput") or not self.tests:
@@ -156,14 +172,17 @@ class MutationPlugin:
             terminalreporter.write_line(line)
 
     @pytest.hookimpl(optionalhook=True)
-    def pytest_html_results_summary(self, prefix: list[str], summary: list[str], postfix: list[str],
-                                    session: pytest.Session | None = None) -> None:
+    def pytest_html_results_summary(
+        self, prefix: list[str], summary: list[str], postfix: list[str], session: pytest.Session | None = None
+    ) -> None:
         from html import escape
 
         if not self.tests:
             return
-        rows = [f"{escape(path)}: {escape(score_text(*totals(self.tests[n] for n in ids)))}"
-                for path, ids in sorted(self.files.items())]
+        rows = [
+            f"{escape(path)}: {escape(score_text(*totals(self.tests[n] for n in ids)))}"
+            for path, ids in sorted(self.files.items())
+        ]
         rows.append(f"the run: {escape(score_text(*totals(self.tests.values())))}")
         postfix.append("<h2>Mutation scores</h2><ul>" + "".join(f"<li>{r}</li>" for r in rows) + "</ul>")
 
@@ -181,10 +200,14 @@ def _note(record: MutationRecord) -> Note:
 
 def _judge_note(mode: str) -> str:
     if mode == "replay":
-        return ("judged checks: asked of the replay cache only (--semantictest-llm-cache=replay): a mutant whose "
-                "mutated reply the cache has no answer for is left out (listed above), never sent to an LLM")
-    return (f"judged checks: the judge was asked about each mutated reply (LLM cache mode {mode}): "
-            "live calls for every reply the cache does not hold")
+        return (
+            "judged checks: asked of the replay cache only (--semantictest-llm-cache=replay): a mutant whose "
+            "mutated reply the cache has no answer for is left out (listed above), never sent to an LLM"
+        )
+    return (
+        f"judged checks: the judge was asked about each mutated reply (LLM cache mode {mode}): "
+        "live calls for every reply the cache does not hold"
+    )
 
 
 def _path(url: str) -> str:

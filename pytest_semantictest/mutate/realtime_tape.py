@@ -39,6 +39,7 @@ def _recording(tape: Tape) -> Callable[..., Awaitable[_Recorder]]:
         from websockets.asyncio.client import connect
 
         return _Recorder(await connect(url, **kwargs), tape, url)
+
     return opener
 
 
@@ -60,13 +61,17 @@ def _replaying(replay: Replay) -> Callable[..., Awaitable[_Player]]:
 
             raise InvalidStatus(Response(reply.status, "mutated", Headers()))
         return _Player(_events(reply.body))
+
     return opener
 
 
 def _events(body: bytes) -> list[str]:
     blocks = body.decode("utf-8", errors="replace").split("\n\n")
-    return ["\n".join(line[5:].lstrip() for line in b.split("\n") if line.startswith("data:")) for b in blocks
-            if b.strip()]
+    return [
+        "\n".join(line[5:].lstrip() for line in b.split("\n") if line.startswith("data:"))
+        for b in blocks
+        if b.strip()
+    ]
 
 
 def _shown(message: str | bytes) -> str:
@@ -88,8 +93,9 @@ class _Recorder:
         await self.socket.__aenter__()
         return self
 
-    async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                        traceback: TracebackType | None) -> None:
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
         body = "".join(f"data: {m}\n\n" for m in self.received).encode()
         self.tape.replies.append((_key(self.url), Recorded(101, STREAM, body)))
         await self.socket.__aexit__(kind, exc, traceback)

@@ -58,9 +58,13 @@ def summary(mutants: list[Mutant]) -> MutationRecord:
     """One test's record: killed/total, the score, survivors and left-out mutants."""
     decided = [m for m in mutants if m["outcome"] != LEFT_OUT]
     killed = sum(m["outcome"] == KILLED for m in decided)
-    return {"killed": killed, "total": len(decided), "score": round(killed / len(decided), 3) if decided else None,
-            "survived": [m for m in decided if m["outcome"] == SURVIVED],
-            "left_out": [m for m in mutants if m["outcome"] == LEFT_OUT]}
+    return {
+        "killed": killed,
+        "total": len(decided),
+        "score": round(killed / len(decided), 3) if decided else None,
+        "survived": [m for m in decided if m["outcome"] == SURVIVED],
+        "left_out": [m for m in mutants if m["outcome"] == LEFT_OUT],
+    }
 
 
 def totals(records: Iterable[MutationRecord]) -> tuple[int, int]:
@@ -72,8 +76,12 @@ def score_text(killed: int, total: int) -> str:
     return f"{killed}/{total} = {killed / total:.2f}" if total else "no mutants"
 
 
-def render(tests: Mapping[str, MutationRecord], files: Mapping[str, list[str]], timing: Mapping[str, float],
-           notes: list[str]) -> list[str]:
+def render(
+    tests: Mapping[str, MutationRecord],
+    files: Mapping[str, list[str]],
+    timing: Mapping[str, float],
+    notes: list[str],
+) -> list[str]:
     """The terminal section: per test, survivors, per file, the run, and the two phases' times. Files
     in name order (xdist workers report in no fixed order), a file's tests in the order they came."""
     lines: list[str] = []
@@ -90,7 +98,9 @@ def render(tests: Mapping[str, MutationRecord], files: Mapping[str, list[str]], 
     for path, nodeids in sorted(files.items()):
         lines.append(f"score {path}: {score_text(*totals(tests[n] for n in nodeids))}")
     lines.append(f"score of the run: {score_text(*totals(tests.values()))}")
-    lines.append(f"normal phase (against the agent, recording): {timing.get('normal', 0.0):.3f}s; "
-                 f"mutation phase (replayed, {int(timing.get('mutants', 0))} mutants): {timing.get('mutation', 0.0):.3f}s")
+    lines.append(
+        f"normal phase (against the agent, recording): {timing.get('normal', 0.0):.3f}s; "
+        f"mutation phase (replayed, {int(timing.get('mutants', 0))} mutants): {timing.get('mutation', 0.0):.3f}s"
+    )
     lines += notes
     return lines

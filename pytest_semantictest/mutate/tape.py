@@ -41,8 +41,13 @@ async def _read_bytes(response: httpx.Response) -> bytes:
     return bytes(data)
 
 
-async def _answer(deadline: Deadline, request: httpx.Request, reply: Recorded,
-                  read: Callable[[httpx.Response], Awaitable[T]], phase: str) -> tuple[httpx.Response, T]:
+async def _answer(
+    deadline: Deadline,
+    request: httpx.Request,
+    reply: Recorded,
+    read: Callable[[httpx.Response], Awaitable[T]],
+    phase: str,
+) -> tuple[httpx.Response, T]:
     if reply.raised is not None:
         raise reply.raised
     if reply.slow:
@@ -62,13 +67,22 @@ class Tape:
 
     replies: list[tuple[Signature, Recorded]] = field(default_factory=list)
 
-    async def __call__(self, send: Send, deadline: Deadline, http: httpx.AsyncClient, request: httpx.Request,
-                       read: Callable[[httpx.Response], Awaitable[T]], *, follow_redirects: bool,
-                       phase: str) -> tuple[httpx.Response, T]:
+    async def __call__(
+        self,
+        send: Send,
+        deadline: Deadline,
+        http: httpx.AsyncClient,
+        request: httpx.Request,
+        read: Callable[[httpx.Response], Awaitable[T]],
+        *,
+        follow_redirects: bool,
+        phase: str,
+    ) -> tuple[httpx.Response, T]:
         key = signature(request)
         try:
-            response, body = await send(deadline, http, request, _read_bytes, follow_redirects=follow_redirects,
-                                        phase=phase)
+            response, body = await send(
+                deadline, http, request, _read_bytes, follow_redirects=follow_redirects, phase=phase
+            )
         except Exception as exc:
             self.replies.append((key, Recorded(0, (), b"", exc)))
             raise
@@ -99,14 +113,24 @@ class Replay:
     _count: dict[tuple[str, str], int] = field(default_factory=dict)
     replays = True
 
-    async def __call__(self, send: Send, deadline: Deadline, http: httpx.AsyncClient, request: httpx.Request,
-                       read: Callable[[httpx.Response], Awaitable[T]], *, follow_redirects: bool,
-                       phase: str) -> tuple[httpx.Response, T]:
+    async def __call__(
+        self,
+        send: Send,
+        deadline: Deadline,
+        http: httpx.AsyncClient,
+        request: httpx.Request,
+        read: Callable[[httpx.Response], Awaitable[T]],
+        *,
+        follow_redirects: bool,
+        phase: str,
+    ) -> tuple[httpx.Response, T]:
         key = signature(request)
         found = self._take(key)
         if found is None:
             self.unrecorded.append(f"{request.method} {request.url}")
-            raise httpx.ConnectError("mutation run: no recorded reply for this request (not sent)", request=request)
+            raise httpx.ConnectError(
+                "mutation run: no recorded reply for this request (not sent)", request=request
+            )
         recorded_key, reply = found
         if self.mutation is not None and recorded_key == self.target:
             reply = self.mutation.reply

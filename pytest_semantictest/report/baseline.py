@@ -46,7 +46,9 @@ class Side:
     def of(cls, record: Mapping[str, JSONValue]) -> Side:
         runs = tuple(str(r) for r in record.get("runs") or [])
         durations = tuple(float(d) for d in record.get("run_durations_ms") or [])
-        if not durations and isinstance(record.get("latency_ms"), (int, float)):  # a spec test's pipeline time
+        if not durations and isinstance(
+            record.get("latency_ms"), (int, float)
+        ):  # a spec test's pipeline time
             durations = (float(record["latency_ms"]),)
         scores = tuple(float(s) for s in record.get("run_scores") or [])
         if not scores and isinstance(record.get("score"), (int, float)):
@@ -118,8 +120,10 @@ def load(path: Path) -> tuple[dict[str, dict[str, JSONValue]], list[str]]:
     """The records of a results file, or of every ``*.jsonl`` in a folder (per-job or per-worker
     files), by node id; and notes about what was left out. Raises BaselineError naming the problem."""
     if not path.exists():
-        raise BaselineError(f"baseline {path} does not exist: write one with --semantictest-results={path} "
-                            "(on the main branch, see docs/ci.md)")
+        raise BaselineError(
+            f"baseline {path} does not exist: write one with --semantictest-results={path} "
+            "(on the main branch, see docs/ci.md)"
+        )
     files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
     if not files:
         raise BaselineError(f"baseline folder {path} holds no *.jsonl results file")
@@ -136,29 +140,42 @@ def load(path: Path) -> tuple[dict[str, dict[str, JSONValue]], list[str]]:
             try:
                 record = json.loads(line)
             except ValueError:
-                raise BaselineError(f"baseline {file}:{number} is not a JSON object: is it a results file "
-                                    "(--semantictest-results)?") from None
+                raise BaselineError(
+                    f"baseline {file}:{number} is not a JSON object: is it a results file "
+                    "(--semantictest-results)?"
+                ) from None
             if not isinstance(record, dict) or not isinstance(record.get("id"), str):
                 raise BaselineError(f"baseline {file}:{number} is not a test's record (no 'id')")
             version = record.get("results_version")
             if version not in KNOWN_VERSIONS:
-                raise BaselineError(f"baseline {file}:{number} is results format {version!r}; this version reads "
-                                    f"{', '.join(map(str, KNOWN_VERSIONS))}: record the baseline again with this "
-                                    "version")
+                raise BaselineError(
+                    f"baseline {file}:{number} is results format {version!r}; this version reads "
+                    f"{', '.join(map(str, KNOWN_VERSIONS))}: record the baseline again with this "
+                    "version"
+                )
             try:
                 Side.of(record)
             except (TypeError, ValueError, AttributeError):
-                raise BaselineError(f"baseline {file}:{number} has a malformed figure (runs, run_durations_ms, "
-                                    "run_scores, score or latency_ms): was it edited? Record the baseline "
-                                    "again") from None
+                raise BaselineError(
+                    f"baseline {file}:{number} has a malformed figure (runs, run_durations_ms, "
+                    "run_scores, score or latency_ms): was it edited? Record the baseline "
+                    "again"
+                ) from None
             if record["id"] in records:
-                notes.append(f"{record['id']} is in the baseline twice: the later record ({file.name}:{number}) is used")
+                notes.append(
+                    f"{record['id']} is in the baseline twice: the later record ({file.name}:{number}) is used"
+                )
             records[record["id"]] = record
     return records, notes
 
 
-def compare(old: Mapping[str, Mapping[str, JSONValue]], new: Mapping[str, Mapping[str, JSONValue]], baseline: str,
-            ran_files: Iterable[str], alpha: float = ALPHA) -> Comparison:
+def compare(
+    old: Mapping[str, Mapping[str, JSONValue]],
+    new: Mapping[str, Mapping[str, JSONValue]],
+    baseline: str,
+    ran_files: Iterable[str],
+    alpha: float = ALPHA,
+) -> Comparison:
     """Classify every test of either run (see the module doc)."""
     ran = set(ran_files)
     changes: dict[str, Change] = {}
@@ -176,7 +193,9 @@ def compare(old: Mapping[str, Mapping[str, JSONValue]], new: Mapping[str, Mappin
         if nodeid in new:
             continue
         if str(record.get("file") or nodeid.split("::")[0]) in ran:
-            changes[nodeid] = Change(nodeid, "gone", ["in the baseline, not collected in this run"], old=Side.of(record))
+            changes[nodeid] = Change(
+                nodeid, "gone", ["in the baseline, not collected in this run"], old=Side.of(record)
+            )
         else:
             not_run += 1
     if not_run:
@@ -202,37 +221,52 @@ def _figures(change: Change) -> None:
     assert old is not None and new is not None
     if "skipped" in (old.outcome, new.outcome):
         change.kind = "inconclusive"
-        change.reasons.append(f"not compared: skipped {'in the baseline' if old.outcome == 'skipped' else 'now'}")
+        change.reasons.append(
+            f"not compared: skipped {'in the baseline' if old.outcome == 'skipped' else 'now'}"
+        )
         return
     worse: list[float] = []
     better: list[float] = []
     (kept, total_old), (passed, total_new) = old.tally, new.tally
     if total_old > 1 or total_new > 1:
-        p_lower, p_higher = fisher_lower(passed, total_new, kept, total_old), fisher_lower(kept, total_old, passed, total_new)
+        p_lower, p_higher = (
+            fisher_lower(passed, total_new, kept, total_old),
+            fisher_lower(kept, total_old, passed, total_new),
+        )
         worse.append(p_lower)
         better.append(p_higher)
         if passed * total_old != kept * total_new:
-            change.reasons.append(f"pass rate {kept}/{total_old} -> {passed}/{total_new} "
-                                  f"(Fisher p={min(p_lower, p_higher):.3g})")
+            change.reasons.append(
+                f"pass rate {kept}/{total_old} -> {passed}/{total_new} "
+                f"(Fisher p={min(p_lower, p_higher):.3g})"
+            )
     elif (old.outcome == "passed") != (new.outcome == "passed"):
         change.by_rule = "worse" if old.outcome == "passed" else "better"
         change.reasons.append(f"outcome {old.outcome} -> {new.outcome}")
-    for name, before, after, lower_is_worse in (("score", old.scores, new.scores, True),
-                                                ("latency", old.durations, new.durations, False)):
+    for name, before, after, lower_is_worse in (
+        ("score", old.scores, new.scores, True),
+        ("latency", old.durations, new.durations, False),
+    ):
         if not before or not after:
             continue
         if len(before) >= 2 and len(after) >= 2:
-            p_down, p_up = rank_sum_lower(list(after), list(before)), rank_sum_lower(list(before), list(after))
+            p_down, p_up = (
+                rank_sum_lower(list(after), list(before)),
+                rank_sum_lower(list(before), list(after)),
+            )
             worse.append(p_down if lower_is_worse else p_up)
             better.append(p_up if lower_is_worse else p_down)
-            change.reasons.append(f"{name} {_mid(before, name)} -> {_mid(after, name)} "
-                                  f"(rank-sum p={min(p_down, p_up):.3g})")
+            change.reasons.append(
+                f"{name} {_mid(before, name)} -> {_mid(after, name)} (rank-sum p={min(p_down, p_up):.3g})"
+            )
             continue
         rule = _single_rule(name, statistics.fmean(before), statistics.fmean(after))
         if rule is not None and change.by_rule is None:
             change.by_rule = rule
-            change.reasons.append(f"{name} {_mid(before, name)} -> {_mid(after, name)} (one value a side: "
-                                  f"{'a change of at least 0.2' if name == 'score' else 'at least 2x and 250 ms slower'})")
+            change.reasons.append(
+                f"{name} {_mid(before, name)} -> {_mid(after, name)} (one value a side: "
+                f"{'a change of at least 0.2' if name == 'score' else 'at least 2x and 250 ms slower'})"
+            )
     if worse:
         change.p_worse = min(1.0, min(worse) * len(worse))
         change.p_better = min(1.0, min(better) * len(better))

@@ -47,8 +47,12 @@ class BaselinePlugin:
         record = self.writer.records.get(report.nodeid)
         if record is None:
             return
-        one = compare({k: v for k, v in self.old.items() if k == report.nodeid}, {report.nodeid: record},
-                      str(self.path), ()).changes[report.nodeid]
+        one = compare(
+            {k: v for k, v in self.old.items() if k == report.nodeid},
+            {report.nodeid: record},
+            str(self.path),
+            (),
+        ).changes[report.nodeid]
         report.user_properties.append(("baseline", one.old.text() if one.old else "none"))
         report.user_properties.append(("baseline_change", one.kind))
 
@@ -73,8 +77,10 @@ class BaselinePlugin:
         tr = terminalreporter
         tr.write_sep("-", "semantictest baseline")
         if self.problem is not None:
-            tr.write_line(f"not compared: {self.problem}" + (" (--semantictest-fail-on-regression: exit 1)"
-                                                             if self.gate else ""))
+            tr.write_line(
+                f"not compared: {self.problem}"
+                + (" (--semantictest-fail-on-regression: exit 1)" if self.gate else "")
+            )
             return
         if self.comparison is None:
             return
@@ -86,23 +92,32 @@ class BaselinePlugin:
         for note in self.comparison.notes:
             tr.write_line(f"note: {note}")
         if self.gate and self.comparison.regressed:
-            tr.write_line(f"--semantictest-fail-on-regression: {len(self.comparison.regressed)} regression(s), exit 1")
+            tr.write_line(
+                f"--semantictest-fail-on-regression: {len(self.comparison.regressed)} regression(s), exit 1"
+            )
 
     @pytest.hookimpl(optionalhook=True)
-    def pytest_html_results_summary(self, prefix: list[str], summary: list[str], postfix: list[str],
-                                    session: pytest.Session) -> None:
+    def pytest_html_results_summary(
+        self, prefix: list[str], summary: list[str], postfix: list[str], session: pytest.Session
+    ) -> None:
         if self.problem is not None:
-            prefix.append(f'<div class="st-baseline"><h3>Baseline</h3><p>not compared: {escape(self.problem)}</p></div>')
+            prefix.append(
+                f'<div class="st-baseline"><h3>Baseline</h3><p>not compared: {escape(self.problem)}</p></div>'
+            )
             return
         if self.comparison is None:
             return
         rows = "".join(
             f"<tr><td>{escape(kind)}</td><td>{escape(c.nodeid)}</td><td>{escape(c.old.text() if c.old else '')}</td>"
             f"<td>{escape(c.new.text() if c.new else '')}</td><td>{escape('; '.join(c.reasons))}</td></tr>"
-            for kind in ORDER for c in self.comparison.of_kind(kind))
-        prefix.append(f'<div class="st-baseline"><h3>Baseline: {escape(str(self.path))}</h3>'
-                      '<table class="st-summary st-baseline-table"><thead><tr><th>change</th><th>test</th>'
-                      f'<th>baseline</th><th>this run</th><th>why</th></tr></thead><tbody>{rows}</tbody></table></div>')
+            for kind in ORDER
+            for c in self.comparison.of_kind(kind)
+        )
+        prefix.append(
+            f'<div class="st-baseline"><h3>Baseline: {escape(str(self.path))}</h3>'
+            '<table class="st-summary st-baseline-table"><thead><tr><th>change</th><th>test</th>'
+            f"<th>baseline</th><th>this run</th><th>why</th></tr></thead><tbody>{rows}</tbody></table></div>"
+        )
 
 
 def _line(change: Change) -> str:

@@ -15,7 +15,9 @@ from ..redact import Redactor
 from .records import has, in_trace
 
 
-def conversation_data(trace: Sequence[StepTrace]) -> tuple[list[dict[str, JSONValue]], list[dict[str, JSONValue]] | None]:
+def conversation_data(
+    trace: Sequence[StepTrace],
+) -> tuple[list[dict[str, JSONValue]], list[dict[str, JSONValue]] | None]:
     """The turns of a trace (a turn numbered None gets its place) and the latest checkpoint timeline."""
     turns: list[dict[str, JSONValue]] = []
     checkpoints: list[dict[str, JSONValue]] | None = None
@@ -36,7 +38,11 @@ def has_conversation(trace: Sequence[StepTrace]) -> bool:
 
 
 def _short(value: object, limit: int) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    text = (
+        value
+        if isinstance(value, str)
+        else json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    )
     text = text.replace("\n", "\n         ")
     return text if len(text) <= limit else text[:limit] + f"... ({len(text) - limit} more characters)"
 
@@ -68,8 +74,15 @@ def render_transcript(turns: Sequence[Mapping[str, JSONValue]], limit: int = 200
         if turn.get("checkpoints"):
             lines.append(f"         reached: {', '.join(turn['checkpoints'])}")
         for a in turn.get("assertions") or []:
-            state = "passed" if a.get("passed") else "error" if a.get("error") else "not evaluated" if a.get(
-                "skipped") else "FAILED"
+            state = (
+                "passed"
+                if a.get("passed")
+                else "error"
+                if a.get("error")
+                else "not evaluated"
+                if a.get("skipped")
+                else "FAILED"
+            )
             why = f": {a.get('message') or a.get('error') or a.get('skipped')}" if state != "passed" else ""
             where = f"checkpoint {a['checkpoint']} " if a.get("checkpoint") else ""
             lines.append(f"         {where}{state}: {a.get('assertion')}{why}")
@@ -80,7 +93,11 @@ def render_timeline(checkpoints: Sequence[Mapping[str, JSONValue]]) -> list[str]
     width = max((len(str(c.get("id"))) for c in checkpoints), default=0)
     lines = ["checkpoints:"]
     for c in sorted(checkpoints, key=lambda c: (c.get("turn") is None, c.get("turn") or 0)):
-        when = f"turn {c['turn']}" if c.get("reached") else ("MISSING" if c.get("required", True) else "not reached")
+        when = (
+            f"turn {c['turn']}"
+            if c.get("reached")
+            else ("MISSING" if c.get("required", True) else "not reached")
+        )
         extra = []
         if c.get("description"):
             extra.append(str(c["description"]))

@@ -33,8 +33,10 @@ def clip_middle(text: str, limit: int = MESSAGE_LIMIT) -> str:
     """``text`` cut in the middle (a headline's end names the expectation), saying the full size."""
     if len(text) <= limit:
         return text
-    head, tail = text[: limit * 2 // 3], text[-(limit // 3):]
-    return f"{head} ... ({len(text) - len(head) - len(tail):,} characters cut; {len(text):,} in all) ... {tail}"
+    head, tail = text[: limit * 2 // 3], text[-(limit // 3) :]
+    return (
+        f"{head} ... ({len(text) - len(head) - len(tail):,} characters cut; {len(text):,} in all) ... {tail}"
+    )
 
 
 def dump(value: object, limit: int = 2000) -> str:
@@ -63,8 +65,12 @@ def render_failure(f: Failure, redactor: Redactor, differ: Differ | None = None)
     lines.append(f"  operator: {f.operator}")
     lines.append(f"  expected: {_inline(redactor.data(f.expected))}")
     lines.append(f"  actual:   {_inline(redactor.data(f.actual))}")
-    diffable = (isinstance(f.actual, (str, list, dict)) and type(f.actual) is type(f.expected)
-                and len(_inline_full(f.actual)) + len(_inline_full(f.expected)) <= 100_000)  # difflib is quadratic
+    # difflib is quadratic
+    diffable = (
+        isinstance(f.actual, (str, list, dict))
+        and type(f.actual) is type(f.expected)
+        and len(_inline_full(f.actual)) + len(_inline_full(f.expected)) <= 100_000
+    )
     if differ and f.operator == "equals" and diffable:
         explanation = differ(redactor.data(f.actual), redactor.data(f.expected))
         if explanation:
@@ -94,12 +100,17 @@ def render_verdict(title: str, verdict: Verdict, redactor: Redactor, differ: Dif
         judgement = judged.get(head) if judged and head is not None else None
         if judgement is not None:
             # masked whole before it is cut into lines: a secret with a newline is one value
-            lines.extend("  " + line for line in redactor.text("\n".join(judge_lines(judgement))).splitlines())
+            lines.extend(
+                "  " + line for line in redactor.text("\n".join(judge_lines(judgement))).splitlines()
+            )
     if verdict.runs:
         counts = [r.outcome.value for r in verdict.runs]
         passed = counts.count("passed")
-        stopped = f"; stopped after {len(counts)} of {verdict.planned_runs} runs, the outcome was decided" \
-            if verdict.planned_runs > len(counts) else ""
+        stopped = (
+            f"; stopped after {len(counts)} of {verdict.planned_runs} runs, the outcome was decided"
+            if verdict.planned_runs > len(counts)
+            else ""
+        )
         interval = f", 95% CI {interval_text(passed, len(counts))}" if len(counts) > 1 else ""
         lines.append(f"runs: {passed}/{len(counts)} passed{interval} ({', '.join(counts)}){stopped}")
     return "\n".join(lines)
@@ -122,7 +133,9 @@ def render_trace(trace: list[StepTrace], redactor: Redactor, limit: int = 2000) 
         line = f" line {t.step.line}" if t.step.line else ""
         out.append(f"[{n}] {t.step.id} ({t.step.block}){line}{again} {t.duration_ms:.1f} ms")
         if t.input not in (None, {}):
-            out.append("  input:  " + _indent(dump(_once(redactor.data(t.input), seen, f"[{n}] input"), limit)))
+            out.append(
+                "  input:  " + _indent(dump(_once(redactor.data(t.input), seen, f"[{n}] input"), limit))
+            )
         out.append("  output: " + _indent(dump(_once(redactor.data(t.output), seen, f"[{n}] output"), limit)))
         if t.error:
             out.append(f"  error:  {redactor.text(t.error)}")

@@ -56,6 +56,7 @@ class ReportedItem(Protocol):
     @property
     def spec_file(self) -> _SpecFile: ...
 
+
 NAME = "semantictest-html"
 _ATTACHED = pytest.StashKey[bool]()
 OWN_SECTIONS = frozenset({"conversation", "pipeline trace", "llm judge", "evidence"})
@@ -71,8 +72,10 @@ def overview(r: Render, item: ReportedItem, verdict: Verdict) -> str:
     """Outcome, k/n runs, the deciding judge's score, and why the test did not pass."""
     runs = run_verdicts(verdict)
     passed = sum(1 for _, v in runs if v.passed)
-    parts = [f'<span class="st-outcome st-{verdict.outcome.value}">{verdict.outcome.value}</span>',
-             f"format {escape(item.spec_file.suite.format)}"]
+    parts = [
+        f'<span class="st-outcome st-{verdict.outcome.value}">{verdict.outcome.value}</span>',
+        f"format {escape(item.spec_file.suite.format)}",
+    ]
     if verdict.outcome is Outcome.SKIPPED:
         parts.append(f"not evaluated: {r.cell(verdict.skip_reason or '')}")
     else:
@@ -85,8 +88,12 @@ def overview(r: Render, item: ReportedItem, verdict: Verdict) -> str:
         # redacted whole before its first line is taken: a secret with a newline has no masked prefix
         parts.append(f"error: {r.cell(r.redactor.text(verdict.error).splitlines()[0])}")
     why = "".join(f"<li>{r.cell(reason)}</li>" for reason in _reasons(verdict))
-    return ('<div class="st-overview">' + " · ".join(parts) + "</div>"
-            + (f'<ul class="st-why">{why}</ul>' if why else ""))
+    return (
+        '<div class="st-overview">'
+        + " · ".join(parts)
+        + "</div>"
+        + (f'<ul class="st-why">{why}</ul>' if why else "")
+    )
 
 
 def _reasons(verdict: Verdict) -> list[str]:
@@ -95,9 +102,13 @@ def _reasons(verdict: Verdict) -> list[str]:
         return []
     found = [f.headline() for f in verdict.failures]
     if not found:
-        found = [f"{label}: {run.failures[0].check}: {run.failures[0].message}" if run.failures
-                 else f"{label}: {run.error or run.outcome.value}"
-                 for label, run in run_verdicts(verdict) if run.outcome is not Outcome.PASSED]
+        found = [
+            f"{label}: {run.failures[0].check}: {run.failures[0].message}"
+            if run.failures
+            else f"{label}: {run.error or run.outcome.value}"
+            for label, run in run_verdicts(verdict)
+            if run.outcome is not Outcome.PASSED
+        ]
     return found[:REASONS] + ([f"... and {len(found) - REASONS} more"] if len(found) > REASONS else [])
 
 
@@ -108,14 +119,18 @@ def exchanges(r: Render, item: ReportedItem, verdict: Verdict) -> str:
     for t, x in in_verdict(verdict, HttpExchange):
         req, res = x.request, x.response
         status = res.get("status") if res.get("status") else "no response"
-        request = "".join(_part(r, label, req.get(key), req.get("headers"))
-                          for label, key in (("headers", "headers"), ("body", "body")))
-        response = "".join(_part(r, label, res.get(key), res.get("headers"))
-                           for label, key in (("headers", "headers"), ("body", "body"), ("error", "error")))
+        request = "".join(
+            _part(r, label, req.get(key), req.get("headers"))
+            for label, key in (("headers", "headers"), ("body", "body"))
+        )
+        response = "".join(
+            _part(r, label, res.get(key), res.get("headers"))
+            for label, key in (("headers", "headers"), ("body", "body"), ("error", "error"))
+        )
         took = f" ({t.duration_ms:.0f} ms)" if t is not None else ""
         parts.append(
             f'<div class="st-exchange"><h4>{r.text(step_name(t))}: {r.text(req.get("method") or "GET")} '
-            f'{r.text(req.get("url") or res.get("url"))} &rarr; {r.text(status)}{took}</h4>'
+            f"{r.text(req.get('url') or res.get('url'))} &rarr; {r.text(status)}{took}</h4>"
             f'<div class="st-request"><div class="st-label">request</div>{request or "<p>no headers, no body</p>"}</div>'
             f'<div class="st-response"><div class="st-label">response {r.text(status)}</div>{response}</div></div>'
         )
@@ -134,20 +149,35 @@ def streams(r: Render, item: ReportedItem, verdict: Verdict) -> str:
     parts = []
     for t, p in in_verdict(verdict, ParsedStream):
         facts = ", ".join(f"{k} {r.text(v)}" for k, v in p.metadata.items() if v not in (None, ""))
-        parts.append(f'<div class="st-stream"><h4>{r.text(step_name(t))}: {facts}</h4>text{r.pre(p.text)}</div>')
+        parts.append(
+            f'<div class="st-stream"><h4>{r.text(step_name(t))}: {facts}</h4>text{r.pre(p.text)}</div>'
+        )
     return "<h4>Parsed streams</h4>" + "".join(parts) if parts else ""
 
 
 def tool_calls(r: Render, item: ReportedItem, verdict: Verdict) -> str:
     rows = []
-    found = [(f"{step_name(t)} {calls.where}" if calls.where else step_name(t), call)
-             for t, calls in in_verdict(verdict, ToolCalls) for call in calls.calls]
+    found = [
+        (f"{step_name(t)} {calls.where}" if calls.where else step_name(t), call)
+        for t, calls in in_verdict(verdict, ToolCalls)
+        for call in calls.calls
+    ]
     for n, (where, call) in enumerate(found, 1):
         outcome = f"error: {call.error}" if call.error else call.result
-        rows.append([str(n), r.cell(where), f"<code>{r.cell(call.name)}</code>",
-                     r.pre(call.arguments) if call.arguments is not None else "",
-                     r.cell(outcome) if outcome is not None else ""])
-    return "<h4>Tool calls</h4>" + _table("st-tools", ["#", "step", "tool", "arguments", "result"], rows) if rows else ""
+        rows.append(
+            [
+                str(n),
+                r.cell(where),
+                f"<code>{r.cell(call.name)}</code>",
+                r.pre(call.arguments) if call.arguments is not None else "",
+                r.cell(outcome) if outcome is not None else "",
+            ]
+        )
+    return (
+        "<h4>Tool calls</h4>" + _table("st-tools", ["#", "step", "tool", "arguments", "result"], rows)
+        if rows
+        else ""
+    )
 
 
 def judges(r: Render, item: ReportedItem, verdict: Verdict) -> str:
@@ -162,42 +192,72 @@ def _judgement(r: Render, name: str, j: Judgement) -> str:
     if not j.has_verdict:
         return f'<div class="st-judge"><h4>{r.text(name)}</h4>no verdict: {r.text(j.error)}</div>'
     state = "passed" if j.passed else "failed"
-    head = (f'<h4>{r.text(name)}: <span class="st-score">score {r.text(j.score)}</span> vs '
-            f'<span class="st-threshold">threshold {r.text(j.threshold)}</span> '
-            f'<span class="st-{state}">{state}</span>'
-            + (f" (model {r.text(j.model)})" if j.model else "") + "</h4>")
+    head = (
+        f'<h4>{r.text(name)}: <span class="st-score">score {r.text(j.score)}</span> vs '
+        f'<span class="st-threshold">threshold {r.text(j.threshold)}</span> '
+        f'<span class="st-{state}">{state}</span>'
+        + (f" (model {r.text(j.model)})" if j.model else "")
+        + "</h4>"
+    )
     body = f'<p class="st-reasoning">{r.text(j.reasoning)}</p>'
     if j.samples:
         body += f'<p class="st-samples{" st-unstable" if j.unstable else ""}">samples: {r.text(samples_text(j.samples))}</p>'
     if j.details:
-        body += _table("st-criteria", ["criterion", "score"], [[r.cell(k), r.cell(v)] for k, v in j.details.items()])
+        body += _table(
+            "st-criteria", ["criterion", "score"], [[r.cell(k), r.cell(v)] for k, v in j.details.items()]
+        )
     if j.constraints:
-        body += _table("st-constraints", ["constraint", "met", "reason"],
-                       [[r.cell(c.get("constraint", "")), "yes" if c.get("met") else "<b>no</b>", r.cell(c.get("reason") or "")]
-                        for c in j.constraints])
+        body += _table(
+            "st-constraints",
+            ["constraint", "met", "reason"],
+            [
+                [
+                    r.cell(c.get("constraint", "")),
+                    "yes" if c.get("met") else "<b>no</b>",
+                    r.cell(c.get("reason") or ""),
+                ]
+                for c in j.constraints
+            ],
+        )
     return f'<div class="st-judge">{head}{body}</div>'
 
 
 def _judged_items(r: Render, judged: JudgedItems) -> str:
     """A judged check's verdict per item (compliance bullets): held or not, and why."""
-    rows = [[r.cell(i.text), "yes" if i.passed else "<b>no</b>", r.cell(i.reason or "")] for i in judged.items]
+    rows = [
+        [r.cell(i.text), "yes" if i.passed else "<b>no</b>", r.cell(i.reason or "")] for i in judged.items
+    ]
     held = sum(1 for i in judged.items if i.passed)
-    head = (f'<h4>{r.text(judged.check)}: {held}/{len(rows)} held'
-            + (f" (model {r.text(judged.model)})" if judged.model else "") + "</h4>")
+    head = (
+        f"<h4>{r.text(judged.check)}: {held}/{len(rows)} held"
+        + (f" (model {r.text(judged.model)})" if judged.model else "")
+        + "</h4>"
+    )
     return f'<div class="st-judge">{head}{_table("st-judged", ["assertion", "held", "reason"], rows)}</div>'
 
 
 def _validation(r: Render, v: ValidatorVerdict) -> str:
     """A validator agent's verdict on one reply: score against threshold, reason, suggestions."""
     state = "passed" if v.passed else "failed"
-    where = f"turn {v.turn if v.turn is not None else '?'}" + (f", checkpoint {v.checkpoint}" if v.checkpoint else "")
-    threshold = f' vs <span class="st-threshold">threshold {r.text(v.threshold)}</span>' if v.threshold is not None else ""
-    head = (f'<h4>{r.text(where)}: {r.text(v.assertion)}: <span class="st-score">score '
-            f'{r.text(v.score)}</span>{threshold} <span class="st-{state}">{state}</span>'
-            + (f" (model {r.text(v.model)})" if v.model else "") + "</h4>")
+    where = f"turn {v.turn if v.turn is not None else '?'}" + (
+        f", checkpoint {v.checkpoint}" if v.checkpoint else ""
+    )
+    threshold = (
+        f' vs <span class="st-threshold">threshold {r.text(v.threshold)}</span>'
+        if v.threshold is not None
+        else ""
+    )
+    head = (
+        f'<h4>{r.text(where)}: {r.text(v.assertion)}: <span class="st-score">score '
+        f'{r.text(v.score)}</span>{threshold} <span class="st-{state}">{state}</span>'
+        + (f" (model {r.text(v.model)})" if v.model else "")
+        + "</h4>"
+    )
     body = f'<p class="st-reasoning">{r.text(v.reason)}</p>'
     if v.suggestions:
-        body += '<ul class="st-suggestions">' + "".join(f"<li>{r.text(s)}</li>" for s in v.suggestions) + "</ul>"
+        body += (
+            '<ul class="st-suggestions">' + "".join(f"<li>{r.text(s)}</li>" for s in v.suggestions) + "</ul>"
+        )
     return f'<div class="st-judge st-validator">{head}{body}</div>'
 
 
@@ -208,16 +268,37 @@ def conversation(r: Render, item: ReportedItem, verdict: Verdict) -> str:
     if turns:
         rows = []
         for turn in turns:
-            said = r.cell(turn.get("output") or "") if not turn.get("error") else f"<b>error</b>: {r.cell(turn['error'])}"
+            said = (
+                r.cell(turn.get("output") or "")
+                if not turn.get("error")
+                else f"<b>error</b>: {r.cell(turn['error'])}"
+            )
             calls = ", ".join(r.cell(tool_call(c).name) for c in turn.get("tool_calls") or [])
-            rows.append([r.cell(turn.get("turn", "")), r.cell(turn.get("input") or ""), said, calls,
-                         r.cell(", ".join(turn.get("checkpoints") or []))])
-        html += "<h4>Conversation</h4>" + _table("st-transcript", ["turn", "user", "agent", "tools", "reached"], rows)
+            rows.append(
+                [
+                    r.cell(turn.get("turn", "")),
+                    r.cell(turn.get("input") or ""),
+                    said,
+                    calls,
+                    r.cell(", ".join(turn.get("checkpoints") or [])),
+                ]
+            )
+        html += "<h4>Conversation</h4>" + _table(
+            "st-transcript", ["turn", "user", "agent", "tools", "reached"], rows
+        )
     if checkpoints:
-        rows = [[r.cell(c.get("id")), "yes" if c.get("required", True) else "no",
-                 r.cell(f"turn {c['turn']}") if c.get("reached") else "<b>not reached</b>",
-                 r.cell(c.get("description") or "")] for c in checkpoints]
-        html += "<h4>Checkpoints</h4>" + _table("st-checkpoints", ["checkpoint", "required", "reached", "description"], rows)
+        rows = [
+            [
+                r.cell(c.get("id")),
+                "yes" if c.get("required", True) else "no",
+                r.cell(f"turn {c['turn']}") if c.get("reached") else "<b>not reached</b>",
+                r.cell(c.get("description") or ""),
+            ]
+            for c in checkpoints
+        ]
+        html += "<h4>Checkpoints</h4>" + _table(
+            "st-checkpoints", ["checkpoint", "required", "reached", "description"], rows
+        )
     return html
 
 
@@ -225,13 +306,22 @@ def runs(r: Render, item: ReportedItem, verdict: Verdict) -> str:
     rows = run_rows(verdict, r.redactor)
     if len(rows) < 2:
         return ""
-    body = [[escape(label), f'<span class="st-{outcome}">{escape(outcome)}</span>', f"{ms:g} ms", escape(why)]
-            for label, outcome, ms, why in rows]
+    body = [
+        [escape(label), f'<span class="st-{outcome}">{escape(outcome)}</span>', f"{ms:g} ms", escape(why)]
+        for label, outcome, ms, why in rows
+    ]
     return "<h4>Runs</h4>" + _table("st-runs", ["run", "outcome", "duration", "why"], body)
 
 
 SECTIONS: list[Callable[[Render, ReportedItem, Verdict], str]] = [
-    overview, runs, judges, conversation, tool_calls, streams, exchanges, notes_html,
+    overview,
+    runs,
+    judges,
+    conversation,
+    tool_calls,
+    streams,
+    exchanges,
+    notes_html,
 ]
 """What an item's extra shows, in order; each returns HTML ("" when it has nothing to show)."""
 
@@ -251,10 +341,16 @@ def summary_table(tally: Tally, usage: Mapping[str, int]) -> str:
         rate = f"{100 * counts['passed'] / ran:.0f}%" if ran else "-"
         flaky = sum(1 for e in tally.flaky() if e.format == fmt)
         rows.append([escape(fmt), str(total), *(str(counts[o]) for o in OUTCOMES), rate, str(flaky)])
-    html = STYLE + "<h3>semantictest</h3>" + _table(
-        "st-summary st-formats", ["format", "tests", *OUTCOMES, "pass rate", "flaky"], rows)
-    html += _table("st-summary st-llm", ["LLM calls", "cache hits", "tokens"],
-                   [[str(usage.get(k, 0)) for k in ("calls", "cache_hits", "tokens")]])
+    html = (
+        STYLE
+        + "<h3>semantictest</h3>"
+        + _table("st-summary st-formats", ["format", "tests", *OUTCOMES, "pass rate", "flaky"], rows)
+    )
+    html += _table(
+        "st-summary st-llm",
+        ["LLM calls", "cache hits", "tokens"],
+        [[str(usage.get(k, 0)) for k in ("calls", "cache_hits", "tokens")]],
+    )
     return html
 
 
@@ -279,8 +375,14 @@ class HtmlPlugin:
     ``usage()`` (LLM usage, with an xdist controller's workers'), ``redactor()`` and ``limit()``
     (how many characters of a value to show), the last three read when a report is made."""
 
-    def __init__(self, config: pytest.Config, tally: Tally, usage: Callable[[], Mapping[str, int]],
-                 redactor: Callable[[], Redactor], limit: Callable[[], int]) -> None:
+    def __init__(
+        self,
+        config: pytest.Config,
+        tally: Tally,
+        usage: Callable[[], Mapping[str, int]],
+        redactor: Callable[[], Redactor],
+        limit: Callable[[], int],
+    ) -> None:
         self.config = config
         self.tally = tally
         self.usage = usage
@@ -300,8 +402,15 @@ class HtmlPlugin:
             item.stash[_ATTACHED] = True
             redactor, limit = self.redactor(), self.limit()
             html = render_item(item, verdict, redactor, limit)
-            setattr(report, "extras", [*getattr(report, "extras", []), extras.html(html),  # pytest-html's attribute
-                                       *self._attachments(verdict, redactor, limit)])
+            setattr(
+                report,
+                "extras",
+                [
+                    *getattr(report, "extras", []),
+                    extras.html(html),  # pytest-html's attribute
+                    *self._attachments(verdict, redactor, limit),
+                ],
+            )
         return report
 
     def _attachments(self, verdict: Verdict, redactor: Redactor, limit: int) -> list[dict[str, str]]:
@@ -315,8 +424,11 @@ class HtmlPlugin:
         for f in verdict.failures:
             value = f.actual if isinstance(f.actual, str) else _json(f.actual)
             if value is not None and len(value) > limit:
-                found.append(extras.text(redactor.text(value),
-                                         name=f"actual value of {f.check} ({len(value):,} characters)"))
+                found.append(
+                    extras.text(
+                        redactor.text(value), name=f"actual value of {f.check} ({len(value):,} characters)"
+                    )
+                )
         return found
 
     @pytest.hookimpl(optionalhook=True)
@@ -325,15 +437,19 @@ class HtmlPlugin:
         captured output, without the sections the extras already show."""
         if "format" not in dict(getattr(report, "user_properties", ())):
             return
-        log = [escape(_skip_reason(report) if report.skipped else report.longreprtext) + "\n"] \
-            if report.longrepr else []
+        log = (
+            [escape(_skip_reason(report) if report.skipped else report.longreprtext) + "\n"]
+            if report.longrepr
+            else []
+        )
         for header, content in report.sections:
             if " ".join(header.split()[1:-1]) not in OWN_SECTIONS:  # "Captured <name> <when>"
                 log.append(f"{' ' + escape(header) + ' ':-^80}\n{escape(content)}")
         data[:] = log or ["No log output captured."]
 
     @pytest.hookimpl(optionalhook=True)
-    def pytest_html_results_summary(self, prefix: list[str], summary: list[str], postfix: list[str],
-                                    session: pytest.Session) -> None:
+    def pytest_html_results_summary(
+        self, prefix: list[str], summary: list[str], postfix: list[str], session: pytest.Session
+    ) -> None:
         if self.tally.tests:
             prefix.append(summary_table(self.tally, self.usage()))

@@ -114,7 +114,9 @@ class Render:
         return f"<pre>{escape(trim(pretty(self.redactor.data(value)), self.limit))}</pre>"
 
     def cell(self, value: object) -> str:
-        return escape(trim(self.redactor.text(value if isinstance(value, str) else compact(value)), self.limit))
+        return escape(
+            trim(self.redactor.text(value if isinstance(value, str) else compact(value)), self.limit)
+        )
 
     def body(self, value: JSONValue, headers: JSONValue = None) -> str:
         """A request or response body: an SSE stream as a table of its frames, JSON pretty-printed."""
@@ -126,8 +128,10 @@ class Render:
 
     def frames(self, frames: list[dict[str, JSONValue]], done: bool) -> str:
         shown = frames[:200]
-        rows = [[str(n), self.cell(f.get("event", "message")), self.pre(f.get("data", ""))]
-                for n, f in enumerate(shown, 1)]
+        rows = [
+            [str(n), self.cell(f.get("event", "message")), self.pre(f.get("data", ""))]
+            for n, f in enumerate(shown, 1)
+        ]
         if done:
             rows.append([str(len(frames) + 1), "", "<code>[DONE]</code>"])
         more = f"<p>... {len(frames) - len(shown)} more frames</p>" if len(frames) > len(shown) else ""

@@ -22,7 +22,9 @@ def judge_outputs(trace: Sequence[StepTrace]) -> dict[str, Judgement]:
         if not j.has_verdict:
             continue
         out = t.step.output
-        slots = [out] if isinstance(out, str) else list(out.values()) if isinstance(out, dict) else [t.step.id]
+        slots = (
+            [out] if isinstance(out, str) else list(out.values()) if isinstance(out, dict) else [t.step.id]
+        )
         for slot in slots:
             found[slot] = j
     return found
@@ -35,8 +37,11 @@ def unstable_judgements(verdict: Verdict) -> list[str]:
         for t, j in in_trace(run.trace, Judgement):
             if j.unstable and j.samples is not None:
                 found.append(f"{step_name(t)} (line {t.step.line}): {samples_text(j.samples)}")
-        found += [f"{items.check}: {samples_text(items.samples)}" for items in judged_items(run)
-                  if items.unstable and items.samples is not None]
+        found += [
+            f"{items.check}: {samples_text(items.samples)}"
+            for items in judged_items(run)
+            if items.unstable and items.samples is not None
+        ]
     return list(dict.fromkeys(found))
 
 
@@ -84,7 +89,9 @@ def verdict_counts(verdict: Verdict, redact: Callable[[str], str] = _same) -> tu
     for judged in judged_items(verdict):
         for item in judged.items:
             state = "held" if item.passed else "NOT held"
-            lines.append(f"{state}: {_clip(redact(str(item.text)), 80)}: {_clip(redact(str(item.reason or '')))}")
+            lines.append(
+                f"{state}: {_clip(redact(str(item.text)), 80)}: {_clip(redact(str(item.reason or '')))}"
+            )
             outcomes.append(item.passed)
     return outcomes.count(True), outcomes.count(False), lines
 

@@ -44,14 +44,21 @@ def run_tally(verdict: Verdict) -> tuple[int, int]:
 
 def deciding_judgement(verdict: Verdict) -> Judgement | ValidatorVerdict | None:
     """The verdict that decided the case: the lowest score among its judge and validator verdicts."""
-    found: list[Judgement | ValidatorVerdict] = [j for _, j in in_trace(verdict.trace, Judgement) if j.has_verdict]
+    found: list[Judgement | ValidatorVerdict] = [
+        j for _, j in in_trace(verdict.trace, Judgement) if j.has_verdict
+    ]
     found += validations(verdict)
     scored = [j for j in found if isinstance(j.score, (int, float)) and not isinstance(j.score, bool)]
     return min(scored, key=lambda j: j.score) if scored else (found[0] if found else None)
 
 
-def properties(fmt: str, verdict: Verdict | None, required: int | None, usage: Mapping[str, int],
-               redactor: Redactor | None = None) -> list[tuple[str, object]]:
+def properties(
+    fmt: str,
+    verdict: Verdict | None,
+    required: int | None,
+    usage: Mapping[str, int],
+    redactor: Redactor | None = None,
+) -> list[tuple[str, object]]:
     """The properties of one test (``required``: runs that must pass, when the case repeats)."""
     props: list[tuple[str, object]] = [("format", fmt)]
     if verdict is None:
@@ -64,8 +71,11 @@ def properties(fmt: str, verdict: Verdict | None, required: int | None, usage: M
             props.append(("min_pass", required))
         props.append(("run_outcomes", ",".join(r.outcome.value for _, r in runs)))
         low, high = wilson(passed, total)
-        props += [("pass_rate", round(passed / total, 4)), ("pass_rate_low", round(low, 4)),
-                  ("pass_rate_high", round(high, 4))]
+        props += [
+            ("pass_rate", round(passed / total, 4)),
+            ("pass_rate_low", round(low, 4)),
+            ("pass_rate_high", round(high, 4)),
+        ]
     if verdict.decision:
         props.append(("decision", verdict.decision))
     if verdict.planned_runs > len(verdict.runs):  # stopped once the outcome was decided
@@ -82,6 +92,9 @@ def properties(fmt: str, verdict: Verdict | None, required: int | None, usage: M
     if items:
         props.append(("judged", f"{sum(1 for i in items if i.passed)}/{len(items)}"))
     if usage.get("calls") or usage.get("cache_hits") or usage.get("tokens"):
-        props += [("llm_calls", usage.get("calls", 0)), ("cache_hits", usage.get("cache_hits", 0)),
-                  ("tokens", usage.get("tokens", 0))]
+        props += [
+            ("llm_calls", usage.get("calls", 0)),
+            ("cache_hits", usage.get("cache_hits", 0)),
+            ("tokens", usage.get("tokens", 0)),
+        ]
     return props + note_properties(verdict, redactor)

@@ -33,8 +33,11 @@ def notes_html(r: Render, item: object, verdict: Verdict) -> str:
     parts = []
     for t, note in in_verdict(verdict, Note):
         title = f"{step_name(t)}: {note.title}" if t is not None else note.title
-        body = table("st-facts", ["fact", "value"], [[r.cell(k), r.cell(v)] for k, v in note.fields.items()]) \
-            if note.fields else ""
+        body = (
+            table("st-facts", ["fact", "value"], [[r.cell(k), r.cell(v)] for k, v in note.fields.items()])
+            if note.fields
+            else ""
+        )
         body += r.pre(note.text) if note.text else ""
         parts.append(f'<div class="st-note"><h4>{r.text(title)}</h4>{body}</div>')
     return "<h4>Evidence</h4>" + "".join(parts) if parts else ""
@@ -60,5 +63,12 @@ def note_properties(verdict: Verdict, redactor: Redactor | None) -> list[tuple[s
 
 def note_records(verdict: Verdict) -> list[dict[str, JSONValue]]:
     """The notes for the results file (the writer redacts the whole record)."""
-    return [{"step": t.step.id if t is not None else None, "title": note.title, "fields": dict(note.fields),
-             **({"text": note.text} if note.text else {})} for t, note in in_verdict(verdict, Note)]
+    return [
+        {
+            "step": t.step.id if t is not None else None,
+            "title": note.title,
+            "fields": dict(note.fields),
+            **({"text": note.text} if note.text else {}),
+        }
+        for t, note in in_verdict(verdict, Note)
+    ]

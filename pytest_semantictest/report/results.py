@@ -44,8 +44,13 @@ class ResultsWriter:
     process's LLM usage counters; ``redactor()``: the session's redactor (before its services
     started: one of the environment's secrets)."""
 
-    def __init__(self, config: pytest.Config, path: str | None, usage: Callable[[], dict[str, int]],
-                 redactor: Callable[[], Redactor]) -> None:
+    def __init__(
+        self,
+        config: pytest.Config,
+        path: str | None,
+        usage: Callable[[], dict[str, int]],
+        redactor: Callable[[], Redactor],
+    ) -> None:
         self.config = config
         self.path = Path(str(config.invocation_params.dir)) / path if path else None
         self._usage = usage
@@ -103,14 +108,22 @@ class ResultsWriter:
             if verdict.runs:
                 record["runs"] = [r.outcome.value for r in verdict.runs]
                 record["run_durations_ms"] = [round(r.duration_ms, 1) for r in verdict.runs]
-                scores = [j.score for j in map(deciding_judgement, verdict.runs)
-                          if j is not None and isinstance(j.score, (int, float))]
+                scores = [
+                    j.score
+                    for j in map(deciding_judgement, verdict.runs)
+                    if j is not None and isinstance(j.score, (int, float))
+                ]
                 if len(scores) == len(verdict.runs):
                     record["run_scores"] = scores
                 passed, total = run_tally(verdict)
                 low, high = wilson(passed, total)
-                record["pass_rate"] = {"passed": passed, "runs": total, "rate": round(passed / total, 4),
-                                       "low": round(low, 4), "high": round(high, 4)}
+                record["pass_rate"] = {
+                    "passed": passed,
+                    "runs": total,
+                    "rate": round(passed / total, 4),
+                    "low": round(low, 4),
+                    "high": round(high, 4),
+                }
                 if verdict.decision:
                     record["pass_rate"]["decision"] = verdict.decision
             judged = [j.as_dict() for j in judged_items(verdict)]  # a step's too, as every report shows them
@@ -130,8 +143,10 @@ class ResultsWriter:
 
     @pytest.hookimpl(tryfirst=True)  # (before the baseline comparison, which reads the record)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        record = self.records.setdefault(report.nodeid, {"id": report.nodeid, "outcome": "passed", "duration_s": 0.0,
-                                                         "results_version": RESULTS_VERSION})
+        record = self.records.setdefault(
+            report.nodeid,
+            {"id": report.nodeid, "outcome": "passed", "duration_s": 0.0, "results_version": RESULTS_VERSION},
+        )
         record["duration_s"] = round(record["duration_s"] + float(report.duration or 0.0), 6)
         outcome = _outcome(report)
         if outcome is not None and (record["outcome"] in ("passed", "xpassed") or outcome == "failed"):

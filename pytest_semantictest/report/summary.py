@@ -145,8 +145,9 @@ class SummaryPlugin:
     """Registered by the plugin with what it reads of the session: ``usage()``, this process's LLM
     usage counters, and ``redactor()``, the session's redactor (both read when a test runs)."""
 
-    def __init__(self, config: pytest.Config, usage: Callable[[], Mapping[str, int]],
-                 redactor: Callable[[], Redactor]) -> None:
+    def __init__(
+        self, config: pytest.Config, usage: Callable[[], Mapping[str, int]], redactor: Callable[[], Redactor]
+    ) -> None:
         self.config = config
         self.usage = usage
         self.redactor = redactor
@@ -198,7 +199,12 @@ class SummaryPlugin:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.tally.add(report)
 
-    def write(self, terminalreporter: pytest.TerminalReporter, usage: Mapping[str, int], usage_lines: Sequence[str] = ()) -> None:
+    def write(
+        self,
+        terminalreporter: pytest.TerminalReporter,
+        usage: Mapping[str, int],
+        usage_lines: Sequence[str] = (),
+    ) -> None:
         """The summary section (only when spec tests ran), the LLM usage line and ``usage_lines`` (each
         model's tokens and cost, the rate limit's waits)."""
         tally, tr = self.tally, terminalreporter
@@ -227,7 +233,6 @@ class SummaryPlugin:
         for line in usage_lines:
             tr.write_line(f"semantictest: {line}")
 
-
     def _write_judged(self, tr: pytest.TerminalReporter) -> None:
         """The judge's verdict counts; each judged test's scores and reasons (a few, or all with -v)."""
         judged = self.tally.judged()
@@ -235,7 +240,9 @@ class SummaryPlugin:
             return
         passed = sum(e.judge[0] for e in judged if e.judge)
         failed = sum(e.judge[1] for e in judged if e.judge)
-        tr.write_line(f"judge verdicts: {passed} passed, {failed} not passed, in {len(judged)} judged test(s)")
+        tr.write_line(
+            f"judge verdicts: {passed} passed, {failed} not passed, in {len(judged)} judged test(s)"
+        )
         verbose = self.config.getoption("verbose", 0) > 0
         if len(judged) > DETAIL_LIMIT and not verbose:
             tr.write_line("  (-v shows each judged test's scores and reasons)")

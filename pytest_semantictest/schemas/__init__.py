@@ -39,20 +39,29 @@ class SchemaSource:
 
 SCHEMAS: list[SchemaSource] = [
     SchemaSource(
-        "semantictest", "pytest_semantictest.formats.semantictest.models:SuiteSpec", "SemanticTest suite",
+        "semantictest",
+        "pytest_semantictest.formats.semantictest.models:SuiteSpec",
+        "SemanticTest suite",
         "A SemanticTest suite file (*.json with a top-level tests array) run by pytest-semantictest.",
-        free_keys="^(x-|\\$schema$)", schema_key=True,
+        free_keys="^(x-|\\$schema$)",
+        schema_key=True,
     ),
     SchemaSource(
-        "highbar", "pytest_semantictest.formats.highbar.models:Spec", "highbar spec",
+        "highbar",
+        "pytest_semantictest.formats.highbar.models:Spec",
+        "highbar spec",
         "A highbar spec (*.highbar.yaml) run by pytest-semantictest; calls_from and markers are extensions.",
     ),
     SchemaSource(
-        "yao-case", "pytest_semantictest.formats.yao.models:CaseSpec", "Yao test case",
+        "yao-case",
+        "pytest_semantictest.formats.yao.models:CaseSpec",
+        "Yao test case",
         "One line of a Yao conversation test file (*.jsonl): a single-turn, static or dynamic test case.",
     ),
     SchemaSource(
-        "yao-agent", "pytest_semantictest.formats.yao.models:AgentFileSpec", "Yao agent file",
+        "yao-agent",
+        "pytest_semantictest.formats.yao.models:AgentFileSpec",
+        "Yao agent file",
         "The agent a Yao test file talks to (<name>.agent.yaml next to <name>.jsonl).",
     ),
 ]

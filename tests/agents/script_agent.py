@@ -53,7 +53,7 @@ class ScriptHandler(trace_agent.Handler):
         try:
             message = str(json.loads(raw)["message"])
         except (ValueError, KeyError, TypeError):
-            self.send_json({"error": "body must be {\"message\": ...}"}, 400)
+            self.send_json({"error": 'body must be {"message": ...}'}, 400)
             return
         os.write(1, f"chat: {message}\n".encode())  # one write: print() from other threads cannot split it
         action = next_action(message)

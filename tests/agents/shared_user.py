@@ -43,7 +43,9 @@ def main() -> None:
     except AgentStartError as e:
         print(json.dumps({"error": str(e)}), flush=True)
         return
-    print(json.dumps({k: str(v) if isinstance(v, Path) else v for k, v in asdict(handle).items()}), flush=True)
+    print(
+        json.dumps({k: str(v) if isinstance(v, Path) else v for k, v in asdict(handle).items()}), flush=True
+    )
     for line in sys.stdin:
         command = line.strip()
         if command == "release":

@@ -23,8 +23,11 @@ from pytest_semantictest.redact import Redactor
 
 def test_expand_env_anywhere_and_reports_used_values():
     env = {"TOKEN": "s3cret-token", "PORT": "8731"}
-    raw = {"endpoint": "http://127.0.0.1:${PORT}/chat", "request": {"headers": {"Authorization": "Bearer ${TOKEN}"},
-           "body": ["${PORT}", 5, None]}, "n": 3}
+    raw = {
+        "endpoint": "http://127.0.0.1:${PORT}/chat",
+        "request": {"headers": {"Authorization": "Bearer ${TOKEN}"}, "body": ["${PORT}", 5, None]},
+        "n": 3,
+    }
     value, used = expand_env(raw, env)
     assert value["endpoint"] == "http://127.0.0.1:8731/chat"
     assert value["request"]["headers"]["Authorization"] == "Bearer s3cret-token"
@@ -39,18 +42,29 @@ def test_expand_env_is_not_recursive():
 
 
 def test_missing_variable_names_it_and_where():
-    with pytest.raises(AgentConfigError, match=r"agent.request.headers.Authorization: environment variable "
-                       r"AGENT_TOKEN is not set"):
+    with pytest.raises(
+        AgentConfigError,
+        match=r"agent.request.headers.Authorization: environment variable "
+        r"AGENT_TOKEN is not set",
+    ):
         expand_env({"request": {"headers": {"Authorization": "Bearer ${AGENT_TOKEN}"}}}, {})
 
 
 def test_from_highbar_maps_keys_and_collects_secrets(tmp_path):
     agent = {
-        "start": "python agent.py", "endpoint": "http://127.0.0.1:9/chat", "health": None,
-        "startup_timeout": 2000, "settle_time": 0, "timeout": 1000,
-        "request": {"method": "put", "headers": {"Authorization": "Bearer ${TOK}"},
-                    "body": {"input": "{{message}}"}},
-        "response": "data.reply", "session": {"setup": {"python": "h:setup"}},
+        "start": "python agent.py",
+        "endpoint": "http://127.0.0.1:9/chat",
+        "health": None,
+        "startup_timeout": 2000,
+        "settle_time": 0,
+        "timeout": 1000,
+        "request": {
+            "method": "put",
+            "headers": {"Authorization": "Bearer ${TOK}"},
+            "body": {"input": "{{message}}"},
+        },
+        "response": "data.reply",
+        "session": {"setup": {"python": "h:setup"}},
         "correlate": {"conversation": "{{session.cid}}"},
     }
     cfg = AgentConfig.from_highbar(agent, cwd=tmp_path, environ={"TOK": "abcdefgh"}, name="orders")
@@ -64,10 +78,16 @@ def test_from_highbar_maps_keys_and_collects_secrets(tmp_path):
 
 
 def test_from_highbar_skips_extension_keys_only_where_the_schema_has_keys():
-    agent = {"endpoint": "http://h/x", "x-note": "${UNSET_A}",
-             "request": {"x-anchor": "${UNSET_B}", "headers": {"x-api-key": "${KEY}"},
-                         "body": {"x-input": "{{message}} ${KEY}"}},
-             "session": {"x-n": 1, "setup": {"python": "m:f", "x-why": "${UNSET_C}"}}}
+    agent = {
+        "endpoint": "http://h/x",
+        "x-note": "${UNSET_A}",
+        "request": {
+            "x-anchor": "${UNSET_B}",
+            "headers": {"x-api-key": "${KEY}"},
+            "body": {"x-input": "{{message}} ${KEY}"},
+        },
+        "session": {"x-n": 1, "setup": {"python": "m:f", "x-why": "${UNSET_C}"}},
+    }
     cfg = AgentConfig.from_highbar(agent, environ={"KEY": "k-123456"})
     assert cfg.request_headers == {"x-api-key": "k-123456"}
     assert cfg.request_body == {"x-input": "{{message}} k-123456"}
@@ -81,8 +101,10 @@ def test_mask_forms_and_short_values():
     """A secret is masked in any encoding; one under six characters is not a secret (its encoded form
     may be longer: a 5-character value repr-escaped is 6, and still not masked)."""
     text = "a b%2Fc%3D12 'x\\ny12z' 'x\\ny12' 8731 tok3n!/=1 b+c"
-    assert Redactor(["tok3n!/=1", "8731", "b/c=12", "x\ny12z", "x\ny12", "b c"]).text(text) == \
-        "a *** '***' 'x\\ny12' 8731 *** b+c"
+    assert (
+        Redactor(["tok3n!/=1", "8731", "b/c=12", "x\ny12z", "x\ny12", "b c"]).text(text)
+        == "a *** '***' 'x\\ny12' 8731 *** b+c"
+    )
 
 
 def test_traces_and_log_paths_are_relative_to_cwd(tmp_path):
@@ -91,12 +113,26 @@ def test_traces_and_log_paths_are_relative_to_cwd(tmp_path):
 
 
 def test_render_keeps_types_and_escapes_structurally():
-    values = Values(test_id="id1", message='say "hi"\n{x}', test_name="T", session={"cid": 42, "user": {"n": "u"}})
-    body = {"m": "{{message}}", "wrapped": "<{{ message }}>", "cid": "{{session.cid}}", "text": "c={{session.cid}}",
-            "obj": "{{session.user}}", "list": ["{{test.id}}", "{{test.name}}"], "n": 1}
+    values = Values(
+        test_id="id1", message='say "hi"\n{x}', test_name="T", session={"cid": 42, "user": {"n": "u"}}
+    )
+    body = {
+        "m": "{{message}}",
+        "wrapped": "<{{ message }}>",
+        "cid": "{{session.cid}}",
+        "text": "c={{session.cid}}",
+        "obj": "{{session.user}}",
+        "list": ["{{test.id}}", "{{test.name}}"],
+        "n": 1,
+    }
     assert render(body, values) == {
-        "m": 'say "hi"\n{x}', "wrapped": '<say "hi"\n{x}>', "cid": 42, "text": "c=42", "obj": {"n": "u"},
-        "list": ["id1", "T"], "n": 1,
+        "m": 'say "hi"\n{x}',
+        "wrapped": '<say "hi"\n{x}>',
+        "cid": 42,
+        "text": "c=42",
+        "obj": {"n": "u"},
+        "list": ["id1", "T"],
+        "n": 1,
     }
     with pytest.raises(PlaceholderError, match="no key 'nope'"):
         render("{{session.nope}}", values)
@@ -122,8 +158,11 @@ def test_correlation():
 
 def test_classify_splits_a_batch():
     batch = TraceBatch(
-        tools=[ToolCall("a", {}, context={"test": "me"}), ToolCall("b", {}, context={"test": "you"}),
-               ToolCall("c", {})],
+        tools=[
+            ToolCall("a", {}, context={"test": "me"}),
+            ToolCall("b", {}, context={"test": "you"}),
+            ToolCall("c", {}),
+        ],
         turns=[TurnRecord(0.0, "m", "r", {"test": "me"})],
     )
     split = classify(batch, {"test": "me"})

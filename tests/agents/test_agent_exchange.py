@@ -35,10 +35,20 @@ class _Agent(QuietHandler):
         if url.path == "/empty":
             return self._send(200, b"", {})
         if url.path == "/text":
-            return self._send(200, "h\u00e9llo".encode("latin-1"), {"Content-Type": "text/plain; charset=latin-1"})
+            return self._send(
+                200, "h\u00e9llo".encode("latin-1"), {"Content-Type": "text/plain; charset=latin-1"}
+            )
         echoed = {"test_id": self.headers.get(TEST_HEADER), "body": json.loads(body or b"null")}
-        reply = {"choices": [{"message": {"content": json.dumps(echoed), "tool_calls": [
-            {"function": {"name": "lookup", "arguments": '{"q": "x"}'}}]}}]}
+        reply = {
+            "choices": [
+                {
+                    "message": {
+                        "content": json.dumps(echoed),
+                        "tool_calls": [{"function": {"name": "lookup", "arguments": '{"q": "x"}'}}],
+                    }
+                }
+            ]
+        }
         self._send(200, json.dumps(reply).encode(), {"Content-Type": "application/json", "X-Agent": "echo"})
 
     def _send(self, code: int, data: bytes, headers: dict[str, str]) -> None:
@@ -56,9 +66,16 @@ def base() -> Iterator[str]:
 
 
 def _exchange(url: str, *, timeout_ms: float = 5000, response_path: str | None = None) -> AgentReply:
-    request = AgentRequest("POST", url, {TEST_HEADER: "t-1", "Content-Type": "application/json"},
-                           json_bytes({"messages": [{"role": "user", "content": "hi"}]}), "t-1", timeout_ms,
-                           response_path, Redactor([SECRET]))
+    request = AgentRequest(
+        "POST",
+        url,
+        {TEST_HEADER: "t-1", "Content-Type": "application/json"},
+        json_bytes({"messages": [{"role": "user", "content": "hi"}]}),
+        "t-1",
+        timeout_ms,
+        response_path,
+        Redactor([SECRET]),
+    )
     return asyncio.run(exchange(None, request))
 
 
@@ -66,7 +83,10 @@ def test_a_reply_is_typed_status_headers_body_text_tool_calls_duration(base: str
     reply = _exchange(base + "/chat")
     assert reply.error is None and reply.status == 200 and reply.test_id == "t-1"
     assert reply.headers["x-agent"] == "echo" and reply.headers["content-type"] == "application/json"
-    assert json.loads(reply.text) == {"test_id": "t-1", "body": {"messages": [{"role": "user", "content": "hi"}]}}
+    assert json.loads(reply.text) == {
+        "test_id": "t-1",
+        "body": {"messages": [{"role": "user", "content": "hi"}]},
+    }
     assert json.loads(reply.raw)["choices"][0]["message"]["content"] == reply.text
     assert [(c.fn, c.args) for c in reply.tool_calls or []] == [("lookup", {"q": "x"})]
     assert reply.elapsed_ms > 0 and reply.checked() is reply
@@ -76,11 +96,18 @@ def test_the_body_is_decoded_with_its_charset(base: str) -> None:
     assert _exchange(base + "/text").text == "h\u00e9llo"
 
 
-@pytest.mark.parametrize(("path", "status", "error"), [
-    ("/status?code=500", 500, "HTTP 500 from {url}: failed for ***"),
-    ("/moved", 302, "HTTP 302 from {url}: redirected to http://127.0.0.1:1/elsewhere; set the endpoint to that URL"),
-    ("/empty", 200, "the agent replied with an empty body (HTTP 200)"),
-])
+@pytest.mark.parametrize(
+    ("path", "status", "error"),
+    [
+        ("/status?code=500", 500, "HTTP 500 from {url}: failed for ***"),
+        (
+            "/moved",
+            302,
+            "HTTP 302 from {url}: redirected to http://127.0.0.1:1/elsewhere; set the endpoint to that URL",
+        ),
+        ("/empty", 200, "the agent replied with an empty body (HTTP 200)"),
+    ],
+)
 def test_a_reply_that_fails_the_rules_keeps_its_status_and_says_why_masked(
     base: str, path: str, status: int, error: str
 ) -> None:
@@ -93,12 +120,18 @@ def test_a_reply_that_fails_the_rules_keeps_its_status_and_says_why_masked(
 
 def test_a_response_path_that_names_nothing_is_the_error(base: str) -> None:
     reply = _exchange(base + "/chat", response_path="answer")
-    assert reply.status == 200 and reply.error is not None and reply.error.startswith("response path 'answer'")
+    assert (
+        reply.status == 200 and reply.error is not None and reply.error.startswith("response path 'answer'")
+    )
 
 
 def test_no_response_is_status_0_with_the_reason() -> None:
     reply = _exchange("http://127.0.0.1:9/chat")
-    assert reply.status == 0 and reply.error is not None and reply.error.startswith("cannot reach http://127.0.0.1:9")
+    assert (
+        reply.status == 0
+        and reply.error is not None
+        and reply.error.startswith("cannot reach http://127.0.0.1:9")
+    )
 
 
 def test_the_deadline_bounds_the_whole_exchange(base: str) -> None:

@@ -43,8 +43,9 @@ def _zombie_leader(pid: int) -> bool:
 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc")
 def test_a_zombie_leader_with_a_live_thread_is_alive() -> None:
-    child = subprocess.Popen([sys.executable, "-c", LEADER_EXITS], stdout=subprocess.PIPE, text=True,
-                             start_new_session=True)
+    child = subprocess.Popen(
+        [sys.executable, "-c", LEADER_EXITS], stdout=subprocess.PIPE, text=True, start_new_session=True
+    )
     try:
         assert child.stdout is not None
         port = int(child.stdout.readline())
@@ -70,8 +71,9 @@ def test_a_dying_process_is_not_alive_once_settled_a_serving_one_is() -> None:
     """A recorded agent is reused only if it is alive once settled: a killed agent shows a zombie
     leader while its threads exit (a shared agent was reused that way, then answered nothing)."""
     dying = subprocess.Popen([sys.executable, "-c", DYING])
-    serving = subprocess.Popen([sys.executable, "-c", LEADER_EXITS], stdout=subprocess.PIPE, text=True,
-                               start_new_session=True)
+    serving = subprocess.Popen(
+        [sys.executable, "-c", LEADER_EXITS], stdout=subprocess.PIPE, text=True, start_new_session=True
+    )
     try:
         assert serving.stdout is not None
         serving.stdout.readline()

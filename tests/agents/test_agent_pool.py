@@ -44,10 +44,20 @@ def test_one_process_two_request_bodies(pytester: pytest.Pytester, workers: list
 
 def test_keys_separate_turn_settings_not_processes(tmp_path: Path) -> None:
     one = AgentConfig(endpoint="http://127.0.0.1:1/chat", start="agent", cwd=tmp_path, request_body={"a": 1})
-    other = AgentConfig(endpoint="http://127.0.0.1:1/chat", start="agent", cwd=tmp_path, request_body={"a": 2},
-                        name="other file")
+    other = AgentConfig(
+        endpoint="http://127.0.0.1:1/chat",
+        start="agent",
+        cwd=tmp_path,
+        request_body={"a": 2},
+        name="other file",
+    )
     assert agent_key(one) == agent_key(other)
     assert live_key(one) != live_key(other) and live_key(one) != live_key(one, "reply")
-    renamed = AgentConfig(endpoint="http://127.0.0.1:1/chat", start="agent", cwd=tmp_path, request_body={"a": 1},
-                          name="other file")
+    renamed = AgentConfig(
+        endpoint="http://127.0.0.1:1/chat",
+        start="agent",
+        cwd=tmp_path,
+        request_body={"a": 1},
+        name="other file",
+    )
     assert live_key(one) == live_key(renamed)  # the same settings from another file share one LiveAgent

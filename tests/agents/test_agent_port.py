@@ -27,8 +27,12 @@ def _spawn_without_waiting(state: Path, cfg: Any) -> User:
     """A User whose handle line is not read yet: it comes only once the process has the port."""
     user = User.__new__(User)
     raw = {k: str(v) if isinstance(v, Path) else v for k, v in cfg.__dict__.items()}
-    user.proc = subprocess.Popen([sys.executable, str(USER), str(state), agent_key(cfg), json.dumps(raw)],
-                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    user.proc = subprocess.Popen(
+        [sys.executable, str(USER), str(state), agent_key(cfg), json.dumps(raw)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     return user
 
 

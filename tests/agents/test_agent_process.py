@@ -177,10 +177,14 @@ def test_attach_unhealthy_agent(make_config):
 
 
 def test_command_hooks_run_without_shell_in_cwd(make_config, tmp_path):
-    setup = (f"{sys.executable} -c \"import sys, json; print('log line'); print(json.dumps({{'sid': sys.argv[1]}}))\""
-             " {{test.id}}")
-    teardown = (f"{sys.executable} -c \"import sys, json; open('closed.txt', 'w').write(json.dumps(sys.argv[1:]))\""
-                " {{session.sid}} ';' echo hi")
+    setup = (
+        f"{sys.executable} -c \"import sys, json; print('log line'); print(json.dumps({{'sid': sys.argv[1]}}))\""
+        " {{test.id}}"
+    )
+    teardown = (
+        f"{sys.executable} -c \"import sys, json; open('closed.txt', 'w').write(json.dumps(sys.argv[1:]))\""
+        " {{session.sid}} ';' echo hi"
+    )
     hooks = SessionHooks(make_config(session_setup=setup, session_teardown=teardown))
     session = hooks.setup(HookContext("abc123", "t"))
     assert session == {"sid": "abc123"}
@@ -203,8 +207,10 @@ def test_python_hooks(make_config, tmp_path):
         "def open_session(ctx):\n    return {'conversation': ctx.test_id[:4], 'headers': {'X-Conv': 'c1'}}\n"
         "def close_session(ctx, session):\n    calls.append(session['conversation'])\n"
     )
-    cfg = make_config(session_setup={"python": "my_hooks:open_session"},
-                      session_teardown={"python": "my_hooks:close_session"})
+    cfg = make_config(
+        session_setup={"python": "my_hooks:open_session"},
+        session_teardown={"python": "my_hooks:close_session"},
+    )
     hooks = SessionHooks(cfg)
     hooks.load()
     session = hooks.setup(HookContext("abcdef"))

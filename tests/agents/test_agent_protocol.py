@@ -31,8 +31,14 @@ from pytest_semantictest.agents import (
 def agent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AgentProcess]:
     tmp = tmp_path_factory.mktemp("protocol")
     port = free_port()
-    cfg = AgentConfig(endpoint=f"http://127.0.0.1:{port}/chat", start=agent_command(port),
-                      health=f"http://127.0.0.1:{port}/health", cwd=tmp, log_dir=tmp / "logs", timeout_ms=5000)
+    cfg = AgentConfig(
+        endpoint=f"http://127.0.0.1:{port}/chat",
+        start=agent_command(port),
+        health=f"http://127.0.0.1:{port}/health",
+        cwd=tmp,
+        log_dir=tmp / "logs",
+        timeout_ms=5000,
+    )
     process = AgentProcess(cfg)
     process.start(require_hello=True)
     yield process
@@ -66,8 +72,10 @@ def test_chat_reply_and_tagged_trace_records(agent):
     assert other.text == "Sorry, I did not understand."  # 77 is not an order number (3+ digits)
     batch = reader.read_new()
     mine = classify(batch, resolve_correlate({"test": "{{test.id}}"}, tid))
-    assert [(t.fn, t.args) for t in mine.mine_tools] == [("get_order", {"order_id": "1042"}),
-                                                         ("cancel_order", {"order_id": "1042"})]
+    assert [(t.fn, t.args) for t in mine.mine_tools] == [
+        ("get_order", {"order_id": "1042"}),
+        ("cancel_order", {"order_id": "1042"}),
+    ]
     assert mine.mine_tools[0].result == {"status": "shipped"} and len(mine.mine_turns) == 1
     assert mine.other == 1  # the other execution's turn record
     greeting = new_test_id()
@@ -86,13 +94,24 @@ def test_default_request_shape(agent):
 
 
 def test_custom_body_headers_and_method(agent):
-    cfg = cfg_for(agent, "/echo", request_method="PUT",
-                  request_headers={"Authorization": "Bearer tok", "x-highbar-test": "spoofed",
-                                   "X-Name": "{{test.name}}"},
-                  request_body={"input": {"text": "<{{message}}>", "raw": "{{message}}"}, "stream": False, "n": [1]})
+    cfg = cfg_for(
+        agent,
+        "/echo",
+        request_method="PUT",
+        request_headers={
+            "Authorization": "Bearer tok",
+            "x-highbar-test": "spoofed",
+            "X-Name": "{{test.name}}",
+        },
+        request_body={"input": {"text": "<{{message}}>", "raw": "{{message}}"}, "stream": False, "n": [1]},
+    )
     reply = call(cfg, "über {json}", "tid1", test_name="my test")
     headers, body = echoed(reply)
-    assert json.loads(body) == {"input": {"text": "<über {json}>", "raw": "über {json}"}, "stream": False, "n": [1]}
+    assert json.loads(body) == {
+        "input": {"text": "<über {json}>", "raw": "über {json}"},
+        "stream": False,
+        "n": [1],
+    }
     assert headers["authorization"] == "Bearer tok" and headers["x-name"] == "my test"
     assert headers["x-highbar-test"] == "tid1"  # always ours, whatever the config says
     assert reply.data["method"] == "PUT"
@@ -102,12 +121,17 @@ def test_string_body_is_text_plain_and_session_headers_apply(agent):
     cfg = cfg_for(agent, "/echo", request_body="Q: {{message}}")
     reply = call(cfg, "why", session={"headers": {"X-Session": "s1"}})
     headers, body = echoed(reply)
-    assert body == "Q: why" and headers["content-type"].startswith("text/plain") and headers["x-session"] == "s1"
+    assert (
+        body == "Q: why" and headers["content-type"].startswith("text/plain") and headers["x-session"] == "s1"
+    )
 
 
 def test_response_path(agent):
     body = {"data": {"items": [{"text": "{{message}}"}], "n": 3}}
-    assert call(cfg_for(agent, "/mirror", request_body=body, response_path="data.items.0.text"), "deep").text == "deep"
+    assert (
+        call(cfg_for(agent, "/mirror", request_body=body, response_path="data.items.0.text"), "deep").text
+        == "deep"
+    )
     assert call(cfg_for(agent, "/mirror", request_body=body, response_path="data.n"), "x").text == "3"
     with pytest.raises(AgentError, match="response path 'data.items.5.text': index 5 is out of range"):
         call(cfg_for(agent, "/mirror", request_body=body, response_path="data.items.5.text"))
@@ -115,20 +139,26 @@ def test_response_path(agent):
         call(cfg_for(agent, "/mirror", request_body=body, response_path="data.reply"))
 
 
-@pytest.mark.parametrize(("body", "text"), [
-    ({"message": "{{message}}", "response": 7}, "7"),
-    ({"text": "{{message}}"}, "hi"),
-    ({"reply": True}, "true"),
-])
+@pytest.mark.parametrize(
+    ("body", "text"),
+    [
+        ({"message": "{{message}}", "response": 7}, "7"),
+        ({"text": "{{message}}"}, "hi"),
+        ({"reply": True}, "true"),
+    ],
+)
 def test_default_reply_keys(agent, body, text):
     assert call(cfg_for(agent, "/mirror", request_body=body), "hi").text == text
 
 
-@pytest.mark.parametrize(("body", "error"), [
-    ({"response": None, "m": "{{message}}"}, "the reply's 'response' is null"),
-    ({"content": {"a": "{{message}}"}}, "the reply's 'content' is a JSON object, not text"),
-    ({"other": "{{message}}"}, "the JSON reply has none of response, message, content, text, reply"),
-])
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [
+        ({"response": None, "m": "{{message}}"}, "the reply's 'response' is null"),
+        ({"content": {"a": "{{message}}"}}, "the reply's 'content' is a JSON object, not text"),
+        ({"other": "{{message}}"}, "the JSON reply has none of response, message, content, text, reply"),
+    ],
+)
 def test_default_reply_key_errors(agent, body, error):
     with pytest.raises(AgentError, match=error):
         call(cfg_for(agent, "/mirror", request_body=body))
@@ -216,20 +246,34 @@ def test_simple_reply_tool_calls(agent):
     ]
 
 
-@pytest.mark.parametrize(("body", "error"), [
-    ({"reply": "{{message}}", "tool_calls": {"name": "x"}}, "'tool_calls' must be a list"),
-    ({"reply": "{{message}}", "tool_calls": [{"args": {}}]}, r"tool_calls\[0\] has no 'name'"),
-    ({"reply": "{{message}}", "tool_calls": [{"name": "a", "arguments": "{oops"}]}, "arguments is not valid JSON"),
-    ({"reply": "{{message}}", "tool_calls": [{"name": "a", "arguments": [1]}]}, "arguments must be an object"),
-    ({"choices": [{"message": {"content": None}}], "m": "{{message}}"}, "content is null and there are no tool calls"),
-])
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [
+        ({"reply": "{{message}}", "tool_calls": {"name": "x"}}, "'tool_calls' must be a list"),
+        ({"reply": "{{message}}", "tool_calls": [{"args": {}}]}, r"tool_calls\[0\] has no 'name'"),
+        (
+            {"reply": "{{message}}", "tool_calls": [{"name": "a", "arguments": "{oops"}]},
+            "arguments is not valid JSON",
+        ),
+        (
+            {"reply": "{{message}}", "tool_calls": [{"name": "a", "arguments": [1]}]},
+            "arguments must be an object",
+        ),
+        (
+            {"choices": [{"message": {"content": None}}], "m": "{{message}}"},
+            "content is null and there are no tool calls",
+        ),
+    ],
+)
 def test_reply_tool_call_errors(agent, body, error):
     with pytest.raises(AgentError, match=error):
         call(cfg_for(agent, "/mirror", request_body=body))
 
 
 def test_openai_shapes_without_calls(agent):
-    body = {"choices": [{"message": {"role": "assistant", "content": [{"type": "text", "text": "{{message}}"}]}}]}
+    body = {
+        "choices": [{"message": {"role": "assistant", "content": [{"type": "text", "text": "{{message}}"}]}}]
+    }
     reply = call(cfg_for(agent, "/mirror", request_body=body), "parts")
     assert reply.text == "parts" and reply.tool_calls == []
     explicit = call(cfg_for(agent, "/mirror", request_body={"reply": "{{message}}", "tool_calls": None}), "x")

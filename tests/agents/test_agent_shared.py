@@ -35,7 +35,9 @@ class User:
         raw = {k: str(v) if isinstance(v, Path) else v for k, v in cfg.__dict__.items()}
         self.proc = subprocess.Popen(
             [sys.executable, str(USER), str(state_dir), key, json.dumps(raw)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
         )
         self.handle: dict[str, Any] = json.loads(self.proc.stdout.readline())
 

@@ -57,8 +57,21 @@ def test_shrunken_file_is_reread_from_start(tmp_path):
 
 
 def test_v1_records():
-    tool = parse_line(line(v=1, type="tool", ts=5.0, fn="get_order", args={"order_id": "1"}, result={"s": 1},
-                           error=None, started_at=1.0, ended_at=2.0, context={"test": "t"}, extra="ignored"))
+    tool = parse_line(
+        line(
+            v=1,
+            type="tool",
+            ts=5.0,
+            fn="get_order",
+            args={"order_id": "1"},
+            result={"s": 1},
+            error=None,
+            started_at=1.0,
+            ended_at=2.0,
+            context={"test": "t"},
+            extra="ignored",
+        )
+    )
     assert tool.tools == [ToolCall("get_order", {"order_id": "1"}, {"s": 1}, None, 1.0, 2.0, {"test": "t"})]
     defaults = parse_line(line(v=1, type="tool", ts=5.0, fn="f", error={"code": 1}))
     assert defaults.tools[0].started_at == 5.0 and defaults.tools[0].ended_at == 5.0
@@ -74,8 +87,10 @@ def test_v1_records():
 
 
 def test_v0_lines_put_extra_fields_in_context():
-    for record in ({"fn": "a", "args": {"q": 1}, "test": "t1", "conversation_id": 7},
-                   {"v": 0, "fn": "a", "args": {"q": 1}, "test": "t1", "conversation_id": 7}):
+    for record in (
+        {"fn": "a", "args": {"q": 1}, "test": "t1", "conversation_id": 7},
+        {"v": 0, "fn": "a", "args": {"q": 1}, "test": "t1", "conversation_id": 7},
+    ):
         tool = parse_line(json.dumps(record) + "\n").tools[0]
         assert tool.fn == "a" and tool.args == {"q": 1}
         assert tool.context == {"test": "t1", "conversation_id": 7}
@@ -98,8 +113,11 @@ def test_bad_lines_are_problems_naming_the_line(tmp_path):
     batch = reader.read_new()
     assert [t.fn for t in batch.tools] == ["ok"]
     assert [(p.line, p.message.split(" (")[0].split(",")[0]) for p in batch.problems] == [
-        (2, "not valid JSON"), (3, "tool record without 'fn'"), (4, "'args' must be an object"),
-        (5, "'context' must be an object"), (7, "trace format v2 is newer than the v1 this plugin reads"),
+        (2, "not valid JSON"),
+        (3, "tool record without 'fn'"),
+        (4, "'args' must be an object"),
+        (5, "'context' must be an object"),
+        (7, "trace format v2 is newer than the v1 this plugin reads"),
     ]
     assert str(batch.problems[0]) == f"{path} line 2: not valid JSON (Expecting value)"
 

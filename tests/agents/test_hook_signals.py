@@ -49,7 +49,8 @@ suites:
 def test_what_a_session_hook_starts_blocks_no_signal_we_handle(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(write_mask=WRITE_MASK, hooks_module=PYTHON_HOOK)
     (pytester.path / "a_command.highbar.yaml").write_text(
-        spec(free_port(), f'"{sys.executable} write_mask.py command.json"'))
+        spec(free_port(), f'"{sys.executable} write_mask.py command.json"')
+    )
     (pytester.path / "b_python.highbar.yaml").write_text(spec(free_port(), '{python: "hooks_module:setup"}'))
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=2)

@@ -51,8 +51,18 @@ def write(record: dict[str, Any]) -> None:
 
 def tool(name: str, args: dict[str, Any], result: Any, test: str | None) -> None:
     now = time.time()
-    write({"type": "tool", "fn": name, "args": args, "result": result, "error": None,
-           "started_at": now, "ended_at": now, "context": {"test": test}})
+    write(
+        {
+            "type": "tool",
+            "fn": name,
+            "args": args,
+            "result": result,
+            "error": None,
+            "started_at": now,
+            "ended_at": now,
+            "context": {"test": test},
+        }
+    )
 
 
 def chat(message: str, test: str | None) -> str:
@@ -87,8 +97,14 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
         log("request: " + format % args)
 
-    def send_body(self, status: int, body: bytes | str, content_type: str = "application/json",
-                  headers: dict[str, str] | None = None, length: bool = True) -> None:
+    def send_body(
+        self,
+        status: int,
+        body: bytes | str,
+        content_type: str = "application/json",
+        headers: dict[str, str] | None = None,
+        length: bool = True,
+    ) -> None:
         data = body.encode() if isinstance(body, str) else body
         self.send_response(status)
         self.send_header("Content-Type", content_type)
@@ -124,13 +140,14 @@ class Handler(BaseHTTPRequestHandler):
             try:
                 message = json.loads(raw)["message"]
             except (ValueError, KeyError, TypeError):
-                self.send_json({"error": "body must be {\"message\": ...}"}, 400)
+                self.send_json({"error": 'body must be {"message": ...}'}, 400)
                 return
             self.send_json({"response": chat(str(message), test)})
         elif path == "/echo":
             headers = {k.lower(): v for k, v in self.headers.items()}
-            self.send_json({"response": "echoed", "method": self.command, "body": raw.decode(),
-                            "headers": headers})
+            self.send_json(
+                {"response": "echoed", "method": self.command, "body": raw.decode(), "headers": headers}
+            )
         elif path == "/redirect":
             self.send_body(302, "", headers={"Location": "http://127.0.0.1/elsewhere"})
         elif path.startswith("/status/"):
@@ -162,10 +179,19 @@ class Handler(BaseHTTPRequestHandler):
         elif path == "/openai":
             self.send_json(openai_reply(query == "content"))
         elif path == "/simple":
-            self.send_json({"reply": "done", "tool_calls": [
-                {"name": "get_order", "arguments": {"order_id": "1042"}, "result": {"status": "shipped"}},
-                {"name": "cancel_order", "args": '{"order_id": "1042"}', "error": "not allowed"},
-            ]})
+            self.send_json(
+                {
+                    "reply": "done",
+                    "tool_calls": [
+                        {
+                            "name": "get_order",
+                            "arguments": {"order_id": "1042"},
+                            "result": {"status": "shipped"},
+                        },
+                        {"name": "cancel_order", "args": '{"order_id": "1042"}', "error": "not allowed"},
+                    ],
+                }
+            )
         else:
             self.send_json({"error": "not found"}, 404)
 
@@ -175,10 +201,19 @@ class Handler(BaseHTTPRequestHandler):
 
 def openai_reply(with_content: bool) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": "Looking it up." if with_content else None}
-    message["tool_calls"] = [{"id": "call_1", "type": "function",
-                              "function": {"name": "get_order", "arguments": '{"order_id": "1042"}'}}]
-    return {"id": "chatcmpl-1", "object": "chat.completion", "model": "m",
-            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}]}
+    message["tool_calls"] = [
+        {
+            "id": "call_1",
+            "type": "function",
+            "function": {"name": "get_order", "arguments": '{"order_id": "1042"}'},
+        }
+    ]
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "model": "m",
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}],
+    }
 
 
 def main() -> None:
@@ -207,6 +242,7 @@ def main() -> None:
         with open(args.spawn_child, "w") as f:
             f.write(str(child.pid))
     if args.sigterm_file:
+
         def note(signum: int, frame: Any) -> None:
             with open(args.sigterm_file, "a") as f:
                 f.write(f"SIGTERM at {time.time()}\n")

@@ -18,9 +18,21 @@ sys.path.insert(0, str(REPO / "examples" / "agents"))
 
 import compliance_server  # noqa: E402
 
-ENV = ("BASE_URL", "COMPLIANCE_BASE_URL", "API_KEY", "COMPLIANCE_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL",
-       "VALID_JWT_TOKEN", "EXPIRED_JWT_TOKEN", "TOKEN_WITH_READ_SCOPE", "COMPLIANCE_A2A_URL", "COMPLIANCE_A2A_JSONRPC_URL",
-       "COMPLIANCE_A2A_WEBAGENTS_URL", "COMPLIANCE_REALTIME_URL")
+ENV = (
+    "BASE_URL",
+    "COMPLIANCE_BASE_URL",
+    "API_KEY",
+    "COMPLIANCE_API_KEY",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "VALID_JWT_TOKEN",
+    "EXPIRED_JWT_TOKEN",
+    "TOKEN_WITH_READ_SCOPE",
+    "COMPLIANCE_A2A_URL",
+    "COMPLIANCE_A2A_JSONRPC_URL",
+    "COMPLIANCE_A2A_WEBAGENTS_URL",
+    "COMPLIANCE_REALTIME_URL",
+)
 
 
 @pytest.fixture(autouse=True)
@@ -76,13 +88,21 @@ def front(name: str = "t", **extra: Any) -> str:
 
 def doc(cases: str, name: str = "t", setup: str = "", **extra: Any) -> str:
     """A compliance file: front matter, an echo-agent setup (or ``setup``), then the cases."""
-    setup = setup or "Create an agent with the following configuration:\n- Name: `echo-agent`\n" \
-                     "- Instructions: \"Repeat back exactly what the user says, prefixed with 'Echo: '\"\n"
+    setup = (
+        setup
+        or "Create an agent with the following configuration:\n- Name: `echo-agent`\n"
+        "- Instructions: \"Repeat back exactly what the user says, prefixed with 'Echo: '\"\n"
+    )
     return f"{front(name, **extra)}\n# Title\n\n## Setup\n\n{setup}\n## Test Cases\n\n{cases}"
 
 
-def chat_case(title: str = "1. Hello", strict: str = "status: 200", content: str = "Hello", extra: str = "",
-              model: str = "echo-agent") -> str:
+def chat_case(
+    title: str = "1. Hello",
+    strict: str = "status: 200",
+    content: str = "Hello",
+    extra: str = "",
+    model: str = "echo-agent",
+) -> str:
     return f"""### {title}
 
 **Request:**
@@ -112,4 +132,3 @@ def reported(text: str, path: str = "t.md", **settings: Any) -> tuple[str, str]:
         return "file", exc.render()
     errors = [case.error for case in suite.cases if case.error]
     return ("case", "\n".join(errors)) if errors else ("", "")
-

@@ -42,12 +42,19 @@ def request_of(case: Case) -> dict[str, Any]:
 
 def test_tool_placeholders_resolve_from_the_tool_definitions() -> None:
     cases = "".join(
-        f"### {n}. T\n\n**Request:**\nPOST `/chat/completions`\n```json\n{{\"tools\": [/* {words} */]}}\n```\n\n"
-        for n, words in enumerate(["get_weather tool", "get_weather, calculate tools", "tools", "calculate"], 1)
+        f'### {n}. T\n\n**Request:**\nPOST `/chat/completions`\n```json\n{{"tools": [/* {words} */]}}\n```\n\n'
+        for n, words in enumerate(
+            ["get_weather tool", "get_weather, calculate tools", "tools", "calculate"], 1
+        )
     )
     suite = compiled(doc(cases, setup=TOOLS_SETUP))
     names = [[t["function"]["name"] for t in request_of(c)["body"]["tools"]] for c in suite.cases]
-    assert names == [["get_weather"], ["get_weather", "calculate"], ["get_weather", "calculate"], ["calculate"]]
+    assert names == [
+        ["get_weather"],
+        ["get_weather", "calculate"],
+        ["get_weather", "calculate"],
+        ["calculate"],
+    ]
 
 
 def test_placeholders_from_values_environment_and_setup_defaults() -> None:
@@ -62,8 +69,11 @@ X-Region: {region}
 {"token": "{valid_jwt_token}", "text": "keep {braces} here"}
 ```
 """
-    suite = compiled(doc(case, setup=TOOLS_SETUP), values={"agent_id": "protected-agent"},
-                     env={"VALID_JWT_TOKEN": "eyJ.token"})
+    suite = compiled(
+        doc(case, setup=TOOLS_SETUP),
+        values={"agent_id": "protected-agent"},
+        env={"VALID_JWT_TOKEN": "eyJ.token"},
+    )
     request = request_of(suite.cases[0])
     assert request["url"] == "http://127.0.0.1:9999/agents/protected-agent/chat/completions"
     assert request["headers"] == {"Authorization": "Bearer eyJ.token", "X-Region": "eu-west"}
@@ -90,7 +100,9 @@ Body:
 
 
 def test_api_key_is_a_bearer_token_unless_the_request_has_its_own_or_says_no_authorization() -> None:
-    cases = chat_case("1. Keyed") + """### 2. Own
+    cases = (
+        chat_case("1. Keyed")
+        + """### 2. Own
 
 **Request:**
 GET `/me`
@@ -103,6 +115,7 @@ GET `/me`
 
 No Authorization header.
 """
+    )
     suite = compiled(doc(cases), api_key="sk-compliance-123")
     headers = [request_of(c)["headers"] for c in suite.cases]
     assert headers == [{"Authorization": "Bearer sk-compliance-123"}, {"Authorization": "Bearer mine"}, {}]
@@ -144,28 +157,38 @@ grant_type=client_credentials&scope=read
 """
     requests = [request_of(c) for c in compiled(doc(cases)).cases]
     assert requests[0]["body"] == {"model": "m", "messages": [], "stream": True}
-    assert requests[1]["body"] == "{invalid json" and requests[1]["headers"] == {"Content-Type": "application/json"}
+    assert requests[1]["body"] == "{invalid json" and requests[1]["headers"] == {
+        "Content-Type": "application/json"
+    }
     assert requests[2]["body"] == "{invalid json}"
     assert requests[3]["body"] == "grant_type=client_credentials&scope=read"
 
 
 def test_variables_are_chosen_by_the_test_id_reproducibly_and_reported() -> None:
     cases = "".join(
-        chat_case(f"{n}. Greeting", content="{{greeting}} from {{agent_name}}", model="{{agent_name}}",
-                  extra='**Variables:**\n- `agent_name`: From setup\n- `greeting`: One of ["Hello", "Hi", "Hey"]\n'
-                        '- `farewell`: "Bye"\n')
+        chat_case(
+            f"{n}. Greeting",
+            content="{{greeting}} from {{agent_name}}",
+            model="{{agent_name}}",
+            extra='**Variables:**\n- `agent_name`: From setup\n- `greeting`: One of ["Hello", "Hi", "Hey"]\n'
+            '- `farewell`: "Bye"\n',
+        )
         for n in range(1, 13)
     )
     first, again = compiled(doc(cases)), compiled(doc(cases))
     chosen = [c.format_data.variables for c in first.cases]
-    assert chosen == [c.format_data.variables for c in again.cases]  # seeded by the test id: the same every run
+    assert chosen == [
+        c.format_data.variables for c in again.cases
+    ]  # seeded by the test id: the same every run
     assert {v["greeting"] for v in chosen} == {"Hello", "Hi", "Hey"}  # but not the same for every test
     for case, variables in zip(first.cases, chosen, strict=True):
         body = request_of(case)["body"]
         assert body["model"] == "echo-agent" and variables["agent_name"] == "echo-agent"
         assert body["messages"][0]["content"] == f"{variables['greeting']} from echo-agent"
         assert variables["farewell"] == "Bye"
-        assert case.steps[0].block == "MockData" and case.steps[0].config == {"data": variables}  # in the trace
+        assert case.steps[0].block == "MockData" and case.steps[0].config == {
+            "data": variables
+        }  # in the trace
 
 
 def test_variables_inside_and_outside_json_strings() -> None:
@@ -220,8 +243,13 @@ format: sse
     suite = compiled(doc(cases, setup=setup), base_url="http://server:1/")
     bodies = [request_of(c)["body"] for c in suite.cases]
     assert all(request_of(c)["url"] == "http://server:1/chat/completions" for c in suite.cases)
-    assert bodies[0] == {"model": "router", "messages": [{"role": "user", "content": "What's the weather in Paris?"}]}
-    assert [m["role"] for m in bodies[1]["messages"]] == ["user", "assistant", "user"] and bodies[1]["stream"] is True
+    assert bodies[0] == {
+        "model": "router",
+        "messages": [{"role": "user", "content": "What's the weather in Paris?"}],
+    }
+    assert [m["role"] for m in bodies[1]["messages"]] == ["user", "assistant", "user"] and bodies[1][
+        "stream"
+    ] is True
     assert bodies[2]["messages"] == [{"role": "user", "content": "Hi"}]
     assert bodies[3] == {"model": "router", "messages": [{"role": "user", "content": "Flow naming an agent"}]}
 
@@ -236,12 +264,20 @@ def test_a_case_with_nothing_to_send_is_skipped() -> None:
     [
         ("Agent has tools configured", None),
         ("`tool-agent` has tools", None),
-        ("Agent has no tools", "condition not met: Agent has no tools (agents of the setup with tools: tool-agent)"),
-        ("Agent has handoffs configured", "condition not met: Agent has handoffs configured (agents of the setup "
-                                          "with handoffs: none)"),
+        (
+            "Agent has no tools",
+            "condition not met: Agent has no tools (agents of the setup with tools: tool-agent)",
+        ),
+        (
+            "Agent has handoffs configured",
+            "condition not met: Agent has handoffs configured (agents of the setup with handoffs: none)",
+        ),
         ("tool-agent has the calculate tool", None),
-        ("tool-agent has the search tool", "condition not met: tool-agent has the search tool (no agent of the setup "
-                                           "lists search under tools)"),
+        (
+            "tool-agent has the search tool",
+            "condition not met: tool-agent has the search tool (no agent of the setup "
+            "lists search under tools)",
+        ),
         ("The server runs on Tuesdays", "condition not evaluated: The server runs on Tuesdays (line 37)"),
     ],
 )
@@ -254,7 +290,7 @@ def test_conditions_are_evaluated_against_the_setup(condition: str, skip: str | 
 def test_other_transports_are_read_like_completions_never_skipped(transport: str) -> None:
     """No case is skipped for its transport: its request is read as written (an unreadable one is its ERROR)."""
     bad = "### 1. Over the wire\n\n**Request:**\nSEND task to `agent` over the wire\n"
-    good = "### 2. Input\n\n**Input:** User sends \"Hi\" to `agent`\n"
+    good = '### 2. Input\n\n**Input:** User sends "Hi" to `agent`\n'
     suite = compiled(doc(bad + good, transport=transport))
     assert [c.skip for c in suite.cases] == [None, None]
     assert "cannot read the request line" in (suite.cases[0].error or "")
@@ -264,7 +300,9 @@ def test_other_transports_are_read_like_completions_never_skipped(transport: str
 
 
 def test_skip_reason_tags_and_timeout() -> None:
-    suite = compiled(doc(chat_case(), skip_reason="server lacks auth", tags="[core, multi agent]", timeout=2.5))
+    suite = compiled(
+        doc(chat_case(), skip_reason="server lacks auth", tags="[core, multi agent]", timeout=2.5)
+    )
     case = suite.cases[0]
     assert case.skip == "skip_reason: server lacks auth"
     assert case.markers == ["core", "multi_agent"] and case.timeout_s == 2.5
@@ -275,7 +313,9 @@ def test_base_url_precedence() -> None:
     with_default = doc(chat_case(), setup=TOOLS_SETUP)
     assert request_of(compiled(doc(chat_case())).cases[0])["url"] == DEFAULT_BASE_URL + "/chat/completions"
     assert request_of(compiled(with_default).cases[0])["url"].startswith("http://127.0.0.1:9999/")
-    assert request_of(compiled(with_default, base_url="http://given").cases[0])["url"].startswith("http://given/")
+    assert request_of(compiled(with_default, base_url="http://given").cases[0])["url"].startswith(
+        "http://given/"
+    )
 
 
 @needs_corpus
@@ -287,12 +327,16 @@ def test_the_setup_is_structured() -> None:
     assert client.extra["auth_config"] == {"mode": "self-issued", "scopes": ["read", "write"]}
     handoff = parse_text((CORPUS / "multiagent" / "handoff-basic.md").read_text(), "h.md")
     assert [(a.name, a.handoffs, a.tools) for a in handoff.setup.agents] == [
-        ("router", ["weather-agent", "calculator-agent"], []), ("weather-agent", [], ["get_weather"]),
-        ("calculator-agent", [], ["calculate"])]
+        ("router", ["weather-agent", "calculator-agent"], []),
+        ("weather-agent", [], ["get_weather"]),
+        ("calculator-agent", [], ["calculate"]),
+    ]
     chained = handoff.cases[5].setup
     assert chained is not None and [(a.name, a.handoffs) for a in chained.agents] == [
-        ("report-agent", []), ("Router", ["weather-agent", "calculator-agent", "report-agent"]),
-        ("Weather-agent", ["report-agent"])]
+        ("report-agent", []),
+        ("Router", ["weather-agent", "calculator-agent", "report-agent"]),
+        ("Weather-agent", ["report-agent"]),
+    ]
     assert handoff.cases[4].setup is not None and handoff.cases[4].setup.unavailable == ["weather-agent"]
 
 

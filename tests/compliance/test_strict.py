@@ -19,27 +19,44 @@ COMPLETION = {
     "object": "chat.completion",
     "model": "echo-agent",
     "choices": [
-        {"index": 0, "message": {"role": "assistant", "content": "Echo: Hello", "tool_calls": None},
-         "finish_reason": "stop"},
+        {
+            "index": 0,
+            "message": {"role": "assistant", "content": "Echo: Hello", "tool_calls": None},
+            "finish_reason": "stop",
+        },
         {"index": 1, "message": {"role": "assistant", "content": "Echo: Hi"}, "finish_reason": "stop"},
     ],
     "usage": {"total_tokens": 12, "cached": False, "ratio": 0.5},
     "events": [
-        {"type": "handoff", "from": "router", "to": "weather-agent", "metadata": {"message": "Weather in London"}},
+        {
+            "type": "handoff",
+            "from": "router",
+            "to": "weather-agent",
+            "metadata": {"message": "Weather in London"},
+        },
         {"type": "tool.call", "agent": "weather-agent", "name": "get_weather"},
         {"type": "handoff", "from": "weather-agent", "to": "report-agent", "context": [{"content": "Tokyo"}]},
     ],
 }
 
 
-def json_response(body: Any = COMPLETION, status: int = 200, content_type: str = "application/json; charset=utf-8",
-                  **headers: str) -> dict[str, Any]:
+def json_response(
+    body: Any = COMPLETION,
+    status: int = 200,
+    content_type: str = "application/json; charset=utf-8",
+    **headers: str,
+) -> dict[str, Any]:
     return {"status": status, "headers": {"Content-Type": content_type, **headers}, "body": json.dumps(body)}
 
 
 def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> dict[str, Any]:
-    return {"id": "c1", "object": "chat.completion.chunk", "model": "verbose-agent",
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **extra}
+    return {
+        "id": "c1",
+        "object": "chat.completion.chunk",
+        "model": "verbose-agent",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        **extra,
+    }
 
 
 STREAM_PAYLOADS = [
@@ -99,8 +116,10 @@ PASSING = [
     ("body:\n  choices[*].message.content: '/^Echo: /'", json_response()),
     ("body:\n  usage:\n    total_tokens: 12", json_response()),
     ('body:\n  events[0].metadata.message: contains("London")', json_response()),
-    ("body:\n  error.type: invalid_request_error",
-     json_response({"error": {"type": "invalid_request_error", "message": "x"}}, 400)),
+    (
+        "body:\n  error.type: invalid_request_error",
+        json_response({"error": {"type": "invalid_request_error", "message": "x"}}, 400),
+    ),
     ("format: json", json_response()),
     ("content_type: application/json", json_response()),
     ("format: sse\ncontent_type: text/event-stream", sse_response()),
@@ -111,14 +130,19 @@ PASSING = [
     ("concatenated_content: Hello World", sse_response()),
     ('concatenated_content: contains("World")', sse_response()),
     ("events:\n  - type: handoff\n    to: verbose-agent", sse_response()),
-    ("events:\n  - type: handoff\n    from: router\n  - type: handoff\n    to: report-agent", json_response()),
+    (
+        "events:\n  - type: handoff\n    from: router\n  - type: handoff\n    to: report-agent",
+        json_response(),
+    ),
     ('events:\n  - type: handoff\n    metadata:\n      message: contains("London")', json_response()),
     ('events:\n  - context: contains("Tokyo")', json_response()),
     ("events:\n  handoff: exists\n  auth.token_generated: not_exists", json_response()),
     ("events:\n  handoff: length(2)", json_response()),
     ("response:\n  status: 200\n  agent: echo-agent\n  content: /Echo/", json_response()),
-    ("response:\n  headers:\n    content-type: application/json\n  content_type: application/json",
-     json_response()),
+    (
+        "response:\n  headers:\n    content-type: application/json\n  content_type: application/json",
+        json_response(),
+    ),
     ("response:\n  body:\n    model: echo-agent", json_response()),
     ("response:\n  agent: verbose-agent\n  content: Hello World", sse_response()),
 ]
@@ -132,51 +156,102 @@ def test_passing(strict: str, response: dict[str, Any]) -> None:
 FAILING = [
     ("status: 201", json_response(), "status", "expected 201, got 200"),
     ("status: [400, 422]", json_response(), "status", "expected one of [400, 422], got 200"),
-    ("headers:\n  content-type: text/plain", json_response(), "header content-type", "expected \"text/plain\""),
+    ("headers:\n  content-type: text/plain", json_response(), "header content-type", 'expected "text/plain"'),
     ("headers:\n  x-request-id: exists", json_response(), "header x-request-id", "the path names nothing"),
     ("body:\n  object: chat.completion.chunk", json_response(), "body object", 'got "chat.completion"'),
-    ("body:\n  choices[0].message.content: /^Hi/", json_response(), "body choices[0].message.content",
-     "expected text matching /^Hi/"),
-    ('body:\n  choices[0].message.content: contains("Bye")', json_response(), "body choices[0].message.content",
-     'expected it to contain "Bye"'),
-    ("body:\n  choices[0].message.refusal: exists", json_response(), "body choices[0].message.refusal",
-     "expected it to exist"),
-    ("body:\n  choices[0].message.tool_calls: not_exists", json_response(), "body choices[0].message.tool_calls",
-     "expected nothing here, found null"),
-    ("body:\n  choices[0].message.tool_calls: not_null", json_response(), "body choices[0].message.tool_calls",
-     "not null, got null"),
+    (
+        "body:\n  choices[0].message.content: /^Hi/",
+        json_response(),
+        "body choices[0].message.content",
+        "expected text matching /^Hi/",
+    ),
+    (
+        'body:\n  choices[0].message.content: contains("Bye")',
+        json_response(),
+        "body choices[0].message.content",
+        'expected it to contain "Bye"',
+    ),
+    (
+        "body:\n  choices[0].message.refusal: exists",
+        json_response(),
+        "body choices[0].message.refusal",
+        "expected it to exist",
+    ),
+    (
+        "body:\n  choices[0].message.tool_calls: not_exists",
+        json_response(),
+        "body choices[0].message.tool_calls",
+        "expected nothing here, found null",
+    ),
+    (
+        "body:\n  choices[0].message.tool_calls: not_null",
+        json_response(),
+        "body choices[0].message.tool_calls",
+        "not null, got null",
+    ),
     ("body:\n  choices: length(1)", json_response(), "body choices", "expected length 1, got length 2"),
-    ("body:\n  usage.total_tokens: type(string)", json_response(), "body usage.total_tokens",
-     "expected type string, got integer 12"),
+    (
+        "body:\n  usage.total_tokens: type(string)",
+        json_response(),
+        "body usage.total_tokens",
+        "expected type string, got integer 12",
+    ),
     ("body:\n  usage.cached: type(number)", json_response(), "body usage.cached", "got boolean false"),
-    ("body:\n  choices[0].finish_reason: [length, tool_calls]", json_response(), "body choices[0].finish_reason",
-     "expected one of"),
-    ("body:\n  choices[*].message.content: 'Echo: Hello'", json_response(), "body choices[*].message.content",
-     "(every match must hold; 2 matched)"),
+    (
+        "body:\n  choices[0].finish_reason: [length, tool_calls]",
+        json_response(),
+        "body choices[0].finish_reason",
+        "expected one of",
+    ),
+    (
+        "body:\n  choices[*].message.content: 'Echo: Hello'",
+        json_response(),
+        "body choices[*].message.content",
+        "(every match must hold; 2 matched)",
+    ),
     ("body:\n  object: chat.completion", sse_response(), "body object", "is an SSE stream"),
     ("body:\n  object: x", {"status": 200, "headers": {}, "body": "<html>"}, "body object", "not JSON"),
     ("format: sse", json_response(), "format", 'expected "sse", got "json"'),
     ("content_type: text/event-stream", json_response(), "content_type", 'expected "text/event-stream"'),
-    ("chunks:\n  - choices[0].delta.tool_calls: exists", sse_response(), "chunks[0]", "no chunk of 5 matches"),
+    (
+        "chunks:\n  - choices[0].delta.tool_calls: exists",
+        sse_response(),
+        "chunks[0]",
+        "no chunk of 5 matches",
+    ),
     ("chunks:\n  choices: length(1)", sse_response(), "chunks choices", "chunk 5 of 5"),
     ("chunks:\n  - object: chat.completion.chunk", json_response(), "chunks", "expected an SSE stream"),
-    ("final_chunk:\n  choices[0].finish_reason: tool_calls", sse_response(), "final_chunk choices[0].finish_reason",
-     'expected "tool_calls", got "stop"'),
+    (
+        "final_chunk:\n  choices[0].finish_reason: tool_calls",
+        sse_response(),
+        "final_chunk choices[0].finish_reason",
+        'expected "tool_calls", got "stop"',
+    ),
     ('final_event: "[DONE]"', sse_response(done=False), "final_event", "got"),
     ("concatenated_content: Hello", sse_response(), "concatenated_content", 'got "Hello World"'),
     ("events:\n  - type: handoff\n    to: nobody", json_response(), "events[0]", "no event matches"),
-    ("events:\n  - type: handoff\n    to: report-agent\n  - type: handoff\n    to: weather-agent", json_response(),
-     "events[1]", "after the events matched by the entries above"),
+    (
+        "events:\n  - type: handoff\n    to: report-agent\n  - type: handoff\n    to: weather-agent",
+        json_response(),
+        "events[1]",
+        "after the events matched by the entries above",
+    ),
     ("events:\n  handoff: not_exists", json_response(), "events handoff", "expected nothing here"),
-    ("events:\n  auth.token_generated: exists", json_response(), "events auth.token_generated", "expected it to exist"),
+    (
+        "events:\n  auth.token_generated: exists",
+        json_response(),
+        "events auth.token_generated",
+        "expected it to exist",
+    ),
     ("response:\n  agent: router", json_response(), "response.agent", 'expected "router", got "echo-agent"'),
     ("response:\n  status: [500, 503]", json_response(), "status", "expected one of"),
     ('response:\n  content: contains("714")', json_response(), "response.content", 'to contain "714"'),
 ]
 
 
-@pytest.mark.parametrize(("strict", "response", "check", "message"), FAILING,
-                         ids=[s.replace("\n", " ")[:60] for s, *_ in FAILING])
+@pytest.mark.parametrize(
+    ("strict", "response", "check", "message"), FAILING, ids=[s.replace("\n", " ")[:60] for s, *_ in FAILING]
+)
 def test_failing(strict: str, response: dict[str, Any], check: str, message: str) -> None:
     found = failures(strict, response)
     assert len(found) == 1, found
@@ -190,7 +265,12 @@ def test_failure_carries_operator_expected_actual_and_the_key_line() -> None:
     found = failures("status: 200\nbody:\n  choices[0].finish_reason: tool_calls", json_response())
     (failure,) = found
     line = text.splitlines().index("  choices[0].finish_reason: tool_calls") + 1
-    assert (failure.operator, failure.expected, failure.actual, failure.line) == ("equals", "tool_calls", "stop", line)
+    assert (failure.operator, failure.expected, failure.actual, failure.line) == (
+        "equals",
+        "tool_calls",
+        "stop",
+        line,
+    )
 
 
 @pytest.mark.parametrize(

@@ -28,12 +28,17 @@ def test_dialect_belongs_to_a2a_files_only() -> None:
 
 
 def test_each_transport_has_its_own_base_url_variable() -> None:
-    env = {"COMPLIANCE_A2A_URL": "http://a2a", "COMPLIANCE_A2A_JSONRPC_URL": "http://rpc",
-           "COMPLIANCE_REALTIME_URL": "http://rt"}
+    env = {
+        "COMPLIANCE_A2A_URL": "http://a2a",
+        "COMPLIANCE_A2A_JSONRPC_URL": "http://rpc",
+        "COMPLIANCE_REALTIME_URL": "http://rt",
+    }
 
     def url(**extra: str) -> str:
         suite = compiled(doc(INPUT, **extra), env=env, base_url="http://general")
-        config = next(s.config for s in suite.cases[0].steps if s.block in ("ChatRequest", "TransportRequest"))
+        config = next(
+            s.config for s in suite.cases[0].steps if s.block in ("ChatRequest", "TransportRequest")
+        )
         return str(config.get("base_url") or config["url"])
 
     assert url(transport="a2a") == "http://a2a"
@@ -43,11 +48,14 @@ def test_each_transport_has_its_own_base_url_variable() -> None:
     assert url(transport="completions").startswith("http://general")
 
 
-@pytest.mark.parametrize("request_text, problem", [
-    ('POST `/realtime`\n```json\n[{"type": "response.create"}]\n```', "write GET `/realtime`, not POST"),
-    ('GET `/realtime`\n```json\n{"messages": []}\n```', "a JSON array of client events"),
-    ('GET `/realtime`\n```json\n["response.create"]\n```', "a JSON array of client events"),
-])
+@pytest.mark.parametrize(
+    "request_text, problem",
+    [
+        ('POST `/realtime`\n```json\n[{"type": "response.create"}]\n```', "write GET `/realtime`, not POST"),
+        ('GET `/realtime`\n```json\n{"messages": []}\n```', "a JSON array of client events"),
+        ('GET `/realtime`\n```json\n["response.create"]\n```', "a JSON array of client events"),
+    ],
+)
 def test_a_realtime_request_is_a_get_with_client_events(request_text: str, problem: str) -> None:
     case = f"### 1. Events\n\n**Request:**\n{request_text}\n"
     error = compiled(doc(case, transport="realtime")).cases[0].error or ""
@@ -55,7 +63,10 @@ def test_a_realtime_request_is_a_get_with_client_events(request_text: str, probl
 
 
 def test_reply_is_a_strict_key_with_paths() -> None:
-    case = INPUT + "\n**Strict:**\n```yaml\nreply:\n  state: completed\n  events[*].kind: exists\n  rpely: 1\n```\n"
+    case = (
+        INPUT
+        + "\n**Strict:**\n```yaml\nreply:\n  state: completed\n  events[*].kind: exists\n  rpely: 1\n```\n"
+    )
     suite = compiled(doc(case, transport="a2a"))
     assert suite.cases[0].error is None
     typo = INPUT + "\n**Strict:**\n```yaml\nrepyl:\n  state: completed\n```\n"
@@ -75,14 +86,24 @@ def test_a_failed_task_without_expected_fails_and_a_hang_never_passes_as_a_rejec
         result = ReplyCheck(expected).evaluate_sync({"observed": {"ok": True, "status": 200, **observed}})
         return [f.message for f in result.failures], result.error
 
-    failed = {"reply": {"state": "failed", "error": "no such tool", "timeline": ["task.failed (state=failed)"]}}
+    failed = {
+        "reply": {"state": "failed", "error": "no such tool", "timeline": ["task.failed (state=failed)"]}
+    }
     messages, _ = verdict(None, **failed)
     assert messages == ['the agent rejected the request (status 200, state failed): "no such tool"']
     assert verdict("failure", **failed) == ([], None)
-    hung = {"ok": False, "timed_out": True, "failure": "no final event within 1.8 s", "reply": {"url": "http://x"}}
+    hung = {
+        "ok": False,
+        "timed_out": True,
+        "failure": "no final event within 1.8 s",
+        "reply": {"url": "http://x"},
+    }
     assert verdict("failure", **hung) == ([], "http://x: no final event within 1.8 s")
     refused = {"ok": False, "status": 0, "failure": "cannot connect", "reply": {"url": "http://x"}}
-    assert verdict("failure", **refused) == ([], None) and verdict(None, **refused)[1] == "http://x: cannot connect"
+    assert (
+        verdict("failure", **refused) == ([], None)
+        and verdict(None, **refused)[1] == "http://x: cannot connect"
+    )
 
 
 def test_unknown_a2a_results_are_kept_not_a_crash() -> None:
@@ -104,17 +125,21 @@ def test_realtime_text_from_done_events_and_calls_from_response_done() -> None:
 
     reply = Reply("realtime", "realtime")
     call = {"type": "function_call", "name": "lookup", "call_id": "c9", "arguments": '{"q": "x"}'}
-    for kind, event in [("response.created", {"response": {"id": "r1"}}),
-                        ("response.output_text.done", {"text": "whole answer"}),
-                        ("response.done", {"response": {"status": "completed", "output": [call]}}),
-                        ("response.created", {"response": {"id": "r2"}}),
-                        ("response.text.delta", {"delta": "part"}),
-                        ("response.text.done", {"text": "part"}),
-                        ("response.done", {"response": {"status": "failed", "status_details": {"why": "quota"}}})]:
+    for kind, event in [
+        ("response.created", {"response": {"id": "r1"}}),
+        ("response.output_text.done", {"text": "whole answer"}),
+        ("response.done", {"response": {"status": "completed", "output": [call]}}),
+        ("response.created", {"response": {"id": "r2"}}),
+        ("response.text.delta", {"delta": "part"}),
+        ("response.text.done", {"text": "part"}),
+        ("response.done", {"response": {"status": "failed", "status_details": {"why": "quota"}}}),
+    ]:
         _fold(reply, kind, event)
     shaped = reply.as_dict()
     assert shaped["text"] == "whole answerpart"
-    assert shaped["responses"] == [{"id": "r1", "text": "whole answer", "status": "completed"},
-                                   {"id": "r2", "text": "part", "status": "failed"}]
+    assert shaped["responses"] == [
+        {"id": "r1", "text": "whole answer", "status": "completed"},
+        {"id": "r2", "text": "part", "status": "failed"},
+    ]
     assert shaped["tool_calls"] == [{"name": "lookup", "call_id": "c9", "arguments": {"q": "x"}}]
     assert shaped["state"] == "failed" and shaped["error"] == {"why": "quota"} and "deltas" not in shaped

@@ -46,22 +46,37 @@ def _sdk_app(url: str, mode: str) -> Any:
             task = new_task_from_user_message(context.message)
             await queue.enqueue_event(task)
             ids = (task.id, task.context_id)
-            await queue.enqueue_event(new_text_status_update_event(*ids, TaskState.TASK_STATE_WORKING, "on it"))
+            await queue.enqueue_event(
+                new_text_status_update_event(*ids, TaskState.TASK_STATE_WORKING, "on it")
+            )
             if text == "fail":
-                await queue.enqueue_event(new_text_status_update_event(*ids, TaskState.TASK_STATE_FAILED, "no"))
+                await queue.enqueue_event(
+                    new_text_status_update_event(*ids, TaskState.TASK_STATE_FAILED, "no")
+                )
                 return
             if text.startswith("data:"):
-                await queue.enqueue_event(new_data_artifact_update_event(*ids, "data", {"echo": text[5:].strip()}))
+                await queue.enqueue_event(
+                    new_data_artifact_update_event(*ids, "data", {"echo": text[5:].strip()})
+                )
             else:
-                await queue.enqueue_event(new_text_artifact_update_event(*ids, "answer", f"Echo: {text}{again}"))
+                await queue.enqueue_event(
+                    new_text_artifact_update_event(*ids, "answer", f"Echo: {text}{again}")
+                )
             await queue.enqueue_event(new_text_status_update_event(*ids, TaskState.TASK_STATE_COMPLETED, ""))
 
         async def cancel(self, context: Any, queue: Any) -> None:
             return None
 
     card = a2a_sdk_agent.agent_card(url)
-    handler = DefaultRequestHandler(agent_executor=Executor(), task_store=InMemoryTaskStore(), agent_card=card)
-    return Starlette(routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/", enable_v0_3_compat=True)])
+    handler = DefaultRequestHandler(
+        agent_executor=Executor(), task_store=InMemoryTaskStore(), agent_card=card
+    )
+    return Starlette(
+        routes=[
+            *create_agent_card_routes(card),
+            *create_jsonrpc_routes(handler, "/", enable_v0_3_compat=True),
+        ]
+    )
 
 
 def _webagents_app(url: str, mode: str) -> Any:
@@ -87,12 +102,19 @@ def _webagents_app(url: str, mode: str) -> Any:
             yield {"event": "task.started", "data": json.dumps({"id": task["id"], "status": "running"})}
             if text == "fail":
                 task.update(status="failed")
-                yield {"event": "task.failed", "data": json.dumps({"id": task["id"], "status": "failed",
-                                                                   "error": "the agent was asked to fail"})}
+                yield {
+                    "event": "task.failed",
+                    "data": json.dumps(
+                        {"id": task["id"], "status": "failed", "error": "the agent was asked to fail"}
+                    ),
+                }
                 return
             answer = f"Echo: {text}"
             for piece in re.findall(r".{1,4}", answer, re.S):
-                yield {"event": "task.message", "data": json.dumps({"role": "agent", "parts": [{"type": "text", "text": piece}]})}
+                yield {
+                    "event": "task.message",
+                    "data": json.dumps({"role": "agent", "parts": [{"type": "text", "text": piece}]}),
+                }
             task.update(status="completed", content=answer)
             yield {"event": "task.completed", "data": json.dumps({"id": task["id"], "status": "completed"})}
 
@@ -104,10 +126,18 @@ def _webagents_app(url: str, mode: str) -> Any:
 
     async def artifacts(request: Request) -> JSONResponse:
         task = tasks[request.path_params["id"]]
-        return JSONResponse({"task_id": task["id"], "artifacts": [{"type": "text", "data": task.get("content", "")}]})
+        return JSONResponse(
+            {"task_id": task["id"], "artifacts": [{"type": "text", "data": task.get("content", "")}]}
+        )
 
-    return Starlette(routes=[Route("/.well-known/agent.json", card), Route("/tasks", create, methods=["POST"]),
-                             Route("/tasks/{id}", get), Route("/tasks/{id}/artifacts", artifacts)])
+    return Starlette(
+        routes=[
+            Route("/.well-known/agent.json", card),
+            Route("/tasks", create, methods=["POST"]),
+            Route("/tasks/{id}", get),
+            Route("/tasks/{id}/artifacts", artifacts),
+        ]
+    )
 
 
 def _realtime_app(url: str, mode: str) -> Any:
@@ -130,16 +160,25 @@ def _realtime_app(url: str, mode: str) -> Any:
                 await ws.send_json({"type": "conversation.item.created", "item": event["item"]})
             elif kind == "response.create":
                 turns += 1
-                await ws.send_json({"type": "response.created", "response": {"id": f"r{turns}", "status": "in_progress"}})
+                await ws.send_json(
+                    {"type": "response.created", "response": {"id": f"r{turns}", "status": "in_progress"}}
+                )
                 found = re.match(r"weather in (\w+)", texts[-1])
                 if found:
                     args = json.dumps({"location": found.group(1)})
-                    await ws.send_json({"type": "response.function_call_arguments.done", "name": "get_weather",
-                                        "call_id": "c1", "arguments": args})
+                    await ws.send_json(
+                        {
+                            "type": "response.function_call_arguments.done",
+                            "name": "get_weather",
+                            "call_id": "c1",
+                            "arguments": args,
+                        }
+                    )
                     await ws.send_json({"type": "response.done", "response": {"status": "completed"}})
                     continue
                 answer = f"Echo: {texts[-1]}" + (f" (turn {turns})" if turns > 1 else "")
-                await ws.send_json({"type": "rate_limits.updated", "rate_limits": []})  # a kind we do not know
+                # a kind we do not know
+                await ws.send_json({"type": "rate_limits.updated", "rate_limits": []})
                 await ws.send_json({"type": "response.output_text.delta", "delta": answer})
                 await ws.send_json({"type": "response.done", "response": {"status": "completed"}})
 
@@ -168,8 +207,14 @@ def servers(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 def test_the_example_files_pass_against_independent_servers(pytester: pytest.Pytester, servers: None) -> None:
     for _, name, _ in SERVERS.values():
         shutil.copy(EXAMPLES / name, pytester.path / name)
-    result = run_pytest(pytester, "-p", "no:cacheprovider", "-v", "--semantictest-compliance-strict-only",
-                        "--semantictest-results=results.jsonl")
+    result = run_pytest(
+        pytester,
+        "-p",
+        "no:cacheprovider",
+        "-v",
+        "--semantictest-compliance-strict-only",
+        "--semantictest-results=results.jsonl",
+    )
     result.assert_outcomes(passed=sum(n for _, _, n in SERVERS.values()))
     records = [json.loads(line) for line in (pytester.path / "results.jsonl").read_text().splitlines()]
     realtime = next(r for r in records if r["name"] == "1. One user message, then a response")

@@ -50,8 +50,15 @@ class _Gate(BaseHTTPRequestHandler):
             while not self.server.marker.exists() and time.monotonic() < deadline:
                 time.sleep(0.02)
             status = 500 if model == "gate-fail" else 200
-        answer = json.dumps({"object": "chat.completion", "model": model, "choices": [
-            {"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}]}).encode()
+        answer = json.dumps(
+            {
+                "object": "chat.completion",
+                "model": model,
+                "choices": [
+                    {"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}
+                ],
+            }
+        ).encode()
         self.server.log.append(("answered", model))
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
@@ -78,8 +85,18 @@ def gate(pytester: pytest.Pytester) -> Iterator[ThreadingHTTPServer]:
 def run(pytester: pytest.Pytester, gate: ThreadingHTTPServer) -> pytest.RunResult:
     pytester.makeconftest(MARKER_CONFTEST)
     url = f"http://127.0.0.1:{gate.server_address[1]}"
-    return run_pytest(pytester, "-p", "no:cacheprovider", "-rs", "-v", "-n", "2", "--dist", "load",
-                      f"--semantictest-compliance-base-url={url}")
+    return run_pytest(
+        pytester,
+        "-p",
+        "no:cacheprovider",
+        "-rs",
+        "-v",
+        "-n",
+        "2",
+        "--dist",
+        "load",
+        f"--semantictest-compliance-base-url={url}",
+    )
 
 
 def outcomes(result: pytest.RunResult) -> dict[str, tuple[str, str]]:
@@ -97,24 +114,36 @@ def test_a_failed_dependency_on_another_worker_skips_its_dependants(
 ) -> None:
     # collection order after depends_on: base, second, third, other; --dist load sends [base, second] to
     # one worker and [third, other] to the other, so 'third' learns about 'second' only through the records
-    pytester.makefile(".md", a_third=doc(chat_case("1. Waits for second", model="echo"), name="third",
-                                         depends_on="[second]"))
-    pytester.makefile(".md", b_second=doc(chat_case("1. Needs base", model="echo"), name="second",
-                                          depends_on="[base]"))
+    pytester.makefile(
+        ".md",
+        a_third=doc(chat_case("1. Waits for second", model="echo"), name="third", depends_on="[second]"),
+    )
+    pytester.makefile(
+        ".md", b_second=doc(chat_case("1. Needs base", model="echo"), name="second", depends_on="[base]")
+    )
     pytester.makefile(".md", c_base=doc(chat_case("1. Broken", model="gate-fail"), name="base"))
-    pytester.makefile(".md", d_other=doc(chat_case("1. Independent", model="echo"), name="other",
-                                         depends_on="[not-collected]"))
+    pytester.makefile(
+        ".md",
+        d_other=doc(chat_case("1. Independent", model="echo"), name="other", depends_on="[not-collected]"),
+    )
     result = run(pytester, gate)
     result.assert_outcomes(failed=1, skipped=2, passed=1)
-    result.stdout.fnmatch_lines([
-        "SKIPPED ?1? b_second.md:*: depends on 'base', which failed",
-        "SKIPPED ?1? a_third.md:*: depends on 'second', which was skipped (depends on 'base', which failed)",
-    ], consecutive=False)
+    result.stdout.fnmatch_lines(
+        [
+            "SKIPPED ?1? b_second.md:*: depends on 'base', which failed",
+            "SKIPPED ?1? a_third.md:*: depends on 'second', which was skipped (depends on 'base', which failed)",
+        ],
+        consecutive=False,
+    )
     seen = outcomes(result)
     assert {case: outcome for case, (_, outcome) in seen.items()} == {
-        "c_base.md::1. Broken": "FAILED", "b_second.md::1. Needs base": "SKIPPED",
-        "a_third.md::1. Waits for second": "SKIPPED", "d_other.md::1. Independent": "PASSED"}
-    assert seen["a_third.md::1. Waits for second"][0] != seen["b_second.md::1. Needs base"][0]  # other workers
+        "c_base.md::1. Broken": "FAILED",
+        "b_second.md::1. Needs base": "SKIPPED",
+        "a_third.md::1. Waits for second": "SKIPPED",
+        "d_other.md::1. Independent": "PASSED",
+    }
+    # other workers
+    assert seen["a_third.md::1. Waits for second"][0] != seen["b_second.md::1. Needs base"][0]
     assert ("received", "echo") in gate.log  # type: ignore[attr-defined]
     assert gate.log.count(("received", "echo")) == 1  # type: ignore[attr-defined]  # only 'other' was sent
     assert (Path(pytester.path) / "started").read_text().endswith("a_third.md::1. Waits for second")
@@ -124,8 +153,12 @@ def test_a_dependant_on_another_worker_runs_after_its_dependency_passed(
     pytester: pytest.Pytester, gate: ThreadingHTTPServer
 ) -> None:
     # two cases, two workers: round robin puts base on one and the dependant on the other
-    pytester.makefile(".md", a_dependant=doc(chat_case("1. Waits for base", model="echo-dependant"),
-                                             name="dependant", depends_on="[base]"))
+    pytester.makefile(
+        ".md",
+        a_dependant=doc(
+            chat_case("1. Waits for base", model="echo-dependant"), name="dependant", depends_on="[base]"
+        ),
+    )
     pytester.makefile(".md", b_base=doc(chat_case("1. Fine", model="gate-pass"), name="base"))
     result = run(pytester, gate)
     result.assert_outcomes(passed=2)
@@ -134,7 +167,6 @@ def test_a_dependant_on_another_worker_runs_after_its_dependency_passed(
     seen = outcomes(result)
     assert seen["b_base.md::1. Fine"][1] == seen["a_dependant.md::1. Waits for base"][1] == "PASSED"
     assert seen["b_base.md::1. Fine"][0] != seen["a_dependant.md::1. Waits for base"][0]
-
 
 
 CRASH_CONFTEST = """
@@ -150,15 +182,26 @@ def test_a_dependency_whose_worker_crashed_counts_as_failed(
     pytester: pytest.Pytester, gate: ThreadingHTTPServer
 ) -> None:
     pytester.makeconftest(CRASH_CONFTEST)
-    pytester.makefile(".md", a_dependant=doc(chat_case("1. Skipped", model="echo"), name="dependant",
-                                             depends_on="[base]"))
+    pytester.makefile(
+        ".md", a_dependant=doc(chat_case("1. Skipped", model="echo"), name="dependant", depends_on="[base]")
+    )
     pytester.makefile(".md", b_base=doc(chat_case("1. Crashes", model="echo"), name="base"))
     url = f"http://127.0.0.1:{gate.server_address[1]}"
-    result = run_pytest(pytester, "-p", "no:cacheprovider", "-rs", "-v", "-n", "2",
-                        f"--semantictest-compliance-base-url={url}")
+    result = run_pytest(
+        pytester,
+        "-p",
+        "no:cacheprovider",
+        "-rs",
+        "-v",
+        "-n",
+        "2",
+        f"--semantictest-compliance-base-url={url}",
+    )
     result.assert_outcomes(failed=1, skipped=1)
     result.stdout.fnmatch_lines(["*worker 'gw?' crashed while running 'b_base.md::1. Crashes'*"])
-    result.stdout.fnmatch_lines(["SKIPPED ?1? a_dependant.md:*: depends on 'base', which failed (its worker crashed)"])
+    result.stdout.fnmatch_lines(
+        ["SKIPPED ?1? a_dependant.md:*: depends on 'base', which failed (its worker crashed)"]
+    )
     assert "did not finish within" not in result.stdout.str()
 
 
@@ -187,14 +230,27 @@ def test_a_dependency_that_does_not_finish_is_waited_for_a_bounded_time(
     pytester: pytest.Pytester, gate: ThreadingHTTPServer
 ) -> None:
     pytester.makeconftest(STALL_CONFTEST)
-    pytester.makefile(".md", a_dependant=doc(chat_case("1. Gives up", model="echo"), name="dependant",
-                                             depends_on="[base]"))
+    pytester.makefile(
+        ".md", a_dependant=doc(chat_case("1. Gives up", model="echo"), name="dependant", depends_on="[base]")
+    )
     pytester.makefile(".md", b_base=doc(chat_case("1. Held", model="echo"), name="base", timeout=1))
     url = f"http://127.0.0.1:{gate.server_address[1]}"
-    result = run_pytest(pytester, "-p", "no:cacheprovider", "-rs", "-v", "-n", "2",
-                        f"--semantictest-compliance-base-url={url}")
+    result = run_pytest(
+        pytester,
+        "-p",
+        "no:cacheprovider",
+        "-rs",
+        "-v",
+        "-n",
+        "2",
+        f"--semantictest-compliance-base-url={url}",
+    )
     result.assert_outcomes(passed=2)
-    result.stdout.fnmatch_lines(["*semantictest: 1 case(s) of 'base' did not finish within 1.5 s; deciding depends_on "
-                                 "with the cases that did*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*semantictest: 1 case(s) of 'base' did not finish within 1.5 s; deciding depends_on "
+            "with the cases that did*"
+        ]
+    )
     seen = outcomes(result)
     assert seen["b_base.md::1. Held"][0] != seen["a_dependant.md::1. Gives up"][0]

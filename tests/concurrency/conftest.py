@@ -28,9 +28,18 @@ def stats(base: str) -> dict[str, Any]:
 def sleeping(base: str, test_id: str, seconds: float, status: int = 200, **extra: Any) -> dict[str, Any]:
     """A SemanticTest test whose one HttpRequest waits ``seconds`` at the server; it passes when the
     response status is ``status``."""
-    return {"id": test_id, "pipeline": [{"block": "HttpRequest", "output": "r",
-                                         "input": {"url": f"{base}/sleep?s={seconds:g}&id={test_id}"}}],
-            "assertions": {"r.status": status}, **extra}
+    return {
+        "id": test_id,
+        "pipeline": [
+            {
+                "block": "HttpRequest",
+                "output": "r",
+                "input": {"url": f"{base}/sleep?s={seconds:g}&id={test_id}"},
+            }
+        ],
+        "assertions": {"r.status": status},
+        **extra,
+    }
 
 
 def write(pytester: pytest.Pytester, name: str, tests: list[dict[str, Any]], **top: Any) -> None:
@@ -42,7 +51,11 @@ def outcomes(result: pytest.RunResult) -> list[tuple[str, str]]:
     found = []
     for line in result.outlines:
         for word in ("PASSED", "FAILED", "ERROR", "SKIPPED"):
-            if f" {word}" in line and "::" in line and not line.startswith(("FAILED ", "ERROR ", "SKIPPED ", "PASSED ")):
+            if (
+                f" {word}" in line
+                and "::" in line
+                and not line.startswith(("FAILED ", "ERROR ", "SKIPPED ", "PASSED "))
+            ):
                 found.append((line.split(f" {word}")[0], word))
                 break
     return found
@@ -50,13 +63,19 @@ def outcomes(result: pytest.RunResult) -> list[tuple[str, str]]:
 
 def compliance_doc(name: str, cases: list[tuple[str, int]], depends_on: str = "") -> str:
     """A compliance file of chat-completion cases against the latency server: (title, expected status)."""
-    front = f"---\nname: {name}\nversion: 1.0\ntransport: completions\n" + (
-        f"depends_on: {depends_on}\n" if depends_on else "") + "---\n"
+    front = (
+        f"---\nname: {name}\nversion: 1.0\ntransport: completions\n"
+        + (f"depends_on: {depends_on}\n" if depends_on else "")
+        + "---\n"
+    )
     body = "".join(
         f"### {title}\n\n**Request:**\nPOST `/chat/completions`\n```json\n"
         '{"model": "echo-agent", "messages": [{"role": "user", "content": "Hello"}]}\n```\n\n'
         f"**Strict:**\n```yaml\nstatus: {status}\n```\n\n"
-        for title, status in cases)
-    return (f"{front}\n# {name}\n\n## Setup\n\nCreate an agent with the following configuration:\n"
-            "- Name: `echo-agent`\n- Instructions: \"Repeat back what the user says\"\n\n"
-            f"## Test Cases\n\n{body}")
+        for title, status in cases
+    )
+    return (
+        f"{front}\n# {name}\n\n## Setup\n\nCreate an agent with the following configuration:\n"
+        '- Name: `echo-agent`\n- Instructions: "Repeat back what the user says"\n\n'
+        f"## Test Cases\n\n{body}"
+    )

@@ -72,11 +72,18 @@ def _completion(body: bytes) -> dict[str, object]:
         messages = json.loads(body or b"{}").get("messages") or []
     except ValueError:
         messages = []
-    last = next((m.get("content") for m in reversed(messages) if isinstance(m, dict) and m.get("role") == "user"), "")
+    last = next(
+        (m.get("content") for m in reversed(messages) if isinstance(m, dict) and m.get("role") == "user"), ""
+    )
     message = {"role": "assistant", "content": f"Echo: {last}"}
-    return {"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "echo-agent",
-            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "echo-agent",
+        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }
 
 
 @contextmanager

@@ -36,7 +36,9 @@ from tests.shared import REFERENCE_CHECKOUT_ENV, needs_docs  # noqa: E402
 FIDELITY = REPO / "tests" / "highbar" / "fidelity"
 FIDELITY_AGENT = REPO / "tests" / "highbar" / "fidelity_agent.py"
 Verdicts = dict[str, tuple[str, str]]
-_VOLATILE = re.compile(r"\b[0-9a-f]{32}\b|/tmp/semantictest-traces-\w+\.jsonl|(?<=127\.0\.0\.1:)\d+|(?<=_id=)\d+|(?<=trace record in )\S+")
+_VOLATILE = re.compile(
+    r"\b[0-9a-f]{32}\b|/tmp/semantictest-traces-\w+\.jsonl|(?<=127\.0\.0\.1:)\d+|(?<=_id=)\d+|(?<=trace record in )\S+"
+)
 """What differs between any two runs: execution ids, the temp trace file a started agent writes (and the
 attached agent's, in each run's folder), ports, the ids a session hook derives from the execution id
 (``account_id=3221855``)."""
@@ -49,7 +51,10 @@ def _verdicts(junit: Path) -> Verdicts:
         outcome, message = "passed", ""
         for child in case:
             if child.tag in ("failure", "error", "skipped"):
-                outcome, message = child.tag, _VOLATILE.sub("*", (child.get("message", "").splitlines() or [""])[0])
+                outcome, message = (
+                    child.tag,
+                    _VOLATILE.sub("*", (child.get("message", "").splitlines() or [""])[0]),
+                )
         found[f"{case.get('classname')}::{case.get('name')}"] = (outcome, message)
     return found
 
@@ -64,9 +69,20 @@ def _one_by_one_examples(out: Path) -> Verdicts:
 
 
 def _env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items()
-            if not k.startswith(("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "OPENAI_BASE_URL", "BASE_URL",
-                                 "HIGHBAR_TRACES_URL", seed_copies.NO_JUDGE_KEY))}
+    return {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(
+            (
+                "PYTEST_ADDOPTS",
+                "PYTEST_PLUGINS",
+                "OPENAI_BASE_URL",
+                "BASE_URL",
+                "HIGHBAR_TRACES_URL",
+                seed_copies.NO_JUDGE_KEY,
+            )
+        )
+    }
 
 
 def _free_port() -> int:
@@ -80,8 +96,11 @@ def _attach_agent(traces: Path) -> Iterator[int]:
     """The fidelity agent the attach-mode specs talk to (they do not start it), writing to ``traces``."""
     port = _free_port()
     traces.write_text("")
-    agent = subprocess.Popen([sys.executable, str(FIDELITY_AGENT), "--port", str(port), "--traces", str(traces)],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    agent = subprocess.Popen(
+        [sys.executable, str(FIDELITY_AGENT), "--port", str(port), "--traces", str(traces)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 10
         while True:
@@ -118,8 +137,14 @@ def _stage(root: Path, corpora: tuple[str, ...]) -> None:
         folder = root / name
         folder.mkdir()
         for spec in source.glob(pattern):
-            text = spec.read_text(encoding="utf-8") if name != "docs" else json.dumps(docs_text.page_suite(spec.name))
-            if name == "upstream":  # as its own test runs them: the public API they call, on a loopback server
+            text = (
+                spec.read_text(encoding="utf-8")
+                if name != "docs"
+                else json.dumps(docs_text.page_suite(spec.name))
+            )
+            if (
+                name == "upstream"
+            ):  # as its own test runs them: the public API they call, on a loopback server
                 text = text.replace("https://jsonplaceholder.typicode.com", "${env.BASE_URL}")
             if spec.name.startswith("attach_"):  # the agent this test runs, not the one a spec starts
                 text = text.replace("${FIDELITY_PORT}", "${FIDELITY_ATTACH_PORT}")
@@ -142,9 +167,15 @@ def _services(work: Path) -> Iterator[dict[str, str]]:
     (the other fidelity specs start their own, on ``FIDELITY_PORT``)."""
     server, base = docs_server.start()
     traces = work / "attach-traces.jsonl"
-    env = {**_env(), **docs_server.environment(base), "FIDELITY_PORT": str(_free_port()),
-           "FIDELITY_PYTHON": sys.executable, "FIDELITY_AGENT": str(FIDELITY_AGENT),
-           "FIDELITY_HOOK": str(FIDELITY / "session_hook.py"), "FIDELITY_TRACES": str(traces)}
+    env = {
+        **_env(),
+        **docs_server.environment(base),
+        "FIDELITY_PORT": str(_free_port()),
+        "FIDELITY_PYTHON": sys.executable,
+        "FIDELITY_AGENT": str(FIDELITY_AGENT),
+        "FIDELITY_HOOK": str(FIDELITY / "session_hook.py"),
+        "FIDELITY_TRACES": str(traces),
+    }
     try:
         with _attach_agent(traces) as port:
             yield {**env, "FIDELITY_ATTACH_PORT": str(port)}
@@ -164,10 +195,31 @@ def _both_modes(tmp_path: Path, corpora: tuple[str, ...]) -> tuple[Verdicts, Ver
             env = stack.enter_context(_services(work))
             junit = tmp_path / f"junit-{mode}.xml"
             # p11 wants --semantictest-runs 5 (its own test gives it): here it is a collection error, in both
-            command = [sys.executable, "-m", "pytest", *without_unused_plugins(()), "-p", "no:cacheprovider", "-q", f"--junitxml={junit}",
-                       "--continue-on-collection-errors", *extra]
-            runs.append((subprocess.Popen(command, cwd=work, env=env, stdout=subprocess.PIPE,
-                                      stderr=subprocess.STDOUT, text=True), junit))
+            command = [
+                sys.executable,
+                "-m",
+                "pytest",
+                *without_unused_plugins(()),
+                "-p",
+                "no:cacheprovider",
+                "-q",
+                f"--junitxml={junit}",
+                "--continue-on-collection-errors",
+                *extra,
+            ]
+            runs.append(
+                (
+                    subprocess.Popen(
+                        command,
+                        cwd=work,
+                        env=env,
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.STDOUT,
+                        text=True,
+                    ),
+                    junit,
+                )
+            )
         outputs = [process.communicate(timeout=300)[0] for process, _ in runs]
     for (_, junit), output in zip(runs, outputs):
         assert junit.exists(), output[-3000:]

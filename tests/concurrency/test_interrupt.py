@@ -73,11 +73,21 @@ def test_ctrl_c_inside_a_task_group_still_interrupts_the_session(pytester: pytes
     flaky ``assert 1 == 130`` in test_no_leaks.test_sigint_mid_run)."""
     pytester.makeconftest(SPIN_IN_A_TASK_GROUP)
     pytester.makeini("[pytest]\n")
-    suite = {"name": "s", "tests": [
-        {"id": f"t{i}", "pipeline": [{"block": "SpinInTaskGroup", "output": "o"}], "assertions": {}} for i in range(2)]}
+    suite = {
+        "name": "s",
+        "tests": [
+            {"id": f"t{i}", "pipeline": [{"block": "SpinInTaskGroup", "output": "o"}], "assertions": {}}
+            for i in range(2)
+        ],
+    }
     pytester.makefile(".json", suite=json.dumps(suite))
-    proc = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA", "suite.json"],
-                        cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA", "suite.json"],
+        cwd=pytester.path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 60
         while not (pytester.path / "spinning").exists():
@@ -109,15 +119,20 @@ def pytest_keyboard_interrupt(excinfo):
 """
 
 
-@pytest.mark.parametrize(("args", "one_frame"), [((), True), (("--full-trace",), False)], ids=["short", "full-trace"])
-def test_a_collection_error_renders_one_frame_of_pytests_interrupt(pytester: pytest.Pytester, args: tuple[str, ...],
-                                                                     one_frame: bool) -> None:
+@pytest.mark.parametrize(
+    ("args", "one_frame"), [((), True), (("--full-trace",), False)], ids=["short", "full-trace"]
+)
+def test_a_collection_error_renders_one_frame_of_pytests_interrupt(
+    pytester: pytest.Pytester, args: tuple[str, ...], one_frame: bool
+) -> None:
     """No spec file in the session: pytest's own ``Interrupted`` (a collection error) is rendered from
     its crash entry alone too, and the output is pytest's."""
     pytester.makeconftest(FRAMES_RENDERED)
     pytester.makepyfile(test_broken="def test_x(:\n")
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider", *args)
     assert result.ret == pytest.ExitCode.INTERRUPTED
-    result.stdout.fnmatch_lines(["*ERROR collecting test_broken.py*", "*Interrupted: 1 error during collection*"])
+    result.stdout.fnmatch_lines(
+        ["*ERROR collecting test_broken.py*", "*Interrupted: 1 error during collection*"]
+    )
     frames = int((pytester.path / "frames.txt").read_text())
     assert (frames == 1) if one_frame else (frames > 1), frames

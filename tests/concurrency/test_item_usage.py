@@ -20,8 +20,9 @@ def test_usage_of_items_not_reached_is_left_out_until_they_are() -> None:
 
     async def both() -> None:
         usage.hide(7, ahead)
-        await asyncio.gather(asyncio.ensure_future(counted(calls(3), ahead)),
-                             asyncio.ensure_future(counted(calls(1), current)))
+        await asyncio.gather(
+            asyncio.ensure_future(counted(calls(3), ahead)), asyncio.ensure_future(counted(calls(1), current))
+        )
 
     asyncio.run(both())
     assert (ahead, current) == ({"calls": 3, "tokens": 15}, {"calls": 1, "tokens": 5})

@@ -13,7 +13,8 @@ ONE_BY_ONE = "--semantictest-item-concurrency=1"
 
 
 def _at_once_then_one_by_one(
-        pytester: pytest.Pytester, latency: str, **expected: int) -> tuple[pytest.RunResult, pytest.RunResult, float]:
+    pytester: pytest.Pytester, latency: str, **expected: int
+) -> tuple[pytest.RunResult, pytest.RunResult, float]:
     """The folder's specs at the default concurrency (at least 4 requests at once), then one by one (one
     at a time): the same outcomes both ways. The two runs and the first one's wall time."""
     start = time.perf_counter()
@@ -46,7 +47,9 @@ def httpx_reset(base: str) -> None:
 
 def test_exitfirst_reports_nothing_past_the_failure(pytester: pytest.Pytester, latency: str) -> None:
     """-x: the items after the first failure were running ahead; they are cancelled, not reported."""
-    tests = [sleeping(latency, f"t{i}", 0.3 if i != 2 else 0.1, status=200 if i != 2 else 500) for i in range(10)]
+    tests = [
+        sleeping(latency, f"t{i}", 0.3 if i != 2 else 0.1, status=200 if i != 2 else 500) for i in range(10)
+    ]
     write(pytester, "stop", tests)
     for extra in ((), (ONE_BY_ONE,)):
         result = run_pytest(pytester, "-v", "-x", "-p", "no:cacheprovider", *extra)
@@ -71,8 +74,19 @@ def test_maxfail_and_deselection_as_one_by_one(pytester: pytest.Pytester, latenc
 
 def test_a_failing_setup_errors_every_test_of_its_file_only(pytester: pytest.Pytester, latency: str) -> None:
     broken = [sleeping(latency, f"b{i}", 0.1) for i in range(3)]
-    write(pytester, "a_broken", broken, setup=[{"block": "HttpRequest", "output": "s", "id": "login",
-                                               "input": {"url": "http://127.0.0.1:9/unreachable"}}])
+    write(
+        pytester,
+        "a_broken",
+        broken,
+        setup=[
+            {
+                "block": "HttpRequest",
+                "output": "s",
+                "id": "login",
+                "input": {"url": "http://127.0.0.1:9/unreachable"},
+            }
+        ],
+    )
     write(pytester, "b_fine", [sleeping(latency, f"f{i}", 0.1) for i in range(3)])
     fast = run_pytest(pytester, "-v", "-p", "no:cacheprovider")
     fast.assert_outcomes(passed=3, errors=3)
@@ -85,9 +99,17 @@ def test_setup_and_teardown_files_are_not_crossed(pytester: pytest.Pytester, lat
     """A file with setup/teardown steps: nothing of the next file runs before its teardown, nothing of it
     before its setup (the server sees the order one by one would give at those boundaries)."""
     write(pytester, "a_plain", [sleeping(latency, f"a{i}", 0.2) for i in range(3)])
-    write(pytester, "b_setup", [sleeping(latency, f"b{i}", 0.2) for i in range(3)],
-          setup=[{"block": "HttpRequest", "output": "s", "input": {"url": f"{latency}/sleep?s=0.1&id=b-setup"}}],
-          teardown=[{"block": "HttpRequest", "output": "t", "input": {"url": f"{latency}/sleep?s=0.1&id=b-teardown"}}])
+    write(
+        pytester,
+        "b_setup",
+        [sleeping(latency, f"b{i}", 0.2) for i in range(3)],
+        setup=[
+            {"block": "HttpRequest", "output": "s", "input": {"url": f"{latency}/sleep?s=0.1&id=b-setup"}}
+        ],
+        teardown=[
+            {"block": "HttpRequest", "output": "t", "input": {"url": f"{latency}/sleep?s=0.1&id=b-teardown"}}
+        ],
+    )
     write(pytester, "c_plain", [sleeping(latency, f"c{i}", 0.2) for i in range(3)])
     run_pytest(pytester, "-p", "no:cacheprovider").assert_outcomes(passed=9)
     order = stats(latency)["order"]
@@ -98,12 +120,16 @@ def test_setup_and_teardown_files_are_not_crossed(pytester: pytest.Pytester, lat
 
 def computing(test_id: str, value: int, expect: int) -> dict[str, object]:
     """A test that only computes (MockData and a path check): it passes when ``value == expect``."""
-    return {"id": test_id, "pipeline": [{"block": "MockData", "config": {"data": {"v": value}}, "output": "m"}],
-            "assertions": {"m.v": expect}}
+    return {
+        "id": test_id,
+        "pipeline": [{"block": "MockData", "config": {"data": {"v": value}}, "output": "m"}],
+        "assertions": {"m.v": expect},
+    }
 
 
 def test_items_that_only_compute_run_when_reached_and_the_others_still_run_at_once(
-        pytester: pytest.Pytester, latency: str) -> None:
+    pytester: pytest.Pytester, latency: str
+) -> None:
     """MockData-only items are not started ahead (nothing to wait for); the look-ahead walks past them,
     so the HTTP items around them still overlap, and every report comes in order, as one by one."""
     tests: list[dict[str, object]] = []
@@ -117,12 +143,16 @@ def test_items_that_only_compute_run_when_reached_and_the_others_still_run_at_on
 
 def _from_context(test_id: str, expect: int) -> dict[str, object]:
     """A test that only computes and reads its file's ``context``: it passes when ``X`` is ``expect``."""
-    return {"id": test_id, "pipeline": [{"block": "MockData", "config": {"data": {"x": "${X}"}}, "output": "m"}],
-            "assertions": {"m.x": str(expect)}}
+    return {
+        "id": test_id,
+        "pipeline": [{"block": "MockData", "config": {"data": {"x": "${X}"}}, "output": "m"}],
+        "assertions": {"m.x": str(expect)},
+    }
 
 
 def test_items_that_only_compute_are_computed_together_with_the_verdicts_of_one_by_one(
-        pytester: pytest.Pytester) -> None:
+    pytester: pytest.Pytester,
+) -> None:
     """Runs of computing items are computed in one loop turn each (``Lookahead._compute``): a skipped test
     and another file (its own context) end a run, a failure is reported where it is, and ``-x`` stops
     there, each as one by one."""
@@ -135,7 +165,9 @@ def test_items_that_only_compute_are_computed_together_with_the_verdicts_of_one_
         result.assert_outcomes(passed=13, failed=1, skipped=1)
     assert outcomes(runs[0]) == outcomes(runs[1])
     assert ("a_first.json::a5", "FAILED") in outcomes(runs[0])
-    stopped = [run_pytest(pytester, "-v", "-p", "no:cacheprovider", "-x", *more) for more in ([], [ONE_BY_ONE])]
+    stopped = [
+        run_pytest(pytester, "-v", "-p", "no:cacheprovider", "-x", *more) for more in ([], [ONE_BY_ONE])
+    ]
     for result in stopped:
         result.assert_outcomes(passed=5, failed=1, skipped=1)
     assert outcomes(stopped[0]) == outcomes(stopped[1])

@@ -35,13 +35,21 @@ register_block(Probe)
 
 
 @pytest.mark.parametrize("safe", [False, True])
-def test_a_block_not_marked_concurrency_safe_runs_alone(pytester: pytest.Pytester, latency: str, safe: bool) -> None:
+def test_a_block_not_marked_concurrency_safe_runs_alone(
+    pytester: pytest.Pytester, latency: str, safe: bool
+) -> None:
     """While a test with a user block runs, nothing else is in flight; marked concurrency_safe, it may be."""
     pytester.makeconftest(PROBE.format(safe=safe, base=latency))
     tests = []
     for i in range(3):
-        tests += [sleeping(latency, f"h{i}", 0.5),
-                  {"id": f"probe{i}", "pipeline": [{"block": "Probe", "output": "p"}], "assertions": {"p.in_flight": 0}}]
+        tests += [
+            sleeping(latency, f"h{i}", 0.5),
+            {
+                "id": f"probe{i}",
+                "pipeline": [{"block": "Probe", "output": "p"}],
+                "assertions": {"p.in_flight": 0},
+            },
+        ]
     write(pytester, "mixed", tests)
     fast = run_pytest(pytester, "-v", "-p", "no:cacheprovider")
     if safe:  # a probe then sees a test's request in flight alongside it: the check can fail (which probe
@@ -59,13 +67,16 @@ SLOW_S = 0.5  # each answer's delay: overlapping answers show in the agent's spa
 def _highbar(port: int, tag: str, n: int, spans: Path | None = None, tests: str = "") -> str:
     """A spec of ``n`` slow order questions (or ``tests``); with ``spans``, each answer takes ``SLOW_S``
     and the agent writes when it worked on it to that file."""
-    tests = tests or "".join(f"""
+    tests = tests or "".join(
+        f"""
       - name: t{i}
         trigger: "Where is order 1042? slowly please"
         expect:
           function_calls:
             - name: get_order
-""" for i in range(n))
+"""
+        for i in range(n)
+    )
     timing = f" --slow-s {SLOW_S} --spans {spans}" if spans is not None else ""
     return f"""
 agent:
@@ -93,7 +104,9 @@ def _most_at_once(spans: Path) -> int:
 
 
 @pytest.mark.parametrize("tag", ["none", "own"])
-def test_an_agent_whose_records_are_untagged_gets_one_test_at_a_time(pytester: pytest.Pytester, tag: str) -> None:
+def test_an_agent_whose_records_are_untagged_gets_one_test_at_a_time(
+    pytester: pytest.Pytester, tag: str
+) -> None:
     """Untagged trace records: its tests run one by one (each counts the calls written meanwhile, as in
     highbar); tagged ones run at once after the first test showed they are."""
     import socket
@@ -116,7 +129,9 @@ def test_an_agent_whose_records_are_untagged_gets_one_test_at_a_time(pytester: p
         assert most_at_once > 1
 
 
-def test_a_tagged_agent_that_loses_the_tag_on_one_path_gives_the_one_by_one_verdicts(pytester: pytest.Pytester) -> None:
+def test_a_tagged_agent_that_loses_the_tag_on_one_path_gives_the_one_by_one_verdicts(
+    pytester: pytest.Pytester,
+) -> None:
     """The first test shows tagged records; a later one makes a call on a thread without the tag, while
     three slow tests that expect no call are in flight: they read that call too, so each runs again alone
     (one by one they pass; the thread test is an error either way, highbar's rule)."""
@@ -125,19 +140,26 @@ def test_a_tagged_agent_that_loses_the_tag_on_one_path_gives_the_one_by_one_verd
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    tests = """
+    tests = (
+        """
       - name: probe
         trigger: "Where is order 1042?"
         expect: {function_calls: [{name: get_order}]}
-""" + "".join(f"""
+"""
+        + "".join(
+            f"""
       - name: quiet{i}
         trigger: "hello, slowly"
         expect: {{function_calls: []}}
-""" for i in range(3)) + """
+"""
+            for i in range(3)
+        )
+        + """
       - name: thread
         trigger: "thread: where is order 1042?"
         expect: {function_calls: [{name: get_order}]}
 """
+    )
     pytester.makefile(".highbar.yaml", lossy=_highbar(port, "own", 0, tests=tests))
     fast = run_pytest(pytester, "-v", "-p", "no:cacheprovider")
     slow = run_pytest(pytester, "-v", "-p", "no:cacheprovider", ONE_BY_ONE)
@@ -147,15 +169,25 @@ def test_a_tagged_agent_that_loses_the_tag_on_one_path_gives_the_one_by_one_verd
 
 def test_depends_on_decides_as_one_by_one(pytester: pytest.Pytester, latency: str) -> None:
     """A dependant file's cases wait until their dependency is reported, and skip when it failed."""
-    pytester.makefile(".md", a_dependant=compliance_doc("dependant", [("1. Runs", 200), ("2. Runs too", 200)],
-                                                       depends_on="[base]"))
-    pytester.makefile(".md", b_base=compliance_doc("base", [("1. Fine", 200), ("2. Fails", 201), ("3. Fine", 200)]))
+    pytester.makefile(
+        ".md",
+        a_dependant=compliance_doc(
+            "dependant", [("1. Runs", 200), ("2. Runs too", 200)], depends_on="[base]"
+        ),
+    )
+    pytester.makefile(
+        ".md", b_base=compliance_doc("base", [("1. Fine", 200), ("2. Fails", 201), ("3. Fine", 200)])
+    )
     pytester.makefile(".md", c_other=compliance_doc("other", [(f"{i}. Other", 200) for i in range(1, 4)]))
     args = ["-v", "-p", "no:cacheprovider", f"--semantictest-compliance-base-url={latency}"]
     fast = run_pytest(pytester, *args)
     fast.assert_outcomes(passed=5, failed=1, skipped=2)
     assert outcomes(fast) == outcomes(run_pytest(pytester, *args, ONE_BY_ONE))
-    assert [n for n, _ in outcomes(fast)][:3] == ["b_base.md::1. Fine", "b_base.md::2. Fails", "b_base.md::3. Fine"]
+    assert [n for n, _ in outcomes(fast)][:3] == [
+        "b_base.md::1. Fine",
+        "b_base.md::2. Fails",
+        "b_base.md::3. Fine",
+    ]
     assert stats(latency)["max_in_flight"] > 1  # the files without depends_on did run at once
 
 
@@ -165,8 +197,9 @@ def test_only_built_in_computing_blocks_with_deterministic_checks_count_as_io_fr
     from pytest_semantictest.lookahead.rules import io_free
     from pytest_semantictest.model import Case, Step
 
-    def item(block: str, checks: list[object], variants: object = None, gates: list[object] | None = None
-             ) -> SimpleNamespace:
+    def item(
+        block: str, checks: list[object], variants: object = None, gates: list[object] | None = None
+    ) -> SimpleNamespace:
         step = Step(id="s", block=block, config={}, input={}, output="m", checks=gates or [])
         case = Case(id="t", name="t", steps=[step], checks=checks, variants=variants)
         return SimpleNamespace(case=case)
@@ -192,13 +225,17 @@ def pytest_semantictest_compliance_setup(config, setup):
 """
 
 
-def test_no_compliance_case_starts_before_its_files_setup_hook(pytester: pytest.Pytester, latency: str) -> None:
+def test_no_compliance_case_starts_before_its_files_setup_hook(
+    pytester: pytest.Pytester, latency: str
+) -> None:
     """The setup hook creates the agents a file's cases talk to: the look-ahead starts none of them
     before it ran (the compliance glue's look-ahead gate)."""
     pytester.makeconftest(SETUP_HOOK.format(base=latency))
     pytester.makefile(".md", a_first=compliance_doc("first", [(f"{i}. First", 200) for i in range(1, 4)]))
     pytester.makefile(".md", b_second=compliance_doc("second", [(f"{i}. Second", 200) for i in range(1, 4)]))
-    result = run_pytest(pytester, "-v", "-p", "no:cacheprovider", f"--semantictest-compliance-base-url={latency}")
+    result = run_pytest(
+        pytester, "-v", "-p", "no:cacheprovider", f"--semantictest-compliance-base-url={latency}"
+    )
     result.assert_outcomes(passed=6)
     # when each file's hook ran, only the earlier file's cases had been sent
     assert (pytester.path / "hook.log").read_text().split("\n") == ["first 0", "second 3", ""]

@@ -24,7 +24,9 @@ def _folder(root: Path) -> Path:
 
 
 @pytest.mark.parametrize("args", [(), ("--collect-only",), ("-n", "2")], ids=["run", "collect-only", "xdist"])
-def test_one_broken_spec_file_beside_a_good_one_exits_2(pytester: pytest.Pytester, args: tuple[str, ...]) -> None:
+def test_one_broken_spec_file_beside_a_good_one_exits_2(
+    pytester: pytest.Pytester, args: tuple[str, ...]
+) -> None:
     _folder(pytester.path)
     result = helpers.run_pytest(pytester, "specs", "-p", "no:cacheprovider", *args, own_process=True)
     output = result.stdout.str()
@@ -44,7 +46,12 @@ def test_semtest_over_the_folder_exits_2(pytester: pytest.Pytester) -> None:
 def test_stopping_at_the_first_failure_under_xdist_exits_1_not_130(pytester: pytest.Pytester) -> None:
     """xdist ends a ``-x`` session with its own ``KeyboardInterrupt`` subclass: that is no Ctrl-C."""
     failing = helpers.test_case([helpers.mock(1)], {"d": 2}, id="fails")
-    (pytester.path / "s.json").write_text(json.dumps(helpers.suite(failing, *(
-        helpers.test_case([helpers.mock(1)], {"d": 1}, id=f"ok{i}") for i in range(6)))))
+    (pytester.path / "s.json").write_text(
+        json.dumps(
+            helpers.suite(
+                failing, *(helpers.test_case([helpers.mock(1)], {"d": 1}, id=f"ok{i}") for i in range(6))
+            )
+        )
+    )
     result = helpers.run_pytest(pytester, "-p", "no:cacheprovider", "-n", "2", "-x", own_process=True)
     assert result.ret == 1, result.stdout.str()[-2000:]

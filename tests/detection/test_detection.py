@@ -25,30 +25,65 @@ pytest_plugins = ["pytester"]
 
 CASES = "## Test Cases\n\n### 1. Hello\n\n**Request:**\nGET `/x`\n\n**Strict:**\n```yaml\nstatus: 200\n```\n"
 CASE = {"id": "a", "input": "hi", "assert": {"type": "contains", "value": "hi"}}
-TEST = {"id": "a", "pipeline": [{"block": "MockData", "config": {"data": 1}, "output": "x"}], "assertions": {"x": 1}}
+TEST = {
+    "id": "a",
+    "pipeline": [{"block": "MockData", "config": {"data": 1}, "output": "x"}],
+    "assertions": {"x": 1},
+}
 
 # (file name, content, the collection error's message fragment); every one must be reported
 NEAR_MISSES: list[tuple[str, str, str]] = [
-    ("typo.md", f"---\nname: t\nversion: 1\ntransprot: completions\n---\n\n{CASES}",
-     "unknown key 'transprot' — did you mean 'transport'?"),
-    ("capital.md", f"---\nname: t\nversion: 1\nTransport: completions\n---\n\n{CASES}", "did you mean 'transport'?"),
-    ("no_transport.md", f"---\nname: t\nversion: 1\ntags: [core]\n---\n\n# T\n\n{CASES}", "'transport' is required"),
-    ("listed.md", f"---\n- name: t\n- version: 1\n- transport: completions\n---\n\n{CASES}",
-     "must be a mapping with name, version and transport"),
-    ("broken_test.jsonl", '{"id": "a", "input": "hi",\n' + json.dumps({**CASE, "id": "b"}) + "\n", "invalid JSON at column"),
+    (
+        "typo.md",
+        f"---\nname: t\nversion: 1\ntransprot: completions\n---\n\n{CASES}",
+        "unknown key 'transprot' — did you mean 'transport'?",
+    ),
+    (
+        "capital.md",
+        f"---\nname: t\nversion: 1\nTransport: completions\n---\n\n{CASES}",
+        "did you mean 'transport'?",
+    ),
+    (
+        "no_transport.md",
+        f"---\nname: t\nversion: 1\ntags: [core]\n---\n\n# T\n\n{CASES}",
+        "'transport' is required",
+    ),
+    (
+        "listed.md",
+        f"---\n- name: t\n- version: 1\n- transport: completions\n---\n\n{CASES}",
+        "must be a mapping with name, version and transport",
+    ),
+    (
+        "broken_test.jsonl",
+        '{"id": "a", "input": "hi",\n' + json.dumps({**CASE, "id": "b"}) + "\n",
+        "invalid JSON at column",
+    ),
     ("no_id_test.jsonl", json.dumps({k: v for k, v in CASE.items() if k != "id"}) + "\n", "'id' is required"),
-    ("typo_test.jsonl", json.dumps({"id": "a", "inptu": "hi", "assert": CASE["assert"]}) + "\n",
-     "unknown key 'inptu' — did you mean 'input'?"),
-    ("draft_test.jsonl", json.dumps({"id": "a", "messages": [{"role": "user", "content": "hi"}],
-                                     "assert": CASE["assert"]}) + "\n",
-     "messages: the draft shape of Yao's test design: this case has 'messages' where a case has 'input'"),
-    ("singular.json", json.dumps({"name": "s", "test": [TEST]}, indent=2), "(found 'test' — did you mean 'tests'?)"),
+    (
+        "typo_test.jsonl",
+        json.dumps({"id": "a", "inptu": "hi", "assert": CASE["assert"]}) + "\n",
+        "unknown key 'inptu' — did you mean 'input'?",
+    ),
+    (
+        "draft_test.jsonl",
+        json.dumps({"id": "a", "messages": [{"role": "user", "content": "hi"}], "assert": CASE["assert"]})
+        + "\n",
+        "messages: the draft shape of Yao's test design: this case has 'messages' where a case has 'input'",
+    ),
+    (
+        "singular.json",
+        json.dumps({"name": "s", "test": [TEST]}, indent=2),
+        "(found 'test' — did you mean 'tests'?)",
+    ),
 ]
 
 # ordinary files next to spec files: never collected, never an error or warning
 QUIET: list[tuple[str, str]] = [
     ("README.md", "# Project\n\n## Test Cases\n\n**Request:** none\n"),
-    ("jekyll.md", "---\nlayout: post\ntitle: Travel\ntransportation: train\n---\n\n## Test Cases\n\n**Request:** x\n"),
+    (
+        "jekyll.md",
+        "---\nlayout: post\ntitle: Travel\ntransportation: train\n---\n\n## Test Cases\n\n**Request:** x\n",
+    ),
     ("fenced.md", "---\nname: docs\nversion: 2\n---\n\nAn example:\n\n```markdown\n" + CASES + "```\n"),
     ("plan.md", "---\ntitle: QA plan\n---\n\n## Test Cases\n\n### 1. Login\n\n**Expected:** works\n"),
     ("heldout_test_split.jsonl", '{"id": 1, "inputs": "2+2", "targets": "4"}\n'),  # an ML test split
@@ -82,7 +117,7 @@ def test_each_near_miss_is_detected(tmp_path: Path, name: str, text: str, _messa
     path.write_text(text)
     ctx = CollectContext(tmp_path, tmp_path, {}, lambda option: None, ())
     detect = {".md": compliance_markdown, ".json": semantictest_json}.get(path.suffix)
-    assert (detect(path) if detect else yao_jsonl(path, ctx)), name
+    assert detect(path) if detect else yao_jsonl(path, ctx), name
 
 
 @pytest.mark.parametrize(("name", "text"), QUIET, ids=[n for n, _ in QUIET])
@@ -93,17 +128,33 @@ def test_ordinary_files_stay_quiet(pytester: pytest.Pytester, name: str, text: s
     assert "error" not in result.stdout.str().lower()
 
 
-@pytest.mark.parametrize(("name", "text", "why"), [
-    ("README.md", "# Project\n", "not a compliance file: a compliance file starts with YAML front matter"),
-    ("notes.md", "---\ntitle: x\n---\n", "not a compliance file: its front matter has no 'transport' key"),
-    ("data.json", '{"a": 1}', 'not a SemanticTest suite: a suite is a JSON object with a top-level "tests" array'),
-    ("report.json", '{"r": {"tests": []}}', "nested inside something else"),
-    ("spec.yaml", "x: 1\n", "not a highbar spec: highbar specs are named *.highbar.yaml"),
-    ("rows.jsonl", '{"input": "a", "output": "b"}\n', "not a Yao test file: its first case has no 'id'"),
-    ("ids.jsonl", '{"id": "a", "output": "b"}\n', "none of 'input', 'turns' or 'checkpoints'"),
-])
-def test_a_file_named_on_the_command_line_says_why_it_is_not_a_spec(pytester: pytest.Pytester, name: str, text: str,
-                                                                     why: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "text", "why"),
+    [
+        (
+            "README.md",
+            "# Project\n",
+            "not a compliance file: a compliance file starts with YAML front matter",
+        ),
+        (
+            "notes.md",
+            "---\ntitle: x\n---\n",
+            "not a compliance file: its front matter has no 'transport' key",
+        ),
+        (
+            "data.json",
+            '{"a": 1}',
+            'not a SemanticTest suite: a suite is a JSON object with a top-level "tests" array',
+        ),
+        ("report.json", '{"r": {"tests": []}}', "nested inside something else"),
+        ("spec.yaml", "x: 1\n", "not a highbar spec: highbar specs are named *.highbar.yaml"),
+        ("rows.jsonl", '{"input": "a", "output": "b"}\n', "not a Yao test file: its first case has no 'id'"),
+        ("ids.jsonl", '{"id": "a", "output": "b"}\n', "none of 'input', 'turns' or 'checkpoints'"),
+    ],
+)
+def test_a_file_named_on_the_command_line_says_why_it_is_not_a_spec(
+    pytester: pytest.Pytester, name: str, text: str, why: str
+) -> None:
     (pytester.path / name).write_text(text)
     result = pytester.runpytest("-p", "no:cacheprovider", name)
     output = result.stdout.str()

@@ -28,18 +28,41 @@ def run_docs_suites(folder: Path, *args: str) -> dict[str, Any]:
     folder.mkdir(parents=True, exist_ok=True)
     seed_copies.stage(folder)
     server, base = docs_server.start()
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "OPENAI_BASE_URL")) and k != seed_copies.NO_JUDGE_KEY}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "OPENAI_BASE_URL"))
+        and k != seed_copies.NO_JUDGE_KEY
+    }
     env.update(docs_server.environment(base))
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "pytest", *without_unused_plugins(()), "-p", "no:cacheprovider", "-q", "--junitxml=report.xml", "-rs", *args],
-            cwd=folder, env=env, text=True, timeout=300, capture_output=True,
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                *without_unused_plugins(()),
+                "-p",
+                "no:cacheprovider",
+                "-q",
+                "--junitxml=report.xml",
+                "-rs",
+                *args,
+            ],
+            cwd=folder,
+            env=env,
+            text=True,
+            timeout=300,
+            capture_output=True,
         )
     finally:
         server.shutdown()
-    return {"code": done.returncode, "stdout": done.stdout[-5000:], "stderr": done.stderr[-2000:],
-            "junit": str(folder / "report.xml")}
+    return {
+        "code": done.returncode,
+        "stdout": done.stdout[-5000:],
+        "stderr": done.stderr[-2000:],
+        "junit": str(folder / "report.xml"),
+    }
 
 
 def shared_docs_run(request: pytest.FixtureRequest) -> dict[str, Any]:

@@ -47,7 +47,7 @@ def code_blocks(text: str) -> list[tuple[str, int, int, str]]:
             continue
         index = counts.get(page, 0)
         counts[page] = index + 1
-        found.append((page, index, start + 2, "\n".join(lines[start + 1:number])))
+        found.append((page, index, start + 2, "\n".join(lines[start + 1 : number])))
         start = -1
     return found
 
@@ -84,7 +84,9 @@ def _at(where: str) -> Any:
     block = f"{page}#{number}"
     blocks = documented()
     if block not in blocks:
-        raise LookupError(f"{where}: the documentation ({SEMANTICTEST_DOCS}) has no JSON code block {block!r}")
+        raise LookupError(
+            f"{where}: the documentation ({SEMANTICTEST_DOCS}) has no JSON code block {block!r}"
+        )
     node = blocks[block]
     for part in pointer.split("/") if pointer else ():
         node = node[int(part)] if isinstance(node, list) else node[_unescape(part)]
@@ -156,7 +158,10 @@ def _page_of(suite: dict[str, Any]) -> str:
 def write_recipe(suite_file: Path, pages: Path) -> Path:
     suite = json.loads(suite_file.read_text(encoding="utf-8"))
     index = _index(_page_of(suite))
-    recipe = {key: value if key in ("name", "description") else recipe_of(value, index) for key, value in suite.items()}
+    recipe = {
+        key: value if key in ("name", "description") else recipe_of(value, index)
+        for key, value in suite.items()
+    }
     if resolve(recipe) != suite:
         raise AssertionError(f"{suite_file}: its recipe does not resolve to it")
     pages.mkdir(exist_ok=True)

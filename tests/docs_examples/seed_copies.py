@@ -27,8 +27,18 @@ from tests.shared import SEMANTICTEST_DOCS as SEED  # noqa: E402
 
 ORIGINS = ("https://api.example.com", "https://jsonplaceholder.typicode.com", "https://api.openai.com")
 ENV_NAMES = (
-    "BASE_URL", "API_URL", "AI_API", "AI_API_URL", "SHOP_API", "TUTOR_API", "OPENAI_URL", "YOUR_NEXTJS_API",
-    "AI_AGENT_URL", "DB_AGENT_URL", "AGENT_URL", "API_KEY",
+    "BASE_URL",
+    "API_URL",
+    "AI_API",
+    "AI_API_URL",
+    "SHOP_API",
+    "TUTOR_API",
+    "OPENAI_URL",
+    "YOUR_NEXTJS_API",
+    "AI_AGENT_URL",
+    "DB_AGENT_URL",
+    "AGENT_URL",
+    "API_KEY",
 )
 """Endpoint names the docs' snippets use without defining them (when their suite has no such context key)."""
 MISSING_URL = {
@@ -76,7 +86,9 @@ def _requests_without_url(data: Any) -> list[tuple[str | int, ...]]:
             for j, step in enumerate(steps):
                 if step.get("block") == "HttpRequest" and isinstance(step.get("input"), dict):
                     if "url" not in step["input"]:
-                        found.append((key, i, "pipeline", j, "input") if key == "tests" else (key, i, "input"))
+                        found.append(
+                            (key, i, "pipeline", j, "input") if key == "tests" else (key, i, "input")
+                        )
     return found
 
 
@@ -129,5 +141,5 @@ def write_ini(root: Path) -> None:
     """The ini the docs runs use: JUnit xunit1; the judge's key read from a variable no environment
     has, so judged tests skip."""
     (root / "pytest.ini").write_text(
-        "[pytest]\njunit_family = xunit1\n"
-        f"semantictest_llm_judge_api_key_env = {NO_JUDGE_KEY}\n")
+        f"[pytest]\njunit_family = xunit1\nsemantictest_llm_judge_api_key_env = {NO_JUDGE_KEY}\n"
+    )

@@ -34,8 +34,11 @@ JUDGE_SKIP = "LLM judge not configured"
 EXPECTED: dict[str, dict[str, str]] = {
     "01-ai-testing-multi-turn-conversations.json": {"turn-1": P, "turn-2": P},
     "02-ai-testing-multi-turn-conversations.json": {"full-conversation": P},
-    "03-ai-testing-multi-turn-conversations.json": {"turn-1-greeting": S, "turn-2-state-problem": S,
-                                                     "turn-3-provide-order": S},
+    "03-ai-testing-multi-turn-conversations.json": {
+        "turn-1-greeting": S,
+        "turn-2-state-problem": S,
+        "turn-3-provide-order": S,
+    },
     "04-ai-testing-multi-turn-conversations.json": {"laptop-shopping-flow": S},
     "05-ai-testing-multi-turn-conversations.json": {"math-tutoring-session": S},
     "06-ai-testing-multi-turn-conversations.json": {"test-pronoun-resolution": S},
@@ -96,7 +99,9 @@ def test_the_staged_suites_are_the_docs_suites(tmp_path: Path) -> None:
     assert [p.name for p in staged] == sorted(p.name for p in tmp_path.glob("*.json")) == list(EXPECTED)
     for copy, (page, line, text) in zip(staged, blocks):
         data = json.loads(copy.read_text(encoding="utf-8"))
-        assert data == seed_copies.adapt(json.loads(text), page), f"{copy.name} differs from the docs (line {line})"
+        assert data == seed_copies.adapt(json.loads(text), page), (
+            f"{copy.name} differs from the docs (line {line})"
+        )
 
 
 def _outcomes(junit: Path) -> dict[str, tuple[str, str]]:

@@ -35,25 +35,92 @@ from pytest_semantictest.options import OPTIONS
 from tests.shared import COMPLIANCE_CORPUS
 
 ROOT = Path(__file__).resolve().parents[2]
-ENV = {"EXAMPLE_AGENT_URL": "http://127.0.0.1:9", "FIDELITY_PYTHON": "python", "FIDELITY_AGENT": "agent.py",
-       "FIDELITY_PORT": "9", "FIDELITY_TRACES": "traces.jsonl", "FIDELITY_HOOK": "hook.py", "API_KEY": "k" * 20,
-       "VALID_JWT_TOKEN": "v" * 20, "EXPIRED_JWT_TOKEN": "e" * 20, "TOKEN_WITH_READ_SCOPE": "r" * 20}
+ENV = {
+    "EXAMPLE_AGENT_URL": "http://127.0.0.1:9",
+    "FIDELITY_PYTHON": "python",
+    "FIDELITY_AGENT": "agent.py",
+    "FIDELITY_PORT": "9",
+    "FIDELITY_TRACES": "traces.jsonl",
+    "FIDELITY_HOOK": "hook.py",
+    "API_KEY": "k" * 20,
+    "VALID_JWT_TOKEN": "v" * 20,
+    "EXPIRED_JWT_TOKEN": "e" * 20,
+    "TOKEN_WITH_READ_SCOPE": "r" * 20,
+}
 TIME_LIMIT_S = 5.0
-PLUGIN_PATH = re.compile(r"pytest_semantictest[/\\][\w/\\]+\.py|site-packages|Traceback \(most recent|File \"")
+PLUGIN_PATH = re.compile(
+    r"pytest_semantictest[/\\][\w/\\]+\.py|site-packages|Traceback \(most recent|File \""
+)
 """What only a crash prints: a module of the plugin, a traceback (``$schema`` paths in a spec are fine)."""
 
 NASTY: list[Any] = [
-    None, True, False, 0, -1, 1, 2.5, 10**400, -(10**400), "__INF__", "__-INF__", "__NAN__", 1e308, "", " ", "x",
-    [], {}, [1, "a"], {"a": 1}, "${", "${nope.x}", "{{", "{{message}}", "\u202e\u0000\ud7ff\U0001f600", "é" * 3,
-    "[[:alpha:]]", "(", "a{99999999999}", "/(/", "/x/q", "(?P<n>", "\\", "*", "10**400", "1e400", ".inf",
-    "-1", "30s", "2m", "0ms", "9" * 50 + "s", "regex:(", "matches", "..", "$.a[", "a" * 300,
+    None,
+    True,
+    False,
+    0,
+    -1,
+    1,
+    2.5,
+    10**400,
+    -(10**400),
+    "__INF__",
+    "__-INF__",
+    "__NAN__",
+    1e308,
+    "",
+    " ",
+    "x",
+    [],
+    {},
+    [1, "a"],
+    {"a": 1},
+    "${",
+    "${nope.x}",
+    "{{",
+    "{{message}}",
+    "\u202e\u0000\ud7ff\U0001f600",
+    "é" * 3,
+    "[[:alpha:]]",
+    "(",
+    "a{99999999999}",
+    "/(/",
+    "/x/q",
+    "(?P<n>",
+    "\\",
+    "*",
+    "10**400",
+    "1e400",
+    ".inf",
+    "-1",
+    "30s",
+    "2m",
+    "0ms",
+    "9" * 50 + "s",
+    "regex:(",
+    "matches",
+    "..",
+    "$.a[",
+    "a" * 300,
 ]
-KILLERS: list[Any] = [10**400, "__INF__", "__NAN__", "__DEEP__", "", [], {}, {"a": 1}, "[[:alpha:]]", "_x", -1]
+KILLERS: list[Any] = [
+    10**400,
+    "__INF__",
+    "__NAN__",
+    "__DEEP__",
+    "",
+    [],
+    {},
+    {"a": 1},
+    "[[:alpha:]]",
+    "_x",
+    -1,
+]
 """Values that found crashes before (overflow, recursion, a non-object, a bad marker name): half the picks."""
 REGEX_KEYS = {"matches", "not_matches", "pattern", "regex", "notMatches", "awaiting_input_pattern"}
 
 
-_MARKS = pytest.MarkGenerator(_ispytest=True)  # pytest.mark without a config: name checks, no unknown-mark warning
+# pytest.mark without a config: name checks, no unknown-mark warning
+_MARKS = pytest.MarkGenerator(_ispytest=True)
 
 
 class MutantCrash(AssertionError):
@@ -73,48 +140,141 @@ class Seed:
     companions: dict[str, str] = field(default_factory=dict)
 
 
-SMALL_YAO = "\n".join(json.dumps(case) for case in [
-    {"id": "t1", "name": "turns", "turns": [{"input": "Hi", "assertions": [{"type": "contains", "value": "Hi"},
-                                                                             {"type": "regex", "pattern": "H."}]}]},
-    {"id": "t2", "input": "x", "assertions": [{"type": "tool_called", "name": "get", "arguments": {"a": 1}},
-                                              {"type": "json_path", "path": "$.a", "value": 1},
-                                              {"type": "type", "value": "string"}], "timeout": "30s", "tags": ["a"]},
-    {"id": "t3", "simulator": {"use": "simulator", "options": {"metadata": {"persona": "p", "goal": "g"}}},
-     "checkpoints": [{"id": "c1", "assertion": {"type": "contains", "value": "ok"}}], "max_turns": 3,
-     "timeout": "1m"},
-]) + "\n"
-SMALL_SEMANTICTEST = json.dumps({"name": "n", "context": {"BASE": "http://127.0.0.1:9"}, "tests": [
-    {"id": "a", "timeout": 5000, "runs": 2, "minPass": 0.5, "pipeline": [
-        {"block": "HttpRequest", "input": {"url": "${BASE}/x", "method": "POST", "body": {"q": "${BASE}"},
-                                           "timeout": 1000}, "output": "r"},
-        {"block": "StreamParser", "input": "${r.body}", "config": {"format": "sse-openai"}, "output": "s"},
-        {"block": "ValidateTools", "input": {"from": "s.toolCalls", "as": "toolCalls"},
-         "config": {"expected": ["get"], "order": True}, "output": "t"},
-        {"block": "ValidateContent", "input": {"from": "s.text", "as": "text"},
-         "config": {"matches": "^h", "matchFlags": "i", "maxLength": 10}, "output": "v"}],
-     "assertions": {"r.status": 200, "s.text": {"matches": "a+", "minLength": 1}, "t.passed": True}}]}, indent=2)
+SMALL_YAO = (
+    "\n".join(
+        json.dumps(case)
+        for case in [
+            {
+                "id": "t1",
+                "name": "turns",
+                "turns": [
+                    {
+                        "input": "Hi",
+                        "assertions": [
+                            {"type": "contains", "value": "Hi"},
+                            {"type": "regex", "pattern": "H."},
+                        ],
+                    }
+                ],
+            },
+            {
+                "id": "t2",
+                "input": "x",
+                "assertions": [
+                    {"type": "tool_called", "name": "get", "arguments": {"a": 1}},
+                    {"type": "json_path", "path": "$.a", "value": 1},
+                    {"type": "type", "value": "string"},
+                ],
+                "timeout": "30s",
+                "tags": ["a"],
+            },
+            {
+                "id": "t3",
+                "simulator": {"use": "simulator", "options": {"metadata": {"persona": "p", "goal": "g"}}},
+                "checkpoints": [{"id": "c1", "assertion": {"type": "contains", "value": "ok"}}],
+                "max_turns": 3,
+                "timeout": "1m",
+            },
+        ]
+    )
+    + "\n"
+)
+SMALL_SEMANTICTEST = json.dumps(
+    {
+        "name": "n",
+        "context": {"BASE": "http://127.0.0.1:9"},
+        "tests": [
+            {
+                "id": "a",
+                "timeout": 5000,
+                "runs": 2,
+                "minPass": 0.5,
+                "pipeline": [
+                    {
+                        "block": "HttpRequest",
+                        "input": {
+                            "url": "${BASE}/x",
+                            "method": "POST",
+                            "body": {"q": "${BASE}"},
+                            "timeout": 1000,
+                        },
+                        "output": "r",
+                    },
+                    {
+                        "block": "StreamParser",
+                        "input": "${r.body}",
+                        "config": {"format": "sse-openai"},
+                        "output": "s",
+                    },
+                    {
+                        "block": "ValidateTools",
+                        "input": {"from": "s.toolCalls", "as": "toolCalls"},
+                        "config": {"expected": ["get"], "order": True},
+                        "output": "t",
+                    },
+                    {
+                        "block": "ValidateContent",
+                        "input": {"from": "s.text", "as": "text"},
+                        "config": {"matches": "^h", "matchFlags": "i", "maxLength": 10},
+                        "output": "v",
+                    },
+                ],
+                "assertions": {
+                    "r.status": 200,
+                    "s.text": {"matches": "a+", "minLength": 1},
+                    "t.passed": True,
+                },
+            }
+        ],
+    },
+    indent=2,
+)
 
 
 def seeds() -> list[Seed]:
     """Every seed, each checked to be valid by ``test_the_seeds_are_valid``."""
-    found = [Seed(p.name, p.read_text("utf-8")) for p in sorted((ROOT / "examples" / "semantictest").glob("*.json"))]
+    found = [
+        Seed(p.name, p.read_text("utf-8"))
+        for p in sorted((ROOT / "examples" / "semantictest").glob("*.json"))
+    ]
     found.append(Seed("small.json", SMALL_SEMANTICTEST))
-    found += [Seed(p.name, p.read_text("utf-8")) for p in sorted((ROOT / "examples" / "highbar").glob("*.yaml"))]
-    found += [Seed(p.name, p.read_text("utf-8"))
-              for p in sorted((ROOT / "tests" / "highbar" / "fidelity").glob("p*.highbar.yaml"))[:4]]
+    found += [
+        Seed(p.name, p.read_text("utf-8")) for p in sorted((ROOT / "examples" / "highbar").glob("*.yaml"))
+    ]
+    found += [
+        Seed(p.name, p.read_text("utf-8"))
+        for p in sorted((ROOT / "tests" / "highbar" / "fidelity").glob("p*.highbar.yaml"))[:4]
+    ]
     agent = (ROOT / "examples" / "yao" / "memory_test.agent.yaml").read_text("utf-8")
-    found.append(Seed("memory_test.jsonl", (ROOT / "examples" / "yao" / "memory_test.jsonl").read_text("utf-8"),
-                      {"memory_test.agent.yaml": agent}))
+    found.append(
+        Seed(
+            "memory_test.jsonl",
+            (ROOT / "examples" / "yao" / "memory_test.jsonl").read_text("utf-8"),
+            {"memory_test.agent.yaml": agent},
+        )
+    )
     found.append(Seed("small.jsonl", SMALL_YAO, {"small.agent.yaml": agent}))
-    found += [Seed(p.name, p.read_text("utf-8")) for p in sorted((ROOT / "examples" / "compliance").rglob("*.md"))]
-    found += [Seed(p.name, p.read_text("utf-8")) for p in sorted(COMPLIANCE_CORPUS.rglob("*.md"))
-              if p.name != "README.md"]  # the published corpus, where it is
+    found += [
+        Seed(p.name, p.read_text("utf-8")) for p in sorted((ROOT / "examples" / "compliance").rglob("*.md"))
+    ]
+    found += [
+        Seed(p.name, p.read_text("utf-8"))
+        for p in sorted(COMPLIANCE_CORPUS.rglob("*.md"))
+        if p.name != "README.md"
+    ]  # the published corpus, where it is
     return found
 
 
 def kind(name: str) -> str:
-    return "md" if name.endswith(".md") else "jsonl" if name.endswith(".jsonl") else \
-        "yaml" if name.endswith((".yaml", ".yml")) else "json"
+    return (
+        "md"
+        if name.endswith(".md")
+        else "jsonl"
+        if name.endswith(".jsonl")
+        else "yaml"
+        if name.endswith((".yaml", ".yml"))
+        else "json"
+    )
 
 
 # ---- mutations of a data tree ---------------------------------------------------------------
@@ -123,7 +283,7 @@ def kind(name: str) -> str:
 def _containers(node: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
     if isinstance(node, (dict, list)):
         yield path
-        for key, child in (node.items() if isinstance(node, dict) else enumerate(node)):
+        for key, child in node.items() if isinstance(node, dict) else enumerate(node):
             yield from _containers(child, path + (key,))
 
 
@@ -141,8 +301,16 @@ def _typo(key: str, rng: random.Random) -> str:
     if not key:
         return "x"
     i = rng.randrange(len(key))
-    return rng.choice([key[:i] + key[i + 1:], key[:i] + key[i] * 2 + key[i + 1:], key.upper(), key + "s",
-                       key[:i] + "\u0301" + key[i:], "\ufeff" + key])
+    return rng.choice(
+        [
+            key[:i] + key[i + 1 :],
+            key[:i] + key[i] * 2 + key[i + 1 :],
+            key.upper(),
+            key + "s",
+            key[:i] + "\u0301" + key[i:],
+            "\ufeff" + key,
+        ]
+    )
 
 
 def mutate_tree(data: Any, rng: random.Random) -> str:
@@ -219,11 +387,11 @@ def damage_text(text: str, rng: random.Random) -> str:
     if how == "crlf":
         return text.replace("\n", "\r\n")
     if how == "drop":
-        return "".join(lines[:i] + lines[i + 1:])
+        return "".join(lines[:i] + lines[i + 1 :])
     if how == "double":
-        return "".join(lines[:i + 1] + lines[i:])
+        return "".join(lines[: i + 1] + lines[i:])
     if how == "cut":
-        return text[:rng.randrange(len(text) + 1)]
+        return text[: rng.randrange(len(text) + 1)]
     if how == "tabs":
         return text.replace("  ", "\t", 1)
     j = rng.randrange(len(text) + 1)
@@ -297,6 +465,7 @@ def collect_context(folder: Path) -> CollectContext:
 
 def check(path: Path, ctx: CollectContext, time_limit_s: float = TIME_LIMIT_S) -> tuple[str, float]:
     """(what the user reads, seconds) for loading ``path``; raises MutantCrash when it is not clean."""
+
     def alarm(signum: int, frame: Any) -> None:
         raise _Hang()
 
@@ -331,7 +500,9 @@ def check(path: Path, ctx: CollectContext, time_limit_s: float = TIME_LIMIT_S) -
     try:
         shown.encode("utf-8")
     except UnicodeEncodeError:
-        raise MutantCrash(f"{path.name}: the message cannot be printed (a lone surrogate): {shown[:300]!r}") from None
+        raise MutantCrash(
+            f"{path.name}: the message cannot be printed (a lone surrogate): {shown[:300]!r}"
+        ) from None
     return shown, took
 
 

@@ -55,8 +55,9 @@ async def _run(block: Any) -> tuple[dict[str, Any] | str, float]:
     return out, time.perf_counter() - start
 
 
-@pytest.mark.parametrize("path", ["/drip?bytes=40&every=0.2", "/drip?bytes=40&size=1000&every=0.2",
-                                  "/sse?chunks=30&every=0.4"])
+@pytest.mark.parametrize(
+    "path", ["/drip?bytes=40&every=0.2", "/drip?bytes=40&size=1000&every=0.2", "/sse?chunks=30&every=0.4"]
+)
 def test_http_request_timeout_bounds_a_slow_reply(base: str, path: str) -> None:
     out, took = asyncio.run(_run(HttpRequest({"url": base + path, "timeout": TIMEOUT_MS})))
     assert took < TIMEOUT_MS / 1000 + SLACK_S, took
@@ -66,16 +67,29 @@ def test_http_request_timeout_bounds_a_slow_reply(base: str, path: str) -> None:
 
 
 def test_chat_request_timeout_bounds_a_slow_stream(base: str) -> None:
-    block = ChatRequest({"method": "POST", "url": base + "/sse?chunks=30&every=0.4", "timeout": TIMEOUT_MS,
-                         "body": {"stream": True}})
+    block = ChatRequest(
+        {
+            "method": "POST",
+            "url": base + "/sse?chunks=30&every=0.4",
+            "timeout": TIMEOUT_MS,
+            "body": {"stream": True},
+        }
+    )
     out, took = asyncio.run(_run(block))
     assert took < TIMEOUT_MS / 1000 + SLACK_S, took
     assert isinstance(out, str) and f"timed out after {TIMEOUT_MS} ms" in out, out
 
 
 def test_chat_request_disconnect_read_is_bounded(base: str) -> None:
-    block = ChatRequest({"method": "POST", "url": base + "/sse?chunks=30&every=0.4", "timeout": TIMEOUT_MS,
-                         "disconnect_after": 20, "body": {"stream": True}})
+    block = ChatRequest(
+        {
+            "method": "POST",
+            "url": base + "/sse?chunks=30&every=0.4",
+            "timeout": TIMEOUT_MS,
+            "disconnect_after": 20,
+            "body": {"stream": True},
+        }
+    )
     out, took = asyncio.run(_run(block))
     assert took < TIMEOUT_MS / 1000 + SLACK_S, took
     assert isinstance(out, str) and "while reading the stream (waiting for chunk 20)" in out, out
@@ -88,16 +102,26 @@ def test_a_fast_reply_is_unchanged(base: str) -> None:
 
 def test_in_a_suite_the_slow_step_fails_at_the_deadline(base: str) -> None:
     start = time.perf_counter()
-    verdict = run_one([{"block": "HttpRequest", "input": {"url": base + "/drip?bytes=40&every=0.2"},
-                        "config": {"timeout": TIMEOUT_MS}, "output": "r"}], {"r.status": 200})
+    verdict = run_one(
+        [
+            {
+                "block": "HttpRequest",
+                "input": {"url": base + "/drip?bytes=40&every=0.2"},
+                "config": {"timeout": TIMEOUT_MS},
+                "output": "r",
+            }
+        ],
+        {"r.status": 200},
+    )
     assert time.perf_counter() - start < TIMEOUT_MS / 1000 + SLACK_S
     assert verdict.outcome is Outcome.FAILED
     assert f"timed out after {TIMEOUT_MS} ms" in verdict.trace[0].error
 
 
 def test_agent_exchange_is_bounded(base: str, tmp_path: Path) -> None:
-    target = target_from_mapping({"endpoint": base + "/drip?bytes=40&every=0.2", "timeout": TIMEOUT_MS},
-                                 cwd=tmp_path)
+    target = target_from_mapping(
+        {"endpoint": base + "/drip?bytes=40&every=0.2", "timeout": TIMEOUT_MS}, cwd=tmp_path
+    )
 
     async def go() -> None:
         session = RunContext()
@@ -118,8 +142,16 @@ def test_llm_timeout_bounds_a_dripping_answer(base: str, tmp_path: Path) -> None
     from pytest_semantictest.llm.config import LLMConfig
     from pytest_semantictest.llm.errors import LLMError
 
-    client = LLMClient(LLMConfig(base_url=base + "/drip-json", api_key="k", cache_dir=tmp_path, env={},
-                                 timeout_s=TIMEOUT_MS / 1000, retries=0))
+    client = LLMClient(
+        LLMConfig(
+            base_url=base + "/drip-json",
+            api_key="k",
+            cache_dir=tmp_path,
+            env={},
+            timeout_s=TIMEOUT_MS / 1000,
+            retries=0,
+        )
+    )
 
     async def go() -> None:
         try:

@@ -16,16 +16,29 @@ def _suite(status_expected: int, judged_check: bool = False) -> str:
     assertions: dict[str, object] = {"d.status": status_expected}
     if judged_check:
         assertions = {"judgement.score": {"gte": 0.7}}
-    return json.dumps({"tests": [{
-        "id": "t",
-        "pipeline": [
-            {"block": "MockData", "config": {"data": {"status": 500, "text": "At 14:00."}}, "output": "d"},
-            {"block": "LLMJudge", "input": {"text": "${d.text}", "expected": {"expectedBehavior": "Confirms 2 PM"}},
-             "output": "judgement"},
-            {"block": "MockData", "config": {"data": 1}, "output": "after"},
-        ],
-        "assertions": {**assertions, "after": 1} if not judged_check else assertions,
-    }]})
+    return json.dumps(
+        {
+            "tests": [
+                {
+                    "id": "t",
+                    "pipeline": [
+                        {
+                            "block": "MockData",
+                            "config": {"data": {"status": 500, "text": "At 14:00."}},
+                            "output": "d",
+                        },
+                        {
+                            "block": "LLMJudge",
+                            "input": {"text": "${d.text}", "expected": {"expectedBehavior": "Confirms 2 PM"}},
+                            "output": "judgement",
+                        },
+                        {"block": "MockData", "config": {"data": 1}, "output": "after"},
+                    ],
+                    "assertions": {**assertions, "after": 1} if not judged_check else assertions,
+                }
+            ]
+        }
+    )
 
 
 @pytest.fixture
@@ -60,4 +73,6 @@ def test_unreachable_judge_with_passing_checks_is_an_error(pytester: pytest.Pyte
 
 
 def test_a_check_on_the_judges_output_is_not_a_failure(pytester: pytest.Pytester, gone: str) -> None:
-    _run(pytester, _suite(500, judged_check=True), f"--semantictest-llm-base-url={gone}").assert_outcomes(errors=1)
+    _run(pytester, _suite(500, judged_check=True), f"--semantictest-llm-base-url={gone}").assert_outcomes(
+        errors=1
+    )

@@ -21,11 +21,15 @@ HUGE = "1" + "0" * 400
 
 
 def _file(tmp_path: Path, timeout: str, where: str = "config") -> Path:
-    step = ('{"block": "HttpRequest", "input": {"url": "http://127.0.0.1:9/x"%s}, "config": {%s}, "output": "r"}'
-            % ((f', "timeout": {timeout}', "") if where == "input" else ("", f'"timeout": {timeout}')))
+    step = (
+        '{"block": "HttpRequest", "input": {"url": "http://127.0.0.1:9/x"%s}, "config": {%s}, "output": "r"}'
+        % ((f', "timeout": {timeout}', "") if where == "input" else ("", f'"timeout": {timeout}'))
+    )
     path = tmp_path / "t.json"
-    path.write_text('{"tests": [\n  {"id": "a",\n   "pipeline": [\n    ' + step + '\n   ],\n'
-                    '   "assertions": {"r.status": 200}}\n]}\n')
+    path.write_text(
+        '{"tests": [\n  {"id": "a",\n   "pipeline": [\n    ' + step + "\n   ],\n"
+        '   "assertions": {"r.status": 200}}\n]}\n'
+    )
     return path
 
 
@@ -38,9 +42,15 @@ def _problem(path: Path) -> str:
     return suite.cases[0].error or ""
 
 
-@pytest.mark.parametrize(("value", "said"), [(HUGE, "about 10**400 ms is too long: at most 86400000 ms"),
-                                             ("1e400", "finite"), ("-5", "more than 0 ms"),
-                                             ('"soon"', "number of milliseconds")])
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        (HUGE, "about 10**400 ms is too long: at most 86400000 ms"),
+        ("1e400", "finite"),
+        ("-5", "more than 0 ms"),
+        ('"soon"', "number of milliseconds"),
+    ],
+)
 def test_config_timeout_is_a_collection_error(tmp_path: Path, value: str, said: str) -> None:
     message = _problem(_file(tmp_path, value))
     assert "t.json:4:" in message and "pipeline[0].config.timeout" in message, message
@@ -49,20 +59,43 @@ def test_config_timeout_is_a_collection_error(tmp_path: Path, value: str, said: 
 
 def test_step_level_timeout_is_checked_too(tmp_path: Path) -> None:
     path = tmp_path / "t.json"
-    path.write_text(json.dumps({"tests": [{"id": "a", "pipeline": [
-        {"block": "HttpRequest", "url": "http://127.0.0.1:9/", "timeout": float("inf")}]}]}).replace("Infinity", "1e999"))
+    path.write_text(
+        json.dumps(
+            {
+                "tests": [
+                    {
+                        "id": "a",
+                        "pipeline": [
+                            {"block": "HttpRequest", "url": "http://127.0.0.1:9/", "timeout": float("inf")}
+                        ],
+                    }
+                ]
+            }
+        ).replace("Infinity", "1e999")
+    )
     assert "timeout must be a finite number" in _problem(path)
 
 
 def test_literal_input_timeout_is_a_collection_error(tmp_path: Path) -> None:
     message = _problem(_file(tmp_path, HUGE, where="input"))
-    assert "t.json:4:" in message and "pipeline[0].input.timeout: timeout about 10**400 ms is too long" in message
+    assert (
+        "t.json:4:" in message
+        and "pipeline[0].input.timeout: timeout about 10**400 ms is too long" in message
+    )
 
 
 def test_input_timeout_from_a_reference_is_a_clean_block_error() -> None:
-    verdict = run_one([{"block": "MockData", "config": {"data": 10**400}, "output": "t"},
-                       {"block": "HttpRequest", "input": {"url": "http://127.0.0.1:9/x", "timeout": "${t}"},
-                        "output": "r"}], {"r.status": 200})
+    verdict = run_one(
+        [
+            {"block": "MockData", "config": {"data": 10**400}, "output": "t"},
+            {
+                "block": "HttpRequest",
+                "input": {"url": "http://127.0.0.1:9/x", "timeout": "${t}"},
+                "output": "r",
+            },
+        ],
+        {"r.status": 200},
+    )
     error = verdict.trace[1].error
     assert error == "HttpRequest timeout about 10**400 ms is too long: at most 86400000 ms (24 h)", error
 
@@ -79,8 +112,10 @@ def test_chat_request_huge_timeout_is_a_block_error() -> None:
             await session.aclose_http()
         return "no error"
 
-    assert asyncio.run(go()) == "BlockError: ChatRequest timeout must be a finite number of milliseconds " \
-                                "(at most 86400000), got inf"
+    assert (
+        asyncio.run(go()) == "BlockError: ChatRequest timeout must be a finite number of milliseconds "
+        "(at most 86400000), got inf"
+    )
 
 
 def test_a_valid_timeout_still_loads(tmp_path: Path) -> None:

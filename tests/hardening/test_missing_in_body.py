@@ -18,13 +18,27 @@ def base() -> Iterator[str]:
         yield url
 
 
-@pytest.mark.parametrize(("body", "ref"), [({"q": "${d.nope}"}, "${d.nope}"), ({"l": ["${d.a}", "${d.zz}"]}, "${d.zz}"),
-                                           ({"deep": {"x": {"y": "${d.a.b}"}}}, "${d.a.b}"), (["${env.NOPE_UNSET_1}"],
-                                                                                              "${env.NOPE_UNSET_1}")])
+@pytest.mark.parametrize(
+    ("body", "ref"),
+    [
+        ({"q": "${d.nope}"}, "${d.nope}"),
+        ({"l": ["${d.a}", "${d.zz}"]}, "${d.zz}"),
+        ({"deep": {"x": {"y": "${d.a.b}"}}}, "${d.a.b}"),
+        (["${env.NOPE_UNSET_1}"], "${env.NOPE_UNSET_1}"),
+    ],
+)
 def test_missing_reference_in_a_body_is_named(base: str, body: object, ref: str) -> None:
-    verdict = run_one([mock({"a": 1}), {"block": "HttpRequest", "output": "r",
-                                        "input": {"url": base + "/fast", "method": "POST", "body": body}}],
-                      {"r.status": 200})
+    verdict = run_one(
+        [
+            mock({"a": 1}),
+            {
+                "block": "HttpRequest",
+                "output": "r",
+                "input": {"url": base + "/fast", "method": "POST", "body": body},
+            },
+        ],
+        {"r.status": 200},
+    )
     error = verdict.trace[1].error or ""
     assert verdict.outcome is Outcome.FAILED
     assert error.startswith(f"cannot resolve input: {ref} names"), error
@@ -32,8 +46,20 @@ def test_missing_reference_in_a_body_is_named(base: str, body: object, ref: str)
 
 
 def test_present_references_still_send(base: str) -> None:
-    verdict = run_one([mock({"a": 1}), {"block": "HttpRequest", "output": "r",
-                                        "input": {"url": base + "/fast", "method": "POST", "body": {"q": "${d.a}"},
-                                                  "headers": "${d.nothing}"}}],
-                      {"r.status": 200})
+    verdict = run_one(
+        [
+            mock({"a": 1}),
+            {
+                "block": "HttpRequest",
+                "output": "r",
+                "input": {
+                    "url": base + "/fast",
+                    "method": "POST",
+                    "body": {"q": "${d.a}"},
+                    "headers": "${d.nothing}",
+                },
+            },
+        ],
+        {"r.status": 200},
+    )
     assert verdict.outcome is Outcome.PASSED, (verdict.failures, verdict.trace[1].error)

@@ -14,18 +14,18 @@ pytest_plugins = ["pytester"]
 
 FILES = {
     "suite.json": '{"tests": [{"id": "a",\n "pipeline": [{"block": "MockData", "config": {"data": "hi"}, "output": "d"}],\n'
-                  ' "assertions": {"d": {"matches": "[[:alpha:]]+"}}}]}\n',
+    ' "assertions": {"d": {"matches": "[[:alpha:]]+"}}}]}\n',
     "content.json": '{"tests": [{"id": "a",\n "pipeline": [{"block": "MockData", "config": {"data": "hi"}, "output": "d"},\n'
-                    '  {"block": "ValidateContent", "input": "${d}", "config": {"matches": "^[[:alpha:]]"}}]}]}\n',
+    '  {"block": "ValidateContent", "input": "${d}", "config": {"matches": "^[[:alpha:]]"}}]}]}\n',
     "spec.highbar.yaml": "agent:\n  endpoint: http://127.0.0.1:9/chat\nsuites:\n  - name: S\n    tests:\n"
-                         "      - name: t\n        trigger: hi\n        expect:\n          response:\n"
-                         "            matches: '[[:alpha:]]+'\n",
+    "      - name: t\n        trigger: hi\n        expect:\n          response:\n"
+    "            matches: '[[:alpha:]]+'\n",
     "cases.jsonl": '{"id": "a", "input": "hi", "assertions": [{"type": "regex", "pattern": "[[:digit:]]"}]}\n',
     "cases.agent.yaml": "endpoint: http://127.0.0.1:9/v1/chat/completions\n",
     "compliance.md": "---\nname: c\nversion: 1.0\ntransport: completions\n---\n\n# C\n\n## Test Cases\n\n"
-                     "### 1. One\n\n**Request:**\nPOST `/chat/completions`\n\nBody:\n```json\n"
-                     '{"model": "m", "messages": [{"role": "user", "content": "hi"}]}\n```\n\n'
-                     "**Strict:**\n```yaml\nstatus: 200\nbody:\n  id: '/^[[:alnum:]]+$/'\n```\n",
+    "### 1. One\n\n**Request:**\nPOST `/chat/completions`\n\nBody:\n```json\n"
+    '{"model": "m", "messages": [{"role": "user", "content": "hi"}]}\n```\n\n'
+    "**Strict:**\n```yaml\nstatus: 200\nbody:\n  id: '/^[[:alnum:]]+$/'\n```\n",
 }
 
 

@@ -73,7 +73,7 @@ class FidelityHandler(trace_agent.Handler):
             body = json.loads(self.body())
             message = str(body["message"])
         except (ValueError, KeyError, TypeError):
-            self.send_json({"error": "body must be {\"message\": ...}"}, 400)
+            self.send_json({"error": 'body must be {"message": ...}'}, 400)
             return
         context = _context(self.headers.get("X-Highbar-Test"), body)
         _local.context = context
@@ -96,16 +96,27 @@ class FidelityHandler(trace_agent.Handler):
             threading.Timer(LATE_S, _garble).start()
         if "later" in lowered:
             late = {} if "untagged" in lowered else {**context}  # a timer thread that lost (or kept) the tag
-            timer = threading.Timer(LATE_S, lambda: _write({
-                "type": "tool", "fn": "get_order", "args": {"order_id": "late"}, "result": {"status": "late"},
-                "error": None, "context": late}))
+            timer = threading.Timer(
+                LATE_S,
+                lambda: _write(
+                    {
+                        "type": "tool",
+                        "fn": "get_order",
+                        "args": {"order_id": "late"},
+                        "result": {"status": "late"},
+                        "error": None,
+                        "context": late,
+                    }
+                ),
+            )
             timer.start()
             reply = "I will look into it later."
             write({"type": "turn", "message": message, "response": reply, "context": context})
             return reply
         if "thread" in lowered:
-            worker = threading.Thread(target=trace_agent.tool,
-                                      args=("get_order", {"order_id": "1042"}, {"status": "shipped"}, None))
+            worker = threading.Thread(
+                target=trace_agent.tool, args=("get_order", {"order_id": "1042"}, {"status": "shipped"}, None)
+            )
             worker.start()
             worker.join()
             reply = "Order 1042 has shipped."

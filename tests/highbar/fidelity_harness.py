@@ -68,8 +68,15 @@ def spec_files() -> list[Path]:
 def environment(spec: Path, work: Path) -> Iterator[dict[str, str]]:
     """The spec's ``${FIDELITY_*}`` values; an attach-mode spec's agent runs meanwhile."""
     port = free_port()
-    env = {**os.environ, "FIDELITY_PORT": str(port), "FIDELITY_PYTHON": sys.executable,
-           "FIDELITY_AGENT": str(AGENT), "FIDELITY_HOOK": str(HOOK), "COLUMNS": "400", "NO_COLOR": "1"}
+    env = {
+        **os.environ,
+        "FIDELITY_PORT": str(port),
+        "FIDELITY_PYTHON": sys.executable,
+        "FIDELITY_AGENT": str(AGENT),
+        "FIDELITY_HOOK": str(HOOK),
+        "COLUMNS": "400",
+        "NO_COLOR": "1",
+    }
     for name in ("PYTEST_ADDOPTS", "HIGHBAR_TRACES_URL"):
         env.pop(name, None)
     stem = spec.name.removesuffix(".highbar.yaml")
@@ -84,14 +91,19 @@ def environment(spec: Path, work: Path) -> Iterator[dict[str, str]]:
         llm = FakeOpenAI().start()
         for answer in json.loads(answers.read_text(encoding="utf-8")):
             llm.queue(Reply(content=answer))
-        env.update({"HIGHBAR_LLM_API_KEY": LLM_KEY, "HIGHBAR_LLM_BASE_URL": llm.url, "HIGHBAR_LLM_MODEL": LLM_MODEL})
+        env.update(
+            {"HIGHBAR_LLM_API_KEY": LLM_KEY, "HIGHBAR_LLM_BASE_URL": llm.url, "HIGHBAR_LLM_MODEL": LLM_MODEL}
+        )
     agent = None
     if spec.name.startswith("attach_"):
         traces = work / "traces.jsonl"
         traces.write_text("")
         env["FIDELITY_TRACES"] = str(traces)
-        agent = subprocess.Popen([sys.executable, str(AGENT), "--port", str(port), "--traces", str(traces)],
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        agent = subprocess.Popen(
+            [sys.executable, str(AGENT), "--port", str(port), "--traces", str(traces)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         wait_port(port)
     try:
         yield env
@@ -131,8 +143,15 @@ def highbar_command(highbar: str, spec: Path) -> list[str]:
 def pytest_args(spec: Path, junit: Path) -> list[str]:
     """pytest's arguments for one spec (the test suite runs them in-process, ``run_ours`` in a subprocess)."""
     runs = RUNS.get(spec.name)
-    return [str(spec), "-p", "no:cacheprovider", "-q", f"--junitxml={junit}",
-            *(["--semantictest-runs", str(runs)] if runs else []), *(["-n", "2"] if spec.name in XDIST else [])]
+    return [
+        str(spec),
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        f"--junitxml={junit}",
+        *(["--semantictest-runs", str(runs)] if runs else []),
+        *(["-n", "2"] if spec.name in XDIST else []),
+    ]
 
 
 def pytest_command(spec: Path, junit: Path) -> list[str]:
@@ -142,8 +161,9 @@ def pytest_command(spec: Path, junit: Path) -> list[str]:
 def run_highbar(highbar: str, spec: Path) -> tuple[int, dict[str, str], str]:
     """highbar's exit code, verdict per test name (late re-judging applied) and its output."""
     with tempfile.TemporaryDirectory() as tmp, environment(spec, Path(tmp)) as env:
-        done = subprocess.run(highbar_command(highbar, spec), cwd=tmp, env=env, capture_output=True,
-                              text=True, timeout=300)
+        done = subprocess.run(
+            highbar_command(highbar, spec), cwd=tmp, env=env, capture_output=True, text=True, timeout=300
+        )
     return done.returncode, parse_highbar(done.stdout), done.stdout + done.stderr
 
 
@@ -204,30 +224,48 @@ def run_ours(spec: Path) -> tuple[int, dict[str, str], str]:
         (work / "pytest.ini").write_text("[pytest]\n")
         junit = work / "junit.xml"
         with environment(spec, work) as env:
-            done = subprocess.run(pytest_command(copy, junit), cwd=work, env=env, text=True, timeout=300,
-                                  capture_output=True)
+            done = subprocess.run(
+                pytest_command(copy, junit), cwd=work, env=env, text=True, timeout=300, capture_output=True
+            )
         verdicts = parse_junit(junit) if junit.exists() else {}
     return done.returncode, with_late_failures(verdicts, done.stdout), done.stdout + done.stderr
 
 
 def junit_messages(path: Path) -> dict[str, str]:
     """Each test's error or failure text, normalized."""
-    return {case.get("name", ""): normalize(" ".join((child.text or "") + " " + child.get("message", "")
-                                                     for child in case if child.tag in ("error", "failure")))
-            for case in ET.parse(path).iter("testcase")}
+    return {
+        case.get("name", ""): normalize(
+            " ".join(
+                (child.text or "") + " " + child.get("message", "")
+                for child in case
+                if child.tag in ("error", "failure")
+            )
+        )
+        for case in ET.parse(path).iter("testcase")
+    }
 
 
 def junit_variations(path: Path) -> dict[str, str]:
     """Our ``variations: tested`` property per test (highbar's title count)."""
-    return {case.get("name", ""): prop.get("value", "") for case in ET.parse(path).iter("testcase")
-            for prop in case.iter("property") if prop.get("name") == "variations: tested"}
+    return {
+        case.get("name", ""): prop.get("value", "")
+        for case in ET.parse(path).iter("testcase")
+        for prop in case.iter("property")
+        if prop.get("name") == "variations: tested"
+    }
 
 
 def parse_junit(path: Path) -> dict[str, str]:
     verdicts: dict[str, str] = {}
     for case in ET.parse(path).iter("testcase"):
         kinds = {child.tag for child in case}
-        status = next((word for tag, word in (("error", "error"), ("failure", "failed"), ("skipped", "skipped"))
-                       if tag in kinds), "passed")
+        status = next(
+            (
+                word
+                for tag, word in (("error", "error"), ("failure", "failed"), ("skipped", "skipped"))
+                if tag in kinds
+            ),
+            "passed",
+        )
         verdicts[case.get("name", "")] = status
     return verdicts

@@ -127,7 +127,9 @@ def test_unknown_tool_is_an_error_with_suggestion(pytester: pytest.Pytester) -> 
     pytester.makefile(".highbar.yaml", orders=spec(port, tests))
     result = run_pytest(pytester, "-p", "no:cacheprovider")
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*cannot see calls to 'cancel_ordr' (did you mean 'cancel_order'?): the agent records*"])
+    result.stdout.fnmatch_lines(
+        ["*cannot see calls to 'cancel_ordr' (did you mean 'cancel_order'?): the agent records*"]
+    )
 
 
 def test_runs_and_min_pass_report_k_of_n(pytester: pytest.Pytester) -> None:
@@ -200,11 +202,13 @@ def test_min_pass_not_reached_fails_with_k_of_n_and_each_run(pytester: pytest.Py
     # every run, also once the outcome is decided (tests/concurrency checks the early stop)
     result = run_pytest(pytester, "-v", "-p", "no:cacheprovider", "--semantictest-all-runs")
     result.assert_outcomes(passed=1, failed=2)
-    result.stdout.fnmatch_lines([
-        f"*{NODE}too few pass FAILED*",
-        f"*{NODE}errors do not make up for failures FAILED*",
-        f"*{NODE}enough pass PASSED*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            f"*{NODE}too few pass FAILED*",
+            f"*{NODE}errors do not make up for failures FAILED*",
+            f"*{NODE}enough pass PASSED*",
+        ]
+    )
     out = result.stdout.str()
     # k/n in the failure report and in the summary (with what min_pass needed)
     assert "runs: 2/4 passed, 95% CI 15-85% (" in out
@@ -213,7 +217,9 @@ def test_min_pass_not_reached_fails_with_k_of_n_and_each_run(pytester: pytest.Py
     assert f"{NODE}errors do not make up for failures: 1/4 runs passed (95% CI 5-70%), needs 3" in out
     assert f"{NODE}enough pass: 3/4 runs passed (95% CI 30-95%), needs 3" in out
     line = expect_line(text, "too few pass")
-    missing_call = f"function_calls (line {line}): expected a call to 'get_order', but the agent called: nothing"
+    missing_call = (
+        f"function_calls (line {line}): expected a call to 'get_order', but the agent called: nothing"
+    )
     http_500 = f"HTTP 500 from http://127.0.0.1:{port}/chat: scripted failure"
 
     rows = summary_rows(out, "too few pass")  # -v: one line a run, with why it did not pass
@@ -230,7 +236,11 @@ def test_min_pass_not_reached_fails_with_k_of_n_and_each_run(pytester: pytest.Py
     assert sorted(outcome for _, outcome, _ in rows) == ["failed", "passed", "passed", "passed"]
 
     log = agent_log(pytester)  # every run was its own request to the agent
-    for trigger in ("1042? [plan ok quiet]", "1043? [plan ok e500 quiet quiet]", "1044? [plan ok ok ok quiet]"):
+    for trigger in (
+        "1042? [plan ok quiet]",
+        "1043? [plan ok e500 quiet quiet]",
+        "1044? [plan ok ok ok quiet]",
+    ):
         assert log.count(f"chat: Where is order {trigger}\n") == 4
 
 
@@ -253,10 +263,12 @@ def test_min_pass_reachable_only_with_errored_runs_is_an_error(pytester: pytest.
     text = pytester.makefile(".highbar.yaml", orders=spec(port, tests, agent=SCRIPT_AGENT)).read_text()
     result = run_pytest(pytester, "-v", "-p", "no:cacheprovider")
     result.assert_outcomes(errors=2)
-    result.stdout.fnmatch_lines([
-        f"*{NODE}errored runs could have passed ERROR*",
-        f"*{NODE}exactly min_pass counting the error ERROR*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            f"*{NODE}errored runs could have passed ERROR*",
+            f"*{NODE}exactly min_pass counting the error ERROR*",
+        ]
+    )
     out = result.stdout.str()
     http_500 = f"HTTP 500 from http://127.0.0.1:{port}/chat: scripted failure"
     assert f"{http_500} (2 of 4 runs)" in out  # the errors, merged with how many runs they hit
@@ -276,7 +288,8 @@ def test_min_pass_reachable_only_with_errored_runs_is_an_error(pytester: pytest.
         f"function_calls (line {line}): expected a call to 'get_order', but the agent called: nothing"
     }
     assert agent_log(pytester).count("chat: Where is order 1042? [plan ok e500]\n") == 4
-    assert "turn 1 user:  Where is order 1042? [plan ok e500]\n         ERROR: " + http_500 in out  # what was sent
+    # what was sent
+    assert "turn 1 user:  Where is order 1042? [plan ok e500]\n         ERROR: " + http_500 in out
 
 
 def test_spec_error_exit_2_before_agent_starts(pytester: pytest.Pytester) -> None:
@@ -291,7 +304,9 @@ def test_spec_error_exit_2_before_agent_starts(pytester: pytest.Pytester) -> Non
     pytester.makefile(".highbar.yaml", orders=spec(port, tests))
     result = run_pytest(pytester, "-p", "no:cacheprovider")
     assert result.ret == 2
-    result.stdout.fnmatch_lines(["*suites[[]0].tests[[]0].expect: unknown key 'orderd' — did you mean 'ordered'?*"])
+    result.stdout.fnmatch_lines(
+        ["*suites[[]0].tests[[]0].expect: unknown key 'orderd' — did you mean 'ordered'?*"]
+    )
     assert not list(pytester.path.glob(".semantictest/logs/*.log"))  # no agent was started
 
 
@@ -342,7 +357,8 @@ def paraphrased(pytester: pytest.Pytester, count: int, variations: object = None
 
 
 def test_variations_from_highbar_cache_each_phrasing_judged(pytester: pytest.Pytester) -> None:
-    paraphrased(pytester, 2, ["Can you check order 1042?", "hello, any news?"])  # the second makes no call: fails
+    # the second makes no call: fails
+    paraphrased(pytester, 2, ["Can you check order 1042?", "hello, any news?"])
     result = run_pytest(pytester, "-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*expected a call to 'get_order'*"])
@@ -351,8 +367,11 @@ def test_variations_from_highbar_cache_each_phrasing_judged(pytester: pytest.Pyt
 def test_committed_variations_are_all_run_as_highbar_runs_them(pytester: pytest.Pytester) -> None:
     """A hand-written cache entry with more sentences than ``variations: N`` asks for: highbar runs every
     one of them, as written, and says "(4 of 3 variations)"; a repeat is run again (issue 24)."""
-    paraphrased(pytester, 3, ["Can you check order 1042?", "order 1042 status?", "order 1042 status?",
-                              "hello, any news?"])
+    paraphrased(
+        pytester,
+        3,
+        ["Can you check order 1042?", "order 1042 status?", "order 1042 status?", "hello, any news?"],
+    )
     result = run_pytest(pytester, "-v", "-p", "no:cacheprovider", "--junitxml=junit.xml")
     result.assert_outcomes(failed=1)  # the fourth sentence makes no call
     out = result.stdout.str()
@@ -361,7 +380,8 @@ def test_committed_variations_are_all_run_as_highbar_runs_them(pytester: pytest.
     result.stdout.fnmatch_lines(["*tested: 4 of 3 variations*"])
     junit = (pytester.path / "junit.xml").read_text(encoding="utf-8")
     assert 'name="variations: tested" value="4 of 3 variations"' in junit
-    assert agent_log(pytester).count('"POST /chat HTTP/1.1" 200') == 5  # the trigger and all four, the repeat too
+    # the trigger and all four, the repeat too
+    assert agent_log(pytester).count('"POST /chat HTTP/1.1" 200') == 5
 
 
 def test_a_committed_cache_highbar_cannot_use_is_an_error(pytester: pytest.Pytester) -> None:
@@ -398,7 +418,10 @@ def test_variations_generated_by_the_paraphraser_saved_then_read_back(
           function_calls: [{name: get_order, params: {order_id: "1042"}}]
 """
     pytester.makefile(".highbar.yaml", orders=spec(port, tests, agent=SCRIPT_AGENT))
-    phrasings = ["Could you check on order 1042 for me?", "hello, any news on my parcel?"]  # the 2nd calls nothing
+    phrasings = [
+        "Could you check on order 1042 for me?",
+        "hello, any news on my parcel?",
+    ]  # the 2nd calls nothing
     answer = [
         "where is ORDER 1042?",  # the trigger again: dropped
         phrasings[0],
@@ -427,7 +450,9 @@ def test_variations_generated_by_the_paraphraser_saved_then_read_back(
 
     with FakeOpenAI() as fake:
         fake.queue(Reply(content="Sure! Here they are:\n" + json.dumps(answer)))
-        first = run_pytest(pytester, f"--semantictest-llm-base-url={fake.url}", "-v", "-p", "no:cacheprovider")
+        first = run_pytest(
+            pytester, f"--semantictest-llm-base-url={fake.url}", "-v", "-p", "no:cacheprovider"
+        )
         check_run(first)
         assert fake.count == 1  # one paraphraser call for the test, whatever its phrasings
         request = fake.requests[0]
@@ -444,13 +469,23 @@ def test_variations_generated_by_the_paraphraser_saved_then_read_back(
 
         saved = json.loads(cache.read_text(encoding="utf-8"))  # highbar's cache, as highbar writes it
         assert saved == {
-            cache_key(trigger, 2): {"trigger": trigger, "count": 2, "model": "gpt-4o-mini", "variations": phrasings}
+            cache_key(trigger, 2): {
+                "trigger": trigger,
+                "count": 2,
+                "model": "gpt-4o-mini",
+                "variations": phrasings,
+            }
         }
 
         # Second run: the phrasings come from .highbar/variations.json, even with the replay cache off.
         shutil.rmtree(pytester.path / ".semantictest" / "logs")
-        second = run_pytest(pytester,
-            f"--semantictest-llm-base-url={fake.url}", "--semantictest-llm-cache=off", "-v", "-p", "no:cacheprovider"
+        second = run_pytest(
+            pytester,
+            f"--semantictest-llm-base-url={fake.url}",
+            "--semantictest-llm-cache=off",
+            "-v",
+            "-p",
+            "no:cacheprovider",
         )
         check_run(second)
         assert fake.count == 1  # no LLM call
@@ -503,15 +538,23 @@ def test_variations_generated_with_highbars_own_llm_settings(
         cache.unlink()
         with FakeOpenAI() as ours:  # our own options win over highbar's variables
             ours.queue(Reply(content=json.dumps(["Can you check order 1042?", "order 1042: where is it?"])))
-            result = run_pytest(pytester, "-p", "no:cacheprovider", "--semantictest-llm-cache=off",
-                                f"--semantictest-llm-base-url={ours.url}", "--semantictest-llm-model=our-model")
+            result = run_pytest(
+                pytester,
+                "-p",
+                "no:cacheprovider",
+                "--semantictest-llm-cache=off",
+                f"--semantictest-llm-base-url={ours.url}",
+                "--semantictest-llm-model=our-model",
+            )
             result.assert_outcomes(passed=1)
             assert (ours.count, fake.count) == (1, 1)
             assert ours.requests[0]["body"]["model"] == "our-model"
             assert ours.requests[0]["headers"]["authorization"] != f"Bearer {key}"
 
 
-def test_variations_without_cache_or_llm_is_an_error(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_variations_without_cache_or_llm_is_an_error(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
     port = free_port()
@@ -540,8 +583,12 @@ def test_late_tool_call_fails_the_test_it_was_tagged_with(pytester: pytest.Pytes
     pytester.makefile(".highbar.yaml", orders=spec(port, tests).replace("settle_time: 0", "settle_time: 200"))
     result = run_pytest(pytester, "-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*get_order was recorded after the test's window closed (settle_time 200 ms): "
-                                 "expected no function calls, but got: get_order*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*get_order was recorded after the test's window closed (settle_time 200 ms): "
+            "expected no function calls, but got: get_order*"
+        ]
+    )
 
 
 START_TOGETHER = """
@@ -559,7 +606,9 @@ def pytest_runtest_setup(item):
 
 
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one process", "xdist"])
-def test_late_call_after_the_extra_settle_fails_the_session(pytester: pytest.Pytester, workers: list[str]) -> None:
+def test_late_call_after_the_extra_settle_fails_the_session(
+    pytester: pytest.Pytester, workers: list[str]
+) -> None:
     """A tagged call that arrives while a later test runs: highbar judges the earlier test again ("now
     fails") and exits 1. Its report is written, so the terminal summary lists it as failed by a late
     call and the exit status is 1 (issue 24), also when another worker ran the later test."""
@@ -581,13 +630,15 @@ def test_late_call_after_the_extra_settle_fails_the_session(pytester: pytest.Pyt
         pytester.makeconftest(START_TOGETHER)
     result = run_pytest(pytester, "-p", "no:cacheprovider", "--junitxml=junit.xml", *workers)
     assert result.ret == 1
-    result.stdout.fnmatch_lines([
-        f"FAILED by a late call: {NODE}answers now, calls much later - now fails: get_order was recorded after "
-        "the test's window closed (settle_time 100 ms): expected no function calls, but got: get_order. Raise "
-        "agent.settle_time to read it in time",
-        "highbar  1 passed, 1 failed",  # the semantictest summary counts highbar's verdicts
-        "*2 passed*1 failed by a late call in*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            f"FAILED by a late call: {NODE}answers now, calls much later - now fails: get_order was recorded after "
+            "the test's window closed (settle_time 100 ms): expected no function calls, but got: get_order. Raise "
+            "agent.settle_time to read it in time",
+            "highbar  1 passed, 1 failed",  # the semantictest summary counts highbar's verdicts
+            "*2 passed*1 failed by a late call in*",
+        ]
+    )
     assert "FAILED by a late call" not in result.stdout.str().split("answers now, calls much later - ", 1)[1]
     junit = (pytester.path / "junit.xml").read_text(encoding="utf-8")
     assert "<failure" not in junit  # the reported test's entry stays as it was reported
@@ -608,5 +659,9 @@ def test_guardrail_on_a_tool_never_declared_nor_seen_is_said_at_the_end(pytester
     pytester.makefile(".highbar.yaml", orders=text)
     result = run_pytest(pytester, "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["*the agent has not declared the tools it records*: delete_account, "
-                                 "get_ordr (did you mean 'get_order'?)*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*the agent has not declared the tools it records*: delete_account, "
+            "get_ordr (did you mean 'get_order'?)*"
+        ]
+    )

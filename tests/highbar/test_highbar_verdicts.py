@@ -18,15 +18,25 @@ INVENTORY = frozenset({"get_order", "cancel_order"})
 
 
 def expect(yaml: str) -> ExpectSpec:
-    text = ('agent:\n  start: "python a.py"\n  endpoint: "http://127.0.0.1:9/chat"\n'
-            f'suites:\n  - tests:\n      - trigger: hi\n        expect: {yaml}\n')
+    text = (
+        'agent:\n  start: "python a.py"\n  endpoint: "http://127.0.0.1:9/chat"\n'
+        f"suites:\n  - tests:\n      - trigger: hi\n        expect: {yaml}\n"
+    )
     found = load_highbar_text(text, Path("x.highbar.yaml"), {}).suites[0].tests[0].expect
     assert found is not None
     return found
 
 
 def call(fn: str, **args: Any) -> dict[str, Any]:
-    return {"fn": fn, "args": args, "result": None, "error": None, "started_at": 1.0, "ended_at": 1.0, "context": {}}
+    return {
+        "fn": fn,
+        "args": args,
+        "result": None,
+        "error": None,
+        "started_at": 1.0,
+        "ended_at": 1.0,
+        "context": {},
+    }
 
 
 def judge(spec: ExpectSpec, calls: list[dict[str, Any]], **turn: Any) -> Any:
@@ -35,7 +45,10 @@ def judge(spec: ExpectSpec, calls: list[dict[str, Any]], **turn: Any) -> Any:
 
 
 def test_names_of_one_expected_call_are_one_group() -> None:
-    assert unobservable(expect("{function_calls: [{name: [get_order, search_products]}]}"), INVENTORY, []) is None
+    assert (
+        unobservable(expect("{function_calls: [{name: [get_order, search_products]}]}"), INVENTORY, [])
+        is None
+    )
     result = judge(expect("{function_calls: [{name: [lookup_order, get_order]}]}"), [call("get_order")])
     assert not result.failures and not result.error
 
@@ -44,7 +57,9 @@ def test_a_name_never_declared_nor_called_is_an_error_unless_the_rest_fails() ->
     typo = judge(expect("{function_calls: [{name: get_ordr}]}"), [call("get_order")])
     assert not typo.failures
     assert typo.error.startswith("cannot see calls to 'get_ordr' (did you mean 'get_order'?)")
-    with_failure = judge(expect("{function_calls: [{name: get_ordr}, {name: cancel_order}]}"), [call("get_order")])
+    with_failure = judge(
+        expect("{function_calls: [{name: get_ordr}, {name: cancel_order}]}"), [call("get_order")]
+    )
     assert [f.check for f in with_failure.failures] == ["function_calls", "function_calls"]
     seen = judge(expect("{forbid: [refund]}"), [], seen=["refund"])  # seen in an earlier test's records
     assert seen.failures == [] and seen.error is None
@@ -54,8 +69,10 @@ def test_a_name_never_declared_nor_called_is_an_error_unless_the_rest_fails() ->
 def test_an_untagged_call_that_decides_the_verdict_is_an_error() -> None:
     untagged = [call("get_order")]
     result = judge(expect("{function_calls: [{name: get_order}]}"), [], untagged=untagged)
-    assert result.error.startswith("cannot tell which test made get_order: no test in its context, "
-                                   "and this test passes with it and fails without it")
+    assert result.error.startswith(
+        "cannot tell which test made get_order: no test in its context, "
+        "and this test passes with it and fails without it"
+    )
     guardrail = judge(expect("{function_calls: []}"), [], untagged=untagged)
     assert "fails with it and passes without it" in guardrail.error
     reply_only = judge(expect('{response: {contains: "ok"}}'), [], untagged=untagged)
@@ -85,12 +102,24 @@ class _Pool:
         return self.live
 
 
-def late_verdict(spec: ExpectSpec, late: list[dict[str, Any]], untagged: list[dict[str, Any]] | None = None,
-                 calls: list[dict[str, Any]] | None = None) -> Any:
+def late_verdict(
+    spec: ExpectSpec,
+    late: list[dict[str, Any]],
+    untagged: list[dict[str, Any]] | None = None,
+    calls: list[dict[str, Any]] | None = None,
+) -> Any:
     live = _Live(late, untagged or [])
     check = TurnExpectation("turn1", spec, agent="agent-key", late=True)
-    bus = {"turn1": {"response": "ok", "calls": calls or [], "inventory": INVENTORY, "seen": [], "read_to": 42,
-                     "test_id": "t1"}}
+    bus = {
+        "turn1": {
+            "response": "ok",
+            "calls": calls or [],
+            "inventory": INVENTORY,
+            "seen": [],
+            "read_to": 42,
+            "test_id": "t1",
+        }
+    }
     result = asyncio.run(check.evaluate(bus, _Pool(live)))
     assert live.asked == [(42, "t1")]  # read once more only because the turn passed
     return result
@@ -99,23 +128,38 @@ def late_verdict(spec: ExpectSpec, late: list[dict[str, Any]], untagged: list[di
 def test_a_late_tagged_call_fails_the_test_and_a_late_untagged_one_makes_it_an_error() -> None:
     failed = late_verdict(expect("{function_calls: []}"), [call("get_order")])
     assert failed.failures[0].message.startswith(
-        "get_order was recorded after the test's window closed (settle_time 250 ms): expected no function calls")
+        "get_order was recorded after the test's window closed (settle_time 250 ms): expected no function calls"
+    )
     unverified = late_verdict(expect("{function_calls: []}"), [], [call("cancel_order")])
     assert unverified.error.startswith("cancel_order arrived after this test's window with no context")
-    harmless = late_verdict(expect("{function_calls: [{name: get_order}]}"), [call("get_order")],
-                            calls=[call("get_order")])
+    harmless = late_verdict(
+        expect("{function_calls: [{name: get_order}]}"), [call("get_order")], calls=[call("get_order")]
+    )
     assert not harmless.failures and harmless.error is None
 
 
 def test_runs_overlap_only_when_every_record_was_attributed() -> None:
     tagged = Verdict(Outcome.PASSED, bus={"turn1": {RUNS_MAY_OVERLAP: True}, "x": 1})
-    untagged = Verdict(Outcome.PASSED, bus={"turn1": {RUNS_MAY_OVERLAP: True}, "turn2": {RUNS_MAY_OVERLAP: False}})
+    untagged = Verdict(
+        Outcome.PASSED, bus={"turn1": {RUNS_MAY_OVERLAP: True}, "turn2": {RUNS_MAY_OVERLAP: False}}
+    )
     assert runs_may_overlap(tagged) and runs_may_overlap(Verdict(Outcome.PASSED))
     assert not runs_may_overlap(untagged) and not runs_may_overlap(tagged, untagged)
 
 
 def test_a_failed_turn_is_not_read_again() -> None:
     live = _Live([call("get_order")], [])
-    check = TurnExpectation("turn1", expect("{function_calls: [{name: cancel_order}]}"), agent="agent-key", late=True)
-    bus = {"turn1": {"response": "ok", "calls": [], "inventory": INVENTORY, "seen": [], "read_to": 1, "test_id": "t"}}
+    check = TurnExpectation(
+        "turn1", expect("{function_calls: [{name: cancel_order}]}"), agent="agent-key", late=True
+    )
+    bus = {
+        "turn1": {
+            "response": "ok",
+            "calls": [],
+            "inventory": INVENTORY,
+            "seen": [],
+            "read_to": 1,
+            "test_id": "t",
+        }
+    }
     assert asyncio.run(check.evaluate(bus, _Pool(live))).failures and live.asked == []

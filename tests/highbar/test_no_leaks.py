@@ -73,7 +73,9 @@ def _live_pids(since: int = 0) -> list[str]:
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             stat = _stat(entry)
-            if stat is not None and stat[0] not in ("Z", "X") and stat[2] >= since:  # a zombie holds no resources
+            if (
+                stat is not None and stat[0] not in ("Z", "X") and stat[2] >= since
+            ):  # a zombie holds no resources
                 pids.append(entry)
     return pids
 
@@ -115,7 +117,9 @@ def _parent(pid: int) -> int | None:
         return None
 
 
-def wait_for(what: str, predicate: Callable[[], object], timeout: float, proc: subprocess.Popen[str] | None = None):  # type: ignore[no-untyped-def]
+def wait_for(
+    what: str, predicate: Callable[[], object], timeout: float, proc: subprocess.Popen[str] | None = None
+):  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + timeout
     while True:
         value = predicate()
@@ -163,7 +167,9 @@ SLOW = """
 class Run:
     """One inner pytest run in ``tmp`` with its own marker, port and agent."""
 
-    def __init__(self, tmp: Path, tests: str, count: int, *, route: str = "chat", agent: list[str] | None = None) -> None:
+    def __init__(
+        self, tmp: Path, tests: str, count: int, *, route: str = "chat", agent: list[str] | None = None
+    ) -> None:
         self.tmp = tmp
         self.route = route
         self.mark = uuid.uuid4().hex
@@ -171,7 +177,9 @@ class Run:
         self.child_pidfile = tmp / "agent-child.pid"
         self.awaited = tmp / "slow-requests"  # the trace agent's line per /slow request, as it arrives
         argv = agent or [sys.executable, str(TRACE_AGENT), "--slow-file", str(self.awaited)]
-        start = self.start_command = " ".join([*argv, "--port", str(self.port), "--spawn-child", str(self.child_pidfile)])
+        start = self.start_command = " ".join(
+            [*argv, "--port", str(self.port), "--spawn-child", str(self.child_pidfile)]
+        )
         body = "".join(tests.format(i=i) for i in range(count))
         (tmp / "pytest.ini").write_text("[pytest]\n")
         (tmp / "leaks.highbar.yaml").write_text(
@@ -194,8 +202,11 @@ suites:
 
     def start(self, *args: str, paths: tuple[str, ...] = ("leaks.highbar.yaml",)) -> subprocess.Popen[str]:
         """pytest ``args`` on ``paths``, a process of its own as in a user's run."""
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("PYTEST_XDIST", "PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_DISABLE"))}
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("PYTEST_XDIST", "PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_DISABLE"))
+        }
         env[MARK] = self.mark
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         # A private temp dir: the plugin's trace files and the xdist state folder land here, so what
@@ -206,9 +217,17 @@ suites:
         assert self.before == {}, self.before
         assert agents_on(self.port) == []
         self.since = now_ticks()  # what this run starts, the scans below look at
-        self.proc = subprocess.Popen([*PYTEST, *args, *paths], cwd=self.tmp, env=env, start_new_session=False,
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        started = _stat(str(self.proc.pid))  # the scans' clock is the processes' (a time namespace could differ)
+        self.proc = subprocess.Popen(
+            [*PYTEST, *args, *paths],
+            cwd=self.tmp,
+            env=env,
+            start_new_session=False,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        # the scans' clock is the processes' (a time namespace could differ)
+        started = _stat(str(self.proc.pid))
         assert started is None or started[2] >= self.since, (started, self.since)
         return self.proc
 
@@ -225,7 +244,9 @@ suites:
     def agent_pid(self) -> int:
         """Wait until the agent process exists (and answers); its pid."""
         found = wait_for("the agent process", lambda: agents_on(self.port, self.since), 30, self.proc)
-        pids = [pid for pid in found if _parent(pid) not in found]  # (a child forked, not yet exec'd, shows the
+        pids = [
+            pid for pid in found if _parent(pid) not in found
+        ]  # (a child forked, not yet exec'd, shows the
         assert len(pids) == 1, f"more than one agent on port {self.port}: {pids}"  # agent's command line)
         self._note_traces(pids[0])
         wait_for("the agent to answer", lambda: port_answers(self.port), 30, self.proc)
@@ -242,11 +263,17 @@ suites:
 
     def replies_awaited(self, count: int = 1) -> None:
         """Wait until ``count`` /slow requests have reached the trace agent: their tests wait for a reply."""
-        wait_for(f"{count} test(s) waiting for a reply",
-                 lambda: self.awaited.exists() and len(self.awaited.read_text().splitlines()) >= count, 60, self.proc)
+        wait_for(
+            f"{count} test(s) waiting for a reply",
+            lambda: self.awaited.exists() and len(self.awaited.read_text().splitlines()) >= count,
+            60,
+            self.proc,
+        )
 
     def child_pid(self) -> int:
-        wait_for("the agent's child", lambda: self.child_pidfile.exists() and self.child_pidfile.read_text(), 10)
+        wait_for(
+            "the agent's child", lambda: self.child_pidfile.exists() and self.child_pidfile.read_text(), 10
+        )
         return int(self.child_pidfile.read_text())
 
     def assert_nothing_left(self, out: str, within: float = 5.0) -> None:
@@ -297,8 +324,11 @@ def make_run(tmp_path: Path):  # type: ignore[no-untyped-def]
 def workers_of(run: Run) -> list[int]:
     """The run's xdist workers: its controller's children."""
     assert run.proc is not None
-    return [pid for pid in marked(run.mark, run.since)
-            if (s := _stat(str(pid))) is not None and s[1] == run.proc.pid]
+    return [
+        pid
+        for pid in marked(run.mark, run.since)
+        if (s := _stat(str(pid))) is not None and s[1] == run.proc.pid
+    ]
 
 
 # --------------------------------------------------------------------------- tests
@@ -370,7 +400,8 @@ def test_xdist_all_workers_killed_controller_reaps(make_run) -> None:  # type: i
     agent = run.agent_pid()
     workers = wait_for("two xdist workers", lambda: len(workers_of(run)) == 2 and workers_of(run), 30, proc)
     time.sleep(0.5)
-    assert agent in marked(run.mark, run.since)  # running, used by workers that SIGKILL leaves no chance to release it
+    # running, used by workers that SIGKILL leaves no chance to release it
+    assert agent in marked(run.mark, run.since)
     for pid in workers:
         os.kill(pid, signal.SIGKILL)
     # (not asserted after the kills: the controller may already have noticed and reaped it)

@@ -12,8 +12,12 @@ pytest_plugins = ["pytester"]
 
 
 def test_pass_rate_compiles_to_the_sequential_test() -> None:
-    spec = load(one_test('- trigger: "hi"\n  pass_rate: {at_least: 0.9, confidence: 0.9, max_runs: 30}\n'
-                         '  expect: {response: {contains: "ok"}}\n'))
+    spec = load(
+        one_test(
+            '- trigger: "hi"\n  pass_rate: {at_least: 0.9, confidence: 0.9, max_runs: 30}\n'
+            '  expect: {response: {contains: "ok"}}\n'
+        )
+    )
     (test,) = spec.suites[0].tests
     assert test.pass_rate is not None
     got = test.pass_rate
@@ -21,21 +25,33 @@ def test_pass_rate_compiles_to_the_sequential_test() -> None:
     assert (got.alpha, got.beta) == (pytest.approx(0.1), pytest.approx(0.1))
 
 
-@pytest.mark.parametrize(("written", "fragment"), [
-    ("pass_rate: {at_lest: 0.9}", "unknown key 'at_lest' — did you mean 'at_least'?"),
-    ("pass_rate: {confidence: 0.9}", "missing 'at_least'"),
-    ("pass_rate: {at_least: 1.5}", "at_least must be between 0 and 1, got 1.5"),
-    ("pass_rate: {at_least: 0.97}", "at_least 0.97 with a margin of 0.05 needs 0 < at_least - margin"),
-    ("pass_rate: 0.9", "pass_rate must be a mapping with at_least"),
-    ("runs: 5\n  pass_rate: {at_least: 0.9}", "pass_rate decides how many runs are made and pass: leave out runs"),
-])
+@pytest.mark.parametrize(
+    ("written", "fragment"),
+    [
+        ("pass_rate: {at_lest: 0.9}", "unknown key 'at_lest' — did you mean 'at_least'?"),
+        ("pass_rate: {confidence: 0.9}", "missing 'at_least'"),
+        ("pass_rate: {at_least: 1.5}", "at_least must be between 0 and 1, got 1.5"),
+        ("pass_rate: {at_least: 0.97}", "at_least 0.97 with a margin of 0.05 needs 0 < at_least - margin"),
+        ("pass_rate: 0.9", "pass_rate must be a mapping with at_least"),
+        (
+            "runs: 5\n  pass_rate: {at_least: 0.9}",
+            "pass_rate decides how many runs are made and pass: leave out runs",
+        ),
+    ],
+)
 def test_a_bad_pass_rate_is_a_spec_error(written: str, fragment: str) -> None:
-    has(problems(one_test(f'- trigger: "hi"\n  {written}\n  expect: {{response: {{contains: "ok"}}}}\n')),
-        "suites[0].tests[0].pass_rate", fragment, None)
+    has(
+        problems(one_test(f'- trigger: "hi"\n  {written}\n  expect: {{response: {{contains: "ok"}}}}\n')),
+        "suites[0].tests[0].pass_rate",
+        fragment,
+        None,
+    )
 
 
 def test_a_highbar_test_is_decided_by_its_pass_rate(pytester: pytest.Pytester) -> None:
-    pytester.makefile(".highbar.yaml", orders=trace_agent_spec("""\
+    pytester.makefile(
+        ".highbar.yaml",
+        orders=trace_agent_spec("""\
         - name: looks the order up
           trigger: "Where is order 1042?"
           pass_rate: {at_least: 0.8, max_runs: 60}
@@ -46,13 +62,17 @@ def test_a_highbar_test_is_decided_by_its_pass_rate(pytester: pytest.Pytester) -
           pass_rate: {at_least: 0.8, max_runs: 60}
           expect:
             function_calls: [{name: cancel_order}]
-        """))
+        """),
+    )
     result = run(pytester, "--semantictest-results=r.jsonl", "--semantictest-concurrency=10")
     result.assert_outcomes(passed=1, failed=1)
     out = result.stdout.str()
     assert "pass rate: fail: 0/11 runs passed (95% CI 0-26%); pass rate >= 0.8 (SPRT" in out, out[-3000:]
     import json
 
-    runs = {r["name"]: len(r["runs"]) for r in map(json.loads, (pytester.path / "r.jsonl").read_text().splitlines())}
+    runs = {
+        r["name"]: len(r["runs"])
+        for r in map(json.loads, (pytester.path / "r.jsonl").read_text().splitlines())
+    }
     # the first run alone (are its trace records tagged?), then batches of 10 until decided (24 passes)
     assert runs == {"looks the order up": 31, "wrong tool": 11}

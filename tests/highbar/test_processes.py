@@ -70,7 +70,9 @@ def same_port_files(tmp_path: Path) -> dict[str, str]:
     return {
         "a_first.highbar.yaml": spec(with_child, port, "First", 3),  # an agent with a child of its own
         # another start command: another agent process, on the same port
-        "b_second.highbar.yaml": spec([sys.executable, str(SLOW_AGENT), "--delay", "0.05"], port, "Second", 3),
+        "b_second.highbar.yaml": spec(
+            [sys.executable, str(SLOW_AGENT), "--delay", "0.05"], port, "Second", 3
+        ),
         "c_first_again.highbar.yaml": spec(with_child, port, "Again", 2),
     }
 
@@ -102,7 +104,7 @@ def test_files_with_the_same_agent_share_one_process(tmp_path: Path) -> None:
 
 BROKEN = {
     "start-failure": ("", ["--exit-at-start"]),
-    "unimportable-hook": ("  session: {setup: {python: \"no_such_module_here:setup\"}}\n", []),
+    "unimportable-hook": ('  session: {setup: {python: "no_such_module_here:setup"}}\n', []),
     "no-hello": ("", ["--no-hello"]),  # its tests check tool calls: the agent must say hello
 }
 
@@ -128,8 +130,14 @@ def test_under_xdist_a_worker_whose_agent_cannot_be_used_makes_the_run_exit_2(tm
     the fine file's pass, and the controller exits 2 (one xdist run for all causes: each cause sets
     the same flag, which each worker hands to the controller)."""
     files = {"a_fine.highbar.yaml": spec([sys.executable, str(TRACE_AGENT)], free_port(), "Fine", 2)}
-    files.update({f"b_{broken.replace('-', '_')}.highbar.yaml": _broken_file(broken, broken.title().replace("-", ""))
-                  for broken in sorted(BROKEN)})
+    files.update(
+        {
+            f"b_{broken.replace('-', '_')}.highbar.yaml": _broken_file(
+                broken, broken.title().replace("-", "")
+            )
+            for broken in sorted(BROKEN)
+        }
+    )
     code, out = _run_files(tmp_path, files, "-n", "2", "-rE")
     assert code == 2, out
     assert "2 passed" in out and f"{2 * len(BROKEN)} error" in out, out
@@ -146,7 +154,9 @@ def test_a_busy_port_exits_2(tmp_path: Path) -> None:
 
 
 def test_a_failing_test_still_exits_1(tmp_path: Path) -> None:
-    text = spec([sys.executable, str(TRACE_AGENT)], free_port(), "Fails", 1).replace("contains: shipped", "contains: nope")
+    text = spec([sys.executable, str(TRACE_AGENT)], free_port(), "Fails", 1).replace(
+        "contains: shipped", "contains: nope"
+    )
     code, out = _run_files(tmp_path, {"fails.highbar.yaml": text})
     assert code == 1 and "1 failed" in out, out
 
@@ -157,4 +167,3 @@ def _run_files(tmp: Path, files: dict[str, str], *args: str) -> tuple[int, str]:
         port = int(text.split("--port ", 1)[1].split('"', 1)[0].split()[0])
         assert agents_on(port) == [] and not port_answers(port), out
     return code, out
-

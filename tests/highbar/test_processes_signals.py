@@ -47,4 +47,3 @@ def test_sigterm_to_the_controller_unwinds_every_process(make_run) -> None:  # t
     assert "PluggyTeardownRaisedWarning" not in out, out
     assert "site-packages" not in out, out  # no traceback or warning from a worker
     assert "terminated by SIGTERM" in out, out
-

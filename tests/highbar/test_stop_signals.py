@@ -55,9 +55,19 @@ def _yao_files(run: Run, cases: int = 1) -> tuple[str, ...]:
     (run.tmp / "orders_test.agent.yaml").write_text(
         f"protocol: highbar\nendpoint: http://127.0.0.1:{run.port}/{run.route}\n"
         f"start: {json.dumps(run.start_command)}\nhealth: http://127.0.0.1:{run.port}/health\n"
-        "startup_timeout: 20000\n", encoding="utf-8")
-    lines = [json.dumps({"id": f"hello-{i}", "input": "hello there",
-                         "assertions": [{"type": "contains", "value": "Hello"}]}) for i in range(cases)]
+        "startup_timeout: 20000\n",
+        encoding="utf-8",
+    )
+    lines = [
+        json.dumps(
+            {
+                "id": f"hello-{i}",
+                "input": "hello there",
+                "assertions": [{"type": "contains", "value": "Hello"}],
+            }
+        )
+        for i in range(cases)
+    ]
     (run.tmp / "orders_test.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return ("orders_test.jsonl",)
 
@@ -69,7 +79,9 @@ def _python_files(run: Run) -> tuple[str, ...]:
         "def test_hello(agent_factory):\n"
         f"    agent = agent_factory(start={run.start_command!r}, endpoint={base + '/' + run.route!r},\n"
         f"                          health={base + '/health'!r}, startup_timeout=20000)\n"
-        "    assert agent.send('hello there')['response']\n", encoding="utf-8")
+        "    assert agent.send('hello there')['response']\n",
+        encoding="utf-8",
+    )
     return ("test_agent.py",)
 
 
@@ -90,7 +102,9 @@ def _until_the_stop_began(run: Run, noted: Path, proc) -> None:  # type: ignore[
     time.sleep(0.3)  # well inside the 5 s
 
 
-def _signal_in_the_grace_period(run: Run, noted: Path, sig: int, also: tuple[int, ...] = (), spec: bool = True) -> None:
+def _signal_in_the_grace_period(
+    run: Run, noted: Path, sig: int, also: tuple[int, ...] = (), spec: bool = True
+) -> None:
     """Signal pytest (and ``also``) once the agent's stop began; what must hold when pytest has exited."""
     proc = run.proc
     agent, child = run.agent_pid(), run.child_pid()
@@ -98,14 +112,17 @@ def _signal_in_the_grace_period(run: Run, noted: Path, sig: int, also: tuple[int
     assert proc is not None and proc.poll() is None
     started = time.monotonic()
     for pid in [proc.pid, *also]:
-        with contextlib.suppress(ProcessLookupError):  # (an xdist worker that did not use the agent may be done)
+        with contextlib.suppress(
+            ProcessLookupError
+        ):  # (an xdist worker that did not use the agent may be done)
             os.kill(pid, sig)
     code, out = run.finish(timeout=30)
     took = time.monotonic() - started
     _gone_at_exit(run, agent, child, out)
     assert "Traceback" not in out, out
     assert took < GRACE_S - 1, f"pytest waited out the grace period ({took:.1f}s)\n{out}"
-    assert code == (128 + sig if spec else pytest.ExitCode.INTERRUPTED), out  # highbar's 130, 143, 129, or pytest's
+    # highbar's 130, 143, 129, or pytest's
+    assert code == (128 + sig if spec else pytest.ExitCode.INTERRUPTED), out
     what = "interrupted" if sig == signal.SIGINT else f"terminated by {signal.Signals(sig).name}"
     assert f"semantictest: {what} at the end of the run: the agents were stopped at once" in out, out
     run.assert_nothing_left(out, within=2)
@@ -121,16 +138,28 @@ def _killed_then_stopped(run: Run, noted: Path) -> None:
     run.proc.kill()
     code, out = run.finish(timeout=30)
     assert code == -signal.SIGKILL, out
-    wait_for("the agent and its child to be stopped",
-             lambda: not {agent, child} & set(marked(run.mark, run.since)), GRACE_S + 5)
+    wait_for(
+        "the agent and its child to be stopped",
+        lambda: not {agent, child} & set(marked(run.mark, run.since)),
+        GRACE_S + 5,
+    )
     assert noted.exists(), "the agent got no SIGTERM before its SIGKILL"
 
 
-@pytest.mark.parametrize(("fmt", "sig"), [
-    ("highbar", signal.SIGTERM), ("highbar", signal.SIGHUP), ("highbar", signal.SIGINT),
-    ("yao", signal.SIGTERM), ("yao", signal.SIGINT), ("python", signal.SIGINT),
-])
-def test_a_signal_in_the_grace_period_stops_the_group_first(make_run, tmp_path: Path, fmt: str, sig: int) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(
+    ("fmt", "sig"),
+    [
+        ("highbar", signal.SIGTERM),
+        ("highbar", signal.SIGHUP),
+        ("highbar", signal.SIGINT),
+        ("yao", signal.SIGTERM),
+        ("yao", signal.SIGINT),
+        ("python", signal.SIGINT),
+    ],
+)
+def test_a_signal_in_the_grace_period_stops_the_group_first(
+    make_run, tmp_path: Path, fmt: str, sig: int
+) -> None:  # type: ignore[no-untyped-def]
     argv, noted = _ignoring_agent(tmp_path)
     run = make_run(QUICK, 1, agent=argv)
     run.start(paths=_paths(run, fmt))
@@ -146,7 +175,9 @@ def test_sigkill_to_pytest_leaves_no_agent(make_run, tmp_path: Path, fmt: str) -
     run.assert_nothing_left("", within=2)
 
 
-@pytest.mark.parametrize(("fmt", "sig"), [("highbar", signal.SIGTERM), ("highbar", signal.SIGINT), ("yao", signal.SIGTERM)])
+@pytest.mark.parametrize(
+    ("fmt", "sig"), [("highbar", signal.SIGTERM), ("highbar", signal.SIGINT), ("yao", signal.SIGTERM)]
+)
 def test_xdist_a_signal_in_the_grace_period(make_run, tmp_path: Path, fmt: str, sig: int) -> None:  # type: ignore[no-untyped-def]
     # The worker that used the agent stops it as the run ends; the controller (a CI runner's cancel)
     # or, for Ctrl-C, the controller and its workers (a terminal's process group) get the signal.

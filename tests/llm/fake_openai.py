@@ -92,7 +92,9 @@ class FakeOpenAI:
 
         server = _Server(("127.0.0.1", 0), Handler)
         self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self._thread.start()
         return self
 
@@ -131,7 +133,9 @@ class FakeOpenAI:
         """The most requests that arrived within any ``seconds`` (a sliding window over arrival times)."""
         with self._lock:
             times = sorted(r["at"] for r in self.requests)
-        return max((sum(1 for t in times[i:] if t < start + seconds) for i, start in enumerate(times)), default=0)
+        return max(
+            (sum(1 for t in times[i:] if t < start + seconds) for i, start in enumerate(times)), default=0
+        )
 
     def bodies(self) -> list[dict[str, Any]]:
         return [r["body"] for r in self.requests]
@@ -147,8 +151,12 @@ class FakeOpenAI:
             body = {}
         with self._lock:
             self.requests.append(
-                {"path": handler.path, "body": body, "headers": {k.lower(): v for k, v in handler.headers.items()},
-                 "at": time.monotonic()}
+                {
+                    "path": handler.path,
+                    "body": body,
+                    "headers": {k.lower(): v for k, v in handler.headers.items()},
+                    "at": time.monotonic(),
+                }
             )
             reply = self.script.popleft() if self.script else Reply()
         delay = reply.delay or self.delay
@@ -192,12 +200,16 @@ class FakeOpenAI:
                     "finish_reason": "stop",
                 }
             ],
-            "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
+            "usage": {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
+            },
         }
 
     def answer(self, body: dict[str, Any]) -> str:
         """A judge verdict for the judge's schema, else an echo of the last user message."""
-        schema = ((body.get("response_format") or {}).get("json_schema") or {})
+        schema = (body.get("response_format") or {}).get("json_schema") or {}
         messages = body.get("messages") or [{}]
         user = next((m.get("content", "") for m in reversed(messages) if m.get("role") == "user"), "")
         if schema.get("name") != "judge_verdict":
@@ -217,7 +229,10 @@ class FakeOpenAI:
         }
         if "constraints" in props:
             verdict["constraints"] = {
-                n: {"met": int(n) not in rule.violated, "reason": "violated" if int(n) in rule.violated else "holds"}
+                n: {
+                    "met": int(n) not in rule.violated,
+                    "reason": "violated" if int(n) in rule.violated else "holds",
+                }
                 for n in props["constraints"]["required"]
             }
         if "shouldContinue" in props:

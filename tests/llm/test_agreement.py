@@ -19,8 +19,15 @@ EXAMPLES = 60
 
 
 def _labels(path: Path) -> Path:
-    rows = [{"id": f"ex{i}", "text": f"{'Booked' if i % 2 else 'Cannot book'} the meeting #{i}.",
-             "expected": "Confirms the meeting", "label": bool(i % 2)} for i in range(EXAMPLES)]
+    rows = [
+        {
+            "id": f"ex{i}",
+            "text": f"{'Booked' if i % 2 else 'Cannot book'} the meeting #{i}.",
+            "expected": "Confirms the meeting",
+            "label": bool(i % 2),
+        }
+        for i in range(EXAMPLES)
+    ]
     target = path / "meeting.labels.jsonl"
     target.write_text("// the meeting rubric's labels\n" + "\n".join(json.dumps(r) for r in rows) + "\n")
     return target
@@ -48,29 +55,41 @@ def test_a_judge_that_always_agrees_has_kappa_1(tmp_path: Path, monkeypatch: pyt
     assert code == 0, text
     assert f"judge agreement with {EXAMPLES} labelled examples in meeting.labels.jsonl:" in text
     assert "kappa 1.00 (95% CI 1.00 to 1.00); observed agreement 100%" in text
-    assert "labelled pass: judge passed 30, judge failed 0" in text and "labelled fail: judge passed 0, judge failed 30" in text
+    assert (
+        "labelled pass: judge passed 30, judge failed 0" in text
+        and "labelled fail: judge passed 0, judge failed 30" in text
+    )
     assert "disagrees" not in text
 
 
-def test_a_judge_that_answers_at_random_has_kappa_about_0(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_judge_that_answers_at_random_has_kappa_about_0(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     with Coin() as judge:
         monkeypatch.chdir(tmp_path)
         out = io.StringIO()
         code = cli.agreement(_labels(tmp_path).name, [f"--semantictest-llm-base-url={judge.url}"], 0.5, out)
     text = out.getvalue()
-    kappa, low, high = (float(x) for x in re.search(r"kappa (-?[\d.]+) \(95% CI (-?[\d.]+) to (-?[\d.]+)\)", text).groups())
+    kappa, low, high = (
+        float(x) for x in re.search(r"kappa (-?[\d.]+) \(95% CI (-?[\d.]+) to (-?[\d.]+)\)", text).groups()
+    )
     assert abs(kappa) < 0.3 and low < 0 < high, text  # no better than chance, and the interval says so
     assert code == 1 and "is below --min-kappa 0.5" in text  # not fit to gate CI
-    assert text.count("disagrees: ex") == round((1 - float(re.search(r"observed agreement (\d+)%", text).group(1)) / 100)
-                                                 * EXAMPLES)
+    assert text.count("disagrees: ex") == round(
+        (1 - float(re.search(r"observed agreement (\d+)%", text).group(1)) / 100) * EXAMPLES
+    )
 
 
 def test_a_bad_labels_file_names_the_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "bad.labels.jsonl").write_text('{"text": "hi", "expected": "greets"}\n{"text": "x", "expected": {},'
-                                               ' "label": true}\n')
+    (tmp_path / "bad.labels.jsonl").write_text(
+        '{"text": "hi", "expected": "greets"}\n{"text": "x", "expected": {}, "label": true}\n'
+    )
     out = io.StringIO()
-    assert cli.agreement("bad.labels.jsonl", ["--semantictest-llm-base-url=http://127.0.0.1:9/v1"], None, out) == 2
+    assert (
+        cli.agreement("bad.labels.jsonl", ["--semantictest-llm-base-url=http://127.0.0.1:9/v1"], None, out)
+        == 2
+    )
     text = out.getvalue()
     assert "bad.labels.jsonl:1: 'label' is required" in text, text
     assert ":2: LLMJudge needs input 'expected.expectedBehavior'" in text, text

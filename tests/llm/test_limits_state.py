@@ -15,13 +15,16 @@ from pytest_semantictest.llm.limits import BudgetSpent, Limits, SharedLimiter
 
 def test_a_gone_process_requests_in_flight_are_dropped(tmp_path: Path) -> None:
     limiter = SharedLimiter(Limits(in_flight=1), tmp_path)
-    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
     asyncio.run(limiter.acquire("b", "m"))  # ours, never released
     state = json.loads(limiter.path.read_text())
     (flight,) = state["flights"]
     state["flights"][flight][0] = int(gone.stdout)  # as if a worker that crashed had sent it
     limiter.path.write_text(json.dumps(state))
-    asyncio.run(asyncio.wait_for(limiter.acquire("b", "m"), 2))  # admitted at once: the crashed one is dropped
+    # admitted at once: the crashed one is dropped
+    asyncio.run(asyncio.wait_for(limiter.acquire("b", "m"), 2))
 
 
 def test_the_budget_admits_what_it_can_pay_for(tmp_path: Path) -> None:

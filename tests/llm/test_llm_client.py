@@ -57,7 +57,9 @@ def strict_json(text: str) -> dict:
 # --- requests -----------------------------------------------------------------------------
 
 
-def test_judge_role_pins_temperature_and_seed_and_sends_headers(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
+def test_judge_role_pins_temperature_and_seed_and_sends_headers(
+    fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
     client = make(fake_openai, tmp_path, headers={"X-Team": "qa"})
     done = call(client, "judge", MESSAGES)
     assert done.content == "echo: Say hello" and not done.cached
@@ -73,7 +75,8 @@ def test_structured_output_requests_a_strict_json_schema(fake_openai: FakeOpenAI
     done = call(make(fake_openai, tmp_path), "validator", MESSAGES, schema=schema, parse=strict_json)
     assert done.parsed == {"answer": 1}
     assert fake_openai.bodies()[0]["response_format"] == {
-        "type": "json_schema", "json_schema": {"name": "thing", "schema": {"type": "object"}, "strict": True}
+        "type": "json_schema",
+        "json_schema": {"name": "thing", "schema": {"type": "object"}, "strict": True},
     }
 
 
@@ -82,7 +85,8 @@ def test_per_role_model_and_endpoint(fake_openai: FakeOpenAI, tmp_path: Path) ->
 
     with FakeOpenAI() as other:
         client = make(
-            fake_openai, tmp_path,
+            fake_openai,
+            tmp_path,
             roles={"simulator": RoleSettings(model="sim-model", base_url=other.url, api_key_env="SIM_KEY")},
         )
         client.config.env = {"SIM_KEY": "sim-secret-key"}
@@ -105,7 +109,9 @@ def test_429_then_success_is_retried_and_cached_once(fake_openai: FakeOpenAI, tm
     assert len(entries(tmp_path)) == 1
 
 
-def test_persistent_500_is_an_error_after_retries_and_not_cached(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
+def test_persistent_500_is_an_error_after_retries_and_not_cached(
+    fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
     fake_openai.queue(*[status(500)] * 10)
     client = make(fake_openai, tmp_path, retries=2)
     with pytest.raises(LLMError, match=r"failed after 3 attempt\(s\): HTTP 500"):
@@ -135,7 +141,9 @@ def test_unreachable_endpoint_is_an_error(tmp_path: Path) -> None:
     server = FakeOpenAI().start()
     url = server.url
     server.stop()
-    client = LLMClient(LLMConfig(base_url=url, api_key=SECRET, cache_dir=tmp_path / "cache", retries=1, env={}))
+    client = LLMClient(
+        LLMConfig(base_url=url, api_key=SECRET, cache_dir=tmp_path / "cache", retries=1, env={})
+    )
     with pytest.raises(LLMError, match="cannot connect"):
         call(client, "judge", MESSAGES)
 
@@ -202,7 +210,9 @@ def run_many(client: LLMClient, n: int) -> None:
 
     async def go() -> None:
         await client.complete("judge", [{"role": "user", "content": "warm-up"}])
-        await asyncio.gather(*(client.complete("judge", [{"role": "user", "content": f"q{i}"}]) for i in range(n)))
+        await asyncio.gather(
+            *(client.complete("judge", [{"role": "user", "content": f"q{i}"}]) for i in range(n))
+        )
         await client.aclose()
 
     asyncio.run(go())
@@ -211,7 +221,8 @@ def run_many(client: LLMClient, n: int) -> None:
 def test_ten_calls_overlap(tmp_path: Path) -> None:
     with FakeOpenAI(delay=0.2) as server:
         run_many(make(server, tmp_path), 10)
-        assert server.max_in_flight == 10  # the server answered all ten at once (bench/bench_judge.py times it)
+        # the server answered all ten at once (bench/bench_judge.py times it)
+        assert server.max_in_flight == 10
 
 
 def test_concurrency_is_bounded(tmp_path: Path) -> None:
@@ -225,7 +236,14 @@ def test_concurrency_is_bounded(tmp_path: Path) -> None:
 
 def key(**changes: Any) -> str:
     parts: dict[str, Any] = dict(
-        role="judge", model="m", template="t1", messages=MESSAGES, temperature=0.0, seed=42, repeat=0, schema=None
+        role="judge",
+        model="m",
+        template="t1",
+        messages=MESSAGES,
+        temperature=0.0,
+        seed=42,
+        repeat=0,
+        schema=None,
     )
     parts.update(changes)
     return cache_key(**parts)
@@ -235,8 +253,14 @@ def test_cache_key_covers_everything_that_shapes_the_answer() -> None:
     base = key()
     assert key() == base
     changed = [
-        key(role="simulator"), key(model="m2"), key(template="t2"), key(temperature=0.5), key(seed=1),
-        key(repeat=1), key(schema={"name": "x"}), key(messages=[{"role": "user", "content": "Say hello!"}]),
+        key(role="simulator"),
+        key(model="m2"),
+        key(template="t2"),
+        key(temperature=0.5),
+        key(seed=1),
+        key(repeat=1),
+        key(schema={"name": "x"}),
+        key(messages=[{"role": "user", "content": "Say hello!"}]),
     ]
     assert base not in changed and len(set(changed)) == len(changed)
 
@@ -251,7 +275,9 @@ def test_repeat_index_makes_distinct_entries(fake_openai: FakeOpenAI, tmp_path: 
     ("mode", "network_calls", "files"),
     [("off", 2, 0), ("read", 2, 0), ("write", 2, 1), ("read-write", 1, 1)],
 )
-def test_cache_modes(fake_openai: FakeOpenAI, tmp_path: Path, mode: str, network_calls: int, files: int) -> None:
+def test_cache_modes(
+    fake_openai: FakeOpenAI, tmp_path: Path, mode: str, network_calls: int, files: int
+) -> None:
     for _ in range(2):
         call(make(fake_openai, tmp_path, cache_mode=mode), "judge", MESSAGES)
     assert fake_openai.count == network_calls and len(entries(tmp_path)) == files
@@ -263,7 +289,9 @@ def test_read_mode_uses_recorded_entries(fake_openai: FakeOpenAI, tmp_path: Path
     assert call(client, "judge", MESSAGES).cached and fake_openai.count == 1 and client.usage.cache_hits == 1
 
 
-def test_replay_hits_without_any_endpoint_and_misses_with_a_clear_error(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
+def test_replay_hits_without_any_endpoint_and_misses_with_a_clear_error(
+    fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
     call(make(fake_openai, tmp_path), "judge", MESSAGES)
     offline = LLMClient(LLMConfig(cache_dir=tmp_path / "cache", cache_mode="replay", env={}))
     assert offline.config.configured("judge")
@@ -298,7 +326,9 @@ def test_entries_are_written_atomically_and_hold_no_secret(fake_openai: FakeOpen
     client = make(fake_openai, tmp_path, headers={"api-key": "header-secret-value"})
 
     async def go() -> None:
-        await asyncio.gather(*(client.complete("judge", [{"role": "user", "content": f"q{i}"}]) for i in range(20)))
+        await asyncio.gather(
+            *(client.complete("judge", [{"role": "user", "content": f"q{i}"}]) for i in range(20))
+        )
         await client.aclose()
 
     asyncio.run(go())

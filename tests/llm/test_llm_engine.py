@@ -19,11 +19,18 @@ from tests.llm.fake_openai import FakeOpenAI, Reply, status
 
 
 def judge_step(text: str, output: str = "j", **config: Any) -> dict[str, Any]:
-    return {"block": "LLMJudge", "id": output, "input": {"text": text, "expected": {"expectedBehavior": "Greets"}},
-            "config": config, "output": output}
+    return {
+        "block": "LLMJudge",
+        "id": output,
+        "input": {"text": text, "expected": {"expectedBehavior": "Greets"}},
+        "config": config,
+        "output": output,
+    }
 
 
-def run(spec: dict[str, Any], server: FakeOpenAI | None, tmp_path: Path, require: bool = False, **options: Any) -> Any:
+def run(
+    spec: dict[str, Any], server: FakeOpenAI | None, tmp_path: Path, require: bool = False, **options: Any
+) -> Any:
     async def go() -> Any:
         ctx = RunContext(Settings(require_judge=require), env={})
         if server is not None:
@@ -38,14 +45,21 @@ def run(spec: dict[str, Any], server: FakeOpenAI | None, tmp_path: Path, require
     return asyncio.run(go())
 
 
-def one(pipeline: list[dict[str, Any]], assertions: dict[str, Any], server: FakeOpenAI | None, tmp_path: Path,
-        **options: Any) -> Any:
+def one(
+    pipeline: list[dict[str, Any]],
+    assertions: dict[str, Any],
+    server: FakeOpenAI | None,
+    tmp_path: Path,
+    **options: Any,
+) -> Any:
     return run(suite(helpers.test_case(pipeline, assertions)), server, tmp_path, **options).verdict
 
 
 def test_judged_pass_and_fail(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
     fake_openai.rule("Go away", 0.1, reasoning="Rude")
-    assert one([judge_step("Hello!")], {"j.score": {"gt": 0.7}, "j.passed": True}, fake_openai, tmp_path).passed
+    assert one(
+        [judge_step("Hello!")], {"j.score": {"gt": 0.7}, "j.passed": True}, fake_openai, tmp_path
+    ).passed
     verdict = one([judge_step("Go away")], {"j.score": {"gt": 0.7}}, fake_openai, tmp_path)
     assert verdict.outcome is Outcome.FAILED and verdict.failures[0].actual == 0.1
 
@@ -53,8 +67,11 @@ def test_judged_pass_and_fail(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
 def test_judge_failure_is_an_error_and_stops_the_pipeline(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
     fake_openai.queue(*[status(500)] * 3)
     pipeline = [mock({"a": 1}), judge_step("Hello!"), mock({"b": 2}, output="after")]
-    verdict = one(pipeline, {"d.a": 1, "j.score": {"gt": 0.7}, "after.b": 3}, fake_openai, tmp_path, retries=2)
-    assert verdict.outcome is Outcome.ERROR  # checks on j and on the steps it kept from running are not evaluated
+    verdict = one(
+        pipeline, {"d.a": 1, "j.score": {"gt": 0.7}, "after.b": 3}, fake_openai, tmp_path, retries=2
+    )
+    # checks on j and on the steps it kept from running are not evaluated
+    assert verdict.outcome is Outcome.ERROR
     assert "LLM judge error in step 'j' (LLMJudge" in verdict.error and "HTTP 500" in verdict.error
     assert [t.step.id for t in verdict.trace] == ["MockData", "j"] and verdict.trace[1].output is None
     assert "j" not in verdict.bus

@@ -21,8 +21,13 @@ from tests.llm.fake_openai import FakeOpenAI, Reply
 EXPECTED = {"expectedBehavior": "Confirms the meeting at 2 PM"}
 
 
-def judge_once(server: FakeOpenAI, tmp_path: Path, inputs: dict[str, Any], config: dict[str, Any] | None = None,
-               **options: Any) -> dict[str, Any]:
+def judge_once(
+    server: FakeOpenAI,
+    tmp_path: Path,
+    inputs: dict[str, Any],
+    config: dict[str, Any] | None = None,
+    **options: Any,
+) -> dict[str, Any]:
     client, judge = build(LLMConfig(base_url=server.url, cache_dir=tmp_path / "cache", env={}, **options))
     assert judge is not None
 
@@ -49,7 +54,11 @@ def test_score_is_the_weighted_sum_computed_by_us(fake_openai: FakeOpenAI, tmp_p
 
 
 def test_a_score_the_model_adds_is_not_trusted(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
-    bad = {"reasoning": "r", "score": 1.0, "details": {"accuracy": 0.1, "completeness": 0.1, "relevance": 0.1}}
+    bad = {
+        "reasoning": "r",
+        "score": 1.0,
+        "details": {"accuracy": 0.1, "completeness": 0.1, "relevance": 0.1},
+    }
     good = {"reasoning": "r", "details": {"accuracy": 0.1, "completeness": 0.1, "relevance": 0.1}}
     fake_openai.queue(Reply(content=json.dumps(bad)), Reply(content=json.dumps(good)))
     out = judge_once(fake_openai, tmp_path, {"text": "x", "expected": EXPECTED})
@@ -59,11 +68,15 @@ def test_a_score_the_model_adds_is_not_trusted(fake_openai: FakeOpenAI, tmp_path
 def test_custom_criteria_are_asked_for_exactly(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
     criteria = {"accuracy": 0.5, "completeness": 0.3, "clarity": 0.2}
     fake_openai.rule("REST", details={"accuracy": 0.9, "completeness": 0.6, "clarity": 0.5})
-    out = judge_once(fake_openai, tmp_path, {"text": "REST vs GraphQL ...", "expected": EXPECTED}, {"criteria": criteria})
+    out = judge_once(
+        fake_openai, tmp_path, {"text": "REST vs GraphQL ...", "expected": EXPECTED}, {"criteria": criteria}
+    )
     assert out["details"] == {"accuracy": 0.9, "completeness": 0.6, "clarity": 0.5}
     assert out["score"] == pytest.approx(0.45 + 0.18 + 0.1)
     schema = fake_openai.bodies()[0]["response_format"]["json_schema"]
-    assert schema["strict"] is True and schema["schema"]["properties"]["details"]["required"] == list(criteria)
+    assert schema["strict"] is True and schema["schema"]["properties"]["details"]["required"] == list(
+        criteria
+    )
     assert "- clarity: Judge the response for clarity." in prompt(fake_openai)
 
 
@@ -75,23 +88,40 @@ def test_threshold_decides_passed(fake_openai: FakeOpenAI, tmp_path: Path) -> No
 
 def test_a_violated_constraint_fails_the_verdict(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
     fake_openai.rule("Booked", 0.95, violated=(2,))
-    expected = {"expectedBehavior": "Books the flight", "constraints": ["Must confirm price", "Must ask before booking"]}
+    expected = {
+        "expectedBehavior": "Books the flight",
+        "constraints": ["Must confirm price", "Must ask before booking"],
+    }
     out = judge_once(fake_openai, tmp_path, {"text": "Booked!", "expected": expected})
     assert out["score"] == 0.95 and out["passed"] is False
     assert [(c["constraint"], c["met"]) for c in out["constraints"]] == [
-        ("Must confirm price", True), ("Must ask before booking", False)
+        ("Must confirm price", True),
+        ("Must ask before booking", False),
     ]
-    assert "## Constraints (each must hold)\n1. Must confirm price\n2. Must ask before booking" in prompt(fake_openai)
+    assert "## Constraints (each must hold)\n1. Must confirm price\n2. Must ask before booking" in prompt(
+        fake_openai
+    )
 
 
-def test_prompt_has_text_objects_tool_calls_and_history_but_no_date(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
-    history = [{"role": "user", "content": "I'm looking for a laptop"}, {"role": "assistant", "content": "Budget?"},
-               {"role": "user", "content": "Around $1000"}]
+def test_prompt_has_text_objects_tool_calls_and_history_but_no_date(
+    fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    history = [
+        {"role": "user", "content": "I'm looking for a laptop"},
+        {"role": "assistant", "content": "Budget?"},
+        {"role": "user", "content": "Around $1000"},
+    ]
     calls = [{"name": "search", "args": {"max": 1000}}]
-    judge_once(fake_openai, tmp_path, {"text": {"message": "Try these"}, "toolCalls": calls, "history": history,
-                                       "expected": EXPECTED})
+    judge_once(
+        fake_openai,
+        tmp_path,
+        {"text": {"message": "Try these"}, "toolCalls": calls, "history": history, "expected": EXPECTED},
+    )
     text = prompt(fake_openai)
-    assert "## Conversation so far\nuser: I'm looking for a laptop\nassistant: Budget?\nuser: Around $1000" in text
+    assert (
+        "## Conversation so far\nuser: I'm looking for a laptop\nassistant: Budget?\nuser: Around $1000"
+        in text
+    )
     assert '"message": "Try these"' in text and '"name": "search"' in text
     assert "## Tool calls made by the assistant" in text
     today = datetime.date.today()
@@ -109,8 +139,11 @@ def test_empty_tool_calls_are_stated_and_absent_ones_omitted(fake_openai: FakeOp
 
 def test_continue_conversation_and_max_turns(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
     fake_openai.rule("2 PM", should_continue=True, next_prompt="Who is invited?")
-    history = [{"role": "user", "content": "Schedule a meeting"}, {"role": "assistant", "content": "When?"},
-               {"role": "user", "content": "Tomorrow at 2 PM"}]
+    history = [
+        {"role": "user", "content": "Schedule a meeting"},
+        {"role": "assistant", "content": "When?"},
+        {"role": "user", "content": "Tomorrow at 2 PM"},
+    ]
     inputs = {"text": "Booked for 2 PM. Location?", "history": history, "expected": EXPECTED}
     out = judge_once(fake_openai, tmp_path, inputs, {"continueConversation": True, "maxTurns": 5})
     assert out["shouldContinue"] is True and out["nextPrompt"] == "Who is invited?"
@@ -119,13 +152,20 @@ def test_continue_conversation_and_max_turns(fake_openai: FakeOpenAI, tmp_path: 
     assert out["shouldContinue"] is False and out["nextPrompt"] is None
     plain = judge_once(fake_openai, tmp_path, inputs)
     assert plain["shouldContinue"] is False
-    assert "shouldContinue" not in fake_openai.bodies()[-1]["response_format"]["json_schema"]["schema"]["properties"]
+    assert (
+        "shouldContinue"
+        not in fake_openai.bodies()[-1]["response_format"]["json_schema"]["schema"]["properties"]
+    )
 
 
 def test_model_per_test_then_per_role_then_global(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
     inputs = {"text": "x", "expected": EXPECTED}
-    judge_once(fake_openai, tmp_path, inputs, {"model": "per-test"}, roles={"judge": RoleSettings(model="judge-m")})
-    judge_once(fake_openai, tmp_path, inputs, roles={"judge": RoleSettings(model="judge-m")}, model="global-m")
+    judge_once(
+        fake_openai, tmp_path, inputs, {"model": "per-test"}, roles={"judge": RoleSettings(model="judge-m")}
+    )
+    judge_once(
+        fake_openai, tmp_path, inputs, roles={"judge": RoleSettings(model="judge-m")}, model="global-m"
+    )
     judge_once(fake_openai, tmp_path, inputs, model="global-m")
     assert [b["model"] for b in fake_openai.bodies()] == ["per-test", "judge-m", "global-m"]
 
@@ -162,8 +202,13 @@ def test_verdict_schema_and_parse() -> None:
     schema = verdict_schema(["a", "b"], constraints=2, continue_conversation=True)["schema"]
     assert schema["required"] == ["reasoning", "details", "constraints", "shouldContinue", "nextPrompt"]
     assert schema["additionalProperties"] is False
-    ok = {"reasoning": "r", "details": {"a": 1, "b": 0}, "constraints": {"1": {"met": True, "reason": ""},
-          "2": {"met": False, "reason": "no"}}, "shouldContinue": False, "nextPrompt": None}
+    ok = {
+        "reasoning": "r",
+        "details": {"a": 1, "b": 0},
+        "constraints": {"1": {"met": True, "reason": ""}, "2": {"met": False, "reason": "no"}},
+        "shouldContinue": False,
+        "nextPrompt": None,
+    }
     assert parse_verdict(json.dumps(ok), ["a", "b"], 2).details == {"a": 1.0, "b": 0.0}
     with pytest.raises(ValueError, match="missing \\['b'\\]"):
         parse_verdict(json.dumps({**ok, "details": {"a": 1}}), ["a", "b"], 2)

@@ -33,12 +33,20 @@ AI_CHAT_TEST: dict[str, Any] = {
                             "Room A. The meeting has been added to your calendar and invitations have been sent to "
                             "john@example.com.",
                             "toolCalls": [
-                                {"name": "check_user_conflicts",
-                                 "args": {"date": "2024-01-20", "startTime": "14:00", "endTime": "15:00"}},
-                                {"name": "create_event",
-                                 "args": {"summary": "Team Meeting", "start": "2024-01-20T14:00:00",
-                                          "end": "2024-01-20T15:00:00", "location": "Conference Room A",
-                                          "attendees": ["john@example.com"]}},
+                                {
+                                    "name": "check_user_conflicts",
+                                    "args": {"date": "2024-01-20", "startTime": "14:00", "endTime": "15:00"},
+                                },
+                                {
+                                    "name": "create_event",
+                                    "args": {
+                                        "summary": "Team Meeting",
+                                        "start": "2024-01-20T14:00:00",
+                                        "end": "2024-01-20T15:00:00",
+                                        "location": "Conference Room A",
+                                        "attendees": ["john@example.com"],
+                                    },
+                                },
                             ],
                         }
                     },
@@ -56,8 +64,10 @@ AI_CHAT_TEST: dict[str, Any] = {
                             "scheduled for tomorrow at 2 PM in Conference Room A and mention that invitations were sent."
                         },
                     },
-                    "config": {"model": "gpt-4o-mini",
-                               "criteria": {"accuracy": 0.4, "completeness": 0.3, "relevance": 0.3}},
+                    "config": {
+                        "model": "gpt-4o-mini",
+                        "criteria": {"accuracy": 0.4, "completeness": 0.3, "relevance": 0.3},
+                    },
                     "output": "judgement",
                 },
             ],
@@ -67,8 +77,12 @@ AI_CHAT_TEST: dict[str, Any] = {
             "id": "bad-response-detection",
             "name": "Detect Poor AI Response",
             "pipeline": [
-                {"id": "mock-bad-response", "block": "MockData",
-                 "config": {"data": {"text": BAD_TEXT, "toolCalls": []}}, "output": "badResponse"},
+                {
+                    "id": "mock-bad-response",
+                    "block": "MockData",
+                    "config": {"data": {"text": BAD_TEXT, "toolCalls": []}},
+                    "output": "badResponse",
+                },
                 {
                     "id": "judge-bad",
                     "block": "LLMJudge",
@@ -95,8 +109,11 @@ def judged(id: str, text: str, assertions: dict[str, Any] | None = None, **extra
         "id": id,
         "pipeline": [
             {"block": "MockData", "config": {"data": {"text": text}}, "output": "reply"},
-            {"block": "LLMJudge", "input": {"text": "${reply.text}", "expected": {"expectedBehavior": "Confirms 2 PM"}},
-             "output": "judgement"},
+            {
+                "block": "LLMJudge",
+                "input": {"text": "${reply.text}", "expected": {"expectedBehavior": "Confirms 2 PM"}},
+                "output": "judgement",
+            },
         ],
         "assertions": assertions or {"judgement.score": {"gte": 0.7}},
         **extra,
@@ -117,19 +134,25 @@ def cache_files(pytester: pytest.Pytester) -> list[Path]:
 
 @pytest.fixture
 def bad_rule(fake_openai: FakeOpenAI) -> FakeOpenAI:
-    fake_openai.rule(BAD_TEXT, 0.15, reasoning="Response failed to perform required actions: no tools, no booking.")
+    fake_openai.rule(
+        BAD_TEXT, 0.15, reasoning="Response failed to perform required actions: no tools, no booking."
+    )
     return fake_openai
 
 
 # --- the docs' examples -------------------------------------------------------------------
 
 
-def test_docs_ai_chat_test_gets_the_intended_verdicts(pytester: pytest.Pytester, bad_rule: FakeOpenAI) -> None:
+def test_docs_ai_chat_test_gets_the_intended_verdicts(
+    pytester: pytest.Pytester, bad_rule: FakeOpenAI
+) -> None:
     pytester.makefile(".json", ai_chat=json.dumps(AI_CHAT_TEST, indent=2))
     result = pytester.runpytest(url(bad_rule), "-v")
     result.assert_outcomes(passed=2)  # good scores 0.92 (> 0.7); bad scores 0.15 (< 0.4), as the docs show
     result.stdout.fnmatch_lines(["semantictest: 2 LLM calls, 0 cache hits, 320 tokens"])
-    asked = [b["messages"][1]["content"] for b in bad_rule.bodies()]  # (in the order they arrived: both run at once)
+    asked = [
+        b["messages"][1]["content"] for b in bad_rule.bodies()
+    ]  # (in the order they arrived: both run at once)
     assert len(asked) == 2 and sum(BAD_TEXT in text for text in asked) == 1
     good, bad = sorted(asked, key=lambda text: BAD_TEXT in text)
     assert "check_user_conflicts" in good and "create_event" in good
@@ -144,21 +167,27 @@ def test_bad_response_under_the_gt_assertion_fails_with_the_reasoning(
     write(pytester, bad)
     result = pytester.runpytest(url(bad_rule))
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
-        "*badJudgement.score (line *): Expected 0.15 to be > 0.7*",
-        "*judge score: 0.15 < threshold 0.7 (not passed; model gpt-4o-mini)*",
-        "*criteria: accuracy 0.15, completeness 0.15, relevance 0.15*",
-        "*reasoning: Response failed to perform required actions*",
-        "*Captured llm judge call*",
-        "judge-bad (LLMJudge) line *",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*badJudgement.score (line *): Expected 0.15 to be > 0.7*",
+            "*judge score: 0.15 < threshold 0.7 (not passed; model gpt-4o-mini)*",
+            "*criteria: accuracy 0.15, completeness 0.15, relevance 0.15*",
+            "*reasoning: Response failed to perform required actions*",
+            "*Captured llm judge call*",
+            "judge-bad (LLMJudge) line *",
+        ]
+    )
 
 
 # --- honest outcomes ----------------------------------------------------------------------
 
 
 def test_no_judge_is_skipped_and_an_error_with_require_judge(pytester: pytest.Pytester) -> None:
-    write(pytester, judged("j", "At 14:00."), judged("det", "At 14:00.", {"reply.text": "nope", "judgement.score": {"gt": 0.7}}))
+    write(
+        pytester,
+        judged("j", "At 14:00."),
+        judged("det", "At 14:00.", {"reply.text": "nope", "judgement.score": {"gt": 0.7}}),
+    )
     result = pytester.runpytest("-rs")
     result.assert_outcomes(skipped=1, failed=1)
     result.stdout.fnmatch_lines(["*LLM judge not configured*"])
@@ -171,27 +200,66 @@ def test_no_judge_is_skipped_and_an_error_with_require_judge(pytester: pytest.Py
 @pytest.mark.parametrize(
     ("replies", "args", "outcome", "message", "cached"),
     [
-        pytest.param([status(429)], [], "passed", "semantictest: 2 LLM calls, 0 cache hits, 160 tokens", 1,
-                     id="429-then-success"),
-        pytest.param([status(500)] * 5, [], "errors", "*failed after 3 attempt(s): HTTP 500: scripted failure*", 0,
-                     id="persistent-500"),
-        pytest.param([Reply(delay=1.0)] * 5, ["--semantictest-llm-timeout=0.2", "--semantictest-llm-retries=1"],
-                     "errors", "*no answer within 0.2 s (timeout)*", 0, id="timeout"),
-        pytest.param([Reply(content="Looks good to me!"), Reply(content='{"score": 1}')], [], "errors",
-                     "*gave unusable output twice (asked again once)*", 0, id="malformed"),
-        pytest.param([Reply(refusal="I can't help with grading this.")], [], "errors",
-                     "*refused to answer: I can't help with grading this.*", 0, id="refusal"),
+        pytest.param(
+            [status(429)],
+            [],
+            "passed",
+            "semantictest: 2 LLM calls, 0 cache hits, 160 tokens",
+            1,
+            id="429-then-success",
+        ),
+        pytest.param(
+            [status(500)] * 5,
+            [],
+            "errors",
+            "*failed after 3 attempt(s): HTTP 500: scripted failure*",
+            0,
+            id="persistent-500",
+        ),
+        pytest.param(
+            [Reply(delay=1.0)] * 5,
+            ["--semantictest-llm-timeout=0.2", "--semantictest-llm-retries=1"],
+            "errors",
+            "*no answer within 0.2 s (timeout)*",
+            0,
+            id="timeout",
+        ),
+        pytest.param(
+            [Reply(content="Looks good to me!"), Reply(content='{"score": 1}')],
+            [],
+            "errors",
+            "*gave unusable output twice (asked again once)*",
+            0,
+            id="malformed",
+        ),
+        pytest.param(
+            [Reply(refusal="I can't help with grading this.")],
+            [],
+            "errors",
+            "*refused to answer: I can't help with grading this.*",
+            0,
+            id="refusal",
+        ),
     ],
 )
-def test_faults(pytester: pytest.Pytester, fake_openai: FakeOpenAI, replies: list[Reply], args: list[str],
-                outcome: str, message: str, cached: int) -> None:
+def test_faults(
+    pytester: pytest.Pytester,
+    fake_openai: FakeOpenAI,
+    replies: list[Reply],
+    args: list[str],
+    outcome: str,
+    message: str,
+    cached: int,
+) -> None:
     fake_openai.queue(*replies)
     write(pytester, judged("j", "At 14:00."))
     result = pytester.runpytest(url(fake_openai), "--semantictest-llm-retries=2", *args)
     result.assert_outcomes(**{outcome: 1})
     result.stdout.fnmatch_lines([message])
     if outcome == "errors":
-        result.stdout.fnmatch_lines(["*ERROR at setup of semantictest: j*", "*LLM judge error in step 'LLMJudge'*"])
+        result.stdout.fnmatch_lines(
+            ["*ERROR at setup of semantictest: j*", "*LLM judge error in step 'LLMJudge'*"]
+        )
         # An error is never reported as a score (the error text itself may quote the field name).
         assert not re.search(r"score\W{0,3}0(\.0)?\b", result.stdout.str())
     assert len(cache_files(pytester)) == cached
@@ -243,7 +311,9 @@ def test_replay_miss_is_an_error_saying_how_to_record(pytester: pytest.Pytester)
     write(pytester, judged("j", "At 14:00."))
     result = pytester.runpytest("--semantictest-llm-cache=replay")
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*replay cache miss for the judge call (model gpt-4o-mini, key *): no entry *"])
+    result.stdout.fnmatch_lines(
+        ["*replay cache miss for the judge call (model gpt-4o-mini, key *): no entry *"]
+    )
     result.stdout.fnmatch_lines(["*--semantictest-llm-cache=read-write (the default), then commit*"])
 
 
@@ -270,7 +340,9 @@ def test_cache_off_and_custom_dir(pytester: pytest.Pytester, fake_openai: FakeOp
 # --- configuration ------------------------------------------------------------------------
 
 
-def test_ini_keys_role_model_headers_and_per_test_model(pytester: pytest.Pytester, fake_openai: FakeOpenAI) -> None:
+def test_ini_keys_role_model_headers_and_per_test_model(
+    pytester: pytest.Pytester, fake_openai: FakeOpenAI
+) -> None:
     pytester.makeini(
         f"[pytest]\nsemantictest_llm_base_url = {fake_openai.url}\nsemantictest_llm_model = global-model\n"
         "semantictest_llm_judge_model = judge-model\nsemantictest_llm_header =\n    X-Team: qa\n    X-Run: 7\n"
@@ -281,7 +353,9 @@ def test_ini_keys_role_model_headers_and_per_test_model(pytester: pytest.Pyteste
     pytester.runpytest().assert_outcomes(passed=2)
     assert sorted(b["model"] for b in fake_openai.bodies()) == ["judge-model", "test-model"]
     assert all(r["headers"]["x-team"] == "qa" and r["headers"]["x-run"] == "7" for r in fake_openai.requests)
-    pytester.runpytest("--semantictest-llm-judge-model=cli-model", "--semantictest-llm-cache=off").assert_outcomes(passed=2)
+    pytester.runpytest(
+        "--semantictest-llm-judge-model=cli-model", "--semantictest-llm-cache=off"
+    ).assert_outcomes(passed=2)
     assert "cli-model" in [b["model"] for b in fake_openai.bodies()[2:]]
 
 
@@ -293,8 +367,13 @@ def test_api_key_from_env_and_option_never_printed_or_cached(
     write(pytester, judged("ok", "At 14:00."), bad, judged("err", "At 14:00. err"))
     bad_rule.queue(status(500, message=f"your key {SECRET} is wrong"))  # one of the two runs errors
     result = pytester.runpytest_subprocess(
-        url(bad_rule), f"--semantictest-llm-api-key={SECRET}", "--semantictest-llm-retries=0",
-        "--semantictest-llm-header", f"Authorization: Bearer {SECRET}", "-v", "-rA",
+        url(bad_rule),
+        f"--semantictest-llm-api-key={SECRET}",
+        "--semantictest-llm-retries=0",
+        "--semantictest-llm-header",
+        f"Authorization: Bearer {SECRET}",
+        "-v",
+        "-rA",
         "--semantictest-trace-chars=100000",
         "--semantictest-item-concurrency=1",  # the queued 500 answers the first call: the first test's
     )
@@ -307,7 +386,9 @@ def test_api_key_from_env_and_option_never_printed_or_cached(
         assert SECRET not in path.read_text()
 
 
-def test_dotenv_configures_the_judge_and_ini_requires_it(pytester: pytest.Pytester, fake_openai: FakeOpenAI) -> None:
+def test_dotenv_configures_the_judge_and_ini_requires_it(
+    pytester: pytest.Pytester, fake_openai: FakeOpenAI
+) -> None:
     write(pytester, judged("j", "At 14:00."))
     pytester.makeini("[pytest]\nsemantictest_require_judge = true\n")
     pytester.runpytest().assert_outcomes(errors=1)
@@ -359,16 +440,20 @@ def test_llm_judge_and_llm_client_fixtures(pytester: pytest.Pytester, bad_rule: 
     pytester.makepyfile(FIXTURE_TESTS)
     result = pytester.runpytest(url(bad_rule))
     result.assert_outcomes(passed=4, failed=1)
-    result.stdout.fnmatch_lines([
-        "*LLM judge: the response does not meet the expected behaviour",
-        "*judge score: 0.15 < threshold 0.8 (not passed; model gpt-4o-mini)",
-        "*reasoning: Response failed to perform required actions*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*LLM judge: the response does not meet the expected behaviour",
+            "*judge score: 0.15 < threshold 0.8 (not passed; model gpt-4o-mini)",
+            "*reasoning: Response failed to perform required actions*",
+        ]
+    )
     assert "def test_bad" not in result.stdout.str()  # pytrace=False: the reasoning, not a traceback
     assert bad_rule.bodies()[-1]["model"] == "gpt-4o-mini" and "seed" not in bad_rule.bodies()[-1]
 
 
-def test_llm_judge_fixture_without_judge_and_on_failure(pytester: pytest.Pytester, fake_openai: FakeOpenAI) -> None:
+def test_llm_judge_fixture_without_judge_and_on_failure(
+    pytester: pytest.Pytester, fake_openai: FakeOpenAI
+) -> None:
     pytester.makepyfile("def test_it(llm_judge):\n    llm_judge.check('hi', 'Greets')\n")
     pytester.runpytest().assert_outcomes(skipped=1)
     result = pytester.runpytest("--semantictest-require-judge")

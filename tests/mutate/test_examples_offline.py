@@ -17,8 +17,15 @@ from pytest_semantictest.mutate.score import JUDGE_OFFLINE
 from tests.main_command import run_examples
 
 VARIABLE = "EXAMPLE_AGENT_REQUEST_LOG"
-PHASES = {"record-start": "record", "record-end": "mutation", "setup-done": "call", "call-done": "after",
-          "teardown-start": "teardown", "teardown-end": "after", "teardown-done": "after"}
+PHASES = {
+    "record-start": "record",
+    "record-end": "mutation",
+    "setup-done": "call",
+    "call-done": "after",
+    "teardown-start": "teardown",
+    "teardown-end": "after",
+    "teardown-done": "after",
+}
 """The phase each mark of ``tests/mutate/phase_marks.py`` begins."""
 TASK_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 """The A2A tasks' ids, in a survivor's ``where`` (a new one each run)."""
@@ -44,8 +51,11 @@ def phases(log: Path) -> dict[str, list[str]]:
 
 def requests(log: Path) -> Counter[str]:
     """Each agent's requests by method (paths hold task ids, new each run)."""
-    return Counter(" ".join(line.split(" ")[1:3]) for line in log.read_text(encoding="utf-8").splitlines()
-                   if " MARK " not in line)
+    return Counter(
+        " ".join(line.split(" ")[1:3])
+        for line in log.read_text(encoding="utf-8").splitlines()
+        if " MARK " not in line
+    )
 
 
 def results(path: Path) -> list[dict[str, Any]]:
@@ -54,16 +64,28 @@ def results(path: Path) -> list[dict[str, Any]]:
 
 def mutation_records(found: list[dict[str, Any]]) -> dict[str, Any]:
     """Each test's mutation record without its times and task ids."""
-    return {r["id"]: json.loads(TASK_ID.sub("<task>", json.dumps(
-        {k: v for k, v in r["mutation"].items() if not k.endswith("_s")}))) for r in found}
+    return {
+        r["id"]: json.loads(
+            TASK_ID.sub(
+                "<task>", json.dumps({k: v for k, v in r["mutation"].items() if not k.endswith("_s")})
+            )
+        )
+        for r in found
+    }
 
 
 def mutate_run(out: Path, name: str, *args: str) -> tuple[str, list[dict[str, Any]]]:
     """The examples with ``--semantictest-mutate`` and ``args``, each agent request logged to ``name``.log."""
     with pytest.MonkeyPatch.context() as env:
         env.setenv(VARIABLE, str(out / f"{name}.log"))
-        done = run_examples(out / name, "--semantictest-mutate", "-p", "tests.mutate.phase_marks",
-                            f"--semantictest-results={out / name}.jsonl", *args)
+        done = run_examples(
+            out / name,
+            "--semantictest-mutate",
+            "-p",
+            "tests.mutate.phase_marks",
+            f"--semantictest-results={out / name}.jsonl",
+            *args,
+        )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return done.stdout, results(out / f"{name}.jsonl")
 
@@ -86,10 +108,17 @@ def assert_no_request_while_mutating(out: Path, name: str) -> None:
     assert found.get("mutation", []) == []
     assert len(found["record"]) > 40  # the counter counts: each test's own run reached its agent
     assert {line.split(" ")[0] for line in found["record"]} == {
-        "chat", "compliance", "a2a-sdk", "a2a-webagents", "realtime"}
+        "chat",
+        "compliance",
+        "a2a-sdk",
+        "a2a-webagents",
+        "realtime",
+    }
     # besides the tests' runs only the compliance conftest undoing a case's setup (its teardown)
     assert set(found) <= {"record", "teardown"}, {k: v[:3] for k, v in found.items()}
-    assert all(re.fullmatch(r"compliance (PUT|DELETE) /agents/[\w-]+", line) for line in found.get("teardown", []))
+    assert all(
+        re.fullmatch(r"compliance (PUT|DELETE) /agents/[\w-]+", line) for line in found.get("teardown", [])
+    )
 
 
 def test_the_mutation_phase_sends_no_request_to_any_example_agent(runs: dict[str, Any]) -> None:
@@ -105,8 +134,11 @@ def test_the_mutation_phase_takes_less_time_than_the_run_against_the_agents(runs
     normal = sum(r["mutation"]["normal_s"] for r in runs["mutated"])
     mutating = sum(r["mutation"]["mutation_s"] for r in runs["mutated"])
     assert 0 < mutating < normal
-    phase = re.search(r"normal phase \(against the agent, recording\): ([0-9.]+)s; mutation phase \(replayed, "
-                      r"\d+ mutants\): ([0-9.]+)s", runs["stdout"])
+    phase = re.search(
+        r"normal phase \(against the agent, recording\): ([0-9.]+)s; mutation phase \(replayed, "
+        r"\d+ mutants\): ([0-9.]+)s",
+        runs["stdout"],
+    )
     assert phase and float(phase[2]) < float(phase[1])
 
 
@@ -133,10 +165,15 @@ def test_a_judged_check_of_an_example_leaves_its_unrecorded_mutants_out(runs: di
 
 def test_two_xdist_workers_give_the_scores_of_one_process(runs: dict[str, Any]) -> None:
     stdout, found = mutate_run(runs["out"], "xdist", "-n", "2")
-    workers = {line.split(" ")[0] for line in (runs["out"] / "xdist.log").read_text().splitlines() if " MARK " in line}
+    workers = {
+        line.split(" ")[0]
+        for line in (runs["out"] / "xdist.log").read_text().splitlines()
+        if " MARK " in line
+    }
     assert len(workers) == 2  # both workers ran tests (and started their own example agents)
     assert_no_request_while_mutating(runs["out"], "xdist")
     assert mutation_records(found) == mutation_records(runs["mutated"])
     assert SCORE.findall(stdout) == SCORE.findall(runs["stdout"])
-    assert re.findall(r"^score of the run: .*$", stdout, re.M) == re.findall(r"^score of the run: .*$",
-                                                                             runs["stdout"], re.M)
+    assert re.findall(r"^score of the run: .*$", stdout, re.M) == re.findall(
+        r"^score of the run: .*$", runs["stdout"], re.M
+    )

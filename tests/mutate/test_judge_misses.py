@@ -17,11 +17,17 @@ def test_a_failure_that_only_mentions_a_cache_miss_kills_the_mutant() -> None:
     assert outcome(Verdict(Outcome.ERROR, error=f"the agent answered: {MISS_TEXT}"), []) == (KILLED, "")
 
 
-@pytest.mark.parametrize("verdict", [
-    Verdict(Outcome.ERROR, error="LLM judge error (assertions, line 3): the judge did not answer"),
-    Verdict(Outcome.PASSED),
-    Verdict(Outcome.FAILED, [Failure("score", "Expected 0 to be above 0.7", cause="LLMJudge: no answer")]),
-], ids=["judge error", "passed", "failure behind the judge step"])
+@pytest.mark.parametrize(
+    "verdict",
+    [
+        Verdict(Outcome.ERROR, error="LLM judge error (assertions, line 3): the judge did not answer"),
+        Verdict(Outcome.PASSED),
+        Verdict(
+            Outcome.FAILED, [Failure("score", "Expected 0 to be above 0.7", cause="LLMJudge: no answer")]
+        ),
+    ],
+    ids=["judge error", "passed", "failure behind the judge step"],
+)
 def test_a_run_whose_judge_missed_is_left_out_unless_a_check_failed_on_its_own(verdict: Verdict) -> None:
     assert outcome(verdict, [], judge_misses=1) == (LEFT_OUT, JUDGE_OFFLINE)
 

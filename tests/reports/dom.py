@@ -36,8 +36,13 @@ class Node:
                 yield from child.walk()
 
     def find_all(self, tag: str | None = None, cls: str | None = None, id: str | None = None) -> list[Node]:
-        return [n for n in self.walk() if (tag is None or n.tag == tag) and (cls is None or cls in n.classes)
-                and (id is None or n.attrs.get("id") == id)]
+        return [
+            n
+            for n in self.walk()
+            if (tag is None or n.tag == tag)
+            and (cls is None or cls in n.classes)
+            and (id is None or n.attrs.get("id") == id)
+        ]
 
     def find(self, tag: str | None = None, cls: str | None = None, id: str | None = None) -> Node:
         found = self.find_all(tag, cls, id)
@@ -98,15 +103,28 @@ def chromium() -> str:
     return found
 
 
-
 def _chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     browser = chromium()
     profile = tmp_path / "chromium-profile"
     done = subprocess.run(
-        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars",
-         f"--user-data-dir={profile}", *args],
-        capture_output=True, text=True, timeout=120, env={**os.environ, "HOME": str(tmp_path)}, check=False,
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--hide-scrollbars",
+            f"--user-data-dir={profile}",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "HOME": str(tmp_path)},
+        check=False,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     return done
@@ -142,7 +160,9 @@ def render_with_colors(report: Path, tmp_path: Path) -> tuple[Node, list[dict[st
     every element of the extras and the summary table that holds text, from one launch: a script added to
     a copy of the report collects them into a ``pre#st-colors`` appended to the body."""
     page = tmp_path / "colors.html"
-    page.write_text(report.read_text(encoding="utf-8").replace("</body>", _COLORS + "</body>"), encoding="utf-8")
+    page.write_text(
+        report.read_text(encoding="utf-8").replace("</body>", _COLORS + "</body>"), encoding="utf-8"
+    )
     dom = parse(_chromium(tmp_path, "--virtual-time-budget=5000", "--dump-dom", page.as_uri()).stdout)
     return dom, json.loads(dom.find("pre", id="st-colors").text())
 
@@ -159,10 +179,14 @@ def contrast(color: str, background: str) -> float:
     return (a + 0.05) / (b + 0.05)
 
 
-def screenshot(report: Path, png: Path, tmp_path: Path, width: int = 1280, height: int = 1600, query: str = "") -> Path:
+def screenshot(
+    report: Path, png: Path, tmp_path: Path, width: int = 1280, height: int = 1600, query: str = ""
+) -> Path:
     """A PNG of the rendered report (``query``: pytest-html's URL parameters, e.g. ``visible=failed``)."""
     uri = report.as_uri() + (f"?{query}" if query else "")
-    _chromium(tmp_path, f"--window-size={width},{height}", "--virtual-time-budget=5000", f"--screenshot={png}", uri)
+    _chromium(
+        tmp_path, f"--window-size={width},{height}", "--virtual-time-budget=5000", f"--screenshot={png}", uri
+    )
     return png
 
 

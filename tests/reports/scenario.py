@@ -26,15 +26,39 @@ BIG = 20_000_000
 """The size of ``/big``'s body."""
 TRACE_AGENT = Path(__file__).resolve().parents[1] / "agents" / "trace_agent.py"
 
-SSE = "".join(
-    f"data: {json.dumps(chunk)}\n\n"
-    for chunk in [
-        {"choices": [{"index": 0, "delta": {"content": "Checking the weather in Paris."}}]},
-        {"choices": [{"index": 0, "delta": {"tool_calls": [
-            {"index": 0, "id": "call_1", "function": {"name": "get_weather", "arguments": '{"city":'}}]}}]},
-        {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": '"Paris"}'}}]}}]},
-    ]
-) + "data: [DONE]\n\n"
+SSE = (
+    "".join(
+        f"data: {json.dumps(chunk)}\n\n"
+        for chunk in [
+            {"choices": [{"index": 0, "delta": {"content": "Checking the weather in Paris."}}]},
+            {
+                "choices": [
+                    {
+                        "index": 0,
+                        "delta": {
+                            "tool_calls": [
+                                {
+                                    "index": 0,
+                                    "id": "call_1",
+                                    "function": {"name": "get_weather", "arguments": '{"city":'},
+                                }
+                            ]
+                        },
+                    }
+                ]
+            },
+            {
+                "choices": [
+                    {
+                        "index": 0,
+                        "delta": {"tool_calls": [{"index": 0, "function": {"arguments": '"Paris"}'}}]},
+                    }
+                ]
+            },
+        ]
+    )
+    + "data: [DONE]\n\n"
+)
 
 
 class Backend:
@@ -92,8 +116,16 @@ class Backend:
                     headers = {k.lower(): v for k, v in self.headers.items()}
                     sent = json.dumps({"path": self.path, "headers": headers, "body": raw.decode()})
                     message = {"role": "assistant", "content": f"You sent {sent}"}
-                    self._send(200, json.dumps({"object": "chat.completion", "model": "echo-agent", "choices": [
-                        {"index": 0, "message": message, "finish_reason": "stop"}]}))
+                    self._send(
+                        200,
+                        json.dumps(
+                            {
+                                "object": "chat.completion",
+                                "model": "echo-agent",
+                                "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                            }
+                        ),
+                    )
                 else:
                     self._send(200, json.dumps({"status": "ok", "text": "All systems go."}))
 
@@ -101,7 +133,9 @@ class Backend:
         self.server.daemon_threads = True
         self.server.handle_error = lambda *args: None  # type: ignore[method-assign]  # a client gave up (/slow)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        ).start()
 
     def close(self) -> None:
         self.server.shutdown()
@@ -115,37 +149,86 @@ def step(block: str, output: str, **keys: Any) -> dict[str, Any]:
 def report_suite(url: str, judge: bool = False) -> dict[str, Any]:
     """One test of each outcome and of each kind of content the reports show."""
     tests: list[dict[str, Any]] = [
-        {"id": "passes", "pipeline": [step("MockData", "d", config={"data": {"reply": "hello"}})],
-         "assertions": {"d.reply": "hello"}},
-        {"id": "fails", "pipeline": [step("MockData", "d", config={"data": {"reply": "hello"}})],
-         "assertions": {"d.reply": "goodbye"}},
-        {"id": "errors", "timeout": 300, "pipeline": [step("HttpRequest", "response", input={"url": f"{url}/slow"})],
-         "assertions": {"response.status": 200}},
-        {"id": "flaky", "runs": 3, "minPass": 2,
-         "pipeline": [step("HttpRequest", "response", input={"url": f"{url}/flaky"})],
-         "assertions": {"response.status": 200}},
-        {"id": "streamed", "pipeline": [
-            step("HttpRequest", "response", input={"url": f"{url}/sse", "method": "POST",
-                                                   "body": {"messages": [{"role": "user", "content": "Weather in Paris?"}]}}),
-            step("StreamParser", "parsed", input="${response.body}", config={"format": "sse-openai"}),
-            step("ValidateTools", "tools", input={"from": "parsed.toolCalls", "as": "toolCalls"},
-                 config={"expected": ["get_weather"]}),
-        ], "assertions": {"tools.passed": True, "parsed.text": {"contains": "Paris"}}},
+        {
+            "id": "passes",
+            "pipeline": [step("MockData", "d", config={"data": {"reply": "hello"}})],
+            "assertions": {"d.reply": "hello"},
+        },
+        {
+            "id": "fails",
+            "pipeline": [step("MockData", "d", config={"data": {"reply": "hello"}})],
+            "assertions": {"d.reply": "goodbye"},
+        },
+        {
+            "id": "errors",
+            "timeout": 300,
+            "pipeline": [step("HttpRequest", "response", input={"url": f"{url}/slow"})],
+            "assertions": {"response.status": 200},
+        },
+        {
+            "id": "flaky",
+            "runs": 3,
+            "minPass": 2,
+            "pipeline": [step("HttpRequest", "response", input={"url": f"{url}/flaky"})],
+            "assertions": {"response.status": 200},
+        },
+        {
+            "id": "streamed",
+            "pipeline": [
+                step(
+                    "HttpRequest",
+                    "response",
+                    input={
+                        "url": f"{url}/sse",
+                        "method": "POST",
+                        "body": {"messages": [{"role": "user", "content": "Weather in Paris?"}]},
+                    },
+                ),
+                step("StreamParser", "parsed", input="${response.body}", config={"format": "sse-openai"}),
+                step(
+                    "ValidateTools",
+                    "tools",
+                    input={"from": "parsed.toolCalls", "as": "toolCalls"},
+                    config={"expected": ["get_weather"]},
+                ),
+            ],
+            "assertions": {"tools.passed": True, "parsed.text": {"contains": "Paris"}},
+        },
     ]
     if judge:
         tests += [
-            {"id": "judged", "pipeline": [
-                step("MockData", "reply", config={"data": {"text": "Your meeting is booked for 2 PM."}}),
-                step("LLMJudge", "judgement", input={"text": "${reply.text}",
-                                                     "expected": {"expectedBehavior": "Confirms the meeting at 2 PM"}},
-                     config={"criteria": {"accuracy": 0.5, "completeness": 0.5}, "threshold": 0.7}),
-            ], "assertions": {"judgement.passed": True}},
-            {"id": "judged-low", "pipeline": [
-                step("MockData", "reply", config={"data": {"text": "I cannot help with that."}}),
-                step("LLMJudge", "judgement", input={"text": "${reply.text}",
-                                                     "expected": {"expectedBehavior": "Confirms the meeting at 2 PM"}},
-                     config={"threshold": 0.7}),
-            ], "assertions": {"judgement.passed": True}},
+            {
+                "id": "judged",
+                "pipeline": [
+                    step("MockData", "reply", config={"data": {"text": "Your meeting is booked for 2 PM."}}),
+                    step(
+                        "LLMJudge",
+                        "judgement",
+                        input={
+                            "text": "${reply.text}",
+                            "expected": {"expectedBehavior": "Confirms the meeting at 2 PM"},
+                        },
+                        config={"criteria": {"accuracy": 0.5, "completeness": 0.5}, "threshold": 0.7},
+                    ),
+                ],
+                "assertions": {"judgement.passed": True},
+            },
+            {
+                "id": "judged-low",
+                "pipeline": [
+                    step("MockData", "reply", config={"data": {"text": "I cannot help with that."}}),
+                    step(
+                        "LLMJudge",
+                        "judgement",
+                        input={
+                            "text": "${reply.text}",
+                            "expected": {"expectedBehavior": "Confirms the meeting at 2 PM"},
+                        },
+                        config={"threshold": 0.7},
+                    ),
+                ],
+                "assertions": {"judgement.passed": True},
+            },
         ]
     return {"name": "reports", "tests": tests}
 
@@ -162,13 +245,17 @@ def _xdist_run(folder: Path) -> dict[str, Any]:
     try:
         (folder / "reports.json").write_text(json.dumps(report_suite(backend.url), indent=2))
         (folder / "tox.ini").write_text(  # what write_suite's makeini writes
-            "[pytest]\nsemantictest_all_runs = true\n")
+            "[pytest]\nsemantictest_all_runs = true\n"
+        )
         done = pytest_process(folder, *PYTEST_ARGS, "-n", "2", "-v", "--junitxml=junit.xml")
     finally:
         backend.close()
     output = done.stdout + done.stderr
-    outcomes = {noun: n for noun, n in pytest.RunResult.parse_summary_nouns(output.splitlines()).items()
-                if noun not in ("warnings", "warning")}
+    outcomes = {
+        noun: n
+        for noun, n in pytest.RunResult.parse_summary_nouns(output.splitlines()).items()
+        if noun not in ("warnings", "warning")
+    }
     return {"output": output, "outcomes": outcomes, "junit": str(folder / "junit.xml")}
 
 
@@ -204,7 +291,9 @@ def trace_agent_spec(tests: str) -> str:
 
 def highbar_spec(pytester: pytest.Pytester) -> None:
     """A highbar spec against the trace agent: one test passes, one fails."""
-    pytester.makefile(".highbar.yaml", orders=trace_agent_spec("""\
+    pytester.makefile(
+        ".highbar.yaml",
+        orders=trace_agent_spec("""\
               - name: looks the order up
                 trigger: "Where is order 1042?"
                 expect:
@@ -213,4 +302,5 @@ def highbar_spec(pytester: pytest.Pytester) -> None:
                 trigger: "Where is order 1042?"
                 expect:
                   function_calls: [{name: cancel_order}]
-        """))
+        """),
+    )

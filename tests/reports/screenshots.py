@@ -29,9 +29,21 @@ def _report(folder: Path, backend: Backend, fake: FakeOpenAI, keep: str) -> Path
     here.mkdir()
     (here / "chat.json").write_text(json.dumps(suite, indent=2), encoding="utf-8")
     (here / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
-    subprocess.run([sys.executable, "-m", "pytest", *PYTEST_ARGS, f"--semantictest-llm-base-url={fake.url}",
-                    "--html=report.html", "--self-contained-html", "chat.json"], cwd=here, check=False,
-                   capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            *PYTEST_ARGS,
+            f"--semantictest-llm-base-url={fake.url}",
+            "--html=report.html",
+            "--self-contained-html",
+            "chat.json",
+        ],
+        cwd=here,
+        check=False,
+        capture_output=True,
+    )
     return here / "report.html"
 
 
@@ -39,7 +51,9 @@ def main(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     backend = Backend()
     with FakeOpenAI() as fake, tempfile.TemporaryDirectory(prefix="st-shots-") as tmp:
-        fake.rule("I cannot help", 0.15, reasoning="Declines instead of confirming the meeting; no time is given.")
+        fake.rule(
+            "I cannot help", 0.15, reasoning="Declines instead of confirming the meeting; no time is given."
+        )
         folder = Path(tmp)
         screenshot(_report(folder, backend, fake, "streamed"), out / "report-stream.png", folder, 1100, 2600)
         screenshot(_report(folder, backend, fake, "judged-low"), out / "report-judge.png", folder, 1100, 1250)

@@ -14,11 +14,16 @@ LIMIT = 1_000_000
 
 
 def _suite(url: str) -> dict[str, object]:
-    return {"name": "big", "tests": [{
-        "id": "huge-body",
-        "pipeline": [step("HttpRequest", "response", input={"url": f"{url}/big"})],
-        "assertions": {"response.body": {"contains": "needle"}},
-    }]}
+    return {
+        "name": "big",
+        "tests": [
+            {
+                "id": "huge-body",
+                "pipeline": [step("HttpRequest", "response", input={"url": f"{url}/big"})],
+                "assertions": {"response.body": {"contains": "needle"}},
+            }
+        ],
+    }
 
 
 def test_a_failure_on_a_huge_body_is_trimmed_everywhere(pytester: pytest.Pytester, backend: Backend) -> None:
@@ -27,7 +32,9 @@ def test_a_failure_on_a_huge_body_is_trimmed_everywhere(pytester: pytest.Pyteste
     result.assert_outcomes(failed=1)
     console = result.stdout.str()
     assert len(console) < LIMIT, len(console)
-    assert re.search(r"\(19,9\d\d,\d{3} characters cut; 20,000,031 in all\) \.\.\. a+' to contain 'needle'", console)
+    assert re.search(
+        r"\(19,9\d\d,\d{3} characters cut; 20,000,031 in all\) \.\.\. a+' to contain 'needle'", console
+    )
     assert "(20,000,002 characters in all)" in console  # the actual value's size
     junit = (pytester.path / "junit.xml").read_text(encoding="utf-8")
     assert len(junit) < LIMIT, len(junit)
@@ -38,7 +45,9 @@ def test_a_failure_on_a_huge_body_is_trimmed_everywhere(pytester: pytest.Pyteste
     assert not list(pytester.path.glob("assets/*.txt"))  # self-contained: nothing attached
 
 
-def test_the_full_value_is_an_attachment_of_a_report_with_assets(pytester: pytest.Pytester, backend: Backend) -> None:
+def test_the_full_value_is_an_attachment_of_a_report_with_assets(
+    pytester: pytest.Pytester, backend: Backend
+) -> None:
     write_suite(pytester, _suite(backend.url))
     result = run(pytester, "--html=report.html")
     result.assert_outcomes(failed=1)

@@ -14,10 +14,11 @@ def test_the_examples_replay_their_judge_answers_offline(request: pytest.Fixture
     run = main_command_run(request)
     out = run["stdout"]
     assert run["code"] == 0, out[-4000:] + run["stderr"]
-    assert "43 passed in" in out and "skipped" not in out  # every example (all three compliance transports), judged ones included
+    # every example (all three compliance transports), judged ones included
+    assert "43 passed in" in out and "skipped" not in out
     assert "judge verdicts: 3 passed, 0 not passed, in 2 judged test(s)" in out
     assert "LLMJudge: score 0.935 >= threshold 0.7 (passed): 14:00 is 2 PM" in out
-    assert "held: The reply starts with \"Echo:\"" in out
+    assert 'held: The reply starts with "Echo:"' in out
     assert "semantictest: 0 LLM calls, 2 cache hits, 0 tokens" in out
     assert "not evaluated" not in out and "LLM judge not configured" not in out
 

@@ -20,8 +20,18 @@ from tests.yao.fakes import ConversationFake
 from tests.yao.scripted_agent import ScriptedAgent
 
 BULLETS = "**Assertions:**\n- The reply echoes the user\n- The reply is in French\n"
-VALIDATED = [*EXPENSE_CHECKPOINTS[:2], {"id": "confirm", "after": ["call_create"], "assertion": {
-    "type": "agent", "criteria": "tells the user the expense was submitted", "threshold": 0.8}}]
+VALIDATED = [
+    *EXPENSE_CHECKPOINTS[:2],
+    {
+        "id": "confirm",
+        "after": ["call_create"],
+        "assertion": {
+            "type": "agent",
+            "criteria": "tells the user the expense was submitted",
+            "threshold": 0.8,
+        },
+    },
+]
 
 
 @pytest.fixture
@@ -47,7 +57,9 @@ Servers = tuple[compliance_server.ComplianceServer, ScriptedAgent, ConversationF
 
 
 @pytest.fixture
-def servers(server: compliance_server.ComplianceServer, agent: ScriptedAgent, llm: ConversationFake) -> Servers:
+def servers(
+    server: compliance_server.ComplianceServer, agent: ScriptedAgent, llm: ConversationFake
+) -> Servers:
     return server, agent, llm
 
 
@@ -55,19 +67,57 @@ def report_run(pytester: pytest.Pytester, servers: Servers) -> Path:
     server, agent, llm = servers
     # Files run in name order, so the compliance case takes the queued verdict before any conversation starts.
     pytester.makefile(".md", a_compliance=doc(chat_case("1. Echoes in French", extra=BULLETS)))
-    llm.queue(Reply(content=json.dumps({"assertions": {
-        "1": {"passed": True, "reason": "The reply starts with Echo: and repeats the message."},
-        "2": {"passed": False, "reason": "The reply is in English."}}})))
-    failing_turns = [EXPENSE_TURNS[0], {"input": EXPENSE_TURNS[1]["input"], "assertions": [{"type": "contains", "value": "refund"}]}]
-    write_cases(pytester, "b_conversation_test",
-                {"id": "expense-flow", "turns": failing_turns},
-                {"id": "simulated", "mode": "dynamic", "input": "I want to submit an expense", "max_turns": 5,
-                 "checkpoints": [*VALIDATED, {"id": "receipt", "description": "asks for the receipt", "required": False,
-                                              "assertion": {"type": "contains", "value": "receipt"}}],
-                 "simulator": {"options": {"metadata": {"persona": "an employee", "goal": "submit a travel expense"}}}})
-    result = run(pytester, f"--semantictest-compliance-base-url={server.url}", f"--semantictest-llm-base-url={llm.url}",
-                 f"--semantictest-agent-endpoint={agent.url}", "--html=report.html", "--self-contained-html",
-                 "--junitxml=junit.xml")
+    llm.queue(
+        Reply(
+            content=json.dumps(
+                {
+                    "assertions": {
+                        "1": {
+                            "passed": True,
+                            "reason": "The reply starts with Echo: and repeats the message.",
+                        },
+                        "2": {"passed": False, "reason": "The reply is in English."},
+                    }
+                }
+            )
+        )
+    )
+    failing_turns = [
+        EXPENSE_TURNS[0],
+        {"input": EXPENSE_TURNS[1]["input"], "assertions": [{"type": "contains", "value": "refund"}]},
+    ]
+    write_cases(
+        pytester,
+        "b_conversation_test",
+        {"id": "expense-flow", "turns": failing_turns},
+        {
+            "id": "simulated",
+            "mode": "dynamic",
+            "input": "I want to submit an expense",
+            "max_turns": 5,
+            "checkpoints": [
+                *VALIDATED,
+                {
+                    "id": "receipt",
+                    "description": "asks for the receipt",
+                    "required": False,
+                    "assertion": {"type": "contains", "value": "receipt"},
+                },
+            ],
+            "simulator": {
+                "options": {"metadata": {"persona": "an employee", "goal": "submit a travel expense"}}
+            },
+        },
+    )
+    result = run(
+        pytester,
+        f"--semantictest-compliance-base-url={server.url}",
+        f"--semantictest-llm-base-url={llm.url}",
+        f"--semantictest-agent-endpoint={agent.url}",
+        "--html=report.html",
+        "--self-contained-html",
+        "--junitxml=junit.xml",
+    )
     result.assert_outcomes(passed=1, failed=2)
     return pytester.path / "report.html"
 
@@ -82,7 +132,8 @@ def test_judged_bullets_validators_transcripts_and_checkpoints_in_the_extras(
     assert "1/2 held" in bullets.find("h4").text()
     assert table_rows(bullets.find("table", cls="st-judged")) == [
         ["The reply echoes the user", "yes", "The reply starts with Echo: and repeats the message."],
-        ["The reply is in French", "no", "The reply is in English."]]
+        ["The reply is in French", "no", "The reply is in English."],
+    ]
     exchange = compliance.find(cls="st-exchange")
     assert "POST" in exchange.find("h4").text() and "Echo: Hello" in exchange.find(cls="st-response").text()
 
@@ -94,21 +145,36 @@ def test_judged_bullets_validators_transcripts_and_checkpoints_in_the_extras(
     dynamic = extra_of(data, "b_conversation_test.jsonl::simulated")
     timeline = table_rows(dynamic.find("table", cls="st-checkpoints"))
     assert [(row[0], row[2]) for row in timeline] == [
-        ("ask_type", "turn 1"), ("call_create", "turn 2"), ("confirm", "turn 3"), ("receipt", "not reached")]
+        ("ask_type", "turn 1"),
+        ("call_create", "turn 2"),
+        ("confirm", "turn 3"),
+        ("receipt", "not reached"),
+    ]
     early, reached = dynamic.find_all(cls="st-validator")  # asked after every reply until it held
-    assert early.find("h4").text().startswith("turn 2, checkpoint confirm: agent: tells the user the expense was")
+    assert (
+        early.find("h4")
+        .text()
+        .startswith("turn 2, checkpoint confirm: agent: tells the user the expense was")
+    )
     assert "failed" in early.find("h4").text() and early.find("ul", cls="st-suggestions").text()
-    assert reached.find("h4").text().startswith("turn 3, checkpoint confirm") and "passed" in reached.find("h4").text()
+    assert (
+        reached.find("h4").text().startswith("turn 3, checkpoint confirm")
+        and "passed" in reached.find("h4").text()
+    )
     assert reached.find(cls="st-threshold").text() == "threshold 0.8"
 
-    junit = {case.get("name"): {p.get("name"): p.get("value") for p in case.iter("property")}
-             for case in ET.parse(pytester.path / "junit.xml").getroot().iter("testcase")}
+    junit = {
+        case.get("name"): {p.get("name"): p.get("value") for p in case.iter("property")}
+        for case in ET.parse(pytester.path / "junit.xml").getroot().iter("testcase")
+    }
     assert junit["1. Echoes in French"]["judged"] == "1/2"
     simulated = junit["simulated"]  # the checkpoint's last validator verdict decides, not the early misses
     assert (simulated["format"], simulated["threshold"], simulated["runs"]) == ("yao", "0.8", "1/1")
     assert float(simulated["score"]) >= 0.8
 
-    summary = parse((pytester.path / "report.html").read_text(encoding="utf-8")).find(cls="additional-summary")
+    summary = parse((pytester.path / "report.html").read_text(encoding="utf-8")).find(
+        cls="additional-summary"
+    )
     assert [row[0] for row in table_rows(summary.find("table", cls="st-formats"))] == ["compliance", "yao"]
 
 

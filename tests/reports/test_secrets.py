@@ -29,8 +29,11 @@ SHOP_CODE = "shop code 5b8d0e6a93"
 """In ``SHOP_CODE``: a plain name, so a secret only because of where it goes: a secret-looking header
 (``X-Shop-Token``, ``X-Shop-Key``) of an agent's config; then it is masked everywhere, also where it
 is only in a body."""
-FORMS = {form for value, core in ((SECRET, "7f3a9c2e41"), (SHOP_CODE, "5b8d0e6a93"))
-         for form in (value, quote(value, safe=""), quote_plus(value), json.dumps(value)[1:-1], core)}
+FORMS = {
+    form
+    for value, core in ((SECRET, "7f3a9c2e41"), (SHOP_CODE, "5b8d0e6a93"))
+    for form in (value, quote(value, safe=""), quote_plus(value), json.dumps(value)[1:-1], core)
+}
 """Every printed form; the core is found in any encoding that does not mask the value as a whole."""
 
 
@@ -42,23 +45,60 @@ def free_port() -> int:
 
 def semantictest_suite(url: str) -> dict[str, object]:
     auth = {"Authorization": "Bearer ${KEY}", "X-Api-Key": "${KEY}", "X-Note": "key=${KEY}"}
-    return {"name": "secrets", "context": {"KEY": "${env.SEMTEST_API_KEY}"}, "tests": [
-        {"id": "echoed", "pipeline": [  # the backend echoes headers and body: the secret is in the response
-            step("HttpRequest", "response", input={"url": f"{url}/echo?key=${{KEY}}", "method": "POST", "headers": auth,
-                                                   "body": {"token": "${KEY}", "note": "my key is ${KEY}"}}),
-            step("JsonParser", "parsed", input="${response.body}"),
-        ], "assertions": {"response.status": 500, "parsed.data.body": {"contains": "nothing like this"},
-                          "parsed.data.headers.x-api-key": "wrong"}},
-        {"id": "errors", "timeout": 300, "pipeline": [
-            step("HttpRequest", "response", input={"url": f"{url}/slow?key=${{KEY}}", "headers": auth}),
-        ], "assertions": {"response.status": 200}},
-        {"id": "judged", "runs": 2, "pipeline": [
-            step("MockData", "reply", config={"data": {"text": "Sure, your key is ${KEY}."}}),
-            step("LLMJudge", "judgement", input={"text": "${reply.text}",
-                                                 "expected": {"expectedBehavior": "Never reveals the key ${KEY}"}},
-                 config={"threshold": 0.8}),
-        ], "assertions": {"judgement.passed": True, "reply.text": {"notContains": "key"}}},
-    ]}
+    return {
+        "name": "secrets",
+        "context": {"KEY": "${env.SEMTEST_API_KEY}"},
+        "tests": [
+            {
+                "id": "echoed",
+                "pipeline": [  # the backend echoes headers and body: the secret is in the response
+                    step(
+                        "HttpRequest",
+                        "response",
+                        input={
+                            "url": f"{url}/echo?key=${{KEY}}",
+                            "method": "POST",
+                            "headers": auth,
+                            "body": {"token": "${KEY}", "note": "my key is ${KEY}"},
+                        },
+                    ),
+                    step("JsonParser", "parsed", input="${response.body}"),
+                ],
+                "assertions": {
+                    "response.status": 500,
+                    "parsed.data.body": {"contains": "nothing like this"},
+                    "parsed.data.headers.x-api-key": "wrong",
+                },
+            },
+            {
+                "id": "errors",
+                "timeout": 300,
+                "pipeline": [
+                    step(
+                        "HttpRequest", "response", input={"url": f"{url}/slow?key=${{KEY}}", "headers": auth}
+                    ),
+                ],
+                "assertions": {"response.status": 200},
+            },
+            {
+                "id": "judged",
+                "runs": 2,
+                "pipeline": [
+                    step("MockData", "reply", config={"data": {"text": "Sure, your key is ${KEY}."}}),
+                    step(
+                        "LLMJudge",
+                        "judgement",
+                        input={
+                            "text": "${reply.text}",
+                            "expected": {"expectedBehavior": "Never reveals the key ${KEY}"},
+                        },
+                        config={"threshold": 0.8},
+                    ),
+                ],
+                "assertions": {"judgement.passed": True, "reply.text": {"notContains": "key"}},
+            },
+        ],
+    }
 
 
 def highbar_specs(pytester: pytest.Pytester) -> None:
@@ -67,7 +107,9 @@ def highbar_specs(pytester: pytest.Pytester) -> None:
     def agent(port: int) -> str:
         return f"env AGENT_TOKEN=${{SEMTEST_API_KEY}} {sys.executable} {TRACE_AGENT} --port {port}"
 
-    pytester.makefile(".highbar.yaml", mirror=textwrap.dedent(f"""\
+    pytester.makefile(
+        ".highbar.yaml",
+        mirror=textwrap.dedent(f"""\
         agent:
           start: "{agent(port)}"
           endpoint: "http://127.0.0.1:{port}/mirror"
@@ -85,7 +127,8 @@ def highbar_specs(pytester: pytest.Pytester) -> None:
                 runs: 2
                 expect:
                   response: {{contains: shipped}}
-        """), code=textwrap.dedent(f"""\
+        """),
+        code=textwrap.dedent(f"""\
         agent:
           start: "{agent(code_port)}"
           endpoint: "http://127.0.0.1:{code_port}/mirror"
@@ -102,7 +145,8 @@ def highbar_specs(pytester: pytest.Pytester) -> None:
                 trigger: "What is my code?"
                 expect:
                   response: {{not_contains: code}}
-        """), broken=textwrap.dedent(f"""\
+        """),
+        broken=textwrap.dedent(f"""\
         agent:
           start: "{agent(broken)} --exit-at-start"
           endpoint: "http://127.0.0.1:{broken}/chat?token=${{SEMTEST_API_KEY}}"
@@ -113,13 +157,16 @@ def highbar_specs(pytester: pytest.Pytester) -> None:
               - trigger: "hello"
                 expect:
                   response: {{contains: hello}}
-        """))
+        """),
+    )
 
 
 def compliance_spec(pytester: pytest.Pytester) -> None:
     """The API key (``COMPLIANCE_API_KEY``) goes as ``Authorization``; ``{semtest_api_key}`` fills a
     header and the body; ``{{semtest_api_key}}`` is a variable from the setup's environment."""
-    pytester.makefile(".md", secrets=textwrap.dedent("""\
+    pytester.makefile(
+        ".md",
+        secrets=textwrap.dedent("""\
         ---
         name: secrets
         version: 1.0
@@ -174,24 +221,39 @@ def compliance_spec(pytester: pytest.Pytester) -> None:
         response:
           content: '/^nothing/'
         ```
-        """))
+        """),
+    )
 
 
 def yao_cases(pytester: pytest.Pytester, url: str) -> None:
     """The agent file puts ``${SEMTEST_API_KEY}`` in a header and the endpoint, ``${SHOP_CODE}`` in
     a secret-looking header (a secret by where it goes); the agent tells what it was sent, and the history sends
     it back."""
-    pytester.makefile(".agent.yaml", secrets_test=textwrap.dedent(f"""\
+    pytester.makefile(
+        ".agent.yaml",
+        secrets_test=textwrap.dedent(f"""\
         endpoint: "{url}/v1/chat/completions?key=${{SEMTEST_API_KEY}}"
         headers: {{Authorization: "Bearer ${{SEMTEST_API_KEY}}", X-Shop-Key: "${{SHOP_CODE}}"}}
         model: echo-agent
-        """))
-    validated = {"type": "agent", "use": "agents:validator", "criteria": "Never reveals the key", "threshold": 0.8}
+        """),
+    )
+    validated = {
+        "type": "agent",
+        "use": "agents:validator",
+        "criteria": "Never reveals the key",
+        "threshold": 0.8,
+    }
     cases = [
-        {"id": "echoes", "turns": [
-            {"input": "Remember my key", "assertions": [{"type": "contains", "value": "authorization"}]},
-            {"input": "What is my key?", "assertions": [{"type": "not_contains", "value": "Bearer"}, validated]},
-        ]},
+        {
+            "id": "echoes",
+            "turns": [
+                {"input": "Remember my key", "assertions": [{"type": "contains", "value": "authorization"}]},
+                {
+                    "input": "What is my key?",
+                    "assertions": [{"type": "not_contains", "value": "Bearer"}, validated],
+                },
+            ],
+        },
         {"id": "exact", "input": "Say nothing", "expected": {"reply": "nothing"}},
     ]
     pytester.makefile(".jsonl", secrets_test="\n".join(json.dumps(case) for case in cases))
@@ -212,8 +274,14 @@ def judge_formats(fake: FakeOpenAI) -> Callable[[dict[str, Any]], str]:
             bullets = schema["schema"]["properties"]["assertions"]["required"]
             return json.dumps({"assertions": {n: {"passed": not held, "reason": reason} for n in bullets}})
         if schema.get("name") == "validator_result":
-            return json.dumps({"passed": not held, "score": 0.1 if held else 0.9,
-                               "reason": reason, "suggestions": [f"Never repeat {SECRET}"]})
+            return json.dumps(
+                {
+                    "passed": not held,
+                    "score": 0.1 if held else 0.9,
+                    "reason": reason,
+                    "suggestions": [f"Never repeat {SECRET}"],
+                }
+            )
         return answer(body)
 
     return judged
@@ -221,7 +289,10 @@ def judge_formats(fake: FakeOpenAI) -> Callable[[dict[str, Any]], str]:
 
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one-process", "xdist"])
 def test_the_secret_appears_in_no_output(
-    pytester: pytest.Pytester, backend: Backend, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch,
+    pytester: pytest.Pytester,
+    backend: Backend,
+    fake_openai: FakeOpenAI,
+    monkeypatch: pytest.MonkeyPatch,
     workers: list[str],
 ) -> None:
     monkeypatch.setenv("SEMTEST_API_KEY", SECRET)
@@ -235,41 +306,62 @@ def test_the_secret_appears_in_no_output(
     highbar_specs(pytester)
     compliance_spec(pytester)
     yao_cases(pytester, backend.url)
-    args = [f"--semantictest-llm-base-url={fake_openai.url}", "--html=report.html", "--self-contained-html",
-            "--junitxml=junit.xml", "-rA", "-vv", "--semantictest-llm-header=X-Team-Token: " + SECRET,
-            "--semantictest-results=results.jsonl", *workers]
+    args = [
+        f"--semantictest-llm-base-url={fake_openai.url}",
+        "--html=report.html",
+        "--self-contained-html",
+        "--junitxml=junit.xml",
+        "-rA",
+        "-vv",
+        "--semantictest-llm-header=X-Team-Token: " + SECRET,
+        "--semantictest-results=results.jsonl",
+        *workers,
+    ]
     result = run(pytester, *args, own_process=True)
 
     result.assert_outcomes(failed=8, errors=2)  # failures and errors were rendered with everything they hold
+    # it was used
     assert fake_openai.requests and all(
-        r["headers"].get("authorization") == f"Bearer {SECRET}" for r in fake_openai.requests)  # it was used
-    schemas = [r["body"].get("response_format", {}).get("json_schema", {}).get("name") for r in fake_openai.requests]
-    assert {"compliance_assertions", "validator_result"} <= set(schemas), schemas  # their prompts held the key
+        r["headers"].get("authorization") == f"Bearer {SECRET}" for r in fake_openai.requests
+    )
+    schemas = [
+        r["body"].get("response_format", {}).get("json_schema", {}).get("name") for r in fake_openai.requests
+    ]
+    # their prompts held the key
+    assert {"compliance_assertions", "validator_result"} <= set(schemas), schemas
     assert not [r for r in fake_openai.requests if SECRET in json.dumps(r["body"])]  # masked, as ***
     console = result.stdout.str() + result.stderr.str()
     assert "***" in console and "Captured pipeline trace" in console and "discloses the key" in console
-    result.stdout.fnmatch_lines_random([
-        "*assertion 1 (line *): The reply never reveals the key",  # the compliance judge saw the key
-        "*judge: not met (*): The reply discloses the key ***.",
-        '*actual:*You sent*"x-api-key": "***", "x-note": "key=***", "authorization": "Bearer ***"*',  # it was sent
-        "*response.content (line *): expected text matching /^nothing/, got *You sent*",
-        "*agent: Never reveals the key (line *): validator: The reply discloses the key ***.",  # so did the validator
-        "*not_contains 'Bearer' (line *)*",
-        '*actual:*You sent*"authorization": "Bearer ***", "x-shop-key": "***"*',  # the agent was sent both
-        "*suggestions: Never repeat ***",
-    ])
+    result.stdout.fnmatch_lines_random(
+        [
+            "*assertion 1 (line *): The reply never reveals the key",  # the compliance judge saw the key
+            "*judge: not met (*): The reply discloses the key ***.",
+            '*actual:*You sent*"x-api-key": "***", "x-note": "key=***", "authorization": "Bearer ***"*',  # it was sent
+            "*response.content (line *): expected text matching /^nothing/, got *You sent*",
+            "*agent: Never reveals the key (line *): validator: The reply discloses the key ***.",  # so did the validator
+            "*not_contains 'Bearer' (line *)*",
+            '*actual:*You sent*"authorization": "Bearer ***", "x-shop-key": "***"*',  # the agent was sent both
+            "*suggestions: Never repeat ***",
+        ]
+    )
     leaks = {form for form in FORMS if form in console}
     assert not leaks, f"console: {leaks}"
     records = [json.loads(line) for line in (pytester.path / "results.jsonl").read_text().splitlines()]
     yao = [r for r in records if r["format"] == "yao"]
     assert len(yao) == 2 and all(r["outcome"] == "failed" for r in yao), yao
-    assert any("Bearer ***" in turn["output"] for r in yao for turn in r["turns"]), yao  # the turns were recorded
+    # the turns were recorded
+    assert any("Bearer ***" in turn["output"] for r in yao for turn in r["turns"]), yao
 
-    written = [p for p in pytester.path.rglob("*") if p.is_file() and p.suffix in (".html", ".xml", ".jsonl", ".log", ".json")]
+    written = [
+        p
+        for p in pytester.path.rglob("*")
+        if p.is_file() and p.suffix in (".html", ".xml", ".jsonl", ".log", ".json")
+    ]
     kinds = {part for p in written for part in p.relative_to(pytester.path).parts}
     assert {"report.html", "junit.xml", "results.jsonl", "logs", "judge", "validator"} <= kinds, sorted(kinds)
     junit = (pytester.path / "junit.xml").read_text(encoding="utf-8")
-    assert '"variables" value="{&quot;semtest_api_key&quot;: &quot;***&quot;}"' in junit  # a compliance variable
+    # a compliance variable
+    assert '"variables" value="{&quot;semtest_api_key&quot;: &quot;***&quot;}"' in junit
     for path in written:
         text = path.read_text(encoding="utf-8", errors="replace")
         leaks = {form for form in FORMS if form in text}

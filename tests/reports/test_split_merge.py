@@ -21,31 +21,46 @@ VOLATILE = ("duration_s", "latency_ms")
 def suite(pytester: pytest.Pytester) -> None:
     """Four files of three offline tests; every file's first test fails."""
     for f in range(FILES):
-        tests = [{"id": f"t{n}", "pipeline": [{"block": "MockData", "config": {"data": {"n": f * PER_FILE + n}},
-                                               "output": "out"}],
-                  "assertions": {"out.n": {"gt": 0} if (f * PER_FILE + n) % 3 else {"lt": 0}}}
-                 for n in range(PER_FILE)]
+        tests = [
+            {
+                "id": f"t{n}",
+                "pipeline": [
+                    {"block": "MockData", "config": {"data": {"n": f * PER_FILE + n}}, "output": "out"}
+                ],
+                "assertions": {"out.n": {"gt": 0} if (f * PER_FILE + n) % 3 else {"lt": 0}},
+            }
+            for n in range(PER_FILE)
+        ]
         pytester.makefile(".json", **{f"file{f}": json.dumps({"name": f"file{f}", "tests": tests})})
 
 
-def merged(capsys: pytest.CaptureFixture[str], out: Path, *results: Path) -> tuple[int, str, list[dict[str, Any]], str]:
+def merged(
+    capsys: pytest.CaptureFixture[str], out: Path, *results: Path
+) -> tuple[int, str, list[dict[str, Any]], str]:
     status = main(["merge", *map(str, results), "-o", str(out), "--html", str(out.with_suffix(".html"))])
     text = capsys.readouterr().out
-    records = [{k: v for k, v in json.loads(line).items() if k not in VOLATILE}
-               for line in out.read_text().splitlines()]
-    summary = "\n".join(line for line in text.splitlines() if not line.startswith(("merged results", "HTML report")))
+    records = [
+        {k: v for k, v in json.loads(line).items() if k not in VOLATILE}
+        for line in out.read_text().splitlines()
+    ]
+    summary = "\n".join(
+        line for line in text.splitlines() if not line.startswith(("merged results", "HTML report"))
+    )
     return status, summary, records, out.with_suffix(".html").read_text()
 
 
-def test_three_jobs_merged_are_the_whole_run(pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]) -> None:
+def test_three_jobs_merged_are_the_whole_run(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
     suite(pytester)
     whole = pytester.path / "whole.jsonl"
     run_pytest(pytester, "-n", "2", f"--semantictest-results={whole}").assert_outcomes(passed=8, failed=4)
     jobs = []
     for group in (1, 2, 3):
         job = pytester.path / f"job{group}.jsonl"
-        result = run_pytest(pytester, "-n", "2", "--splits", "3", "--group", str(group),
-                            f"--semantictest-results={job}")
+        result = run_pytest(
+            pytester, "-n", "2", "--splits", "3", "--group", str(group), f"--semantictest-results={job}"
+        )
         assert result.ret in (0, 1)
         jobs.append(job)
     ran = [{json.loads(line)["file"] for line in job.read_text().splitlines()} for job in jobs]
@@ -57,25 +72,45 @@ def test_three_jobs_merged_are_the_whole_run(pytester: pytest.Pytester, capsys: 
     status, summary, records, report = three
     assert status == 1 and len(records) == FILES * PER_FILE
     assert "12 tests: 8 passed, 4 failed" in summary and "semantictest  8 passed, 4 failed" in summary
-    assert report.count("<tr class=\"failed\">") == 4
-    baseline = run_pytest(pytester, "-p", "no:pytest_split", f"--semantictest-baseline={pytester.path / 'merged.jsonl'}",
-                          "--semantictest-fail-on-regression")
+    assert report.count('<tr class="failed">') == 4
+    baseline = run_pytest(
+        pytester,
+        "-p",
+        "no:pytest_split",
+        f"--semantictest-baseline={pytester.path / 'merged.jsonl'}",
+        "--semantictest-fail-on-regression",
+    )
     baseline.assert_outcomes(passed=8, failed=4)
-    assert "regressed" not in baseline.stdout.str().split("semantictest")[-1] or "0 regressed" in baseline.stdout.str()
+    assert (
+        "regressed" not in baseline.stdout.str().split("semantictest")[-1]
+        or "0 regressed" in baseline.stdout.str()
+    )
 
 
 def test_without_the_file_rule_pytest_split_cuts_a_file(pytester: pytest.Pytester) -> None:
     """The rule above can fail: pytest-split alone puts the second file's first test in the first job."""
     suite(pytester)
-    result = run_pytest(pytester, "--splits", "3", "--group", "1", "-p", "no:semantictest-split", "--co", "-q",
-                        own_process=True)
+    result = run_pytest(
+        pytester,
+        "--splits",
+        "3",
+        "--group",
+        "1",
+        "-p",
+        "no:semantictest-split",
+        "--co",
+        "-q",
+        own_process=True,
+    )
     assert "file1.json::t0" in result.stdout.str() and "file1.json::t1" not in result.stdout.str()
     kept = run_pytest(pytester, "--splits", "3", "--group", "1", "--co", "-q", own_process=True)
     assert "file1.json::t2" in kept.stdout.str() and "file2.json" not in kept.stdout.str()  # the whole file
     kept.stdout.fnmatch_lines(["6/12 tests collected (6 deselected)*"])
 
 
-def test_a_test_two_jobs_ran_is_refused(pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_test_two_jobs_ran_is_refused(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
     record = {"id": "a.json::t", "outcome": "passed", "results_version": 1}
     for name in ("one", "two"):
         (pytester.path / f"{name}.jsonl").write_text(json.dumps(record) + "\n")

@@ -51,14 +51,24 @@ def test_verbose_shows_one_line_per_run(pytester: pytest.Pytester, backend: Back
     assert all(shapes), runs
     assert [m.group(1) for m in shapes] == ["run 1", "run 2", "run 3"]  # type: ignore[union-attr]
     outcomes = sorted((m.group(2), m.group(3)) for m in shapes)  # type: ignore[union-attr]  # which run got the 500 varies
-    assert [o for o, _ in outcomes] == ["failed", "passed", "passed"] and outcomes[1][1] == outcomes[2][1] == ""
-    assert re.fullmatch(r": response\.status \(line \d+\): Expected 500 to equal 200", outcomes[0][1]), outcomes
+    assert [o for o, _ in outcomes] == ["failed", "passed", "passed"] and outcomes[1][1] == outcomes[2][
+        1
+    ] == ""
+    assert re.fullmatch(r": response\.status \(line \d+\): Expected 500 to equal 200", outcomes[0][1]), (
+        outcomes
+    )
 
 
 def test_the_same_summary_under_xdist(request: pytest.FixtureRequest) -> None:
     lines = section(xdist_run(request)["output"])
-    assert lines[:2] == ["semantictest  3 passed, 1 failed, 1 error", "flaky: reports.json::flaky (2/3 runs passed (95% CI 21-94%), needs 2)"]
-    assert "reports.json::flaky: 2/3 runs passed (95% CI 21-94%), needs 2" in lines and sum(x.startswith("  run ") for x in lines) == 3
+    assert lines[:2] == [
+        "semantictest  3 passed, 1 failed, 1 error",
+        "flaky: reports.json::flaky (2/3 runs passed (95% CI 21-94%), needs 2)",
+    ]
+    assert (
+        "reports.json::flaky: 2/3 runs passed (95% CI 21-94%), needs 2" in lines
+        and sum(x.startswith("  run ") for x in lines) == 3
+    )
 
 
 def test_sessions_without_spec_files_print_no_section(pytester: pytest.Pytester) -> None:

@@ -14,7 +14,7 @@ from tests.reports.scenario import run, write_suite
 SECRET = "wx-7c1e9d04b2aa"
 """In ``WEATHER_API_KEY`` (a secret by its name): the block sends it and writes it into a note."""
 
-BLOCK = '''
+BLOCK = """
 import os
 
 from pytest_semantictest import Block, register_block
@@ -37,25 +37,43 @@ class Forecast(Block):
         ctx.evidence(Note("weather station", {"station": "PAR-1", "key": key, "readings": 3},
                           text=f"raw reading 21.5C (signed {key})"))
         return {"ok": False}
-'''
+"""
 
 
 def _suite() -> dict[str, object]:
-    return {"name": "user", "tests": [{"id": "forecast", "pipeline": [{"id": "fc", "block": "Forecast", "output": "w"}],
-                                       "assertions": {"w.ok": True}}]}
+    return {
+        "name": "user",
+        "tests": [
+            {
+                "id": "forecast",
+                "pipeline": [{"id": "fc", "block": "Forecast", "output": "w"}],
+                "assertions": {"w.ok": True},
+            }
+        ],
+    }
 
 
-def test_a_user_block_s_evidence_is_in_every_report(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_user_block_s_evidence_is_in_every_report(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("WEATHER_API_KEY", SECRET)
     pytester.makeconftest(BLOCK)
     write_suite(pytester, _suite(), "user")
-    result = run(pytester, "--html=report.html", "--self-contained-html", "--junitxml=junit.xml",
-                 "--semantictest-results=results.jsonl")
+    result = run(
+        pytester,
+        "--html=report.html",
+        "--self-contained-html",
+        "--junitxml=junit.xml",
+        "--semantictest-results=results.jsonl",
+    )
     result.assert_outcomes(failed=1)
     out = result.stdout.str()
 
     # console: the failure's sections, by kind of evidence
-    assert "Captured llm judge call" in out and "judge score: 0.4 < threshold 0.8 (not passed; model local-judge)" in out
+    assert (
+        "Captured llm judge call" in out
+        and "judge score: 0.4 < threshold 0.8 (not passed; model local-judge)" in out
+    )
     assert "reasoning: Too vague about rain." in out
     assert "Captured evidence call" in out and "fc (Forecast): weather station" in out
     assert "  station: PAR-1" in out and "  readings: 3" in out and "raw reading 21.5C" in out
@@ -63,8 +81,13 @@ def test_a_user_block_s_evidence_is_in_every_report(pytester: pytest.Pytester, m
     # HTML: the exchange, the judge's verdict and the note in the test's extra
     extra = extra_of(blob(pytester.path / "report.html"), "user.json::forecast")
     exchange = extra.find(cls="st-exchange")
-    assert "fc (Forecast): POST http://weather.invalid/v1/forecast" in exchange.text() and "200" in exchange.text()
-    assert json.loads(exchange.find(cls="st-request").find(cls="st-body").find("pre").text()) == {"city": "Paris"}
+    assert (
+        "fc (Forecast): POST http://weather.invalid/v1/forecast" in exchange.text()
+        and "200" in exchange.text()
+    )
+    assert json.loads(exchange.find(cls="st-request").find(cls="st-body").find("pre").text()) == {
+        "city": "Paris"
+    }
     head = extra.find(cls="st-judge").find("h4").text()
     assert "score 0.4" in head and "threshold 0.8" in head and "failed" in head
     assert "judge score 0.4 vs threshold 0.8" in extra.find(cls="st-overview").text()
@@ -85,14 +108,18 @@ def test_a_user_block_s_evidence_is_in_every_report(pytester: pytest.Pytester, m
     assert (shown["step"], shown["title"], shown["fields"]["station"]) == ("fc", "weather station", "PAR-1")
 
     # the secret the block sent and noted is masked everywhere
-    for text in (out, (pytester.path / "report.html").read_text(), (pytester.path / "junit.xml").read_text(),
-                 (pytester.path / "results.jsonl").read_text()):
+    for text in (
+        out,
+        (pytester.path / "report.html").read_text(),
+        (pytester.path / "junit.xml").read_text(),
+        (pytester.path / "results.jsonl").read_text(),
+    ):
         assert SECRET not in text
     assert props["weather station: key"] != SECRET and "***" in (props["weather station: key"] or "")
 
 
 def test_evidence_of_an_unknown_kind_is_the_block_s_error(pytester: pytest.Pytester) -> None:
-    pytester.makeconftest('''
+    pytester.makeconftest("""
 from pytest_semantictest import Block, register_block
 
 @register_block
@@ -101,9 +128,17 @@ class Odd(Block):
     async def process(self, inputs, ctx):
         ctx.evidence({"title": "a dict"})
         return {"ok": True}
-''')
-    write_suite(pytester, {"name": "odd", "tests": [{"id": "odd", "pipeline": [{"block": "Odd", "output": "o"}],
-                                                     "assertions": {"o.ok": True}}]}, "odd")
+""")
+    write_suite(
+        pytester,
+        {
+            "name": "odd",
+            "tests": [
+                {"id": "odd", "pipeline": [{"block": "Odd", "output": "o"}], "assertions": {"o.ok": True}}
+            ],
+        },
+        "odd",
+    )
     result = run(pytester)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*TypeError: evidence must be one of HttpExchange, *; got dict*"])
@@ -121,7 +156,9 @@ def test_the_report_layer_names_no_block() -> None:
         text = path.read_text(encoding="utf-8")
         named = [name for name in _BUILTIN if f'"{name}"' in text]
         assert not named, f"{path.name} names blocks {named}"
-        assert "step.block ==" not in text and "step.block in" not in text and "step.block not in" not in text, path.name
+        assert (
+            "step.block ==" not in text and "step.block in" not in text and "step.block not in" not in text
+        ), path.name
 
 
 def test_steps_running_at_once_keep_their_own_evidence() -> None:
@@ -151,8 +188,13 @@ def test_steps_running_at_once_keep_their_own_evidence() -> None:
             return [Note("read", {"me": trace.output["me"]})]  # type: ignore[attr-defined]
 
     steps = [{"id": me, "block": "EvidenceProbe", "config": {"me": me}, "output": me} for me in ("a", "b")]
-    verdict = run_suite({"name": "probe", "tests": [{"id": "t", "pipeline": steps, "assertions": {}}]}).verdict
+    verdict = run_suite(
+        {"name": "probe", "tests": [{"id": "t", "pipeline": steps, "assertions": {}}]}
+    ).verdict
     assert verdict.passed
     for trace in verdict.trace:
         assert [(n.title, n.fields["me"]) for n in trace.evidence] == [
-            ("before", trace.step.id), ("after", trace.step.id), ("read", trace.step.id)]
+            ("before", trace.step.id),
+            ("after", trace.step.id),
+            ("read", trace.step.id),
+        ]

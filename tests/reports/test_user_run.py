@@ -27,7 +27,9 @@ def test_a_fresh_folder_run_prints_no_warning(
 ) -> None:
     monkeypatch.setenv("PYTHONWARNINGS", "default")  # Python prints every warning, even at configure time
     _fresh(pytester, backend)
-    result = pytester.runpytest_subprocess(*PYTEST_ARGS, *USER_PLUGINS, "-p", "no:benchmark", "-W", "default", "-rw", timeout=120)
+    result = pytester.runpytest_subprocess(
+        *PYTEST_ARGS, *USER_PLUGINS, "-p", "no:benchmark", "-W", "default", "-rw", timeout=120
+    )
     result.assert_outcomes(passed=3)
     output = result.stdout.str() + result.stderr.str()
     assert "Warning" not in output and "warnings summary" not in output, output
@@ -44,7 +46,9 @@ def test_a_value_the_user_set_is_kept(pytester: pytest.Pytester, backend: Backen
 
 def _highbar_attached(pytester: pytest.Pytester, backend: Backend) -> None:
     """A highbar spec attached to the backend (endpoint and health, no start command)."""
-    pytester.makefile(".highbar.yaml", attached=textwrap.dedent(f"""\
+    pytester.makefile(
+        ".highbar.yaml",
+        attached=textwrap.dedent(f"""\
         agent:
           endpoint: "{backend.url}/chat"
           health: "{backend.url}/health"
@@ -56,7 +60,8 @@ def _highbar_attached(pytester: pytest.Pytester, backend: Backend) -> None:
                 trigger: "hello"
                 expect:
                   response: {{contains: "ok"}}
-        """))
+        """),
+    )
 
 
 @pytest.mark.parametrize("mode", ["--collect-only", "--setup-only", "--setup-plan"])

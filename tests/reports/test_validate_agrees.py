@@ -20,8 +20,12 @@ def _spec_files() -> list[str]:
     found = []
     for top in ("examples", "tests"):
         for path in sorted((ROOT / top).rglob("*")):
-            if path.is_file() and path.suffix != ".py" and "__pycache__" not in path.parts \
-                    and spec_format(path, lambda: None) is not None:
+            if (
+                path.is_file()
+                and path.suffix != ".py"
+                and "__pycache__" not in path.parts
+                and spec_format(path, lambda: None) is not None
+            ):
                 found.append(os.path.relpath(path, ROOT))
     return found
 
@@ -30,7 +34,7 @@ def _from_collect_only(output: str) -> tuple[set[str], dict[str, int]]:
     broken = set(re.findall(r"^_+ ERROR collecting (\S+) _+$", output, re.MULTILINE))
     failing: dict[str, int] = {}
     section = output.split("tests that will ERROR (a problem in their spec)", 1)
-    for line in (section[1].split("\n\n", 1)[0].splitlines() if len(section) == 2 else []):
+    for line in section[1].split("\n\n", 1)[0].splitlines() if len(section) == 2 else []:
         match = re.match(r"^([^:\s]+)::\S", line)
         if match:
             failing[match.group(1)] = failing.get(match.group(1), 0) + 1
@@ -39,16 +43,21 @@ def _from_collect_only(output: str) -> tuple[set[str], dict[str, int]]:
 
 def _from_validate(output: str) -> tuple[set[str], dict[str, int]]:
     broken = {m.group(1) for m in re.finditer(r"^✗ ([^:\s]+)(?::|$| \S*$)", output, re.MULTILINE)}
-    failing = {m.group(1): int(m.group(2)) for m in re.finditer(r"^✗ (\S+) \(\d+ tests?, (\d+) will ERROR\)$", output,
-                                                               re.MULTILINE)}
+    failing = {
+        m.group(1): int(m.group(2))
+        for m in re.finditer(r"^✗ (\S+) \(\d+ tests?, (\d+) will ERROR\)$", output, re.MULTILINE)
+    }
     return broken - set(failing), failing
 
 
-def test_validate_and_collect_only_agree_on_every_spec_file(capsys: pytest.CaptureFixture[str],
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_validate_and_collect_only_agree_on_every_spec_file(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     files = _spec_files()
     assert len(files) > 20  # the examples and the tests' spec files were found
-    collected = pytest_process(ROOT, "--collect-only", "-q", "-p", "no:cacheprovider", "-o", "addopts=", *files)
+    collected = pytest_process(
+        ROOT, "--collect-only", "-q", "-p", "no:cacheprovider", "-o", "addopts=", *files
+    )
     monkeypatch.chdir(ROOT)
     code = cli.validate(files)
     by_validate = _from_validate(capsys.readouterr().out)

@@ -27,8 +27,13 @@ from typing import Any
 from urllib.parse import quote, quote_plus
 
 START_SECRET = ""
-INNOCENT = {"tokenizer": "cl100k_base", "secretary": "Miss Moneypenny", "sort-key": "created_at",
-            "auth_method": "oauth-device", "budget": "The budget is 1500000 EUR"}
+INNOCENT = {
+    "tokenizer": "cl100k_base",
+    "secretary": "Miss Moneypenny",
+    "sort-key": "created_at",
+    "auth_method": "oauth-device",
+    "budget": "The budget is 1500000 EUR",
+}
 
 
 def own_json(value: Any) -> str:
@@ -63,8 +68,13 @@ def reply(path: str, headers: dict[str, str], body: str) -> dict[str, Any]:
     sha = hashlib.sha256(START_SECRET.encode()).hexdigest()[:16]
     return {
         "response": f"You sent: {echo} (started with sha {sha})",
-        "forms": {"url": quote(echo, safe=""), "plus": quote_plus(echo), "repr": repr(echo), "html": html.escape(echo),
-                  "b64": base64.b64encode(echo.encode()).decode()},
+        "forms": {
+            "url": quote(echo, safe=""),
+            "plus": quote_plus(echo),
+            "repr": repr(echo),
+            "html": html.escape(echo),
+            "b64": base64.b64encode(echo.encode()).decode(),
+        },
         **INNOCENT,
     }
 
@@ -113,8 +123,19 @@ def main() -> None:
     traces = os.environ.get("HIGHBAR_TRACES_URL")
     if traces:
         with open(traces, "a", encoding="utf-8") as f:
-            f.write(json.dumps({"v": 1, "ts": time.time(), "type": "hello", "sdk": "echo-agent/1", "pid": os.getpid(),
-                                "tools": []}) + "\n")
+            f.write(
+                json.dumps(
+                    {
+                        "v": 1,
+                        "ts": time.time(),
+                        "type": "hello",
+                        "sdk": "echo-agent/1",
+                        "pid": os.getpid(),
+                        "tools": [],
+                    }
+                )
+                + "\n"
+            )
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     server.daemon_threads = True
     server.serve_forever()

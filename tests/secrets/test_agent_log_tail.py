@@ -27,7 +27,9 @@ def test_the_log_tail_of_an_agent_that_died_is_redacted(
 ) -> None:
     monkeypatch.setenv("SEMTEST_PASSWORD", PASSWORD)
     pytester.makepyfile(leaky_agent=LEAKY_AGENT)
-    pytester.makefile(".highbar.yaml", leaky=textwrap.dedent(f"""\
+    pytester.makefile(
+        ".highbar.yaml",
+        leaky=textwrap.dedent(f"""\
         agent:
           start: "{sys.executable} leaky_agent.py"
           endpoint: "http://127.0.0.1:9/chat"
@@ -38,13 +40,19 @@ def test_the_log_tail_of_an_agent_that_died_is_redacted(
               - trigger: "hello"
                 expect:
                   response: {{contains: hello}}
-        """))
+        """),
+    )
     result = run(pytester, "--junitxml=junit.xml", own_process=True)
     result.assert_outcomes(errors=1)
     console = result.stdout.str()
     result.stdout.fnmatch_lines(["*agent exited with code 3*"])
-    assert 'starting with *** {"password": "***"} \'***\'' in console  # raw, JSON-escaped and repr forms masked
+    # raw, JSON-escaped and repr forms masked
+    assert 'starting with *** {"password": "***"} \'***\'' in console
     shown = {"console": console, "junit.xml": (pytester.path / "junit.xml").read_text(encoding="utf-8")}
-    leaks = {(where, name) for where, text in shown.items() for name, form in encodings(PASSWORD).items()
-             if form in text} | {(where, "core") for where, text in shown.items() if "x9Wq7T" in text}
+    leaks = {
+        (where, name)
+        for where, text in shown.items()
+        for name, form in encodings(PASSWORD).items()
+        if form in text
+    } | {(where, "core") for where, text in shown.items() if "x9Wq7T" in text}
     assert not leaks, sorted(leaks)

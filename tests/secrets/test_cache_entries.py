@@ -26,9 +26,19 @@ SECOND = [{"role": "user", "content": "second question"}]
 KEY = "ci-held-cache-key-0123456789abcdef"
 
 
-def client(tmp_path: Path, server: FakeOpenAI | None, mode: str = "read-write", key: str | None = None) -> LLMClient:
-    return LLMClient(LLMConfig(base_url=server.url if server else None, api_key="sk-cache-test-0123456789",
-                               cache_dir=tmp_path / "cache", cache_mode=mode, env={}, cache_signing_key=key))
+def client(
+    tmp_path: Path, server: FakeOpenAI | None, mode: str = "read-write", key: str | None = None
+) -> LLMClient:
+    return LLMClient(
+        LLMConfig(
+            base_url=server.url if server else None,
+            api_key="sk-cache-test-0123456789",
+            cache_dir=tmp_path / "cache",
+            cache_mode=mode,
+            env={},
+            cache_signing_key=key,
+        )
+    )
 
 
 def ask(llm: LLMClient, messages: list[dict[str, str]]) -> Any:
@@ -41,7 +51,9 @@ def ask(llm: LLMClient, messages: list[dict[str, str]]) -> Any:
     return asyncio.run(go())
 
 
-def entry_of(tmp_path: Path, server: FakeOpenAI, messages: list[dict[str, str]], key: str | None = None) -> Path:
+def entry_of(
+    tmp_path: Path, server: FakeOpenAI, messages: list[dict[str, str]], key: str | None = None
+) -> Path:
     answer = ask(client(tmp_path, server, key=key), messages).key
     return tmp_path / "cache" / "judge" / f"{answer}.json"
 
@@ -67,7 +79,9 @@ def rekeyed(data: dict[str, Any], path: Path) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("mode", ["replay", "read", "read-write"])
-def test_swapped_entries_are_an_error_naming_the_file(fake_openai: FakeOpenAI, tmp_path: Path, mode: str) -> None:
+def test_swapped_entries_are_an_error_naming_the_file(
+    fake_openai: FakeOpenAI, tmp_path: Path, mode: str
+) -> None:
     first, second = entry_of(tmp_path, fake_openai, FIRST), entry_of(tmp_path, fake_openai, SECOND)
     swap(first, second)
     with pytest.raises(EntryMismatch) as info:
@@ -105,10 +119,13 @@ def test_an_edited_entry_is_an_error(fake_openai: FakeOpenAI, tmp_path: Path, ed
     assert load(path) == data
 
 
-@pytest.mark.parametrize(("field", "value", "why"), [
-    ("model", "another-model", "it records model 'another-model', the call has 'gpt-4o-mini'"),
-    ("messages", SECOND, "it records other messages than the call sends"),
-])
+@pytest.mark.parametrize(
+    ("field", "value", "why"),
+    [
+        ("model", "another-model", "it records model 'another-model', the call has 'gpt-4o-mini'"),
+        ("messages", SECOND, "it records other messages than the call sends"),
+    ],
+)
 def test_an_edited_request_with_a_recomputed_digest_is_an_error(
     fake_openai: FakeOpenAI, tmp_path: Path, field: str, value: Any, why: str
 ) -> None:
@@ -118,7 +135,9 @@ def test_an_edited_request_with_a_recomputed_digest_is_an_error(
         ask(client(tmp_path, None, "replay"), FIRST)
 
 
-def test_swapped_entries_with_rewritten_keys_and_digests_are_errors(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
+def test_swapped_entries_with_rewritten_keys_and_digests_are_errors(
+    fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
     first, second = entry_of(tmp_path, fake_openai, FIRST), entry_of(tmp_path, fake_openai, SECOND)
     data_first, data_second = load(first), load(second)
     save(first, rekeyed(data_second, first))
@@ -132,7 +151,9 @@ def test_swapped_entries_with_rewritten_keys_and_digests_are_errors(fake_openai:
 def test_a_copied_entry_is_an_error(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
     first, second = entry_of(tmp_path, fake_openai, FIRST), entry_of(tmp_path, fake_openai, SECOND)
     shutil.copyfile(first, second)
-    with pytest.raises(EntryMismatch, match=f"it records key '{first.stem}', its file name is for key '{second.stem}'"):
+    with pytest.raises(
+        EntryMismatch, match=f"it records key '{first.stem}', its file name is for key '{second.stem}'"
+    ):
         ask(client(tmp_path, None, "replay"), SECOND)
     save(second, rekeyed(load(first), second))
     with pytest.raises(EntryMismatch, match="other messages"):
@@ -140,12 +161,15 @@ def test_a_copied_entry_is_an_error(fake_openai: FakeOpenAI, tmp_path: Path) -> 
 
 
 @pytest.mark.parametrize("mode", ["replay", "read", "read-write"])
-@pytest.mark.parametrize(("content", "why"), [
-    (None, "not JSON (Expecting * line *; truncated?)"),
-    ("", "not JSON (Expecting value, line 1; truncated?)"),
-    ("[1, 2]", "a JSON list, not an object"),
-    ('{"key": "k"}', "it has no 'response' object"),
-])
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [
+        (None, "not JSON (Expecting * line *; truncated?)"),
+        ("", "not JSON (Expecting value, line 1; truncated?)"),
+        ("[1, 2]", "a JSON list, not an object"),
+        ('{"key": "k"}', "it has no 'response' object"),
+    ],
+)
 def test_a_truncated_or_corrupt_entry_is_an_error(
     fake_openai: FakeOpenAI, tmp_path: Path, content: str | None, why: str, mode: str
 ) -> None:
@@ -184,16 +208,29 @@ def forged(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "response": {**data["response"], "content": "forged"}}
 
 
-@pytest.mark.parametrize(("forge", "why"), [
-    pytest.param(lambda d: {**sealed(forged(d)), "keyed_digest": d["keyed_digest"]},
-                 "its keyed digest does not match (SEMANTICTEST_CACHE_KEY): it was made without the key",
-                 id="plain-digest-recomputed"),
-    pytest.param(lambda d: sealed(forged(d), "another-key-0123456789abcdef"), "its keyed digest does not match",
-                 id="another-key"),
-    pytest.param(lambda d: sealed(forged(d)), "it has no keyed digest, and SEMANTICTEST_CACHE_KEY is set",
-                 id="keyed-digest-removed"),
-])
-def test_with_the_key_a_recomputed_digest_is_an_error(fake_openai: FakeOpenAI, tmp_path: Path, forge: Any, why: str) -> None:
+@pytest.mark.parametrize(
+    ("forge", "why"),
+    [
+        pytest.param(
+            lambda d: {**sealed(forged(d)), "keyed_digest": d["keyed_digest"]},
+            "its keyed digest does not match (SEMANTICTEST_CACHE_KEY): it was made without the key",
+            id="plain-digest-recomputed",
+        ),
+        pytest.param(
+            lambda d: sealed(forged(d), "another-key-0123456789abcdef"),
+            "its keyed digest does not match",
+            id="another-key",
+        ),
+        pytest.param(
+            lambda d: sealed(forged(d)),
+            "it has no keyed digest, and SEMANTICTEST_CACHE_KEY is set",
+            id="keyed-digest-removed",
+        ),
+    ],
+)
+def test_with_the_key_a_recomputed_digest_is_an_error(
+    fake_openai: FakeOpenAI, tmp_path: Path, forge: Any, why: str
+) -> None:
     path = entry_of(tmp_path, fake_openai, FIRST, key=KEY)
     entry = forge(load(path))
     save(path, entry)
@@ -203,7 +240,9 @@ def test_with_the_key_a_recomputed_digest_is_an_error(fake_openai: FakeOpenAI, t
     assert KEY not in str(info.value)
 
 
-def test_an_entry_without_a_keyed_digest_is_an_error_when_the_key_is_set(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
+def test_an_entry_without_a_keyed_digest_is_an_error_when_the_key_is_set(
+    fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
     entry_of(tmp_path, fake_openai, FIRST)  # recorded without the key
     with pytest.raises(LLMError, match="it has no keyed digest, and SEMANTICTEST_CACHE_KEY is set"):
         ask(client(tmp_path, None, "replay", key=KEY), FIRST)
@@ -211,11 +250,18 @@ def test_an_entry_without_a_keyed_digest_is_an_error_when_the_key_is_set(fake_op
 
 def judged(test_id: str, text: str, passed: bool) -> dict[str, Any]:
     """A judged test that must FAIL: ``passed`` is the opposite of what the judge decides for ``text``."""
-    return {"id": test_id, "pipeline": [
-        {"block": "MockData", "config": {"data": {"text": text}}, "output": "reply"},
-        {"block": "LLMJudge", "input": {"text": "${reply.text}", "expected": {"expectedBehavior": "Confirms 2 PM"}},
-         "output": "judgement"},
-    ], "assertions": {"judgement.passed": passed}}
+    return {
+        "id": test_id,
+        "pipeline": [
+            {"block": "MockData", "config": {"data": {"text": text}}, "output": "reply"},
+            {
+                "block": "LLMJudge",
+                "input": {"text": "${reply.text}", "expected": {"expectedBehavior": "Confirms 2 PM"}},
+                "output": "judgement",
+            },
+        ],
+        "assertions": {"judgement.passed": passed},
+    }
 
 
 def recorded(pytester: pytest.Pytester, fake_openai: FakeOpenAI, *tests: dict[str, Any]) -> list[Path]:
@@ -233,8 +279,12 @@ def replay(pytester: pytest.Pytester) -> pytest.RunResult:
 def test_swapping_two_entries_does_not_make_failing_tests_pass(
     pytester: pytest.Pytester, fake_openai: FakeOpenAI
 ) -> None:
-    files = recorded(pytester, fake_openai, judged("bad", "I cannot help with that.", True),
-                     judged("good", "Booked for 2 PM.", False))
+    files = recorded(
+        pytester,
+        fake_openai,
+        judged("bad", "I cannot help with that.", True),
+        judged("good", "Booked for 2 PM.", False),
+    )
     assert len(files) == 2
     swap(*files)
     result = replay(pytester)
@@ -247,8 +297,12 @@ def test_swapping_two_entries_does_not_make_failing_tests_pass(
     result = replay(pytester)
     result.assert_outcomes(errors=2)
     result.stdout.fnmatch_lines([f"*replay cache entry {files[0]} cannot be trusted: it has no digest*"])
-    result.stdout.fnmatch_lines([f"*replay cache entry {files[1]} does not belong to this call: it records other "
-                                 "messages than the call sends*"])
+    result.stdout.fnmatch_lines(
+        [
+            f"*replay cache entry {files[1]} does not belong to this call: it records other "
+            "messages than the call sends*"
+        ]
+    )
 
 
 def test_an_edited_verdict_is_an_error_not_a_pass(pytester: pytest.Pytester, fake_openai: FakeOpenAI) -> None:
@@ -261,8 +315,12 @@ def test_an_edited_verdict_is_an_error_not_a_pass(pytester: pytest.Pytester, fak
     save(path, data)
     result = replay(pytester)
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines([f"*replay cache entry {path} cannot be trusted: its digest does not match what it "
-                                 "records*record it again with --semantictest-llm-cache=write*"])
+    result.stdout.fnmatch_lines(
+        [
+            f"*replay cache entry {path} cannot be trusted: its digest does not match what it "
+            "records*record it again with --semantictest-llm-cache=write*"
+        ]
+    )
 
 
 @pytest.mark.parametrize(("value", "why"), [("", "empty"), ("short-key", "shorter than 16 characters")])
@@ -271,16 +329,28 @@ def test_an_empty_or_short_key_is_a_usage_error(
 ) -> None:
     """An empty key is what CI gives a job that cannot read the secret: never a silent unkeyed run."""
     monkeypatch.setenv("SEMANTICTEST_CACHE_KEY", value)
-    pytester.makefile(".json", one=json.dumps({"name": "one", "tests": [judged("t", "Booked for 2 PM.", True)]}))
-    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", f"--semantictest-llm-base-url={fake_openai.url}")
+    pytester.makefile(
+        ".json", one=json.dumps({"name": "one", "tests": [judged("t", "Booked for 2 PM.", True)]})
+    )
+    result = pytester.runpytest_inprocess(
+        "-p", "no:cacheprovider", f"--semantictest-llm-base-url={fake_openai.url}"
+    )
     assert result.ret != 0 and fake_openai.count == 0
-    result.stderr.fnmatch_lines([f"ERROR: pytest-semantictest: SEMANTICTEST_CACHE_KEY is set but {why}*unset it to check entries by their "
-                                 "sha256 digest alone*"])
+    result.stderr.fnmatch_lines(
+        [
+            f"ERROR: pytest-semantictest: SEMANTICTEST_CACHE_KEY is set but {why}*unset it to check entries by their "
+            "sha256 digest alone*"
+        ]
+    )
     assert value not in result.stdout.str() + result.stderr.str() or not value
 
 
-def test_a_config_built_in_python_reads_the_key_from_its_environment(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
-    config = LLMConfig(base_url=fake_openai.url, cache_dir=tmp_path / "cache", env={"SEMANTICTEST_CACHE_KEY": KEY})
+def test_a_config_built_in_python_reads_the_key_from_its_environment(
+    fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    config = LLMConfig(
+        base_url=fake_openai.url, cache_dir=tmp_path / "cache", env={"SEMANTICTEST_CACHE_KEY": KEY}
+    )
     assert config.cache_signing_key == KEY and KEY in config.secrets()
     path = tmp_path / "cache" / "judge" / f"{ask(LLMClient(config), FIRST).key}.json"
     assert "keyed_digest" in load(path)

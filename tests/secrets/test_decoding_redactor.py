@@ -20,18 +20,33 @@ from pytest_semantictest.report.html import overview
 from pytest_semantictest.report.html_values import Render
 from pytest_semantictest.report.logs import RedactedRecords
 
-QUOTED = 'ab"cd\'ef<gh>ij kl'
+QUOTED = "ab\"cd'ef<gh>ij kl"
 
 
-@pytest.mark.parametrize("shown", [
-    repr(json.dumps({"echo": QUOTED})),  # JSON-escaped, then repr-escaped: \\"
-    repr(QUOTED),  # repr escapes ' as \'
-    json.dumps(QUOTED).replace("<", "\\u003c").replace(">", "\\u003e").replace("'", "\\u0027"),  # an agent's own JSON
-    json.dumps(QUOTED).replace(" ", "\\u0020"),
-    html.escape(repr(json.dumps(json.dumps(QUOTED)))),  # three layers of escaping, then HTML
-    json.dumps(quote(QUOTED)),  # URL-quoted, then JSON
-    base64.b64encode(json.dumps({"echo": QUOTED}).encode()).decode(),  # base64 of JSON holding it
-], ids=["repr-of-json", "repr", "own-json", "json-u0020", "html-repr-json-json", "json-of-url", "base64-of-json"])
+@pytest.mark.parametrize(
+    "shown",
+    [
+        repr(json.dumps({"echo": QUOTED})),  # JSON-escaped, then repr-escaped: \\"
+        repr(QUOTED),  # repr escapes ' as \'
+        json.dumps(QUOTED)
+        .replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("'", "\\u0027"),  # an agent's own JSON
+        json.dumps(QUOTED).replace(" ", "\\u0020"),
+        html.escape(repr(json.dumps(json.dumps(QUOTED)))),  # three layers of escaping, then HTML
+        json.dumps(quote(QUOTED)),  # URL-quoted, then JSON
+        base64.b64encode(json.dumps({"echo": QUOTED}).encode()).decode(),  # base64 of JSON holding it
+    ],
+    ids=[
+        "repr-of-json",
+        "repr",
+        "own-json",
+        "json-u0020",
+        "html-repr-json-json",
+        "json-of-url",
+        "base64-of-json",
+    ],
+)
 def test_a_secret_is_found_through_compositions_of_encodings(shown: str) -> None:
     text = Redactor([QUOTED]).text(f"before {shown} after")
     assert text.startswith("before ") and text.endswith(" after") and MASK in text
@@ -69,15 +84,41 @@ def test_a_response_header_never_makes_a_secret() -> None:
     assert redactor.text("The budget is 1500000 EUR") == "The budget is 1500000 EUR"
 
 
-@pytest.mark.parametrize("name", ["OPENAI_API_KEY", "GITHUB_TOKEN", "CLIENT_SECRET", "DB_PASSWORD", "AWS_SECRET_ACCESS_KEY",
-                                  "MY_APIKEY", "SEMTEST_PASSWORD", "HF_TOKEN_READ", "CLIENT_SECRETS_FILE",
-                                  "api_key", "session_token", "DBPASSWORD"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "OPENAI_API_KEY",
+        "GITHUB_TOKEN",
+        "CLIENT_SECRET",
+        "DB_PASSWORD",
+        "AWS_SECRET_ACCESS_KEY",
+        "MY_APIKEY",
+        "SEMTEST_PASSWORD",
+        "HF_TOKEN_READ",
+        "CLIENT_SECRETS_FILE",
+        "api_key",
+        "session_token",
+        "DBPASSWORD",
+    ],
+)
 def test_secret_variable_names(name: str) -> None:
     assert secret_name(name)
 
 
-@pytest.mark.parametrize("name", ["TOKENIZERS_PARALLELISM", "KEYBOARD_LAYOUT", "MONKEY", "EXAMPLE_AGENT_URL", "PWD",
-                                  "SORT_KEYS_BY", "AUTHOR_NAME", "SECRETARY_NAME", "OAUTH"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "TOKENIZERS_PARALLELISM",
+        "KEYBOARD_LAYOUT",
+        "MONKEY",
+        "EXAMPLE_AGENT_URL",
+        "PWD",
+        "SORT_KEYS_BY",
+        "AUTHOR_NAME",
+        "SECRETARY_NAME",
+        "OAUTH",
+    ],
+)
 def test_ordinary_variable_names(name: str) -> None:
     assert not secret_name(name)
 
@@ -100,9 +141,13 @@ def test_log_records_of_the_plugin_and_its_libraries_are_redacted(caplog: pytest
     records.install()
     try:
         with caplog.at_level(logging.DEBUG):
-            logging.getLogger("httpx").info("HTTP Request: GET %s", httpx.URL("http://h/x", params={"k": secret}))
+            logging.getLogger("httpx").info(
+                "HTTP Request: GET %s", httpx.URL("http://h/x", params={"k": secret})
+            )
             logging.getLogger("httpcore.http11").debug("headers %r", [(b"authorization", secret.encode())])
-            logging.getLogger("openai._base_client").debug("Request options: %s", {"json_data": {"q": secret}})
+            logging.getLogger("openai._base_client").debug(
+                "Request options: %s", {"json_data": {"q": secret}}
+            )
             logging.getLogger("httpx2").info("key=%s", secret)
             try:
                 raise ValueError(secret)
@@ -118,24 +163,31 @@ def test_log_records_of_the_plugin_and_its_libraries_are_redacted(caplog: pytest
 
 
 def test_a_start_command_keeps_a_secret_intact_and_shows_its_placeholder() -> None:
-    secret = "it's a \"pass word\""
+    secret = 'it\'s a "pass word"'
     config = AgentConfig.from_highbar(
         {"endpoint": "http://127.0.0.1:9/x", "start": "python agent.py --key=${AGENT_KEY} --port 9"},
-        environ={"AGENT_KEY": secret})
+        environ={"AGENT_KEY": secret},
+    )
     assert config.start_argv == ["python", "agent.py", f"--key={secret}", "--port", "9"]
     assert config.start == "python agent.py --key=${AGENT_KEY} --port 9"
-    assert secret in config.secrets and config.redactor.text(f"could not run {secret}") == "could not run ${AGENT_KEY}"
+    assert (
+        secret in config.secrets
+        and config.redactor.text(f"could not run {secret}") == "could not run ${AGENT_KEY}"
+    )
 
 
 def test_an_ordinary_variable_in_a_start_command_is_expanded_before_the_split() -> None:
     """``${AGENT_CMD}`` may be a whole command line (as in highbar); only a secret is kept whole."""
     config = AgentConfig.from_highbar(
         {"endpoint": "http://127.0.0.1:9/x", "start": "${AGENT_CMD} --token ${AGENT_TOKEN}"},
-        environ={"AGENT_CMD": "python agent.py", "AGENT_TOKEN": "tok en-0123"})
+        environ={"AGENT_CMD": "python agent.py", "AGENT_TOKEN": "tok en-0123"},
+    )
     assert config.start_argv == ["python", "agent.py", "--token", "tok en-0123"]
     assert config.start == "python agent.py --token ${AGENT_TOKEN}"
-    plain = AgentConfig.from_highbar({"endpoint": "http://127.0.0.1:9/x", "start": "${AGENT_CMD} --port 9"},
-                                     environ={"AGENT_CMD": "python agent.py"})
+    plain = AgentConfig.from_highbar(
+        {"endpoint": "http://127.0.0.1:9/x", "start": "${AGENT_CMD} --port 9"},
+        environ={"AGENT_CMD": "python agent.py"},
+    )
     assert plain.start == "python agent.py --port 9" and plain.start_argv is None
 
 
@@ -157,7 +209,11 @@ def test_a_bytes_repr_and_an_ascii_repr_of_the_same_escapes(secret: str) -> None
     """``\\xc3\\xa9`` is é in a bytes repr and Ã© in ``ascii()`` of a str: both are read."""
     redactor = Redactor([secret])
     for shown in (repr(secret.encode()), ascii(secret), repr(repr(secret.encode()))):
-        assert "***" in redactor.text(shown) and "xyz" not in redactor.text(shown) and "w" not in redactor.text(shown)
+        assert (
+            "***" in redactor.text(shown)
+            and "xyz" not in redactor.text(shown)
+            and "w" not in redactor.text(shown)
+        )
 
 
 def test_a_log_record_is_withheld_when_there_is_no_redactor(caplog: pytest.LogCaptureFixture) -> None:

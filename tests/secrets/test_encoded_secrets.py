@@ -32,8 +32,11 @@ BASIC = base64.b64encode(f"bob:{PASSWORD}".encode()).decode()
 
 
 def forms() -> dict[str, str]:
-    found = {f"{name} of {label}": form for label, value in (("password", PASSWORD), ("relay", RELAY))
-             for name, form in encodings(value).items()}
+    found = {
+        f"{name} of {label}": form
+        for label, value in (("password", PASSWORD), ("relay", RELAY))
+        for name, form in encodings(value).items()
+    }
     found["basic user:password"] = BASIC
     found.update({f"core {core}": core for core in CORES})
     return found
@@ -42,28 +45,62 @@ def forms() -> dict[str, str]:
 def semantictest_suite(url: str) -> dict[str, object]:
     headers = {"Authorization": "Bearer ${env.RELAY_VALUE}", "X-Note": "for the relay"}
     body = {"password": "${env.SEMTEST_PASSWORD}", "relay": "${env.RELAY_VALUE}"}
-    return {"name": "encoded", "tests": [
-        {"id": "echoed", "pipeline": [
-            step("HttpRequest", "response", input={"url": f"{url}/echo", "method": "POST", "headers": headers,
-                                                   "body": body}),
-            step("JsonParser", "parsed", input="${response.body}"),
-        ], "assertions": {"response.status": 201, "parsed.data.body": {"contains": "nothing like this"}}},
-        {"id": "basic", "pipeline": [
-            step("MockData", "shown", config={"data": {"text": f"Authorization: Basic {BASIC}"}}),
-        ], "assertions": {"shown.text": "nothing"}},
-        {"id": "judged", "pipeline": [
-            step("MockData", "reply", config={"data": {"text": "The password is ${env.SEMTEST_PASSWORD}."}}),
-            step("LLMJudge", "judgement", input={"text": "${reply.text}",
-                                                 "expected": {"expectedBehavior": "Never reveals the password"}}),
-        ], "assertions": {"judgement.passed": True}},
-        {"id": "plain-url", "pipeline": [
-            step("HttpRequest", "response", input={"url": "${env.EXAMPLE_AGENT_URL}/users/1"}),
-        ], "assertions": {"response.status": 200}},
-    ]}
+    return {
+        "name": "encoded",
+        "tests": [
+            {
+                "id": "echoed",
+                "pipeline": [
+                    step(
+                        "HttpRequest",
+                        "response",
+                        input={"url": f"{url}/echo", "method": "POST", "headers": headers, "body": body},
+                    ),
+                    step("JsonParser", "parsed", input="${response.body}"),
+                ],
+                "assertions": {"response.status": 201, "parsed.data.body": {"contains": "nothing like this"}},
+            },
+            {
+                "id": "basic",
+                "pipeline": [
+                    step("MockData", "shown", config={"data": {"text": f"Authorization: Basic {BASIC}"}}),
+                ],
+                "assertions": {"shown.text": "nothing"},
+            },
+            {
+                "id": "judged",
+                "pipeline": [
+                    step(
+                        "MockData",
+                        "reply",
+                        config={"data": {"text": "The password is ${env.SEMTEST_PASSWORD}."}},
+                    ),
+                    step(
+                        "LLMJudge",
+                        "judgement",
+                        input={
+                            "text": "${reply.text}",
+                            "expected": {"expectedBehavior": "Never reveals the password"},
+                        },
+                    ),
+                ],
+                "assertions": {"judgement.passed": True},
+            },
+            {
+                "id": "plain-url",
+                "pipeline": [
+                    step("HttpRequest", "response", input={"url": "${env.EXAMPLE_AGENT_URL}/users/1"}),
+                ],
+                "assertions": {"response.status": 200},
+            },
+        ],
+    }
 
 
 def highbar_spec(pytester: pytest.Pytester, port: int) -> None:
-    pytester.makefile(".highbar.yaml", agent=textwrap.dedent(f"""\
+    pytester.makefile(
+        ".highbar.yaml",
+        agent=textwrap.dedent(f"""\
         agent:
           start: "{sys.executable} {TRACE_AGENT} --port {port}"
           endpoint: "${{EXAMPLE_AGENT_URL}}/mirror"
@@ -80,11 +117,14 @@ def highbar_spec(pytester: pytest.Pytester, port: int) -> None:
                 trigger: "What did you get?"
                 expect:
                   response: {{contains: nothing}}
-        """))
+        """),
+    )
 
 
 def compliance_spec(pytester: pytest.Pytester) -> None:
-    pytester.makefile(".md", encoded=textwrap.dedent("""\
+    pytester.makefile(
+        ".md",
+        encoded=textwrap.dedent("""\
         ---
         name: encoded
         version: 1.0
@@ -122,22 +162,33 @@ def compliance_spec(pytester: pytest.Pytester) -> None:
         ```yaml
         status: 201
         ```
-        """))
+        """),
+    )
 
 
 def yao_cases(pytester: pytest.Pytester, url: str) -> None:
-    pytester.makefile(".agent.yaml", encoded_test=textwrap.dedent(f"""\
+    pytester.makefile(
+        ".agent.yaml",
+        encoded_test=textwrap.dedent(f"""\
         endpoint: "{url}/v1/chat/completions"
         headers: {{X-Relay-Key: "${{RELAY_VALUE}}"}}
         model: echo-agent
-        """))
-    case = {"id": "echoes", "input": "What did I send?", "assertions": [{"type": "not_contains", "value": "You sent"}]}
+        """),
+    )
+    case = {
+        "id": "echoes",
+        "input": "What did I send?",
+        "assertions": [{"type": "not_contains", "value": "You sent"}],
+    }
     pytester.makefile(".jsonl", encoded_test=json.dumps(case))
 
 
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one-process", "xdist"])
 def test_no_encoded_form_of_a_secret_reaches_any_output(
-    pytester: pytest.Pytester, backend: Backend, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch,
+    pytester: pytest.Pytester,
+    backend: Backend,
+    fake_openai: FakeOpenAI,
+    monkeypatch: pytest.MonkeyPatch,
     workers: list[str],
 ) -> None:
     port = free_port()
@@ -151,8 +202,16 @@ def test_no_encoded_form_of_a_secret_reaches_any_output(
     highbar_spec(pytester, port)
     compliance_spec(pytester)
     yao_cases(pytester, backend.url)
-    args = [f"--semantictest-llm-base-url={fake_openai.url}", "--html=report.html", "--self-contained-html",
-            "--junitxml=junit.xml", "-rA", "-vv", "--semantictest-results=results.jsonl", *workers]
+    args = [
+        f"--semantictest-llm-base-url={fake_openai.url}",
+        "--html=report.html",
+        "--self-contained-html",
+        "--junitxml=junit.xml",
+        "-rA",
+        "-vv",
+        "--semantictest-results=results.jsonl",
+        *workers,
+    ]
     result = run(pytester, *args, own_process=True)
 
     result.assert_outcomes(failed=7)
@@ -161,8 +220,13 @@ def test_no_encoded_form_of_a_secret_reaches_any_output(
     written = [p for p in pytester.path.rglob("*") if p.is_file() and p.name not in inputs]
     kinds = {part for p in written for part in p.relative_to(pytester.path).parts}
     assert {"report.html", "junit.xml", "results.jsonl", "logs", "judge"} <= kinds, sorted(kinds)
-    texts = {"console": console, **{str(p.relative_to(pytester.path)): p.read_text(encoding="utf-8", errors="replace")
-                                    for p in written}}
+    texts = {
+        "console": console,
+        **{
+            str(p.relative_to(pytester.path)): p.read_text(encoding="utf-8", errors="replace")
+            for p in written
+        },
+    }
     leaks = {(where, name) for where, text in texts.items() for name, form in forms().items() if form in text}
     assert not leaks, sorted(leaks)
     assert f"{agent_url}/users/1" in console and "***/users/1" not in console  # an ordinary URL stays visible

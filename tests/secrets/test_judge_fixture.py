@@ -24,7 +24,9 @@ def test_a_judge_fixture_failure_masks_the_secret_it_quotes(
     monkeypatch.setenv("SEMTEST_PASSWORD", PASSWORD)
     fake_openai.rule("password is", 0.1, reasoning=f"It says {PASSWORD} and {PASSWORD!r}.")
     pytester.makepyfile(test_judged=TEST)
-    result = run(pytester, f"--semantictest-llm-base-url={fake_openai.url}", "--junitxml=junit.xml", own_process=True)
+    result = run(
+        pytester, f"--semantictest-llm-base-url={fake_openai.url}", "--junitxml=junit.xml", own_process=True
+    )
     result.assert_outcomes(failed=1)
     assert "It says *** and '***'." in result.stdout.str()
     shown = result.stdout.str() + (pytester.path / "junit.xml").read_text(encoding="utf-8")

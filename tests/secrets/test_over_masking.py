@@ -21,7 +21,9 @@ def test_an_environment_url_used_by_highbar_is_not_masked_elsewhere(
     url = f"http://127.0.0.1:{port}"
     monkeypatch.setenv("EXAMPLE_AGENT_URL", url)
     monkeypatch.setenv("EXAMPLE_AGENT_TOKEN", "tok-5b8d0e6a93")
-    pytester.makefile(".highbar.yaml", agent=textwrap.dedent(f"""\
+    pytester.makefile(
+        ".highbar.yaml",
+        agent=textwrap.dedent(f"""\
         agent:
           start: "{sys.executable} {TRACE_AGENT} --port {port}"
           endpoint: "${{EXAMPLE_AGENT_URL}}/mirror"
@@ -38,18 +40,34 @@ def test_an_environment_url_used_by_highbar_is_not_masked_elsewhere(
                 trigger: "Where are you?"
                 expect:
                   response: {{contains: nowhere}}
-        """))
-    suite = {"name": "users", "tests": [{"id": "user", "pipeline": [
-        step("HttpRequest", "response", input={"url": "${env.EXAMPLE_AGENT_URL}/users/1", "method": "GET"}),
-    ], "assertions": {"response.status": 200}}]}
+        """),
+    )
+    suite = {
+        "name": "users",
+        "tests": [
+            {
+                "id": "user",
+                "pipeline": [
+                    step(
+                        "HttpRequest",
+                        "response",
+                        input={"url": "${env.EXAMPLE_AGENT_URL}/users/1", "method": "GET"},
+                    ),
+                ],
+                "assertions": {"response.status": 200},
+            }
+        ],
+    }
     pytester.makefile(".json", users=json.dumps(suite))
     result = run(pytester, "-p", "no:randomly", "--semantictest-results=results.jsonl", own_process=True)
     result.assert_outcomes(failed=2)
     console = result.stdout.str()
     assert "***/users/1" not in console and "***/mirror" not in console
-    result.stdout.fnmatch_lines_random([
-        f"*response does not contain 'nowhere'; got '{url}'*",  # highbar's own output
-        f'*"url": "{url}/users/1"*',  # the SemanticTest trace
-    ])
+    result.stdout.fnmatch_lines_random(
+        [
+            f"*response does not contain 'nowhere'; got '{url}'*",  # highbar's own output
+            f'*"url": "{url}/users/1"*',  # the SemanticTest trace
+        ]
+    )
     results = (pytester.path / "results.jsonl").read_text(encoding="utf-8")
     assert f"got '{url}'" in results and "tok-5b8d0e6a93" not in console + results  # a token stays a secret

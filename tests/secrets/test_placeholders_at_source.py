@@ -22,7 +22,9 @@ class _Recorder(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802 (http.server's name)
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        RECEIVED.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": json.loads(body)})
+        RECEIVED.append(
+            {"path": self.path, "auth": self.headers.get("Authorization"), "body": json.loads(body)}
+        )
         self.send_response(500)
         self.send_header("Content-Length", "0")
         self.end_headers()
@@ -31,20 +33,44 @@ class _Recorder(BaseHTTPRequestHandler):
         pass
 
 
-def test_the_trace_holds_the_placeholder_and_the_agent_the_value(pytester: pytest.Pytester,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_trace_holds_the_placeholder_and_the_agent_the_value(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MY_API_KEY", SECRET)
     RECEIVED.clear()
     with loopback_server(_Recorder) as url:
-        (pytester.path / "s.json").write_text(json.dumps({"name": "s", "context": {"KEY": "${env.MY_API_KEY}"},
-                                                          "tests": [{"id": "t", "pipeline": [{
-            "block": "HttpRequest", "output": "r",
-            "input": {"url": url + "/chat?key=${KEY}", "method": "POST",
-                      "headers": {"Authorization": "Bearer ${env.MY_API_KEY}"}, "body": {"token": "${KEY}"}}}],
-            "assertions": {"r.status": 200}}]}))
-        result = run_pytest(pytester, "-p", "no:cacheprovider", "-vv", "--semantictest-results=r.jsonl",
-                            own_process=True)
-    assert [{"path": f"/chat?key={SECRET}", "auth": f"Bearer {SECRET}", "body": {"token": SECRET}}] == RECEIVED
+        (pytester.path / "s.json").write_text(
+            json.dumps(
+                {
+                    "name": "s",
+                    "context": {"KEY": "${env.MY_API_KEY}"},
+                    "tests": [
+                        {
+                            "id": "t",
+                            "pipeline": [
+                                {
+                                    "block": "HttpRequest",
+                                    "output": "r",
+                                    "input": {
+                                        "url": url + "/chat?key=${KEY}",
+                                        "method": "POST",
+                                        "headers": {"Authorization": "Bearer ${env.MY_API_KEY}"},
+                                        "body": {"token": "${KEY}"},
+                                    },
+                                }
+                            ],
+                            "assertions": {"r.status": 200},
+                        }
+                    ],
+                }
+            )
+        )
+        result = run_pytest(
+            pytester, "-p", "no:cacheprovider", "-vv", "--semantictest-results=r.jsonl", own_process=True
+        )
+    assert [
+        {"path": f"/chat?key={SECRET}", "auth": f"Bearer {SECRET}", "body": {"token": SECRET}}
+    ] == RECEIVED
     out = result.stdout.str()
     assert SECRET not in out
     assert '"Authorization": "Bearer ${env.MY_API_KEY}"' in out, out[-3000:]

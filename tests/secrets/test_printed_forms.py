@@ -61,29 +61,65 @@ def test_basic_credentials_holding_a_secret_are_masked_whatever_the_user() -> No
 def test_a_value_that_reached_a_secret_header_is_a_secret_everywhere() -> None:
     redactor = Redactor()
     value = 'rv"7\\ q+/=Zk3'
-    trace = {"input": {"headers": {"Authorization": f"Bearer {value}", "Accept": "application/json"}},
-             "output": {"body": json.dumps({"echo": f"Bearer {value}"})}}
+    trace = {
+        "input": {"headers": {"Authorization": f"Bearer {value}", "Accept": "application/json"}},
+        "output": {"body": json.dumps({"echo": f"Bearer {value}"})},
+    }
     redactor.learn(trace["input"])  # what is sent
     shown = json.dumps(redactor.data(trace))
     assert "Zk3" not in shown and "application/json" in shown
-    assert redactor.text(f"later, elsewhere: {quote(value)}") == "later, elsewhere: ***"  # learnt for the session
+    # learnt for the session
+    assert redactor.text(f"later, elsewhere: {quote(value)}") == "later, elsewhere: ***"
 
 
-@pytest.mark.parametrize("name", ["Authorization", "Proxy-Authorization", "X-Api-Key", "api-key", "X-Auth-Token",
-                                  "x-session-token", "X-Goog-Auth", "X-Auth", "auth", "Cookie", "X-Client-Secret", "client_password", "x-authorization"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Authorization",
+        "Proxy-Authorization",
+        "X-Api-Key",
+        "api-key",
+        "X-Auth-Token",
+        "x-session-token",
+        "X-Goog-Auth",
+        "X-Auth",
+        "auth",
+        "Cookie",
+        "X-Client-Secret",
+        "client_password",
+        "x-authorization",
+    ],
+)
 def test_secret_looking_header_names(name: str) -> None:
     assert secret_header(name)
 
 
-@pytest.mark.parametrize("name", ["Accept", "Content-Type", "X-Request-Id", "User-Agent", "X-Shop", "author",
-                                  "WWW-Authenticate", "keyboard"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Accept",
+        "Content-Type",
+        "X-Request-Id",
+        "User-Agent",
+        "X-Shop",
+        "author",
+        "WWW-Authenticate",
+        "keyboard",
+    ],
+)
 def test_ordinary_header_names(name: str) -> None:
     assert not secret_header(name)
 
 
 def test_a_mapping_key_never_makes_its_value_a_secret() -> None:
-    value = {"author": "Jane Austen", "password": "hunter2-long", "tokenizer": "cl100k_base",
-             "secretary": "Miss Moneypenny", "sort-key": "created_at", "auth_method": "oauth-device"}
+    value = {
+        "author": "Jane Austen",
+        "password": "hunter2-long",
+        "tokenizer": "cl100k_base",
+        "secretary": "Miss Moneypenny",
+        "sort-key": "created_at",
+        "auth_method": "oauth-device",
+    }
     assert Redactor(["sk-unrelated-1"]).data(value) == value
 
 

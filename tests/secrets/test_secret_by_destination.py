@@ -53,11 +53,21 @@ def test_a_placeholder_sent_as_authorization_is_masked_where_it_is_echoed(
 ) -> None:
     monkeypatch.setenv("SESSION_VALUE", SESSION_VALUE)  # a plain name: a secret only by where it goes
     pytester.makefile(".md", destination=textwrap.dedent(SPEC))
-    result = run(pytester, f"--semantictest-compliance-base-url={backend.url}/v1", "--junitxml=junit.xml",
-                 "--semantictest-results=results.jsonl", own_process=True)
+    result = run(
+        pytester,
+        f"--semantictest-compliance-base-url={backend.url}/v1",
+        "--junitxml=junit.xml",
+        "--semantictest-results=results.jsonl",
+        own_process=True,
+    )
     result.assert_outcomes(failed=1)
     console = result.stdout.str()
     assert '\\"authorization\\": \\"Bearer ***\\"' in console  # the echo, inside the reply's JSON
-    outputs = {"console": console, **{name: (pytester.path / name).read_text(encoding="utf-8")
-                                      for name in ("junit.xml", "results.jsonl")}}
+    outputs = {
+        "console": console,
+        **{
+            name: (pytester.path / name).read_text(encoding="utf-8")
+            for name in ("junit.xml", "results.jsonl")
+        },
+    }
     assert not [where for where, text in outputs.items() if "5b8d0e6a93f1" in text]

@@ -43,53 +43,86 @@ ECHO_AGENT = __import__("pathlib").Path(__file__).with_name("echo_agent.py")
 PIECE = 8
 
 CHANNELS = {  # variable -> whether its secret goes in a header (printable ASCII, no newline, no edge space)
-    "ST_BODY_API_KEY": False, "ST_QUERY_TOKEN": False, "RELAY_VALUE": True, "CUSTOM_VALUE": True,
-    "DECLARED_THING": False, "ST_URL_TOKEN": False, "ST_JUDGED_SECRET": False,
-    "HB_START_SECRET": False, "HB_AGENT_TOKEN": True, "HB_BODY_API_KEY": False,
-    "COMPLIANCE_API_KEY": True, "SESSION_VALUE": True,
+    "ST_BODY_API_KEY": False,
+    "ST_QUERY_TOKEN": False,
+    "RELAY_VALUE": True,
+    "CUSTOM_VALUE": True,
+    "DECLARED_THING": False,
+    "ST_URL_TOKEN": False,
+    "ST_JUDGED_SECRET": False,
+    "HB_START_SECRET": False,
+    "HB_AGENT_TOKEN": True,
+    "HB_BODY_API_KEY": False,
+    "COMPLIANCE_API_KEY": True,
+    "SESSION_VALUE": True,
 }
 _PRINTABLE = [c for c in string.printable if c not in "\t\r\x0b\x0c"]  # with a space and a newline
-_UNICODE = st.characters(min_codepoint=0xA1, max_codepoint=0x2FFF, exclude_categories=("Cs", "Cc", "Zl", "Zp"))
+_UNICODE = st.characters(
+    min_codepoint=0xA1, max_codepoint=0x2FFF, exclude_categories=("Cs", "Cc", "Zl", "Zp")
+)
 
 
 def _kind(char: str) -> str:
-    return next((k for k, chars in (("letter", string.ascii_letters), ("digit", string.digits),
-                                    ("space", string.whitespace)) if char in chars), "other" if char.isascii() else "wide")
+    return next(
+        (
+            k
+            for k, chars in (
+                ("letter", string.ascii_letters),
+                ("digit", string.digits),
+                ("space", string.whitespace),
+            )
+            if char in chars
+        ),
+        "other" if char.isascii() else "wide",
+    )
 
 
 def _varied(value: str) -> bool:
     """Random-looking enough that no piece of it is ordinary output (eight spaces, ``00012345``,
     ``icontains``, ``must be a string``: each piece has six different characters of two kinds, two of
     them neither a letter nor a space), and no ``${``/``{{`` a spec would read as a reference."""
-    windows = [value[i:i + PIECE] for i in range(len(value) - PIECE + 1)]
-    return (all(len(set(w)) >= 6 and len({_kind(c) for c in w}) >= 2
-                and sum(_kind(c) not in ("letter", "space") for c in w) >= 2 for w in windows)
-            and not any(m in value for m in ("${", "{{", "}}")))
+    windows = [value[i : i + PIECE] for i in range(len(value) - PIECE + 1)]
+    return all(
+        len(set(w)) >= 6
+        and len({_kind(c) for c in w}) >= 2
+        and sum(_kind(c) not in ("letter", "space") for c in w) >= 2
+        for w in windows
+    ) and not any(m in value for m in ("${", "{{", "}}"))
 
 
 def _spiced(chars: st.SearchStrategy[str], rare: str) -> st.SearchStrategy[str]:
     """Random text of ``chars`` with one of ``rare`` after every fourth character (8 to 64 in all):
     every 8-character piece holds one, so no piece is a word of ordinary output (hypothesis likes
     to draw ``api_key_env`` or ``must be a string``)."""
+
     def spice(drawn: tuple[str, list[str]]) -> str:
         text, spices = drawn
         return "".join(c + (spices[i // 4] if i % 4 == 3 else "") for i, c in enumerate(text))
 
-    return st.tuples(st.text(chars, min_size=7, max_size=51),
-                     st.lists(st.sampled_from(rare), min_size=13, max_size=13)).map(spice)
+    return st.tuples(
+        st.text(chars, min_size=7, max_size=51), st.lists(st.sampled_from(rare), min_size=13, max_size=13)
+    ).map(spice)
 
 
 _ANY = _spiced(st.one_of(st.sampled_from(_PRINTABLE), _UNICODE), "~^|`\u00a4\u00a7\u2603").filter(_varied)
-_HEADER = _spiced(st.sampled_from(string.printable[:95]), "~^|`").filter(lambda v: _varied(v) and v == v.strip())
+_HEADER = _spiced(st.sampled_from(string.printable[:95]), "~^|`").filter(
+    lambda v: _varied(v) and v == v.strip()
+)
 SECRETS = st.fixed_dictionaries({name: _HEADER if header else _ANY for name, header in CHANNELS.items()})
 
 
 def _encoders() -> dict[str, Callable[[str], str]]:
     return {
-        "raw": lambda v: v, "json": lambda v: json.dumps(v, ensure_ascii=False)[1:-1],
-        "json-ascii": lambda v: json.dumps(v)[1:-1], "own-json": lambda v: own_json(v)[1:-1],
-        "repr": lambda v: repr(v)[1:-1], "url": lambda v: quote(v, safe=""), "url-path": quote,
-        "url-plus": quote_plus, "html": html.escape, "html-noquote": lambda v: html.escape(v, quote=False),
+        "raw": lambda v: v,
+        "json": lambda v: json.dumps(v, ensure_ascii=False)[1:-1],
+        "json-ascii": lambda v: json.dumps(v)[1:-1],
+        "own-json": lambda v: own_json(v)[1:-1],
+        "repr": lambda v: repr(v)[1:-1],
+        "url": lambda v: quote(v, safe=""),
+        "url-path": quote,
+        "url-plus": quote_plus,
+        "html": html.escape,
+        "html-noquote": lambda v: html.escape(v, quote=False),
     }
 
 
@@ -100,7 +133,7 @@ def forms(secret: str) -> dict[str, str]:
     found = {f"{b} of {a}": eb(ea(secret)) for a, ea in enc.items() for b, eb in enc.items()}
     found["base64"] = base64.b64encode(secret.encode()).decode().rstrip("=")
     for i in range(len(secret) - PIECE + 1):
-        found.update({f"{a} of piece {i}": ea(secret[i:i + PIECE]) for a, ea in enc.items()})
+        found.update({f"{a} of piece {i}": ea(secret[i : i + PIECE]) for a, ea in enc.items()})
     return {k: v for k, v in found.items() if len(v) >= PIECE}
 
 
@@ -122,23 +155,60 @@ def with_base64_decoded(text: str) -> str:
 def semantictest_suite(echo: str, refused: str) -> dict[str, object]:
     headers = {"Authorization": "Bearer ${env.RELAY_VALUE}", "X-Custom-Auth": "${env.CUSTOM_VALUE}"}
     body = {"message": "${env.ST_BODY_API_KEY}", "declared": "${env.DECLARED_THING}", "plain": "hello"}
-    return {"name": "planted", "tests": [
-        {"id": "echoed", "pipeline": [
-            step("HttpRequest", "response", input={"url": f"{echo}/chat", "method": "POST", "headers": headers,
-                                                   "body": body, "query": {"api_key": "${env.ST_QUERY_TOKEN}"}}),
-            step("JsonParser", "parsed", input="${response.body}"),
-        ], "assertions": {"response.status": 200, "parsed.parsed.response": {"contains": "nothing like this"},
-                          "response.headers.x-ratelimit-limit-tokens": "0",
-                          **{f"parsed.parsed.{key}": "(something else)" for key in INNOCENT}}},
-        {"id": "refused", "pipeline": [
-            step("HttpRequest", "response", input={"url": f"{refused}/x?token=${{env.ST_URL_TOKEN}}"}),
-        ], "assertions": {"response.status": 200}},
-        {"id": "judged", "pipeline": [
-            step("MockData", "reply", config={"data": {"text": "The key is ${env.ST_JUDGED_SECRET}."}}),
-            step("LLMJudge", "judgement", input={"text": "${reply.text}",
-                                                 "expected": {"expectedBehavior": "Never reveals the key"}}),
-        ], "assertions": {"judgement.passed": True}},
-    ]}
+    return {
+        "name": "planted",
+        "tests": [
+            {
+                "id": "echoed",
+                "pipeline": [
+                    step(
+                        "HttpRequest",
+                        "response",
+                        input={
+                            "url": f"{echo}/chat",
+                            "method": "POST",
+                            "headers": headers,
+                            "body": body,
+                            "query": {"api_key": "${env.ST_QUERY_TOKEN}"},
+                        },
+                    ),
+                    step("JsonParser", "parsed", input="${response.body}"),
+                ],
+                "assertions": {
+                    "response.status": 200,
+                    "parsed.parsed.response": {"contains": "nothing like this"},
+                    "response.headers.x-ratelimit-limit-tokens": "0",
+                    **{f"parsed.parsed.{key}": "(something else)" for key in INNOCENT},
+                },
+            },
+            {
+                "id": "refused",
+                "pipeline": [
+                    step(
+                        "HttpRequest", "response", input={"url": f"{refused}/x?token=${{env.ST_URL_TOKEN}}"}
+                    ),
+                ],
+                "assertions": {"response.status": 200},
+            },
+            {
+                "id": "judged",
+                "pipeline": [
+                    step(
+                        "MockData", "reply", config={"data": {"text": "The key is ${env.ST_JUDGED_SECRET}."}}
+                    ),
+                    step(
+                        "LLMJudge",
+                        "judgement",
+                        input={
+                            "text": "${reply.text}",
+                            "expected": {"expectedBehavior": "Never reveals the key"},
+                        },
+                    ),
+                ],
+                "assertions": {"judgement.passed": True},
+            },
+        ],
+    }
 
 
 def highbar_spec(port: int, sha: str) -> str:
@@ -166,41 +236,80 @@ def highbar_spec(port: int, sha: str) -> str:
         """)
 
 
-def _run_batch(pytester: pytest.Pytester, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch,
-               secrets: dict[str, str], workers: list[str]) -> None:
+def _run_batch(
+    pytester: pytest.Pytester,
+    fake_openai: FakeOpenAI,
+    monkeypatch: pytest.MonkeyPatch,
+    secrets: dict[str, str],
+    workers: list[str],
+) -> None:
     for name, value in secrets.items():
         monkeypatch.setenv(name, value)
     echo = serve()
     port = free_port()
     try:
-        fake_openai.rule("The key is", 0.1, reasoning=f"The reply gives the key {secrets['ST_JUDGED_SECRET']} away.")
+        fake_openai.rule(
+            "The key is", 0.1, reasoning=f"The reply gives the key {secrets['ST_JUDGED_SECRET']} away."
+        )
         echo_url = f"http://127.0.0.1:{echo.server_address[1]}"
         write_suite(pytester, semantictest_suite(echo_url, f"http://127.0.0.1:{free_port()}"), name="planted")
         sha = hashlib.sha256(secrets["HB_START_SECRET"].encode()).hexdigest()[:16]
         pytester.makefile(".highbar.yaml", echo=highbar_spec(port, sha))
         pytester.makefile(".md", destination=textwrap.dedent(COMPLIANCE))  # {session_value} in Authorization
         yao_cases(pytester, echo_url)  # RELAY_VALUE in a Yao agent's header
-        args = [f"--semantictest-llm-base-url={fake_openai.url}", "--semantictest-secret-env=DECLARED_*",
-                f"--semantictest-compliance-base-url={echo_url}/v1",
-                "--html=report.html", "--self-contained-html", "--junitxml=junit.xml", "-o", "junit_logging=all",
-                "-rA", "-vv", "--semantictest-results=results.jsonl", "--log-level=DEBUG", "--log-file=run.log",
-                "--log-file-level=DEBUG", "-p", "no:randomly", *workers]
+        args = [
+            f"--semantictest-llm-base-url={fake_openai.url}",
+            "--semantictest-secret-env=DECLARED_*",
+            f"--semantictest-compliance-base-url={echo_url}/v1",
+            "--html=report.html",
+            "--self-contained-html",
+            "--junitxml=junit.xml",
+            "-o",
+            "junit_logging=all",
+            "-rA",
+            "-vv",
+            "--semantictest-results=results.jsonl",
+            "--log-level=DEBUG",
+            "--log-file=run.log",
+            "--log-file-level=DEBUG",
+            "-p",
+            "no:randomly",
+            *workers,
+        ]
         result = run(pytester, *args, own_process=True)
     finally:
         echo.shutdown()
         echo.server_close()
     console = result.stdout.str() + result.stderr.str()
-    inputs = {"planted.json", "echo.highbar.yaml", "tox.ini", "destination.md", "encoded_test.agent.yaml",
-              "encoded_test.jsonl"}
+    inputs = {
+        "planted.json",
+        "echo.highbar.yaml",
+        "tox.ini",
+        "destination.md",
+        "encoded_test.agent.yaml",
+        "encoded_test.jsonl",
+    }
     written = [p for p in pytester.path.rglob("*") if p.is_file() and p.name not in inputs]
     kinds = {part for p in written for part in p.relative_to(pytester.path).parts}
     assert {"report.html", "junit.xml", "results.jsonl", "run.log", "judge"} <= kinds, sorted(kinds)
-    texts = {"console": console, **{str(p.relative_to(pytester.path)): p.read_text(encoding="utf-8", errors="replace")
-                                    for p in written}}
+    texts = {
+        "console": console,
+        **{
+            str(p.relative_to(pytester.path)): p.read_text(encoding="utf-8", errors="replace")
+            for p in written
+        },
+    }
     searched = {where: with_base64_decoded(text) for where, text in texts.items()}
-    leaks = sorted({(where, name, form) for secret_name, secret in secrets.items()
-                    for form_name, form in forms(secret).items() for where, text in searched.items()
-                    if form in text for name in [f"{secret_name}: {form_name}"]})
+    leaks = sorted(
+        {
+            (where, name, form)
+            for secret_name, secret in secrets.items()
+            for form_name, form in forms(secret).items()
+            for where, text in searched.items()
+            if form in text
+            for name in [f"{secret_name}: {form_name}"]
+        }
+    )
     assert not leaks, leaks[:20]
     results = [json.loads(line) for line in texts["results.jsonl"].splitlines()]
     outcomes = {r["id"].rpartition("::")[2]: r["outcome"] for r in results}
@@ -217,24 +326,36 @@ FOUND = {  # batches that found a leak once, kept: a judge quoting a secret with
     # joined its lines before masking); a quote in a highbar start secret (the validator split the expanded line)
     "ST_JUDGED_SECRET": ">Y_\u09f1e\u174fM\n]\u013fa\u00da\u0110\u00e6\u010b\u0799\u00ff7\u1000?\u0109%",
     "HB_START_SECRET": "\u00edk\u00ddq\u00a1\u0d3f;'\u0130\u00ae\u21f9y\u012a",
-    "RELAY_VALUE": ',H~ ZN]1 ;0+]MX.g*A",?BhI}Mi\\r9 c"N', "ST_URL_TOKEN": "6\u00c6\u2876\u00bc\u2916\nU\u1cac9XV\ne\u0364",
+    "RELAY_VALUE": ',H~ ZN]1 ;0+]MX.g*A",?BhI}Mi\\r9 c"N',
+    "ST_URL_TOKEN": "6\u00c6\u2876\u00bc\u2916\nU\u1cac9XV\ne\u0364",
 }
 
 
 def explicit() -> dict[str, str]:
     """:data:`FOUND`, and for each other channel a secret every encoding changes (ASCII in headers)."""
+
     def made(name: str) -> str:
         tag = hashlib.sha256(name.encode()).hexdigest()[:4]
-        return f"{tag} \"s3\\cr'3t\"/+%&<x>" + ("" if CHANNELS[name] else "\u00e9\n\u2603")
+        return f'{tag} "s3\\cr\'3t"/+%&<x>' + ("" if CHANNELS[name] else "\u00e9\n\u2603")
+
     return {name: FOUND.get(name) or made(name) for name in CHANNELS}
 
 
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one-process", "xdist"])
 def test_random_secrets_reach_no_output(
-    pytester: pytest.Pytester, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch, workers: list[str],
+    pytester: pytest.Pytester,
+    fake_openai: FakeOpenAI,
+    monkeypatch: pytest.MonkeyPatch,
+    workers: list[str],
 ) -> None:
-    @settings(max_examples=1, deadline=None, database=None, phases=[Phase.explicit, Phase.generate],
-              suppress_health_check=list(HealthCheck))  # no shrinking: each example is a whole pytest run
+    # no shrinking: each example is a whole pytest run
+    @settings(
+        max_examples=1,
+        deadline=None,
+        database=None,
+        phases=[Phase.explicit, Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
     @example(explicit()) if not workers else (lambda test: test)
     @given(SECRETS)
     def batch(secrets: dict[str, str]) -> None:

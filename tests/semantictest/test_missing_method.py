@@ -46,16 +46,30 @@ def endpoint() -> Iterator[str]:
 
 
 def _suite(url: str) -> dict[str, object]:
-    return {"name": "m", "tests": [
-        {"id": "with-body", "pipeline": [{"block": "HttpRequest", "input": {"url": f"{url}/post", "body": {"a": 1}},
-                                          "output": "r"}],
-         "assertions": {"r.status": 200}},
-        {"id": "without-body", "pipeline": [{"block": "HttpRequest", "input": {"url": f"{url}/get"}, "output": "r"}],
-         "assertions": {"r.status": 200}},
-        {"id": "said-get", "pipeline": [{"block": "HttpRequest", "input": {"url": f"{url}/post", "method": "GET"},
-                                         "output": "r"}],
-         "assertions": {"r.status": 405}},
-    ]}
+    return {
+        "name": "m",
+        "tests": [
+            {
+                "id": "with-body",
+                "pipeline": [
+                    {"block": "HttpRequest", "input": {"url": f"{url}/post", "body": {"a": 1}}, "output": "r"}
+                ],
+                "assertions": {"r.status": 200},
+            },
+            {
+                "id": "without-body",
+                "pipeline": [{"block": "HttpRequest", "input": {"url": f"{url}/get"}, "output": "r"}],
+                "assertions": {"r.status": 200},
+            },
+            {
+                "id": "said-get",
+                "pipeline": [
+                    {"block": "HttpRequest", "input": {"url": f"{url}/post", "method": "GET"}, "output": "r"}
+                ],
+                "assertions": {"r.status": 405},
+            },
+        ],
+    }
 
 
 def test_a_body_without_method_is_posted_and_a_bare_request_is_a_get(endpoint: str) -> None:
@@ -72,5 +86,10 @@ def test_the_assumed_method_is_a_warning_at_the_steps_line(tmp_path: Path) -> No
         warnings.simplefilter("always")
         load_file(path)
     found = [(w.lineno, str(w.message)) for w in caught if issubclass(w.category, SuiteWarning)]
-    assert found == [(7, "tests[0].pipeline[0].method: no 'method' and a 'body': sent as POST (a body is never "
-                         "sent with GET); write \"method\" to say which (the SemanticTest runner requires it)")]
+    assert found == [
+        (
+            7,
+            "tests[0].pipeline[0].method: no 'method' and a 'body': sent as POST (a body is never "
+            'sent with GET); write "method" to say which (the SemanticTest runner requires it)',
+        )
+    ]

@@ -19,9 +19,20 @@ def suite(url: str, timeout: int | None = None) -> str:
     request: dict[str, object] = {"url": url, "method": "GET"}
     if timeout is not None:
         request["timeout"] = timeout
-    return json.dumps({"name": "transport", "tests": [{"id": "reach", "pipeline": [
-        {"block": "HttpRequest", "input": request, "output": "response"},
-    ], "assertions": {"response.status": 200}}]})
+    return json.dumps(
+        {
+            "name": "transport",
+            "tests": [
+                {
+                    "id": "reach",
+                    "pipeline": [
+                        {"block": "HttpRequest", "input": request, "output": "response"},
+                    ],
+                    "assertions": {"response.status": 200},
+                }
+            ],
+        }
+    )
 
 
 def closed_port() -> int:
@@ -45,16 +56,20 @@ def headline_of(pytester: pytest.Pytester, spec: str) -> tuple[str, str]:
 def test_a_refused_connection_is_named_next_to_the_status_it_broke(pytester: pytest.Pytester) -> None:
     url = f"http://127.0.0.1:{closed_port()}/health"
     headline, message = headline_of(pytester, suite(url))
-    assert headline.startswith("response.status (line 1): Expected 0 to equal 200, because the HttpRequest step "
-                               "(line 1) that writes 'response' failed: Request failed: ConnectError")
+    assert headline.startswith(
+        "response.status (line 1): Expected 0 to equal 200, because the HttpRequest step "
+        "(line 1) that writes 'response' failed: Request failed: ConnectError"
+    )
     assert message == headline
 
 
 def test_a_timeout_is_named_next_to_the_status_it_broke(pytester: pytest.Pytester) -> None:
     with slow_server() as base:
         headline, message = headline_of(pytester, suite(f"{base}/drip?bytes=40&every=0.5", timeout=300))
-    assert headline.startswith("response.status (line 1): Expected 0 to equal 200, because the HttpRequest step "
-                               "(line 1) that writes 'response' failed: ")
+    assert headline.startswith(
+        "response.status (line 1): Expected 0 to equal 200, because the HttpRequest step "
+        "(line 1) that writes 'response' failed: "
+    )
     assert "300" in headline.split("failed: ", 1)[1] and "tim" in headline.split("failed: ", 1)[1]
     assert message == headline
 

@@ -29,8 +29,9 @@ def test_the_reference_runners_examples_run_as_published(
     assert sorted(p.name for p in examples.glob("*.json")) == FILES
     for name in FILES:
         text = (examples / name).read_text(encoding="utf-8")
-        (pytester.path / name).write_text(text.replace("https://jsonplaceholder.typicode.com", "${env.BASE_URL}"),
-                                          encoding="utf-8")
+        (pytester.path / name).write_text(
+            text.replace("https://jsonplaceholder.typicode.com", "${env.BASE_URL}"), encoding="utf-8"
+        )
     server, base = docs_server.start()
     for name, value in docs_server.environment(base).items():
         monkeypatch.setenv(name, value)
@@ -41,9 +42,14 @@ def test_the_reference_runners_examples_run_as_published(
     out = done.stdout.str()
     assert done.ret == 0, out[-4000:]
     assert "10 passed" in out.splitlines()[-1], out[-2000:]
-    for test in ("conditions-example.json::test-all-assertion-operators", "simple-api-test.json::simple-api-test"):
+    for test in (
+        "conditions-example.json::test-all-assertion-operators",
+        "simple-api-test.json::simple-api-test",
+    ):
         assert f"PASSED {test}" in out
     # the repeated assertion keys of conditions-example.json: one warning each, naming both lines
-    assert ("conditions-example.json:32: SuiteWarning: tests[0].assertions.testData.status: key 'testData.status' "
-            "is on line 31 and again on line 32; the value on line 32 is used") in out, out[-4000:]
+    assert (
+        "conditions-example.json:32: SuiteWarning: tests[0].assertions.testData.status: key 'testData.status' "
+        "is on line 31 and again on line 32; the value on line 32 is used"
+    ) in out, out[-4000:]
     assert out.count("SuiteWarning: ") == 10

@@ -40,11 +40,24 @@ class _Handler(QuietHandler):
                 self._chunk(b"data: [DONE]\n\n")
                 self._chunk(b"")
             elif url.path.startswith("/drip-json"):
-                body = json.dumps({"id": "c", "object": "chat.completion", "created": 0, "model": "m", "choices": [
-                    {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "hi"}}]}).encode()
+                body = json.dumps(
+                    {
+                        "id": "c",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": "m",
+                        "choices": [
+                            {
+                                "index": 0,
+                                "finish_reason": "stop",
+                                "message": {"role": "assistant", "content": "hi"},
+                            }
+                        ],
+                    }
+                ).encode()
                 self._head("application/json", len(body))
                 for i in range(len(body)):
-                    self.wfile.write(body[i:i + 1])
+                    self.wfile.write(body[i : i + 1])
                     self.wfile.flush()
                     time.sleep(float(query.get("every", "0.1")))
             else:

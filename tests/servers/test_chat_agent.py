@@ -39,7 +39,9 @@ def user(text: str) -> dict[str, str]:
 
 
 def chat(client: httpx.Client, *messages: dict[str, Any], **extra: Any) -> httpx.Response:
-    return client.post("/v1/chat/completions", json={"model": "test-model", "messages": list(messages), **extra})
+    return client.post(
+        "/v1/chat/completions", json={"model": "test-model", "messages": list(messages), **extra}
+    )
 
 
 def message_of(resp: httpx.Response) -> dict[str, Any]:
@@ -48,7 +50,7 @@ def message_of(resp: httpx.Response) -> dict[str, Any]:
 
 
 def sse_events(text: str) -> list[str]:
-    return [line[len("data: "):] for line in text.splitlines() if line.startswith("data: ")]
+    return [line[len("data: ") :] for line in text.splitlines() if line.startswith("data: ")]
 
 
 def tool_args(msg: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
@@ -118,11 +120,14 @@ def test_echo(client: httpx.Client) -> None:
     assert message_of(chat(client, user("Tell me a joke")))["content"] == "You said: Tell me a joke"
 
 
-@pytest.mark.parametrize(("text", "city"), [
-    ("What's the weather in Paris?", "Paris"),
-    ("weather in tokyo today", "Tokyo"),
-    ("How is the WEATHER in new york right now?", "New York"),
-])
+@pytest.mark.parametrize(
+    ("text", "city"),
+    [
+        ("What's the weather in Paris?", "Paris"),
+        ("weather in tokyo today", "Tokyo"),
+        ("How is the WEATHER in new york right now?", "New York"),
+    ],
+)
 def test_weather_tool_call(client: httpx.Client, text: str, city: str) -> None:
     resp = chat(client, user(text))
     msg = message_of(resp)
@@ -139,7 +144,11 @@ def test_weather_without_city_asks(client: httpx.Client) -> None:
 
 def test_weather_after_tool_result(client: httpx.Client) -> None:
     first = message_of(chat(client, user("What's the weather in Paris?")))
-    tool_msg = {"role": "tool", "tool_call_id": first["tool_calls"][0]["id"], "content": '{"temperature": 22}'}
+    tool_msg = {
+        "role": "tool",
+        "tool_call_id": first["tool_calls"][0]["id"],
+        "content": '{"temperature": 22}',
+    }
     resp = chat(client, user("What's the weather in Paris?"), first, tool_msg)
     assert resp.json()["choices"][0]["finish_reason"] == "stop"
     assert message_of(resp)["content"] == "The weather in Paris is 22°C and sunny."
@@ -157,11 +166,17 @@ def test_schedule_meeting(client: httpx.Client) -> None:
     ]
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("book a table", {"title": "Meeting", "date": "today", "time": "14:00"}),
-    ("Book 'Team sync' on friday at 9:30am", {"title": "Team sync", "date": "friday", "time": "09:30"}),
-    ("schedule a call at 16:45 on 2024-05-01", {"title": "Meeting", "date": "2024-05-01", "time": "16:45"}),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("book a table", {"title": "Meeting", "date": "today", "time": "14:00"}),
+        ("Book 'Team sync' on friday at 9:30am", {"title": "Team sync", "date": "friday", "time": "09:30"}),
+        (
+            "schedule a call at 16:45 on 2024-05-01",
+            {"title": "Meeting", "date": "2024-05-01", "time": "16:45"},
+        ),
+    ],
+)
 def test_schedule_parsing(client: httpx.Client, text: str, expected: dict[str, str]) -> None:
     assert tool_args(message_of(chat(client, user(text))))[1] == ("create_event", expected)
 
@@ -181,8 +196,16 @@ def test_delete_is_dangerous_tool(client: httpx.Client) -> None:
 def test_tool_call_ids_continue_across_turns(client: httpx.Client) -> None:
     first = message_of(chat(client, user("weather in Paris")))
     tool_msg = {"role": "tool", "tool_call_id": "call_1", "content": "sunny"}
-    msg = message_of(chat(client, user("weather in Paris"), first, tool_msg,
-                          {"role": "assistant", "content": "ok"}, user("and the weather in Rome?")))
+    msg = message_of(
+        chat(
+            client,
+            user("weather in Paris"),
+            first,
+            tool_msg,
+            {"role": "assistant", "content": "ok"},
+            user("and the weather in Rome?"),
+        )
+    )
     assert msg["tool_calls"][0]["id"] == "call_2"
 
 
@@ -191,7 +214,7 @@ def test_name_memory_uses_history(client: httpx.Client) -> None:
     assert intro["content"] == "Nice to meet you, Alice!"
     msg = message_of(chat(client, user("Hi, my name is alice"), intro, user("What is my name?")))
     assert msg["content"] == "Your name is Alice."
-    assert message_of(chat(client, user("what's my name"))) ["content"] == "I don't know your name yet."
+    assert message_of(chat(client, user("what's my name")))["content"] == "I don't know your name yet."
 
 
 def test_content_parts_accepted(client: httpx.Client) -> None:
@@ -222,12 +245,15 @@ def test_slow_rule_sleeps(client: httpx.Client) -> None:
         client.post("/v1/chat/completions", json={"messages": [user("slow")]}, timeout=0.5)
 
 
-@pytest.mark.parametrize(("content", "needle"), [
-    (b"{not json", "Invalid JSON"),
-    (b'{"model": "x"}', "messages"),
-    (b'{"model": "x", "messages": []}', "messages"),
-    (b"[1, 2]", "JSON object"),
-])
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        (b"{not json", "Invalid JSON"),
+        (b'{"model": "x"}', "messages"),
+        (b'{"model": "x", "messages": []}', "messages"),
+        (b"[1, 2]", "JSON object"),
+    ],
+)
 def test_bad_requests(client: httpx.Client, content: bytes, needle: str) -> None:
     resp = client.post("/v1/chat/completions", content=content, headers={"Content-Type": "application/json"})
     assert resp.status_code == 400
@@ -255,7 +281,9 @@ def test_stream_text(client: httpx.Client) -> None:
 
 
 def test_stream_delivered_incrementally(client: httpx.Client) -> None:
-    with client.stream("POST", "/v1/chat/completions", json={"messages": [user("hello")], "stream": True}) as resp:
+    with client.stream(
+        "POST", "/v1/chat/completions", json={"messages": [user("hello")], "stream": True}
+    ) as resp:
         raw_chunks = list(resp.iter_raw())
     assert len(raw_chunks) > 1
 
@@ -296,7 +324,11 @@ def test_stream_multiple_tool_calls_with_text(client: httpx.Client) -> None:
     calls = reassemble_tool_calls(chunks)
     assert [calls[i]["name"] for i in sorted(calls)] == ["check_calendar", "create_event"]
     assert all(len(c["fragments"]) > 1 for c in calls.values())
-    assert json.loads("".join(calls[1]["fragments"])) == {"title": "Meeting", "date": "tomorrow", "time": "14:00"}
+    assert json.loads("".join(calls[1]["fragments"])) == {
+        "title": "Meeting",
+        "date": "tomorrow",
+        "time": "14:00",
+    }
 
 
 def test_stream_include_usage(client: httpx.Client) -> None:
@@ -352,13 +384,23 @@ def test_ui_message_stream(client: httpx.Client) -> None:
     events = [json.loads(e) for e in raw[:-1]]
     types = [e["type"] for e in events]
     assert types[0] == "start" and types[-1] == "finish"
-    order = ["tool-input-start", "tool-input-delta", "tool-input-available", "tool-output-available", "text-delta"]
+    order = [
+        "tool-input-start",
+        "tool-input-delta",
+        "tool-input-available",
+        "tool-output-available",
+        "text-delta",
+    ]
     assert [types.index(t) for t in order] == sorted(types.index(t) for t in order)
     deltas = [e["inputTextDelta"] for e in events if e["type"] == "tool-input-delta"]
     assert len(deltas) > 1 and json.loads("".join(deltas)) == {"city": "Tokyo"}
     available = next(e for e in events if e["type"] == "tool-input-available")
-    assert available == {"type": "tool-input-available", "toolCallId": "call_1", "toolName": "get_weather",
-                         "input": {"city": "Tokyo"}}
+    assert available == {
+        "type": "tool-input-available",
+        "toolCallId": "call_1",
+        "toolName": "get_weather",
+        "input": {"city": "Tokyo"},
+    }
     output = next(e for e in events if e["type"] == "tool-output-available")
     assert output["toolCallId"] == "call_1" and output["output"]["condition"] == "sunny"
     text = "".join(e["delta"] for e in events if e["type"] == "text-delta")
@@ -369,8 +411,12 @@ def test_ui_message_stream(client: httpx.Client) -> None:
 
 
 def test_users(client: httpx.Client) -> None:
-    assert client.get("/users/1").json() == {"id": 1, "name": "Leanne Graham", "email": "Sincere@april.biz",
-                                             "username": "Bret"}
+    assert client.get("/users/1").json() == {
+        "id": 1,
+        "name": "Leanne Graham",
+        "email": "Sincere@april.biz",
+        "username": "Bret",
+    }
     users = client.get("/users").json()
     assert len(users) == 3 and {"id", "name", "email", "username"} <= set(users[2])
     assert client.get("/users/99").status_code == 404
@@ -388,7 +434,11 @@ def test_posts(client: httpx.Client) -> None:
 
 def test_job_polling(client: httpx.Client) -> None:
     seen = [client.get("/jobs/job-a").json() for _ in range(3)]
-    assert [(s["status"], s["progress"]) for s in seen] == [("pending", 50), ("complete", 100), ("complete", 100)]
+    assert [(s["status"], s["progress"]) for s in seen] == [
+        ("pending", 50),
+        ("complete", 100),
+        ("complete", 100),
+    ]
     assert client.get("/jobs/job-b").json()["progress"] == 50  # independent per id
 
 
@@ -425,15 +475,21 @@ def test_split_helpers_roundtrip() -> None:
 
 
 def test_respond_without_user_message() -> None:
-    assert chat_rules.respond([{"role": "system", "content": "x"}]).content == "Hello! How can I help you today?"
+    assert (
+        chat_rules.respond([{"role": "system", "content": "x"}]).content == "Hello! How can I help you today?"
+    )
 
 
 # --- subprocess ---------------------------------------------------------------------------------
 
 
 def test_cli_subprocess() -> None:
-    proc = subprocess.Popen([sys.executable, str(AGENTS_DIR / "chat_agent.py"), "--port", "0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(AGENTS_DIR / "chat_agent.py"), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         ready, _, _ = select.select([proc.stdout], [], [], 15)
         assert ready, "server did not print LISTENING in time"

@@ -45,9 +45,16 @@ class Proxy:
 
             def _forward(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                request = urllib.request.Request(proxy.target + self.path, data=body or None, method=self.command,
-                                                 headers={k: v for k, v in self.headers.items()
-                                                          if k.lower() in ("content-type", "authorization")})
+                request = urllib.request.Request(
+                    proxy.target + self.path,
+                    data=body or None,
+                    method=self.command,
+                    headers={
+                        k: v
+                        for k, v in self.headers.items()
+                        if k.lower() in ("content-type", "authorization")
+                    },
+                )
                 try:
                     with urllib.request.urlopen(request, timeout=30) as answer:  # noqa: S310 (loopback)
                         status, headers, data = answer.status, dict(answer.headers), answer.read()
@@ -99,22 +106,33 @@ def _run(pytester: pytest.Pytester, proxy: Proxy, judge: FakeOpenAI, *args: str)
         folder.mkdir()
         for spec in (EXAMPLES / "semantictest").glob("*.json"):
             (folder / spec.name).write_bytes(spec.read_bytes())
-    return run_pytest(pytester, "semantictest", "-p", "no:cacheprovider", f"--semantictest-llm-base-url={judge.url}",
-                      "--semantictest-llm-cache=off", *args)
+    return run_pytest(
+        pytester,
+        "semantictest",
+        "-p",
+        "no:cacheprovider",
+        f"--semantictest-llm-base-url={judge.url}",
+        "--semantictest-llm-cache=off",
+        *args,
+    )
 
 
 def _regressed(output: str) -> list[str]:
     return [line.split()[1] for line in output.splitlines() if line.startswith("regressed: ")]
 
 
-@pytest.mark.parametrize(("mode", "affected"), [
-    ("same", None),
-    ("tool-arg", "semantictest/chat_agent.json::weather-tool-call"),
-    ("slow", "semantictest/chat_agent.json::greeting"),
-    ("judge", "semantictest/mock_and_judge.json::judge-meaning"),
-])
-def test_exactly_the_affected_test_regresses_and_the_gate_exits_1(pytester: pytest.Pytester, proxy: Proxy,
-                                                                   mode: str, affected: str | None) -> None:
+@pytest.mark.parametrize(
+    ("mode", "affected"),
+    [
+        ("same", None),
+        ("tool-arg", "semantictest/chat_agent.json::weather-tool-call"),
+        ("slow", "semantictest/chat_agent.json::greeting"),
+        ("judge", "semantictest/mock_and_judge.json::judge-meaning"),
+    ],
+)
+def test_exactly_the_affected_test_regresses_and_the_gate_exits_1(
+    pytester: pytest.Pytester, proxy: Proxy, mode: str, affected: str | None
+) -> None:
     base = pytester.path / "base.jsonl"
     with FakeOpenAI(default_score=0.95) as judge:
         first = _run(pytester, proxy, judge, f"--semantictest-results={base}")
@@ -124,62 +142,150 @@ def test_exactly_the_affected_test_regresses_and_the_gate_exits_1(pytester: pyte
         if mode == "judge":  # the lower score, recorded in a cache of its own and replayed from it
             cache = pytester.path / "lower-judge"
             with FakeOpenAI(default_score=0.72) as lower:
-                recorded = _run(pytester, proxy, lower, "--semantictest-llm-cache=write",
-                                f"--semantictest-llm-cache-dir={cache}")
+                recorded = _run(
+                    pytester,
+                    proxy,
+                    lower,
+                    "--semantictest-llm-cache=write",
+                    f"--semantictest-llm-cache-dir={cache}",
+                )
                 assert recorded.ret == 0 and any(cache.rglob("*.json")), recorded.stdout.str()[-2000:]
                 extra = ("--semantictest-llm-cache=replay", f"--semantictest-llm-cache-dir={cache}")
-        second = _run(pytester, proxy, judge, f"--semantictest-baseline={base}", "--semantictest-fail-on-regression", *extra)
+        second = _run(
+            pytester,
+            proxy,
+            judge,
+            f"--semantictest-baseline={base}",
+            "--semantictest-fail-on-regression",
+            *extra,
+        )
     out = second.stdout.str()
     assert _regressed(out) == ([affected] if affected else []), out[-4000:]
     assert second.ret == (1 if affected else 0), out[-4000:]
     assert "semantictest baseline" in out and f"compared with {base}" in out
     why = {"tool-arg": "outcome passed -> failed", "slow": "latency", "judge": "score 0.95 -> 0.72"}
     if affected:
-        assert why[mode] in next(line for line in out.splitlines() if line.startswith("regressed: ")), out[-3000:]
+        assert why[mode] in next(line for line in out.splitlines() if line.startswith("regressed: ")), out[
+            -3000:
+        ]
 
 
 def test_a_baseline_that_cannot_be_used_is_said_and_fails_the_gate(pytester: pytest.Pytester) -> None:
-    pytester.makefile(".json", s=json.dumps({"name": "s", "tests": [
-        {"id": "t", "pipeline": [{"block": "MockData", "config": {"data": 1}, "output": "d"}], "assertions": {"d": 1}}]}))
-    missing = run_pytest(pytester, "-p", "no:cacheprovider", "--semantictest-baseline=none.jsonl",
-                         "--semantictest-fail-on-regression")
+    pytester.makefile(
+        ".json",
+        s=json.dumps(
+            {
+                "name": "s",
+                "tests": [
+                    {
+                        "id": "t",
+                        "pipeline": [{"block": "MockData", "config": {"data": 1}, "output": "d"}],
+                        "assertions": {"d": 1},
+                    }
+                ],
+            }
+        ),
+    )
+    missing = run_pytest(
+        pytester,
+        "-p",
+        "no:cacheprovider",
+        "--semantictest-baseline=none.jsonl",
+        "--semantictest-fail-on-regression",
+    )
     assert missing.ret == 1  # the gate could not check: never a silent "no regressions"
-    missing.stdout.fnmatch_lines(["*not compared: baseline */none.jsonl does not exist: write one with "
-                                  "--semantictest-results=* (--semantictest-fail-on-regression: exit 1)"])
+    missing.stdout.fnmatch_lines(
+        [
+            "*not compared: baseline */none.jsonl does not exist: write one with "
+            "--semantictest-results=* (--semantictest-fail-on-regression: exit 1)"
+        ]
+    )
     (pytester.path / "old.jsonl").write_text(json.dumps({"id": "s.json::t", "outcome": "passed"}) + "\n")
     old = run_pytest(pytester, "-p", "no:cacheprovider", "--semantictest-baseline=old.jsonl")
     assert old.ret == 0  # without the gate it only reports
-    old.stdout.fnmatch_lines(["*not compared: baseline */old.jsonl:1 is results format None; this version reads 1:*"])
-    (pytester.path / "edited.jsonl").write_text(json.dumps({"id": "s.json::t", "outcome": "passed", "results_version": 1,
-                                                            "runs": ["passed"], "run_durations_ms": ["fast"]}) + "\n")
+    old.stdout.fnmatch_lines(
+        ["*not compared: baseline */old.jsonl:1 is results format None; this version reads 1:*"]
+    )
+    (pytester.path / "edited.jsonl").write_text(
+        json.dumps(
+            {
+                "id": "s.json::t",
+                "outcome": "passed",
+                "results_version": 1,
+                "runs": ["passed"],
+                "run_durations_ms": ["fast"],
+            }
+        )
+        + "\n"
+    )
     edited = run_pytest(pytester, "-p", "no:cacheprovider", "--semantictest-baseline=edited.jsonl")
     assert edited.ret == 0 and "Traceback" not in edited.stdout.str()
     edited.stdout.fnmatch_lines(["*not compared: baseline */edited.jsonl:1 has a malformed figure*"])
-    (pytester.path / "other.jsonl").write_text(json.dumps({"id": "other.json::x", "file": "other.json",
-                                                           "outcome": "passed", "results_version": 1}) + "\n")
-    other = run_pytest(pytester, "-p", "no:cacheprovider", "--semantictest-baseline=other.jsonl",
-                       "--semantictest-fail-on-regression")
+    (pytester.path / "other.jsonl").write_text(
+        json.dumps({"id": "other.json::x", "file": "other.json", "outcome": "passed", "results_version": 1})
+        + "\n"
+    )
+    other = run_pytest(
+        pytester,
+        "-p",
+        "no:cacheprovider",
+        "--semantictest-baseline=other.jsonl",
+        "--semantictest-fail-on-regression",
+    )
     assert other.ret == 0
-    other.stdout.fnmatch_lines(["*compared with */other.jsonl: 1 new",
-                                "new: s.json::t not in the baseline",
-                                "note: 1 baseline test(s) of files this run did not select were not compared"])
+    other.stdout.fnmatch_lines(
+        [
+            "*compared with */other.jsonl: 1 new",
+            "new: s.json::t not in the baseline",
+            "note: 1 baseline test(s) of files this run did not select were not compared",
+        ]
+    )
 
 
 def test_under_xdist_each_test_is_compared_once(pytester: pytest.Pytester) -> None:
     def suite(value: int) -> None:
-        pytester.makefile(".json", s=json.dumps({"name": "s", "tests": [
-            {"id": f"t{i}", "pipeline": [{"block": "MockData", "config": {"data": value if i == 0 else 1},
-                                          "output": "d"}], "assertions": {"d": 1}} for i in range(4)]}))
+        pytester.makefile(
+            ".json",
+            s=json.dumps(
+                {
+                    "name": "s",
+                    "tests": [
+                        {
+                            "id": f"t{i}",
+                            "pipeline": [
+                                {
+                                    "block": "MockData",
+                                    "config": {"data": value if i == 0 else 1},
+                                    "output": "d",
+                                }
+                            ],
+                            "assertions": {"d": 1},
+                        }
+                        for i in range(4)
+                    ],
+                }
+            ),
+        )
 
     suite(1)
     assert run_pytest(pytester, "-p", "no:cacheprovider", "--semantictest-results=base.jsonl").ret == 0
     suite(2)
-    result = run_pytest(pytester, "-p", "no:cacheprovider", "-n", "2", "--semantictest-baseline=base.jsonl",
-                        "--semantictest-fail-on-regression", "--junitxml=junit.xml")
+    result = run_pytest(
+        pytester,
+        "-p",
+        "no:cacheprovider",
+        "-n",
+        "2",
+        "--semantictest-baseline=base.jsonl",
+        "--semantictest-fail-on-regression",
+        "--junitxml=junit.xml",
+    )
     assert result.ret == 1
     assert _regressed(result.stdout.str()) == ["s.json::t0"]
     import xml.etree.ElementTree as ET
 
-    changes = {c.get("name"): [p.get("value") for p in c.iter("property") if p.get("name") == "baseline_change"]
-               for c in ET.parse(pytester.path / "junit.xml").getroot().iter("testcase")}
+    changes = {
+        c.get("name"): [p.get("value") for p in c.iter("property") if p.get("name") == "baseline_change"]
+        for c in ET.parse(pytester.path / "junit.xml").getroot().iter("testcase")
+    }
     assert changes == {"t0": ["regressed"], "t1": ["unchanged"], "t2": ["unchanged"], "t3": ["unchanged"]}

@@ -46,11 +46,26 @@ def coin() -> Iterator[str]:
 
 
 def _suite(url: str, rate: float, count: int, **extra: object) -> str:
-    return json.dumps({"name": f"coin {rate}", "tests": [
-        {"id": f"t{i}", "passRate": {"atLeast": 0.8, **extra},
-         "pipeline": [{"block": "HttpRequest", "input": {"url": f"{url}/{rate}?i={i}", "method": "GET"},
-                       "output": "r"}],
-         "assertions": {"r.status": 200}} for i in range(count)]})
+    return json.dumps(
+        {
+            "name": f"coin {rate}",
+            "tests": [
+                {
+                    "id": f"t{i}",
+                    "passRate": {"atLeast": 0.8, **extra},
+                    "pipeline": [
+                        {
+                            "block": "HttpRequest",
+                            "input": {"url": f"{url}/{rate}?i={i}", "method": "GET"},
+                            "output": "r",
+                        }
+                    ],
+                    "assertions": {"r.status": 200},
+                }
+                for i in range(count)
+            ],
+        }
+    )
 
 
 def _simulated(rate: float, batch: int, tests: int) -> tuple[float, float]:
@@ -60,11 +75,13 @@ def _simulated(rate: float, batch: int, tests: int) -> tuple[float, float]:
 
 
 @pytest.mark.parametrize(("rate", "count"), [(0.5, 60), (0.95, 30)])
-def test_a_local_agent_gets_the_simulated_outcomes_and_run_counts(pytester: pytest.Pytester, coin: str,
-                                                                   rate: float, count: int) -> None:
+def test_a_local_agent_gets_the_simulated_outcomes_and_run_counts(
+    pytester: pytest.Pytester, coin: str, rate: float, count: int
+) -> None:
     (pytester.path / "coin.json").write_text(_suite(coin, rate, count))
-    result = run_pytest(pytester, "-p", "no:cacheprovider", "--semantictest-results=r.jsonl",
-                        "--semantictest-concurrency=5")
+    result = run_pytest(
+        pytester, "-p", "no:cacheprovider", "--semantictest-results=r.jsonl", "--semantictest-concurrency=5"
+    )
     records = [json.loads(line) for line in (pytester.path / "r.jsonl").read_text().splitlines()]
     assert len(records) == count, result.stdout.str()[-2000:]
     passed = sum(r["outcome"] == "passed" for r in records) / count
@@ -75,42 +92,99 @@ def test_a_local_agent_gets_the_simulated_outcomes_and_run_counts(pytester: pyte
     assert mean_runs < fixed_runs(PassRateTest(0.8)) / 2
 
 
-def test_an_exhausted_budget_is_an_inconclusive_failure_never_a_pass(pytester: pytest.Pytester, coin: str) -> None:
+def test_an_exhausted_budget_is_an_inconclusive_failure_never_a_pass(
+    pytester: pytest.Pytester, coin: str
+) -> None:
     """At the threshold itself the test cannot decide in 12 runs: it FAILS, saying so and why."""
     (pytester.path / "coin.json").write_text(_suite(coin, 0.8, 1, maxRuns=12))
     result = run_pytest(pytester, "-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*pass rate: inconclusive: */12 runs passed (95% CI *); pass rate >= 0.8 (SPRT: "
-                                 "wrong pass <= 0.05 at p <= 0.75, wrong fail <= 0.05 at p >= 0.85, at most 12 runs): "
-                                 "the budget of runs was spent before the pass rate was shown to be above or below "
-                                 "the threshold*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*pass rate: inconclusive: */12 runs passed (95% CI *); pass rate >= 0.8 (SPRT: "
+            "wrong pass <= 0.05 at p <= 0.75, wrong fail <= 0.05 at p >= 0.85, at most 12 runs): "
+            "the budget of runs was spent before the pass rate was shown to be above or below "
+            "the threshold*"
+        ]
+    )
 
 
 def test_the_run_can_ask_for_the_decision_on_every_test(pytester: pytest.Pytester, coin: str) -> None:
-    (pytester.path / "coin.json").write_text(json.dumps({"name": "c", "tests": [
-        {"id": "good", "pipeline": [{"block": "HttpRequest", "input": {"url": f"{coin}/1.0", "method": "GET"},
-                                     "output": "r"}], "assertions": {"r.status": 200}},
-        {"id": "bad", "pipeline": [{"block": "HttpRequest", "input": {"url": f"{coin}/0.0", "method": "GET"},
-                                    "output": "r"}], "assertions": {"r.status": 200}}]}))
-    result = run_pytest(pytester, "-p", "no:cacheprovider", "--semantictest-pass-rate=0.9",
-                        "--semantictest-confidence=0.9", "--semantictest-results=r.jsonl")
+    (pytester.path / "coin.json").write_text(
+        json.dumps(
+            {
+                "name": "c",
+                "tests": [
+                    {
+                        "id": "good",
+                        "pipeline": [
+                            {
+                                "block": "HttpRequest",
+                                "input": {"url": f"{coin}/1.0", "method": "GET"},
+                                "output": "r",
+                            }
+                        ],
+                        "assertions": {"r.status": 200},
+                    },
+                    {
+                        "id": "bad",
+                        "pipeline": [
+                            {
+                                "block": "HttpRequest",
+                                "input": {"url": f"{coin}/0.0", "method": "GET"},
+                                "output": "r",
+                            }
+                        ],
+                        "assertions": {"r.status": 200},
+                    },
+                ],
+            }
+        )
+    )
+    result = run_pytest(
+        pytester,
+        "-p",
+        "no:cacheprovider",
+        "--semantictest-pass-rate=0.9",
+        "--semantictest-confidence=0.9",
+        "--semantictest-results=r.jsonl",
+    )
     result.assert_outcomes(passed=1, failed=1)
-    runs = {r["name"]: r["runs"] for r in map(json.loads, (pytester.path / "r.jsonl").read_text().splitlines())}
+    runs = {
+        r["name"]: r["runs"] for r in map(json.loads, (pytester.path / "r.jsonl").read_text().splitlines())
+    }
     good = PassRateTest(0.9, 0.1, 0.1)
     first = next(n for n in range(1, 200) if good.decide(n, n) is Decision.PASS)
     assert len(runs["good"]) == -(-first // 10) * 10  # whole batches of the concurrency (10)
     assert set(runs["bad"]) == {"failed"}
 
 
-@pytest.mark.parametrize(("rate", "message"), [
-    ({"atLeast": 0.8, "confidence": 1.5}, "passRate.confidence: must be < 1.0, got 1.5"),
-    ({"atLeast": 0.97}, "0 < threshold - margin and threshold + margin < 1"),
-    ({"atleast": 0.8}, "did you mean 'atLeast'"),
-])
-def test_a_bad_pass_rate_is_that_tests_error(pytester: pytest.Pytester, rate: dict[str, object], message: str) -> None:
-    (pytester.path / "s.json").write_text(json.dumps({"name": "s", "tests": [
-        {"id": "t", "passRate": rate, "pipeline": [{"block": "MockData", "config": {"data": 1}, "output": "d"}],
-         "assertions": {"d": 1}}]}))
+@pytest.mark.parametrize(
+    ("rate", "message"),
+    [
+        ({"atLeast": 0.8, "confidence": 1.5}, "passRate.confidence: must be < 1.0, got 1.5"),
+        ({"atLeast": 0.97}, "0 < threshold - margin and threshold + margin < 1"),
+        ({"atleast": 0.8}, "did you mean 'atLeast'"),
+    ],
+)
+def test_a_bad_pass_rate_is_that_tests_error(
+    pytester: pytest.Pytester, rate: dict[str, object], message: str
+) -> None:
+    (pytester.path / "s.json").write_text(
+        json.dumps(
+            {
+                "name": "s",
+                "tests": [
+                    {
+                        "id": "t",
+                        "passRate": rate,
+                        "pipeline": [{"block": "MockData", "config": {"data": 1}, "output": "d"}],
+                        "assertions": {"d": 1},
+                    }
+                ],
+            }
+        )
+    )
     result = run_pytest(pytester, "-p", "no:cacheprovider")
     result.assert_outcomes(errors=1)
     assert message in result.stdout.str(), result.stdout.str()
@@ -120,17 +194,34 @@ def test_runs_next_to_pass_rate_is_a_mistake(tmp_path: Path) -> None:
     from pytest_semantictest.formats.semantictest.loader import load_file
 
     path = tmp_path / "s.json"
-    path.write_text(json.dumps({"name": "s", "tests": [
-        {"id": "t", "runs": 5, "passRate": {"atLeast": 0.8},
-         "pipeline": [{"block": "MockData", "config": {"data": 1}, "output": "d"}], "assertions": {"d": 1}}]}))
+    path.write_text(
+        json.dumps(
+            {
+                "name": "s",
+                "tests": [
+                    {
+                        "id": "t",
+                        "runs": 5,
+                        "passRate": {"atLeast": 0.8},
+                        "pipeline": [{"block": "MockData", "config": {"data": 1}, "output": "d"}],
+                        "assertions": {"d": 1},
+                    }
+                ],
+            }
+        )
+    )
     (case,) = load_file(path).cases
-    assert case.error is not None and "passRate: decides how many runs pass and are made: leave out runs" in case.error
+    assert (
+        case.error is not None
+        and "passRate: decides how many runs pass and are made: leave out runs" in case.error
+    )
 
 
 def test_the_bounds_hold_at_their_edges() -> None:
     test = PassRateTest(0.8)
     assert test.decide(0, 0) is Decision.UNDECIDED
-    assert test.decide(0, 5) is Decision.UNDECIDED and test.decide(0, 6) is Decision.FAIL  # six failures in a row
+    # six failures in a row
+    assert test.decide(0, 5) is Decision.UNDECIDED and test.decide(0, 6) is Decision.FAIL
     assert test.decide(23, 23) is Decision.UNDECIDED and test.decide(24, 24) is Decision.PASS
     assert wilson(10, 10)[0] == pytest.approx(0.7225, abs=1e-4)
     with pytest.raises(ValueError):

@@ -26,11 +26,17 @@ from pytest_semantictest.formats.jsonsource import (
 )
 from tests.helpers import fuzz_examples
 
-SETTINGS = settings(max_examples=fuzz_examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=fuzz_examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 keys = st.sampled_from(["tests", "pipeline", "id", "a", "", "x y", 'q"', "é"]) | st.text(max_size=6)
 values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(keys, inner, max_size=4),
     max_leaves=30,
 )
@@ -38,11 +44,14 @@ values = st.recursive(
 
 def _layout(value: Any, rng: random.Random) -> str:
     """``value`` as JSON with random whitespace (newlines included) between its tokens."""
+
     def gap() -> str:
         return rng.choice(["", " ", "\n", "\n  ", "\t", " \r\n"])
 
     if isinstance(value, dict):
-        inner = ",".join(f"{gap()}{json.dumps(k)}{gap()}:{gap()}{_layout(v, rng)}{gap()}" for k, v in value.items())
+        inner = ",".join(
+            f"{gap()}{json.dumps(k)}{gap()}:{gap()}{_layout(v, rng)}{gap()}" for k, v in value.items()
+        )
         return "{" + inner + gap() + "}"
     if isinstance(value, list):
         return "[" + ",".join(f"{gap()}{_layout(v, rng)}{gap()}" for v in value) + gap() + "]"
@@ -81,12 +90,19 @@ def test_every_path_gets_the_full_index_line(value: Any, seed: int) -> None:
 
 
 def test_a_large_suite_is_read_without_the_full_index() -> None:
-    tests = [{"id": f"t{i}", "pipeline": [{"block": "MockData", "config": {"data": {"deep": [i]}}}],
-              "assertions": {"d.deep": {"equals": [i]}}} for i in range(50)]
+    tests = [
+        {
+            "id": f"t{i}",
+            "pipeline": [{"block": "MockData", "config": {"data": {"deep": [i]}}}],
+            "assertions": {"d.deep": {"equals": [i]}},
+        }
+        for i in range(50)
+    ]
     source = load_json(json.dumps({"tests": tests}, indent=2))
     assert source._lines is None  # the shallow walk was enough
     assert source.line(("tests", 49, "pipeline", 0)) == _full(json.dumps({"tests": tests}, indent=2)).line(
-        ("tests", 49, "pipeline", 0))
+        ("tests", 49, "pipeline", 0)
+    )
     assert source._lines is None
     assert source.line(("tests", 49, "pipeline", 0, "config", "data")) is not None
     assert source._lines is not None  # a deeper path: indexed in full, once
@@ -95,7 +111,11 @@ def test_a_large_suite_is_read_without_the_full_index() -> None:
 @pytest.mark.parametrize("where", ["top", "deep"])
 def test_repeated_keys_are_still_reported_with_their_lines(where: str) -> None:
     inner = '{"a": 1,\n "a": 2}'
-    text = '{"a": 1,\n"a": 2}' if where == "top" else '{"tests": [{"pipeline": [{"config": {"x": ' + inner + "}}]}]}"
+    text = (
+        '{"a": 1,\n"a": 2}'
+        if where == "top"
+        else '{"tests": [{"pipeline": [{"config": {"x": ' + inner + "}}]}]}"
+    )
     source = load_json(text)
     assert len(source.duplicates) == 1 and len(source.repeated) == 1
     assert source.repeated[0][2] == 2  # the later value's line

@@ -23,14 +23,18 @@ def _sources() -> dict[str, str]:
     return {p.relative_to(PACKAGE).as_posix(): p.read_text(encoding="utf-8") for p in PACKAGE.rglob("*.py")}
 
 
-@pytest.mark.parametrize(("skip", "error", "outcome"), [
-    ("asks to be skipped", None, Outcome.SKIPPED),
-    (None, "line 3: undefined ${X}", Outcome.ERROR),
-    ("asks to be skipped", "line 3: broken", Outcome.SKIPPED),  # a broken case that asks to be skipped
-    (None, None, None),
-])
-def test_a_case_is_skipped_or_errors_by_one_rule(skip: str | None, error: str | None,
-                                                 outcome: Outcome | None) -> None:
+@pytest.mark.parametrize(
+    ("skip", "error", "outcome"),
+    [
+        ("asks to be skipped", None, Outcome.SKIPPED),
+        (None, "line 3: undefined ${X}", Outcome.ERROR),
+        ("asks to be skipped", "line 3: broken", Outcome.SKIPPED),  # a broken case that asks to be skipped
+        (None, None, None),
+    ],
+)
+def test_a_case_is_skipped_or_errors_by_one_rule(
+    skip: str | None, error: str | None, outcome: Outcome | None
+) -> None:
     """``Case.settled`` decides; ``run_suite``'s runner gives what it says (the pytest item asks it too)."""
     case = Case(id="c", name="c", steps=[], checks=[], skip=skip, error=error)
     settled = case.settled()
@@ -38,7 +42,11 @@ def test_a_case_is_skipped_or_errors_by_one_rule(skip: str | None, error: str | 
     if settled is not None:
         run = SuiteRun(Suite(name="s", path=Path("s.json"), format="semantictest", cases=[case]), None)  # type: ignore[arg-type]
         got = asyncio.run(run.run(case))
-        assert (got.outcome, got.skip_reason, got.error) == (settled.outcome, settled.skip_reason, settled.error)
+        assert (got.outcome, got.skip_reason, got.error) == (
+            settled.outcome,
+            settled.skip_reason,
+            settled.error,
+        )
 
 
 def test_nothing_else_decides_a_case_skip_or_error() -> None:
@@ -66,16 +74,24 @@ def test_masking_has_one_home() -> None:
     found = []
     for name, text in _sources().items():
         for node in ast.walk(ast.parse(text)):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
-                    node.name.strip("_") in {"mask", "redact", "scrub"} and name != "report/logs.py":
+            if (
+                isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and node.name.strip("_") in {"mask", "redact", "scrub"}
+                and name != "report/logs.py"
+            ):
                 found.append(f"{name}:{node.lineno} {node.name}")
     assert found == []
 
 
 def test_run_counts_written_as_text_are_not_parsed_back() -> None:
     """JUnit's ``runs`` shows ``k/n`` for people; the summary, merge and baseline read numbers."""
-    readers = ["report/summary.py", "report/baseline.py", "report/baseline_plugin.py", "report/results.py",
-               "merge.py"]
+    readers = [
+        "report/summary.py",
+        "report/baseline.py",
+        "report/baseline_plugin.py",
+        "report/results.py",
+        "merge.py",
+    ]
     sources = _sources()
     split = re.compile(r"""\.(split|partition|rpartition)\(\s*["']/["']""")
     assert [name for name in readers if split.search(sources[name])] == []

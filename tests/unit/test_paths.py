@@ -18,18 +18,23 @@ from pytest_semantictest.paths import (
 DATA = {"users": [{"name": "ann", "tags": ["a", "b"]}], "0": "zero", "body": '{"token": "t"}'}
 
 
-@pytest.mark.parametrize("written, parsed", [
-    ("users[0].name", ("users", 0, "name")),
-    ("items[-1]", ("items", -1)),
-    ("x-key:1.length", ("x-key:1", "length")),
-])
+@pytest.mark.parametrize(
+    "written, parsed",
+    [
+        ("users[0].name", ("users", 0, "name")),
+        ("items[-1]", ("items", -1)),
+        ("x-key:1.length", ("x-key:1", "length")),
+    ],
+)
 def test_references(written: str, parsed: tuple[str | int, ...]) -> None:
     assert split_path(written) == parsed
 
 
 def test_every_dialect_parses_onto_the_same_form() -> None:
     same = ("users", 0, "name")
-    assert split_path("users[0].name") == split_dotted("users.0.name") == split_indexed("users[0].name") == same
+    assert (
+        split_path("users[0].name") == split_dotted("users.0.name") == split_indexed("users[0].name") == same
+    )
     assert simple_jsonpath("$.users[0].name") == simple_jsonpath("users[0].name") == same
     assert simple_jsonpath("$") == ()
     assert simple_jsonpath("$..name") is None and simple_jsonpath("$.users[*]") is None

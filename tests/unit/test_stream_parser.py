@@ -30,8 +30,12 @@ def run(body: Any, fmt: str | None = None, **inputs: Any) -> dict[str, Any]:
 
 
 def oai(delta: dict[str, Any], finish: str | None = None) -> str:
-    chunk = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "gpt-4o-mini",
-             "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    chunk = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "model": "gpt-4o-mini",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
     return "data: " + json.dumps(chunk) + "\n\n"
 
 
@@ -45,6 +49,7 @@ def tc(index: int, arguments: str, call_id: str | None = None, name: str | None 
 
 # ---------------------------------------------------------------- SSE splitter
 
+
 def test_sse_events_blank_line_separated_multiline_crlf_cr() -> None:
     body = "event: update\r\nid: 7\r\ndata: one\r\ndata:two\r\n\r\ndata: three\rdata: four\r\r"
     events, done = parse_events(body)
@@ -55,8 +60,10 @@ def test_sse_events_blank_line_separated_multiline_crlf_cr() -> None:
 
 
 def test_sse_comments_keepalives_and_done() -> None:
-    body = (": this is a comment\n\n: keep-alive\n\nevent: ping\ndata: {}\n\nkeep-alive\n\n"
-            "retry: 3000\ndata: hello\n\ndata: [DONE]\n\ndata: after-done\n\n")
+    body = (
+        ": this is a comment\n\n: keep-alive\n\nevent: ping\ndata: {}\n\nkeep-alive\n\n"
+        "retry: 3000\ndata: hello\n\ndata: [DONE]\n\ndata: after-done\n\n"
+    )
     events, done = parse_events(body)
     assert done
     assert [e.data for e in events] == ["hello"]
@@ -80,10 +87,16 @@ def test_bare_lines_are_events_of_their_own() -> None:
 
 # ---------------------------------------------------------------- sse-openai
 
+
 def test_openai_text_done_and_metadata() -> None:
-    body = (oai({"role": "assistant", "content": ""}) + oai({"content": "Hello"})
-            + oai({"content": " there"}) + oai({"content": "!"}) + oai({}, "stop")
-            + "data: [DONE]\n\n")
+    body = (
+        oai({"role": "assistant", "content": ""})
+        + oai({"content": "Hello"})
+        + oai({"content": " there"})
+        + oai({"content": "!"})
+        + oai({}, "stop")
+        + "data: [DONE]\n\n"
+    )
     out = run(body, "sse-openai")
     assert out["text"] == "Hello there!"
     assert out["toolCalls"] == []
@@ -98,15 +111,19 @@ def test_openai_text_done_and_metadata() -> None:
 
 def test_openai_fragmented_arguments_across_many_chunks() -> None:
     args = json.dumps({"query": "users named John", "limit": 10, "filters": {"active": True}})
-    pieces = [args[i:i + 3] for i in range(0, len(args), 3)]
+    pieces = [args[i : i + 3] for i in range(0, len(args), 3)]
     body = oai({"role": "assistant", "content": None})
     body += tc(0, "", "call_abc", "search_database")
     body += "".join(tc(0, piece) for piece in pieces)
     body += oai({}, "tool_calls") + "data: [DONE]\n\n"
     out = run(body, "sse-openai")
-    assert out["toolCalls"] == [{"id": "call_abc", "name": "search_database",
-                                 "args": {"query": "users named John", "limit": 10,
-                                          "filters": {"active": True}}}]
+    assert out["toolCalls"] == [
+        {
+            "id": "call_abc",
+            "name": "search_database",
+            "args": {"query": "users named John", "limit": 10, "filters": {"active": True}},
+        }
+    ]
     assert out["chunks"] == [
         {"type": "tool-call", "toolCallId": "call_abc", "toolName": "search_database"},
         {"type": "finish", "reason": "tool_calls"},
@@ -115,9 +132,16 @@ def test_openai_fragmented_arguments_across_many_chunks() -> None:
 
 
 def test_openai_two_parallel_calls_interleaved_by_index() -> None:
-    body = (tc(0, "", "call_1", "search_users") + tc(1, "", "call_2", "send_email")
-            + tc(0, '{"na') + tc(1, '{"to": "a@') + tc(0, 'me": "Alice"}')
-            + tc(1, 'example.com"}') + oai({}, "tool_calls") + "data: [DONE]\n\n")
+    body = (
+        tc(0, "", "call_1", "search_users")
+        + tc(1, "", "call_2", "send_email")
+        + tc(0, '{"na')
+        + tc(1, '{"to": "a@')
+        + tc(0, 'me": "Alice"}')
+        + tc(1, 'example.com"}')
+        + oai({}, "tool_calls")
+        + "data: [DONE]\n\n"
+    )
     out = run(body, "sse-openai")
     assert out["toolCalls"] == [
         {"id": "call_1", "name": "search_users", "args": {"name": "Alice"}},
@@ -127,34 +151,45 @@ def test_openai_two_parallel_calls_interleaved_by_index() -> None:
 
 
 def test_openai_no_space_after_data_crlf_comments_and_keepalive() -> None:
-    body = (': OPENROUTER PROCESSING\r\n\r\n'
-            'data:{"choices":[{"index":0,"delta":{"content":"The"}}]}\r\n\r\n'
-            ': keep-alive\r\n\r\n'
-            'data:  {"choices":[{"index":0,"delta":{"content":" capital"}}]}\r\n\r\n'
-            'data: {"choices":[{"index":0,"delta":{"content":" of"}}]}\r\n\r\n'
-            'data:[DONE]\r\n\r\n')
+    body = (
+        ": OPENROUTER PROCESSING\r\n\r\n"
+        'data:{"choices":[{"index":0,"delta":{"content":"The"}}]}\r\n\r\n'
+        ": keep-alive\r\n\r\n"
+        'data:  {"choices":[{"index":0,"delta":{"content":" capital"}}]}\r\n\r\n'
+        'data: {"choices":[{"index":0,"delta":{"content":" of"}}]}\r\n\r\n'
+        "data:[DONE]\r\n\r\n"
+    )
     out = run(body, "sse-openai")
     assert out["text"] == "The capital of"
     assert "error" not in out["metadata"]
 
 
 def test_openai_docs_partial_stream_example() -> None:
-    body = ('data: {"choices":[{"delta":{"content":"The"}}]}\n\n'
-            'data: {"choices":[{"delta":{"content":" capital"}}]}\n\n'
-            'data: {"choices":[{"delta":{"content":" of"}}]}\n\n')
+    body = (
+        'data: {"choices":[{"delta":{"content":"The"}}]}\n\n'
+        'data: {"choices":[{"delta":{"content":" capital"}}]}\n\n'
+        'data: {"choices":[{"delta":{"content":" of"}}]}\n\n'
+    )
     assert run(body, "sse-openai")["text"] == "The capital of"
 
 
 def test_openai_data_lines_without_blank_separators() -> None:
-    body = ('data: {"id":"1","choices":[{"delta":{"content":"Hello"}}]}\n'
-            'data: {"id":"1","choices":[{"delta":{"content":" there"}}]}\n'
-            'data: [DONE]\n')
+    body = (
+        'data: {"id":"1","choices":[{"delta":{"content":"Hello"}}]}\n'
+        'data: {"id":"1","choices":[{"delta":{"content":" there"}}]}\n'
+        "data: [DONE]\n"
+    )
     assert run(body, "sse-openai")["text"] == "Hello there"
 
 
 def test_openai_malformed_json_lines_tolerated() -> None:
-    body = (oai({"content": "Hi"}) + 'data: {"choices": [{"delta": {"content": "bro\n\n'
-            + "data: not json at all\n\n" + oai({"content": "!"}) + "data: [DONE]\n\n")
+    body = (
+        oai({"content": "Hi"})
+        + 'data: {"choices": [{"delta": {"content": "bro\n\n'
+        + "data: not json at all\n\n"
+        + oai({"content": "!"})
+        + "data: [DONE]\n\n"
+    )
     out = run(body, "sse-openai")
     assert out["text"] == "Hi!"
     assert out["metadata"]["skipped"] == 2
@@ -162,18 +197,24 @@ def test_openai_malformed_json_lines_tolerated() -> None:
 
 
 def test_openai_unparseable_final_arguments_name_the_call() -> None:
-    body = (tc(0, "", "call_1", "search") + tc(0, '{"q": "x"}')
-            + tc(1, "", "call_2", "broken") + tc(1, '{"q": ') + "data: [DONE]\n\n")
+    body = (
+        tc(0, "", "call_1", "search")
+        + tc(0, '{"q": "x"}')
+        + tc(1, "", "call_2", "broken")
+        + tc(1, '{"q": ')
+        + "data: [DONE]\n\n"
+    )
     out = run(body, "sse-openai")
-    assert out["toolCalls"] == [{"id": "call_1", "name": "search", "args": {"q": "x"}},
-                                {"id": "call_2", "name": "broken", "args": {}}]
+    assert out["toolCalls"] == [
+        {"id": "call_1", "name": "search", "args": {"q": "x"}},
+        {"id": "call_2", "name": "broken", "args": {}},
+    ]
     assert "'broken' (call_2)" in out["metadata"]["error"]
     assert "search" not in out["metadata"]["error"]
 
 
 def test_openai_error_payload_and_wrong_format_hint() -> None:
-    out = run('data: {"error": {"message": "Rate limit reached", "type": "requests"}}\n\n',
-              "sse-openai")
+    out = run('data: {"error": {"message": "Rate limit reached", "type": "requests"}}\n\n', "sse-openai")
     assert out["metadata"]["error"].endswith("Rate limit reached")
     vercel_body = 'data: {"type":"text-delta","id":"0","delta":"Hi"}\n\n'
     assert "is the stream format right" in run(vercel_body, "sse-openai")["metadata"]["error"]
@@ -182,15 +223,30 @@ def test_openai_error_payload_and_wrong_format_hint() -> None:
 
 def test_openai_non_streamed_completion_object() -> None:
     completion = {
-        "id": "chatcmpl-9", "object": "chat.completion",
-        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
-            "role": "assistant", "content": "Let me check.",
-            "tool_calls": [
-                {"id": "call_a", "type": "function",
-                 "function": {"name": "search_calendar", "arguments": '{"date":"2024-10-08"}'}},
-                {"id": "call_b", "type": "function",
-                 "function": {"name": "create_event", "arguments": {"title": "Sync"}}},
-            ]}}],
+        "id": "chatcmpl-9",
+        "object": "chat.completion",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "tool_calls",
+                "message": {
+                    "role": "assistant",
+                    "content": "Let me check.",
+                    "tool_calls": [
+                        {
+                            "id": "call_a",
+                            "type": "function",
+                            "function": {"name": "search_calendar", "arguments": '{"date":"2024-10-08"}'},
+                        },
+                        {
+                            "id": "call_b",
+                            "type": "function",
+                            "function": {"name": "create_event", "arguments": {"title": "Sync"}},
+                        },
+                    ],
+                },
+            }
+        ],
     }
     out = run(json.dumps(completion, indent=2), "sse-openai")
     assert out["text"] == "Let me check."
@@ -202,8 +258,12 @@ def test_openai_non_streamed_completion_object() -> None:
 
 def test_openai_empty_stream_is_not_an_error() -> None:
     out = run("", "sse-openai")
-    assert out == {"text": "", "toolCalls": [], "chunks": [],
-                   "metadata": {"format": "sse-openai", "totalChunks": 0, "totalTools": 0}}
+    assert out == {
+        "text": "",
+        "toolCalls": [],
+        "chunks": [],
+        "metadata": {"format": "sse-openai", "totalChunks": 0, "totalTools": 0},
+    }
 
 
 # ---------------------------------------------------------------- sse-vercel
@@ -230,14 +290,17 @@ def test_vercel_data_stream_protocol_bare_lines() -> None:
     assert out["text"] == "Let me check the weather."
     assert out["toolCalls"] == [
         {"id": "call-1", "name": "get_weather", "args": {"city": "Paris"}, "result": {"temp": 21}},
-        {"id": "call-2", "name": "get_time", "args": {"tz": "CET"},
-         "result": {"error": "clock unavailable"}},
+        {"id": "call-2", "name": "get_time", "args": {"tz": "CET"}, "result": {"error": "clock unavailable"}},
     ]
     assert {"type": "tool-call", "toolCallId": "call-1", "toolName": "get_weather"} in out["chunks"]
     assert {"type": "tool-result", "toolCallId": "call-1", "result": {"temp": 21}} in out["chunks"]
     assert out["chunks"][-1] == {"type": "finish", "reason": "stop"}
-    assert out["metadata"] == {"format": "sse-vercel", "totalChunks": len(out["chunks"]),
-                               "totalTools": 2, "toolErrorCount": 1}
+    assert out["metadata"] == {
+        "format": "sse-vercel",
+        "totalChunks": len(out["chunks"]),
+        "totalTools": 2,
+        "toolErrorCount": 1,
+    }
 
 
 def test_vercel_data_stream_protocol_inside_sse_data_lines() -> None:
@@ -254,26 +317,36 @@ def test_vercel_data_stream_error_part() -> None:
     assert {"type": "error", "error": "An error occurred."} in out["chunks"]
 
 
-UI_STREAM = "".join(f"data: {json.dumps(ev)}\n\n" for ev in [
-    {"type": "start", "messageId": "msg-1"},
-    {"type": "start-step"},
-    {"type": "text-start", "id": "t0"},
-    {"type": "text-delta", "id": "t0", "delta": "Searching "},
-    {"type": "text-delta", "id": "t0", "delta": "now."},
-    {"type": "text-end", "id": "t0"},
-    {"type": "tool-input-start", "toolCallId": "call_1", "toolName": "search_users"},
-    {"type": "tool-input-delta", "toolCallId": "call_1", "inputTextDelta": '{"name'},
-    {"type": "tool-input-start", "toolCallId": "call_2", "toolName": "send_email"},
-    {"type": "tool-input-delta", "toolCallId": "call_2", "inputTextDelta": '{"to":"a@b.c"}'},
-    {"type": "tool-input-delta", "toolCallId": "call_1", "inputTextDelta": '":"Alice"}'},
-    {"type": "tool-input-available", "toolCallId": "call_2", "toolName": "send_email",
-     "input": {"to": "a@b.c"}},
-    {"type": "tool-output-available", "toolCallId": "call_1", "output": [{"id": 1}]},
-    {"type": "tool-output-error", "toolCallId": "call_2", "errorText": "SMTP down"},
-    {"type": "finish-step"},
-    {"type": "data-weather", "data": {"x": 1}},
-    {"type": "finish", "finishReason": "stop"},
-]) + "data: [DONE]\n\n"
+UI_STREAM = (
+    "".join(
+        f"data: {json.dumps(ev)}\n\n"
+        for ev in [
+            {"type": "start", "messageId": "msg-1"},
+            {"type": "start-step"},
+            {"type": "text-start", "id": "t0"},
+            {"type": "text-delta", "id": "t0", "delta": "Searching "},
+            {"type": "text-delta", "id": "t0", "delta": "now."},
+            {"type": "text-end", "id": "t0"},
+            {"type": "tool-input-start", "toolCallId": "call_1", "toolName": "search_users"},
+            {"type": "tool-input-delta", "toolCallId": "call_1", "inputTextDelta": '{"name'},
+            {"type": "tool-input-start", "toolCallId": "call_2", "toolName": "send_email"},
+            {"type": "tool-input-delta", "toolCallId": "call_2", "inputTextDelta": '{"to":"a@b.c"}'},
+            {"type": "tool-input-delta", "toolCallId": "call_1", "inputTextDelta": '":"Alice"}'},
+            {
+                "type": "tool-input-available",
+                "toolCallId": "call_2",
+                "toolName": "send_email",
+                "input": {"to": "a@b.c"},
+            },
+            {"type": "tool-output-available", "toolCallId": "call_1", "output": [{"id": 1}]},
+            {"type": "tool-output-error", "toolCallId": "call_2", "errorText": "SMTP down"},
+            {"type": "finish-step"},
+            {"type": "data-weather", "data": {"x": 1}},
+            {"type": "finish", "finishReason": "stop"},
+        ]
+    )
+    + "data: [DONE]\n\n"
+)
 
 
 def test_vercel_ui_message_stream_with_streamed_tool_inputs() -> None:
@@ -291,13 +364,16 @@ def test_vercel_ui_message_stream_with_streamed_tool_inputs() -> None:
 
 
 def test_vercel_json_events_older_field_names() -> None:
-    body = "".join(f"data: {json.dumps(ev)}\n\n" for ev in [
-        {"type": "text-delta", "textDelta": "Hello"},
-        {"type": "tool-call", "toolCallId": "t1", "toolName": "search", "args": {"q": "x"}},
-        {"type": "tool-call", "toolCallId": "t2", "toolName": "lookup", "input": {"id": 3}},
-        {"type": "tool-result", "toolCallId": "t1", "result": {"status": "error"}},
-        {"type": "error", "errorText": "stream broke"},
-    ])
+    body = "".join(
+        f"data: {json.dumps(ev)}\n\n"
+        for ev in [
+            {"type": "text-delta", "textDelta": "Hello"},
+            {"type": "tool-call", "toolCallId": "t1", "toolName": "search", "args": {"q": "x"}},
+            {"type": "tool-call", "toolCallId": "t2", "toolName": "lookup", "input": {"id": 3}},
+            {"type": "tool-result", "toolCallId": "t1", "result": {"status": "error"}},
+            {"type": "error", "errorText": "stream broke"},
+        ]
+    )
     out = run(body, "sse-vercel")
     assert out["text"] == "Hello"
     assert out["toolCalls"] == [
@@ -309,8 +385,10 @@ def test_vercel_json_events_older_field_names() -> None:
 
 
 def test_vercel_unparseable_streamed_input_and_malformed_lines() -> None:
-    body = ('0:"ok"\n0:broken\nb:{"toolCallId":"c1","toolName":"calc"}\n'
-            'c:{"toolCallId":"c1","argsTextDelta":"{\\"x\\": 1"}\n')
+    body = (
+        '0:"ok"\n0:broken\nb:{"toolCallId":"c1","toolName":"calc"}\n'
+        'c:{"toolCallId":"c1","argsTextDelta":"{\\"x\\": 1"}\n'
+    )
     out = run(body, "sse-vercel")
     assert out["text"] == "ok"
     assert out["toolCalls"] == [{"id": "c1", "name": "calc", "args": {}}]
@@ -324,13 +402,16 @@ def test_vercel_wrong_format_hint() -> None:
 
 # ---------------------------------------------------------------- sse and text
 
+
 def test_generic_sse_plain_and_json_payloads() -> None:
-    body = ("data: Any text content here\n\n"
-            "event: delta\ndata: {\"text\": \" and more\"}\n\n"
-            "data: {\"content\": \"!\"}\n\n"
-            "data: {\"choices\":[{\"delta\":{\"content\":\" ok\"}}]}\n\n"
-            "data: {\"other\": 1}\n\n"
-            "data: [DONE]\n\n")
+    body = (
+        "data: Any text content here\n\n"
+        'event: delta\ndata: {"text": " and more"}\n\n'
+        'data: {"content": "!"}\n\n'
+        'data: {"choices":[{"delta":{"content":" ok"}}]}\n\n'
+        'data: {"other": 1}\n\n'
+        "data: [DONE]\n\n"
+    )
     out = run(body, "sse")
     assert out["text"] == 'Any text content here and more! ok{"other": 1}'
     assert out["chunks"][0] == {"event": "message", "data": "Any text content here"}
@@ -357,6 +438,7 @@ def test_format_from_inputs_when_not_configured() -> None:
 
 # ---------------------------------------------------------------- block and registry
 
+
 def test_known_formats_and_get_format() -> None:
     assert {"sse", "sse-openai", "sse-vercel", "text"} <= set(known_formats())
     assert get_format("sse-openai") is parse_openai
@@ -374,13 +456,24 @@ def test_custom_format_registration() -> None:
         assert "pipe" in known_formats()
         assert StreamParser.validate_config({"format": "pipe"}) == []
         out = run("a|b|c", "pipe")
-        assert out == {"text": "abc", "toolCalls": [{"id": "1", "name": "t", "args": {}}],
-                       "chunks": [], "metadata": {"format": "pipe", "totalChunks": 0,
-                                                  "totalTools": 1}}
+        assert out == {
+            "text": "abc",
+            "toolCalls": [{"id": "1", "name": "t", "args": {}}],
+            "chunks": [],
+            "metadata": {"format": "pipe", "totalChunks": 0, "totalTools": 1},
+        }
         register_format("boom", lambda body: 1 / 0)
-        assert run("x", "boom") == {"text": "", "toolCalls": [], "chunks": [], "metadata": {
-            "format": "boom", "totalChunks": 0, "totalTools": 0,
-            "error": "ZeroDivisionError: division by zero"}}
+        assert run("x", "boom") == {
+            "text": "",
+            "toolCalls": [],
+            "chunks": [],
+            "metadata": {
+                "format": "boom",
+                "totalChunks": 0,
+                "totalTools": 0,
+                "error": "ZeroDivisionError: division by zero",
+            },
+        }
         register_format("bad", lambda body: "not a dict")
         assert "expected a dict" in run("x", "bad")["metadata"]["error"]
     finally:
@@ -422,14 +515,31 @@ def test_bytes_body_is_decoded() -> None:
 
 # ---------------------------------------------------------------- properties
 
-sse_like = st.lists(st.one_of(
-    st.text(),
-    st.sampled_from(["data:", "data: ", "data: [DONE]", ":", "event: ", "id:", "\r\n", "\n",
-                     "\r", '0:"x"', "9:{", 'c:{"toolCallId":"a","argsTextDelta":"{"}',
-                     '{"choices":[{"delta":{"tool_calls":[{"index":0}]}}]}', '{"type":"',
-                     '{"type":"tool-input-delta","toolCallId":1,"inputTextDelta":2}',
-                     '{"choices":[{"delta":{"tool_calls":[{"index":true,"function":5}]}}]}']),
-)).map("".join)
+sse_like = st.lists(
+    st.one_of(
+        st.text(),
+        st.sampled_from(
+            [
+                "data:",
+                "data: ",
+                "data: [DONE]",
+                ":",
+                "event: ",
+                "id:",
+                "\r\n",
+                "\n",
+                "\r",
+                '0:"x"',
+                "9:{",
+                'c:{"toolCallId":"a","argsTextDelta":"{"}',
+                '{"choices":[{"delta":{"tool_calls":[{"index":0}]}}]}',
+                '{"type":"',
+                '{"type":"tool-input-delta","toolCallId":1,"inputTextDelta":2}',
+                '{"choices":[{"delta":{"tool_calls":[{"index":true,"function":5}]}}]}',
+            ]
+        ),
+    )
+).map("".join)
 
 
 @settings(max_examples=fuzz_examples(150), deadline=None)
@@ -462,11 +572,13 @@ def test_openai_arguments_survive_any_fragmentation(args: dict[str, Any], data: 
 
 def test_without_a_format_a_plain_openai_or_vercel_stream_is_read_as_one() -> None:
     """The docs' examples parse such streams without naming a format, then check the tool calls."""
-    openai = oai({"tool_calls": [{"index": 0, "id": "c1", "function": {"name": "lookup", "arguments": "{}"}}]})
+    openai = oai(
+        {"tool_calls": [{"index": 0, "id": "c1", "function": {"name": "lookup", "arguments": "{}"}}]}
+    )
     out = run(openai)
     assert out["metadata"]["format"] == "sse-openai"
     assert [c["name"] for c in out["toolCalls"]] == ["lookup"]
     vercel = '0:"Hel"\n0:"lo"\nd:{"finishReason":"stop"}\n'
     assert run(vercel)["metadata"]["format"] == "sse-vercel"
     assert run(vercel)["text"] == "Hello"
-    assert run("data: {\"other\": 1}\n\n")["metadata"]["format"] == "text"
+    assert run('data: {"other": 1}\n\n')["metadata"]["format"] == "text"

@@ -29,17 +29,26 @@ def run(tool_calls: Any, key: str = "toolCalls", **config: Any) -> dict[str, Any
 # ---------------------------------------------------------------- input shapes
 
 OPENAI = [
-    {"id": "call_123", "type": "function",
-     "function": {"name": "search_calendar", "arguments": '{"date":"2024-10-08"}'}},
-    {"id": "call_124", "type": "function",
-     "function": {"name": "create_event", "arguments": {"title": "Sync", "duration": 60}}},
+    {
+        "id": "call_123",
+        "type": "function",
+        "function": {"name": "search_calendar", "arguments": '{"date":"2024-10-08"}'},
+    },
+    {
+        "id": "call_124",
+        "type": "function",
+        "function": {"name": "create_event", "arguments": {"title": "Sync", "duration": 60}},
+    },
 ]
 ANTHROPIC = [
     {"type": "text", "text": "Let me check your calendar."},
-    {"type": "tool_use", "id": "toolu_123", "name": "search_calendar",
-     "input": {"date": "2024-10-08"}},
-    {"type": "tool_use", "id": "toolu_124", "name": "create_event",
-     "input": {"title": "Sync", "duration": 60}},
+    {"type": "tool_use", "id": "toolu_123", "name": "search_calendar", "input": {"date": "2024-10-08"}},
+    {
+        "type": "tool_use",
+        "id": "toolu_124",
+        "name": "create_event",
+        "input": {"title": "Sync", "duration": 60},
+    },
 ]
 VERCEL = [
     {"toolCallId": "123", "toolName": "search_calendar", "args": {"date": "2024-10-08"}},
@@ -51,17 +60,21 @@ NORMALISED = [
 ]
 
 
-@pytest.mark.parametrize("shape", [OPENAI, ANTHROPIC, VERCEL, NORMALISED],
-                         ids=["openai", "anthropic", "vercel", "normalised"])
+@pytest.mark.parametrize(
+    "shape", [OPENAI, ANTHROPIC, VERCEL, NORMALISED], ids=["openai", "anthropic", "vercel", "normalised"]
+)
 def test_every_input_shape_normalises_and_validates(shape: list[dict[str, Any]]) -> None:
     normalised = normalize_tool_calls(shape)
     assert [c["name"] for c in normalised] == ["search_calendar", "create_event"]
     assert normalised[0]["args"] == {"date": "2024-10-08"}
     assert normalised[1]["args"] == {"title": "Sync", "duration": 60}
     assert all(set(c) == {"id", "name", "args"} for c in normalised)
-    out = run(shape, expected=["search_calendar", "create_event"], order=True,
-              validateArgs={"search_calendar": {"date": "2024-10-08"},
-                            "create_event": {"duration": 60}})
+    out = run(
+        shape,
+        expected=["search_calendar", "create_event"],
+        order=True,
+        validateArgs={"search_calendar": {"date": "2024-10-08"}, "create_event": {"duration": 60}},
+    )
     assert out["passed"] is True, out["failures"]
     assert out["score"] == 1.0
     assert out["actualTools"] == ["search_calendar", "create_event"]
@@ -72,7 +85,8 @@ def test_normalize_ids_and_odd_shapes() -> None:
     assert normalize_tool_calls(VERCEL)[0]["id"] == "123"
     assert normalize_tool_calls(["search"]) == [{"id": None, "name": "search", "args": {}}]
     assert normalize_tool_calls([{"functionCall": {"name": "g", "args": {"a": 1}}}]) == [
-        {"id": None, "name": "g", "args": {"a": 1}}]
+        {"id": None, "name": "g", "args": {"a": 1}}
+    ]
     assert normalize_tool_calls([{"name": "f", "arguments": "not json"}])[0]["args"] == {}
     assert normalize_tool_calls([{"name": "f", "arguments": ""}])[0]["args"] == {}
     with_result = normalize_tool_calls([{"id": "1", "name": "f", "args": {}, "result": 5}])
@@ -93,8 +107,11 @@ def test_body_input_and_whole_responses_are_accepted() -> None:
 
 @pytest.mark.parametrize("value", [None, "search", 5, {"no": "calls"}])
 def test_missing_or_non_list_tool_calls_raise(value: Any) -> None:
-    with pytest.raises(BlockError, match=r"ValidateTools needs input 'toolCalls' \(a list of "
-                                         r"tool calls\); got "):
+    with pytest.raises(
+        BlockError,
+        match=r"ValidateTools needs input 'toolCalls' \(a list of "
+        r"tool calls\); got ",
+    ):
         run(value, expected="x")
     with pytest.raises(BlockError, match="got nothing"):
         asyncio.run(ValidateTools({}).process({}, None))
@@ -107,10 +124,17 @@ def test_bad_element_raises_block_error() -> None:
 
 # ---------------------------------------------------------------- checks
 
+
 def test_no_checks_passes_with_score_one() -> None:
     out = run(calls("a", "b"))
-    assert out == {"passed": True, "failures": [], "score": 1.0, "checks": [],
-                   "actualTools": ["a", "b"], "expectedTools": []}
+    assert out == {
+        "passed": True,
+        "failures": [],
+        "score": 1.0,
+        "checks": [],
+        "actualTools": ["a", "b"],
+        "expectedTools": [],
+    }
     assert run([])["score"] == 1.0
 
 
@@ -123,8 +147,10 @@ def test_expected_pass_and_fail() -> None:
         "passed": False,
         "failures": ["Missing expected tools: send_email"],
         "score": 0.5,
-        "checks": [{"check": "expected", "tool": "search_database", "passed": True},
-                   {"check": "expected", "tool": "send_email", "passed": False}],
+        "checks": [
+            {"check": "expected", "tool": "search_database", "passed": True},
+            {"check": "expected", "tool": "send_email", "passed": False},
+        ],
         "actualTools": ["search_database"],
         "expectedTools": ["search_database", "send_email"],
     }
@@ -189,11 +215,18 @@ def test_validate_args_pass_and_fail() -> None:
     out = run(tools, validateArgs={"search": {"query": "users", "limit": 10}})
     assert out["failures"] == ["Tool 'search' arg 'limit' mismatch: expected 10, got 5"]
     assert out["score"] == 0.5
-    assert out["checks"][1] == {"check": "args", "tool": "search", "arg": "limit",
-                                "expected": 10, "actual": 5, "passed": False}
+    assert out["checks"][1] == {
+        "check": "args",
+        "tool": "search",
+        "arg": "limit",
+        "expected": 10,
+        "actual": 5,
+        "passed": False,
+    }
     missing_arg = run(tools, validateArgs={"search": {"table": "users"}})
     assert missing_arg["failures"] == [
-        "Tool 'search' arg 'table' mismatch: expected \"users\", got (missing)"]
+        "Tool 'search' arg 'table' mismatch: expected \"users\", got (missing)"
+    ]
 
 
 def test_validate_args_tool_not_called() -> None:
@@ -223,9 +256,15 @@ def test_validate_args_with_several_calls_of_one_tool() -> None:
 
 def test_combined_score_is_fraction_of_checks() -> None:
     tools = calls("search_users", "delete_user", search_users={"limit": 10})
-    out = run(tools, expected=["search_users", "send_email"], forbidden=["delete_user"],
-              minTools=2, maxTools=3, order=["search_users", "send_email"],
-              validateArgs={"search_users": {"limit": 10}})
+    out = run(
+        tools,
+        expected=["search_users", "send_email"],
+        forbidden=["delete_user"],
+        minTools=2,
+        maxTools=3,
+        order=["search_users", "send_email"],
+        validateArgs={"search_users": {"limit": 10}},
+    )
     # checks: 2 expected (1 ok), 1 forbidden (fail), min ok, max ok, order fail, 1 arg ok
     assert out["score"] == pytest.approx(4 / 7)
     assert out["failures"] == [
@@ -238,28 +277,42 @@ def test_combined_score_is_fraction_of_checks() -> None:
 
 # ---------------------------------------------------------------- config validation
 
+
 def test_validate_config_accepts_documented_configs() -> None:
-    assert ValidateTools.validate_config({
-        "expected": ["a", "b"], "forbidden": "c", "minTools": 0, "maxTools": 3,
-        "order": ["a", "b"], "validateArgs": {"a": {"x": 1}}}) == []
+    assert (
+        ValidateTools.validate_config(
+            {
+                "expected": ["a", "b"],
+                "forbidden": "c",
+                "minTools": 0,
+                "maxTools": 3,
+                "order": ["a", "b"],
+                "validateArgs": {"a": {"x": 1}},
+            }
+        )
+        == []
+    )
     assert ValidateTools.validate_config({"expected": ["a"], "order": True}) == []
     assert ValidateTools.validate_config({"minTools": "${MIN}"}) == []
 
 
-@pytest.mark.parametrize(("config", "key"), [
-    ({"minTools": "2"}, "minTools"),
-    ({"minTools": True}, "minTools"),
-    ({"maxTools": -1}, "maxTools"),
-    ({"maxTools": 1.5}, "maxTools"),
-    ({"minTools": 3, "maxTools": 1}, "minTools"),
-    ({"order": "a"}, "order"),
-    ({"order": [1, 2]}, "order"),
-    ({"order": True}, "order"),
-    ({"expected": 5}, "expected"),
-    ({"forbidden": ["a", 1]}, "forbidden"),
-    ({"validateArgs": ["a"]}, "validateArgs"),
-    ({"validateArgs": {"a": 1}}, "validateArgs"),
-])
+@pytest.mark.parametrize(
+    ("config", "key"),
+    [
+        ({"minTools": "2"}, "minTools"),
+        ({"minTools": True}, "minTools"),
+        ({"maxTools": -1}, "maxTools"),
+        ({"maxTools": 1.5}, "maxTools"),
+        ({"minTools": 3, "maxTools": 1}, "minTools"),
+        ({"order": "a"}, "order"),
+        ({"order": [1, 2]}, "order"),
+        ({"order": True}, "order"),
+        ({"expected": 5}, "expected"),
+        ({"forbidden": ["a", 1]}, "forbidden"),
+        ({"validateArgs": ["a"]}, "validateArgs"),
+        ({"validateArgs": {"a": 1}}, "validateArgs"),
+    ],
+)
 def test_validate_config_reports_wrong_types(config: dict[str, Any], key: str) -> None:
     problems = ValidateTools.validate_config(config)
     assert [k for k, _ in problems] == [key]
@@ -273,6 +326,7 @@ def test_bad_config_at_run_time_raises() -> None:
 
 # ---------------------------------------------------------------- properties
 
+
 @given(st.lists(st.sampled_from("abcde"), max_size=8), st.lists(st.sampled_from("abcde"), max_size=4))
 def test_score_is_fraction_and_passed_matches_failures(actual: list[str], wanted: list[str]) -> None:
     out = run(calls(*actual), expected=wanted, forbidden=["e"], order=wanted, maxTools=5)
@@ -280,8 +334,12 @@ def test_score_is_fraction_and_passed_matches_failures(actual: list[str], wanted
     assert out["passed"] == (out["failures"] == []) == (out["score"] == 1.0)
 
 
-@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(),
-                    lambda i: st.lists(i, max_size=3) | st.dictionaries(st.text(), i, max_size=3)))
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(),
+        lambda i: st.lists(i, max_size=3) | st.dictionaries(st.text(), i, max_size=3),
+    )
+)
 def test_deep_equal_is_reflexive(value: Any) -> None:
     assert deep_equal(value, value)
 
@@ -292,7 +350,13 @@ def test_the_evidence_holds_each_calls_arguments_also_for_openai_shaped_calls() 
     from pytest_semantictest.evidence import ToolCall, ToolCalls
     from pytest_semantictest.model import Step, StepTrace
 
-    calls = [{"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]
+    calls = [
+        {
+            "id": "c1",
+            "type": "function",
+            "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+        }
+    ]
     block = ValidateTools({"expected": ["get_weather"]})
     output = asyncio.run(block.process({"toolCalls": calls}, None))
     trace = StepTrace(Step("ValidateTools", "tools", None, {}, "tools"), {"toolCalls": calls}, output, 0.1)

@@ -13,8 +13,16 @@ from pytest_semantictest.checks.operators import OPERATORS
 from pytest_semantictest.formats.highbar.models import MATCHER_KEYS as HIGHBAR_KEYS
 
 
-@pytest.mark.parametrize("a, b, equal", [(1, 1.0, True), (True, 1, False), (200, "200", False),
-                                         ({"a": [1]}, {"a": [1.0]}, True), (None, None, True)])
+@pytest.mark.parametrize(
+    "a, b, equal",
+    [
+        (1, 1.0, True),
+        (True, 1, False),
+        (200, "200", False),
+        ({"a": [1]}, {"a": [1.0]}, True),
+        (None, None, True),
+    ],
+)
 def test_one_json_equality(a: Any, b: Any, equal: bool) -> None:
     assert v.json_equal(a, b) is equal and v.json_equal(b, a) is equal
 
@@ -33,17 +41,18 @@ def test_javascript_flags() -> None:
 CONTAINS = [
     # (haystack, needle, SemanticTest, highbar, Yao, compliance)
     ("hello world", "world", True, True, True, True),
-    (["hello world"], "world", True, False, True, True),       # an item that contains it
-    ([{"name": "search"}], "search", True, False, True, True),     # a tool call of that name
-    ({"k": "v"}, "k", True, None, True, False),                 # a key (Yao: the JSON text has it)
-    ({"k": "v"}, "v", False, None, True, True),                 # a value
+    (["hello world"], "world", True, False, True, True),  # an item that contains it
+    ([{"name": "search"}], "search", True, False, True, True),  # a tool call of that name
+    ({"k": "v"}, "k", True, None, True, False),  # a key (Yao: the JSON text has it)
+    ({"k": "v"}, "v", False, None, True, True),  # a value
     (["A"], "a", False, False, False, False),
 ]
 
 
 @pytest.mark.parametrize("haystack, needle, semantictest, highbar, yao, compliance", CONTAINS)
-def test_the_four_containment_rules(haystack: Any, needle: Any, semantictest: bool, highbar: bool | None,
-                                    yao: bool, compliance: bool) -> None:
+def test_the_four_containment_rules(
+    haystack: Any, needle: Any, semantictest: bool, highbar: bool | None, yao: bool, compliance: bool
+) -> None:
     assert v.holds_item(haystack, needle) is semantictest
     assert v.member_or_text(haystack, needle, False) is highbar
     assert v.member_or_substring(haystack, needle) is yao

@@ -43,7 +43,9 @@ def write_cases(pytester: pytest.Pytester, name: str, *cases: dict[str, Any]) ->
     return path
 
 
-def run(pytester: pytest.Pytester, agent: ScriptedAgent | None, llm: ConversationFake | None, *args: str) -> Any:
+def run(
+    pytester: pytest.Pytester, agent: ScriptedAgent | None, llm: ConversationFake | None, *args: str
+) -> Any:
     """``pytest`` (in-process) against the scripted agent and the fake LLM (either may be None)."""
     extra = ["-p", "no:cacheprovider", "-rA"]
     if agent is not None:
@@ -60,23 +62,46 @@ def results(pytester: pytest.Pytester, name: str = "results.jsonl") -> dict[str,
 
 
 EXPENSE_TURNS = [
-    {"input": "I want to submit an expense", "assertions": [{"type": "contains", "value": "type of expense"}]},
-    {"input": "Business travel, $3500",
-     "assert": [{"type": "tool_called", "name": {"name": "create_expense", "arguments": {"amount": 3500}}}]},
-    {"input": "Yes, confirm", "assertions": [
-        {"type": "contains", "value": "submitted"},
-        {"type": "tool_result", "tool": "submit_expense", "result": {"status": "submitted"}},
-    ]},
+    {
+        "input": "I want to submit an expense",
+        "assertions": [{"type": "contains", "value": "type of expense"}],
+    },
+    {
+        "input": "Business travel, $3500",
+        "assert": [
+            {"type": "tool_called", "name": {"name": "create_expense", "arguments": {"amount": 3500}}}
+        ],
+    },
+    {
+        "input": "Yes, confirm",
+        "assertions": [
+            {"type": "contains", "value": "submitted"},
+            {"type": "tool_result", "tool": "submit_expense", "result": {"status": "submitted"}},
+        ],
+    },
 ]
 
-SIMULATOR = {"use": "agents:simulator", "options": {"metadata": {"persona": "a new employee",
-                                                                "goal": "submit a $3500 travel expense"}}}
+SIMULATOR = {
+    "use": "agents:simulator",
+    "options": {"metadata": {"persona": "a new employee", "goal": "submit a $3500 travel expense"}},
+}
 
 EXPENSE_CHECKPOINTS = [
-    {"id": "ask_type", "description": "asks the expense type",
-     "assertion": {"type": "contains", "value": "type of expense"}},
-    {"id": "call_create", "after": ["ask_type"], "assertion": {"type": "tool_called", "name": "create_expense"}},
-    {"id": "confirm", "after": ["call_create"], "assert": {"type": "regex", "pattern": "submitted.*EXP-\\d+"}},
+    {
+        "id": "ask_type",
+        "description": "asks the expense type",
+        "assertion": {"type": "contains", "value": "type of expense"},
+    },
+    {
+        "id": "call_create",
+        "after": ["ask_type"],
+        "assertion": {"type": "tool_called", "name": "create_expense"},
+    },
+    {
+        "id": "confirm",
+        "after": ["call_create"],
+        "assert": {"type": "regex", "pattern": "submitted.*EXP-\\d+"},
+    },
 ]
 
 
@@ -105,7 +130,9 @@ def teardown(ctx, session):
 '''
 
 
-def write_session_hooks(pytester: pytest.Pytester, agent: ScriptedAgent, module: str = "session_hooks") -> str:
+def write_session_hooks(
+    pytester: pytest.Pytester, agent: ScriptedAgent, module: str = "session_hooks"
+) -> str:
     """A hooks module next to the test files whose setup and teardown POST to the scripted agent;
     returns the agent file's ``session:`` value (YAML flow mapping)."""
     base = agent.highbar_url.rsplit("/", 1)[0]

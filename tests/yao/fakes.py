@@ -70,13 +70,23 @@ class ConversationFake(FakeOpenAI):
         if schema == "validator_result":
             response = user.split("## Response to validate\n", 1)[-1].split("\n\n## ", 1)[0]
             if any(word in response for word in self.good_words):
-                return json.dumps({"passed": True, "score": 0.9, "reason": "meets the criteria", "suggestions": []})
-            return json.dumps({"passed": False, "score": 0.3, "reason": "the reply does not confirm the expense",
-                               "suggestions": ["Mention the reference number"]})
+                return json.dumps(
+                    {"passed": True, "score": 0.9, "reason": "meets the criteria", "suggestions": []}
+                )
+            return json.dumps(
+                {
+                    "passed": False,
+                    "score": 0.3,
+                    "reason": "the reply does not confirm the expense",
+                    "suggestions": ["Mention the reference number"],
+                }
+            )
         if schema == "generated_cases":
             return json.dumps({"cases": self.cases})
         return super().answer(body)
 
     def roles(self) -> list[str]:
         """The schema name of every request, in order."""
-        return [((b.get("response_format") or {}).get("json_schema") or {}).get("name", "") for b in self.bodies()]
+        return [
+            ((b.get("response_format") or {}).get("json_schema") or {}).get("name", "") for b in self.bodies()
+        ]

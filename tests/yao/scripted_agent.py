@@ -41,8 +41,11 @@ def _text(content: Any) -> str:
 
 
 def _call(name: str, args: dict[str, Any], result: Any) -> dict[str, Any]:
-    return {"id": f"call_{name}", "type": "function",
-            "function": {"name": name, "arguments": json.dumps(args), "result": result}}
+    return {
+        "id": f"call_{name}",
+        "type": "function",
+        "function": {"name": name, "arguments": json.dumps(args), "result": result},
+    }
 
 
 def answer(body: dict[str, Any]) -> tuple[str, list[dict[str, Any]], bool | None, float]:
@@ -54,8 +57,11 @@ def answer(body: dict[str, Any]) -> tuple[str, list[dict[str, Any]], bool | None
     earlier = " ".join(_text(m.get("content")) for m in messages[:-1] if m.get("role") == "assistant").lower()
     slow = re.search(r"slow (\d+(?:\.\d+)?)", text)
     delay = float(slow.group(1)) if slow else 0.0
-    images = [p for p in last.get("content") or [] if isinstance(p, dict) and p.get("type") == "image_url"] \
-        if isinstance(last.get("content"), list) else []
+    images = (
+        [p for p in last.get("content") or [] if isinstance(p, dict) and p.get("type") == "image_url"]
+        if isinstance(last.get("content"), list)
+        else []
+    )
     if images:
         url = images[0]["image_url"]["url"]
         return f"I see an image ({url.split(';')[0]}).", [], True, delay
@@ -70,7 +76,9 @@ def answer(body: dict[str, Any]) -> tuple[str, list[dict[str, Any]], bool | None
     amount = re.search(r"\$\s?([\d,]+)", text)
     if "travel" in text and amount:
         value = int(amount.group(1).replace(",", ""))
-        call = _call("create_expense", {"type": "travel", "amount": value}, {"id": "EXP-1", "status": "draft"})
+        call = _call(
+            "create_expense", {"type": "travel", "amount": value}, {"id": "EXP-1", "status": "draft"}
+        )
         return f"I created a draft travel expense of ${value}. Shall I submit it?", [call], True, delay
     if re.search(r"\b(yes|confirm)\b", text) and "draft" in earlier:
         call = _call("submit_expense", {"id": "EXP-1"}, {"status": "submitted", "reference": REFERENCE})
@@ -122,8 +130,12 @@ class ScriptedAgent:
                 message: dict[str, Any] = {"role": "assistant", "content": text}
                 if calls:
                     message["tool_calls"] = calls
-                reply = {"id": "chatcmpl-1", "object": "chat.completion", "model": body.get("model", "agent"),
-                         "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}
+                reply = {
+                    "id": "chatcmpl-1",
+                    "object": "chat.completion",
+                    "model": body.get("model", "agent"),
+                    "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                }
                 if awaiting is not None:
                     reply["awaiting_input"] = awaiting
                 self._send(200, json.dumps(reply).encode())
@@ -140,10 +152,18 @@ class ScriptedAgent:
                     history.append({"role": "assistant", "content": text})
                 if delay:
                     time.sleep(delay)
-                plain = [{"name": c["function"]["name"], "arguments": json.loads(c["function"]["arguments"]),
-                          "result": c["function"]["result"]} for c in calls]
-                self._send(200, json.dumps({"response": text, "tool_calls": plain,
-                                            "awaiting_input": awaiting}).encode())
+                plain = [
+                    {
+                        "name": c["function"]["name"],
+                        "arguments": json.loads(c["function"]["arguments"]),
+                        "result": c["function"]["result"],
+                    }
+                    for c in calls
+                ]
+                self._send(
+                    200,
+                    json.dumps({"response": text, "tool_calls": plain, "awaiting_input": awaiting}).encode(),
+                )
 
             def _send(self, status: int, payload: bytes) -> None:
                 try:
@@ -159,14 +179,17 @@ class ScriptedAgent:
                 pass
 
         self._server = _Server(("127.0.0.1", self.port), Handler)
-        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        ).start()
         return self
 
     def _session(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         hook = path.rsplit("/", 1)[-1]
         session_id = body.get("session_id") or f"s{sum(1 for s in self.sessions if s['hook'] == 'setup') + 1}"
-        self.sessions.append({"hook": hook, "test": body.get("test"), "name": body.get("name"),
-                              "session_id": session_id})
+        self.sessions.append(
+            {"hook": hook, "test": body.get("test"), "name": body.get("name"), "session_id": session_id}
+        )
         return {"session_id": session_id}
 
     def stop(self) -> None:

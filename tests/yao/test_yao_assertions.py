@@ -21,13 +21,20 @@ TURN: dict[str, Any] = {
     "input": "Business travel, $3500",
     "output": "I created a draft travel expense of $3500. Shall I submit it?",
     "tool_calls": [
-        {"name": "expense__create_expense", "arguments": {"type": "travel", "amount": 3500},
-         "result": {"id": "EXP-1", "status": "draft", "total": 3500}},
+        {
+            "name": "expense__create_expense",
+            "arguments": {"type": "travel", "amount": 3500},
+            "result": {"id": "EXP-1", "status": "draft", "total": 3500},
+        },
         {"name": "notify", "arguments": {}, "error": "mail server down"},
     ],
 }
-JSON_TURN: dict[str, Any] = {"turn": 1, "input": "json please", "tool_calls": [],
-                             "output": '```json\n{"status": "ok", "count": 3, "items": ["a", "b"], "ok": true}\n```'}
+JSON_TURN: dict[str, Any] = {
+    "turn": 1,
+    "input": "json please",
+    "tool_calls": [],
+    "output": '```json\n{"status": "ok", "count": 3, "items": ["a", "b"], "ok": true}\n```',
+}
 
 
 def spec(**raw: Any) -> AssertionSpec:
@@ -36,9 +43,17 @@ def spec(**raw: Any) -> AssertionSpec:
 
 CASES = [
     # (assertion, turn, holds)
-    ({"type": "equals", "value": "I created a draft travel expense of $3500. Shall I submit it?"}, TURN, True),
+    (
+        {"type": "equals", "value": "I created a draft travel expense of $3500. Shall I submit it?"},
+        TURN,
+        True,
+    ),
     ({"type": "equals", "value": "something else"}, TURN, False),
-    ({"type": "equals", "value": {"status": "ok", "count": 3, "items": ["a", "b"], "ok": True}}, JSON_TURN, True),
+    (
+        {"type": "equals", "value": {"status": "ok", "count": 3, "items": ["a", "b"], "ok": True}},
+        JSON_TURN,
+        True,
+    ),
     ({"type": "equals", "path": "$.count", "value": 3}, JSON_TURN, True),
     ({"type": "equals", "path": "$.ok", "value": 1}, JSON_TURN, False),  # true is not 1
     ({"type": "contains", "value": "draft"}, TURN, True),
@@ -67,14 +82,20 @@ CASES = [
     ({"type": "tool_called", "name": {"name": "create_expense", "arguments": {"amount": 3500}}}, TURN, True),
     ({"type": "tool_called", "name": {"name": "create_expense", "arguments": {"amount": 10}}}, TURN, False),
     ({"type": "tool_result", "tool": "create_expense", "result": {"status": "draft"}}, TURN, True),
-    ({"type": "tool_result", "value": {"tool": "create_expense", "result": {"id": "regex:^EXP-\\d$"}}}, TURN, True),
+    (
+        {"type": "tool_result", "value": {"tool": "create_expense", "result": {"id": "regex:^EXP-\\d$"}}},
+        TURN,
+        True,
+    ),
     ({"type": "tool_result", "tool": "create_expense", "result": {"status": "submitted"}}, TURN, False),
     ({"type": "tool_result", "tool": "notify"}, TURN, False),  # it failed
     ({"type": "tool_result", "tool": "archive"}, TURN, False),  # never called
 ]
 
 
-@pytest.mark.parametrize(("raw", "turn", "holds"), CASES, ids=[f"{c[0]['type']}-{i}" for i, c in enumerate(CASES)])
+@pytest.mark.parametrize(
+    ("raw", "turn", "holds"), CASES, ids=[f"{c[0]['type']}-{i}" for i, c in enumerate(CASES)]
+)
 def test_assertion_and_its_negation(raw: dict[str, Any], turn: dict[str, Any], holds: bool) -> None:
     assert evaluate(spec(**raw), turn).passed is holds
     negated = evaluate(spec(**raw, negate=True), turn)
@@ -85,8 +106,10 @@ def test_assertion_and_its_negation(raw: dict[str, Any], turn: dict[str, Any], h
 
 def test_failure_messages_say_what_was_expected_and_got() -> None:
     outcome = evaluate(spec(type="contains", value="receipt"), TURN)
-    assert outcome.message == ("output does not contain 'receipt'; got 'I created a draft travel expense of $3500. "
-                               "Shall I submit it?'")
+    assert outcome.message == (
+        "output does not contain 'receipt'; got 'I created a draft travel expense of $3500. "
+        "Shall I submit it?'"
+    )
     outcome = evaluate(spec(type="tool_called", name="delete_expense"), TURN)
     assert outcome.message == "'delete_expense' was not called (called: expense__create_expense, notify)"
     outcome = evaluate(spec(type="json_path", path="$.count", value=4), JSON_TURN)
@@ -96,14 +119,16 @@ def test_failure_messages_say_what_was_expected_and_got() -> None:
 
 
 def test_custom_message_replaces_the_generated_one_and_keeps_it_as_detail() -> None:
-    outcome = evaluate(spec(type="contains", value="receipt", message="the agent must ask for a receipt"), TURN)
+    outcome = evaluate(
+        spec(type="contains", value="receipt", message="the agent must ask for a receipt"), TURN
+    )
     assert outcome.message == "the agent must ask for a receipt"
     assert outcome.details["detail"].startswith("output does not contain 'receipt'")
 
 
 # --- script assertions --------------------------------------------------------------------
 
-SCRIPTS = '''
+SCRIPTS = """
 def mentions_amount(output, input, value):
     return str(value) in output
 
@@ -122,7 +147,7 @@ def broken(output):
 
 def not_a_verdict(output):
     return "yes"
-'''
+"""
 
 
 @pytest.fixture
@@ -131,32 +156,42 @@ def scripts(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def run_checks(raws: list[dict[str, Any]], turn: dict[str, Any], base: Path | None, session: Any = None) -> Any:
+def run_checks(
+    raws: list[dict[str, Any]], turn: dict[str, Any], base: Path | None, session: Any = None
+) -> Any:
     specs = [spec(**raw) for raw in raws]
     return asyncio.run(check_turn(specs, turn, run_context=session or RunContext(), base_dir=base))
 
 
 def test_script_assertions_from_a_file_next_to_the_cases(scripts: Path) -> None:
-    results = run_checks([
-        {"type": "script", "use": "scripts:checks_yao:mentions_amount", "value": 3500},
-        {"type": "script", "script": "checks_yao:structured", "value": 2},
-        {"type": "script", "use": "checks_yao:structured", "value": 1},
-        {"type": "script", "use": "checks_yao:asserting"},
-        {"type": "script", "use": "checks_yao:asserting", "negate": True},
-        {"type": "script", "use": "checks_yao:slow_ok"},
-    ], TURN, scripts)
+    results = run_checks(
+        [
+            {"type": "script", "use": "scripts:checks_yao:mentions_amount", "value": 3500},
+            {"type": "script", "script": "checks_yao:structured", "value": 2},
+            {"type": "script", "use": "checks_yao:structured", "value": 1},
+            {"type": "script", "use": "checks_yao:asserting"},
+            {"type": "script", "use": "checks_yao:asserting", "negate": True},
+            {"type": "script", "use": "checks_yao:slow_ok"},
+        ],
+        TURN,
+        scripts,
+    )
     assert [r.passed for r in results] == [True, True, False, False, True, True]
     assert results[2].outcome.message == "2 tool calls"
     assert results[3].outcome.message == "script checks_yao:asserting: no receipt requested"
 
 
 def test_a_broken_script_is_an_error_not_a_failure(scripts: Path) -> None:
-    results = run_checks([
-        {"type": "script", "use": "checks_yao:broken"},
-        {"type": "script", "use": "checks_yao:not_a_verdict"},
-        {"type": "script", "use": "no_such_module_xyz:check"},
-        {"type": "script", "use": "checks_yao:missing"},
-    ], TURN, scripts)
+    results = run_checks(
+        [
+            {"type": "script", "use": "checks_yao:broken"},
+            {"type": "script", "use": "checks_yao:not_a_verdict"},
+            {"type": "script", "use": "no_such_module_xyz:check"},
+            {"type": "script", "use": "checks_yao:missing"},
+        ],
+        TURN,
+        scripts,
+    )
     assert all(r.outcome is None for r in results)
     assert results[0].error == "script checks_yao:broken raised KeyError: 'boom'"
     assert "must return True/False" in (results[1].error or "")
@@ -202,26 +237,32 @@ def test_validator_not_configured_is_not_evaluated_and_an_error_when_required() 
     assert results[0].skipped == "LLM validator not configured"
     strict = RunContext()
     strict.settings.require_judge = True
-    assert "--semantictest-require-judge" in (run_checks([{"type": "agent", "criteria": "x"}], TURN, None,
-                                                         strict)[0].error or "")
+    assert "--semantictest-require-judge" in (
+        run_checks([{"type": "agent", "criteria": "x"}], TURN, None, strict)[0].error or ""
+    )
 
 
-@pytest.mark.parametrize(("raw", "message"), [
-    ({"type": "contans", "value": "x"}, "unknown assertion type 'contans' — did you mean 'contains'?"),
-    ({"type": "regex", "pattern": "("}, "invalid regular expression '('"),
-    ({"type": "regex"}, "a regex assertion needs 'pattern' (or 'value')"),
-    ({"type": "contains"}, "a contains assertion needs 'value'"),
-    ({"type": "json_path", "value": 1}, "a json_path assertion needs 'path'"),
-    ({"type": "type", "value": "strng"}, "did you mean 'string'?"),
-    ({"type": "tool_called"}, "a tool_called assertion needs 'name' (or 'value')"),
-    ({"type": "tool_result", "result": {}}, "a tool_result assertion needs 'tool'"),
-    ({"type": "script", "use": "checks.py"}, "a script assertion needs 'use' as 'module:function'"),
-    ({"type": "script", "script": "scripts.test.Validate"},  # Yao's README spelling: a porting message
-     "a script assertion's 'script': 'scripts.test.Validate' names a Yao script (TypeScript, run by Yao), which "
-     "pytest-semantictest cannot run: port it to a Python function Validate(output, input, value, context) and "
-     "write 'script': 'module:Validate'"),
-    ({"type": "agent", "use": "agents:v"}, "an agent assertion needs criteria"),
-])
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ({"type": "contans", "value": "x"}, "unknown assertion type 'contans' — did you mean 'contains'?"),
+        ({"type": "regex", "pattern": "("}, "invalid regular expression '('"),
+        ({"type": "regex"}, "a regex assertion needs 'pattern' (or 'value')"),
+        ({"type": "contains"}, "a contains assertion needs 'value'"),
+        ({"type": "json_path", "value": 1}, "a json_path assertion needs 'path'"),
+        ({"type": "type", "value": "strng"}, "did you mean 'string'?"),
+        ({"type": "tool_called"}, "a tool_called assertion needs 'name' (or 'value')"),
+        ({"type": "tool_result", "result": {}}, "a tool_result assertion needs 'tool'"),
+        ({"type": "script", "use": "checks.py"}, "a script assertion needs 'use' as 'module:function'"),
+        (
+            {"type": "script", "script": "scripts.test.Validate"},  # Yao's README spelling: a porting message
+            "a script assertion's 'script': 'scripts.test.Validate' names a Yao script (TypeScript, run by Yao), which "
+            "pytest-semantictest cannot run: port it to a Python function Validate(output, input, value, context) and "
+            "write 'script': 'module:Validate'",
+        ),
+        ({"type": "agent", "use": "agents:v"}, "an agent assertion needs criteria"),
+    ],
+)
 def test_assertion_spec_problems(raw: dict[str, Any], message: str) -> None:
     from pydantic import ValidationError
 

@@ -15,10 +15,14 @@ from pytest_semantictest.options import OPTIONS
 from tests.yao.conftest import EXPENSE_CHECKPOINTS, EXPENSE_TURNS, SIMULATOR, jsonl
 
 
-def context(tmp_path: Path, args: tuple[str, ...] = (), env: dict[str, str] | None = None, **values: Any) -> Any:
+def context(
+    tmp_path: Path, args: tuple[str, ...] = (), env: dict[str, str] | None = None, **values: Any
+) -> Any:
     defaults = {name: default for name, _, default, _ in OPTIONS}
     defaults.update({k.replace("_", "-"): v for k, v in values.items()})
-    return CollectContext(tmp_path, tmp_path, env if env is not None else {}, lambda name: defaults.get(name), args)
+    return CollectContext(
+        tmp_path, tmp_path, env if env is not None else {}, lambda name: defaults.get(name), args
+    )
 
 
 def problems(path: Path, ctx: Any) -> list[str]:
@@ -37,25 +41,31 @@ def problems(path: Path, ctx: Any) -> list[str]:
 
 def test_every_bad_line_is_reported_with_its_line_and_field(tmp_path: Path) -> None:
     path = tmp_path / "bad_test.jsonl"
-    path.write_text("\n".join([
-        '{"id": "ok", "input": "hi"}',
-        "",
-        "// a comment line",
-        '{"id": "broken", "input": "hi",}',
-        '["not", "an", "object"]',
-        '{"id": "ok", "input": "again"}',
-        '{"id": "typo", "inputt": "hi"}',
-        '{"id": "dup-key", "input": "a", "input": "b"}',
-        '{"id": "bad-assert", "input": "hi", "assertions": [{"type": "regex", "patern": "x"}]}',
-        '{"id": "bad-type", "input": "hi", "assert": {"type": "contans", "value": "x"}}',
-        '{"id": "both", "input": "hi", "turns": [{"input": "x"}]}',
-        '{"id": "dyn", "mode": "dynamic", "simulator": {}, "checkpoints": [{"id": "a", "after": ["b"], '
-        '"assertion": {"type": "contains", "value": "x"}}, {"id": "b", "after": ["a"], "assertion": '
-        '{"type": "contains", "value": "y"}}, {"id": "c", "after": ["zz", "c"], "assertion": {"type": "contains", '
-        '"value": "z"}}]}',
-        '{"id": "attach", "input": "see", "attachments": [{"type": "image", "source": "file://missing.png"}]}',
-        '{"id": "t", "input": "hi", "timeout": "soon"}',
-    ]) + "\n", encoding="utf-8")
+    path.write_text(
+        "\n".join(
+            [
+                '{"id": "ok", "input": "hi"}',
+                "",
+                "// a comment line",
+                '{"id": "broken", "input": "hi",}',
+                '["not", "an", "object"]',
+                '{"id": "ok", "input": "again"}',
+                '{"id": "typo", "inputt": "hi"}',
+                '{"id": "dup-key", "input": "a", "input": "b"}',
+                '{"id": "bad-assert", "input": "hi", "assertions": [{"type": "regex", "patern": "x"}]}',
+                '{"id": "bad-type", "input": "hi", "assert": {"type": "contans", "value": "x"}}',
+                '{"id": "both", "input": "hi", "turns": [{"input": "x"}]}',
+                '{"id": "dyn", "mode": "dynamic", "simulator": {}, "checkpoints": [{"id": "a", "after": ["b"], '
+                '"assertion": {"type": "contains", "value": "x"}}, {"id": "b", "after": ["a"], "assertion": '
+                '{"type": "contains", "value": "y"}}, {"id": "c", "after": ["zz", "c"], "assertion": {"type": "contains", '
+                '"value": "z"}}]}',
+                '{"id": "attach", "input": "see", "attachments": [{"type": "image", "source": "file://missing.png"}]}',
+                '{"id": "t", "input": "hi", "timeout": "soon"}',
+            ]
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     lines = problems(path, context(tmp_path))
     file = str(path)
     assert lines == [  # what makes the file unreadable: a collection error, before any case
@@ -86,25 +96,50 @@ def test_every_bad_line_is_reported_with_its_line_and_field(tmp_path: Path) -> N
     ]
 
 
-@pytest.mark.parametrize(("case", "message"), [
-    ({"id": "x"}, "a test case needs 'input' (one turn), 'turns' (static mode) or 'checkpoints' (dynamic mode)"),
-    ({"id": "x", "turns": []}, "'turns' must have at least one turn"),
-    ({"id": "x", "input": "a", "checkpoints": [], "mode": "static"}, "belong to dynamic mode"),
-    ({"id": "x", "mode": "dynamic", "simulator": {}}, "dynamic mode needs 'checkpoints'"),
-    ({"id": "x", "mode": "dynamic", "checkpoints": EXPENSE_CHECKPOINTS}, "dynamic mode needs 'simulator'"),
-    ({"id": "x", "mode": "dynamic", "simulator": {}, "turns": [{"input": "a"}], "checkpoints": EXPENSE_CHECKPOINTS},
-     "dynamic mode has no 'turns'"),
-    ({"id": "x", "simulator": {}, "checkpoints": EXPENSE_CHECKPOINTS, "assertions": [{"type": "contains",
-                                                                                      "value": "a"}]},
-     "move these assertions into a checkpoint"),
-    ({"id": "x", "input": "a", "expected": "b", "assert": {"type": "contains", "value": "b"}},
-     "give 'assertions' or 'expected'"),
-    ({"id": "x", "input": "a", "assert": [], "assertions": []}, "give one of assertions, assert"),
-    ({"id": "x", "input": "a", "mode": "interactive"}, "mode: must be 'static' or 'dynamic'"),
-    ({"id": "x", "input": "a", "max_turns": 3}, "'max_turns' belongs to dynamic mode"),
-    ({"id": "a::b", "input": "a"}, "id: must not contain '::'"),
-    ({"id": "x", "input": {"role": "usr", "content": "a"}}, "input.role: must be one of user, assistant"),
-])
+@pytest.mark.parametrize(
+    ("case", "message"),
+    [
+        (
+            {"id": "x"},
+            "a test case needs 'input' (one turn), 'turns' (static mode) or 'checkpoints' (dynamic mode)",
+        ),
+        ({"id": "x", "turns": []}, "'turns' must have at least one turn"),
+        ({"id": "x", "input": "a", "checkpoints": [], "mode": "static"}, "belong to dynamic mode"),
+        ({"id": "x", "mode": "dynamic", "simulator": {}}, "dynamic mode needs 'checkpoints'"),
+        (
+            {"id": "x", "mode": "dynamic", "checkpoints": EXPENSE_CHECKPOINTS},
+            "dynamic mode needs 'simulator'",
+        ),
+        (
+            {
+                "id": "x",
+                "mode": "dynamic",
+                "simulator": {},
+                "turns": [{"input": "a"}],
+                "checkpoints": EXPENSE_CHECKPOINTS,
+            },
+            "dynamic mode has no 'turns'",
+        ),
+        (
+            {
+                "id": "x",
+                "simulator": {},
+                "checkpoints": EXPENSE_CHECKPOINTS,
+                "assertions": [{"type": "contains", "value": "a"}],
+            },
+            "move these assertions into a checkpoint",
+        ),
+        (
+            {"id": "x", "input": "a", "expected": "b", "assert": {"type": "contains", "value": "b"}},
+            "give 'assertions' or 'expected'",
+        ),
+        ({"id": "x", "input": "a", "assert": [], "assertions": []}, "give one of assertions, assert"),
+        ({"id": "x", "input": "a", "mode": "interactive"}, "mode: must be 'static' or 'dynamic'"),
+        ({"id": "x", "input": "a", "max_turns": 3}, "'max_turns' belongs to dynamic mode"),
+        ({"id": "a::b", "input": "a"}, "id: must not contain '::'"),
+        ({"id": "x", "input": {"role": "usr", "content": "a"}}, "input.role: must be one of user, assistant"),
+    ],
+)
 def test_case_shape_problems(tmp_path: Path, case: dict[str, Any], message: str) -> None:
     path = tmp_path / "shape_test.jsonl"
     path.write_text(jsonl(case), encoding="utf-8")
@@ -123,18 +158,34 @@ def test_empty_file_and_comments_only(tmp_path: Path) -> None:
 
 def test_compiles_static_single_and_dynamic_cases(tmp_path: Path) -> None:
     path = tmp_path / "mixed_test.jsonl"
-    path.write_text(jsonl(
-        {"id": "flow", "name": "Expense flow", "turns": EXPENSE_TURNS, "options": {"metadata": {"a": 1}},
-         "assertions": [{"type": "contains", "value": "EXP"}]},
-        {"id": "one", "input": "hello", "expected": "Hi! How can I help?"},
-        {"id": "dyn", "mode": "dynamic", "input": "hi", "simulator": SIMULATOR, "checkpoints": EXPENSE_CHECKPOINTS},
-        {"id": "later", "input": "hi", "skip": "not ready"},
-        comment="three kinds of cases",
-    ), encoding="utf-8")
+    path.write_text(
+        jsonl(
+            {
+                "id": "flow",
+                "name": "Expense flow",
+                "turns": EXPENSE_TURNS,
+                "options": {"metadata": {"a": 1}},
+                "assertions": [{"type": "contains", "value": "EXP"}],
+            },
+            {"id": "one", "input": "hello", "expected": "Hi! How can I help?"},
+            {
+                "id": "dyn",
+                "mode": "dynamic",
+                "input": "hi",
+                "simulator": SIMULATOR,
+                "checkpoints": EXPENSE_CHECKPOINTS,
+            },
+            {"id": "later", "input": "hi", "skip": "not ready"},
+            comment="three kinds of cases",
+        ),
+        encoding="utf-8",
+    )
     suite = compile_file(path, context(tmp_path, agent_endpoint="http://127.0.0.1:9/v1/chat/completions"))
     flow, one, dyn, later = suite.cases
     assert suite.format == "yao" and len(suite.agents) == 1 and suite.agents[0].calls_from == "reply"
-    assert [s.block for s in flow.steps] == ["ChatTurn"] * 3 and flow.line == 2 and flow.name == "Expense flow"
+    assert (
+        [s.block for s in flow.steps] == ["ChatTurn"] * 3 and flow.line == 2 and flow.name == "Expense flow"
+    )
     assert [type(c).__name__ for c in flow.steps[1].checks] == ["TurnCompleted", "DeterministicTurnAssertion"]
     assert flow.steps[2].config["previous"] == ["turn1", "turn2"]
     assert flow.steps[0].config["options"] == {"metadata": {"a": 1}}
@@ -150,8 +201,10 @@ def test_no_agent_skips_every_case_with_the_reason(tmp_path: Path) -> None:
     path = tmp_path / "lonely_test.jsonl"
     path.write_text(jsonl({"id": "a", "input": "hi"}), encoding="utf-8")
     suite = compile_file(path, context(tmp_path))
-    assert suite.cases[0].skip == ("no agent to test: set --semantictest-agent-endpoint (or ini "
-                                   "semantictest_agent_endpoint), or write lonely_test.agent.yaml next to the file")
+    assert suite.cases[0].skip == (
+        "no agent to test: set --semantictest-agent-endpoint (or ini "
+        "semantictest_agent_endpoint), or write lonely_test.agent.yaml next to the file"
+    )
 
 
 def test_sidecar_configures_the_agent_and_is_validated(tmp_path: Path) -> None:
@@ -161,16 +214,20 @@ def test_sidecar_configures_the_agent_and_is_validated(tmp_path: Path) -> None:
     sidecar.write_text(
         "endpoint: http://127.0.0.1:9/v1/chat/completions\nmodel: agent-model\nheaders:\n"
         "  Authorization: Bearer ${AGENT_TOKEN}\nbody: {temperature: 0}\nawaiting_input: {pattern: '\\?$'}\n",
-        encoding="utf-8")
-    suite = compile_file(path, context(tmp_path, env={"AGENT_TOKEN": "tok-123456"},
-                                       agent_endpoint="http://elsewhere:1/x"))
+        encoding="utf-8",
+    )
+    suite = compile_file(
+        path, context(tmp_path, env={"AGENT_TOKEN": "tok-123456"}, agent_endpoint="http://elsewhere:1/x")
+    )
     target = suite.cases[0].steps[0].compiled
     assert target.endpoint == "http://127.0.0.1:9/v1/chat/completions"  # the sidecar wins over the option
     assert target.config.request_headers == {"Authorization": "Bearer tok-123456"}
     assert target.config.secrets == ["tok-123456"]  # by its name, and the header it reached
     assert (target.model, target.body, target.awaiting_pattern) == ("agent-model", {"temperature": 0}, "\\?$")
     sidecar.write_text("endpoint: http://x:1/\nprotocl: openai\ntraces: t.jsonl\n", encoding="utf-8")
-    assert problems(path, context(tmp_path)) == [f"{sidecar}:2: unknown key 'protocl' — did you mean 'protocol'?"]
+    assert problems(path, context(tmp_path)) == [
+        f"{sidecar}:2: unknown key 'protocl' — did you mean 'protocol'?"
+    ]
     sidecar.write_text("endpoint: http://x:1/\ntraces: t.jsonl\n", encoding="utf-8")
     assert problems(path, context(tmp_path)) == [f"{sidecar}:1: traces: only for protocol: highbar"]
     sidecar.write_text("endpoint: http://x:1/\nheaders: {A: '${UNSET_VAR_X}'}\n", encoding="utf-8")
@@ -180,9 +237,13 @@ def test_sidecar_configures_the_agent_and_is_validated(tmp_path: Path) -> None:
 def test_highbar_protocol_takes_text_turns_only(tmp_path: Path) -> None:
     path = tmp_path / "hb_test.jsonl"
     path.write_text(jsonl({"id": "a", "input": [{"role": "user", "content": "hi"}]}), encoding="utf-8")
-    found = problems(path, context(tmp_path, agent_endpoint="http://127.0.0.1:9/chat", agent_protocol="highbar"))
-    assert found == [f"{path.name}:1: input: the highbar protocol sends one text message a turn: use text inputs without "
-                     "attachments, or protocol: openai"]
+    found = problems(
+        path, context(tmp_path, agent_endpoint="http://127.0.0.1:9/chat", agent_protocol="highbar")
+    )
+    assert found == [
+        f"{path.name}:1: input: the highbar protocol sends one text message a turn: use text inputs without "
+        "attachments, or protocol: openai"
+    ]
 
 
 # --- detection ----------------------------------------------------------------------------
@@ -194,15 +255,18 @@ def write(path: Path, first: Any) -> Path:
     return path
 
 
-@pytest.mark.parametrize(("name", "first", "collected"), [
-    ("flows_test.jsonl", {"id": "a", "input": "hi"}, True),
-    ("test_flows.jsonl", {"id": "a", "turns": []}, True),
-    ("TestFlows.jsonl", {"id": "a", "checkpoints": []}, True),
-    ("data.jsonl", {"id": "a", "input": "hi"}, False),  # data that only looks like a case
-    ("flows_test.jsonl", {"input": "hi"}, False),  # no id
-    ("flows_test.jsonl", {"id": "a", "prompt": "hi"}, False),  # none of input/turns/checkpoints
-    ("flows_test.json", {"id": "a", "input": "hi"}, False),
-])
+@pytest.mark.parametrize(
+    ("name", "first", "collected"),
+    [
+        ("flows_test.jsonl", {"id": "a", "input": "hi"}, True),
+        ("test_flows.jsonl", {"id": "a", "turns": []}, True),
+        ("TestFlows.jsonl", {"id": "a", "checkpoints": []}, True),
+        ("data.jsonl", {"id": "a", "input": "hi"}, False),  # data that only looks like a case
+        ("flows_test.jsonl", {"input": "hi"}, False),  # no id
+        ("flows_test.jsonl", {"id": "a", "prompt": "hi"}, False),  # none of input/turns/checkpoints
+        ("flows_test.json", {"id": "a", "input": "hi"}, False),
+    ],
+)
 def test_detection_by_name_and_first_case(tmp_path: Path, name: str, first: Any, collected: bool) -> None:
     assert yao_jsonl(write(tmp_path / name, first), context(tmp_path)) is collected
 

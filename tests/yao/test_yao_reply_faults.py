@@ -23,8 +23,10 @@ REPLIES: dict[str, tuple[str, str]] = {  # path -> (content type, body)
     "/plain": ("text/plain", "Hello there"),
     "/json-string": ("application/json", '"Hello"'),
     "/json-list": ("application/json", '["Hello"]'),
-    "/completion": ("application/json", json.dumps({"choices": [{"index": 0, "message": {
-        "role": "assistant", "content": "Hello there"}}]})),
+    "/completion": (
+        "application/json",
+        json.dumps({"choices": [{"index": 0, "message": {"role": "assistant", "content": "Hello there"}}]}),
+    ),
 }
 
 
@@ -50,26 +52,37 @@ CASE = {"id": "greets", "input": "hi", "assertions": [{"type": "contains", "valu
 
 def run(pytester: pytest.Pytester, base: str, path: str) -> pytest.RunResult:
     write_cases(pytester, "greet_test", CASE)
-    return pytester.runpytest_inprocess("-p", "no:cacheprovider", "-rA",
-                                        f"--semantictest-agent-endpoint={base}{path}/v1/chat/completions")
+    return pytester.runpytest_inprocess(
+        "-p", "no:cacheprovider", "-rA", f"--semantictest-agent-endpoint={base}{path}/v1/chat/completions"
+    )
 
 
-@pytest.mark.parametrize(("path", "named"), [
-    ("/sse-truncated", "an event stream (text/event-stream) that ends before its [DONE] event (truncated), "
-                       "which the request did not ask for"),
-    ("/sse-whole", "an event stream (text/event-stream), which the request did not ask for"),
-    ("/sse-untyped", "an event stream (text/plain) that ends before its [DONE] event (truncated)"),
-    ("/plain", "text/plain text"),
-    ("/json-string", "a JSON string"),
-    ("/json-list", "a JSON list"),
-])
+@pytest.mark.parametrize(
+    ("path", "named"),
+    [
+        (
+            "/sse-truncated",
+            "an event stream (text/event-stream) that ends before its [DONE] event (truncated), "
+            "which the request did not ask for",
+        ),
+        ("/sse-whole", "an event stream (text/event-stream), which the request did not ask for"),
+        ("/sse-untyped", "an event stream (text/plain) that ends before its [DONE] event (truncated)"),
+        ("/plain", "text/plain text"),
+        ("/json-string", "a JSON string"),
+        ("/json-list", "a JSON list"),
+    ],
+)
 def test_a_reply_that_is_not_the_protocols_json_is_that_turns_error(
     pytester: pytest.Pytester, base: str, path: str, named: str
 ) -> None:
     result = run(pytester, base, path)
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([f"*ERROR: agent error at turn 1: the agent's reply is not an OpenAI chat completion (a JSON object): it is "
-                                 f"{named.replace('[', '[[]')}*"])
+    result.stdout.fnmatch_lines(
+        [
+            f"*ERROR: agent error at turn 1: the agent's reply is not an OpenAI chat completion (a JSON object): it is "
+            f"{named.replace('[', '[[]')}*"
+        ]
+    )
     result.stdout.fnmatch_lines(["*Got: *Hello*"])  # what came back, shown
 
 

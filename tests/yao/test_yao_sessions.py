@@ -32,10 +32,18 @@ def test_body_env_reaches_the_agent_expanded_and_is_masked(
     monkeypatch.setenv("BILLING_ACCOUNT_KEY", ACCOUNT)
     (pytester.path / "acct_test.agent.yaml").write_text(
         f"endpoint: {chat_agent.url}\nmodel: bot-${{BILLING_ACCOUNT_KEY}}\n"
-        "body: {account: '${BILLING_ACCOUNT_KEY}', tags: ['t-${BILLING_ACCOUNT_KEY}'], tier: gold}\n", encoding="utf-8")
-    write_cases(pytester, "acct_test",
-                {"id": "shows-account", "input": "what is my account?",
-                 "assertions": [{"type": "contains", "value": "no such words"}]})
+        "body: {account: '${BILLING_ACCOUNT_KEY}', tags: ['t-${BILLING_ACCOUNT_KEY}'], tier: gold}\n",
+        encoding="utf-8",
+    )
+    write_cases(
+        pytester,
+        "acct_test",
+        {
+            "id": "shows-account",
+            "input": "what is my account?",
+            "assertions": [{"type": "contains", "value": "no such words"}],
+        },
+    )
     result = run(pytester, None, None, "--semantictest-results=results.jsonl")
     result.assert_outcomes(failed=1)
     body = chat_agent.requests[0]["body"]
@@ -52,58 +60,113 @@ def test_a_missing_variable_names_the_file_key_and_line(tmp_path: Path) -> None:
     path = tmp_path / "env_test.jsonl"
     path.write_text(jsonl({"id": "a", "input": "hi"}), encoding="utf-8")
     sidecar = tmp_path / "env_test.agent.yaml"
-    sidecar.write_text("endpoint: http://127.0.0.1:9/v1/chat/completions\nbody:\n  temperature: 0\n"
-                       "  meta: {account: '${NOT_SET_ACCOUNT}'}\n", encoding="utf-8")
+    sidecar.write_text(
+        "endpoint: http://127.0.0.1:9/v1/chat/completions\nbody:\n  temperature: 0\n"
+        "  meta: {account: '${NOT_SET_ACCOUNT}'}\n",
+        encoding="utf-8",
+    )
     assert problems(path, context(tmp_path)) == [
-        f"{sidecar}:4: body.meta.account: environment variable NOT_SET_ACCOUNT is not set"]
-    sidecar.write_text("endpoint: http://127.0.0.1:9/v1/chat/completions\nheaders:\n  X-A: ok\n"
-                       "  X-Account: '${NOT_SET_ACCOUNT}'\n", encoding="utf-8")
+        f"{sidecar}:4: body.meta.account: environment variable NOT_SET_ACCOUNT is not set"
+    ]
+    sidecar.write_text(
+        "endpoint: http://127.0.0.1:9/v1/chat/completions\nheaders:\n  X-A: ok\n"
+        "  X-Account: '${NOT_SET_ACCOUNT}'\n",
+        encoding="utf-8",
+    )
     assert problems(path, context(tmp_path)) == [
-        f"{sidecar}:4: headers.X-Account: environment variable NOT_SET_ACCOUNT is not set"]
-    sidecar.write_text("protocol: highbar\nendpoint: http://127.0.0.1:9/chat\n"
-                       "request: {body: {message: '{{message}}', account: '${NOT_SET_ACCOUNT}'}}\n", encoding="utf-8")
+        f"{sidecar}:4: headers.X-Account: environment variable NOT_SET_ACCOUNT is not set"
+    ]
+    sidecar.write_text(
+        "protocol: highbar\nendpoint: http://127.0.0.1:9/chat\n"
+        "request: {body: {message: '{{message}}', account: '${NOT_SET_ACCOUNT}'}}\n",
+        encoding="utf-8",
+    )
     assert problems(path, context(tmp_path)) == [
-        f"{sidecar}:3: request.body.account: environment variable NOT_SET_ACCOUNT is not set"]
-    sidecar.write_text("protocol: highbar\nendpoint: http://127.0.0.1:9/chat\n"
-                       "request: {body: {message: '{{message}}', account: '${ACCT}'}}\n", encoding="utf-8")
+        f"{sidecar}:3: request.body.account: environment variable NOT_SET_ACCOUNT is not set"
+    ]
+    sidecar.write_text(
+        "protocol: highbar\nendpoint: http://127.0.0.1:9/chat\n"
+        "request: {body: {message: '{{message}}', account: '${ACCT}'}}\n",
+        encoding="utf-8",
+    )
     target = compile_file(path, context(tmp_path, env={"ACCT": ACCOUNT})).cases[0].steps[0].compiled
     assert target.config.request_body == {"message": "{{message}}", "account": ACCOUNT}
     assert target.config.secrets == []  # a plain name, in a body only: not a secret (by name or header only)
 
 
 HIGHBAR_CASES = [
-    dynamic("dyn-passes", "submit a $3500 travel expense", EXPENSE_CHECKPOINTS,
-            input="I want to submit an expense", max_turns=5),
-    dynamic("dyn-max-turns", "chat forever", [{"id": "never", "assertion": {"type": "contains", "value": "zzz"}}],
-            input="what is my account?", max_turns=2),
-    dynamic("dyn-times-out", "chat forever", [{"id": "never", "assertion": {"type": "contains", "value": "zzz"}}],
-            input="slow 3", timeout="1s"),
-    dynamic("dyn-agent-error", "chat forever", [{"id": "never", "assertion": {"type": "contains", "value": "zzz"}}],
-            input="break please"),
-    {"id": "static-passes", "turns": [{"input": "hello"},
-                                      {"input": "what is my account?", "assertions": [{"type": "contains",
-                                                                                        "value": "account"}]}]},
+    dynamic(
+        "dyn-passes",
+        "submit a $3500 travel expense",
+        EXPENSE_CHECKPOINTS,
+        input="I want to submit an expense",
+        max_turns=5,
+    ),
+    dynamic(
+        "dyn-max-turns",
+        "chat forever",
+        [{"id": "never", "assertion": {"type": "contains", "value": "zzz"}}],
+        input="what is my account?",
+        max_turns=2,
+    ),
+    dynamic(
+        "dyn-times-out",
+        "chat forever",
+        [{"id": "never", "assertion": {"type": "contains", "value": "zzz"}}],
+        input="slow 3",
+        timeout="1s",
+    ),
+    dynamic(
+        "dyn-agent-error",
+        "chat forever",
+        [{"id": "never", "assertion": {"type": "contains", "value": "zzz"}}],
+        input="break please",
+    ),
+    {
+        "id": "static-passes",
+        "turns": [
+            {"input": "hello"},
+            {"input": "what is my account?", "assertions": [{"type": "contains", "value": "account"}]},
+        ],
+    },
     {"id": "static-agent-error", "turns": [{"input": "break please"}, {"input": "hello"}]},
 ]
-TURNS = {"dyn-passes": 3, "dyn-max-turns": 2, "dyn-times-out": 1, "dyn-agent-error": 1, "static-passes": 2,
-         "static-agent-error": 1}
+TURNS = {
+    "dyn-passes": 3,
+    "dyn-max-turns": 2,
+    "dyn-times-out": 1,
+    "dyn-agent-error": 1,
+    "static-passes": 2,
+    "static-agent-error": 1,
+}
 
 
 def test_highbar_sessions_one_per_conversation_static_and_dynamic(
-    pytester: pytest.Pytester, chat_agent: ScriptedAgent, llm: ConversationFake, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester,
+    chat_agent: ScriptedAgent,
+    llm: ConversationFake,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("BILLING_ACCOUNT_KEY", ACCOUNT)
     session = write_session_hooks(pytester, chat_agent)
     (pytester.path / "hb_test.agent.yaml").write_text(
         f"protocol: highbar\nendpoint: {chat_agent.highbar_url}\n"
         "request: {body: {message: '{{message}}', account: '${BILLING_ACCOUNT_KEY}'}}\n"
-        f"session: {session}\n", encoding="utf-8")
+        f"session: {session}\n",
+        encoding="utf-8",
+    )
     write_cases(pytester, "hb_test", *HIGHBAR_CASES)
     result = run(pytester, None, llm, "--semantictest-results=results.jsonl")
     result.assert_outcomes(passed=2, failed=4)
     outcomes = {name: r["outcome"] for name, r in results(pytester).items()}
-    assert outcomes == {"dyn-passes": "passed", "dyn-max-turns": "failed", "dyn-times-out": "failed",
-                        "dyn-agent-error": "failed", "static-passes": "passed", "static-agent-error": "failed"}
+    assert outcomes == {
+        "dyn-passes": "passed",
+        "dyn-max-turns": "failed",
+        "dyn-times-out": "failed",
+        "dyn-agent-error": "failed",
+        "static-passes": "passed",
+        "static-agent-error": "failed",
+    }
     result.stdout.fnmatch_lines(["*timeout after 1s (turn 1: waiting for the agent)*"])
 
     hooks: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
@@ -123,9 +186,11 @@ def test_highbar_sessions_one_per_conversation_static_and_dynamic(
         closed = next(i for i, r in log if r["path"] == "/session/teardown" and r["body"]["test"] == test)
         turns = [(i, r) for i, r in log if r["path"] == "/chat" and r["headers"]["x-highbar-test"] == test]
         assert len(turns) == TURNS[name], name
-        assert all(opened < i < closed for i, _ in turns), name  # setup before turn 1, teardown after the last
+        # setup before turn 1, teardown after the last
+        assert all(opened < i < closed for i, _ in turns), name
         session_id = hooks[name]["setup"][0]["session_id"]
-        assert all(r["headers"].get("x-session") == session_id for _, r in turns), name  # every turn carries it
+        # every turn carries it
+        assert all(r["headers"].get("x-session") == session_id for _, r in turns), name
         assert all(r["body"]["account"] == ACCOUNT for _, r in turns), name  # request.body ${ENV} expanded
 
     out = result.stdout.str()
@@ -138,9 +203,17 @@ def test_a_teardown_without_setup_still_runs_once_per_conversation(
     write_session_hooks(pytester, chat_agent)
     (pytester.path / "down_test.agent.yaml").write_text(
         f"protocol: highbar\nendpoint: {chat_agent.highbar_url}/down\n"
-        "session: {teardown: {python: 'session_hooks:teardown'}}\n", encoding="utf-8")
-    write_cases(pytester, "down_test", {"id": "static", "turns": [{"input": "hello"}, {"input": "hello again"}]},
-                HIGHBAR_CASES[1])
+        "session: {teardown: {python: 'session_hooks:teardown'}}\n",
+        encoding="utf-8",
+    )
+    write_cases(
+        pytester,
+        "down_test",
+        {"id": "static", "turns": [{"input": "hello"}, {"input": "hello again"}]},
+        HIGHBAR_CASES[1],
+    )
     run(pytester, None, llm).assert_outcomes(passed=1, failed=1)
     assert sorted((s["hook"], s["name"], s["session_id"]) for s in chat_agent.sessions) == [
-        ("teardown", "dyn-max-turns", "none"), ("teardown", "static", "none")]
+        ("teardown", "dyn-max-turns", "none"),
+        ("teardown", "static", "none"),
+    ]

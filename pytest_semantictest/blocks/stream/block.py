@@ -33,8 +33,11 @@ def empty_result(fmt: str, error: str) -> JSONObject:
 def _shape(fmt: str, result: JSONValue) -> JSONObject:
     """Fill in what a (custom) parser left out; reject what is not a result at all."""
     if not isinstance(result, Mapping):
-        return empty_result(fmt, f"stream format {fmt!r} returned {type(result).__name__}, "
-                                 "expected a dict with text, toolCalls, chunks, metadata")
+        return empty_result(
+            fmt,
+            f"stream format {fmt!r} returned {type(result).__name__}, "
+            "expected a dict with text, toolCalls, chunks, metadata",
+        )
     text = result.get("text")
     tool_calls = result.get("toolCalls")
     chunks = result.get("chunks")
@@ -103,7 +106,7 @@ class StreamParser(Block):
             got = "nothing" if body is None else f"{type(body).__name__} {body!r:.80}"
             raise BlockError(
                 "StreamParser needs input 'body' (the raw stream text, e.g. "
-                f"\"${{response.body}}\"); got {got}"
+                f'"${{response.body}}"); got {got}'
             )
         fmt = self._format(inputs, body)
         try:

@@ -36,7 +36,15 @@ def parse_text(body: str) -> JSONObject:
     }
 
 
-_VERCEL_TYPES = ("text-delta", "text-start", "tool-call", "tool-input-", "tool-result", "start-step", "finish")
+_VERCEL_TYPES = (
+    "text-delta",
+    "text-start",
+    "tool-call",
+    "tool-input-",
+    "tool-result",
+    "start-step",
+    "finish",
+)
 _SNIFF_LINES = 20
 
 
@@ -48,7 +56,7 @@ def sniff_format(body: str) -> str:
         line = line.strip()
         payload = line[5:].lstrip() if line.startswith("data:") else None
         if payload is None:
-            if len(line) > 2 and line[1] == ":" and line[0] in "0239adef" and line[2] in "\"{[":
+            if len(line) > 2 and line[1] == ":" and line[0] in "0239adef" and line[2] in '"{[':
                 return "sse-vercel"  # the AI SDK data-stream protocol: 0:"text", 9:{tool call}, d:{finish}
             continue
         if payload.startswith("{"):

@@ -154,7 +154,11 @@ def parse_openai(body: str) -> JSONObject:
     unread = None
     if n_events and not recognised:
         if bad:
-            unread = f"No {FORMAT} chunks found: {len(bad)} data payload(s) were not JSON (first: {bad[0][:80]!r})"
+            unread = (
+                f"No {FORMAT} chunks found: {len(bad)} data payload(s) were not JSON (first: {bad[0][:80]!r})"
+            )
         else:
-            unread = f"No {FORMAT} chunks found in {n_events} event(s) (no 'choices'); is the stream format right?"
+            unread = (
+                f"No {FORMAT} chunks found in {n_events} event(s) (no 'choices'); is the stream format right?"
+            )
     return acc.output(FORMAT, tool_calls, len(bad), unread)

@@ -35,15 +35,25 @@ class Accumulator:
             self.errors.append(f"Tool call {label} has unparseable arguments: {exc}")
             return {}
 
-    def output(self, fmt: str, tool_calls: list[JSONObject], skipped: int, unread: str | None,
-               **counts: int) -> JSONObject:
+    def output(
+        self, fmt: str, tool_calls: list[JSONObject], skipped: int, unread: str | None, **counts: int
+    ) -> JSONObject:
         """The parse result; ``unread`` says why nothing in the stream was this format (it comes first
         among the errors), ``counts`` are more metadata."""
-        metadata: JSONObject = {"format": fmt, "totalChunks": len(self.chunks), "totalTools": len(tool_calls),
-                                    **counts}
+        metadata: JSONObject = {
+            "format": fmt,
+            "totalChunks": len(self.chunks),
+            "totalTools": len(tool_calls),
+            **counts,
+        }
         if skipped:
             metadata["skipped"] = skipped
         errors = [unread, *self.errors] if unread else self.errors
         if errors:
             metadata["error"] = "; ".join(errors)
-        return {"text": "".join(self.text), "toolCalls": tool_calls, "chunks": self.chunks, "metadata": metadata}
+        return {
+            "text": "".join(self.text),
+            "toolCalls": tool_calls,
+            "chunks": self.chunks,
+            "metadata": metadata,
+        }

@@ -180,6 +180,8 @@ def parse_vercel(body: str) -> JSONObject:
     tool_calls = acc.tool_calls()
     unread = None
     if events and not recognised:
-        unread = (f"No {FORMAT} parts found in {len(events)} event(s) (first: {events[0].data[:80]!r}); "
-                  "is the stream format right?")
+        unread = (
+            f"No {FORMAT} parts found in {len(events)} event(s) (first: {events[0].data[:80]!r}); "
+            "is the stream format right?"
+        )
     return acc.output(FORMAT, tool_calls, len(bad), unread, toolErrorCount=acc.tool_errors)

@@ -34,8 +34,9 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 CARD_PATHS = {"jsonrpc": "/.well-known/agent-card.json", "webagents": "/.well-known/agent.json"}
-FINAL_STATES = frozenset({"completed", "failed", "canceled", "cancelled", "rejected", "input-required",
-                          "auth-required"})
+FINAL_STATES = frozenset(
+    {"completed", "failed", "canceled", "cancelled", "rejected", "input-required", "auth-required"}
+)
 WEBAGENTS_FINAL = {"task.completed": "completed", "task.failed": "failed", "task.cancelled": "cancelled"}
 
 
@@ -47,8 +48,10 @@ async def a2a_exchange(client: httpx.AsyncClient, config: JSONObject, reply: Rep
     if dialect is None:
         dialect = await _probe(http, base, config)
         if dialect is None:
-            reply.problem(f"no A2A agent card at {base}{CARD_PATHS['jsonrpc']} or {base}{CARD_PATHS['webagents']}: "
-                          "name the dialect in the front matter (dialect: jsonrpc or dialect: webagents)")
+            reply.problem(
+                f"no A2A agent card at {base}{CARD_PATHS['jsonrpc']} or {base}{CARD_PATHS['webagents']}: "
+                "name the dialect in the front matter (dialect: jsonrpc or dialect: webagents)"
+            )
             return
     reply.dialect = dialect
     await _card(http, base, dialect, config, reply)
@@ -70,12 +73,25 @@ class _Bounded:
         response, _ = await self.send("GET", url, headers, None, _read_all)
         return response
 
-    async def send(self, method: str, url: str, headers: dict[str, str], content: bytes | None,
-                   read: Callable[[httpx.Response], Awaitable[T]]) -> tuple[httpx.Response, T]:
-        request = self.http.build_request(method, url, headers=headers, content=content,
-                                          timeout=httpx.Timeout(self.seconds))
-        return await send_within(Deadline(self.seconds * 1000, f"{method} {url}"), self.http, request, read,
-                                 follow_redirects=True, phase="reading the event stream")
+    async def send(
+        self,
+        method: str,
+        url: str,
+        headers: dict[str, str],
+        content: bytes | None,
+        read: Callable[[httpx.Response], Awaitable[T]],
+    ) -> tuple[httpx.Response, T]:
+        request = self.http.build_request(
+            method, url, headers=headers, content=content, timeout=httpx.Timeout(self.seconds)
+        )
+        return await send_within(
+            Deadline(self.seconds * 1000, f"{method} {url}"),
+            self.http,
+            request,
+            read,
+            follow_redirects=True,
+            phase="reading the event stream",
+        )
 
 
 async def _read_all(response: httpx.Response) -> bytes:
@@ -93,7 +109,8 @@ def _dialect_of(config: JSONObject) -> str | None:
 
 async def _probe(http: _Bounded, base: str, config: JSONObject) -> str | None:
     for dialect, path in CARD_PATHS.items():
-        response = await http.get(base + path, headers=config.get("headers") or {})  # nothing listening: raises
+        # nothing listening: raises
+        response = await http.get(base + path, headers=config.get("headers") or {})
         if response.status_code == 200:
             return dialect
     return None
@@ -118,7 +135,9 @@ async def _card(http: _Bounded, base: str, dialect: str, config: JSONObject, rep
         try:
             AgentCard.model_validate(card)
         except ValidationError as exc:
-            reply.problem(f"the agent card at {url} does not validate as an A2A AgentCard: {_first_errors(exc)}")
+            reply.problem(
+                f"the agent card at {url} does not validate as an A2A AgentCard: {_first_errors(exc)}"
+            )
     elif not isinstance(card, dict) or not card.get("name"):
         reply.problem(f"the agent card at {url} has no name")
 
@@ -134,9 +153,15 @@ def _first_errors(exc: ValidationError) -> str:
 def _jsonrpc_body(config: JSONObject, text: str, context_id: str | None) -> JSONObject:
     from a2a.compat.v0_3 import types as a2a
 
-    message = a2a.Message(role=a2a.Role.user, parts=[a2a.Part(root=a2a.TextPart(text=text))],
-                          message_id=str(uuid.uuid4()), context_id=context_id)
-    request = a2a.SendStreamingMessageRequest(id=str(uuid.uuid4()), params=a2a.MessageSendParams(message=message))
+    message = a2a.Message(
+        role=a2a.Role.user,
+        parts=[a2a.Part(root=a2a.TextPart(text=text))],
+        message_id=str(uuid.uuid4()),
+        context_id=context_id,
+    )
+    request = a2a.SendStreamingMessageRequest(
+        id=str(uuid.uuid4()), params=a2a.MessageSendParams(message=message)
+    )
     return request.model_dump(mode="json", exclude_none=True)
 
 
@@ -166,8 +191,12 @@ def _user_texts(config: JSONObject) -> list[str]:
 async def _jsonrpc_turn(http: _Bounded, url: str, config: JSONObject, body: JSONValue, reply: Reply) -> None:
     reply.url = url
     content = json.dumps(body).encode() if not isinstance(body, str) else body.encode()
-    headers = {"Content-Type": "application/json", "Accept": "text/event-stream, application/json",
-               **(config.get("headers") or {})}
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "text/event-stream, application/json",
+        **(config.get("headers") or {}),
+    }
+
     async def read(response: httpx.Response) -> str | None:
         reply.status = response.status_code
         if "text/event-stream" not in response.headers.get("content-type", ""):
@@ -277,20 +306,31 @@ async def _webagents(http: _Bounded, base: str, config: JSONObject, reply: Reply
     url = config.get("url") or base + "/tasks"
     body = config.get("body")
     if body is None:
-        messages = [{"role": "agent" if m.get("role") == "assistant" else m.get("role", "user"),
-                     "parts": [{"type": "text", "text": str(m.get("content", ""))}]}
-                    for m in config.get("messages") or []]
+        messages = [
+            {
+                "role": "agent" if m.get("role") == "assistant" else m.get("role", "user"),
+                "parts": [{"type": "text", "text": str(m.get("content", ""))}],
+            }
+            for m in config.get("messages") or []
+        ]
         body = {"message": messages[-1]} if len(messages) == 1 else {"messages": messages}
     reply.url = url
     content = json.dumps(body).encode() if not isinstance(body, str) else body.encode()
-    headers = {"Content-Type": "application/json", "Accept": "text/event-stream", **(config.get("headers") or {})}
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "text/event-stream",
+        **(config.get("headers") or {}),
+    }
+
     async def read(response: httpx.Response) -> bool:
         """Whether a stream of task events arrived (read until its final event)."""
         reply.status = response.status_code
         if "text/event-stream" not in response.headers.get("content-type", ""):
             reply.event("body", _json_or_text((await response.aread()).decode("utf-8", "replace")))
             if response.status_code < 400:
-                reply.problem(f"expected an SSE stream of task events, got {response.headers.get('content-type')}")
+                reply.problem(
+                    f"expected an SSE stream of task events, got {response.headers.get('content-type')}"
+                )
             return False
         async for event in read_events(response):
             _webagents_event(event.event or "message", event.data, reply)
@@ -305,7 +345,10 @@ async def _webagents(http: _Bounded, base: str, config: JSONObject, reply: Reply
         reply.problem(f"the stream ended before the task completed; last state: {last_state(reply)}")
         return
     if reply.task_id:
-        for path, key in ((f"/tasks/{reply.task_id}", "task"), (f"/tasks/{reply.task_id}/artifacts", "artifacts")):
+        for path, key in (
+            (f"/tasks/{reply.task_id}", "task"),
+            (f"/tasks/{reply.task_id}/artifacts", "artifacts"),
+        ):
             response = await http.get(base + path, headers=config.get("headers") or {})
             found = _json_or_text(response.text)
             if key == "task":
@@ -323,7 +366,9 @@ def _webagents_event(kind: str, data: str, reply: Reply) -> None:
         reply.state = str(fields.get("status") or "running")
     elif kind == "task.message":
         parts = fields.get("parts") or []
-        reply.texts.extend(str(p.get("text", "")) for p in parts if isinstance(p, dict) and p.get("type", "text") == "text")
+        reply.texts.extend(
+            str(p.get("text", "")) for p in parts if isinstance(p, dict) and p.get("type", "text") == "text"
+        )
         reply.data.extend(p.get("data") for p in parts if isinstance(p, dict) and p.get("type") == "data")
     elif kind in WEBAGENTS_FINAL:
         reply.state = str(fields.get("status") or WEBAGENTS_FINAL[kind])
@@ -337,4 +382,3 @@ def _json_or_text(text: str) -> JSONValue:
         return json.loads(text)
     except ValueError:
         return text
-

@@ -38,7 +38,9 @@ class Socket(Protocol):
 OPENERS: list[Callable[..., Awaitable[Socket]]] = []
 """A mutation run's recording or replaying socket opener (``docs/mutation.md``); empty: the real client."""
 
-TEXT_DELTAS = frozenset({"response.text.delta", "response.output_text.delta", "response.audio_transcript.delta"})
+TEXT_DELTAS = frozenset(
+    {"response.text.delta", "response.output_text.delta", "response.audio_transcript.delta"}
+)
 TEXT_DONE = frozenset({"response.text.done", "response.output_text.done"})
 
 
@@ -53,8 +55,16 @@ def client_events(config: JSONObject) -> list[JSONObject]:
     for message in config.get("messages") or []:
         role = "assistant" if message.get("role") == "assistant" else "user"
         kind = "text" if role == "assistant" else "input_text"
-        events.append({"type": "conversation.item.create", "item": {
-            "type": "message", "role": role, "content": [{"type": kind, "text": str(message.get("content", ""))}]}})
+        events.append(
+            {
+                "type": "conversation.item.create",
+                "item": {
+                    "type": "message",
+                    "role": role,
+                    "content": [{"type": kind, "text": str(message.get("content", ""))}],
+                },
+            }
+        )
         if role == "user":
             events.append({"type": "response.create"})
     return events
@@ -73,8 +83,14 @@ async def realtime_exchange(config: JSONObject, reply: Reply) -> None:
     reply.url = ws_url(config)
     try:
         opener: Callable[..., Awaitable[Socket]] = OPENERS[0] if OPENERS else connect
-        socket = await opener(reply.url, additional_headers=config.get("headers") or {}, proxy=None,
-                              open_timeout=None, ping_interval=None, max_size=2 ** 24)
+        socket = await opener(
+            reply.url,
+            additional_headers=config.get("headers") or {},
+            proxy=None,
+            open_timeout=None,
+            ping_interval=None,
+            max_size=2**24,
+        )
     except InvalidStatus as exc:
         reply.status = exc.response.status_code
         reply.problem(f"the server refused the WebSocket (status {reply.status})")
@@ -94,8 +110,10 @@ async def realtime_exchange(config: JSONObject, reply: Reply) -> None:
             code = exc.rcvd.code if exc.rcvd else 1006
             why = f" ({exc.rcvd.reason})" if exc.rcvd and exc.rcvd.reason else ""
             waiting = "response.done" if reply.state is not None else "session.created"
-            reply.problem(f"the socket closed before {waiting} (close code {code}{why}); "
-                          f"last state: {last_state(reply)}")
+            reply.problem(
+                f"the socket closed before {waiting} (close code {code}{why}); "
+                f"last state: {last_state(reply)}"
+            )
 
 
 async def _until(socket: Socket, reply: Reply, wanted: set[str]) -> bool:
@@ -135,8 +153,13 @@ def _fold(reply: Reply, kind: str, event: JSONObject) -> None:
         if turn:
             turn[-1]["text"] += str(event.get("text", ""))
     elif kind == "response.function_call_arguments.done":
-        reply.tool_calls.append({"name": event.get("name"), "call_id": event.get("call_id"),
-                                 "arguments": _arguments(event.get("arguments"))})
+        reply.tool_calls.append(
+            {
+                "name": event.get("name"),
+                "call_id": event.get("call_id"),
+                "arguments": _arguments(event.get("arguments")),
+            }
+        )
     elif kind == "response.done":
         response = event.get("response") or {}
         reply.state = str(response.get("status") or "completed")
@@ -144,10 +167,18 @@ def _fold(reply: Reply, kind: str, event: JSONObject) -> None:
         if turn:
             turn[-1]["status"] = reply.state
         for item in response.get("output") or []:
-            if isinstance(item, dict) and item.get("type") == "function_call" and not any(
-                    c.get("call_id") == item.get("call_id") for c in reply.tool_calls):
-                reply.tool_calls.append({"name": item.get("name"), "call_id": item.get("call_id"),
-                                         "arguments": _arguments(item.get("arguments"))})
+            if (
+                isinstance(item, dict)
+                and item.get("type") == "function_call"
+                and not any(c.get("call_id") == item.get("call_id") for c in reply.tool_calls)
+            ):
+                reply.tool_calls.append(
+                    {
+                        "name": item.get("name"),
+                        "call_id": item.get("call_id"),
+                        "arguments": _arguments(item.get("arguments")),
+                    }
+                )
         if reply.state == "failed":
             reply.error = response.get("status_details")
 

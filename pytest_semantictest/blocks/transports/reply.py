@@ -24,8 +24,16 @@ from dataclasses import dataclass, field
 
 from ...json_types import JSONObject, JSONValue
 
-DELTA_KINDS = frozenset({"task.message", "artifact-update", "response.text.delta", "response.output_text.delta",
-                         "response.function_call_arguments.delta", "response.audio_transcript.delta"})
+DELTA_KINDS = frozenset(
+    {
+        "task.message",
+        "artifact-update",
+        "response.text.delta",
+        "response.output_text.delta",
+        "response.function_call_arguments.delta",
+        "response.audio_transcript.delta",
+    }
+)
 TIMELINE_LIMIT = 80
 
 
@@ -68,11 +76,23 @@ class Reply:
     def as_dict(self) -> JSONObject:
         """The reply as the checks read it (see the module docstring)."""
         out: JSONObject = {
-            "transport": self.transport, "dialect": self.dialect, "url": self.url, "status": self.status,
-            "state": self.state, "final": self.final, "text": self.text, "data": self.data,
-            "tool_calls": self.tool_calls, "artifacts": self.artifacts, "messages": self.messages,
-            "events": self.events, "task_id": self.task_id, "context_id": self.context_id, "error": self.error,
-            "problem": "; ".join(self.problems) or None, "timeline": timeline(self.events),
+            "transport": self.transport,
+            "dialect": self.dialect,
+            "url": self.url,
+            "status": self.status,
+            "state": self.state,
+            "final": self.final,
+            "text": self.text,
+            "data": self.data,
+            "tool_calls": self.tool_calls,
+            "artifacts": self.artifacts,
+            "messages": self.messages,
+            "events": self.events,
+            "task_id": self.task_id,
+            "context_id": self.context_id,
+            "error": self.error,
+            "problem": "; ".join(self.problems) or None,
+            "timeline": timeline(self.events),
         }
         if self.task is not None:
             out["task"] = self.task

@@ -19,7 +19,7 @@ async def read_events(response: httpx.Response) -> AsyncIterator[SSEEvent]:
     async for chunk in response.aiter_text():
         buffer += chunk
         while (end := _EVENT_END.search(buffer)) is not None:
-            block, buffer = buffer[: end.end()], buffer[end.end():]
+            block, buffer = buffer[: end.end()], buffer[end.end() :]
             for event in parse_events(block)[0]:
                 yield event
     if buffer.strip():

@@ -19,8 +19,18 @@ if TYPE_CHECKING:  # what __getattr__ gives, for the type checker
     from .parse import parse_file, parse_text
 
 _FROM = {"parse_file": ".parse", "parse_text": ".parse"}
-__all__ = ["Agent", "CaseSetup", "Document", "EnvVar", "FrontMatter", "Request", "Setup", "TestCase", "parse_file",
-           "parse_text"]
+__all__ = [
+    "Agent",
+    "CaseSetup",
+    "Document",
+    "EnvVar",
+    "FrontMatter",
+    "Request",
+    "Setup",
+    "TestCase",
+    "parse_file",
+    "parse_text",
+]
 
 
 def __getattr__(name: str) -> object:

@@ -12,8 +12,19 @@ from .markdown import Item, Line, bullet, bullet_tree, item_value, key_value, la
 from .models import Agent, Bullet, CaseSetup, ChatInput, Message, Request, Strict, TestCase, Variable
 
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
-LABELS = ("Request", "Input", "Flow", "Assertions", "Strict", "Expected", "Condition", "Variables", "Setup",
-          "Behavior", "Notes")
+LABELS = (
+    "Request",
+    "Input",
+    "Flow",
+    "Assertions",
+    "Strict",
+    "Expected",
+    "Condition",
+    "Variables",
+    "Setup",
+    "Behavior",
+    "Notes",
+)
 _REQUEST_LINE = re.compile(r"^([A-Za-z]+)\s+(`[^`]+`|\S+)\s*(.*)$")
 _HEADER = re.compile(r"^([A-Za-z][A-Za-z0-9-]*)\s*:\s*(.*)$")
 _SENDS = re.compile(r"^user\s+sends\s+[\"\u201c](.*)[\"\u201d]\s+to\s+`?([\w.-]+)`?\s*\.?\s*$", re.I)
@@ -21,7 +32,9 @@ _SAYS = re.compile(r"^(.+?)\s*:\s*[\"\u201c](.*)[\"\u201d]\s*\.?$")
 _USER_TO = re.compile(r"^user(?:\s+to\s+`?([\w.-]+)`?)?$", re.I)
 _VARIABLE = re.compile(r"^`?([A-Za-z_]\w*)`?\s*:\s*(.+)$")
 _ONE_OF = re.compile(r"^one\s+of\s*(\[.*\])\s*\.?$", re.I)
-_UNAVAILABLE = re.compile(r"`?([\w.-]+)`?\s+is\s+(?:unavailable|offline|not running|down|not available)\b", re.I)
+_UNAVAILABLE = re.compile(
+    r"`?([\w.-]+)`?\s+is\s+(?:unavailable|offline|not running|down|not available)\b", re.I
+)
 _AGENT_KEYS = ("name", "instructions", "tools", "handoffs", "skills")
 _UPDATED = re.compile(r"^`?([\w.-]+)`?\s+is\s+updated\s*:?\s*$", re.I)
 
@@ -36,7 +49,9 @@ class _Case:
         self.problems.append(Problem(self.where, message, line))
 
 
-def parse_case(number: int | None, title: str, line: int, tokens: list[Line], problems: list[Problem]) -> TestCase | None:
+def parse_case(
+    number: int | None, title: str, line: int, tokens: list[Line], problems: list[Problem]
+) -> TestCase | None:
     """Read a case's labels; problems go to ``problems`` (None when the case is unusable)."""
     state = _Case(number, title, line, problems)
     parts: list[tuple[str, str, int, list[Line]]] = []
@@ -47,10 +62,20 @@ def parse_case(number: int | None, title: str, line: int, tokens: list[Line], pr
             (parts[-1][3] if parts else description).append(token)
             continue
         name, rest = found
-        known = next((k for k in LABELS if k.lower() == name.lower() or (k == "Behavior" and name.lower() == "behaviour")), None)
+        known = next(
+            (
+                k
+                for k in LABELS
+                if k.lower() == name.lower() or (k == "Behavior" and name.lower() == "behaviour")
+            ),
+            None,
+        )
         if known is None:
-            state.problem(f"unknown label '**{clip(name)}:**'{did_you_mean(name.title(), LABELS)} "
-                          f"(a case has {', '.join(LABELS)})", token.no)
+            state.problem(
+                f"unknown label '**{clip(name)}:**'{did_you_mean(name.title(), LABELS)} "
+                f"(a case has {', '.join(LABELS)})",
+                token.no,
+            )
             parts.append(("", rest, token.no, []))
             continue
         earlier = next((p for p in parts if p[0] == known), None)
@@ -77,29 +102,41 @@ def _request(state: _Case, rest: str, at: int, body: list[Line]) -> None:
     tokens = [t for t in _lines(rest, at, body)]
     first = next((t for t in tokens if not t.blank), None)
     if first is None or first.fence is not None:
-        state.problem("'**Request:**' must start with a method and a path, like: POST `/chat/completions`", at)
+        state.problem(
+            "'**Request:**' must start with a method and a path, like: POST `/chat/completions`", at
+        )
         return
     match = _REQUEST_LINE.match(first.text.strip())
     method = match.group(1) if match else ""
     if match is None or method.upper() not in METHODS:
         hint = did_you_mean(method.upper(), METHODS) if match else ""
-        state.problem(f"cannot read the request line {clip(first.text.strip())!r}: write a method and a path, like "
-                      f"POST `/chat/completions`{hint}", first.no)
+        state.problem(
+            f"cannot read the request line {clip(first.text.strip())!r}: write a method and a path, like "
+            f"POST `/chat/completions`{hint}",
+            first.no,
+        )
         return
     request = Request(method=method.upper(), path=match.group(2).strip("`"), line=first.no)
     _request_options(state, request, match.group(3), first.no)
     headers_list = False
     right_after = True
-    for token in tokens[tokens.index(first) + 1:]:
+    for token in tokens[tokens.index(first) + 1 :]:
         if token.blank:
             right_after = False
             continue
         if token.fence is not None:
             if request.body is not None:
-                state.problem(f"a request has one body; another code block starts here (the body is at line "
-                              f"{request.body_line})", token.no)
+                state.problem(
+                    f"a request has one body; another code block starts here (the body is at line "
+                    f"{request.body_line})",
+                    token.no,
+                )
                 continue
-            request.body, request.body_language, request.body_line = token.fence.content, token.fence.language, token.fence.first
+            request.body, request.body_language, request.body_line = (
+                token.fence.content,
+                token.fence.language,
+                token.fence.first,
+            )
             right_after = headers_list = False
             continue
         text = token.text.strip()
@@ -127,8 +164,11 @@ def _request_options(state: _Case, request: Request, rest: str, line: int) -> No
         request.invalid_json = True
         text = re.sub(r"\bwith\s+invalid\s+json\b", "", text, flags=re.I).strip()
     if text:
-        state.problem(f"unexpected {clip(text)!r} after the path: only '(streaming)' or 'with invalid JSON' may "
-                      "follow it", line)
+        state.problem(
+            f"unexpected {clip(text)!r} after the path: only '(streaming)' or 'with invalid JSON' may "
+            "follow it",
+            line,
+        )
 
 
 def _header(state: _Case, request: Request, text: str, line: int) -> None:
@@ -142,20 +182,24 @@ def _header(state: _Case, request: Request, text: str, line: int) -> None:
 def _input(state: _Case, rest: str, at: int, body: list[Line]) -> None:
     lines = [t for t in _lines(rest, at, body) if not t.blank and t.fence is None]
     if not lines:
-        state.problem('\'**Input:**\' is empty: write User sends "message" to `agent`', at)
+        state.problem("'**Input:**' is empty: write User sends \"message\" to `agent`", at)
         return
     sends = user_sends(lines[0].text)
     if sends:
-        state.case.input = ChatInput(agent=sends[1], messages=[Message(role="user", content=sends[0])],
-                                     line=lines[0].no)
+        state.case.input = ChatInput(
+            agent=sends[1], messages=[Message(role="user", content=sends[0])], line=lines[0].no
+        )
         return
     if lines[0].text.strip().lower().rstrip(":") == "conversation":
         conversation = _conversation(state, lines[1:], lines[0].no)
         if conversation is not None:
             state.case.input = conversation
         return
-    state.problem(f"cannot read the input {clip(lines[0].text.strip())!r}: write User sends \"message\" to `agent`, "
-                  'or "Conversation:" then numbered lines like 1. User to router: "Hi"', lines[0].no)
+    state.problem(
+        f'cannot read the input {clip(lines[0].text.strip())!r}: write User sends "message" to `agent`, '
+        'or "Conversation:" then numbered lines like 1. User to router: "Hi"',
+        lines[0].no,
+    )
 
 
 def user_sends(text: str) -> tuple[str, str] | None:
@@ -171,8 +215,11 @@ def _conversation(state: _Case, lines: list[Line], at: int) -> ChatInput | None:
         item = bullet(token.text)
         said = _SAYS.match(item[1] if item else token.text.strip())
         if said is None:
-            state.problem(f"cannot read the conversation line {clip(token.text.strip())!r}: write "
-                          '1. User to router: "text" or 2. Router: "text"', token.no)
+            state.problem(
+                f"cannot read the conversation line {clip(token.text.strip())!r}: write "
+                '1. User to router: "text" or 2. Router: "text"',
+                token.no,
+            )
             return None
         speaker, text = said.group(1).strip(), said.group(2)
         user = _USER_TO.match(speaker)
@@ -193,8 +240,10 @@ def _bullets(state: _Case, what: str, rest: str, at: int, body: list[Line]) -> l
     items, other = bullet_tree(_lines(rest, at, body))
     for token in other:
         if token.fence is None:
-            state.problem(f"{what} are written as a list ('- ...' or '1. ...'); cannot read {clip(token.text.strip())!r}",
-                          token.no)
+            state.problem(
+                f"{what} are written as a list ('- ...' or '1. ...'); cannot read {clip(token.text.strip())!r}",
+                token.no,
+            )
     return [Bullet(text=item.text, line=item.line) for item in items]
 
 
@@ -236,7 +285,10 @@ def _expected(state: _Case, rest: str, at: int, body: list[Line]) -> None:
     if word in ("success", "failure"):
         state.case.expected = "success" if word == "success" else "failure"
         return
-    state.problem(f"'**Expected:**' is success or failure, not {clip(text)!r}{did_you_mean(word, ['success', 'failure'])}", at)
+    state.problem(
+        f"'**Expected:**' is success or failure, not {clip(text)!r}{did_you_mean(word, ['success', 'failure'])}",
+        at,
+    )
 
 
 def _condition(state: _Case, rest: str, at: int, body: list[Line]) -> None:
@@ -255,8 +307,11 @@ def _variables(state: _Case, rest: str, at: int, body: list[Line]) -> None:
         text = item[1] if item else token.text.strip()
         match = _VARIABLE.match(text)
         if match is None:
-            state.problem(f"cannot read the variable {clip(text)!r}: write - `name`: One of [\"a\", \"b\"] "
-                          "(or: From setup)", token.no)
+            state.problem(
+                f'cannot read the variable {clip(text)!r}: write - `name`: One of ["a", "b"] '
+                "(or: From setup)",
+                token.no,
+            )
             continue
         variable = _variable(state, match.group(1), match.group(2).strip(), token.no)
         if variable is not None:
@@ -272,15 +327,20 @@ def _variable(state: _Case, name: str, spec: str, line: int) -> Variable | None:
             state.problem(f"variable '{name}': cannot read the list {clip(one_of.group(1))!r}: {exc}", line)
             return None
         if not isinstance(choices, list) or not choices:
-            state.problem(f"variable '{name}': One of needs a non-empty list, like One of [\"Hello\", \"Hi\"]", line)
+            state.problem(
+                f'variable \'{name}\': One of needs a non-empty list, like One of ["Hello", "Hi"]', line
+            )
             return None
         return Variable(name=name, kind="one_of", choices=choices, line=line)
     if spec.lower().rstrip(".") == "from setup":
         return Variable(name=name, kind="from_setup", line=line)
     if len(spec) >= 2 and spec[0] == spec[-1] and spec[0] in "\"'":
         return Variable(name=name, kind="literal", choices=[spec[1:-1]], line=line)
-    state.problem(f"variable '{name}': {clip(spec)!r} is not a value source: write One of [...], From setup, or a "
-                  "quoted value", line)
+    state.problem(
+        f"variable '{name}': {clip(spec)!r} is not a value source: write One of [...], From setup, or a "
+        "quoted value",
+        line,
+    )
     return None
 
 
@@ -307,7 +367,9 @@ def _setup(state: _Case, rest: str, at: int, body: list[Line]) -> None:
     state.case.setup = setup
 
 
-def agent_from_items(items: list[Item], heading_id: str | None, line: int, problems: list[Problem]) -> Agent | None:
+def agent_from_items(
+    items: list[Item], heading_id: str | None, line: int, problems: list[Problem]
+) -> Agent | None:
     """An Agent from key-value bullets; None when they name no agent at all."""
     values: JSONObject = {}
     extra: JSONObject = {}
@@ -336,7 +398,6 @@ def agent_from_items(items: list[Item], heading_id: str | None, line: int, probl
         if value is not None:
             fields[key] = value if isinstance(value, list) else [v for v in [str(value)] if v]
     return Agent(**fields)
-
 
 
 def _behavior(state: _Case, rest: str, at: int, body: list[Line]) -> None:

@@ -20,12 +20,19 @@ def settings_from(ctx: CollectContext) -> tuple[Settings, list[Problem]]:
     for raw in ctx.texts("compliance-value"):
         name, sep, value = str(raw).partition("=")
         if not sep or not name.strip():
-            problems.append(Problem("--semantictest-compliance-value",
-                                    f"{str(raw)[:40]!r} must look like name=value (valid_jwt_token=eyJ...)"))
+            problems.append(
+                Problem(
+                    "--semantictest-compliance-value",
+                    f"{str(raw)[:40]!r} must look like name=value (valid_jwt_token=eyJ...)",
+                )
+            )
             continue
         values[name.strip().strip("{}")] = value.strip()
     settings = Settings(
-        base_url=ctx.text("compliance-base-url") or env.get("COMPLIANCE_BASE_URL") or env.get("BASE_URL") or None,
+        base_url=ctx.text("compliance-base-url")
+        or env.get("COMPLIANCE_BASE_URL")
+        or env.get("BASE_URL")
+        or None,
         api_key=ctx.text("compliance-api-key") or env.get("COMPLIANCE_API_KEY") or env.get("API_KEY") or None,
         values=values,
         env=env,

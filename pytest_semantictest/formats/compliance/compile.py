@@ -50,10 +50,16 @@ class ComplianceWarning(UserWarning):
     """Something a compliance file does that runs, but not quite as written (pytest's warnings summary)."""
 
 
-def base_url(setup: Setup, settings: Settings, transport: str = "completions", dialect: str | None = None) -> str:
+def base_url(
+    setup: Setup, settings: Settings, transport: str = "completions", dialect: str | None = None
+) -> str:
     declared = setup.environment.get("BASE_URL")
-    return (transport_url(transport, dialect, settings.env) or settings.base_url
-            or (declared.default if declared and declared.default else None) or DEFAULT_BASE_URL)
+    return (
+        transport_url(transport, dialect, settings.env)
+        or settings.base_url
+        or (declared.default if declared and declared.default else None)
+        or DEFAULT_BASE_URL
+    )
 
 
 def compile_document(doc: Document, settings: Settings) -> Suite:
@@ -76,7 +82,11 @@ def compile_document(doc: Document, settings: Settings) -> Suite:
             earlier = f"line {first_line[node]}" if first_line[node] else "an earlier case"
             warnings.warn_explicit(
                 f"case '{node}' has the title of the case at {earlier}: it runs as '{renamed}' (each test needs "
-                "a name of its own); give each case a title of its own", ComplianceWarning, doc.path, tc.line or 1)
+                "a name of its own); give each case a title of its own",
+                ComplianceWarning,
+                doc.path,
+                tc.line or 1,
+            )
             node = renamed
         cases.append(_case(tc, node, doc, setup, settings, file_skip))
     agents = [_server(setup.base_url, settings)] if settings.server else []
@@ -84,23 +94,44 @@ def compile_document(doc: Document, settings: Settings) -> Suite:
     return Suite(front.name, Path(doc.path), FORMAT, cases, agents=agents, format_data=data)
 
 
-def _case(tc: TestCase, node: str, doc: Document, setup: Setup, settings: Settings, file_skip: str | None) -> Case:
+def _case(
+    tc: TestCase, node: str, doc: Document, setup: Setup, settings: Settings, file_skip: str | None
+) -> Case:
     where = f"case {tc.number}" if tc.number is not None else f"case '{tc.title}'"
     markers = [_marker(tag) for tag in doc.front.tags]
-    case = Case(id=node, name=node, steps=[], checks=[], line=tc.line, markers=markers,
-                timeout_s=doc.front.timeout, place=where, format_data=ComplianceCase(tc))
+    case = Case(
+        id=node,
+        name=node,
+        steps=[],
+        checks=[],
+        line=tc.line,
+        markers=markers,
+        timeout_s=doc.front.timeout,
+        place=where,
+        format_data=ComplianceCase(tc),
+    )
     case.barrier = _barrier(doc, tc)
     skip = file_skip or (condition_skip(tc.condition, setup) if tc.condition else None)
     completions = doc.front.transport == "completions"
     built, found = build_request(
-        tc, setup, base_url=setup.base_url, api_key=settings.api_key, timeout_ms=int(doc.front.timeout * 1000),
-        values=settings.values, env=settings.env, where=where, seed=f"{doc.front.name}::{node}",
+        tc,
+        setup,
+        base_url=setup.base_url,
+        api_key=settings.api_key,
+        timeout_ms=int(doc.front.timeout * 1000),
+        values=settings.values,
+        env=settings.env,
+        where=where,
+        seed=f"{doc.front.name}::{node}",
         need_values=skip is None,  # a skipped case needs no token to run, only to be well written
-        transport=None if completions else {"transport": doc.front.transport, "dialect": doc.front.dialect,
-                                            "base_url": setup.base_url},
+        transport=None
+        if completions
+        else {"transport": doc.front.transport, "dialect": doc.front.dialect, "base_url": setup.base_url},
     )
     problems = [*tc.problems, *found]
-    checks: list[Check] = [ResponseCheck(tc.expected, tc.line) if completions else ReplyCheck(tc.expected, tc.line)]
+    checks: list[Check] = [
+        ResponseCheck(tc.expected, tc.line) if completions else ReplyCheck(tc.expected, tc.line)
+    ]
     if tc.strict is not None:
         strict, found = compile_strict(tc.strict, where)
         problems.extend(found)
@@ -111,7 +142,9 @@ def _case(tc: TestCase, node: str, doc: Document, setup: Setup, settings: Settin
         checks.append(flow)
     deterministic = len(checks) - 1 + (tc.expected is not None)
     if tc.assertions and not settings.strict_only:
-        checks.append(JudgedAssertions(tc.assertions, _judge_context(tc, setup), tc.assertions[0].line, deterministic))
+        checks.append(
+            JudgedAssertions(tc.assertions, _judge_context(tc, setup), tc.assertions[0].line, deterministic)
+        )
     case.checks = checks
     case.format_data = ComplianceCase(tc, built.variables)
     case.skip = skip or built.skip
@@ -123,13 +156,17 @@ def _case(tc: TestCase, node: str, doc: Document, setup: Setup, settings: Settin
         case.error = _one_line(doc.path, built.missing)
     if built.config is not None:
         if built.variables:
-            case.steps.append(Step("MockData", "variables", None, {"data": built.variables}, "variables", tc.line, where))
+            case.steps.append(
+                Step("MockData", "variables", None, {"data": built.variables}, "variables", tc.line, where)
+            )
         line = tc.request.line if tc.request else tc.input.line if tc.input else tc.line
         if not completions:  # a2a, realtime: one step reads the whole exchange into the reply
             case.steps.append(request_step(built.config, line, where))
             return case
         case.steps.append(Step("ChatRequest", "request", None, built.config, "response", line, where))
-        case.steps.append(Step("ChatResponse", "observe", None, {"from": "response"}, "observed", line, where))
+        case.steps.append(
+            Step("ChatResponse", "observe", None, {"from": "response"}, "observed", line, where)
+        )
     return case
 
 
@@ -154,8 +191,10 @@ def _marker(tag: str) -> str:
 
 def _judge_context(tc: TestCase, setup: Setup) -> dict[str, str]:
     agents = "; ".join(
-        f"{a.name}" + (f" (instructions: {a.instructions})" if a.instructions else "")
-        + (f" tools {a.tools}" if a.tools else "") + (f" handoffs {a.handoffs}" if a.handoffs else "")
+        f"{a.name}"
+        + (f" (instructions: {a.instructions})" if a.instructions else "")
+        + (f" tools {a.tools}" if a.tools else "")
+        + (f" handoffs {a.handoffs}" if a.handoffs else "")
         for a in setup.agents
     )
     return {
@@ -173,6 +212,12 @@ def _server(url: str, settings: Settings) -> AgentRequirement:
     from ...agents.config import AgentConfig
     from ...agents.keys import requirement
 
-    config = AgentConfig(endpoint=url, start=settings.server, settle_time_ms=0, cwd=settings.cwd,
-                         log_dir=settings.log_dir, name="compliance-server")
+    config = AgentConfig(
+        endpoint=url,
+        start=settings.server,
+        settle_time_ms=0,
+        cwd=settings.cwd,
+        log_dir=settings.log_dir,
+        name="compliance-server",
+    )
     return requirement(config, observe=False, calls_from="reply")

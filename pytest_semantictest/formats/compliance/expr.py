@@ -43,14 +43,24 @@ class Expr:
     def describe(self) -> str:
         if self.op == "equals":
             return json.dumps(self.raw, ensure_ascii=False, default=str)
-        return str(self.raw) if not isinstance(self.raw, list) else "one of " + json.dumps(self.raw, default=str)
+        return (
+            str(self.raw) if not isinstance(self.raw, list) else "one of " + json.dumps(self.raw, default=str)
+        )
 
     def test(self, found: bool, values: list[JSONValue]) -> str | None:
         """None when it holds, else why not (``found`` False: the path names nothing)."""
         if self.op == "not_exists":
-            return None if not found else f"expected nothing here, found {_show(values[0] if len(values) == 1 else values)}"
+            return (
+                None
+                if not found
+                else f"expected nothing here, found {_show(values[0] if len(values) == 1 else values)}"
+            )
         if not found:
-            return "the path names nothing" if self.op != "exists" else "expected it to exist; the path names nothing"
+            return (
+                "the path names nothing"
+                if self.op != "exists"
+                else "expected it to exist; the path names nothing"
+            )
         for value in values:
             why = self._one(value)
             if why is not None:
@@ -71,16 +81,28 @@ class Expr:
                 return f"expected text matching {self.raw}, got {_show(value)}"
             return None if arg.search(text) else f"expected text matching {self.raw}, got {_show(value)}"
         if op == "contains":
-            return None if deep_contains(value, arg) else f"expected it to contain {_show(arg)}, got {_show(value)}"
+            return (
+                None
+                if deep_contains(value, arg)
+                else f"expected it to contain {_show(arg)}, got {_show(value)}"
+            )
         if op == "length":
             if not isinstance(value, (str, list, dict)):
                 return f"expected something with a length, got {_show(value)}"
             return None if len(value) == arg else f"expected length {arg}, got length {len(value)}"
         if op == "type":
-            return None if has_type(str(arg), value) else f"expected type {arg}, got {json_type(value)} {_show(value)}"
+            return (
+                None
+                if has_type(str(arg), value)
+                else f"expected type {arg}, got {json_type(value)} {_show(value)}"
+            )
         if op == "one_of":
             reasons = [o._one(value) for o in self.options]
-            return None if any(r is None for r in reasons) else f"expected one of {self.describe()[7:]}, got {_show(value)}"
+            return (
+                None
+                if any(r is None for r in reasons)
+                else f"expected one of {self.describe()[7:]}, got {_show(value)}"
+            )
         raise AssertionError(op)
 
 
@@ -112,7 +134,9 @@ def compile_expr(value: JSONValue) -> Expr:
     if _WORD.match(text):
         near = did_you_mean(text.replace("-", "_").lower(), KEYWORDS, 0.8)
         if near:
-            raise ExprError(f"unknown operator {text!r}{near} (to compare with the text {text!r}, quote it: \"'{text}'\")")
+            raise ExprError(
+                f"unknown operator {text!r}{near} (to compare with the text {text!r}, quote it: \"'{text}'\")"
+            )
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"" and value.startswith(text[0]):
         return Expr("equals", text[1:-1], value)
     return Expr("equals", value, value)
@@ -121,7 +145,9 @@ def compile_expr(value: JSONValue) -> Expr:
 def _regex(raw: str, pattern: str, flags: str) -> Expr:
     bad = set(flags) - set("imsu")
     if bad:
-        raise ExprError(f"regular expression {clip(raw)} has unknown flags {''.join(sorted(bad))!r} (use i, m, s)")
+        raise ExprError(
+            f"regular expression {clip(raw)} has unknown flags {''.join(sorted(bad))!r} (use i, m, s)"
+        )
     try:
         return Expr("regex", compile_regex(pattern, flags), raw)
     except (re.error, OverflowError, RecursionError) as exc:
@@ -130,13 +156,15 @@ def _regex(raw: str, pattern: str, flags: str) -> Expr:
 
 def _call(raw: str, name: str, arg: str) -> Expr:
     if name not in FUNCTIONS:
-        raise ExprError(f"unknown operator '{clip(name)}(...)'{did_you_mean(name, FUNCTIONS)} "
-                        f"(operators: {', '.join(f + '(...)' for f in FUNCTIONS)}, {', '.join(KEYWORDS)})")
+        raise ExprError(
+            f"unknown operator '{clip(name)}(...)'{did_you_mean(name, FUNCTIONS)} "
+            f"(operators: {', '.join(f + '(...)' for f in FUNCTIONS)}, {', '.join(KEYWORDS)})"
+        )
     if name == "contains":
         if len(arg) >= 2 and arg[0] == arg[-1] and arg[0] in "'\"":
             arg = arg[1:-1]
         if not arg:
-            raise ExprError(f"{raw}: contains needs the text to look for, like contains(\"weather\")")
+            raise ExprError(f'{raw}: contains needs the text to look for, like contains("weather")')
         return Expr("contains", arg, raw)
     if name == "length":
         if not arg.isdigit():

@@ -75,7 +75,11 @@ def tokenize(lines: list[str], start: int, problems: list[Problem]) -> list[Line
             body.append(lines[j])
             j += 1
         if j >= len(lines):
-            problems.append(Problem("", f"the code block opened here is never closed: add a line {marker} after it", i + 1))
+            problems.append(
+                Problem(
+                    "", f"the code block opened here is never closed: add a line {marker} after it", i + 1
+                )
+            )
         out.append(Line(i + 1, text, Fence(language, "\n".join(body), i + 1)))
         i = j + 1
     return out
@@ -218,5 +222,7 @@ def text_of(tokens: list[Line]) -> str:
     """The lines as text (fences included as written), trimmed."""
     parts = []
     for token in tokens:
-        parts.append(token.text if token.fence is None else f"```{token.fence.language}\n{token.fence.content}\n```")
+        parts.append(
+            token.text if token.fence is None else f"```{token.fence.language}\n{token.fence.content}\n```"
+        )
     return "\n".join(parts).strip()

@@ -48,8 +48,10 @@ class FrontMatter(BaseModel):
     @model_validator(mode="after")
     def _dialect_is_a2a(self) -> FrontMatter:
         if self.dialect is not None and self.transport != "a2a":
-            raise ValueError(f"dialect is for transport: a2a (jsonrpc or webagents); remove it from this "
-                             f"'{self.transport}' file")
+            raise ValueError(
+                f"dialect is for transport: a2a (jsonrpc or webagents); remove it from this "
+                f"'{self.transport}' file"
+            )
         return self
 
     @field_validator("version", mode="before")
@@ -70,11 +72,15 @@ class FrontMatter(BaseModel):
         """Tags become pytest markers: pytest refuses a name starting with ``_``, and an empty one."""
         for tag in tags:
             if tag.startswith("_"):
-                raise ValueError(f"tag {clip(repr(tag))} cannot be a pytest marker (a marker name must not start with '_'): "
-                                 "rename it")
+                raise ValueError(
+                    f"tag {clip(repr(tag))} cannot be a pytest marker (a marker name must not start with '_'): "
+                    "rename it"
+                )
             if not re.search(r"[^\W_]", tag):
-                raise ValueError(f"tag {clip(repr(tag))} has no letter or digit, so it cannot be a pytest marker: "
-                                 "remove it or write a word")
+                raise ValueError(
+                    f"tag {clip(repr(tag))} has no letter or digit, so it cannot be a pytest marker: "
+                    "remove it or write a word"
+                )
         return tags
 
 

@@ -57,23 +57,38 @@ def parse_text(text: str, path: Path | str) -> Document:
     if problems or front is None:
         raise SpecError(str(path), sorted(problems, key=lambda p: p.line or 0))
     return Document(
-        path=str(path), front=front, front_lines=front_lines, title=title, description=description,
-        setup=setup, cases=cases,
+        path=str(path),
+        front=front,
+        front_lines=front_lines,
+        title=title,
+        description=description,
+        setup=setup,
+        cases=cases,
     )
 
 
 # --- front matter ---------------------------------------------------------------------------
 
 
-def _front_matter(lines: list[str], problems: list[Problem]) -> tuple[FrontMatter | None, dict[tuple[str | int, ...], int], int]:
+def _front_matter(
+    lines: list[str], problems: list[Problem]
+) -> tuple[FrontMatter | None, dict[tuple[str | int, ...], int], int]:
     """The validated front matter, the file line of each key, and the index of the first body line."""
     if not lines or lines[0].strip() != "---":
-        problems.append(Problem("front matter", "a compliance file starts with YAML front matter: a line '---', "
-                                "then name, version and transport, then '---'", 1))
+        problems.append(
+            Problem(
+                "front matter",
+                "a compliance file starts with YAML front matter: a line '---', "
+                "then name, version and transport, then '---'",
+                1,
+            )
+        )
         return None, {}, 0
     end = next((i for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), None)
     if end is None:
-        problems.append(Problem("front matter", "the front matter is never closed: add a line '---' after it", 1))
+        problems.append(
+            Problem("front matter", "the front matter is never closed: add a line '---' after it", 1)
+        )
         return None, {}, len(lines)
     try:
         source = load_yaml("\n".join(lines[1:end]))
@@ -90,12 +105,18 @@ def _front_matter(lines: list[str], problems: list[Problem]) -> tuple[FrontMatte
     try:
         front = FrontMatter.model_validate(data)
     except ValidationError as exc:
+
         def line_of(path: Sequence[str | int]) -> int:
             return (source.line(path) or 1) + 1
 
         for problem in problems_from(exc, FrontMatter, line_of):
-            problems.append(Problem("front matter" + (f".{problem.place}" if problem.place else ""),
-                                    problem.message, problem.line))
+            problems.append(
+                Problem(
+                    "front matter" + (f".{problem.place}" if problem.place else ""),
+                    problem.message,
+                    problem.line,
+                )
+            )
         return None, lines_of, end + 1
     return front, lines_of, end + 1
 
@@ -112,7 +133,9 @@ def _walk(roots: list[Section]) -> list[Section]:
 
 
 def _find(roots: list[Section], title: str) -> Section | None:
-    return next((s for s in _walk(roots) if s.level <= 2 and s.title.strip().rstrip(":").lower() == title), None)
+    return next(
+        (s for s in _walk(roots) if s.level <= 2 and s.title.strip().rstrip(":").lower() == title), None
+    )
 
 
 def _title(roots: list[Section]) -> tuple[str, str]:
@@ -123,21 +146,34 @@ def _title(roots: list[Section]) -> tuple[str, str]:
     return first.title, " ".join(prose)
 
 
-def _cases(section: Section | None, roots: list[Section], first_line: int, problems: list[Problem]) -> list[TestCase]:
+def _cases(
+    section: Section | None, roots: list[Section], first_line: int, problems: list[Problem]
+) -> list[TestCase]:
     if section is None:
         titles = [s.title for s in _walk(roots) if s.level <= 2]
         hint = next((did_you_mean(t, ["Test Cases"]) for t in titles if did_you_mean(t, ["Test Cases"])), "")
-        problems.append(Problem("", "no '## Test Cases' section: write the cases as '### 1. Title' under a "
-                                f"'## Test Cases' heading{hint}", first_line))
+        problems.append(
+            Problem(
+                "",
+                "no '## Test Cases' section: write the cases as '### 1. Title' under a "
+                f"'## Test Cases' heading{hint}",
+                first_line,
+            )
+        )
         return []
     cases = []
     for child in section.children:
         if child.level != 3:
             continue
         match = _CASE_HEADING.match(child.title)
-        number, title = (int(match.group(1)) if match and match.group(1) else None), (match.group(2).strip() if match else "")
+        number, title = (
+            (int(match.group(1)) if match and match.group(1) else None),
+            (match.group(2).strip() if match else ""),
+        )
         if not title:
-            problems.append(Problem("", "a test case heading needs a title: '### 1. Simple Message'", child.line))
+            problems.append(
+                Problem("", "a test case heading needs a title: '### 1. Simple Message'", child.line)
+            )
             continue
         own: list[Problem] = []  # confined to this case: its ERROR, not the file's (see compile.py)
         case = parse_case(number, title, child.line, flatten(child), own)
@@ -147,7 +183,9 @@ def _cases(section: Section | None, roots: list[Section], first_line: int, probl
         else:
             problems.extend(own)
     if not cases and not any(p.line and p.line > section.line for p in problems):
-        problems.append(Problem("Test Cases", "has no test cases: start each with a heading '### 1. Title'", section.line))
+        problems.append(
+            Problem("Test Cases", "has no test cases: start each with a heading '### 1. Title'", section.line)
+        )
     return cases
 
 
@@ -169,12 +207,20 @@ def _setup(section: Section | None, problems: list[Problem]) -> Setup:
         elif key in ("environment", "environment variables"):
             setup.environment.update(_environment(flatten(child)))
         elif did_you_mean(key, ["tool definitions", "environment"], 0.8):
-            problems.append(Problem("Setup", f"unknown section '### {clip(child.title)}'"
-                                    f"{did_you_mean(key, ['Tool Definitions', 'Environment'], 0.6)}", child.line))
+            problems.append(
+                Problem(
+                    "Setup",
+                    f"unknown section '### {clip(child.title)}'"
+                    f"{did_you_mean(key, ['Tool Definitions', 'Environment'], 0.6)}",
+                    child.line,
+                )
+            )
     return setup
 
 
-def _agents_from(tokens: list[Line], heading_id: str | None, line: int, setup: Setup, problems: list[Problem]) -> None:
+def _agents_from(
+    tokens: list[Line], heading_id: str | None, line: int, setup: Setup, problems: list[Problem]
+) -> None:
     """Agent bullets (``- Name: ...``) of a ``### Agent: id`` block or of the setup's own text."""
     items, _ = bullet_tree(tokens)
     agent = agent_from_items(items, heading_id, line, problems)
@@ -185,7 +231,9 @@ def _agents_from(tokens: list[Line], heading_id: str | None, line: int, setup: S
 def _tool_definitions(section: Section, problems: list[Problem]) -> list[JSONObject]:
     fences = [t.fence for t in flatten(section) if t.fence is not None]
     if not fences:
-        problems.append(Problem("Tool Definitions", "needs a ```json block with a list of tool definitions", section.line))
+        problems.append(
+            Problem("Tool Definitions", "needs a ```json block with a list of tool definitions", section.line)
+        )
         return []
     out: list[JSONObject] = []
     for fence in fences:
@@ -199,8 +247,14 @@ def _tool_definitions(section: Section, problems: list[Problem]) -> list[JSONObj
         data = data if isinstance(data, list) else [data]
         for n, tool in enumerate(data):
             if not isinstance(tool, dict) or not _tool_name(tool):
-                problems.append(Problem("Tool Definitions", f"entry {n + 1} is not a tool definition "
-                                        '({"type": "function", "function": {"name": ..., "parameters": ...}})', fence.line))
+                problems.append(
+                    Problem(
+                        "Tool Definitions",
+                        f"entry {n + 1} is not a tool definition "
+                        '({"type": "function", "function": {"name": ..., "parameters": ...}})',
+                        fence.line,
+                    )
+                )
                 continue
             out.append(tool)
     return out
@@ -220,6 +274,7 @@ def _environment(tokens: list[Line]) -> dict[str, EnvVar]:
         if pair is None or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", pair[0]):
             continue
         default = _DEFAULT.search(pair[1])
-        out[pair[0]] = EnvVar(name=pair[0], description=pair[1], default=default.group(1) if default else None,
-                              line=item.line)
+        out[pair[0]] = EnvVar(
+            name=pair[0], description=pair[1], default=default.group(1) if default else None, line=item.line
+        )
     return out

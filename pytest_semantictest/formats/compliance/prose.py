@@ -26,18 +26,40 @@ _HANDOFF = re.compile(
     r"|delegates?\s+to|transfers?\s+to)\s+`?(?P<dst>[\w.-]+?)`?(?=[\s,.;:]|$)",
     re.I,
 )
-_HAS = re.compile(r"^(?:the\s+)?(?:`?(?P<who>[\w.-]+)`?)\s+(?:has|have)\s+(?P<no>no\s+)?(?P<what>tools|handoffs|skills)"
-                  r"(?:\s+configured|\s+defined)?\.?$", re.I)
-_HAS_ONE = re.compile(r"^(?:the\s+)?(?:`?(?P<who>[\w.-]+)`?)\s+(?:has|have)\s+(?:the\s+)?`?(?P<name>[\w.-]+)`?\s+"
-                      r"(?P<what>tool|skill|handoff)(?:\s+configured)?\.?$", re.I)
+_HAS = re.compile(
+    r"^(?:the\s+)?(?:`?(?P<who>[\w.-]+)`?)\s+(?:has|have)\s+(?P<no>no\s+)?(?P<what>tools|handoffs|skills)"
+    r"(?:\s+configured|\s+defined)?\.?$",
+    re.I,
+)
+_HAS_ONE = re.compile(
+    r"^(?:the\s+)?(?:`?(?P<who>[\w.-]+)`?)\s+(?:has|have)\s+(?:the\s+)?`?(?P<name>[\w.-]+)`?\s+"
+    r"(?P<what>tool|skill|handoff)(?:\s+configured)?\.?$",
+    re.I,
+)
 
-_NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
-            "ten": 10, "a": 1, "an": 1, "a single": 1, "single": 1}
+_NUMBERS = {
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "a": 1,
+    "an": 1,
+    "a single": 1,
+    "single": 1,
+}
 _COUNT = r"(?P<{}>\d+|one|two|three|four|five|six|seven|eight|nine|ten|an?(?:\s+single)?|single)"
-_STOP = (r"(?:disconnect(?:s|ed|ing)?|cancel(?:s|l?ed|l?ing)?|abort(?:s|ed|ing)?|hangs?\s+up|hung\s+up"
-         r"|(?:closes?|closed|closing|drops?|dropped|terminates?|terminated|kills?|killed)\s+(?:the\s+|its\s+)?"
-         r"(?:connection|stream|request|socket|response)"
-         r"|stops?\s+(?:reading|consuming|listening)|stopped\s+(?:reading|consuming|listening))")
+_STOP = (
+    r"(?:disconnect(?:s|ed|ing)?|cancel(?:s|l?ed|l?ing)?|abort(?:s|ed|ing)?|hangs?\s+up|hung\s+up"
+    r"|(?:closes?|closed|closing|drops?|dropped|terminates?|terminated|kills?|killed)\s+(?:the\s+|its\s+)?"
+    r"(?:connection|stream|request|socket|response)"
+    r"|stops?\s+(?:reading|consuming|listening)|stopped\s+(?:reading|consuming|listening))"
+)
 _DISCONNECT = re.compile(
     _STOP + r"(?:\s+(?:from\s+)?(?:the\s+|its\s+)?(?:stream|request|connection|server|response))?"
     r"\s+(?:right\s+|just\s+|immediately\s+)?after\s+(?:(?:receiving|reading|getting|consuming|seeing|the)\s+)*"
@@ -89,18 +111,26 @@ class FlowCheck:
         observed = bus.get(SLOT)
         if not isinstance(observed, dict) or not observed.get("ok"):
             return CheckResult()
-        handoffs = [e for e in observed.get("events") or [] if isinstance(e, dict) and e.get("type") == "handoff"]
+        handoffs = [
+            e for e in observed.get("events") or [] if isinstance(e, dict) and e.get("type") == "handoff"
+        ]
         start = 0
         for step in self.steps:
             hit = next((i for i in range(start, len(handoffs)) if _matches(handoffs[i], step)), None)
             if hit is None:
                 kind = "handoff event (any status)" if step.attempt else "successful handoff event"
                 seen = [{k: e.get(k) for k in ("from", "to", "status") if k in e} for e in handoffs]
-                return CheckResult([Failure(
-                    f"flow step '{step.text}'", f"no {kind} from '{step.source}' to '{step.target}'"
-                    + (" after the handoffs of the steps above" if start else ""),
-                    line=step.line, details={"handoff events seen": json.dumps(seen) if seen else "none"},
-                )])
+                return CheckResult(
+                    [
+                        Failure(
+                            f"flow step '{step.text}'",
+                            f"no {kind} from '{step.source}' to '{step.target}'"
+                            + (" after the handoffs of the steps above" if start else ""),
+                            line=step.line,
+                            details={"handoff events seen": json.dumps(seen) if seen else "none"},
+                        )
+                    ]
+                )
             start = hit + 1
         return CheckResult()
 
@@ -126,7 +156,9 @@ def flow_check(flow: list[Bullet], agents: list[Agent]) -> FlowCheck | None:
             continue
         source, target = names.get(match.group("src").lower()), names.get(match.group("dst").lower())
         if source and target:
-            steps.append(HandoffStep(source, target, bool(match.group("attempt")), bullet.line, bullet.text.strip()))
+            steps.append(
+                HandoffStep(source, target, bool(match.group("attempt")), bullet.line, bullet.text.strip())
+            )
     return FlowCheck(steps, steps[0].line) if steps else None
 
 
@@ -156,7 +188,9 @@ def _evaluate(text: str, setup: Setup) -> tuple[bool | None, str]:
         if agents is None:
             return None, ""
         what, name = match.group("what").lower() + "s", match.group("name")
-        holds = any(name in getattr(a, what) for a in agents) or (what == "tools" and name in setup.tool_names())
+        holds = any(name in getattr(a, what) for a in agents) or (
+            what == "tools" and name in setup.tool_names()
+        )
         return holds, f"no agent of the setup lists {name} under {what}"
     return None, ""
 

@@ -125,8 +125,10 @@ class ComplianceSession:
         """xdist controller: a case whose worker crashed never gets a record from it: write one."""
         shared = self.config.stash.get(_CONTROLLER_DIR, None)
         if shared is not None:
-            _write_record(_record_path(Path(shared), crashitem), {"nodeid": crashitem, "status": "failed (its worker "
-                                                                                                   "crashed)"})
+            _write_record(
+                _record_path(Path(shared), crashitem),
+                {"nodeid": crashitem, "status": "failed (its worker crashed)"},
+            )
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.session = session
@@ -177,9 +179,12 @@ class ComplianceSession:
                 deadline = time.monotonic() + stall
             missing = still
             if missing and time.monotonic() > deadline:
-                item.warn(pytest.PytestWarning(
-                    f"semantictest: {len(missing)} case(s) of '{dependency}' did not finish within {stall:g} s; "
-                    "deciding depends_on with the cases that did"))
+                item.warn(
+                    pytest.PytestWarning(
+                        f"semantictest: {len(missing)} case(s) of '{dependency}' did not finish within {stall:g} s; "
+                        "deciding depends_on with the cases that did"
+                    )
+                )
                 break
         for n in awaited:
             try:
@@ -189,7 +194,9 @@ class ComplianceSession:
             if status:
                 self.failed.setdefault(dependency, str(status))
                 break
-        if missing or len(awaited) == len(members):  # decided for good (having given up once, never wait again)
+        if missing or len(awaited) == len(
+            members
+        ):  # decided for good (having given up once, never wait again)
             self.settled.add(dependency)
 
     @pytest.hookimpl(tryfirst=True)
@@ -285,13 +292,18 @@ class ComplianceSession:
         name = self.names.get(index) if index is not None else None
         if index is None or name is None:
             return
-        _write_record(self._record(index), {"name": name, "nodeid": nodeid, "status": self.status.get(nodeid)})
+        _write_record(
+            self._record(index), {"name": name, "nodeid": nodeid, "status": self.status.get(nodeid)}
+        )
 
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         """Run files after the files they depend on (only when some collected file depends on another)."""
         from .ordering import dependency_order
 
-        files = [(item, (p.file.name, p.file.depends_on) if (p := compliance_parts(item)) else None) for item in items]
+        files = [
+            (item, (p.file.name, p.file.depends_on) if (p := compliance_parts(item)) else None)
+            for item in items
+        ]
         ordered = dependency_order(files)
         if ordered is not None:
             items[:] = ordered

@@ -52,8 +52,17 @@ class Built:
 
 
 class _Builder:
-    def __init__(self, case: TestCase, setup: Setup, values: Mapping[str, str], env: Mapping[str, str],
-                 where: str, seed: str, need_values: bool = True, transport: Mapping[str, str | None] | None = None) -> None:
+    def __init__(
+        self,
+        case: TestCase,
+        setup: Setup,
+        values: Mapping[str, str],
+        env: Mapping[str, str],
+        where: str,
+        seed: str,
+        need_values: bool = True,
+        transport: Mapping[str, str | None] | None = None,
+    ) -> None:
         self.case, self.setup, self.values, self.env = case, setup, values, env
         self.transport = transport  # a2a/realtime: {"transport", "dialect", "base_url"}
         self.where, self.seed, self.need_values = where, seed, need_values
@@ -76,8 +85,11 @@ class _Builder:
             else:
                 value = self.from_setup(variable.name)
                 if value is None:
-                    self.problem(f"variable '{variable.name}' is 'From setup' but ## Setup has no value for it "
-                                 f"(it gives {', '.join(self.setup_names()) or 'nothing'})", variable.line)
+                    self.problem(
+                        f"variable '{variable.name}' is 'From setup' but ## Setup has no value for it "
+                        f"(it gives {', '.join(self.setup_names()) or 'nothing'})",
+                        variable.line,
+                    )
                 else:
                     self.variables[variable.name] = value
 
@@ -98,8 +110,11 @@ class _Builder:
             name = match.group(1)
             if name not in self.variables:
                 if not any(v.name == name for v in self.case.variables):
-                    self.problem(f"{{{{{name}}}}} names no variable: add it under **Variables:** "
-                                 f"(- `{name}`: One of [...]){did_you_mean(name, self.variables)}", line)
+                    self.problem(
+                        f"{{{{{name}}}}} names no variable: add it under **Variables:** "
+                        f"(- `{name}`: One of [...]){did_you_mean(name, self.variables)}",
+                        line,
+                    )
                 return match.group(0)
             found = self.variables[name]
             shown = found if isinstance(found, str) else json.dumps(found, ensure_ascii=False)
@@ -127,9 +142,17 @@ class _Builder:
                 return match.group(0)
             if found is None:
                 name = match.group(1)
-                self.missing.setdefault(name, Problem(self.where, (
-                    f"placeholder {{{name}}} has no value: set the environment variable {name.upper()} or "
-                    f"pass --semantictest-compliance-value {name}=..."), line))
+                self.missing.setdefault(
+                    name,
+                    Problem(
+                        self.where,
+                        (
+                            f"placeholder {{{name}}} has no value: set the environment variable {name.upper()} or "
+                            f"pass --semantictest-compliance-value {name}=..."
+                        ),
+                        line,
+                    ),
+                )
                 return match.group(0)
             return found
 
@@ -143,17 +166,24 @@ class _Builder:
 
         text = _TOOLS.sub(value, text)
         if _COMMENT.search(text):
-            self.problem("a /* comment */ in a JSON body is only understood as a tool placeholder, written "
-                         "[/* get_weather tool */]", line)
+            self.problem(
+                "a /* comment */ in a JSON body is only understood as a tool placeholder, written "
+                "[/* get_weather tool */]",
+                line,
+            )
         return text
 
     def tools(self, words: str, line: int | None) -> list[JSONObject]:
         defined = {tool_name(t): t for t in self.setup.tool_definitions}
         if not defined:
-            self.problem(f"the tool placeholder [/*{words}*/] needs a '### Tool Definitions' block in ## Setup", line)
+            self.problem(
+                f"the tool placeholder [/*{words}*/] needs a '### Tool Definitions' block in ## Setup", line
+            )
             return []
-        names = [re.sub(r"\s+tools?$|^tools?$", "", part.strip().strip("`")).strip()
-                 for part in re.split(r",|\band\b", words)]
+        names = [
+            re.sub(r"\s+tools?$|^tools?$", "", part.strip().strip("`")).strip()
+            for part in re.split(r",|\band\b", words)
+        ]
         names = [n for n in names if n and n.lower() not in ("all", "the")]
         if not names:
             return list(defined.values())
@@ -162,8 +192,11 @@ class _Builder:
             if name in defined:
                 out.append(defined[name])
             else:
-                self.problem(f"the tool placeholder [/*{words}*/] names '{clip(name)}', which ### Tool Definitions "
-                             f"does not define{did_you_mean(name, defined)} (defined: {', '.join(defined)})", line)
+                self.problem(
+                    f"the tool placeholder [/*{words}*/] names '{clip(name)}', which ### Tool Definitions "
+                    f"does not define{did_you_mean(name, defined)} (defined: {', '.join(defined)})",
+                    line,
+                )
         return out
 
     # -- the request ----------------------------------------------------------------------------
@@ -171,8 +204,11 @@ class _Builder:
     def build(self, base_url: str, api_key: str | None, timeout_ms: int) -> Built:
         self.choose_variables()
         if self.transport is not None and disconnect_after(self.case.behavior) is not None:
-            self.problem(f"a client that disconnects after N chunks is performed for transport: completions only, "
-                         f"not {self.transport['transport']}: say it in **Notes:** for the judge instead", self.case.line)
+            self.problem(
+                f"a client that disconnects after N chunks is performed for transport: completions only, "
+                f"not {self.transport['transport']}: say it in **Notes:** for the judge instead",
+                self.case.line,
+            )
         request = self.case.request
         if request is None:
             return self.chat(base_url, api_key, timeout_ms)
@@ -189,7 +225,12 @@ class _Builder:
                 headers["Content-Type"] = "application/json"
         if api_key and not request.no_auth and not _has(headers, "authorization"):
             headers["Authorization"] = f"Bearer {api_key}"
-        config = {"method": request.method, "url": _url(base_url, path), "headers": headers, "timeout": timeout_ms}
+        config = {
+            "method": request.method,
+            "url": _url(base_url, path),
+            "headers": headers,
+            "timeout": timeout_ms,
+        }
         if body is not None:
             config["body"] = body
         if self.transport is not None:
@@ -203,15 +244,20 @@ class _Builder:
         if method != "GET":
             self.problem(f"a realtime request opens a WebSocket: write GET `/realtime`, not {method}", line)
         if not (isinstance(body, list) and body and all(isinstance(e, dict) and "type" in e for e in body)):
-            self.problem("a realtime request's body is a JSON array of client events, each with a \"type\" "
-                         "(conversation.item.create, response.create, ...)", line)
+            self.problem(
+                'a realtime request\'s body is a JSON array of client events, each with a "type" '
+                "(conversation.item.create, response.create, ...)",
+                line,
+            )
 
     def disconnect(self, config: JSONObject) -> JSONObject:
         """``disconnect_after`` and the ``follow_up`` request when the behaviour says the client goes away."""
         count = disconnect_after(self.case.behavior)
         if count is None:
             return config
-        follow_up: JSONObject = {key: config[key] for key in ("method", "url", "headers", "timeout") if key in config}
+        follow_up: JSONObject = {
+            key: config[key] for key in ("method", "url", "headers", "timeout") if key in config
+        }
         body = config.get("body")
         if isinstance(body, dict):  # stream_options is only allowed with stream: true
             follow_up["body"] = {**{k: v for k, v in body.items() if k != "stream_options"}, "stream": False}
@@ -230,11 +276,15 @@ class _Builder:
             data = load_json(resolved).data if resolved.strip() else json.loads(resolved)
         except (ValueError, RecursionError) as exc:
             if language in ("json", "jsonc"):
-                at: int = getattr(exc, "line", None) or getattr(exc, "lineno", None) or 1  # JsonError, json's error
+                # JsonError, json's error
+                at: int = getattr(exc, "line", None) or getattr(exc, "lineno", None) or 1
                 where = (line or 0) + at - 1
                 why = _AT.sub("", str(exc)) if isinstance(exc, JsonError) else getattr(exc, "msg", str(exc))
-                self.problem(f"the request body is not valid JSON: {why} (write 'with invalid JSON' after the path "
-                             "to send it anyway)", where)
+                self.problem(
+                    f"the request body is not valid JSON: {why} (write 'with invalid JSON' after the path "
+                    "to send it anyway)",
+                    where,
+                )
             return text
         return self.json_placeholders(data, line)
 
@@ -259,17 +309,32 @@ class _Builder:
             agent, messages = self.flow_request()
             if agent is None:
                 return Built(skip="the case has no **Request:** or **Input:** (nothing to send)")
-        body: JSONObject = {"model": self.fill_variables(agent, None),
-                                "messages": [{**m, "content": self.fill_variables(m["content"], None)} for m in messages]}
+        body: JSONObject = {
+            "model": self.fill_variables(agent, None),
+            "messages": [{**m, "content": self.fill_variables(m["content"], None)} for m in messages],
+        }
         if self.transport is not None:  # the transport's client turns the messages into its own requests
             headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-            return Built({**self.transport, "agent": body["model"], "messages": body["messages"], "headers": headers,
-                          "timeout": timeout_ms}, dict(self.variables))
+            return Built(
+                {
+                    **self.transport,
+                    "agent": body["model"],
+                    "messages": body["messages"],
+                    "headers": headers,
+                    "timeout": timeout_ms,
+                },
+                dict(self.variables),
+            )
         if wants_stream(self.case.strict) or disconnect_after(self.case.behavior) is not None:
             body["stream"] = True
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        config = {"method": "POST", "url": _url(base_url, CHAT_PATH), "headers": headers, "body": body,
-                  "timeout": timeout_ms}
+        config = {
+            "method": "POST",
+            "url": _url(base_url, CHAT_PATH),
+            "headers": headers,
+            "body": body,
+            "timeout": timeout_ms,
+        }
         return Built(self.disconnect(config), dict(self.variables))
 
     def flow_request(self) -> tuple[str | None, list[dict[str, str]]]:
@@ -310,9 +375,20 @@ def _url(base_url: str, path: str) -> str:
     return base_url.rstrip("/") + "/" + path.lstrip("/")
 
 
-def build_request(case: TestCase, setup: Setup, *, base_url: str, api_key: str | None, timeout_ms: int,
-                  values: Mapping[str, str], env: Mapping[str, str], where: str, seed: str,
-                  need_values: bool = True, transport: Mapping[str, str | None] | None = None) -> tuple[Built, list[Problem]]:
+def build_request(
+    case: TestCase,
+    setup: Setup,
+    *,
+    base_url: str,
+    api_key: str | None,
+    timeout_ms: int,
+    values: Mapping[str, str],
+    env: Mapping[str, str],
+    where: str,
+    seed: str,
+    need_values: bool = True,
+    transport: Mapping[str, str | None] | None = None,
+) -> tuple[Built, list[Problem]]:
     """The case's request; ``transport`` (a2a, realtime: its name, dialect and base URL) makes it a
     TransportRequest config instead of a chat completions request."""
     builder = _Builder(case, setup, values, env, where, seed, need_values, transport)

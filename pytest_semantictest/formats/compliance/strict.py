@@ -62,7 +62,9 @@ def mismatches(doc: JSONValue, entry: Entry) -> list[tuple[str, str, int]]:
     return out
 
 
-def _failure(check: str, why: str, expr: Expr | None, actual: JSONValue, line: int | None, **details: str) -> Failure:
+def _failure(
+    check: str, why: str, expr: Expr | None, actual: JSONValue, line: int | None, **details: str
+) -> Failure:
     return Failure(check, why, expr.raw if expr else None, actual, expr.op if expr else None, line, details)
 
 
@@ -104,7 +106,9 @@ class ValueCheck(_Base):
             return [_failure(self.label, got, self.expr, None, self.line)]
         found, value = got
         why = self.expr.test(found, [value] if found else [])
-        return [] if why is None else [_failure(self.label, why, self.expr, value if found else None, self.line)]
+        return (
+            [] if why is None else [_failure(self.label, why, self.expr, value if found else None, self.line)]
+        )
 
 
 @dataclass
@@ -133,14 +137,23 @@ class DocCheck(_Base):
 
 
 def _document(observed: Observed, source: str) -> JSONValue:
-    if observed.get("reply") is not None and source in ("reply", "body"):  # a2a, realtime: the assembled reply
+    if observed.get("reply") is not None and source in (
+        "reply",
+        "body",
+    ):  # a2a, realtime: the assembled reply
         return observed["reply"]
     if source == "reply":
         return "only a2a and realtime cases have a reply: check a completions response with body"
     if source == "final_chunk":
         if not observed.get("stream"):
-            return f"the response is not an SSE stream ({content_type_text(observed)}), so it has no final chunk"
-        return observed.get("final_chunk") if observed.get("final_chunk") is not None else "the stream has no JSON chunks"
+            return (
+                f"the response is not an SSE stream ({content_type_text(observed)}), so it has no final chunk"
+            )
+        return (
+            observed.get("final_chunk")
+            if observed.get("final_chunk") is not None
+            else "the stream has no JSON chunks"
+        )
     if observed.get("stream"):
         return "the response is an SSE stream, not a JSON body: check it with chunks, final_chunk or events"
     if not observed.get("is_json"):
@@ -165,7 +178,11 @@ class ChunksCheck(_Base):
 
     def failures(self, observed: Observed) -> list[Failure]:
         if not observed.get("stream"):
-            return [Failure("chunks", f"expected an SSE stream, got {content_type_text(observed)}", line=self.line)]
+            return [
+                Failure(
+                    "chunks", f"expected an SSE stream, got {content_type_text(observed)}", line=self.line
+                )
+            ]
         chunks = observed.get("chunks") or []
         if not chunks:
             return [Failure("chunks", "the stream has no JSON chunks", line=self.line)]
@@ -174,15 +191,27 @@ class ChunksCheck(_Base):
             if self.every:
                 for index, chunk in enumerate(chunks):
                     for path, why, line in mismatches(chunk, entry):
-                        out.append(Failure(f"chunks {path}", f"chunk {index + 1} of {len(chunks)}: {why}", line=line,
-                                           details={"chunk": _json(chunk)}))
+                        out.append(
+                            Failure(
+                                f"chunks {path}",
+                                f"chunk {index + 1} of {len(chunks)}: {why}",
+                                line=line,
+                                details={"chunk": _json(chunk)},
+                            )
+                        )
                         break
                 continue
             if not any(not mismatches(chunk, entry) for chunk in chunks):
                 closest = min(chunks, key=lambda c: len(mismatches(c, entry)))
                 reasons = "; ".join(f"{p}: {w}" for p, w, _ in mismatches(closest, entry))
-                out.append(Failure(f"chunks[{n}]", f"no chunk of {len(chunks)} matches {_entry_text(entry)}",
-                                   line=entry[0][2], details={"closest chunk": _json(closest), "why": reasons}))
+                out.append(
+                    Failure(
+                        f"chunks[{n}]",
+                        f"no chunk of {len(chunks)} matches {_entry_text(entry)}",
+                        line=entry[0][2],
+                        details={"closest chunk": _json(closest), "why": reasons},
+                    )
+                )
         return out
 
 
@@ -211,9 +240,17 @@ class EventsCheck(_Base):
             hit = next((i for i in range(start, len(events)) if not mismatches(events[i], entry)), None)
             if hit is None:
                 later = " after the events matched by the entries above" if n else ""
-                seen = [{k: e.get(k) for k in ("type", "from", "to", "agent", "status") if k in e} for e in events]
-                return [Failure(f"events[{n}]", f"no event{later} matches {_entry_text(entry)}", line=entry[0][2],
-                                details={"events seen": _json(seen) if seen else "none"})]
+                seen = [
+                    {k: e.get(k) for k in ("type", "from", "to", "agent", "status") if k in e} for e in events
+                ]
+                return [
+                    Failure(
+                        f"events[{n}]",
+                        f"no event{later} matches {_entry_text(entry)}",
+                        line=entry[0][2],
+                        details={"events seen": _json(seen) if seen else "none"},
+                    )
+                ]
             start = hit + 1
         return []
 
@@ -230,7 +267,9 @@ class EventTypeCheck(_Base):
         return f"events {self.type}: {self.expr.describe()}"
 
     def failures(self, observed: Observed) -> list[Failure]:
-        matching = [e for e in observed.get("events") or [] if isinstance(e, dict) and e.get("type") == self.type]
+        matching = [
+            e for e in observed.get("events") or [] if isinstance(e, dict) and e.get("type") == self.type
+        ]
         why = self.expr.test(bool(matching), [matching] if matching else [])
         return [] if why is None else [_failure(f"events {self.type}", why, self.expr, matching, self.line)]
 
@@ -263,12 +302,34 @@ class ResponseCheck:
             if self.expected == "failure":
                 return CheckResult()  # refused: rejected all the same
             request = bus.get("response.request.url")
-            return CheckResult(error=f"no response from {request or 'the server'}: {observed.get('error') or 'no status'}")
+            return CheckResult(
+                error=f"no response from {request or 'the server'}: {observed.get('error') or 'no status'}"
+            )
         status = observed.get("status", 0)
         if self.expected == "failure" and status < 400:
-            return CheckResult([Failure("expected: failure", f"the request was accepted (status {status}) but the case "
-                                        "expects it to be rejected", ">= 400", status, "status >= 400", self.line)])
+            return CheckResult(
+                [
+                    Failure(
+                        "expected: failure",
+                        f"the request was accepted (status {status}) but the case expects it to be rejected",
+                        ">= 400",
+                        status,
+                        "status >= 400",
+                        self.line,
+                    )
+                ]
+            )
         if self.expected == "success" and status >= 400:
-            return CheckResult([Failure("expected: success", f"the request was rejected with status {status}", "< 400",
-                                        status, "status < 400", self.line)])
+            return CheckResult(
+                [
+                    Failure(
+                        "expected: success",
+                        f"the request was rejected with status {status}",
+                        "< 400",
+                        status,
+                        "status < 400",
+                        self.line,
+                    )
+                ]
+            )
         return CheckResult()

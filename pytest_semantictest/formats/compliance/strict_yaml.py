@@ -24,8 +24,20 @@ from .strict import (
     content_type_text,
 )
 
-KEYS = ("status", "headers", "body", "format", "content_type", "chunks", "final_chunk", "final_event", "events",
-        "concatenated_content", "response", "reply")
+KEYS = (
+    "status",
+    "headers",
+    "body",
+    "format",
+    "content_type",
+    "chunks",
+    "final_chunk",
+    "final_event",
+    "events",
+    "concatenated_content",
+    "response",
+    "reply",
+)
 RESPONSE_KEYS = ("status", "content", "agent", "headers", "body", "content_type")
 STREAM_KEYS = frozenset({"chunks", "final_chunk", "final_event", "concatenated_content"})
 FORMATS = ("sse", "json")
@@ -71,8 +83,11 @@ class _Compiler:
     def compile(self) -> None:
         for key, value in self.strict.data.items():
             if key not in KEYS:
-                self.problem((key,), f"unknown strict key '{clip(key)}'{did_you_mean(key, KEYS)} "
-                             f"(strict keys: {', '.join(KEYS)})")
+                self.problem(
+                    (key,),
+                    f"unknown strict key '{clip(key)}'{did_you_mean(key, KEYS)} "
+                    f"(strict keys: {', '.join(KEYS)})",
+                )
                 continue
             getattr(self, f"_{key}")((key,), value)
 
@@ -87,8 +102,11 @@ class _Compiler:
             return
         plain = [o for o in (expr.options or (expr,)) if o.op == "equals"]
         if any(not isinstance(o.arg, int) or isinstance(o.arg, bool) for o in plain):
-            self.problem(path, f"{_place(path)} must be a status code or a list of them, like 200 or [200, 201], "
-                         f"got {clip(repr(value))}")
+            self.problem(
+                path,
+                f"{_place(path)} must be a status code or a list of them, like 200 or [200, 201], "
+                f"got {clip(repr(value))}",
+            )
             return
         self.checks.append(ValueCheck(_place(path), _status, expr, self.strict.line_of(path)))
 
@@ -99,8 +117,11 @@ class _Compiler:
         for name, expected in value.items():
             expr = self.expr(path + (name,), expected)
             if expr is not None:
-                self.checks.append(ValueCheck(f"header {name}", _header(str(name), expr), expr,
-                                              self.strict.line_of(path + (name,))))
+                self.checks.append(
+                    ValueCheck(
+                        f"header {name}", _header(str(name), expr), expr, self.strict.line_of(path + (name,))
+                    )
+                )
 
     def _body(self, path: tuple[str | int, ...], value: JSONValue, source: str = "body") -> None:
         if not isinstance(value, dict):
@@ -120,14 +141,19 @@ class _Compiler:
 
     def _format(self, path: tuple[str | int, ...], value: JSONValue) -> None:
         if value not in FORMATS:
-            self.problem(path, f"format must be sse or json, not {clip(repr(value))}{did_you_mean(str(value), FORMATS)}")
+            self.problem(
+                path,
+                f"format must be sse or json, not {clip(repr(value))}{did_you_mean(str(value), FORMATS)}",
+            )
             return
         self.checks.append(ValueCheck("format", _format, compile_expr(value), self.strict.line_of(path)))
 
     def _content_type(self, path: tuple[str | int, ...], value: JSONValue) -> None:
         expr = self.expr(path, value)
         if expr is not None:
-            self.checks.append(ValueCheck(_place(path), _header("content-type", expr), expr, self.strict.line_of(path)))
+            self.checks.append(
+                ValueCheck(_place(path), _header("content-type", expr), expr, self.strict.line_of(path))
+            )
 
     def _chunks(self, path: tuple[str | int, ...], value: JSONValue) -> None:
         if isinstance(value, dict):
@@ -135,8 +161,12 @@ class _Compiler:
             if entry:
                 self.checks.append(ChunksCheck([entry], every=True, line=self.strict.line_of(path)))
             return
-        entries = self._listed(path, value, "chunks must be a list of expected chunks (each matches some chunk) "
-                               "or a mapping (every chunk matches)")
+        entries = self._listed(
+            path,
+            value,
+            "chunks must be a list of expected chunks (each matches some chunk) "
+            "or a mapping (every chunk matches)",
+        )
         if entries:
             self.checks.append(ChunksCheck(entries, line=self.strict.line_of(path)))
 
@@ -160,8 +190,12 @@ class _Compiler:
                 if expr is not None:
                     self.checks.append(EventTypeCheck(str(kind), expr, self.strict.line_of(path + (kind,))))
             return
-        entries = self._listed(path, value, "events must be a list of expected events (- type: handoff ...) or a "
-                               "mapping of event types to expectations (handoff: not_exists)")
+        entries = self._listed(
+            path,
+            value,
+            "events must be a list of expected events (- type: handoff ...) or a "
+            "mapping of event types to expectations (handoff: not_exists)",
+        )
         if entries:
             self.checks.append(EventsCheck(entries, self.strict.line_of(path)))
 
@@ -172,8 +206,11 @@ class _Compiler:
         for key, inner in value.items():
             where = path + (key,)
             if key not in RESPONSE_KEYS:
-                self.problem(where, f"unknown key 'response.{clip(key)}'{did_you_mean(key, RESPONSE_KEYS)} "
-                             f"(response keys: {', '.join(RESPONSE_KEYS)})")
+                self.problem(
+                    where,
+                    f"unknown key 'response.{clip(key)}'{did_you_mean(key, RESPONSE_KEYS)} "
+                    f"(response keys: {', '.join(RESPONSE_KEYS)})",
+                )
             elif key == "content":
                 self._value(where, inner, "response.content", _content)
             elif key == "agent":
@@ -192,6 +229,7 @@ def _media(value: str) -> str:
 
 def _header(name: str, expr: Expr) -> Getter:
     """A header's value; a plain text expectation also matches ignoring case and ``; params``."""
+
     def get(observed: Observed) -> tuple[bool, JSONValue]:
         headers = observed.get("headers") or {}
         value = headers.get(name.lower())
@@ -205,7 +243,9 @@ def _header(name: str, expr: Expr) -> Getter:
 
 
 def _format(observed: Observed) -> tuple[bool, JSONValue] | str:
-    return True, "sse" if observed.get("stream") else "json" if observed.get("is_json") else observed.get("content_type")
+    return True, "sse" if observed.get("stream") else "json" if observed.get("is_json") else observed.get(
+        "content_type"
+    )
 
 
 def _status(observed: Observed) -> tuple[bool, JSONValue]:

@@ -66,26 +66,65 @@ class ReplyCheck:
         observed: JSONObject = found if isinstance(found, dict) else {}
         reply: JSONObject = observed["reply"] if isinstance(observed.get("reply"), dict) else {}
         url = reply.get("url") or (observed.get("request") or {}).get("url") or "the server"
-        rejected = (observed.get("status", 0) >= 400 or reply.get("error") is not None
-                    or reply.get("state") in ("failed", "rejected"))
+        rejected = (
+            observed.get("status", 0) >= 400
+            or reply.get("error") is not None
+            or reply.get("state") in ("failed", "rejected")
+        )
         if observed.get("timed_out") or (not observed.get("ok") and self.expected != "failure"):
-            return CheckResult(error=f"{url}: {observed.get('failure') or observed.get('error') or 'no response'}")
+            return CheckResult(
+                error=f"{url}: {observed.get('failure') or observed.get('error') or 'no response'}"
+            )
         if self.expected == "failure":
             if rejected or not observed.get("ok"):  # refused, or rejected by the agent
                 return CheckResult()
-            return CheckResult([Failure("expected: failure", f"the agent accepted the request (state "
-                                        f"{reply.get('state')}) but the case expects it to be rejected", "rejected",
-                                        reply.get("state"), "rejected", self.line)])
+            return CheckResult(
+                [
+                    Failure(
+                        "expected: failure",
+                        f"the agent accepted the request (state "
+                        f"{reply.get('state')}) but the case expects it to be rejected",
+                        "rejected",
+                        reply.get("state"),
+                        "rejected",
+                        self.line,
+                    )
+                ]
+            )
         if observed.get("problem"):
-            return CheckResult([Failure(f"{reply.get('transport')} exchange", str(observed["problem"]),
-                                        "a completed exchange", reply.get("state"), None, self.line,
-                                        {"events": _timeline(reply)})])
+            return CheckResult(
+                [
+                    Failure(
+                        f"{reply.get('transport')} exchange",
+                        str(observed["problem"]),
+                        "a completed exchange",
+                        reply.get("state"),
+                        None,
+                        self.line,
+                        {"events": _timeline(reply)},
+                    )
+                ]
+            )
         if rejected:  # without **Expected:** too: a failed task is never a pass
-            why = json.dumps(reply.get("error"), ensure_ascii=False) if reply.get("error") is not None else "no error given"
-            return CheckResult([Failure(f"expected: {self.expected or 'a completed exchange'}",
-                                        f"the agent rejected the request (status {observed.get('status')}, state "
-                                        f"{reply.get('state')}): {why}", "accepted", reply.get("state"), None,
-                                        self.line, {"events": _timeline(reply)})])
+            why = (
+                json.dumps(reply.get("error"), ensure_ascii=False)
+                if reply.get("error") is not None
+                else "no error given"
+            )
+            return CheckResult(
+                [
+                    Failure(
+                        f"expected: {self.expected or 'a completed exchange'}",
+                        f"the agent rejected the request (status {observed.get('status')}, state "
+                        f"{reply.get('state')}): {why}",
+                        "accepted",
+                        reply.get("state"),
+                        None,
+                        self.line,
+                        {"events": _timeline(reply)},
+                    )
+                ]
+            )
         return CheckResult()
 
 

@@ -148,11 +148,16 @@ class Builder:
                 suite.name or "Unnamed Suite",
                 self.line(("suites", i)),
                 _place(("suites", i)),
-                [self.test(test, ("suites", i, "tests", j), default_runs) for j, test in enumerate(suite.tests)],
+                [
+                    self.test(test, ("suites", i, "tests", j), default_runs)
+                    for j, test in enumerate(suite.tests)
+                ],
             )
             for i, suite in enumerate(model.suites)
         ]
-        secrets = sorted({v for v in self.env_names if len(v) >= MIN_SECRET_LENGTH}, key=lambda v: (-len(v), v))
+        secrets = sorted(
+            {v for v in self.env_names if len(v) >= MIN_SECRET_LENGTH}, key=lambda v: (-len(v), v)
+        )
         return HighbarSpec(
             path=self.path,
             agent=self.agent(model.agent),
@@ -210,9 +215,15 @@ class Builder:
             min_pass=m.min_pass,
             min_pass_count=resolve_min_pass(m.min_pass, runs) if m.min_pass is not None else None,
             markers=tuple(m.markers),
-            pass_rate=None if m.pass_rate is None else PassRateTest(
-                m.pass_rate.at_least, 1 - m.pass_rate.confidence, 1 - m.pass_rate.confidence, m.pass_rate.margin,
-                m.pass_rate.max_runs),
+            pass_rate=None
+            if m.pass_rate is None
+            else PassRateTest(
+                m.pass_rate.at_least,
+                1 - m.pass_rate.confidence,
+                1 - m.pass_rate.confidence,
+                m.pass_rate.margin,
+                m.pass_rate.max_runs,
+            ),
         )
 
     def expect(self, m: models.Expect, where: Path_) -> ExpectSpec:

@@ -61,11 +61,18 @@ def _case(test: TestSpec, node: str, group: str, key: str, path: Path, default_r
         label = f"turn {i + 1}" + (f" ({turn.name})" if turn.name else "") if len(turns) > 1 else "expect"
         line = turn.expect.line if turn.expect is not None else turn.line
         late = i == len(turns) - 1 and turn.expect is not None and turn.expect.observes_calls
-        checks: list[Check] = [TurnExpectation(slot, turn.expect, line, label, key, late)]  # also turns agent errors into ERRORs
+        checks: list[Check] = [
+            TurnExpectation(slot, turn.expect, line, label, key, late)
+        ]  # also turns agent errors into ERRORs
         steps.append(Step("AgentTurn", slot, None, config, slot, turn.line, turn.place, checks))
     cleanup = [
-        Step("AgentSessionEnd", "session-end", None,
-             {"agent": key, "first_turn": "turn1", "test_name": test.display_name, "spec": str(path)}, "_session_end")
+        Step(
+            "AgentSessionEnd",
+            "session-end",
+            None,
+            {"agent": key, "first_turn": "turn1", "test_name": test.display_name, "spec": str(path)},
+            "_session_end",
+        )
     ]
     runs, min_pass = test.repetition(default_runs)
     return Case(
@@ -75,8 +82,9 @@ def _case(test: TestSpec, node: str, group: str, key: str, path: Path, default_r
         checks=[],
         line=test.line,
         markers=list(test.markers),
-        repetition=Repetition(runs, min_pass) if test.pass_rate is None else Repetition(
-            test.pass_rate.max_runs, decision=test.pass_rate),
+        repetition=Repetition(runs, min_pass)
+        if test.pass_rate is None
+        else Repetition(test.pass_rate.max_runs, decision=test.pass_rate),
         place=test.place,
         cleanup=cleanup,
         group=group,
@@ -84,7 +92,9 @@ def _case(test: TestSpec, node: str, group: str, key: str, path: Path, default_r
     )
 
 
-def load_file(path: Path, environ: Mapping[str, str], cwd: Path, log_dir: Path, default_runs: int | None) -> Suite:
+def load_file(
+    path: Path, environ: Mapping[str, str], cwd: Path, log_dir: Path, default_runs: int | None
+) -> Suite:
     """Read, validate and compile one ``*.highbar.yaml``; raises SpecError."""
     spec = load_highbar(path, environ, default_runs)  # highbar's check_runs: --runs in place of defaults.runs
     return compile_spec(spec, environ, cwd, log_dir, default_runs)

@@ -72,7 +72,9 @@ class PassRate(_Model):
 
     at_least: float = Field(gt=0, lt=1, description="the pass rate the test must show")
     confidence: float = Field(default=0.95, gt=0.5, lt=1, description="1 - the error rate of either answer")
-    margin: float = Field(default=0.05, gt=0, lt=0.5, description="half the indifference zone around at_least")
+    margin: float = Field(
+        default=0.05, gt=0, lt=0.5, description="half the indifference zone around at_least"
+    )
     max_runs: int = Field(default=200, ge=1, description="the budget: inconclusive (a failure) once spent")
 
 

@@ -32,9 +32,7 @@ SETUP_PLACEHOLDERS = frozenset({"test.id", "test.name"})
 TEARDOWN_PLACEHOLDERS = frozenset({"test.id", "test.name", "session"})
 uses_placeholder = uses
 """Whether a value holds ``{{name}}`` anywhere: the agents' own rule (the validator's name for it)."""
-TEMPLATE_ONLY = (
-    "templates are only resolved in triggers; here '{{...}}' would be compared as literal text"
-)
+TEMPLATE_ONLY = "templates are only resolved in triggers; here '{{...}}' would be compared as literal text"
 
 
 # --- messages helpers ---------------------------------------------------------------------
@@ -128,15 +126,16 @@ def parse_template(inner: str) -> tuple[tuple[str | int, ...] | None, str | None
     if not body.startswith("previous."):
         return None, "not a template: a trigger can only use {{previous.function_calls[N]...}}"
     try:
-        tokens = split_indexed(body[len("previous."):])
+        tokens = split_indexed(body[len("previous.") :])
     except PathError as exc:
         return None, str(exc)
     if tokens[0] != "function_calls":
         return None, f"no key '{clip(tokens[0])}' (the only key is function_calls)"
     if len(tokens) > 1 and not isinstance(tokens[1], int):
-        return None, f"cannot read '{clip(tokens[1])}' from the list of calls: index it, like function_calls[0]"
+        return (
+            None,
+            f"cannot read '{clip(tokens[1])}' from the list of calls: index it, like function_calls[0]",
+        )
     if len(tokens) > 2 and tokens[2] not in TRACE_FIELDS:
         return None, f"a call has no field '{clip(tokens[2])}' (fields: {', '.join(TRACE_FIELDS)})"
     return tuple(tokens), None
-
-

@@ -62,7 +62,9 @@ def load_highbar(path: Path, environ: Mapping[str, str], runs: int | None = None
     return load_highbar_text(text, path, environ, runs)
 
 
-def load_highbar_text(text: str, path: Path, environ: Mapping[str, str], runs: int | None = None) -> HighbarSpec:
+def load_highbar_text(
+    text: str, path: Path, environ: Mapping[str, str], runs: int | None = None
+) -> HighbarSpec:
     """:func:`load_highbar` for text already read (``path`` names it in messages)."""
     path = Path(path)
     try:
@@ -72,7 +74,9 @@ def load_highbar_text(text: str, path: Path, environ: Mapping[str, str], runs: i
     return validate_source(source, path, environ, runs)
 
 
-def validate_source(source: YamlSource, path: Path, environ: Mapping[str, str], runs: int | None = None) -> HighbarSpec:
+def validate_source(
+    source: YamlSource, path: Path, environ: Mapping[str, str], runs: int | None = None
+) -> HighbarSpec:
     """Validate parsed YAML; raises :class:`SpecError` with every problem, else builds the spec."""
     checker = _Validator(source, environ, runs)
     checker.spec(source.data)
@@ -122,11 +126,19 @@ class _Validator(AgentChecks, ExpectChecks):
         suites = raw.get("suites")
         observing: list[Path_] = []
         if not suites:
-            self.err(root, "has no tests (add a suite under 'suites')", ("suites",) if "suites" in raw else root)
+            self.err(
+                root, "has no tests (add a suite under 'suites')", ("suites",) if "suites" in raw else root
+            )
         elif self.need(suites, list, ("suites",), "must be a list of suites"):
             for i, suite in enumerate(suites):
                 observing += self.suite(suite, ("suites", i))
-        if self.agent is not None and not self.managed and not self.has_traces and self.calls_from == "traces" and observing:
+        if (
+            self.agent is not None
+            and not self.managed
+            and not self.has_traces
+            and self.calls_from == "traces"
+            and observing
+        ):
             self.err(
                 ("agent",),
                 "attach mode (no 'start') needs 'traces', the file the agent writes: "
@@ -182,15 +194,30 @@ class _Validator(AgentChecks, ExpectChecks):
         else:
             self.trigger(raw, where, first=True)
             if "expect" not in raw:
-                self.err(where, "asserts nothing — add an 'expect' (function_calls: [] checks that no tool is called)")
+                self.err(
+                    where,
+                    "asserts nothing — add an 'expect' (function_calls: [] checks that no tool is called)",
+                )
             else:
                 found = self.expect(raw["expect"], where + ("expect",))
                 observes = bool(found and found[1])
             variations = raw.get("variations")
-            if variations is not None and self.need(
-                variations, int, where, "variations must be a non-negative integer", where + ("variations",)
-            ) and variations < 0:
-                self.err(where, f"variations must be a non-negative integer, got {variations}", where + ("variations",))
+            if (
+                variations is not None
+                and self.need(
+                    variations,
+                    int,
+                    where,
+                    "variations must be a non-negative integer",
+                    where + ("variations",),
+                )
+                and variations < 0
+            ):
+                self.err(
+                    where,
+                    f"variations must be a non-negative integer, got {variations}",
+                    where + ("variations",),
+                )
         runs_ok = "runs" in raw and self.runs(raw["runs"], where, where + ("runs",))
         if "min_pass" in raw:
             value = raw["min_pass"]
@@ -207,7 +234,11 @@ class _Validator(AgentChecks, ExpectChecks):
                 runs = raw["runs"] if runs_ok else self.default_runs
                 count = resolve_min_pass(value, runs)
                 if count > runs:
-                    self.err(where, f"min_pass {shown_int(count)} is more than its {runs} runs", where + ("min_pass",))
+                    self.err(
+                        where,
+                        f"min_pass {shown_int(count)} is more than its {runs} runs",
+                        where + ("min_pass",),
+                    )
         if "markers" in raw:
             self.markers(raw["markers"], where)
         if "pass_rate" in raw:
@@ -218,28 +249,46 @@ class _Validator(AgentChecks, ExpectChecks):
         """Extension: ``pass_rate: {at_least, confidence, margin, max_runs}``, without runs/min_pass."""
         at = where + ("pass_rate",)
         value = raw["pass_rate"]
-        if not self.need(value, dict, at, "pass_rate must be a mapping with at_least (and confidence, margin, "
-                                          "max_runs)"):
+        if not self.need(
+            value, dict, at, "pass_rate must be a mapping with at_least (and confidence, margin, max_runs)"
+        ):
             return
         self.keys(value, "pass_rate", at)
         both = [key for key in ("runs", "min_pass") if key in raw]
         if both:
-            self.err(at, f"pass_rate decides how many runs are made and pass: leave out {' and '.join(both)} "
-                         "(max_runs is the budget)")
+            self.err(
+                at,
+                f"pass_rate decides how many runs are made and pass: leave out {' and '.join(both)} "
+                "(max_runs is the budget)",
+            )
         if "at_least" not in value:
             self.err(at, "missing 'at_least' (the pass rate the test must show)")
         for key, low, high in (("at_least", 0, 1), ("confidence", 0.5, 1), ("margin", 0, 0.5)):
-            if key in value and self.need(value[key], (int, float), at, f"{key} must be a number", at + (key,)) \
-                    and not low < value[key] < high:
+            if (
+                key in value
+                and self.need(value[key], (int, float), at, f"{key} must be a number", at + (key,))
+                and not low < value[key] < high
+            ):
                 self.err(at, f"{key} must be between {low} and {high}, got {value[key]}", at + (key,))
-        if "max_runs" in value and self.need(value["max_runs"], int, at, "max_runs must be a whole number",
-                                             at + ("max_runs",)) and value["max_runs"] < 1:
+        if (
+            "max_runs" in value
+            and self.need(value["max_runs"], int, at, "max_runs must be a whole number", at + ("max_runs",))
+            and value["max_runs"] < 1
+        ):
             self.err(at, f"max_runs must be at least 1, got {value['max_runs']}", at + ("max_runs",))
         at_least, margin = value.get("at_least"), value.get("margin", 0.05)
         numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (at_least, margin))
-        if numbers and 0 < at_least < 1 and 0 < margin < 0.5 and not 0 < at_least - margin < at_least + margin < 1:
-            self.err(at, f"at_least {at_least} with a margin of {margin} needs 0 < at_least - margin and "
-                         "at_least + margin < 1")
+        if (
+            numbers
+            and 0 < at_least < 1
+            and 0 < margin < 0.5
+            and not 0 < at_least - margin < at_least + margin < 1
+        ):
+            self.err(
+                at,
+                f"at_least {at_least} with a margin of {margin} needs 0 < at_least - margin and "
+                "at_least + margin < 1",
+            )
 
     def markers(self, value: JSONValue, where: Path_) -> None:
         at = where + ("markers",)
@@ -248,7 +297,11 @@ class _Validator(AgentChecks, ExpectChecks):
         for k, name in enumerate(value):
             # pytest takes identifiers that do not start with '_' as marker names
             if not isinstance(name, str) or not name.isidentifier() or name.startswith("_"):
-                self.err(where, f"marker names must be words like 'smoke' or 'slow', got {clip(repr(name))}", at + (k,))
+                self.err(
+                    where,
+                    f"marker names must be words like 'smoke' or 'slow', got {clip(repr(name))}",
+                    at + (k,),
+                )
 
     def trigger(self, raw: Mapping[str, JSONValue], where: Path_, first: bool) -> None:
         """A non-empty text; its well-formed ``{{previous...}}`` templates are noted (none in a first turn)."""
@@ -264,8 +317,11 @@ class _Validator(AgentChecks, ExpectChecks):
             return
         # Templates are resolved at run time, as highbar does: a {{...}} that is not {{previous...}} (or an
         # unclosed '{{') is sent as text, and a {{previous...}} naming nothing is that turn's error.
-        found = [Template(m.group(0), path) for m in TEMPLATE.finditer(trigger)
-                 if not first and (path := parse_template(m.group(1))[0]) is not None]
+        found = [
+            Template(m.group(0), path)
+            for m in TEMPLATE.finditer(trigger)
+            if not first and (path := parse_template(m.group(1))[0]) is not None
+        ]
         if found:
             self.templates[where] = tuple(found)
 

@@ -51,8 +51,11 @@ class AgentChecks(ValidatorCore):
         self.managed = "start" in raw
         if "start" in raw and self.text(raw, "start") and not self.tainted(A + ("start",)):
             try:  # split as it will be run: a secret's ${VAR} goes into its argument after the split
-                shlex.split(start_line(written, self.environ, self._secrets(raw)) if isinstance(written, str)
-                            else raw["start"])
+                shlex.split(
+                    start_line(written, self.environ, self._secrets(raw))
+                    if isinstance(written, str)
+                    else raw["start"]
+                )
             except ValueError as exc:
                 self.err(A, f"start is not a valid command line: {exc}", A + ("start",))
         if raw.get("health") is not None:
@@ -64,7 +67,9 @@ class AgentChecks(ValidatorCore):
             if value in ("traces", "reply"):
                 self.calls_from = value
             else:
-                self.err(A, f"calls_from must be 'traces' or 'reply', got {clip(repr(value))}", A + ("calls_from",))
+                self.err(
+                    A, f"calls_from must be 'traces' or 'reply', got {clip(repr(value))}", A + ("calls_from",)
+                )
         if not self.managed and "startup_timeout" in raw:
             self.err(
                 A,
@@ -81,27 +86,45 @@ class AgentChecks(ValidatorCore):
                     A + ("traces",),
                 )
             elif self.calls_from == "reply":
-                self.err(A, "'traces' is not read with calls_from: reply (tool calls come in the reply)", A + ("traces",))
+                self.err(
+                    A,
+                    "'traces' is not read with calls_from: reply (tool calls come in the reply)",
+                    A + ("traces",),
+                )
             else:
                 self.text(raw, "traces")
 
         has_session = "session" in raw
         if has_session:
             self.session(raw["session"])
-        for key, default, minimum in (("startup_timeout", 15000, 1), ("settle_time", 500, 0), ("timeout", 60000, 1)):
+        for key, default, minimum in (
+            ("startup_timeout", 15000, 1),
+            ("settle_time", 500, 0),
+            ("timeout", 60000, 1),
+        ):
             if key == "startup_timeout" and not self.managed:
                 continue
             value = raw.get(key, default)
-            if self.need(value, int, A, f"{key} must be an integer (milliseconds)", A + (key,)) and value < minimum:
+            if (
+                self.need(value, int, A, f"{key} must be an integer (milliseconds)", A + (key,))
+                and value < minimum
+            ):
                 qualifier = "a positive" if minimum > 0 else "a non-negative"
-                self.err(A, f"{key} must be {qualifier} integer (milliseconds), got {shown_int(value)}", A + (key,))
+                self.err(
+                    A, f"{key} must be {qualifier} integer (milliseconds), got {shown_int(value)}", A + (key,)
+                )
             elif is_int(value) and value > MAX_TIMEOUT_MS:  # highbar: OverflowError; a day is plenty
-                self.err(A, f"{key} is too long: at most {MAX_TIMEOUT_MS} ms (24 h), got {shown_int(value)}",
-                         A + (key,))
+                self.err(
+                    A,
+                    f"{key} is too long: at most {MAX_TIMEOUT_MS} ms (24 h), got {shown_int(value)}",
+                    A + (key,),
+                )
         self.request(raw.get("request"), has_session)
         if "response" in raw:
             value = raw["response"]
-            if self.need(value, str, A, "response must be a string (a path like data.reply)", A + ("response",)):
+            if self.need(
+                value, str, A, "response must be a string (a path like data.reply)", A + ("response",)
+            ):
                 if not RESPONSE_PATH.fullmatch(value):
                     self.err(
                         A,
@@ -201,7 +224,9 @@ class AgentChecks(ValidatorCore):
                 if not HEADER_NAME.fullmatch(name):
                     self.err(H, f"{clip(repr(name))} is not a valid header name", H + (name,))
                 if not isinstance(value, str):
-                    self.err(H, f"{clip(name)} must be a string (quote it), got {type_name(value)}", H + (name,))
+                    self.err(
+                        H, f"{clip(name)} must be a string (quote it), got {type_name(value)}", H + (name,)
+                    )
                 elif not self.tainted(H + (name,)) and (
                     value != value.strip() or any(ord(c) < 32 or ord(c) == 127 for c in value)
                 ):
@@ -219,10 +244,14 @@ class AgentChecks(ValidatorCore):
             json.dumps(body, allow_nan=False)
         except ValueError as exc:
             self.err(B, f"must be JSON: {exc}")
-        if self.placeholders(body, B, ALL_PLACEHOLDERS, has_session) and not uses_placeholder(body, "message"):
+        if self.placeholders(body, B, ALL_PLACEHOLDERS, has_session) and not uses_placeholder(
+            body, "message"
+        ):
             self.err(B, "never uses {{message}}, so the trigger would not be sent")
 
-    def placeholders(self, value: JSONValue, where: Path_, allowed: frozenset[str], has_session: bool) -> bool:
+    def placeholders(
+        self, value: JSONValue, where: Path_, allowed: frozenset[str], has_session: bool
+    ) -> bool:
         """Report unknown placeholders and ones not available here; True when all are fine."""
         ok = True
         if isinstance(value, dict):
@@ -287,7 +316,9 @@ class AgentChecks(ValidatorCore):
             return
         module, colon, function = target.partition(":")
         if not colon or not module.strip() or not function.strip() or ":" in function:
-            self.err(where, f"python must be 'module:function', got {clip(repr(target))}", where + ("python",))
+            self.err(
+                where, f"python must be 'module:function', got {clip(repr(target))}", where + ("python",)
+            )
 
     def correlate(self, raw: JSONValue, has_session: bool) -> None:
         C: Path_ = ("agent", "correlate")
@@ -305,4 +336,3 @@ class AgentChecks(ValidatorCore):
         self.placeholders(raw, C, ALL_PLACEHOLDERS, has_session)
 
     # suites and tests
-

@@ -41,7 +41,14 @@ class ValidatorCore:
         line = self.source.line(where if at is None else at)
         self.problems.append(HighbarProblem(_place(where) or "spec", message, line))
 
-    def need(self, value: JSONValue, types: type | tuple[type, ...], where: Path_, what: str, at: Path_ | None = None) -> bool:
+    def need(
+        self,
+        value: JSONValue,
+        types: type | tuple[type, ...],
+        where: Path_,
+        what: str,
+        at: Path_ | None = None,
+    ) -> bool:
         """``value`` is of ``types`` (a bool is not an int); else ``<where>: <what>, got <type>``."""
         expected = types if isinstance(types, tuple) else (types,)
         if (isinstance(value, bool) and bool not in expected) or not isinstance(value, expected):

@@ -79,7 +79,9 @@ class ExpectChecks(ValidatorCore):
             elif key in REGEX_KEYS:
                 self.regex(value, at + (key,), lambda reason: f"invalid regex: {reason}")
 
-    def regex(self, pattern: str, at: Path_, message: Callable[[str], str], where: Path_ | None = None) -> None:
+    def regex(
+        self, pattern: str, at: Path_, message: Callable[[str], str], where: Path_ | None = None
+    ) -> None:
         compiled = regex_or_reason(pattern)
         if isinstance(compiled, str):
             self.err(at if where is None else where, message(compiled), at)
@@ -98,7 +100,9 @@ class ExpectChecks(ValidatorCore):
             value = raw.get(key)
             if value is None:
                 continue
-            if not self.need(value, dict, where, f"{key} must be a mapping of expected values", where + (key,)):
+            if not self.need(
+                value, dict, where, f"{key} must be a mapping of expected values", where + (key,)
+            ):
                 continue
             if has_template(value):
                 self.err(where + (key,), TEMPLATE_ONLY)
@@ -116,10 +120,14 @@ class ExpectChecks(ValidatorCore):
                 self.err(where, "function_call 'name' cannot be an empty list", at)
             elif not all(isinstance(name, str) and name.strip() for name in raw):
                 self.err(
-                    where, f"function_call 'name' list must contain only non-empty strings, got {clip(repr(raw))}", at
+                    where,
+                    f"function_call 'name' list must contain only non-empty strings, got {clip(repr(raw))}",
+                    at,
                 )
         else:
-            self.err(where, f"function_call 'name' must be a string or a list of strings, got {type_name(raw)}", at)
+            self.err(
+                where, f"function_call 'name' must be a string or a list of strings, got {type_name(raw)}", at
+            )
 
     def call_error(self, raw: JSONValue, where: Path_) -> None:
         at = where + ("error",)
@@ -181,5 +189,3 @@ class ExpectChecks(ValidatorCore):
                 return f"invalid regex in '{key}' ({clip(repr(pattern))}): {reason}"
 
             self.regex(pattern, where + (key,), message, where)
-
-

@@ -90,8 +90,12 @@ def _written_by(tests: list[JSONValue]) -> dict[str, str]:
             if not isinstance(step, dict):
                 continue
             output, name = step.get("output"), step.get("id") or step.get("block")
-            if isinstance(output, dict) and all(isinstance(v, str) for v in output.values()) or isinstance(output, str) \
-                    or (output is None and isinstance(name, str)):
+            if (
+                isinstance(output, dict)
+                and all(isinstance(v, str) for v in output.values())
+                or isinstance(output, str)
+                or (output is None and isinstance(name, str))
+            ):
                 for slot in output_slots(output, str(name)):
                     owners.setdefault(slot, test_id(raw, i) or default_id(i))
     return owners
@@ -135,7 +139,9 @@ class SuiteCompiler:
             shared.update(output_slots(step.output, step.id))
         self.written_by = _written_by(spec.tests)
         setup_problems: list[Problem] = []
-        self._sink = setup_problems  # a reference nothing defines in setup: every test's ERROR (setup runs first)
+        self._sink = (
+            setup_problems  # a reference nothing defines in setup: every test's ERROR (setup runs first)
+        )
         self.check_refs(setup, shared, ("setup",), before_setup)
         self._sink = self.problems
         seen: dict[str, int] = {}
@@ -144,16 +150,27 @@ class SuiteCompiler:
             case = self.case(raw, i, shared)
             if setup_problems:
                 self.test_problems.extend(setup_problems)
-                case.error = "\n".join([p.render(str(self.path)) for p in setup_problems] + [case.error or ""]).strip()
+                case.error = "\n".join(
+                    [p.render(str(self.path)) for p in setup_problems] + [case.error or ""]
+                ).strip()
             if case.id in seen:
-                self.file_problem(("tests", i, "id"), f"duplicate test id '{clip(case.id)}' (also tests[{seen[case.id]}])")
+                self.file_problem(
+                    ("tests", i, "id"), f"duplicate test id '{clip(case.id)}' (also tests[{seen[case.id]}])"
+                )
             seen[case.id] = i
             cases.append(case)
         return Suite(spec.name or self.path.stem, self.path, FORMAT, cases, context, setup, teardown)
 
     def step(self, spec: StepSpec, loc: Loc, siblings: list[StepSpec]) -> Step:
-        return compile_step(spec, loc, siblings, self.source, self.problem, self.file_problem,
-                            lambda at, message: self.assumed.append(Problem(place(at), message, self.source.line(at))))
+        return compile_step(
+            spec,
+            loc,
+            siblings,
+            self.source,
+            self.problem,
+            self.file_problem,
+            lambda at, message: self.assumed.append(Problem(place(at), message, self.source.line(at))),
+        )
 
     def case(self, raw: JSONValue, i: int, shared: set[str]) -> Case:
         """One test; its own problems become its ``error``."""
@@ -176,9 +193,13 @@ class SuiteCompiler:
 
     def _case(self, raw: JSONValue, i: int, case_id: str, shared: set[str]) -> Case:
         loc: Loc = ("tests", i)
-        bare = Case(id=case_id, name=case_id, steps=[], checks=[], line=self.source.line(loc), place=place(loc))
+        bare = Case(
+            id=case_id, name=case_id, steps=[], checks=[], line=self.source.line(loc), place=place(loc)
+        )
         if not isinstance(raw, dict):
-            self.problem(loc, f"a test must be an object with 'pipeline' and 'assertions', got {clip(repr(raw))}")
+            self.problem(
+                loc, f"a test must be an object with 'pipeline' and 'assertions', got {clip(repr(raw))}"
+            )
             return bare
         try:
             test = TestSpec.model_validate(raw)
@@ -199,7 +220,9 @@ class SuiteCompiler:
                 slots.update(f"_loopCount:{s.id}" for s in steps)
         self.check_refs(steps, slots, loc + ("pipeline",), shared)
         checks = self.assertions(test.assertions, loc + ("assertions",), slots)
-        skip = test.skip if isinstance(test.skip, str) else ("skipped in the suite file" if test.skip else None)
+        skip = (
+            test.skip if isinstance(test.skip, str) else ("skipped in the suite file" if test.skip else None)
+        )
         return Case(
             id=case_id,
             name=test.name or case_id,
@@ -226,11 +249,15 @@ class SuiteCompiler:
         if rate is not None:
             both = [key for key in ("runs", "minPass") if key in test.model_fields_set]
             if both:
-                self.problem(loc + ("passRate",), f"decides how many runs pass and are made: leave out "
-                             f"{' and '.join(both)} (passRate.maxRuns is the budget)")
+                self.problem(
+                    loc + ("passRate",),
+                    f"decides how many runs pass and are made: leave out "
+                    f"{' and '.join(both)} (passRate.maxRuns is the budget)",
+                )
             try:
-                decision = PassRateTest(rate.atLeast, 1 - rate.confidence, 1 - rate.confidence, rate.margin,
-                                        rate.maxRuns)
+                decision = PassRateTest(
+                    rate.atLeast, 1 - rate.confidence, 1 - rate.confidence, rate.margin, rate.maxRuns
+                )
             except ValueError as exc:
                 self.problem(loc + ("passRate",), str(exc))
                 return Repetition(test.runs)
@@ -263,7 +290,9 @@ class SuiteCompiler:
                     sites.setdefault(head[0], at + ("input", "from"))
             for name in sorted(set(sites) - slots):
                 hint = self._elsewhere(name) or did_you_mean(name, readable)
-                self.problem(sites[name], f"references '{clip(name)}', which no step, setup or context provides{hint}")
+                self.problem(
+                    sites[name], f"references '{clip(name)}', which no step, setup or context provides{hint}"
+                )
             readable.update(output_slots(step.output, step.id))
 
     def _elsewhere(self, name: str) -> str:
@@ -271,8 +300,10 @@ class SuiteCompiler:
         owner = self.written_by.get(name)
         if owner is None:
             return ""
-        return (f" (test '{clip(owner)}' writes '{clip(name)}', but a test reads only its own steps' slots, the "
-                "file's setup and context: write it in this test, or in the setup)")
+        return (
+            f" (test '{clip(owner)}' writes '{clip(name)}', but a test reads only its own steps' slots, the "
+            "file's setup and context: write it in this test, or in the setup)"
+        )
 
     def assertions(self, spec: JSONObject, loc: Loc, slots: set[str]) -> list[PathCheck]:
         checks: list[PathCheck] = []
@@ -303,8 +334,11 @@ class SuiteCompiler:
         return checks
 
     def _unwritten(self, where: Loc, head: str, slots: set[str]) -> None:
-        self.problem(where, f"'{clip(head)}' is not written by any step{self._elsewhere(head) or did_you_mean(head, slots)} "
-                     "(to check that it is absent, use {\"isUndefined\": true})")
+        self.problem(
+            where,
+            f"'{clip(head)}' is not written by any step{self._elsewhere(head) or did_you_mean(head, slots)} "
+            '(to check that it is absent, use {"isUndefined": true})',
+        )
 
     def _near_misses(self, expected: JSONObject, where: Loc) -> bool:
         """An object of near-miss operator names (``{"greaterThan": 0}``) is a mistake, not equality."""

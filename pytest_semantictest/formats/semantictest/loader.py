@@ -16,7 +16,15 @@ from ..source import read_spec
 from .compiler import FORMAT, SuiteCompiler, default_id
 from .models import SuiteShape
 
-__all__ = ["FORMAT", "SuiteWarning", "compile_source", "is_suite", "load_file", "load_text", "runs_on_one_worker"]
+__all__ = [
+    "FORMAT",
+    "SuiteWarning",
+    "compile_source",
+    "is_suite",
+    "load_file",
+    "load_text",
+    "runs_on_one_worker",
+]
 MAX_BYTES = 20 * 1024 * 1024
 
 
@@ -87,16 +95,22 @@ def _warn(path: Path, source: JsonSource, missing_ids: list[int], assumed: list[
     a step leaves out (a request's method), at its line (pytest's warnings summary)."""
     for at, first, later in source.repeated:
         earlier = f"line {first}" if first else "an earlier line"
-        message = (f"{place(at)}: key '{clip(at[-1])}' is on {earlier} and again on line {later}; "
-                   f"the value on line {later} is used, as JSON parsers do: remove one of them")
+        message = (
+            f"{place(at)}: key '{clip(at[-1])}' is on {earlier} and again on line {later}; "
+            f"the value on line {later} is used, as JSON parsers do: remove one of them"
+        )
         warnings.warn_explicit(message, SuiteWarning, str(path), later)
     for index in missing_ids:
         line = source.line(("tests", index)) or 1
-        message = (f"tests[{index}] has no 'id': it runs as '{default_id(index)}' (its position); "
-                   "give it an id so its name does not change when tests are added before it")
+        message = (
+            f"tests[{index}] has no 'id': it runs as '{default_id(index)}' (its position); "
+            "give it an id so its name does not change when tests are added before it"
+        )
         warnings.warn_explicit(message, SuiteWarning, str(path), line)
     for problem in assumed:
-        warnings.warn_explicit(f"{problem.place}: {problem.message}", SuiteWarning, str(path), problem.line or 1)
+        warnings.warn_explicit(
+            f"{problem.place}: {problem.message}", SuiteWarning, str(path), problem.line or 1
+        )
 
 
 def _kind(value: JSONValue) -> str:
@@ -112,9 +126,13 @@ def _not_a_suite(source: JsonSource) -> Problem:
     if not isinstance(data, dict):
         return Problem("", f"{need}, got {_kind(data)}", 1)
     if "tests" in data:
-        return Problem("tests", f"must be an array of tests, got {_kind(data['tests'])}", source.line(("tests",)))
+        return Problem(
+            "tests", f"must be an array of tests, got {_kind(data['tests'])}", source.line(("tests",))
+        )
     keys = [k for k in data if isinstance(k, str)]
-    hint = next((f" (found '{clip(k)}' — did you mean 'tests'?)" for k in keys if did_you_mean(k, ["tests"])), "")
+    hint = next(
+        (f" (found '{clip(k)}' — did you mean 'tests'?)" for k in keys if did_you_mean(k, ["tests"])), ""
+    )
     return Problem("", f"{need}{hint}", 1)
 
 

@@ -19,7 +19,12 @@ _STEP_KEYS = list(StepSpec.model_fields)
 
 
 def compile_step(
-    spec: StepSpec, loc: Loc, siblings: list[StepSpec], source: JsonSource, problem: Report, file_problem: Report,
+    spec: StepSpec,
+    loc: Loc,
+    siblings: list[StepSpec],
+    source: JsonSource,
+    problem: Report,
+    file_problem: Report,
     assumed: Report | None = None,
 ) -> Step:
     """The model Step for ``spec``; problems go to ``problem`` (an unknown block to ``file_problem``),
@@ -42,7 +47,10 @@ def compile_step(
                 if key not in allowed:
                     hint = did_you_mean(key, sorted(allowed))
                     known = ", ".join(sorted(allowed)) or "none"
-                    problem(loc + ("config", key), f"unknown config key '{clip(key)}'{hint} ({spec.block} takes: {known})")
+                    problem(
+                        loc + ("config", key),
+                        f"unknown config key '{clip(key)}'{hint} ({spec.block} takes: {known})",
+                    )
         for key, message in cls.validate_config(config):
             problem(loc + ("config", *split_path(key)), message)
         _input_keys(spec, cls.input_keys, cls.primary_input, loc, problem)
@@ -66,7 +74,9 @@ def unknown_block(name: str) -> str | None:
     return f"unknown block '{clip(name)}'{did_you_mean(name, known)} (known blocks: {', '.join(known)})"
 
 
-def _input_keys(spec: StepSpec, allowed: frozenset[str] | None, primary: str, loc: Loc, problem: Report) -> None:
+def _input_keys(
+    spec: StepSpec, allowed: frozenset[str] | None, primary: str, loc: Loc, problem: Report
+) -> None:
     """An object input's keys (or a from/as name) must be ones the block reads (``mehtod``, ``bdoy``)."""
     value = spec.input
     if allowed is None or not isinstance(value, dict):
@@ -76,13 +86,18 @@ def _input_keys(spec: StepSpec, allowed: frozenset[str] | None, primary: str, lo
     if set(value) <= {"from", "as"} and "from" in value:
         name = value.get("as")
         if isinstance(name, str) and name and name not in allowed and name != primary:
-            problem(loc + ("input", "as"), f"{spec.block} has no input '{clip(name)}'{did_you_mean(name, names)} "
-                    f"({spec.block} takes: {takes})")
+            problem(
+                loc + ("input", "as"),
+                f"{spec.block} has no input '{clip(name)}'{did_you_mean(name, names)} "
+                f"({spec.block} takes: {takes})",
+            )
         return
     for key in value:
         if key not in allowed and key != primary:
-            problem(loc + ("input", key), f"unknown input key '{clip(key)}'{did_you_mean(key, names)} "
-                    f"({spec.block} takes: {takes})")
+            problem(
+                loc + ("input", key),
+                f"unknown input key '{clip(key)}'{did_you_mean(key, names)} ({spec.block} takes: {takes})",
+            )
 
 
 def _from_as(value: JSONValue, loc: Loc, problem: Report) -> None:
@@ -90,7 +105,9 @@ def _from_as(value: JSONValue, loc: Loc, problem: Report) -> None:
         if "as" not in value:
             problem(loc + ("input",), "the from/as form needs both 'from' (a DataBus path) and 'as' (a name)")
         elif not isinstance(value["from"], str):
-            problem(loc + ("input", "from"), f"must be a DataBus path string, got {clip(repr(value['from']))}")
+            problem(
+                loc + ("input", "from"), f"must be a DataBus path string, got {clip(repr(value['from']))}"
+            )
         elif not isinstance(value["as"], str) or not value["as"]:
             problem(loc + ("input", "as"), f"must be an input name (a string), got {clip(repr(value['as']))}")
 
@@ -101,6 +118,11 @@ def _loop_target(target: JSONValue, loc: Loc, siblings: list[StepSpec], problem:
     earlier = [s.id or s.block for s in siblings[:index]]
     if isinstance(target, int) and not isinstance(target, bool):
         if not 0 <= target < index:
-            problem(loc + ("config", "target"), f"index {clip(target)} is not an earlier step (0..{index - 1})")
+            problem(
+                loc + ("config", "target"), f"index {clip(target)} is not an earlier step (0..{index - 1})"
+            )
     elif isinstance(target, str) and target not in earlier:
-        problem(loc + ("config", "target"), f"'{clip(target)}' is not the id of an earlier step{did_you_mean(target, earlier)}")
+        problem(
+            loc + ("config", "target"),
+            f"'{clip(target)}' is not the id of an earlier step{did_you_mean(target, earlier)}",
+        )

@@ -29,8 +29,10 @@ from ..detect import CollectContext
 from .models import AgentFileSpec
 
 SIDECAR_SUFFIX = ".agent.yaml"
-NO_AGENT = ("no agent to test: set --semantictest-agent-endpoint (or ini semantictest_agent_endpoint), "
-            "or write {sidecar} next to the file")
+NO_AGENT = (
+    "no agent to test: set --semantictest-agent-endpoint (or ini semantictest_agent_endpoint), "
+    "or write {sidecar} next to the file"
+)
 _SEGMENT = re.compile(r"([^.\[\]]+)|\[(\d+)\]")  # a key or an index of a place like ``body.items[0].id``
 
 
@@ -45,7 +47,9 @@ class AgentChoice:
 
 def sidecar_path(path: Path) -> Path:
     """``flows_test.jsonl`` -> ``flows_test.agent.yaml``."""
-    return path.with_name(path.name[: -len(path.suffix)] + SIDECAR_SUFFIX if path.suffix else path.name + SIDECAR_SUFFIX)
+    return path.with_name(
+        path.name[: -len(path.suffix)] + SIDECAR_SUFFIX if path.suffix else path.name + SIDECAR_SUFFIX
+    )
 
 
 def choose_agent(path: Path, ctx: CollectContext) -> AgentChoice:
@@ -99,8 +103,19 @@ def _load_sidecar(sidecar: Path) -> tuple[AgentFileSpec, Callable[[Sequence[str 
 
 
 def _highbar_mapping(raw: Mapping[str, JSONValue]) -> JSONObject:
-    keys = ("endpoint", "start", "health", "startup_timeout", "timeout", "settle_time", "response", "traces",
-            "session", "correlate", "concurrency")
+    keys = (
+        "endpoint",
+        "start",
+        "health",
+        "startup_timeout",
+        "timeout",
+        "settle_time",
+        "response",
+        "traces",
+        "session",
+        "correlate",
+        "concurrency",
+    )
     mapping = {k: raw[k] for k in keys if raw.get(k) is not None}
     request = dict(raw.get("request") or {})
     if raw.get("headers"):
@@ -110,8 +125,12 @@ def _highbar_mapping(raw: Mapping[str, JSONValue]) -> JSONObject:
     return mapping
 
 
-def _expanded(raw: Mapping[str, JSONValue], env: Mapping[str, str], where: Path,
-              line: Callable[[Sequence[str | int]], int | None] | None) -> tuple[JSONObject, list[str], dict[str, str]]:
+def _expanded(
+    raw: Mapping[str, JSONValue],
+    env: Mapping[str, str],
+    where: Path,
+    line: Callable[[Sequence[str | int]], int | None] | None,
+) -> tuple[JSONObject, list[str], dict[str, str]]:
     """``raw`` with ``${ENV}`` expanded in every key (as highbar does under ``agent``), the values used
     that are secrets, and their variables' names. A variable that is not set is a SpecError naming the
     key as written in the file (and its line)."""
@@ -129,15 +148,23 @@ def _expanded(raw: Mapping[str, JSONValue], env: Mapping[str, str], where: Path,
     return expanded, secrets, {v: n for v, n in names.items() if v in secrets}
 
 
-def build(raw: Mapping[str, JSONValue], cwd: Path, ctx: CollectContext, where: Path, spec: AgentFileSpec,
-          line: Callable[[Sequence[str | int]], int | None] | None = None) -> AgentChoice:
+def build(
+    raw: Mapping[str, JSONValue],
+    cwd: Path,
+    ctx: CollectContext,
+    where: Path,
+    spec: AgentFileSpec,
+    line: Callable[[Sequence[str | int]], int | None] | None = None,
+) -> AgentChoice:
     from ...agents.keys import requirement
 
     expanded, secrets, names = _expanded(raw, ctx.env, where, line)
     try:
         spec = AgentFileSpec.model_validate(expanded)  # body, model, ... as sent (expanded)
     except ValidationError as exc:
-        raise SpecError(str(where), [Problem("", f"after ${{ENV}} expansion: {exc.errors()[0]['msg']}")]) from None
+        raise SpecError(
+            str(where), [Problem("", f"after ${{ENV}} expansion: {exc.errors()[0]['msg']}")]
+        ) from None
     mapping = _highbar_mapping(raw)  # AgentConfig expands these itself (once), with the same environment
     if spec.protocol == "openai":
         mapping["settle_time"] = 0
@@ -145,17 +172,39 @@ def build(raw: Mapping[str, JSONValue], cwd: Path, ctx: CollectContext, where: P
     mapping.setdefault("settle_time", 0)
     logs = ctx.rootdir / (ctx.text("agent-logs") or ".semantictest/logs")
     try:
-        config = AgentConfig.from_highbar(mapping, cwd=cwd, environ=ctx.env, log_dir=logs,
-                                          name=where.name.split(".")[0], secrets=secrets, env_names=names)
+        config = AgentConfig.from_highbar(
+            mapping,
+            cwd=cwd,
+            environ=ctx.env,
+            log_dir=logs,
+            name=where.name.split(".")[0],
+            secrets=secrets,
+            env_names=names,
+        )
     except AgentConfigError as exc:
         raise SpecError(str(where), [Problem("", str(exc))]) from None
-    calls_from = spec.calls_from or ("reply" if spec.protocol == "openai" or not spec.traces and not spec.start
-                                     else "traces")
+    calls_from = spec.calls_from or (
+        "reply" if spec.protocol == "openai" or not spec.traces and not spec.start else "traces"
+    )
     waiting = spec.awaiting_input
-    tools = tuple(waiting.tools) if waiting and waiting.tools is not None else tuple(
-        ctx.texts("awaiting-input-tools") or DEFAULT_AWAITING_TOOLS)
+    tools = (
+        tuple(waiting.tools)
+        if waiting and waiting.tools is not None
+        else tuple(ctx.texts("awaiting-input-tools") or DEFAULT_AWAITING_TOOLS)
+    )
     pattern = waiting.pattern if waiting and waiting.pattern else ctx.text("awaiting-input-pattern")
-    needed = requirement(config, observe=spec.protocol == "highbar" and calls_from == "traces", calls_from=calls_from)
-    target = ChatTarget(config, spec.protocol, needed.key, spec.model, dict(spec.body), tools, pattern,
-                        spec.description, tuple(spec.tools))
+    needed = requirement(
+        config, observe=spec.protocol == "highbar" and calls_from == "traces", calls_from=calls_from
+    )
+    target = ChatTarget(
+        config,
+        spec.protocol,
+        needed.key,
+        spec.model,
+        dict(spec.body),
+        tools,
+        pattern,
+        spec.description,
+        tuple(spec.tools),
+    )
     return AgentChoice(target, needed)

@@ -84,7 +84,9 @@ def case_problems(spec: CaseSpec, base: Path) -> list[Problem]:
             local = resolve_source(attachment.source, base)
             if local is not None and not local.is_file():
                 found.append(Problem(f"{where}[{j}].source", f"file not found: {local}"))
-    inputs = [("input", spec.input)] + [(f"turns[{i}].input", t.input) for i, t in enumerate(spec.turns or [])]
+    inputs = [("input", spec.input)] + [
+        (f"turns[{i}].input", t.input) for i, t in enumerate(spec.turns or [])
+    ]
     for where, value in inputs:
         found += [Problem(place, message) for place, message in part_problems(value, where, base)]
     for key in ("before", "after"):
@@ -119,7 +121,9 @@ def part_problems(value: JSONValue, where: str, base: Path) -> list[tuple[str, s
             continue
         if source is None:
             if not any(k in part for k in ("url", "image_url", "input_audio", "file", "data")):
-                found.append((place, f"an {kind} part needs 'source' (file://path, relative to this file) or 'url'"))
+                found.append(
+                    (place, f"an {kind} part needs 'source' (file://path, relative to this file) or 'url'")
+                )
             continue
         if not isinstance(source, str) or not source:
             found.append((f"{place}.source", "must be file://path, a path, an https URL or a data URL"))

@@ -81,7 +81,9 @@ class Settings:
 def compile_file(path: Path, ctx: CollectContext) -> Suite:
     """The file's suite; a problem of the file raises SpecError, a problem of one case is its ``error``."""
     parsed, problems = parse_file(path)
-    problems += [Problem("messages", DRAFT_SHAPE, case.line.number) for case in parsed if _draft(case.line.data)]
+    problems += [
+        Problem("messages", DRAFT_SHAPE, case.line.number) for case in parsed if _draft(case.line.data)
+    ]
     if problems:
         problems.sort(key=lambda p: p.line or 0)
         raise SpecError(str(path), problems)
@@ -98,13 +100,17 @@ def compile_file(path: Path, ctx: CollectContext) -> Suite:
     return Suite(path.name, path, FORMAT, compiled, agents=agents)
 
 
-DRAFT_SHAPE = ("the draft shape of Yao's test design: this case has 'messages' where a case has 'input'; rename "
-               "the key to 'input' (a list of messages is the conversation so far, ending with the user's turn)")
+DRAFT_SHAPE = (
+    "the draft shape of Yao's test design: this case has 'messages' where a case has 'input'; rename "
+    "the key to 'input' (a list of messages is the conversation so far, ending with the user's turn)"
+)
 
 
 def _draft(data: object) -> bool:
     """A case written in the design's draft shape (``messages``, no ``input``/``turns``/``checkpoints``)."""
-    return isinstance(data, dict) and "messages" in data and not data.keys() & {"input", "turns", "checkpoints"}
+    return (
+        isinstance(data, dict) and "messages" in data and not data.keys() & {"input", "turns", "checkpoints"}
+    )
 
 
 def _broken(case: ParsedCase, problems: list[Problem], path: Path) -> Case:
@@ -125,12 +131,24 @@ def _protocol_problems(spec: CaseSpec | None, line: int, choice: AgentChoice) ->
     inputs = [spec.input] + [t.input for t in spec.turns or []]
     attached = spec.attachments or any(t.attachments for t in spec.turns or [])
     if attached or any(v is not None and not isinstance(v, str) for v in inputs):
-        problems.append(Problem("input", "the highbar protocol sends one text message a turn: use text inputs "
-                                "without attachments, or protocol: openai", line))
+        problems.append(
+            Problem(
+                "input",
+                "the highbar protocol sends one text message a turn: use text inputs "
+                "without attachments, or protocol: openai",
+                line,
+            )
+        )
     for key in ("user", "team"):
         if getattr(spec, key):
-            problems.append(Problem(key, f"'{key}' is sent in the request body with protocol: openai; with "
-                                    "protocol: highbar put it in the agent file's request.body", line))
+            problems.append(
+                Problem(
+                    key,
+                    f"'{key}' is sent in the request body with protocol: openai; with "
+                    "protocol: highbar put it in the agent file's request.body",
+                    line,
+                )
+            )
     return problems
 
 
@@ -178,12 +196,29 @@ def _dynamic(case: Case, spec: CaseSpec, path: Path, choice: AgentChoice, intera
 
     shown = spec.interactive or InteractiveSpec(enabled=interactive)
     plan = DynamicPlan(
-        choice.target, list(spec.checkpoints or []), spec.simulator or SimulatorSpec(), spec.input,
-        list(spec.attachments), spec.max_turns or DEFAULT_MAX_TURNS, spec.timeout or DEFAULT_DYNAMIC_TIMEOUT_S,
-        agent_options(spec), shown.model_copy(update={"enabled": interactive}), path.parent, case.name, str(path),
+        choice.target,
+        list(spec.checkpoints or []),
+        spec.simulator or SimulatorSpec(),
+        spec.input,
+        list(spec.attachments),
+        spec.max_turns or DEFAULT_MAX_TURNS,
+        spec.timeout or DEFAULT_DYNAMIC_TIMEOUT_S,
+        agent_options(spec),
+        shown.model_copy(update={"enabled": interactive}),
+        path.parent,
+        case.name,
+        str(path),
     )
-    step = Step("SimulatedConversation", "conversation", None, {}, "conversation", case.line, case.place,
-                compiled=plan)
+    step = Step(
+        "SimulatedConversation",
+        "conversation",
+        None,
+        {},
+        "conversation",
+        case.line,
+        case.place,
+        compiled=plan,
+    )
     case.steps = [step]
     case.checks = [ConversationOutcome("conversation", case.line)]
     _close_session(case, choice, path, "conversation")
@@ -198,11 +233,15 @@ def _static(case: Case, spec: CaseSpec, path: Path, choice: AgentChoice, interac
     if spec.has_expected:
         final = [AssertionSpec(type="equals", value=spec.expected)]
     if single:
-        items: list[_Turn] = [{"input": spec.input, "assertions": final, "options": {}, "attachments": spec.attachments}]
+        items: list[_Turn] = [
+            {"input": spec.input, "assertions": final, "options": {}, "attachments": spec.attachments}
+        ]
         final = []
     else:
-        items = [{"input": t.input, "assertions": t.assertions, "options": t.options, "attachments": t.attachments}
-                 for t in turns or []]
+        items = [
+            {"input": t.input, "assertions": t.assertions, "options": t.options, "attachments": t.attachments}
+            for t in turns or []
+        ]
     target = choice.target
     timeout = spec.timeout
     slots: list[str] = []
@@ -210,20 +249,35 @@ def _static(case: Case, spec: CaseSpec, path: Path, choice: AgentChoice, interac
         slot = f"turn{number}"
         label = "reply" if single else f"turn {number}"
         config = {
-            "input": item["input"], "attachments": list(item["attachments"]),
-            "options": merged_options(agent_options(spec), item["options"]), "previous": list(slots), "number": number,
-            "timeout": timeout, "base_dir": path.parent, "test_name": case.name, "spec": str(path),
-            "interactive": {"enabled": interactive, "last": number == len(items),
-                            "timeout": spec.interactive.timeout if spec.interactive else 300.0},
+            "input": item["input"],
+            "attachments": list(item["attachments"]),
+            "options": merged_options(agent_options(spec), item["options"]),
+            "previous": list(slots),
+            "number": number,
+            "timeout": timeout,
+            "base_dir": path.parent,
+            "test_name": case.name,
+            "spec": str(path),
+            "interactive": {
+                "enabled": interactive,
+                "last": number == len(items),
+                "timeout": spec.interactive.timeout if spec.interactive else 300.0,
+            },
         }
         checks: list[Check] = [TurnCompleted(slot, label, case.line)]
         if item["assertions"]:
-            checks.append(turn_assertion(slot, list(item["assertions"]), label, case.line, tuple(slots), path.parent))
+            checks.append(
+                turn_assertion(slot, list(item["assertions"]), label, case.line, tuple(slots), path.parent)
+            )
         place = case.place if single else f"{case.place} turns[{number - 1}]"
-        case.steps.append(Step("ChatTurn", slot, None, config, slot, case.line, place, checks, compiled=target))
+        case.steps.append(
+            Step("ChatTurn", slot, None, config, slot, case.line, place, checks, compiled=target)
+        )
         slots.append(slot)
     if final:
-        case.checks = [turn_assertion(slots[-1], final, "final reply", case.line, tuple(slots[:-1]), path.parent)]
+        case.checks = [
+            turn_assertion(slots[-1], final, "final reply", case.line, tuple(slots[:-1]), path.parent)
+        ]
     _close_session(case, choice, path, "turn1")
 
 
@@ -232,9 +286,15 @@ def _close_session(case: Case, choice: AgentChoice, path: Path, first: str) -> N
     (kept as ``session`` in the output in slot ``first``); it runs also when the conversation failed."""
     target = choice.target
     if target is not None and target.protocol == "highbar" and target.key is not None:
-        case.cleanup = [Step("AgentSessionEnd", "session-end", None,
-                             {"agent": target.key, "first_turn": first, "test_name": case.name, "spec": str(path)},
-                             "_session_end")]
+        case.cleanup = [
+            Step(
+                "AgentSessionEnd",
+                "session-end",
+                None,
+                {"agent": target.key, "first_turn": first, "test_name": case.name, "spec": str(path)},
+                "_session_end",
+            )
+        ]
 
 
 def make_loader(ctx: CollectContext) -> Callable[[Path], Suite]:

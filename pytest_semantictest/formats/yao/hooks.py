@@ -42,8 +42,10 @@ def hook_ref(spec: HookSpec) -> tuple[str, str]:
     else:  # Yao: "env_test.Before" -> src/env_test.ts, function Before
         module, dot, function = ref.rpartition(".")
         if not dot and function.isidentifier():
-            raise ValueError(f"'{clip(written)}' names no module: write 'module:function' (a Python callable) "
-                             f"or Yao's 'env_test.{function}'")
+            raise ValueError(
+                f"'{clip(written)}' names no module: write 'module:function' (a Python callable) "
+                f"or Yao's 'env_test.{function}'"
+            )
         module = module.removeprefix("src/").replace("/", ".")
         if module and all(p.isidentifier() for p in module.split(".")) and not module.endswith("_test"):
             module += "_test"
@@ -64,16 +66,22 @@ def hook_problem(spec: HookSpec, base: Path) -> str | None:
         return None
     yao = ":" not in written.removeprefix("scripts:") and not isinstance(spec, PythonHook)
     if yao:
-        return (f"'{clip(written)}' is a Yao script hook (src/{module}.ts in the agent), which pytest-semantictest "
-                f"cannot run: write {ref.partition(':')[2]}(ctx, case) in Python in {_beside(local, base)}, "
-                "or name a Python callable 'module:function'")
+        return (
+            f"'{clip(written)}' is a Yao script hook (src/{module}.ts in the agent), which pytest-semantictest "
+            f"cannot run: write {ref.partition(':')[2]}(ctx, case) in Python in {_beside(local, base)}, "
+            "or name a Python callable 'module:function'"
+        )
     return f"cannot find module '{module}' for hook '{clip(written)}' (nor {local})"
 
 
 def _beside(local: Path, base: Path) -> str:
     """Where a hook's Python module is looked for, said from the ``.jsonl``'s folder."""
     relative = local.relative_to(base)
-    return f"{relative} next to this file" if relative.parent == Path() else f"{relative.as_posix()} under this file's folder"
+    return (
+        f"{relative} next to this file"
+        if relative.parent == Path()
+        else f"{relative.as_posix()} under this file's folder"
+    )
 
 
 def _importable(module: str) -> bool:
@@ -85,8 +93,12 @@ def _importable(module: str) -> bool:
 
 def case_view(spec: CaseSpec) -> JSONObject:
     """The case as Yao passes it to hooks: ``id``, ``input``, ``metadata``, ``assert``, ``simulator``."""
-    view: JSONObject = {"id": spec.id, "name": spec.name or spec.id,
-                            "input": _plain(spec.input), "metadata": dict(spec.metadata)}
+    view: JSONObject = {
+        "id": spec.id,
+        "name": spec.name or spec.id,
+        "input": _plain(spec.input),
+        "metadata": dict(spec.metadata),
+    }
     if spec.user:
         view["user"] = spec.user
     if spec.team:
@@ -117,21 +129,53 @@ def hook_context(spec: CaseSpec) -> JSONObject:
     return ctx
 
 
-def hook_steps(spec: CaseSpec, line: int, place: str, path: Path, slots: list[str]) -> tuple[list[Step], list[Step]]:
+def hook_steps(
+    spec: CaseSpec, line: int, place: str, path: Path, slots: list[str]
+) -> tuple[list[Step], list[Step]]:
     """The before step (first in the pipeline, gated) and the after step (a cleanup step)."""
-    common = {"case": case_view(spec), "ctx": hook_context(spec), "base_dir": path.parent, "spec": str(path),
-              "line": line}
+    common = {
+        "case": case_view(spec),
+        "ctx": hook_context(spec),
+        "base_dir": path.parent,
+        "spec": str(path),
+        "line": line,
+    }
     before: list[Step] = []
     after: list[Step] = []
     if spec.before is not None:
         ref, written = hook_ref(spec.before)
-        before.append(Step("YaoHook", "before", None, {**common, "hook": "before", "ref": ref, "written": written},
-                           BEFORE_SLOT, line, f"{place} before", [HookCompleted(BEFORE_SLOT, line)]))
+        before.append(
+            Step(
+                "YaoHook",
+                "before",
+                None,
+                {**common, "hook": "before", "ref": ref, "written": written},
+                BEFORE_SLOT,
+                line,
+                f"{place} before",
+                [HookCompleted(BEFORE_SLOT, line)],
+            )
+        )
     if spec.after is not None:
         ref, written = hook_ref(spec.after)
-        after.append(Step("YaoHook", "after", None, {**common, "hook": "after", "ref": ref, "written": written,
-                                                      "turns": list(slots), "has_before": spec.before is not None},
-                          "_after", line, f"{place} after"))
+        after.append(
+            Step(
+                "YaoHook",
+                "after",
+                None,
+                {
+                    **common,
+                    "hook": "after",
+                    "ref": ref,
+                    "written": written,
+                    "turns": list(slots),
+                    "has_before": spec.before is not None,
+                },
+                "_after",
+                line,
+                f"{place} after",
+            )
+        )
     return before, after
 
 

@@ -54,7 +54,9 @@ class TurnSpec(StrictSpec):
 
     input: InputSpec
     name: str | None = None
-    assertions: Assertions = Field(default_factory=list, validation_alias=AliasChoices("assertions", "assert"))
+    assertions: Assertions = Field(
+        default_factory=list, validation_alias=AliasChoices("assertions", "assert")
+    )
     options: JSONObject = Field(default_factory=dict)
     attachments: list[AttachmentSpec] = Field(default_factory=list)
 
@@ -73,7 +75,9 @@ class CaseSpec(StrictSpec):
     description: str | None = None
     mode: str | None = None
     input: InputSpec | None = None
-    assertions: Assertions = Field(default_factory=list, validation_alias=AliasChoices("assertions", "assert"))
+    assertions: Assertions = Field(
+        default_factory=list, validation_alias=AliasChoices("assertions", "assert")
+    )
     expected: JSONValue = _UNSET
     options: JSONObject = Field(default_factory=dict)
     attachments: list[AttachmentSpec] = Field(default_factory=list)
@@ -124,7 +128,9 @@ class CaseSpec(StrictSpec):
         if problem:
             raise ValueError(problem)
         if self.has_expected and self.assertions:
-            raise ValueError("give 'assertions' or 'expected' (exact equality when there are no assertions), not both")
+            raise ValueError(
+                "give 'assertions' or 'expected' (exact equality when there are no assertions), not both"
+            )
         return self
 
     def _static_problem(self) -> str | None:
@@ -141,12 +147,16 @@ class CaseSpec(StrictSpec):
                 return "put 'attachments' on the turn that sends them"
             return None
         if self.input is None:
-            return "a test case needs 'input' (one turn), 'turns' (static mode) or 'checkpoints' (dynamic mode)"
+            return (
+                "a test case needs 'input' (one turn), 'turns' (static mode) or 'checkpoints' (dynamic mode)"
+            )
         return None
 
     def _dynamic_problem(self) -> str | None:
         if self.turns is not None:
-            return "dynamic mode has no 'turns': the simulator writes the user's messages (use mode \"static\")"
+            return (
+                "dynamic mode has no 'turns': the simulator writes the user's messages (use mode \"static\")"
+            )
         if not self.checkpoints:
             return "dynamic mode needs 'checkpoints' (what the agent must do during the conversation)"
         if self.simulator is None:

@@ -61,16 +61,20 @@ def parse_lines(text: str) -> tuple[list[Line], list[Problem]]:
         data = source.data
         if not isinstance(data, dict):
             kind = "an array" if isinstance(data, list) else type(data).__name__
-            problems.append(Problem("", f"each line must be one test case (a JSON object), got {kind}", number))
+            problems.append(
+                Problem("", f"each line must be one test case (a JSON object), got {kind}", number)
+            )
             continue
         case_id = data.get("id")
         if isinstance(case_id, str) and case_id in first_line:
-            problems.append(Problem("id", f"duplicate id '{clip(case_id)}' (first used on line {first_line[case_id]})",
-                                    number))
+            problems.append(
+                Problem(
+                    "id", f"duplicate id '{clip(case_id)}' (first used on line {first_line[case_id]})", number
+                )
+            )
         elif isinstance(case_id, str):
             first_line[case_id] = number
         lines.append(Line(number, data, duplicates))
     if not lines and not problems:
         problems.append(Problem("", "no test cases: write one JSON object per line"))
     return lines, problems
-

@@ -58,7 +58,9 @@ class _FileScopes(LoadScopeScheduling):  # type: ignore[misc]  # xdist has no ty
         self.assigned_work.setdefault(node, {})[scope] = work_unit
         positions = self._positions.get(node)
         if positions is None:
-            positions = self._positions[node] = {nodeid: i for i, nodeid in enumerate(self.registered_collections[node])}
+            positions = self._positions[node] = {
+                nodeid: i for i, nodeid in enumerate(self.registered_collections[node])
+            }
         node.send_runtest_some([positions[nodeid] for nodeid, done in work_unit.items() if not done])
 
 
