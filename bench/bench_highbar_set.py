@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "highbar"))
 sys.path.insert(0, str(ROOT))  # (the harness imports tests.helpers)
 
-import fidelity_harness as harness
+import fidelity_harness as harness  # noqa: E402
 
 Verdicts = dict[tuple[str, str], str]
 

@@ -103,7 +103,7 @@ def cached_overhead(n: int, repeat: int) -> tuple[float, float, float, float]:
             _, judge = build(LLMConfig(cache_dir=Path(tmp), cache_mode="replay", env={}))
 
             async def measure() -> tuple[list[float], list[float], list[float]]:
-                return await timed_calls(judge, batch), await timed_calls(judge, batch), await baseline(batch)
+                return await timed_calls(judge, batch), await timed_calls(judge, batch), await baseline(batch)  # noqa: B023
 
             cold, warm, base = asyncio.run(measure())
             colds += cold

@@ -49,5 +49,5 @@ class SpecError(Exception):
         return "\n".join(p.render(self.file) for p in self.problems)
 
 
-class ReferenceError_(Exception):
+class ReferenceError_(Exception):  # noqa: N801
     """A ``${...}`` reference inside a longer string names nothing."""

@@ -110,7 +110,7 @@ class SpecFile(SpecFileNode):
         services = runtime(self.config)
         try:
             services.acquire_agents(self.suite.agents, for_file=str(self.path))
-        except Exception as exc:  # AgentError, SessionHookError: every test of the file errors
+        except Exception as exc:  # AgentError, SessionHookError: every test of the file errors  # noqa: BLE001
             message = (
                 f"{self.path.name}: the agent could not be used: {exc}"  # a log tail may hold any secret
             )

@@ -26,7 +26,7 @@ def suite(*tests: dict[str, Any], **top: Any) -> dict[str, Any]:
     return {"name": "t", **top, "tests": list(tests)}
 
 
-def test_case(pipeline: list[dict[str, Any]], assertions: dict[str, Any], id: str = "t") -> dict[str, Any]:
+def test_case(pipeline: list[dict[str, Any]], assertions: dict[str, Any], id: str = "t") -> dict[str, Any]:  # noqa: A002
     return {"id": id, "pipeline": pipeline, "assertions": assertions}
 
 

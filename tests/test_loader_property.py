@@ -414,7 +414,7 @@ def test_the_fuzzer_sees_a_crash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         check_file(path, collect_context(tmp_path))
 
     def warns(p: Path) -> Any:
-        warnings.warn("from our code", FutureWarning)
+        warnings.warn("from our code", FutureWarning)  # noqa: B028
         return load_text(path.read_text(), path)
 
     monkeypatch.setattr(loader, "load_file", warns)

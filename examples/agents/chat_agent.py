@@ -105,7 +105,7 @@ class AgentHandler(Noted, BaseHTTPRequestHandler):
     server: AgentServer
     body: bytes = b""
 
-    def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
+    def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet  # noqa: A002
         pass
 
     def do_GET(self) -> None:

@@ -31,7 +31,7 @@ MODES = ("ok", "wrong_text", "close_mid", "error_event", "hang")
 async def _session(socket: Any, mode: str) -> None:
     from websockets.exceptions import ConnectionClosed
 
-    try:
+    try:  # noqa: SIM105
         await _events(socket, mode)
     except ConnectionClosed:  # the client went away, or close_mid closed it
         pass

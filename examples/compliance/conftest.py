@@ -86,14 +86,14 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def _call(method: str, path: str, data: Any = None) -> Any:
-    request = urllib.request.Request(
+    request = urllib.request.Request(  # noqa: S310
         _state["url"] + path,
         method=method,
         data=None if data is None else json.dumps(data).encode(),
         headers={"Content-Type": "application/json"},
     )
     try:
-        with urllib.request.urlopen(request, timeout=10) as response:
+        with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310
             return json.loads(response.read() or b"null")
     except urllib.error.HTTPError as exc:
         if exc.code == 404:

@@ -115,7 +115,7 @@ class SessionHooks:
             sys.path.insert(0, cwd)
         try:
             module = importlib.import_module(module_name)
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001
             raise SessionHookError(
                 f"session.{what}: cannot import '{module_name}': {type(e).__name__}: {e}"
             ) from None
@@ -209,7 +209,7 @@ class _Worker:
             try:
                 with handled_signals_unblocked():  # a user's hook: what it starts must take signals
                     outcome["result"] = task()
-            except BaseException as e:  # SystemExit from a hook is the hook's failure too
+            except BaseException as e:  # SystemExit from a hook is the hook's failure too  # noqa: BLE001
                 outcome["error"] = e
             done.set()
 

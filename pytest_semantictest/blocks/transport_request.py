@@ -90,7 +90,7 @@ class TransportRequest(Block):
             failure = (
                 f"cannot connect to {reply.url or self.config.get('base_url')}: {type(exc).__name__}: {exc}"
             )
-        except Exception as exc:  # httpx's and websockets' own errors: named, never a crash
+        except Exception as exc:  # httpx's and websockets' own errors: named, never a crash  # noqa: BLE001
             failure = f"{type(exc).__name__}: {exc}".rstrip(": ")
         return self._output(reply, failure, timed_out)
 

@@ -207,7 +207,7 @@ class ValidateTools(Block):
             elif not (isinstance(order, list) and all(isinstance(v, str) for v in order)):
                 problems.append(("order", "order must be a list of tool names or true"))
         args = config.get("validateArgs")
-        if args is not None and not _is_template(args):
+        if args is not None and not _is_template(args):  # noqa: SIM102
             if not (isinstance(args, Mapping) and all(isinstance(v, Mapping) for v in args.values())):
                 problems.append(
                     (

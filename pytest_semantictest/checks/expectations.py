@@ -156,7 +156,7 @@ def _why_unmet(spec: CallExpectation, calls: Sequence[Call], taken: set[int]) ->
     return f"'{call.fn}' was called but did not match: " + "; ".join(parts)
 
 
-def evaluate_expect(
+def evaluate_expect(  # noqa: C901
     expect: Expectation, calls: Sequence[Call], response: str, line: int | None = None
 ) -> list[Failure]:
     """Every failed condition of one ``expect`` block, as failures."""

@@ -219,7 +219,7 @@ def _short(value: object) -> str:
     return clip(repr(value), 60)
 
 
-def _type_problem(spec: AssertionSpec) -> str | None:
+def _type_problem(spec: AssertionSpec) -> str | None:  # noqa: C901
     kind = spec.type
     operand = spec.operand
     if kind == "regex":

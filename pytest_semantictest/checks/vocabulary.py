@@ -35,7 +35,7 @@ def json_equal(a: JSONValue, b: JSONValue) -> bool:
     """Deep JSON equality without type coercion: 200 != "200", 1 == 1.0, True != 1."""
     if is_number(a) and is_number(b):
         return bool(a == b)
-    if type(a) is not type(b) and not (isinstance(a, dict) and isinstance(b, dict)):
+    if type(a) is not type(b) and not (isinstance(a, dict) and isinstance(b, dict)):  # noqa: SIM102
         if not (isinstance(a, (list, tuple)) and isinstance(b, (list, tuple))):
             return False
     if isinstance(a, dict):
@@ -122,7 +122,7 @@ def holds_item(container: JSONValue, item: JSONValue) -> bool:
         for element in container:
             if json_equal(element, item):
                 return True
-            if isinstance(item, str) and isinstance(element, Mapping):
+            if isinstance(item, str) and isinstance(element, Mapping):  # noqa: SIM102
                 if item in (element.get("name"), element.get("toolName")):
                     return True
             if isinstance(item, str) and isinstance(element, str) and item in element:

@@ -43,7 +43,7 @@ class EventLoopRunner:
         try:
             return self.loop.run_until_complete(coro)
         except BaseExceptionGroup as group:
-            raise interrupt_in(group) or group
+            raise interrupt_in(group) or group  # noqa: B904
 
     def start(self, coro: Coroutine[object, None, T]) -> asyncio.Task[T]:
         """A task on this loop; it runs while the loop runs (any :meth:`run`)."""

@@ -221,7 +221,7 @@ async def run_repeated(
         return await _run_phrasing(case, run_context, context, parent, limit, batch=concurrency)
     try:
         phrasings = await case.variants.resolve(run_context)
-    except Exception as exc:  # no LLM, replay miss, bad cache: the test cannot run
+    except Exception as exc:  # no LLM, replay miss, bad cache: the test cannot run  # noqa: BLE001
         return Verdict(Outcome.ERROR, error=f"variations: {exc}")
 
     def phrasing(label: str, overlay: Mapping[str, JSONValue]) -> Awaitable[Verdict]:

@@ -85,7 +85,7 @@ async def run_step(step: Step, ctx: StepContext) -> tuple[JSONValue, JSONValue, 
             return _shown(recorded, inputs), getattr(exc, "output", None), str(exc), FATAL
         except (asyncio.CancelledError, KeyboardInterrupt):
             raise
-        except Exception as exc:  # a block's bug is reported as its error, not a crash
+        except Exception as exc:  # a block's bug is reported as its error, not a crash  # noqa: BLE001
             message = f"{type(exc).__name__}: {exc}"
             return _shown(recorded, inputs), block.error_output(inputs, message), message, None
     except ReferenceError_ as exc:

@@ -56,7 +56,7 @@ def load_labels(
             spec = LabelSpec.model_validate(line.data)
         except ValidationError as exc:
             number = line.number
-            problems += problems_from(exc, LabelSpec, lambda _at: number)
+            problems += problems_from(exc, LabelSpec, lambda _at: number)  # noqa: B023
             continue
         config = {
             k: v

@@ -295,7 +295,7 @@ class LLMClient:
                 except (openai.OpenAIError, ValueError) as exc:  # e.g. a body that is not JSON
                     problem = f"{type(exc).__name__}: {_clip(exc, 300)}"
                     raise LLMError(f"{role} LLM at {where}: unusable response ({problem})") from None
-                except Exception as exc:  # a transport error the openai client did not wrap: retry it too
+                except Exception as exc:  # a transport error the openai client did not wrap: retry it too  # noqa: BLE001
                     last = (
                         self._timed_out() if "timeout" in type(exc).__name__.lower() else _cannot_connect(exc)
                     )

@@ -113,7 +113,7 @@ def validator_messages(
     *,
     output: JSONValue,
     criteria: str,
-    input: JSONValue = None,
+    input: JSONValue = None,  # noqa: A002
     history: Sequence[JSONValue] = (),
     tool_calls: JSONValue = None,
     metadata: Mapping[str, JSONValue] | None = None,

@@ -52,7 +52,7 @@ class AgentStarts:
             return False
         try:
             spec_file.prepare()
-        except (Exception, pytest.fail.Exception):  # (prepare's Failed is a BaseException) the file's
+        except (Exception, pytest.fail.Exception):  # (prepare's Failed is a BaseException) the file's  # noqa: BLE001
             self._unprepared.add(id(spec_file))  # own setup reports it when the file is reached, not
             return False  # the test running now
         return spec_file.run_state is not None
@@ -79,7 +79,7 @@ class AgentStarts:
                 for call in calls:
                     call()
             finally:
-                try:
+                try:  # noqa: SIM105
                     self._loop.call_soon_threadsafe(self._done)
                 except RuntimeError:  # the loop is closed: the session is over
                     pass

@@ -119,7 +119,7 @@ def render_verdict(title: str, verdict: Verdict, redactor: Redactor, differ: Dif
 def _head(path: str) -> str | None:
     try:
         parts = split_path(path)
-    except Exception:  # a check name that is not a path
+    except Exception:  # a check name that is not a path  # noqa: BLE001
         return None
     return parts[0] if parts and isinstance(parts[0], str) else None
 

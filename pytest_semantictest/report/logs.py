@@ -41,7 +41,7 @@ class RedactedRecords:
         if _ours(record.name):
             try:
                 redactor = self.redactor()
-            except Exception as exc:  # (a broken .env file, say): withhold the record, never show it unmasked
+            except Exception as exc:  # (a broken .env file, say): withhold the record, never show it unmasked  # noqa: BLE001
                 record.msg = f"(log record withheld: no redactor: {type(exc).__name__})"
                 record.args, record.exc_info, record.exc_text, record.stack_info = None, None, None, None
                 return record
@@ -62,7 +62,7 @@ def redact(record: logging.LogRecord, redactor: Redactor) -> None:
     """Mask the secrets in ``record``'s message, exception and stack text, in place."""
     try:
         message = record.getMessage()
-    except Exception:  # a bad format string: logging reports it when the record is emitted
+    except Exception:  # a bad format string: logging reports it when the record is emitted  # noqa: BLE001
         return
     record.msg, record.args = redactor.text(message), None
     if record.exc_info and not record.exc_text:

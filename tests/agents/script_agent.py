@@ -45,7 +45,7 @@ def next_action(message: str) -> str:
 
 
 class ScriptHandler(trace_agent.Handler):
-    def do_POST(self) -> None:
+    def do_POST(self) -> None:  # noqa: N802
         if self.path.partition("?")[0] != "/chat":
             super().do_POST()
             return

@@ -168,7 +168,7 @@ def test_attach_to_nothing_is_an_error(make_config, port):
 
 
 def test_attach_unhealthy_agent(make_config):
-    with AgentProcess(make_config("--never-healthy", health=None)):
+    with AgentProcess(make_config("--never-healthy", health=None)):  # noqa: SIM117
         with pytest.raises(AgentStartError, match="answered 503"):
             AgentProcess(make_config(managed=False)).attach()
 

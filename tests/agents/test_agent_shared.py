@@ -54,7 +54,7 @@ class User:
             self.proc.kill()
         self.proc.wait()
         for pipe in (self.proc.stdin, self.proc.stdout):
-            try:
+            try:  # noqa: SIM105
                 pipe.close()
             except BrokenPipeError:
                 pass

@@ -84,7 +84,7 @@ def _requests_without_url(data: Any) -> list[tuple[str | int, ...]]:
         for i, item in enumerate(data.get(key) or []):
             steps = item.get("pipeline", []) if key == "tests" else [item]
             for j, step in enumerate(steps):
-                if step.get("block") == "HttpRequest" and isinstance(step.get("input"), dict):
+                if step.get("block") == "HttpRequest" and isinstance(step.get("input"), dict):  # noqa: SIM102
                     if "url" not in step["input"]:
                         found.append(
                             (key, i, "pipeline", j, "input") if key == "tests" else (key, i, "input")

@@ -489,7 +489,7 @@ def check(path: Path, ctx: CollectContext, time_limit_s: float = TIME_LIMIT_S) -
         shown = str(err)
         if not shown.strip() or path.name not in shown.splitlines()[0]:
             raise MutantCrash(f"{path.name}: a SpecError that does not name the file: {shown!r}") from None
-    except Exception:
+    except Exception:  # noqa: BLE001
         raise MutantCrash(f"{path.name}: {traceback.format_exc(limit=-4)}") from None
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
@@ -507,7 +507,7 @@ def check(path: Path, ctx: CollectContext, time_limit_s: float = TIME_LIMIT_S) -
 
 
 def _load(path: Path, ctx: CollectContext) -> str:
-    for name, detect, module in FORMATS:
+    for name, detect, module in FORMATS:  # noqa: B007
         if not detect(path, ctx):
             continue
         suite = import_module(f"pytest_semantictest.formats.{module}").make_loader(ctx)(path)

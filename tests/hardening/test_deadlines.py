@@ -48,7 +48,7 @@ async def _run(block: Any) -> tuple[dict[str, Any] | str, float]:
     try:
         try:
             out: dict[str, Any] | str = await block.process({}, _Ctx(session))
-        except Exception as exc:  # the block's error, as run_step would record it
+        except Exception as exc:  # the block's error, as run_step would record it  # noqa: BLE001
             out = str(exc)
     finally:
         await session.aclose_http()

@@ -106,7 +106,7 @@ def test_chat_request_huge_timeout_is_a_block_error() -> None:
         block = ChatRequest({"method": "POST", "url": "http://127.0.0.1:9/x", "timeout": float("inf")})
         try:
             await block.process({}, type("Ctx", (), {"http": session.http, "settings": session.settings})())
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001
             return f"{type(exc).__name__}: {exc}"
         finally:
             await session.aclose_http()

@@ -298,7 +298,7 @@ suites:
             self.proc.communicate()
         for pid in marked(self.mark, self.since):
             self._note_traces(pid)
-            try:
+            try:  # noqa: SIM105
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass

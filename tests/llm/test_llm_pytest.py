@@ -104,7 +104,7 @@ AI_CHAT_TEST: dict[str, Any] = {
 }
 
 
-def judged(id: str, text: str, assertions: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
+def judged(id: str, text: str, assertions: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:  # noqa: A002
     return {
         "id": id,
         "pipeline": [

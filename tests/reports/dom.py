@@ -35,7 +35,7 @@ class Node:
                 yield child
                 yield from child.walk()
 
-    def find_all(self, tag: str | None = None, cls: str | None = None, id: str | None = None) -> list[Node]:
+    def find_all(self, tag: str | None = None, cls: str | None = None, id: str | None = None) -> list[Node]:  # noqa: A002
         return [
             n
             for n in self.walk()
@@ -44,7 +44,7 @@ class Node:
             and (id is None or n.attrs.get("id") == id)
         ]
 
-    def find(self, tag: str | None = None, cls: str | None = None, id: str | None = None) -> Node:
+    def find(self, tag: str | None = None, cls: str | None = None, id: str | None = None) -> Node:  # noqa: A002
         found = self.find_all(tag, cls, id)
         assert found, f"no <{tag or '*'} class={cls} id={id}> in <{self.tag}>"
         return found[0]

@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 class QuietHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
-    def log_message(self, format: str, *args: object) -> None:  # quiet
+    def log_message(self, format: str, *args: object) -> None:  # quiet  # noqa: A002
         pass
 
     def do_GET(self) -> None:

@@ -45,7 +45,7 @@ class Proxy:
 
             def _forward(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                request = urllib.request.Request(
+                request = urllib.request.Request(  # noqa: S310
                     proxy.target + self.path,
                     data=body or None,
                     method=self.command,

@@ -115,7 +115,7 @@ class StreamParser(Block):
             raise BlockError(unknown_format_message(fmt)) from None
         try:
             result = parser(body)
-        except Exception as exc:  # a parser bug or a custom parser failing: data, not a crash
+        except Exception as exc:  # a parser bug or a custom parser failing: data, not a crash  # noqa: BLE001
             return empty_result(fmt, f"{type(exc).__name__}: {exc}")
         return _shape(fmt, result)
 

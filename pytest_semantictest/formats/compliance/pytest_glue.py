@@ -257,12 +257,12 @@ class ComplianceSession:
         if key not in self.offered:
             try:
                 self.runtime.acquire_agents(suite.agents, for_file=key)
-            except Exception:  # reported by the file's own setup, which acquires them again
+            except Exception:  # reported by the file's own setup, which acquires them again  # noqa: BLE001
                 return
             try:
                 self.config.hook.pytest_semantictest_compliance_setup(config=self.config, setup=front.setup)
                 self.offered[key] = None
-            except Exception as exc:  # a conftest's hook failed: every case of the file errors
+            except Exception as exc:  # a conftest's hook failed: every case of the file errors  # noqa: BLE001
                 self.offered[key] = exc
         error = self.offered[key]
         if error is not None:
@@ -318,7 +318,7 @@ def _record_path(shared: Path, nodeid: str) -> Path:
 def _write_record(path: Path, record: dict[str, str | None]) -> None:
     from ...files import write_atomic
 
-    try:
+    try:  # noqa: SIM105
         write_atomic(path, json.dumps(record))  # readers never see half a record
     except OSError:  # the controller removed the folder (the run is ending)
         pass

@@ -38,7 +38,7 @@ def check_path(path: str) -> str | None:
     """Why ``path`` is not a usable JSONPath, or None."""
     try:
         compiled_jsonpath(path)
-    except Exception as exc:  # jsonpath-ng raises its own lexer/parser errors
+    except Exception as exc:  # jsonpath-ng raises its own lexer/parser errors  # noqa: BLE001
         return f"invalid path {clip(path)!r}: {clip(str(exc), 80)}"
     return None
 

@@ -35,8 +35,8 @@ from .validate_core import ValidatorCore
 class AgentChecks(ValidatorCore):
     """The checks of the ``agent:`` block, a part of the validator."""
 
-    def agent_(self, raw: JSONValue) -> None:
-        A: Path_ = ("agent",)
+    def agent_(self, raw: JSONValue) -> None:  # noqa: C901
+        A: Path_ = ("agent",)  # noqa: N806
         if not self.need(raw, dict, A, "must be a mapping"):
             return
         self.keys(raw, "agent", A)
@@ -58,7 +58,7 @@ class AgentChecks(ValidatorCore):
                 )
             except ValueError as exc:
                 self.err(A, f"start is not a valid command line: {exc}", A + ("start",))
-        if raw.get("health") is not None:
+        if raw.get("health") is not None:  # noqa: SIM102
             if self.need(raw["health"], str, A, "health must be a string (a URL)", A + ("health",)):
                 self.url(raw["health"], "health")
 
@@ -122,7 +122,7 @@ class AgentChecks(ValidatorCore):
         self.request(raw.get("request"), has_session)
         if "response" in raw:
             value = raw["response"]
-            if self.need(
+            if self.need(  # noqa: SIM102
                 value, str, A, "response must be a string (a path like data.reply)", A + ("response",)
             ):
                 if not RESPONSE_PATH.fullmatch(value):
@@ -171,7 +171,7 @@ class AgentChecks(ValidatorCore):
         return expanded
 
     def text(self, raw: Mapping[str, JSONValue], key: str) -> bool:
-        A: Path_ = ("agent",)
+        A: Path_ = ("agent",)  # noqa: N806
         value = raw[key]
         if not self.need(value, str, A, f"{key} must be a string", A + (key,)):
             return False
@@ -181,7 +181,7 @@ class AgentChecks(ValidatorCore):
         return True
 
     def url(self, url: str, key: str) -> None:
-        A: Path_ = ("agent",)
+        A: Path_ = ("agent",)  # noqa: N806
         at = A + (key,)
         if self.tainted(at):
             return
@@ -207,19 +207,19 @@ class AgentChecks(ValidatorCore):
             self.err(A, f"{key} has an invalid port: {clip(repr(url), 100)}", at)
 
     def request(self, raw: JSONValue, has_session: bool) -> None:
-        R: Path_ = ("agent", "request")
+        R: Path_ = ("agent", "request")  # noqa: N806
         if raw is None:
             return
         if not self.need(raw, dict, R, "must be a mapping"):
             return
         self.keys(raw, "request", R)
         method = raw.get("method", "POST")
-        if self.need(method, str, R, "method must be a string", R + ("method",)):
+        if self.need(method, str, R, "method must be a string", R + ("method",)):  # noqa: SIM102
             if method.upper() not in ("POST", "PUT", "PATCH") and not self.tainted(R + ("method",)):
                 self.err(R, f"method must be POST, PUT or PATCH, got {clip(repr(method))}", R + ("method",))
         headers = raw.get("headers", {})
         if self.need(headers, dict, R, "headers must be a mapping", R + ("headers",)):
-            H = R + ("headers",)
+            H = R + ("headers",)  # noqa: N806
             for name, value in headers.items():
                 if not HEADER_NAME.fullmatch(name):
                     self.err(H, f"{clip(repr(name))} is not a valid header name", H + (name,))
@@ -239,7 +239,7 @@ class AgentChecks(ValidatorCore):
                     self.err(H + (name,), "the value must be ASCII text (an HTTP header); not shown")
             self.placeholders(headers, H, ALL_PLACEHOLDERS, has_session)
         body = raw.get("body", DEFAULT_BODY)
-        B = R + ("body",)
+        B = R + ("body",)  # noqa: N806
         try:
             json.dumps(body, allow_nan=False)
         except ValueError as exc:
@@ -283,7 +283,7 @@ class AgentChecks(ValidatorCore):
         return ok
 
     def session(self, raw: JSONValue) -> None:
-        S: Path_ = ("agent", "session")
+        S: Path_ = ("agent", "session")  # noqa: N806
         if not self.need(raw, dict, S, "must be a mapping with setup and/or teardown"):
             return
         self.keys(raw, "session", S)
@@ -321,7 +321,7 @@ class AgentChecks(ValidatorCore):
             )
 
     def correlate(self, raw: JSONValue, has_session: bool) -> None:
-        C: Path_ = ("agent", "correlate")
+        C: Path_ = ("agent", "correlate")  # noqa: N806
         if not isinstance(raw, dict) or not raw:
             self.err(
                 ("agent",),

@@ -45,7 +45,7 @@ class ExpectChecks(ValidatorCore):
         for key in ("ordered", "exclusive"):
             if key not in raw:
                 continue
-            if self.need(raw[key], bool, where, f"{key} must be true or false", where + (key,)):
+            if self.need(raw[key], bool, where, f"{key} must be true or false", where + (key,)):  # noqa: SIM102
                 if "function_calls" not in raw:
                     self.err(where, f"{key} needs function_calls (the calls it applies to)", where + (key,))
         forbid = "forbid" in raw

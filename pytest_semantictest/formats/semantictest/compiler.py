@@ -174,7 +174,7 @@ class SuiteCompiler:
 
     def case(self, raw: JSONValue, i: int, shared: set[str]) -> Case:
         """One test; its own problems become its ``error``."""
-        loc: Loc = ("tests", i)
+        loc: Loc = ("tests", i)  # noqa: F841
         case_id = test_id(raw, i)
         if case_id is None:
             case_id = default_id(i)

@@ -62,7 +62,7 @@ def parse_file(path: Path) -> tuple[list[ParsedCase], list[Problem]]:
         try:
             spec = CaseSpec.model_validate(line.data)
         except ValidationError as exc:
-            problems += problems_from(exc, CaseSpec, lambda _loc: line.number)  # called here, not kept
+            problems += problems_from(exc, CaseSpec, lambda _loc: line.number)  # called here, not kept  # noqa: B023
         if spec is not None:
             problems += [Problem(p.place, p.message, line.number) for p in case_problems(spec, path.parent)]
         parsed.append(ParsedCase(line, spec if not problems else None, problems))
