@@ -189,9 +189,10 @@ class SharedLimiter:
         if slot["paused_until"] > now:
             return slot["paused_until"] - now, f"the provider asked to wait (Retry-After) for {model}"
         if limits.rpm and len(slot["sent"]) >= limits.rpm:
-            return min(
-                t for t, _ in slot["sent"]
-            ) + limits.window_s - now, f"{limits.rpm} requests per {limits.window_s:g} s to {model}"
+            # (a request still in flight holds its slot past its window: poll until it is done)
+            oldest = min(t for t, _ in slot["sent"])
+            wait = max(POLL_S, oldest + limits.window_s - now)
+            return wait, f"{limits.rpm} requests per {limits.window_s:g} s to {model}"
         if limits.tpm and sum(n for _, n in slot["tokens"]) >= limits.tpm:
             return slot["tokens"][0][
                 0
@@ -271,11 +272,14 @@ def _expected(state: dict[str, JSONValue], slot: dict[str, JSONValue]) -> list[f
 
 
 def _prune(state: dict[str, JSONValue], now: float, window_s: float) -> None:
-    """Forget what left the window, and the flights of processes that are gone."""
-    for slot in state["buckets"].values():
-        slot["sent"] = [e for e in slot["sent"] if e[0] > now - window_s]
-        slot["tokens"] = [e for e in slot["tokens"] if e[0] > now - window_s]
+    """Forget what left the window, and the flights of processes that are gone. A request still in
+    flight stays in its window however long ago it was admitted: it counts until it is done, and from
+    then for the window (:meth:`SharedLimiter.release`), so a slow answer never frees its slot early."""
     state["flights"] = {k: f for k, f in state["flights"].items() if _alive(int(f[0]))}
+    flying = state["flights"]
+    for slot in state["buckets"].values():
+        slot["sent"] = [e for e in slot["sent"] if e[0] > now - window_s or e[1] in flying]
+        slot["tokens"] = [e for e in slot["tokens"] if e[0] > now - window_s]
 
 
 def _alive(pid: int) -> bool:

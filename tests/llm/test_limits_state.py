@@ -6,11 +6,12 @@ import asyncio
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from pytest_semantictest.llm.limits import BudgetSpent, Limits, SharedLimiter
+from pytest_semantictest.llm.limits import BudgetSpent, Limits, SharedLimiter, _prune
 
 
 def test_a_gone_process_requests_in_flight_are_dropped(tmp_path: Path) -> None:
@@ -45,3 +46,25 @@ def test_the_budget_admits_what_it_can_pay_for(tmp_path: Path) -> None:
     assert asyncio.run(run()) == 2  # a third answer of 10 would make 30
     with pytest.raises(BudgetSpent):
         asyncio.run(limiter.acquire("other", "m"))  # the budget is the run's, every bucket's
+
+
+def test_a_request_in_flight_holds_its_slot_past_the_window(tmp_path: Path) -> None:
+    """A slow answer keeps counting until it is done: admitted a minute ago (longer than the window)
+    and still in flight, it leaves no room for another request; once done, it counts one more window
+    from its end and then frees the slot."""
+    limiter = SharedLimiter(Limits(rpm=1, window_s=1.0), tmp_path)
+    flight = asyncio.run(limiter.acquire("b", "m"))
+    state = json.loads(limiter.path.read_text())
+    state["buckets"]["b"]["sent"][0][0] -= 60  # as if admitted a minute ago, no answer yet
+    limiter.path.write_text(json.dumps(state))
+    with limiter._state() as held:
+        now = time.time()
+        _prune(held, now, 1.0)
+        wait, why = limiter._admit(held, "b", "m", now)
+    assert wait is not None and why == "1 requests per 1 s to m"
+    limiter.release(flight, "m")
+    with limiter._state() as held:
+        assert limiter._admit(held, "b", "m", time.time())[0] is not None  # done just now: one window more
+        later = time.time() + 1.5
+        _prune(held, later, 1.0)
+        assert limiter._admit(held, "b", "m", later)[0] is None

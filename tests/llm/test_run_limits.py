@@ -36,7 +36,11 @@ def test_requests_per_window_hold_across_four_workers(
     )
     result.assert_outcomes(passed=FILES)
     assert fake_openai.count == FILES
-    assert fake_openai.most_in(0.9) <= 3  # (a little under the window: arrival lags sending)
+    # The property the provider sees, whatever the load: the 4th of any 4 requests was admitted only
+    # once one of the others had been done for a window, and that one had arrived before it was done,
+    # so no 4 arrivals fall within less than a window. (A little under it: the two clocks are read
+    # by different processes.)
+    assert fake_openai.most_in(0.9) <= 3
     result.stdout.fnmatch_lines(["semantictest: LLM rate limit: * request(s) waited, * s in all"])
 
 
