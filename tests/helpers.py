@@ -22,6 +22,19 @@ from pytest_semantictest.api import SuiteResult, run_suite
 T = TypeVar("T")
 
 
+PATIENCE = max(1.0, float(os.environ.get("SEMANTICTEST_TEST_PATIENCE") or 0))
+"""How much longer than on an idle machine the suite waits for an event before it gives up
+(``SEMANTICTEST_TEST_PATIENCE``, default 1, at least 1). The waits are deadlines, not timings: a
+test goes on as soon as what it waits for happens, so only a test that would fail anyway waits
+longer."""
+
+
+def patience(seconds: float) -> float:
+    """A deadline for waiting on an event (an agent started, a worker up, a process ended), scaled for
+    a loaded machine (:data:`PATIENCE`)."""
+    return seconds * PATIENCE
+
+
 def suite(*tests: dict[str, Any], **top: Any) -> dict[str, Any]:
     return {"name": "t", **top, "tests": list(tests)}
 

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import without_unused_plugins
+from tests.helpers import patience, without_unused_plugins
 
 if not Path("/proc/self/environ").exists():  # pragma: no cover - Linux only
     pytest.skip("needs /proc", allow_module_level=True)
@@ -120,6 +120,7 @@ def _parent(pid: int) -> int | None:
 def wait_for(
     what: str, predicate: Callable[[], object], timeout: float, proc: subprocess.Popen[str] | None = None
 ):  # type: ignore[no-untyped-def]
+    timeout = patience(timeout)
     deadline = time.monotonic() + timeout
     while True:
         value = predicate()
@@ -231,7 +232,8 @@ suites:
         assert started is None or started[2] >= self.since, (started, self.since)
         return self.proc
 
-    def finish(self, timeout: float = 60) -> tuple[int, str]:
+    def finish(self, timeout: float = 90) -> tuple[int, str]:
+        timeout = patience(timeout)
         assert self.proc is not None
         try:
             out, _ = self.proc.communicate(timeout=timeout)
@@ -243,13 +245,13 @@ suites:
 
     def agent_pid(self) -> int:
         """Wait until the agent process exists (and answers); its pid."""
-        found = wait_for("the agent process", lambda: agents_on(self.port, self.since), 30, self.proc)
+        found = wait_for("the agent process", lambda: agents_on(self.port, self.since), 90, self.proc)
         pids = [
             pid for pid in found if _parent(pid) not in found
         ]  # (a child forked, not yet exec'd, shows the
         assert len(pids) == 1, f"more than one agent on port {self.port}: {pids}"  # agent's command line)
         self._note_traces(pids[0])
-        wait_for("the agent to answer", lambda: port_answers(self.port), 30, self.proc)
+        wait_for("the agent to answer", lambda: port_answers(self.port), 90, self.proc)
         return pids[0]
 
     def _note_traces(self, pid: int) -> None:
@@ -355,7 +357,7 @@ def test_sigint_mid_run(make_run) -> None:  # type: ignore[no-untyped-def]
     run.replies_awaited()
     assert proc.poll() is None
     os.kill(proc.pid, signal.SIGINT)
-    code, out = run.finish(timeout=30)
+    code, out = run.finish(timeout=90)
     assert code == 130, out  # highbar's (and the shell's) code for Ctrl-C
     assert "KeyboardInterrupt" in out, out
     run.assert_nothing_left(out)
@@ -368,7 +370,7 @@ def test_xdist_worker_killed_mid_run(make_run) -> None:  # type: ignore[no-untyp
     agent = run.agent_pid()
     owner = _stat(str(agent))
     assert owner is not None
-    workers = wait_for("two xdist workers", lambda: len(workers_of(run)) == 2 and workers_of(run), 30, proc)
+    workers = wait_for("two xdist workers", lambda: len(workers_of(run)) == 2 and workers_of(run), 90, proc)
     assert owner[1] in workers, f"the agent's parent {owner[1]} is not a worker {workers}"
     time.sleep(0.5)
     os.kill(owner[1], signal.SIGKILL)
@@ -384,11 +386,11 @@ def test_xdist_ctrl_c_mid_run(make_run) -> None:  # type: ignore[no-untyped-def]
     run = make_run(SLOW, 4, route="slow")
     proc = run.start("-n", "2")  # (the controller forwards its SIGINT too)
     run.agent_pid()
-    workers = wait_for("two xdist workers", lambda: len(workers_of(run)) == 2 and workers_of(run), 30, proc)
+    workers = wait_for("two xdist workers", lambda: len(workers_of(run)) == 2 and workers_of(run), 90, proc)
     run.replies_awaited()
     for pid in [proc.pid, *workers]:
         os.kill(pid, signal.SIGINT)
-    code, out = run.finish(timeout=30)
+    code, out = run.finish(timeout=90)
     assert code == 130, out
     run.assert_nothing_left(out)
 
@@ -398,7 +400,7 @@ def test_xdist_all_workers_killed_controller_reaps(make_run) -> None:  # type: i
     run = make_run(QUICK, 6, agent=[sys.executable, str(SLOW_AGENT), "--delay", "1"])
     proc = run.start("-n", "2", "--max-worker-restart=0")
     agent = run.agent_pid()
-    workers = wait_for("two xdist workers", lambda: len(workers_of(run)) == 2 and workers_of(run), 30, proc)
+    workers = wait_for("two xdist workers", lambda: len(workers_of(run)) == 2 and workers_of(run), 90, proc)
     time.sleep(0.5)
     # running, used by workers that SIGKILL leaves no chance to release it
     assert agent in marked(run.mark, run.since)
@@ -419,7 +421,7 @@ def test_sigterm_mid_run(make_run) -> None:  # type: ignore[no-untyped-def]
     run.child_pid()
     run.replies_awaited()
     os.kill(proc.pid, signal.SIGTERM)
-    code, out = run.finish(timeout=30)
+    code, out = run.finish(timeout=90)
     assert code == 128 + signal.SIGTERM, (code, out)  # unwound like Ctrl-C, as highbar does
     run.assert_nothing_left(out)
 
@@ -428,8 +430,8 @@ def test_xdist_sigterm_to_workers_while_agent_starts(make_run) -> None:  # type:
     # The agent needs 3 s before it listens; the workers are terminated (as a CI cancel would) meanwhile.
     run = make_run(QUICK, 4, agent=[sys.executable, str(TRACE_AGENT), "--slow-start", "3"])
     proc = run.start("-n", "2", "--max-worker-restart=0")
-    wait_for("the agent process", lambda: agents_on(run.port, run.since), 30, proc)
-    workers = wait_for("two xdist workers", lambda: len(workers_of(run)) == 2 and workers_of(run), 30, proc)
+    wait_for("the agent process", lambda: agents_on(run.port, run.since), 90, proc)
+    workers = wait_for("two xdist workers", lambda: len(workers_of(run)) == 2 and workers_of(run), 90, proc)
     time.sleep(0.5)
     for pid in workers:
         os.kill(pid, signal.SIGTERM)
