@@ -318,6 +318,29 @@ def agreement(path: str, args: Sequence[str], min_kappa: float | None, out: Text
     return 0
 
 
+def report(paths: Sequence[str], out: str, prices: Sequence[str]) -> int:
+    """``semantictest report``: as ``merge``, 0 when every test passed (or was skipped), 1 when one failed,
+    errored or passed unexpectedly (the page is written either way), 4 when an input or the output is
+    unusable."""
+    from .llm.limits import parse_prices
+    from .merge import MergeError, load_jobs
+    from .redact import Redactor, secret_values
+    from .report.viewer import red, write
+
+    target = Path(out)
+    try:
+        records = load_jobs([Path(p) for p in paths])
+        table = parse_prices(list(prices))
+        if target.is_dir():
+            raise ValueError(f"{out} is a folder: give the HTML file to write (-o report.html)")
+        write(target, records, Redactor(secret_values()), table)
+    except (MergeError, ValueError, OSError) as exc:
+        sys.stderr.write(f"semantictest report: {exc}\n")
+        return 4
+    sys.stdout.write(f"results viewer of {len(records)} tests in {target}\n")
+    return 1 if red(records) else 0
+
+
 # --------------------------------------------------------------------------- semantictest
 
 
@@ -360,6 +383,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=[],
         help="MODEL=INPUT/OUTPUT, money per million tokens: the summary shows each model's cost",
     )
+    view = commands.add_parser(
+        "report",
+        help="one self-contained HTML results viewer from results files (docs/reports.md)",
+    )
+    view.add_argument("results", nargs="+", help="--semantictest-results files (or folders of *.jsonl)")
+    view.add_argument("-o", "--out", default="report.html", help="the HTML file to write (report.html)")
+    view.add_argument(
+        "--price",
+        action="append",
+        default=[],
+        help="MODEL=INPUT/OUTPUT, money per million tokens: the header shows each model's cost",
+    )
     args, rest = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
     if args.command == "validate":  # other options (--semantictest-..., -c, --rootdir) go to pytest
         return validate([*args.paths, *rest])
@@ -371,6 +406,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .merge import merge
 
         return merge(args.results, args.out, args.html, args.price, sys.stdout, sys.stderr)
+    if args.command == "report":
+        return report(args.results, args.out, args.price)
     target = schemas.path(args.name)
     sys.stdout.write(f"{target}\n" if args.path else target.read_text(encoding="utf-8"))
     return 0

@@ -56,17 +56,9 @@ def load_jobs(paths: Sequence[Path]) -> list[JSONObject]:
     return [records[k] for k in sorted(records)]
 
 
-def usage_of(records: Sequence[Mapping[str, JSONValue]]) -> dict[str, int]:
-    """The records' LLM usage counters, added up."""
-    total: Counter[str] = Counter()
-    for record in records:
-        total.update({k: int(v) for k, v in (record.get("llm_usage") or {}).items() if isinstance(v, int)})
-    return dict(total)
-
-
 def summary_lines(records: Sequence[Mapping[str, JSONValue]], prices: Mapping[str, Price]) -> list[str]:
     """The merged run's summary: outcome counts, per format, LLM usage per model."""
-    from .llm.usage import usage_lines
+    from .llm.usage import records_usage, usage_lines
 
     def counts(subset: Sequence[Mapping[str, JSONValue]]) -> str:
         tally = Counter(str(r.get("outcome")) for r in subset)
@@ -75,7 +67,7 @@ def summary_lines(records: Sequence[Mapping[str, JSONValue]], prices: Mapping[st
     lines = [f"{len(records)} tests: {counts(records)}"]
     for fmt in sorted({str(r.get("format")) for r in records}):
         lines.append(f"{fmt}  {counts([r for r in records if str(r.get('format')) == fmt])}")
-    usage = usage_of(records)
+    usage = records_usage(records)
     if usage.get("calls") or usage.get("cache_hits"):
         lines.append(
             f"{usage.get('calls', 0)} LLM calls, {usage.get('cache_hits', 0)} cache hits, "

@@ -195,6 +195,14 @@ OPTIONS: list[tuple[str, type, object, str]] = [
         "this .jsonl file",
     ),
     (
+        "report",
+        str,
+        None,
+        "write the results viewer here: one self-contained HTML file with every test's outcome, "
+        "requests, tool calls, judge verdicts, pass-rate intervals, baseline changes and mutants "
+        "(docs/reports.md)",
+    ),
+    (
         "generate",
         str,
         None,

@@ -62,10 +62,18 @@ def pytest_configure(config: pytest.Config) -> None:
     records.install()
     config.add_cleanup(records.uninstall)
     results, baseline = options.value(config, "results"), options.value(config, "baseline")
-    if results or baseline:  # one JSON object per test; written by the controller (kept for the baseline)
+    viewer = options.value(config, "report")
+    if results or baseline or viewer:  # one JSON object per test, written by the controller (or kept)
         from .report.results import ResultsWriter
 
         writer = ResultsWriter(config, results, state.own_usage, state.current_redactor)
+        if viewer:
+            from .report.viewer import ViewerPlugin
+
+            prices = options.llm_limits(config).prices
+            config.pluginmanager.register(
+                ViewerPlugin(config, viewer, writer, state.current_redactor, prices), "semantictest-viewer"
+            )
         if baseline:  # registered first: its hooks run after the writer's (pluggy calls the latest first)
             from .report.baseline_plugin import BaselinePlugin
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Protocol
+
+from ..json_types import JSONValue
 
 MODEL_SEP = "@"
 """Per-model counters travel flat (``prompt_tokens@gpt-4o-mini``) so that every sum and difference
@@ -71,6 +74,16 @@ class Price(Protocol):
     """A model's price (``--semantictest-llm-price``): what a number of tokens in and out cost."""
 
     def cost(self, prompt: int, completion: int) -> float: ...
+
+
+def records_usage(records: Sequence[Mapping[str, JSONValue]]) -> dict[str, int]:
+    """The LLM usage counters of results records (their ``llm_usage``), added up."""
+    total: Counter[str] = Counter()
+    for record in records:
+        usage = record.get("llm_usage")
+        if isinstance(usage, Mapping):
+            total.update({k: int(v) for k, v in usage.items() if isinstance(v, int)})
+    return dict(total)
 
 
 def usage_lines(usage: Mapping[str, int], prices: Mapping[str, Price]) -> list[str]:

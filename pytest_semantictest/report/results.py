@@ -5,7 +5,8 @@ error, skipped, xfailed, xpassed), ``duration_s``, ``message`` (why it did not p
 tests ``turns`` (input, output, tool calls, ...), ``checkpoints``, ``judgements`` (judged checks'
 items), ``notes`` (the :class:`~pytest_semantictest.evidence.Note` records blocks and checks gave)
 ``llm_usage`` (this test's LLM calls, cache hits, tokens; ``prompt_tokens@MODEL`` and
-``completion_tokens@MODEL`` per model; ``rate_wait_ms`` when it waited for the rate limit), ``latency_ms`` (its pipelines' time),
+``completion_tokens@MODEL`` per model; ``rate_wait_ms`` when it waited for the rate limit), ``latency_ms`` (its pipelines' time), ``steps`` (what each step sent and got, its tool calls and
+judge verdicts: :mod:`.trace_data`),
 ``score`` (the deciding judge's), for
 repeated tests ``runs``, ``run_durations_ms``, ``run_scores`` and ``pass_rate``, ``baseline`` (the
 comparison with ``--semantictest-baseline``) and ``results_version``. A worker attaches its test's data to the teardown report (pytest-
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
     from ..redact import Redactor
 
 ATTRIBUTE = "semantictest_result"
+VALUE_CHARS = 1000
+"""A body, argument or reasoning in ``steps`` is cut after this many characters (once redacted)."""
 RESULTS_VERSION = 1
 """Every record says which version of this format it is (``results_version``): the baseline
 comparison reads only the versions it knows."""
@@ -77,11 +80,13 @@ class ResultsWriter:
         return report
 
     def describe(self, item: pytest.Item) -> dict[str, JSONValue]:
+        from ..model import Case
         from ..stats import wilson
         from .conversation import conversation_data
         from .judge import judged_items
         from .junit import deciding_judgement, run_tally
         from .notes import note_records
+        from .trace_data import steps_data
 
         case = getattr(item, "case", None)
         record: dict[str, JSONValue] = {"name": getattr(case, "name", None) or item.name}
@@ -126,12 +131,23 @@ class ResultsWriter:
                 }
                 if verdict.decision:
                     record["pass_rate"]["decision"] = verdict.decision
+                repetition = case.repetition if isinstance(case, Case) else None
+                if (
+                    repetition is not None and repetition.runs
+                ):  # the bar the viewer draws the interval against
+                    decision = repetition.decision
+                    record["pass_rate"]["threshold"] = (
+                        decision.threshold if decision else round(repetition.required / repetition.runs, 4)
+                    )
             judged = [j.as_dict() for j in judged_items(verdict)]  # a step's too, as every report shows them
             if judged:
                 record["judgements"] = judged
             notes = note_records(verdict)
             if notes:
                 record["notes"] = notes
+            steps = steps_data(verdict, self._redactor(), VALUE_CHARS)
+            if steps:
+                record["steps"] = steps
         after = self._usage()
         used = {k: v - self._before.get(k, 0) for k, v in after.items() if v - self._before.get(k, 0)}
         if used or case is not None:
