@@ -36,7 +36,8 @@ if TYPE_CHECKING:
 
 RED = ("failed", "error", "xpassed")
 ORDER = {"error": 0, "failed": 1, "xpassed": 2, "skipped": 3, "xfailed": 4, "passed": 5}
-"""Failures first: the order the list starts in."""
+"""Failures first (and within an outcome, regressions against a baseline first): the order the list
+starts in."""
 
 
 def _row(record: Mapping[str, JSONValue]) -> JSONObject:
@@ -90,6 +91,11 @@ def _summary(records: Sequence[Mapping[str, JSONValue]], prices: Mapping[str, Pr
     }
 
 
+def _regressed(record: Mapping[str, JSONValue]) -> bool:
+    baseline = record.get("baseline")
+    return isinstance(baseline, Mapping) and baseline.get("change") == "regressed"
+
+
 def _embedded(value: JSONValue) -> str:
     """JSON that cannot end its ``<script>`` element early, nor open a comment in it."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
@@ -105,7 +111,7 @@ def build(
     shown = [redactor.data(dict(r)) for r in records]
     ordered = sorted(
         (r for r in shown if isinstance(r, dict)),
-        key=lambda r: (ORDER.get(str(r.get("outcome")), 6), str(r.get("id"))),
+        key=lambda r: (ORDER.get(str(r.get("outcome")), 6), not _regressed(r), str(r.get("id"))),
     )
     data = {
         "title": title,

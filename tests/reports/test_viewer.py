@@ -241,3 +241,41 @@ def test_xdist_workers_records_all_reach_the_viewer(pytester: pytest.Pytester) -
     page = (pytester.path / "r.html").read_text()
     records = [json.loads(line) for line in unpacked(page).splitlines()]
     assert len(records) == 12 and records[0]["id"] == "other.json::t3" and records[0]["outcome"] == "failed"
+
+
+def test_the_examples_run_writes_a_viewer_chromium_opens_cleanly(tmp_path: Path) -> None:
+    """The issue's own check: ``python -m pytest examples --semantictest-report=r.html``."""
+    chromium()
+    page = tmp_path / "r.html"
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "examples",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            f"--semantictest-report={page}",
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    with Browser(tmp_path) as b:
+        b.open(page.as_uri())
+        listed = rows(b)
+        formats = b.evaluate("[...document.querySelectorAll('.st-format-name')].map(e => e.textContent)")
+        assert {"compliance", "highbar", "semantictest", "yao"} <= set(formats)
+        assert len(listed) == int(done.stdout.rsplit(" passed", 1)[0].rsplit(maxsplit=1)[-1])
+        b.type("#st-search", "chat.highbar.yaml")
+        assert {r["id"].split("::")[0] for r in rows(b)} == {"examples/highbar/chat.highbar.yaml"}
+        b.click("tr.st-row")
+        assert "USER" in b.wait_for(OPENED)  # the conversation, then its tool calls as cards
+        assert b.evaluate("document.querySelectorAll('tr.st-detail .st-tool .st-tool-args').length") >= 1
+        keep(b.screenshot(tmp_path / "viewer-examples.png"))
+        assert b.errors == []
