@@ -13,7 +13,9 @@ key needed). Re-record them with a real judge:
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,15 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent / "agents"))
 
 _server: Any = None
+
+
+def _importable(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:
+        return False
+
+
 JUDGE_CACHE = Path(__file__).parent / "judge-cache"
 _STARTED = "EXAMPLE_AGENT_URL_STARTED_HERE"
 """The URL of the server this conftest started, so that an xdist worker tells it from one you named."""
@@ -33,21 +44,72 @@ def pytest_configure(config: pytest.Config) -> None:
 
     set_default(config, "llm-cache-dir", str(JUDGE_CACHE))
     set_default(config, "llm-cache", "replay")
+    set_default(config, "otel", True)  # the traces examples read the spans their agent exports
 
 
-def pytest_sessionstart(session: pytest.Session) -> None:
-    global _server
-    url = os.environ.get("EXAMPLE_AGENT_URL")
-    if url and url != os.environ.get(_STARTED):  # yours (an xdist worker inherits its controller's: not that)
+OTEL_MISSING = next(
+    (
+        name
+        for name in ("pydantic_ai", "opentelemetry.sdk", "opentelemetry.exporter.otlp")
+        if not _importable(name)
+    ),
+    None,
+)
+"""A package the instrumented agent of ``examples/traces/`` needs and this environment lacks."""
+_otel_agent: subprocess.Popen[str] | None = None
+
+
+def _start_otel_agent(config: pytest.Config) -> None:
+    """The pydantic-ai weather agent of ``examples/traces/``, exporting its spans to this run's OTLP
+    receiver (``api.otel_exporter_env``): ``${env.OTEL_AGENT_URL}`` in the specs."""
+    global _otel_agent
+    from pytest_semantictest.api import otel_exporter_env
+
+    env = {**os.environ, **otel_exporter_env(config), "PYTHONUNBUFFERED": "1"}
+    agent = Path(__file__).parent / "agents" / "otel_agent.py"
+    _otel_agent = subprocess.Popen(
+        [sys.executable, str(agent)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+    )
+    assert _otel_agent.stdout is not None
+    line = _otel_agent.stdout.readline()  # "listening on http://127.0.0.1:PORT", or why it could not start
+    if not line.startswith("listening on "):
+        _otel_agent.kill()
+        raise pytest.UsageError(
+            f"examples: the traces example agent did not start: {line}{_otel_agent.stdout.read()}"
+        )
+    os.environ["OTEL_AGENT_URL"] = line.split()[-1]
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> None:
+    """The traces examples' agent starts when one of their files is collected (their specs name its URL)."""
+    if file_path.parent != Path(__file__).parent / "traces" or "OTEL_AGENT_URL" in os.environ:
         return
-    from chat_agent import start_server
+    if OTEL_MISSING is not None:  # the files still collect; their tests are skipped (below)
+        os.environ["OTEL_AGENT_URL"] = "http://127.0.0.1:9"
+    elif _otel_agent is None:
+        _start_otel_agent(parent.config)
 
-    _server, url = start_server(0)
-    os.environ["EXAMPLE_AGENT_URL"] = os.environ[_STARTED] = url
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if OTEL_MISSING is None:
+        return
+    reason = f"{OTEL_MISSING} is not installed: pip install -e '.[examples]' (docs/traces.md)"
+    for item in items:
+        if Path(str(item.path)).parent == Path(__file__).parent / "traces":
+            item.add_marker(pytest.mark.skip(reason=reason))
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    global _server
+    global _server, _otel_agent
+    if _otel_agent is not None:
+        _otel_agent.terminate()
+        try:
+            _otel_agent.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            _otel_agent.kill()
+            _otel_agent.wait()
+        _otel_agent = None
+        os.environ.pop("OTEL_AGENT_URL", None)
     if _server is not None:
         _server.shutdown()
         _server = None

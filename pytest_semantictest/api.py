@@ -154,3 +154,15 @@ def compliance_base_url(item: pytest.Item) -> str | None:
 
     parts = compliance_parts(item)
     return parts.file.setup.base_url if parts is not None else None
+
+
+def otel_exporter_env(config: pytest.Config) -> dict[str, str]:
+    """The OpenTelemetry exporter settings that send an agent's spans to this run's OTLP receiver
+    (``OTEL_EXPORTER_OTLP_ENDPOINT`` and friends), for an agent a ``conftest.py`` starts itself; the
+    receiver starts now if it has not. Empty when the receiver is off (``--semantictest-otel``).
+    See docs/traces.md."""
+    from .runtime import runtime
+    from .span_service import exporter_env
+
+    source = runtime(config).span_service.source()
+    return exporter_env(source.endpoint) if source is not None else {}

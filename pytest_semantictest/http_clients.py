@@ -24,8 +24,17 @@ def tls_context(trust_env: bool = False) -> ssl.SSLContext:
 
 
 def sync_client(**options: Any) -> httpx.Client:
-    return httpx.Client(trust_env=False, verify=tls_context(), **options)
+    from .trace_context import sync_add_traceparent
+
+    return httpx.Client(
+        trust_env=False, verify=tls_context(), event_hooks={"request": [sync_add_traceparent]}, **options
+    )
 
 
 def async_client(**options: Any) -> httpx.AsyncClient:
-    return httpx.AsyncClient(trust_env=False, verify=tls_context(), **options)
+    """(Requests made while an execution is traced carry its ``traceparent``: :mod:`.trace_context`.)"""
+    from .trace_context import add_traceparent
+
+    return httpx.AsyncClient(
+        trust_env=False, verify=tls_context(), event_hooks={"request": [add_traceparent]}, **options
+    )

@@ -195,13 +195,13 @@ OPTIONS: list[tuple[str, type, object, str]] = [
         "this .jsonl file",
     ),
     (
-        "report",
-        str,
-        None,
-        "write the results viewer here: one self-contained HTML file with every test's outcome, "
-        "requests, tool calls, judge verdicts, pass-rate intervals, baseline changes and mutants "
-        "(docs/reports.md)",
+        "otel",
+        bool,
+        False,
+        "run an OTLP receiver: agents' spans become tool calls and evidence (docs/traces.md)",
     ),
+    ("otel-port", int, 0, "the OTLP receiver's port, for agents started outside pytest (0: any free port)"),
+    ("report", str, None, "write the results viewer, one self-contained HTML file, here (docs/reports.md)"),
     (
         "generate",
         str,

@@ -151,6 +151,7 @@ def pytest_configure_node(node: object) -> None:
     workerinput: dict[str, object] = getattr(node, "workerinput")
     runtime(config).share_agents(workerinput)
     runtime(config).share_llm(workerinput)
+    runtime(config).span_service.share(workerinput)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -168,6 +169,12 @@ def pytest_testnodedown(node: object, error: object) -> None:
     config: pytest.Config = getattr(node, "config")
     if usage:
         runtime(config).add_worker_usage(usage)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """After every conftest's ``pytest_configure``: settings they may have given are in."""
+    runtime(session.config).span_service.check()
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -14,6 +14,8 @@ from .stats import PassRateTest
 if TYPE_CHECKING:
     import httpx
 
+    from .spans.source import SpanSource
+
 
 class LLMService(Protocol):
     """The role-aware LLM client (``llm.client.LLMClient``) as the run context holds it.
@@ -126,6 +128,8 @@ class RunContext:
     records such a ``${env.NAME}`` as written, never its value."""
     redactor: SecretRegistry | None = None
     """The session's one ``redact.Redactor``: a block registers the secrets it sends (headers)."""
+    spans: SpanSource | None = None
+    """Where a test reads the spans its agent exported (``--semantictest-otel``; None: the receiver is off)."""
     _http: httpx.AsyncClient | None = None
 
     @property

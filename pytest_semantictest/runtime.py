@@ -62,6 +62,9 @@ class Runtime:
         self._llm_dir: str | None = None
         self._services: tuple[Redactor, EventLoopRunner, LLMClient, Judge | None]
         self._pool: AgentPool | None = None  # once an agent was acquired (also the run context's agents)
+        from .span_service import SpanService
+
+        self.span_service = SpanService(config)
         self.lookahead_gates: list[Callable[[pytest.Item], str | None]] = []
         """What a format's glue says about an item before it may run ahead: why not yet, or None
         (``add_lookahead_gate``; the look-ahead asks each before it starts an item early)."""
@@ -101,6 +104,7 @@ class Runtime:
 
         declared = options.value(self.config, "secret-env")
         ctx.secret_env = lambda name: secret_name(name, declared)  # traces keep ${env.NAME} of these
+        ctx.spans = self.span_service.source()  # (before any agent starts: they export to it)
         self._services = (redactor, EventLoopRunner(ctx), llm, judge)
         self._context = ctx
 
@@ -340,6 +344,7 @@ class Runtime:
             if self._pool is not None:
                 steps.append(self._pool.close)
             steps.append(self.loop_runner.close)
+        steps.append(self.span_service.close)
         if self._llm_dir is not None:
             import shutil
             from functools import partial

@@ -13,6 +13,7 @@ def _no_outer_example_agent(monkeypatch: pytest.MonkeyPatch) -> None:
     examples; a pytest run a test starts must start its own agent, not share (and change) that one's
     state (its job and retry counters)."""
     monkeypatch.delenv("EXAMPLE_AGENT_URL", raising=False)
+    monkeypatch.delenv("OTEL_AGENT_URL", raising=False)  # (the traces examples' instrumented agent)
 
 
 # The slowest tests (own pytest processes, xdist runs, agents, property campaigns), slowest first. Under

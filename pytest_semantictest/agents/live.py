@@ -3,7 +3,8 @@
 ``LiveAgent.turn`` sends a message as one execution (test id), waits ``settle_time``, reads the
 trace records written meanwhile and keeps this execution's own (highbar's attribution: untagged
 calls next to tagged records are handed on for the expectation to judge); or, with ``calls_from:
-reply``, takes the tool calls from the reply. ``late_window`` reads once more after a passed
+reply``, takes the tool calls from the reply; with ``calls_from: otel``, from the tool spans the agent
+exported for the execution (``docs/traces.md``). ``late_window`` reads once more after a passed
 test; a tagged call of a passed execution read later still fails it (``late_failures``). The session's agents are held by
 ``agents.pool.AgentPool``.
 """
@@ -36,10 +37,13 @@ from .exchange import replaying
 from .hooks import HookContext, SessionHooks
 from .protocol import send
 from .shared import AgentHandle
+from .span_calls import span_calls
 from .traces import ToolCall, TraceBatch, TraceReader
 
 if TYPE_CHECKING:
     import httpx
+
+    from ..spans.source import SpanSource
 
 
 @dataclass
@@ -73,12 +77,14 @@ class LiveAgent:
     _counted: set[tuple[object, ...]] = field(default_factory=set)  # calls a turn already counted as its own
     _undeclared: dict[str, None] = field(default_factory=dict)
     _open: Counter[str] = field(default_factory=Counter)  # test id -> its turns in progress
+    _span_ids: dict[str, set[str]] = field(default_factory=dict)
+    """Test id -> the tool spans an earlier turn of it counted (``calls_from: otel``)."""
     _before: dict[str, str | None] = field(default_factory=dict)
     """Test id -> the execution whose window had closed last when it started (:meth:`_owners_before`)."""
 
     def note_undeclared(self, names: Iterable[str]) -> None:
         """Forbidden names checked while the agent had declared no tools (told at the end if never seen)."""
-        if self.reader is not None and self.calls_from != "reply":
+        if self.reader is not None and self.calls_from == "traces":
             self._undeclared.update(dict.fromkeys(names))
 
     def end_warnings(self) -> list[str]:
@@ -169,12 +175,14 @@ class LiveAgent:
         observe: bool,
         test_name: str = "",
         session: JSONObject | None = None,
+        spans: SpanSource | None = None,
     ) -> JSONObject:
-        """Send one message; ``{response, calls, inventory, message, test_id}``. Raises AgentError."""
+        """Send one message; ``{response, calls, inventory, message, test_id}``. Raises AgentError.
+        ``spans``: where the run's OTLP receiver keeps this execution's spans (``calls_from: otel``)."""
         self._open[test_id] += 1
         try:
             return await self._turn(
-                client, message, test_id, observe=observe, test_name=test_name, session=session
+                client, message, test_id, observe=observe, test_name=test_name, session=session, spans=spans
             )
         finally:
             self._open[test_id] -= 1
@@ -188,6 +196,7 @@ class LiveAgent:
         observe: bool,
         test_name: str,
         session: JSONObject | None,
+        spans: SpanSource | None = None,
     ) -> JSONObject:
         offset = self._window_start(test_id)
         resolved = self._correlation(message, test_id, test_name, session, observe) if self.reader else {}
@@ -199,6 +208,9 @@ class LiveAgent:
         read_to = offset
         if self.calls_from == "reply":
             calls = list(reply.tool_calls or [])
+        elif self.calls_from == "otel":
+            calls = await span_calls(spans, test_id, self._span_ids.setdefault(test_id, set()))
+            self._seen.update(c.fn for c in calls)
         elif self.reader is not None:  # every turn reads its calls: {{previous...}} templates use them
             calls, untagged, attributed, read_to = self._own_calls(offset, resolved, test_id, observe)
         else:
@@ -211,7 +223,7 @@ class LiveAgent:
             "response": reply.text,
             "calls": [dataclasses.asdict(c) for c in calls],
             "untagged": [dataclasses.asdict(c) for c in untagged],
-            "inventory": self.inventory() if self.calls_from != "reply" else None,
+            "inventory": self.inventory() if self.calls_from == "traces" else None,
             "seen": sorted(self._seen),
             "message": message,
             "test_id": test_id,

@@ -71,7 +71,7 @@ class AgentPool:
         if owner is None:
             owner = SharedAgent(self.state_dir, process, config) if self.state_dir else LocalAgent(config)
             self._owners[process] = owner
-        handle = owner.acquire(observe=observe and calls_from != "reply")
+        handle = owner.acquire(observe=observe and calls_from == "traces")
         self._in_use[process] = self._in_use.get(process, 0) + 1
         if for_file is not None:
             self._by_files.setdefault(for_file, Counter())[process] += 1
@@ -99,7 +99,7 @@ class AgentPool:
             ):
                 return None
         owner = self._owners[process] = LocalAgent(config)
-        return functools.partial(owner.start_ahead, observe=observe and calls_from != "reply")
+        return functools.partial(owner.start_ahead, observe=observe and calls_from == "traces")
 
     def started(self, config: AgentConfig) -> bool:
         """Whether ``config``'s agent was started ahead and that start is over (ready, or failed: the

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ..threads import handled_signals_unblocked, start_daemon
+from ..trace_context import EXPORT_ENV
 from . import cleanup, procs, watchdog
 from .config import AgentConfig
 from .errors import AgentStartError
@@ -116,7 +117,8 @@ class AgentProcess:
             raise self._error("start is an empty command")
         log = self._open_log()
         self.traces_path = self._new_trace_file()
-        env = {**os.environ, **cfg.env, "HIGHBAR_TRACES_URL": str(self.traces_path)}
+        # (with the OTLP receiver on, its exporter settings; the agent's own env may override them)
+        env = {**os.environ, **EXPORT_ENV, **cfg.env, "HIGHBAR_TRACES_URL": str(self.traces_path)}
         with (
             log,
             handled_signals_unblocked(),

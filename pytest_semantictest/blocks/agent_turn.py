@@ -125,6 +125,7 @@ class AgentTurn(Block):
                 observe=bool(cfg.get("observe")),
                 test_name=cfg.get("test_name", ""),
                 session=session,
+                spans=ctx.run_context.spans,
             )
         except AgentError as exc:
             raise BlockError(str(exc)) from None

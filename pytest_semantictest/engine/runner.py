@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import uuid
 from collections.abc import Coroutine, Mapping, Sequence
@@ -18,6 +19,7 @@ from ..model import Case, Check, CheckResult, Failure, Outcome, Step, StepTrace,
 from ..resolve import Resolver
 from ..run_context import RunContext
 from ..step import JudgeError, JudgeUnavailable, StepContext
+from ..trace_context import tracing
 from .batching import concurrent_run_end
 from .inputs import failed_outputs, output_slots, resolve_inputs, write_outputs
 from .judge_free import judge_free_failures
@@ -307,16 +309,21 @@ async def run_case(
         uuid.uuid4().hex,
     )
     pipeline = PipelineResult()
-    try:
-        if case.timeout_s:
-            pipeline = await asyncio.wait_for(run_pipeline(case.steps, ctx), case.timeout_s)
-        else:
-            pipeline = await run_pipeline(case.steps, ctx)
-    except asyncio.TimeoutError:
-        return Verdict(Outcome.ERROR, error=f"timed out after {case.timeout_s:g} s", duration_ms=_ms(start))
-    finally:
-        if case.cleanup:
-            pipeline.trace.extend((await run_pipeline(case.cleanup, ctx)).trace)
+    # with the OTLP receiver on, the execution's requests carry its trace id (docs/traces.md)
+    traced = tracing(ctx.execution_id) if run_context.spans is not None else contextlib.nullcontext()
+    with traced:
+        try:
+            if case.timeout_s:
+                pipeline = await asyncio.wait_for(run_pipeline(case.steps, ctx), case.timeout_s)
+            else:
+                pipeline = await run_pipeline(case.steps, ctx)
+        except asyncio.TimeoutError:
+            return Verdict(
+                Outcome.ERROR, error=f"timed out after {case.timeout_s:g} s", duration_ms=_ms(start)
+            )
+        finally:
+            if case.cleanup:
+                pipeline.trace.extend((await run_pipeline(case.cleanup, ctx)).trace)
     if pipeline.fatal is not None:  # an LLM failure is never a verdict, but a failure not depending on it is
         failures = pipeline.gates.failures + judge_free_failures(
             case.steps, pipeline.trace, pipeline.fatal_steps, case.checks, bus

@@ -179,4 +179,4 @@ def agent_bound(live: LiveAgent) -> int:
 
 def traced(live: LiveAgent) -> bool:
     """Whether turns read the agent's tool calls from its trace file (records may be untagged)."""
-    return live.calls_from != "reply" and live.reader is not None
+    return live.calls_from == "traces" and live.reader is not None

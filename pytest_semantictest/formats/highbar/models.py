@@ -6,7 +6,7 @@ path-addressed messages and every problem of a file at once, are in :mod:`.valid
 builds these models from data it has already checked (``x-`` keys dropped, ``${ENV}``
 expanded, defaults applied). ``Spec.model_json_schema()`` gives a JSON Schema for editors.
 
-Keys beyond highbar 0.1.0rc3, documented as extensions: ``agent.calls_from`` (``traces`` | ``reply``),
+Keys beyond highbar 0.1.0rc3, documented as extensions: ``agent.calls_from`` (``traces`` | ``reply`` | ``otel``),
 ``agent.concurrency``, and a test's ``markers`` and ``pass_rate``.
 """
 
@@ -126,7 +126,7 @@ class Agent(_Model):
     traces: str | None = Field(default=None, description="attach mode: the trace file the agent writes")
     session: Session | None = None
     correlate: dict[str, str | int | float] = Field(default_factory=lambda: dict(DEFAULT_CORRELATE))
-    calls_from: Literal["traces", "reply"] = Field(
+    calls_from: Literal["traces", "reply", "otel"] = Field(
         default="traces", description="extension: where tool calls are read from"
     )
     concurrency: int | None = Field(default=None, ge=1, description="extension: tests talking to it at once")

@@ -242,7 +242,7 @@ class AgentSpec:
     traces: str | None = None
     session: SessionSpec | None = None
     correlate: JSONObject = field(default_factory=lambda: dict(DEFAULT_CORRELATE))
-    calls_from: Literal["traces", "reply"] = "traces"
+    calls_from: Literal["traces", "reply", "otel"] = "traces"
     line: int | None = None
 
     @property

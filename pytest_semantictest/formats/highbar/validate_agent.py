@@ -64,11 +64,13 @@ class AgentChecks(ValidatorCore):
 
         if "calls_from" in raw:
             value = raw["calls_from"]
-            if value in ("traces", "reply"):
+            if value in ("traces", "reply", "otel"):
                 self.calls_from = value
             else:
                 self.err(
-                    A, f"calls_from must be 'traces' or 'reply', got {clip(repr(value))}", A + ("calls_from",)
+                    A,
+                    f"calls_from must be 'traces', 'reply' or 'otel', got {clip(repr(value))}",
+                    A + ("calls_from",),
                 )
         if not self.managed and "startup_timeout" in raw:
             self.err(

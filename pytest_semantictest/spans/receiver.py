@@ -1,0 +1,219 @@
+"""The run's OTLP receiver: OTLP over HTTP (``POST /v1/traces``, protobuf or JSON, gzip or not) on
+127.0.0.1, spans kept by trace id for the tests that sent them (``docs/traces.md``).
+
+Decoding is ``opentelemetry-proto``'s; OTLP/JSON's hex trace and span ids are turned into the
+base64 that protobuf's JSON mapping reads. A malformed payload is answered ``400`` with what was
+wrong, an unknown content type ``415``, a body over :data:`MAX_BODY` ``413``: never a crash, and the
+receiver goes on. At most :data:`MAX_SPANS` spans are kept; past that the oldest traces are dropped
+and counted (:attr:`SpanReceiver.dropped`).
+
+Under xdist the receiver runs in the controller (agents shared by workers export to one place); a
+worker reads its tests' spans with ``GET /semantictest/spans?trace=ID&wait=S&quiet=S``
+(:class:`~.source.RemoteSpans`).
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import threading
+import time
+import zlib
+from collections import OrderedDict
+from dataclasses import asdict
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+from ..json_types import JSONValue
+from .model import Span, raw_spans, to_span
+
+_Raw = tuple[object, str]  # an OTLP span message and its service name
+
+MAX_BODY = 64 * 1024 * 1024
+MAX_SPANS = 500_000
+TRACES_PATH = "/v1/traces"
+SPANS_PATH = "/semantictest/spans"
+
+
+class OtlpError(ValueError):
+    """A payload that is not an OTLP trace export: the message says what was wrong."""
+
+
+def decode(body: bytes, content_type: str, encoding: str = "") -> list[tuple[str, object, str]]:
+    """The spans of one export request, as :func:`~.model.raw_spans` gives them; raises OtlpError
+    naming what is wrong."""
+    from google.protobuf import json_format
+    from google.protobuf.message import DecodeError
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    if encoding.strip().lower() == "gzip":
+        try:
+            body = gzip.decompress(body)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise OtlpError(f"the gzip body cannot be read: {exc}") from None
+    request = ExportTraceServiceRequest()
+    kind = content_type.split(";")[0].strip().lower()
+    if kind == "application/x-protobuf":
+        try:
+            request.ParseFromString(body)
+        except DecodeError as exc:
+            raise OtlpError(f"not an OTLP protobuf ExportTraceServiceRequest: {exc}") from None
+    elif kind == "application/json":
+        try:
+            data = json.loads(body)
+            json_format.ParseDict(_base64_ids(data), request)
+        except (ValueError, TypeError, json_format.ParseError) as exc:
+            raise OtlpError(f"not an OTLP/JSON ExportTraceServiceRequest: {exc}") from None
+    else:
+        raise OtlpError(
+            f"content type {content_type!r}: OTLP over HTTP is application/x-protobuf or application/json"
+        )
+    return raw_spans(request)
+
+
+_ID_KEYS = ("traceId", "spanId", "parentSpanId")
+
+
+def _base64_ids(data: JSONValue) -> JSONValue:
+    """OTLP/JSON writes ids as hex; protobuf's JSON mapping reads bytes as base64."""
+    if not isinstance(data, dict):
+        raise OtlpError("the body is not a JSON object")
+    for resource in data.get("resourceSpans") or []:
+        for scope in (resource or {}).get("scopeSpans") or []:
+            for span in (scope or {}).get("spans") or []:
+                for holder in [span, *(span.get("links") or [])]:
+                    for key in _ID_KEYS:
+                        value = holder.get(key)
+                        if isinstance(value, str) and value:
+                            try:
+                                holder[key] = base64.b64encode(bytes.fromhex(value)).decode("ascii")
+                            except ValueError:
+                                raise OtlpError(f"{key} {value!r} is not hex") from None
+    return data
+
+
+class SpanReceiver:
+    """The receiver: :meth:`start` binds 127.0.0.1 (``port`` 0: any free port) and serves in a thread."""
+
+    def __init__(self, port: int = 0) -> None:
+        self.port = port
+        self.dropped = 0
+        self.rejected = 0
+        self._traces: OrderedDict[str, list[_Raw]] = OrderedDict()
+        self._count = 0
+        self._last: dict[str, float] = {}
+        self._changed = threading.Condition()
+        self._server: ThreadingHTTPServer | None = None
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:PORT`` (the receiver starts on first use)."""
+        server = self.start()
+        return f"http://127.0.0.1:{server.server_address[1]}"
+
+    def start(self) -> ThreadingHTTPServer:
+        if self._server is None:
+            server = ThreadingHTTPServer(("127.0.0.1", self.port), _handler(self))
+            server.daemon_threads = True
+            threading.Thread(target=server.serve_forever, name="semantictest-otlp", daemon=True).start()
+            self._server = server
+        return self._server
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def add(self, spans: list[tuple[str, object, str]]) -> None:
+        now = time.monotonic()
+        with self._changed:
+            for trace_id, raw, service in spans:
+                self._traces.setdefault(trace_id, []).append((raw, service))
+                self._last[trace_id] = now
+            self._count += len(spans)
+            while self._count > MAX_SPANS and self._traces:
+                old, gone = self._traces.popitem(last=False)
+                self._last.pop(old, None)
+                self._count -= len(gone)
+                self.dropped += len(gone)
+            self._changed.notify_all()
+
+    def spans(self, trace_id: str, wait_s: float = 0.0, quiet_s: float = 0.0) -> list[Span]:
+        """The spans of ``trace_id``. With ``wait_s``: waits up to that long for the first, then until
+        none came for ``quiet_s`` (exporters send in batches), never longer than ``wait_s`` in all."""
+        deadline = time.monotonic() + wait_s
+        with self._changed:
+            while True:
+                found = self._traces.get(trace_id)
+                now = time.monotonic()
+                if now >= deadline:
+                    break
+                if found and now - self._last.get(trace_id, now) >= quiet_s:
+                    break
+                left = deadline - now
+                if found:
+                    left = min(left, quiet_s - (now - self._last[trace_id]))
+                self._changed.wait(max(0.005, left))
+            kept = list(found or [])
+        return [to_span(raw, service) for raw, service in kept]
+
+
+def _handler(receiver: SpanReceiver) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: object) -> None:  # noqa: A002  (quiet)
+            pass
+
+        def _send(self, status: int, body: bytes, content_type: str) -> None:
+            self.send_response(status)
+            self.send_header("content-type", content_type)
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def _error(self, status: int, message: str) -> None:
+            receiver.rejected += 1
+            self._send(status, json.dumps({"code": 3, "message": message}).encode(), "application/json")
+
+        def do_POST(self) -> None:
+            if urlsplit(self.path).path != TRACES_PATH:
+                return self._error(404, f"only {TRACES_PATH} is served here")
+            try:
+                length = int(self.headers.get("content-length") or -1)
+            except ValueError:
+                length = -1
+            if length < 0:
+                return self._error(411, "a content-length is required")
+            if length > MAX_BODY:
+                return self._error(413, f"a body over {MAX_BODY} bytes")
+            body = self.rfile.read(length)
+            content_type = self.headers.get("content-type") or ""
+            try:
+                spans = decode(body, content_type, self.headers.get("content-encoding") or "")
+            except OtlpError as exc:
+                return self._error(415 if "content type" in str(exc) else 400, str(exc))
+            receiver.add(spans)
+            from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
+
+            if content_type.startswith("application/json"):
+                return self._send(200, b"{}", "application/json")
+            self._send(200, ExportTraceServiceResponse().SerializeToString(), "application/x-protobuf")
+
+        def do_GET(self) -> None:
+            url = urlsplit(self.path)
+            if url.path != SPANS_PATH:
+                return self._error(404, f"only {SPANS_PATH} is served here")
+            query = parse_qs(url.query)
+            try:
+                trace_id = query["trace"][0]
+                wait_s = min(60.0, float(query.get("wait", ["0"])[0]))
+                quiet_s = min(10.0, float(query.get("quiet", ["0"])[0]))
+            except (KeyError, ValueError):
+                return self._error(400, "give trace=ID, and wait=SECONDS and quiet=SECONDS if wanted")
+            found = [asdict(s) for s in receiver.spans(trace_id, wait_s, quiet_s)]
+            self._send(200, json.dumps(found).encode(), "application/json")
+
+    return Handler

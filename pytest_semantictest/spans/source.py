@@ -1,0 +1,51 @@
+"""Where a test reads its spans from: the receiver in this process, or the xdist controller's."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Protocol
+
+from .model import Span
+from .receiver import SPANS_PATH, SpanReceiver
+
+
+class SpanSource(Protocol):
+    """The spans of one trace, waited for as :meth:`SpanReceiver.spans` does."""
+
+    @property
+    def endpoint(self) -> str: ...
+
+    async def spans(self, trace_id: str, wait_s: float, quiet_s: float) -> list[Span]: ...
+
+
+class LocalSpans:
+    def __init__(self, receiver: SpanReceiver) -> None:
+        self.receiver = receiver
+
+    @property
+    def endpoint(self) -> str:
+        return self.receiver.url
+
+    async def spans(self, trace_id: str, wait_s: float, quiet_s: float) -> list[Span]:
+        return await asyncio.to_thread(self.receiver.spans, trace_id, wait_s, quiet_s)
+
+
+class RemoteSpans:
+    """The controller's receiver, asked over HTTP (an xdist worker)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    @property
+    def endpoint(self) -> str:
+        return self.url
+
+    async def spans(self, trace_id: str, wait_s: float, quiet_s: float) -> list[Span]:
+        from ..http_clients import async_client
+
+        async with async_client(timeout=wait_s + 30) as client:
+            reply = await client.get(
+                self.url + SPANS_PATH, params={"trace": trace_id, "wait": wait_s, "quiet": quiet_s}
+            )
+            reply.raise_for_status()
+            return [Span(**fields) for fields in reply.json()]
