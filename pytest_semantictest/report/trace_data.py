@@ -83,17 +83,40 @@ def _entry(t: StepTrace | None, evidence: Sequence[Evidence], text: _Text) -> JS
                     "model": record.model,
                 }
             )
-    if not (http or tools or streams or judges) and (t is None or t.error is None):
+    spans = _spans(t)
+    if not (http or tools or streams or judges or spans) and (t is None or t.error is None):
         return None
     entry: JSONObject = {"step": step_name(t)}
     if t is not None:
         entry["ms"] = round(t.duration_ms, 1)
         if t.error is not None:
             entry["error"] = text(t.error)
+    if spans:
+        entry["spans"] = spans
     for key, found in (("http", http), ("tools", tools), ("streams", streams), ("judges", judges)):
         if found:
             entry[key] = found
     return entry
+
+
+def _spans(t: StepTrace | None) -> list[JSONValue]:
+    """A ``Spans`` step's spans as a timeline: name, status, start (ms after the first) and duration."""
+    if t is None or t.step.block != "Spans" or not isinstance(t.output, dict):
+        return []
+    found = [s for s in t.output.get("spans") or [] if isinstance(s, dict)]
+    starts = [s["startUnixNano"] for s in found if isinstance(s.get("startUnixNano"), int)]
+    first = min(starts, default=0)
+    return [
+        {
+            "name": s.get("name"),
+            "status": s.get("status"),
+            "startMs": round((s["startUnixNano"] - first) / 1e6, 3)
+            if isinstance(s.get("startUnixNano"), int)
+            else 0,
+            "durationMs": s.get("durationMs"),
+        }
+        for s in found[:200]
+    ]
 
 
 def _exchange(x: HttpExchange, text: _Text) -> JSONObject:

@@ -175,6 +175,16 @@
       t.error ? el("div", { class: "st-bad", text: `error: ${t.error}` }) : null));
   }
 
+  // A test's spans as bars on one time axis (start after the first span, duration).
+  function timeline(spans) {
+    const end = Math.max(1e-3, ...spans.map((s) => Number(s.startMs || 0) + Number(s.durationMs || 0)));
+    return el("div", { class: "st-timeline" }, spans.map((s) => el("div", { class: "st-span-row", title: `${s.name}: ${s.durationMs} ms, starting at ${s.startMs} ms` + (s.status === "error" ? " (error)" : "") },
+      el("span", { class: "st-span-name", text: s.name }),
+      el("span", { class: "st-span-track" }, el("span", { class: "st-span-bar" + (s.status === "error" ? " error" : ""),
+        style: `left:${pct(Number(s.startMs || 0) / end)};width:max(2px, ${pct(Number(s.durationMs || 0) / end)})` })),
+      el("span", { class: "st-span-ms", text: `${s.durationMs} ms` }))));
+  }
+
   function detail(row) {
     if (detailLines === null) return el("tr", { class: "st-detail" }, el("td", { colspan: 7, text: "Loading..." }));
     const line = detailLines[row.index];
@@ -202,6 +212,7 @@
       }
       if (step.tools) children.push(el("div", { class: "st-tools" }, step.tools.map(toolCard)));
       for (const text of step.streams || []) children.push(folded("parsed stream", text));
+      if (step.spans) children.push(timeline(step.spans));
       for (const j of step.judges || []) children.push(judgeCard(j));
       parts.push(section(`${step.step}` + (step.ms !== undefined ? ` (${step.ms} ms)` : ""), children));
     }

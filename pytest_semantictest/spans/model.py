@@ -57,6 +57,7 @@ class Span:
             "service": self.service,
             "status": self.status,
             "statusMessage": self.status_message or None,
+            "startUnixNano": self.start_ns,
             "durationMs": round(self.duration_ms, 3),
             "attributes": dict(self.attributes),
         }
