@@ -99,6 +99,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.skip(reason=reason))
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    global _server
+    url = os.environ.get("EXAMPLE_AGENT_URL")
+    if url and url != os.environ.get(_STARTED):  # yours (an xdist worker inherits its controller's: not that)
+        return
+    from chat_agent import start_server
+
+    _server, url = start_server(0)
+    os.environ["EXAMPLE_AGENT_URL"] = os.environ[_STARTED] = url
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     global _server, _otel_agent
     if _otel_agent is not None:
