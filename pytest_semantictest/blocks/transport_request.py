@@ -47,6 +47,9 @@ class TransportRequest(Block):
             "messages",
             "agent",
             "timeout",
+            "a2a_version",
+            "a2a_version_source",
+            "tool_calls",
         }
     )
     outputs = (
@@ -138,9 +141,11 @@ class TransportRequest(Block):
         reply = out["reply"]
         fields = {
             key: reply.get(key)
-            for key in ("url", "dialect", "status", "state", "final", "text", "problem", "error")
+            for key in ("url", "dialect", "version", "status", "state", "final", "text", "problem", "error")
             if reply.get(key) not in (None, "")
         }
+        if reply.get("version_from"):  # which A2A version was spoken, and why that one
+            fields["version"] = f"{reply['version']} (from the {reply['version_from']})"
         if out.get("failure"):
             fields["failure"] = out["failure"]
         title = "Realtime session" if reply.get("transport") == "realtime" else "A2A exchange"

@@ -2,7 +2,9 @@
 
 One shape for every transport but completions (documented in docs/compliance.md):
 
-- ``transport``, ``dialect`` (``jsonrpc``, ``webagents``, ``realtime``), ``status`` (the HTTP status,
+- ``transport``, ``dialect`` (``jsonrpc``, ``webagents``, ``realtime``), ``version`` (A2A
+  ``jsonrpc``: the protocol version spoken, ``0.3`` or ``1.0``, and ``version_from``: ``agent card``,
+  ``front matter``, ``environment`` or ``default``), ``status`` (the HTTP status,
   101 for an opened WebSocket, 0 for none), ``state`` (the last state the agent reported: A2A's
   ``completed``/``working``/..., WebAgents' ``running``/``completed``/``failed``, a Realtime
   response's ``completed``/``failed``/``cancelled``/``incomplete``), ``final`` (the final event
@@ -45,6 +47,8 @@ class Reply:
     status: int = 0
     state: str | None = None
     final: bool = False
+    version: str | None = None
+    """The A2A protocol version the exchange spoke (``0.3``, ``1.0``); None for other transports."""
     texts: list[str] = field(default_factory=list)
     data: list[JSONValue] = field(default_factory=list)
     tool_calls: list[JSONObject] = field(default_factory=list)
@@ -94,6 +98,8 @@ class Reply:
             "problem": "; ".join(self.problems) or None,
             "timeline": timeline(self.events),
         }
+        if self.version is not None:
+            out["version"] = self.version
         if self.task is not None:
             out["task"] = self.task
         if self.card is not None:

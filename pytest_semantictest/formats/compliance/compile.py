@@ -24,7 +24,7 @@ from .prose import condition_skip, flow_check
 from .request import build_request
 from .strict import ResponseCheck
 from .strict_yaml import compile_strict
-from .transport import ReplyCheck, request_step, transport_url
+from .transport import ReplyCheck, request_step, transport_config, transport_url
 
 FORMAT = "compliance"
 
@@ -124,9 +124,7 @@ def _case(
         where=where,
         seed=f"{doc.front.name}::{node}",
         need_values=skip is None,  # a skipped case needs no token to run, only to be well written
-        transport=None
-        if completions
-        else {"transport": doc.front.transport, "dialect": doc.front.dialect, "base_url": setup.base_url},
+        transport=None if completions else transport_config(doc.front, setup.base_url, settings.env),
     )
     problems = [*tc.problems, *found]
     checks: list[Check] = [

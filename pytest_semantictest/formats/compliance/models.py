@@ -12,6 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from ...blocks.transports.tool_calls import ToolCallShapes
 from ...errors import Problem, clip
 from ...json_types import JSONObject, JSONValue
 from ..source import nearest_line
@@ -38,6 +39,10 @@ class FrontMatter(BaseModel):
     transport: Literal["completions", "realtime", "a2a"]
     dialect: Literal["jsonrpc", "webagents"] | None = None
     """A2A only: which A2A the agent speaks (else detected from the request or the agent card)."""
+    a2a_version: Literal["0.3", "1.0"] | None = None
+    """A2A JSON-RPC only: the protocol version to speak (else the newest the agent card offers)."""
+    tool_calls: ToolCallShapes | None = None
+    """a2a only: the agent's own tool-call shape in its data parts (else the documented defaults)."""
     type: Literal["single-agent", "multi-agent"] = "single-agent"
     tags: list[str] = Field(default_factory=list)
     timeout: float = Field(default=DEFAULT_TIMEOUT_S, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
@@ -54,7 +59,16 @@ class FrontMatter(BaseModel):
             )
         return self
 
-    @field_validator("version", mode="before")
+    @model_validator(mode="after")
+    def _a2a_only(self) -> FrontMatter:
+        for key in ("a2a_version", "tool_calls"):
+            if getattr(self, key) is not None and self.transport != "a2a":
+                raise ValueError(f"{key} is for transport: a2a; remove it from this '{self.transport}' file")
+        if self.a2a_version is not None and self.dialect == "webagents":
+            raise ValueError("a2a_version is for dialect: jsonrpc (the webagents dialect has no versions)")
+        return self
+
+    @field_validator("version", "a2a_version", mode="before")
     @classmethod
     def _version(cls, value: object) -> object:
         if isinstance(value, (int, float)) and not isinstance(value, bool):

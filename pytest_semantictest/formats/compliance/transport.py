@@ -14,10 +14,14 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ...databus import DataBus
 from ...json_types import JSONObject
 from ...model import CheckResult, Failure, Step
+
+if TYPE_CHECKING:
+    from .models import FrontMatter
 
 SLOT = "observed"
 URL_VARIABLES = {"a2a": "COMPLIANCE_A2A_URL", "realtime": "COMPLIANCE_REALTIME_URL"}
@@ -33,6 +37,27 @@ def transport_url(transport: str, dialect: str | None, env: Mapping[str, str] | 
     if dialect and env.get(f"COMPLIANCE_A2A_{dialect.upper()}_URL"):
         return env[f"COMPLIANCE_A2A_{dialect.upper()}_URL"]
     return env.get(name) or None
+
+
+VERSION_VARIABLE = "COMPLIANCE_A2A_VERSION"
+"""The A2A protocol version for every ``jsonrpc`` file that names none (``0.3`` or ``1.0``)."""
+
+
+def transport_config(front: FrontMatter, base_url: str, env: Mapping[str, str]) -> JSONObject:
+    """What an a2a or realtime case's ``TransportRequest`` is told of its file: the transport, dialect and
+    base URL; for a2a the protocol version (the front matter's, else ``COMPLIANCE_A2A_VERSION``'s,
+    else negotiated from the agent card) and the file's own tool-call shape."""
+    config: JSONObject = {"transport": front.transport, "dialect": front.dialect, "base_url": base_url}
+    if front.transport != "a2a":
+        return config
+    if front.a2a_version is not None:
+        config["a2a_version"], config["a2a_version_source"] = front.a2a_version, "front matter"
+    elif env.get(VERSION_VARIABLE, "").strip():
+        config["a2a_version"] = env[VERSION_VARIABLE].strip()
+        config["a2a_version_source"] = f"environment ({VERSION_VARIABLE})"
+    if front.tool_calls is not None:
+        config["tool_calls"] = front.tool_calls.model_dump()
+    return config
 
 
 def request_step(config: JSONObject, line: int | None, where: str) -> Step:
