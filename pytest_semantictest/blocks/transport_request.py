@@ -22,7 +22,7 @@ from ..evidence import Note
 from ..json_types import JSONObject
 from ..model import StepTrace
 from .base import Block
-from .transports.reply import Reply, last_state
+from .transports.reply import Reply, last_events, last_state
 
 if TYPE_CHECKING:
     from ..evidence import Evidence
@@ -75,7 +75,9 @@ class TransportRequest(Block):
         if redactor is not None:  # a value sent in a secret-looking header is a secret
             redactor.learn({"headers": dict(self.config.get("headers") or {})})
         ms = float(self.config.get("timeout") or DEFAULT_TIMEOUT_MS)
-        seconds = (ms - min(500.0, ms / 10)) / 1000  # ends before the case's timeout, so the cause is named
+        # The exchange owns the case's deadline; the engine bounds the case later (engine.runner.REPORT_S),
+        # so a hang is reported from here, with where the agent was.
+        seconds = ms / 1000
         timed_out = False
         failure: str | None = None
         import httpx
@@ -86,8 +88,8 @@ class TransportRequest(Block):
         except (TimeoutError, httpx.TimeoutException):  # also the HTTP layer's DeadlineExceeded
             timed_out = True
             failure = (
-                f"no final event within {seconds:g} s of the case's timeout of {ms / 1000:g} s (a deadline for "
-                f"the whole exchange); last state: {last_state(reply)}"
+                f"no final event within the case's timeout of {seconds:g} s (a deadline for the whole "
+                f"exchange); last state: {last_state(reply)}; {last_events(reply)}"
             )
         except (OSError, httpx.TransportError) as exc:
             failure = (

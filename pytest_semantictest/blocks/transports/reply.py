@@ -111,6 +111,16 @@ def last_state(reply: Reply) -> str:
     return reply.state or "none reported"
 
 
+def last_events(reply: Reply, count: int = 3) -> str:
+    """The last events received, as the timeline shows them (what a deadline interrupted)."""
+    lines = timeline(reply.events)
+    if not lines:
+        return "no events received"
+    shown = lines[-count:]
+    more = f"{len(lines) - count} before, then " if len(lines) > count else ""
+    return f"last events: {more}{' | '.join(shown)}"
+
+
 def timeline(events: list[JSONObject]) -> list[str]:
     """The events, one line each, consecutive deltas of one kind folded into one line."""
     out: list[str] = []
@@ -144,14 +154,21 @@ def _delta_text(data: JSONValue) -> str:
     if isinstance(data, dict):
         if isinstance(data.get("delta"), str):
             return str(data["delta"])
+        if len(data) == 1 and isinstance(data.get("artifactUpdate"), dict):
+            data = data["artifactUpdate"]
         parts = data.get("parts") or (data.get("artifact") or {}).get("parts") or []
         return "".join(str(p.get("text", "")) for p in parts if isinstance(p, dict))
     return ""
 
 
+V1_WRAPPERS = frozenset({"task", "message", "statusUpdate", "artifactUpdate"})
+
+
 def _summary(data: JSONValue) -> str:
     if not isinstance(data, dict):
         return f": {str(data)[:120]}" if data is not None else ""
+    if len(data) == 1 and next(iter(data)) in V1_WRAPPERS and isinstance(next(iter(data.values())), dict):
+        data = next(iter(data.values()))  # an A2A 1.0 result: {"statusUpdate": {...}}
     bits = []
     status = data.get("status")
     state = status.get("state") if isinstance(status, dict) else status

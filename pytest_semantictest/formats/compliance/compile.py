@@ -27,6 +27,11 @@ from .strict_yaml import compile_strict
 from .transport import ReplyCheck, request_step, transport_config, transport_url
 
 FORMAT = "compliance"
+REPORT_S = 5.0
+"""The engine's bound on a case is its ``timeout`` plus this: the case's exchange owns the ``timeout``
+(it ends there and reports the state it reached and the last events), and reporting that may take a
+while on a loaded machine. The engine's own timeout is only what is left when a step overran its
+deadline."""
 
 
 @dataclass
@@ -106,7 +111,7 @@ def _case(
         checks=[],
         line=tc.line,
         markers=markers,
-        timeout_s=doc.front.timeout,
+        timeout_s=doc.front.timeout + REPORT_S,
         place=where,
         format_data=ComplianceCase(tc),
     )
