@@ -50,6 +50,7 @@ class TransportRequest(Block):
             "a2a_version",
             "a2a_version_source",
             "tool_calls",
+            "expect_events",
         }
     )
     outputs = (
@@ -90,6 +91,7 @@ class TransportRequest(Block):
             failure = (
                 f"no final event within the case's timeout of {seconds:g} s (a deadline for the whole "
                 f"exchange); last state: {last_state(reply)}; {last_events(reply)}"
+                + (f"; waiting for {', '.join(reply.waiting)}" if reply.waiting else "")
             )
         except (OSError, httpx.TransportError) as exc:
             failure = (

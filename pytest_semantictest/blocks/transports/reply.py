@@ -63,6 +63,8 @@ class Reply:
     problems: list[str] = field(default_factory=list)
     extra: JSONObject = field(default_factory=dict)
     """More of the reply's shape (Realtime ``responses``, A2A ``turns``)."""
+    waiting: list[str] = field(default_factory=list)
+    """The server events the exchange is reading for now (named when the deadline or a close ends it)."""
     deltas: bool = False
     """Text deltas arrived for the current response (then its ``.done`` text is not added again)."""
 
@@ -98,6 +100,8 @@ class Reply:
             "problem": "; ".join(self.problems) or None,
             "timeline": timeline(self.events),
         }
+        if self.waiting:
+            out["waiting"] = list(self.waiting)
         if self.version is not None:
             out["version"] = self.version
         if self.task is not None:

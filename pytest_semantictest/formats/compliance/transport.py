@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ...databus import DataBus
-from ...json_types import JSONObject
+from ...json_types import JSONObject, JSONValue
 from ...model import CheckResult, Failure, Step
 
 if TYPE_CHECKING:
@@ -43,11 +43,16 @@ VERSION_VARIABLE = "COMPLIANCE_A2A_VERSION"
 """The A2A protocol version for every ``jsonrpc`` file that names none (``0.3`` or ``1.0``)."""
 
 
-def transport_config(front: FrontMatter, base_url: str, env: Mapping[str, str]) -> JSONObject:
+def transport_config(
+    front: FrontMatter, base_url: str, env: Mapping[str, str], strict: JSONValue = None
+) -> JSONObject:
     """What an a2a or realtime case's ``TransportRequest`` is told of its file: the transport, dialect and
-    base URL; for a2a the protocol version (the front matter's, else ``COMPLIANCE_A2A_VERSION``'s,
+    base URL; for realtime the event kinds the case's strict ``events:`` expects (read for to the end of
+    the exchange); for a2a the protocol version (the front matter's, else ``COMPLIANCE_A2A_VERSION``'s,
     else negotiated from the agent card) and the file's own tool-call shape."""
     config: JSONObject = {"transport": front.transport, "dialect": front.dialect, "base_url": base_url}
+    if front.transport == "realtime":
+        config["expect_events"] = expected_events(strict)
     if front.transport != "a2a":
         return config
     if front.a2a_version is not None:
@@ -58,6 +63,19 @@ def transport_config(front: FrontMatter, base_url: str, env: Mapping[str, str]) 
     if front.tool_calls is not None:
         config["tool_calls"] = front.tool_calls.model_dump()
     return config
+
+
+def expected_events(strict: JSONValue) -> list[str]:
+    """The event kinds a strict block's ``events:`` expects to arrive: each entry's ``kind``/``type`` of
+    the list form, each key of the mapping form whose expectation is not ``not_exists``/``length(0)``."""
+    events = strict.get("events") if isinstance(strict, dict) else None
+    if isinstance(events, list):
+        kinds = [e.get("kind", e.get("type")) for e in events if isinstance(e, dict)]
+        return [k for k in kinds if isinstance(k, str)]
+    if isinstance(events, dict):
+        absent = ("not_exists", "length(0)")
+        return [k for k, v in events.items() if not (isinstance(v, str) and v.replace(" ", "") in absent)]
+    return []
 
 
 def request_step(config: JSONObject, line: int | None, where: str) -> Step:
