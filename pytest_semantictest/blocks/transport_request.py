@@ -87,12 +87,18 @@ class TransportRequest(Block):
             async with asyncio.timeout(seconds):
                 await self._exchange(ctx, reply)
         except (TimeoutError, httpx.TimeoutException):  # also the HTTP layer's DeadlineExceeded
-            timed_out = True
-            failure = (
-                f"no final event within the case's timeout of {seconds:g} s (a deadline for the whole "
-                f"exchange); last state: {last_state(reply)}; {last_events(reply)}"
-                + (f"; waiting for {', '.join(reply.waiting)}" if reply.waiting else "")
-            )
+            if reply.reading_on:  # the agent answered all it was asked; an event the case expects never came
+                reply.problem(
+                    f"waited until the case's timeout of {seconds:g} s for {', '.join(reply.waiting)}, "
+                    f"which never came; {last_events(reply)}"
+                )
+            else:
+                timed_out = True
+                failure = (
+                    f"no final event within the case's timeout of {seconds:g} s (a deadline for the whole "
+                    f"exchange); last state: {last_state(reply)}; {last_events(reply)}"
+                    + (f"; waiting for {', '.join(reply.waiting)}" if reply.waiting else "")
+                )
         except (OSError, httpx.TransportError) as exc:
             failure = (
                 f"cannot connect to {reply.url or self.config.get('base_url')}: {type(exc).__name__}: {exc}"

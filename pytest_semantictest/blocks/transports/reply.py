@@ -65,6 +65,9 @@ class Reply:
     """More of the reply's shape (Realtime ``responses``, A2A ``turns``)."""
     waiting: list[str] = field(default_factory=list)
     """The server events the exchange is reading for now (named when the deadline or a close ends it)."""
+    reading_on: bool = False
+    """Every client event was sent and answered as the protocol asks; the exchange reads on only for
+    the events the case expects (a deadline then is a missing event, not a hang)."""
     deltas: bool = False
     """Text deltas arrived for the current response (then its ``.done`` text is not added again)."""
 

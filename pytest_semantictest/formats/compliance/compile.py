@@ -18,6 +18,7 @@ from pathlib import Path
 from ...checks.judged import JudgedAssertions
 from ...errors import Problem
 from ...model import AgentRequirement, Case, Check, Step, Suite
+from .agent_urls import AGENT_URL_VARIABLE, on_agent_path
 from .data import ComplianceCase, ComplianceFile
 from .models import DEFAULT_BASE_URL, Document, Setup, TestCase
 from .prose import condition_skip, flow_check
@@ -129,8 +130,14 @@ def _case(
         where=where,
         seed=f"{doc.front.name}::{node}",
         need_values=skip is None,  # a skipped case needs no token to run, only to be well written
-        transport=None if completions else transport_config(doc.front, setup.base_url, settings.env),
+        transport=None
+        if completions
+        else transport_config(doc.front, setup.base_url, settings.env, tc.strict.data if tc.strict else None),
     )
+    if built.config is not None and settings.env.get(AGENT_URL_VARIABLE):  # a server with a path an agent
+        built.config = on_agent_path(
+            built.config, setup.base_url, settings.env[AGENT_URL_VARIABLE], tc, setup
+        )
     problems = [*tc.problems, *found]
     checks: list[Check] = [
         ResponseCheck(tc.expected, tc.line) if completions else ReplyCheck(tc.expected, tc.line)
