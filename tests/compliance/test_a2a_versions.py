@@ -354,3 +354,100 @@ def test_tool_calls_across_shapes(data: Any, shape: Any, call: Any) -> None:
 
     found = calls_in(data, shapes_of(shape))
     assert [(c["name"], c["arguments"]) for c in found] == ([call] if call else [])
+
+
+TOOLS = """---
+name: a2a-tools
+version: 1.0
+transport: a2a
+{shape}timeout: 10
+---
+
+## Test Cases
+
+### 1. The tool calls the agent reported
+
+**Input:** User sends "weather in Oslo" to `echo-agent`
+
+**Strict:**
+```yaml
+reply:
+  tool_calls: length(1)
+  tool_calls[0].name: {name}
+  tool_calls[0].arguments: {arguments}
+```
+"""
+
+
+def _tools_app(url: str, mode: str) -> Any:
+    """An a2a-sdk v1.0 agent that reports two steps as data parts: one in a default shape, one in its own."""
+    from a2a.helpers.proto_helpers import new_data_part, new_task_from_user_message
+    from a2a.server.agent_execution import AgentExecutor
+    from a2a.server.request_handlers import DefaultRequestHandler
+    from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+    from a2a.server.tasks import InMemoryTaskStore
+    from a2a.types import AgentInterface
+    from starlette.applications import Starlette
+
+    class Executor(AgentExecutor):
+        async def execute(self, context: Any, queue: Any) -> None:
+            await queue.enqueue_event(new_task_from_user_message(context.message))
+            updater = a2a_sdk_agent.updater_of(queue, context)
+            await updater.start_work()
+            parts = [
+                new_data_part({"tool": "get_weather", "city": "Oslo"}),
+                new_data_part({"op": "lookup", "params": {"k": "Oslo"}}),
+            ]
+            await updater.add_artifact(parts, name="steps")
+            await updater.complete()
+
+        async def cancel(self, context: Any, queue: Any) -> None:
+            return None
+
+    card = a2a_sdk_agent.agent_card(url)
+    del card.supported_interfaces[:]
+    card.supported_interfaces.append(
+        AgentInterface(url=url + "/", protocol_binding="JSONRPC", protocol_version="1.0")
+    )
+    handler = DefaultRequestHandler(
+        agent_executor=Executor(), task_store=InMemoryTaskStore(), agent_card=card
+    )
+    return Starlette(routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/")])
+
+
+@pytest.mark.parametrize(
+    ("shape", "name", "arguments"),
+    [
+        ("", "get_weather", "{city: Oslo}"),  # the defaults read {"tool": ...}, not the agent's own shape
+        ("tool_calls: {name: op, arguments: params}\n", "lookup", "{k: Oslo}"),  # the file's own shape only
+    ],
+)
+def test_tool_calls_in_data_parts_default_and_a_files_own_shape(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, shape: str, name: str, arguments: str
+) -> None:
+    server = a2a_sdk_agent.Server(_tools_app).start()
+    try:
+        pytester.makefile(".md", tools=TOOLS.format(shape=shape, name=name, arguments=arguments))
+        result, _ = _run(pytester, server.url, monkeypatch)
+    finally:
+        server.shutdown()
+    result.assert_outcomes(passed=1)
+
+
+@pytest.mark.parametrize(
+    ("front", "said"),
+    [
+        ("transport: realtime\na2a_version: 1.0", "a2a_version is for transport: a2a"),
+        ("transport: completions\ntool_calls: {name: op}", "tool_calls is for transport: a2a"),
+        ("transport: a2a\na2a_version: 2.0", "a2a_version"),
+        ("transport: a2a\ntool_calls: {nmae: op}", "nmae"),
+        ("transport: a2a\ndialect: webagents\na2a_version: 1.0", "a2a_version is for dialect: jsonrpc"),
+    ],
+)
+def test_a2a_front_matter_keys_are_checked(front: str, said: str) -> None:
+    from pytest_semantictest.errors import SpecError
+    from pytest_semantictest.formats.compliance import parse_text
+
+    with pytest.raises(SpecError) as raised:
+        parse_text(f"---\nname: x\nversion: 1.0\n{front}\n---\n\n## Test Cases\n", "x.md")
+    assert said in str(raised.value)
