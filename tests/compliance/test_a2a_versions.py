@@ -451,3 +451,70 @@ def test_a2a_front_matter_keys_are_checked(front: str, said: str) -> None:
     with pytest.raises(SpecError) as raised:
         parse_text(f"---\nname: x\nversion: 1.0\n{front}\n---\n\n## Test Cases\n", "x.md")
     assert said in str(raised.value)
+
+
+def test_the_version_from_the_option_and_the_environment(
+    pytester: pytest.Pytester, v1_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Asked for 0.3 by the option, a v1.0-only agent fails naming where the version came from; the
+    environment's 1.0 is spoken and said; a version we do not speak is an error before anything runs."""
+    _write(pytester, "1.0")
+    monkeypatch.setenv("COMPLIANCE_A2A_URL", v1_server.url)
+    args = ("-p", "no:cacheprovider", "--semantictest-compliance-strict-only", "-k", "echo")
+    forced = run_pytest(pytester, *args, "--semantictest-compliance-a2a-version=0.3")
+    forced.assert_outcomes(failed=1)
+    assert "not 0.3 as the case asks (option)" in forced.stdout.str()
+    monkeypatch.setenv("COMPLIANCE_A2A_VERSION", "1.0")
+    said = run_pytest(pytester, *args, "--semantictest-results=r.jsonl")
+    said.assert_outcomes(passed=1)
+    assert "1.0 (from the environment (COMPLIANCE_A2A_VERSION))" in (pytester.path / "r.jsonl").read_text()
+    monkeypatch.setenv("COMPLIANCE_A2A_VERSION", "2")
+    wrong = run_pytest(pytester, *args)
+    assert (
+        "COMPLIANCE_A2A_VERSION: '2' is no A2A version this plugin speaks: write 0.3 or 1.0"
+        in wrong.stdout.str()
+    )
+    assert wrong.ret != 0
+
+
+def test_agent_url_moves_each_case_to_its_agent() -> None:
+    from pytest_semantictest.formats.compliance import parse_text
+    from pytest_semantictest.formats.compliance.compile import Settings, compile_document
+
+    text = """---
+name: routed
+version: 1.0
+transport: completions
+---
+
+## Setup
+
+- Name: `echo-agent`
+
+## Test Cases
+
+### 1. By model
+
+**Request:**
+POST `/chat/completions`
+```json
+{"model": "tool-agent", "messages": [{"role": "user", "content": "hi"}]}
+```
+
+### 2. By input
+
+**Input:** User sends "hi" to `echo-agent`
+
+### 3. Written for the agent's own path
+
+**Request:**
+GET `/agents/echo-agent/.well-known/jwks.json`
+"""
+    template = "http://h:1/agents/{agent}"
+    suite = compile_document(parse_text(text, "r.md"), Settings(base_url="http://h:1", agent_url=template))
+    urls = [case.steps[0].config["url"] for case in suite.cases]
+    assert urls == [
+        "http://h:1/agents/tool-agent/chat/completions",
+        "http://h:1/agents/echo-agent/chat/completions",
+        "http://h:1/agents/echo-agent/.well-known/jwks.json",
+    ]

@@ -18,7 +18,7 @@ from pathlib import Path
 from ...checks.judged import JudgedAssertions
 from ...errors import Problem
 from ...model import AgentRequirement, Case, Check, Step, Suite
-from .agent_urls import AGENT_URL_VARIABLE, on_agent_path
+from .agent_urls import on_agent_path
 from .data import ComplianceCase, ComplianceFile
 from .models import DEFAULT_BASE_URL, Document, Setup, TestCase
 from .prose import condition_skip, flow_check
@@ -43,6 +43,10 @@ class Settings:
     """Given explicitly (option, ini key, ``COMPLIANCE_BASE_URL``/``BASE_URL``); else the setup's
     ``### Environment`` default, else http://localhost:8765."""
     api_key: str | None = None
+    a2a_version: tuple[str, str] | None = None
+    """The A2A version for files that name none, and where it was given (option or environment)."""
+    agent_url: str | None = None
+    """A URL with ``{agent}``: each case goes to its agent's own URL (``agent_urls.py``)."""
     values: dict[str, str] = field(default_factory=dict)
     env: Mapping[str, str] = field(default_factory=dict)
     strict_only: bool = False
@@ -132,12 +136,12 @@ def _case(
         need_values=skip is None,  # a skipped case needs no token to run, only to be well written
         transport=None
         if completions
-        else transport_config(doc.front, setup.base_url, settings.env, tc.strict.data if tc.strict else None),
+        else transport_config(
+            doc.front, setup.base_url, settings.a2a_version, tc.strict.data if tc.strict else None
+        ),
     )
-    if built.config is not None and settings.env.get(AGENT_URL_VARIABLE):  # a server with a path an agent
-        built.config = on_agent_path(
-            built.config, setup.base_url, settings.env[AGENT_URL_VARIABLE], tc, setup
-        )
+    if built.config is not None and settings.agent_url:  # a server that serves each agent at its own path
+        built.config = on_agent_path(built.config, setup.base_url, settings.agent_url, tc, setup)
     problems = [*tc.problems, *found]
     checks: list[Check] = [
         ResponseCheck(tc.expected, tc.line) if completions else ReplyCheck(tc.expected, tc.line)

@@ -44,12 +44,13 @@ VERSION_VARIABLE = "COMPLIANCE_A2A_VERSION"
 
 
 def transport_config(
-    front: FrontMatter, base_url: str, env: Mapping[str, str], strict: JSONValue = None
+    front: FrontMatter, base_url: str, a2a_version: tuple[str, str] | None = None, strict: JSONValue = None
 ) -> JSONObject:
     """What an a2a or realtime case's ``TransportRequest`` is told of its file: the transport, dialect and
     base URL; for realtime the event kinds the case's strict ``events:`` expects (read for to the end of
-    the exchange); for a2a the protocol version (the front matter's, else ``COMPLIANCE_A2A_VERSION``'s,
-    else negotiated from the agent card) and the file's own tool-call shape."""
+    the exchange); for a2a the protocol version (the front matter's, else ``a2a_version``: the option's
+    or ``COMPLIANCE_A2A_VERSION``'s, with where it came from; else negotiated from the agent card) and
+    the file's own tool-call shape."""
     config: JSONObject = {"transport": front.transport, "dialect": front.dialect, "base_url": base_url}
     if front.transport == "realtime":
         config["expect_events"] = expected_events(strict)
@@ -57,9 +58,8 @@ def transport_config(
         return config
     if front.a2a_version is not None:
         config["a2a_version"], config["a2a_version_source"] = front.a2a_version, "front matter"
-    elif env.get(VERSION_VARIABLE, "").strip():
-        config["a2a_version"] = env[VERSION_VARIABLE].strip()
-        config["a2a_version_source"] = f"environment ({VERSION_VARIABLE})"
+    elif a2a_version is not None:
+        config["a2a_version"], config["a2a_version_source"] = a2a_version
     if front.tool_calls is not None:
         config["tool_calls"] = front.tool_calls.model_dump()
     return config
