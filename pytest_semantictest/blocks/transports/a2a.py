@@ -196,7 +196,7 @@ class _Turn:
         if not reply.final and not reply.error:
             reply.problem(f"the response ended before the task completed; last state: {last_state(reply)}")
 
-    async def _send(self, body: JSONValue) -> str | None:
+    async def _send(self, body: JSONValue, method: str | None = None) -> str | None:
         reply = self.reply
         content = json.dumps(body).encode() if not isinstance(body, str) else body.encode()
 
@@ -212,7 +212,7 @@ class _Turn:
                 reply.problem(f"the stream ended before the task completed; last state: {last_state(reply)}")
             return None
 
-        _, raw = await self.http.send(self.method, self.url, self.headers, content, read)
+        _, raw = await self.http.send(method or self.method, self.url, self.headers, content, read)
         return raw
 
     async def _poll(self, marks: tuple[int, int, int, int]) -> None:
@@ -230,7 +230,7 @@ class _Turn:
                 "method": method,
                 "params": {"id": reply.task_id},
             }
-            raw = await self._send(body)
+            raw = await self._send(body, "POST")  # whatever the case's own request was sent with
             polls += 1
             reply.extra["polls"] = polls
             if raw is None or reply.status >= 400:
