@@ -518,3 +518,40 @@ GET `/agents/echo-agent/.well-known/jwks.json`
         "http://h:1/agents/echo-agent/chat/completions",
         "http://h:1/agents/echo-agent/.well-known/jwks.json",
     ]
+
+
+def _rest_app(url: str, mode: str) -> Any:
+    """a2a-sdk's server with only the v1.0 HTTP+JSON binding, at /a2a."""
+    from a2a.server.request_handlers import DefaultRequestHandler
+    from a2a.server.routes import create_agent_card_routes, create_rest_routes
+    from a2a.server.tasks import InMemoryTaskStore
+    from a2a.types import AgentInterface
+    from starlette.applications import Starlette
+
+    card = a2a_sdk_agent.agent_card(url)
+    del card.supported_interfaces[:]
+    card.supported_interfaces.append(
+        AgentInterface(url=url + "/a2a", protocol_binding="HTTP+JSON", protocol_version="1.0")
+    )
+    handler = DefaultRequestHandler(
+        agent_executor=a2a_sdk_agent.EchoExecutor(mode), task_store=InMemoryTaskStore(), agent_card=card
+    )
+    return Starlette(
+        routes=[*create_agent_card_routes(card), *create_rest_routes(handler, path_prefix="/a2a")]
+    )
+
+
+@pytest.mark.parametrize("mode", ["ok", "drop_final"])
+def test_the_http_json_binding(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    server = a2a_sdk_agent.Server(_rest_app, mode=mode).start()
+    try:
+        _write(pytester, "1.0", extra="dialect: rest\n")
+        result, records = _run(pytester, server.url, monkeypatch)
+    finally:
+        server.shutdown()
+    if mode == "ok":
+        result.assert_outcomes(passed=3)
+        assert f"{server.url}/a2a/message:stream" in json.dumps(records[0]["notes"])
+    else:  # no final status: each completing case fails naming it
+        result.assert_outcomes(passed=1, failed=2)
+        assert "the stream ended before the task completed; last state: working" in result.stdout.str()

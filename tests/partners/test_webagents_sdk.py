@@ -277,6 +277,15 @@ OWN_FILES = {
             'reply turns[1].text (line 57): expected "Echo: second (context kept)", got "Echo: second"',
         ),
     },
+    "a2a-rest.md": {
+        "1. The echo over A2A 1.0": ("passed", None, None),
+        "2. A run that fails is a failed task": ("passed", None, None),
+        "3. A conversation keeps its context": (
+            "failed",
+            "its A2A transport gives the model only the new message of a context (no history)",
+            'reply turns[1].text (line 58): expected "Echo: second (context kept)", got "Echo: second"',
+        ),
+    },
     "realtime.md": {
         "1. A user message as the protocol writes it (input_text)": (
             "failed",
@@ -372,11 +381,13 @@ def test_the_published_corpus_against_the_webagents_sdk(
     _check(records, CORPUS)
 
 
-def test_a2a_v1_and_realtime_against_the_webagents_sdk(
+def test_a2a_v1_both_bindings_and_realtime_against_the_webagents_sdk(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, webagents: str
 ) -> None:
-    pytester.makefile(".md", a2a=A2A, realtime=REALTIME)
+    rest = A2A.replace("transport: a2a\n", "transport: a2a\ndialect: rest\n")  # its HTTP+JSON binding
+    pytester.makefile(".md", a2a=A2A, realtime=REALTIME, **{"a2a-rest": rest})
     records = _run(pytester, monkeypatch, webagents)
     _check(records, OWN_FILES)
-    echo = next(r for r in records if r["id"].endswith("1. The echo over A2A 1.0"))
-    assert "1.0 (from the agent card)" in json.dumps(echo["notes"])  # negotiated from the SDK's v1.0 card
+    echo = {r["id"].split("::")[0]: json.dumps(r["notes"]) for r in records if r["id"].endswith("A2A 1.0")}
+    assert "1.0 (from the agent card)" in echo["a2a.md"]  # negotiated from the SDK's v1.0 card
+    assert "/agents/echo-agent/a2a/message:stream" in echo["a2a-rest.md"]

@@ -28,13 +28,18 @@ import httpx
 from ...json_types import JSONObject, JSONValue
 from .a2a_card import Endpoint, card_problem, choose, streams, version_name
 from .a2a_fold import fold_payload
+from .a2a_rest import rest_exchange, v1_params
 from .a2a_webagents import webagents_exchange
 from .bounded import Bounded
 from .reply import Reply, last_state
 from .sse_read import read_events
 from .tool_calls import ToolCallShapes, shapes_of
 
-CARD_PATHS = {"jsonrpc": "/.well-known/agent-card.json", "webagents": "/.well-known/agent.json"}
+CARD_PATHS = {
+    "jsonrpc": "/.well-known/agent-card.json",
+    "webagents": "/.well-known/agent.json",
+    "rest": "/.well-known/agent-card.json",
+}
 METHODS = {
     "0.3": {"send": "message/send", "stream": "message/stream", "get": "tasks/get"},
     "1.0": {"send": "SendMessage", "stream": "SendStreamingMessage", "get": "GetTask"},
@@ -65,10 +70,10 @@ async def a2a_exchange(client: httpx.AsyncClient, config: JSONObject, reply: Rep
             reply.problem(f"the agent card at {card_url} has no name")
         await webagents_exchange(http, base, config, reply, shapes)
         return
-    wanted = version_name(config.get("a2a_version"))
-    endpoint, problem = choose(
-        reply.card, base, wanted, str(config.get("a2a_version_source") or "front matter")
-    )
+    rest = dialect == "rest"  # the HTTP+JSON binding: A2A 1.0 only
+    wanted = "1.0" if rest else version_name(config.get("a2a_version"))
+    source = "rest dialect" if rest else str(config.get("a2a_version_source") or "front matter")
+    endpoint, problem = choose(reply.card, base, wanted, source, "HTTP+JSON" if rest else "JSONRPC")
     reply.version, reply.extra["version_from"] = endpoint.version, endpoint.source
     if problem:
         reply.problem(problem)
@@ -76,6 +81,9 @@ async def a2a_exchange(client: httpx.AsyncClient, config: JSONObject, reply: Rep
         problem = card_problem(reply.card, endpoint.version, card_url)
         if problem:
             reply.problem(problem)
+    if rest:
+        await rest_exchange(http, endpoint.url, config, reply, shapes, streams(reply.card))
+        return
     await _jsonrpc(http, endpoint, config, reply, shapes)
 
 
@@ -119,16 +127,12 @@ def _message_body(version: str, method: str, text: str, context_id: str | None) 
     """A generated request, built with a2a-sdk's types of the version (v0.3 pydantic, v1.0 protobuf)."""
     message_id = str(uuid.uuid4())
     if version == "1.0":
-        from a2a.types import a2a_pb2
-        from google.protobuf import json_format
-
-        message = a2a_pb2.Message(
-            role=a2a_pb2.ROLE_USER, parts=[a2a_pb2.Part(text=text)], message_id=message_id
-        )
-        if context_id:
-            message.context_id = context_id
-        params = json_format.MessageToDict(a2a_pb2.SendMessageRequest(message=message))
-        return {"jsonrpc": "2.0", "id": str(uuid.uuid4()), "method": method, "params": params}
+        return {
+            "jsonrpc": "2.0",
+            "id": str(uuid.uuid4()),
+            "method": method,
+            "params": v1_params(text, context_id),
+        }
     from a2a.compat.v0_3 import types as a2a
 
     v03 = a2a.Message(

@@ -40,15 +40,16 @@ def version_name(value: JSONValue) -> str | None:
     return f"{int(parts[0])}.{int(minor)}"
 
 
-def offers(card: JSONValue) -> list[tuple[str, str]]:
-    """(version, url) of every JSON-RPC endpoint the card names, in the card's order."""
+def offers(card: JSONValue, binding: str = "JSONRPC") -> list[tuple[str, str]]:
+    """(version, url) of every endpoint of the binding (``JSONRPC``, ``HTTP+JSON``) the card names, in
+    the card's order."""
     if not isinstance(card, dict):
         return []
     out: list[tuple[str, str]] = []
     for interface in card.get("supportedInterfaces") or []:
         if not isinstance(interface, dict) or not isinstance(interface.get("url"), str):
             continue
-        if str(interface.get("protocolBinding") or "JSONRPC").upper() != "JSONRPC":
+        if str(interface.get("protocolBinding") or "JSONRPC").upper() != binding:
             continue
         out.append((version_name(interface.get("protocolVersion")) or "1.0", interface["url"]))
     if (
@@ -61,9 +62,11 @@ def offers(card: JSONValue) -> list[tuple[str, str]]:
     return out
 
 
-def choose(card: JSONValue, base: str, wanted: str | None, source: str) -> tuple[Endpoint, str | None]:
+def choose(
+    card: JSONValue, base: str, wanted: str | None, source: str, binding: str = "JSONRPC"
+) -> tuple[Endpoint, str | None]:
     """The endpoint to talk to, and why that is a problem (the card offers no such version), or None."""
-    offered = offers(card)
+    offered = offers(card, binding)
     if wanted is not None:
         match = next((url for version, url in offered if version == wanted), None)
         if match is not None:
@@ -72,7 +75,7 @@ def choose(card: JSONValue, base: str, wanted: str | None, source: str) -> tuple
             return Endpoint(base + "/", wanted, source), None
         listed = ", ".join(f"{v} at {u}" for v, u in offered)
         return Endpoint(base + "/", wanted, source), (
-            f"the agent card offers A2A {listed} over JSON-RPC, not {wanted} as the case asks ({source})"
+            f"the agent card offers A2A {listed} over {binding}, not {wanted} as the case asks ({source})"
         )
     for version in VERSIONS:
         match = next((url for v, url in offered if v == version), None)

@@ -37,7 +37,7 @@ class FrontMatter(BaseModel):
     name: str = Field(min_length=1)
     version: str
     transport: Literal["completions", "realtime", "a2a"]
-    dialect: Literal["jsonrpc", "webagents"] | None = None
+    dialect: Literal["jsonrpc", "rest", "webagents"] | None = None
     """A2A only: which A2A the agent speaks (else detected from the request or the agent card)."""
     a2a_version: Literal["0.3", "1.0"] | None = None
     """A2A JSON-RPC only: the protocol version to speak (else the newest the agent card offers)."""
@@ -54,7 +54,7 @@ class FrontMatter(BaseModel):
     def _dialect_is_a2a(self) -> FrontMatter:
         if self.dialect is not None and self.transport != "a2a":
             raise ValueError(
-                f"dialect is for transport: a2a (jsonrpc or webagents); remove it from this "
+                f"dialect is for transport: a2a (jsonrpc, rest or webagents); remove it from this "
                 f"'{self.transport}' file"
             )
         return self
@@ -64,8 +64,10 @@ class FrontMatter(BaseModel):
         for key in ("a2a_version", "tool_calls"):
             if getattr(self, key) is not None and self.transport != "a2a":
                 raise ValueError(f"{key} is for transport: a2a; remove it from this '{self.transport}' file")
-        if self.a2a_version is not None and self.dialect == "webagents":
-            raise ValueError("a2a_version is for dialect: jsonrpc (the webagents dialect has no versions)")
+        if self.a2a_version is not None and self.dialect in ("webagents", "rest"):
+            raise ValueError(
+                "a2a_version is for dialect: jsonrpc (rest is A2A 1.0's HTTP+JSON; webagents has no versions)"
+            )
         return self
 
     @field_validator("version", "a2a_version", mode="before")
