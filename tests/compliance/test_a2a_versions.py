@@ -555,3 +555,39 @@ def test_the_http_json_binding(pytester: pytest.Pytester, monkeypatch: pytest.Mo
     else:  # no final status: each completing case fails naming it
         result.assert_outcomes(passed=1, failed=2)
         assert "the stream ended before the task completed; last state: working" in result.stdout.str()
+
+
+def test_the_card_names_version_and_endpoint() -> None:
+    from pytest_semantictest.blocks.transports.a2a_card import choose, on_host
+
+    both = {
+        "url": "http://public.example/v03",
+        "protocolVersion": "0.3.0",
+        "supportedInterfaces": [
+            {
+                "url": "http://public.example/agents/a/a2a",
+                "protocolBinding": "JSONRPC",
+                "protocolVersion": "1.0",
+            },
+            {
+                "url": "http://public.example/agents/a/rest",
+                "protocolBinding": "HTTP+JSON",
+                "protocolVersion": "1.0",
+            },
+        ],
+    }
+    base = "http://127.0.0.1:5/agents/a"
+    newest, problem = choose(both, base, None, "front matter")
+    assert (newest.version, newest.url, newest.source, problem) == (
+        "1.0",
+        "http://127.0.0.1:5/agents/a/a2a",
+        "agent card",
+        None,
+    )
+    older, _ = choose(both, base, "0.3", "option")
+    assert (older.version, older.url, older.source) == ("0.3", "http://127.0.0.1:5/v03", "option")
+    rest, _ = choose(both, base, "1.0", "rest dialect", "HTTP+JSON")
+    assert rest.url == "http://127.0.0.1:5/agents/a/rest"
+    none, _ = choose(None, base, None, "front matter")  # no card: 0.3 at the base
+    assert (none.version, none.url, none.source) == ("0.3", base + "/", "default")
+    assert on_host("/rpc", base) == base + "/rpc"

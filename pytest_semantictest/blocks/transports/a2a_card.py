@@ -85,14 +85,15 @@ def choose(
 
 
 def on_host(url: str, base: str) -> str:
-    """The card's endpoint path on the case's host (a relative URL is the case's too)."""
+    """The card's endpoint path on the case's host (scheme, host and port of ``base``); a relative URL
+    is resolved against ``base``."""
     if url.startswith(base):
         return url
-    parts = urlsplit(url)
-    path = parts.path or "/"
-    if parts.query:
-        path += "?" + parts.query
-    return base.rstrip("/") + (path if path.startswith("/") else "/" + path)
+    parts, at = urlsplit(url), urlsplit(base)
+    if not parts.netloc:  # relative: against the case's base
+        return base.rstrip("/") + "/" + url.lstrip("/")
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    return f"{at.scheme}://{at.netloc}{path}"
 
 
 def card_problem(card: JSONValue, version: str, url: str) -> str | None:
