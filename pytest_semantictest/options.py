@@ -253,6 +253,9 @@ OPTIONS: list[tuple[str, type, object, str]] = [
         False,
         "compliance files: only strict checks decide; natural-language assertions are not judged",
     ),
+    # A2A and per-agent servers (docs/compliance.md: "a2a", "Your own WebAgents server")
+    ("compliance-a2a-version", str, None, "A2A version (0.3 or 1.0) for a2a files naming none"),
+    ("compliance-agent-url", str, None, "URL with {agent}: each compliance case goes to its agent's URL"),
 ]
 
 # Per-role ini keys semantictest_llm_<role>_<key> (the judge's model is the llm-judge-model option).

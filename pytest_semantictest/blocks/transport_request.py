@@ -22,7 +22,7 @@ from ..evidence import Note
 from ..json_types import JSONObject
 from ..model import StepTrace
 from .base import Block
-from .transports.reply import Reply, last_state
+from .transports.reply import Reply, last_events, last_state
 
 if TYPE_CHECKING:
     from ..evidence import Evidence
@@ -47,6 +47,10 @@ class TransportRequest(Block):
             "messages",
             "agent",
             "timeout",
+            "a2a_version",
+            "a2a_version_source",
+            "tool_calls",
+            "expect_events",
         }
     )
     outputs = (
@@ -72,7 +76,9 @@ class TransportRequest(Block):
         if redactor is not None:  # a value sent in a secret-looking header is a secret
             redactor.learn({"headers": dict(self.config.get("headers") or {})})
         ms = float(self.config.get("timeout") or DEFAULT_TIMEOUT_MS)
-        seconds = (ms - min(500.0, ms / 10)) / 1000  # ends before the case's timeout, so the cause is named
+        # The exchange owns the case's deadline; the engine bounds the case later (engine.runner.REPORT_S),
+        # so a hang is reported from here, with where the agent was.
+        seconds = ms / 1000
         timed_out = False
         failure: str | None = None
         import httpx
@@ -81,11 +87,18 @@ class TransportRequest(Block):
             async with asyncio.timeout(seconds):
                 await self._exchange(ctx, reply)
         except (TimeoutError, httpx.TimeoutException):  # also the HTTP layer's DeadlineExceeded
-            timed_out = True
-            failure = (
-                f"no final event within {seconds:g} s of the case's timeout of {ms / 1000:g} s (a deadline for "
-                f"the whole exchange); last state: {last_state(reply)}"
-            )
+            if reply.reading_on:  # the agent answered all it was asked; an event the case expects never came
+                reply.problem(
+                    f"waited until the case's timeout of {seconds:g} s for {', '.join(reply.waiting)}, "
+                    f"which never came; {last_events(reply)}"
+                )
+            else:
+                timed_out = True
+                failure = (
+                    f"no final event within the case's timeout of {seconds:g} s (a deadline for the whole "
+                    f"exchange); last state: {last_state(reply)}; {last_events(reply)}"
+                    + (f"; waiting for {', '.join(reply.waiting)}" if reply.waiting else "")
+                )
         except (OSError, httpx.TransportError) as exc:
             failure = (
                 f"cannot connect to {reply.url or self.config.get('base_url')}: {type(exc).__name__}: {exc}"
@@ -138,9 +151,11 @@ class TransportRequest(Block):
         reply = out["reply"]
         fields = {
             key: reply.get(key)
-            for key in ("url", "dialect", "status", "state", "final", "text", "problem", "error")
+            for key in ("url", "dialect", "version", "status", "state", "final", "text", "problem", "error")
             if reply.get(key) not in (None, "")
         }
+        if reply.get("version_from"):  # which A2A version was spoken, and why that one
+            fields["version"] = f"{reply['version']} (from the {reply['version_from']})"
         if out.get("failure"):
             fields["failure"] = out["failure"]
         title = "Realtime session" if reply.get("transport") == "realtime" else "A2A exchange"

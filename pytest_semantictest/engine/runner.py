@@ -57,6 +57,8 @@ class PipelineResult:
     fatal: str | None = None
     fatal_steps: set[int] = field(default_factory=set)
     gates: Checked = field(default_factory=Checked)
+    running: int | None = None
+    """The index of the step running now (a case's deadline names it)."""
 
 
 async def run_step(step: Step, ctx: StepContext) -> tuple[JSONValue, JSONValue, str | None, str | None]:
@@ -174,13 +176,15 @@ def _record(
         write_outputs(bus, step.output, step.id, output)
 
 
-async def run_pipeline(steps: Sequence[Step], ctx: StepContext) -> PipelineResult:
+async def run_pipeline(
+    steps: Sequence[Step], ctx: StepContext, into: PipelineResult | None = None
+) -> PipelineResult:
     """Execute steps in order, following Loop jumps; block failures become data.
 
     Consecutive steps whose blocks declare ``concurrent = True`` (LLMJudge) and that do not read
     each other's outputs run at once, so several judge calls in one test overlap.
     """
-    result = PipelineResult()
+    result = PipelineResult() if into is None else into
     loops: dict[int, int] = {}
     index = 0
     limit = ctx.settings.max_loop_iterations
@@ -193,7 +197,9 @@ async def run_pipeline(steps: Sequence[Step], ctx: StepContext) -> PipelineResul
             index = end
             continue
         step = steps[index]
+        result.running = index
         outcome = await _timed(step, ctx)
+        result.running = None
         _record(result, steps, index, outcome, loops.get(index, 0), ctx.bus)
         if step.checks and (index in result.unavailable or not await _gate(step, ctx, result)):
             break
@@ -313,13 +319,18 @@ async def run_case(
     traced = tracing(ctx.execution_id) if run_context.spans is not None else contextlib.nullcontext()
     with traced:
         try:
-            if case.timeout_s:
-                pipeline = await asyncio.wait_for(run_pipeline(case.steps, ctx), case.timeout_s)
+            if case.timeout_s:  # the pipeline so far is kept: a timeout reports what the steps did
+                pipeline = await asyncio.wait_for(run_pipeline(case.steps, ctx, pipeline), case.timeout_s)
             else:
                 pipeline = await run_pipeline(case.steps, ctx)
         except asyncio.TimeoutError:
+            running = case.steps[pipeline.running].id if pipeline.running is not None else None
             return Verdict(
-                Outcome.ERROR, error=f"timed out after {case.timeout_s:g} s", duration_ms=_ms(start)
+                Outcome.ERROR,
+                error=f"timed out after {case.timeout_s:g} s"
+                + (f" while step '{running}' ran" if running else ""),
+                trace=pipeline.trace,
+                duration_ms=_ms(start),
             )
         finally:
             if case.cleanup:

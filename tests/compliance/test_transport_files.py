@@ -107,12 +107,13 @@ def test_a_failed_task_without_expected_fails_and_a_hang_never_passes_as_a_rejec
 
 
 def test_unknown_a2a_results_are_kept_not_a_crash() -> None:
-    from pytest_semantictest.blocks.transports.a2a import _jsonrpc_payload
+    from pytest_semantictest.blocks.transports.a2a_fold import fold_payload
     from pytest_semantictest.blocks.transports.reply import Reply
+    from pytest_semantictest.blocks.transports.tool_calls import DEFAULT
 
     reply = Reply("a2a", "jsonrpc")
-    _jsonrpc_payload('{"jsonrpc": "2.0", "id": 1, "result": {"kind": "mystery", "x": 1}}', reply)
-    _jsonrpc_payload("not json", reply)
+    fold_payload('{"jsonrpc": "2.0", "id": 1, "result": {"kind": "mystery", "x": 1}}', reply, "0.3", DEFAULT)
+    fold_payload("not json", reply, "0.3", DEFAULT)
     assert [e["kind"] for e in reply.events] == ["unknown:mystery", "unknown"]
     assert reply.problems == [] and reply.as_dict()["timeline"] == ["unknown:mystery", "unknown: not json"]
 

@@ -4,7 +4,11 @@ WebAgents SDK serves it at ``/realtime``), on the ``websockets`` package.
 A case opens one socket (one session: every turn of a multi-turn case shares it), waits for
 ``session.created``, then sends its client events in order; after each ``response.create`` it reads
 server events until that response's ``response.done`` (or an ``error`` event) before it sends the
-next. The client events are the case's own (a ``**Request:**`` whose body is a JSON array of
+next. After the last client event it reads on to the end of the exchange the case describes: the
+acknowledgement of each event sent after the last ``response.create`` (``session.update`` ->
+``session.updated``, ...) and every event kind the case's strict ``events:`` expects that has not
+come yet, until they have all arrived or the deadline passes (which then names the ones still
+awaited: ``reply.waiting``). The client events are the case's own (a ``**Request:**`` whose body is a JSON array of
 events) or the shorthand of an ``**Input:**``: each user message becomes a
 ``conversation.item.create`` and a ``response.create`` (an ``Agent:`` line of a conversation an
 assistant item, without a response).
@@ -13,6 +17,7 @@ assistant item, without a response).
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from types import TracebackType
 from typing import Protocol
@@ -42,6 +47,18 @@ TEXT_DELTAS = frozenset(
     {"response.text.delta", "response.output_text.delta", "response.audio_transcript.delta"}
 )
 TEXT_DONE = frozenset({"response.text.done", "response.output_text.done"})
+ACKS = {
+    "session.update": "session.updated",
+    "transcription_session.update": "transcription_session.updated",
+    "conversation.item.create": "conversation.item.created",
+    "conversation.item.delete": "conversation.item.deleted",
+    "conversation.item.truncate": "conversation.item.truncated",
+    "conversation.item.retrieve": "conversation.item.retrieved",
+    "input_audio_buffer.commit": "input_audio_buffer.committed",
+    "input_audio_buffer.clear": "input_audio_buffer.cleared",
+    "output_audio_buffer.clear": "output_audio_buffer.cleared",
+}
+"""The server event that acknowledges a client event (the OpenAI Realtime protocol)."""
 
 
 def client_events(config: JSONObject) -> list[JSONObject]:
@@ -96,28 +113,51 @@ async def realtime_exchange(config: JSONObject, reply: Reply) -> None:
         reply.problem(f"the server refused the WebSocket (status {reply.status})")
         return
     reply.status = 101
+    events = client_events(config)
     async with socket:
         try:
             if not await _until(socket, reply, {"session.created"}):
                 return
-            for event in client_events(config):
+            for event in events:
                 await socket.send(json.dumps(event))
                 if event.get("type") == "response.create":
                     reply.final = False
                     if not await _until(socket, reply, {"response.done"}):
                         return
+            await _to_the_end(socket, reply, awaited(events, config.get("expect_events"), reply))
         except ConnectionClosed as exc:
             code = exc.rcvd.code if exc.rcvd else 1006
             why = f" ({exc.rcvd.reason})" if exc.rcvd and exc.rcvd.reason else ""
-            waiting = "response.done" if reply.state is not None else "session.created"
+            waiting = ", ".join(reply.waiting) or "the next event"
             reply.problem(
-                f"the socket closed before {waiting} (close code {code}{why}); "
-                f"last state: {last_state(reply)}"
+                f"the socket closed before {waiting} (close code {code}{why}); last state: {last_state(reply)}"
             )
+
+
+def awaited(events: list[JSONObject], expected: JSONValue, reply: Reply) -> Counter[str]:
+    """The server events still to come when every client event is sent: acknowledgements of the events
+    after the last ``response.create``, and what the case's ``events:`` expects that has not come."""
+    last = max((i for i, e in enumerate(events) if e.get("type") == "response.create"), default=-1)
+    acks = Counter(ACKS[str(e.get("type"))] for e in events[last + 1 :] if e.get("type") in ACKS)
+    wanted = Counter(str(k) for k in expected or [] if isinstance(k, str))
+    wanted.subtract(Counter(str(e.get("kind")) for e in reply.events))
+    return acks | +wanted  # an acknowledgement the case also expects is one event, not two
+
+
+async def _to_the_end(socket: Socket, reply: Reply, pending: Counter[str]) -> None:
+    """Read until every ``pending`` event arrived (the deadline bounds it; an ``error`` event ends it)."""
+    reply.reading_on = True
+    while +pending:
+        reply.waiting = sorted(+pending)
+        if not await _until(socket, reply, set(+pending)):
+            return
+        pending[str(reply.events[-1]["kind"])] -= 1
+    reply.waiting = []
 
 
 async def _until(socket: Socket, reply: Reply, wanted: set[str]) -> bool:
     """Read server events until one of ``wanted``; False after an ``error`` event."""
+    reply.waiting = reply.waiting or sorted(wanted)
     while True:
         raw = await socket.recv()
         try:
@@ -134,6 +174,7 @@ async def _until(socket: Socket, reply: Reply, wanted: set[str]) -> bool:
             reply.problem(f"error event: {json.dumps(error, ensure_ascii=False)[:300]}")
             return False
         if kind in wanted:
+            reply.waiting = []
             return True
 
 

@@ -2,7 +2,9 @@
 
 One shape for every transport but completions (documented in docs/compliance.md):
 
-- ``transport``, ``dialect`` (``jsonrpc``, ``webagents``, ``realtime``), ``status`` (the HTTP status,
+- ``transport``, ``dialect`` (``jsonrpc``, ``webagents``, ``realtime``), ``version`` (A2A
+  ``jsonrpc``: the protocol version spoken, ``0.3`` or ``1.0``, and ``version_from``: ``agent card``,
+  ``front matter``, ``environment`` or ``default``), ``status`` (the HTTP status,
   101 for an opened WebSocket, 0 for none), ``state`` (the last state the agent reported: A2A's
   ``completed``/``working``/..., WebAgents' ``running``/``completed``/``failed``, a Realtime
   response's ``completed``/``failed``/``cancelled``/``incomplete``), ``final`` (the final event
@@ -45,6 +47,8 @@ class Reply:
     status: int = 0
     state: str | None = None
     final: bool = False
+    version: str | None = None
+    """The A2A protocol version the exchange spoke (``0.3``, ``1.0``); None for other transports."""
     texts: list[str] = field(default_factory=list)
     data: list[JSONValue] = field(default_factory=list)
     tool_calls: list[JSONObject] = field(default_factory=list)
@@ -59,6 +63,11 @@ class Reply:
     problems: list[str] = field(default_factory=list)
     extra: JSONObject = field(default_factory=dict)
     """More of the reply's shape (Realtime ``responses``, A2A ``turns``)."""
+    waiting: list[str] = field(default_factory=list)
+    """The server events the exchange is reading for now (named when the deadline or a close ends it)."""
+    reading_on: bool = False
+    """Every client event was sent and answered as the protocol asks; the exchange reads on only for
+    the events the case expects (a deadline then is a missing event, not a hang)."""
     deltas: bool = False
     """Text deltas arrived for the current response (then its ``.done`` text is not added again)."""
 
@@ -94,6 +103,10 @@ class Reply:
             "problem": "; ".join(self.problems) or None,
             "timeline": timeline(self.events),
         }
+        if self.waiting:
+            out["waiting"] = list(self.waiting)
+        if self.version is not None:
+            out["version"] = self.version
         if self.task is not None:
             out["task"] = self.task
         if self.card is not None:
@@ -103,6 +116,16 @@ class Reply:
 
 def last_state(reply: Reply) -> str:
     return reply.state or "none reported"
+
+
+def last_events(reply: Reply, count: int = 3) -> str:
+    """The last events received, as the timeline shows them (what a deadline interrupted)."""
+    lines = timeline(reply.events)
+    if not lines:
+        return "no events received"
+    shown = lines[-count:]
+    more = f"{len(lines) - count} before, then " if len(lines) > count else ""
+    return f"last events: {more}{' | '.join(shown)}"
 
 
 def timeline(events: list[JSONObject]) -> list[str]:
@@ -138,14 +161,21 @@ def _delta_text(data: JSONValue) -> str:
     if isinstance(data, dict):
         if isinstance(data.get("delta"), str):
             return str(data["delta"])
+        if len(data) == 1 and isinstance(data.get("artifactUpdate"), dict):
+            data = data["artifactUpdate"]
         parts = data.get("parts") or (data.get("artifact") or {}).get("parts") or []
         return "".join(str(p.get("text", "")) for p in parts if isinstance(p, dict))
     return ""
 
 
+V1_WRAPPERS = frozenset({"task", "message", "statusUpdate", "artifactUpdate"})
+
+
 def _summary(data: JSONValue) -> str:
     if not isinstance(data, dict):
         return f": {str(data)[:120]}" if data is not None else ""
+    if len(data) == 1 and next(iter(data)) in V1_WRAPPERS and isinstance(next(iter(data.values())), dict):
+        data = next(iter(data.values()))  # an A2A 1.0 result: {"statusUpdate": {...}}
     bits = []
     status = data.get("status")
     state = status.get("state") if isinstance(status, dict) else status

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ...errors import Problem, SpecError
 from ...model import Suite
 from ..detect import CollectContext
+from .agent_urls import AGENT_URL_VARIABLE
 from .compile import Settings, compile_document
 from .parse import parse_file
+from .transport import VERSION_VARIABLE
 
 
 def settings_from(ctx: CollectContext) -> tuple[Settings, list[Problem]]:
@@ -28,7 +30,10 @@ def settings_from(ctx: CollectContext) -> tuple[Settings, list[Problem]]:
             )
             continue
         values[name.strip().strip("{}")] = value.strip()
+    a2a_version = _a2a_version(ctx.text("compliance-a2a-version"), env, problems)
     settings = Settings(
+        a2a_version=a2a_version,
+        agent_url=ctx.text("compliance-agent-url") or env.get(AGENT_URL_VARIABLE) or None,
         base_url=ctx.text("compliance-base-url")
         or env.get("COMPLIANCE_BASE_URL")
         or env.get("BASE_URL")
@@ -42,6 +47,25 @@ def settings_from(ctx: CollectContext) -> tuple[Settings, list[Problem]]:
         log_dir=ctx.rootdir / (ctx.text("agent-logs") or ".semantictest/logs"),
     )
     return settings, problems
+
+
+def _a2a_version(
+    option: str | None, env: Mapping[str, str], problems: list[Problem]
+) -> tuple[str, str] | None:
+    """The A2A version the option or ``COMPLIANCE_A2A_VERSION`` gives, with where; a problem if unusable."""
+    given, where = (
+        (option, "option") if option else (env.get(VERSION_VARIABLE), f"environment ({VERSION_VARIABLE})")
+    )
+    if not given or not given.strip():
+        return None
+    version = given.strip()
+    if version not in ("0.3", "1.0"):
+        name = "--semantictest-compliance-a2a-version" if option else VERSION_VARIABLE
+        problems.append(
+            Problem(name, f"{version[:20]!r} is no A2A version this plugin speaks: write 0.3 or 1.0")
+        )
+        return None
+    return version, where
 
 
 def load_file(path: Path, settings: Settings, problems: list[Problem] | None = None) -> Suite:

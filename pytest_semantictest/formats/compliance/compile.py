@@ -18,15 +18,21 @@ from pathlib import Path
 from ...checks.judged import JudgedAssertions
 from ...errors import Problem
 from ...model import AgentRequirement, Case, Check, Step, Suite
+from .agent_urls import on_agent_path
 from .data import ComplianceCase, ComplianceFile
 from .models import DEFAULT_BASE_URL, Document, Setup, TestCase
 from .prose import condition_skip, flow_check
 from .request import build_request
 from .strict import ResponseCheck
 from .strict_yaml import compile_strict
-from .transport import ReplyCheck, request_step, transport_url
+from .transport import ReplyCheck, request_step, transport_config, transport_url
 
 FORMAT = "compliance"
+REPORT_S = 5.0
+"""The engine's bound on a case is its ``timeout`` plus this: the case's exchange owns the ``timeout``
+(it ends there and reports the state it reached and the last events), and reporting that may take a
+while on a loaded machine. The engine's own timeout is only what is left when a step overran its
+deadline."""
 
 
 @dataclass
@@ -37,6 +43,10 @@ class Settings:
     """Given explicitly (option, ini key, ``COMPLIANCE_BASE_URL``/``BASE_URL``); else the setup's
     ``### Environment`` default, else http://localhost:8765."""
     api_key: str | None = None
+    a2a_version: tuple[str, str] | None = None
+    """The A2A version for files that name none, and where it was given (option or environment)."""
+    agent_url: str | None = None
+    """A URL with ``{agent}``: each case goes to its agent's own URL (``agent_urls.py``)."""
     values: dict[str, str] = field(default_factory=dict)
     env: Mapping[str, str] = field(default_factory=dict)
     strict_only: bool = False
@@ -106,7 +116,7 @@ def _case(
         checks=[],
         line=tc.line,
         markers=markers,
-        timeout_s=doc.front.timeout,
+        timeout_s=doc.front.timeout + REPORT_S,
         place=where,
         format_data=ComplianceCase(tc),
     )
@@ -126,8 +136,12 @@ def _case(
         need_values=skip is None,  # a skipped case needs no token to run, only to be well written
         transport=None
         if completions
-        else {"transport": doc.front.transport, "dialect": doc.front.dialect, "base_url": setup.base_url},
+        else transport_config(
+            doc.front, setup.base_url, settings.a2a_version, tc.strict.data if tc.strict else None
+        ),
     )
+    if built.config is not None and settings.agent_url:  # a server that serves each agent at its own path
+        built.config = on_agent_path(built.config, setup.base_url, settings.agent_url, tc, setup)
     problems = [*tc.problems, *found]
     checks: list[Check] = [
         ResponseCheck(tc.expected, tc.line) if completions else ReplyCheck(tc.expected, tc.line)

@@ -12,6 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from ...blocks.transports.tool_calls import ToolCallShapes
 from ...errors import Problem, clip
 from ...json_types import JSONObject, JSONValue
 from ..source import nearest_line
@@ -36,8 +37,12 @@ class FrontMatter(BaseModel):
     name: str = Field(min_length=1)
     version: str
     transport: Literal["completions", "realtime", "a2a"]
-    dialect: Literal["jsonrpc", "webagents"] | None = None
+    dialect: Literal["jsonrpc", "rest", "webagents"] | None = None
     """A2A only: which A2A the agent speaks (else detected from the request or the agent card)."""
+    a2a_version: Literal["0.3", "1.0"] | None = None
+    """A2A JSON-RPC only: the protocol version to speak (else the newest the agent card offers)."""
+    tool_calls: ToolCallShapes | None = None
+    """a2a only: the agent's own tool-call shape in its data parts (else the documented defaults)."""
     type: Literal["single-agent", "multi-agent"] = "single-agent"
     tags: list[str] = Field(default_factory=list)
     timeout: float = Field(default=DEFAULT_TIMEOUT_S, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
@@ -49,12 +54,23 @@ class FrontMatter(BaseModel):
     def _dialect_is_a2a(self) -> FrontMatter:
         if self.dialect is not None and self.transport != "a2a":
             raise ValueError(
-                f"dialect is for transport: a2a (jsonrpc or webagents); remove it from this "
+                f"dialect is for transport: a2a (jsonrpc, rest or webagents); remove it from this "
                 f"'{self.transport}' file"
             )
         return self
 
-    @field_validator("version", mode="before")
+    @model_validator(mode="after")
+    def _a2a_only(self) -> FrontMatter:
+        for key in ("a2a_version", "tool_calls"):
+            if getattr(self, key) is not None and self.transport != "a2a":
+                raise ValueError(f"{key} is for transport: a2a; remove it from this '{self.transport}' file")
+        if self.a2a_version is not None and self.dialect in ("webagents", "rest"):
+            raise ValueError(
+                "a2a_version is for dialect: jsonrpc (rest is A2A 1.0's HTTP+JSON; webagents has no versions)"
+            )
+        return self
+
+    @field_validator("version", "a2a_version", mode="before")
     @classmethod
     def _version(cls, value: object) -> object:
         if isinstance(value, (int, float)) and not isinstance(value, bool):

@@ -14,10 +14,14 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ...databus import DataBus
-from ...json_types import JSONObject
+from ...json_types import JSONObject, JSONValue
 from ...model import CheckResult, Failure, Step
+
+if TYPE_CHECKING:
+    from .models import FrontMatter
 
 SLOT = "observed"
 URL_VARIABLES = {"a2a": "COMPLIANCE_A2A_URL", "realtime": "COMPLIANCE_REALTIME_URL"}
@@ -33,6 +37,45 @@ def transport_url(transport: str, dialect: str | None, env: Mapping[str, str] | 
     if dialect and env.get(f"COMPLIANCE_A2A_{dialect.upper()}_URL"):
         return env[f"COMPLIANCE_A2A_{dialect.upper()}_URL"]
     return env.get(name) or None
+
+
+VERSION_VARIABLE = "COMPLIANCE_A2A_VERSION"
+"""The A2A protocol version for every ``jsonrpc`` file that names none (``0.3`` or ``1.0``)."""
+
+
+def transport_config(
+    front: FrontMatter, base_url: str, a2a_version: tuple[str, str] | None = None, strict: JSONValue = None
+) -> JSONObject:
+    """What an a2a or realtime case's ``TransportRequest`` is told of its file: the transport, dialect and
+    base URL; for realtime the event kinds the case's strict ``events:`` expects (read for to the end of
+    the exchange); for a2a the protocol version (the front matter's, else ``a2a_version``: the option's
+    or ``COMPLIANCE_A2A_VERSION``'s, with where it came from; else negotiated from the agent card) and
+    the file's own tool-call shape."""
+    config: JSONObject = {"transport": front.transport, "dialect": front.dialect, "base_url": base_url}
+    if front.transport == "realtime":
+        config["expect_events"] = expected_events(strict)
+    if front.transport != "a2a":
+        return config
+    if front.a2a_version is not None:
+        config["a2a_version"], config["a2a_version_source"] = front.a2a_version, "front matter"
+    elif a2a_version is not None:
+        config["a2a_version"], config["a2a_version_source"] = a2a_version
+    if front.tool_calls is not None:
+        config["tool_calls"] = front.tool_calls.model_dump()
+    return config
+
+
+def expected_events(strict: JSONValue) -> list[str]:
+    """The event kinds a strict block's ``events:`` expects to arrive: each entry's ``kind``/``type`` of
+    the list form, each key of the mapping form whose expectation is not ``not_exists``/``length(0)``."""
+    events = strict.get("events") if isinstance(strict, dict) else None
+    if isinstance(events, list):
+        kinds = [e.get("kind", e.get("type")) for e in events if isinstance(e, dict)]
+        return [k for k in kinds if isinstance(k, str)]
+    if isinstance(events, dict):
+        absent = ("not_exists", "length(0)")
+        return [k for k, v in events.items() if not (isinstance(v, str) and v.replace(" ", "") in absent)]
+    return []
 
 
 def request_step(config: JSONObject, line: int | None, where: str) -> Step:
