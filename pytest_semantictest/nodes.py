@@ -15,7 +15,7 @@ from _pytest._code.code import (  # not exported by pytest; what its own reports
     TracebackStyle,
 )
 
-from .errors import SpecError
+from .errors import SpecError, shown_paths
 from .model import Case, Outcome, Suite, Verdict
 from .runtime import runtime
 from .spec_nodes import SpecFileNode, SpecItemNode, is_spec_item
@@ -60,19 +60,16 @@ def failure_repr(text: str, path: str, line: int, message: str | None = None) ->
     return ReprExceptionInfo(reprtraceback=ReprTracebackNative([f"{x}\n" for x in lines]), reprcrash=crash)
 
 
-def spec_error_repr(error: SpecError, path: str) -> ReprExceptionInfo:
-    """Every problem of the file; the short summary gets the first (the node id names the file)."""
+def spec_error_repr(error: SpecError, path: str, root: Path) -> ReprExceptionInfo:
+    """Every problem of the file, each ``relative/path:line: place: message``; the short summary and
+    JUnit get the first one whole (with how many more there are)."""
+    text = shown_paths(error.render(), root)
     if not error.problems:
-        return failure_repr(error.render(), path, 0, "")
-    first = error.problems[0]
-    summary = (
-        (f"line {first.line}: " if first.line else "")
-        + (f"{first.place}: " if first.place else "")
-        + first.message
-    )
+        return failure_repr(text, path, 0, "")
+    summary = text.splitlines()[0] if text else ""
     if len(error.problems) > 1:
         summary += f" (and {len(error.problems) - 1} more)"
-    return failure_repr(error.render(), path, first.line or 0, summary)
+    return failure_repr(text, path, error.problems[0].line or 0, summary)
 
 
 class SpecFile(SpecFileNode):
@@ -144,7 +141,7 @@ class SpecFile(SpecFileNode):
         self, excinfo: pytest.ExceptionInfo[BaseException], style: TracebackStyle | None = None
     ) -> str | TerminalRepr:
         if isinstance(excinfo.value, SpecError):
-            return spec_error_repr(excinfo.value, str(self.path))
+            return spec_error_repr(excinfo.value, str(self.path), self.config.rootpath)
         return super().repr_failure(excinfo)
 
 
@@ -215,15 +212,17 @@ class SpecItem(SpecItemNode):
         raise SpecFailed(render_verdict(self._title(), verdict, services.redactor, services.differ))
 
     def _title(self) -> str:
-        where = f"{self.path.name}:{self.case.line}" if self.case.line else self.path.name
+        file = shown_paths(str(self.path), self.config.rootpath)
+        where = f"{file}:{self.case.line}" if self.case.line else file
         name = f": {self.case.name}" if self.case.name != self.case.id else ""
         return f"{self.case.id}{name} ({where})"
 
     def repr_failure(
         self, excinfo: pytest.ExceptionInfo[BaseException], style: TracebackStyle | None = None
     ) -> str | TerminalRepr:
-        if isinstance(excinfo.value, SpecFailed):
-            return failure_repr(excinfo.value.text, str(self.path), self.case.line or 0)
+        if isinstance(excinfo.value, SpecFailed):  # (a spec error names its file as the node id does)
+            text = shown_paths(excinfo.value.text, self.config.rootpath)
+            return failure_repr(text, str(self.path), self.case.line or 0)
         return super().repr_failure(excinfo)
 
     def _repr_failure_py(

@@ -20,6 +20,7 @@ from typing import Protocol
 
 import pytest
 
+from ..errors import shown_paths
 from ..evidence import (
     HttpExchange,
     JudgedItems,
@@ -56,6 +57,9 @@ class ReportedItem(Protocol):
     @property
     def spec_file(self) -> _SpecFile: ...
 
+    @property
+    def config(self) -> pytest.Config: ...
+
 
 NAME = "semantictest-html"
 _ATTACHED = pytest.StashKey[bool]()
@@ -86,7 +90,8 @@ def overview(r: Render, item: ReportedItem, verdict: Verdict) -> str:
         parts.append(f"judge score {r.text(judged.score)} vs threshold {r.text(judged.threshold)}")
     if verdict.error:
         # redacted whole before its first line is taken: a secret with a newline has no masked prefix
-        parts.append(f"error: {r.cell(r.redactor.text(verdict.error).splitlines()[0])}")
+        error = shown_paths(r.redactor.text(verdict.error), item.config.rootpath)  # as the log names files
+        parts.append(f"error: {r.cell(error.splitlines()[0])}")
     why = "".join(f"<li>{r.cell(reason)}</li>" for reason in _reasons(verdict))
     return (
         '<div class="st-overview">'
