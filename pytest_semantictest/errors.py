@@ -62,4 +62,11 @@ class SpecError(Exception):
 
 
 class ReferenceError_(Exception):  # noqa: N801
-    """A ``${...}`` reference inside a longer string names nothing."""
+    """A ``${...}`` reference inside a longer string names nothing.
+
+    ``unset_env``: it names nothing because an environment variable is not set, a problem of the
+    run's set-up rather than of what the agent did (the test ERRORs with this one line)."""
+
+    def __init__(self, message: str, *, unset_env: bool = False) -> None:
+        super().__init__(message)
+        self.unset_env = unset_env

@@ -127,7 +127,8 @@ class SpecFile(SpecFileNode):
         try:
             services.run(state.setup())
         except SetupFailed as exc:
-            raise pytest.fail.Exception(services.redactor.text(str(exc)), pytrace=False) from None
+            text = shown_paths(services.redactor.text(str(exc)), self.config.rootpath)
+            raise pytest.fail.Exception(text, pytrace=False) from None
 
     def teardown(self) -> None:
         if self.run_state is None:
