@@ -37,6 +37,7 @@ from ..redact import Redactor
 from ..spec_nodes import is_spec_item
 from ..stats import interval_text
 from .conversation import conversation_data
+from .html_count import RunCount, skip_reason
 from .html_values import STYLE, Render
 from .html_values import table as _table
 from .judge import judged_items
@@ -368,14 +369,7 @@ def _json(value: object) -> str | None:
         return None
 
 
-def _skip_reason(report: pytest.TestReport) -> str:
-    longrepr = report.longrepr
-    if isinstance(longrepr, tuple) and len(longrepr) == 3:
-        return str(longrepr[2])
-    return report.longreprtext
-
-
-class HtmlPlugin:
+class HtmlPlugin(RunCount):
     """Registered by the plugin with what it reads of the session: the summary's ``tally``,
     ``usage()`` (LLM usage, with an xdist controller's workers'), ``redactor()`` and ``limit()``
     (how many characters of a value to show), the last three read when a report is made."""
@@ -443,7 +437,7 @@ class HtmlPlugin:
         if "format" not in dict(getattr(report, "user_properties", ())):
             return
         log = (
-            [escape(_skip_reason(report) if report.skipped else report.longreprtext) + "\n"]
+            [escape(skip_reason(report) if report.skipped else report.longreprtext) + "\n"]
             if report.longrepr
             else []
         )
