@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 
 _DECLARED = pytest.StashKey[set[str]]()
+_FILE_FAILED = pytest.StashKey[str]()
+"""Why a spec file's agents or setup could not be used: each of its tests' ERROR (``SpecFile.setup``)."""
 
 
 def dry_run(config: pytest.Config) -> bool:
@@ -116,19 +118,25 @@ class SpecFile(SpecFileNode):
             self.run_state = SuiteRun(self.suite, services.context)
 
     def setup(self) -> None:
+        """Acquire the agents and run the file's setup. What fails here is each test's ERROR when the
+        test is set up, after its own spec problem or skip: those say more, and need neither the agent
+        nor the setup."""
         from .engine.suite import SetupFailed
 
+        if _FILE_FAILED in self.stash:
+            del self.stash[_FILE_FAILED]
         if dry_run(self.config) or all(case.error for case in self.suite.cases):
             return  # (every test ERRORs on its spec problem, a setup one included: nothing is sent)
         services = runtime(self.config)
-        self.prepare()
-        state = self.run_state
-        assert state is not None  # (prepare made it)
         try:
+            self.prepare()
+            state = self.run_state
+            assert state is not None  # (prepare made it)
             services.run(state.setup())
         except SetupFailed as exc:
-            text = shown_paths(services.redactor.text(str(exc)), self.config.rootpath)
-            raise pytest.fail.Exception(text, pytrace=False) from None
+            self.stash[_FILE_FAILED] = shown_paths(services.redactor.text(str(exc)), self.config.rootpath)
+        except pytest.fail.Exception as exc:
+            self.stash[_FILE_FAILED] = str(exc.msg)
 
     def teardown(self) -> None:
         if self.run_state is None:
@@ -187,6 +195,9 @@ class SpecItem(SpecItemNode):
             self._raise_settled(settled, settled.error or "error")
         if dry_run(self.config):
             return
+        failed = self.spec_file.stash.get(_FILE_FAILED, None)  # (SpecFile.setup ran before)
+        if failed is not None:
+            raise pytest.fail.Exception(failed, pytrace=False)
         services = runtime(self.config)
         verdict = services.verdict(self)  # maybe already running (run ahead: lookahead.py)
         self.verdict = verdict
