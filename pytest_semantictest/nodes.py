@@ -46,9 +46,11 @@ def _declare_marker(config: pytest.Config, name: str) -> None:
 class SpecFailed(Exception):
     """A case's checks did not hold; rendered by ``repr_failure``."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, more: int = 0) -> None:
         super().__init__(text)
         self.text = text
+        self.more = more
+        """Problems after the first one of an ERROR: the short summary and JUnit say how many."""
 
 
 def failure_repr(text: str, path: str, line: int, message: str | None = None) -> ReprExceptionInfo:
@@ -210,7 +212,7 @@ class SpecItem(SpecItemNode):
         """An ERROR verdict as this test's setup error (``error``: its text as shown), a SKIPPED
         one as its skip; any other returns."""
         if verdict.outcome is Outcome.ERROR:
-            raise SpecFailed(self._title() + "\n" + error)
+            raise SpecFailed(self._title() + "\n" + error, more=len(error.splitlines()) - 1)
         if verdict.outcome is Outcome.SKIPPED:
             raise _skip(verdict.skip_reason or "not evaluated")
 
@@ -233,8 +235,10 @@ class SpecItem(SpecItemNode):
         self, excinfo: pytest.ExceptionInfo[BaseException], style: TracebackStyle | None = None
     ) -> str | TerminalRepr:
         if isinstance(excinfo.value, SpecFailed):  # (a spec error names its file as the node id does)
-            text = shown_paths(excinfo.value.text, self.config.rootpath)
-            return failure_repr(text, str(self.path), self.case.line or 0)
+            text, more = shown_paths(excinfo.value.text, self.config.rootpath), excinfo.value.more
+            lines = text.splitlines()
+            message = (lines[1] if len(lines) > 1 else text) + (f" (and {more} more)" if more > 0 else "")
+            return failure_repr(text, str(self.path), self.case.line or 0, message)
         return super().repr_failure(excinfo)
 
     def _repr_failure_py(

@@ -137,3 +137,24 @@ def test_results_file(run: pytest.RunResult, pytester: pytest.Pytester) -> None:
         assert records[nodeid]["outcome"] == "error"
         assert line in records[nodeid]["message"], records[nodeid]
     assert records["specs/bad.highbar.yaml"]["collection_error"] is True
+
+
+def test_a_validators_reasons_reach_junits_message(pytester: pytest.Pytester) -> None:
+    test = {
+        "id": "v",
+        "pipeline": [
+            {"block": "MockData", "config": {"data": {"msg": "Hello there"}}, "output": "d"},
+            {
+                "block": "ValidateContent",
+                "input": {"from": "d.msg", "as": "text"},
+                "config": {"contains": ["hello", "refund"]},
+                "output": "v",
+            },
+        ],
+        "assertions": {"v.passed": True},
+    }
+    (pytester.path / "v.json").write_text(json.dumps({"name": "v", "tests": [test]}), encoding="utf-8")
+    result = pytester.runpytest_inprocess(*PYTEST_ARGS, "--junitxml=junit.xml")
+    result.assert_outcomes(failed=1)
+    (failure,) = ET.parse(pytester.path / "junit.xml").iter("failure")
+    assert (failure.get("message") or "").endswith(", because Missing expected content: refund")
