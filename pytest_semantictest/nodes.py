@@ -112,9 +112,8 @@ class SpecFile(SpecFileNode):
         try:
             services.acquire_agents(self.suite.agents, for_file=str(self.path))
         except Exception as exc:  # AgentError, SessionHookError: every test of the file errors  # noqa: BLE001
-            message = (
-                f"{self.path.name}: the agent could not be used: {exc}"  # a log tail may hold any secret
-            )
+            file = shown_paths(str(self.path), self.config.rootpath)  # as node ids and spec errors name it
+            message = f"{file}: the agent could not be used: {exc}"  # a log tail may hold any secret
             raise pytest.fail.Exception(services.redactor.text(message), pytrace=False) from None
         if self.run_state is None:
             self.run_state = SuiteRun(self.suite, services.context)
