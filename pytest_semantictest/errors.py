@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 
 def clip(text: object, limit: int = 60) -> str:
@@ -23,9 +25,19 @@ def did_you_mean(word: str, choices: Iterable[str], cutoff: float = 0.6) -> str:
     return f" — did you mean '{close[0]}'?" if close else ""
 
 
+def shown_paths(text: str, root: Path) -> str:
+    """``text`` with every path under ``root`` spelled relative to it, as pytest spells node ids:
+    spec errors are made with the file's full path, and every artefact of a run shows them this way
+    (the one spelling of a place: ``specs/orders.json:12: tests[0]: message``)."""
+    prefix = str(root).rstrip(os.sep) + os.sep
+    return text.replace(prefix, "") if prefix != os.sep else text
+
+
 @dataclass(frozen=True)
 class Problem:
-    """One thing wrong in a spec file: where (path like ``tests[1].pipeline[0]``) and what."""
+    """One thing wrong in a spec file: where (path like ``tests[1].pipeline[0]``) and what.
+
+    Every format renders its problems this one way, ``file:line: place: message``."""
 
     place: str
     message: str
@@ -50,4 +62,11 @@ class SpecError(Exception):
 
 
 class ReferenceError_(Exception):  # noqa: N801
-    """A ``${...}`` reference inside a longer string names nothing."""
+    """A ``${...}`` reference inside a longer string names nothing.
+
+    ``unset_env``: it names nothing because an environment variable is not set, a problem of the
+    run's set-up rather than of what the agent did (the test ERRORs with this one line)."""
+
+    def __init__(self, message: str, *, unset_env: bool = False) -> None:
+        super().__init__(message)
+        self.unset_env = unset_env

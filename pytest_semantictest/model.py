@@ -140,6 +140,8 @@ class Case:
     key inside this one case): one line naming the place. The test ERRORs with it before anything
     runs; the file's other tests still run. Set by a format instead of failing the whole file."""
     place: str = ""
+    file: str = ""
+    """The spec file (its :class:`Suite` sets it): an error of the run names it as a spec error does."""
     cleanup: list[Step] = field(default_factory=list)
     """Steps run after the pipeline whatever happened (closing an agent session)."""
     group: str | None = None
@@ -181,6 +183,10 @@ class Suite:
     """Agents the cases talk to (``AgentRequirement``): acquired before the first case runs."""
     format_data: object | None = None
     """The format's typed data about the file, for its pytest glue only (compliance: ``ComplianceFile``)."""
+
+    def __post_init__(self) -> None:
+        for case in self.cases:
+            case.file = case.file or str(self.path)
 
 
 @dataclass(slots=True)

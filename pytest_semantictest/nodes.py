@@ -15,7 +15,7 @@ from _pytest._code.code import (  # not exported by pytest; what its own reports
     TracebackStyle,
 )
 
-from .errors import SpecError
+from .errors import SpecError, shown_paths
 from .model import Case, Outcome, Suite, Verdict
 from .runtime import runtime
 from .spec_nodes import SpecFileNode, SpecItemNode, is_spec_item
@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 
 _DECLARED = pytest.StashKey[set[str]]()
+_FILE_FAILED = pytest.StashKey[str]()
+"""Why a spec file's agents or setup could not be used: each of its tests' ERROR (``SpecFile.setup``)."""
 
 
 def dry_run(config: pytest.Config) -> bool:
@@ -44,9 +46,11 @@ def _declare_marker(config: pytest.Config, name: str) -> None:
 class SpecFailed(Exception):
     """A case's checks did not hold; rendered by ``repr_failure``."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, more: int = 0) -> None:
         super().__init__(text)
         self.text = text
+        self.more = more
+        """Problems after the first one of an ERROR: the short summary and JUnit say how many."""
 
 
 def failure_repr(text: str, path: str, line: int, message: str | None = None) -> ReprExceptionInfo:
@@ -60,19 +64,16 @@ def failure_repr(text: str, path: str, line: int, message: str | None = None) ->
     return ReprExceptionInfo(reprtraceback=ReprTracebackNative([f"{x}\n" for x in lines]), reprcrash=crash)
 
 
-def spec_error_repr(error: SpecError, path: str) -> ReprExceptionInfo:
-    """Every problem of the file; the short summary gets the first (the node id names the file)."""
+def spec_error_repr(error: SpecError, path: str, root: Path) -> ReprExceptionInfo:
+    """Every problem of the file, each ``relative/path:line: place: message``; the short summary and
+    JUnit get the first one whole (with how many more there are)."""
+    text = shown_paths(error.render(), root)
     if not error.problems:
-        return failure_repr(error.render(), path, 0, "")
-    first = error.problems[0]
-    summary = (
-        (f"line {first.line}: " if first.line else "")
-        + (f"{first.place}: " if first.place else "")
-        + first.message
-    )
+        return failure_repr(text, path, 0, "")
+    summary = text.splitlines()[0] if text else ""
     if len(error.problems) > 1:
         summary += f" (and {len(error.problems) - 1} more)"
-    return failure_repr(error.render(), path, first.line or 0, summary)
+    return failure_repr(text, path, error.problems[0].line or 0, summary)
 
 
 class SpecFile(SpecFileNode):
@@ -111,26 +112,32 @@ class SpecFile(SpecFileNode):
         try:
             services.acquire_agents(self.suite.agents, for_file=str(self.path))
         except Exception as exc:  # AgentError, SessionHookError: every test of the file errors  # noqa: BLE001
-            message = (
-                f"{self.path.name}: the agent could not be used: {exc}"  # a log tail may hold any secret
-            )
+            file = shown_paths(str(self.path), self.config.rootpath)  # as node ids and spec errors name it
+            message = f"{file}: the agent could not be used: {exc}"  # a log tail may hold any secret
             raise pytest.fail.Exception(services.redactor.text(message), pytrace=False) from None
         if self.run_state is None:
             self.run_state = SuiteRun(self.suite, services.context)
 
     def setup(self) -> None:
+        """Acquire the agents and run the file's setup. What fails here is each test's ERROR when the
+        test is set up, after its own spec problem or skip: those say more, and need neither the agent
+        nor the setup."""
         from .engine.suite import SetupFailed
 
+        if _FILE_FAILED in self.stash:
+            del self.stash[_FILE_FAILED]
         if dry_run(self.config) or all(case.error for case in self.suite.cases):
             return  # (every test ERRORs on its spec problem, a setup one included: nothing is sent)
         services = runtime(self.config)
-        self.prepare()
-        state = self.run_state
-        assert state is not None  # (prepare made it)
         try:
+            self.prepare()
+            state = self.run_state
+            assert state is not None  # (prepare made it)
             services.run(state.setup())
         except SetupFailed as exc:
-            raise pytest.fail.Exception(services.redactor.text(str(exc)), pytrace=False) from None
+            self.stash[_FILE_FAILED] = shown_paths(services.redactor.text(str(exc)), self.config.rootpath)
+        except pytest.fail.Exception as exc:
+            self.stash[_FILE_FAILED] = str(exc.msg)
 
     def teardown(self) -> None:
         if self.run_state is None:
@@ -144,7 +151,7 @@ class SpecFile(SpecFileNode):
         self, excinfo: pytest.ExceptionInfo[BaseException], style: TracebackStyle | None = None
     ) -> str | TerminalRepr:
         if isinstance(excinfo.value, SpecError):
-            return spec_error_repr(excinfo.value, str(self.path))
+            return spec_error_repr(excinfo.value, str(self.path), self.config.rootpath)
         return super().repr_failure(excinfo)
 
 
@@ -189,6 +196,9 @@ class SpecItem(SpecItemNode):
             self._raise_settled(settled, settled.error or "error")
         if dry_run(self.config):
             return
+        failed = self.spec_file.stash.get(_FILE_FAILED, None)  # (SpecFile.setup ran before)
+        if failed is not None:
+            raise pytest.fail.Exception(failed, pytrace=False)
         services = runtime(self.config)
         verdict = services.verdict(self)  # maybe already running (run ahead: lookahead.py)
         self.verdict = verdict
@@ -201,7 +211,7 @@ class SpecItem(SpecItemNode):
         """An ERROR verdict as this test's setup error (``error``: its text as shown), a SKIPPED
         one as its skip; any other returns."""
         if verdict.outcome is Outcome.ERROR:
-            raise SpecFailed(self._title() + "\n" + error)
+            raise SpecFailed(self._title() + "\n" + error, more=len(error.splitlines()) - 1)
         if verdict.outcome is Outcome.SKIPPED:
             raise _skip(verdict.skip_reason or "not evaluated")
 
@@ -215,15 +225,19 @@ class SpecItem(SpecItemNode):
         raise SpecFailed(render_verdict(self._title(), verdict, services.redactor, services.differ))
 
     def _title(self) -> str:
-        where = f"{self.path.name}:{self.case.line}" if self.case.line else self.path.name
+        file = shown_paths(str(self.path), self.config.rootpath)
+        where = f"{file}:{self.case.line}" if self.case.line else file
         name = f": {self.case.name}" if self.case.name != self.case.id else ""
         return f"{self.case.id}{name} ({where})"
 
     def repr_failure(
         self, excinfo: pytest.ExceptionInfo[BaseException], style: TracebackStyle | None = None
     ) -> str | TerminalRepr:
-        if isinstance(excinfo.value, SpecFailed):
-            return failure_repr(excinfo.value.text, str(self.path), self.case.line or 0)
+        if isinstance(excinfo.value, SpecFailed):  # (a spec error names its file as the node id does)
+            text, more = shown_paths(excinfo.value.text, self.config.rootpath), excinfo.value.more
+            lines = text.splitlines()
+            message = (lines[1] if len(lines) > 1 else text) + (f" (and {more} more)" if more > 0 else "")
+            return failure_repr(text, str(self.path), self.case.line or 0, message)
         return super().repr_failure(excinfo)
 
     def _repr_failure_py(

@@ -119,19 +119,30 @@ class Resolver:
             ref = whole.group(1).strip()
             value = self.lookup(ref)
             if strict and value is MISSING:
-                raise ReferenceError_(self.missing_message(ref))
+                raise self.missing_error(ref)
             return value
 
         def substitute(match: re.Match[str]) -> str:
             ref = match.group(1).strip()
             value = self.lookup(ref)
             if value is MISSING:
-                raise ReferenceError_(self.missing_message(ref))
+                raise self.missing_error(ref)
             if isinstance(value, str):
                 return value
             return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=_unserializable(ref))
 
         return REF.sub(substitute, text)
+
+    def missing_error(self, ref: str) -> ReferenceError_:
+        """The error for a reference that names nothing; it says when an unset variable is why."""
+        message = self.missing_message(ref)
+        head = split_path(ref)[0] if split_path(ref) else ref
+        unset = head == "env" or (
+            isinstance(head, str)
+            and head in self.context
+            and any(name not in self.env for name in env_names(self.context[head]))
+        )
+        return ReferenceError_(message, unset_env=unset)
 
     def missing_message(self, ref: str) -> str:
         head = split_path(ref)[0] if split_path(ref) else ref

@@ -136,7 +136,9 @@ def test_a_failed_validation_says_why():
         {"v.passed": True, "v.failures": {"length": 0}},
     )
     assert v.outcome is Outcome.FAILED
-    assert [f.details for f in v.failures] == [{"because": "Missing expected content: refund"}, {}]
+    # the block's reasons are the failure's cause: its headline (and JUnit's message) says them
+    assert [f.cause for f in v.failures] == ["Missing expected content: refund", None]
+    assert v.failures[0].headline().endswith(", because Missing expected content: refund")
 
 
 # --- block errors are data ----------------------------------------------------

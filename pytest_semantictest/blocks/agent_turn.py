@@ -98,6 +98,7 @@ class AgentTurn(Block):
     config_keys = frozenset(
         {"agent", "message", "phrasing", "previous", "observe", "first", "test_name", "spec", "place"}
     )
+    bookkeeping = frozenset({"read_to", "correlate_keys", "test_id", "seen", "inventory"})
 
     async def process(self, inputs: JSONObject, ctx: StepContext) -> JSONObject:
         from ..agents.errors import AgentError

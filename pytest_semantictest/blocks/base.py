@@ -49,6 +49,10 @@ class Block:
     """True: the evidence this block gives tells all its step did (a conversation turn), so the
     console report leaves the step out of the pipeline trace."""
 
+    bookkeeping: ClassVar[frozenset[str]] = frozenset()
+    """Output keys that are the block's own bookkeeping (where it read a trace file to, the keys it
+    correlated by): the console's pipeline trace shows them only with ``-vv``."""
+
     compiled: object = None
     """The step's ``Step.compiled``, set by the engine before ``process`` when a format compiled one
     (Yao's conversation steps); None for a step written as config."""

@@ -54,19 +54,20 @@ class PathCheck:
                     actual=actual,
                     operator=self.operator,
                     line=self.line,
-                    details=_why(bus, self.path),
+                    cause=_why(bus, self.path),
                 )
             ]
         )
 
 
-def _why(bus: DataBus, path: str) -> dict[str, str]:
-    """For ``tools.passed`` or ``content.score``: the validating block's own failure messages."""
+def _why(bus: DataBus, path: str) -> str | None:
+    """For ``tools.passed`` or ``content.score``: the validating block's own failure messages, as the
+    failure's cause (its headline says it, so the short summary and JUnit's ``message`` do too)."""
     parts = split_path(path)
     if len(parts) < 2 or parts[-1] not in ("passed", "score"):
-        return {}
+        return None
     parent = bus.get(path.rsplit(".", 1)[0]) if "." in path else None
     reasons = parent.get("failures") if isinstance(parent, dict) else None
     if not isinstance(reasons, list) or not reasons or not all(isinstance(r, str) for r in reasons):
-        return {}
-    return {"because": "; ".join(reasons)}
+        return None
+    return "; ".join(reasons)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from ..blocks.base import Block, BlockError
 from ..blocks.registry import get_block
 from ..databus import DataBus
-from ..errors import ReferenceError_
+from ..errors import Problem, ReferenceError_
 from ..evidence import Evidence, Note, collecting
 from ..json_types import JSONValue
 from ..model import Case, Check, CheckResult, Failure, Outcome, Step, StepTrace, Verdict
@@ -29,6 +29,9 @@ _Outcome = tuple[JSONValue, JSONValue, str | None, str | None, float, list[Evide
 
 UNAVAILABLE = "unavailable"
 FATAL = "fatal"
+UNSET = "unset"
+"""The step read an environment variable that is not set: the run's set-up, not the agent, is wrong,
+so the test ERRORs with that one line (its checks would only repeat it as "Expected undefined")."""
 
 
 @dataclass
@@ -82,7 +85,8 @@ async def run_step(step: Step, ctx: StepContext) -> tuple[JSONValue, JSONValue, 
         try:
             result = await block.process(inputs, ctx)
         except (BlockError, ReferenceError_) as exc:
-            return _shown(recorded, inputs), block.error_output(inputs, str(exc)), str(exc), None
+            unset = UNSET if isinstance(exc, ReferenceError_) and exc.unset_env else None
+            return _shown(recorded, inputs), block.error_output(inputs, str(exc)), str(exc), unset
         except JudgeUnavailable as exc:  # a block may attach what it did so far as ``exc.output``
             return _shown(recorded, inputs), getattr(exc, "output", None), str(exc), UNAVAILABLE
         except JudgeError as exc:
@@ -94,7 +98,7 @@ async def run_step(step: Step, ctx: StepContext) -> tuple[JSONValue, JSONValue, 
             return _shown(recorded, inputs), block.error_output(inputs, message), message, None
     except ReferenceError_ as exc:
         message = f"cannot resolve input: {exc}"
-        return _shown(recorded, inputs), {"error": message}, message, None
+        return _shown(recorded, inputs), {"error": message}, message, UNSET if exc.unset_env else None
     error = result.get("error") if isinstance(result, dict) and isinstance(result.get("error"), str) else None
     return _shown(recorded, inputs), result, error, None
 
@@ -156,6 +160,7 @@ def _record(
     outcome: _Outcome,
     iteration: int,
     bus: DataBus,
+    file: str,
 ) -> None:
     inputs, output, error, status, elapsed, emitted = outcome
     step = steps[index]
@@ -164,9 +169,13 @@ def _record(
     result.unavailable.pop(index, None)
     if status == UNAVAILABLE:
         result.unavailable[index] = error or "LLM judge not configured"
-    elif status == FATAL:
-        where = f", line {step.line}" if step.line else ""
-        message = f"LLM judge error in step '{step.id}' ({step.block}{where}): {error}"
+    elif status in (FATAL, UNSET):
+        if status == FATAL:
+            where = f", line {step.line}" if step.line else ""
+            message = f"LLM judge error in step '{step.id}' ({step.block}{where}): {error}"
+        else:  # the one line of a spec problem, ``file:line: place: message``
+            problem = Problem(step.place or f"step '{step.id}'", error or "", step.line)
+            message = problem.render(file) if file else f"{problem.place}: {problem.message}"
         result.errors[index] = message
         result.fatal = result.fatal or message
         result.fatal_steps.add(index)
@@ -177,9 +186,10 @@ def _record(
 
 
 async def run_pipeline(
-    steps: Sequence[Step], ctx: StepContext, into: PipelineResult | None = None
+    steps: Sequence[Step], ctx: StepContext, into: PipelineResult | None = None, file: str = ""
 ) -> PipelineResult:
-    """Execute steps in order, following Loop jumps; block failures become data.
+    """Execute steps in order, following Loop jumps; block failures become data (``file``: the spec
+    file, named by an error that stops the pipeline).
 
     Consecutive steps whose blocks declare ``concurrent = True`` (LLMJudge) and that do not read
     each other's outputs run at once, so several judge calls in one test overlap.
@@ -193,14 +203,14 @@ async def run_pipeline(
         if end > index + 1:
             outcomes = await asyncio.gather(*(_timed(step, ctx) for step in steps[index:end]))
             for offset, outcome in enumerate(outcomes):
-                _record(result, steps, index + offset, outcome, loops.get(index + offset, 0), ctx.bus)
+                _record(result, steps, index + offset, outcome, loops.get(index + offset, 0), ctx.bus, file)
             index = end
             continue
         step = steps[index]
         result.running = index
         outcome = await _timed(step, ctx)
         result.running = None
-        _record(result, steps, index, outcome, loops.get(index, 0), ctx.bus)
+        _record(result, steps, index, outcome, loops.get(index, 0), ctx.bus, file)
         if step.checks and (index in result.unavailable or not await _gate(step, ctx, result)):
             break
         output = outcome[1]
@@ -320,9 +330,11 @@ async def run_case(
     with traced:
         try:
             if case.timeout_s:  # the pipeline so far is kept: a timeout reports what the steps did
-                pipeline = await asyncio.wait_for(run_pipeline(case.steps, ctx, pipeline), case.timeout_s)
+                pipeline = await asyncio.wait_for(
+                    run_pipeline(case.steps, ctx, pipeline, case.file), case.timeout_s
+                )
             else:
-                pipeline = await run_pipeline(case.steps, ctx)
+                pipeline = await run_pipeline(case.steps, ctx, file=case.file)
         except asyncio.TimeoutError:
             running = case.steps[pipeline.running].id if pipeline.running is not None else None
             return Verdict(
@@ -334,7 +346,7 @@ async def run_case(
             )
         finally:
             if case.cleanup:
-                pipeline.trace.extend((await run_pipeline(case.cleanup, ctx)).trace)
+                pipeline.trace.extend((await run_pipeline(case.cleanup, ctx, file=case.file)).trace)
     if pipeline.fatal is not None:  # an LLM failure is never a verdict, but a failure not depending on it is
         failures = pipeline.gates.failures + judge_free_failures(
             case.steps, pipeline.trace, pipeline.fatal_steps, case.checks, bus

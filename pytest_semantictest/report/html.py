@@ -20,6 +20,7 @@ from typing import Protocol
 
 import pytest
 
+from ..errors import shown_paths
 from ..evidence import (
     HttpExchange,
     JudgedItems,
@@ -36,6 +37,7 @@ from ..redact import Redactor
 from ..spec_nodes import is_spec_item
 from ..stats import interval_text
 from .conversation import conversation_data
+from .html_count import RunCount, skip_reason
 from .html_values import STYLE, Render
 from .html_values import table as _table
 from .judge import judged_items
@@ -55,6 +57,9 @@ class ReportedItem(Protocol):
 
     @property
     def spec_file(self) -> _SpecFile: ...
+
+    @property
+    def config(self) -> pytest.Config: ...
 
 
 NAME = "semantictest-html"
@@ -86,7 +91,8 @@ def overview(r: Render, item: ReportedItem, verdict: Verdict) -> str:
         parts.append(f"judge score {r.text(judged.score)} vs threshold {r.text(judged.threshold)}")
     if verdict.error:
         # redacted whole before its first line is taken: a secret with a newline has no masked prefix
-        parts.append(f"error: {r.cell(r.redactor.text(verdict.error).splitlines()[0])}")
+        error = shown_paths(r.redactor.text(verdict.error), item.config.rootpath)  # as the log names files
+        parts.append(f"error: {r.cell(error.splitlines()[0])}")
     why = "".join(f"<li>{r.cell(reason)}</li>" for reason in _reasons(verdict))
     return (
         '<div class="st-overview">'
@@ -363,14 +369,7 @@ def _json(value: object) -> str | None:
         return None
 
 
-def _skip_reason(report: pytest.TestReport) -> str:
-    longrepr = report.longrepr
-    if isinstance(longrepr, tuple) and len(longrepr) == 3:
-        return str(longrepr[2])
-    return report.longreprtext
-
-
-class HtmlPlugin:
+class HtmlPlugin(RunCount):
     """Registered by the plugin with what it reads of the session: the summary's ``tally``,
     ``usage()`` (LLM usage, with an xdist controller's workers'), ``redactor()`` and ``limit()``
     (how many characters of a value to show), the last three read when a report is made."""
@@ -438,7 +437,7 @@ class HtmlPlugin:
         if "format" not in dict(getattr(report, "user_properties", ())):
             return
         log = (
-            [escape(_skip_reason(report) if report.skipped else report.longreprtext) + "\n"]
+            [escape(skip_reason(report) if report.skipped else report.longreprtext) + "\n"]
             if report.longrepr
             else []
         )

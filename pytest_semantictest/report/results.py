@@ -5,9 +5,10 @@ error, skipped, xfailed, xpassed), ``duration_s``, ``message`` (why it did not p
 tests ``turns`` (input, output, tool calls, ...), ``checkpoints``, ``judgements`` (judged checks'
 items), ``notes`` (the :class:`~pytest_semantictest.evidence.Note` records blocks and checks gave)
 ``llm_usage`` (this test's LLM calls, cache hits, tokens; ``prompt_tokens@MODEL`` and
-``completion_tokens@MODEL`` per model; ``rate_wait_ms`` when it waited for the rate limit), ``latency_ms`` (its pipelines' time), ``steps`` (what each step sent and got, its tool calls and
-judge verdicts: :mod:`.trace_data`),
-``score`` (the deciding judge's), for
+``completion_tokens@MODEL`` per model; ``rate_wait_ms`` when it waited for the rate limit), ``latency_ms`` (its pipelines' time),
+``steps`` (what each step sent and got, its tool calls and judge verdicts: :mod:`.trace_data`),
+``score`` (the deciding judge's), for a file that did not collect ``collection_error: true`` (its
+``id`` and ``file`` the file's node id, its problems the ``message``), for
 repeated tests ``runs``, ``run_durations_ms``, ``run_scores`` and ``pass_rate``, ``baseline`` (the
 comparison with ``--semantictest-baseline``) and ``results_version``. A worker attaches its test's data to the teardown report (pytest-
 xdist carries report attributes to the controller); only the controller writes the file. Every
@@ -174,6 +175,20 @@ class ResultsWriter:
         if isinstance(data, dict):
             record.update(data)
 
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        """A file that did not collect is a record too (an error, its problems the message): a results
+        file must not read as if that file had no tests."""
+        if report.failed and not hasattr(self.config, "workerinput"):
+            self.records[report.nodeid] = {
+                "id": report.nodeid,
+                "file": report.nodeid,
+                "outcome": "error",
+                "duration_s": 0.0,
+                "message": self._redactor().text(_message(report)),
+                "collection_error": True,
+                "results_version": RESULTS_VERSION,
+            }
+
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if hasattr(session.config, "workerinput"):
             return
@@ -208,7 +223,7 @@ _WORKER_LINE = re.compile(r"\A\[gw\d+\] [^\n]* -- Python [^\n]*\n")
 (and would make a split run's records differ from a whole run's)."""
 
 
-def _message(report: pytest.TestReport) -> str:
+def _message(report: pytest.TestReport | pytest.CollectReport) -> str:
     if report.skipped and isinstance(report.longrepr, tuple) and len(report.longrepr) == 3:
         return str(report.longrepr[2]).removeprefix("Skipped: ")
     text = _WORKER_LINE.sub("", report.longreprtext or "")

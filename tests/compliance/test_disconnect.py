@@ -211,6 +211,7 @@ def test_the_stream_is_cut_after_n_chunks_and_the_follow_up_is_in_the_trace_and_
             "no:cacheprovider",
             f"--semantictest-compliance-base-url={url}",
             f"--semantictest-llm-base-url={fake.url}",
+            "-vv",  # the whole trace
         )
         prompt = fake.bodies()[0]["messages"][1]["content"]
     # the strict checks apply to what was read: every chunk read is a chunk, the handoff event was seen, but

@@ -917,7 +917,7 @@ def test_the_file_and_place_lead_the_message() -> None:
         load(text)
     message = str(raised.value)
     assert (
-        "specs/x.highbar.yaml: suites[0].tests[1].expect: unknown key 'orderd' — did you mean 'ordered'? (line 11)"
+        "specs/x.highbar.yaml:11: suites[0].tests[1].expect: unknown key 'orderd' — did you mean 'ordered'?"
         in message
     )
     assert len(message.splitlines()) == 1

@@ -66,7 +66,7 @@ def test_a_stream_body_is_printed_once_in_a_failure(pytester: pytest.Pytester, b
     streamed["assertions"]["parsed.text"] = {"contains": "London"}
     suite["tests"] = [streamed]
     write_suite(pytester, suite)
-    result = run(pytester)
+    result = run(pytester, "-vv")  # (the whole trace: without -vv each value is cut short)
     result.assert_outcomes(failed=1)
     console = result.stdout.str()
     assert console.count('{\\"content\\": \\"Checking the weather in Paris.\\"}') == 1, console

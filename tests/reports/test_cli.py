@@ -162,7 +162,7 @@ def test_validate_prints_one_line_per_file_and_exits_2_on_a_broken_one(tmp_path:
         "✗ specs/b.json:7: tests[0].pipeline[0].block: unknown block 'MockDat' — did you mean 'MockData'? "
         "(known blocks: " + done.stdout.split("(known blocks: ")[1].split(")")[0] + ")",
         "ok  specs/c.highbar.yaml (2 tests)",
-        "✗ specs/d.highbar.yaml: suites[0].tests[0].expect: unknown key 'ordrd' — did you mean 'ordered'? (line 8)",
+        "✗ specs/d.highbar.yaml:8: suites[0].tests[0].expect: unknown key 'ordrd' — did you mean 'ordered'?",
     ]
     assert not (root / "agent-started").exists() and not (root / "module-imported").exists()  # nothing ran
     assert not (root / ".pytest_cache").exists()

@@ -43,6 +43,7 @@ def _stable(line: str) -> str:
     """A line without what changes between runs (timings, ports, dates)."""
     line = re.sub(r"\d+\.\d ms$", "_ ms", line)
     line = re.sub(r'"duration": [\d.]+', '"duration": _', line)
+    line = re.sub(r"output\.duration: [\d.]+", "output.duration: _", line)
     return re.sub(r"http://127\.0\.0\.1:\d+", "URL", line)
 
 

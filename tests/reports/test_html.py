@@ -183,13 +183,17 @@ def test_the_report_renders_in_headless_chromium(
         log = rows[nodeid].find(cls="log").text()
         assert "Captured" not in log and "pipeline trace" not in log and log.count("judge score:") <= 1, log
     assert "Expected 'hello' to equal 'goodbye'" in rows["reports.json::fails"].find(cls="log").text()
-    skip_log = rows["later.json::not-yet::setup"].find(cls="log").text().strip()
+    skip_log = rows["later.json::not-yet"].find(cls="log").text().strip()  # the test, not its "::setup"
     # not pytest's (path, line, reason) tuple
     assert skip_log == "Skipped: the endpoint ships next week", skip_log
 
     summary = dom.find(cls="summary").find("table", cls="st-formats")
     assert [r[0] for r in table_rows(summary)] == ["highbar", "semantictest"]
-    assert " tests took " in dom.find(cls="summary").find("p", cls="run-count").text()
+    # every test counted, each by its outcome (pytest-html's own count leaves out errors and skips)
+    count = dom.find(cls="summary").find("p", cls="st-run-count").text()
+    assert count.startswith("10 tests took ") and count.endswith(
+        ": 1 error, 3 failed, 1 skipped, 5 passed."
+    ), count
 
     # every text of the extras has its colour set: dark on white, at least 4.5:1 (WCAG AA), not the grey #999
     assert len(colors) > 50

@@ -7,6 +7,7 @@ import base64
 import html
 import json
 import logging
+from pathlib import Path
 from types import SimpleNamespace
 from urllib.parse import quote
 
@@ -130,7 +131,10 @@ def test_a_declared_name_or_glob_is_a_secret() -> None:
 def test_the_html_overview_masks_an_error_before_taking_its_first_line() -> None:
     secret = "first-half\nsecond-half"
     verdict = Verdict(Outcome.ERROR, error=f"could not reach the agent with {secret}")
-    item = SimpleNamespace(spec_file=SimpleNamespace(suite=SimpleNamespace(format="semantictest")))
+    item = SimpleNamespace(
+        spec_file=SimpleNamespace(suite=SimpleNamespace(format="semantictest")),
+        config=SimpleNamespace(rootpath=Path("/nowhere")),
+    )
     shown = overview(Render(Redactor([secret]), 2000), item, verdict)
     assert "first-half" not in shown and "second-half" not in shown and "***" in shown
 

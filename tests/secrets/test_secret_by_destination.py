@@ -58,6 +58,7 @@ def test_a_placeholder_sent_as_authorization_is_masked_where_it_is_echoed(
         f"--semantictest-compliance-base-url={backend.url}/v1",
         "--junitxml=junit.xml",
         "--semantictest-results=results.jsonl",
+        "-vv",  # the whole trace: the reply's body uncut
         own_process=True,
     )
     result.assert_outcomes(failed=1)

@@ -79,7 +79,7 @@ def test_every_bad_line_is_reported_with_its_line_and_field(tmp_path: Path) -> N
     suite = compile_file(path, context(tmp_path))
     by_id = {case.id: case.error for case in suite.cases}
     assert by_id["ok"] is None  # every other case still runs
-    file = path.name
+    file = str(path)  # the full path: a run shows it relative to the rootdir, as node ids are
     lines = problems(path, context(tmp_path))
     assert lines == [  # each problem confined to one case is that case's error
         f"{file}:7: unknown key 'inputt' — did you mean 'input'?",
@@ -241,7 +241,7 @@ def test_highbar_protocol_takes_text_turns_only(tmp_path: Path) -> None:
         path, context(tmp_path, agent_endpoint="http://127.0.0.1:9/chat", agent_protocol="highbar")
     )
     assert found == [
-        f"{path.name}:1: input: the highbar protocol sends one text message a turn: use text inputs without "
+        f"{path}:1: input: the highbar protocol sends one text message a turn: use text inputs without "
         "attachments, or protocol: openai"
     ]
 

@@ -269,11 +269,11 @@ def test_image_parts_in_input_are_sent_as_data_urls(
     result.assert_outcomes(passed=2, errors=2)
     result.stdout.fnmatch_lines(
         [
-            f"receipt_test.jsonl:3: input.content[1].source: file not found: {cases / 'fixtures' / 'gone.jpg'}",
+            "cases/receipt_test.jsonl:3: input.content[1].source: file not found: cases/fixtures/gone.jpg",
         ]
     )
     result.stdout.fnmatch_lines(
-        [f"receipt_test.jsonl:4: turns[1].input[0].content[0].source: file not found: {cases / 'nope.png'}"]
+        ["cases/receipt_test.jsonl:4: turns[1].input[0].content[0].source: file not found: cases/nope.png"]
     )
     sent = [r["body"]["messages"][-1]["content"] for r in chat_agent.requests]  # in the order they arrived
     # cases run at once
@@ -493,7 +493,7 @@ def test_user_and_team_with_the_highbar_protocol_are_that_cases_error(tmp_path: 
         path, context(tmp_path, agent_endpoint="http://127.0.0.1:9/chat", agent_protocol="highbar")
     )
     assert [c.error for c in suite.cases] == [
-        "hb_test.jsonl:1: user: 'user' is sent in the request body with protocol: openai; with protocol: highbar put "
+        f"{path}:1: user: 'user' is sent in the request body with protocol: openai; with protocol: highbar put "
         "it in the agent file's request.body",
         None,
     ]

@@ -1,4 +1,6 @@
-"""A problem of a highbar spec, in highbar's one-line form (the typed spec and the validator give them)."""
+"""A problem of a highbar spec (the typed spec and the validator give them), rendered as every format's
+are: ``file:line: place: message`` (highbar itself prints ``file: place: message (line N)``; one
+spelling across the four formats is the deliberate difference, see docs/highbar.md)."""
 
 from __future__ import annotations
 
@@ -9,16 +11,10 @@ from ...errors import Problem
 
 @dataclass(frozen=True)
 class HighbarProblem(Problem):
-    """A problem rendered the highbar way: ``file: place: message (line N)``.
-
-    The file and path come first, exactly as highbar prints them; the line follows.
-    """
+    """A problem with the column a YAML syntax error names: ``file:line: place: message (column N)``."""
 
     column: int | None = None
 
     def render(self, file: str) -> str:
-        where = f" {self.place}:" if self.place else ""
-        at = ""
-        if self.line:
-            at = f" (line {self.line}, column {self.column})" if self.column else f" (line {self.line})"
-        return f"{file}:{where} {self.message}{at}"
+        text = super().render(file)
+        return f"{text} (column {self.column})" if self.line and self.column else text

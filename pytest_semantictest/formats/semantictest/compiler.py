@@ -187,6 +187,7 @@ class SuiteCompiler:
         finally:
             self._sink = self.problems
         if mine:
+            mine.sort(key=lambda p: p.line or 0)  # (stable: a line's problems keep their order)
             self.test_problems.extend(mine)
             case.error = "\n".join(p.render(str(self.path)) for p in mine)
         return case
@@ -208,7 +209,8 @@ class SuiteCompiler:
             self._sink.extend(_under(loc, p) for p in found)
             name = raw.get("name")
             bare.name = name if isinstance(name, str) and name else case_id
-            self._unknown_blocks(raw.get("pipeline"), loc + ("pipeline",))
+            if not self._rest_of(raw, loc, shared):
+                self._unknown_blocks(raw.get("pipeline"), loc + ("pipeline",))
             return bare
         steps = [self.step(s, loc + ("pipeline", j), test.pipeline) for j, s in enumerate(test.pipeline)]
         if not test.pipeline:
@@ -235,6 +237,27 @@ class SuiteCompiler:
             skip=skip,
             place=bare.place,
         )
+
+    def _rest_of(self, raw: JSONObject, loc: Loc, shared: set[str]) -> bool:
+        """A test the schema rejects (``asertions``): its pipeline, when every step of it parses, and its
+        assertions are still checked, so that all of the test's problems are reported at once
+        (``mehtod`` with ``asertions``, not after it is fixed). True when the steps were checked."""
+        pipeline = raw.get("pipeline")
+        if not isinstance(pipeline, list) or not pipeline:
+            return False
+        try:
+            specs = [StepSpec.model_validate(s) for s in pipeline]
+        except ValidationError:  # (its problems are among the test's already)
+            return False
+        steps = [self.step(spec, loc + ("pipeline", j), specs) for j, spec in enumerate(specs)]
+        slots = set(shared)
+        for step in steps:
+            slots.update(output_slots(step.output, step.id))
+        self.check_refs(steps, slots, loc + ("pipeline",), shared)
+        assertions = raw.get("assertions")
+        if isinstance(assertions, dict):
+            self.assertions(assertions, loc + ("assertions",), slots)
+        return True
 
     def _unknown_blocks(self, pipeline: JSONValue, loc: Loc) -> None:
         """An unknown block is the file's problem, also in a test that is otherwise invalid."""

@@ -73,7 +73,7 @@ def case_problems(spec: CaseSpec, base: Path) -> list[Problem]:
     """What the models cannot see: ``after`` orders, files that are not there, hooks that cannot run."""
     from ...agents.chat import resolve_source
     from ...blocks.simulated_conversation import order_problems
-    from .hooks import hook_problem
+    from .hooks import hook_problem, script_problem
 
     found = [Problem(f"checkpoints[{i}].after", m) for i, m in order_problems(spec.checkpoints or [])]
     places = [("attachments", spec.attachments)] + [
@@ -93,6 +93,13 @@ def case_problems(spec: CaseSpec, base: Path) -> list[Problem]:
         hook = getattr(spec, key)
         if hook is not None and (message := hook_problem(hook, base)):
             found.append(Problem(key, message))
+    lists = [("assertions", spec.assertions)]
+    lists += [(f"turns[{i}].assertions", t.assertions) for i, t in enumerate(spec.turns or [])]
+    lists += [(f"checkpoints[{i}].assertion", c.assertion) for i, c in enumerate(spec.checkpoints or [])]
+    for where, assertions in lists:  # a script whose module is nowhere: found before the agent is called
+        for k, assertion in enumerate(assertions):
+            if assertion.type == "script" and (message := script_problem(assertion.callable_ref, base)):
+                found.append(Problem(f"{where}[{k}]", message))
     return found
 
 

@@ -119,7 +119,7 @@ def _broken(case: ParsedCase, problems: list[Problem], path: Path) -> Case:
     given = case.line.data.get("name")
     name = given if isinstance(given, str) else case.id
     broken = Case(id=case.id, name=name, steps=[], checks=[], line=line, place=f"line {line}")
-    broken.error = "\n".join(p.render(path.name) for p in problems)
+    broken.error = "\n".join(p.render(str(path)) for p in problems)
     broken.skip = case.skip
     return broken
 

@@ -74,6 +74,17 @@ def hook_problem(spec: HookSpec, base: Path) -> str | None:
     return f"cannot find module '{module}' for hook '{clip(written)}' (nor {local})"
 
 
+def script_problem(ref: str, base: Path) -> str | None:
+    """Why a ``script`` assertion's ``module:function`` cannot be found (its module is nowhere: not
+    importable, no ``<module>.py`` under ``base``), else None. Nothing is imported; a missing function
+    is found when the module is loaded, at run time."""
+    module = ref.partition(":")[0]
+    local = (base / Path(*module.split("."))).with_suffix(".py")
+    if not module or local.is_file() or _importable(module):
+        return None
+    return f"cannot find module '{clip(module)}' for script '{clip(ref)}' (nor {_beside(local, base)})"
+
+
 def _beside(local: Path, base: Path) -> str:
     """Where a hook's Python module is looked for, said from the ``.jsonl``'s folder."""
     relative = local.relative_to(base)
