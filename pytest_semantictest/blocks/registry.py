@@ -26,6 +26,7 @@ _BUILTIN: dict[str, str] = {
     "ChatRequest": "chat_request:ChatRequest",
     "ChatResponse": "chat_response:ChatResponse",
     "TransportRequest": "transport_request:TransportRequest",
+    "McpCall": "mcp_call:McpCall",
 }
 
 _INTERNAL: dict[str, str] = {"YaoHook": "yao_hook:YaoHook"}

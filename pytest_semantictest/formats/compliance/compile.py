@@ -19,6 +19,7 @@ from ...checks.judged import JudgedAssertions
 from ...errors import Problem
 from ...model import AgentRequirement, Case, Check, Step, Suite
 from .data import ComplianceCase, ComplianceFile
+from .mcp import McpReplyCheck, mcp_step, server_of
 from .models import DEFAULT_BASE_URL, Document, Setup, TestCase
 from .prose import condition_skip, flow_check
 from .request import build_request
@@ -129,9 +130,24 @@ def _case(
         else {"transport": doc.front.transport, "dialect": doc.front.dialect, "base_url": setup.base_url},
     )
     problems = [*tc.problems, *found]
+    mcp = doc.front.transport == "mcp"
     checks: list[Check] = [
-        ResponseCheck(tc.expected, tc.line) if completions else ReplyCheck(tc.expected, tc.line)
+        ResponseCheck(tc.expected, tc.line)
+        if completions
+        else McpReplyCheck(tc.expected, tc.line)
+        if mcp
+        else ReplyCheck(tc.expected, tc.line)
     ]
+    mcp_call: Step | None = None
+    if mcp:
+        server = server_of(doc.front.server, settings.env)
+        mcp_call, found, missing = mcp_step(
+            tc, built.config, server, doc.front.protocol, settings.env, settings.cwd, where
+        )
+        problems.extend(found)
+        built.missing.extend(missing if skip is None else [])
+    elif tc.request is not None and tc.request.method == "MCP":
+        problems.append(Problem(where, "an MCP request line is for transport: mcp files", tc.request.line))
     if tc.strict is not None:
         strict, found = compile_strict(tc.strict, where)
         problems.extend(found)
@@ -160,6 +176,9 @@ def _case(
                 Step("MockData", "variables", None, {"data": built.variables}, "variables", tc.line, where)
             )
         line = tc.request.line if tc.request else tc.input.line if tc.input else tc.line
+        if mcp:
+            case.steps.extend([mcp_call] if mcp_call is not None else [])
+            return case
         if not completions:  # a2a, realtime: one step reads the whole exchange into the reply
             case.steps.append(request_step(built.config, line, where))
             return case
