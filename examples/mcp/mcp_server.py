@@ -88,6 +88,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--http", action="store_true", help="serve streamable HTTP at /mcp instead of stdio")
     parser.add_argument("--port", type=int, default=8790)
     parser.add_argument("--mode", choices=("ok", "exit", "hang", "wrong"), default="ok")
+    parser.add_argument("--tag", default="", help="ignored: lets a test find this process in /proc")
     args = parser.parse_args(argv)
     server = build(args.mode, port=args.port)
     if not args.http:

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from ..step import StepContext
 
 DEFAULT_TIMEOUT_MS = 30_000
+STOP_RESERVE_MS = 5_000.0
 _KEYS = (
     "command",
     "url",
@@ -148,7 +149,10 @@ class McpCall(Block):
         )
         timeout = given.get("timeout")
         ms = float(timeout) if isinstance(timeout, (int, float)) and timeout else float(DEFAULT_TIMEOUT_MS)
-        seconds = (ms - min(500.0, ms / 10)) / 1000  # ends before the case's own timeout: the cause is named
+        # the session ends before the case's own timeout, so the cause is named: over stdio by the time the
+        # SDK takes to stop a server that does not exit (stdin closed, 2 s, SIGTERM, 2 s, SIGKILL)
+        reserve = min(STOP_RESERVE_MS if words else 500.0, ms / (2 if words else 10))
+        seconds = (ms - reserve) / 1000
         failure: str | None = None
         timed_out = False
         try:
@@ -166,8 +170,8 @@ class McpCall(Block):
         except TimeoutError:
             timed_out = True
             failure = (
-                f"timeout: {record.method} had no answer within {seconds:g} s (the session's deadline of "
-                f"{ms / 1000:g} s); the server was stopped"
+                f"timeout: {record.method} had no answer within {seconds:g} s (the session's deadline, "
+                f"{reserve / 1000:g} s before the timeout of {ms / 1000:g} s); the server was stopped"
             )
         except McpFailure as exc:
             failure = str(exc)
@@ -247,7 +251,7 @@ class McpCall(Block):
             f"HTTP {h.get('method')} {h.get('status')} {h.get('headers') or ''}".rstrip()
             for h in reply.get("http") or []
         ]
-        if reply.get("stderr"):
+        if reply.get("stderr") and reply.get("state") == "failed":  # what the server said of it
             lines.append("server stderr (last lines):\n" + str(reply["stderr"]).rstrip())
         records: list[Evidence] = [Note("MCP session", fields, "\n".join(lines) or "(no messages)")]
         if reply.get("method") == "tools/call":
