@@ -27,6 +27,8 @@ from ..threads import handled_signals_unblocked, start_daemon
 from . import cleanup, procs, watchdog
 from .config import AgentConfig
 from .errors import AgentStartError
+from .mcp_proxy import ENV_VAR as MCP_PROXY_VAR
+from .mcp_proxy import proxy_prefix
 from .net import endpoint_address, health_status, listener, port_open
 from .traces import TraceReader
 
@@ -116,7 +118,12 @@ class AgentProcess:
             raise self._error("start is an empty command")
         log = self._open_log()
         self.traces_path = self._new_trace_file()
-        env = {**os.environ, **cfg.env, "HIGHBAR_TRACES_URL": str(self.traces_path)}
+        env = {
+            **os.environ,
+            **cfg.env,
+            "HIGHBAR_TRACES_URL": str(self.traces_path),
+            MCP_PROXY_VAR: proxy_prefix(str(self.traces_path)),  # its MCP tool calls become trace records
+        }
         with (
             log,
             handled_signals_unblocked(),
