@@ -17,8 +17,8 @@ Output: the reply (:class:`.transports.mcp.McpRecord`): ``protocol_version``, ``
 ``server_info``, ``result``, ``text``, ``structured``, ``is_error``, ``error`` (``kind``: ``tool
 error``, ``JSON-RPC error``, ``transport failure``, ``timeout``), ``state``, lists' ``tools`` /
 ``tool_names`` / ``input_schemas`` ..., ``timeline``, ``http``, ``stderr``; plus ``ok`` (the session
-ran to its end), ``failure`` and ``timed_out``. With ``as_reply`` (compliance files) the reply is
-under ``reply`` in the shape the compliance checks read.
+ran to its end), ``failure`` and ``timed_out``. A compliance file's ``McpRequest`` (the same, internal)
+gives the reply under ``reply`` in the shape the compliance checks read.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import asyncio
 import shlex
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from ..evidence import Note, ToolCall, ToolCalls
 from ..json_types import JSONObject, JSONValue
@@ -114,10 +114,10 @@ def _params(config: Mapping[str, JSONValue]) -> JSONObject:
 class McpCall(Block):
     name = "McpCall"
     concurrency_safe = True  # each step has its own session (and its own server process over stdio)
-    resolve_config = False
     inputs = _KEYS
     input_keys = frozenset(_KEYS)
-    config_keys = frozenset({*_KEYS, "as_reply"})
+    config_keys = frozenset(_KEYS)
+    as_reply: ClassVar[bool] = False
     outputs = ("ok", "protocol_version", "result", "text", "structured", "is_error", "error", "reply")
 
     @classmethod
@@ -135,8 +135,12 @@ class McpCall(Block):
             message = "; ".join(f"{key}: {why}" for key, why in problems)
             return self._output(McpRecord("", "", _method(given), {}), f"McpCall: {message}", False, given)
         redactor = ctx.run_context.redactor
-        if redactor is not None:  # values sent in secret-looking headers or env names are secrets
-            redactor.learn({"headers": {**dict(given.get("headers") or {}), **dict(given.get("env") or {})}})
+        if redactor is not None:  # values sent in secret headers, or given in env under a secret's name
+            from ..redact import secret_name
+
+            redactor.learn({"headers": dict(given.get("headers") or {})})
+            env = dict(given.get("env") or {})
+            redactor.add([str(v) for k, v in env.items() if secret_name(str(k))])
         command = given.get("command")
         words = shlex.split(command) if isinstance(command, str) else [str(c) for c in command or []]
         root = ctx.run_context.rootdir or Path.cwd()
@@ -187,7 +191,7 @@ class McpCall(Block):
             reply["state"] = "failed"
         request = {k: v for k, v in given.items() if k in ("command", "url", "method", "params", "protocol")}
         request.update(method=record.method, params=record.params)
-        if not self.config.get("as_reply"):
+        if not self.as_reply:
             return {
                 **reply,
                 "ok": failure is None,
@@ -280,3 +284,13 @@ def _status(record: McpRecord) -> int:
     posts = [h for h in record.http if h.get("method") == "POST"]
     status = posts[-1].get("status") if posts else 0
     return status if isinstance(status, int) else 0
+
+
+class McpRequest(McpCall):
+    """A compliance file's MCP exchange (internal): its config is written by the compiler and reaches the
+    block as written (a ``${...}`` in a tool's arguments is text to send), and its output is the reply in
+    the shape the compliance checks read (``ok``, ``status``, ``reply``, ...)."""
+
+    name = "McpRequest"
+    resolve_config = False
+    as_reply = True

@@ -28,7 +28,7 @@ def test_a_case_compiles_to_one_mcpcall_step() -> None:
     case = suite.cases[0]
     assert case.error is None
     (step,) = case.steps
-    assert step.block == "McpCall"
+    assert step.block == "McpRequest"
     assert step.config["command"] == ["python", "server.py", "--stdio"]
     assert step.config["params"] == {"name": "add", "arguments": {"a": 1}}
     assert step.config["protocol"] == "auto"

@@ -1,4 +1,4 @@
-"""What a ``transport: mcp`` case runs and checks first: one ``McpCall`` step writing the ``observed``
+"""What a ``transport: mcp`` case runs and checks first: one ``McpRequest`` step writing the ``observed``
 slot (the reply, :mod:`pytest_semantictest.blocks.mcp_call`), then :class:`McpReplyCheck`.
 
 A case's request is ``MCP `tools/call` `` (any method of ``METHODS``) with its params as the JSON
@@ -111,11 +111,10 @@ def mcp_step(
         "protocol": protocol or "auto",
         "timeout": config.get("timeout"),
         "headers": config.get("headers") or {},
-        "as_reply": True,
     }
     if "command" in target:
         step_config["cwd"] = str(cwd)
-    return Step("McpCall", "request", None, step_config, SLOT, request.line, where), problems, missing
+    return Step("McpRequest", "request", None, step_config, SLOT, request.line, where), problems, missing
 
 
 def _server(
@@ -179,7 +178,7 @@ class McpReplyCheck:
         if observed.get("timed_out") or (kind == "transport failure" and not reply.get("protocol_version")):
             return CheckResult(error=str(failure or "no session"))
         if not reply:
-            return CheckResult(error=str(failure or "the McpCall step gave no reply"))
+            return CheckResult(error=str(failure or "the MCP request step gave no reply"))
         if kind == "transport failure":
             return self._fail("a session that ran to its end", str(failure), reply)
         if self.expected == "failure":
