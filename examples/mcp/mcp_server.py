@@ -28,7 +28,7 @@ except ImportError:  # 1.x
 
 
 def build(mode: str = "ok", host: str = "127.0.0.1", port: int = 8790) -> Server:
-    kwargs = {"host": host, "port": port} if not hasattr(Server, "streamable_http_app") or _v1() else {}
+    kwargs = {"host": host, "port": port} if _v1() else {}  # 1.x: set here; 2.x: given to run()
     server = Server("example-mcp", instructions="Arithmetic, echo and a weather forecast.", **kwargs)
 
     def fault() -> None:

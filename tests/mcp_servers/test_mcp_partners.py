@@ -114,3 +114,14 @@ def test_mcpcall_reports_the_session_in_the_evidence(pytester: pytest.Pytester, 
     ):
         assert shown in out, shown
     assert sys.executable  # the server ran in this interpreter's environment
+
+
+def test_the_compliance_server_option_starts_an_http_mcp_server(pytester: pytest.Pytester, tag: str) -> None:
+    from tests.mcp_servers.conftest import free_port
+
+    port = free_port()
+    strict = '  protocol_version: "2026-07-28"\n  structured.result: 42\n'
+    pytester.makefile(".md", started=md(f"http://127.0.0.1:{port}/mcp", strict))
+    start = f"--semantictest-compliance-server={sys.executable} {SERVER} --http --port {port} --tag {tag}"
+    run_pytest(pytester, "-p", "no:xdist", "-p", "no:cacheprovider", start).assert_outcomes(passed=1)
+    assert alive(tag) == []

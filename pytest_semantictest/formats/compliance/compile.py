@@ -68,6 +68,9 @@ def compile_document(doc: Document, settings: Settings) -> Suite:
     case (its text, its strict block, its request, a ``{placeholder}`` with no value) is that case's
     ``error``: it ERRORs before anything is sent, the other cases run."""
     url = base_url(doc.setup, settings, doc.front.transport, doc.front.dialect)
+    target = server_of(doc.front.server, settings.env) if doc.front.transport == "mcp" else None
+    if isinstance(target, str) and target.startswith(("http://", "https://")):
+        url = target  # an MCP server over HTTP: what --semantictest-compliance-server waits for
     setup = doc.setup.model_copy(update={"base_url": url})
     front = doc.front
     file_skip = f"skip_reason: {front.skip_reason}" if front.skip_reason else None
