@@ -153,9 +153,10 @@ class McpCall(Block):
         )
         timeout = given.get("timeout")
         ms = float(timeout) if isinstance(timeout, (int, float)) and timeout else float(DEFAULT_TIMEOUT_MS)
-        # the session ends before the case's own timeout, so the cause is named: over stdio by the time the
-        # SDK takes to stop a server that does not exit (stdin closed, 2 s, SIGTERM, 2 s, SIGKILL)
-        reserve = min(STOP_RESERVE_MS if words else 500.0, ms / (2 if words else 10))
+        # the session ends before the case's own timeout, so the cause is named: by the time the SDK takes to
+        # abandon a request (a courtesy cancel, bounded at 5 s) and stop a stdio server that does not exit
+        # (stdin closed, 2 s, SIGTERM, 2 s, SIGKILL)
+        reserve = min(STOP_RESERVE_MS, ms / 2)
         seconds = (ms - reserve) / 1000
         failure: str | None = None
         timed_out = False
@@ -175,7 +176,8 @@ class McpCall(Block):
             timed_out = True
             failure = (
                 f"timeout: {record.method} had no answer within {seconds:g} s (the session's deadline, "
-                f"{reserve / 1000:g} s before the timeout of {ms / 1000:g} s); the server was stopped"
+                f"{reserve / 1000:g} s before the timeout of {ms / 1000:g} s); "
+                + ("the server was stopped" if words else "the request was cancelled")
             )
         except McpFailure as exc:
             failure = str(exc)
@@ -245,10 +247,13 @@ class McpCall(Block):
             if reply.get(key) not in (None, "")
         }
         if error is not None:
-            fields["error"] = f"{error.get('kind')}: " + (
+            said = (
                 f"{error.get('code')} {error.get('message')}"
                 if "code" in error
                 else str(error.get("message"))
+            )
+            fields["error"] = (
+                said if said.startswith(str(error.get("kind"))) else f"{error.get('kind')}: {said}"
             )
         lines = list(reply.get("timeline") or [])
         lines += [

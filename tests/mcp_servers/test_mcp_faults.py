@@ -89,3 +89,28 @@ def test_the_right_answer_passes_and_stops_the_server(pytester: pytest.Pytester,
     result = run_pytest(pytester, "-p", "no:xdist", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
     assert alive(tag) == []
+
+
+def test_over_http_a_hanging_server_errors_and_one_that_exits_fails(
+    pytester: pytest.Pytester, tag: str
+) -> None:
+    from tests.mcp_servers.conftest import serve_http
+
+    hanging = serve_http(sys.executable, "--mode", "hang", "--tag", tag)
+    exiting = serve_http(sys.executable, "--mode", "exit", "--tag", tag)
+    try:
+        pytester.makefile(".md", hangs=mcp_file(next(hanging), ADD, timeout=12))
+        pytester.makefile(".md", exits=mcp_file(next(exiting), ADD))
+        result = run_pytest(pytester, "-p", "no:xdist", "-p", "no:cacheprovider")
+    finally:
+        hanging.close()
+        exiting.close()
+    result.assert_outcomes(errors=1, failed=1)
+    out = result.stdout.str()
+    assert (
+        "timeout: tools/call had no answer within 7 s (the session's deadline, 5 s before the timeout of 12 s); "
+        "the request was cancelled" in out
+    )
+    assert "transport failure: the session with http://127.0.0.1:" in out
+    assert "ended: RemoteProtocolError: Server disconnected without sending a response" in out
+    assert alive(tag) == []
