@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, ClassVar
 from ..evidence import Note, ToolCall, ToolCalls
 from ..json_types import JSONObject, JSONValue
 from ..model import StepTrace
-from .base import Block
+from .base import Block, BlockError
 from .transports.mcp import METHODS, PROTOCOLS, McpFailure, McpRecord, run_session
 
 if TYPE_CHECKING:
@@ -118,6 +118,7 @@ class McpCall(Block):
     input_keys = frozenset(_KEYS)
     config_keys = frozenset(_KEYS)
     as_reply: ClassVar[bool] = False
+    _failed_output: JSONObject | None = None
     outputs = ("ok", "protocol_version", "result", "text", "structured", "is_error", "error", "reply")
 
     @classmethod
@@ -133,7 +134,11 @@ class McpCall(Block):
         problems = config_problems(given)
         if problems:
             message = "; ".join(f"{key}: {why}" for key, why in problems)
-            return self._output(McpRecord("", "", _method(given), {}), f"McpCall: {message}", False, given)
+            if not self.as_reply:
+                raise BlockError(f"{self.name}: {message}")
+            return self._output(
+                McpRecord("", "", _method(given), {}), f"{self.name}: {message}", False, given
+            )
         redactor = ctx.run_context.redactor
         if redactor is not None:  # values sent in secret headers, or given in env under a secret's name
             from ..redact import secret_name
@@ -181,7 +186,11 @@ class McpCall(Block):
             )
         except McpFailure as exc:
             failure = str(exc)
-        return self._output(record, failure, timed_out, given)
+        output = self._output(record, failure, timed_out, given)
+        if failure is not None and not self.as_reply:  # the step's error: a check reading it names the cause
+            self._failed_output = output
+            raise BlockError(failure)
+        return output
 
     def _output(
         self, record: McpRecord, failure: str | None, timed_out: bool, given: JSONObject
@@ -228,7 +237,8 @@ class McpCall(Block):
         }
 
     def error_output(self, inputs: JSONObject, message: str) -> JSONObject:
-        return {"ok": False, "status": 0, "error": message, "failure": message}
+        """The session's reply as far as it went (its evidence shows), else the message alone."""
+        return self._failed_output or {"ok": False, "status": 0, "error": message, "failure": message}
 
     @classmethod
     def evidence_of(cls, trace: StepTrace) -> list[Evidence]:

@@ -3,6 +3,7 @@ case's timeout, and no server process is left (checked in /proc)."""
 
 from __future__ import annotations
 
+import json
 import sys
 
 import pytest
@@ -113,4 +114,32 @@ def test_over_http_a_hanging_server_errors_and_one_that_exits_fails(
     )
     assert "transport failure: the session with http://127.0.0.1:" in out
     assert "ended: RemoteProtocolError: Server disconnected without sending a response" in out
+    assert alive(tag) == []
+
+
+def test_mcpcall_a_transport_failure_is_the_steps_error_named_in_the_headline(
+    pytester: pytest.Pytester, tag: str
+) -> None:
+    step = {
+        "block": "McpCall",
+        "input": {
+            "command": [sys.executable, str(SERVER), "--mode", "exit", "--tag", tag],
+            "tool": "add",
+            "arguments": {"a": 1, "b": 2},
+        },
+        "output": "r",
+    }
+    spec = {
+        "name": "f",
+        "tests": [{"id": "exits", "pipeline": [step], "assertions": {"r.structured.result": 3}}],
+    }
+    pytester.makefile(".json", fails=json.dumps(spec))
+    result = run_pytest(pytester, "-p", "no:xdist", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*because the McpCall step * that writes 'r' failed: transport failure: the session with * ended: Connection closed*"
+        ]
+    )
+    assert "MCP session" in result.stdout.str()  # the messages exchanged are still evidence
     assert alive(tag) == []
