@@ -92,3 +92,28 @@ def test_mcp_keys_belong_to_mcp_files() -> None:
 )
 def test_mcpcall_config_problems(config: dict[str, object], problem: str) -> None:
     assert any(problem in why for _, why in config_problems(config)), config_problems(config)
+
+
+def test_an_invalid_result_fails_even_where_an_error_is_expected() -> None:
+    from pytest_semantictest.databus import DataBus
+    from pytest_semantictest.formats.compliance.mcp import McpReplyCheck
+
+    reply = {
+        "transport": "mcp",
+        "protocol_version": "2026-07-28",
+        "method": "tools/call",
+        "state": "failed",
+        "error": {
+            "kind": "invalid result",
+            "message": "RuntimeError: Invalid structured content returned by tool add",
+        },
+        "timeline": [],
+    }
+    bus = DataBus()
+    bus.set("observed", {"ok": True, "status": 0, "reply": reply})
+    for expected in (None, "failure"):
+        (failure,) = McpReplyCheck(expected).evaluate_sync(bus).failures
+        assert (
+            "the server's answer is invalid (the MCP client rejected it): RuntimeError: Invalid structured"
+            in (failure.message)
+        )

@@ -12,6 +12,8 @@ on the transport's streams), each HTTP request's status and MCP headers (``Mcp-S
 - ``tool error``: a ``tools/call`` result with ``isError: true`` (the server ran and said no);
 - ``JSON-RPC error``: an error response the server sent (``code``, ``message``, ``data``; on
   streamable HTTP under 2026-07-28 it arrives with an HTTP 4xx);
+- ``invalid result``: an answer the client rejects (structured content that does not match the tool's
+  output schema, a result of the wrong shape);
 - ``transport failure``: the connection ended, the server exited, or it could not be started or
   reached (the SDK reports these as its own error -32000 or as an exception group at close);
 - ``timeout``: no answer before the deadline (the process is still stopped).
@@ -276,6 +278,10 @@ async def run_session(
                         "kind": "JSON-RPC error",
                         **exc.error.model_dump(mode="json", exclude_none=True),
                     }
+                    return
+                except (RuntimeError, ValueError) as exc:  # the client's own checks of the answer
+                    # (structured content against the tool's output schema, the result's shape)
+                    record.error = {"kind": "invalid result", "message": f"{type(exc).__name__}: {exc}"}
                     return
                 record.result = result.model_dump(by_alias=True, mode="json", exclude_none=True)
         except McpFailure:

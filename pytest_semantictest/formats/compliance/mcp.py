@@ -181,6 +181,8 @@ class McpReplyCheck:
             return CheckResult(error=str(failure or "the MCP request step gave no reply"))
         if kind == "transport failure":
             return self._fail("a session that ran to its end", str(failure), reply)
+        if kind == "invalid result":  # never what "Expected: failure" means: the server broke its own schema
+            return self._fail("a valid result", describe_error(error or {}), reply)
         if self.expected == "failure":
             if kind in ("tool error", "JSON-RPC error"):
                 return CheckResult()
@@ -221,6 +223,8 @@ def describe_error(error: Mapping[str, JSONValue]) -> str:
             else ""
         )
         return f"the server answered with JSON-RPC error {error.get('code')}: {error.get('message')}{data}"
+    if kind == "invalid result":
+        return f"the server's answer is invalid (the MCP client rejected it): {error.get('message')}"
     if kind == "tool error":
         return f"the server answered with a tool error (isError: true): {error.get('message')}"
     return f"{kind}: {error.get('message')}"
