@@ -143,3 +143,39 @@ def test_mcpcall_a_transport_failure_is_the_steps_error_named_in_the_headline(
     )
     assert "MCP session" in result.stdout.str()  # the messages exchanged are still evidence
     assert alive(tag) == []
+
+
+RAW_SERVER = r"""
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    method = message["method"]
+    if method == "initialize":
+        result = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "raw", "version": "0"}}
+    elif method == "tools/list":
+        schema = {"type": "object", "properties": {"result": {"type": "integer"}}, "required": ["result"]}
+        result = {"tools": [{"name": "add", "inputSchema": {"type": "object"}, "outputSchema": schema}]}
+    elif method == "tools/call":
+        result = {"content": [{"type": "text", "text": "forty-two"}], "structuredContent": {"result": "forty-two"}}
+    else:
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "no"}}), flush=True)
+        continue
+    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+"""
+
+
+def test_a_result_against_the_tools_own_output_schema_is_an_invalid_result(pytester: pytest.Pytester) -> None:
+    """A server written by hand (the SDK's servers check their own output) breaks its output schema."""
+    pytester.makefile(".py", raw_server=RAW_SERVER)
+    server = f"{sys.executable} {pytester.path / 'raw_server.py'}"
+    for protocol in ("handshake", "auto"):
+        text = mcp_file(server, ADD).replace("transport: mcp\n", f"transport: mcp\nprotocol: {protocol}\n")
+        pytester.makefile(".md", **{f"raw_{protocol}": text})
+    result = run_pytest(pytester, "-p", "no:xdist", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=2)
+    assert (
+        result.stdout.str().count("the server's answer is invalid (the MCP client rejected it): RuntimeError")
+        >= 2
+    )
