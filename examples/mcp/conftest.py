@@ -3,12 +3,13 @@ nothing: the plugin starts the server itself).
 
 ``pytest_configure`` of a conftest in a subfolder runs when pytest first collects that folder, so the
 server starts only when an MCP example runs, in each process that runs one (also each xdist worker),
-and stops at the end. Specs reach it through ``${env.EXAMPLE_MCP_URL}``; set that variable yourself
+and stops at the end (and with this process, however it ends). Specs reach it through ``${env.EXAMPLE_MCP_URL}``; set that variable yourself
 to point them at another server.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import socket
 import subprocess
@@ -51,10 +52,11 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     port = _free_port()
     _process = subprocess.Popen(
-        [sys.executable, str(SERVER), "--http", "--port", str(port)],
+        [sys.executable, str(SERVER), "--http", "--port", str(port), "--exit-with-parent"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+    atexit.register(_stop)  # also when pytest_unconfigure does not reach this conftest (an xdist worker)
     try:
         _wait_for(port, _process)
     except BaseException:

@@ -83,14 +83,34 @@ def _v1() -> bool:
     return Server.__name__ == "FastMCP"
 
 
+def _exit_with_parent() -> None:
+    """A server another process serves over HTTP for a while must not outlive it (killed, crashed)."""
+    import threading
+    import time
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(0)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--http", action="store_true", help="serve streamable HTTP at /mcp instead of stdio")
     parser.add_argument("--port", type=int, default=8790)
     parser.add_argument("--mode", choices=("ok", "exit", "hang", "wrong"), default="ok")
     parser.add_argument("--tag", default="", help="ignored: lets a test find this process in /proc")
+    parser.add_argument(
+        "--exit-with-parent", action="store_true", help="exit when the process that started this one ends"
+    )
     args = parser.parse_args(argv)
     server = build(args.mode, port=args.port)
+    if args.exit_with_parent:
+        _exit_with_parent()
     if not args.http:
         server.run()
     elif _v1():

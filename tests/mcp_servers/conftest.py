@@ -69,7 +69,7 @@ def serve_http(python: str, *args: str) -> Iterator[str]:
     """The example server over streamable HTTP on a free port; stopped after."""
     port = free_port()
     process = subprocess.Popen(
-        [python, str(SERVER), "--http", "--port", str(port), *args],
+        [python, str(SERVER), "--http", "--port", str(port), "--exit-with-parent", *args],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         cwd=str(SERVER.parent),
