@@ -7,7 +7,8 @@ a shell's) and puts it before its stdio MCP server's command. The proxy relays e
 agent and the server byte for byte (``_meta``, protocol versions, ids: untouched, whichever protocol
 version they speak) and writes to the trace file, in the highbar trace contract v1 the plugin reads:
 
-- a ``hello`` when it starts (so the agent counts as observed);
+- a ``hello`` when it starts, unless the file has one (so the agent counts as observed; one hello, since
+  a later one would forget the tools declared since the first);
 - a ``tools`` declaration of the names a ``tools/list`` answer gave (not a call);
 - a ``tool`` record for each ``tools/call`` answered: ``fn``, ``args``, ``result`` (the
   ``structuredContent``, else the text), ``error`` (a JSON-RPC error or an ``isError`` result),
@@ -137,6 +138,17 @@ def _messages(line: bytes) -> list[dict[str, Any]]:
     return [m for m in items if isinstance(m, dict)]
 
 
+def _has_hello(traces: str) -> bool:
+    try:
+        with open(traces, "rb") as f:
+            for line in f:
+                if b'"hello"' in line and _dict(next(iter(_messages(line)), None)).get("type") == "hello":
+                    return True
+    except OSError:
+        pass
+    return False
+
+
 def _dict(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
@@ -172,7 +184,10 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         sys.stderr.write(f"semantictest mcp proxy: cannot start the MCP server {args[3]!r}: {exc}\n")
         return 127
-    recorder.write({"type": "hello", "sdk": "semantictest-mcp-proxy", "pid": os.getpid(), "ts": time.time()})
+    if not _has_hello(recorder.traces):  # a second hello would forget the tools other servers declared
+        recorder.write(
+            {"type": "hello", "sdk": "semantictest-mcp-proxy", "pid": os.getpid(), "ts": time.time()}
+        )
     signal.signal(signal.SIGTERM, lambda *_: server.terminate())
     assert server.stdin is not None and server.stdout is not None
 

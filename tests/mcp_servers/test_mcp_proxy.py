@@ -22,13 +22,14 @@ AGENT = REPO / "examples" / "mcp" / "mcp_agent.py"
 FAKE_SERVER = r"""
 import json, sys
 log = open(sys.argv[1], "ab")
+name = sys.argv[2] if len(sys.argv) > 2 else "add"
 for line in sys.stdin.buffer:
     log.write(line); log.flush()
     message = json.loads(line)
     if "id" not in message:
         continue
     if message["method"] == "tools/list":
-        answer = {"tools": [{"name": "add", "inputSchema": {"type": "object"}}]}
+        answer = {"tools": [{"name": name, "inputSchema": {"type": "object"}}]}
     elif message.get("params", {}).get("name") == "boom":
         out = {"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32602, "message": "Unknown tool: boom"}}
         sys.stdout.write(json.dumps(out) + "\n"); sys.stdout.flush(); continue
@@ -80,6 +81,21 @@ def test_the_proxy_relays_untouched_and_records_only_tools_call(tmp_path: Path) 
         ("add", {"a": 1}, {"result": 42}, None, {"test": "exec-1"}),
         ("boom", {}, None, "JSON-RPC error -32602: Unknown tool: boom", {}),
     ]
+
+
+def test_two_servers_of_one_agent_keep_both_declarations(tmp_path: Path) -> None:
+    """One hello in the trace file: a second proxy's hello would reset the tools the first declared."""
+    server = tmp_path / "server.py"
+    server.write_text(FAKE_SERVER)
+    traces = tmp_path / "traces.jsonl"
+    listing = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}) + "\n"
+    prefix = mcp_proxy.proxy_prefix(str(traces)).split()
+    for n, tool in enumerate(("add", "search")):
+        command = [*prefix, sys.executable, str(server), str(tmp_path / f"r{n}.log"), tool]
+        subprocess.run(command, input=listing.encode(), capture_output=True, timeout=60, check=True)
+    batch = TraceReader(traces).read_new()
+    assert len(batch.hellos) == 1 and batch.declarations == [("add",), ("search",)]
+    assert TraceReader(traces).inventory() == frozenset({"add", "search"})
 
 
 def test_a_server_that_cannot_start_is_named(tmp_path: Path) -> None:
