@@ -4,7 +4,7 @@ Each step opens its own session (over stdio it starts the server and always stop
 request and closes. Keys, as ``input`` (resolved) or ``config`` (as written):
 
 - the server: ``command`` (a string split like a shell's, or a list; run in ``cwd``, default the
-  run's root folder; ``env``: extra environment for it, the SDK passes a stdio server only a handful
+  directory pytest was invoked from; ``env``: extra environment for it, the SDK passes a stdio server only a handful
   of variables) or ``url`` (streamable HTTP; ``headers`` sent with each request);
 - ``method``: ``tools/list``, ``tools/call`` (the default when ``tool`` is given), ``resources/list``,
   ``resources/read``, ``resources/templates/list``, ``prompts/list``, ``prompts/get``, ``ping``;
@@ -148,7 +148,7 @@ class McpCall(Block):
             redactor.add([str(v) for k, v in env.items() if secret_name(str(k))])
         command = given.get("command")
         words = shlex.split(command) if isinstance(command, str) else [str(c) for c in command or []]
-        root = ctx.run_context.rootdir or Path.cwd()
+        root = Path.cwd()  # where pytest was invoked, as for an agent's start and a compliance server
         cwd = str(root / str(given["cwd"])) if given.get("cwd") else str(root)
         record = McpRecord(
             "stdio" if words else "streamable-http",

@@ -3,7 +3,7 @@ slot (the reply, :mod:`pytest_semantictest.blocks.mcp_call`), then :class:`McpRe
 
 A case's request is ``MCP `tools/call` `` (any method of ``METHODS``) with its params as the JSON
 body. The server is the front matter's ``server`` (a ``http(s)://`` URL: streamable HTTP; anything
-else: a command started over stdio in the run's root folder), unless ``COMPLIANCE_MCP_URL`` or
+else: a command started over stdio in the directory pytest was invoked from), unless ``COMPLIANCE_MCP_URL`` or
 ``COMPLIANCE_MCP_COMMAND`` names another; ``protocol`` pins the protocol version.
 """
 
