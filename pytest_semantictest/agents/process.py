@@ -28,6 +28,8 @@ from ..trace_context import EXPORT_ENV
 from . import cleanup, procs, watchdog
 from .config import AgentConfig
 from .errors import AgentStartError
+from .mcp_proxy import ENV_VAR as MCP_PROXY_VAR
+from .mcp_proxy import proxy_prefix
 from .net import endpoint_address, health_status, listener, port_open
 from .traces import TraceReader
 
@@ -118,7 +120,13 @@ class AgentProcess:
         log = self._open_log()
         self.traces_path = self._new_trace_file()
         # (with the OTLP receiver on, its exporter settings; the agent's own env may override them)
-        env = {**os.environ, **EXPORT_ENV, **cfg.env, "HIGHBAR_TRACES_URL": str(self.traces_path)}
+        env = {
+            **os.environ,
+            **EXPORT_ENV,
+            **cfg.env,
+            "HIGHBAR_TRACES_URL": str(self.traces_path),
+            MCP_PROXY_VAR: proxy_prefix(str(self.traces_path)),  # its MCP tool calls become trace records
+        }
         with (
             log,
             handled_signals_unblocked(),

@@ -27,9 +27,10 @@ _BUILTIN: dict[str, str] = {
     "ChatResponse": "chat_response:ChatResponse",
     "TransportRequest": "transport_request:TransportRequest",
     "Spans": "spans:Spans",
+    "McpCall": "mcp_call:McpCall",
 }
 
-_INTERNAL: dict[str, str] = {"YaoHook": "yao_hook:YaoHook"}
+_INTERNAL: dict[str, str] = {"YaoHook": "yao_hook:YaoHook", "McpRequest": "mcp_call:McpRequest"}
 """Blocks a format's compiler puts in a pipeline (not listed among the blocks a spec may name)."""
 
 _registered: dict[str, type[Block]] = {}

@@ -56,7 +56,7 @@ MALFORMED: list[tuple[str, str, str, str]] = [
         "front-matter-transport",
         doc(chat_case(), transport="websocket"),
         "transport: websocket",
-        "'completions', 'realtime' or 'a2a'",
+        "'completions', 'realtime', 'a2a' or 'mcp'",
     ),
     (
         "front-matter-typo",

@@ -11,7 +11,8 @@ from ..yamlsource import YamlError, load_yaml
 from .markdown import Item, Line, bullet, bullet_tree, item_value, key_value, label, snake, text_of, unquote
 from .models import Agent, Bullet, CaseSetup, ChatInput, Message, Request, Strict, TestCase, Variable
 
-METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
+METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "MCP")
+"""``MCP`` is the request line of a ``transport: mcp`` case: MCP `tools/call`."""
 LABELS = (
     "Request",
     "Input",

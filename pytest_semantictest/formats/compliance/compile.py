@@ -20,6 +20,7 @@ from ...errors import Problem
 from ...model import AgentRequirement, Case, Check, Step, Suite
 from .agent_urls import on_agent_path
 from .data import ComplianceCase, ComplianceFile
+from .mcp import McpReplyCheck, mcp_step, server_of
 from .models import DEFAULT_BASE_URL, Document, Setup, TestCase
 from .prose import condition_skip, flow_check
 from .request import build_request
@@ -77,6 +78,9 @@ def compile_document(doc: Document, settings: Settings) -> Suite:
     case (its text, its strict block, its request, a ``{placeholder}`` with no value) is that case's
     ``error``: it ERRORs before anything is sent, the other cases run."""
     url = base_url(doc.setup, settings, doc.front.transport, doc.front.dialect)
+    target = server_of(doc.front.server, settings.env) if doc.front.transport == "mcp" else None
+    if isinstance(target, str) and target.startswith(("http://", "https://")):
+        url = target  # an MCP server over HTTP: what --semantictest-compliance-server waits for
     setup = doc.setup.model_copy(update={"base_url": url})
     front = doc.front
     file_skip = f"skip_reason: {front.skip_reason}" if front.skip_reason else None
@@ -143,9 +147,24 @@ def _case(
     if built.config is not None and settings.agent_url:  # a server that serves each agent at its own path
         built.config = on_agent_path(built.config, setup.base_url, settings.agent_url, tc, setup)
     problems = [*tc.problems, *found]
+    mcp = doc.front.transport == "mcp"
     checks: list[Check] = [
-        ResponseCheck(tc.expected, tc.line) if completions else ReplyCheck(tc.expected, tc.line)
+        ResponseCheck(tc.expected, tc.line)
+        if completions
+        else McpReplyCheck(tc.expected, tc.line)
+        if mcp
+        else ReplyCheck(tc.expected, tc.line)
     ]
+    mcp_call: Step | None = None
+    if mcp:
+        server = server_of(doc.front.server, settings.env)
+        mcp_call, found, missing = mcp_step(
+            tc, built.config, server, doc.front.protocol, settings.env, settings.cwd, where
+        )
+        problems.extend(found)
+        built.missing.extend(missing if skip is None else [])
+    elif tc.request is not None and tc.request.method == "MCP":
+        problems.append(Problem(where, "an MCP request line is for transport: mcp files", tc.request.line))
     if tc.strict is not None:
         strict, found = compile_strict(tc.strict, where)
         problems.extend(found)
@@ -174,6 +193,9 @@ def _case(
                 Step("MockData", "variables", None, {"data": built.variables}, "variables", tc.line, where)
             )
         line = tc.request.line if tc.request else tc.input.line if tc.input else tc.line
+        if mcp:
+            case.steps.extend([mcp_call] if mcp_call is not None else [])
+            return case
         if not completions:  # a2a, realtime: one step reads the whole exchange into the reply
             case.steps.append(request_step(built.config, line, where))
             return case

@@ -21,7 +21,7 @@ DEFAULT_BASE_URL = "http://localhost:8765"
 DEFAULT_TIMEOUT_S = 60.0
 MAX_TIMEOUT_S = 86400.0
 """A day: a longer (or infinite) per-case timeout is a mistake, not a wish."""
-TRANSPORTS = ("completions", "realtime", "a2a")
+TRANSPORTS = ("completions", "realtime", "a2a", "mcp")
 
 
 def _as_list(value: object) -> object:
@@ -36,13 +36,17 @@ class FrontMatter(BaseModel):
 
     name: str = Field(min_length=1)
     version: str
-    transport: Literal["completions", "realtime", "a2a"]
+    transport: Literal["completions", "realtime", "a2a", "mcp"]
     dialect: Literal["jsonrpc", "rest", "webagents"] | None = None
     """A2A only: which A2A the agent speaks (else detected from the request or the agent card)."""
     a2a_version: Literal["0.3", "1.0"] | None = None
     """A2A JSON-RPC only: the protocol version to speak (else the newest the agent card offers)."""
     tool_calls: ToolCallShapes | None = None
     """a2a only: the agent's own tool-call shape in its data parts (else the documented defaults)."""
+    server: str | list[str] | None = None
+    """MCP only: the server under test, a command started over stdio or an ``http(s)://`` URL."""
+    protocol: Literal["auto", "handshake", "2026-07-28"] | None = None
+    """MCP only: the protocol version (default ``auto``: negotiated)."""
     type: Literal["single-agent", "multi-agent"] = "single-agent"
     tags: list[str] = Field(default_factory=list)
     timeout: float = Field(default=DEFAULT_TIMEOUT_S, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
@@ -57,6 +61,9 @@ class FrontMatter(BaseModel):
                 f"dialect is for transport: a2a (jsonrpc, rest or webagents); remove it from this "
                 f"'{self.transport}' file"
             )
+        for key in ("server", "protocol"):
+            if getattr(self, key) is not None and self.transport != "mcp":
+                raise ValueError(f"{key} is for transport: mcp; remove it from this '{self.transport}' file")
         return self
 
     @model_validator(mode="after")

@@ -1,0 +1,311 @@
+"""McpCall: one request to an MCP server under test, over stdio or streamable HTTP (the ``mcp`` client).
+
+Each step opens its own session (over stdio it starts the server and always stops it), sends one
+request and closes. Keys, as ``input`` (resolved) or ``config`` (as written):
+
+- the server: ``command`` (a string split like a shell's, or a list; run in ``cwd``, default the
+  directory pytest was invoked from; ``env``: extra environment for it, the SDK passes a stdio server only a handful
+  of variables) or ``url`` (streamable HTTP; ``headers`` sent with each request);
+- ``method``: ``tools/list``, ``tools/call`` (the default when ``tool`` is given), ``resources/list``,
+  ``resources/read``, ``resources/templates/list``, ``prompts/list``, ``prompts/get``, ``ping``;
+  ``params``, or the shorthands ``tool``/``name``, ``arguments``, ``uri``;
+- ``protocol``: ``auto`` (default), ``handshake`` (the ``initialize`` handshake, ``Mcp-Session-Id``)
+  or ``2026-07-28`` (stateless);
+- ``timeout``: milliseconds for the whole session (default 30000).
+
+Output: the reply (:class:`.transports.mcp.McpRecord`): ``protocol_version``, ``session_id``,
+``server_info``, ``result``, ``text``, ``structured``, ``is_error``, ``error`` (``kind``: ``tool
+error``, ``JSON-RPC error``, ``transport failure``, ``timeout``), ``state``, lists' ``tools`` /
+``tool_names`` / ``input_schemas`` ..., ``timeline``, ``http``, ``stderr``; plus ``ok`` (the session
+ran to its end), ``failure`` and ``timed_out``. A compliance file's ``McpRequest`` (the same, internal)
+gives the reply under ``reply`` in the shape the compliance checks read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from ..evidence import Note, ToolCall, ToolCalls
+from ..json_types import JSONObject, JSONValue
+from ..model import StepTrace
+from .base import Block, BlockError
+from .transports.mcp import METHODS, PROTOCOLS, McpFailure, McpRecord, run_session
+
+if TYPE_CHECKING:
+    from ..evidence import Evidence
+    from ..step import StepContext
+
+DEFAULT_TIMEOUT_MS = 30_000
+STOP_RESERVE_MS = 5_000.0
+_KEYS = (
+    "command",
+    "url",
+    "env",
+    "cwd",
+    "headers",
+    "method",
+    "params",
+    "tool",
+    "name",
+    "arguments",
+    "uri",
+    "protocol",
+    "timeout",
+)
+
+
+def config_problems(config: Mapping[str, JSONValue]) -> list[tuple[str, str]]:
+    """What is wrong with an McpCall as written (at collection, before any server starts)."""
+    problems: list[tuple[str, str]] = []
+    if (config.get("command") is None) == (config.get("url") is None):
+        problems.append(
+            ("command", "give the server as 'command' (stdio) or 'url' (streamable HTTP), one of them")
+        )
+    command = config.get("command")
+    if command is not None and not (
+        (isinstance(command, str) and command.strip())
+        or (isinstance(command, list) and command and all(isinstance(c, str) for c in command))
+    ):
+        problems.append(("command", "'command' is a command line or a list of words"))
+    method = config.get("method")
+    if method is not None and method not in METHODS:
+        from ..errors import did_you_mean
+
+        problems.append(("method", f"unknown MCP method {method!r}{did_you_mean(str(method), METHODS)}"))
+    protocol = config.get("protocol")
+    if protocol is not None and protocol not in PROTOCOLS:
+        problems.append(("protocol", f"protocol is one of {', '.join(PROTOCOLS)}, not {protocol!r}"))
+    for key in ("env", "headers", "params", "arguments"):
+        if config.get(key) is not None and not isinstance(config.get(key), Mapping):
+            problems.append((key, f"'{key}' is a mapping"))
+    if _method(config) in ("tools/call", "prompts/get") and not _params(config).get("name"):
+        problems.append(("tool", f"{_method(config)} needs the name: 'tool' (or params.name)"))
+    timeout = config.get("timeout")
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= 86_400_000
+    ):
+        problems.append(("timeout", "'timeout' is milliseconds, a number above 0"))
+    return problems
+
+
+def _method(config: Mapping[str, JSONValue]) -> str:
+    method = config.get("method")
+    if isinstance(method, str):
+        return method
+    return "tools/call" if config.get("tool") is not None else "tools/list"
+
+
+def _params(config: Mapping[str, JSONValue]) -> JSONObject:
+    params = dict(config["params"]) if isinstance(config.get("params"), Mapping) else {}
+    name = config.get("tool") or config.get("name")
+    if name is not None:
+        params.setdefault("name", name)
+    if config.get("arguments") is not None:
+        params.setdefault("arguments", config["arguments"])
+    if config.get("uri") is not None:
+        params.setdefault("uri", config["uri"])
+    return params
+
+
+class McpCall(Block):
+    name = "McpCall"
+    concurrency_safe = True  # each step has its own session (and its own server process over stdio)
+    inputs = _KEYS
+    input_keys = frozenset(_KEYS)
+    config_keys = frozenset(_KEYS)
+    as_reply: ClassVar[bool] = False
+    _failed_output: JSONObject | None = None
+    outputs = ("ok", "protocol_version", "result", "text", "structured", "is_error", "error", "reply")
+
+    @classmethod
+    def validate_config(cls, config: Mapping[str, JSONValue]) -> list[tuple[str, str]]:
+        return config_problems(config) if config.get("command") or config.get("url") else []
+
+    @classmethod
+    def validate_input(cls, value: Mapping[str, JSONValue]) -> list[tuple[str, str]]:
+        return config_problems(value) if value.get("command") or value.get("url") else []
+
+    async def process(self, inputs: JSONObject, ctx: StepContext) -> JSONObject:
+        given = {**self.config, **{k: v for k, v in inputs.items() if k in _KEYS}}
+        problems = config_problems(given)
+        if problems:
+            message = "; ".join(f"{key}: {why}" for key, why in problems)
+            if not self.as_reply:
+                raise BlockError(f"{self.name}: {message}")
+            return self._output(
+                McpRecord("", "", _method(given), {}), f"{self.name}: {message}", False, given
+            )
+        redactor = ctx.run_context.redactor
+        if redactor is not None:  # values sent in secret headers, or given in env under a secret's name
+            from ..redact import secret_name
+
+            redactor.learn({"headers": dict(given.get("headers") or {})})
+            env = dict(given.get("env") or {})
+            redactor.add([str(v) for k, v in env.items() if secret_name(str(k))])
+        command = given.get("command")
+        words = shlex.split(command) if isinstance(command, str) else [str(c) for c in command or []]
+        root = Path.cwd()  # where pytest was invoked, as for an agent's start and a compliance server
+        cwd = str(root / str(given["cwd"])) if given.get("cwd") else str(root)
+        record = McpRecord(
+            "stdio" if words else "streamable-http",
+            shlex.join(words) if words else str(given.get("url")),
+            _method(given),
+            _params(given),
+        )
+        timeout = given.get("timeout")
+        ms = float(timeout) if isinstance(timeout, (int, float)) and timeout else float(DEFAULT_TIMEOUT_MS)
+        # the session ends before the case's own timeout, so the cause is named: by the time the SDK takes to
+        # abandon a request (a courtesy cancel, bounded at 5 s) and stop a stdio server that does not exit
+        # (stdin closed, 2 s, SIGTERM, 2 s, SIGKILL)
+        reserve = min(STOP_RESERVE_MS, ms / 2)
+        seconds = (ms - reserve) / 1000
+        failure: str | None = None
+        timed_out = False
+        try:
+            async with asyncio.timeout(seconds):
+                await run_session(
+                    record,
+                    command=words or None,
+                    url=None if words else str(given.get("url")),
+                    env={str(k): str(v) for k, v in dict(given.get("env") or {}).items()},
+                    cwd=cwd,
+                    headers={str(k): str(v) for k, v in dict(given.get("headers") or {}).items()},
+                    protocol=str(given.get("protocol") or "auto"),
+                    seconds=seconds,
+                )
+        except TimeoutError:
+            timed_out = True
+            failure = (
+                f"timeout: {record.method} had no answer within {seconds:g} s (the session's deadline, "
+                f"{reserve / 1000:g} s before the timeout of {ms / 1000:g} s); "
+                + ("the server was stopped" if words else "the request was cancelled")
+            )
+        except McpFailure as exc:
+            failure = str(exc)
+        output = self._output(record, failure, timed_out, given)
+        if failure is not None and not self.as_reply:  # the step's error: a check reading it names the cause
+            self._failed_output = output
+            raise BlockError(failure)
+        return output
+
+    def _output(
+        self, record: McpRecord, failure: str | None, timed_out: bool, given: JSONObject
+    ) -> JSONObject:
+        reply = record.as_reply()
+        if failure is not None:
+            kind = "timeout" if timed_out else "transport failure"
+            reply["error"] = {"kind": kind, "message": failure}
+            reply["state"] = "failed"
+        request = {k: v for k, v in given.items() if k in ("command", "url", "method", "params", "protocol")}
+        request.update(method=record.method, params=record.params)
+        if not self.as_reply:
+            return {
+                **reply,
+                "ok": failure is None,
+                "failure": failure,
+                "timed_out": timed_out,
+                "request": request,
+            }
+        tool_calls: list[JSONValue] = []
+        if record.method == "tools/call":
+            tool_calls.append(
+                {
+                    "name": record.params.get("name"),
+                    "arguments": record.params.get("arguments"),
+                    "result": reply["result"],
+                }
+            )
+        request = {"transport": "mcp", "method": "MCP", "url": record.method, "body": record.params}
+        return {
+            "ok": failure is None,
+            "status": _status(record),
+            "stream": False,
+            "reply": reply,
+            "content": reply["text"],
+            "events": [],
+            "tool_calls": tool_calls,
+            "problem": None,
+            "error": failure or (reply["error"] or {}).get("message"),
+            "failure": failure,
+            "timed_out": timed_out,
+            "request": request,
+            "url": record.server,
+        }
+
+    def error_output(self, inputs: JSONObject, message: str) -> JSONObject:
+        """The session's reply as far as it went (its evidence shows), else the message alone."""
+        return self._failed_output or {"ok": False, "status": 0, "error": message, "failure": message}
+
+    @classmethod
+    def evidence_of(cls, trace: StepTrace) -> list[Evidence]:
+        """The session as a Note (server, protocol version, session id, outcome, every message) and,
+        for ``tools/call``, the call as a tool-call row."""
+        out = trace.output
+        if not isinstance(out, Mapping):
+            return []
+        reply = out.get("reply") if isinstance(out.get("reply"), Mapping) else out
+        if not isinstance(reply, Mapping) or reply.get("transport") != "mcp":
+            return []
+        error = reply.get("error") if isinstance(reply.get("error"), Mapping) else None
+        fields = {
+            key: reply.get(key)
+            for key in ("connection", "server", "protocol_version", "session_id", "method", "state")
+            if reply.get(key) not in (None, "")
+        }
+        if error is not None:
+            said = (
+                f"{error.get('code')} {error.get('message')}"
+                if "code" in error
+                else str(error.get("message"))
+            )
+            fields["error"] = (
+                said if said.startswith(str(error.get("kind"))) else f"{error.get('kind')}: {said}"
+            )
+        lines = list(reply.get("timeline") or [])
+        lines += [
+            f"HTTP {h.get('method')} {h.get('status')} {h.get('headers') or ''}".rstrip()
+            for h in reply.get("http") or []
+        ]
+        if reply.get("stderr") and reply.get("state") == "failed":  # what the server said of it
+            lines.append("server stderr (last lines):\n" + str(reply["stderr"]).rstrip())
+        records: list[Evidence] = [Note("MCP session", fields, "\n".join(lines) or "(no messages)")]
+        if reply.get("method") == "tools/call":
+            found = reply.get("params")
+            params: Mapping[str, JSONValue] = found if isinstance(found, Mapping) else {}
+            result = reply.get("structured") if reply.get("structured") is not None else reply.get("text")
+            records.append(
+                ToolCalls(
+                    [
+                        ToolCall(
+                            params.get("name"),
+                            params.get("arguments"),
+                            None if error else result,
+                            error and error.get("message"),
+                        )
+                    ],
+                    "MCP tools/call",
+                )
+            )
+        return records
+
+
+def _status(record: McpRecord) -> int:
+    """The HTTP status of the request's answer on streamable HTTP (the last POST), else 0 over stdio
+    (a JSON-RPC error under 2026-07-28 arrives with a 4xx)."""
+    posts = [h for h in record.http if h.get("method") == "POST"]
+    status = posts[-1].get("status") if posts else 0
+    return status if isinstance(status, int) else 0
+
+
+class McpRequest(McpCall):
+    """A compliance file's MCP exchange (internal): its config is written by the compiler and reaches the
+    block as written (a ``${...}`` in a tool's arguments is text to send), and its output is the reply in
+    the shape the compliance checks read (``ok``, ``status``, ``reply``, ...)."""
+
+    name = "McpRequest"
+    resolve_config = False
+    as_reply = True
