@@ -17,6 +17,7 @@ import pytest
 
 from ..json_types import JSONValue
 from .baseline import BaselineError, Change, Comparison, compare, load
+from .results_file import files_of
 
 if TYPE_CHECKING:
     from .results import ResultsWriter
@@ -37,7 +38,10 @@ class BaselinePlugin:
         try:
             self.old, self.notes = load(self.path)
         except BaselineError as exc:
-            self.problem = str(exc)
+            if self.path.exists():  # a file given that cannot be used: one line, before any test runs
+                raise pytest.UsageError(f"pytest-semantictest: --semantictest-baseline: {exc}") from None
+            self.problem = str(exc)  # none yet (a first run): not compared, and said
+        writer.inputs.extend(files_of(self.path))
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:

@@ -56,6 +56,9 @@ class ResultsWriter:
         self._usage = usage
         self._redactor = redactor
         self.records: dict[str, dict[str, JSONValue]] = {}
+        self.inputs: list[Path] = []
+        """Files this run reads (the baseline's): the results file never replaces one."""
+        self.problem: str | None = None
         self._before: dict[str, int] = {}
 
     # -- every process: what one test did ---------------------------------------------------
@@ -163,17 +166,29 @@ class ResultsWriter:
             return
         if self.path is None:  # kept for the baseline comparison only
             return
+        from ..files import write_atomic
+
         order = ("id", "name", "file", "format", "outcome", "duration_s", "message")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.path.open("w", encoding="utf-8") as fh:
-            for record in self.records.values():
-                ordered = {k: record[k] for k in order if k in record}
-                ordered.update({k: v for k, v in record.items() if k not in ordered})
-                fh.write(json.dumps(ordered, ensure_ascii=False, default=str) + "\n")
+        lines = []
+        for record in self.records.values():
+            ordered = {k: record[k] for k in order if k in record}
+            ordered.update({k: v for k, v in record.items() if k not in ordered})
+            lines.append(json.dumps(ordered, ensure_ascii=False, default=str) + "\n")
+        try:  # checked writable before the run (start_checks.py); a disk that filled since is said
+            write_atomic(self.path, "".join(lines), inputs=self.inputs)
+        except OSError as exc:
+            self.problem = f"results NOT written to {self.path}: {exc.strerror or exc}"
+            if session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if not hasattr(self.config, "workerinput") and self.path is not None:
-            terminalreporter.write_line(f"semantictest: results of {len(self.records)} tests in {self.path}")
+            if self.problem is not None:
+                terminalreporter.write_line(f"semantictest: {self.problem}", red=True)
+            else:
+                terminalreporter.write_line(
+                    f"semantictest: results of {len(self.records)} tests in {self.path}"
+                )
 
 
 def _outcome(report: pytest.TestReport) -> str | None:
