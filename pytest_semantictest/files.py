@@ -67,7 +67,7 @@ def read_text(path: Path, max_bytes: int) -> str:
     """
     try:
         raw = read_regular(path, max_bytes).removeprefix(b"\xef\xbb\xbf")
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, NotADirectoryError) as exc:
         why = exc.strerror or str(exc)
         raise UnreadableFile(f"cannot read file: {why}", detail=why) from None
     try:
@@ -127,11 +127,12 @@ def read_regular(path: Path, max_bytes: int) -> bytes:
 
     Opened without blocking (a FIFO with no writer would hang the run) and checked before it is read
     (``/dev/zero`` would be read until memory runs out). Raises :class:`UnreadableFile`;
-    ``FileNotFoundError`` passes through for callers to whom a missing file is no error.
+    ``FileNotFoundError`` and ``NotADirectoryError`` (no such file) pass through for callers to whom
+    a missing file is no error.
     """
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         raise
     except OSError as exc:
         why = exc.strerror or str(exc)
@@ -175,7 +176,7 @@ def json_value(text: str, max_depth: int = MAX_DEPTH) -> JSONValue:
     try:
         value: JSONValue = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"not JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+        raise ValueError(f"not JSON ({exc.msg}, line {exc.lineno})") from None
     except RecursionError:
         raise ValueError(f"nested more than {max_depth} levels deep") from None
     if _depth(value) > max_depth:

@@ -10,6 +10,7 @@ from ..json_types import JSONValue
 from ..llm.verdict import judge_lines
 from ..model import Failure, StepTrace, Verdict
 from ..redact import Redactor
+from ..shown import shorten
 from ..stats import interval_text
 from .judge import judge_outputs
 
@@ -24,9 +25,7 @@ SAME_MIN = 200
 
 def sized(text: str, limit: int) -> str:
     """``text`` cut to ``limit`` characters, saying how much was cut and the full size."""
-    if len(text) <= limit:
-        return text
-    return text[:limit] + f"... ({len(text) - limit:,} more characters; {len(text):,} in all)"
+    return shorten(text, limit, tell=True)
 
 
 def clip_middle(text: str, limit: int = MESSAGE_LIMIT) -> str:

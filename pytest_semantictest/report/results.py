@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from ..json_types import JSONValue
+from ..shown import Mask, shorten
 
 if TYPE_CHECKING:
     from ..redact import Redactor
@@ -154,9 +155,9 @@ class ResultsWriter:
         outcome = _outcome(report)
         if outcome is not None and (record["outcome"] in ("passed", "xpassed") or outcome == "failed"):
             record["outcome"] = outcome
-            message = _message(report)
+            message = _message(report, self._redactor().text)  # masked, then shortened
             if message:
-                record["message"] = self._redactor().text(message)
+                record["message"] = message
         data = getattr(report, ATTRIBUTE, None)
         if isinstance(data, dict):
             record.update(data)
@@ -207,8 +208,8 @@ _WORKER_LINE = re.compile(r"\A\[gw\d+\] [^\n]* -- Python [^\n]*\n")
 (and would make a split run's records differ from a whole run's)."""
 
 
-def _message(report: pytest.TestReport) -> str:
+def _message(report: pytest.TestReport, mask: Mask) -> str:
     if report.skipped and isinstance(report.longrepr, tuple) and len(report.longrepr) == 3:
-        return str(report.longrepr[2]).removeprefix("Skipped: ")
+        return mask(str(report.longrepr[2]).removeprefix("Skipped: "))
     text = _WORKER_LINE.sub("", report.longreprtext or "")
-    return text if len(text) <= 4000 else text[:4000] + "..."
+    return shorten(text, 4000, mask)

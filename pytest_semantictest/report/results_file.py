@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, Validat
 
 from ..files import UnreadableFile, json_value, read_regular
 from ..json_types import JSONValue
+from ..shown import shorten
 
 KNOWN_VERSIONS = (1,)
 OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
@@ -88,7 +89,7 @@ def read_records(file: Path, label: str = "results") -> list[tuple[int, dict[str
         text = read_regular(file, MAX_BYTES).decode("utf-8")
     except UnreadableFile as exc:
         raise ResultsFileError(f"{label} {file} cannot be read: {exc.detail}") from None
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         raise ResultsFileError(f"{label} {file} does not exist") from None
     except UnicodeDecodeError as exc:
         raise ResultsFileError(
@@ -130,5 +131,4 @@ def record(line: str, where: str) -> dict[str, JSONValue]:
 
 
 def _shown(value: object) -> str:
-    text = ascii(value)
-    return text if len(text) <= 40 else text[:37] + "..."
+    return shorten(ascii(value), 40)
