@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, TextIO
 from .files import same_file, write_atomic, write_problem
 from .json_types import JSONObject, JSONValue
 from .report.results_file import files_of
+from .shown import printable
 
 if TYPE_CHECKING:
     from .llm.usage import Price
@@ -140,7 +141,7 @@ def merge(
         return 4
     summary = summary_lines(records, table)
     for line in summary:
-        stdout.write(line + "\n")
+        stdout.write(printable(line) + "\n")  # names read from files: escaped
     read = [file for path in inputs for file in files_of(path)]
     try:
         for option, target in outputs:
