@@ -198,6 +198,21 @@ def _depth(value: JSONValue) -> int:
     return deepest
 
 
+STATE_BYTES = 4 * 2**20
+"""A state file the processes of a run share (agent users, rate-limit buckets, records) is small."""
+
+
+def read_json(path: Path, max_bytes: int = STATE_BYTES, max_depth: int = MAX_DEPTH) -> JSONValue:
+    """A JSON file read by the rule above (:func:`read_regular`, :func:`json_value`); raises
+    ``FileNotFoundError``/``NotADirectoryError`` when there is none, ``ValueError`` (an
+    :class:`UnreadableFile` too) when it cannot be used."""
+    raw = read_regular(path, max_bytes)
+    try:
+        return json_value(raw.decode("utf-8"), max_depth)
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path} is not UTF-8 text (byte {exc.start})") from None
+
+
 def write_problem(path: Path, *, folder: bool = False) -> str | None:
     """Why ``path`` (a file, or with ``folder`` a folder we write files in) cannot be written, found
     without writing anything; None when it can. For a usage error before anything runs."""

@@ -126,12 +126,12 @@ def _controller_gone(users: Path | None) -> bool:
 
 def _other_users(users: Path | None, agent: int) -> bool:
     """Whether a live process still uses the agent (its state file names it, and the process)."""
-    import json
+    from ..files import read_json
 
     if users is None:
         return False
     try:
-        state = json.loads(users.read_text())
+        state = read_json(users)
     except (OSError, ValueError):
         return False
     if not isinstance(state, dict) or state.get("pid") != agent:

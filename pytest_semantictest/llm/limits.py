@@ -32,6 +32,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..files import read_json
 from ..json_types import JSONValue
 from .errors import LLMError
 
@@ -141,7 +142,8 @@ class SharedLimiter:
             fcntl.flock(lock, fcntl.LOCK_EX)
             try:
                 try:
-                    state = json.loads(self.path.read_text(encoding="utf-8") or "{}")
+                    found = read_json(self.path) if self.path.stat().st_size else {}
+                    state = found if isinstance(found, dict) else {}
                 except FileNotFoundError:
                     state = {}
                 state.setdefault("buckets", {})

@@ -277,3 +277,15 @@ def test_write_atomic_refuses_an_input_and_a_folder(tmp_path: Path) -> None:
     assert given.read_text() == "kept"
     assert write_problem(tmp_path / "new" / "deeper" / "f") is None
     assert write_problem(given / "f") == f"{given} is a file, so {given / 'f'} cannot be made under it"
+
+
+@pytest.mark.parametrize("headers, part", [({"X-Note": "café"}, "value"), ({"X-Nöte": "plain"}, "name")])
+def test_a_non_ascii_header_is_one_line_naming_the_header(headers: dict[str, str], part: str) -> None:
+    from tests.helpers import run_one
+
+    request = {"url": "http://127.0.0.1:9/x", "method": "GET", "headers": headers}
+    verdict = run_one([{"block": "HttpRequest", "input": request, "output": "r"}], {"r.status": 200})
+    text = str(verdict.error or "") + " ".join(str(f.message) + str(f.cause or "") for f in verdict.failures)
+    name = next(iter(headers))
+    assert f"HttpRequest header {ascii(name)[1:-1]!r}: its {part} holds a character that is not ASCII" in text
+    assert "UnicodeEncodeError" not in text and "café" not in text
