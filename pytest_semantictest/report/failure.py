@@ -87,7 +87,7 @@ def _inline_full(value: object) -> str:
 
 def _inline(value: object) -> str:
     text = _inline_full(value)
-    return text if len(text) <= 300 else text[:300] + f"... ({len(text):,} characters in all)"
+    return shorten(text, 300, tell=True)
 
 
 def render_verdict(title: str, verdict: Verdict, redactor: Redactor, differ: Differ | None = None) -> str:
