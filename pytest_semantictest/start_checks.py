@@ -18,6 +18,8 @@ from . import options
 
 LEAD = "pytest-semantictest:"
 WRITING_MODES = ("write", "read-write")
+KEY_ENV = "SEMANTICTEST_CACHE_KEY"
+"""``llm.cache.KEY_ENV``, named here so that a run without it imports nothing of the LLM client."""
 LLM_ENV = ("OPENAI_BASE_URL", "OPENAI_API_KEY", "HIGHBAR_LLM_BASE_URL", "HIGHBAR_LLM_API_KEY")
 """Variables that configure an LLM: with one set, the replay cache will be written (so it is checked)."""
 
@@ -56,12 +58,13 @@ def _overwrites_baseline(target: Path, baseline: Path) -> str | None:
 
 def _check_cache(config: pytest.Config, env: Mapping[str, str]) -> None:
     """The replay cache: its key (when set) and, when it will be written, its folder."""
-    from .llm.config import signing_key
+    if KEY_ENV in env:  # (the LLM modules are imported only when there is a key to check)
+        from .llm.config import signing_key
 
-    try:
-        signing_key(env)
-    except ValueError as exc:
-        raise pytest.UsageError(f"{LEAD} {exc}") from None
+        try:
+            signing_key(env)
+        except ValueError as exc:
+            raise pytest.UsageError(f"{LEAD} {exc}") from None
     mode = options.value(config, "llm-cache")
     if mode not in WRITING_MODES or not _llm_in_use(config, env):
         return

@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..files import read_json
+from ..files import read_json, write_atomic
 from ..json_types import JSONValue
 from .errors import LLMError
 
@@ -150,9 +150,7 @@ class SharedLimiter:
                 state.setdefault("flights", {})
                 state.setdefault("spent", {"tokens": 0, "money": 0.0, "models": {}})
                 yield state
-                tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
-                tmp.write_text(json.dumps(state), encoding="utf-8")
-                tmp.replace(self.path)
+                write_atomic(self.path, json.dumps(state))
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
 
