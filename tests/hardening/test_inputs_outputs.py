@@ -291,3 +291,26 @@ def test_a_non_ascii_header_is_one_line_naming_the_header(headers: dict[str, str
     name = next(iter(headers))
     assert f"HttpRequest header {ascii(name)[1:-1]!r}: its {part} holds a character that is not ASCII" in text
     assert "UnicodeEncodeError" not in text and "café" not in text
+
+
+@pytest.mark.parametrize("kind", ["link to /dev/zero", "fifo", "too large"])
+def test_a_replay_cache_entry_that_is_no_regular_file_is_an_error_naming_it(
+    kind: str, tmp_path: Path
+) -> None:
+    from pytest_semantictest.llm import cache as cache_module
+    from pytest_semantictest.llm.cache import CorruptEntry, ReplayCache
+
+    cache = ReplayCache(tmp_path / "cache", "replay")
+    target = cache.path("judge", "k" * 64)
+    target.parent.mkdir(parents=True)
+    if kind == "link to /dev/zero":
+        target.symlink_to("/dev/zero")
+    elif kind == "fifo":
+        os.mkfifo(target)
+    else:
+        with target.open("wb") as fh:  # sparse: no disk spent
+            fh.truncate(cache_module.MAX_ENTRY_BYTES + 1)
+    with pytest.raises(CorruptEntry) as caught:
+        cache.get("judge", "k" * 64)
+    said = "larger than 16 MB" if kind == "too large" else "not a regular file"
+    assert str(target) in str(caught.value) and said in str(caught.value)
