@@ -12,6 +12,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from .json_types import JSONValue
+from .shown import shorten
 
 if TYPE_CHECKING:
     import asyncio
@@ -30,8 +31,7 @@ def _shown(value: object) -> str:
     """A short form of a number (or anything) for a message; a huge integer as its magnitude."""
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**15:
         return f"{'-' if value < 0 else ''}about 10**{int(abs(value).bit_length() * math.log10(2))}"
-    text = repr(value)
-    return text if len(text) <= 40 else text[:40] + "..."
+    return shorten(repr(value), 40)
 
 
 def timeout_problem(value: JSONValue) -> str | None:

@@ -8,13 +8,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from .shown import shorten
+
 
 def clip(text: object, limit: int = 60) -> str:
-    """``text`` as a string, shortened with ``...`` when longer than ``limit`` (for messages)."""
+    """``text`` as a string, secrets masked and shortened (``shown.shorten``) when longer than ``limit``."""
     text = str(text)
     if not text.isprintable():  # keep a message on one line: show line breaks and controls escaped
         text = repr(text)[1:-1]
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return shorten(text, limit)
 
 
 def did_you_mean(word: str, choices: Iterable[str], cutoff: float = 0.6) -> str:

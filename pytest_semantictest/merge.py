@@ -18,12 +18,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from .files import same_file, write_atomic, write_problem
 from .json_types import JSONObject, JSONValue
+from .report.results_file import files_of
+from .shown import printable
 
 if TYPE_CHECKING:
     from .llm.usage import Price
 
 OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
+"""Every outcome a record can have (``report/results_file.py`` refuses any other: nothing is counted as nothing)."""
 
 
 class MergeError(Exception):
@@ -32,7 +36,7 @@ class MergeError(Exception):
 
 def load_jobs(paths: Sequence[Path]) -> list[JSONObject]:
     """Every job's records, in node-id order; raises MergeError naming a file or a test run twice."""
-    from .report.baseline import BaselineError, load
+    from .report.results_file import ResultsFileError, load
 
     records: dict[str, JSONObject] = {}
     where: dict[str, Path] = {}
@@ -43,9 +47,9 @@ def load_jobs(paths: Sequence[Path]) -> list[JSONObject]:
                 "--semantictest-results (or the folder they are in)"
             )
         try:
-            found, _ = load(path)
-        except BaselineError as exc:
-            raise MergeError(str(exc).replace("baseline ", "results ", 1)) from None
+            found, _ = load(path, "results")
+        except ResultsFileError as exc:
+            raise MergeError(str(exc)) from None
         for nodeid, record in found.items():
             if nodeid in records:
                 raise MergeError(
@@ -94,6 +98,19 @@ def html_report(records: Sequence[Mapping[str, JSONValue]], summary: Sequence[st
     )
 
 
+def _check_outputs(inputs: Sequence[Path], outputs: Sequence[tuple[str, Path]]) -> None:
+    """Every output can be written and replaces no input (raised as MergeError before anything is read)."""
+    read = [file for path in inputs if path.exists() for file in files_of(path)]
+    for option, target in outputs:
+        problem = write_problem(target)
+        if problem is None and any(same_file(target, given) for given in read):
+            problem = f"{target} is one of the results files merged: write the merge to another file"
+        if problem is not None:
+            raise MergeError(f"{option}: {problem}")
+    if len(outputs) == 2 and same_file(outputs[0][1], outputs[1][1]):
+        raise MergeError("-o and --html name the same file: give each its own")
+
+
 def merge(
     paths: Sequence[str],
     out: str | None,
@@ -106,23 +123,33 @@ def merge(
     from .llm.limits import parse_prices
 
     try:
-        records = load_jobs([Path(p) for p in paths])
+        inputs = [Path(p) for p in paths]
+        outputs = [(option, Path(value)) for option, value in (("-o", out), ("--html", html_path)) if value]
+        _check_outputs(inputs, outputs)
+        records = load_jobs(inputs)
         table = parse_prices(list(prices))
     except (MergeError, ValueError) as exc:
         stderr.write(f"semantictest merge: {exc}\n")
         return 4
     summary = summary_lines(records, table)
     for line in summary:
-        stdout.write(line + "\n")
-    if out:
-        target = Path(out)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(
-            "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8"
-        )
-        stdout.write(f"merged results of {len(records)} tests in {target}\n")
-    if html_path:
-        Path(html_path).write_text(html_report(records, summary), encoding="utf-8")
-        stdout.write(f"HTML report in {html_path}\n")
+        stdout.write(printable(line) + "\n")  # names read from files: escaped
+    read = [file for path in inputs for file in files_of(path)]
+    try:
+        for option, target in outputs:
+            text = (
+                "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+                if option == "-o"
+                else html_report(records, summary)
+            )
+            write_atomic(target, text, inputs=read)
+            stdout.write(
+                f"merged results of {len(records)} tests in {target}\n"
+                if option == "-o"
+                else f"HTML report in {target}\n"
+            )
+    except OSError as exc:
+        stderr.write(f"semantictest merge: {option} {target}: {exc.strerror or exc}\n")
+        return 4
     bad = [r for r in records if r.get("outcome") in ("failed", "error", "xpassed")]
     return 1 if bad else 0

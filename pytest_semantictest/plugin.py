@@ -56,6 +56,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "compliance: a test case of a compliance Markdown file (*.md)")
     state = install(config, _schedule)
     options.check(config)
+    from .dotenv import environment
+    from .start_checks import check
+
+    check(config, environment(Path(str(config.rootpath))))  # what the run writes: before any test runs
     from .report.logs import RedactedRecords
 
     records = RedactedRecords(state.current_redactor)  # captured logs: no secret in any of them

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from .errors import Problem, clip, did_you_mean
+from .shown import shorten
 
 _TYPE_WORDS = {
     "string_type": "must be a string",
@@ -164,8 +165,7 @@ def _problem(
 
 
 def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return shorten(repr(value), 60)
 
 
 def _dedupe(problems: list[Problem]) -> list[Problem]:

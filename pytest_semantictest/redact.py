@@ -126,6 +126,22 @@ def secret_values(
     return [v for v in dict.fromkeys(found) if isinstance(v, str) and len(v.strip()) >= MIN_SECRET_LENGTH]
 
 
+_ESCAPE = re.compile(r"%[0-9a-fA-F]{2}")
+
+
+def _forms(value: str) -> set[str]:
+    """The forms a secret is looked for in: as given, trimmed, and with its own ``%XX`` escapes decoded.
+    A URL keeps a valid escape as written and encodes the characters around it (``a b%41`` is sent as
+    ``a%20b%41``), so no single decoding of the printed URL gives the secret back; decoding every
+    escape gives its decoded form."""
+    found = {value, value.strip()}
+    if _ESCAPE.search(value):
+        from urllib.parse import unquote
+
+        found |= {unquote(form, errors="replace") for form in list(found)}
+    return found
+
+
 def _canonical(text: str) -> str:
     """``+`` read as a space (a query string's encoding of it): the same length, so offsets hold."""
     return text.replace("+", " ")
@@ -163,7 +179,7 @@ class Redactor:
             for value in values:
                 if not isinstance(value, str):
                     continue
-                for form in {value, value.strip()}:
+                for form in _forms(value):
                     if len(form) >= MIN_SECRET_LENGTH and (form not in self._labels or name):
                         self._labels[form] = label
                         added = True

@@ -643,7 +643,7 @@ BAD: list[Bad] = [
     Bad(
         "huge_key_is_shortened",
         one_test('    "id": "a",', '    "pipeline": [%MOCK%],', '    "' + "k" * 1_000_000 + '": 1'),
-        ["bad.json:5:", "tests[0]: unknown key 'kkkkk", "...'"],
+        ["bad.json:5:", "tests[0]: unknown key 'kkkkk", "…'"],
     ),
 ]
 

@@ -264,7 +264,7 @@ def test_the_rooms_table_is_read_from_the_doc() -> None:
     assert len(table.imports) > 30
     assert {"plugin", "nodes", "runtime", "cli", "api"} <= table.layer_modules
     assert "pytest" in table.imports[PACKAGE_ROOM] and "pytest" not in table.imports["engine"]
-    assert table.imports["errors"] == frozenset()
+    assert table.imports["errors"] == frozenset({"shown"})
     layer = table.layer_modules
     assert room_of(f"{PACKAGE}.formats.yao.pytest_glue.generation", layer) == "pytest"
     assert room_of(f"{PACKAGE}.mutate.pytest_glue", layer) == "pytest"

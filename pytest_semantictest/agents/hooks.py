@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import IO, TypeVar, cast
 
 from ..json_types import JSONObject, JSONValue
+from ..shown import shorten
 from ..threads import handled_signals_unblocked, start_daemon
 from .config import AgentConfig, Hook
 from .errors import SessionHookError
@@ -222,7 +223,7 @@ def _last_json_object(stdout: str) -> JSONObject:
     except ValueError:
         value = None
     if not isinstance(value, dict):
-        shown = last if len(last) <= 200 else last[:197] + "..."
+        shown = shorten(last, 200)
         raise SessionHookError(
             f"session.setup must print a JSON object as its last line of output, got {shown!r}"
         )

@@ -5,10 +5,10 @@ agent (every other user idle or gone: its files that need the agent are done), w
 
 from __future__ import annotations
 
-import json
 import os
 import time
 
+from ..files import read_json
 from . import procs
 
 POLL_S = 0.2
@@ -23,7 +23,7 @@ def others_active(owner: object) -> bool:
     if path is None or not getattr(getattr(owner, "config", None), "managed", False):
         return False
     try:
-        state = json.loads(path.read_text(encoding="utf-8"))
+        state = read_json(path)
     except (OSError, ValueError):
         return False
     idle = set(state.get("idle", [])) if isinstance(state, dict) else set()

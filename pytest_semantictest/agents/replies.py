@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from ..json_types import JSONObject, JSONValue
 from ..paths import PathError, require_path, split_dotted
+from ..shown import shorten
 from .errors import AgentError
 from .traces import ToolCall
 
@@ -30,7 +31,7 @@ class ParsedReply:
 
 
 def excerpt(text: str, limit: int = 200) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return shorten(text, limit)
 
 
 def parse_reply(raw: str, content_type: str, response_path: str | None) -> ParsedReply:

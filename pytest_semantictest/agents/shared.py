@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..files import write_atomic
+from ..files import read_json, write_atomic
 from ..json_types import JSONObject
 from . import cleanup, procs
 from .config import AgentConfig
@@ -334,7 +334,7 @@ def _locked(lock_path: Path) -> Iterator[None]:
 
 def _read_state(path: Path) -> JSONObject:
     try:
-        data = json.loads(path.read_text())
+        data = read_json(path)
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

@@ -99,7 +99,9 @@ def guard(
 def record_controller(folder: str | Path) -> None:
     """An xdist controller: write its pid and start time into the run's agent folder."""
     pid = os.getpid()
-    Path(folder, CONTROLLER_FILE).write_text(f"{pid} {procs.start_time(pid) or ''}")
+    from ..files import write_atomic
+
+    write_atomic(Path(folder, CONTROLLER_FILE), f"{pid} {procs.start_time(pid) or ''}")
 
 
 def _alive(pid: int, started: str) -> bool:
@@ -126,7 +128,7 @@ def _controller_gone(users: Path | None) -> bool:
 
 def _other_users(users: Path | None, agent: int) -> bool:
     """Whether a live process still uses the agent (its state file names it, and the process)."""
-    import json
+    import json  # (run as a script: the standard library only, so not ``files.read_json``)
 
     if users is None:
         return False

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from ..agents.exchange import send_within
 from ..json_types import JSONObject
+from ..shown import shorten
 from .base import BlockError
 from .http_request import HttpRequest, request_errors
 
@@ -145,8 +146,4 @@ async def _follow_up(config: JSONObject, ctx: StepContext) -> JSONObject:
 
 
 def _clip(text: str) -> str:
-    return (
-        text
-        if len(text) <= FOLLOW_UP_TEXT_LIMIT
-        else text[:FOLLOW_UP_TEXT_LIMIT] + f"... ({len(text)} characters)"
-    )
+    return shorten(text, FOLLOW_UP_TEXT_LIMIT, tell=True)

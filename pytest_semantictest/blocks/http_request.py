@@ -126,6 +126,13 @@ class HttpRequest(Block):
         if method not in _METHODS:
             raise BlockError(f"unsupported HTTP method {method!r}; use one of {', '.join(sorted(_METHODS))}")
         headers = {str(k): str(v) for k, v in (params.get("headers") or {}).items()}
+        for name, text in headers.items():  # httpx would raise a bare UnicodeEncodeError
+            if not (name + text).isascii():
+                part = "name" if not name.isascii() else "value"
+                raise BlockError(
+                    f"{self.name} header {ascii(name)[1:-1]!r}: its {part} holds a character that is not "
+                    "ASCII, which HTTP headers cannot carry; percent-encode or base64 it"
+                )
         redactor = getattr(getattr(ctx, "run_context", None), "redactor", None)  # (tests pass bare contexts)
         if redactor is not None:  # a value sent in a secret-looking header is a secret
             redactor.learn({"headers": headers})

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, ClassVar, Final
 from ..evidence import ToolCalls, tool_call
 from ..json_types import JSONObject, JSONValue
 from ..model import StepTrace
+from ..shown import shorten
 from .base import Block, BlockError
 
 if TYPE_CHECKING:
@@ -134,7 +135,7 @@ def _fmt(value: JSONValue) -> str:
         text = json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):
         text = repr(value)
-    return text if len(text) <= 200 else text[:197] + "..."
+    return shorten(text, 200)
 
 
 def _names(value: JSONValue) -> list[str]:

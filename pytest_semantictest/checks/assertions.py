@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from ..json_types import JSONValue
 from ..paths import MISSING, compiled_jsonpath, get_path, simple_jsonpath
+from ..shown import shorten
 from .matchers import subset_matches
 from .regex import user_regex
 from .vocabulary import as_text, has_type, json_equal, json_type, member_or_substring
@@ -77,7 +78,7 @@ def value_at(turn: Mapping[str, JSONValue], path: str) -> JSONValue:
 def _shown(value: object, limit: int = 200) -> str:
     """A string quoted (repr), anything else as compact JSON; trimmed to ``limit``."""
     text = value if isinstance(value, str) else as_text(value)
-    text = text if len(text) <= limit else text[:limit] + "…"
+    text = shorten(text, limit)  # secrets masked before the cut
     return repr(text) if isinstance(value, str) else text
 
 

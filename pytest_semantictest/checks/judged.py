@@ -22,6 +22,7 @@ from ..json_types import JSONObject, JSONValue
 from ..llm.consistency import Sampled, sample
 from ..llm.structured import model_schema, parse_answer
 from ..model import CheckResult, Failure
+from ..shown import shorten
 
 if TYPE_CHECKING:
     from ..databus import DataBus
@@ -227,11 +228,7 @@ def _path(url: object) -> str:
 
 def _text(value: object) -> str:
     text = value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False, default=str)
-    return (
-        text
-        if len(text) <= BODY_LIMIT
-        else text[:BODY_LIMIT] + f"\n... ({len(text) - BODY_LIMIT} more characters)"
-    )
+    return shorten(text, BODY_LIMIT, tell=True)
 
 
 REPLY_FIELDS = ("dialect", "state", "final", "text", "data", "tool_calls", "error", "problem")

@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable, Mapping
 
 from ..json_types import JSONValue
+from ..shown import shorten
 from .vocabulary import member_or_text, scalar_text, searches
 
 
@@ -68,7 +69,7 @@ def subset_matches(expected: Mapping[str, JSONValue] | None, actual: JSONValue) 
 
 def explain_response(key: str, operand: JSONValue, response: str) -> str:
     """Why a response condition failed, with what the agent said."""
-    shown = response if len(response) <= 300 else response[:300] + "…"
+    shown = shorten(response, 300)  # secrets masked before the cut (a long secret cut is no longer found)
     reasons = {
         "equals": f"response is not {operand!r}",
         "contains": f"response does not contain {operand!r}",

@@ -18,6 +18,7 @@ from ..json_types import JSONValue
 from ..model import Case, Check, CheckResult, Failure, Outcome, Step, StepTrace, Verdict
 from ..resolve import Resolver
 from ..run_context import RunContext
+from ..shown import masking
 from ..step import JudgeError, JudgeUnavailable, StepContext
 from ..trace_context import tracing
 from .batching import concurrent_run_end
@@ -315,6 +316,18 @@ async def run_case(
     repeat: int = 0,
 ) -> Verdict:
     """Run one case once (``repeat`` is this run's index among repetitions) and judge it."""
+    redactor = run_context.redactor
+    with masking(redactor.text if redactor is not None else None):  # messages shortened: masked first
+        return await _run_case(case, run_context, context, parent, repeat)
+
+
+async def _run_case(
+    case: Case,
+    run_context: RunContext,
+    context: Mapping[str, JSONValue],
+    parent: DataBus | None,
+    repeat: int,
+) -> Verdict:
     start = time.perf_counter()
     bus = DataBus(parent)
     ctx = StepContext(

@@ -21,7 +21,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from ..files import write_atomic
+from ..files import UnreadableFile, json_value, read_regular, write_atomic
 from ..json_types import JSONValue
 from .errors import LLMError
 from .roles import CACHE_MODES
@@ -33,6 +33,8 @@ DIGESTS = ("digest", "keyed_digest")
 KEY_ENV = "SEMANTICTEST_CACHE_KEY"
 """The environment variable holding the optional key of entries' keyed digests (never printed)."""
 RECORD = "--semantictest-llm-cache=write"
+MAX_ENTRY_BYTES = 16 * 2**20
+"""An entry is one call's messages and answer; a larger file is no entry of ours."""
 
 
 class CorruptEntry(LLMError):
@@ -45,6 +47,10 @@ class EntryMismatch(LLMError):
 
 class TamperedEntry(LLMError):
     """A cache entry whose digest is missing or does not match what it records."""
+
+
+class CacheWriteWarning(UserWarning):
+    """An entry that could not be written (the first of them: each further one is counted)."""
 
 
 class CorruptEntryWarning(UserWarning):
@@ -178,6 +184,8 @@ class ReplayCache:
         self._signing_key = signing_key or None
         self._memo: dict[str, dict[str, JSONValue]] = {}
         self.misses = 0
+        self.unwritable = 0
+        """Entries that could not be written (the first one warned)."""
         """Calls that found no entry in ``replay`` mode (each raised as a ``ReplayMiss``): how a mutation run
         tells a mutant whose judged check cannot be answered offline from one that failed."""
 
@@ -215,16 +223,23 @@ class ReplayCache:
         if entry is not None:
             return entry
         path = self.path(role, key)
-        try:
-            text = path.read_text(encoding="utf-8")
+        try:  # a regular file of bounded size: a link to /dev/zero or a FIFO is refused unread
+            text = read_regular(path, MAX_ENTRY_BYTES).decode("utf-8")
         except (FileNotFoundError, NotADirectoryError):
             return None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise self._corrupt(path, f"cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
+        except UnreadableFile as exc:
+            raise self._corrupt(path, f"cannot be read ({exc.detail})") from None
+        except UnicodeDecodeError as exc:
+            raise self._corrupt(path, f"cannot be read (not UTF-8 at byte {exc.start})") from None
         try:
-            loaded = json.loads(text)
+            loaded = json_value(text)
         except ValueError as exc:
-            why = f"not JSON ({getattr(exc, 'msg', exc)}, line {getattr(exc, 'lineno', '?')}; truncated?)"
+            why = str(exc)
+            why = (
+                f"{why.removesuffix(')')}; truncated?)"
+                if why.startswith("not JSON (")
+                else f"not an entry: {why}"
+            )
             raise self._corrupt(path, why) from None
         problem = _shape_problem(loaded)
         if problem:
@@ -277,7 +292,17 @@ class ReplayCache:
         target = self.path(role, key)
         try:
             write_atomic(target, json.dumps(entry, indent=2, ensure_ascii=False, sort_keys=True) + "\n")
-        except (OSError, ValueError):
+        except (OSError, ValueError) as exc:  # the folder was checked at start: it changed since
+            if not self.unwritable:  # said once, naming the place; the test keeps its answer
+                why = getattr(exc, "strerror", None) or exc
+                warnings.warn(
+                    CacheWriteWarning(
+                        f"replay cache entry {target} cannot be written ({why}): "
+                        "this run's LLM answers are not recorded"
+                    ),
+                    stacklevel=2,
+                )
+            self.unwritable += 1
             return
         self._memo[key] = entry
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Generic, Literal, TypedDict, cast
 
 from ..json_types import JSONObject, JSONValue
 from ..redact import Redactor, secret_values
+from ..shown import one_line
 from .cache import ReplayCache, cache_key
 from .config import Endpoint, LLMConfig
 from .errors import LLMError, NotConfigured, ReplayMiss
@@ -427,5 +428,4 @@ def _identity(text: str) -> str:
 
 
 def _clip(value: object, limit: int = 500) -> str:
-    text = " ".join(str(value).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return one_line(value, limit)

@@ -125,7 +125,11 @@ def parse_headers(lines: Iterable[str]) -> dict[str, str]:
             continue
         name, sep, value = line.partition(":")
         if not sep or not name.strip():
-            raise ValueError(f"LLM header {line.split(':')[0][:40]!r} must look like 'Name: value'")
+            if not sep:  # the whole line may be a secret value: never shown
+                raise ValueError(
+                    "an LLM header has no ':' (not shown: it may hold a secret): write 'Name: value'"
+                )
+            raise ValueError("an LLM header has no name before ':': write 'Name: value'")
         headers[name.strip()] = value.strip()
     return headers
 

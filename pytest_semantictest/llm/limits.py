@@ -32,6 +32,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..files import read_json, write_atomic
 from ..json_types import JSONValue
 from .errors import LLMError
 
@@ -141,16 +142,15 @@ class SharedLimiter:
             fcntl.flock(lock, fcntl.LOCK_EX)
             try:
                 try:
-                    state = json.loads(self.path.read_text(encoding="utf-8") or "{}")
+                    found = read_json(self.path) if self.path.stat().st_size else {}
+                    state = found if isinstance(found, dict) else {}
                 except FileNotFoundError:
                     state = {}
                 state.setdefault("buckets", {})
                 state.setdefault("flights", {})
                 state.setdefault("spent", {"tokens": 0, "money": 0.0, "models": {}})
                 yield state
-                tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
-                tmp.write_text(json.dumps(state), encoding="utf-8")
-                tmp.replace(self.path)
+                write_atomic(self.path, json.dumps(state))
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
 

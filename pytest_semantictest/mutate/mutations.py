@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from ..json_types import JSONValue
+from ..shown import shorten
 from .body import (
     Body,
     Part,
@@ -168,7 +169,7 @@ def _tool_mutations(body: Body, forbidden: tuple[str, ...]) -> list[Edit]:
 
 
 def _shown(value: JSONValue) -> str:
-    return json.dumps(value, ensure_ascii=False)[:60]
+    return shorten(json.dumps(value, ensure_ascii=False), 60)
 
 
 def _other(value: JSONValue) -> JSONValue:

@@ -10,7 +10,6 @@ p-values for the number of tests compared (Holm), so a large suite does not cry 
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -18,9 +17,10 @@ from pathlib import Path
 
 from ..json_types import JSONValue
 from ..stats import fisher_lower, holm, interval_text, rank_sum_lower
+from . import results_file
 
 KINDS = ("regressed", "improved", "inconclusive", "unchanged", "new", "gone")
-KNOWN_VERSIONS = (1,)
+KNOWN_VERSIONS = results_file.KNOWN_VERSIONS
 ALPHA = 0.05
 SCORE_RULE = 0.2
 """A single judge score on each side: a change of at least this much counts."""
@@ -118,55 +118,17 @@ class Comparison:
 
 def load(path: Path) -> tuple[dict[str, dict[str, JSONValue]], list[str]]:
     """The records of a results file, or of every ``*.jsonl`` in a folder (per-job or per-worker
-    files), by node id; and notes about what was left out. Raises BaselineError naming the problem."""
+    files), by node id; and notes about what was left out. Raises BaselineError naming the problem.
+    How the file is read and validated is ``results_file.py``'s (the rule for every file we read)."""
     if not path.exists():
         raise BaselineError(
             f"baseline {path} does not exist: write one with --semantictest-results={path} "
             "(on the main branch, see docs/ci.md)"
         )
-    files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
-    if not files:
-        raise BaselineError(f"baseline folder {path} holds no *.jsonl results file")
-    records: dict[str, dict[str, JSONValue]] = {}
-    notes: list[str] = []
-    for file in files:
-        try:
-            lines = file.read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise BaselineError(f"baseline {file} cannot be read: {exc}") from None
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except ValueError:
-                raise BaselineError(
-                    f"baseline {file}:{number} is not a JSON object: is it a results file "
-                    "(--semantictest-results)?"
-                ) from None
-            if not isinstance(record, dict) or not isinstance(record.get("id"), str):
-                raise BaselineError(f"baseline {file}:{number} is not a test's record (no 'id')")
-            version = record.get("results_version")
-            if version not in KNOWN_VERSIONS:
-                raise BaselineError(
-                    f"baseline {file}:{number} is results format {version!r}; this version reads "
-                    f"{', '.join(map(str, KNOWN_VERSIONS))}: record the baseline again with this "
-                    "version"
-                )
-            try:
-                Side.of(record)
-            except (TypeError, ValueError, AttributeError):
-                raise BaselineError(
-                    f"baseline {file}:{number} has a malformed figure (runs, run_durations_ms, "
-                    "run_scores, score or latency_ms): was it edited? Record the baseline "
-                    "again"
-                ) from None
-            if record["id"] in records:
-                notes.append(
-                    f"{record['id']} is in the baseline twice: the later record ({file.name}:{number}) is used"
-                )
-            records[record["id"]] = record
-    return records, notes
+    try:
+        return results_file.load(path, "baseline")
+    except results_file.ResultsFileError as exc:
+        raise BaselineError(str(exc)) from None
 
 
 def compare(

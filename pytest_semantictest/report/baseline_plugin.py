@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING
 import pytest
 
 from ..json_types import JSONValue
+from ..shown import printable
 from .baseline import BaselineError, Change, Comparison, compare, load
+from .results_file import files_of
 
 if TYPE_CHECKING:
     from .results import ResultsWriter
@@ -37,7 +39,10 @@ class BaselinePlugin:
         try:
             self.old, self.notes = load(self.path)
         except BaselineError as exc:
-            self.problem = str(exc)
+            if self.path.exists():  # a file given that cannot be used: one line, before any test runs
+                raise pytest.UsageError(f"pytest-semantictest: --semantictest-baseline: {exc}") from None
+            self.problem = str(exc)  # none yet (a first run): not compared, and said
+        writer.inputs.extend(files_of(self.path))
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -87,10 +92,10 @@ class BaselinePlugin:
         counts = {kind: len(self.comparison.of_kind(kind)) for kind in (*ORDER, "unchanged")}
         tr.write_line(f"compared with {self.path}: " + ", ".join(f"{n} {k}" for k, n in counts.items() if n))
         for kind in ORDER:
-            for change in self.comparison.of_kind(kind):
-                tr.write_line(f"{kind}: {_line(change)}")
+            for change in self.comparison.of_kind(kind):  # ids read from a file: escaped
+                tr.write_line(printable(f"{kind}: {_line(change)}"))
         for note in self.comparison.notes:
-            tr.write_line(f"note: {note}")
+            tr.write_line(printable(f"note: {note}"))
         if self.gate and self.comparison.regressed:
             tr.write_line(
                 f"--semantictest-fail-on-regression: {len(self.comparison.regressed)} regression(s), exit 1"

@@ -12,6 +12,7 @@ from ..evidence import CheckpointTimeline, ConversationEnd, ConversationTurn
 from ..json_types import JSONValue
 from ..model import StepTrace
 from ..redact import Redactor
+from ..shown import shorten
 from .records import has, in_trace
 
 
@@ -43,8 +44,7 @@ def _short(value: object, limit: int) -> str:
         if isinstance(value, str)
         else json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
     )
-    text = text.replace("\n", "\n         ")
-    return text if len(text) <= limit else text[:limit] + f"... ({len(text) - limit} more characters)"
+    return shorten(text, limit, tell=True).replace("\n", "\n         ")
 
 
 def _call(call: Mapping[str, JSONValue], limit: int) -> str:

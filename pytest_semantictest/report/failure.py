@@ -10,6 +10,7 @@ from ..json_types import JSONValue
 from ..llm.verdict import judge_lines
 from ..model import Failure, StepTrace, Verdict
 from ..redact import Redactor
+from ..shown import shorten
 from ..stats import interval_text
 from .judge import judge_outputs
 
@@ -24,9 +25,7 @@ SAME_MIN = 200
 
 def sized(text: str, limit: int) -> str:
     """``text`` cut to ``limit`` characters, saying how much was cut and the full size."""
-    if len(text) <= limit:
-        return text
-    return text[:limit] + f"... ({len(text) - limit:,} more characters; {len(text):,} in all)"
+    return shorten(text, limit, tell=True)
 
 
 def clip_middle(text: str, limit: int = MESSAGE_LIMIT) -> str:
@@ -88,7 +87,7 @@ def _inline_full(value: object) -> str:
 
 def _inline(value: object) -> str:
     text = _inline_full(value)
-    return text if len(text) <= 300 else text[:300] + f"... ({len(text):,} characters in all)"
+    return shorten(text, 300, tell=True)
 
 
 def render_verdict(title: str, verdict: Verdict, redactor: Redactor, differ: Differ | None = None) -> str:

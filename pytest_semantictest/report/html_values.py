@@ -10,6 +10,7 @@ from html import escape
 
 from ..json_types import JSONValue
 from ..redact import Redactor
+from ..shown import shorten
 
 STYLE = """<style>
 .st-extra,.st-summary,.additional-summary h3{color:#1f2328;background:#fff}
@@ -73,7 +74,7 @@ def pretty(value: object) -> str:
 
 
 def trim(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit] + f"... ({len(text) - limit} more characters)"
+    return shorten(text, limit, tell=True)
 
 
 def table(css: str, header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:

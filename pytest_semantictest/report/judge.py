@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from ..evidence import JudgedItems, Judgement, ValidatorVerdict
 from ..llm.verdict import judge_lines, relation_to_threshold, samples_text
 from ..model import StepTrace, Verdict
+from ..shown import one_line
 from .records import has, in_trace, step_name
 
 
@@ -59,8 +60,7 @@ def render_judgements(trace: Sequence[StepTrace]) -> str:
 
 
 def _clip(text: object, limit: int = 200) -> str:
-    line = " ".join(str(text or "").split())
-    return line if len(line) <= limit else line[: limit - 3] + "..."
+    return one_line(text or "", limit)
 
 
 def _scored(name: str, score: object, threshold: object, passed: bool, reason: str) -> str:

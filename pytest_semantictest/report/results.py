@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from ..json_types import JSONValue
+from ..shown import Mask, shorten
 
 if TYPE_CHECKING:
     from ..redact import Redactor
@@ -60,6 +61,9 @@ class ResultsWriter:
         self._usage = usage
         self._redactor = redactor
         self.records: dict[str, dict[str, JSONValue]] = {}
+        self.inputs: list[Path] = []
+        """Files this run reads (the baseline's): the results file never replaces one."""
+        self.problem: str | None = None
         self._before: dict[str, int] = {}
 
     # -- every process: what one test did ---------------------------------------------------
@@ -168,9 +172,9 @@ class ResultsWriter:
         outcome = _outcome(report)
         if outcome is not None and (record["outcome"] in ("passed", "xpassed") or outcome == "failed"):
             record["outcome"] = outcome
-            message = _message(report)
+            message = _message(report, self._redactor().text)  # masked, then shortened
             if message:
-                record["message"] = self._redactor().text(message)
+                record["message"] = message
         data = getattr(report, ATTRIBUTE, None)
         if isinstance(data, dict):
             record.update(data)
@@ -184,7 +188,7 @@ class ResultsWriter:
                 "file": report.nodeid,
                 "outcome": "error",
                 "duration_s": 0.0,
-                "message": self._redactor().text(_message(report)),
+                "message": _message(report, self._redactor().text),
                 "collection_error": True,
                 "results_version": RESULTS_VERSION,
             }
@@ -194,17 +198,29 @@ class ResultsWriter:
             return
         if self.path is None:  # kept for the baseline comparison only
             return
+        from ..files import write_atomic
+
         order = ("id", "name", "file", "format", "outcome", "duration_s", "message")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.path.open("w", encoding="utf-8") as fh:
-            for record in self.records.values():
-                ordered = {k: record[k] for k in order if k in record}
-                ordered.update({k: v for k, v in record.items() if k not in ordered})
-                fh.write(json.dumps(ordered, ensure_ascii=False, default=str) + "\n")
+        lines = []
+        for record in self.records.values():
+            ordered = {k: record[k] for k in order if k in record}
+            ordered.update({k: v for k, v in record.items() if k not in ordered})
+            lines.append(json.dumps(ordered, ensure_ascii=False, default=str) + "\n")
+        try:  # checked writable before the run (start_checks.py); a disk that filled since is said
+            write_atomic(self.path, "".join(lines), inputs=self.inputs)
+        except OSError as exc:
+            self.problem = f"results NOT written to {self.path}: {exc.strerror or exc}"
+            if session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if not hasattr(self.config, "workerinput") and self.path is not None:
-            terminalreporter.write_line(f"semantictest: results of {len(self.records)} tests in {self.path}")
+            if self.problem is not None:
+                terminalreporter.write_line(f"semantictest: {self.problem}", red=True)
+            else:
+                terminalreporter.write_line(
+                    f"semantictest: results of {len(self.records)} tests in {self.path}"
+                )
 
 
 def _outcome(report: pytest.TestReport) -> str | None:
@@ -223,8 +239,8 @@ _WORKER_LINE = re.compile(r"\A\[gw\d+\] [^\n]* -- Python [^\n]*\n")
 (and would make a split run's records differ from a whole run's)."""
 
 
-def _message(report: pytest.TestReport | pytest.CollectReport) -> str:
+def _message(report: pytest.TestReport | pytest.CollectReport, mask: Mask) -> str:
     if report.skipped and isinstance(report.longrepr, tuple) and len(report.longrepr) == 3:
-        return str(report.longrepr[2]).removeprefix("Skipped: ")
+        return mask(str(report.longrepr[2]).removeprefix("Skipped: "))
     text = _WORKER_LINE.sub("", report.longreprtext or "")
-    return text if len(text) <= 4000 else text[:4000] + "..."
+    return shorten(text, 4000, mask)

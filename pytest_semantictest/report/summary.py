@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, cast
 import pytest
 
 from ..json_types import JSONValue
+from ..shown import one_line
 from ..spec_nodes import is_spec_item
 from ..stats import interval_text
 
@@ -38,8 +39,7 @@ _DONE = pytest.StashKey[bool]()
 
 
 def _clip(text: str, limit: int = 160) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 3] + "..."
+    return one_line(text, limit)
 
 
 def run_rows(verdict: Verdict, redactor: Redactor) -> list[list[JSONValue]]:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from ..evidence import Evidence, HttpExchange, Judgement, ParsedStream, ToolCalls, ValidatorVerdict
 from ..json_types import JSONObject, JSONValue
+from ..shown import shorten
 from .records import step_name
 
 if TYPE_CHECKING:
@@ -22,9 +23,6 @@ if TYPE_CHECKING:
     from ..redact import Redactor
 
 _Text = Callable[[JSONValue], JSONValue]
-
-END = " [...]"
-"""What a value shortened for the viewer ends with."""
 
 
 def steps_data(verdict: Verdict, redactor: Redactor, limit: int) -> list[JSONObject]:
@@ -34,8 +32,7 @@ def steps_data(verdict: Verdict, redactor: Redactor, limit: int) -> list[JSONObj
         if value is None:
             return None
         shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-        shown = redactor.text(shown)
-        return shown if len(shown) <= limit else shown[:limit] + END
+        return shorten(shown, limit, redactor.text, tell=True)
 
     entries: list[JSONObject] = []
     for t in verdict.trace:

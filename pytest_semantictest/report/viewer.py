@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from ..json_types import JSONObject, JSONValue
+from ..shown import shorten
 
 if TYPE_CHECKING:
     from ..llm.usage import Price
@@ -50,7 +51,9 @@ def _row(record: Mapping[str, JSONValue]) -> JSONObject:
         "format": record.get("format") or "python",
         "outcome": record.get("outcome"),
         "s": record.get("duration_s"),
-        "why": message.strip().splitlines()[0][:300] if isinstance(message, str) and message.strip() else "",
+        "why": shorten(message.strip().splitlines()[0], 300)
+        if isinstance(message, str) and message.strip()
+        else "",
     }
     for key in ("pass_rate", "baseline", "score"):
         if record.get(key) is not None:

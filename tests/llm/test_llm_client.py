@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pytest_semantictest.llm.cache import CorruptEntryWarning, ReplayCache, cache_key
+from pytest_semantictest.llm.cache import CacheWriteWarning, CorruptEntryWarning, ReplayCache, cache_key
 from pytest_semantictest.llm.client import LLMClient, _backoff, _retry_after
 from pytest_semantictest.llm.config import LLMConfig
 from pytest_semantictest.llm.errors import LLMError, NotConfigured, ReplayMiss
@@ -345,7 +345,8 @@ def test_entries_are_written_atomically_and_hold_no_secret(fake_openai: FakeOpen
 def test_unwritable_cache_never_fails_a_call(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
     blocker = tmp_path / "cache"
     blocker.write_text("a file where the directory should be")
-    assert call(make(fake_openai, tmp_path), "judge", MESSAGES).content == "echo: Say hello"
+    with pytest.warns(CacheWriteWarning, match=r"cache entry .*cannot be written.*not recorded"):
+        assert call(make(fake_openai, tmp_path), "judge", MESSAGES).content == "echo: Say hello"
 
 
 def test_unknown_cache_mode_is_rejected(tmp_path: Path) -> None:

@@ -202,10 +202,8 @@ def test_a_baseline_that_cannot_be_used_is_said_and_fails_the_gate(pytester: pyt
     )
     (pytester.path / "old.jsonl").write_text(json.dumps({"id": "s.json::t", "outcome": "passed"}) + "\n")
     old = run_pytest(pytester, "-p", "no:cacheprovider", "--semantictest-baseline=old.jsonl")
-    assert old.ret == 0  # without the gate it only reports
-    old.stdout.fnmatch_lines(
-        ["*not compared: baseline */old.jsonl:1 is results format None; this version reads 1:*"]
-    )
+    assert old.ret == pytest.ExitCode.USAGE_ERROR  # a file given that cannot be used: before any test runs
+    old.stderr.fnmatch_lines(["*baseline */old.jsonl:1 is results format None; this version reads 1:*"])
     (pytester.path / "edited.jsonl").write_text(
         json.dumps(
             {
@@ -219,8 +217,8 @@ def test_a_baseline_that_cannot_be_used_is_said_and_fails_the_gate(pytester: pyt
         + "\n"
     )
     edited = run_pytest(pytester, "-p", "no:cacheprovider", "--semantictest-baseline=edited.jsonl")
-    assert edited.ret == 0 and "Traceback" not in edited.stdout.str()
-    edited.stdout.fnmatch_lines(["*not compared: baseline */edited.jsonl:1 has a malformed figure*"])
+    assert edited.ret == pytest.ExitCode.USAGE_ERROR and "Traceback" not in edited.stdout.str()
+    edited.stderr.fnmatch_lines(["*baseline */edited.jsonl:1: 'run_durations_ms.0' *(got 'fast')*"])
     (pytester.path / "other.jsonl").write_text(
         json.dumps({"id": "other.json::x", "file": "other.json", "outcome": "passed", "results_version": 1})
         + "\n"

@@ -380,7 +380,7 @@ def test_bad_values_in_one_case_are_that_cases_error(
     result = run(pytester, chat_agent, None)
     result.assert_outcomes(passed=1, errors=5, skipped=1)
     result.stdout.fnmatch_lines(
-        ["bad_values_test.jsonl:2: timeout: must be a positive duration of at most 24h, got 1000000000*..."]
+        ["bad_values_test.jsonl:2: timeout: must be a positive duration of at most 24h, got 1000000000*…"]
     )
     result.stdout.fnmatch_lines(
         [

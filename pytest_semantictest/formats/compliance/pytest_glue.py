@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import pytest
 
+from ...files import read_json
 from ...spec_nodes import is_spec_item
 
 if TYPE_CHECKING:
@@ -188,9 +189,10 @@ class ComplianceSession:
                 break
         for n in awaited:
             try:
-                status = json.loads(self._record(n).read_text()).get("status")
+                record = read_json(self._record(n))
             except (OSError, ValueError):
                 continue
+            status = record.get("status") if isinstance(record, dict) else None
             if status:
                 self.failed.setdefault(dependency, str(status))
                 break
