@@ -322,6 +322,7 @@ def report(paths: Sequence[str], out: str, prices: Sequence[str]) -> int:
     """``semantictest report``: as ``merge``, 0 when every test passed (or was skipped), 1 when one failed,
     errored or passed unexpectedly (the page is written either way), 4 when an input or the output is
     unusable."""
+    from .files import write_problem
     from .llm.limits import parse_prices
     from .merge import MergeError, load_jobs
     from .redact import Redactor, secret_values
@@ -331,9 +332,10 @@ def report(paths: Sequence[str], out: str, prices: Sequence[str]) -> int:
     try:
         records = load_jobs([Path(p) for p in paths])
         table = parse_prices(list(prices))
-        if target.is_dir():
-            raise ValueError(f"{out} is a folder: give the HTML file to write (-o report.html)")
-        write(target, records, Redactor(secret_values()), table)
+        problem = write_problem(target)
+        if problem is not None:
+            raise ValueError(f"-o {problem}")
+        write(target, records, Redactor(secret_values()), table, inputs=[Path(p) for p in paths])
     except (MergeError, ValueError, OSError) as exc:
         sys.stderr.write(f"semantictest report: {exc}\n")
         return 4

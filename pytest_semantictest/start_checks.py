@@ -37,6 +37,16 @@ def check(config: pytest.Config, env: Mapping[str, str]) -> None:
             problem = _overwrites_baseline(target, here / baseline)
         if problem is not None:
             raise pytest.UsageError(f"{LEAD} --semantictest-results: {problem}")
+    viewer = options.value(config, "report")
+    if viewer:
+        target = here / viewer
+        problem = write_problem(target)
+        if problem is None and baseline:
+            problem = _overwrites_baseline(target, here / baseline)
+        if problem is None and results and (here / results).resolve() == target.resolve():
+            problem = f"{target} is also --semantictest-results: give the viewer its own file (report.html)"
+        if problem is not None:
+            raise pytest.UsageError(f"{LEAD} --semantictest-report: {problem}")
     _check_cache(config, env)
 
 

@@ -148,13 +148,13 @@ def write(
     records: Sequence[Mapping[str, JSONValue]],
     redactor: Redactor,
     prices: Mapping[str, Price] | None = None,
+    inputs: Sequence[Path] = (),
 ) -> None:
-    """Write the viewer to ``path`` (its folder made if missing), through a temporary file."""
-    page = build(records, redactor, prices)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(page, encoding="utf-8")
-    tmp.replace(path)
+    """Write the viewer to ``path`` (its folder made if missing), atomically and never over one of
+    ``inputs`` (the results files it was built from)."""
+    from ..files import write_atomic
+
+    write_atomic(path, build(records, redactor, prices), inputs=inputs)
 
 
 def red(records: Sequence[Mapping[str, JSONValue]]) -> bool:
@@ -175,11 +175,7 @@ class ViewerPlugin:
         prices: Mapping[str, Price],
     ) -> None:
         self.config = config
-        self.path = Path(str(config.invocation_params.dir)) / path
-        if self.path.is_dir():
-            raise pytest.UsageError(
-                f"--semantictest-report={path} is a folder: give the HTML file to write (report.html)"
-            )
+        self.path = Path(str(config.invocation_params.dir)) / path  # (checked at start: start_checks.py)
         self.writer = writer
         self.redactor = redactor
         self.prices = prices

@@ -279,3 +279,30 @@ def test_the_examples_run_writes_a_viewer_chromium_opens_cleanly(tmp_path: Path)
         assert b.evaluate("document.querySelectorAll('tr.st-detail .st-tool .st-tool-args').length") >= 1
         keep(b.screenshot(tmp_path / "viewer-examples.png"))
         assert b.errors == []
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--semantictest-report=out"], "--semantictest-report: * is a folder: give a file name"),
+        (
+            ["--semantictest-report=r.jsonl", "--semantictest-results=r.jsonl"],
+            "--semantictest-report: * also*",
+        ),
+        (
+            ["--semantictest-report=base.jsonl", "--semantictest-baseline=base.jsonl"],
+            "--semantictest-report: * also*",
+        ),
+    ],
+    ids=["folder", "results", "baseline"],
+)
+def test_a_viewer_path_that_cannot_be_written_stops_the_run_before_any_test(
+    pytester: pytest.Pytester, args: list[str], said: str
+) -> None:
+    (pytester.path / "out").mkdir()
+    (pytester.path / "base.jsonl").write_text(result_line("a.json::one", "passed") + "\n")
+    pytester.makefile(".json", suite=json.dumps({"name": "s", "tests": [tool_args_test("Paris")]}))
+    result = run_pytest(pytester, "-p", "no:cacheprovider", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{said}"])
+    assert (pytester.path / "base.jsonl").read_text().startswith('{"id": "a.json::one"')  # kept
