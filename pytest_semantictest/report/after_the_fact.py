@@ -17,6 +17,7 @@ pytest-html's is ``trylast``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Literal
 
 import pytest
@@ -26,6 +27,9 @@ from ..json_types import JSONValue
 Phase = Literal["setup", "call", "teardown"]
 ATTRIBUTE = "semantictest_after_the_fact"
 """The report attribute that holds the terminal category (``failed by a late call``)."""
+RECORD_KEY = "judged_again_by"
+"""The results record's key naming the category: such a record is no test of its own to compare with
+a baseline (``is_entry``)."""
 
 
 def node_id(nodeid: str, what: str) -> str:
@@ -62,14 +66,19 @@ def send(
             "failed" if when == failed_in else "passed",
             message if when == failed_in else None,
             when,
-            user_properties=[("judged_again_by", category)],
+            user_properties=[(RECORD_KEY, category)],
         )
         setattr(report, ATTRIBUTE, category)
-        if when == "teardown" and record is not None:
-            setattr(report, RESULTS, record)
+        if when == "teardown":
+            setattr(report, RESULTS, {**(record or {}), RECORD_KEY: category})
         config.hook.pytest_runtest_logreport(report=report)
     if session is not None:  # -x/--maxfail: the run is over already, no "stopping after" line for it
         session.shouldfail = shouldfail
+
+
+def is_entry(record: Mapping[str, JSONValue]) -> bool:
+    """Whether a results record is an entry :func:`send` made (not a test a baseline compares)."""
+    return RECORD_KEY in record
 
 
 def teststatus(report: pytest.TestReport) -> tuple[str, str, str] | None:
