@@ -271,3 +271,24 @@ SNIFFED: list[bytes] = [
 def test_the_sniff_agrees_with_a_parse(raw: bytes) -> None:
     expected = reference(raw.removeprefix(b"\xef\xbb\xbf"))
     assert looks_like_suite(raw) is expected, raw
+
+
+@pytest.mark.parametrize(("name", "text", "message"), NEAR_MISSES, ids=[n for n, *_ in NEAR_MISSES])
+def test_validate_agrees_with_a_folder_run_on_each_near_miss(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, text: str, message: str
+) -> None:
+    """``semantictest validate`` of the folder lists the file as broken, with the run's message, and
+    does not exit 0 (the valid sibling alone would say ok)."""
+    import io
+
+    from pytest_semantictest import cli
+
+    (tmp_path / name).write_text(text)
+    (tmp_path / "valid.json").write_text(VALID)
+    monkeypatch.chdir(tmp_path)
+    out = io.StringIO()
+    code = cli.validate(["."], out)
+    shown = out.getvalue()
+    assert code in (1, 2), shown
+    assert f"✗ {name}" in shown and message in shown, shown
+    assert "ok  valid.json (1 test)" in shown
