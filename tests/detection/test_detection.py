@@ -166,6 +166,13 @@ def test_a_valid_compliance_file_in_yaml_flow_style_is_collected(pytester: pytes
     result = pytester.runpytest("-p", "no:cacheprovider", "--collect-only", "-q")
     assert result.ret == pytest.ExitCode.OK, result.stdout.str()
     result.stdout.fnmatch_lines(["flow.md::1. Hello", "valid.json::a"], consecutive=False)
+    import io
+
+    from pytest_semantictest import cli
+
+    out = io.StringIO()
+    assert cli.validate([str(pytester.path)], out) == 0, out.getvalue()
+    assert "flow.md (1 test)" in out.getvalue()
 
 
 @pytest.mark.parametrize(("name", "text", "_message"), NEAR_MISSES, ids=[n for n, *_ in NEAR_MISSES])
