@@ -130,5 +130,7 @@ def test_a_json_object_without_choices_is_that_turns_error(pytester: pytest.Pyte
     result = run(pytester, base, "/no-choices")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
-        ["*agent error at turn 1: the reply is not an OpenAI chat completion: it has no choices[[]0].message*"]
+        [
+            "*agent error at turn 1: the reply is not an OpenAI chat completion: it has no choices[[]0].message*"
+        ]
     )
