@@ -6,7 +6,8 @@ tests ``turns`` (input, output, tool calls, ...), ``checkpoints``, ``judgements`
 items), ``notes`` (the :class:`~pytest_semantictest.evidence.Note` records blocks and checks gave)
 ``llm_usage`` (this test's LLM calls, cache hits, tokens; ``prompt_tokens@MODEL`` and
 ``completion_tokens@MODEL`` per model; ``rate_wait_ms`` when it waited for the rate limit), ``latency_ms`` (its pipelines' time),
-``score`` (the deciding judge's), for
+``score`` (the deciding judge's), ``collection_error`` (a file that did not collect: its own
+record, ``outcome: error``), for
 repeated tests ``runs``, ``run_durations_ms``, ``run_scores`` and ``pass_rate``, ``baseline`` (the
 comparison with ``--semantictest-baseline``) and ``results_version``. A worker attaches its test's data to the teardown report (pytest-
 xdist carries report attributes to the controller); only the controller writes the file. Every
@@ -157,6 +158,23 @@ class ResultsWriter:
         data = getattr(report, ATTRIBUTE, None)
         if isinstance(data, dict):
             record.update(data)
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        """A file that did not collect (a broken spec file) is an error of the run: a record of its own,
+        so the results file is not green where the run is not."""
+        if not report.failed or hasattr(self.config, "workerinput"):
+            return
+        text = self._redactor().text(_WORKER_LINE.sub("", report.longreprtext or ""))
+        self.records[report.nodeid] = {
+            "id": report.nodeid,
+            "name": report.nodeid.rsplit("/", 1)[-1],
+            "file": report.nodeid.split("::", 1)[0],
+            "outcome": "error",
+            "duration_s": 0.0,
+            "results_version": RESULTS_VERSION,
+            "message": text if len(text) <= 4000 else text[:4000] + "...",
+            "collection_error": True,
+        }
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if hasattr(session.config, "workerinput"):

@@ -299,3 +299,24 @@ def test_validate_agrees_with_a_folder_run_on_each_near_miss(
     assert code in (1, 2), shown
     assert f"✗ {name}" in shown and message in shown, shown
     assert "ok  valid.json (1 test)" in shown
+
+
+def test_a_file_that_does_not_collect_is_an_error_in_every_artefact(pytester: pytest.Pytester) -> None:
+    """JUnit has pytest's own entry for it; the results file has a record of its own, an error."""
+    from xml.etree import ElementTree
+
+    (pytester.path / "infinite.json").write_text('{"name": "s", "tests": -Infinity}')
+    (pytester.path / "valid.json").write_text(VALID)
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "--junitxml=junit.xml", "--semantictest-results=results.jsonl"
+    )
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    cases = {c.get("name"): c for c in ElementTree.parse(pytester.path / "junit.xml").iter("testcase")}
+    assert cases["infinite.json"].find("error") is not None
+    records = {
+        r["id"]: r
+        for r in map(json.loads, (pytester.path / "results.jsonl").read_text(encoding="utf-8").splitlines())
+    }
+    assert records["infinite.json"]["outcome"] == "error"
+    assert "-Infinity is not a JSON value" in records["infinite.json"]["message"]
+    assert list(records) == ["infinite.json"]  # pytest stops after a collection error: nothing ran
