@@ -238,7 +238,7 @@ def _jsonrpc_payload(data: str, reply: Reply) -> None:
         error = parsed.error.model_dump(mode="json", exclude_none=True)
         reply.event("error", payload)
         reply.error = error
-        reply.problem(f"JSON-RPC error {error.get('code')}: {error.get('message')}", rejection=True)
+        reply.problem(f"JSON-RPC error {error.get('code')}: {error.get('message')}")
         return
     result = parsed.result
     reply.event(str(result.kind), payload.get("result"))

@@ -93,7 +93,7 @@ async def realtime_exchange(config: JSONObject, reply: Reply) -> None:
         )
     except InvalidStatus as exc:
         reply.status = exc.response.status_code
-        reply.problem(f"the server refused the WebSocket (status {reply.status})", rejection=True)
+        reply.problem(f"the server refused the WebSocket (status {reply.status})")
         return
     reply.status = 101
     async with socket:
@@ -131,7 +131,7 @@ async def _until(socket: Socket, reply: Reply, wanted: set[str]) -> bool:
         if kind == "error":
             error = event.get("error", event)
             reply.error = error
-            reply.problem(f"error event: {json.dumps(error, ensure_ascii=False)[:300]}", rejection=True)
+            reply.problem(f"error event: {json.dumps(error, ensure_ascii=False)[:300]}")
             return False
         if kind in wanted:
             return True

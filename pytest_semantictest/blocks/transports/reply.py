@@ -68,13 +68,14 @@ class Reply:
     def event(self, kind: str, payload: JSONValue) -> None:
         self.events.append({"kind": kind, "type": kind, "data": payload})
 
-    def problem(self, message: str, *, rejection: bool = False) -> None:
-        """Why the exchange broke the transport's contract; ``rejection``: the problem is the agent
-        rejecting the request (a JSON-RPC error, an ``error`` event, a refused WebSocket), which a
-        case expecting a failure wants, unlike every other problem (a card that does not validate)."""
+    def problem(self, message: str) -> None:
+        """Why the exchange broke the transport's contract. One recorded once the agent rejected the
+        request (an error it sent: a JSON-RPC error, an ``error`` event; a status of 400 or more, a
+        refused WebSocket) is that rejection, which a case expecting a failure wants, unlike every
+        other problem (a card that does not validate, recorded before the exchange)."""
         if message not in self.problems:
             self.problems.append(message)
-        if rejection and message not in self.rejections:
+        if (self.error is not None or self.status >= 400) and message not in self.rejections:
             self.rejections.append(message)
 
     @property
