@@ -7,7 +7,14 @@ Prints one line per distinct crash (an exception, a traceback or plugin path in 
 load slower than ``--time-limit``) with a reproducer written under ``--out``, then a summary
 (mutants, crashes, slowest load). Exit status 1 when anything crashed.
 
+``--folder-runs N`` then makes N mutants of each format and puts each next to a valid sibling of its
+format in a folder of its own; batches of such folders are collected by a real pytest process and
+checked by ``semantictest validate`` (``fuzz_folder_runs.py``): tracebacks, hangs, silent skips (a
+file that looks like a spec file but is neither collected nor a collection error), processes left and
+validate disagreeing with collection are counted, reproducers kept under ``--out``.
+
     python bench/fuzz_specs.py --per-seed 200 --seed 1 --out /tmp/fuzz
+    python bench/fuzz_specs.py --per-seed 0 --folder-runs 400 --seed 1 --out /tmp/fuzz
 """
 
 from __future__ import annotations
@@ -31,6 +38,9 @@ def main() -> int:
     parser.add_argument("--time-limit", type=float, default=5.0)
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "semantictest-fuzz")
     parser.add_argument("--only", default="", help="only seeds whose file name contains this")
+    parser.add_argument("--folder-runs", type=int, default=0, help="mutants per format run in folders")
+    parser.add_argument("--batch", type=int, default=100, help="mutant folders per pytest run")
+    parser.add_argument("--batch-timeout", type=float, default=600.0)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="fuzz-"))
@@ -64,7 +74,13 @@ def main() -> int:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"{count} mutants, {len(crashes)} distinct crashes, slowest load {slowest[0]:.3f} s: {slowest[1]}")
-    return 1 if crashes else 0
+    status = 1 if crashes else 0
+    if args.folder_runs:
+        from fuzz_folder_runs import folder_runs, report
+
+        tally = folder_runs(args.folder_runs, args.seed, args.batch, args.batch_timeout, args.out)
+        status = max(status, report(tally, args.folder_runs))
+    return status
 
 
 def _signature(text: str) -> str:

@@ -1,16 +1,18 @@
 """Tool calls that arrive after a test's window closed, read while a later test runs or at the end: the
-session's exit status and terminal summary follow highbar, which judges that earlier test again.
+session's exit status, terminal summary and every report artefact follow highbar, which judges that
+earlier test again.
 
 pytest reports a test when it ends, so when such a call is read the test's report is written: its JUnit
 entry, HTML row and results line keep the verdict it was reported with. At the end of the session each
 process reads its agents once more (``AgentPool.finish``); every passed execution a late call fails is
 mapped to its test, whose verdict is worked out again with that run failed (``min_pass`` per phrasing,
-as highbar's gate does). A test that now fails is listed in the terminal summary ("FAILED by a late
-call: <node id> - now fails: ...", and in the final counts line; the semantictest summary counts it as
-failed) and the exit status is 1 (a 2, or an
-interrupt's status, stays); one that still passes gets highbar's warning "a run now fails ..., and the
-test still passes". Under pytest-xdist each worker hands its findings and its agents' warnings to the
-controller, which reports them.
+as highbar's gate does). A test that now fails gets an entry of its own in every artefact,
+``<node id> (late call)``, failed (or errored), with why (``report.after_the_fact``): JUnit, HTML and the
+results file then agree with the terminal summary ("FAILED by a late call: <node id> - now fails: ...",
+and "1 failed by a late call" in the final counts line; the semantictest summary counts the test as
+failed) and with the exit status, 1 (a 2, or an interrupt's status, stays). One that still passes gets
+highbar's warning "a run now fails ..., and the test still passes". Under pytest-xdist each worker hands
+its findings and its agents' warnings to the controller, which reports them.
 """
 
 from __future__ import annotations
@@ -20,15 +22,21 @@ from typing import TYPE_CHECKING, Protocol
 
 import pytest
 
+from .json_types import JSONValue
+from .report.summary import summary_plugin
+from .spec_nodes import spec_file_of
+
 if TYPE_CHECKING:
     from .model import Outcome, Verdict
     from .redact import Redactor
-    from .report.summary import Tally
+    from .report.summary import SummaryPlugin
 
 NAME = "semantictest-late-calls"
 WORKER_KEY = "semantictest_late_calls"
 STATS = {"failed": "failed by a late call", "error": "error by a late call"}
 """The terminal reporter's counts for the tests a late call turned (after their report)."""
+WHAT = "late call"
+"""What the entry of a test a late call turned is named for (``<node id> (late call)``)."""
 
 
 class LateCallServices(Protocol):
@@ -50,7 +58,8 @@ class LateCalls:
         self.config = config
         self.runtime = runtime
         self.warnings: list[str] = []
-        self.findings: list[dict[str, str]] = []  # nodeid, outcome ("failed", "error", "passed"), text
+        # nodeid, outcome ("failed", "error", "passed"), text; name, format and file of the test
+        self.findings: list[dict[str, str]] = []
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: object, error: object) -> None:
@@ -60,7 +69,7 @@ class LateCalls:
             self.warnings += [str(w) for w in found.get("warnings", [])]
             self.findings += [dict(f) for f in found.get("findings", [])]
 
-    @pytest.hookimpl(trylast=True)
+    @pytest.hookimpl(tryfirst=True)  # before JUnit, HTML and the results file are written
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         warnings, failed = self.runtime.agents_finish()
         redact = self.runtime.redactor.text if self.runtime.started else str
@@ -72,12 +81,40 @@ class LateCalls:
         if workeroutput is not None:
             workeroutput[WORKER_KEY] = {"warnings": self.warnings, "findings": self.findings}
             return
+        self._report(summary_plugin(self.config))
         if any(f["outcome"] != "passed" for f in self.findings) and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
-    def write(self, terminalreporter: pytest.TerminalReporter, tally: Tally | None = None) -> None:
-        """The agents' warnings and the tests late calls judged again (the terminal summary); in ``tally``
-        (the semantictest summary's), those tests count with highbar's verdict."""
+    def _report(self, summary: SummaryPlugin | None) -> None:
+        """Each test a late call turned: an entry of its own in every artefact, and in the semantictest
+        summary's tally (the terminal's and the HTML report's) the test counts with highbar's verdict."""
+        from .report.after_the_fact import node_id, send
+
+        for finding in self.findings:
+            outcome = finding["outcome"]
+            if outcome not in STATS:
+                continue
+            test = finding["nodeid"]
+            record: dict[str, JSONValue] = {"late_call_of": test}
+            record.update({k: finding[k] for k in ("name", "file", "format") if k in finding})
+            if "name" in record:
+                record["name"] = f"{record['name']} ({WHAT})"
+            why = f"{test}: {finding['text']}"
+            send(
+                self.config,
+                node_id(test, WHAT),
+                "failed" if outcome == "failed" else "error",
+                why,
+                STATS[outcome],
+                record,
+            )
+            entry = summary.tally.tests.get(test) if summary is not None else None
+            if entry is not None:
+                entry.outcome = outcome
+
+    def write(self, terminalreporter: pytest.TerminalReporter) -> None:
+        """The agents' warnings and the tests late calls judged again (the terminal summary; their
+        entries are counted under :data:`STATS` by the terminal, ``report.after_the_fact``)."""
         for warning in self.warnings:
             terminalreporter.write_line(f"semantictest: warning: {warning}")
         for finding in self.findings:
@@ -88,10 +125,6 @@ class LateCalls:
             terminalreporter.write_line(
                 f"{stat.split()[0].upper()} by a late call: {finding['nodeid']} - {finding['text']}", red=True
             )
-            terminalreporter.stats.setdefault(stat, []).append(finding["nodeid"])
-            entry = tally.tests.get(finding["nodeid"]) if tally is not None else None
-            if entry is not None:
-                entry.outcome = finding["outcome"]
 
 
 def findings(items: Iterable[pytest.Item], failed: Mapping[str, tuple[str, str]]) -> list[dict[str, str]]:
@@ -108,7 +141,10 @@ def findings(items: Iterable[pytest.Item], failed: Mapping[str, tuple[str, str]]
         after, tally, detail = judged
         if after is not verdict.outcome:
             word = "now fails" if after.value == "failed" else "is now unverified"
-            out.append({"nodeid": item.nodeid, "outcome": after.value, "text": f"{word}{tally}: {detail}"})
+            test = {"name": case.name, "file": item.nodeid.split("::", 1)[0], "format": _format(item)}
+            out.append(
+                {"nodeid": item.nodeid, "outcome": after.value, "text": f"{word}{tally}: {detail}", **test}
+            )
         elif after.value == "passed":
             out.append(
                 {
@@ -118,6 +154,11 @@ def findings(items: Iterable[pytest.Item], failed: Mapping[str, tuple[str, str]]
                 }
             )
     return out
+
+
+def _format(item: pytest.Item) -> str:
+    spec_file = spec_file_of(item)
+    return spec_file.suite.format if spec_file is not None else "python"
 
 
 def rejudge(

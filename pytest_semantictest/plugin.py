@@ -86,13 +86,14 @@ def pytest_configure(config: pytest.Config) -> None:
                 "semantictest-baseline",
             )
         config.pluginmanager.register(writer, "semantictest-results")
-    from .session_exit import SessionExit
-
-    config.pluginmanager.register(SessionExit(config, state), "semantictest-exit")  # exit status, signals
     from .late_calls import NAME as LATE_NAME
     from .late_calls import LateCalls
+    from .session_exit import SessionExit
 
-    config.pluginmanager.register(LateCalls(config, state), LATE_NAME)  # late calls turn the exit status
+    # late calls turn the exit status and reach every artefact; registered first, so its tryfirst
+    # sessionfinish runs after the exit-status plugin's (pluggy calls the latest registered first)
+    config.pluginmanager.register(LateCalls(config, state), LATE_NAME)
+    config.pluginmanager.register(SessionExit(config, state), "semantictest-exit")  # exit status, signals
     from .formats.pytest_glue import register
 
     # each format's pytest glue: compliance ordering, Yao generation, xdist scheduling
@@ -204,11 +205,19 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
 
     summary = summary_plugin(config)
     late = config.pluginmanager.get_plugin(LATE_NAME)
-    if late is not None:  # agent warnings (every worker's), tests a late call failed (counted so below)
-        late.write(terminalreporter, summary.tally if summary is not None else None)
+    if late is not None:  # agent warnings (every worker's), tests a late call failed
+        late.write(terminalreporter)
     if summary is not None:
         usage = state.llm_usage()
         summary.write(terminalreporter, usage, state.llm_usage_lines(usage))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_report_teststatus(report: pytest.TestReport) -> tuple[str, str, str] | None:
+    """A verdict reached after its test was reported (a late call) is counted under its own word."""
+    from .report.after_the_fact import teststatus
+
+    return teststatus(report)
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

@@ -32,7 +32,7 @@ from ..http_clients import async_client
 from ..json_types import JSONValue
 from ..redact import Redactor
 from .errors import AgentError
-from .replies import excerpt, parse_reply
+from .replies import excerpt, openai_reply, parse_reply
 from .traces import ToolCall
 
 MAX_REPLY_BYTES = 10_000_000
@@ -102,6 +102,9 @@ class AgentRequest:
     """Where the reply text is in a JSON reply (None: highbar's implicit keys)."""
     redactor: Redactor | None = None
     """Masks the secrets the agent config holds in every message the exchange gives (None: nothing to mask)."""
+    openai: bool = False
+    """The reply is an OpenAI chat completion: its text is ``choices[0].message.content`` only, never a
+    key highbar's agents answer with (``replies.openai_reply``, not ``parse_reply``)."""
 
     def shown(self, message: str) -> str:
         """``message`` as the exchange gives it: the config's secrets masked."""
@@ -195,7 +198,7 @@ async def exchange(client: httpx.AsyncClient | None, request: AgentRequest) -> A
     try:
         _check_status(status, headers, raw, text, request.url)
         media = headers.get("content-type", "").split(";")[0].strip().lower()
-        parsed = parse_reply(text, media, request.response_path)
+        parsed = openai_reply(text) if request.openai else parse_reply(text, media, request.response_path)
     except AgentError as e:
         return AgentReply("", status, text, None, None, request.test_id, elapsed, kept, request.shown(str(e)))
     return AgentReply(

@@ -89,18 +89,23 @@ async def send_json(
 ) -> AgentReply:
     """POST ``payload`` as JSON (no placeholders: an OpenAI-style request) as execution ``test_id``.
 
-    Headers: the config's, then ``X-Highbar-Test``; the reply is read like :func:`send`'s.
+    Headers: the config's, then ``X-Highbar-Test``; the reply is read as the protocol's: its text is
+    ``choices[0].message.content`` (``replies.parse_reply`` with ``openai``), whatever else it holds.
     Raises ``AgentError``.
     """
     headers = {str(k): str(v) for k, v in cfg.request_headers.items() if k.lower() != TEST_HEADER.lower()}
     headers[TEST_HEADER] = test_id
     if not any(key.lower() == "content-type" for key in headers):
         headers["Content-Type"] = "application/json"
-    return (await exchange(client, agent_request(cfg, headers, json_bytes(payload), test_id))).checked()
+    request = agent_request(cfg, headers, json_bytes(payload), test_id, openai=True)
+    return (await exchange(client, request)).checked()
 
 
-def agent_request(cfg: AgentConfig, headers: dict[str, str], body: bytes, test_id: str) -> AgentRequest:
-    """The request to ``cfg``'s endpoint: its method, timeout, response path and secret masking."""
+def agent_request(
+    cfg: AgentConfig, headers: dict[str, str], body: bytes, test_id: str, *, openai: bool = False
+) -> AgentRequest:
+    """The request to ``cfg``'s endpoint: its method, timeout, response path and secret masking
+    (``openai``: the reply is read as an OpenAI chat completion only)."""
     return AgentRequest(
         cfg.request_method,
         cfg.endpoint,
@@ -110,4 +115,5 @@ def agent_request(cfg: AgentConfig, headers: dict[str, str], body: bytes, test_i
         cfg.timeout_ms,
         cfg.response_path,
         cfg.redactor,
+        openai,
     )

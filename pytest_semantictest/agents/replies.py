@@ -3,7 +3,8 @@
 Text rules are highbar's: a JSON object (by Content-Type, or because it parses as one)
 gives ``response_path`` or the first of ``response, message, content, text, reply``
 (a scalar, not null); anything else is the text as it came. Beyond highbar, an OpenAI
-chat completion gives ``choices[0].message.content`` and its ``tool_calls``, and a
+chat completion gives ``choices[0].message.content`` and its ``tool_calls``; a request made over the
+OpenAI protocol (a Yao conversation turn) reads those fields only (:func:`openai_reply`); and a
 ``{"reply": ..., "tool_calls": [{"name", "arguments"|"args", "result"?, "error"?}]}``
 reply gives its calls, so an agent needs no tracing SDK.
 """
@@ -35,7 +36,8 @@ def excerpt(text: str, limit: int = 200) -> str:
 
 
 def parse_reply(raw: str, content_type: str, response_path: str | None) -> ParsedReply:
-    """Text and tool calls of a non-empty 2xx body. Raises ``AgentError``."""
+    """Text and tool calls of a non-empty 2xx body (a request over the OpenAI protocol reads
+    :func:`openai_reply` instead). Raises ``AgentError``."""
     declared = content_type == "application/json" or content_type.endswith("+json")
     try:
         data: JSONValue = json.loads(raw)
@@ -80,6 +82,29 @@ def parse_reply(raw: str, content_type: str, response_path: str | None) -> Parse
     if data is None:
         raise AgentError("the reply is JSON null: there is no text to check")
     return ParsedReply(data if isinstance(data, str) else raw, data, calls)
+
+
+def openai_reply(raw: str) -> ParsedReply:
+    """An OpenAI chat completion's text (``choices[0].message.content``) and tool calls, read from the
+    protocol's fields only: a ``response`` or ``text`` key next to them is no part of what the model
+    said. A body that is not a JSON object comes back as it is, with no text, for the caller to say
+    what it is (:func:`not_chat_completion`); an object without ``choices[0].message`` raises
+    ``AgentError``."""
+    try:
+        data: JSONValue = json.loads(raw)
+    except ValueError:
+        return ParsedReply("", None, None)
+    if not isinstance(data, dict):
+        return ParsedReply("", data, None)
+    message = openai_message(data)
+    if message is None:
+        keys = ", ".join(str(key) for key in data) or "none"
+        raise AgentError(
+            "the reply is not an OpenAI chat completion: it has no choices[0].message object "
+            f"(keys: {excerpt(keys)}). Got: {excerpt(raw)!r}"
+        )
+    calls = tool_calls_of(data)
+    return ParsedReply(_openai_text(message, calls), data, calls)
 
 
 _JSON_KINDS = {

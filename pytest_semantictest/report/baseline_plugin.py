@@ -4,7 +4,10 @@
 Registered on the xdist controller (or the only process) before the results writer, whose records
 (this run's) it reads: per test as its teardown report arrives (JUnit's ``baseline`` and
 ``baseline_change`` properties, before the suite-wide correction), and for the whole run at the end
-(the terminal section, the HTML summary, the results file's ``baseline``, the exit status).
+(the terminal section, the HTML summary, the results file's ``baseline``, the exit status). Under
+``--semantictest-fail-on-regression`` each regression, and a baseline that could not be compared, is
+also an entry of its own, failed (``<node id> (regression)``, ``report.after_the_fact``): JUnit, HTML
+and the results file are red where the exit status is 1.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import pytest
 
 from ..json_types import JSONValue
 from ..shown import printable
+from .after_the_fact import ATTRIBUTE, is_entry, node_id, send
 from .baseline import BaselineError, Change, Comparison, compare, load
 from .results_file import files_of
 
@@ -24,6 +28,8 @@ if TYPE_CHECKING:
     from .results import ResultsWriter
 
 ORDER = ("regressed", "improved", "inconclusive", "gone", "new")
+GATE = "failed by the baseline gate"
+"""The terminal's count of what ``--semantictest-fail-on-regression`` failed after the tests ran."""
 
 
 class BaselinePlugin:
@@ -49,6 +55,8 @@ class BaselinePlugin:
         """After the results writer (registered later, so called earlier) has this test's record."""
         if report.when != "teardown" or self.problem is not None or hasattr(self.config, "workerinput"):
             return  # (a worker's reports reach the controller, which compares them)
+        if hasattr(report, ATTRIBUTE):
+            return  # an entry for a verdict reached after the tests (a late call), not a test
         record = self.writer.records.get(report.nodeid)
         if record is None:
             return
@@ -61,18 +69,26 @@ class BaselinePlugin:
         report.user_properties.append(("baseline", one.old.text() if one.old else "none"))
         report.user_properties.append(("baseline_change", one.kind))
 
-    @pytest.hookimpl(tryfirst=True)
+    @pytest.hookimpl(tryfirst=True)  # before JUnit, HTML and the results file are written
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if hasattr(self.config, "workerinput") or self.problem is not None:
-            if self.problem is not None and self.gate and session.exitstatus == pytest.ExitCode.OK:
-                session.exitstatus = pytest.ExitCode.TESTS_FAILED  # the gate could not check: not a pass
+            if self.problem is not None and self.gate and not hasattr(self.config, "workerinput"):
+                send(self.config, node_id(self._shown, "baseline"), "failed", self.problem, GATE)
+                if session.exitstatus == pytest.ExitCode.OK:
+                    session.exitstatus = pytest.ExitCode.TESTS_FAILED  # the gate could not check: not a pass
             return
-        ran = {str(r.get("file")) for r in self.writer.records.values() if r.get("file")}
-        self.comparison = compare(self.old, self.writer.records, str(self.path), ran)
+        records = {k: r for k, r in self.writer.records.items() if not is_entry(r)}
+        old = {k: r for k, r in self.old.items() if not is_entry(r)}
+        ran = {str(r.get("file")) for r in records.values() if r.get("file")}
+        self.comparison = compare(old, records, str(self.path), ran)
         self.comparison.notes[:0] = self.notes
         for nodeid, change in self.comparison.changes.items():
             if nodeid in self.writer.records:
                 self.writer.records[nodeid]["baseline"] = change.as_dict()
+        if self.gate:  # each regression fails the run: an entry of its own in every artefact
+            for change in self.comparison.regressed:
+                why = f"regressed against the baseline {self.path}: {_line(change)}"
+                send(self.config, node_id(change.nodeid, "regression"), "failed", why, GATE)
         if self.gate and self.comparison.regressed and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
@@ -123,6 +139,14 @@ class BaselinePlugin:
             '<table class="st-summary st-baseline-table"><thead><tr><th>change</th><th>test</th>'
             f"<th>baseline</th><th>this run</th><th>why</th></tr></thead><tbody>{rows}</tbody></table></div>"
         )
+
+    @property
+    def _shown(self) -> str:
+        """The baseline's path as node ids are written (from the root folder, when it is under it)."""
+        try:
+            return self.path.relative_to(Path(str(self.config.rootpath))).as_posix()
+        except ValueError:
+            return str(self.path)
 
 
 def _line(change: Change) -> str:

@@ -7,8 +7,8 @@ items), ``notes`` (the :class:`~pytest_semantictest.evidence.Note` records block
 ``llm_usage`` (this test's LLM calls, cache hits, tokens; ``prompt_tokens@MODEL`` and
 ``completion_tokens@MODEL`` per model; ``rate_wait_ms`` when it waited for the rate limit), ``latency_ms`` (its pipelines' time),
 ``steps`` (what each step sent and got, its tool calls and judge verdicts: :mod:`.trace_data`),
-``score`` (the deciding judge's), for a file that did not collect ``collection_error: true`` (its
-``id`` and ``file`` the file's node id, its problems the ``message``), for
+``score`` (the deciding judge's), ``collection_error`` (a file that did not collect: its own
+record, ``outcome: error``, its problems the ``message``), for
 repeated tests ``runs``, ``run_durations_ms``, ``run_scores`` and ``pass_rate``, ``baseline`` (the
 comparison with ``--semantictest-baseline``) and ``results_version``. A worker attaches its test's data to the teardown report (pytest-
 xdist carries report attributes to the controller); only the controller writes the file. Every
@@ -180,18 +180,20 @@ class ResultsWriter:
             record.update(data)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
-        """A file that did not collect is a record too (an error, its problems the message): a results
-        file must not read as if that file had no tests."""
-        if report.failed and not hasattr(self.config, "workerinput"):
-            self.records[report.nodeid] = {
-                "id": report.nodeid,
-                "file": report.nodeid,
-                "outcome": "error",
-                "duration_s": 0.0,
-                "message": _message(report, self._redactor().text),
-                "collection_error": True,
-                "results_version": RESULTS_VERSION,
-            }
+        """A file that did not collect (a broken spec file) is an error of the run: a record of its own,
+        so the results file is not green where the run is not (its problems are the message)."""
+        if not report.failed or hasattr(self.config, "workerinput"):
+            return
+        self.records[report.nodeid] = {
+            "id": report.nodeid,
+            "name": report.nodeid.rsplit("/", 1)[-1],
+            "file": report.nodeid.split("::", 1)[0],
+            "outcome": "error",
+            "duration_s": 0.0,
+            "results_version": RESULTS_VERSION,
+            "message": _message(report, self._redactor().text),
+            "collection_error": True,
+        }
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if hasattr(session.config, "workerinput"):

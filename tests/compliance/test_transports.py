@@ -159,6 +159,49 @@ def test_a_card_that_does_not_validate_fails(
     result.stdout.fnmatch_lines(["*the agent card at */.well-known/agent-card.json answered status 404*"])
 
 
+def test_expected_failure_keeps_the_cards_problem(
+    pytester: pytest.Pytester, agent: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``**Expected:** failure`` wants the agent to reject the request, and this one does (its endpoint
+    answers 4xx), but its A2A card is missing: the case fails on the card, as every other case does."""
+    server, url = a2a_webagents_agent.start_server(0)
+    monkeypatch.setenv("COMPLIANCE_A2A_JSONRPC_URL", url)
+    (pytester.path / "rejects.md").write_text(REJECTED)
+    try:
+        result = run_pytest(
+            pytester, "-p", "no:cacheprovider", "--semantictest-compliance-strict-only", "-rA"
+        )
+    finally:
+        server.shutdown()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*the agent card at */.well-known/agent-card.json answered status 404*"])
+
+
+def test_expected_failure_passes_on_the_rejection_alone(pytester: pytest.Pytester, agent: Any) -> None:
+    agent("jsonrpc", "rpc_error")  # a valid card, and a JSON-RPC error for every request
+    (pytester.path / "rejects.md").write_text(REJECTED)
+    run_pytest(pytester, "-p", "no:cacheprovider", "--semantictest-compliance-strict-only").assert_outcomes(
+        passed=1
+    )
+
+
+REJECTED = """---
+name: rejects
+version: 1
+transport: a2a
+dialect: jsonrpc
+---
+
+## Test Cases
+
+### 1. Rejected
+
+**Input:** User sends "fail" to `echo-agent`
+
+**Expected:** failure
+"""
+
+
 def test_nothing_listening_is_an_error(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COMPLIANCE_REALTIME_URL", "http://127.0.0.1:9")
     result = run(pytester, "realtime", "-k", "user")

@@ -5,7 +5,8 @@ and ``bench/highbar_side_by_side.py`` (both tools side by side, and ``--record``
 ``${FIDELITY_PORT}``, ``${FIDELITY_PYTHON}``, ``${FIDELITY_AGENT}`` (and for attach mode, files whose
 name starts with ``attach_``, ``${FIDELITY_TRACES}`` and ``${FIDELITY_HOOK}``; the agent is started here).
 A verdict is ``passed``, ``failed`` or ``error`` per test name, after highbar's late re-judging (ours:
-the terminal summary's "FAILED/ERROR by a late call" lines, since a reported test's JUnit entry stays).
+JUnit's entry ``<test> (late call)`` for a test a late call turned, which the terminal summary's
+"FAILED/ERROR by a late call" lines must agree with).
 
 A spec may have sidecar files next to it: ``<stem>.variations.json`` (``[{trigger, count, variations}]``)
 becomes the run folder's committed ``.highbar/variations.json``; ``<stem>.llm.json`` (a list of answers)
@@ -46,6 +47,8 @@ _MARKS = {"✓": "passed", "✗": "failed", "!": "error"}
 _RESULT = re.compile(r"^    ([✓✗!]) (.+?)(?: \d+/\d+(?: \(min \d+\))?)?  \S+ms$")
 _LATE = re.compile(r"^  ! (.+?): (now fails|is now unverified)")
 _OUR_LATE = re.compile(r"^(FAILED|ERROR) by a late call: \S+?::(?:[^:]+::)?(.+?) - ")
+LATE_ENTRY = " (late call)"
+"""JUnit's entry for a test a late call turned: the test's name and this."""
 _ERROR = re.compile(r"^      → (.+)$")
 _VARIATIONS = re.compile(r" \(((?:\d+ of )?\d+ variations)\)$")
 # Specs whose messages are compared as well as their verdicts.
@@ -209,10 +212,12 @@ def normalize(text: str) -> str:
 
 
 def with_late_failures(verdicts: dict[str, str], out: str) -> dict[str, str]:
-    """Our verdicts with the tests the terminal summary lists as failed by a late call (their JUnit entry,
-    written when they were reported, still says passed)."""
+    """Our verdicts (JUnit's, a late call's entry folded into its test: :func:`parse_junit`), checked
+    against the tests the terminal summary lists as failed or errored by a late call: they must agree."""
     late = {m.group(2): m.group(1).lower() for line in out.splitlines() if (m := _OUR_LATE.match(line))}
-    return {name: late.get(name, verdict) for name, verdict in verdicts.items()}
+    disagree = {name: (verdicts.get(name), word) for name, word in late.items() if verdicts.get(name) != word}
+    assert not disagree, f"JUnit and the terminal disagree on late calls (JUnit, terminal): {disagree}"
+    return verdicts
 
 
 def run_ours(spec: Path) -> tuple[int, dict[str, str], str]:
@@ -267,5 +272,8 @@ def parse_junit(path: Path) -> dict[str, str]:
             ),
             "passed",
         )
-        verdicts[case.get("name", "")] = status
+        name = case.get("name", "")
+        if name.endswith(LATE_ENTRY) and status != "passed":  # a late call turned the test it names
+            name = name.removesuffix(LATE_ENTRY)
+        verdicts[name] = status
     return verdicts

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import re
 import socket
 import sys
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 
 from tests.helpers import run_pytest
+from tests.reports.dom import blob, parse, table_rows
 
 AGENT = Path(__file__).resolve().parents[1] / "agents" / "trace_agent.py"
 SCRIPT_AGENT = AGENT.with_name("script_agent.py")  # replies follow a "[plan ok quiet e500]" in the message
@@ -628,7 +631,16 @@ def test_late_call_after_the_extra_settle_fails_the_session(
     pytester.makefile(".highbar.yaml", orders=text)
     if workers:  # the two tests start together, however far apart the two fresh workers came up
         pytester.makeconftest(START_TOGETHER)
-    result = run_pytest(pytester, "-p", "no:cacheprovider", "--junitxml=junit.xml", *workers)
+    result = run_pytest(
+        pytester,
+        "-p",
+        "no:cacheprovider",
+        "--junitxml=junit.xml",
+        "--semantictest-results=results.jsonl",
+        "--html=report.html",
+        "--self-contained-html",
+        *workers,
+    )
     assert result.ret == 1
     result.stdout.fnmatch_lines(
         [
@@ -640,8 +652,36 @@ def test_late_call_after_the_extra_settle_fails_the_session(
         ]
     )
     assert "FAILED by a late call" not in result.stdout.str().split("answers now, calls much later - ", 1)[1]
-    junit = (pytester.path / "junit.xml").read_text(encoding="utf-8")
-    assert "<failure" not in junit  # the reported test's entry stays as it was reported
+    # every artefact agrees with the exit status: the test as it was reported, and an entry of its own,
+    # failed, for the late call (a CI dashboard reads JUnit)
+    late = f"{NODE}answers now, calls much later (late call)"
+    cases = {
+        (case.get("classname"), case.get("name")): case
+        for case in ElementTree.parse(pytester.path / "junit.xml").iter("testcase")
+    }
+    assert len(cases) == 3
+    failed = [key for key, case in cases.items() if case.find("failure") is not None]
+    assert failed == [("orders.highbar.yaml.Orders", "answers now, calls much later (late call)")]
+    failure = cases[failed[0]].find("failure")
+    assert failure is not None and "now fails: get_order was recorded after" in str(failure.get("message"))
+    root = ElementTree.parse(pytester.path / "junit.xml").getroot()
+    suite = root if root.tag == "testsuite" else root.find("testsuite")
+    assert suite is not None and (suite.get("tests"), suite.get("failures")) == ("3", "1")
+    records = {
+        r["id"]: r
+        for r in map(json.loads, (pytester.path / "results.jsonl").read_text(encoding="utf-8").splitlines())
+    }
+    assert records[late]["outcome"] == "failed"
+    assert records[late]["late_call_of"] == f"{NODE}answers now, calls much later"
+    assert records[late]["format"] == "highbar" and "now fails: get_order" in records[late]["message"]
+    assert [r["outcome"] for r in records.values()].count("failed") == 1
+    rows = blob(pytester.path / "report.html")["tests"]
+    assert {nodeid: [row["result"] for row in runs] for nodeid, runs in rows.items()}[late] == ["Failed"]
+    assert [row["result"] for runs in rows.values() for row in runs].count("Failed") == 1
+    summary = parse((pytester.path / "report.html").read_text(encoding="utf-8")).find(
+        "table", cls="st-formats"
+    )
+    assert table_rows(summary) == [["highbar", "2", "1", "1", "0", "0", "50%", "0"]]  # highbar's verdicts
 
 
 def test_guardrail_on_a_tool_never_declared_nor_seen_is_said_at_the_end(pytester: pytest.Pytester) -> None:

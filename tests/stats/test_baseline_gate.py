@@ -286,4 +286,65 @@ def test_under_xdist_each_test_is_compared_once(pytester: pytest.Pytester) -> No
         c.get("name"): [p.get("value") for p in c.iter("property") if p.get("name") == "baseline_change"]
         for c in ET.parse(pytester.path / "junit.xml").getroot().iter("testcase")
     }
-    assert changes == {"t0": ["regressed"], "t1": ["unchanged"], "t2": ["unchanged"], "t3": ["unchanged"]}
+    assert changes == {
+        "t0": ["regressed"],
+        "t1": ["unchanged"],
+        "t2": ["unchanged"],
+        "t3": ["unchanged"],
+        "t0 (regression)": [],  # the gate's verdict, failed (no test of its own to compare)
+    }
+
+
+def test_a_regression_of_a_passing_test_is_red_in_junit_html_and_the_results_file(
+    pytester: pytest.Pytester,
+) -> None:
+    """The gate's verdict comes after every test was reported (a test that still passes, now much
+    slower): each regression is an entry of its own, failed, wherever the run is recorded; and a
+    baseline the gate could not compare, too."""
+    from xml.etree import ElementTree
+
+    from tests.reports.dom import blob
+
+    slow = [
+        {"id": "a", "block": "MockData", "config": {"data": 1}, "output": "d"},
+        {"block": "Loop", "config": {"target": "a", "maxIterations": 2, "delayMs": 300}},
+    ]
+    pytester.makefile(
+        ".json",
+        s=json.dumps({"name": "s", "tests": [{"id": "t", "pipeline": slow, "assertions": {"d": 1}}]}),
+    )
+    old = {"id": "s.json::t", "file": "s.json", "outcome": "passed", "results_version": 1, "latency_ms": 1}
+    (pytester.path / "base.jsonl").write_text(json.dumps(old) + "\n")
+    gate = ("--semantictest-fail-on-regression", "--junitxml=junit.xml", "--semantictest-results=now.jsonl")
+    result = run_pytest(
+        pytester,
+        "-p",
+        "no:cacheprovider",
+        "--semantictest-baseline=base.jsonl",
+        *gate,
+        "--html=report.html",
+        "--self-contained-html",
+    )
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        ["regressed: s.json::t*latency*", "*1 passed*1 failed by the baseline gate in*"]
+    )
+    cases = {c.get("name"): c for c in ElementTree.parse(pytester.path / "junit.xml").iter("testcase")}
+    assert cases["t"].find("failure") is None  # the test as it was reported
+    failure = cases["t (regression)"].find("failure")
+    assert failure is not None and "regressed against the baseline" in str(failure.get("message"))
+    records = {
+        r["id"]: r
+        for r in map(json.loads, (pytester.path / "now.jsonl").read_text(encoding="utf-8").splitlines())
+    }
+    assert records["s.json::t (regression)"]["outcome"] == "failed"
+    rows = blob(pytester.path / "report.html")["tests"]
+    assert [row["result"] for row in rows["s.json::t (regression)"]] == ["Failed"]
+    again = run_pytest(pytester, "-p", "no:cacheprovider", "--semantictest-baseline=now.jsonl")
+    again.stdout.fnmatch_lines(["compared with */now.jsonl: 1 unchanged"])  # the entry is no test
+
+    missing = run_pytest(pytester, "-p", "no:cacheprovider", "--semantictest-baseline=none.jsonl", *gate)
+    assert missing.ret == 1
+    cases = {c.get("name"): c for c in ElementTree.parse(pytester.path / "junit.xml").iter("testcase")}
+    failure = cases["none.jsonl (baseline)"].find("failure")
+    assert failure is not None and "does not exist" in str(failure.get("message"))

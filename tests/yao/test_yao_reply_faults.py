@@ -27,6 +27,28 @@ REPLIES: dict[str, tuple[str, str]] = {  # path -> (content type, body)
         "application/json",
         json.dumps({"choices": [{"index": 0, "message": {"role": "assistant", "content": "Hello there"}}]}),
     ),
+    # a completion that never said "Hello", next to keys a highbar agent would answer with
+    "/response-key": (
+        "application/json",
+        json.dumps(
+            {
+                "response": "Hello",
+                "text": "Hello",
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": "Goodbye"}}],
+            }
+        ),
+    ),
+    "/odd-extras": (
+        "application/json",
+        json.dumps(
+            {
+                "response": {"kept": True},
+                "message": None,
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hello there"}}],
+            }
+        ),
+    ),
+    "/no-choices": ("application/json", json.dumps({"response": "Hello"})),
 }
 
 
@@ -88,3 +110,27 @@ def test_a_reply_that_is_not_the_protocols_json_is_that_turns_error(
 
 def test_a_chat_completion_still_passes(pytester: pytest.Pytester, base: str) -> None:
     run(pytester, base, "/completion").assert_outcomes(passed=1)
+
+
+def test_the_text_is_the_completions_own_never_a_response_key_beside_it(
+    pytester: pytest.Pytester, base: str
+) -> None:
+    """Over the OpenAI protocol only ``choices[0].message.content`` is what the agent said: a
+    top-level ``response`` saying "Hello" does not make a completion that said "Goodbye" pass."""
+    result = run(pytester, base, "/response-key")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*Goodbye*"])
+
+
+def test_keys_beside_a_completion_change_nothing(pytester: pytest.Pytester, base: str) -> None:
+    run(pytester, base, "/odd-extras").assert_outcomes(passed=1)
+
+
+def test_a_json_object_without_choices_is_that_turns_error(pytester: pytest.Pytester, base: str) -> None:
+    result = run(pytester, base, "/no-choices")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*agent error at turn 1: the reply is not an OpenAI chat completion: it has no choices[[]0].message*"
+        ]
+    )

@@ -16,7 +16,8 @@ One shape for every transport but completions (documented in docs/compliance.md)
 - ``task_id``, ``context_id``, ``task`` (WebAgents' ``GET /tasks/{id}``), ``card`` (the agent card);
 - ``error``: an error the agent sent (a JSON-RPC error object, a ``task.failed`` error, an ``error``
   event); ``problem``: why the exchange broke the transport's contract (an ended stream, a closed
-  socket, an error, a card that does not validate), the case's failure.
+  socket, an error, a card that does not validate), the case's failure; ``other_problems``: those of
+  them that are not the agent rejecting the request, which fail a case expecting a failure too.
 """
 
 from __future__ import annotations
@@ -61,6 +62,8 @@ class Reply:
     card: JSONValue = None
     error: JSONValue = None
     problems: list[str] = field(default_factory=list)
+    rejections: list[str] = field(default_factory=list)
+    """The problems that are the agent rejecting the request (:meth:`problem`)."""
     extra: JSONObject = field(default_factory=dict)
     """More of the reply's shape (Realtime ``responses``, A2A ``turns``)."""
     waiting: list[str] = field(default_factory=list)
@@ -75,8 +78,14 @@ class Reply:
         self.events.append({"kind": kind, "type": kind, "data": payload})
 
     def problem(self, message: str) -> None:
+        """Why the exchange broke the transport's contract. One recorded once the agent rejected the
+        request (an error it sent: a JSON-RPC error, an ``error`` event; a status of 400 or more, a
+        refused WebSocket) is that rejection, which a case expecting a failure wants, unlike every
+        other problem (a card that does not validate, recorded before the exchange)."""
         if message not in self.problems:
             self.problems.append(message)
+        if (self.error is not None or self.status >= 400) and message not in self.rejections:
+            self.rejections.append(message)
 
     @property
     def text(self) -> str:
@@ -101,6 +110,7 @@ class Reply:
             "context_id": self.context_id,
             "error": self.error,
             "problem": "; ".join(self.problems) or None,
+            "other_problems": [p for p in self.problems if p not in self.rejections],
             "timeline": timeline(self.events),
         }
         if self.waiting:

@@ -87,7 +87,8 @@ class ReplyCheck:
     """The exchange completed as its transport defines, and ``**Expected:**`` holds.
 
     ``failure``: the agent must reject the request (status >= 400, a JSON-RPC error, a failed or
-    rejected task or response, an ``error`` event, or the connection refused); ``success``, or no
+    rejected task or response, an ``error`` event, or the connection refused), and nothing else may
+    break (an agent card that does not validate still fails the case); ``success``, or no
     ``**Expected:**``: it must not. A deadline that passed is an ERROR either way.
     """
 
@@ -119,6 +120,21 @@ class ReplyCheck:
                 error=f"{url}: {observed.get('failure') or observed.get('error') or 'no response'}"
             )
         if self.expected == "failure":
+            others = reply.get("other_problems")
+            if isinstance(others, list) and others:  # a rejection is wanted, a broken card is not
+                return CheckResult(
+                    [
+                        Failure(
+                            f"{reply.get('transport')} exchange",
+                            "; ".join(map(str, others)),
+                            "a rejection, and nothing else broken",
+                            reply.get("state"),
+                            None,
+                            self.line,
+                            {"events": _timeline(reply)},
+                        )
+                    ]
+                )
             if rejected or not observed.get("ok"):  # refused, or rejected by the agent
                 return CheckResult()
             return CheckResult(
