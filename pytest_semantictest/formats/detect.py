@@ -85,6 +85,10 @@ def why_not_spec(path: Path) -> str | None:
 
 
 def _bytes(path: Path) -> bytes:
+    if (
+        not path.is_file()
+    ):  # a FIFO, a device or a link to one: never opened (a FIFO blocks, /dev/zero is endless)
+        return b""
     try:
         return path.read_bytes()
     except OSError:

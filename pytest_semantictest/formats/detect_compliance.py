@@ -48,7 +48,10 @@ _FENCE = re.compile(r"^ {0,3}(```|~~~).*?^ {0,3}\1", re.M | re.S)
 
 
 def head(path: Path, size: int = 8192) -> str:
-    """The first ``size`` characters of ``path`` (without a BOM); "" when it cannot be read."""
+    """The first ``size`` characters of ``path`` (without a BOM); "" when it cannot be read (or is not
+    a regular file: a FIFO would block, a device never end)."""
+    if not path.is_file():
+        return ""
     try:
         with path.open("r", encoding="utf-8", errors="replace") as fh:
             return fh.read(size).lstrip("\ufeff")
@@ -89,6 +92,8 @@ def _close_to_transport(key: str) -> bool:
 
 def _body_has_cases(path: Path) -> bool:
     """``## Test Cases`` and a case label outside code fences (the first MB of the file)."""
+    if not path.is_file():
+        return False
     try:
         with path.open("r", encoding="utf-8", errors="replace") as fh:
             body = _FENCE.sub("", fh.read(1 << 20))

@@ -24,7 +24,7 @@ _ARRAY_OF_OBJECTS_KEY = re.compile(rb'"([^"\\]{1,20})"\s*:\s*\[\s*\{')
 
 def semantictest_json(path: Path, ctx: CollectContext | None = None) -> bool:
     """A ``*.json`` whose top level has a ``tests`` key, or a near miss of one (the module doc)."""
-    if path.suffix != ".json":
+    if path.suffix != ".json" or not path.is_file():  # (a FIFO or a device is never opened)
         return False
     try:
         raw = path.read_bytes()

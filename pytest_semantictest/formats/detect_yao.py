@@ -50,6 +50,8 @@ _YAO_ONLY = frozenset({"assertions", "assert", "expected", "turns", "checkpoints
 def jsonl_head(path: Path, lines: int = 5, limit: int = 1 << 20) -> list[str]:
     """The first few content lines of a ``.jsonl`` (blank and ``//`` lines skipped), read cheaply."""
     out: list[str] = []
+    if not path.is_file():  # (a FIFO or a device is never opened)
+        return out
     try:
         with path.open("r", encoding="utf-8-sig", errors="replace") as fh:
             for line in fh:
