@@ -233,6 +233,8 @@ class Verdict:
     """Checks' evidence records (judged items first), passed ones too; steps' are on their trace."""
     decision: str | None = None
     """What a sequential pass-rate test concluded, in words (``pass``/``fail``/``inconclusive`` and why)."""
+    beyond: list[Verdict] = field(default_factory=list)
+    """Runs that finished after the first runs (in planned order) had decided: reported, not counted."""
 
     @property
     def passed(self) -> bool:

@@ -56,6 +56,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "compliance: a test case of a compliance Markdown file (*.md)")
     state = install(config, _schedule)
     options.check(config)
+    run_wide = options.pass_rate_test(config)
+    if run_wide is not None and run_wide.shortfall() is not None:
+        config.issue_config_time_warning(
+            pytest.PytestWarning(f"--semantictest-max-runs: {run_wide.shortfall()}"), stacklevel=2
+        )
     from .report.logs import RedactedRecords
 
     records = RedactedRecords(state.current_redactor)  # captured logs: no secret in any of them
