@@ -75,7 +75,14 @@ def pytest_configure(config: pytest.Config) -> None:
             from .report.baseline_plugin import BaselinePlugin
 
             config.pluginmanager.register(
-                BaselinePlugin(config, baseline, writer, bool(options.value(config, "fail-on-regression"))),
+                BaselinePlugin(
+                    config,
+                    baseline,
+                    writer,
+                    bool(options.value(config, "fail-on-regression")),
+                    options.value(config, "fail-on-slower"),
+                    options.value(config, "fail-on-score-drop"),
+                ),
                 "semantictest-baseline",
             )
         config.pluginmanager.register(writer, "semantictest-results")

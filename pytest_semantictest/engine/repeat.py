@@ -128,7 +128,7 @@ async def _overlapping(
             task.cancel()
         if pending:
             await asyncio.gather(*pending, return_exceptions=True)
-    ordered = []
+    ordered: list[Verdict] = []
     while len(ordered) in finished:
         ordered.append(finished[len(ordered)])
     return ordered[len(first) :]

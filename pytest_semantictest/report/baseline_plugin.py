@@ -1,5 +1,7 @@
 """``--semantictest-baseline PATH``: compare this run with an earlier results file, in every report;
-``--semantictest-fail-on-regression`` makes a significant regression fail the run (exit 1).
+``--semantictest-fail-on-regression`` makes a significant fall of a pass rate fail the run (exit 1),
+and, when asked (``--semantictest-fail-on-slower``, ``--semantictest-fail-on-score-drop``), a
+significant latency or score change of at least the given size.
 
 Registered on the xdist controller (or the only process) before the results writer, whose records
 (this run's) it reads: per test as its teardown report arrives (JUnit's ``baseline`` and
@@ -21,11 +23,25 @@ from .baseline import BaselineError, Change, Comparison, compare, load
 if TYPE_CHECKING:
     from .results import ResultsWriter
 
-ORDER = ("regressed", "improved", "inconclusive", "gone", "new")
+ORDER = ("regressed", "improved", "changed", "inconclusive", "gone", "new")
 
 
 class BaselinePlugin:
-    def __init__(self, config: pytest.Config, path: str, writer: ResultsWriter, gate: bool) -> None:
+    def __init__(
+        self,
+        config: pytest.Config,
+        path: str,
+        writer: ResultsWriter,
+        gate: bool,
+        slower: float | None = None,
+        score_drop: float | None = None,
+    ) -> None:
+        for name, given, least in (("slower", slower, 1.0), ("score-drop", score_drop, 0.0)):
+            if given is not None and not given > least:
+                raise pytest.UsageError(
+                    f"pytest-semantictest: --semantictest-fail-on-{name} must be more than {least:g}"
+                )
+        self.slower, self.score_drop = slower, score_drop
         self.config = config
         self.path = Path(str(config.invocation_params.dir)) / path
         self.writer = writer
@@ -63,12 +79,14 @@ class BaselinePlugin:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED  # the gate could not check: not a pass
             return
         ran = {str(r.get("file")) for r in self.writer.records.values() if r.get("file")}
-        self.comparison = compare(self.old, self.writer.records, str(self.path), ran)
+        self.comparison = compare(
+            self.old, self.writer.records, str(self.path), ran, slower=self.slower, score_drop=self.score_drop
+        )
         self.comparison.notes[:0] = self.notes
         for nodeid, change in self.comparison.changes.items():
             if nodeid in self.writer.records:
                 self.writer.records[nodeid]["baseline"] = change.as_dict()
-        if self.gate and self.comparison.regressed and session.exitstatus == pytest.ExitCode.OK:
+        if self.gate and self.comparison.failing and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
@@ -91,9 +109,15 @@ class BaselinePlugin:
                 tr.write_line(f"{kind}: {_line(change)}")
         for note in self.comparison.notes:
             tr.write_line(f"note: {note}")
-        if self.gate and self.comparison.regressed:
+        figures = self.comparison.figures()
+        if figures:
+            tr.write_sep("-", "semantictest baseline: latency and judge scores")
+            for change, figure in figures:
+                gate = " (gates: at least the asked change)" if figure.gates else ""
+                tr.write_line(f"{figure.direction}: {change.nodeid} {figure.text()}{gate}")
+        if self.gate and self.comparison.failing:
             tr.write_line(
-                f"--semantictest-fail-on-regression: {len(self.comparison.regressed)} regression(s), exit 1"
+                f"--semantictest-fail-on-regression: {len(self.comparison.failing)} regression(s), exit 1"
             )
 
     @pytest.hookimpl(optionalhook=True)

@@ -10,10 +10,9 @@ Cohen's kappa (:mod:`.agreement`).
 from __future__ import annotations
 
 from .agreement import Agreement, cohen_kappa
-from .binomial import fixed_runs
 from .compare import fisher_lower, fisher_lower_min, holm, rank_sum_lower, tarone_holm
 from .intervals import Z95, confidence_sequence, interval_label, interval_text, percent, rate_interval, wilson
-from .sequential import Decision, Design, PassRateTest, simulate
+from .sequential import Decision, Design, PassRateTest, fixed_runs, simulate
 
 __all__ = [
     "Z95",

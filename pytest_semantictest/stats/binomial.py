@@ -8,10 +8,6 @@ from __future__ import annotations
 
 import math
 from statistics import NormalDist
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .sequential import PassRateTest
 
 
 def pmf(n: int, p: float) -> list[float]:
@@ -20,7 +16,10 @@ def pmf(n: int, p: float) -> list[float]:
         return [float(k == (n if p >= 1.0 else 0)) for k in range(n + 1)]
     lp, lq = math.log(p), math.log1p(-p)
     head = math.lgamma(n + 1)
-    return [math.exp(head - math.lgamma(k + 1) - math.lgamma(n - k + 1) + k * lp + (n - k) * lq) for k in range(n + 1)]
+    return [
+        math.exp(head - math.lgamma(k + 1) - math.lgamma(n - k + 1) + k * lp + (n - k) * lq)
+        for k in range(n + 1)
+    ]
 
 
 def at_least(n: int, p: float) -> list[float]:
@@ -50,9 +49,3 @@ def fixed_design(p0: float, p1: float, alpha: float, beta: float) -> tuple[int, 
     while (cut := fixed_cut(n, p0, p1, alpha, beta)) is None:
         n += 1
     return n, cut
-
-
-def fixed_runs(test: PassRateTest) -> int:
-    """The runs the exact fixed-size test needs for ``test``'s two errors (what the sequential test
-    is compared with)."""
-    return fixed_design(test.p0, test.p1, test.alpha, test.beta)[0]

@@ -42,9 +42,9 @@ def confidence_sequence(passed: int, total: int, alpha: float = 0.05) -> tuple[f
         return 0.0, 1.0
     a = CS_PRIOR
     failed = total - passed
-    mixture = (
-        math.lgamma(a + passed) + math.lgamma(a + failed) - math.lgamma(2 * a + total)
-    ) - (2 * math.lgamma(a) - math.lgamma(2 * a))
+    mixture = (math.lgamma(a + passed) + math.lgamma(a + failed) - math.lgamma(2 * a + total)) - (
+        2 * math.lgamma(a) - math.lgamma(2 * a)
+    )
     bound = math.log(1 / alpha)
 
     def outside(p: float) -> bool:

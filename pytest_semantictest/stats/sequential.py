@@ -143,7 +143,9 @@ class PassRateTest:
         )
 
 
-def _operating(test: PassRateTest, upper: float, lower: float, p: float) -> tuple[float, float, list[float], float]:
+def _operating(
+    test: PassRateTest, upper: float, lower: float, p: float
+) -> tuple[float, float, list[float], float]:
     """At true rate ``p``: the chances of a pass and a fail before the last run, the distribution of
     passes at the last run of the paths that reach it, and the mean runs until the decision."""
     last = test.max_runs
@@ -203,6 +205,12 @@ def _design(test: PassRateTest) -> Design:
     return fallback
 
 
+def fixed_runs(test: PassRateTest) -> int:
+    """The runs the exact fixed-size test needs for ``test``'s two errors (what the sequential test
+    is compared with)."""
+    return fixed_design(test.p0, test.p1, test.alpha, test.beta)[0]
+
+
 def operating(test: PassRateTest, p: float) -> dict[str, float]:
     """The exact shares of pass, fail and inconclusive at true rate ``p``, and the mean runs to the
     decision (what ``bench/bench_sequential.py`` prints next to its simulation)."""
@@ -231,4 +239,8 @@ def simulate(test: PassRateTest, rate: float, tests: int, batch: int, rng: rando
         outcomes[decision.value] += 1
         counted += n
         made += len(results)
-    return {**{k: v / tests for k, v in outcomes.items()}, "mean_runs": counted / tests, "mean_made": made / tests}
+    return {
+        **{k: v / tests for k, v in outcomes.items()},
+        "mean_runs": counted / tests,
+        "mean_made": made / tests,
+    }

@@ -226,7 +226,9 @@ def test_the_bounds_hold_at_their_edges() -> None:
     test = PassRateTest(0.8)
     assert test.decide(0, 0) is Decision.UNDECIDED
     # the default budget leaves the looks before the last half of each error (bounds log 40)
-    assert test.design.upper == pytest.approx(math.log(40)) and test.design.lower == pytest.approx(math.log(1 / 40))
+    assert test.design.upper == pytest.approx(math.log(40)) and test.design.lower == pytest.approx(
+        math.log(1 / 40)
+    )
     assert test.decide(0, 7) is Decision.UNDECIDED and test.decide(0, 8) is Decision.FAIL
     assert test.decide(29, 29) is Decision.UNDECIDED and test.decide(30, 30) is Decision.PASS
     # the last look is the exact test: pass or fail, never inconclusive
