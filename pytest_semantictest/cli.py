@@ -363,6 +363,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     join.add_argument("-o", "--out", default=None, help="write the merged results here (a baseline file)")
     join.add_argument("--html", default=None, help="write one HTML report here")
     join.add_argument(
+        "--history",
+        action="store_true",
+        help="the files are several runs of one suite: pool each test's runs into one record (a "
+        "baseline history, docs/baseline.md) instead of refusing a test two files ran",
+    )
+    join.add_argument(
         "--price",
         action="append",
         default=[],
@@ -378,7 +384,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "merge":
         from .merge import merge
 
-        return merge(args.results, args.out, args.html, args.price, sys.stdout, sys.stderr)
+        return merge(args.results, args.out, args.html, args.price, sys.stdout, sys.stderr, args.history)
     target = schemas.path(args.name)
     sys.stdout.write(f"{target}\n" if args.path else target.read_text(encoding="utf-8"))
     return 0
