@@ -77,6 +77,7 @@ async def _run_phrasing(
         bus=first_bad.bus,
         label=label,
         planned_runs=total,
+        sequential=not every,
         beyond=beyond,
     )
 
@@ -213,6 +214,7 @@ async def _sequential(
         label=label,
         planned_runs=len(runs),
         decision=said,
+        sequential=True,
         beyond=beyond,
     )
 

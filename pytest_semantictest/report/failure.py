@@ -10,7 +10,7 @@ from ..json_types import JSONValue
 from ..llm.verdict import judge_lines
 from ..model import Failure, StepTrace, Verdict
 from ..redact import Redactor
-from ..stats import interval_text
+from ..stats import interval_label, interval_text
 from .judge import judge_outputs
 
 Differ = Callable[[JSONValue, JSONValue], list[str] | None]
@@ -111,7 +111,12 @@ def render_verdict(title: str, verdict: Verdict, redactor: Redactor, differ: Dif
             if verdict.planned_runs > len(counts)
             else ""
         )
-        interval = f", 95% CI {interval_text(passed, len(counts))}" if len(counts) > 1 else ""
+        anytime = verdict.anytime
+        interval = (
+            f", {interval_label(anytime)} {interval_text(passed, len(counts), anytime)}"
+            if len(counts) > 1
+            else ""
+        )
         lines.append(f"runs: {passed}/{len(counts)} passed{interval} ({', '.join(counts)}){stopped}")
     return "\n".join(lines)
 

@@ -77,7 +77,7 @@ class ResultsWriter:
         return report
 
     def describe(self, item: pytest.Item) -> dict[str, JSONValue]:
-        from ..stats import wilson
+        from ..stats import rate_interval
         from .conversation import conversation_data
         from .judge import judged_items
         from .junit import deciding_judgement, run_tally
@@ -116,13 +116,14 @@ class ResultsWriter:
                 if len(scores) == len(verdict.runs):
                     record["run_scores"] = scores
                 passed, total = run_tally(verdict)
-                low, high = wilson(passed, total)
+                low, high = rate_interval(passed, total, verdict.anytime)
                 record["pass_rate"] = {
                     "passed": passed,
                     "runs": total,
                     "rate": round(passed / total, 4),
                     "low": round(low, 4),
                     "high": round(high, 4),
+                    "interval": "confidence sequence" if verdict.anytime else "Wilson",
                 }
                 if verdict.decision:
                     record["pass_rate"]["decision"] = verdict.decision
