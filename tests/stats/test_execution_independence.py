@@ -84,3 +84,92 @@ def test_the_sequential_decision_is_the_same_at_concurrency_1_and_10(
             assert test.decide(passed, n).value in verdict.decision  # type: ignore[operator]
         # the decision text names the runs made beyond the decision at 10, so compare the rest
         assert found[0][:3] == found[1][:3], (trial, found)
+
+
+CONFTEST = '''
+import asyncio, random
+import pytest_semantictest.engine.repeat as repeat
+from pytest_semantictest.model import Outcome, Verdict
+
+async def run_case(case, ctx, context, parent, index):
+    """Run ``index`` of a case: an outcome fixed by (case, index), after a random wait."""
+    await asyncio.sleep(random.random() * 0.003)
+    rate = int(case.id[1:]) / 20
+    passed = random.Random(f"{case.id}:{index}").random() < 0.55 + rate
+    return Verdict(Outcome.PASSED if passed else Outcome.FAILED, duration_ms=1.0)
+
+repeat.run_case = run_case
+'''
+
+
+def test_the_same_outcomes_give_the_same_results_file_at_concurrency_1_and_under_xdist(
+    pytester: pytest.Pytester,
+) -> None:
+    """Through pytest: 16 tests (8 sequential decisions, 8 ``runs``/``minPass``), each run's outcome a
+    function of the test and the run's index; one process one run at a time, and two xdist workers
+    ten runs at a time, write the same verdicts, k and n."""
+    import json
+
+    from tests.helpers import run_pytest
+
+    pytester.makeconftest(CONFTEST)
+    tests = [
+        {
+            "id": f"t{i}",
+            **({"passRate": {"atLeast": 0.8, "maxRuns": 60}} if i % 2 else {"runs": 10, "minPass": 8}),
+            "pipeline": [{"block": "MockData", "config": {"data": 1}, "output": "d"}],
+            "assertions": {"d": 1},
+        }
+        for i in range(16)
+    ]
+    pytester.makefile(".json", s=json.dumps({"name": "s", "tests": tests}))
+
+    def verdicts(*args: str) -> dict[str, tuple[str, list[str], str]]:
+        run_pytest(pytester, "-p", "no:cacheprovider", "--semantictest-results=r.jsonl", *args)
+        records = [json.loads(line) for line in (pytester.path / "r.jsonl").read_text().splitlines()]
+        return {
+            r["id"]: (r["outcome"], r["runs"], (r["pass_rate"].get("decision") or "").split(";")[0])
+            for r in records
+        }
+
+    alone = verdicts("-p", "no:xdist", "--semantictest-concurrency=1")
+    spread = verdicts("-n", "2", "--semantictest-concurrency=10")
+    assert len(alone) == 16 and {o for o, _, _ in alone.values()} == {"passed", "failed"}, alone
+    assert alone == spread
+
+
+def test_an_inconclusive_decision_follows_the_asked_policy(pytester: pytest.Pytester) -> None:
+    """10 of 12 runs passed, a budget of 12: inconclusive (between 8/12 and 11/12). Red by default;
+    skipped, saying why, with --semantictest-inconclusive=skip; a warning at collection either way."""
+    import json
+
+    from tests.helpers import run_pytest
+
+    pytester.makeconftest(
+        "import pytest_semantictest.engine.repeat as repeat\n"
+        "from pytest_semantictest.model import Outcome, Verdict\n"
+        "async def run_case(case, ctx, context, parent, index):\n"
+        "    return Verdict(Outcome.FAILED if index in (3, 7) else Outcome.PASSED)\n"
+        "repeat.run_case = run_case\n"
+    )
+    test = {
+        "id": "t",
+        "passRate": {"atLeast": 0.8, "maxRuns": 12},
+        "pipeline": [{"block": "MockData", "config": {"data": 1}, "output": "d"}],
+        "assertions": {"d": 1},
+    }
+    pytester.makefile(".json", s=json.dumps({"name": "s", "tests": [test]}))
+    red = run_pytest(pytester, "-p", "no:cacheprovider", "-p", "no:xdist")
+    red.assert_outcomes(failed=1)
+    red.stdout.fnmatch_lines(
+        ["*pass rate: inconclusive: 10/12 runs passed*", "*at least 176 runs are needed*"]
+    )
+    skipped = run_pytest(
+        pytester, "-p", "no:cacheprovider", "-p", "no:xdist", "-rs", "--semantictest-inconclusive=skip"
+    )
+    skipped.assert_outcomes(skipped=1)
+    skipped.stdout.fnmatch_lines(
+        ["*pass rate: inconclusive: 10/12 runs passed*(--semantictest-inconclusive=skip)*"]
+    )
+    bad = run_pytest(pytester, "-p", "no:cacheprovider", "-p", "no:xdist", "--semantictest-inconclusive=pass")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
