@@ -137,10 +137,23 @@ class BaselinePlugin:
             for kind in ORDER
             for c in self.comparison.of_kind(kind)
         )
+        figures = "".join(
+            f"<tr><td>{escape(f.direction)}</td><td>{escape(c.nodeid)}</td><td>{escape(f.text())}</td>"
+            f"<td>{'gates' if f.gates else 'reported'}</td></tr>"
+            for c, f in self.comparison.figures()
+        )
+        apart = (
+            "<h4>Latency and judge scores (gate only when asked)</h4>"
+            '<table class="st-summary st-baseline-figures"><thead><tr><th>change</th><th>test</th>'
+            f"<th>figures</th><th>gate</th></tr></thead><tbody>{figures}</tbody></table>"
+            if figures
+            else ""
+        )
         prefix.append(
             f'<div class="st-baseline"><h3>Baseline: {escape(str(self.path))}</h3>'
             '<table class="st-summary st-baseline-table"><thead><tr><th>change</th><th>test</th>'
-            f"<th>baseline</th><th>this run</th><th>why</th></tr></thead><tbody>{rows}</tbody></table></div>"
+            f"<th>baseline</th><th>this run</th><th>why</th></tr></thead><tbody>{rows}</tbody></table>"
+            f"{apart}</div>"
         )
 
 

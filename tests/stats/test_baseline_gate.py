@@ -184,7 +184,15 @@ def test_latency_is_reported_apart_and_gates_only_when_asked(pytester: pytest.Py
         proxy.mode = "slow"
         gate = (f"--semantictest-baseline={base}", "--semantictest-fail-on-regression", *runs)
         reported = _run(pytester, proxy, judge, *gate)
-        asked = _run(pytester, proxy, judge, *gate, "--semantictest-fail-on-slower=3")
+        asked = _run(
+            pytester,
+            proxy,
+            judge,
+            *gate,
+            "--semantictest-fail-on-slower=3",
+            "--html=r.html",
+            "--self-contained-html",
+        )
     out = reported.stdout.str()
     assert reported.ret == 0 and not _regressed(out), out[-3000:]
     (slower,) = _lines(out, "slower")
@@ -194,6 +202,8 @@ def test_latency_is_reported_apart_and_gates_only_when_asked(pytester: pytest.Py
     assert asked.ret == 1, out[-3000:]
     assert "(gates: at least the asked change)" in _lines(out, "slower")[0]
     assert "--semantictest-fail-on-regression: 1 regression(s), exit 1" in out
+    html = (pytester.path / "r.html").read_text()
+    assert 'class="st-summary st-baseline-figures"' in html and "<td>gates</td>" in html
 
 
 def test_a_baseline_that_cannot_be_used_is_said_and_fails_the_gate(pytester: pytest.Pytester) -> None:
