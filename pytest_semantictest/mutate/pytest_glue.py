@@ -196,17 +196,81 @@ class MutationPlugin:
         return int(self.runtime.llm.cache.misses)
 
     @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_teardown(self, item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+        """The file's teardown runs in its last test's teardown: its replies are recorded and each is
+        mutated with the effect a real one has (a teardown step that fails errors the run); the
+        mutants join that test's record."""
+        if not is_spec_item(item) or item.spec_file.run_state is None:
+            return (yield)
+        state, tape = item.spec_file.run_state, Tape()
+        set_interceptor(tape)
+        realtime_tape.use(tape)
+        try:
+            result = yield
+        finally:
+            set_interceptor(None)
+            realtime_tape.use(None)
+        record: MutationRecord | None = getattr(item, "mutation", None)
+        if record is None or not tape.replies or record.get("not_mutated"):
+            return result
+        rerun = SuiteRun(item.spec_file.suite, self.runtime.context, bus=state.bus)
+        total = record["total"]
+        if self._teardown_errors(rerun, Replay(tape)):
+            return result  # its replay does not reproduce a clean teardown: nothing to compare with
+        for n, (key, reply) in enumerate(tape.targets()):
+            where = self.runtime.redactor.text(
+                f"the file's teardown: reply {n + 1}: {key[0]} {_path(key[1])}"
+            )
+            for mutation in mutations(reply, ()):
+                killed = self._teardown_errors(rerun, Replay(tape, key, mutation))
+                record["total"] += 1
+                if killed:
+                    record["killed"] += 1
+                    record.setdefault("coverage", {}).setdefault("file teardown (the run errors)", []).append(
+                        mutation.kind
+                    )
+                else:
+                    change = self.runtime.redactor.text(mutation.change)
+                    record["survived"].append(
+                        {
+                            "kind": mutation.kind,
+                            "change": change,
+                            "where": where,
+                            "outcome": SURVIVED,
+                            "why": "",
+                        }
+                    )
+        record["score"] = round(record["killed"] / record["total"], 3) if record["total"] else None
+        record["teardown_mutants"] = record["total"] - total
+        return result
+
+    def _teardown_errors(self, rerun: SuiteRun, replay: Replay) -> bool:
+        set_interceptor(replay)
+        realtime_tape.use(replay)
+        try:
+            return bool(self.runtime.run(rerun.teardown()))
+        except Exception:  # noqa: BLE001  a teardown that raises fails the run as one that errs
+            return True
+        finally:
+            set_interceptor(None)
+            realtime_tape.use(None)
+
+    @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         report = yield
         record = getattr(item, "mutation", None)
-        if call.when == "setup" and record is not None:
+        if call.when in ("setup", "teardown") and record is not None:
             setattr(report, ATTRIBUTE, record)
         return report
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         found = getattr(report, ATTRIBUTE, None)
+        if report.when == "teardown" and isinstance(found, dict) and report.nodeid in self.tests:
+            self.tests[report.nodeid] = cast(MutationRecord, found)  # with its teardown's mutants
+            self.timing["mutants"] += int(found.get("teardown_mutants", 0))
+            return
         if report.when != "setup" or not isinstance(found, dict):
             return
         record = cast(MutationRecord, found)  # what makereport attached (from a worker: carried as JSON)

@@ -36,6 +36,8 @@ class MutationRecord(TypedDict):
     """Why the test was not mutated at all."""
     coverage: NotRequired[dict[str, list[str]]]
     """Per check (as its failures name it), the kinds of mutation it failed on: what it would catch."""
+    teardown_mutants: NotRequired[int]
+    """How many of ``total`` mutated the file's teardown replies (its last test's record)."""
     normal_s: NotRequired[float]
     mutation_s: NotRequired[float]
 
