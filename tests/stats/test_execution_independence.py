@@ -98,7 +98,13 @@ async def run_case(case, ctx, context, parent, index):
     passed = random.Random(f"{case.id}:{index}").random() < 0.55 + rate
     return Verdict(Outcome.PASSED if passed else Outcome.FAILED, duration_ms=1.0)
 
-repeat.run_case = run_case
+_before = repeat.run_case
+
+def pytest_configure(config):
+    repeat.run_case = run_case
+
+def pytest_unconfigure(config):  # the run may be in this process: leave the engine as it was
+    repeat.run_case = _before
 '''
 
 
@@ -150,7 +156,11 @@ def test_an_inconclusive_decision_follows_the_asked_policy(pytester: pytest.Pyte
         "from pytest_semantictest.model import Outcome, Verdict\n"
         "async def run_case(case, ctx, context, parent, index):\n"
         "    return Verdict(Outcome.FAILED if index in (3, 7) else Outcome.PASSED)\n"
-        "repeat.run_case = run_case\n"
+        "_before = repeat.run_case\n"
+        "def pytest_configure(config):\n"
+        "    repeat.run_case = run_case\n"
+        "def pytest_unconfigure(config):  # an in-process run: leave the engine as it was\n"
+        "    repeat.run_case = _before\n"
     )
     test = {
         "id": "t",

@@ -103,7 +103,11 @@ def test_an_exhausted_budget_is_an_inconclusive_failure_never_a_pass(
         "from pytest_semantictest.model import Outcome, Verdict\n"
         "async def run_case(case, ctx, context, parent, index):\n"
         "    return Verdict(Outcome.FAILED if index in (3, 7) else Outcome.PASSED)\n"
-        "repeat.run_case = run_case\n"
+        "_before = repeat.run_case\n"
+        "def pytest_configure(config):\n"
+        "    repeat.run_case = run_case\n"
+        "def pytest_unconfigure(config):  # an in-process run: leave the engine as it was\n"
+        "    repeat.run_case = _before\n"
     )
     (pytester.path / "coin.json").write_text(_suite(coin, 0.8, 1, maxRuns=12))
     result = run_pytest(pytester, "-p", "no:cacheprovider", "-p", "no:xdist")
