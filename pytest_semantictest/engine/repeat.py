@@ -114,8 +114,8 @@ async def _overlapping(
     start: int = 1,
 ) -> list[Verdict]:
     """Runs ``start``.. at once (bounded by ``one``'s semaphore); the ones not finished are cancelled
-    once the first runs, in planned order, decide the outcome (unless ``every``). Returns ``first``
-    and every run that finished, in run order, up to the first gap."""
+    once the first runs, in planned order, decide the outcome (unless ``every``). Returns every run
+    that finished (after ``first``) in run order: the deciding prefix has no gap, what follows may."""
     pending = {asyncio.ensure_future(one(i)): i for i in range(start, total)}
     finished: dict[int, Verdict] = dict(enumerate(first))
     prefix = _Prefix(total, required)
@@ -129,10 +129,7 @@ async def _overlapping(
             task.cancel()
         if pending:
             await asyncio.gather(*pending, return_exceptions=True)
-    ordered: list[Verdict] = []
-    while len(ordered) in finished:
-        ordered.append(finished[len(ordered)])
-    return ordered[len(first) :]
+    return [finished[i] for i in sorted(finished) if i >= len(first)]
 
 
 class _Prefix:

@@ -117,6 +117,9 @@ def render_verdict(title: str, verdict: Verdict, redactor: Redactor, differ: Dif
             if len(counts) > 1
             else ""
         )
+        beyond = [r.outcome.value for r in verdict.beyond]
+        if beyond:
+            stopped += f"; {len(beyond)} more finished after that, not counted ({', '.join(beyond)})"
         lines.append(f"runs: {passed}/{len(counts)} passed{interval} ({', '.join(counts)}){stopped}")
     return "\n".join(lines)
 

@@ -7,7 +7,8 @@ items), ``notes`` (the :class:`~pytest_semantictest.evidence.Note` records block
 ``llm_usage`` (this test's LLM calls, cache hits, tokens; ``prompt_tokens@MODEL`` and
 ``completion_tokens@MODEL`` per model; ``rate_wait_ms`` when it waited for the rate limit), ``latency_ms`` (its pipelines' time),
 ``score`` (the deciding judge's), for
-repeated tests ``runs``, ``run_durations_ms``, ``run_scores`` and ``pass_rate``, ``baseline`` (the
+repeated tests ``runs``, ``run_durations_ms``, ``run_scores``, ``pass_rate`` and ``runs_not_counted``
+(runs that finished after the first runs had decided), ``baseline`` (the
 comparison with ``--semantictest-baseline``) and ``results_version``. A worker attaches its test's data to the teardown report (pytest-
 xdist carries report attributes to the controller); only the controller writes the file. Every
 value passes through the redactor.
@@ -127,6 +128,9 @@ class ResultsWriter:
                 }
                 if verdict.decision:
                     record["pass_rate"]["decision"] = verdict.decision
+                beyond = [r.outcome.value for part in (verdict.phrasings or [verdict]) for r in part.beyond]
+                if beyond:  # finished after the first runs had decided: reported, not counted
+                    record["runs_not_counted"] = beyond
             judged = [j.as_dict() for j in judged_items(verdict)]  # a step's too, as every report shows them
             if judged:
                 record["judgements"] = judged
