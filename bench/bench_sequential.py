@@ -122,10 +122,14 @@ def main() -> int:
     wrong_pass, wrong_fail = operating(test, 0.75)["pass"], operating(test, 0.85)["fail"]
     print(f"exact: wrong pass at 0.75 {wrong_pass:.2%}, red at 0.85 (threshold + margin) {wrong_fail:.2%}")
     n, cut = fixed_design(test.p0, test.p1, test.alpha, test.beta)
-    print(f"the exact fixed-size test with both errors <= 5%: {n} runs, pass at >= {cut} ({fixed_runs(test)})")
+    print(
+        f"the exact fixed-size test with both errors <= 5%: {n} runs, pass at >= {cut} ({fixed_runs(test)})"
+    )
     for p in (0.6, 0.7, 0.8, 0.9, 0.95):
         sequence, plain = early_stop_coverage(p)
-        print(f"runs: 10, minPass: 8 at p = {p}: confidence sequence covers {sequence:.2%}, Wilson {plain:.2%}")
+        print(
+            f"runs: 10, minPass: 8 at p = {p}: confidence sequence covers {sequence:.2%}, Wilson {plain:.2%}"
+        )
         ok = ok and sequence >= 0.95
     ok = ok and wrong_pass <= 0.05 and wrong_fail <= 0.05
     if args.check and not ok:
