@@ -279,7 +279,8 @@ class _Agreement:
 
 def agreement(path: str, args: Sequence[str], min_kappa: float | None, out: TextIO | None = None) -> int:
     """Judge every labelled example; print Cohen's kappa with its interval and the confusion counts.
-    0, or 1 when the kappa's lower bound is below ``min_kappa``; 2 when nothing could be judged."""
+    0, or 1 when the kappa's lower bound is below ``min_kappa`` or the kappa is undefined (a constant
+    judge or labels of one class); 2 when nothing could be judged."""
     from .stats import cohen_kappa
 
     out = out or sys.stdout
@@ -298,10 +299,14 @@ def agreement(path: str, args: Sequence[str], min_kappa: float | None, out: Text
         return 2
     found = cohen_kappa([(label, judged) for _, label, judged, _ in plugin.results])
     counts = found.counts
+    kappa = (
+        f"kappa {found.kappa:.2f} (95% CI {found.low:.2f} to {found.high:.2f})"
+        if found.kappa is not None and found.low is not None and found.high is not None
+        else f"kappa {found.undefined} (agreement beyond chance cannot be measured)"
+    )
     out.write(
         f"judge agreement with {found.total} labelled examples in {path}:\n"
-        f"  kappa {found.kappa:.2f} (95% CI {found.low:.2f} to {found.high:.2f}); "
-        f"observed agreement {found.observed:.0%}\n"
+        f"  {kappa}; observed agreement {found.observed:.0%}\n"
         f"  labelled pass: judge passed {counts[True, True]}, judge failed {counts[True, False]}\n"
         f"  labelled fail: judge passed {counts[False, True]}, judge failed {counts[False, False]}\n"
     )
@@ -312,7 +317,10 @@ def agreement(path: str, args: Sequence[str], min_kappa: float | None, out: Text
                 f"  disagrees: {name} (labelled {'pass' if label else 'fail'}, judge "
                 f"{'passed' if judged else 'failed'}{shown})\n"
             )
-    if min_kappa is not None and found.low < min_kappa:
+    if min_kappa is not None and found.low is None:
+        out.write(f"✗ --min-kappa {min_kappa:g}: the kappa is {found.undefined}; label both classes\n")
+        return 1
+    if min_kappa is not None and found.low is not None and found.low < min_kappa:
         out.write(f"✗ the kappa's lower bound {found.low:.2f} is below --min-kappa {min_kappa:g}\n")
         return 1
     return 0
@@ -380,6 +388,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     join.add_argument("-o", "--out", default=None, help="write the merged results here (a baseline file)")
     join.add_argument("--html", default=None, help="write one HTML report here")
     join.add_argument(
+        "--history",
+        action="store_true",
+        help="the files are several runs of one suite: pool each test's runs into one record (a "
+        "baseline history, docs/baseline.md) instead of refusing a test two files ran",
+    )
+    join.add_argument(
         "--price",
         action="append",
         default=[],
@@ -407,7 +421,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "merge":
         from .merge import merge
 
-        return merge(args.results, args.out, args.html, args.price, sys.stdout, sys.stderr)
+        return merge(args.results, args.out, args.html, args.price, sys.stdout, sys.stderr, args.history)
     if args.command == "report":
         return report(args.results, args.out, args.price)
     target = schemas.path(args.name)

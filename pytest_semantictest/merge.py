@@ -34,8 +34,11 @@ class MergeError(Exception):
     """A results file that cannot be merged: the message names the file and what to do."""
 
 
-def load_jobs(paths: Sequence[Path]) -> list[JSONObject]:
-    """Every job's records, in node-id order; raises MergeError naming a file or a test run twice."""
+def load_jobs(paths: Sequence[Path], history: bool = False) -> list[JSONObject]:
+    """Every job's records, in node-id order; raises MergeError naming a file or a test run twice.
+    With ``history`` the files are several runs of one suite: a test's records are pooled
+    (``report.baseline.fold``), in the order the files are given."""
+    from .report.baseline import fold
     from .report.results_file import ResultsFileError, load
 
     records: dict[str, JSONObject] = {}
@@ -51,6 +54,9 @@ def load_jobs(paths: Sequence[Path]) -> list[JSONObject]:
         except ResultsFileError as exc:
             raise MergeError(str(exc)) from None
         for nodeid, record in found.items():
+            if nodeid in records and history:
+                records[nodeid] = fold(records[nodeid], record)
+                continue
             if nodeid in records:
                 raise MergeError(
                     f"{nodeid} is in {where[nodeid]} and in {path}: two jobs ran it (do the jobs "
@@ -118,6 +124,7 @@ def merge(
     prices: Sequence[str],
     stdout: TextIO,
     stderr: TextIO,
+    history: bool = False,
 ) -> int:
     """The ``merge`` command: 0 when every test passed (or was skipped), 1 otherwise, 4 on bad input."""
     from .llm.limits import parse_prices
@@ -126,7 +133,7 @@ def merge(
         inputs = [Path(p) for p in paths]
         outputs = [(option, Path(value)) for option, value in (("-o", out), ("--html", html_path)) if value]
         _check_outputs(inputs, outputs)
-        records = load_jobs(inputs)
+        records = load_jobs(inputs, history)
         table = parse_prices(list(prices))
     except (MergeError, ValueError) as exc:
         stderr.write(f"semantictest merge: {exc}\n")

@@ -239,7 +239,18 @@ class Verdict:
     """Checks' evidence records (judged items first), passed ones too; steps' are on their trace."""
     decision: str | None = None
     """What a sequential pass-rate test concluded, in words (``pass``/``fail``/``inconclusive`` and why)."""
+    sequential: bool = False
+    """Its number of runs could depend on their outcomes (a sequential decision, or runs that stop
+    once the outcome is decided): a report's interval is then the confidence sequence, valid at a
+    stopping time, not Wilson's (docs/statistics.md)."""
+    beyond: list[Verdict] = field(default_factory=list)
+    """Runs that finished after the first runs (in planned order) had decided: reported, not counted."""
 
     @property
     def passed(self) -> bool:
         return self.outcome is Outcome.PASSED
+
+    @property
+    def anytime(self) -> bool:
+        """Whether a phrasing's number of runs could depend on their outcomes (``sequential``)."""
+        return any(part.sequential for part in (self.phrasings or [self]))

@@ -188,6 +188,9 @@ class SpecItem(SpecItemNode):
         for marker in case.markers:
             _declare_marker(item.config, marker)
             item.add_marker(marker)
+        test = case.repetition.decision
+        if test is not None and test.shortfall() is not None:
+            item.warn(pytest.PytestWarning(f"{case.id}: pass rate: {test.shortfall()}"))
         return item
 
     def setup(self) -> None:

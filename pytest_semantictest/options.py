@@ -55,8 +55,10 @@ OPTIONS: list[tuple[str, type, object, str]] = [
         "fail-on-regression",
         bool,
         False,
-        "exit 1 when a test regressed significantly against --semantictest-baseline",
+        "exit 1 when a test's pass rate fell significantly against --semantictest-baseline",
     ),
+    ("fail-on-slower", float, None, "also gate on a median latency grown significantly by this factor (1.5)"),
+    ("fail-on-score-drop", float, None, "also gate on a mean judge score fallen significantly by this much"),
     (
         "pass-rate",
         float,
@@ -73,7 +75,8 @@ OPTIONS: list[tuple[str, type, object, str]] = [
     ),
     ("fail-unstable", bool, False, "a judged check whose samples disagree fails its test"),
     ("confidence", float, 0.95, "the sequential pass-rate test's confidence (1 - its error rates)"),
-    ("max-runs", int, 200, "the sequential pass-rate test's budget: inconclusive (a failure) once spent"),
+    ("max-runs", int, 200, "the pass-rate test's budget (its last look is the exact fixed-size test)"),
+    ("inconclusive", str, "fail", "a pass-rate test its budget left undecided: fail (default) or skip"),
     ("trace-chars", int, 2000, "trim each value in the pipeline trace to this many characters"),
     (
         "secret-env",
@@ -321,6 +324,7 @@ def settings(config: pytest.Config) -> Settings:
         require_judge=bool(value(config, "require-judge")),
         all_runs=bool(value(config, "all-runs")),
         pass_rate=pass_rate_test(config),
+        inconclusive=value(config, "inconclusive"),
         judge_samples=value(config, "judge-samples"),
         fail_unstable=bool(value(config, "fail-unstable")),
     )
@@ -344,6 +348,8 @@ def pass_rate_test(config: pytest.Config) -> PassRateTest | None:
 
 def check(config: pytest.Config) -> None:
     """Reject malformed LLM options at startup (only when given: idle sessions import nothing)."""
+    if value(config, "inconclusive") not in ("fail", "skip"):
+        raise pytest.UsageError("pytest-semantictest: --semantictest-inconclusive must be 'fail' or 'skip'")
     if value(config, "on-missing-input") not in ("skip", "fail"):
         raise pytest.UsageError(
             "pytest-semantictest: --semantictest-on-missing-input must be 'skip' or 'fail'"

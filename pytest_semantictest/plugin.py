@@ -60,6 +60,11 @@ def pytest_configure(config: pytest.Config) -> None:
     from .start_checks import check
 
     check(config, environment(Path(str(config.rootpath))))  # what the run writes: before any test runs
+    run_wide = options.pass_rate_test(config)
+    if run_wide is not None and run_wide.shortfall() is not None:
+        config.issue_config_time_warning(
+            pytest.PytestWarning(f"--semantictest-max-runs: {run_wide.shortfall()}"), stacklevel=2
+        )
     from .report.logs import RedactedRecords
 
     records = RedactedRecords(state.current_redactor)  # captured logs: no secret in any of them
@@ -82,7 +87,14 @@ def pytest_configure(config: pytest.Config) -> None:
             from .report.baseline_plugin import BaselinePlugin
 
             config.pluginmanager.register(
-                BaselinePlugin(config, baseline, writer, bool(options.value(config, "fail-on-regression"))),
+                BaselinePlugin(
+                    config,
+                    baseline,
+                    writer,
+                    bool(options.value(config, "fail-on-regression")),
+                    options.value(config, "fail-on-slower"),
+                    options.value(config, "fail-on-score-drop"),
+                ),
                 "semantictest-baseline",
             )
         config.pluginmanager.register(writer, "semantictest-results")

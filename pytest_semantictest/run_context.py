@@ -106,6 +106,9 @@ class Settings:
     pass_rate: PassRateTest | None = None
     """The run's sequential pass-rate test (``--semantictest-pass-rate``), for every case that does not
     ask for its own."""
+    inconclusive: str = "fail"
+    """What a sequential decision that ran out of runs is (``--semantictest-inconclusive``): ``fail``
+    (red, the default) or ``skip`` (reported as skipped, saying so)."""
 
 
 @dataclass

@@ -362,7 +362,7 @@ def test_repeated_test_reports_k_of_n(pytester: pytest.Pytester) -> None:
     write(pytester, "suite", flaky)
     result = pytester.runpytest()
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*runs: 0/4 passed*"])
+    result.stdout.fnmatch_lines(["*runs: 0/3 passed*stopped after 3 of 4 runs*"])  # the first runs decide
 
 
 def test_semantictest_run_fixture_and_databus(pytester: pytest.Pytester) -> None:

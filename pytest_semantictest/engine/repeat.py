@@ -10,6 +10,12 @@ them all (flakiness measurement). The verdict's ``planned_runs`` says how many w
 
 A case (or the run, ``--semantictest-pass-rate``) may ask instead for a sequential decision on its
 pass rate (:class:`.stats.PassRateTest`): runs go on in batches of the concurrency until it decides.
+
+Either stopping rule is applied run by run in the planned order, to the first runs only: the
+decision, its k and its n are those of the shortest prefix of runs that decides, whatever order
+the runs finished in. Runs in flight finish or are cancelled; those that finished after that prefix
+are kept in the verdict's ``beyond`` (reported, not counted). So the same outcomes give the same
+verdict, k and n at any concurrency.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from ..databus import DataBus
 from ..json_types import JSONValue
 from ..model import Case, Failure, Outcome, Verdict
 from ..run_context import RunContext
-from ..stats import Decision, PassRateTest, interval_text
+from ..stats import Decision, PassRateTest, interval_label, interval_text
 from .batching import runs_may_overlap
 from .runner import aggregate, combine, run_case
 
@@ -42,7 +48,9 @@ async def _run_phrasing(
 
     test = case.repetition.decision or run_context.settings.pass_rate
     if test is not None:
-        return await _sequential(one, test, batch, _reads_agent_traces(case), label)
+        return await _sequential(
+            one, test, batch, _reads_agent_traces(case), label, run_context.settings.inconclusive
+        )
     if case.repetition.runs <= 1:
         verdict = await one(0)
         verdict.label = label
@@ -50,9 +58,11 @@ async def _run_phrasing(
     total, required = case.repetition.runs, case.repetition.required
     every = run_context.settings.all_runs
     if _reads_agent_traces(case):
-        runs = await _attributed_runs(one, total, required, every)
+        made = await _attributed_runs(one, total, required, every)
     else:  # nothing to attribute: every run at once
-        runs = await _overlapping(one, [], total, required, every, start=0)
+        made = await _overlapping(one, [], total, required, every, start=0)
+    counted = len(made) if every else _deciding_prefix(made, total, required)
+    runs, beyond = made[:counted], made[counted:]
     outcome = aggregate(runs, required)
     first_bad = next((r for r in runs if r.outcome is outcome and outcome is not Outcome.PASSED), None)
     first_bad = first_bad or next((r for r in runs if r.outcome is not Outcome.PASSED), runs[0])
@@ -67,6 +77,8 @@ async def _run_phrasing(
         bus=first_bad.bus,
         label=label,
         planned_runs=total,
+        sequential=not every,
+        beyond=beyond,
     )
 
 
@@ -101,12 +113,14 @@ async def _overlapping(
     every: bool,
     start: int = 1,
 ) -> list[Verdict]:
-    """Runs ``start``.. at once (bounded by ``one``'s semaphore), in run order; the ones not finished
-    are cancelled once the outcome is decided (unless ``every``)."""
+    """Runs ``start``.. at once (bounded by ``one``'s semaphore); the ones not finished are cancelled
+    once the first runs, in planned order, decide the outcome (unless ``every``). Returns every run
+    that finished (after ``first``) in run order: the deciding prefix has no gap, what follows may."""
     pending = {asyncio.ensure_future(one(i)): i for i in range(start, total)}
-    finished: dict[int, Verdict] = {}
+    finished: dict[int, Verdict] = dict(enumerate(first))
+    prefix = _Prefix(total, required)
     try:
-        while pending and (every or not decided([*first, *finished.values()], total, required)):
+        while pending and (every or not prefix.extend(finished)):
             done, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
             for task in done:
                 finished[pending.pop(task)] = task.result()
@@ -115,39 +129,72 @@ async def _overlapping(
             task.cancel()
         if pending:
             await asyncio.gather(*pending, return_exceptions=True)
-    return [finished[i] for i in sorted(finished)]
+    return [finished[i] for i in sorted(finished) if i >= len(first)]
+
+
+class _Prefix:
+    """The first runs, in planned order, as they finish: whether they decide the outcome yet."""
+
+    def __init__(self, total: int, required: int) -> None:
+        self.total, self.required = total, required
+        self.runs: list[Verdict] = []
+
+    def extend(self, finished: Mapping[int, Verdict]) -> bool:
+        while len(self.runs) in finished:
+            self.runs.append(finished[len(self.runs)])
+            if decided(self.runs, self.total, self.required):
+                return True
+        return False
+
+
+def _deciding_prefix(runs: Sequence[Verdict], total: int, required: int) -> int:
+    """How many of the first ``runs`` the outcome counts: the shortest prefix that decides it."""
+    prefix = _Prefix(total, required)
+    prefix.extend(dict(enumerate(runs)))
+    return len(prefix.runs)
 
 
 async def _sequential(
-    one: Callable[[int], Awaitable[Verdict]], test: PassRateTest, batch: int, attributed: bool, label: str
+    one: Callable[[int], Awaitable[Verdict]],
+    test: PassRateTest,
+    batch: int,
+    attributed: bool,
+    label: str,
+    inconclusive: str = "fail",
 ) -> Verdict:
-    """Runs in batches (in run order; each batch at once where the runs' records can be told apart)
-    until ``test`` decides on all the runs so far, or its budget is spent (docs/statistics.md)."""
-    runs: list[Verdict] = []
+    """Runs in batches (in run order; each batch at once where the runs' records can be told apart),
+    the rule applied run by run to the first runs, until it decides or the budget is spent
+    (docs/statistics.md). ``inconclusive``: what an inconclusive decision is (``fail`` or ``skip``)."""
+    made: list[Verdict] = []
     if attributed:  # the first run alone: do its trace records say which run made them?
-        runs.append(await one(0))
-        batch = batch if runs_may_overlap(runs[0]) else 1
-    decision = test.decide(_passed(runs), len(runs)) if runs else Decision.UNDECIDED
-    while decision is Decision.UNDECIDED and not _all_skipped(runs):
-        size = min(max(1, batch), test.max_runs - len(runs))
-        runs += await asyncio.gather(*(one(len(runs) + i) for i in range(size)))
-        decision = test.decide(_passed(runs), len(runs))
+        made.append(await one(0))
+        batch = batch if runs_may_overlap(made[0]) else 1
+    counted, decision = _first_decision(test, made)
+    while decision is Decision.UNDECIDED and not _all_skipped(made):
+        size = min(max(1, batch), test.max_runs - len(made))
+        made += await asyncio.gather(*(one(len(made) + i) for i in range(size)))
+        counted, decision = _first_decision(test, made)
+    runs, beyond = made[:counted], made[counted:]
     passed = _passed(runs)
     said: str | None = (
-        f"{decision.value}: {passed}/{len(runs)} runs passed (95% CI {interval_text(passed, len(runs))}); "
-        f"{test.describe()}"
+        f"{decision.value}: {passed}/{len(runs)} runs passed ({interval_label(True)} "
+        f"{interval_text(passed, len(runs), anytime=True)}); {test.describe()}"
+        + (f"; {len(beyond)} more run(s) finished after the decision, not counted" if beyond else "")
     )
-    if _all_skipped(runs):
-        outcome, said = Outcome.SKIPPED, None
-    elif decision is Decision.PASS:
-        outcome = Outcome.PASSED
-    else:
-        outcome = Outcome.ERROR if any(r.outcome is Outcome.ERROR for r in runs) else Outcome.FAILED
     why = (
         "the budget of runs was spent before the pass rate was shown to be above or below the threshold"
         if decision is Decision.INCONCLUSIVE
         else "the pass rate is below the threshold"
     )
+    skip_reason = None
+    if _all_skipped(runs):
+        outcome, said = Outcome.SKIPPED, None
+    elif decision is Decision.PASS:
+        outcome = Outcome.PASSED
+    elif decision is Decision.INCONCLUSIVE and inconclusive == "skip":
+        outcome, skip_reason = Outcome.SKIPPED, f"pass rate: {said}: {why} (--semantictest-inconclusive=skip)"
+    else:
+        outcome = Outcome.ERROR if any(r.outcome is Outcome.ERROR for r in runs) else Outcome.FAILED
     bad = next((r for r in runs if r.outcome is not Outcome.PASSED), runs[0])
     failures = (
         [] if outcome is not Outcome.FAILED else [Failure("pass rate", f"{said}: {why}"), *bad.failures]
@@ -157,14 +204,28 @@ async def _sequential(
         failures=failures,
         trace=bad.trace,
         error=f"{_merged_errors(runs)}\n{said}" if outcome is Outcome.ERROR else None,
-        skip_reason=bad.skip_reason,
-        duration_ms=sum(r.duration_ms for r in runs),
+        skip_reason=skip_reason or bad.skip_reason,
+        duration_ms=sum(r.duration_ms for r in made),
         runs=runs,
         bus=bad.bus,
         label=label,
         planned_runs=len(runs),
         decision=said,
+        sequential=True,
+        beyond=beyond,
     )
+
+
+def _first_decision(test: PassRateTest, runs: Sequence[Verdict]) -> tuple[int, Decision]:
+    """The rule applied run by run: the first ``n`` at which it decides, and the decision (the last
+    run's, UNDECIDED, when none yet)."""
+    passed = 0
+    for n, run in enumerate(runs, 1):
+        passed += run.outcome is Outcome.PASSED
+        decision = test.decide(passed, n)
+        if decision is not Decision.UNDECIDED:
+            return n, decision
+    return len(runs), Decision.UNDECIDED
 
 
 def _passed(runs: Sequence[Verdict]) -> int:

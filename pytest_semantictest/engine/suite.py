@@ -26,6 +26,11 @@ class SuiteRun:
     bus: DataBus = field(default_factory=DataBus)
     _setup_done: bool = False
 
+    @property
+    def setup_done(self) -> bool:
+        """Whether the setup has run (or is running): a later ``setup()`` does nothing."""
+        return self._setup_done
+
     async def setup(self) -> None:
         """Run the setup steps once; raise SetupFailed naming the failing step."""
         if self._setup_done:

@@ -21,13 +21,25 @@ import pytest
 
 from .. import options
 from ..agents.exchange import set_interceptor
+from ..engine.suite import SetupFailed, SuiteRun
 from ..evidence import Note
-from ..model import Outcome, Verdict
+from ..model import Failure, Outcome, Verdict
 from ..runtime import Runtime
 from ..spec_nodes import SpecItemNode, is_spec_item
 from . import realtime_tape
 from .mutations import mutations
-from .score import LEFT_OUT, SURVIVED, Mutant, MutationRecord, outcome, render, score_text, summary, totals
+from .score import (
+    KILLED,
+    LEFT_OUT,
+    SURVIVED,
+    Mutant,
+    MutationRecord,
+    outcome,
+    render,
+    score_text,
+    summary,
+    totals,
+)
 from .tape import Replay, Tape
 
 NAME = "semantictest-mutate"
@@ -45,6 +57,9 @@ class MutationPlugin:
         self.tests: dict[str, MutationRecord] = {}
         self.files: dict[str, list[str]] = {}
         self.timing = {"normal": 0.0, "mutation": 0.0, "mutants": 0.0}
+        self.sets_up = False
+        self.setup_replies: dict[str, Tape] = {}
+        """Per file, the replies its setup received (recorded in its first test's run)."""
         runtime.add_lookahead_gate(lambda item: "a mutation run records one test at a time")
 
     @pytest.hookimpl(wrapper=True)
@@ -52,6 +67,8 @@ class MutationPlugin:
         if not is_spec_item(item):
             return (yield)
         tape = Tape()
+        state = item.spec_file.run_state
+        self.sets_up = state is None or not state.setup_done  # this test's recording holds the file's setup
         set_interceptor(tape)
         realtime_tape.use(tape)
         started = time.perf_counter()
@@ -61,12 +78,37 @@ class MutationPlugin:
             set_interceptor(None)
             realtime_tape.use(None)
             normal = time.perf_counter() - started
+        tape = self._with_setup(item, tape)
         record = self._mutate(item, tape)
         record["normal_s"] = normal
         item.mutation = record  # type: ignore[attr-defined]
         if item.verdict is not None:
             item.verdict.evidence.append(_note(record))
         return result
+
+    def _with_setup(self, item: SpecItemNode, tape: Tape) -> Tape:
+        """The file's setup is shared by its tests: each test is replayed with the setup run again from
+        the replies it got (recorded in the first test's run), so a mutated setup reply has, on every
+        test of the file, the effect a real one would (a setup that fails errors them all)."""
+        path = str(item.spec_file.path)
+        if self.sets_up:  # which of this recording's replies the setup took
+            probe = Replay(tape)
+            set_interceptor(probe)
+            realtime_tape.use(probe)
+            try:
+                self.runtime.run(SuiteRun(item.spec_file.suite, self.runtime.context).setup())
+            except Exception:  # noqa: BLE001  a setup that does not replay: its replies are not marked
+                pass
+            finally:
+                set_interceptor(None)
+                realtime_tape.use(None)
+            self.setup_replies[path] = Tape([tape.replies[n] for n in sorted(probe.used)])
+            return tape
+        shared = self.setup_replies.get(path)
+        if shared is None or not shared.replies:
+            return tape
+        self.sets_up = True
+        return Tape(shared.replies + tape.replies)
 
     def _mutate(self, item: SpecItemNode, tape: Tape) -> MutationRecord:
         started = time.perf_counter()
@@ -78,18 +120,24 @@ class MutationPlugin:
         elif (why := self._replayed(item, Replay(tape))) is not None:
             record = summary([]) | {"not_mutated": why}
         else:
-            record = summary(self._mutants(item, tape))
+            record = summary(*self._mutants(item, tape))
             if not record["total"] and not record["left_out"]:
                 record["not_mutated"] = "no mutation applies to its replies (each failed or was not 2xx)"
         record["mutation_s"] = time.perf_counter() - started
         return record
 
-    def _mutants(self, item: SpecItemNode, tape: Tape) -> list[Mutant]:
+    def _mutants(self, item: SpecItemNode, tape: Tape) -> tuple[list[Mutant], dict[str, list[str]]]:
         forbidden = tuple(_forbidden(item.case))
         targets = tape.targets()
         found: list[Mutant] = []
+        coverage: dict[str, list[str]] = {}
+        shared = self.setup_replies.get(str(item.spec_file.path))
+        setup_keys = {key for key, _ in shared.replies} if shared is not None and self.sets_up else set()
         for n, (key, reply) in enumerate(targets):
-            where = self.runtime.redactor.text(f"reply {n + 1} of {len(targets)}: {key[0]} {_path(key[1])}")
+            step = "the file's setup, shared by its tests: " if key in setup_keys else ""
+            where = self.runtime.redactor.text(
+                f"{step}reply {n + 1} of {len(targets)}: {key[0]} {_path(key[1])}"
+            )
             for mutation in mutations(reply, forbidden):
                 replay = Replay(tape, key, mutation)
                 verdict = self._run(item, replay)
@@ -98,6 +146,9 @@ class MutationPlugin:
                     if verdict
                     else (LEFT_OUT, "the run raised")
                 )
+                if result == KILLED and verdict is not None:
+                    for check in {f.check for f in verdict.failures} or {f"{verdict.outcome.value}"}:
+                        coverage.setdefault(check, []).append(mutation.kind)
                 found.append(
                     {
                         "kind": mutation.kind,
@@ -107,7 +158,7 @@ class MutationPlugin:
                         "why": why,
                     }
                 )
-        return found
+        return found, coverage
 
     def _replayed(self, item: SpecItemNode, replay: Replay) -> str | None:
         verdict = self._run(item, replay)
@@ -119,15 +170,21 @@ class MutationPlugin:
         )
 
     def _run(self, item: SpecItemNode, replay: Replay) -> Verdict | None:
+        """The test against ``replay``. When its recording holds the file's setup, the setup runs
+        again from the replay (a fresh suite state): a mutated setup reply has the effect a real one
+        has, and a setup it fails errors every test of the file (the mutant is killed)."""
         misses = self._judge_misses()
         set_interceptor(replay)
         realtime_tape.use(replay)
+        state = (
+            SuiteRun(item.spec_file.suite, self.runtime.context) if self.sets_up else item.spec_file.run_state
+        )
         try:
-            verdict: Verdict = self.runtime.run(
-                item.spec_file.run_state.run(item.case, self.runtime.concurrency)
-            )
+            verdict: Verdict = self.runtime.run(state.run(item.case, self.runtime.concurrency))
             return verdict
-        except Exception:  # noqa: BLE001  SetupFailed and the like: the mutant decides nothing
+        except SetupFailed as exc:
+            return Verdict(Outcome.ERROR, [Failure("file setup (every test of the file errors)", str(exc))])
+        except Exception:  # noqa: BLE001  anything else: the mutant decides nothing
             return None
         finally:
             set_interceptor(None)
@@ -139,17 +196,81 @@ class MutationPlugin:
         return int(self.runtime.llm.cache.misses)
 
     @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_teardown(self, item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+        """The file's teardown runs in its last test's teardown: its replies are recorded and each is
+        mutated with the effect a real one has (a teardown step that fails errors the run); the
+        mutants join that test's record."""
+        if not is_spec_item(item) or item.spec_file.run_state is None:
+            return (yield)
+        state, tape = item.spec_file.run_state, Tape()
+        set_interceptor(tape)
+        realtime_tape.use(tape)
+        try:
+            result = yield
+        finally:
+            set_interceptor(None)
+            realtime_tape.use(None)
+        record: MutationRecord | None = getattr(item, "mutation", None)
+        if record is None or not tape.replies or record.get("not_mutated"):
+            return result
+        rerun = SuiteRun(item.spec_file.suite, self.runtime.context, bus=state.bus)
+        total = record["total"]
+        if self._teardown_errors(rerun, Replay(tape)):
+            return result  # its replay does not reproduce a clean teardown: nothing to compare with
+        for n, (key, reply) in enumerate(tape.targets()):
+            where = self.runtime.redactor.text(
+                f"the file's teardown: reply {n + 1}: {key[0]} {_path(key[1])}"
+            )
+            for mutation in mutations(reply, ()):
+                killed = self._teardown_errors(rerun, Replay(tape, key, mutation))
+                record["total"] += 1
+                if killed:
+                    record["killed"] += 1
+                    record.setdefault("coverage", {}).setdefault("file teardown (the run errors)", []).append(
+                        mutation.kind
+                    )
+                else:
+                    change = self.runtime.redactor.text(mutation.change)
+                    record["survived"].append(
+                        {
+                            "kind": mutation.kind,
+                            "change": change,
+                            "where": where,
+                            "outcome": SURVIVED,
+                            "why": "",
+                        }
+                    )
+        record["score"] = round(record["killed"] / record["total"], 3) if record["total"] else None
+        record["teardown_mutants"] = record["total"] - total
+        return result
+
+    def _teardown_errors(self, rerun: SuiteRun, replay: Replay) -> bool:
+        set_interceptor(replay)
+        realtime_tape.use(replay)
+        try:
+            return bool(self.runtime.run(rerun.teardown()))
+        except Exception:  # noqa: BLE001  a teardown that raises fails the run as one that errs
+            return True
+        finally:
+            set_interceptor(None)
+            realtime_tape.use(None)
+
+    @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         report = yield
         record = getattr(item, "mutation", None)
-        if call.when == "setup" and record is not None:
+        if call.when in ("setup", "teardown") and record is not None:
             setattr(report, ATTRIBUTE, record)
         return report
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         found = getattr(report, ATTRIBUTE, None)
+        if report.when == "teardown" and isinstance(found, dict) and report.nodeid in self.tests:
+            self.tests[report.nodeid] = cast(MutationRecord, found)  # with its teardown's mutants
+            self.timing["mutants"] += int(found.get("teardown_mutants", 0))
+            return
         if report.when != "setup" or not isinstance(found, dict):
             return
         record = cast(MutationRecord, found)  # what makereport attached (from a worker: carried as JSON)

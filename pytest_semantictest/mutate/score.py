@@ -34,6 +34,10 @@ class MutationRecord(TypedDict):
     left_out: list[Mutant]
     not_mutated: NotRequired[str]
     """Why the test was not mutated at all."""
+    coverage: NotRequired[dict[str, list[str]]]
+    """Per check (as its failures name it), the kinds of mutation it failed on: what it would catch."""
+    teardown_mutants: NotRequired[int]
+    """How many of ``total`` mutated the file's teardown replies (its last test's record)."""
     normal_s: NotRequired[float]
     mutation_s: NotRequired[float]
 
@@ -54,11 +58,13 @@ def outcome(verdict: Verdict, unrecorded: list[str], judge_misses: int = 0) -> t
     return KILLED, ""
 
 
-def summary(mutants: list[Mutant]) -> MutationRecord:
-    """One test's record: killed/total, the score, survivors and left-out mutants."""
+def summary(mutants: list[Mutant], coverage: Mapping[str, Iterable[str]] | None = None) -> MutationRecord:
+    """One test's record: killed/total, the score, survivors and left-out mutants, and per check the
+    kinds of mutation it caught."""
     decided = [m for m in mutants if m["outcome"] != LEFT_OUT]
     killed = sum(m["outcome"] == KILLED for m in decided)
     return {
+        "coverage": {check: sorted(set(kinds)) for check, kinds in sorted((coverage or {}).items())},
         "killed": killed,
         "total": len(decided),
         "score": round(killed / len(decided), 3) if decided else None,
@@ -94,6 +100,8 @@ def render(
             lines.append(f"    left out {mutant['kind']}: {mutant['why']}")
         if record.get("not_mutated"):
             lines.append(f"    not mutated: {record['not_mutated']}")
+        for check, kinds in (record.get("coverage") or {}).items():
+            lines.append(f"    {check} catches: {', '.join(kinds)}")
     lines.append("")
     for path, nodeids in sorted(files.items()):
         lines.append(f"score {path}: {score_text(*totals(tests[n] for n in nodeids))}")

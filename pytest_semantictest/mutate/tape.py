@@ -136,6 +136,11 @@ class Replay:
             reply = self.mutation.reply
         return await _answer(deadline, request, reply, read, phase)
 
+    @property
+    def used(self) -> frozenset[int]:
+        """The places in the tape of the replies given so far."""
+        return frozenset(self._used)
+
     def _take(self, key: Signature) -> tuple[Signature, Recorded] | None:
         replies = self.tape.replies
         for n, (k, reply) in enumerate(replies):

@@ -1,11 +1,14 @@
-"""This run against a baseline results file: which tests regressed, improved, stayed the same, could
-not be told apart, are new or are gone (docs/baseline.md has every rule and figure).
+"""This run against a baseline: which tests regressed, improved, changed, could not be told apart,
+are new or are gone (docs/baseline.md has every rule and figure).
 
-Per test, each figure both sides have is compared: the pass rate (Fisher's exact test, when either
-side repeated the test), the deciding judge's scores and the latency (the rank-sum test, with two
-or more values a side). A single run on both sides is compared by its outcome (passed -> failed is a
-regression), a single score or latency by a fixed rule. The suite-wide decision corrects the
-p-values for the number of tests compared (Holm), so a large suite does not cry wolf by chance.
+The gate decides on pass rates only: per test, Fisher's exact test of the two sides' runs, one-sided
+each way, corrected across the run by Holm's procedure over the tests that could reach significance
+(Tarone). A baseline may be several runs (several results files, or the history ``semantictest merge
+--history`` builds): a test's runs are pooled, so a single run's flip against a long stable history is
+significant, and one against a single run is "changed, not enough runs to tell". Latency and judge
+scores are compared in their own section (the rank-sum test, Holm-corrected in their own family);
+they gate only when asked, with the least change that counts (``--semantictest-fail-on-slower``,
+``--semantictest-fail-on-score-drop``).
 """
 
 from __future__ import annotations
@@ -16,16 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..json_types import JSONValue
-from ..stats import fisher_lower, holm, interval_text, rank_sum_lower
+from ..stats import fisher_lower, fisher_lower_min, holm, interval_text, rank_sum_lower, tarone_holm
 from . import results_file
 
-KINDS = ("regressed", "improved", "inconclusive", "unchanged", "new", "gone")
+KINDS = ("regressed", "improved", "changed", "inconclusive", "unchanged", "new", "gone")
 KNOWN_VERSIONS = results_file.KNOWN_VERSIONS
 ALPHA = 0.05
-SCORE_RULE = 0.2
-"""A single judge score on each side: a change of at least this much counts."""
-LATENCY_RULE = (2.0, 250.0)
-"""A single latency on each side: at least this many times slower *and* this many ms slower counts."""
+COUNTED = ("passed", "failed", "error", "xfailed", "xpassed")
+"""Run outcomes a pass rate counts (a skipped run is no evidence either way)."""
 
 
 class BaselineError(Exception):
@@ -34,7 +35,7 @@ class BaselineError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Side:
-    """One test's figures in one run."""
+    """One test's figures in one run (or in a baseline's pooled runs)."""
 
     outcome: str
     runs: tuple[str, ...]
@@ -46,9 +47,7 @@ class Side:
     def of(cls, record: Mapping[str, JSONValue]) -> Side:
         runs = tuple(str(r) for r in record.get("runs") or [])
         durations = tuple(float(d) for d in record.get("run_durations_ms") or [])
-        if not durations and isinstance(
-            record.get("latency_ms"), (int, float)
-        ):  # a spec test's pipeline time
+        if not durations and isinstance(record.get("latency_ms"), (int, float)):  # a spec test's pipeline
             durations = (float(record["latency_ms"]),)
         scores = tuple(float(s) for s in record.get("run_scores") or [])
         if not scores and isinstance(record.get("score"), (int, float)):
@@ -59,14 +58,17 @@ class Side:
 
     @property
     def tally(self) -> tuple[int, int]:
-        """(passed, runs): a single run counts as one."""
-        if self.runs:
-            return sum(1 for r in self.runs if r == "passed"), len(self.runs)
-        return int(self.outcome == "passed"), 1
+        """(passed, runs) over the runs a pass rate counts; a single run counts as one."""
+        counted = [r for r in (self.runs or (self.outcome,)) if r in COUNTED]
+        return sum(1 for r in counted if r == "passed"), len(counted)
+
+    def rate(self) -> str:
+        passed, total = self.tally
+        return f"{passed}/{total}"
 
     def text(self) -> str:
         passed, total = self.tally
-        parts = [self.outcome if total == 1 else f"{passed}/{total} ({interval_text(passed, total)})"]
+        parts = [self.outcome if total <= 1 else f"{passed}/{total} ({interval_text(passed, total)})"]
         if self.scores:
             parts.append(f"score {statistics.fmean(self.scores):.2f}")
         if self.durations:
@@ -74,6 +76,54 @@ class Side:
         if self.tokens:
             parts.append(f"{self.tokens} tokens")
         return ", ".join(parts)
+
+
+def fold(earlier: Mapping[str, JSONValue], later: Mapping[str, JSONValue]) -> dict[str, JSONValue]:
+    """One test's records of two runs as one record of all their runs (a baseline's history): runs,
+    durations and scores pooled, the later run's other fields."""
+
+    def each(record: Mapping[str, JSONValue], key: str, single: str) -> list[JSONValue]:
+        values = record.get(key)
+        if isinstance(values, list):
+            return list(values)
+        one = record.get(single)
+        return [one] if one is not None else []
+
+    pooled: dict[str, JSONValue] = dict(later)
+    pooled["runs"] = each(earlier, "runs", "outcome") + each(later, "runs", "outcome")
+    for key, single in (("run_durations_ms", "latency_ms"), ("run_scores", "score")):
+        values = each(earlier, key, single) + each(later, key, single)
+        if values:
+            pooled[key] = values
+    pooled["history"] = int(earlier.get("history") or 1) + int(later.get("history") or 1)
+    return pooled
+
+
+@dataclass
+class Figure:
+    """A latency or judge-score comparison of one test (its own report section)."""
+
+    name: str
+    before: str
+    after: str
+    direction: str
+    """``slower``/``faster`` (latency), ``lower``/``higher`` (score), ``same``."""
+    effect: float
+    """Latency: the ratio of medians (new / old); score: the change of the means (new - old)."""
+    p_worse: float | None = None
+    p_better: float | None = None
+    """One-sided rank-sum p-values; None with fewer than two values a side (not tested)."""
+    significant: bool = False
+    gates: bool = False
+
+    def text(self) -> str:
+        tested = (
+            f"rank-sum p={min(self.p_worse, self.p_better or 1.0):.3g}"
+            + ("" if self.significant else ", not significant after correction")
+            if self.p_worse is not None
+            else "one value a side: not tested"
+        )
+        return f"{self.name} {self.before} -> {self.after} ({self.direction}, {tested})"
 
 
 @dataclass
@@ -84,12 +134,15 @@ class Change:
     kind: str = "unchanged"
     reasons: list[str] = field(default_factory=list)
     p_worse: float | None = None
-    """The test's smallest one-sided p-value for "worse" (Bonferroni over its figures); None: none tested."""
+    """Fisher's one-sided p-value for "the pass rate fell"; None: not compared."""
     p_better: float | None = None
+    least_worse: float = 1.0
+    least_better: float = 1.0
+    """The smallest p-values the margins allow (a test whose smallest is above the level is left out
+    of the correction: it cannot be significant)."""
     old: Side | None = None
     new: Side | None = None
-    by_rule: str | None = None
-    """``worse``/``better`` when a single-sample rule or an outcome decided (no p-value)."""
+    figures: list[Figure] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, JSONValue]:
         data: dict[str, JSONValue] = {"change": self.kind, "reasons": self.reasons}
@@ -97,6 +150,8 @@ class Change:
             data["p_worse"] = round(self.p_worse, 6)
         if self.old is not None:
             data["old"] = self.old.text()
+        if self.figures:
+            data["performance"] = [f.text() for f in self.figures]
         return data
 
 
@@ -115,20 +170,41 @@ class Comparison:
     def regressed(self) -> list[Change]:
         return self.of_kind("regressed")
 
+    def figures(self) -> list[tuple[Change, Figure]]:
+        """Every latency and score comparison that was significant, or that gates."""
+        return [(c, f) for c in self.changes.values() for f in c.figures if f.significant or f.gates]
+
+    @property
+    def failing(self) -> list[str]:
+        """What fails the gate: the regressions, and the latency or score changes asked to gate."""
+        return [c.nodeid for c in self.regressed] + [
+            f"{c.nodeid} ({f.name})" for c, f in self.figures() if f.gates
+        ]
+
 
 def load(path: Path) -> tuple[dict[str, dict[str, JSONValue]], list[str]]:
-    """The records of a results file, or of every ``*.jsonl`` in a folder (per-job or per-worker
-    files), by node id; and notes about what was left out. Raises BaselineError naming the problem.
-    How the file is read and validated is ``results_file.py``'s (the rule for every file we read)."""
+    """The records of a results file, or of every ``*.jsonl`` in a folder (per-job files, or several
+    runs), by node id; a test in several files is one record of all their runs (:func:`fold`). And
+    notes about what was left out. Raises BaselineError naming the problem. How a file is read and
+    validated is ``results_file.py``'s (the rule for every file we read)."""
     if not path.exists():
         raise BaselineError(
             f"baseline {path} does not exist: write one with --semantictest-results={path} "
             "(on the main branch, see docs/ci.md)"
         )
     try:
-        return results_file.load(path, "baseline")
+        records, notes = results_file.load(path, "baseline", combine=fold)
     except results_file.ResultsFileError as exc:
         raise BaselineError(str(exc)) from None
+    for nodeid, record in records.items():
+        try:
+            Side.of(record)
+        except (TypeError, ValueError, AttributeError):
+            raise BaselineError(
+                f"baseline {path}: {nodeid} has a malformed figure (runs, run_durations_ms, run_scores, "
+                "score or latency_ms): was it edited? Record the baseline again"
+            ) from None
+    return records, notes
 
 
 def compare(
@@ -137,8 +213,11 @@ def compare(
     baseline: str,
     ran_files: Iterable[str],
     alpha: float = ALPHA,
+    slower: float | None = None,
+    score_drop: float | None = None,
 ) -> Comparison:
-    """Classify every test of either run (see the module doc)."""
+    """Classify every test of either run (see the module doc); ``slower`` (a factor of the median
+    latency) and ``score_drop`` (of the mean score) make such significant changes gate."""
     ran = set(ran_files)
     changes: dict[str, Change] = {}
     notes: list[str] = []
@@ -148,7 +227,8 @@ def compare(
             change.kind, change.reasons = "new", ["not in the baseline"]
         else:
             change.old = Side.of(old[nodeid])
-            _figures(change)
+            _pass_rate(change)
+            change.figures = _figures(change.old, change.new)  # type: ignore[arg-type]
         changes[nodeid] = change
     not_run = 0
     for nodeid, record in old.items():
@@ -162,88 +242,93 @@ def compare(
             not_run += 1
     if not_run:
         notes.append(f"{not_run} baseline test(s) of files this run did not select were not compared")
-    worse = holm({c.nodeid: c.p_worse for c in changes.values() if c.p_worse is not None}, alpha)
-    better = holm({c.nodeid: c.p_better for c in changes.values() if c.p_better is not None}, alpha)
-    for change in changes.values():
-        if change.kind in ("new", "gone", "inconclusive"):
-            continue
-        if change.by_rule == "worse" or change.nodeid in worse:
+    compared = [c for c in changes.values() if c.p_worse is not None and c.p_better is not None]
+    worse = tarone_holm({c.nodeid: (c.p_worse, c.least_worse) for c in compared}, alpha)  # type: ignore[misc]
+    better = tarone_holm({c.nodeid: (c.p_better, c.least_better) for c in compared}, alpha)  # type: ignore[misc]
+    testable = sum(1 for c in compared if c.least_worse <= alpha)
+    for change in compared:
+        fell, rose = _moved(change)
+        if change.nodeid in worse:
             change.kind = "regressed"
-        elif change.by_rule == "better" or change.nodeid in better:
+        elif change.nodeid in better:
             change.kind = "improved"
-        elif change.p_worse is not None and change.p_worse < alpha:
+        elif (fell and change.least_worse > alpha) or (rose and change.least_better > alpha):
+            change.kind = "changed"
+            change.reasons.append(
+                "changed, not enough runs to tell (docs/baseline.md: what a single run shows)"
+            )
+        elif fell and change.p_worse is not None and change.p_worse < alpha:
             change.kind = "inconclusive"
-            change.reasons.append(f"not significant after correcting for {len(changes)} tests (Holm)")
+            change.reasons.append(f"not significant after correcting for {testable} testable tests (Holm)")
+    _correct_figures(changes.values(), alpha, slower, score_drop)
     return Comparison(changes, baseline, notes)
 
 
-def _figures(change: Change) -> None:
-    """Compare the figures both sides of ``change`` have; sets its p-values, rule and reasons."""
+def _moved(change: Change) -> tuple[bool, bool]:
+    """Whether the pass rate fell, rose."""
+    assert change.old is not None and change.new is not None
+    (kept, total_old), (passed, total_new) = change.old.tally, change.new.tally
+    return passed * total_old < kept * total_new, passed * total_old > kept * total_new
+
+
+def _pass_rate(change: Change) -> None:
+    """Fisher's exact test of the two sides' runs, both ways, and the reason line with both figures."""
     old, new = change.old, change.new
     assert old is not None and new is not None
-    if "skipped" in (old.outcome, new.outcome):
+    (kept, total_old), (passed, total_new) = old.tally, new.tally
+    if not total_old or not total_new:
         change.kind = "inconclusive"
         change.reasons.append(
-            f"not compared: skipped {'in the baseline' if old.outcome == 'skipped' else 'now'}"
+            f"not compared: skipped {'in the baseline' if not total_old else 'now'} (a skip is not a pass)"
         )
         return
-    worse: list[float] = []
-    better: list[float] = []
-    (kept, total_old), (passed, total_new) = old.tally, new.tally
-    if total_old > 1 or total_new > 1:
-        p_lower, p_higher = (
-            fisher_lower(passed, total_new, kept, total_old),
-            fisher_lower(kept, total_old, passed, total_new),
+    change.p_worse = fisher_lower(passed, total_new, kept, total_old)
+    change.p_better = fisher_lower(kept, total_old, passed, total_new)
+    change.least_worse = fisher_lower_min(passed, total_new, kept, total_old)
+    change.least_better = fisher_lower_min(kept, total_old, passed, total_new)
+    fell, rose = _moved(change)
+    if fell or rose:
+        change.reasons.append(
+            f"pass rate {old.rate()} -> {new.rate()} ({'down' if fell else 'up'}, "
+            f"Fisher p={change.p_worse if fell else change.p_better:.3g})"
         )
-        worse.append(p_lower)
-        better.append(p_higher)
-        if passed * total_old != kept * total_new:
-            change.reasons.append(
-                f"pass rate {kept}/{total_old} -> {passed}/{total_new} "
-                f"(Fisher p={min(p_lower, p_higher):.3g})"
-            )
-    elif (old.outcome == "passed") != (new.outcome == "passed"):
-        change.by_rule = "worse" if old.outcome == "passed" else "better"
-        change.reasons.append(f"outcome {old.outcome} -> {new.outcome}")
-    for name, before, after, lower_is_worse in (
-        ("score", old.scores, new.scores, True),
-        ("latency", old.durations, new.durations, False),
-    ):
+
+
+def _figures(old: Side, new: Side) -> list[Figure]:
+    found = []
+    for name, before, after in (("latency", old.durations, new.durations), ("score", old.scores, new.scores)):
         if not before or not after:
             continue
+        if name == "latency":
+            was, now = statistics.median(before), statistics.median(after)
+            effect = now / was if was > 0 else float("inf") if now > 0 else 1.0
+            direction = "slower" if now > was else "faster" if now < was else "same"
+            shown = (f"{was:.0f} ms", f"{now:.0f} ms")
+        else:
+            was, now = statistics.fmean(before), statistics.fmean(after)
+            effect, shown = now - was, (f"{was:.2f}", f"{now:.2f}")
+            direction = "lower" if now < was else "higher" if now > was else "same"
+        figure = Figure(name, *shown, direction, effect)
         if len(before) >= 2 and len(after) >= 2:
-            p_down, p_up = (
-                rank_sum_lower(list(after), list(before)),
-                rank_sum_lower(list(before), list(after)),
+            up, down = rank_sum_lower(list(before), list(after)), rank_sum_lower(list(after), list(before))
+            figure.p_worse, figure.p_better = (up, down) if name == "latency" else (down, up)
+        found.append(figure)
+    return found
+
+
+def _correct_figures(
+    changes: Iterable[Change], alpha: float, slower: float | None, score_drop: float | None
+) -> None:
+    """Holm within each figure's own family, each way; a significant change gates when it is at
+    least the least change the user asked to gate on."""
+    changes = list(changes)
+    for name, least in (("latency", slower), ("score", score_drop)):
+        tested = [(c, f) for c in changes for f in c.figures if f.name == name and f.p_worse is not None]
+        worse = holm({c.nodeid: f.p_worse for c, f in tested if f.p_worse is not None}, alpha)
+        better = holm({c.nodeid: f.p_better for c, f in tested if f.p_better is not None}, alpha)
+        for change, figure in tested:
+            figure.significant = change.nodeid in worse or change.nodeid in better
+            big = least is not None and (
+                figure.effect >= least if name == "latency" else -figure.effect >= least
             )
-            worse.append(p_down if lower_is_worse else p_up)
-            better.append(p_up if lower_is_worse else p_down)
-            change.reasons.append(
-                f"{name} {_mid(before, name)} -> {_mid(after, name)} (rank-sum p={min(p_down, p_up):.3g})"
-            )
-            continue
-        rule = _single_rule(name, statistics.fmean(before), statistics.fmean(after))
-        if rule is not None and change.by_rule is None:
-            change.by_rule = rule
-            change.reasons.append(
-                f"{name} {_mid(before, name)} -> {_mid(after, name)} (one value a side: "
-                f"{'a change of at least 0.2' if name == 'score' else 'at least 2x and 250 ms slower'})"
-            )
-    if worse:
-        change.p_worse = min(1.0, min(worse) * len(worse))
-        change.p_better = min(1.0, min(better) * len(better))
-
-
-def _single_rule(name: str, before: float, after: float) -> str | None:
-    if name == "score":
-        return "worse" if before - after >= SCORE_RULE else "better" if after - before >= SCORE_RULE else None
-    factor, gap = LATENCY_RULE
-    if after >= before * factor and after - before >= gap:
-        return "worse"
-    if before >= after * factor and before - after >= gap:
-        return "better"
-    return None
-
-
-def _mid(values: tuple[float, ...], name: str) -> str:
-    return f"{statistics.fmean(values):.2f}" if name == "score" else f"{statistics.median(values):.0f} ms"
+            figure.gates = change.nodeid in worse and big

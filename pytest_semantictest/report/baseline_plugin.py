@@ -1,5 +1,7 @@
 """``--semantictest-baseline PATH``: compare this run with an earlier results file, in every report;
-``--semantictest-fail-on-regression`` makes a significant regression fail the run (exit 1).
+``--semantictest-fail-on-regression`` makes a significant fall of a pass rate fail the run (exit 1),
+and, when asked (``--semantictest-fail-on-slower``, ``--semantictest-fail-on-score-drop``), a
+significant latency or score change of at least the given size.
 
 Registered on the xdist controller (or the only process) before the results writer, whose records
 (this run's) it reads: per test as its teardown report arrives (JUnit's ``baseline`` and
@@ -27,13 +29,27 @@ from .results_file import files_of
 if TYPE_CHECKING:
     from .results import ResultsWriter
 
-ORDER = ("regressed", "improved", "inconclusive", "gone", "new")
+ORDER = ("regressed", "improved", "changed", "inconclusive", "gone", "new")
 GATE = "failed by the baseline gate"
 """The terminal's count of what ``--semantictest-fail-on-regression`` failed after the tests ran."""
 
 
 class BaselinePlugin:
-    def __init__(self, config: pytest.Config, path: str, writer: ResultsWriter, gate: bool) -> None:
+    def __init__(
+        self,
+        config: pytest.Config,
+        path: str,
+        writer: ResultsWriter,
+        gate: bool,
+        slower: float | None = None,
+        score_drop: float | None = None,
+    ) -> None:
+        for name, given, least in (("slower", slower, 1.0), ("score-drop", score_drop, 0.0)):
+            if given is not None and not given > least:
+                raise pytest.UsageError(
+                    f"pytest-semantictest: --semantictest-fail-on-{name} must be more than {least:g}"
+                )
+        self.slower, self.score_drop = slower, score_drop
         self.config = config
         self.path = Path(str(config.invocation_params.dir)) / path
         self.writer = writer
@@ -80,16 +96,22 @@ class BaselinePlugin:
         records = {k: r for k, r in self.writer.records.items() if not is_entry(r)}
         old = {k: r for k, r in self.old.items() if not is_entry(r)}
         ran = {str(r.get("file")) for r in records.values() if r.get("file")}
-        self.comparison = compare(old, records, str(self.path), ran)
+        self.comparison = compare(
+            old, records, str(self.path), ran, slower=self.slower, score_drop=self.score_drop
+        )
         self.comparison.notes[:0] = self.notes
         for nodeid, change in self.comparison.changes.items():
             if nodeid in self.writer.records:
                 self.writer.records[nodeid]["baseline"] = change.as_dict()
-        if self.gate:  # each regression fails the run: an entry of its own in every artefact
+        if self.gate:  # each thing that fails the run: an entry of its own in every artefact
             for change in self.comparison.regressed:
                 why = f"regressed against the baseline {self.path}: {_line(change)}"
                 send(self.config, node_id(change.nodeid, "regression"), "failed", why, GATE)
-        if self.gate and self.comparison.regressed and session.exitstatus == pytest.ExitCode.OK:
+            for change, figure in self.comparison.figures():
+                if figure.gates:
+                    why = f"{figure.direction} against the baseline {self.path}: {figure.text()}"
+                    send(self.config, node_id(change.nodeid, figure.name), "failed", why, GATE)
+        if self.gate and self.comparison.failing and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
@@ -112,9 +134,15 @@ class BaselinePlugin:
                 tr.write_line(printable(f"{kind}: {_line(change)}"))
         for note in self.comparison.notes:
             tr.write_line(printable(f"note: {note}"))
-        if self.gate and self.comparison.regressed:
+        figures = self.comparison.figures()
+        if figures:
+            tr.write_sep("-", "semantictest baseline: latency and judge scores")
+            for change, figure in figures:
+                gate = " (gates: at least the asked change)" if figure.gates else ""
+                tr.write_line(printable(f"{figure.direction}: {change.nodeid} {figure.text()}{gate}"))
+        if self.gate and self.comparison.failing:
             tr.write_line(
-                f"--semantictest-fail-on-regression: {len(self.comparison.regressed)} regression(s), exit 1"
+                f"--semantictest-fail-on-regression: {len(self.comparison.failing)} regression(s), exit 1"
             )
 
     @pytest.hookimpl(optionalhook=True)
@@ -134,10 +162,23 @@ class BaselinePlugin:
             for kind in ORDER
             for c in self.comparison.of_kind(kind)
         )
+        figures = "".join(
+            f"<tr><td>{escape(f.direction)}</td><td>{escape(c.nodeid)}</td><td>{escape(f.text())}</td>"
+            f"<td>{'gates' if f.gates else 'reported'}</td></tr>"
+            for c, f in self.comparison.figures()
+        )
+        apart = (
+            "<h4>Latency and judge scores (gate only when asked)</h4>"
+            '<table class="st-summary st-baseline-figures"><thead><tr><th>change</th><th>test</th>'
+            f"<th>figures</th><th>gate</th></tr></thead><tbody>{figures}</tbody></table>"
+            if figures
+            else ""
+        )
         prefix.append(
             f'<div class="st-baseline"><h3>Baseline: {escape(str(self.path))}</h3>'
             '<table class="st-summary st-baseline-table"><thead><tr><th>change</th><th>test</th>'
-            f"<th>baseline</th><th>this run</th><th>why</th></tr></thead><tbody>{rows}</tbody></table></div>"
+            f"<th>baseline</th><th>this run</th><th>why</th></tr></thead><tbody>{rows}</tbody></table>"
+            f"{apart}</div>"
         )
 
     @property

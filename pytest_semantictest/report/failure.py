@@ -11,7 +11,7 @@ from ..llm.verdict import judge_lines
 from ..model import Failure, StepTrace, Verdict
 from ..redact import Redactor
 from ..shown import shorten
-from ..stats import interval_text
+from ..stats import interval_label, interval_text
 from .judge import judge_outputs
 
 Differ = Callable[[JSONValue, JSONValue], list[str] | None]
@@ -110,7 +110,15 @@ def render_verdict(title: str, verdict: Verdict, redactor: Redactor, differ: Dif
             if verdict.planned_runs > len(counts)
             else ""
         )
-        interval = f", 95% CI {interval_text(passed, len(counts))}" if len(counts) > 1 else ""
+        anytime = verdict.anytime
+        interval = (
+            f", {interval_label(anytime)} {interval_text(passed, len(counts), anytime)}"
+            if len(counts) > 1
+            else ""
+        )
+        beyond = [r.outcome.value for r in verdict.beyond]
+        if beyond:
+            stopped += f"; {len(beyond)} more finished after that, not counted ({', '.join(beyond)})"
         lines.append(f"runs: {passed}/{len(counts)} passed{interval} ({', '.join(counts)}){stopped}")
     return "\n".join(lines)
 

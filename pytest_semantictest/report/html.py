@@ -35,7 +35,7 @@ from ..llm.verdict import samples_text
 from ..model import Outcome, Suite, Verdict
 from ..redact import Redactor
 from ..spec_nodes import is_spec_item
-from ..stats import interval_text
+from ..stats import interval_label, interval_text
 from .conversation import conversation_data
 from .html_count import RunCount, skip_reason
 from .html_values import STYLE, Render
@@ -84,7 +84,9 @@ def overview(r: Render, item: ReportedItem, verdict: Verdict) -> str:
     if verdict.outcome is Outcome.SKIPPED:
         parts.append(f"not evaluated: {r.cell(verdict.skip_reason or '')}")
     else:
-        interval = f" (95% CI {interval_text(passed, len(runs))})" if len(runs) > 1 else ""
+        anytime = verdict.anytime
+        shown = f"{interval_label(anytime)} {interval_text(passed, len(runs), anytime)}"
+        interval = f" ({shown})" if len(runs) > 1 else ""
         parts.append(f'<span class="st-kn">{passed}/{len(runs)} runs passed{interval}</span>')
     judged = deciding_judgement(verdict)
     if judged is not None:

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from ..evidence import Judgement, ValidatorVerdict
 from ..model import Outcome, Verdict
 from ..redact import Redactor
-from ..stats import wilson
+from ..stats import rate_interval
 from .judge import judged_items, unstable_judgements, validations
 from .notes import note_properties
 from .records import in_trace
@@ -71,8 +71,9 @@ def properties(
         if required is not None:
             props.append(("min_pass", required))
         props.append(("run_outcomes", ",".join(r.outcome.value for _, r in runs)))
-        low, high = wilson(passed, total)
+        low, high = rate_interval(passed, total, verdict.anytime)
         props += [
+            ("pass_rate_interval", "confidence sequence" if verdict.anytime else "Wilson"),
             ("pass_rate", round(passed / total, 4)),
             ("pass_rate_low", round(low, 4)),
             ("pass_rate_high", round(high, 4)),

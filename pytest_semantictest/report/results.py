@@ -9,7 +9,8 @@ items), ``notes`` (the :class:`~pytest_semantictest.evidence.Note` records block
 ``steps`` (what each step sent and got, its tool calls and judge verdicts: :mod:`.trace_data`),
 ``score`` (the deciding judge's), ``collection_error`` (a file that did not collect: its own
 record, ``outcome: error``, its problems the ``message``), for
-repeated tests ``runs``, ``run_durations_ms``, ``run_scores`` and ``pass_rate``, ``baseline`` (the
+repeated tests ``runs``, ``run_durations_ms``, ``run_scores``, ``pass_rate`` and ``runs_not_counted``
+(runs that finished after the first runs had decided), ``baseline`` (the
 comparison with ``--semantictest-baseline``) and ``results_version``. A worker attaches its test's data to the teardown report (pytest-
 xdist carries report attributes to the controller); only the controller writes the file. Every
 value passes through the redactor.
@@ -29,6 +30,7 @@ from ..json_types import JSONValue
 from ..shown import Mask, shorten
 
 if TYPE_CHECKING:
+    from ..model import Verdict
     from ..redact import Redactor
 
 ATTRIBUTE = "semantictest_result"
@@ -85,11 +87,9 @@ class ResultsWriter:
         return report
 
     def describe(self, item: pytest.Item) -> dict[str, JSONValue]:
-        from ..model import Case
-        from ..stats import wilson
         from .conversation import conversation_data
         from .judge import judged_items
-        from .junit import deciding_judgement, run_tally
+        from .junit import deciding_judgement
         from .notes import note_records
         from .trace_data import steps_data
 
@@ -116,34 +116,7 @@ class ResultsWriter:
             if judged_by is not None and isinstance(judged_by.score, (int, float)):
                 record["score"] = judged_by.score
             if verdict.runs:
-                record["runs"] = [r.outcome.value for r in verdict.runs]
-                record["run_durations_ms"] = [round(r.duration_ms, 1) for r in verdict.runs]
-                scores = [
-                    j.score
-                    for j in map(deciding_judgement, verdict.runs)
-                    if j is not None and isinstance(j.score, (int, float))
-                ]
-                if len(scores) == len(verdict.runs):
-                    record["run_scores"] = scores
-                passed, total = run_tally(verdict)
-                low, high = wilson(passed, total)
-                record["pass_rate"] = {
-                    "passed": passed,
-                    "runs": total,
-                    "rate": round(passed / total, 4),
-                    "low": round(low, 4),
-                    "high": round(high, 4),
-                }
-                if verdict.decision:
-                    record["pass_rate"]["decision"] = verdict.decision
-                repetition = case.repetition if isinstance(case, Case) else None
-                if (
-                    repetition is not None and repetition.runs
-                ):  # the bar the viewer draws the interval against
-                    decision = repetition.decision
-                    record["pass_rate"]["threshold"] = (
-                        decision.threshold if decision else round(repetition.required / repetition.runs, 4)
-                    )
+                record.update(_runs(verdict, case))
             judged = [j.as_dict() for j in judged_items(verdict)]  # a step's too, as every report shows them
             if judged:
                 record["judgements"] = judged
@@ -223,6 +196,56 @@ class ResultsWriter:
                 terminalreporter.write_line(
                     f"semantictest: results of {len(self.records)} tests in {self.path}"
                 )
+
+
+def _runs(verdict: Verdict, case: object) -> dict[str, JSONValue]:
+    """A repeated test's runs: outcomes, durations, scores, its pass rate with the interval the
+    reports print and the threshold it is held to, and the runs not counted."""
+    from ..stats import rate_interval
+    from .junit import deciding_judgement, run_tally
+
+    record: dict[str, JSONValue] = {
+        "runs": [r.outcome.value for r in verdict.runs],
+        "run_durations_ms": [round(r.duration_ms, 1) for r in verdict.runs],
+    }
+    scores = [
+        j.score
+        for j in map(deciding_judgement, verdict.runs)
+        if j is not None and isinstance(j.score, (int, float))
+    ]
+    if len(scores) == len(verdict.runs):
+        record["run_scores"] = scores
+    passed, total = run_tally(verdict)
+    low, high = rate_interval(passed, total, verdict.anytime)
+    rate: dict[str, JSONValue] = {
+        "passed": passed,
+        "runs": total,
+        "rate": round(passed / total, 4),
+        "low": round(low, 4),
+        "high": round(high, 4),
+        "interval": "confidence sequence" if verdict.anytime else "Wilson",
+    }
+    if verdict.decision:
+        rate["decision"] = verdict.decision
+    threshold = _threshold(case)
+    if threshold is not None:  # the bar the viewer draws the interval against
+        rate["threshold"] = threshold
+    record["pass_rate"] = rate
+    beyond = [r.outcome.value for part in (verdict.phrasings or [verdict]) for r in part.beyond]
+    if beyond:  # finished after the first runs had decided: reported, not counted
+        record["runs_not_counted"] = beyond
+    return record
+
+
+def _threshold(case: object) -> float | None:
+    """The pass rate a repeated case must reach: its sequential test's, else ``minPass / runs``."""
+    from ..model import Case
+
+    repetition = case.repetition if isinstance(case, Case) else None
+    if repetition is None or not repetition.runs:
+        return None
+    decision = repetition.decision
+    return decision.threshold if decision else round(repetition.required / repetition.runs, 4)
 
 
 def _outcome(report: pytest.TestReport) -> str | None:

@@ -9,6 +9,7 @@ naming the file, the line, the field and what to do (:class:`ResultsFileError`),
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -54,10 +55,15 @@ class ResultsFileError(Exception):
     """A results file that cannot be used; the message names the file, the line and what to do."""
 
 
-def load(path: Path, label: str = "results") -> tuple[dict[str, dict[str, JSONValue]], list[str]]:
+def load(
+    path: Path,
+    label: str = "results",
+    combine: Callable[[dict[str, JSONValue], dict[str, JSONValue]], dict[str, JSONValue]] | None = None,
+) -> tuple[dict[str, dict[str, JSONValue]], list[str]]:
     """The records of a results file, or of every ``*.jsonl`` in a folder (per-job or per-worker
-    files), by node id; and notes about what was left out. ``label`` names the file in messages
-    (``baseline``). Raises :class:`ResultsFileError`."""
+    files, or several runs), by node id; and notes about what was left out. ``label`` names the file
+    in messages (``baseline``); ``combine`` makes one record of a test found twice (else the later
+    one is used, and a note says so). Raises :class:`ResultsFileError`."""
     if not path.exists():
         raise ResultsFileError(f"{label} {path} does not exist")
     files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
@@ -68,6 +74,9 @@ def load(path: Path, label: str = "results") -> tuple[dict[str, dict[str, JSONVa
     for file in files:
         for number, record in read_records(file, label):
             nodeid = str(record["id"])
+            if nodeid in records and combine is not None:
+                records[nodeid] = combine(records[nodeid], record)
+                continue
             if nodeid in records:
                 notes.append(
                     f"{nodeid} is in the {label} twice: the later record ({file.name}:{number}) is used"

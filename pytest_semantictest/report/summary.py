@@ -16,7 +16,7 @@ import pytest
 from ..json_types import JSONValue
 from ..shown import one_line
 from ..spec_nodes import is_spec_item
-from ..stats import interval_text
+from ..stats import interval_label, interval_text
 
 if TYPE_CHECKING:
     from ..model import Verdict
@@ -66,6 +66,8 @@ class Entry:
     outcome: str | None = None
     passed_runs: int | None = None
     total_runs: int | None = None
+    anytime: bool = False
+    """Its runs stopped by their outcomes: the interval shown is the confidence sequence."""
     min_pass: JSONValue = None
     rows: list[list[JSONValue]] = field(default_factory=list)
     judge: list[JSONValue] | None = None
@@ -105,8 +107,9 @@ class Tally:
                 entry.outcome = "error"
             entry.rows = getattr(report, RUNS_ATTR, None) or entry.rows
             count = getattr(report, COUNT_ATTR, None)
-            if isinstance(count, (list, tuple)) and len(count) == 2:
+            if isinstance(count, (list, tuple)) and len(count) in (2, 3):
                 entry.passed_runs, entry.total_runs = int(count[0]), int(count[1])
+                entry.anytime = len(count) > 2 and bool(count[2])
             entry.judge = getattr(report, JUDGE_ATTR, None) or entry.judge
 
     def by_format(self) -> dict[str, dict[str, int]]:
@@ -137,7 +140,8 @@ def _runs_text(entry: Entry) -> str:
     passed, total = entry.passed_runs, entry.total_runs
     if passed is not None and total is not None and total > 1:
         llm = f"; LLM answers: {entry.llm[0]} live, {entry.llm[1]} replayed" if entry.llm else ""
-        return f"{passed}/{total} runs passed (95% CI {interval_text(passed, total)}){need}{llm}"
+        shown = f"{interval_label(entry.anytime)} {interval_text(passed, total, entry.anytime)}"
+        return f"{passed}/{total} runs passed ({shown}){need}{llm}"
     return f"{passed}/{total} runs passed{need}"
 
 
@@ -189,7 +193,7 @@ class SummaryPlugin:
             redactor = self.redactor()
             from .junit import run_tally
 
-            setattr(report, COUNT_ATTR, list(run_tally(verdict)))
+            setattr(report, COUNT_ATTR, [*run_tally(verdict), int(verdict.anytime)])
             rows = run_rows(verdict, redactor)
             if len(rows) > 1:
                 setattr(report, RUNS_ATTR, rows)

@@ -93,3 +93,39 @@ def test_a_bad_labels_file_names_the_line(tmp_path: Path, monkeypatch: pytest.Mo
     text = out.getvalue()
     assert "bad.labels.jsonl:1: 'label' is required" in text, text
     assert ":2: LLMJudge needs input 'expected.expectedBehavior'" in text, text
+
+
+class Yes(FakeOpenAI):
+    """A judge that passes everything."""
+
+    def verdict(self, schema: dict[str, Any], prompt: str) -> dict[str, Any]:
+        out = super().verdict(schema, prompt)
+        out["details"] = {name: 0.95 for name in out["details"]}
+        return out
+
+
+def test_a_judge_that_passes_everything_has_no_kappa_and_the_gate_fails_closed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its kappa is undefined (0/0 beyond chance), not "0.00 (95% CI 0.00 to 0.00)"; --min-kappa 0
+    cannot pass on it."""
+    with Yes() as judge:
+        monkeypatch.chdir(tmp_path)
+        out = io.StringIO()
+        code = cli.agreement(_labels(tmp_path).name, [f"--semantictest-llm-base-url={judge.url}"], 0.0, out)
+    text = out.getvalue()
+    assert "kappa undefined: the judge says pass for every example" in text, text
+    assert "0.00 to 0.00" not in text
+    assert code == 1 and "--min-kappa 0: the kappa is undefined" in text, text
+
+
+def test_kappa_matches_the_textbook_and_is_undefined_for_one_class() -> None:
+    from pytest_semantictest.stats import cohen_kappa
+
+    # Cohen's example shape: 20 agree-pass, 15 agree-fail, 5 and 10 disagreements
+    pairs = [(True, True)] * 20 + [(False, False)] * 15 + [(True, False)] * 5 + [(False, True)] * 10
+    found = cohen_kappa(pairs)
+    observed, expected = 35 / 50, (25 / 50) * (30 / 50) + (25 / 50) * (20 / 50)
+    assert found.kappa == pytest.approx((observed - expected) / (1 - expected))
+    for constant in ([(True, True)] * 6 + [(False, True)] * 6, [(True, True)] * 6 + [(True, False)] * 6):
+        assert cohen_kappa(constant).kappa is None and cohen_kappa(constant).low is None

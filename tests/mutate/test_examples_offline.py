@@ -177,3 +177,19 @@ def test_two_xdist_workers_give_the_scores_of_one_process(runs: dict[str, Any]) 
     assert re.findall(r"^score of the run: .*$", stdout, re.M) == re.findall(
         r"^score of the run: .*$", runs["stdout"], re.M
     )
+
+
+def test_a_setup_reply_is_mutated_with_the_effect_it_has_on_every_test_of_the_file(
+    runs: dict[str, Any],
+) -> None:
+    """rest_api.json's setup logs in once for the file: a login that times out fails the setup, which
+    errors every test (killed in each); a login answered with HTTP 500 is caught by the test that reads
+    the session it gives and survives in those that do not read it."""
+    records = {r["id"].split("::")[-1]: r["mutation"] for r in runs["mutated"] if "rest_api.json" in r["id"]}
+    for name in ("get-user", "create-post", "authenticated-request"):
+        coverage = records[name]["coverage"]
+        assert coverage["file setup (every test of the file errors)"] == ["slow_reply"], (name, coverage)
+        assert not [m for m in records[name]["survived"] if m["kind"] == "slow_reply"]
+    assert not records["authenticated-request"]["survived"]
+    (survivor,) = records["get-user"]["survived"]
+    assert survivor["kind"] == "error_status" and "the file's setup, shared by its tests" in survivor["where"]

@@ -121,3 +121,26 @@ def test_a_test_two_jobs_ran_is_refused(
     assert "old.jsonl:1 is results format 99" in capsys.readouterr().err
     assert main(["merge", str(pytester.path / "missing.jsonl")]) == 4
     assert "missing.jsonl does not exist: give the results files the jobs wrote" in capsys.readouterr().err
+
+
+def test_merge_history_pools_the_runs_of_several_results_files(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``merge --history``: the same test in several runs' files is one record of all its runs, which
+    the baseline comparison reads as the test's history."""
+    for i in range(3):
+        record = {
+            "id": "a.json::t",
+            "file": "a.json",
+            "outcome": "failed" if i == 1 else "passed",
+            "latency_ms": 10.0 + i,
+            "results_version": 1,
+        }
+        (pytester.path / f"run{i}.jsonl").write_text(json.dumps(record) + "\n")
+    out = pytester.path / "history.jsonl"
+    files = [str(pytester.path / f"run{i}.jsonl") for i in range(3)]
+    assert main(["merge", *files, "--history", "-o", str(out)]) == 0
+    capsys.readouterr()
+    (pooled,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert pooled["runs"] == ["passed", "failed", "passed"] and pooled["history"] == 3
+    assert pooled["run_durations_ms"] == [10.0, 11.0, 12.0]

@@ -5,6 +5,7 @@ plus the rule's own edges (never a pass for an inconclusive run, the spellings a
 from __future__ import annotations
 
 import json
+import math
 import random
 import statistics
 import threading
@@ -95,17 +96,33 @@ def test_a_local_agent_gets_the_simulated_outcomes_and_run_counts(
 def test_an_exhausted_budget_is_an_inconclusive_failure_never_a_pass(
     pytester: pytest.Pytester, coin: str
 ) -> None:
-    """At the threshold itself the test cannot decide in 12 runs: it FAILS, saying so and why."""
+    """10 of 12 runs passed: a 12-run budget cannot decide (between 8/12 and 11/12): it FAILS, saying
+    so and why. The runs' outcomes are fixed (the first twelve of a coin that fails runs 3 and 7)."""
+    pytester.makeconftest(
+        "import pytest_semantictest.engine.repeat as repeat\n"
+        "from pytest_semantictest.model import Outcome, Verdict\n"
+        "async def run_case(case, ctx, context, parent, index):\n"
+        "    return Verdict(Outcome.FAILED if index in (3, 7) else Outcome.PASSED)\n"
+        "_before = repeat.run_case\n"
+        "def pytest_configure(config):\n"
+        "    repeat.run_case = run_case\n"
+        "def pytest_unconfigure(config):  # an in-process run: leave the engine as it was\n"
+        "    repeat.run_case = _before\n"
+    )
     (pytester.path / "coin.json").write_text(_suite(coin, 0.8, 1, maxRuns=12))
-    result = run_pytest(pytester, "-p", "no:cacheprovider")
+    result = run_pytest(pytester, "-p", "no:cacheprovider", "-p", "no:xdist")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
-            "*pass rate: inconclusive: */12 runs passed (95% CI *); pass rate >= 0.8 (SPRT: "
-            "wrong pass <= 0.05 at p <= 0.75, wrong fail <= 0.05 at p >= 0.85, at most 12 runs): "
+            "*pass rate: inconclusive: 10/12 runs passed (95% CS *); pass rate >= 0.8 (SPRT: "
+            "wrong pass <= 0.05 at p <= 0.75, wrong fail <= 0.05 at p >= 0.85, at most 12 runs; "
+            "inconclusive possible: 176 runs would decide every test): "
             "the budget of runs was spent before the pass rate was shown to be above or below "
             "the threshold*"
         ]
+    )
+    result.stdout.fnmatch_lines(
+        ["*t0: pass rate: a budget of 12 runs is too small *: at least 176 runs are needed*"]
     )
 
 
@@ -155,7 +172,7 @@ def test_the_run_can_ask_for_the_decision_on_every_test(pytester: pytest.Pyteste
     }
     good = PassRateTest(0.9, 0.1, 0.1)
     first = next(n for n in range(1, 200) if good.decide(n, n) is Decision.PASS)
-    assert len(runs["good"]) == -(-first // 10) * 10  # whole batches of the concurrency (10)
+    assert len(runs["good"]) == first  # counted run by run; the rest of the batch is not counted
     assert set(runs["bad"]) == {"failed"}
 
 
@@ -220,9 +237,50 @@ def test_runs_next_to_pass_rate_is_a_mistake(tmp_path: Path) -> None:
 def test_the_bounds_hold_at_their_edges() -> None:
     test = PassRateTest(0.8)
     assert test.decide(0, 0) is Decision.UNDECIDED
-    # six failures in a row
-    assert test.decide(0, 5) is Decision.UNDECIDED and test.decide(0, 6) is Decision.FAIL
-    assert test.decide(23, 23) is Decision.UNDECIDED and test.decide(24, 24) is Decision.PASS
+    # the default budget leaves the looks before the last half of each error (bounds log 40)
+    assert test.design.upper == pytest.approx(math.log(40)) and test.design.lower == pytest.approx(
+        math.log(1 / 40)
+    )
+    assert test.decide(0, 7) is Decision.UNDECIDED and test.decide(0, 8) is Decision.FAIL
+    assert test.decide(29, 29) is Decision.UNDECIDED and test.decide(30, 30) is Decision.PASS
+    # the last look is the exact test: pass or fail, never inconclusive
+    assert test.decide(160, 200) is Decision.FAIL and test.decide(161, 200) is Decision.PASS
+    assert test.design.complete and test.shortfall() is None
     assert wilson(10, 10)[0] == pytest.approx(0.7225, abs=1e-4)
     with pytest.raises(ValueError):
         PassRateTest(0.99)
+
+
+def test_the_exact_designs_hold_their_errors_checked_with_scipy() -> None:
+    """The exact fixed-size test needs 176 runs (pass at >= 142), not the normal approximation's 169;
+    the truncated design's stated errors are its real ones (checked by summing scipy's binomial over
+    every path, independently of the dynamic programme)."""
+    from scipy.stats import binom
+
+    from pytest_semantictest.stats.binomial import fixed_design
+    from pytest_semantictest.stats.sequential import operating
+
+    n, cut = fixed_design(0.75, 0.85, 0.05, 0.05)
+    assert (n, cut) == (176, 142)
+    assert binom.sf(cut - 1, n, 0.75) <= 0.05 and binom.cdf(cut - 1, n, 0.85) <= 0.05
+    assert not any(
+        binom.sf(c - 1, m, 0.75) <= 0.05 and binom.cdf(c - 1, m, 0.85) <= 0.05
+        for m in range(100, 176)
+        for c in range(m + 1)
+    )
+    small = PassRateTest(0.8, max_runs=12)  # every path of 12 runs, through decide() itself
+    for p in (0.75, 0.85):
+        shares = dict.fromkeys(("pass", "fail", "inconclusive"), 0.0)
+        for bits in range(2**12):
+            outcomes = [bool(bits >> i & 1) for i in range(12)]
+            n = next(n for n in range(1, 13) if small.decide(sum(outcomes[:n]), n) is not Decision.UNDECIDED)
+            k = sum(outcomes[:n])
+            shares[small.decide(k, n).value] += p**k * (1 - p) ** (n - k) / 2 ** (12 - n)
+        exact = operating(small, p)
+        assert all(shares[key] == pytest.approx(exact[key], abs=1e-9) for key in shares), (shares, exact)
+    for budget in (12, 60, 176, 200, 400):
+        test = PassRateTest(0.8, max_runs=budget)
+        wrong_pass, wrong_fail = operating(test, 0.75)["pass"], operating(test, 0.85)["fail"]
+        assert wrong_pass <= 0.05 + 1e-12 and wrong_fail <= 0.05 + 1e-12
+        assert test.design.complete is (budget >= 176)
+        assert (test.shortfall() is None) is (budget >= 176)

@@ -75,7 +75,11 @@ class PassRate(_Model):
     margin: float = Field(
         default=0.05, gt=0, lt=0.5, description="half the indifference zone around at_least"
     )
-    max_runs: int = Field(default=200, ge=1, description="the budget: inconclusive (a failure) once spent")
+    max_runs: int = Field(
+        default=200,
+        ge=1,
+        description="the budget of runs, its last look the exact fixed-size test (a warning says when it is too small)",
+    )
 
 
 class Test(_Model):

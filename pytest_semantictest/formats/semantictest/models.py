@@ -53,7 +53,12 @@ class PassRateSpec(_Strict):
     atLeast: float = Field(gt=0, lt=1, description="the pass rate the test must show")
     confidence: float = Field(default=0.95, gt=0.5, lt=1, description="1 - the error rate of either answer")
     margin: float = Field(default=0.05, gt=0, lt=0.5, description="half the indifference zone around atLeast")
-    maxRuns: int = Field(default=200, ge=1, le=MAX_RUNS, description="the budget: inconclusive once spent")
+    maxRuns: int = Field(
+        default=200,
+        ge=1,
+        le=MAX_RUNS,
+        description="the budget of runs, its last look the exact fixed-size test (a warning says when it is too small)",
+    )
 
 
 class TestSpec(_Strict):
