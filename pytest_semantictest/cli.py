@@ -342,7 +342,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="exit 1 when the kappa's 95%% lower bound is below this (a CI gate for a rubric)",
     )
     show = commands.add_parser("schema", help="print a format's JSON Schema (for editors)")
-    show.add_argument("name", choices=[s.name for s in schemas.SCHEMAS])
+    show.add_argument("name", nargs="?", help="a format (without one: the list)")
     show.add_argument("--path", action="store_true", help="print where the schema file is instead")
     join = commands.add_parser(
         "merge",
@@ -371,7 +371,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .merge import merge
 
         return merge(args.results, args.out, args.html, args.price, sys.stdout, sys.stderr)
-    target = schemas.path(args.name)
+    source = schemas.named(args.name) if args.name else None
+    if source is None:
+        if args.name:
+            sys.stderr.write(f"semantictest schema: no schema called {args.name!r}\n")
+        (sys.stderr if args.name else sys.stdout).write(schemas.listing())
+        return 2 if args.name else 0
+    target = schemas.path(source.name)
     sys.stdout.write(f"{target}\n" if args.path else target.read_text(encoding="utf-8"))
     return 0
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from . import options
+from . import llm_options, options
 from .runtime import USAGE_KEY, Runtime, install, installed, runtime
 
 if TYPE_CHECKING:
@@ -56,6 +56,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "compliance: a test case of a compliance Markdown file (*.md)")
     state = install(config, _schedule)
     options.check(config)
+    llm_options.check(config)
     from .report.logs import RedactedRecords
 
     records = RedactedRecords(state.current_redactor)  # captured logs: no secret in any of them
@@ -105,7 +106,7 @@ def _schedule(item: pytest.Item, state: Runtime) -> Lookahead:
     """The session's look-ahead scheduler (``lookahead/``), created with the first spec item."""
     from .lookahead.scheduler import scheduler
 
-    return scheduler(item, state, options.value(item.config, "item-concurrency"))
+    return scheduler(item, state, options.value(item.config, "items-at-once"))
 
 
 def _install_reports(config: pytest.Config, state: Runtime) -> None:
@@ -146,11 +147,20 @@ def pytest_configure_node(node: object) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """On an xdist worker, hand this process's LLM usage to the controller."""
-    workeroutput = getattr(session.config, "workeroutput", None)
-    usage = runtime(session.config).own_usage()
+    """On an xdist worker, hand this process's LLM usage to the controller; on the controller (or
+    without xdist), keep each agent's last logs only (``--semantictest-agent-logs-keep``)."""
+    config = session.config
+    workeroutput = getattr(config, "workeroutput", None)
+    usage = runtime(config).own_usage()
     if workeroutput is not None and usage:
         workeroutput[USAGE_KEY] = usage
+    if workeroutput is None:
+        from .agents.logs import prune
+
+        prune(
+            Path(str(config.rootpath)) / options.value(config, "agent-logs"),
+            options.value(config, "agent-logs-keep"),
+        )
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import pytest
 
-from . import options
+from . import llm_options, options
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Mapping
@@ -92,7 +92,7 @@ class Runtime:
 
         rootdir = Path(str(self.config.rootpath))
         ctx = RunContext(options.settings(self.config), environment(rootdir), rootdir)
-        llm_config = options.llm_config(self.config, ctx.env, rootdir)
+        llm_config = llm_options.llm_config(self.config, ctx.env, rootdir)
         redactor = self._declared(ctx.env, llm_config.secrets())
         ctx.llm, ctx.judge = llm, judge = build(llm_config, redactor)
         self._limit(llm)
@@ -154,8 +154,8 @@ class Runtime:
 
     @cached_property
     def concurrency(self) -> int:
-        """How many cases of one file run at once (``--semantictest-concurrency``)."""
-        return int(options.value(self.config, "concurrency"))
+        """How many cases of one file run at once (``--semantictest-runs-at-once``)."""
+        return int(options.value(self.config, "runs-at-once"))
 
     @property
     def collect_context(self) -> CollectContext:
@@ -285,7 +285,7 @@ class Runtime:
 
     def _limit(self, client: LLMClient) -> None:
         """Give the LLM client the run's shared limiter when a rate limit or budget is set."""
-        limits = options.llm_limits(self.config)
+        limits = llm_options.llm_limits(self.config)
         if not limits.active:
             return
         from .llm.limits import SharedLimiter
@@ -328,7 +328,7 @@ class Runtime:
 
     def share_llm(self, workerinput: dict[str, object]) -> None:
         """xdist controller: give a worker the folder every worker shares the LLM limits through."""
-        if options.llm_limits(self.config).active:
+        if llm_options.llm_limits(self.config).active:
             workerinput[LLM_DIR] = self.llm_dir()
 
     def close(self) -> bool:
@@ -383,7 +383,7 @@ class Runtime:
         """The summary's per-model tokens and cost, and the rate limit's waits."""
         from .llm.usage import usage_lines
 
-        return usage_lines(usage, options.llm_limits(self.config).prices)
+        return usage_lines(usage, llm_options.llm_limits(self.config).prices)
 
     def llm_usage(self, workers: bool = True) -> dict[str, int]:
         """LLM usage counters of this process (plus, on an xdist controller, its finished workers')."""
