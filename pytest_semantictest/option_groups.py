@@ -10,6 +10,7 @@ warns, naming the new spelling.
 from __future__ import annotations
 
 import argparse
+import warnings
 from dataclasses import dataclass
 from typing import Literal
 
@@ -217,6 +218,23 @@ def _add(
     if deprecated:
         shown = f"deprecated: use {dest(deprecated.new)}"
     parser.addini(dest(name), shown, type=ini_type, default=None)
+
+
+def warn(config: pytest.Config, message: str, category: type[Warning] = pytest.PytestConfigWarning) -> None:
+    """A warning about the run's options, shown at the ini file when an ini key is named, else at the
+    command line (not at a line of the plugin); during collection, so pytest's summary lists it. Under
+    xdist one worker says it (every worker collects the same)."""
+    if getattr(config, "workerinput", {}).get("workerid", "gw0") != "gw0":
+        return
+    where, line = "pytest command line", 1
+    if "ini key " in message and config.inipath:
+        where, key = str(config.inipath), message.split("ini key ", 1)[1].split(" ", 1)[0]
+        try:
+            lines = config.inipath.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            lines = []
+        line = next((n for n, text in enumerate(lines, 1) if text.strip().startswith(key)), 1)
+    warnings.warn_explicit(f"pytest-semantictest: {message}", category, where, line)
 
 
 def deprecations(config: pytest.Config, roles: tuple[str, ...]) -> list[str]:

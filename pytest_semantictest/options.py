@@ -351,15 +351,13 @@ def pass_rate_test(config: pytest.Config) -> PassRateTest | None:
 
 
 def check(config: pytest.Config) -> None:
-    """Reject malformed options at startup; warn about deprecated spellings (the LLM options: ``llm_options.check``)."""
+    """Reject malformed options at startup (the LLM options: ``llm_options.check``)."""
     if value(config, "on-missing-input") not in ("skip", "fail"):
         raise pytest.UsageError(
             "pytest-semantictest: --semantictest-on-missing-input must be 'skip' or 'fail'"
         )
     if not 1 <= value(config, "judge-samples") <= 50:
         raise pytest.UsageError("pytest-semantictest: --semantictest-judge-samples must be between 1 and 50")
-    for line in option_groups.deprecations(config, llm_roles()):
-        config.issue_config_time_warning(pytest.PytestDeprecationWarning(f"pytest-semantictest: {line}"), 2)
     if value(config, "items-at-once") < 1:
         raise pytest.UsageError(
             "pytest-semantictest: --semantictest-items-at-once must be at least 1 (1: one item after another)"

@@ -174,7 +174,11 @@ def pytest_testnodedown(node: object, error: object) -> None:
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     """``--collect-only``: the tests that would ERROR on a problem in their spec are listed (as
-    ``semantictest validate`` lists them), not only counted as collected."""
+    ``semantictest validate`` lists them), not only counted as collected. An ``agent-*`` option that no
+    test takes its agent from is a warning naming it."""
+    from .agent_options import warn_unused
+
+    warn_unused(session.config, runtime(session.config).option_agent_users(), session.items)
     if session.config.option.collectonly and session.items:
         from .nodes import known_errors
 

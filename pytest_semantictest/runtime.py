@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, TypeVar
 import pytest
 
 from . import llm_options, options
+from .agent_options import start_dirs
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Mapping
@@ -172,8 +173,13 @@ class Runtime:
                 environment(rootdir),
                 lambda name: options.value(config, name),
                 tuple(config.invocation_params.args),
+                start_dirs(config),
             )
         return self._collect
+
+    def option_agent_users(self) -> list[str]:
+        """The files collected so far that took their agent from the ``agent-*`` options."""
+        return [] if self._collect is None else list(self._collect.option_agent_users)
 
     def run(self, coro: Awaitable[T]) -> T:
         return self.loop_runner.run(coro)
