@@ -2,7 +2,8 @@
 
 ``pytest --help`` lists the few options a newcomer needs first, then one group a topic; the ini keys
 are registered in the same order (pytest lists them flat, in that order). An option no group names
-is shown in the last group ("more") until it is placed. A renamed option keeps its old spelling, on
+is shown in the last group ("more") until it is placed; a name placed here that this version does not
+have is left out (options added on other branches can be placed before they land). A renamed option keeps its old spelling, on
 the command line and in the ini file, for one release: hidden from ``--help``, it still works and
 warns, naming the new spelling.
 """
@@ -20,7 +21,16 @@ GROUPS: list[tuple[str, str, tuple[str, ...]]] = [
     (
         "semantictest",
         "pytest-semantictest: the common options (more below, by topic; docs/options.md)",
-        ("agent-endpoint", "agent-start", "agent-health", "llm-base-url", "llm-model", "results", "baseline"),
+        (
+            "agent-endpoint",
+            "agent-start",
+            "agent-health",
+            "llm-base-url",
+            "llm-model",
+            "results",
+            "report",
+            "baseline",
+        ),
     ),
     (
         "semantictest-agent",
@@ -29,6 +39,8 @@ GROUPS: list[tuple[str, str, tuple[str, ...]]] = [
             "agent-protocol",
             "agent-logs",
             "agent-logs-keep",
+            "otel",
+            "otel-port",
             "http-timeout",
             "awaiting-input-tools",
             "awaiting-input-pattern",

@@ -156,9 +156,21 @@ OPTIONS: list[tuple[str, type, object, str]] = [
         "price of a model: MODEL=INPUT/OUTPUT, money per million tokens (repeatable; ini: one "
         "per line); the summary shows each model's cost",
     ),
-    ("agent-endpoint", str, None, "endpoint of the agent the `agent` fixture and Yao cases talk to"),
-    ("agent-start", str, None, "command that starts that agent (omit to attach to a running one)"),
-    ("agent-health", str, None, "health URL of that agent"),
+    (
+        "agent-endpoint",
+        str,
+        None,
+        "URL of the agent of SemanticTest suites without an agent section, Yao files without a "
+        "sidecar and the `agent` fixture (a SemanticTest test reads it as ${agent.endpoint})",
+    ),
+    (
+        "agent-start",
+        str,
+        None,
+        "command that starts that agent (omit to attach to a running one); it runs where pytest is "
+        "invoked, or in the ini file's folder when written there",
+    ),
+    ("agent-health", str, None, "URL that answers 200 once that agent is ready"),
     (
         "highbar-runs",
         int,

@@ -28,9 +28,9 @@ def test_help_groups_by_topic_common_first_and_hides_old_names(pytester: pytest.
     at = [text.index(title) for title in titles]
     assert at == sorted(at), "the groups are shown in their order"
     common = text[at[0] : at[1]]
-    assert re.findall(r"^  (--semantictest-[a-z-]+)", common, re.M) == [
-        f"--semantictest-{n}" for n in GROUPS[0][2]
-    ]
+    current = {name for name, *_ in options.OPTIONS}
+    first = [f"--semantictest-{n}" for n in GROUPS[0][2] if n in current]
+    assert re.findall(r"^  (--semantictest-[a-z-]+)", common, re.M) == first
     assert len(GROUPS[0][2]) <= 8
     for alias in ALIASES:
         assert f"--semantictest-{alias.old}=" not in text and f"--semantictest-{alias.old} " not in text
@@ -40,9 +40,11 @@ def test_help_groups_by_topic_common_first_and_hides_old_names(pytester: pytest.
 
 def test_every_option_is_placed_in_a_group_and_documented() -> None:
     placed = [name for _, _, names in GROUPS for name in names]
-    assert sorted(placed) == sorted(name for name, *_ in options.OPTIONS)
+    assert len(placed) == len(set(placed))
+    current = [name for name, *_ in options.OPTIONS]
+    assert set(current) <= set(placed), "place each option in a group of option_groups.GROUPS"
     doc = (ROOT / "docs" / "options.md").read_text(encoding="utf-8")
-    for name in placed:
+    for name in current:
         assert f"`--semantictest-{name}`" in doc, name
     for alias in ALIASES:
         assert f"`--semantictest-{alias.old}`" in doc, alias.old
