@@ -50,6 +50,31 @@ def test_every_option_is_placed_in_a_group_and_documented() -> None:
         assert f"`--semantictest-{alias.old}`" in doc, alias.old
 
 
+def option_tables() -> str:
+    """docs/options.md's tables, one a group of ``--help``, from the options' own help texts."""
+    by_name = {row[0]: row for row in options.OPTIONS}
+    out = []
+    for _, title, names in GROUPS:
+        heading = title.split(": ", 1)[1].split(" (")[0]
+        out += [f"## {heading[0].upper()}{heading[1:]}", "", "| option | default | what |", "|---|---|---|"]
+        for name in [n for n in names if n in by_name]:
+            _, kind, default, text = by_name[name]
+            flag = " (flag)" if kind is bool else " (repeatable)" if kind is list else ""
+            shown = "" if default in (None, []) else "off" if default is False else str(default)
+            out.append(f"| `--semantictest-{name}`{flag} | {shown} | {text.replace('|', '/')} |")
+        out.append("")
+    return "\n".join(out)
+
+
+def _doc_tables(doc: str) -> str:
+    return doc[doc.index("## The common options") : doc.index("## Renamed options")].rstrip() + "\n"
+
+
+def test_the_options_page_shows_each_groups_options_as_help_does() -> None:
+    doc = (ROOT / "docs" / "options.md").read_text(encoding="utf-8")
+    assert _doc_tables(doc) == option_tables().rstrip() + "\n", "run: python tests/test_options.py"
+
+
 def test_help_and_ini_keys_mirror_each_other(pytester: pytest.Pytester) -> None:
     text = help_text(pytester)
     ini = set(re.findall(r"^  (semantictest_[a-z_]+) ", text, re.M))
@@ -205,3 +230,10 @@ def test_schema_without_a_name_lists_them_and_marker_names_work(capsys: pytest.C
     assert main(["schema", "compliance"]) == 2
     err = capsys.readouterr().err
     assert "no schema called 'compliance'" in err and "semantictest validate checks them" in err
+
+
+if __name__ == "__main__":  # rewrite docs/options.md's tables from the options (after adding one)
+    page = ROOT / "docs" / "options.md"
+    text = page.read_text(encoding="utf-8")
+    start, end = text.index("## The common options"), text.index("## Renamed options")
+    page.write_text(text[:start] + option_tables().rstrip() + "\n\n" + text[end:], encoding="utf-8")
