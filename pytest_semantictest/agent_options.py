@@ -14,6 +14,7 @@ import pytest
 from . import options
 from .llm.roles import ROLES
 from .option_groups import deprecations, warn
+from .option_groups import dest as option_dest
 
 COMMANDS = ("agent-start", "compliance-server")
 AGENT_OPTIONS = ("agent-endpoint", "agent-start", "agent-health", "agent-protocol")
@@ -28,7 +29,7 @@ def start_dirs(config: pytest.Config) -> dict[str, Path]:
     found: dict[str, Path] = {}
     inipath = config.inipath
     for name in COMMANDS:
-        dest = "semantictest_" + name.replace("-", "_")
+        dest = option_dest(name)
         if config.getoption(dest, None) is None and config.getini(dest) and inipath is not None:
             found[name] = Path(inipath).parent
     return found
@@ -36,7 +37,7 @@ def start_dirs(config: pytest.Config) -> dict[str, Path]:
 
 def given(config: pytest.Config, name: str) -> str | None:
     """How the user gave option ``name`` (for a message), or None."""
-    dest = "semantictest_" + name.replace("-", "_")
+    dest = option_dest(name)
     if config.getoption(dest, None) is not None:
         return f"--semantictest-{name}"
     if config.getini(dest) not in (None, "", []):

@@ -83,7 +83,7 @@ def _lines(config: pytest.Config, name: str) -> list[str]:
     lines: list[str] = []
     for source in ("ini", "option"):
         for spelling, prefix in spellings:
-            dest = "semantictest_" + spelling.replace("-", "_")
+            dest = option_groups.dest(spelling)
             raw = config.getini(dest) if source == "ini" else config.getoption(dest, None)
             if raw in (None, "", []):
                 continue

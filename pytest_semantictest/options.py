@@ -316,7 +316,7 @@ def value(config: pytest.Config, name: str) -> Any:
 
 def _given(config: pytest.Config, name: str, kind: type) -> Any:
     """What one spelling of an option was given: on the command line, else in the ini file, else None."""
-    dest = _dest(name)
+    dest = option_groups.dest(name)
     given = config.getoption(dest, None)
     if given is not None:
         return given
@@ -384,13 +384,10 @@ def is_set(config: pytest.Config, name: str) -> bool:
     """Whether the user set option ``name`` (in any spelling), on the command line or in the ini file."""
     spellings = [name] + [a.old for a in option_groups.aliases_of(name)]
     return any(
-        config.getoption(_dest(n), None) is not None or ini_text(config, _dest(n)) is not None
+        config.getoption(option_groups.dest(n), None) is not None
+        or ini_text(config, option_groups.dest(n)) is not None
         for n in spellings
     )
-
-
-def _dest(name: str) -> str:
-    return "semantictest_" + name.replace("-", "_")
 
 
 def ini_text(config: pytest.Config, name: str) -> str | None:

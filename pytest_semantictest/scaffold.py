@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
+from urllib.parse import urlsplit
 
 from .agents.probe import Probe, ProbeError, probe
 from .scaffold_specs import FORMATS, Agent, out_paths, run_line, write
@@ -90,11 +91,24 @@ def _complete(
             "give the agent's URL with --url (and --start COMMAND when the plugin should start it), "
             "or run it at a terminal to be asked"
         )
+    if not _is_url(url):
+        raise ValueError(
+            f"{url!r} is not a URL: give one such as http://127.0.0.1:8000/v1/chat/completions, "
+            "http://127.0.0.1:9999 (an A2A agent) or ws://127.0.0.1:8770/realtime"
+        )
     if fmt is None and ask is not None:
         fmt = ask(f"Format ({', '.join(FORMATS['chat'])}; empty: by what the agent speaks): ").strip() or None
         if fmt is not None and fmt not in FORMATS["chat"]:
             raise ValueError(f"format {fmt!r} is not one of {', '.join(FORMATS['chat'])}")
     return url, start, fmt
+
+
+def _is_url(text: str) -> bool:
+    try:
+        parts = urlsplit(text)
+        return parts.scheme in ("http", "https", "ws", "wss") and bool(parts.hostname) and parts.port != 0
+    except ValueError:  # a port that is not a number, a bad IPv6 address
+        return False
 
 
 def _probe_agent(

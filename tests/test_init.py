@@ -144,3 +144,9 @@ def test_init_asks_at_a_terminal(tmp_path: Path) -> None:
     assert init(["--dir", str(tmp_path)], out=out, ask=ask) == 0, out.getvalue()
     assert len(asked) == 3 and "Format" in asked[2]
     _passes(tmp_path, 1)
+
+
+def test_init_says_a_url_that_is_not_one_is_not_one() -> None:
+    for bad in ("localhost:8000", "http://[x", "ws://", "http://h:x"):
+        code, out = run_init("--url", bad)
+        assert code == 2 and f"{bad!r} is not a URL" in out

@@ -205,3 +205,15 @@ def test_the_agent_fixture_and_a_suite_use_the_options_no_warning(pytester: pyte
         "--semantictest-agent-endpoint=http://127.0.0.1:9",
     )
     assert "has no effect" not in result.stdout.str()
+
+
+def test_an_agent_section_url_that_is_not_http_is_the_files_error(
+    pytester: pytest.Pytester, specs: Path
+) -> None:
+    (specs / "users.json").write_text(suite({"endpoint": "127.0.0.1:8000"}))
+    result = run_pytest(pytester, "-p", "no:cacheprovider", "specs")
+    assert result.ret == 2
+    assert (
+        "agent.endpoint" in result.stdout.str()
+        and "must be an http:// or https:// URL" in result.stdout.str()
+    )

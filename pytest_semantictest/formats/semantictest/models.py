@@ -104,6 +104,13 @@ class AgentSpec(_Strict):
             raise ValueError("must not be empty")
         return value
 
+    @field_validator("endpoint", "health")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        if value is not None and "${" not in value and not value.startswith(("http://", "https://")):
+            raise ValueError(f"must be an http:// or https:// URL, got {clip(repr(value))}")
+        return value
+
 
 class SuiteSpec(_Strict):
     """A SemanticTest suite file."""
