@@ -58,7 +58,9 @@ def _start_transport_agents() -> None:
             continue
         try:
             agent = importlib.import_module(module)
-        except ModuleNotFoundError as exc:  # an optional dependency of the examples: skip, saying how to get it
+        except (
+            ModuleNotFoundError
+        ) as exc:  # an optional dependency of the examples: skip, saying how to get it
             _cannot_run[file] = f"the example agent needs {exc.name}, which is not installed: {INSTALL}"
             continue
         server, url = agent.start_server(0)

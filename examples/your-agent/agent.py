@@ -18,7 +18,11 @@ def reply(messages):
     if weather:
         call = {"name": "get_weather", "arguments": json.dumps({"city": weather[1]})}
         text = f"It is sunny in {weather[1]}."
-        return {"role": "assistant", "content": text, "tool_calls": [{"id": "call_1", "type": "function", "function": call}]}
+        return {
+            "role": "assistant",
+            "content": text,
+            "tool_calls": [{"id": "call_1", "type": "function", "function": call}],
+        }
     if "my name" in last.lower() and "?" in last:
         names = [m[1] for text in said for m in [re.search(r"[Mm]y name is (\w+)", text)] if m]
         return {"role": "assistant", "content": f"Your name is {names[-1]}." if names else "You did not say."}
@@ -49,13 +53,16 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(400, {"error": {"message": "expected a JSON body with messages"}})
         message = reply(messages)
         finish = "tool_calls" if message.get("tool_calls") else "stop"
-        self.send(200, {
-            "id": "chatcmpl-1",
-            "object": "chat.completion",
-            "model": request.get("model") or "my-agent",
-            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-        })
+        self.send(
+            200,
+            {
+                "id": "chatcmpl-1",
+                "object": "chat.completion",
+                "model": request.get("model") or "my-agent",
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            },
+        )
 
     def log_message(self, *args):
         pass

@@ -15,13 +15,17 @@ from tests.agents.agent_helpers import free_port
 REPO = Path(__file__).resolve().parents[2]
 FOLDER = REPO / "examples" / "your-agent"
 PAGE = REPO / "docs" / "your-agent.md"
-FILE_BLOCK = re.compile(r"<!-- file: (?P<path>[^ ]+) -->\n(?P<fence>`{3,})[a-z]*\n(?P<text>.*?)(?P=fence)\n", re.S)
+FILE_BLOCK = re.compile(
+    r"<!-- file: (?P<path>[^ ]+) -->\n(?P<fence>`{3,})[a-z]*\n(?P<text>.*?)(?P=fence)\n", re.S
+)
 
 
 def test_the_page_shows_the_files_as_they_are() -> None:
     page = PAGE.read_text(encoding="utf-8")
     shown = {m["path"]: m["text"] for m in FILE_BLOCK.finditer(page)}
-    on_disk = {f"examples/your-agent/{p.name}" for p in FOLDER.iterdir() if p.is_file() and p.suffix != ".pyc"}
+    on_disk = {
+        f"examples/your-agent/{p.name}" for p in FOLDER.iterdir() if p.is_file() and p.suffix != ".pyc"
+    }
     assert set(shown) == on_disk
     for path, text in shown.items():
         assert (REPO / path).read_text(encoding="utf-8") == text, path
