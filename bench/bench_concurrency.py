@@ -2,14 +2,14 @@
 """Benchmark (issue 13): N spec tests against a local agent that answers in 1 s, in one process.
 
 Three suites, each run in a fresh ``python -m pytest -q -p no:cacheprovider`` (no xdist) from a temp
-dir with an empty ``pytest.ini``, with the default ``--semantictest-item-concurrency`` (16) and with
-``--semantictest-item-concurrency 1`` (one by one, as before the look-ahead):
+dir with an empty ``pytest.ini``, with the default ``--semantictest-items-at-once`` (16) and with
+``--semantictest-items-at-once 1`` (one by one, as before the look-ahead):
 
 - ``highbar``: N one-call tests in one ``*.highbar.yaml`` against ``tests/agents/slow_agent.py --delay
   1`` (the plugin starts it; tool calls from its trace file; ``settle_time: 0``; ``concurrency: 16``
   in ``agent:``, the agent's own bound, whose default is 8). Its first test runs alone (it shows the
   trace records are tagged), so 16 at once make 1 + 4 rounds of 1 s: it is also run with 25 at once
-  (``--semantictest-item-concurrency 25``, agent ``concurrency: 25``: 1 + 2 rounds);
+  (``--semantictest-items-at-once 25``, agent ``concurrency: 25``: 1 + 2 rounds);
 - ``semantictest``: N ``HttpRequest`` tests in one SemanticTest JSON file against
   ``tests/concurrency/latency_server.py`` (``/sleep?s=1``);
 - ``compliance``: N chat-completion cases in one compliance Markdown file against the same server
@@ -189,7 +189,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     failed = False
-    sequential = [("one by one", ["--semantictest-item-concurrency", "1"])]
+    sequential = [("one by one", ["--semantictest-items-at-once", "1"])]
     with (
         tempfile.TemporaryDirectory(prefix="bench-concurrency-") as tmp,
         latency_server.serving(args.delay) as base,
@@ -214,7 +214,7 @@ def main() -> None:
             warm_up(folder, target, extra)
             modes: list[tuple[str, list[str]]] = [("default (16)", [])]
             if kind == "highbar":
-                modes.append(("25 at once", ["--semantictest-item-concurrency", "25"]))
+                modes.append(("25 at once", ["--semantictest-items-at-once", "25"]))
             best = float("inf")
             for label, more in modes + ([] if args.skip_sequential else sequential):
                 if kind == "highbar":  # the agent's own bound follows

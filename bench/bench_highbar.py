@@ -4,7 +4,7 @@
 Targets (issue 4): (a) 100 one-call specs with ``settle_time: 0`` against a local agent cost
 under 3 ms per test on top of the agent's own time (highbar 0.1.0rc3 needs about 21 ms);
 (b) a test with ``runs: 10`` against an agent that takes 200 ms per reply finishes in under
-1 s with ``--semantictest-concurrency 10``.
+1 s with ``--semantictest-runs-at-once 10``.
 
 (a) Per-test overhead = (wall of the N-test run - wall of the 1-test run of the same spec) / (N - 1)
     - the agent's own time per request, measured directly in this script (sequential POSTs
@@ -471,7 +471,7 @@ def bench_runs(root: Path, args: argparse.Namespace) -> bool:
     kind = "nodelay" if args.agent == "nodelay" else "plain-socket"
     print(
         f"\n(b) one test with runs: {args.runs} against an agent taking {args.delay * 1e3:g} ms per reply"
-        f" (slow_agent.py{' --tcp-nodelay' if kind == 'nodelay' else ''}), --semantictest-concurrency"
+        f" (slow_agent.py{' --tcp-nodelay' if kind == 'nodelay' else ''}), --semantictest-runs-at-once"
         f" {args.concurrency}"
     )
     d = root / "runs"
@@ -493,7 +493,7 @@ def bench_runs(root: Path, args: argparse.Namespace) -> bool:
         (d / "runs.highbar.yaml").write_text(spec_text(agent_argv(kind, port, args.delay), port, tests))
         run = run_pytest(
             d,
-            [f"--semantictest-concurrency={concurrency}", "--durations=0", "-vv"],
+            [f"--semantictest-runs-at-once={concurrency}", "--durations=0", "-vv"],
             2,
             f"runs: {args.runs}, concurrency {concurrency}",
             port=port,
@@ -516,7 +516,7 @@ def bench_runs(root: Path, args: argparse.Namespace) -> bool:
     )
     print(f"  first test incl. agent start: {fmt(firsts)}; whole pytest runs: {fmt(walls)}")
     print(
-        f"  same test with --semantictest-concurrency 1 (informational): {serial:.3f} s "
+        f"  same test with --semantictest-runs-at-once 1 (informational): {serial:.3f} s "
         f"(ideal {args.runs * args.delay:.1f} s)"
     )
     ok = best < TARGET_RUNS_S
@@ -547,7 +547,7 @@ def main(argv: list[str] | None = None) -> int:
         "--delay", type=float, default=0.2, help="seconds per reply of the (b) agent (default 0.2)"
     )
     ap.add_argument(
-        "--concurrency", type=int, default=10, help="--semantictest-concurrency in (b) (default 10)"
+        "--concurrency", type=int, default=10, help="--semantictest-runs-at-once in (b) (default 10)"
     )
     ap.add_argument("--runs-repeat", type=int, default=3, help="measured runs of (b) (default 3)")
     ap.add_argument("--only", choices=("a", "b"), help="run only one part")

@@ -24,6 +24,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "agents"))
 
+collect_ignore = ["your-agent"]
+"""A project of its own (its pytest.ini starts its agent): ``cd examples/your-agent && python -m pytest``
+(docs/your-agent.md)."""
+
 _server: Any = None
 
 

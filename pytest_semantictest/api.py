@@ -115,8 +115,9 @@ def set_default(config: pytest.Config, name: str, value: Any) -> bool:
     """Give a setting a value for this run unless the user set it (on the command line or in the
     ini file); call it from ``pytest_configure``. Returns whether the value was applied. A list
     setting (``"compliance-value"``) gets ``value`` appended to what the user gave instead."""
-    from . import options
+    from . import option_groups, options
 
+    name = option_groups.new_name(name)  # a renamed setting by its old name too
     kind = next((k for n, k, *_ in options.OPTIONS if n == name), None)
     if kind is None:
         raise ValueError(f"unknown semantictest setting {name!r}")

@@ -10,6 +10,7 @@ file is valid, 2 when a file does not collect (as ``highbar validate``), else 1 
 ``semantictest agreement LABELS [--min-kappa K] [pytest options]``: ask the LLM judge about labelled
 examples and print its agreement with the labels (Cohen's kappa with its 95% interval, the counts).
 ``semantictest schema NAME [--path]``: print a format's JSON Schema (or where the file is).
+``semantictest init``: write a first passing spec for an agent (``scaffold.py``).
 """
 
 from __future__ import annotations
@@ -375,8 +376,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="exit 1 when the kappa's 95%% lower bound is below this (a CI gate for a rubric)",
     )
     show = commands.add_parser("schema", help="print a format's JSON Schema (for editors)")
-    show.add_argument("name", choices=[s.name for s in schemas.SCHEMAS])
+    show.add_argument("name", nargs="?", help="a format (without one: the list)")
     show.add_argument("--path", action="store_true", help="print where the schema file is instead")
+    commands.add_parser("init", help="write a first spec that passes against your agent", add_help=False)
     join = commands.add_parser(
         "merge",
         help="one summary, results file and HTML report from a split run's "
@@ -411,7 +413,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=[],
         help="MODEL=INPUT/OUTPUT, money per million tokens: the header shows each model's cost",
     )
-    args, rest = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    if given[:1] == ["init"]:  # its own options and questions (scaffold.py)
+        from .scaffold import main as init
+
+        return init(given[1:])
+    args, rest = parser.parse_known_args(given)
     if args.command == "validate":  # other options (--semantictest-..., -c, --rootdir) go to pytest
         return validate([*args.paths, *rest])
     if args.command == "agreement":  # the LLM options (--semantictest-llm-...) go to pytest
@@ -424,7 +431,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return merge(args.results, args.out, args.html, args.price, sys.stdout, sys.stderr, args.history)
     if args.command == "report":
         return report(args.results, args.out, args.price)
-    target = schemas.path(args.name)
+    source = schemas.named(args.name) if args.name else None
+    if source is None:
+        if args.name:
+            sys.stderr.write(f"semantictest schema: no schema called {args.name!r}\n")
+        (sys.stderr if args.name else sys.stdout).write(schemas.listing())
+        return 2 if args.name else 0
+    target = schemas.path(source.name)
     sys.stdout.write(f"{target}\n" if args.path else target.read_text(encoding="utf-8"))
     return 0
 

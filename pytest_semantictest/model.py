@@ -234,7 +234,7 @@ class Verdict:
     phrasings: list[Verdict] = field(default_factory=list)
     planned_runs: int = 0
     """The runs a repeated case was to make: more than ``len(runs)`` when it stopped once its outcome
-    was decided (``--semantictest-all-runs`` makes them all)."""
+    was decided (``--semantictest-no-early-stop`` makes them all)."""
     evidence: list[Evidence] = field(default_factory=list)
     """Checks' evidence records (judged items first), passed ones too; steps' are on their trace."""
     decision: str | None = None

@@ -5,17 +5,14 @@ Precedence everywhere: command-line option > ini key > environment (where one ap
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from . import option_groups
 from .run_context import Settings
 
 if TYPE_CHECKING:
-    from .llm.config import LLMConfig
-    from .llm.limits import Limits
     from .stats import PassRateTest
 
 # (name, type, default, help); option --semantictest-<name>, ini semantictest_<name>.
@@ -23,9 +20,9 @@ if TYPE_CHECKING:
 OPTIONS: list[tuple[str, type, object, str]] = [
     ("http-timeout", int, 30000, "default HttpRequest timeout in milliseconds"),
     ("max-loop", int, 100, "upper bound on any Loop's maxIterations"),
-    ("concurrency", int, 10, "how many runs of one repeated test execute at once"),
+    ("runs-at-once", int, 10, "how many runs of one repeated test execute at once"),
     (
-        "item-concurrency",
+        "items-at-once",
         int,
         16,
         "how many spec items' pipelines run at once in this process (the next items run "
@@ -39,7 +36,7 @@ OPTIONS: list[tuple[str, type, object, str]] = [
         "against replayed replies with one fault each and print each spec's mutation score (docs/mutation.md)",
     ),
     (
-        "all-runs",
+        "no-early-stop",
         bool,
         False,
         "a repeated test runs all its runs (default: it stops once its outcome is decided)",
@@ -74,8 +71,13 @@ OPTIONS: list[tuple[str, type, object, str]] = [
         "mean (scores) decides, and a check whose samples disagree is listed as unstable",
     ),
     ("fail-unstable", bool, False, "a judged check whose samples disagree fails its test"),
-    ("confidence", float, 0.95, "the sequential pass-rate test's confidence (1 - its error rates)"),
-    ("max-runs", int, 200, "the pass-rate test's budget (its last look is the exact fixed-size test)"),
+    ("pass-rate-confidence", float, 0.95, "the sequential pass-rate test's confidence (1 - its error rates)"),
+    (
+        "pass-rate-max-runs",
+        int,
+        200,
+        "the pass-rate test's budget (its last look is the exact fixed-size test)",
+    ),
     ("inconclusive", str, "fail", "a pass-rate test its budget left undecided: fail (default) or skip"),
     ("trace-chars", int, 2000, "trim each value in the pipeline trace to this many characters"),
     (
@@ -92,10 +94,26 @@ OPTIONS: list[tuple[str, type, object, str]] = [
         "request header whose value is a secret, beyond Authorization and the documented "
         "name patterns (a name or a glob; repeatable; ini: one per line)",
     ),
-    ("llm-base-url", str, None, "OpenAI-compatible endpoint for every LLM role (else env OPENAI_BASE_URL)"),
+    (
+        "llm-base-url",
+        list,
+        [],
+        "OpenAI-compatible endpoint of every LLM role (else env OPENAI_BASE_URL); ROLE=URL for one "
+        "role (judge, simulator, paraphraser, validator, generator); repeatable",
+    ),
     ("llm-api-key", str, None, "API key for the LLM endpoint (prefer env OPENAI_API_KEY; never printed)"),
-    ("llm-model", str, "gpt-4o-mini", "model for every LLM role without its own"),
-    ("llm-judge-model", str, None, "model for the LLM judge (default: llm-model)"),
+    (
+        "llm-api-key-env",
+        list,
+        [],
+        "ROLE=NAME: the environment variable holding that LLM role's API key (repeatable)",
+    ),
+    (
+        "llm-model",
+        list,
+        [],
+        "model of every LLM role (default gpt-4o-mini); ROLE=MODEL for one role (judge=gpt-4o); repeatable",
+    ),
     (
         "llm-header",
         list,
@@ -104,7 +122,6 @@ OPTIONS: list[tuple[str, type, object, str]] = [
     ),
     ("llm-cache", str, "read-write", "LLM replay cache mode: off, read, write, read-write or replay"),
     ("llm-cache-dir", str, ".semantictest/cache", "LLM replay cache directory (relative to the rootdir)"),
-    ("llm-concurrency", int, 16, "LLM requests in flight at once, per process"),
     ("llm-timeout", float, 60.0, "seconds to wait for one LLM request"),
     ("llm-retries", int, 3, "retries of an LLM request on 429, 5xx, timeouts and connection errors"),
     (
@@ -124,7 +141,8 @@ OPTIONS: list[tuple[str, type, object, str]] = [
         "llm-max-in-flight",
         int,
         None,
-        "LLM requests in flight at once to each endpoint and model, for the whole run",
+        "LLM requests in flight at once to each endpoint and model, for the whole run (every xdist "
+        "worker included; default: 16 a process)",
     ),
     ("llm-rate-window", float, 60.0, "seconds of the window llm-rpm and llm-tpm count in (60: per minute)"),
     (
@@ -141,11 +159,23 @@ OPTIONS: list[tuple[str, type, object, str]] = [
         "price of a model: MODEL=INPUT/OUTPUT, money per million tokens (repeatable; ini: one "
         "per line); the summary shows each model's cost",
     ),
-    ("agent-endpoint", str, None, "endpoint of the agent the `agent` fixture and Yao cases talk to"),
-    ("agent-start", str, None, "command that starts that agent (omit to attach to a running one)"),
-    ("agent-health", str, None, "health URL of that agent"),
     (
-        "runs",
+        "agent-endpoint",
+        str,
+        None,
+        "URL of the agent of SemanticTest suites without an agent section, Yao files without a "
+        "sidecar and the `agent` fixture (a SemanticTest test reads it as ${agent.endpoint})",
+    ),
+    (
+        "agent-start",
+        str,
+        None,
+        "command that starts that agent (omit to attach to a running one); it runs where pytest is "
+        "invoked, or in the ini file's folder when written there",
+    ),
+    ("agent-health", str, None, "URL that answers 200 once that agent is ready"),
+    (
+        "highbar-runs",
         int,
         None,
         "run each highbar test N times unless it sets its own runs (overrides defaults.runs)",
@@ -155,6 +185,13 @@ OPTIONS: list[tuple[str, type, object, str]] = [
         str,
         ".semantictest/logs",
         "where logs of agents the plugin starts go (relative to the rootdir)",
+    ),
+    (
+        "agent-logs-keep",
+        int,
+        10,
+        "keep the logs of each agent's last N starts in agent-logs, removing older ones at the end "
+        "of a run (0: keep all)",
     ),
     ("require-judge", bool, False, "an LLMJudge that cannot run for lack of a judge is an error, not a skip"),
     (
@@ -261,53 +298,45 @@ OPTIONS: list[tuple[str, type, object, str]] = [
     ("compliance-agent-url", str, None, "URL with {agent}: each compliance case goes to its agent's URL"),
 ]
 
-# Per-role ini keys semantictest_llm_<role>_<key> (the judge's model is the llm-judge-model option).
-ROLE_KEYS: list[tuple[str, str]] = [
-    ("model", "model for the {role} role (default: llm-model)"),
-    ("base_url", "OpenAI-compatible endpoint for the {role} role (default: llm-base-url)"),
-    ("api_key_env", "name of the environment variable holding the {role} role's API key"),
-]
 
-
-def _roles() -> tuple[str, ...]:
+def llm_roles() -> tuple[str, ...]:
     from .llm.roles import ROLES
 
     return ROLES
 
 
-def _ini_type(kind: type) -> Literal["linelist", "bool"] | None:
-    return "linelist" if kind is list else "bool" if kind is bool else None
-
-
 def add_options(parser: pytest.Parser) -> None:
-    group = parser.getgroup("semantictest", "pytest-semantictest: declarative AI agent tests")
-    for name, kind, default, text in OPTIONS:
-        dest = "semantictest_" + name.replace("-", "_")
-        shown = f"{text} (default {default})" if default not in (None, []) else text
-        if kind is bool:
-            group.addoption(f"--semantictest-{name}", dest=dest, action="store_true", default=None, help=text)
-        elif kind is list:
-            group.addoption(f"--semantictest-{name}", dest=dest, action="append", default=None, help=shown)
-        else:
-            group.addoption(f"--semantictest-{name}", dest=dest, type=kind, default=None, help=shown)
-        parser.addini(dest, shown, type=_ini_type(kind), default=None)
-    for role in _roles():
-        for key, text in ROLE_KEYS:
-            if role == "judge" and key == "model":
-                continue
-            parser.addini(f"semantictest_llm_{role}_{key}", text.format(role=role), default=None)
+    option_groups.add_options(parser, OPTIONS, llm_roles())
 
 
 def value(config: pytest.Config, name: str) -> Any:
-    """Option if given, else ini key, else default; ini strings are converted and checked."""
-    dest = "semantictest_" + name.replace("-", "_")
+    """Option if given, else ini key, else default; ini strings are converted and checked. An old
+    name is read as its new one; a deprecated spelling the user gave counts where the new one is unset
+    (a repeatable option gets both)."""
+    name = option_groups.new_name(name)
     kind, default = next((k, d) for n, k, d, _ in OPTIONS if n == name)
+    spellings = [(name, "")] + [(a.old, a.prefix) for a in option_groups.aliases_of(name)]
+    if kind is list:
+        found: list[Any] = []
+        for spelling, prefix in spellings:
+            found += [prefix + str(v) for v in _given(config, spelling, kind) or []]
+        return found or default
+    for spelling, prefix in spellings:
+        given = _given(config, spelling, kind)
+        if given is not None:
+            return prefix + given if prefix else given
+    return default
+
+
+def _given(config: pytest.Config, name: str, kind: type) -> Any:
+    """What one spelling of an option was given: on the command line, else in the ini file, else None."""
+    dest = option_groups.dest(name)
     given = config.getoption(dest, None)
     if given is not None:
         return given
     raw = config.getini(dest)
     if raw in (None, "", []):
-        return default
+        return None
     if kind in (list, bool):
         return raw
     try:
@@ -322,7 +351,7 @@ def settings(config: pytest.Config) -> Settings:
         max_loop_iterations=value(config, "max-loop"),
         trace_value_chars=value(config, "trace-chars"),
         require_judge=bool(value(config, "require-judge")),
-        all_runs=bool(value(config, "all-runs")),
+        all_runs=bool(value(config, "no-early-stop")),
         pass_rate=pass_rate_test(config),
         inconclusive=value(config, "inconclusive"),
         judge_samples=value(config, "judge-samples"),
@@ -337,9 +366,11 @@ def pass_rate_test(config: pytest.Config) -> PassRateTest | None:
         return None
     from .stats import PassRateTest
 
-    confidence = value(config, "confidence")
+    confidence = value(config, "pass-rate-confidence")
     try:
-        return PassRateTest(threshold, 1 - confidence, 1 - confidence, max_runs=value(config, "max-runs"))
+        return PassRateTest(
+            threshold, 1 - confidence, 1 - confidence, max_runs=value(config, "pass-rate-max-runs")
+        )
     except ValueError as exc:
         raise pytest.UsageError(
             f"pytest-semantictest: --semantictest-pass-rate {threshold} (confidence {confidence}): {exc}"
@@ -347,7 +378,7 @@ def pass_rate_test(config: pytest.Config) -> PassRateTest | None:
 
 
 def check(config: pytest.Config) -> None:
-    """Reject malformed LLM options at startup (only when given: idle sessions import nothing)."""
+    """Reject malformed options at startup (the LLM options: ``llm_options.check``)."""
     if value(config, "inconclusive") not in ("fail", "skip"):
         raise pytest.UsageError("pytest-semantictest: --semantictest-inconclusive must be 'fail' or 'skip'")
     if value(config, "on-missing-input") not in ("skip", "fail"):
@@ -356,88 +387,26 @@ def check(config: pytest.Config) -> None:
         )
     if not 1 <= value(config, "judge-samples") <= 50:
         raise pytest.UsageError("pytest-semantictest: --semantictest-judge-samples must be between 1 and 50")
-    if value(config, "item-concurrency") < 1:
+    if value(config, "items-at-once") < 1:
         raise pytest.UsageError(
-            "pytest-semantictest: --semantictest-item-concurrency must be at least 1 (1: one "
-            "item after another)"
+            "pytest-semantictest: --semantictest-items-at-once must be at least 1 (1: one item after another)"
         )
     if value(config, "agent-protocol") not in ("openai", "highbar"):
         raise pytest.UsageError(
             "pytest-semantictest: --semantictest-agent-protocol must be 'openai' or 'highbar'"
         )
-    if any(value(config, f"llm-{n}") for n in ("budget", "price", "rpm", "tpm", "max-in-flight")):
-        llm_limits(config)  # malformed: a usage error before anything runs
-    if not any(
-        config.getoption(f"semantictest_llm_{n}", None) or config.getini(f"semantictest_llm_{n}")
-        for n in ("cache", "header")
-    ):
-        return
-    from .llm.config import parse_headers
-    from .llm.roles import CACHE_MODES
-
-    mode = value(config, "llm-cache")
-    if mode not in CACHE_MODES:
-        raise pytest.UsageError(
-            f"pytest-semantictest: LLM cache mode {mode!r} is not one of {', '.join(CACHE_MODES)}"
-        )
-    try:
-        parse_headers(value(config, "llm-header") or [])
-    except ValueError as exc:
-        raise pytest.UsageError(f"pytest-semantictest: {exc}") from None
 
 
-def llm_limits(config: pytest.Config) -> Limits:
-    """The run's LLM rate limits, budget and prices (``llm/limits.py``); raises UsageError naming the option."""
-    from .llm.limits import Limits, parse_budget, parse_prices
-
-    try:
-        budget = value(config, "llm-budget")
-        tokens, money = parse_budget(str(budget)) if budget else (None, None)
-        prices = parse_prices(list(value(config, "llm-price") or []))
-        counts = {name: value(config, f"llm-{name}") or 0 for name in ("rpm", "tpm", "max-in-flight")}
-        bad = [name for name, count in counts.items() if count < 0]
-        if bad or value(config, "llm-rate-window") <= 0:
-            raise ValueError(f"--semantictest-llm-{(bad or ['rate-window'])[0]} must be more than 0")
-    except ValueError as exc:
-        raise pytest.UsageError(f"pytest-semantictest: {exc}") from None
-    return Limits(
-        counts["rpm"],
-        counts["tpm"],
-        counts["max-in-flight"],
-        float(value(config, "llm-rate-window")),
-        tokens,
-        money,
-        prices,
+def is_set(config: pytest.Config, name: str) -> bool:
+    """Whether the user set option ``name`` (in any spelling), on the command line or in the ini file."""
+    spellings = [name] + [a.old for a in option_groups.aliases_of(name)]
+    return any(
+        config.getoption(option_groups.dest(n), None) is not None
+        or ini_text(config, option_groups.dest(n)) is not None
+        for n in spellings
     )
 
 
-def llm_config(config: pytest.Config, env: Mapping[str, str], rootdir: Path) -> LLMConfig:
-    """The LLM client's configuration: options, ini keys (global and per role), environment."""
-    from .llm.config import RoleSettings, from_values
-
-    names = [n for n, *_ in OPTIONS if n.startswith("llm-")]
-    values = {n: value(config, n) for n in names}
-    roles: dict[str, RoleSettings] = {}
-    for role in _roles():
-        found = {key: _ini(config, f"semantictest_llm_{role}_{key}") for key, _ in ROLE_KEYS}
-        if any(found.values()):
-            roles[role] = RoleSettings(found["model"], found["base_url"], found["api_key_env"])
-    given = [
-        n for n in names if config.getoption(_dest(n), None) is not None or _ini(config, _dest(n)) is not None
-    ]
-    try:
-        return from_values(values, roles, env, rootdir, given)
-    except ValueError as exc:
-        raise pytest.UsageError(f"pytest-semantictest: {exc}") from None
-
-
-def _dest(name: str) -> str:
-    return "semantictest_" + name.replace("-", "_")
-
-
-def _ini(config: pytest.Config, name: str) -> str | None:
-    try:
-        raw = config.getini(name)
-    except ValueError:  # the judge's model key is registered as an option's twin
-        return None
+def ini_text(config: pytest.Config, name: str) -> str | None:
+    raw = config.getini(name)
     return str(raw).strip() or None if raw not in (None, []) else None

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from . import options
+from . import llm_options, options
 from .runtime import USAGE_KEY, Runtime, install, installed, runtime
 
 if TYPE_CHECKING:
@@ -56,6 +56,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "compliance: a test case of a compliance Markdown file (*.md)")
     state = install(config, _schedule)
     options.check(config)
+    llm_options.check(config)
     from .dotenv import environment
     from .start_checks import check
 
@@ -63,7 +64,7 @@ def pytest_configure(config: pytest.Config) -> None:
     run_wide = options.pass_rate_test(config)
     if run_wide is not None and run_wide.shortfall() is not None:
         config.issue_config_time_warning(
-            pytest.PytestWarning(f"--semantictest-max-runs: {run_wide.shortfall()}"), stacklevel=2
+            pytest.PytestWarning(f"--semantictest-pass-rate-max-runs: {run_wide.shortfall()}"), stacklevel=2
         )
     from .report.logs import RedactedRecords
 
@@ -79,7 +80,7 @@ def pytest_configure(config: pytest.Config) -> None:
         if viewer:
             from .report.viewer import ViewerPlugin
 
-            prices = options.llm_limits(config).prices
+            prices = llm_options.llm_limits(config).prices
             config.pluginmanager.register(
                 ViewerPlugin(config, viewer, writer, state.current_redactor, prices), "semantictest-viewer"
             )
@@ -130,7 +131,7 @@ def _schedule(item: pytest.Item, state: Runtime) -> Lookahead:
     """The session's look-ahead scheduler (``lookahead/``), created with the first spec item."""
     from .lookahead.scheduler import scheduler
 
-    return scheduler(item, state, options.value(item.config, "item-concurrency"))
+    return scheduler(item, state, options.value(item.config, "items-at-once"))
 
 
 def _install_reports(config: pytest.Config, state: Runtime) -> None:
@@ -172,11 +173,20 @@ def pytest_configure_node(node: object) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """On an xdist worker, hand this process's LLM usage to the controller."""
-    workeroutput = getattr(session.config, "workeroutput", None)
-    usage = runtime(session.config).own_usage()
+    """On an xdist worker, hand this process's LLM usage to the controller; on the controller (or
+    without xdist), keep each agent's last logs only (``--semantictest-agent-logs-keep``)."""
+    config = session.config
+    workeroutput = getattr(config, "workeroutput", None)
+    usage = runtime(config).own_usage()
     if workeroutput is not None and usage:
         workeroutput[USAGE_KEY] = usage
+    if workeroutput is None:
+        from .agents.logs import prune
+
+        prune(
+            Path(str(config.rootpath)) / options.value(config, "agent-logs"),
+            options.value(config, "agent-logs-keep"),
+        )
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -196,7 +206,11 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     """``--collect-only``: the tests that would ERROR on a problem in their spec are listed (as
-    ``semantictest validate`` lists them), not only counted as collected."""
+    ``semantictest validate`` lists them), not only counted as collected. An ``agent-*`` option that no
+    test takes its agent from is a warning naming it."""
+    from .agent_options import warn_unused
+
+    warn_unused(session.config, runtime(session.config).option_agent_users(), session.items)
     if session.config.option.collectonly and session.items:
         from .nodes import known_errors
 

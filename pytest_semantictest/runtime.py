@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, TypeVar
 
 import pytest
 
-from . import options
+from . import llm_options, options
+from .agent_options import start_dirs
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Mapping
@@ -95,7 +96,7 @@ class Runtime:
 
         rootdir = Path(str(self.config.rootpath))
         ctx = RunContext(options.settings(self.config), environment(rootdir), rootdir)
-        llm_config = options.llm_config(self.config, ctx.env, rootdir)
+        llm_config = llm_options.llm_config(self.config, ctx.env, rootdir)
         redactor = self._declared(ctx.env, llm_config.secrets())
         ctx.llm, ctx.judge = llm, judge = build(llm_config, redactor)
         self._limit(llm)
@@ -158,8 +159,8 @@ class Runtime:
 
     @cached_property
     def concurrency(self) -> int:
-        """How many cases of one file run at once (``--semantictest-concurrency``)."""
-        return int(options.value(self.config, "concurrency"))
+        """How many cases of one file run at once (``--semantictest-runs-at-once``)."""
+        return int(options.value(self.config, "runs-at-once"))
 
     @property
     def collect_context(self) -> CollectContext:
@@ -176,8 +177,13 @@ class Runtime:
                 environment(rootdir),
                 lambda name: options.value(config, name),
                 tuple(config.invocation_params.args),
+                start_dirs(config),
             )
         return self._collect
+
+    def option_agent_users(self) -> list[str]:
+        """The files collected so far that took their agent from the ``agent-*`` options."""
+        return [] if self._collect is None else list(self._collect.option_agent_users)
 
     def run(self, coro: Awaitable[T]) -> T:
         return self.loop_runner.run(coro)
@@ -289,7 +295,7 @@ class Runtime:
 
     def _limit(self, client: LLMClient) -> None:
         """Give the LLM client the run's shared limiter when a rate limit or budget is set."""
-        limits = options.llm_limits(self.config)
+        limits = llm_options.llm_limits(self.config)
         if not limits.active:
             return
         from .llm.limits import SharedLimiter
@@ -332,7 +338,7 @@ class Runtime:
 
     def share_llm(self, workerinput: dict[str, object]) -> None:
         """xdist controller: give a worker the folder every worker shares the LLM limits through."""
-        if options.llm_limits(self.config).active:
+        if llm_options.llm_limits(self.config).active:
             workerinput[LLM_DIR] = self.llm_dir()
 
     def close(self) -> bool:
@@ -388,7 +394,7 @@ class Runtime:
         """The summary's per-model tokens and cost, and the rate limit's waits."""
         from .llm.usage import usage_lines
 
-        return usage_lines(usage, options.llm_limits(self.config).prices)
+        return usage_lines(usage, llm_options.llm_limits(self.config).prices)
 
     def llm_usage(self, workers: bool = True) -> dict[str, int]:
         """LLM usage counters of this process (plus, on an xdist controller, its finished workers')."""

@@ -409,11 +409,11 @@ def test_the_fuzzer_sees_a_crash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 
     path = tmp_path / "x.json"
     path.write_text(json.dumps(base_suite()))
-    monkeypatch.setattr(loader, "load_file", lambda p: {}["boom"])
+    monkeypatch.setattr(loader, "load_file", lambda p, ctx=None: {}["boom"])
     with pytest.raises(MutantCrash, match="KeyError"):
         check_file(path, collect_context(tmp_path))
 
-    def warns(p: Path) -> Any:
+    def warns(p: Path, ctx: object = None) -> Any:
         warnings.warn("from our code", FutureWarning)  # noqa: B028
         return load_text(path.read_text(), path)
 

@@ -36,24 +36,34 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "agents"))
 _state: dict[str, Any] = {"server": None, "url": None, "undo": []}
 
 
-_TRANSPORT_AGENTS = {  # the example agent of each transport, unless its URL is set already
-    "COMPLIANCE_A2A_JSONRPC_URL": "a2a_sdk_agent",
-    "COMPLIANCE_A2A_WEBAGENTS_URL": "a2a_webagents_agent",
-    "COMPLIANCE_REALTIME_URL": "realtime_agent",
+_TRANSPORT_AGENTS = {  # the example agent of each transport (and its file), unless its URL is set already
+    "COMPLIANCE_A2A_JSONRPC_URL": ("a2a_sdk_agent", "a2a-jsonrpc.md"),
+    "COMPLIANCE_A2A_WEBAGENTS_URL": ("a2a_webagents_agent", "a2a-webagents.md"),
+    "COMPLIANCE_REALTIME_URL": ("realtime_agent", "realtime.md"),
 }
+INSTALL = "pip install -e '.[examples]' (in a checkout of pytest-semantictest)"
 _transport_servers: list[tuple[str, Any]] = []
+_cannot_run: dict[str, str] = {}
+"""The example files whose agent needs a package that is not installed: why their cases are skipped."""
 
 
 def _start_transport_agents() -> None:
     """The A2A (a2a-sdk and WebAgents dialects) and Realtime example agents, for the files naming them."""
     import importlib
 
-    for variable, module in _TRANSPORT_AGENTS.items():
+    for variable, (module, file) in _TRANSPORT_AGENTS.items():
         if os.environ.get(variable) or os.environ.get(
             variable.replace("_JSONRPC", "").replace("_WEBAGENTS", "")
         ):
             continue
-        server, url = importlib.import_module(module).start_server(0)
+        try:
+            agent = importlib.import_module(module)
+        except (
+            ModuleNotFoundError
+        ) as exc:  # an optional dependency of the examples: skip, saying how to get it
+            _cannot_run[file] = f"the example agent needs {exc.name}, which is not installed: {INSTALL}"
+            continue
+        server, url = agent.start_server(0)
         os.environ[variable] = url
         _transport_servers.append((variable, server))
 
@@ -72,6 +82,13 @@ def pytest_configure(config: pytest.Config) -> None:
     _state.update(server=server, url=url)
     set_default(config, "compliance-base-url", url)
     set_default(config, "compliance-value", [f"{k}={v}" for k, v in placeholder_tokens(url).items()])
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        why = _cannot_run.get(item.path.name)
+        if why is not None and item.path.parent == Path(__file__).parent:
+            item.add_marker(pytest.mark.skip(reason=why))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

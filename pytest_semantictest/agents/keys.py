@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+from urllib.parse import urlsplit
 
 from ..model import AgentRequirement
 from .config import AgentConfig
 
 
 def agent_key(config: AgentConfig) -> str:
-    """A file-name-safe key for "the same agent process": endpoint, start command, cwd, env."""
+    """A file-name-safe key for "the same agent process": its address (scheme, host and port: the
+    endpoint's path is a way of talking to it, not another process), start command, cwd, env."""
+    parts = urlsplit(config.endpoint)
     ident = {
-        "endpoint": config.endpoint,
+        "endpoint": f"{parts.scheme}://{parts.netloc}",
         "start": config.start,
         "argv": config.start_argv,
         "cwd": str(config.cwd),
@@ -23,6 +26,7 @@ def agent_key(config: AgentConfig) -> str:
 
 
 TURN_FIELDS = (
+    "endpoint",
     "request_method",
     "request_headers",
     "request_body",

@@ -310,7 +310,12 @@ class AgentProcess:
         return self._error(message + self._log_section())
 
     def _error(self, message: str) -> AgentStartError:
-        return AgentStartError(self.config.redactor.text(message))
+        """The error, and for a started agent the command and the folder it ran in, after the first line."""
+        cfg = self.config
+        if cfg.start is not None:
+            first, newline, rest = message.partition("\n")
+            message = f"{first}\n  start: {cfg.start}\n  in folder: {cfg.cwd}{newline}{rest}"
+        return AgentStartError(cfg.redactor.text(message))
 
     def _log_section(self) -> str:
         text = self.tail()

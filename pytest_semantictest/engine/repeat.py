@@ -1,11 +1,11 @@
 """Running a case as its format asks: each phrasing (variations) ``repetition.runs`` times, judged k/n.
 
-Runs and phrasings overlap (bounded by ``--semantictest-concurrency``) only when the first one's
+Runs and phrasings overlap (bounded by ``--semantictest-runs-at-once``) only when the first one's
 trace records could all be attributed to their execution (:func:`.batching.runs_may_overlap`);
 otherwise they go one after another, as highbar runs them: concurrency never changes a verdict.
 
 A phrasing's runs stop once its outcome is decided (:func:`decided`: with ``runs: 10, min_pass: 8``,
-8 passed or 3 failed), the runs still in flight are cancelled; ``--semantictest-all-runs`` makes
+8 passed or 3 failed), the runs still in flight are cancelled; ``--semantictest-no-early-stop`` makes
 them all (flakiness measurement). The verdict's ``planned_runs`` says how many were planned.
 
 A case (or the run, ``--semantictest-pass-rate``) may ask instead for a sequential decision on its

@@ -202,7 +202,7 @@ def from_values(
         roles=model_roles,
         cache_mode=mode,
         cache_dir=cache_dir,
-        concurrency=max(1, _int(values.get("llm-concurrency"), 16)),
+        concurrency=max(1, _int(values.get("llm-max-in-flight") or None, 16)),
         timeout_s=float(values.get("llm-timeout") or 60.0),  # type: ignore[arg-type]
         retries=max(0, _int(values.get("llm-retries"), 3)),
         env=env,

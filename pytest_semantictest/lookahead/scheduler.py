@@ -2,7 +2,7 @@
 
 pytest runs items one after another; our items are I/O-bound (each waits for an agent or an LLM),
 so a suite would take the sum of its latencies. Here, when an item's setup runs, the pipelines of
-the next eligible items (up to ``--semantictest-item-concurrency`` in flight) are started as tasks
+the next eligible items (up to ``--semantictest-items-at-once`` in flight) are started as tasks
 on the session's one event loop; the item then waits for its own task, and every task progresses
 while it waits. Each item still reports through pytest's normal protocol, in pytest's order, when
 it is reached: ``-x``, ``--maxfail``, ``-k``, ``--lf``, JUnit, HTML and the terminal see nothing new.
@@ -418,7 +418,7 @@ _SCHEDULER = pytest.StashKey[Lookahead]()
 
 def scheduler(item: pytest.Item, runtime: Services, limit: int) -> Lookahead:
     """The session's scheduler (registered as a plugin: it stops when the session finishes), created
-    with at most ``limit`` items in flight (``--semantictest-item-concurrency``)."""
+    with at most ``limit`` items in flight (``--semantictest-items-at-once``)."""
     config = item.config
     found = config.stash.get(_SCHEDULER, None)
     if found is None:

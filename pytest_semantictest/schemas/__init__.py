@@ -67,6 +67,28 @@ SCHEMAS: list[SchemaSource] = [
 ]
 
 
+MARKER_NAMES = {"yao": "yao-case"}
+"""A format's marker name (``-m yao``) where its schema's name differs."""
+
+
+def named(name: str) -> SchemaSource | None:
+    """The schema called ``name`` or by its format's marker name (``yao``: a Yao case line)."""
+    name = MARKER_NAMES.get(name, name)
+    return next((source for source in SCHEMAS if source.name == name), None)
+
+
+def listing() -> str:
+    """What ``semantictest schema`` without a name prints: every schema, what it is for, how to get it."""
+    width = max(len(source.name) for source in SCHEMAS)
+    aliases = {new: old for old, new in MARKER_NAMES.items()}
+    lines = ["JSON Schemas of the spec formats (semantictest schema NAME prints one; --path: its file):"]
+    for source in SCHEMAS:
+        also = f" (also: {aliases[source.name]})" if source.name in aliases else ""
+        lines.append(f"  {source.name:<{width}}  {source.title}{also}: {source.description}")
+    lines.append("Compliance Markdown files have no JSON Schema: semantictest validate checks them.")
+    return "\n".join(lines) + "\n"
+
+
 def path(name: str) -> Path:
     """Where the committed schema of format ``name`` is."""
     return HERE / f"{name}.schema.json"

@@ -291,7 +291,7 @@ def test_the_look_ahead_runs_transport_cases_at_once_with_the_verdicts_of_one_by
         monkeypatch.setenv("COMPLIANCE_A2A_WEBAGENTS_URL", url)
         try:
             result = run_pytest(
-                pytester, "-p", "no:cacheprovider", "-v", f"--semantictest-item-concurrency={concurrency}"
+                pytester, "-p", "no:cacheprovider", "-v", f"--semantictest-items-at-once={concurrency}"
             )
         finally:
             server.shutdown()

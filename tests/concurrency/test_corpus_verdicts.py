@@ -61,8 +61,8 @@ def _verdicts(junit: Path) -> Verdicts:
 
 def _one_by_one_examples(out: Path) -> Verdicts:
     """The examples one by one: the main command's run (:mod:`tests.main_command`) with
-    ``--semantictest-item-concurrency=1``."""
-    done = run_examples(out, "--semantictest-item-concurrency=1")
+    ``--semantictest-items-at-once=1``."""
+    done = run_examples(out, "--semantictest-items-at-once=1")
     junit = out / "junit.xml"
     assert junit.exists(), done.stdout[-3000:] + done.stderr[-3000:]
     return _verdicts(junit)
@@ -188,13 +188,13 @@ def _both_modes(tmp_path: Path, corpora: tuple[str, ...]) -> tuple[Verdicts, Ver
     own copy, servers and agents: the ports in messages are masked), so it takes as long as the slower."""
     runs: list[tuple[subprocess.Popen[str], Path]] = []
     with ExitStack() as stack:
-        for mode, extra in (("fast", []), ("slow", ["--semantictest-item-concurrency=1"])):
+        for mode, extra in (("fast", []), ("slow", ["--semantictest-items-at-once=1"])):
             work = tmp_path / mode
             work.mkdir()
             _stage(work, corpora)
             env = stack.enter_context(_services(work))
             junit = tmp_path / f"junit-{mode}.xml"
-            # p11 wants --semantictest-runs 5 (its own test gives it): here it is a collection error, in both
+            # p11 wants --semantictest-highbar-runs 5 (its own test gives it): here it is a collection error, in both
             command = [
                 sys.executable,
                 "-m",

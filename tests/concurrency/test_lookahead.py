@@ -9,7 +9,7 @@ import pytest
 from tests.concurrency.conftest import outcomes, sleeping, stats, write
 from tests.helpers import run_pytest
 
-ONE_BY_ONE = "--semantictest-item-concurrency=1"
+ONE_BY_ONE = "--semantictest-items-at-once=1"
 
 
 def _at_once_then_one_by_one(

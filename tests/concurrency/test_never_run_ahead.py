@@ -10,7 +10,7 @@ import pytest
 from tests.concurrency.conftest import compliance_doc, outcomes, sleeping, stats, write
 from tests.helpers import run_pytest
 
-ONE_BY_ONE = "--semantictest-item-concurrency=1"
+ONE_BY_ONE = "--semantictest-items-at-once=1"
 FIDELITY_AGENT = Path(__file__).resolve().parents[1] / "highbar" / "fidelity_agent.py"
 
 PROBE = """

@@ -1,4 +1,4 @@
-"""Repeats stop once decided (``--semantictest-all-runs`` keeps them all); xdist workers look ahead too."""
+"""Repeats stop once decided (``--semantictest-no-early-stop`` keeps them all); xdist workers look ahead too."""
 
 from __future__ import annotations
 
@@ -45,9 +45,9 @@ def test_a_decided_repeat_stops_and_says_so(pytester: pytest.Pytester, latency: 
             sleeping(latency, "never", 0.05, status=201, runs=10, minPass=8),
         ],
     )
-    # one run at a time (--semantictest-concurrency=1): exactly the runs it takes to decide
+    # one run at a time (--semantictest-runs-at-once=1): exactly the runs it takes to decide
     result = run_pytest(
-        pytester, "-p", "no:cacheprovider", "--junitxml=j.xml", "--semantictest-concurrency=1"
+        pytester, "-p", "no:cacheprovider", "--junitxml=j.xml", "--semantictest-runs-at-once=1"
     )
     result.assert_outcomes(passed=1, failed=1)
     props = {
@@ -60,7 +60,7 @@ def test_a_decided_repeat_stops_and_says_so(pytester: pytest.Pytester, latency: 
         "stopped after" in result.stdout.str()
         and "of 10 runs, the outcome was decided" in result.stdout.str()
     )
-    every = run_pytest(pytester, "-p", "no:cacheprovider", "--junitxml=j.xml", "--semantictest-all-runs")
+    every = run_pytest(pytester, "-p", "no:cacheprovider", "--junitxml=j.xml", "--semantictest-no-early-stop")
     every.assert_outcomes(passed=1, failed=1)
     props = {
         case.get("name"): {p.get("name"): p.get("value") for p in case.iter("property")}
@@ -81,7 +81,7 @@ def test_xdist_workers_run_their_items_at_once(pytester: pytest.Pytester, latenc
     fast.assert_outcomes(passed=10, failed=2)
     assert stats(latency)["max_in_flight"] > 2  # more than one item per worker at a time
     # one by one
-    slow = run_pytest(pytester, "-p", "no:cacheprovider", "-rA", "--semantictest-item-concurrency=1")
+    slow = run_pytest(pytester, "-p", "no:cacheprovider", "-rA", "--semantictest-items-at-once=1")
     slow.assert_outcomes(passed=10, failed=2)
     summary = sorted(line for line in fast.outlines if line.startswith(("PASSED ", "FAILED ")))
     assert summary == sorted(line for line in slow.outlines if line.startswith(("PASSED ", "FAILED ")))

@@ -141,5 +141,5 @@ def write_ini(root: Path) -> None:
     """The ini the docs runs use: JUnit xunit1; the judge's key read from a variable no environment
     has, so judged tests skip."""
     (root / "pytest.ini").write_text(
-        f"[pytest]\njunit_family = xunit1\nsemantictest_llm_judge_api_key_env = {NO_JUDGE_KEY}\n"
+        f"[pytest]\njunit_family = xunit1\nsemantictest_llm_api_key_env = judge={NO_JUDGE_KEY}\n"
     )

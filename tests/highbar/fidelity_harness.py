@@ -39,7 +39,7 @@ SPECS = HERE / "fidelity"
 AGENT = HERE / "fidelity_agent.py"
 HOOK = SPECS / "session_hook.py"
 VERDICTS = SPECS / "verdicts.json"
-# Command-line runs per spec: highbar's --runs N is --semantictest-runs N.
+# Command-line runs per spec: highbar's --runs N is --semantictest-highbar-runs N.
 RUNS = {"p11_min_pass_cli_runs.highbar.yaml": 5}
 # Specs pytest runs with -n 2 (highbar has no workers).
 XDIST = {"p17_late_call_later_test_xdist.highbar.yaml"}
@@ -152,7 +152,7 @@ def pytest_args(spec: Path, junit: Path) -> list[str]:
         "no:cacheprovider",
         "-q",
         f"--junitxml={junit}",
-        *(["--semantictest-runs", str(runs)] if runs else []),
+        *(["--semantictest-highbar-runs", str(runs)] if runs else []),
         *(["-n", "2"] if spec.name in XDIST else []),
     ]
 

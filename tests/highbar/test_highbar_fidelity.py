@@ -92,9 +92,7 @@ def test_untagged_late_calls_give_highbars_verdicts_however_many_run_at_once(
     each than with all at once): the verdicts are still highbar's. (The interleaving that once lost the first
     test's ERROR is pinned down in tests/agents/test_untagged_owners.py.)"""
     assert len(UNTAGGED_LATE) == 2
-    code, verdicts, _, out = run_ours(
-        spec, pytester, monkeypatch, f"--semantictest-item-concurrency={at_once}"
-    )
+    code, verdicts, _, out = run_ours(spec, pytester, monkeypatch, f"--semantictest-items-at-once={at_once}")
     assert verdicts == RECORDED["specs"][spec.name]["verdicts"], out[-3000:]
     assert code == RECORDED["specs"][spec.name]["exit"], out[-3000:]
 

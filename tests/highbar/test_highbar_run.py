@@ -203,7 +203,7 @@ def test_min_pass_not_reached_fails_with_k_of_n_and_each_run(pytester: pytest.Py
 """
     text = pytester.makefile(".highbar.yaml", orders=spec(port, tests, agent=SCRIPT_AGENT)).read_text()
     # every run, also once the outcome is decided (tests/concurrency checks the early stop)
-    result = run_pytest(pytester, "-v", "-p", "no:cacheprovider", "--semantictest-all-runs")
+    result = run_pytest(pytester, "-v", "-p", "no:cacheprovider", "--semantictest-no-early-stop")
     result.assert_outcomes(passed=1, failed=2)
     result.stdout.fnmatch_lines(
         [

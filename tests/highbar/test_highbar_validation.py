@@ -1039,7 +1039,7 @@ def test_min_pass_fraction_is_exact_and_runs_resolve_with_overrides() -> None:
     assert (five.runs, five.min_pass_count) == (None, 4)
     assert ten.repetition(1) == (10, 7) and five.repetition(5) == (5, 4)
     assert spec.runs_problems() == []
-    (problem,) = spec.runs_problems(default_runs=3)  # --semantictest-runs 3
+    (problem,) = spec.runs_problems(default_runs=3)  # --semantictest-highbar-runs 3
     assert problem.place == "suites[0].tests[1]" and problem.message == "min_pass 4 is more than its 3 runs"
 
 

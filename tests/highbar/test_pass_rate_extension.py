@@ -64,7 +64,7 @@ def test_a_highbar_test_is_decided_by_its_pass_rate(pytester: pytest.Pytester) -
             function_calls: [{name: cancel_order}]
         """),
     )
-    result = run(pytester, "--semantictest-results=r.jsonl", "--semantictest-concurrency=10")
+    result = run(pytester, "--semantictest-results=r.jsonl", "--semantictest-runs-at-once=10")
     result.assert_outcomes(passed=1, failed=1)
     out = result.stdout.str()
     assert "pass rate: fail: 0/6 runs passed (95% CS 0-53%); pass rate >= 0.8 (SPRT" in out, out[-3000:]

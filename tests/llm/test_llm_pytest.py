@@ -375,7 +375,7 @@ def test_api_key_from_env_and_option_never_printed_or_cached(
         "-v",
         "-rA",
         "--semantictest-trace-chars=100000",
-        "--semantictest-item-concurrency=1",  # the queued 500 answers the first call: the first test's
+        "--semantictest-items-at-once=1",  # the queued 500 answers the first call: the first test's
     )
     outcomes = result.parseoutcomes()
     assert outcomes.get("failed", 0) + outcomes.get("errors", 0) >= 2, outcomes

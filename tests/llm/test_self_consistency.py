@@ -174,7 +174,7 @@ def test_a_repeated_test_says_how_many_answers_were_live_and_replayed(pytester: 
             "no:cacheprovider",
             f"--semantictest-llm-base-url={judge.url}",
             "-v",
-            "--semantictest-all-runs",
+            "--semantictest-no-early-stop",
         )
     assert (
         "rep.json::again: 3/3 runs passed (95% CI 44-100%), needs 3; LLM answers: 3 live, 0 replayed"
@@ -185,7 +185,7 @@ def test_a_repeated_test_says_how_many_answers_were_live_and_replayed(pytester: 
         "no:cacheprovider",
         "--semantictest-llm-cache=replay",
         "-v",
-        "--semantictest-all-runs",
+        "--semantictest-no-early-stop",
         "--semantictest-llm-base-url=http://127.0.0.1:9/v1",
     )
     replayed = run_pytest(pytester, *replay_args)

@@ -236,7 +236,7 @@ def report_suite(url: str, judge: bool = False) -> dict[str, Any]:
 def write_suite(pytester: pytest.Pytester, suite: dict[str, Any], name: str = "reports") -> None:
     pytester.makefile(".json", **{name: json.dumps(suite, indent=2)})
     # all runs: the reports show the flaky test's 3 runs (else it may stop once 2 passed)
-    pytester.makeini("[pytest]\nsemantictest_all_runs = true\n")
+    pytester.makeini("[pytest]\nsemantictest_no_early_stop = true\n")
 
 
 def _xdist_run(folder: Path) -> dict[str, Any]:
@@ -245,7 +245,7 @@ def _xdist_run(folder: Path) -> dict[str, Any]:
     try:
         (folder / "reports.json").write_text(json.dumps(report_suite(backend.url), indent=2))
         (folder / "tox.ini").write_text(  # what write_suite's makeini writes
-            "[pytest]\nsemantictest_all_runs = true\n"
+            "[pytest]\nsemantictest_no_early_stop = true\n"
         )
         done = pytest_process(folder, *PYTEST_ARGS, "-n", "2", "-v", "--junitxml=junit.xml")
     finally:

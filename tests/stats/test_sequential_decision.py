@@ -81,7 +81,7 @@ def test_a_local_agent_gets_the_simulated_outcomes_and_run_counts(
 ) -> None:
     (pytester.path / "coin.json").write_text(_suite(coin, rate, count))
     result = run_pytest(
-        pytester, "-p", "no:cacheprovider", "--semantictest-results=r.jsonl", "--semantictest-concurrency=5"
+        pytester, "-p", "no:cacheprovider", "--semantictest-results=r.jsonl", "--semantictest-runs-at-once=5"
     )
     records = [json.loads(line) for line in (pytester.path / "r.jsonl").read_text().splitlines()]
     assert len(records) == count, result.stdout.str()[-2000:]
@@ -163,7 +163,7 @@ def test_the_run_can_ask_for_the_decision_on_every_test(pytester: pytest.Pyteste
         "-p",
         "no:cacheprovider",
         "--semantictest-pass-rate=0.9",
-        "--semantictest-confidence=0.9",
+        "--semantictest-pass-rate-confidence=0.9",
         "--semantictest-results=r.jsonl",
     )
     result.assert_outcomes(passed=1, failed=1)

@@ -339,7 +339,7 @@ def test_agents_named_in_use_are_played_by_the_role_never_sent_as_models(
         llm,
         "--semantictest-llm-model=house-model",
         "-o",
-        "semantictest_llm_simulator_model=sim-model",
+        "semantictest_llm_model=simulator=sim-model",
     )
     result.assert_outcomes(passed=1, failed=3)  # the fake validator passes "submitted" replies only
     models = [(role, body.get("model")) for role, body in zip(llm.roles(), llm.bodies())]

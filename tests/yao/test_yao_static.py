@@ -123,7 +123,7 @@ def test_history_options_and_attachments_reach_the_agent(
         },
     )
     # one test after another: what follows reads the requests in the order the agent got them
-    run(pytester, chat_agent, None, "--semantictest-item-concurrency=1").assert_outcomes(passed=2)
+    run(pytester, chat_agent, None, "--semantictest-items-at-once=1").assert_outcomes(passed=2)
     first, second, third, history = (r["body"] for r in chat_agent.requests)
     assert first == {
         "model": "agent-v2",

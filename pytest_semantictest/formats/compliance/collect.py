@@ -43,7 +43,7 @@ def settings_from(ctx: CollectContext) -> tuple[Settings, list[Problem]]:
         env=env,
         strict_only=ctx.flag("compliance-strict-only"),
         server=ctx.text("compliance-server"),
-        cwd=ctx.invocation_dir,
+        cwd=ctx.folder("compliance-server"),
         log_dir=ctx.rootdir / (ctx.text("agent-logs") or ".semantictest/logs"),
     )
     return settings, problems

@@ -103,5 +103,5 @@ def load_file(
 def make_loader(ctx: CollectContext) -> Callable[[Path], Suite]:
     """The collection entry point (see formats/detect.py): options and environment bound."""
     logs = ctx.rootdir / (ctx.text("agent-logs") or ".semantictest/logs")
-    runs = ctx.number("runs")
+    runs = ctx.number("highbar-runs")
     return lambda path: load_file(path, ctx.env, ctx.invocation_dir, logs, runs)

@@ -165,7 +165,7 @@ class TestSpec:
         return any(step.expect is not None and step.expect.observes_calls for step in self.steps)
 
     def repetition(self, default_runs: int) -> tuple[int, int]:
-        """``(runs, min_pass)`` with ``default_runs`` (``--semantictest-runs``, else ``defaults.runs``).
+        """``(runs, min_pass)`` with ``default_runs`` (``--semantictest-highbar-runs``, else ``defaults.runs``).
 
         The test's own ``runs`` wins; ``min_pass`` defaults to every run, a fraction is
         rounded up exactly (0.7 of 10 is 7): highbar's ``resolve_runs``.
@@ -279,6 +279,6 @@ class HighbarSpec:
         return any(test.observes_calls for _, test in self.tests)
 
     def runs_problems(self, default_runs: int | None = None) -> list[Problem]:
-        """``min_pass`` above runs with another default (``--semantictest-runs``), as highbar's ``check_runs``."""
+        """``min_pass`` above runs with another default (``--semantictest-highbar-runs``), as highbar's ``check_runs``."""
         runs = self.defaults_runs if default_runs is None else default_runs
         return [p for _, test in self.tests if (p := test.runs_problem(runs)) is not None]

@@ -51,7 +51,7 @@ def load_highbar(path: Path, environ: Mapping[str, str], runs: int | None = None
     """Read, validate and build ``path``; raises :class:`SpecError` naming every problem.
 
     ``environ`` is where ``${NAME}`` under ``agent`` is looked up (``os.environ`` plus
-    ``.env``, as the caller decides). ``runs`` (``--semantictest-runs``, highbar's ``--runs``)
+    ``.env``, as the caller decides). ``runs`` (``--semantictest-highbar-runs``, highbar's ``--runs``)
     takes the place of ``defaults.runs`` when ``min_pass`` is checked against a test's runs.
     """
     path = Path(path)

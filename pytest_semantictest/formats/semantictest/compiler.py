@@ -104,7 +104,11 @@ def _written_by(tests: list[JSONValue]) -> dict[str, str]:
 class SuiteCompiler:
     """Compiles one suite; :attr:`problems` are the file's, :attr:`missing_ids` the tests without id."""
 
-    def __init__(self, source: JsonSource, spec: SuiteShape, path: Path) -> None:
+    def __init__(
+        self, source: JsonSource, spec: SuiteShape, path: Path, agent: JSONObject | None = None
+    ) -> None:
+        self.agent = agent
+        """What ``${agent.*}`` reads (the suite's agent), or None."""
         self.source = source
         self.spec = spec
         self.path = path
@@ -133,6 +137,10 @@ class SuiteCompiler:
         context = dict(spec.context)
         if spec.input is not None:
             context.setdefault("input", spec.input)
+        if self.agent is not None:
+            if "agent" in context and spec.agent is not None:
+                self.file_problem(("context", "agent"), "is also the agent section's name: rename this key")
+            context.setdefault("agent", self.agent)
         shared = set(context) | {"env"}
         before_setup = set(shared)
         for step in setup:

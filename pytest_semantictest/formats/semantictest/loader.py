@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -11,8 +12,10 @@ from ...errors import Problem, SpecError, clip, did_you_mean
 from ...json_types import JSONValue
 from ...model import Suite
 from ...problems import place, problems_from
+from ..detect import CollectContext
 from ..jsonsource import JsonError, JsonSource, load_json
 from ..source import read_spec
+from .agent import choose as choose_agent
 from .compiler import FORMAT, SuiteCompiler, default_id
 from .models import SuiteShape
 
@@ -33,9 +36,10 @@ def is_suite(data: JSONValue) -> bool:
     return isinstance(data, dict) and isinstance(data.get("tests"), list)
 
 
-def load_file(path: Path) -> Suite:
-    """Load and compile ``path``; raises SpecError naming every problem found."""
-    return load_text(read_spec(path, MAX_BYTES), path)
+def load_file(path: Path, ctx: CollectContext | None = None) -> Suite:
+    """Load and compile ``path``; raises SpecError naming every problem found. With the collection's
+    context, the suite's agent (its ``agent`` section or the options) is one it needs."""
+    return load_text(read_spec(path, MAX_BYTES), path, ctx)
 
 
 def runs_on_one_worker(path: Path) -> bool:
@@ -61,19 +65,19 @@ def runs_on_one_worker(path: Path) -> bool:
     return bool(spec.setup or spec.teardown)
 
 
-def load_text(text: str, path: Path) -> Suite:
+def load_text(text: str, path: Path, ctx: CollectContext | None = None) -> Suite:
     try:
         source = load_json(text)
     except JsonError as exc:
         raise SpecError(str(path), [Problem(exc.place, str(exc), exc.line)]) from None
-    return compile_source(source, path)
+    return compile_source(source, path, ctx)
 
 
 class SuiteWarning(UserWarning):
     """Something a SemanticTest file does that runs, but differently from what it may mean."""
 
 
-def compile_source(source: JsonSource, path: Path) -> Suite:
+def compile_source(source: JsonSource, path: Path, ctx: CollectContext | None = None) -> Suite:
     """Compile a parsed suite; raises SpecError for the file's problems (per-test ones are ``Case.error``)."""
     if not is_suite(source.data):
         raise SpecError(str(path), [_not_a_suite(source)])
@@ -81,8 +85,10 @@ def compile_source(source: JsonSource, path: Path) -> Suite:
         spec = SuiteShape.model_validate(source.data)
     except ValidationError as exc:
         raise SpecError(str(path), problems_from(exc, SuiteShape, source.line)) from None
-    compiler = SuiteCompiler(source, spec, path)
+    needed, agent = choose_agent(spec.agent, path, ctx, source.line)
+    compiler = SuiteCompiler(source, spec, path, agent)
     suite = compiler.suite()
+    suite.agents = [needed] if needed else []
     if compiler.problems:  # the file fails: name its tests' own problems too, in file order
         problems = sorted(compiler.problems + compiler.test_problems, key=lambda p: p.line or 0)
         raise SpecError(str(path), problems)
@@ -136,6 +142,6 @@ def _not_a_suite(source: JsonSource) -> Problem:
     return Problem("", f"{need}{hint}", 1)
 
 
-def make_loader(ctx: object) -> object:
+def make_loader(ctx: CollectContext) -> Callable[[Path], Suite]:
     """The collection entry point (see formats/detect.py)."""
-    return load_file
+    return lambda path: load_file(path, ctx)

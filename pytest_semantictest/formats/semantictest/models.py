@@ -93,6 +93,30 @@ class TestSpec(_Strict):
         return value
 
 
+class AgentSpec(_Strict):
+    """Our extension: the agent the suite's tests talk to, started (``start``) or attached to, as
+    highbar's ``agent:`` does (docs/agents.md). ``start`` runs in the suite file's folder."""
+
+    endpoint: str = Field(description="the agent's URL; the tests read it as ${agent.endpoint}")
+    start: str | None = Field(default=None, description="command that starts the agent (no shell)")
+    health: str | None = Field(default=None, description="URL that answers 200 once the agent is ready")
+    startupTimeout: int = Field(default=15000, ge=1, le=MAX_TIMEOUT_MS, description="milliseconds")
+
+    @field_validator("endpoint", "start", "health")
+    @classmethod
+    def _not_blank(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("must not be empty")
+        return value
+
+    @field_validator("endpoint", "health")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        if value is not None and "${" not in value and not value.startswith(("http://", "https://")):
+            raise ValueError(f"must be an http:// or https:// URL, got {clip(repr(value))}")
+        return value
+
+
 class SuiteSpec(_Strict):
     """A SemanticTest suite file."""
 
@@ -100,6 +124,7 @@ class SuiteSpec(_Strict):
     version: str | None = None
     description: str | None = None
     context: JSONObject = Field(default_factory=dict)
+    agent: AgentSpec | None = None
     input: JSONObject | None = None
     """The reference runner's suite-level input, readable as ``${input.<key>}`` in setup, every test
     and teardown."""

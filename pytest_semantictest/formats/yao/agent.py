@@ -70,7 +70,8 @@ def choose_agent(path: Path, ctx: CollectContext) -> AgentChoice:
         spec = AgentFileSpec.model_validate(raw)
     except ValidationError as exc:
         raise SpecError(str(path), [Problem("", f"agent options: {exc.errors()[0]['msg']}")]) from None
-    return build(raw, ctx.invocation_dir, ctx, path, spec)
+    ctx.option_agent_users.append(str(path))
+    return build(raw, ctx.folder("agent-start"), ctx, path, spec)
 
 
 def read_sidecar(sidecar: Path) -> AgentFileSpec:
