@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Protocol
 
 import pytest
 
+from .spec_nodes import is_spec_item, verdict_of
+
 if TYPE_CHECKING:
     from .model import Outcome, Verdict
     from .redact import Redactor
@@ -98,11 +100,10 @@ def findings(items: Iterable[pytest.Item], failed: Mapping[str, tuple[str, str]]
     """Each spec test with an execution in ``failed`` (test id -> its outcome now, why), judged again."""
     out = []
     for item in items:
-        verdict = getattr(item, "verdict", None)
-        case = getattr(item, "case", None)
-        if verdict is None or case is None:
+        verdict = verdict_of(item)
+        if verdict is None or not is_spec_item(item):
             continue
-        judged = rejudge(verdict, case.repetition.required, failed)
+        judged = rejudge(verdict, item.case.repetition.required, failed)
         if judged is None:
             continue
         after, tally, detail = judged

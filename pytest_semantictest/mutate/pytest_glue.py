@@ -6,7 +6,7 @@ connector). A test that passed is then run again against the recording, first as
 recording that does not reproduce the pass, say a test that reads a trace file, leaves the test
 unmutated), then once per mutation of each distinct reply. The test's own outcome is the normal
 run's. Its mutants' record goes to the setup report (xdist carries it to the controller), to a
-``Note`` (HTML extras, results ``notes``, JUnit) and to ``item.mutation`` (results ``mutation``).
+``Note`` (HTML extras, results ``notes``, JUnit) and to the item's stash (results ``mutation``).
 """
 
 from __future__ import annotations
@@ -22,9 +22,10 @@ import pytest
 from .. import options
 from ..agents.exchange import set_interceptor
 from ..evidence import Note
+from ..lookahead.case_runs import case_run
 from ..model import Outcome, Verdict
 from ..runtime import Runtime
-from ..spec_nodes import SpecItemNode, is_spec_item
+from ..spec_nodes import MUTATION, SpecItemNode, is_spec_item
 from . import realtime_tape
 from .mutations import mutations
 from .score import LEFT_OUT, SURVIVED, Mutant, MutationRecord, outcome, render, score_text, summary, totals
@@ -63,7 +64,7 @@ class MutationPlugin:
             normal = time.perf_counter() - started
         record = self._mutate(item, tape)
         record["normal_s"] = normal
-        item.mutation = record  # type: ignore[attr-defined]
+        item.stash[MUTATION] = record
         if item.verdict is not None:
             item.verdict.evidence.append(_note(record))
         return result
@@ -123,9 +124,7 @@ class MutationPlugin:
         set_interceptor(replay)
         realtime_tape.use(replay)
         try:
-            verdict: Verdict = self.runtime.run(
-                item.spec_file.run_state.run(item.case, self.runtime.concurrency)
-            )
+            verdict: Verdict = self.runtime.run(case_run(item, self.runtime.concurrency))
             return verdict
         except Exception:  # noqa: BLE001  SetupFailed and the like: the mutant decides nothing
             return None
@@ -143,7 +142,7 @@ class MutationPlugin:
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         report = yield
-        record = getattr(item, "mutation", None)
+        record = item.stash.get(MUTATION, None)
         if call.when == "setup" and record is not None:
             setattr(report, ATTRIBUTE, record)
         return report

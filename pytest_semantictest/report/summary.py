@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, cast
 import pytest
 
 from ..json_types import JSONValue
-from ..spec_nodes import is_spec_item
+from ..spec_nodes import is_spec_item, verdict_of
 from ..stats import interval_text
 
 if TYPE_CHECKING:
@@ -180,7 +180,7 @@ class SummaryPlugin:
                 properties(item.spec_file.suite.format, item.verdict, required, usage, self.redactor())
             )
         report = yield
-        verdict = getattr(item, "verdict", None)
+        verdict = verdict_of(item)
         if call.when == "teardown" and verdict is not None and is_spec_item(item):
             redactor = self.redactor()
             from .junit import run_tally

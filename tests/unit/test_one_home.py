@@ -41,7 +41,7 @@ def test_a_case_is_skipped_or_errors_by_one_rule(
     assert (settled.outcome if settled else None) is outcome
     if settled is not None:
         run = SuiteRun(Suite(name="s", path=Path("s.json"), format="semantictest", cases=[case]), None)  # type: ignore[arg-type]
-        got = asyncio.run(run.run(case))
+        got = asyncio.run(run.run_case(case))
         assert (got.outcome, got.skip_reason, got.error) == (
             settled.outcome,
             settled.skip_reason,
