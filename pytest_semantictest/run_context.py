@@ -23,6 +23,9 @@ class LLMService(Protocol):
 
     async def aclose(self) -> None: ...
 
+    def configured(self, role: str) -> bool:
+        """Whether ``role`` can answer (an endpoint, or every answer from the replay cache)."""
+
 
 class JudgeService(Protocol):
     """The LLM judge (``llm.judge.Judge``): a judge step's inputs and config in, its verdict out."""
@@ -77,6 +80,12 @@ class AgentPoolView(Protocol):
     def get(self, key: str) -> RunningAgent: ...
 
 
+class Asker(Protocol):
+    """What asks a person for an interactive case's next message (``blocks.interactive.Terminal``)."""
+
+    async def ask(self, shown: str, prompt: str, timeout_s: float | None) -> str | None: ...
+
+
 class SecretRegistry(Protocol):
     """The session's redactor (``report.redact.Redactor``) as a block registers what it sends."""
 
@@ -106,6 +115,33 @@ class Settings:
     ask for its own."""
 
 
+HOW_TO_CONFIGURE = (
+    "set OPENAI_API_KEY (or --semantictest-llm-base-url for an endpoint that needs no key), or run with "
+    "--semantictest-llm-cache=replay and a recorded cache"
+)
+
+
+@dataclass(frozen=True)
+class LLMUnavailable:
+    """An LLM role this run cannot ask: the one wording of why, and whether it makes the test an ERROR.
+
+    Under ``--semantictest-require-judge`` (``error``) a judged part that cannot be judged is an ERROR;
+    otherwise it is "not evaluated" (a skip, or a skipped check): never a pass, never a failure."""
+
+    role: str
+    error: bool
+
+    def __str__(self) -> str:
+        said = f"LLM {self.role} not configured"
+        return f"{said} and --semantictest-require-judge is set: {HOW_TO_CONFIGURE}" if self.error else said
+
+
+def llm_unavailable(role: str, *, configured: bool, require: bool) -> LLMUnavailable | None:
+    """The rule for an LLM role: None when it can answer, else why not (see :class:`LLMUnavailable`).
+    The pytest fixtures, which hold a client rather than a run context, ask it directly."""
+    return None if configured else LLMUnavailable(role, error=require)
+
+
 @dataclass
 class RunContext:
     """Shared by every pipeline of a session; one keep-alive HTTP pool for all tests.
@@ -126,6 +162,8 @@ class RunContext:
     records such a ``${env.NAME}`` as written, never its value."""
     redactor: SecretRegistry | None = None
     """The session's one ``redact.Redactor``: a block registers the secrets it sends (headers)."""
+    terminal: Asker | None = None
+    """Who answers an interactive case (a test's double); None: the controlling terminal, if usable."""
     _http: httpx.AsyncClient | None = None
 
     @property
@@ -139,6 +177,14 @@ class RunContext:
             limits = httpx.Limits(max_connections=100, max_keepalive_connections=20)
             self._http = async_client(limits=limits, follow_redirects=False)
         return self._http
+
+    def llm_unavailable(self, role: str) -> LLMUnavailable | None:
+        """Whether this run can ask the LLM ``role`` (judge, validator, simulator, ...): None when it
+        can, else why not and whether that is an ERROR. The judge role needs the judge built on it."""
+        configured = self.llm is not None and self.llm.configured(role)
+        if role == "judge":
+            configured = configured and self.judge is not None
+        return llm_unavailable(role, configured=configured, require=self.settings.require_judge)
 
     async def aclose_http(self) -> None:
         if self._http is not None:

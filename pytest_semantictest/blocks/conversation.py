@@ -132,7 +132,7 @@ class Conversation(Block):
         except ValidationError as exc:
             raise BlockError(f"Conversation config: {exc.errors()[0]['msg']}") from None
         target = plan.agent.target()
-        base_dir = Path(getattr(ctx.run_context, "rootdir", None) or Path.cwd())
+        base_dir = Path(ctx.run_context.rootdir or Path.cwd())
         turns: list[JSONObject] = []
         failures: list[JSONObject] = []
         errors: list[str] = []
@@ -163,7 +163,7 @@ class Conversation(Block):
                         turn,
                         run_context=ctx.run_context,
                         earlier=turns,
-                        repeat=getattr(ctx, "repeat", 0),
+                        repeat=ctx.repeat,
                         base_dir=base_dir,
                     )
                     turn["assertions"] = [r.record() for r in results]

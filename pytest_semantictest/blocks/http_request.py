@@ -126,7 +126,7 @@ class HttpRequest(Block):
         if method not in _METHODS:
             raise BlockError(f"unsupported HTTP method {method!r}; use one of {', '.join(sorted(_METHODS))}")
         headers = {str(k): str(v) for k, v in (params.get("headers") or {}).items()}
-        redactor = getattr(getattr(ctx, "run_context", None), "redactor", None)  # (tests pass bare contexts)
+        redactor = ctx.run_context.redactor
         if redactor is not None:  # a value sent in a secret-looking header is a secret
             redactor.learn({"headers": headers})
         body = params.get("body")

@@ -21,8 +21,6 @@ if TYPE_CHECKING:
 
 DEFAULT_CRITERIA = {"accuracy": 0.4, "completeness": 0.3, "relevance": 0.3}
 
-NOT_CONFIGURED = "LLM judge not configured"
-
 
 def _number(value: JSONValue) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
@@ -94,7 +92,8 @@ class LLMJudge(Block):
         return problems
 
     async def process(self, inputs: JSONObject, ctx: StepContext) -> JSONObject:
-        from ..llm.errors import REQUIRE_JUDGE_MESSAGE, LLMError
+        from ..llm.errors import LLMError
+        from ..llm.judge import Judge
         from ..llm.judge_request import JudgeRequest
         from ..step import JudgeError, JudgeUnavailable
 
@@ -102,19 +101,18 @@ class LLMJudge(Block):
             request = JudgeRequest.from_inputs(inputs, self.config)
         except ValueError as exc:
             raise BlockError(str(exc)) from None
-        judge = getattr(ctx, "judge", None)
-        if judge is None:
-            settings = getattr(ctx, "settings", None)
-            if getattr(settings, "require_judge", False):
-                raise JudgeError(REQUIRE_JUDGE_MESSAGE)
-            raise JudgeUnavailable(NOT_CONFIGURED)
+        missing = ctx.run_context.llm_unavailable("judge")
+        if missing is not None:
+            raise (JudgeError if missing.error else JudgeUnavailable)(str(missing))
+        judge = ctx.judge
+        if not isinstance(judge, Judge):  # (the run context holds it as a Protocol: it sits below llm/)
+            raise JudgeError(f"the run's judge is a {type(judge).__name__}, not the LLM judge")
         try:
-            settings = getattr(ctx, "settings", None)
             verdict: JSONObject = await judge.judge(
                 request,
-                repeat=getattr(ctx, "repeat", 0),
-                samples=getattr(settings, "judge_samples", 1),
-                fail_unstable=getattr(settings, "fail_unstable", False),
+                repeat=ctx.repeat,
+                samples=ctx.settings.judge_samples,
+                fail_unstable=ctx.settings.fail_unstable,
             )
             return verdict
         except LLMError as exc:

@@ -82,8 +82,7 @@ def compiled(tmp_path: Path, url: str, monkeypatch: pytest.MonkeyPatch, *cases: 
 
 def run(case: Any, terminal: FakeTerminal) -> Any:
     async def go() -> Any:
-        session = RunContext()
-        session.terminal = terminal  # type: ignore[attr-defined]
+        session = RunContext(terminal=terminal)
         try:
             return await run_case(case, session, {})
         finally:
