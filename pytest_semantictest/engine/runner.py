@@ -16,7 +16,7 @@ from ..evidence import Evidence, Note, collecting
 from ..json_types import JSONValue
 from ..model import Case, Check, CheckResult, Failure, Outcome, Step, StepTrace, Verdict
 from ..resolve import Resolver
-from ..run_context import RunContext
+from ..run_context import LLMUnavailable, RunContext
 from ..step import JudgeError, JudgeUnavailable, StepContext
 from .batching import concurrent_run_end
 from .inputs import failed_outputs, output_slots, resolve_inputs, write_outputs
@@ -159,7 +159,9 @@ def _record(
     result.errors.pop(index, None)
     result.unavailable.pop(index, None)
     if status == UNAVAILABLE:
-        result.unavailable[index] = error or "LLM judge not configured"
+        result.unavailable[index] = error or str(
+            LLMUnavailable("judge", error=False)
+        )  # (a bare JudgeUnavailable)
     elif status == FATAL:
         where = f", line {step.line}" if step.line else ""
         message = f"LLM judge error in step '{step.id}' ({step.block}{where}): {error}"

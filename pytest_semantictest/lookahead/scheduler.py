@@ -242,7 +242,7 @@ class Lookahead:
     def _unattributed(self, key: str) -> int:
         pool = self.runtime.agent_pool
         live = pool.running(key) if pool is not None else None
-        return int(getattr(live, "unattributed_reads", 0))
+        return live.unattributed_reads if live is not None else 0
 
     def _keys(self, item: SpecItemNode) -> tuple[str, ...]:
         """The agents (pool keys) ``item``'s file talks to."""

@@ -65,8 +65,8 @@ def compliance_parts(item: pytest.Item) -> ComplianceParts | None:
     """Its parts when ``item`` is a compliance test case, else None."""
     if not is_spec_item(item):
         return None
-    suite = getattr(item.spec_file, "suite", None)
-    if suite is None or suite.format != "compliance":
+    suite = item.spec_file.suite
+    if suite.format != "compliance":
         return None
     from .data import ComplianceCase, ComplianceFile
 
