@@ -1038,8 +1038,9 @@ def test_min_pass_fraction_is_exact_and_runs_resolve_with_overrides() -> None:
     assert (ten.runs, ten.min_pass, ten.min_pass_count) == (10, 0.7, 7)
     assert (five.runs, five.min_pass_count) == (None, 4)
     assert ten.repetition(1) == (10, 7) and five.repetition(5) == (5, 4)
-    assert spec.runs_problems() == []
-    (problem,) = spec.runs_problems(default_runs=3)  # --semantictest-runs 3
+    with pytest.raises(SpecError) as raised:
+        load_highbar_text(text, FILE, {}, runs=3)  # --semantictest-runs 3
+    (problem,) = raised.value.problems
     assert problem.place == "suites[0].tests[1]" and problem.message == "min_pass 4 is more than its 3 runs"
 
 
