@@ -3,16 +3,25 @@
 from __future__ import annotations
 
 import json
+import tempfile
 import threading
 import time
 from pathlib import Path
 
 from pytest_semantictest.agents import ToolCall, TraceReader
-from pytest_semantictest.agents.traces import parse_line
+from pytest_semantictest.agents.traces import TraceBatch
 
 
 def line(**record) -> str:
     return json.dumps(record) + "\n"
+
+
+def parse_line(text: str) -> TraceBatch:
+    """One line's records, read from a trace file as the agent's are."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "trace.jsonl"
+        path.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+        return TraceReader(path).read_new()
 
 
 def append(path: Path, text: str) -> None:
