@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from . import options
+from .formats.registry import FORMATS
 from .runtime import USAGE_KEY, Runtime, install, installed, runtime
 
 if TYPE_CHECKING:
@@ -50,10 +51,8 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "semantictest: a test collected from a SemanticTest JSON suite")
-    config.addinivalue_line("markers", "highbar: a test collected from a highbar spec (*.highbar.yaml)")
-    config.addinivalue_line("markers", "yao: a test case of a Yao agent test file (*.jsonl)")
-    config.addinivalue_line("markers", "compliance: a test case of a compliance Markdown file (*.md)")
+    for spec_format in FORMATS:
+        config.addinivalue_line("markers", f"{spec_format.name}: {spec_format.marker}")
     state = install(config, _schedule)
     options.check(config)
     from .report.logs import RedactedRecords

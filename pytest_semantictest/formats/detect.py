@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..json_types import JSONObject
+from . import registry
 
 _SUITE_HINT = re.compile(rb'"tests"\s*:\s*\[')
 _JSON_STRING = re.compile(rb'"[^"]*"')
@@ -386,12 +387,12 @@ def _bytes(path: Path) -> bytes:
         return b""
 
 
+_DETECTORS = {d.__name__: d for d in (semantictest_json, highbar_yaml, yao_jsonl, compliance_markdown)}
 FORMATS: list[tuple[str, Callable[[Path, CollectContext | None], bool], str]] = [
-    ("semantictest", semantictest_json, "semantictest.loader"),
-    ("highbar", highbar_yaml, "highbar.compile"),
-    ("yao", yao_jsonl, "yao.compile"),
-    ("compliance", compliance_markdown, "compliance.collect"),
+    (spec_format.name, _DETECTORS[spec_format.detector], spec_format.collector)
+    for spec_format in registry.FORMATS
 ]
+"""``(name, detector, collector)`` of each format, in the order of its record (``registry.FORMATS``)."""
 
 
 def spec_format(path: Path, context: Callable[[], CollectContext]) -> tuple[str, str] | None:

@@ -175,3 +175,26 @@ def test_the_llm_role_rule_is_worded_in_one_place() -> None:
                 decided.add(name)
     assert worded == {"run_context.py"}
     assert decided <= {"run_context.py", "plugin.py"}
+
+
+def test_a_format_is_registered_by_its_one_record(pytester: pytest.Pytester) -> None:
+    """``formats/registry.FORMATS`` feeds the markers, detection, the pytest glue and the schemas; a
+    format's package has glue exactly when its record says so."""
+    from pytest_semantictest import schemas
+    from pytest_semantictest.formats import detect, pytest_glue, registry
+
+    names = [f.name for f in registry.FORMATS]
+    assert [(name, collector) for name, _, collector in detect.FORMATS] == [
+        (f.name, f.collector) for f in registry.FORMATS
+    ]
+    assert [d.__name__ for _, d, _ in detect.FORMATS] == [f.detector for f in registry.FORMATS]
+    formats_dir = PACKAGE / "formats"
+    has_glue = {n for n in names if any((formats_dir / n).glob("pytest_glue*"))}
+    assert set(pytest_glue.GLUE) == has_glue == {f.name for f in registry.FORMATS if f.glue}
+    assert [s for f in registry.FORMATS for s in f.schemas] == schemas.SCHEMAS
+    for f in registry.FORMATS:
+        assert (formats_dir / f"{f.collector.replace('.', '/')}.py").is_file(), f.collector
+    shown = pytester.runpytest("--markers", "-p", "no:cacheprovider").stdout.str()
+    assert all(f"@pytest.mark.{f.name}: {f.marker}" in shown for f in registry.FORMATS)
+    listed = re.compile(r"\(\s*\"semantictest\",\s*\"(highbar|compliance|yao)\"")
+    assert [name for name, text in _sources().items() if listed.search(text)] == []  # no second list
