@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time each name is imported o
     from .blocks.registry import register_block
     from .blocks.stream.formats import register_format as register_stream_format
     from .databus import DataBus
+    from .errors import SemanticTestWarning
     from .evidence import (
         CheckpointTimeline,
         ConversationEnd,
@@ -57,6 +58,8 @@ _HOME: dict[str, tuple[str, str]] = {
     "SuiteResult": ("api", "SuiteResult"),
     "Verdict": ("model", "Verdict"),
     "Outcome": ("model", "Outcome"),
+    # the base of every warning the plugin gives (filter them all at once)
+    "SemanticTestWarning": ("errors", "SemanticTestWarning"),
     # evidence records (docs/architecture.md#evidence-how-what-a-test-did-reaches-the-reports)
     **{
         name: ("evidence", name)

@@ -7,6 +7,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 
+class SemanticTestWarning(UserWarning):
+    """The base of every warning the plugin gives (public): ``-W ignore::pytest_semantictest.SemanticTestWarning``
+    or a ``filterwarnings`` line silences or raises them all at once."""
+
+
 def clip(text: object, limit: int = 60) -> str:
     """``text`` as a string, shortened with ``...`` when longer than ``limit`` (for messages)."""
     text = str(text)

@@ -21,6 +21,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from ..errors import SemanticTestWarning
 from ..files import write_atomic
 from ..json_types import JSONValue
 from .errors import LLMError
@@ -47,7 +48,7 @@ class TamperedEntry(LLMError):
     """A cache entry whose digest is missing or does not match what it records."""
 
 
-class CorruptEntryWarning(UserWarning):
+class CorruptEntryWarning(SemanticTestWarning):
     """An unusable answer found in a mode that records: it is recorded again."""
 
 

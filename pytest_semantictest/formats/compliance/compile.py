@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...checks.judged import JudgedAssertions
-from ...errors import Problem
+from ...errors import Problem, SemanticTestWarning
 from ...model import AgentRequirement, Case, Check, Step, Suite
 from .data import ComplianceCase, ComplianceFile
 from .models import DEFAULT_BASE_URL, Document, Setup, TestCase
@@ -46,7 +46,7 @@ class Settings:
     log_dir: Path = Path(".semantictest/logs")
 
 
-class ComplianceWarning(UserWarning):
+class ComplianceWarning(SemanticTestWarning):
     """Something a compliance file does that runs, but not quite as written (pytest's warnings summary)."""
 
 

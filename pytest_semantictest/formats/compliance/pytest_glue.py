@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import pytest
 
+from ...errors import SemanticTestWarning
 from ...spec_nodes import is_spec_item
 
 if TYPE_CHECKING:
@@ -50,6 +51,10 @@ POLL_S = 0.05
 def plugins(config: pytest.Config, runtime: GlueRuntime) -> list[tuple[str, object]]:
     """The format's pytest glue (``formats/pytest_glue.py``): one plugin, in every session."""
     return [("semantictest-compliance", ComplianceSession(config, runtime))]
+
+
+class DependencyWaitWarning(SemanticTestWarning):
+    """Under xdist, a ``depends_on`` case was decided before every case it depends on had finished."""
 
 
 class ComplianceParts(NamedTuple):
@@ -180,7 +185,7 @@ class ComplianceSession:
             missing = still
             if missing and time.monotonic() > deadline:
                 item.warn(
-                    pytest.PytestWarning(
+                    DependencyWaitWarning(
                         f"semantictest: {len(missing)} case(s) of '{dependency}' did not finish within {stall:g} s; "
                         "deciding depends_on with the cases that did"
                     )
