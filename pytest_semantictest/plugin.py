@@ -16,7 +16,8 @@ import pytest
 
 from . import options
 from .formats.registry import FORMATS
-from .runtime import USAGE_KEY, Runtime, install, installed, runtime
+from .runtime import Runtime, install, installed, runtime
+from .xdist_share import USAGE_KEY
 
 if TYPE_CHECKING:
     from .agents.client import AgentClient
@@ -140,8 +141,9 @@ def pytest_configure_node(node: object) -> None:
     """xdist controller: give every worker the same folders to share agent processes and LLM limits through."""
     config: pytest.Config = getattr(node, "config")
     workerinput: dict[str, object] = getattr(node, "workerinput")
-    runtime(config).share_agents(workerinput)
-    runtime(config).share_llm(workerinput)
+    runtime(config).xdist.share_agents(workerinput)
+    if options.llm_limits(config).active:
+        runtime(config).xdist.share_llm(workerinput)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -158,7 +160,7 @@ def pytest_testnodedown(node: object, error: object) -> None:
     usage = getattr(node, "workeroutput", {}).get(USAGE_KEY)
     config: pytest.Config = getattr(node, "config")
     if usage:
-        runtime(config).add_worker_usage(usage)
+        runtime(config).xdist.add_worker_usage(usage)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
