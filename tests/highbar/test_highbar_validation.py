@@ -551,7 +551,7 @@ CASES: dict[str, tuple[str, str, str, int | None]] = {
         "min_pass 3 is more than its 2 runs",
         10,
     ),
-    # issue 12 point 6: highbar accepts runs: 10**400 and never ends, and a timeout of 10**400 is an OverflowError
+    # highbar accepts runs: 10**400 and never ends, and a timeout of 10**400 is an OverflowError
     "runs 10**400": (
         one_test(GUARDRAIL + "  runs: 1" + "0" * 400 + "\n"),
         "suites[0].tests[0]",
@@ -840,7 +840,7 @@ def test_spec_error(text: str, place: str, fragment: str, line: int | None) -> N
     has(problems(text), place, fragment, line)
 
 
-# Templates in triggers are resolved at run time, as highbar does (issue 11 point 10): none rejects the
+# Templates in triggers are resolved at run time, as highbar does: none rejects the
 # file; a {{previous...}} that names nothing is that turn's run-time error, in highbar's words.
 RUNTIME_TEMPLATES = {
     "template in a single trigger": (
@@ -1009,7 +1009,7 @@ def test_environment_is_expanded_under_agent_only_and_recorded_as_secrets() -> N
 
 def test_a_variable_not_set_in_an_x_key_under_agent_is_a_spec_error_as_in_highbar() -> None:
     """highbar expands every value under ``agent``, an extension key's too, and stops on a variable that
-    is not set there (exit 2): running such a spec would turn highbar's spec error into a pass (issue 24)."""
+    is not set there (exit 2): running such a spec would turn highbar's spec error into a pass."""
     p = only(with_agent('x-note: "set ${NOT_SET} first"\n'))
     assert (p.place, p.message) == ("agent.x-note", "environment variable NOT_SET is not set")
     spec = load(with_agent('x-note: "token ${AGENT_TOKEN}"\n'), {"AGENT_TOKEN": "s3cr3t-token"})

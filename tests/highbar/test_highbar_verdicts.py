@@ -1,4 +1,4 @@
-"""highbar's verdict rules on one turn, without an agent (issue 11): names that cannot be seen, untagged
+"""highbar's verdict rules on one turn, without an agent: names that cannot be seen, untagged
 calls next to tagged records, late calls, and when repeated runs may overlap."""
 
 from __future__ import annotations

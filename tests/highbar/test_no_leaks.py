@@ -412,7 +412,7 @@ def test_xdist_all_workers_killed_controller_reaps(make_run) -> None:  # type: i
 
 
 def test_sigterm_mid_run(make_run) -> None:  # type: ignore[no-untyped-def]
-    # Not in the list, but the same promise: a terminated pytest stops its agent.
+    # The same promise for a terminated pytest: it stops its agent.
     run = make_run(SLOW, 5, route="slow")
     proc = run.start()
     run.agent_pid()

@@ -1,4 +1,4 @@
-"""Agent processes across spec files, and the exit status (issue 11, points 8 and 12).
+"""Agent processes across spec files, and the exit status.
 
 Real pytest subprocesses on highbar specs whose agents (managed mode) are the trace agent:
 

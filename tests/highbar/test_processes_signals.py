@@ -1,4 +1,4 @@
-"""Interrupting ``pytest -n 2`` (issue 11, point 12): quick, highbar's exit status, nothing left.
+"""Interrupting ``pytest -n 2``: quick, highbar's exit status, nothing left.
 
 The controller alone gets the signal (as ``kill <pid>``, ``timeout`` or a CI runner send it) while
 every worker waits for a 30 s reply. Before, the controller waited for the workers to finish their

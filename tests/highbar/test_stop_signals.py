@@ -1,4 +1,4 @@
-"""No agent outlives pytest (issue 31, processes): a signal during an agent's grace period, and SIGKILL.
+"""No agent outlives pytest: a signal during an agent's grace period, and SIGKILL.
 
 The agent ignores SIGTERM (so stopping it takes its whole 5 s grace period, then SIGKILL) and has a
 child of its own that ignores it too; it notes each SIGTERM in a file, so a test knows the plugin's
