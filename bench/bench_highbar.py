@@ -45,7 +45,8 @@ ROOT = Path(__file__).resolve().parents[1]
 TRACE_AGENT = ROOT / "tests" / "agents" / "trace_agent.py"
 SLOW_AGENT = ROOT / "tests" / "agents" / "slow_agent.py"
 TARGET_OVERHEAD_MS = 3.0
-HIGHBAR_OVERHEAD_MS = 21.0  # highbar 0.1.0rc3's per-test overhead as measured when the target was set (not measured here)
+# highbar 0.1.0rc3's per-test overhead as measured when the target was set (not measured here)
+HIGHBAR_OVERHEAD_MS = 21.0
 TARGET_RUNS_S = 1.0
 MESSAGE = "Where is order 1042?"
 # hypothesis's pytest plugin imports ~1.5 s of modules at start-up here: a fixed cost that cancels
