@@ -19,12 +19,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import AliasChoices, BaseModel, Field, ValidationError, model_validator
+from pydantic import AliasChoices, Field, ValidationError, model_validator
 
 from ..checks.specs import Assertions, AttachmentSpec, Duration, InputSpec, StrictSpec
 from ..json_types import JSONObject, JSONValue
 from ..model import StepTrace
-from .base import Block, BlockError
+from .base import Block, BlockError, config_problems
 from .turn_evidence import conversation_evidence
 
 if TYPE_CHECKING:
@@ -81,18 +81,6 @@ class ConversationConfig(StrictSpec):
     turns: list[PipelineTurn] = Field(min_length=1)
     options: JSONObject = Field(default_factory=dict)
     timeout: Duration | None = None
-
-
-def config_problems(model: type[BaseModel], config: Mapping[str, JSONValue]) -> list[tuple[str, str]]:
-    """Pydantic problems of a block config as ``(path, message)`` with a did-you-mean."""
-    from ..problems import problems_from
-
-    try:
-        model.model_validate(dict(config))
-    except ValidationError as exc:
-        found = problems_from(exc, model, lambda loc: None)  # unknown top-level keys: the loader says so
-        return [(p.place, p.message) for p in found if p.place or not p.message.startswith("unknown key")]
-    return []
 
 
 def merged_options(base: Mapping[str, JSONValue], own: Mapping[str, JSONValue]) -> JSONObject:

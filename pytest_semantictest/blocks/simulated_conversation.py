@@ -46,8 +46,8 @@ from ..checks.specs import (
 )
 from ..json_types import JSONObject, JSONValue
 from ..model import StepTrace
-from .base import Block, BlockError
-from .conversation import PipelineAgent, config_problems
+from .base import Block, BlockError, config_problems
+from .conversation import PipelineAgent
 from .simulation import (
     DEFAULT_MAX_TURNS,
     DEFAULT_TIMEOUT_S,
