@@ -136,11 +136,11 @@ def test_inventory_is_since_the_last_hello(tmp_path):
     reader = TraceReader(path)
     assert reader.inventory() is None
     append(path, line(v=1, type="hello", tools=["old_tool"]) + line(v=1, type="tools", names=["older"]))
-    assert reader.inventory() == {"old_tool", "older"}
+    assert reader.inventory() == frozenset({"old_tool", "older"})
     append(path, line(v=1, type="hello", pid=2))  # restarted, declared nothing yet
     assert reader.inventory() is None
     append(path, line(v=1, type="tools", names=["a"]) + line(v=1, type="tools", names=["b"]))
-    assert reader.inventory() == {"a", "b"}
+    assert reader.inventory() == frozenset({"a", "b"})
 
 
 def test_wait_for_hello(tmp_path):
