@@ -43,11 +43,19 @@ class LateCallJudging(Protocol):
     def suspect(self, calls: Sequence[object]) -> str | None: ...
 
 
+class RunningAgentConfig(Protocol):
+    """What blocks and checks read of a running agent's configuration (``agents.config.AgentConfig``)."""
+
+    @property
+    def settle_time_ms(self) -> int:
+        """How long after a turn its late tool calls still count (highbar's ``settle_time``)."""
+
+
 class RunningAgent(Protocol):
     """A running agent of the pool (``agents.live.LiveAgent``) as blocks and checks use it."""
 
     @property
-    def config(self) -> object:
+    def config(self) -> RunningAgentConfig:
         """Its configuration (``agents.config.AgentConfig``)."""
 
     async def turn(

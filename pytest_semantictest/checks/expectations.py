@@ -310,7 +310,7 @@ class TurnExpectation:
 
     @staticmethod
     def _settle(live: RunningAgent) -> int:
-        return int(getattr(getattr(live, "config", None), "settle_time_ms", 0) or 0)
+        return int(live.config.settle_time_ms or 0)
 
     def rejudge(
         self, turn: Mapping[str, JSONValue], late: list[Call], untagged: list[Call], live: RunningAgent
