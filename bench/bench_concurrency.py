@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark (issue 13): N spec tests against a local agent that answers in 1 s, in one process.
+"""Benchmark: N spec tests against a local agent that answers in 1 s, in one process.
 
 Three suites, each run in a fresh ``python -m pytest -q -p no:cacheprovider`` (no xdist) from a temp
 dir with an empty ``pytest.ini``, with the default ``--semantictest-items-at-once`` (16) and with

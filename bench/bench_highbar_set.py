@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 30: highbar's doc and example specs run as one set, once by highbar and once by one pytest.
+"""highbar's doc and example specs run as one set, once by highbar and once by one pytest.
 
 The set: the fidelity specs of ``tests/highbar/fidelity/`` and, with ``--sdist``, highbar 0.1.0rc3's own
 examples (``quickstart``, ``trace-contract``; ``openai-agent`` needs an API key) and its integration

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark: the cost of a cached LLM judge call, and judge calls overlapping within one test.
 
-Targets (from the LLM judge issue):
+Targets:
   (a) a cached judge call costs under 1 ms of overhead;
   (b) a test making 10 independent judge calls against a server answering in 200 ms finishes in
       under 0.5 s (calls within a test run concurrently).

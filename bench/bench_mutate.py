@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 28's time figure: the mutation phase of ``python -m pytest examples --semantictest-mutate``
+"""The time figure of the mutation phase of ``python -m pytest examples --semantictest-mutate``
 against its normal phase (each test run against the example agents while its replies are recorded),
 both from one run's terminal section (``normal phase ...: X s; mutation phase (replayed, N mutants):
 Y s``); target: the mutation phase takes less time than the normal one.

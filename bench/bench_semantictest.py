@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark: N SemanticTest tests vs N plain pytest tests (wall time and peak RSS).
 
-Target (from the issue): "1000 SemanticTest tests taking at most 1.3x the wall time and
+Target: "1000 SemanticTest tests taking at most 1.3x the wall time and
 memory of 1000 plain pytest tests in the same run".
 
 Both suites run in fresh ``python -m pytest -q -p no:cacheprovider`` subprocesses from one

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 30's start-up figures, side by side in one run (alternating, medians).
+"""The start-up figures, side by side in one run (alternating, medians).
 
 (A) one offline SemanticTest file (one ``MockData`` test) with the plugin, against bare pytest
 (``-p no:semantictest``) on a one-test Python file; target: at most 60 ms more. The SemanticTest Node

@@ -15,31 +15,37 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what type checkers see; at run time each name is imported on first use (below)
-    from .agents.client import AgentClient
-    from .api import Runner, SuiteResult, run_suite
-    from .blocks.base import Block, BlockError
-    from .blocks.registry import register_block
+    from .agents.client import AgentClient as AgentClient
+    from .api import Runner as Runner
+    from .api import SuiteResult as SuiteResult
+    from .api import run_suite as run_suite
+    from .blocks.base import Block as Block
+    from .blocks.base import BlockError as BlockError
+    from .blocks.registry import register_block as register_block
     from .blocks.stream.formats import register_format as register_stream_format
-    from .databus import DataBus
-    from .evidence import (
-        CheckpointTimeline,
-        ConversationEnd,
-        ConversationTurn,
-        Evidence,
-        HttpExchange,
-        JudgedItem,
-        JudgedItems,
-        Judgement,
-        Note,
-        ParsedStream,
-        ToolCall,
-        ToolCalls,
-        ValidatorVerdict,
-    )
-    from .llm.fixtures import ClientFixture, JudgeFixture
-    from .llm.validator import ValidatorFixture
-    from .model import Outcome, Verdict
-    from .step import JudgeError, JudgeUnavailable, StepContext
+    from .databus import DataBus as DataBus
+    from .errors import SemanticTestWarning as SemanticTestWarning
+    from .evidence import CheckpointTimeline as CheckpointTimeline
+    from .evidence import ConversationEnd as ConversationEnd
+    from .evidence import ConversationTurn as ConversationTurn
+    from .evidence import Evidence as Evidence
+    from .evidence import HttpExchange as HttpExchange
+    from .evidence import JudgedItem as JudgedItem
+    from .evidence import JudgedItems as JudgedItems
+    from .evidence import Judgement as Judgement
+    from .evidence import Note as Note
+    from .evidence import ParsedStream as ParsedStream
+    from .evidence import ToolCall as ToolCall
+    from .evidence import ToolCalls as ToolCalls
+    from .evidence import ValidatorVerdict as ValidatorVerdict
+    from .llm.fixtures import ClientFixture as ClientFixture
+    from .llm.fixtures import JudgeFixture as JudgeFixture
+    from .llm.validator import ValidatorFixture as ValidatorFixture
+    from .model import Outcome as Outcome
+    from .model import Verdict as Verdict
+    from .step import JudgeError as JudgeError
+    from .step import JudgeUnavailable as JudgeUnavailable
+    from .step import StepContext as StepContext
 
 __version__ = "0.1.0"
 
@@ -57,6 +63,8 @@ _HOME: dict[str, tuple[str, str]] = {
     "SuiteResult": ("api", "SuiteResult"),
     "Verdict": ("model", "Verdict"),
     "Outcome": ("model", "Outcome"),
+    # the base of every warning the plugin gives (filter them all at once)
+    "SemanticTestWarning": ("errors", "SemanticTestWarning"),
     # evidence records (docs/architecture.md#evidence-how-what-a-test-did-reaches-the-reports)
     **{
         name: ("evidence", name)

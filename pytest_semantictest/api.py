@@ -22,6 +22,19 @@ if TYPE_CHECKING:
     from .formats.compliance.models import TestCase
 
 
+__all__ = [
+    "Runner",
+    "SuiteResult",
+    "arun_suite",
+    "compile_suite",
+    "compliance_base_url",
+    "compliance_case",
+    "dry_run",
+    "option",
+    "run_suite",
+    "set_default",
+]
+
 T = TypeVar("T")
 
 

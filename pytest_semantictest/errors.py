@@ -11,6 +11,11 @@ from pathlib import Path
 from .shown import shorten
 
 
+class SemanticTestWarning(UserWarning):
+    """The base of every warning the plugin gives (public): ``-W ignore::pytest_semantictest.SemanticTestWarning``
+    or a ``filterwarnings`` line silences or raises them all at once."""
+
+
 def clip(text: object, limit: int = 60) -> str:
     """``text`` as a string, secrets masked and shortened (``shown.shorten``) when longer than ``limit``."""
     text = str(text)

@@ -24,7 +24,7 @@ import pytest
 
 from .json_types import JSONValue
 from .report.summary import summary_plugin
-from .spec_nodes import spec_file_of
+from .spec_nodes import is_spec_item, spec_file_of, verdict_of
 
 if TYPE_CHECKING:
     from .model import Outcome, Verdict
@@ -131,17 +131,16 @@ def findings(items: Iterable[pytest.Item], failed: Mapping[str, tuple[str, str]]
     """Each spec test with an execution in ``failed`` (test id -> its outcome now, why), judged again."""
     out = []
     for item in items:
-        verdict = getattr(item, "verdict", None)
-        case = getattr(item, "case", None)
-        if verdict is None or case is None:
+        verdict = verdict_of(item)
+        if verdict is None or not is_spec_item(item):
             continue
-        judged = rejudge(verdict, case.repetition.required, failed)
+        judged = rejudge(verdict, item.case.repetition.required, failed)
         if judged is None:
             continue
         after, tally, detail = judged
         if after is not verdict.outcome:
             word = "now fails" if after.value == "failed" else "is now unverified"
-            test = {"name": case.name, "file": item.nodeid.split("::", 1)[0], "format": _format(item)}
+            test = {"name": item.case.name, "file": item.nodeid.split("::", 1)[0], "format": _format(item)}
             out.append(
                 {"nodeid": item.nodeid, "outcome": after.value, "text": f"{word}{tally}: {detail}", **test}
             )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 from _pytest._code.code import (  # not exported by pytest; what its own reports are made of
@@ -16,13 +16,10 @@ from _pytest._code.code import (  # not exported by pytest; what its own reports
 )
 
 from .errors import SpecError, shown_paths
+from .lookahead.case_runs import FILE_RUN
 from .model import Case, Outcome, Suite, Verdict
 from .runtime import runtime
-from .spec_nodes import SpecFileNode, SpecItemNode, is_spec_item
-
-if TYPE_CHECKING:
-    from .engine.suite import SuiteRun
-
+from .spec_nodes import VERDICT, SpecFileNode, SpecItemNode, is_spec_item
 
 _DECLARED = pytest.StashKey[set[str]]()
 _FILE_FAILED = pytest.StashKey[str]()
@@ -91,7 +88,6 @@ class SpecFile(SpecFileNode):
 
     def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
         self.suite = self.loader(self.path)
-        self.run_state: SuiteRun | None = None
         groups: dict[str, list[Case]] = {}
         for case in self.suite.cases:
             if case.group is None:
@@ -115,8 +111,8 @@ class SpecFile(SpecFileNode):
             file = shown_paths(str(self.path), self.config.rootpath)  # as node ids and spec errors name it
             message = f"{file}: the agent could not be used: {exc}"  # a log tail may hold any secret
             raise pytest.fail.Exception(services.redactor.text(message), pytrace=False) from None
-        if self.run_state is None:
-            self.run_state = SuiteRun(self.suite, services.context)
+        if FILE_RUN not in self.stash:
+            self.stash[FILE_RUN] = SuiteRun(self.suite, services.context)
 
     def setup(self) -> None:
         """Acquire the agents and run the file's setup. What fails here is each test's ERROR when the
@@ -131,8 +127,7 @@ class SpecFile(SpecFileNode):
         services = runtime(self.config)
         try:
             self.prepare()
-            state = self.run_state
-            assert state is not None  # (prepare made it)
+            state = self.stash[FILE_RUN]
             services.run(state.setup())
         except SetupFailed as exc:
             self.stash[_FILE_FAILED] = shown_paths(services.redactor.text(str(exc)), self.config.rootpath)
@@ -140,10 +135,11 @@ class SpecFile(SpecFileNode):
             self.stash[_FILE_FAILED] = str(exc.msg)
 
     def teardown(self) -> None:
-        if self.run_state is None:
+        state = self.stash.get(FILE_RUN, None)
+        if state is None:
             return
-        errors = runtime(self.config).run(self.run_state.teardown())
-        self.run_state = None
+        del self.stash[FILE_RUN]
+        errors = runtime(self.config).run(state.teardown())
         if errors:
             raise pytest.fail.Exception(runtime(self.config).redactor.text("\n".join(errors)), pytrace=False)
 
@@ -180,7 +176,6 @@ class SpecItem(SpecItemNode):
     def __init__(self, *, case: Case, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.case = case
-        self.verdict: Verdict | None = None
 
     @classmethod
     def build(cls, parent: pytest.Collector, case: Case) -> SpecItem:
@@ -204,7 +199,7 @@ class SpecItem(SpecItemNode):
             raise pytest.fail.Exception(failed, pytrace=False)
         services = runtime(self.config)
         verdict = services.verdict(self)  # maybe already running (run ahead: lookahead.py)
-        self.verdict = verdict
+        self.stash[VERDICT] = verdict
         from .report.sections import add_sections
 
         add_sections(self, verdict, services.redactor, services.context.settings.trace_value_chars)

@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING
 import pytest
 
 from . import llm_options, options
-from .runtime import USAGE_KEY, Runtime, install, installed, runtime
+from .formats.registry import FORMATS
+from .runtime import Runtime, install, installed, runtime
+from .xdist_share import USAGE_KEY
 
 if TYPE_CHECKING:
     from .agents.client import AgentClient
@@ -50,10 +52,8 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "semantictest: a test collected from a SemanticTest JSON suite")
-    config.addinivalue_line("markers", "highbar: a test collected from a highbar spec (*.highbar.yaml)")
-    config.addinivalue_line("markers", "yao: a test case of a Yao agent test file (*.jsonl)")
-    config.addinivalue_line("markers", "compliance: a test case of a compliance Markdown file (*.md)")
+    for spec_format in FORMATS:
+        config.addinivalue_line("markers", f"{spec_format.name}: {spec_format.marker}")
     state = install(config, _schedule)
     options.check(config)
     llm_options.check(config)
@@ -167,8 +167,9 @@ def pytest_configure_node(node: object) -> None:
     """xdist controller: give every worker the same folders to share agent processes and LLM limits through."""
     config: pytest.Config = getattr(node, "config")
     workerinput: dict[str, object] = getattr(node, "workerinput")
-    runtime(config).share_agents(workerinput)
-    runtime(config).share_llm(workerinput)
+    runtime(config).xdist.share_agents(workerinput)
+    if llm_options.llm_limits(config).active:
+        runtime(config).xdist.share_llm(workerinput)
     runtime(config).span_service.share(workerinput)
 
 
@@ -195,7 +196,7 @@ def pytest_testnodedown(node: object, error: object) -> None:
     usage = getattr(node, "workeroutput", {}).get(USAGE_KEY)
     config: pytest.Config = getattr(node, "config")
     if usage:
-        runtime(config).add_worker_usage(usage)
+        runtime(config).xdist.add_worker_usage(usage)
 
 
 @pytest.hookimpl(trylast=True)

@@ -25,6 +25,9 @@ class LLMService(Protocol):
 
     async def aclose(self) -> None: ...
 
+    def configured(self, role: str) -> bool:
+        """Whether ``role`` can answer (an endpoint, or every answer from the replay cache)."""
+
 
 class JudgeService(Protocol):
     """The LLM judge (``llm.judge.Judge``): a judge step's inputs and config in, its verdict out."""
@@ -42,11 +45,19 @@ class LateCallJudging(Protocol):
     def suspect(self, calls: Sequence[object]) -> str | None: ...
 
 
+class RunningAgentConfig(Protocol):
+    """What blocks and checks read of a running agent's configuration (``agents.config.AgentConfig``)."""
+
+    @property
+    def settle_time_ms(self) -> int:
+        """How long after a turn its late tool calls still count (highbar's ``settle_time``)."""
+
+
 class RunningAgent(Protocol):
     """A running agent of the pool (``agents.live.LiveAgent``) as blocks and checks use it."""
 
     @property
-    def config(self) -> object:
+    def config(self) -> RunningAgentConfig:
         """Its configuration (``agents.config.AgentConfig``)."""
 
     async def turn(
@@ -58,6 +69,7 @@ class RunningAgent(Protocol):
         observe: bool,
         test_name: str = "",
         session: JSONObject | None = None,
+        spans: SpanSource | None = None,
     ) -> JSONObject: ...
 
     async def open_session(self, test_id: str, test_name: str, spec_path: str) -> JSONObject: ...
@@ -77,6 +89,12 @@ class AgentPoolView(Protocol):
     """The session's agent pool (``agents.pool.AgentPool``) as a running pipeline reads it."""
 
     def get(self, key: str) -> RunningAgent: ...
+
+
+class Asker(Protocol):
+    """What asks a person for an interactive case's next message (``blocks.interactive.Terminal``)."""
+
+    async def ask(self, shown: str, prompt: str, timeout_s: float | None) -> str | None: ...
 
 
 class SecretRegistry(Protocol):
@@ -111,6 +129,33 @@ class Settings:
     (red, the default) or ``skip`` (reported as skipped, saying so)."""
 
 
+HOW_TO_CONFIGURE = (
+    "set OPENAI_API_KEY (or --semantictest-llm-base-url for an endpoint that needs no key), or run with "
+    "--semantictest-llm-cache=replay and a recorded cache"
+)
+
+
+@dataclass(frozen=True)
+class LLMUnavailable:
+    """An LLM role this run cannot ask: the one wording of why, and whether it makes the test an ERROR.
+
+    Under ``--semantictest-require-judge`` (``error``) a judged part that cannot be judged is an ERROR;
+    otherwise it is "not evaluated" (a skip, or a skipped check): never a pass, never a failure."""
+
+    role: str
+    error: bool
+
+    def __str__(self) -> str:
+        said = f"LLM {self.role} not configured"
+        return f"{said} and --semantictest-require-judge is set: {HOW_TO_CONFIGURE}" if self.error else said
+
+
+def llm_unavailable(role: str, *, configured: bool, require: bool) -> LLMUnavailable | None:
+    """The rule for an LLM role: None when it can answer, else why not (see :class:`LLMUnavailable`).
+    The pytest fixtures, which hold a client rather than a run context, ask it directly."""
+    return None if configured else LLMUnavailable(role, error=require)
+
+
 @dataclass
 class RunContext:
     """Shared by every pipeline of a session; one keep-alive HTTP pool for all tests.
@@ -133,6 +178,8 @@ class RunContext:
     """The session's one ``redact.Redactor``: a block registers the secrets it sends (headers)."""
     spans: SpanSource | None = None
     """Where a test reads the spans its agent exported (``--semantictest-otel``; None: the receiver is off)."""
+    terminal: Asker | None = None
+    """Who answers an interactive case (a test's double); None: the controlling terminal, if usable."""
     _http: httpx.AsyncClient | None = None
 
     @property
@@ -146,6 +193,14 @@ class RunContext:
             limits = httpx.Limits(max_connections=100, max_keepalive_connections=20)
             self._http = async_client(limits=limits, follow_redirects=False)
         return self._http
+
+    def llm_unavailable(self, role: str) -> LLMUnavailable | None:
+        """Whether this run can ask the LLM ``role`` (judge, validator, simulator, ...): None when it
+        can, else why not and whether that is an ERROR. The judge role needs the judge built on it."""
+        configured = self.llm is not None and self.llm.configured(role)
+        if role == "judge":
+            configured = configured and self.judge is not None
+        return llm_unavailable(role, configured=configured, require=self.settings.require_judge)
 
     async def aclose_http(self) -> None:
         if self._http is not None:

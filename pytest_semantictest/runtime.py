@@ -1,5 +1,6 @@
 """The session's services in one object: settings, environment, LLM clients, agent pool, redactor,
-the event loop, the look-ahead scheduler, the xdist agent folder and the workers' LLM usage.
+the event loop, the look-ahead scheduler; what it shares with the run's other xdist processes is
+:mod:`.xdist_share`'s.
 
 ``plugin.py`` builds one :class:`Runtime` a process in ``pytest_configure`` and passes it, or
 callables that read it, to the plugins it registers (the reports, the exit status); the services
@@ -18,6 +19,7 @@ import pytest
 
 from . import llm_options, options
 from .agent_options import start_dirs
+from .xdist_share import XdistShare
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Mapping
@@ -36,13 +38,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-AGENTS_DIR = "semantictest_agents_dir"
-"""``workerinput`` key: the run's shared agent folder, from the xdist controller to its workers."""
-LLM_DIR = "semantictest_llm_dir"
-"""``workerinput`` key: the run's shared LLM rate-limit folder (``llm/limits.py``), controller to workers."""
-USAGE_KEY = "semantictest_llm_usage"
-"""``workeroutput`` key: a worker's LLM usage, for the controller's totals."""
-
 
 class Runtime:
     """Per-process services; built at configure, each started on first use (see the module doc).
@@ -54,13 +49,11 @@ class Runtime:
     def __init__(self, config: pytest.Config, schedule: Callable[[pytest.Item, Runtime], Lookahead]) -> None:
         self.config = config
         self.unrunnable = False  # a file's agent could not be started or used (highbar's exit 2)
-        self.controller_agents: str | None = None
-        """On an xdist controller: the agent folder it made for its workers (:meth:`share_agents`)."""
+        self.xdist = XdistShare(config)
+        """What this process shares with the run's other xdist processes (folders, LLM usage)."""
         self._schedule = schedule
         self._context: RunContext | None = None
         self._collect: CollectContext | None = None
-        self._worker_usage: dict[str, int] = {}
-        self._llm_dir: str | None = None
         self._services: tuple[Redactor, EventLoopRunner, LLMClient, Judge | None]
         self._pool: AgentPool | None = None  # once an agent was acquired (also the run context's agents)
         from .span_service import SpanService
@@ -229,7 +222,7 @@ class Runtime:
             raise TypeError("an agent requirement's config is not an agents.config.AgentConfig")
         pool = self._pool
         if pool is None:
-            shared = self.agents_dir
+            shared = self.xdist.agents_dir
             pool = self._pool = self.context.agents = AgentPool(Path(shared) if shared else None)
         for req, config in zip(requirements, configs):
             pool.acquire(config, observe=req.observe, calls_from=req.calls_from, for_file=for_file)
@@ -269,30 +262,6 @@ class Runtime:
             return self._pool.finish()
         return [], []
 
-    @property
-    def agents_dir(self) -> str | None:
-        """The run's shared agent folder (xdist only; the controller makes it for its first worker)."""
-        workerinput = getattr(self.config, "workerinput", None)
-        if workerinput is not None:
-            shared: str | None = workerinput.get(AGENTS_DIR)
-            return shared
-        return self.controller_agents
-
-    def share_agents(self, workerinput: dict[str, object]) -> None:
-        """xdist controller: give a worker the folder every worker shares agent processes through."""
-        if self.controller_agents is None:
-            import tempfile
-
-            from .agents import cleanup
-            from .agents.shared import reap_folder
-            from .agents.watchdog import record_controller
-
-            shared = self.controller_agents = tempfile.mkdtemp(prefix="semantictest-agents-")
-            record_controller(shared)  # the workers' agents' watchdogs stop them if this process dies
-            # SIGTERM/SIGHUP to the controller (a cancelled CI job) still stops the shared agent
-            cleanup.register(lambda: reap_folder(shared))
-        workerinput[AGENTS_DIR] = self.controller_agents
-
     def _limit(self, client: LLMClient) -> None:
         """Give the LLM client the run's shared limiter when a rate limit or budget is set."""
         limits = llm_options.llm_limits(self.config)
@@ -300,11 +269,9 @@ class Runtime:
             return
         from .llm.limits import SharedLimiter
 
-        workerinput = getattr(self.config, "workerinput", None)
-        folder = workerinput.get(LLM_DIR) if workerinput is not None else None
         client.limiter = SharedLimiter(
             limits,
-            Path(folder or self.llm_dir()),
+            Path(self.xdist.limits_dir()),
             lambda seconds, why: client.usage.waited(seconds, why),  # (its usage may be swapped)
             self._show_wait,
         )
@@ -328,19 +295,6 @@ class Runtime:
                 sys.stderr.write(f"[{workerinput['workerid'] if workerinput else 'semantictest'}] {line}\n")
                 sys.stderr.flush()
 
-    def llm_dir(self) -> str:
-        """The run's LLM limits folder, made by this process (the controller, or the only one)."""
-        if self._llm_dir is None:
-            import tempfile
-
-            self._llm_dir = tempfile.mkdtemp(prefix="semantictest-llm-")
-        return self._llm_dir
-
-    def share_llm(self, workerinput: dict[str, object]) -> None:
-        """xdist controller: give a worker the folder every worker shares the LLM limits through."""
-        if llm_options.llm_limits(self.config).active:
-            workerinput[LLM_DIR] = self.llm_dir()
-
     def close(self) -> bool:
         """Stop this process's agents and loop; on an xdist controller, whatever a crashed or
         interrupted worker left in the shared folder. A Ctrl-C meanwhile stops what is left at once
@@ -351,17 +305,7 @@ class Runtime:
                 steps.append(self._pool.close)
             steps.append(self.loop_runner.close)
         steps.append(self.span_service.close)
-        if self._llm_dir is not None:
-            import shutil
-            from functools import partial
-
-            steps.append(partial(shutil.rmtree, self._llm_dir, True))
-        if self.controller_agents is not None:
-            from functools import partial
-
-            from .agents.shared import reap_folder
-
-            steps.append(partial(reap_folder, self.controller_agents))
+        steps += self.xdist.cleanup_steps()
         interrupted = False
         for step in steps:
             while True:
@@ -373,7 +317,7 @@ class Runtime:
 
                     procs.kill_stopping()
                     interrupted = True
-        if self.controller_agents is not None or (self.started and self._pool is not None):
+        if self.xdist.controller_agents is not None or (self.started and self._pool is not None):
             from .agents import procs
 
             procs.graceful_again()  # (an in-process run's hurry is not the next one's)
@@ -385,11 +329,6 @@ class Runtime:
         """This process's LLM usage counters ({} before any LLM client exists)."""
         return self.llm.usage.as_dict() if self.started else {}
 
-    def add_worker_usage(self, usage: Mapping[str, int | str]) -> None:
-        """On the xdist controller: a finished worker's counters."""
-        for name, count in usage.items():
-            self._worker_usage[name] = self._worker_usage.get(name, 0) + int(count)
-
     def llm_usage_lines(self, usage: dict[str, int]) -> list[str]:
         """The summary's per-model tokens and cost, and the rate limit's waits."""
         from .llm.usage import usage_lines
@@ -398,7 +337,7 @@ class Runtime:
 
     def llm_usage(self, workers: bool = True) -> dict[str, int]:
         """LLM usage counters of this process (plus, on an xdist controller, its finished workers')."""
-        totals = dict(self._worker_usage) if workers else {}
+        totals = dict(self.xdist.worker_usage) if workers else {}
         for name, count in self.own_usage().items():
             totals[name] = totals.get(name, 0) + count
         return totals

@@ -114,9 +114,9 @@ class SessionExit:
         from .agents import cleanup
 
         cleanup.unwind_on_signals(True, sigint_once=self.worker)
-        if self.worker and self.runtime.agents_dir:
+        if self.worker and self.runtime.xdist.agents_dir:
             with contextlib.suppress(OSError):
-                Path(self.runtime.agents_dir, f"worker-{os.getpid()}").write_text("")
+                Path(self.runtime.xdist.agents_dir, f"worker-{os.getpid()}").write_text("")
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if any(spec_file_of(item) is not None for item in session.items):
@@ -186,7 +186,7 @@ class SessionExit:
         if (
             self.spec_session
             and not self.worker
-            and self.runtime.agents_dir
+            and self.runtime.xdist.agents_dir
             and isinstance(value, KeyboardInterrupt)
             and stop is None
         ):
@@ -199,7 +199,7 @@ class SessionExit:
 
             cleanup.unwind_on_signals(False)  # what follows (xdist's teardown, unconfigure) is cleanup
             cleanup.finish_on_signals(True)
-            if not self.worker and self.runtime.agents_dir:
+            if not self.worker and self.runtime.xdist.agents_dir:
                 with contextlib.suppress(ValueError, OSError):  # (not the main thread: left as it is)
                     self._sigint_before = signal.signal(signal.SIGINT, self._on_sigint_at_the_end)
         unrunnable = self.unrunnable or self.runtime.unrunnable
@@ -219,7 +219,7 @@ class SessionExit:
         """SIGINT to this controller's workers (a worker ignores it if a terminal already sent one)."""
         from .agents import procs
 
-        for marker in Path(str(self.runtime.agents_dir)).glob("worker-*"):
+        for marker in Path(str(self.runtime.xdist.agents_dir)).glob("worker-*"):
             pid = int(marker.name.removeprefix("worker-"))
             if procs.pid_alive(pid) and procs.parent(pid) == os.getpid():
                 with contextlib.suppress(OSError):

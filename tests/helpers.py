@@ -18,6 +18,10 @@ from typing import Any, TypeVar
 import pytest
 
 from pytest_semantictest.api import SuiteResult, run_suite
+from pytest_semantictest.databus import DataBus
+from pytest_semantictest.resolve import Resolver
+from pytest_semantictest.run_context import RunContext
+from pytest_semantictest.step import StepContext
 
 T = TypeVar("T")
 
@@ -33,6 +37,21 @@ def patience(seconds: float) -> float:
     """A deadline for waiting on an event (an agent started, a worker up, a process ended), scaled for
     a loaded machine (:data:`PATIENCE`)."""
     return seconds * PATIENCE
+
+
+def step_context(
+    run_context: RunContext | None = None,
+    bus: DataBus | None = None,
+    *,
+    repeat: int = 0,
+    execution_id: str = "t",
+) -> StepContext:
+    """A real step context, as the engine builds it (a block reads its typed fields, never a stand-in's):
+    a fresh run context (no LLM, no agents; the caller closes its HTTP pool) unless one is given."""
+    run_context = run_context or RunContext(env={})
+    bus = bus if bus is not None else DataBus()
+    resolver = Resolver(bus, {}, run_context.env, run_context.secret_env)
+    return StepContext(run_context, bus, resolver, repeat=repeat, execution_id=execution_id)
 
 
 def suite(*tests: dict[str, Any], **top: Any) -> dict[str, Any]:

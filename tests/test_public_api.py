@@ -9,6 +9,7 @@ import subprocess
 import sys
 import tomllib
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -57,3 +58,35 @@ def test_the_block_docs_import_only_public_names() -> None:
         assert module == "pytest_semantictest", f"docs/blocks.md imports from an internal module: {module}"
         for name in (n.strip() for n in names.split(",")):
             assert name in pytest_semantictest.__all__, f"docs/blocks.md imports {name}, not a public name"
+
+
+def test_every_warning_of_ours_derives_from_semantictest_warning() -> None:
+    """Users filter all our warnings at once (``-W ignore::pytest_semantictest.SemanticTestWarning``)."""
+    import ast
+    import importlib
+
+    package = Path(pytest_semantictest.__file__).parent
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and node.name.endswith("Warning"):
+                module = ".".join(path.relative_to(package.parent).with_suffix("").parts)
+                found.append(getattr(importlib.import_module(module), node.name))
+    assert len(found) >= 5
+    assert all(issubclass(cls, pytest_semantictest.SemanticTestWarning) for cls in found), found
+    for name in ("pytest.PytestWarning(", "UserWarning("):
+        assert not [p for p in package.rglob("*.py") if name in p.read_text(encoding="utf-8")], name
+
+
+def test_the_api_module_names_what_it_offers() -> None:
+    from pytest_semantictest import api
+
+    public = {
+        n
+        for n, v in vars(api).items()
+        if not n.startswith("_")
+        and callable(v)
+        and getattr(v, "__module__", "") == api.__name__
+        and not isinstance(v, TypeVar)
+    }
+    assert set(api.__all__) == public

@@ -282,7 +282,7 @@ async def _highbar(
 
     last = next((m for m in reversed(messages) if m.get("role") == "user"), None)
     text = text_of(last) if last is not None else ""
-    pool = getattr(ctx.run_context, "agents", None)
+    pool = ctx.run_context.agents
     started = time.perf_counter()
     if pool is not None and target.key is not None:
         try:

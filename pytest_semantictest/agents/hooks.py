@@ -130,7 +130,7 @@ class SessionHooks:
     def _in_worker(self, what: str, task: Callable[[], T]) -> T:
         if self._worker is None:
             self._worker = _Worker()
-        finished, outcome = self._worker.run(task, self._timeout_s)
+        finished, outcome = self._worker.call_within(task, self._timeout_s)
         if not finished:
             self._worker = None  # its thread stays stuck in the hook
             raise SessionHookError(f"session.{what} did not finish in {self._timeout_s:g}s (timeout)")
@@ -198,7 +198,8 @@ class _Worker:
         )
         start_daemon(self._serve, "semantictest-session")
 
-    def run(self, task: Callable[[], object], timeout: float) -> tuple[bool, dict[str, object]]:
+    def call_within(self, task: Callable[[], object], timeout: float) -> tuple[bool, dict[str, object]]:
+        """Run ``task`` on the hook thread; whether it finished within ``timeout`` s, and its outcome."""
         outcome: dict[str, object] = {}
         done = threading.Event()
         self._tasks.put((task, outcome, done))

@@ -193,16 +193,6 @@ class TraceReader:
             return f.read(offset).count(b"\n") + 1
 
 
-def parse_line(raw: bytes | str) -> TraceBatch:
-    """One line's records (for tests and tools); problems carry line 1."""
-    batch = TraceBatch()
-    try:
-        _add(batch, raw.encode() if isinstance(raw, str) else raw)
-    except _BadLine as e:
-        batch.problems.append(TraceProblem("<line>", 1, str(e)))
-    return batch
-
-
 def _add(batch: TraceBatch, raw: bytes) -> None:
     if not raw.strip():
         return

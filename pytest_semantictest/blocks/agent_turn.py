@@ -104,7 +104,7 @@ class AgentTurn(Block):
         from ..agents.errors import AgentError
 
         cfg = self.config
-        agents = getattr(ctx.run_context, "agents", None)
+        agents = ctx.run_context.agents
         if agents is None:
             raise BlockError("no agent is running for this test (the agent pool is not set up)")
         live = agents.get(cfg["agent"])

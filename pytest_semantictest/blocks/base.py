@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, ClassVar
 from ..json_types import JSONObject, JSONValue
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from ..evidence import Evidence
     from ..model import StepTrace
     from ..step import StepContext
@@ -98,3 +100,17 @@ class Block:
     def error_output(self, inputs: JSONObject, message: str) -> JSONObject:
         """The documented output a failure produces (default: ``{"error": message}``)."""
         return {"error": message}
+
+
+def config_problems(model: type[BaseModel], config: Mapping[str, JSONValue]) -> list[tuple[str, str]]:
+    """Pydantic problems of a block config as ``(path, message)`` with a did-you-mean."""
+    from pydantic import ValidationError
+
+    from ..problems import problems_from
+
+    try:
+        model.model_validate(dict(config))
+    except ValidationError as exc:
+        found = problems_from(exc, model, lambda loc: None)  # unknown top-level keys: the loader says so
+        return [(p.place, p.message) for p in found if p.place or not p.message.startswith("unknown key")]
+    return []

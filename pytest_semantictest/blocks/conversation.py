@@ -19,12 +19,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import AliasChoices, BaseModel, Field, ValidationError, model_validator
+from pydantic import AliasChoices, Field, ValidationError, model_validator
 
 from ..checks.specs import Assertions, AttachmentSpec, Duration, InputSpec, StrictSpec
 from ..json_types import JSONObject, JSONValue
 from ..model import StepTrace
-from .base import Block, BlockError
+from .base import Block, BlockError, config_problems
 from .turn_evidence import conversation_evidence
 
 if TYPE_CHECKING:
@@ -83,18 +83,6 @@ class ConversationConfig(StrictSpec):
     timeout: Duration | None = None
 
 
-def config_problems(model: type[BaseModel], config: Mapping[str, JSONValue]) -> list[tuple[str, str]]:
-    """Pydantic problems of a block config as ``(path, message)`` with a did-you-mean."""
-    from ..problems import problems_from
-
-    try:
-        model.model_validate(dict(config))
-    except ValidationError as exc:
-        found = problems_from(exc, model, lambda loc: None)  # unknown top-level keys: the loader says so
-        return [(p.place, p.message) for p in found if p.place or not p.message.startswith("unknown key")]
-    return []
-
-
 def merged_options(base: Mapping[str, JSONValue], own: Mapping[str, JSONValue]) -> JSONObject:
     """A turn's options override the case's; ``metadata`` is merged key by key."""
     out = {**base, **own}
@@ -132,7 +120,7 @@ class Conversation(Block):
         except ValidationError as exc:
             raise BlockError(f"Conversation config: {exc.errors()[0]['msg']}") from None
         target = plan.agent.target()
-        base_dir = Path(getattr(ctx.run_context, "rootdir", None) or Path.cwd())
+        base_dir = Path(ctx.run_context.rootdir or Path.cwd())
         turns: list[JSONObject] = []
         failures: list[JSONObject] = []
         errors: list[str] = []
@@ -163,7 +151,7 @@ class Conversation(Block):
                         turn,
                         run_context=ctx.run_context,
                         earlier=turns,
-                        repeat=getattr(ctx, "repeat", 0),
+                        repeat=ctx.repeat,
                         base_dir=base_dir,
                     )
                     turn["assertions"] = [r.record() for r in results]

@@ -133,7 +133,7 @@ class HttpRequest(Block):
                     f"{self.name} header {ascii(name)[1:-1]!r}: its {part} holds a character that is not "
                     "ASCII, which HTTP headers cannot carry; percent-encode or base64 it"
                 )
-        redactor = getattr(getattr(ctx, "run_context", None), "redactor", None)  # (tests pass bare contexts)
+        redactor = ctx.run_context.redactor
         if redactor is not None:  # a value sent in a secret-looking header is a secret
             redactor.learn({"headers": headers})
         body = params.get("body")

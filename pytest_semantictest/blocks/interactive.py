@@ -11,10 +11,10 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..run_context import RunContext
+    from ..run_context import Asker, RunContext
 
 from ..json_types import JSONValue
 from ..threads import start_daemon
@@ -46,12 +46,6 @@ def skip_reason(why: str) -> str:
         f"interactive case: needs a person at the terminal, but {why} "
         "(run it locally with a terminal, or --semantictest-on-missing-input=fail to fail instead)"
     )
-
-
-class Asker(Protocol):
-    """What asks a person for the next message (:class:`Terminal`, or a test double on the run context)."""
-
-    async def ask(self, shown: str, prompt: str, timeout_s: float | None) -> str | None: ...
 
 
 class Terminal:
@@ -89,9 +83,8 @@ class Terminal:
 
 def terminal_of(run_context: RunContext) -> Asker | None:
     """The run's terminal (a test double when set), a real one when usable, else None."""
-    found: Asker | None = getattr(run_context, "terminal", None)
-    if found is not None:
-        return found
+    if run_context.terminal is not None:
+        return run_context.terminal
     return Terminal() if unavailable_reason() is None else None
 
 

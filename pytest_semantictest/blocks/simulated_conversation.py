@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import AliasChoices, Field
 
+from ..checks.run import llm_client
 from ..checks.specs import (
     AttachmentSpec,
     CheckpointSpec,
@@ -45,8 +46,8 @@ from ..checks.specs import (
 )
 from ..json_types import JSONObject, JSONValue
 from ..model import StepTrace
-from .base import Block, BlockError
-from .conversation import PipelineAgent, config_problems
+from .base import Block, BlockError, config_problems
+from .conversation import PipelineAgent
 from .simulation import (
     DEFAULT_MAX_TURNS,
     DEFAULT_TIMEOUT_S,
@@ -125,7 +126,7 @@ class SimulatedConversation(Block):
             spec.timeout,
             spec.options,
             spec.interactive,
-            Path(getattr(ctx.run_context, "rootdir", None) or Path.cwd()),
+            Path(ctx.run_context.rootdir or Path.cwd()),
         )
 
     _run: ConversationRun | None = None
@@ -277,12 +278,10 @@ class SimulatedConversation(Block):
         from ..step import JudgeError, JudgeUnavailable
 
         plan = run.plan
-        llm = getattr(ctx.run_context, "llm", None)
-        role, _ = resolve_use(plan.simulator.model_use, "simulator")
-        if llm is None or not llm.config.configured(role):
-            if getattr(ctx.settings, "require_judge", False):
-                run.raise_(JudgeError, "LLM simulator not configured and --semantictest-require-judge is set")
-            run.raise_(JudgeUnavailable, "LLM simulator not configured")
+        missing = ctx.run_context.llm_unavailable(resolve_use(plan.simulator.model_use, "simulator")[0])
+        if missing is not None:
+            run.raise_(JudgeError if missing.error else JudgeUnavailable, str(missing))
+        llm = llm_client(ctx.run_context)
         described = {cp.id: {"id": cp.id, "description": cp.description or ""} for cp in plan.checkpoints}
         try:
             return await simulate(
@@ -294,7 +293,7 @@ class SimulatedConversation(Block):
                 max_turns=plan.max_turns,
                 reached=[described[i] for i in described if i in run.reached],
                 pending=[described[i] for i in described if i not in run.reached],
-                repeat=getattr(ctx, "repeat", 0),
+                repeat=ctx.repeat,
             )
         except LLMError as exc:
             run.raise_(JudgeError, f"simulator error at turn {number}: {exc}")

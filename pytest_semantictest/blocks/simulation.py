@@ -146,7 +146,7 @@ async def reach_checkpoints(run: ConversationRun, ctx: StepContext, turn: JSONOb
                     turn,
                     run_context=ctx.run_context,
                     earlier=earlier,
-                    repeat=getattr(ctx, "repeat", 0),
+                    repeat=ctx.repeat,
                     base_dir=plan.base_dir,
                     all_or_nothing=True,
                 )

@@ -25,8 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..evidence import Note, ToolCalls, tool_call
 from ..json_types import JSONObject, JSONValue
-from .base import Block, BlockError
-from .conversation import config_problems
+from .base import Block, BlockError, config_problems
 
 if TYPE_CHECKING:
     from ..step import StepContext

@@ -72,7 +72,7 @@ class TransportRequest(Block):
         reply = Reply(
             transport, "realtime" if transport == "realtime" else str(self.config.get("dialect") or "")
         )
-        redactor = getattr(getattr(ctx, "run_context", None), "redactor", None)
+        redactor = ctx.run_context.redactor
         if redactor is not None:  # a value sent in a secret-looking header is a secret
             redactor.learn({"headers": dict(self.config.get("headers") or {})})
         ms = float(self.config.get("timeout") or DEFAULT_TIMEOUT_MS)

@@ -84,7 +84,7 @@ async def open_session(
     """
     if target.protocol != "highbar":
         return None
-    pool = getattr(ctx.run_context, "agents", None)
+    pool = ctx.run_context.agents
     if pool is None or target.key is None:
         return None
     from ..agents.errors import AgentError

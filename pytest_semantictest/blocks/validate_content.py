@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationInfo, field_validator
 
 from ..checks.operators import compile_regex
 from ..checks.text import json_text
 from ..errors import clip
 from ..json_types import JSONObject, JSONValue
-from .base import Block
+from .base import Block, config_problems
 
 if TYPE_CHECKING:
     from ..step import StepContext
@@ -22,6 +24,48 @@ def _as_list(value: JSONValue) -> list[str]:
     return [str(v) for v in value] if isinstance(value, list) else [str(value)]
 
 
+def _length(value: JSONValue) -> JSONValue:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+        raise ValueError(f"must be a whole number >= 0, got {clip(repr(value))}")
+    return value
+
+
+def _texts(value: JSONValue) -> JSONValue:
+    if value is not None and not isinstance(value, (str, list)):
+        raise ValueError(f"must be a string or a list of strings, got {clip(repr(value))}")
+    return value
+
+
+class ValidateContentConfig(BaseModel):
+    """A ValidateContent step's config; keys it does not know are the loader's to name (``config_keys``)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    minLength: Annotated[JSONValue, BeforeValidator(_length)] = None
+    maxLength: Annotated[JSONValue, BeforeValidator(_length)] = None
+    contains: Annotated[JSONValue, BeforeValidator(_texts)] = None
+    notContains: Annotated[JSONValue, BeforeValidator(_texts)] = None
+    matchFlags: JSONValue = None
+    matches: JSONValue = None
+
+    @field_validator("matches", mode="before")
+    @classmethod
+    def _regex(cls, pattern: JSONValue, info: ValidationInfo) -> JSONValue:
+        """A pattern compiles with its flags (a ``${}`` reference is compiled when the step runs)."""
+        if pattern is None:
+            return pattern
+        if not isinstance(pattern, str):
+            raise ValueError(f"must be a regular expression string, got {clip(repr(pattern))}")
+        if "${" not in pattern:
+            flags = info.data.get("matchFlags")
+            try:
+                compile_regex(pattern, str(flags if flags is not None else "i"))
+            except (re.error, OverflowError, RecursionError) as exc:
+                why = "groups nested too deeply" if isinstance(exc, RecursionError) else exc
+                raise ValueError(f"invalid regular expression {clip(repr(pattern))}: {why}") from None
+        return pattern
+
+
 class ValidateContent(Block):
     name = "ValidateContent"
     concurrency_safe = True
@@ -31,28 +75,7 @@ class ValidateContent(Block):
 
     @classmethod
     def validate_config(cls, config: Mapping[str, JSONValue]) -> list[tuple[str, str]]:
-        problems = []
-        for key in ("minLength", "maxLength"):
-            v = config.get(key)
-            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
-                problems.append((key, f"must be a whole number >= 0, got {clip(repr(v))}"))
-        for key in ("contains", "notContains"):
-            v = config.get(key)
-            if v is not None and not isinstance(v, (str, list)):
-                problems.append((key, f"must be a string or a list of strings, got {clip(repr(v))}"))
-        pattern = config.get("matches")
-        if pattern is not None:
-            if not isinstance(pattern, str):
-                problems.append(
-                    ("matches", f"must be a regular expression string, got {clip(repr(pattern))}")
-                )
-            elif "${" not in pattern:
-                try:
-                    compile_regex(pattern, str(config.get("matchFlags", "i")))
-                except (re.error, OverflowError, RecursionError) as exc:
-                    why = "groups nested too deeply" if isinstance(exc, RecursionError) else exc
-                    problems.append(("matches", f"invalid regular expression {clip(repr(pattern))}: {why}"))
-        return problems
+        return config_problems(ValidateContentConfig, config)
 
     async def process(self, inputs: JSONObject, ctx: StepContext) -> JSONObject:
         text = inputs.get("text", inputs.get("body"))

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ..run_context import RunContext
 
+from ..checks.run import llm_client
 from ..files import write_atomic
 from ..json_types import JSONObject, JSONValue
 
@@ -145,13 +146,13 @@ class Variations:
         return list(variations)
 
     async def _generate(self, run_context: RunContext) -> list[str]:
-        llm = getattr(run_context, "llm", None)
-        if llm is None or not llm.config.configured("paraphraser"):
+        if run_context.llm is None or not run_context.llm.configured("paraphraser"):
             raise RuntimeError(
                 f"no paraphrases of {self.trigger!r} in .highbar/variations.json and no LLM is configured "
                 "to write them (set highbar's HIGHBAR_LLM_API_KEY, or --semantictest-llm-base-url / OPENAI_API_KEY, "
                 "or commit the cache)"
             )
+        llm = llm_client(run_context)
         prompt = (
             f"Write {self.count} different ways a user might phrase this message to an assistant, keeping its "
             f"meaning and every concrete detail (names, numbers, ids). Answer with a JSON array of "
@@ -163,7 +164,7 @@ class Variations:
         texts = dedupe(self.trigger, completion.parsed, self.count)
         if not texts:
             raise RuntimeError(f"the paraphraser returned no usable paraphrase of {self.trigger!r}")
-        if not getattr(getattr(llm, "cache", None), "replay", False):  # as highbar: generated once, saved
+        if not llm.cache.replay:  # as highbar: generated once, saved
             save_entry(self.cwd, self.trigger, self.count, llm.config.model_for("paraphraser"), texts)
         return texts
 

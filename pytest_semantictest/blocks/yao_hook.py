@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from ..databus import DataBus
     from ..step import StepContext
 
+from ..errors import SemanticTestWarning
 from ..json_types import JSONObject, JSONValue
 from ..threads import unblocked
 from .base import Block, BlockError
@@ -26,7 +27,7 @@ BEFORE_SLOT = "_before"
 """Where the before hook's record is written (the after hook and the case's gate read it)."""
 
 
-class YaoHookWarning(UserWarning):
+class YaoHookWarning(SemanticTestWarning):
     """An after hook failed (the test's outcome stands, as in Yao)."""
 
 

@@ -21,14 +21,12 @@ from ..json_types import JSONValue
 from ..model import CheckResult, Failure
 from ..paths import MISSING
 from .assertions import DETERMINISTIC, Outcome, evaluate, finish
+from .run import llm_client
 
 if TYPE_CHECKING:
     from ..databus import DataBus
-    from ..llm.client import LLMClient
     from .run import CheckRun
     from .specs import AssertionSpec
-
-NOT_CONFIGURED = "LLM validator not configured"
 
 
 @dataclass
@@ -108,14 +106,14 @@ async def run_validator(
     repeat: int = 0,
 ) -> AssertionResult:
     from ..llm.errors import LLMError
-    from ..llm.validator import Validator
+    from ..llm.validator import Validator, resolve_use
 
-    llm: LLMClient | None = getattr(run_context, "llm", None)
-    validator = Validator(llm) if llm is not None else None
-    if validator is None or not validator.configured(spec.validator_use):
-        if getattr(getattr(run_context, "settings", None), "require_judge", False):
-            return AssertionResult(spec, error=f"{NOT_CONFIGURED} and --semantictest-require-judge is set")
-        return AssertionResult(spec, skipped=NOT_CONFIGURED)
+    missing = run_context.llm_unavailable(resolve_use(spec.validator_use, Validator.role)[0])
+    if missing is not None:
+        if missing.error:
+            return AssertionResult(spec, error=str(missing))
+        return AssertionResult(spec, skipped=str(missing))
+    validator = Validator(llm_client(run_context))
     criteria = spec.validator_criteria
     try:
         result = await validator.validate(

@@ -16,7 +16,7 @@ from .matchers import condition_holds, explain_response, subset_matches, value_m
 
 if TYPE_CHECKING:
     from ..databus import DataBus
-    from ..run_context import AgentPoolView, RunningAgent
+    from ..run_context import RunningAgent
     from .run import CheckRun
 
 
@@ -280,7 +280,7 @@ class TurnExpectation:
     async def evaluate(self, bus: DataBus, ctx: CheckRun) -> CheckResult:
         turn = bus.get(self.slot)
         result = self.judge(turn)
-        agents: AgentPoolView | None = getattr(ctx, "agents", None)
+        agents = ctx.agents
         if (
             agents is not None
             and self.expect is not None
@@ -310,7 +310,7 @@ class TurnExpectation:
 
     @staticmethod
     def _settle(live: RunningAgent) -> int:
-        return int(getattr(getattr(live, "config", None), "settle_time_ms", 0) or 0)
+        return int(live.config.settle_time_ms or 0)
 
     def rejudge(
         self, turn: Mapping[str, JSONValue], late: list[Call], untagged: list[Call], live: RunningAgent

@@ -23,11 +23,11 @@ from ..llm.consistency import Sampled, sample
 from ..llm.structured import model_schema, parse_answer
 from ..model import CheckResult, Failure
 from ..shown import shorten
+from .run import CheckRun, llm_client
 
 if TYPE_CHECKING:
     from ..databus import DataBus
-    from ..llm.client import Completion, LLMClient
-    from .run import CheckRun
+    from ..llm.client import Completion
 
 
 class Bullet(Protocol):
@@ -43,7 +43,6 @@ class Bullet(Protocol):
 TEMPLATE = "compliance-judge-1"
 SCHEMA_NAME = "compliance_assertions"
 BODY_LIMIT = 6000
-NOT_CONFIGURED = "LLM judge not configured"
 
 SYSTEM = """You check an AI agent server's HTTP response against assertions written in plain language.
 Judge every numbered assertion only by the test case, the request and the response shown to you.
@@ -119,23 +118,22 @@ class JudgedAssertions:
         return f"{len(self.bullets)} natural-language assertion(s)"
 
     async def evaluate(self, bus: DataBus, ctx: CheckRun) -> CheckResult:
-        from ..llm.errors import REQUIRE_JUDGE_MESSAGE, LLMError
+        from ..llm.errors import LLMError
 
-        llm: LLMClient | None = getattr(ctx, "llm", None)
-        if getattr(ctx, "judge", None) is None or llm is None:
-            if getattr(getattr(ctx, "settings", None), "require_judge", False):
-                return CheckResult(error=REQUIRE_JUDGE_MESSAGE)
+        missing = ctx.llm_unavailable("judge")
+        if missing is not None:
+            if missing.error:
+                return CheckResult(error=str(missing))
             passed = f"{self.strict} strict check(s) passed; " if self.strict else ""
             return CheckResult(
-                skipped=f"{passed}{len(self.bullets)} natural-language assertion(s) not evaluated: "
-                f"{NOT_CONFIGURED}"
+                skipped=f"{passed}{len(self.bullets)} natural-language assertion(s) not evaluated: {missing}"
             )
+        llm = llm_client(ctx)
         observed = bus.get("observed")
         if not isinstance(observed, dict) or not observed.get("ok"):
             return CheckResult(skipped="natural-language assertions not evaluated: no response")
         count = len(self.bullets)
-        settings = getattr(ctx, "settings", None)
-        samples = getattr(settings, "judge_samples", 1)
+        samples = ctx.settings.judge_samples
         messages = self.messages(bus.get("response.request"), observed)
 
         async def ask(index: int) -> Completion[Verdicts]:
@@ -156,7 +154,7 @@ class JudgedAssertions:
         verdicts, said = majority([c.parsed for c in completions], sum(1 for c in completions if c.cached))
         model = completions[0].model
         failures = self.failures(verdicts, model)
-        if said is not None and said.unstable and getattr(settings, "fail_unstable", False) and not failures:
+        if said is not None and said.unstable and ctx.settings.fail_unstable and not failures:
             failures = [
                 Failure(
                     "natural-language assertions",

@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from ..run_context import AgentPoolView, LLMService, RunContext
+    from ..llm.client import LLMClient
+    from ..run_context import AgentPoolView, JudgeService, LLMService, LLMUnavailable, RunContext
 
 
 class CheckSettings(Protocol):
@@ -37,10 +38,24 @@ class CheckRun(Protocol):
         """The LLM client (``llm.client.LLMClient``; a judged check reads it as that)."""
 
     @property
-    def judge(self) -> object: ...
+    def judge(self) -> JudgeService | None: ...
 
     @property
     def agents(self) -> AgentPoolView | None: ...
+
+    def llm_unavailable(self, role: str) -> LLMUnavailable | None:
+        """Why the LLM ``role`` cannot answer in this run, None when it can (``RunContext``'s rule)."""
+
+
+def llm_client(run: CheckRun) -> LLMClient:
+    """The run's LLM client, once :meth:`CheckRun.llm_unavailable` said the role can answer (the run
+    context holds it as a Protocol because it sits below ``llm/``)."""
+    from ..llm.client import LLMClient
+
+    llm = run.llm
+    if not isinstance(llm, LLMClient):
+        raise TypeError(f"the run's LLM client is a {type(llm).__name__}, not an LLMClient")
+    return llm
 
 
 if TYPE_CHECKING:

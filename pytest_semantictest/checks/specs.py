@@ -9,6 +9,7 @@ aliases (``assert`` for ``assertion(s)``, ``value`` for ``pattern``/``name``, an
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Annotated
 
 from pydantic import (
@@ -219,63 +220,99 @@ def _short(value: object) -> str:
     return clip(repr(value), 60)
 
 
-def _type_problem(spec: AssertionSpec) -> str | None:  # noqa: C901
-    kind = spec.type
+def _regex_problem(spec: AssertionSpec) -> str | None:
     operand = spec.operand
-    if kind == "regex":
-        if not isinstance(operand, str):
-            return "a regex assertion needs 'pattern' (or 'value'): a regular expression string"
-        try:
-            user_regex(operand)
-        except (re.error, OverflowError, RecursionError) as exc:
-            return f"invalid regular expression {clip(repr(operand))}: {exc}"
-    elif kind in ("equals", "contains", "not_contains") and not spec.given("value"):
-        return f"a {kind} assertion needs 'value'"
-    elif kind == "json_path" and not spec.path:
-        return "a json_path assertion needs 'path' (like '$.status')"
-    elif kind == "type":
-        if spec.value not in VALUE_TYPES:
-            got = clip(repr(spec.value))
-            return f"a type assertion's 'value' must be one of {', '.join(VALUE_TYPES)}, got {got}{did_you_mean(str(spec.value), VALUE_TYPES)}"
-    elif kind == "tool_called":
-        if operand is None or operand == "" or operand == []:
-            return "a tool_called assertion needs 'name' (or 'value'): a tool name, a list of names or {name, arguments}"
-        if isinstance(operand, list) and not all(isinstance(n, str) and n for n in operand):
-            return "a tool_called list must hold tool names"
-        if isinstance(operand, dict) and not isinstance(operand.get("name"), str):
-            return "a tool_called object needs 'name' (a tool name) and may have 'arguments'"
-        if (
-            isinstance(operand, dict)
-            and operand.get("arguments") is not None
-            and not isinstance(operand["arguments"], dict)
-        ):
-            return f"a tool_called object's 'arguments' must be an object (the arguments to match), got {_short(operand['arguments'])}"
-        if not isinstance(operand, (str, list, dict)):
-            return f"a tool_called name must be a string, a list or an object, got {clip(repr(operand))}"
-    elif kind == "tool_result":
-        if (
-            not isinstance(operand, dict)
-            or not isinstance(operand.get("tool"), str)
-            or not operand.get("tool")
-        ):
-            return "a tool_result assertion needs 'tool' (the tool's name) and may have 'result' (or value: {tool, result})"
-    elif kind == "script":
-        ref = spec.callable_ref
-        module, sep, function = ref.partition(":")
-        if not sep or not module or not function.isidentifier():
-            key = "use" if spec.use is not None else "script"
-            if not sep and "." in ref and spec.use is None:  # Yao's README: "script": "scripts.test.Validate"
-                name = ref.rpartition(".")[2] or "check"
-                return (
-                    f"a script assertion's '{key}': {clip(repr(spec.use or spec.script))} names a Yao script "
-                    "(TypeScript, run by Yao), which pytest-semantictest cannot run: port it to a Python "
-                    f"function {name}(output, input, value, context) and write '{key}': 'module:{name}' "
-                    "(the module imported normally, else <module>.py next to the .jsonl)"
-                )
-            return f"a script assertion needs '{key}' as 'module:function' (a Python callable), got {clip(repr(ref))}"
-    elif kind == "agent" and not spec.validator_criteria.strip():
-        return "an agent assertion needs criteria: 'criteria', 'value' or options.metadata.criteria"
+    if not isinstance(operand, str):
+        return "a regex assertion needs 'pattern' (or 'value'): a regular expression string"
+    try:
+        user_regex(operand)
+    except (re.error, OverflowError, RecursionError) as exc:
+        return f"invalid regular expression {clip(repr(operand))}: {exc}"
     return None
+
+
+def _value_problem(spec: AssertionSpec) -> str | None:
+    return None if spec.given("value") else f"a {spec.type} assertion needs 'value'"
+
+
+def _json_path_problem(spec: AssertionSpec) -> str | None:
+    return None if spec.path else "a json_path assertion needs 'path' (like '$.status')"
+
+
+def _value_type_problem(spec: AssertionSpec) -> str | None:
+    if spec.value in VALUE_TYPES:
+        return None
+    got = clip(repr(spec.value))
+    return f"a type assertion's 'value' must be one of {', '.join(VALUE_TYPES)}, got {got}{did_you_mean(str(spec.value), VALUE_TYPES)}"
+
+
+def _tool_called_problem(spec: AssertionSpec) -> str | None:
+    operand = spec.operand
+    if operand is None or operand == "" or operand == []:
+        return "a tool_called assertion needs 'name' (or 'value'): a tool name, a list of names or {name, arguments}"
+    if isinstance(operand, list) and not all(isinstance(n, str) and n for n in operand):
+        return "a tool_called list must hold tool names"
+    if isinstance(operand, dict) and not isinstance(operand.get("name"), str):
+        return "a tool_called object needs 'name' (a tool name) and may have 'arguments'"
+    if (
+        isinstance(operand, dict)
+        and operand.get("arguments") is not None
+        and not isinstance(operand["arguments"], dict)
+    ):
+        return f"a tool_called object's 'arguments' must be an object (the arguments to match), got {_short(operand['arguments'])}"
+    if not isinstance(operand, (str, list, dict)):
+        return f"a tool_called name must be a string, a list or an object, got {clip(repr(operand))}"
+    return None
+
+
+def _tool_result_problem(spec: AssertionSpec) -> str | None:
+    operand = spec.operand
+    if isinstance(operand, dict) and isinstance(operand.get("tool"), str) and operand.get("tool"):
+        return None
+    return "a tool_result assertion needs 'tool' (the tool's name) and may have 'result' (or value: {tool, result})"
+
+
+def _script_problem(spec: AssertionSpec) -> str | None:
+    ref = spec.callable_ref
+    module, sep, function = ref.partition(":")
+    if sep and module and function.isidentifier():
+        return None
+    key = "use" if spec.use is not None else "script"
+    if not sep and "." in ref and spec.use is None:  # Yao's README: "script": "scripts.test.Validate"
+        name = ref.rpartition(".")[2] or "check"
+        return (
+            f"a script assertion's '{key}': {clip(repr(spec.use or spec.script))} names a Yao script "
+            "(TypeScript, run by Yao), which pytest-semantictest cannot run: port it to a Python "
+            f"function {name}(output, input, value, context) and write '{key}': 'module:{name}' "
+            "(the module imported normally, else <module>.py next to the .jsonl)"
+        )
+    return f"a script assertion needs '{key}' as 'module:function' (a Python callable), got {clip(repr(ref))}"
+
+
+def _agent_problem(spec: AssertionSpec) -> str | None:
+    if spec.validator_criteria.strip():
+        return None
+    return "an agent assertion needs criteria: 'criteria', 'value' or options.metadata.criteria"
+
+
+_TYPE_PROBLEMS: dict[str, Callable[[AssertionSpec], str | None]] = {
+    "regex": _regex_problem,
+    "equals": _value_problem,
+    "contains": _value_problem,
+    "not_contains": _value_problem,
+    "json_path": _json_path_problem,
+    "type": _value_type_problem,
+    "tool_called": _tool_called_problem,
+    "tool_result": _tool_result_problem,
+    "script": _script_problem,
+    "agent": _agent_problem,
+}
+"""What each assertion type requires of its fields: the problem, or None (types not listed need nothing)."""
+
+
+def _type_problem(spec: AssertionSpec) -> str | None:
+    check = _TYPE_PROBLEMS.get(spec.type)
+    return check(spec) if check is not None else None
 
 
 def _listify(data: JSONValue) -> JSONValue:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ..agents.correlate import RUNS_MAY_OVERLAP
 from ..blocks.registry import get_block
 from ..databus import split_path
 from ..json_types import JSONValue
@@ -41,6 +40,8 @@ def runs_may_overlap(*verdicts: Verdict) -> bool:
     all be attributed to their execution) makes the runs go one after another: overlapping runs
     would mix their untagged records and change the verdict.
     """
+    from ..agents.correlate import RUNS_MAY_OVERLAP  # (a session whose agents are not traced needs none)
+
     return not any(
         isinstance(value, Mapping) and value.get(RUNS_MAY_OVERLAP) is False
         for verdict in verdicts

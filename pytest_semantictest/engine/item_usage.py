@@ -87,8 +87,10 @@ class ItemUsage(Usage):
 
 def install(context: RunContext) -> ItemUsage | None:
     """Swap the session LLM client's counters for :class:`ItemUsage` (None: no LLM client)."""
-    llm = getattr(context, "llm", None)
-    if llm is None or not isinstance(getattr(llm, "usage", None), Usage):
+    from ..llm.client import LLMClient
+
+    llm = context.llm
+    if not isinstance(llm, LLMClient):
         return None
     if not isinstance(llm.usage, ItemUsage):
         llm.usage = ItemUsage(llm.usage)

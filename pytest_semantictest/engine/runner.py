@@ -17,7 +17,7 @@ from ..evidence import Evidence, Note, collecting
 from ..json_types import JSONValue
 from ..model import Case, Check, CheckResult, Failure, Outcome, Step, StepTrace, Verdict
 from ..resolve import Resolver
-from ..run_context import RunContext
+from ..run_context import LLMUnavailable, RunContext
 from ..shown import masking
 from ..step import JudgeError, JudgeUnavailable, StepContext
 from ..trace_context import tracing
@@ -169,7 +169,9 @@ def _record(
     result.errors.pop(index, None)
     result.unavailable.pop(index, None)
     if status == UNAVAILABLE:
-        result.unavailable[index] = error or "LLM judge not configured"
+        result.unavailable[index] = error or str(
+            LLMUnavailable("judge", error=False)
+        )  # (a bare JudgeUnavailable)
     elif status in (FATAL, UNSET):
         if status == FATAL:
             where = f", line {step.line}" if step.line else ""

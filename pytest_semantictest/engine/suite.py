@@ -65,7 +65,8 @@ class SuiteRun:
             for i, m in sorted(result.errors.items())
         ]
 
-    async def run(self, case: Case, concurrency: int = 10) -> Verdict:
+    async def run_case(self, case: Case, concurrency: int = 10) -> Verdict:
+        """``case``'s verdict: its runs (repeated as it asks) after the suite's setup."""
         settled = case.settled()  # skipped as it asks, or a problem confined to it: nothing runs
         if settled is not None:
             return settled
@@ -80,7 +81,7 @@ async def run_suite_async(suite: Suite, run_context: RunContext) -> dict[str, Ve
     try:
         for case in suite.cases:
             try:
-                verdicts[case.id] = await run.run(case)
+                verdicts[case.id] = await run.run_case(case)
             except SetupFailed as exc:
                 verdicts[case.id] = Verdict(Outcome.ERROR, error=str(exc))
     finally:

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from . import registry
 from .collect_context import CollectContext
 from .detect_json import looks_like_suite, semantictest_json
 from .detect_yao import as_object, jsonl_head, yao_jsonl
@@ -95,12 +96,12 @@ def _bytes(path: Path) -> bytes:
         return b""
 
 
+_DETECTORS = {d.__name__: d for d in (semantictest_json, highbar_yaml, yao_jsonl, compliance_markdown)}
 FORMATS: list[tuple[str, Callable[[Path, CollectContext | None], bool], str]] = [
-    ("semantictest", semantictest_json, "semantictest.loader"),
-    ("highbar", highbar_yaml, "highbar.compile"),
-    ("yao", yao_jsonl, "yao.compile"),
-    ("compliance", compliance_markdown, "compliance.collect"),
+    (spec_format.name, _DETECTORS[spec_format.detector], spec_format.collector)
+    for spec_format in registry.FORMATS
 ]
+"""``(name, detector, collector)`` of each format, in the order of its record (``registry.FORMATS``)."""
 
 
 def spec_format(path: Path, context: Callable[[], CollectContext]) -> tuple[str, str] | None:

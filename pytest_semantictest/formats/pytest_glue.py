@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from .registry import FORMATS
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
     from typing import Protocol, TypeVar
@@ -61,8 +63,8 @@ if TYPE_CHECKING:
         """What the worker reads as ``config.workerinput``."""
 
 
-GLUE: tuple[str, ...] = ("semantictest", "compliance", "yao")
-"""The formats (packages under ``formats/``) that have a ``pytest_glue`` module."""
+GLUE: tuple[str, ...] = tuple(spec_format.name for spec_format in FORMATS if spec_format.glue)
+"""The formats (packages under ``formats/``) that have a ``pytest_glue`` module (``registry.Format.glue``)."""
 
 
 def register(config: pytest.Config, runtime: GlueRuntime) -> None:

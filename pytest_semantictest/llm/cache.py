@@ -21,6 +21,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from ..errors import SemanticTestWarning
 from ..files import UnreadableFile, json_value, read_regular, write_atomic
 from ..json_types import JSONValue
 from .errors import LLMError
@@ -49,11 +50,11 @@ class TamperedEntry(LLMError):
     """A cache entry whose digest is missing or does not match what it records."""
 
 
-class CacheWriteWarning(UserWarning):
+class CacheWriteWarning(SemanticTestWarning):
     """An entry that could not be written (the first of them: each further one is counted)."""
 
 
-class CorruptEntryWarning(UserWarning):
+class CorruptEntryWarning(SemanticTestWarning):
     """An unusable answer found in a mode that records: it is recorded again."""
 
 

@@ -108,6 +108,10 @@ class LLMClient:
             weakref.WeakKeyDictionary()
         )
 
+    def configured(self, role: str) -> bool:
+        """Whether ``role`` can answer: an endpoint is set, or every answer comes from the replay cache."""
+        return self.config.configured(role)
+
     async def complete(
         self,
         role: str,

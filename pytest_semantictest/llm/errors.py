@@ -2,12 +2,6 @@
 
 from __future__ import annotations
 
-REQUIRE_JUDGE_MESSAGE = (
-    "LLM judge not configured and --semantictest-require-judge is set: set OPENAI_API_KEY (or "
-    "--semantictest-llm-base-url for an endpoint that needs no key), or run with "
-    "--semantictest-llm-cache=replay and a recorded cache"
-)
-
 
 class LLMError(Exception):
     """An LLM call could not produce a usable answer (unreachable, refused, unparseable, ...)."""

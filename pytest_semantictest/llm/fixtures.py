@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING, Protocol, TypedDict, TypeVar, Unpack
 import pytest
 
 from ..json_types import JSONValue
+from ..run_context import llm_unavailable
 from .client import CompleteOptions, Completion, LLMClient, Parsed
-from .errors import REQUIRE_JUDGE_MESSAGE, LLMError, NotConfigured
+from .errors import LLMError, NotConfigured
 from .usage import Usage
 
 if TYPE_CHECKING:
@@ -48,8 +49,9 @@ class JudgeFixture:
     """
 
     def __init__(self, judge: Judge | None, run: Run, require: bool = False) -> None:
-        if judge is None and require:  # raised while the fixture is set up: the test is an ERROR
-            raise NotConfigured(REQUIRE_JUDGE_MESSAGE)
+        missing = llm_unavailable("judge", configured=judge is not None, require=require)
+        if missing is not None and missing.error:  # raised while the fixture is set up: the test is an ERROR
+            raise NotConfigured(str(missing))
         self._judge = judge
         self._run = run
         self._require = require
@@ -100,7 +102,7 @@ class JudgeFixture:
             model=model,
         )
         if self._judge is None:
-            pytest.skip("LLM judge not configured")
+            pytest.skip(str(llm_unavailable("judge", configured=False, require=False)))
         return await self._judge.judge(request, repeat=repeat)
 
 

@@ -240,13 +240,19 @@ class ValidatorFixture:
         __tracebackhide__ = True
         import pytest
 
+        from ..run_context import llm_unavailable
         from .errors import NotConfigured
 
-        if self._validator is None or not self._validator.configured(options.get("use")):
-            if self._require:
-                raise NotConfigured("LLM validator not configured and --semantictest-require-judge is set")
-            pytest.skip("LLM validator not configured")
-        return await self._validator.validate(output, criteria, **options)
+        use = options.get("use")
+        validator = self._validator
+        role = resolve_use(use, Validator.role)[0]
+        configured = validator is not None and validator.configured(use)
+        missing = llm_unavailable(role, configured=configured, require=self._require)
+        if missing is not None or validator is None:
+            if missing is not None and missing.error:
+                raise NotConfigured(str(missing))
+            pytest.skip(str(missing))
+        return await validator.validate(output, criteria, **options)
 
 
 def _assert_passed(result: dict[str, JSONValue]) -> dict[str, JSONValue]:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from ..threads import start_daemon
+from .case_runs import prepared
 
 if TYPE_CHECKING:
     from ..agents.pool import AgentPool
@@ -37,7 +38,7 @@ class AgentStarts:
     def ready(self, pool: AgentPool | None, spec_file: SpecFileNode) -> bool:
         """Whether ``spec_file`` is prepared, preparing it when its agents run (or asking for them to be
         started ahead when they do not)."""
-        if spec_file.run_state is not None:
+        if prepared(spec_file):
             return True
         if pool is None or id(spec_file) in self._unprepared:
             return False
@@ -55,7 +56,7 @@ class AgentStarts:
         except (Exception, pytest.fail.Exception):  # (prepare's Failed is a BaseException) the file's  # noqa: BLE001
             self._unprepared.add(id(spec_file))  # own setup reports it when the file is reached, not
             return False  # the test running now
-        return spec_file.run_state is not None
+        return prepared(spec_file)
 
     def request(self, pool: AgentPool, spec_file: SpecFileNode) -> None:
         """Start the agents of ``spec_file`` that the pool may start ahead (once per file)."""

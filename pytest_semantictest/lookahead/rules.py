@@ -173,8 +173,8 @@ def must_be_alone(
 
 def agent_bound(live: LiveAgent) -> int:
     """How many items may talk to this agent at once (``concurrency`` where the agent is described)."""
-    value = getattr(live.config, "concurrency", None)
-    return int(value) if isinstance(value, int) and value >= 1 else DEFAULT_AGENT_CONCURRENCY
+    value = live.config.concurrency
+    return value if value is not None and value >= 1 else DEFAULT_AGENT_CONCURRENCY
 
 
 def traced(live: LiveAgent) -> bool:

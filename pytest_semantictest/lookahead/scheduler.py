@@ -34,6 +34,7 @@ from ..engine.item_usage import counted, install
 from ..model import Verdict
 from ..spec_nodes import is_spec_item
 from .agent_starts import AgentStarts
+from .case_runs import case_run
 from .item_order import ItemOrder
 from .rules import (
     agent_bound,
@@ -108,10 +109,9 @@ class Lookahead:
         """Run (or finish waiting for) ``item``'s pipeline and return its verdict."""
         if not is_spec_item(item):  # (the runtime asks only for its spec items)
             raise TypeError(f"{item.nodeid} is not a spec item")
-        state = item.spec_file.run_state
         n = self.order.index(item)
         if self.limit <= 1 or n is None or self.stopped:
-            alone: Verdict = self.runtime.run(state.run(item.case, self.runtime.concurrency))
+            alone: Verdict = self.runtime.run(case_run(item, self.runtime.concurrency))
             return alone
         self.current = n
         if self.usage is not None:
@@ -155,7 +155,7 @@ class Lookahead:
         ]
         if others:
             self.runtime.run(asyncio.wait(others))
-        again: Verdict = self.runtime.run(item.spec_file.run_state.run(item.case, self.runtime.concurrency))
+        again: Verdict = self.runtime.run(case_run(item, self.runtime.concurrency))
         return again
 
     def stop(self) -> None:
@@ -189,8 +189,8 @@ class Lookahead:
         """Run ``item``'s pipeline (it only computes) with those of the next items of its file that only
         compute, up to ``_BATCH``, in one turn of the loop: each is a task of its own, as if run when
         reached; what they are computed ahead of nothing can change (no I/O, no LLM, no shared state)."""
-        items, state = self.session.items, item.spec_file.run_state
-        batch = {n: self.runtime.loop_runner.start(state.run(item.case, self.runtime.concurrency))}
+        items = self.session.items
+        batch = {n: self.runtime.loop_runner.start(case_run(item, self.runtime.concurrency))}
         for m in self.order.after(n)[:_BATCH]:
             other = items[m]
             if (
@@ -202,17 +202,16 @@ class Lookahead:
                 or not self._static_of(other)[1]
             ):
                 break
-            batch[m] = self.runtime.loop_runner.start(state.run(other.case, self.runtime.concurrency))
+            batch[m] = self.runtime.loop_runner.start(case_run(other, self.runtime.concurrency))
         self.runtime.run(asyncio.wait(batch.values()))
         self.tasks.update(batch)
         self._computed.update(m for m in batch if m != n)
         return batch[n]
 
     def _start(self, n: int, item: SpecItemNode) -> asyncio.Task[Verdict]:
-        state = item.spec_file.run_state
         sink: dict[str, int] = {}
         task: asyncio.Task[Verdict] = self.runtime.loop_runner.start(
-            counted(state.run(item.case, self.runtime.concurrency), sink)
+            counted(case_run(item, self.runtime.concurrency), sink)
         )
         if self.usage is not None and n != self.current:
             self.usage.hide(n, sink)
@@ -243,7 +242,7 @@ class Lookahead:
     def _unattributed(self, key: str) -> int:
         pool = self.runtime.agent_pool
         live = pool.running(key) if pool is not None else None
-        return int(getattr(live, "unattributed_reads", 0))
+        return live.unattributed_reads if live is not None else 0
 
     def _keys(self, item: SpecItemNode) -> tuple[str, ...]:
         """The agents (pool keys) ``item``'s file talks to."""

@@ -6,7 +6,7 @@ connector). A test that passed is then run again against the recording, first as
 recording that does not reproduce the pass, say a test that reads a trace file, leaves the test
 unmutated), then once per mutation of each distinct reply. The test's own outcome is the normal
 run's. Its mutants' record goes to the setup report (xdist carries it to the controller), to a
-``Note`` (HTML extras, results ``notes``, JUnit) and to ``item.mutation`` (results ``mutation``).
+``Note`` (HTML extras, results ``notes``, JUnit) and to the item's stash (results ``mutation``).
 """
 
 from __future__ import annotations
@@ -23,9 +23,10 @@ from .. import options
 from ..agents.exchange import set_interceptor
 from ..engine.suite import SetupFailed, SuiteRun
 from ..evidence import Note
+from ..lookahead.case_runs import FILE_RUN
 from ..model import Failure, Outcome, Verdict
 from ..runtime import Runtime
-from ..spec_nodes import SpecItemNode, is_spec_item
+from ..spec_nodes import MUTATION, SpecItemNode, is_spec_item
 from . import realtime_tape
 from .mutations import mutations
 from .score import (
@@ -67,7 +68,7 @@ class MutationPlugin:
         if not is_spec_item(item):
             return (yield)
         tape = Tape()
-        state = item.spec_file.run_state
+        state = item.spec_file.stash.get(FILE_RUN, None)
         self.sets_up = state is None or not state.setup_done  # this test's recording holds the file's setup
         set_interceptor(tape)
         realtime_tape.use(tape)
@@ -81,7 +82,7 @@ class MutationPlugin:
         tape = self._with_setup(item, tape)
         record = self._mutate(item, tape)
         record["normal_s"] = normal
-        item.mutation = record  # type: ignore[attr-defined]
+        item.stash[MUTATION] = record
         if item.verdict is not None:
             item.verdict.evidence.append(_note(record))
         return result
@@ -177,10 +178,12 @@ class MutationPlugin:
         set_interceptor(replay)
         realtime_tape.use(replay)
         state = (
-            SuiteRun(item.spec_file.suite, self.runtime.context) if self.sets_up else item.spec_file.run_state
+            SuiteRun(item.spec_file.suite, self.runtime.context)
+            if self.sets_up
+            else item.spec_file.stash[FILE_RUN]
         )
         try:
-            verdict: Verdict = self.runtime.run(state.run(item.case, self.runtime.concurrency))
+            verdict: Verdict = self.runtime.run(state.run_case(item.case, self.runtime.concurrency))
             return verdict
         except SetupFailed as exc:
             return Verdict(Outcome.ERROR, [Failure("file setup (every test of the file errors)", str(exc))])
@@ -200,9 +203,9 @@ class MutationPlugin:
         """The file's teardown runs in its last test's teardown: its replies are recorded and each is
         mutated with the effect a real one has (a teardown step that fails errors the run); the
         mutants join that test's record."""
-        if not is_spec_item(item) or item.spec_file.run_state is None:
+        if not is_spec_item(item) or FILE_RUN not in item.spec_file.stash:
             return (yield)
-        state, tape = item.spec_file.run_state, Tape()
+        state, tape = item.spec_file.stash[FILE_RUN], Tape()
         set_interceptor(tape)
         realtime_tape.use(tape)
         try:
@@ -260,7 +263,7 @@ class MutationPlugin:
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         report = yield
-        record = getattr(item, "mutation", None)
+        record = item.stash.get(MUTATION, None)
         if call.when in ("setup", "teardown") and record is not None:
             setattr(report, ATTRIBUTE, record)
         return report

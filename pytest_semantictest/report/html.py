@@ -34,7 +34,7 @@ from ..json_types import JSONValue
 from ..llm.verdict import samples_text
 from ..model import Outcome, Suite, Verdict
 from ..redact import Redactor
-from ..spec_nodes import is_spec_item
+from ..spec_nodes import is_spec_item, verdict_of
 from ..stats import interval_label, interval_text
 from .conversation import conversation_data
 from .html_count import RunCount, skip_reason
@@ -395,7 +395,7 @@ class HtmlPlugin(RunCount):
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         report = yield
-        verdict = getattr(item, "verdict", None)
+        verdict = verdict_of(item)
         deciding = call.when == "call" or (call.when == "setup" and not report.passed)
         if verdict is not None and deciding and is_spec_item(item) and not item.stash.get(_ATTACHED, False):
             from pytest_html import extras

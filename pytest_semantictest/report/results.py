@@ -22,12 +22,13 @@ import json
 import re
 from collections.abc import Callable, Generator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import pytest
 
 from ..json_types import JSONValue
 from ..shown import Mask, shorten
+from ..spec_nodes import MUTATION, is_spec_item, verdict_of
 
 if TYPE_CHECKING:
     from ..model import Verdict
@@ -93,18 +94,17 @@ class ResultsWriter:
         from .notes import note_records
         from .trace_data import steps_data
 
-        case = getattr(item, "case", None)
-        record: dict[str, JSONValue] = {"name": getattr(case, "name", None) or item.name}
+        case = item.case if is_spec_item(item) else None
+        record: dict[str, JSONValue] = {"name": (case.name if case is not None else "") or item.name}
         try:
             record["file"] = str(Path(str(item.path)).relative_to(Path(str(self.config.rootpath))))
         except ValueError:
             record["file"] = str(item.path)
-        spec_file = getattr(item, "spec_file", None) if case is not None else None
-        record["format"] = getattr(getattr(spec_file, "suite", None), "format", None) or "python"
-        mutation = getattr(item, "mutation", None)  # --semantictest-mutate: killed, total, score, survivors
+        record["format"] = item.spec_file.suite.format if is_spec_item(item) else "python"
+        mutation = item.stash.get(MUTATION, None)  # --semantictest-mutate: killed, total, score, survivors
         if mutation is not None:
-            record["mutation"] = mutation
-        verdict = getattr(item, "verdict", None)
+            record["mutation"] = cast(JSONValue, dict(mutation))
+        verdict = verdict_of(item)
         if verdict is not None:
             turns, checkpoints = conversation_data(verdict.trace)
             if turns:

@@ -15,7 +15,7 @@ import pytest
 
 from ..json_types import JSONValue
 from ..shown import one_line
-from ..spec_nodes import is_spec_item
+from ..spec_nodes import is_spec_item, verdict_of
 from ..stats import interval_label, interval_text
 
 if TYPE_CHECKING:
@@ -184,7 +184,7 @@ class SummaryPlugin:
                 properties(item.spec_file.suite.format, item.verdict, required, usage, self.redactor())
             )
         report = yield
-        verdict = getattr(item, "verdict", None)
+        verdict = verdict_of(item)
         if call.when == "setup" and verdict is not None and is_spec_item(item):
             # a test run ahead of its turn (docs/concurrency.md) is only collected in its setup phase:
             # its duration is its pipeline's own time, not the moment it took pytest to pick it up

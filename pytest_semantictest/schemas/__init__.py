@@ -4,14 +4,13 @@
 :data:`SCHEMAS`; ``--check`` only reports files that are out of date (exit 1). The files are
 committed and shipped as package data; ``tests/reports/test_schemas.py`` keeps them in sync.
 
-Adding a format is one entry in :data:`SCHEMAS`.
+A format's schemas are part of its record (``formats/registry.py``).
 """
 
 from __future__ import annotations
 
 import json
 import warnings
-from dataclasses import dataclass
 from importlib import import_module
 from pathlib import Path
 from typing import Any, get_args
@@ -19,52 +18,14 @@ from typing import Any, get_args
 from pydantic import AliasChoices, BaseModel
 from pydantic.json_schema import PydanticJsonSchemaWarning
 
+from ..formats.registry import FORMATS, SchemaSource
+
 HERE = Path(__file__).resolve().parent
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
 
-@dataclass(frozen=True)
-class SchemaSource:
-    """One format's schema: the pydantic model (``module:Class``) and what editors show."""
-
-    name: str
-    model: str
-    title: str
-    description: str
-    free_keys: str = "^x-"
-    """Keys the format lets users add at every level (a regex), allowed next to every closed object."""
-    schema_key: bool = False
-    """Whether a file may name its schema in a top-level ``$schema`` key (JSON formats)."""
-
-
-SCHEMAS: list[SchemaSource] = [
-    SchemaSource(
-        "semantictest",
-        "pytest_semantictest.formats.semantictest.models:SuiteSpec",
-        "SemanticTest suite",
-        "A SemanticTest suite file (*.json with a top-level tests array) run by pytest-semantictest.",
-        free_keys="^(x-|\\$schema$)",
-        schema_key=True,
-    ),
-    SchemaSource(
-        "highbar",
-        "pytest_semantictest.formats.highbar.models:Spec",
-        "highbar spec",
-        "A highbar spec (*.highbar.yaml) run by pytest-semantictest; calls_from and markers are extensions.",
-    ),
-    SchemaSource(
-        "yao-case",
-        "pytest_semantictest.formats.yao.models:CaseSpec",
-        "Yao test case",
-        "One line of a Yao conversation test file (*.jsonl): a single-turn, static or dynamic test case.",
-    ),
-    SchemaSource(
-        "yao-agent",
-        "pytest_semantictest.formats.yao.models:AgentFileSpec",
-        "Yao agent file",
-        "The agent a Yao test file talks to (<name>.agent.yaml next to <name>.jsonl).",
-    ),
-]
+SCHEMAS: list[SchemaSource] = [schema for spec_format in FORMATS for schema in spec_format.schemas]
+"""Every format's schemas (each format's record in ``formats/registry.py`` names its own)."""
 
 
 MARKER_NAMES = {"yao": "yao-case"}

@@ -33,7 +33,7 @@ def test_expand_env_anywhere_and_reports_used_values():
     assert value["request"]["headers"]["Authorization"] == "Bearer s3cret-token"
     assert value["request"]["body"] == ["8731", 5, None] and value["n"] == 3
     assert used == ["8731", "s3cret-token"]
-    assert raw["endpoint"].startswith("http://127.0.0.1:${PORT}")  # input untouched
+    assert raw["endpoint"] == "http://127.0.0.1:${PORT}/chat"  # input untouched
 
 
 def test_expand_env_is_not_recursive():

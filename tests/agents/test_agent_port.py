@@ -1,4 +1,4 @@
-"""One port, one agent at a time: agents of other configurations take turns (issue 11, point 8).
+"""One port, one agent at a time: agents of other configurations take turns.
 
 ``SharedAgent`` (xdist workers, here real processes) waits while another process actively uses
 another agent on the port, and stops it once that process marks it idle; ``AgentPool`` (one

@@ -153,7 +153,8 @@ def test_attach_checks_health_and_trace_file(make_config, tmp_path):
             attached.attach(require_traces=True)
         traces.write_text("")
         attached.attach(require_traces=True)
-        assert attached.trace_reader().path == traces
+        reader = attached.trace_reader()
+        assert reader is not None and reader.path == traces
         attached.stop()  # nothing to stop: still running
         assert alive(running.pid)
         with pytest.raises(AgentStartError, match="no trace file is configured"):

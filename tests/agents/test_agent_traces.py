@@ -3,16 +3,25 @@
 from __future__ import annotations
 
 import json
+import tempfile
 import threading
 import time
 from pathlib import Path
 
 from pytest_semantictest.agents import ToolCall, TraceReader
-from pytest_semantictest.agents.traces import parse_line
+from pytest_semantictest.agents.traces import TraceBatch
 
 
 def line(**record) -> str:
     return json.dumps(record) + "\n"
+
+
+def parse_line(text: str) -> TraceBatch:
+    """One line's records, read from a trace file as the agent's are."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "trace.jsonl"
+        path.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+        return TraceReader(path).read_new()
 
 
 def append(path: Path, text: str) -> None:
@@ -127,11 +136,11 @@ def test_inventory_is_since_the_last_hello(tmp_path):
     reader = TraceReader(path)
     assert reader.inventory() is None
     append(path, line(v=1, type="hello", tools=["old_tool"]) + line(v=1, type="tools", names=["older"]))
-    assert reader.inventory() == {"old_tool", "older"}
+    assert reader.inventory() == frozenset({"old_tool", "older"})
     append(path, line(v=1, type="hello", pid=2))  # restarted, declared nothing yet
     assert reader.inventory() is None
     append(path, line(v=1, type="tools", names=["a"]) + line(v=1, type="tools", names=["b"]))
-    assert reader.inventory() == {"a", "b"}
+    assert reader.inventory() == frozenset({"a", "b"})
 
 
 def test_wait_for_hello(tmp_path):

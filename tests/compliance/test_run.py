@@ -233,7 +233,7 @@ def test_variables_are_reported(
     result.stdout.fnmatch_lines(["?0? variables (MockData) line *", '  output.greeting: "H*"'])
     tree = ET.parse(pytester.path / "run.xml")
     reported = next(p.get("value") for p in tree.iter("property") if p.get("name") == "variables")
-    assert json.loads(reported)["greeting"] in ("Hello", "Hi", "Hey")
+    assert reported is not None and json.loads(reported)["greeting"] in ("Hello", "Hi", "Hey")
     greeting = json.loads(reported)["greeting"]
     assert (
         f'output.greeting: "{greeting}"' in result.stdout.str()

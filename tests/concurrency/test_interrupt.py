@@ -18,7 +18,7 @@ from pytest_semantictest.engine.loop import interrupt_in
 from tests.highbar.test_no_leaks import QUICK, SLOW_AGENT, make_run  # noqa: F401 (fixture)
 
 
-def test_ctrl_c_with_tests_in_flight(make_run) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_ctrl_c_with_tests_in_flight(make_run) -> None:  # noqa: F811
     run = make_run(QUICK, 8, agent=[sys.executable, str(SLOW_AGENT), "--delay", "1.5"])
     proc = run.start()
     run.agent_pid()
@@ -36,7 +36,7 @@ def test_ctrl_c_with_tests_in_flight(make_run) -> None:  # type: ignore[no-untyp
     run.assert_nothing_left(out)
 
 
-def test_ctrl_c_with_full_trace_shows_every_frame(make_run) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_ctrl_c_with_full_trace_shows_every_frame(make_run) -> None:  # noqa: F811
     """The plugin has pytest render only the entry it prints of an interrupt (the whole traceback costs
     up to half a second of CPU under the event loop's stack): ``--full-trace`` still gets every frame."""
     run = make_run(QUICK, 2, agent=[sys.executable, str(SLOW_AGENT), "--delay", "30"])

@@ -1,4 +1,4 @@
-"""Look-ahead execution (issue 13): items run at once, report in pytest's order, stop as pytest stops."""
+"""Look-ahead execution: items run at once, report in pytest's order, stop as pytest stops."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from pytest_semantictest.blocks.chat_request import ChatRequest
 from pytest_semantictest.blocks.http_request import HttpRequest
 from pytest_semantictest.model import Outcome
 from pytest_semantictest.run_context import RunContext
-from tests.helpers import run_one
+from tests.helpers import run_one, step_context
 from tests.servers.slow_server import slow_server
 
 TIMEOUT_MS = 600
@@ -32,22 +32,12 @@ def base() -> Iterator[str]:
         yield url
 
 
-class _Ctx:
-    """What a block reads from its context: the run context, its HTTP pool and settings."""
-
-    def __init__(self, session: RunContext) -> None:
-        self.run_context = session
-        self.http = session.http
-        self.settings = session.settings
-        self.execution_id = "t"
-
-
 async def _run(block: Any) -> tuple[dict[str, Any] | str, float]:
     session = RunContext()
     start = time.perf_counter()
     try:
         try:
-            out: dict[str, Any] | str = await block.process({}, _Ctx(session))
+            out: dict[str, Any] | str = await block.process({}, step_context(session))
         except Exception as exc:  # the block's error, as run_step would record it  # noqa: BLE001
             out = str(exc)
     finally:
@@ -125,7 +115,7 @@ def test_agent_exchange_is_bounded(base: str, tmp_path: Path) -> None:
 
     async def go() -> None:
         session = RunContext()
-        ctx = _Ctx(session)
+        ctx = step_context(session)
         try:
             await send_chat(ctx, target, [{"role": "user", "content": "hi"}], {})
         finally:

@@ -15,7 +15,7 @@ from pytest_semantictest.blocks.http_request import HttpRequest
 from pytest_semantictest.errors import SpecError
 from pytest_semantictest.formats.semantictest.loader import load_file
 from pytest_semantictest.run_context import RunContext
-from tests.helpers import run_one
+from tests.helpers import run_one, step_context
 
 HUGE = "1" + "0" * 400
 
@@ -105,7 +105,7 @@ def test_chat_request_huge_timeout_is_a_block_error() -> None:
         session = RunContext()
         block = ChatRequest({"method": "POST", "url": "http://127.0.0.1:9/x", "timeout": float("inf")})
         try:
-            await block.process({}, type("Ctx", (), {"http": session.http, "settings": session.settings})())
+            await block.process({}, step_context(session))
         except Exception as exc:  # noqa: BLE001
             return f"{type(exc).__name__}: {exc}"
         finally:

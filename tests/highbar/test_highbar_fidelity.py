@@ -1,6 +1,6 @@
-"""Our verdicts equal highbar 0.1.0rc3's on the fidelity specs (issue 11), test by test.
+"""Our verdicts equal highbar 0.1.0rc3's on the fidelity specs, test by test.
 
-Each spec under ``fidelity/`` covers one point of the issue against ``fidelity_agent.py`` (the trace
+Each spec under ``fidelity/`` covers one of highbar's rules against ``fidelity_agent.py`` (the trace
 agent with tagging faults). highbar's verdicts and exit codes were recorded into ``fidelity/verdicts.json``
 by ``bench/highbar_side_by_side.py --record`` (the command is stored there per spec). With
 ``SEMANTICTEST_HIGHBAR=<path to a highbar 0.1.0rc3 executable>`` highbar runs side by side as well.

@@ -371,7 +371,7 @@ def test_variations_from_highbar_cache_each_phrasing_judged(pytester: pytest.Pyt
 
 def test_committed_variations_are_all_run_as_highbar_runs_them(pytester: pytest.Pytester) -> None:
     """A hand-written cache entry with more sentences than ``variations: N`` asks for: highbar runs every
-    one of them, as written, and says "(4 of 3 variations)"; a repeat is run again (issue 24)."""
+    one of them, as written, and says "(4 of 3 variations)"; a repeat is run again."""
     paraphrased(
         pytester,
         3,
@@ -391,7 +391,7 @@ def test_committed_variations_are_all_run_as_highbar_runs_them(pytester: pytest.
 
 def test_a_committed_cache_highbar_cannot_use_is_an_error(pytester: pytest.Pytester) -> None:
     """An entry with an empty list, or a file that is not JSON: highbar's test is an ERROR, never a run
-    of the trigger alone nor a fall-back to generating (issue 24)."""
+    of the trigger alone nor a fall-back to generating."""
     cache = paraphrased(pytester, 2, [])
     result = run_pytest(pytester, "-p", "no:cacheprovider")
     result.assert_outcomes(errors=1)
@@ -510,7 +510,7 @@ def test_variations_generated_with_highbars_own_llm_settings(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """HIGHBAR_LLM_API_KEY / _BASE_URL / _MODEL write the paraphrases as in ``highbar run``, above OPENAI_*
-    (which point nowhere here), below our own options; the key is never printed (issue 24)."""
+    (which point nowhere here), below our own options; the key is never printed."""
     import json
 
     from tests.llm.fake_openai import FakeOpenAI, Reply
@@ -577,7 +577,7 @@ def test_variations_without_cache_or_llm_is_an_error(
 
 
 def test_late_tool_call_fails_the_test_it_was_tagged_with(pytester: pytest.Pytester) -> None:
-    """highbar reads once more after a test's window: a tagged call recorded then fails it (issue 11 point 3)."""
+    """highbar reads once more after a test's window: a tagged call recorded then fails it."""
     port = free_port()
     tests = """
       - name: answers now, calls later
@@ -616,7 +616,7 @@ def test_late_call_after_the_extra_settle_fails_the_session(
 ) -> None:
     """A tagged call that arrives while a later test runs: highbar judges the earlier test again ("now
     fails") and exits 1. Its report is written, so the terminal summary lists it as failed by a late
-    call and the exit status is 1 (issue 24), also when another worker ran the later test."""
+    call and the exit status is 1, also when another worker ran the later test."""
     port = free_port()
     fidelity = Path(__file__).with_name("fidelity_agent.py")  # the late call 0.6 s, the slow reply 1.2 s
     tests = """

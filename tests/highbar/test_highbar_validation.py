@@ -551,7 +551,7 @@ CASES: dict[str, tuple[str, str, str, int | None]] = {
         "min_pass 3 is more than its 2 runs",
         10,
     ),
-    # issue 12 point 6: highbar accepts runs: 10**400 and never ends, and a timeout of 10**400 is an OverflowError
+    # highbar accepts runs: 10**400 and never ends, and a timeout of 10**400 is an OverflowError
     "runs 10**400": (
         one_test(GUARDRAIL + "  runs: 1" + "0" * 400 + "\n"),
         "suites[0].tests[0]",
@@ -840,7 +840,7 @@ def test_spec_error(text: str, place: str, fragment: str, line: int | None) -> N
     has(problems(text), place, fragment, line)
 
 
-# Templates in triggers are resolved at run time, as highbar does (issue 11 point 10): none rejects the
+# Templates in triggers are resolved at run time, as highbar does: none rejects the
 # file; a {{previous...}} that names nothing is that turn's run-time error, in highbar's words.
 RUNTIME_TEMPLATES = {
     "template in a single trigger": (
@@ -1009,7 +1009,7 @@ def test_environment_is_expanded_under_agent_only_and_recorded_as_secrets() -> N
 
 def test_a_variable_not_set_in_an_x_key_under_agent_is_a_spec_error_as_in_highbar() -> None:
     """highbar expands every value under ``agent``, an extension key's too, and stops on a variable that
-    is not set there (exit 2): running such a spec would turn highbar's spec error into a pass (issue 24)."""
+    is not set there (exit 2): running such a spec would turn highbar's spec error into a pass."""
     p = only(with_agent('x-note: "set ${NOT_SET} first"\n'))
     assert (p.place, p.message) == ("agent.x-note", "environment variable NOT_SET is not set")
     spec = load(with_agent('x-note: "token ${AGENT_TOKEN}"\n'), {"AGENT_TOKEN": "s3cr3t-token"})
@@ -1038,8 +1038,9 @@ def test_min_pass_fraction_is_exact_and_runs_resolve_with_overrides() -> None:
     assert (ten.runs, ten.min_pass, ten.min_pass_count) == (10, 0.7, 7)
     assert (five.runs, five.min_pass_count) == (None, 4)
     assert ten.repetition(1) == (10, 7) and five.repetition(5) == (5, 4)
-    assert spec.runs_problems() == []
-    (problem,) = spec.runs_problems(default_runs=3)  # --semantictest-highbar-runs 3
+    with pytest.raises(SpecError) as raised:
+        load_highbar_text(text, FILE, {}, runs=3)  # --semantictest-highbar-runs 3
+    (problem,) = raised.value.problems
     assert problem.place == "suites[0].tests[1]" and problem.message == "min_pass 4 is more than its 3 runs"
 
 

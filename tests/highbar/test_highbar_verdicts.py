@@ -1,11 +1,11 @@
-"""highbar's verdict rules on one turn, without an agent (issue 11): names that cannot be seen, untagged
+"""highbar's verdict rules on one turn, without an agent: names that cannot be seen, untagged
 calls next to tagged records, late calls, and when repeated runs may overlap."""
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pytest_semantictest.agents.correlate import RUNS_MAY_OVERLAP
 from pytest_semantictest.checks.expectations import TurnExpectation, unobservable
@@ -13,6 +13,7 @@ from pytest_semantictest.engine.batching import runs_may_overlap
 from pytest_semantictest.formats.highbar import load_highbar_text
 from pytest_semantictest.formats.highbar.spec import ExpectSpec
 from pytest_semantictest.model import Outcome, Verdict
+from pytest_semantictest.run_context import AgentPoolView, RunContext
 
 INVENTORY = frozenset({"get_order", "cancel_order"})
 
@@ -93,13 +94,18 @@ class _Live:
 
 
 class _Pool:
+    """The agent pool, holding one agent whose late trace records the test sets."""
+
     def __init__(self, live: _Live) -> None:
-        self.agents = self
         self.live = live
 
     def get(self, key: str) -> _Live:
         assert key == "agent-key"
         return self.live
+
+
+def _with_agent(live: _Live) -> RunContext:
+    return RunContext(env={}, agents=cast(AgentPoolView, _Pool(live)))
 
 
 def late_verdict(
@@ -120,7 +126,7 @@ def late_verdict(
             "test_id": "t1",
         }
     }
-    result = asyncio.run(check.evaluate(bus, _Pool(live)))
+    result = asyncio.run(check.evaluate(bus, _with_agent(live)))
     assert live.asked == [(42, "t1")]  # read once more only because the turn passed
     return result
 
@@ -162,4 +168,4 @@ def test_a_failed_turn_is_not_read_again() -> None:
             "test_id": "t",
         }
     }
-    assert asyncio.run(check.evaluate(bus, _Pool(live))).failures and live.asked == []
+    assert asyncio.run(check.evaluate(bus, _with_agent(live))).failures and live.asked == []

@@ -119,7 +119,7 @@ def _parent(pid: int) -> int | None:
 
 def wait_for(
     what: str, predicate: Callable[[], object], timeout: float, proc: subprocess.Popen[str] | None = None
-):  # type: ignore[no-untyped-def]
+):
     timeout = patience(timeout)
     deadline = time.monotonic() + timeout
     while True:
@@ -310,7 +310,7 @@ suites:
 
 
 @pytest.fixture
-def make_run(tmp_path: Path):  # type: ignore[no-untyped-def]
+def make_run(tmp_path: Path):
     runs: list[Run] = []
 
     def make(*args: object, **kwargs: object) -> Run:
@@ -336,7 +336,7 @@ def workers_of(run: Run) -> list[int]:
 # --------------------------------------------------------------------------- tests
 
 
-def test_normal_run(make_run) -> None:  # type: ignore[no-untyped-def]
+def test_normal_run(make_run) -> None:
     run = make_run(QUICK, 3)
     run.start()
     agent = run.agent_pid()
@@ -348,7 +348,7 @@ def test_normal_run(make_run) -> None:  # type: ignore[no-untyped-def]
     run.assert_nothing_left(out)
 
 
-def test_sigint_mid_run(make_run) -> None:  # type: ignore[no-untyped-def]
+def test_sigint_mid_run(make_run) -> None:
     # /slow answers after 3 s: the first test is waiting for its reply when pytest is interrupted.
     run = make_run(SLOW, 5, route="slow")
     proc = run.start()
@@ -363,7 +363,7 @@ def test_sigint_mid_run(make_run) -> None:  # type: ignore[no-untyped-def]
     run.assert_nothing_left(out)
 
 
-def test_xdist_worker_killed_mid_run(make_run) -> None:  # type: ignore[no-untyped-def]
+def test_xdist_worker_killed_mid_run(make_run) -> None:
     # Each reply takes 0.6 s; the worker that started the agent is SIGKILLed while a test waits.
     run = make_run(QUICK, 6, agent=[sys.executable, str(SLOW_AGENT), "--delay", "0.6"])
     proc = run.start("-n", "2")
@@ -380,7 +380,7 @@ def test_xdist_worker_killed_mid_run(make_run) -> None:  # type: ignore[no-untyp
     run.assert_nothing_left(out)
 
 
-def test_xdist_ctrl_c_mid_run(make_run) -> None:  # type: ignore[no-untyped-def]
+def test_xdist_ctrl_c_mid_run(make_run) -> None:
     # A terminal's Ctrl-C reaches the controller and its workers (one process group), never the
     # agent (it runs in a session of its own): the plugin must stop it.
     run = make_run(SLOW, 4, route="slow")
@@ -395,7 +395,7 @@ def test_xdist_ctrl_c_mid_run(make_run) -> None:  # type: ignore[no-untyped-def]
     run.assert_nothing_left(out)
 
 
-def test_xdist_all_workers_killed_controller_reaps(make_run) -> None:  # type: ignore[no-untyped-def]
+def test_xdist_all_workers_killed_controller_reaps(make_run) -> None:
     # No worker is left to release the agent: only the controller's reaping at the end can stop it.
     run = make_run(QUICK, 6, agent=[sys.executable, str(SLOW_AGENT), "--delay", "1"])
     proc = run.start("-n", "2", "--max-worker-restart=0")
@@ -413,8 +413,8 @@ def test_xdist_all_workers_killed_controller_reaps(make_run) -> None:  # type: i
     run.assert_nothing_left(out)
 
 
-def test_sigterm_mid_run(make_run) -> None:  # type: ignore[no-untyped-def]
-    # Not in the list, but the same promise: a terminated pytest stops its agent.
+def test_sigterm_mid_run(make_run) -> None:
+    # The same promise for a terminated pytest: it stops its agent.
     run = make_run(SLOW, 5, route="slow")
     proc = run.start()
     run.agent_pid()
@@ -426,7 +426,7 @@ def test_sigterm_mid_run(make_run) -> None:  # type: ignore[no-untyped-def]
     run.assert_nothing_left(out)
 
 
-def test_xdist_sigterm_to_workers_while_agent_starts(make_run) -> None:  # type: ignore[no-untyped-def]
+def test_xdist_sigterm_to_workers_while_agent_starts(make_run) -> None:
     # The agent needs 3 s before it listens; the workers are terminated (as a CI cancel would) meanwhile.
     run = make_run(QUICK, 4, agent=[sys.executable, str(TRACE_AGENT), "--slow-start", "3"])
     proc = run.start("-n", "2", "--max-worker-restart=0")

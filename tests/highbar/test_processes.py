@@ -1,4 +1,4 @@
-"""Agent processes across spec files, and the exit status (issue 11, points 8 and 12).
+"""Agent processes across spec files, and the exit status.
 
 Real pytest subprocesses on highbar specs whose agents (managed mode) are the trace agent:
 
@@ -77,14 +77,14 @@ def same_port_files(tmp_path: Path) -> dict[str, str]:
     }
 
 
-def test_files_with_different_agents_on_one_port_each_get_theirs(tmp_path: Path, same_port_files) -> None:  # type: ignore[no-untyped-def]
+def test_files_with_different_agents_on_one_port_each_get_theirs(tmp_path: Path, same_port_files) -> None:
     code, out = _run_files(tmp_path, same_port_files)
     assert code == 0, out
     assert "8 passed" in out, out
     assert len(list(tmp_path.glob(".semantictest/logs/*.log"))) == 3, out  # a, b, then a's agent again
 
 
-def test_under_xdist_workers_take_turns_on_the_port(tmp_path: Path, same_port_files) -> None:  # type: ignore[no-untyped-def]
+def test_under_xdist_workers_take_turns_on_the_port(tmp_path: Path, same_port_files) -> None:
     """Also the leak check of a normal xdist run: every process gone (the first agent's child too)."""
     code, out = _run_files(tmp_path, same_port_files, "-n", "2")
     assert code == 0, out

@@ -1,4 +1,4 @@
-"""Interrupting ``pytest -n 2`` (issue 11, point 12): quick, highbar's exit status, nothing left.
+"""Interrupting ``pytest -n 2``: quick, highbar's exit status, nothing left.
 
 The controller alone gets the signal (as ``kill <pid>``, ``timeout`` or a CI runner send it) while
 every worker waits for a 30 s reply. Before, the controller waited for the workers to finish their
@@ -18,7 +18,7 @@ from tests.highbar.test_no_leaks import SLOW, SLOW_AGENT, make_run, wait_for, wo
 QUICK_EXIT_S = 10.0
 
 
-def _interrupt_controller(make_run, sig: int) -> tuple[int, str, float]:  # type: ignore[no-untyped-def]  # noqa: F811
+def _interrupt_controller(make_run, sig: int) -> tuple[int, str, float]:  # noqa: F811
     run = make_run(SLOW, 4, route="chat", agent=[sys.executable, str(SLOW_AGENT), "--delay", "30"])
     # (its own warning names site-packages); fresh workers: the controller forwards the signal to its children
     proc = run.start("-n", "2", "-p", "no:benchmark")
@@ -34,13 +34,13 @@ def _interrupt_controller(make_run, sig: int) -> tuple[int, str, float]:  # type
     return code, out, took
 
 
-def test_sigint_to_the_controller_ends_the_run_quickly(make_run) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_sigint_to_the_controller_ends_the_run_quickly(make_run) -> None:  # noqa: F811
     code, out, took = _interrupt_controller(make_run, signal.SIGINT)
     assert code == 130, out
     assert took < QUICK_EXIT_S, f"took {took:.1f}s to exit\n{out}"
 
 
-def test_sigterm_to_the_controller_unwinds_every_process(make_run) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_sigterm_to_the_controller_unwinds_every_process(make_run) -> None:  # noqa: F811
     code, out, took = _interrupt_controller(make_run, signal.SIGTERM)
     assert code == 128 + signal.SIGTERM, out
     assert took < QUICK_EXIT_S, f"took {took:.1f}s to exit\n{out}"

@@ -1,4 +1,4 @@
-"""No agent outlives pytest (issue 31, processes): a signal during an agent's grace period, and SIGKILL.
+"""No agent outlives pytest: a signal during an agent's grace period, and SIGKILL.
 
 The agent ignores SIGTERM (so stopping it takes its whole 5 s grace period, then SIGKILL) and has a
 child of its own that ignores it too; it notes each SIGTERM in a file, so a test knows the plugin's
@@ -97,7 +97,7 @@ def _gone_at_exit(run: Run, agent: int, child: int, out: str) -> None:
     assert not alive, f"still running when pytest had exited: {alive}\n{out}"
 
 
-def _until_the_stop_began(run: Run, noted: Path, proc) -> None:  # type: ignore[no-untyped-def]
+def _until_the_stop_began(run: Run, noted: Path, proc) -> None:
     wait_for("the plugin's SIGTERM to the agent (its grace period)", noted.exists, 60, proc)
     time.sleep(0.3)  # well inside the 5 s
 
@@ -162,7 +162,7 @@ def test_a_signal_in_the_grace_period_stops_the_group_first(
     tmp_path: Path,
     fmt: str,
     sig: int,  # noqa: F811
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     argv, noted = _ignoring_agent(tmp_path)
     run = make_run(QUICK, 1, agent=argv)
     run.start(paths=_paths(run, fmt))
@@ -170,7 +170,7 @@ def test_a_signal_in_the_grace_period_stops_the_group_first(
 
 
 @pytest.mark.parametrize("fmt", ["highbar", "yao", "python"])
-def test_sigkill_to_pytest_leaves_no_agent(make_run, tmp_path: Path, fmt: str) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_sigkill_to_pytest_leaves_no_agent(make_run, tmp_path: Path, fmt: str) -> None:  # noqa: F811
     argv, noted = _ignoring_agent(tmp_path)
     run = make_run(SLOW, 3, route="slow", agent=argv)  # /slow answers after 3 s: pytest waits for a reply
     run.start(paths=_paths(run, fmt))
@@ -181,7 +181,7 @@ def test_sigkill_to_pytest_leaves_no_agent(make_run, tmp_path: Path, fmt: str) -
 @pytest.mark.parametrize(
     ("fmt", "sig"), [("highbar", signal.SIGTERM), ("highbar", signal.SIGINT), ("yao", signal.SIGTERM)]
 )
-def test_xdist_a_signal_in_the_grace_period(make_run, tmp_path: Path, fmt: str, sig: int) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_xdist_a_signal_in_the_grace_period(make_run, tmp_path: Path, fmt: str, sig: int) -> None:  # noqa: F811
     # The worker that used the agent stops it as the run ends; the controller (a CI runner's cancel)
     # or, for Ctrl-C, the controller and its workers (a terminal's process group) get the signal.
     argv, noted = _ignoring_agent(tmp_path)
@@ -192,7 +192,7 @@ def test_xdist_a_signal_in_the_grace_period(make_run, tmp_path: Path, fmt: str, 
 
 
 @pytest.mark.parametrize("fmt", ["highbar", "yao"])
-def test_xdist_sigkill_to_the_controller_leaves_no_agent(make_run, tmp_path: Path, fmt: str) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_xdist_sigkill_to_the_controller_leaves_no_agent(make_run, tmp_path: Path, fmt: str) -> None:  # noqa: F811
     argv, noted = _ignoring_agent(tmp_path)
     run = make_run(SLOW, 4, route="slow", agent=argv)
     proc = run.start("-n", "2", paths=_paths(run, fmt, 4))

@@ -70,14 +70,13 @@ def test_a_judge_that_answers_at_random_has_kappa_about_0(
         out = io.StringIO()
         code = cli.agreement(_labels(tmp_path).name, [f"--semantictest-llm-base-url={judge.url}"], 0.5, out)
     text = out.getvalue()
-    kappa, low, high = (
-        float(x) for x in re.search(r"kappa (-?[\d.]+) \(95% CI (-?[\d.]+) to (-?[\d.]+)\)", text).groups()
-    )
+    found = re.search(r"kappa (-?[\d.]+) \(95% CI (-?[\d.]+) to (-?[\d.]+)\)", text)
+    agreement = re.search(r"observed agreement (\d+)%", text)
+    assert found is not None and agreement is not None, text
+    kappa, low, high = (float(x) for x in found.groups())
     assert abs(kappa) < 0.3 and low < 0 < high, text  # no better than chance, and the interval says so
     assert code == 1 and "is below --min-kappa 0.5" in text  # not fit to gate CI
-    assert text.count("disagrees: ex") == round(
-        (1 - float(re.search(r"observed agreement (\d+)%", text).group(1)) / 100) * EXAMPLES
-    )
+    assert text.count("disagrees: ex") == round((1 - float(agreement.group(1)) / 100) * EXAMPLES)
 
 
 def test_a_bad_labels_file_names_the_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

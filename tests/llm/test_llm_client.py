@@ -368,7 +368,7 @@ def test_the_openai_import_pauses_garbage_collection_and_restores_it(
     monkeypatch.syspath_prepend(str(tmp_path))
     assert gc.isenabled()
     import_paused("paused_probe")
-    assert gc.isenabled() and sys.modules["paused_probe"].ENABLED is False  # type: ignore[attr-defined]
+    assert gc.isenabled() and sys.modules["paused_probe"].ENABLED is False
     with pytest.raises(ImportError, match="broken on purpose"):
         import_paused("paused_broken")
     assert gc.isenabled()

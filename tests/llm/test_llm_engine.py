@@ -77,7 +77,7 @@ def test_judge_failure_is_an_error_and_stops_the_pipeline(fake_openai: FakeOpenA
     assert "j" not in verdict.bus
     fake_openai.queue(status(500))
     failing = one(pipeline, {"d.a": 2, "j.score": {"gt": 0.7}}, fake_openai, tmp_path, retries=0)
-    assert failing.outcome is Outcome.FAILED  # a failure that does not depend on the judge wins (issue 12)
+    assert failing.outcome is Outcome.FAILED  # a failure that does not depend on the judge wins
     assert [f.check for f in failing.failures] == ["d.a"] and "LLM judge error" in (failing.error or "")
 
 

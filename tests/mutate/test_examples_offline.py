@@ -1,4 +1,4 @@
-"""The issue's "Done when" for the examples: ``python -m pytest examples --semantictest-mutate`` runs
+"""What the examples must do under mutation: ``python -m pytest examples --semantictest-mutate`` runs
 offline with the replay cache, the example agents receive no request while it mutates (they log each
 request they get: ``examples/agents/request_log.py``; ``phase_marks`` marks the phases in the same
 log), every example file gets a score, and two xdist workers give the same scores as one process."""

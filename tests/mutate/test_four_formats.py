@@ -1,4 +1,4 @@
-"""The issue's fixture in the other formats (highbar's is ``test_mutation_score.py``): one reply with
+"""The reference fixture in the other formats (highbar's is ``test_mutation_score.py``): one reply with
 text and two tool calls from a real loopback agent; a spec checking only that the text contains
 "Paris" scores below 0.3 with the dropped and the wrong-argument tool call among its survivors, the
 same spec checking tool names, arguments and a forbidden tool kills at least 80%."""

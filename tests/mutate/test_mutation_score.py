@@ -1,5 +1,5 @@
 """A mutation run scores a weak spec low and names what it misses; a strong one kills most mutants
-(the issue's fixture: one reply with text and two tool calls, a real agent on loopback)."""
+(the reference fixture: one reply with text and two tool calls, a real agent on loopback)."""
 
 from __future__ import annotations
 

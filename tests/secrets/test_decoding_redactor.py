@@ -1,4 +1,4 @@
-"""The redactor finds a secret by decoding what is printed: each shape of leak issue 31 reproduced,
+"""The redactor finds a secret by decoding what is printed: each shape of leak once reproduced,
 and the values it used to mask without reason."""
 
 from __future__ import annotations

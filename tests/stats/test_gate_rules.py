@@ -21,7 +21,7 @@ def _record(passed: int, runs: int, ms: float, score: float | None = None) -> di
     return record
 
 
-def _one(old: dict[str, object], new: dict[str, object], **options: float):  # type: ignore[no-untyped-def]
+def _one(old: dict[str, object], new: dict[str, object], **options: float):
     found = compare({"s.json::t": old}, {"s.json::t": new}, "b", ["s.json"], **options)
     return found, found.changes["s.json::t"]
 

@@ -154,7 +154,7 @@ def test_a_malformed_payload_is_answered_and_the_receiver_goes_on(
 
 
 def span(name: str, **attributes: object) -> Span:
-    return Span("t" * 32, "s" * 16, "", name, 0, 1, attributes)  # type: ignore[arg-type]
+    return Span("t" * 32, "s" * 16, "", name, 0, 1, attributes)
 
 
 def test_tool_spans_of_each_convention_and_not_others() -> None:

@@ -21,12 +21,12 @@ from pytest_semantictest.blocks.stream import (
 from pytest_semantictest.blocks.stream.openai import parse_openai
 from pytest_semantictest.blocks.stream.sse import parse_events, parse_field, parse_sse_format
 from pytest_semantictest.blocks.stream.vercel import parse_vercel
-from tests.helpers import fuzz_examples
+from tests.helpers import fuzz_examples, step_context
 
 
 def run(body: Any, fmt: str | None = None, **inputs: Any) -> dict[str, Any]:
     config = {"format": fmt} if fmt else {}
-    return asyncio.run(StreamParser(config).process({"body": body, **inputs}, None))
+    return asyncio.run(StreamParser(config).process({"body": body, **inputs}, step_context()))
 
 
 def oai(delta: dict[str, Any], finish: str | None = None) -> str:
@@ -506,7 +506,7 @@ def test_missing_or_non_string_body_raises(body: Any) -> None:
     with pytest.raises(BlockError, match="StreamParser needs input 'body'"):
         run(body, "sse-openai")
     with pytest.raises(BlockError, match="got nothing"):
-        asyncio.run(StreamParser({"format": "sse"}).process({}, None))
+        asyncio.run(StreamParser({"format": "sse"}).process({}, step_context()))
 
 
 def test_bytes_body_is_decoded() -> None:

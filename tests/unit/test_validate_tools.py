@@ -15,6 +15,7 @@ from pytest_semantictest.blocks.validate_tools import (
     deep_equal,
     normalize_tool_calls,
 )
+from tests.helpers import step_context
 
 
 def calls(*names: str, **args: dict[str, Any]) -> list[dict[str, Any]]:
@@ -23,7 +24,7 @@ def calls(*names: str, **args: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def run(tool_calls: Any, key: str = "toolCalls", **config: Any) -> dict[str, Any]:
-    return asyncio.run(ValidateTools(config).process({key: tool_calls}, None))
+    return asyncio.run(ValidateTools(config).process({key: tool_calls}, step_context()))
 
 
 # ---------------------------------------------------------------- input shapes
@@ -114,7 +115,7 @@ def test_missing_or_non_list_tool_calls_raise(value: Any) -> None:
     ):
         run(value, expected="x")
     with pytest.raises(BlockError, match="got nothing"):
-        asyncio.run(ValidateTools({}).process({}, None))
+        asyncio.run(ValidateTools({}).process({}, step_context()))
 
 
 def test_bad_element_raises_block_error() -> None:
@@ -358,6 +359,6 @@ def test_the_evidence_holds_each_calls_arguments_also_for_openai_shaped_calls() 
         }
     ]
     block = ValidateTools({"expected": ["get_weather"]})
-    output = asyncio.run(block.process({"toolCalls": calls}, None))
+    output = asyncio.run(block.process({"toolCalls": calls}, step_context()))
     trace = StepTrace(Step("ValidateTools", "tools", None, {}, "tools"), {"toolCalls": calls}, output, 0.1)
     assert ValidateTools.evidence_of(trace) == [ToolCalls([ToolCall("get_weather", {"city": "Paris"})])]

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...checks.judged import JudgedAssertions
-from ...errors import Problem
+from ...errors import Problem, SemanticTestWarning
 from ...model import AgentRequirement, Case, Check, Step, Suite
 from .agent_urls import on_agent_path
 from .data import ComplianceCase, ComplianceFile
@@ -57,7 +57,7 @@ class Settings:
     log_dir: Path = Path(".semantictest/logs")
 
 
-class ComplianceWarning(UserWarning):
+class ComplianceWarning(SemanticTestWarning):
     """Something a compliance file does that runs, but not quite as written (pytest's warnings summary)."""
 
 

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import pytest
 
+from ...errors import SemanticTestWarning
 from ...files import read_json
 from ...spec_nodes import is_spec_item
 
@@ -53,6 +54,10 @@ def plugins(config: pytest.Config, runtime: GlueRuntime) -> list[tuple[str, obje
     return [("semantictest-compliance", ComplianceSession(config, runtime))]
 
 
+class DependencyWaitWarning(SemanticTestWarning):
+    """Under xdist, a ``depends_on`` case was decided before every case it depends on had finished."""
+
+
 class ComplianceParts(NamedTuple):
     """A compliance test item's suite and case with the compliance data of each."""
 
@@ -66,8 +71,8 @@ def compliance_parts(item: pytest.Item) -> ComplianceParts | None:
     """Its parts when ``item`` is a compliance test case, else None."""
     if not is_spec_item(item):
         return None
-    suite = getattr(item.spec_file, "suite", None)
-    if suite is None or suite.format != "compliance":
+    suite = item.spec_file.suite
+    if suite.format != "compliance":
         return None
     from .data import ComplianceCase, ComplianceFile
 
@@ -181,7 +186,7 @@ class ComplianceSession:
             missing = still
             if missing and time.monotonic() > deadline:
                 item.warn(
-                    pytest.PytestWarning(
+                    DependencyWaitWarning(
                         f"semantictest: {len(missing)} case(s) of '{dependency}' did not finish within {stall:g} s; "
                         "deciding depends_on with the cases that did"
                     )

@@ -18,10 +18,8 @@ from pathlib import Path
 from typing import Literal, TypeAlias
 
 from ...agents.config import DEFAULT_BODY, DEFAULT_CORRELATE
-from ...errors import Problem
 from ...json_types import JSONObject, JSONValue
 from ...stats import PassRateTest
-from .problem import HighbarProblem
 
 TRACE_FIELDS: tuple[str, ...] = ("args", "context", "ended_at", "error", "fn", "result", "started_at")
 """Fields of a recorded tool call that ``{{previous.function_calls[N].<field>}}`` can read."""
@@ -173,13 +171,6 @@ class TestSpec:
         runs = self.runs if self.runs is not None else default_runs
         return runs, resolve_min_pass(self.min_pass, runs)
 
-    def runs_problem(self, default_runs: int) -> Problem | None:
-        """The "min_pass is more than runs" problem for ``default_runs``, or None."""
-        runs, count = self.repetition(default_runs)
-        if count <= runs:
-            return None
-        return HighbarProblem(self.place, f"min_pass {count} is more than its {runs} runs", self.line)
-
 
 def resolve_min_pass(min_pass: int | float | None, runs: int) -> int:
     if min_pass is None:
@@ -277,8 +268,3 @@ class HighbarSpec:
     def observes_calls(self) -> bool:
         """Some test checks tool calls (so a trace file, or replies with tool calls, are read)."""
         return any(test.observes_calls for _, test in self.tests)
-
-    def runs_problems(self, default_runs: int | None = None) -> list[Problem]:
-        """``min_pass`` above runs with another default (``--semantictest-highbar-runs``), as highbar's ``check_runs``."""
-        runs = self.defaults_runs if default_runs is None else default_runs
-        return [p for _, test in self.tests if (p := test.runs_problem(runs)) is not None]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ...errors import Problem, SpecError, clip, did_you_mean
+from ...errors import Problem, SemanticTestWarning, SpecError, clip, did_you_mean
 from ...json_types import JSONValue
 from ...model import Suite
 from ...problems import place, problems_from
@@ -73,7 +73,7 @@ def load_text(text: str, path: Path, ctx: CollectContext | None = None) -> Suite
     return compile_source(source, path, ctx)
 
 
-class SuiteWarning(UserWarning):
+class SuiteWarning(SemanticTestWarning):
     """Something a SemanticTest file does that runs, but differently from what it may mean."""
 
 
