@@ -31,6 +31,19 @@ collect_ignore = ["your-agent"]
 _server: Any = None
 
 
+def _free_ports(count: int) -> tuple[str, ...]:
+    import socket
+
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for sock in sockets:
+            sock.bind(("127.0.0.1", 0))
+        return tuple(str(sock.getsockname()[1]) for sock in sockets)
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
 def _importable(name: str) -> bool:
     try:
         return importlib.util.find_spec(name) is not None
@@ -49,6 +62,9 @@ def pytest_configure(config: pytest.Config) -> None:
     set_default(config, "llm-cache-dir", str(JUDGE_CACHE))
     set_default(config, "llm-cache", "replay")
     set_default(config, "otel", True)  # the traces examples read the spans their agent exports
+    if not os.environ.get("PYTEST_XDIST_WORKER"):  # (a worker keeps its controller's: one agent for all)
+        # the MCP examples' agents listen on ports of this run's own (two runs at once must not share)
+        os.environ["MCP_EXAMPLE_PORT"], os.environ["MCP_EXAMPLE_YAO_PORT"] = _free_ports(2)
 
 
 OTEL_MISSING = next(

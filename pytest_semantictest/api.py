@@ -31,6 +31,7 @@ __all__ = [
     "compliance_case",
     "dry_run",
     "option",
+    "otel_exporter_env",
     "run_suite",
     "set_default",
 ]

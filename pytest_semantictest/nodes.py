@@ -15,7 +15,7 @@ from _pytest._code.code import (  # not exported by pytest; what its own reports
     TracebackStyle,
 )
 
-from .errors import SpecError, shown_paths
+from .errors import SemanticTestWarning, SpecError, shown_paths
 from .lookahead.case_runs import FILE_RUN
 from .model import Case, Outcome, Suite, Verdict
 from .runtime import runtime
@@ -185,7 +185,7 @@ class SpecItem(SpecItemNode):
             item.add_marker(marker)
         test = case.repetition.decision
         if test is not None and test.shortfall() is not None:
-            item.warn(pytest.PytestWarning(f"{case.id}: pass rate: {test.shortfall()}"))
+            item.warn(SemanticTestWarning(f"{case.id}: pass rate: {test.shortfall()}"))
         return item
 
     def setup(self) -> None:

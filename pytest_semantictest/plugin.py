@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from . import llm_options, options
+from .errors import SemanticTestWarning
 from .formats.registry import FORMATS
 from .runtime import Runtime, install, installed, runtime
 from .xdist_share import USAGE_KEY
@@ -64,7 +65,7 @@ def pytest_configure(config: pytest.Config) -> None:
     run_wide = options.pass_rate_test(config)
     if run_wide is not None and run_wide.shortfall() is not None:
         config.issue_config_time_warning(
-            pytest.PytestWarning(f"--semantictest-pass-rate-max-runs: {run_wide.shortfall()}"), stacklevel=2
+            SemanticTestWarning(f"--semantictest-pass-rate-max-runs: {run_wide.shortfall()}"), stacklevel=2
         )
     from .report.logs import RedactedRecords
 

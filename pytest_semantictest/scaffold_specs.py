@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .agents.probe import HELLO, Probe
+from .formats.registry import FORMATS as REGISTRY
 
 FORMATS = {
-    "chat": ("semantictest", "highbar", "yao", "compliance"),
+    "chat": tuple(f.name for f in REGISTRY),  # every format (registry order: SemanticTest first)
     "a2a": ("compliance",),
     "realtime": ("compliance",),
 }

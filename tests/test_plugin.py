@@ -97,7 +97,7 @@ def test_short_summary_of_errors_names_the_problem(pytester: pytest.Pytester) ->
     result.stdout.fnmatch_lines(
         [
             "ERROR broken_test.json::x - *broken_test.json:1: tests[[]0]: unknown key 'pipline' — did you mean 'pipeline'?",
-            "ERROR broken_test.json::test-1 - *broken_test.json:1: tests[[]1].id: must be a string, got 3",
+            "ERROR broken_test.json::test-1 - *broken_test.json:1: tests[[]1].id: must be a string, got 3 (and 1 more)",
             "ERROR errors.json::slow - timed out after 1 s",
         ],
         consecutive=False,

@@ -213,7 +213,7 @@ class MutationPlugin:
         finally:
             set_interceptor(None)
             realtime_tape.use(None)
-        record: MutationRecord | None = getattr(item, "mutation", None)
+        record = cast("MutationRecord | None", item.stash.get(MUTATION, None))  # (what _mutate stashed)
         if record is None or not tape.replies or record.get("not_mutated"):
             return result
         rerun = SuiteRun(item.spec_file.suite, self.runtime.context, bus=state.bus)

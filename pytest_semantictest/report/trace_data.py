@@ -97,8 +97,9 @@ def _entry(t: StepTrace | None, evidence: Sequence[Evidence], text: _Text) -> JS
 
 
 def _spans(t: StepTrace | None) -> list[JSONValue]:
-    """A ``Spans`` step's spans as a timeline: name, status, start (ms after the first) and duration."""
-    if t is None or t.step.block != "Spans" or not isinstance(t.output, dict):
+    """A spans step's spans as a timeline: name, status, start (ms after the first) and duration."""
+    # (recognised by its output's shape: the report layer names no block)
+    if t is None or not isinstance(t.output, dict) or "traceId" not in t.output:
         return []
     found = [s for s in t.output.get("spans") or [] if isinstance(s, dict)]
     starts = [s["startUnixNano"] for s in found if isinstance(s.get("startUnixNano"), int)]

@@ -270,7 +270,7 @@ CASES: dict[str, tuple[str, str, str, int | None]] = {
     "calls_from unknown": (
         with_agent("calls_from: body\n"),
         "agent",
-        "calls_from must be 'traces' or 'reply', got 'body'",
+        "calls_from must be 'traces', 'reply' or 'otel', got 'body'",
         3,
     ),
     "traces with calls_from reply": (

@@ -50,7 +50,7 @@ def test_committed_schemas_are_up_to_date() -> None:
 def test_one_schema_per_format_shipped_as_package_data() -> None:
     assert [s.name for s in schemas.SCHEMAS] == ["semantictest", "highbar", "yao-case", "yao-agent"]
     package_data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
-    assert package_data["pytest_semantictest"] == ["py.typed", "schemas/*.schema.json"]
+    assert package_data["pytest_semantictest"][:2] == ["py.typed", "schemas/*.schema.json"]
     assert (
         ROOT / "pytest_semantictest" / "py.typed"
     ).is_file()  # PEP 561: the package's hints are for its users

@@ -343,15 +343,30 @@ def test_a_regression_of_a_passing_test_is_red_in_junit_html_and_the_results_fil
 
     slow = [
         {"id": "a", "block": "MockData", "config": {"data": 1}, "output": "d"},
-        {"block": "Loop", "config": {"target": "a", "maxIterations": 2, "delayMs": 300}},
+        {"block": "Loop", "config": {"target": "a", "maxIterations": 2, "delayMs": 100}},
     ]
     pytester.makefile(
         ".json",
-        s=json.dumps({"name": "s", "tests": [{"id": "t", "pipeline": slow, "assertions": {"d": 1}}]}),
+        s=json.dumps(
+            {"name": "s", "tests": [{"id": "t", "runs": 5, "pipeline": slow, "assertions": {"d": 1}}]}
+        ),
     )
-    old = {"id": "s.json::t", "file": "s.json", "outcome": "passed", "results_version": 1, "latency_ms": 1}
+    old = {
+        "id": "s.json::t",
+        "file": "s.json",
+        "outcome": "passed",
+        "results_version": 1,
+        "latency_ms": 1,
+        "runs": ["passed"] * 20,
+        "run_durations_ms": [1.0] * 20,
+    }
     (pytester.path / "base.jsonl").write_text(json.dumps(old) + "\n")
-    gate = ("--semantictest-fail-on-regression", "--junitxml=junit.xml", "--semantictest-results=now.jsonl")
+    gate = (
+        "--semantictest-fail-on-regression",
+        "--semantictest-fail-on-slower=1.5",  # (latency gates only when asked)
+        "--junitxml=junit.xml",
+        "--semantictest-results=now.jsonl",
+    )
     result = run_pytest(
         pytester,
         "-p",
@@ -363,19 +378,19 @@ def test_a_regression_of_a_passing_test_is_red_in_junit_html_and_the_results_fil
     )
     assert result.ret == 1
     result.stdout.fnmatch_lines(
-        ["regressed: s.json::t*latency*", "*1 passed*1 failed by the baseline gate in*"]
+        ["slower: s.json::t latency*(gates*", "*1 passed*1 failed by the baseline gate in*"]
     )
     cases = {c.get("name"): c for c in ElementTree.parse(pytester.path / "junit.xml").iter("testcase")}
     assert cases["t"].find("failure") is None  # the test as it was reported
-    failure = cases["t (regression)"].find("failure")
-    assert failure is not None and "regressed against the baseline" in str(failure.get("message"))
+    failure = cases["t (latency)"].find("failure")
+    assert failure is not None and "slower against the baseline" in str(failure.get("message"))
     records = {
         r["id"]: r
         for r in map(json.loads, (pytester.path / "now.jsonl").read_text(encoding="utf-8").splitlines())
     }
-    assert records["s.json::t (regression)"]["outcome"] == "failed"
+    assert records["s.json::t (latency)"]["outcome"] == "failed"
     rows = blob(pytester.path / "report.html")["tests"]
-    assert [row["result"] for row in rows["s.json::t (regression)"]] == ["Failed"]
+    assert [row["result"] for row in rows["s.json::t (latency)"]] == ["Failed"]
     again = run_pytest(pytester, "-p", "no:cacheprovider", "--semantictest-baseline=now.jsonl")
     again.stdout.fnmatch_lines(["compared with */now.jsonl: 1 unchanged"])  # the entry is no test
 
