@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -77,13 +78,22 @@ OTEL_MISSING = next(
 )
 """A package the instrumented agent of ``examples/traces/`` needs and this environment lacks."""
 _otel_agent: subprocess.Popen[str] | None = None
+_otel_owner: pytest.Config | None = None
+"""The run that started it (a run started inside that one, in this process, leaves it alone)."""
+_missing: list[str] = []
+"""A module the traces agent could not import when it started (its tests are skipped, saying so)."""
+_OTEL_STARTED = "OTEL_AGENT_URL_STARTED_HERE"
+"""The URL of the traces agent a run of these examples started (a pytest run started inside it, which
+inherits the variable, starts its own: that agent exports to the outer run's receiver)."""
 
 
 def _start_otel_agent(config: pytest.Config) -> None:
     """The pydantic-ai weather agent of ``examples/traces/``, exporting its spans to this run's OTLP
     receiver (``api.otel_exporter_env``): ``${env.OTEL_AGENT_URL}`` in the specs."""
-    global _otel_agent
+    global _otel_agent, _otel_owner
     from pytest_semantictest.api import otel_exporter_env
+
+    _otel_owner = config
 
     env = {**os.environ, **otel_exporter_env(config), "PYTHONUNBUFFERED": "1"}
     agent = Path(__file__).parent / "agents" / "otel_agent.py"
@@ -93,27 +103,37 @@ def _start_otel_agent(config: pytest.Config) -> None:
     assert _otel_agent.stdout is not None
     line = _otel_agent.stdout.readline()  # "listening on http://127.0.0.1:PORT", or why it could not start
     if not line.startswith("listening on "):
+        said = line + _otel_agent.stdout.read()
         _otel_agent.kill()
-        raise pytest.UsageError(
-            f"examples: the traces example agent did not start: {line}{_otel_agent.stdout.read()}"
-        )
-    os.environ["OTEL_AGENT_URL"] = line.split()[-1]
+        _otel_agent.wait()
+        _otel_agent = None
+        missing = re.search(r"ModuleNotFoundError: No module named '([\w.]+)'", said)
+        if missing is None:
+            raise pytest.UsageError(f"examples: the traces example agent did not start: {said}")
+        _missing.append(missing.group(1))  # an optional dependency the agent needs: its tests are skipped
+        os.environ["OTEL_AGENT_URL"] = "http://127.0.0.1:9"
+        return
+    os.environ["OTEL_AGENT_URL"] = os.environ[_OTEL_STARTED] = line.split()[-1]
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> None:
     """The traces examples' agent starts when one of their files is collected (their specs name its URL)."""
-    if file_path.parent != Path(__file__).parent / "traces" or "OTEL_AGENT_URL" in os.environ:
+    if file_path.parent != Path(__file__).parent / "traces" or _otel_agent is not None:
+        return
+    given = os.environ.get("OTEL_AGENT_URL")
+    if given and given != os.environ.get(_OTEL_STARTED):  # yours; not one an outer run started here
         return
     if OTEL_MISSING is not None:  # the files still collect; their tests are skipped (below)
         os.environ["OTEL_AGENT_URL"] = "http://127.0.0.1:9"
-    elif _otel_agent is None:
+    else:
         _start_otel_agent(parent.config)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if OTEL_MISSING is None:
+    missing = OTEL_MISSING or next(iter(_missing), None)
+    if missing is None:
         return
-    reason = f"{OTEL_MISSING} is not installed: pip install -e '.[examples]' (docs/traces.md)"
+    reason = f"the traces example agent needs {missing}, which is not installed: pip install -e '.[examples]'"
     for item in items:
         if Path(str(item.path)).parent == Path(__file__).parent / "traces":
             item.add_marker(pytest.mark.skip(reason=reason))
@@ -132,7 +152,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     global _server, _otel_agent
-    if _otel_agent is not None:
+    if _otel_agent is not None and session.config is _otel_owner:
         _otel_agent.terminate()
         try:
             _otel_agent.wait(timeout=10)
@@ -141,6 +161,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
             _otel_agent.wait()
         _otel_agent = None
         os.environ.pop("OTEL_AGENT_URL", None)
+        os.environ.pop(_OTEL_STARTED, None)
     if _server is not None:
         _server.shutdown()
         _server = None

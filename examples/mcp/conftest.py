@@ -45,11 +45,18 @@ def _wait_for(port: int, process: subprocess.Popen[bytes], seconds: float = 30.0
     raise pytest.UsageError(f"the example MCP server did not listen on 127.0.0.1:{port} within {seconds:g} s")
 
 
+_outer: list[tuple[subprocess.Popen[bytes] | None, str | None, str | None]] = []
+"""What a pytest run started inside this one (a test's own run, in this process) replaced, put back at
+its end: the outer run's server and variables."""
+
+
 def pytest_configure(config: pytest.Config) -> None:
     global _process
     url = os.environ.get("EXAMPLE_MCP_URL")
     if url and url != os.environ.get(_STARTED):  # yours (an xdist worker inherits its controller's: not that)
         return
+    _outer.append((_process, url, os.environ.get(_STARTED)))
+    _process = None
     port = _free_port()
     _process = subprocess.Popen(
         [sys.executable, str(SERVER), "--http", "--port", str(port), "--exit-with-parent"],
@@ -81,4 +88,11 @@ def _stop() -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    global _process
+    if not _outer:
+        return
     _stop()
+    _process, url, started = _outer.pop()
+    for name, value in (("EXAMPLE_MCP_URL", url), (_STARTED, started)):
+        if value is not None:
+            os.environ[name] = value
