@@ -57,15 +57,17 @@ def run_examples(out: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _run(folder: Path) -> dict[str, Any]:
-    done = run_examples(folder)
+    done = run_examples(folder, f"--semantictest-report={folder / 'report.html'}")
     return {
         "code": done.returncode,
         "stdout": done.stdout,
         "stderr": done.stderr[-4000:],
         "junit": str(folder / "junit.xml"),
+        "report": str(folder / "report.html"),
     }
 
 
 def main_command_run(request: pytest.FixtureRequest) -> dict[str, Any]:
-    """``code``, ``stdout``, ``stderr`` (its tail) and the ``junit`` report's path of the one run."""
+    """``code``, ``stdout``, ``stderr`` (its tail), the ``junit`` report's and the results viewer's
+    (``report``) paths of the one run."""
     return once_per_session(request, "main-command", _run, lambda found: found, lambda found: found)

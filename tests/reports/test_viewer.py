@@ -21,6 +21,7 @@ import pytest
 from pytest_semantictest.redact import Redactor
 from pytest_semantictest.report.viewer import build
 from tests.helpers import run_pytest
+from tests.main_command import main_command_run
 from tests.mutate.test_four_formats import semantictest as weather_spec
 from tests.mutate.test_mutation_score import Weather
 from tests.reports.cdp import Browser
@@ -243,35 +244,21 @@ def test_xdist_workers_records_all_reach_the_viewer(pytester: pytest.Pytester) -
     assert len(records) == 12 and records[0]["id"] == "other.json::t3" and records[0]["outcome"] == "failed"
 
 
-def test_the_examples_run_writes_a_viewer_chromium_opens_cleanly(tmp_path: Path) -> None:
-    """The issue's own check: ``python -m pytest examples --semantictest-report=r.html``."""
+def test_the_examples_run_writes_a_viewer_chromium_opens_cleanly(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """The issue's own check: ``python -m pytest examples --semantictest-report=r.html`` (the README's main
+    command, run once for the session: ``tests/main_command.py``)."""
     chromium()
-    page = tmp_path / "r.html"
-    root = Path(__file__).resolve().parents[2]
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "examples",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            f"--semantictest-report={page}",
-        ],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    run = main_command_run(request)
+    assert run["code"] == 0, run["stdout"][-3000:] + run["stderr"]
+    page = Path(run["report"])
     with Browser(tmp_path) as b:
         b.open(page.as_uri())
         listed = rows(b)
         formats = b.evaluate("[...document.querySelectorAll('.st-format-name')].map(e => e.textContent)")
         assert {"compliance", "highbar", "semantictest", "yao"} <= set(formats)
-        assert len(listed) == int(done.stdout.rsplit(" passed", 1)[0].rsplit(maxsplit=1)[-1])
+        assert len(listed) == int(run["stdout"].rsplit(" passed", 1)[0].rsplit(maxsplit=1)[-1])
         b.type("#st-search", "chat.highbar.yaml")
         assert {r["id"].split("::")[0] for r in rows(b)} == {"examples/highbar/chat.highbar.yaml"}
         b.click("tr.st-row")
