@@ -13,6 +13,8 @@ if TYPE_CHECKING:
 SPAN_WAIT_S = 5.0
 """How long a turn waits for its execution's first span, at most ..."""
 SPAN_QUIET_S = 0.3
+seen_roots: dict[str, int] = {}
+"""Test id -> the turns whose spans were read (each turn's request ends with one local root span)."""
 """... and then until none came for this long (exporters send in batches)."""
 
 
@@ -26,7 +28,10 @@ async def span_calls(spans: SpanSource | None, test_id: str, seen: set[str]) -> 
         raise AgentError(
             "calls_from: otel needs the run's OTLP receiver: run pytest with --semantictest-otel (docs/traces.md)"
         )
-    found = await spans.spans(trace_id_for(test_id), SPAN_WAIT_S, SPAN_QUIET_S)
+    # this turn's request ends with a root span of its own: wait for one more than earlier turns saw
+    turns = seen_roots.get(test_id, 0) + 1
+    found = await spans.spans(trace_id_for(test_id), SPAN_WAIT_S, SPAN_QUIET_S, turns)
+    seen_roots[test_id] = turns
     calls: list[ToolCall] = []
     for span in sorted(found, key=lambda s: s.start_ns):
         if span.span_id in seen or not is_tool_span(span):

@@ -23,6 +23,7 @@ import zlib
 from collections import OrderedDict
 from dataclasses import asdict
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from ..json_types import JSONValue
@@ -140,9 +141,11 @@ class SpanReceiver:
                 self.dropped += len(gone)
             self._changed.notify_all()
 
-    def spans(self, trace_id: str, wait_s: float = 0.0, quiet_s: float = 0.0) -> list[Span]:
-        """The spans of ``trace_id``. With ``wait_s``: waits up to that long for the first, then until
-        none came for ``quiet_s`` (exporters send in batches), never longer than ``wait_s`` in all."""
+    def spans(self, trace_id: str, wait_s: float = 0.0, quiet_s: float = 0.0, roots: int = 0) -> list[Span]:
+        """The spans of ``trace_id``. With ``wait_s``: waits up to that long until ``roots`` local root
+        spans (a service's span whose parent is not in the trace: the one its request handling ends
+        with, exported after every span under it) have come, and then none came for ``quiet_s``
+        (exporters send in batches); never longer than ``wait_s`` in all."""
         deadline = time.monotonic() + wait_s
         with self._changed:
             while True:
@@ -150,14 +153,22 @@ class SpanReceiver:
                 now = time.monotonic()
                 if now >= deadline:
                     break
-                if found and now - self._last.get(trace_id, now) >= quiet_s:
+                quiet_for = now - self._last.get(trace_id, now)
+                if found and quiet_for >= quiet_s and _roots(found) >= roots:
                     break
                 left = deadline - now
-                if found:
-                    left = min(left, quiet_s - (now - self._last[trace_id]))
+                if found and _roots(found) >= roots:
+                    left = min(left, quiet_s - quiet_for)
                 self._changed.wait(max(0.005, left))
             kept = list(found or [])
         return [to_span(raw, service) for raw, service in kept]
+
+
+def _roots(found: list[_Raw]) -> int:
+    """How many of a trace's spans are local roots: no parent, or one that is not among its spans."""
+    spans: list[Any] = [raw for raw, _ in found]  # (OTLP span messages)
+    ids = {raw.span_id for raw in spans}
+    return len([raw for raw in spans if raw.parent_span_id not in ids])
 
 
 def _handler(receiver: SpanReceiver) -> type[BaseHTTPRequestHandler]:
@@ -211,9 +222,10 @@ def _handler(receiver: SpanReceiver) -> type[BaseHTTPRequestHandler]:
                 trace_id = query["trace"][0]
                 wait_s = min(60.0, float(query.get("wait", ["0"])[0]))
                 quiet_s = min(10.0, float(query.get("quiet", ["0"])[0]))
+                roots = int(query.get("roots", ["0"])[0])
             except (KeyError, ValueError):
                 return self._error(400, "give trace=ID, and wait=SECONDS and quiet=SECONDS if wanted")
-            found = [asdict(s) for s in receiver.spans(trace_id, wait_s, quiet_s)]
+            found = [asdict(s) for s in receiver.spans(trace_id, wait_s, quiet_s, roots)]
             self._send(200, json.dumps(found).encode(), "application/json")
 
     return Handler

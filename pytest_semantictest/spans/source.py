@@ -10,12 +10,13 @@ from .receiver import SPANS_PATH, SpanReceiver
 
 
 class SpanSource(Protocol):
-    """The spans of one trace, waited for as :meth:`SpanReceiver.spans` does."""
+    """The spans of one trace, waited for as :meth:`SpanReceiver.spans` does (``roots``: the local root
+    spans to wait for, one a request the test made that the agent handled)."""
 
     @property
     def endpoint(self) -> str: ...
 
-    async def spans(self, trace_id: str, wait_s: float, quiet_s: float) -> list[Span]: ...
+    async def spans(self, trace_id: str, wait_s: float, quiet_s: float, roots: int = 1) -> list[Span]: ...
 
 
 class LocalSpans:
@@ -26,8 +27,8 @@ class LocalSpans:
     def endpoint(self) -> str:
         return self.receiver.url
 
-    async def spans(self, trace_id: str, wait_s: float, quiet_s: float) -> list[Span]:
-        return await asyncio.to_thread(self.receiver.spans, trace_id, wait_s, quiet_s)
+    async def spans(self, trace_id: str, wait_s: float, quiet_s: float, roots: int = 1) -> list[Span]:
+        return await asyncio.to_thread(self.receiver.spans, trace_id, wait_s, quiet_s, roots)
 
 
 class RemoteSpans:
@@ -40,12 +41,13 @@ class RemoteSpans:
     def endpoint(self) -> str:
         return self.url
 
-    async def spans(self, trace_id: str, wait_s: float, quiet_s: float) -> list[Span]:
+    async def spans(self, trace_id: str, wait_s: float, quiet_s: float, roots: int = 1) -> list[Span]:
         from ..http_clients import async_client
 
         async with async_client(timeout=wait_s + 30) as client:
             reply = await client.get(
-                self.url + SPANS_PATH, params={"trace": trace_id, "wait": wait_s, "quiet": quiet_s}
+                self.url + SPANS_PATH,
+                params={"trace": trace_id, "wait": wait_s, "quiet": quiet_s, "roots": roots},
             )
             reply.raise_for_status()
             return [Span(**fields) for fields in reply.json()]

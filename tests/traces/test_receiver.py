@@ -170,3 +170,31 @@ def test_tool_spans_of_each_convention_and_not_others() -> None:
         span("GET /x"),
     ):
         assert not is_tool_span(other)
+
+
+def test_a_reader_waits_for_the_root_span_that_ends_a_request(receiver: SpanReceiver) -> None:
+    """An exporter under load sends a request's spans in batches far apart: a quiet spell after the
+    first batch does not end the wait while the request's root span (exported after every span under
+    it) has not come."""
+    import threading
+
+    from opentelemetry.proto.trace.v1.trace_pb2 import Span as OtlpSpan
+
+    trace, root_id = bytes.fromhex("ab" * 16), bytes.fromhex("01" * 8)
+    child = OtlpSpan(
+        trace_id=trace, span_id=bytes.fromhex("02" * 8), parent_span_id=root_id, name="execute_tool f"
+    )
+    root = OtlpSpan(
+        trace_id=trace, span_id=root_id, parent_span_id=bytes.fromhex("ff" * 8), name="invoke_agent"
+    )
+    receiver.add([(trace.hex(), child, "svc")])
+    later = threading.Timer(0.5, receiver.add, [[(trace.hex(), root, "svc")]])
+    later.start()
+    try:
+        found = receiver.spans(trace.hex(), wait_s=30, quiet_s=0.05, roots=1)
+    finally:
+        later.join()
+    assert sorted(s.name for s in found) == ["execute_tool f", "invoke_agent"]
+    assert [
+        s.name for s in receiver.spans(trace.hex(), wait_s=0.2, quiet_s=0.05, roots=2)
+    ] != []  # gives up in time
