@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 
 HEADER = "traceparent"
 CURRENT: ContextVar[str | None] = ContextVar("semantictest_trace_id", default=None)
+SENT: dict[str, list[str]] = {}
+"""Trace id -> the parent span ids its requests carried (an agent's root span for a request names one)."""
 EXPORT_ENV: dict[str, str] = {}
 """``OTEL_EXPORTER_OTLP_ENDPOINT`` and friends while the receiver runs (set by the runtime)."""
 _HEX32 = re.compile(r"[0-9a-f]{32}")
@@ -41,8 +43,16 @@ def trace_id_for(execution_id: str) -> str:
 
 
 def traceparent(trace_id: str) -> str:
-    """A ``traceparent`` value: version 00, the trace, a fresh parent span id, sampled."""
-    return f"00-{trace_id}-{os.urandom(8).hex()}-01"
+    """A ``traceparent`` value: version 00, the trace, a fresh parent span id (kept in :data:`SENT`),
+    sampled."""
+    parent = os.urandom(8).hex()
+    SENT.setdefault(trace_id, []).append(parent)
+    return f"00-{trace_id}-{parent}-01"
+
+
+def sent(trace_id: str) -> list[str]:
+    """The parent span ids the requests of ``trace_id`` carried so far."""
+    return list(SENT.get(trace_id, ()))
 
 
 @contextmanager
@@ -63,9 +73,7 @@ def current() -> str | None:
 
 async def add_traceparent(request: httpx.Request) -> None:
     """An httpx request hook: the running execution's ``traceparent``, unless the request has one."""
-    trace_id = CURRENT.get()
-    if trace_id is not None and HEADER not in request.headers:
-        request.headers[HEADER] = traceparent(trace_id)
+    sync_add_traceparent(request)
 
 
 def sync_add_traceparent(request: httpx.Request) -> None:

@@ -21,6 +21,7 @@ import threading
 import time
 import zlib
 from collections import OrderedDict
+from collections.abc import Collection
 from dataclasses import asdict
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -141,12 +142,21 @@ class SpanReceiver:
                 self.dropped += len(gone)
             self._changed.notify_all()
 
-    def spans(self, trace_id: str, wait_s: float = 0.0, quiet_s: float = 0.0, roots: int = 0) -> list[Span]:
-        """The spans of ``trace_id``. With ``wait_s``: waits up to that long until ``roots`` local root
-        spans (a service's span whose parent is not in the trace: the one its request handling ends
-        with, exported after every span under it) have come, and then none came for ``quiet_s``
+    def spans(
+        self,
+        trace_id: str,
+        wait_s: float = 0.0,
+        quiet_s: float = 0.0,
+        roots: int = 0,
+        parents: Collection[str] = (),
+    ) -> list[Span]:
+        """The spans of ``trace_id``. With ``wait_s``: waits up to that long until ``roots`` root spans
+        of requests the test made (spans whose parent is one of ``parents``, the span ids its
+        ``traceparent`` headers carried; a service's root span ends its handling of a request and is
+        exported after every span under it) have come, and then until none came for ``quiet_s``
         (exporters send in batches); never longer than ``wait_s`` in all."""
         deadline = time.monotonic() + wait_s
+        wanted = {bytes.fromhex(p) for p in parents} if roots else set()
         with self._changed:
             while True:
                 found = self._traces.get(trace_id)
@@ -154,21 +164,21 @@ class SpanReceiver:
                 if now >= deadline:
                     break
                 quiet_for = now - self._last.get(trace_id, now)
-                if found and quiet_for >= quiet_s and _roots(found) >= roots:
+                rooted = bool(found) and (not wanted or _roots(found or [], wanted) >= roots)
+                if rooted and quiet_for >= quiet_s:
                     break
                 left = deadline - now
-                if found and _roots(found) >= roots:
+                if rooted:
                     left = min(left, quiet_s - quiet_for)
                 self._changed.wait(max(0.005, left))
             kept = list(found or [])
         return [to_span(raw, service) for raw, service in kept]
 
 
-def _roots(found: list[_Raw]) -> int:
-    """How many of a trace's spans are local roots: no parent, or one that is not among its spans."""
+def _roots(found: list[_Raw], parents: set[bytes]) -> int:
+    """How many of a trace's spans have one of ``parents`` as their parent."""
     spans: list[Any] = [raw for raw, _ in found]  # (OTLP span messages)
-    ids = {raw.span_id for raw in spans}
-    return len([raw for raw in spans if raw.parent_span_id not in ids])
+    return len([raw for raw in spans if raw.parent_span_id in parents])
 
 
 def _handler(receiver: SpanReceiver) -> type[BaseHTTPRequestHandler]:
@@ -223,9 +233,10 @@ def _handler(receiver: SpanReceiver) -> type[BaseHTTPRequestHandler]:
                 wait_s = min(60.0, float(query.get("wait", ["0"])[0]))
                 quiet_s = min(10.0, float(query.get("quiet", ["0"])[0]))
                 roots = int(query.get("roots", ["0"])[0])
+                parents = [p for p in query.get("parents", [""])[0].split(",") if p]
             except (KeyError, ValueError):
                 return self._error(400, "give trace=ID, and wait=SECONDS and quiet=SECONDS if wanted")
-            found = [asdict(s) for s in receiver.spans(trace_id, wait_s, quiet_s, roots)]
+            found = [asdict(s) for s in receiver.spans(trace_id, wait_s, quiet_s, roots, parents)]
             self._send(200, json.dumps(found).encode(), "application/json")
 
     return Handler

@@ -191,7 +191,7 @@ def test_a_reader_waits_for_the_root_span_that_ends_a_request(receiver: SpanRece
     later = threading.Timer(0.5, receiver.add, [[(trace.hex(), root, "svc")]])
     later.start()
     try:
-        found = receiver.spans(trace.hex(), wait_s=30, quiet_s=0.05, roots=1)
+        found = receiver.spans(trace.hex(), wait_s=30, quiet_s=0.05, roots=1, parents=["ff" * 8])
     finally:
         later.join()
     assert sorted(s.name for s in found) == ["execute_tool f", "invoke_agent"]
