@@ -15,24 +15,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...blocks.transports.mcp import METHODS
 from ...databus import DataBus
 from ...errors import Problem, did_you_mean
 from ...json_types import JSONObject, JSONValue
 from ...model import CheckResult, Failure, Step
 from ...resolve import ENV_VAR
 from .models import TestCase
-
-SLOT = "observed"
-METHODS = (
-    "tools/list",
-    "tools/call",
-    "resources/list",
-    "resources/read",
-    "resources/templates/list",
-    "prompts/list",
-    "prompts/get",
-    "ping",
-)
+from .transport import SLOT, SlotCheck
 
 
 def server_of(front_server: str | list[str] | None, env: Mapping[str, str]) -> str | list[str] | None:
@@ -146,7 +136,7 @@ def _server(
 
 
 @dataclass
-class McpReplyCheck:
+class McpReplyCheck(SlotCheck):
     """The session ran, and ``**Expected:**`` holds.
 
     A server that could not be started or reached, or a deadline that passed, is an ERROR; a session
@@ -155,23 +145,11 @@ class McpReplyCheck:
     (``isError``); otherwise either one fails the case, named.
     """
 
-    expected: str | None = None
-    line: int | None = None
-
-    @property
-    def reads(self) -> frozenset[str]:
-        return frozenset({SLOT})
-
     def describe(self) -> str:
         return f"expected: {self.expected or 'an answer without error'}"
 
-    async def evaluate(self, bus: DataBus, ctx: object) -> CheckResult:
-        return self.evaluate_sync(bus)
-
     def evaluate_sync(self, bus: DataBus) -> CheckResult:
-        found = bus.get(SLOT)
-        observed: JSONObject = found if isinstance(found, dict) else {}
-        reply: JSONObject = observed["reply"] if isinstance(observed.get("reply"), dict) else {}
+        observed, reply = self.observed(bus)
         error = reply.get("error") if isinstance(reply.get("error"), dict) else None
         kind = error.get("kind") if error else None
         failure = observed.get("failure") or observed.get("error")

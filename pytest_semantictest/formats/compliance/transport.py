@@ -83,14 +83,8 @@ def request_step(config: JSONObject, line: int | None, where: str) -> Step:
 
 
 @dataclass
-class ReplyCheck:
-    """The exchange completed as its transport defines, and ``**Expected:**`` holds.
-
-    ``failure``: the agent must reject the request (status >= 400, a JSON-RPC error, a failed or
-    rejected task or response, an ``error`` event, or the connection refused), and nothing else may
-    break (an agent card that does not validate still fails the case); ``success``, or no
-    ``**Expected:**``: it must not. A deadline that passed is an ERROR either way.
-    """
+class SlotCheck:
+    """A case's check of what its request step wrote to :data:`SLOT`: ``**Expected:**`` and its line."""
 
     expected: str | None = None
     line: int | None = None
@@ -99,16 +93,36 @@ class ReplyCheck:
     def reads(self) -> frozenset[str]:
         return frozenset({SLOT})
 
-    def describe(self) -> str:
-        return f"expected: {self.expected or 'a completed exchange'}"
-
     async def evaluate(self, bus: DataBus, ctx: object) -> CheckResult:
         return self.evaluate_sync(bus)
 
     def evaluate_sync(self, bus: DataBus) -> CheckResult:
+        raise NotImplementedError
+
+    @staticmethod
+    def observed(bus: DataBus) -> tuple[JSONObject, JSONObject]:
+        """What the request step wrote, and the reply in it (empty where there is none)."""
         found = bus.get(SLOT)
         observed: JSONObject = found if isinstance(found, dict) else {}
         reply: JSONObject = observed["reply"] if isinstance(observed.get("reply"), dict) else {}
+        return observed, reply
+
+
+@dataclass
+class ReplyCheck(SlotCheck):
+    """The exchange completed as its transport defines, and ``**Expected:**`` holds.
+
+    ``failure``: the agent must reject the request (status >= 400, a JSON-RPC error, a failed or
+    rejected task or response, an ``error`` event, or the connection refused), and nothing else may
+    break (an agent card that does not validate still fails the case); ``success``, or no
+    ``**Expected:**``: it must not. A deadline that passed is an ERROR either way.
+    """
+
+    def describe(self) -> str:
+        return f"expected: {self.expected or 'a completed exchange'}"
+
+    def evaluate_sync(self, bus: DataBus) -> CheckResult:
+        observed, reply = self.observed(bus)
         url = reply.get("url") or (observed.get("request") or {}).get("url") or "the server"
         rejected = (
             observed.get("status", 0) >= 400
