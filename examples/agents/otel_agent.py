@@ -105,9 +105,14 @@ class Handler(BaseHTTPRequestHandler):
         self._send(200, {"reply": result.output})
 
 
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128  # (the default 5 resets connections when many tests ask at once)
+
+
 def main() -> None:
     port = int(sys.argv[1]) if len(sys.argv) > 1 else 0
-    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    server = Server(("127.0.0.1", port), Handler)
     print(f"listening on http://127.0.0.1:{server.server_address[1]}", flush=True)
     try:
         server.serve_forever()

@@ -95,6 +95,11 @@ def _base64_ids(data: JSONValue) -> JSONValue:
     return data
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128  # many exporters at once (the default 5 resets connections under load)
+
+
 class SpanReceiver:
     """The receiver: :meth:`start` binds 127.0.0.1 (``port`` 0: any free port) and serves in a thread."""
 
@@ -116,8 +121,7 @@ class SpanReceiver:
 
     def start(self) -> ThreadingHTTPServer:
         if self._server is None:
-            server = ThreadingHTTPServer(("127.0.0.1", self.port), _handler(self))
-            server.daemon_threads = True
+            server = _Server(("127.0.0.1", self.port), _handler(self))
             threading.Thread(target=server.serve_forever, name="semantictest-otlp", daemon=True).start()
             self._server = server
         return self._server
