@@ -45,6 +45,8 @@ def _wait_for(port: int, process: subprocess.Popen[bytes], seconds: float = 30.0
     raise pytest.UsageError(f"the example MCP server did not listen on 127.0.0.1:{port} within {seconds:g} s")
 
 
+_shared: list[pytest.Config] = []
+"""Runs inside this one that use its server."""
 _outer: list[tuple[subprocess.Popen[bytes] | None, str | None, str | None]] = []
 """What a pytest run started inside this one (a test's own run, in this process) replaced, put back at
 its end: the outer run's server and variables."""
@@ -54,6 +56,9 @@ def pytest_configure(config: pytest.Config) -> None:
     global _process
     url = os.environ.get("EXAMPLE_MCP_URL")
     if url and url != os.environ.get(_STARTED):  # yours (an xdist worker inherits its controller's: not that)
+        return
+    if _process is not None and _process.poll() is None:  # a run inside this one (in this process) shares
+        _shared.append(config)  # it: the outer run's tests still use it (and the variable) meanwhile
         return
     _outer.append((_process, url, os.environ.get(_STARTED)))
     _process = None
@@ -89,6 +94,9 @@ def _stop() -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     global _process
+    if config in _shared:
+        _shared.remove(config)
+        return
     if not _outer:
         return
     _stop()
