@@ -5,7 +5,7 @@ Mutates every seed of ``tests/hardening/mutants.py`` (the examples, the complian
 valid files) ``--per-seed`` times and loads each mutant as collection does, in this process.
 Prints one line per distinct crash (an exception, a traceback or plugin path in the message, a
 load slower than ``--time-limit``) with a reproducer written under ``--out``, then a summary
-(mutants, crashes, slowest load). Exit status 1 when anything crashed.
+(mutants, crashes, slowest load in CPU seconds). Exit status 1 when anything crashed.
 
 ``--folder-runs N`` then makes N mutants of each format and puts each next to a valid sibling of its
 format in a folder of its own; batches of such folders are collected by a real pytest process and
@@ -73,7 +73,9 @@ def main() -> int:
                     slowest = (took, f"{seed.name} ({what})")
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"{count} mutants, {len(crashes)} distinct crashes, slowest load {slowest[0]:.3f} s: {slowest[1]}")
+    print(
+        f"{count} mutants, {len(crashes)} distinct crashes, slowest load {slowest[0]:.3f} s of CPU: {slowest[1]}"
+    )
     status = 1 if crashes else 0
     if args.folder_runs:
         from fuzz_folder_runs import folder_runs, report

@@ -211,7 +211,7 @@ from pathlib import Path
 
 import pytest_semantictest.formats.compliance.pytest_glue as session
 
-session.STALL_SLACK_S = 0.5  # with the dependency's 1 s case timeout: give up after 1.5 s without progress
+session.STALL_SLACK_S = 0.5  # with the dependency's 3 s case timeout: give up after 3.5 s without progress
 RELEASED = Path(__file__).parent / "released"
 
 def pytest_runtest_setup(item):
@@ -233,7 +233,7 @@ def test_a_dependency_that_does_not_finish_is_waited_for_a_bounded_time(
     pytester.makefile(
         ".md", a_dependant=doc(chat_case("1. Gives up", model="echo"), name="dependant", depends_on="[base]")
     )
-    pytester.makefile(".md", b_base=doc(chat_case("1. Held", model="echo"), name="base", timeout=1))
+    pytester.makefile(".md", b_base=doc(chat_case("1. Held", model="echo"), name="base", timeout=3))
     url = f"http://127.0.0.1:{gate.server_address[1]}"
     result = run_pytest(
         pytester,
@@ -248,7 +248,7 @@ def test_a_dependency_that_does_not_finish_is_waited_for_a_bounded_time(
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(
         [
-            "*semantictest: 1 case(s) of 'base' did not finish within 1.5 s; deciding depends_on "
+            "*semantictest: 1 case(s) of 'base' did not finish within 3.5 s; deciding depends_on "
             "with the cases that did*"
         ]
     )

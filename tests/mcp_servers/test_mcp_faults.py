@@ -8,13 +8,16 @@ import sys
 
 import pytest
 
-from tests.helpers import run_pytest
+from tests.helpers import patience, run_pytest
 from tests.mcp_servers.conftest import SERVER, alive
 
 pytest_plugins = ["pytester"]
 
 
-def mcp_file(server: str, case: str, timeout: float = 20) -> str:
+def mcp_file(server: str, case: str, timeout: float | None = None) -> str:
+    """A compliance file over MCP; ``timeout`` for a test of a timeout, else one that a server answering
+    on a loaded machine keeps (starting a Python MCP server there took over 15 s)."""
+    timeout = timeout if timeout is not None else round(patience(60))
     return (
         f"---\nname: faults\nversion: 1.0\ntransport: mcp\nserver: {server}\ntimeout: {timeout}\n---\n\n"
         f"## Test Cases\n\n{case}"
