@@ -54,16 +54,20 @@ def warn_unused(config: pytest.Config, users: list[str], items: list[pytest.Item
     if not any(shown.values()):
         return
     fixture = any("agent" in getattr(item, "fixturenames", ()) for item in items)
-    endpoint = options.value(config, "agent-endpoint")
+    endpoint = bool(options.value(config, "agent-endpoint"))
     for name, spelled in shown.items():
-        if spelled is None:
-            continue
-        if not endpoint and name != "agent-endpoint":
-            why = "without --semantictest-agent-endpoint there is no agent to start or check"
-        elif name == "agent-protocol" and not any(u.endswith(".jsonl") for u in users):
-            why = "only Yao files without a sidecar *.agent.yaml talk to the agent by a protocol"
-        elif users or fixture or name == "agent-protocol":
-            continue
-        else:
-            why = f"no test of this run takes its agent from the options ({USERS})"
-        warn(config, f"{spelled} has no effect: {why}")
+        why = _unused_because(name, endpoint, users, fixture) if spelled is not None else None
+        if why is not None:
+            warn(config, f"{spelled} has no effect: {why}")
+
+
+def _unused_because(name: str, endpoint: bool, users: list[str], fixture: bool) -> str | None:
+    """Why agent option ``name`` does nothing in this run (None: it is used). ``users``: the spec files
+    that take their agent from the options; ``fixture``: whether a Python test uses the agent fixture."""
+    if not endpoint and name != "agent-endpoint":
+        return "without --semantictest-agent-endpoint there is no agent to start or check"
+    if name == "agent-protocol" and not any(u.endswith(".jsonl") for u in users):
+        return "only Yao files without a sidecar *.agent.yaml talk to the agent by a protocol"
+    if users or fixture or name == "agent-protocol":
+        return None
+    return f"no test of this run takes its agent from the options ({USERS})"

@@ -22,17 +22,12 @@ import os
 import sys
 from collections.abc import Generator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO
 
 import pytest
 
-from .errors import SpecError
 from .runtime import runtime
 from .spec_nodes import is_spec_item
-
-if TYPE_CHECKING:
-    from .formats.labels import Labelled
-    from .json_types import JSONObject
 
 SEMTEST_DEFAULT_OUTPUT = "test-report.html"
 """The SemanticTest CLI's report name when ``--html`` comes without ``--output``."""
@@ -133,6 +128,16 @@ class _Validation:
         for item, error in known_errors(session.items):
             self.test_errors.setdefault(item.path, []).append(error)
 
+    def found_nothing(self) -> bool:
+        """Whether no file was found at all: no spec file, no collection error, no other file named."""
+        return not self.files and not self.other_errors and not self.not_specs
+
+    def every_file_collected(self) -> bool:
+        """Whether every named file was a spec file and collected without an error."""
+        if self.other_errors or self.not_specs:
+            return False
+        return all(error is None for error in self.files.values())
+
 
 class _Nothing(pytest.File):
     def collect(self) -> list[pytest.Item]:
@@ -155,176 +160,105 @@ def _problem_lines(path: Path, text: str) -> list[str]:
     return [f"{_shown(path)}: {(errors or lines or ['cannot be read'])[-1]}"]
 
 
-def validate(paths: Sequence[str], out: TextIO | None = None) -> int:
-    """Check spec files without running anything; 0 when all are valid, 2 when a file does not
-    collect, else 1 when a test will ERROR on a problem in its spec."""
-    out = out or sys.stdout
-    plugin = _Validation([p for p in paths if not p.startswith("-")])
+def _quiet_pytest(args: list[str], plugin: object) -> tuple[pytest.ExitCode | int, str]:
+    """Run pytest with ``plugin``, its terminal output captured: the exit code and that output."""
     captured = io.StringIO()
-    args = ["-p", "semantictest", "--collect-only", "-q", "-p", "no:cacheprovider", "-o", "addopts=", *paths]
     with contextlib.redirect_stdout(captured), contextlib.redirect_stderr(captured):
         code = pytest.main(args, plugins=[plugin])
-    if code in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERNAL_ERROR):
-        text = captured.getvalue()
-        errors = [line for line in text.splitlines() if line.startswith("ERROR:")]
-        out.write("\n".join(errors) + "\n" if errors else text)
-        return 2
+    return code, captured.getvalue()
+
+
+def _pytest_refused(code: pytest.ExitCode | int) -> bool:
+    """Whether pytest stopped before collecting (a usage or internal error): exit 2 for us."""
+    return code in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERNAL_ERROR)
+
+
+def _write_collected(out: TextIO, plugin: _Validation, path: Path) -> None:
+    """The lines of one spec file that collected: ``ok``, or the problems of tests that will ERROR."""
+    count = plugin.counts.get(path, 0)
+    tests = f"{count} test{'' if count == 1 else 's'}"
+    failing = plugin.test_errors.get(path, [])
+    if not failing:
+        out.write(f"ok  {_shown(path)} ({tests})\n")
+        return
+    out.write(f"✗ {_shown(path)} ({tests}, {len(failing)} will ERROR)\n")
+    out.writelines(
+        f"  {line}\n"
+        for text in failing
+        for line in text.replace(str(path), _shown(path)).splitlines()
+        if line.strip()
+    )
+
+
+def _write_uncollected(out: TextIO, path: Path, error: str) -> None:
+    """The lines of a spec file that did not collect: its first problem, then the others indented."""
+    first, *more = _problem_lines(path, error)
+    out.write(f"✗ {first}\n")
+    out.writelines(f"  {line}\n" for line in more)
+
+
+def _write_files(out: TextIO, plugin: _Validation) -> None:
+    """One entry per spec file (sorted as shown), then errors outside spec files and non-spec files."""
     for path in sorted(plugin.files, key=_shown):
         error = plugin.files[path]
         if error is None:
-            count = plugin.counts.get(path, 0)
-            tests = f"{count} test{'' if count == 1 else 's'}"
-            failing = plugin.test_errors.get(path, [])
-            if not failing:
-                out.write(f"ok  {_shown(path)} ({tests})\n")
-                continue
-            out.write(f"✗ {_shown(path)} ({tests}, {len(failing)} will ERROR)\n")
-            out.writelines(
-                f"  {line}\n"
-                for text in failing
-                for line in text.replace(str(path), _shown(path)).splitlines()
-                if line.strip()
-            )
-            continue
-        first, *more = _problem_lines(path, error)
-        out.write(f"✗ {first}\n")
-        out.writelines(f"  {line}\n" for line in more)
+            _write_collected(out, plugin, path)
+        else:
+            _write_uncollected(out, path, error)
     for text in plugin.other_errors:
         out.write(f"✗ {text.strip()}\n")
     for path in plugin.not_specs:
         out.write(f"✗ {_shown(path)}: not a spec file of any format\n")
-    if not plugin.files and not plugin.other_errors and not plugin.not_specs:
-        where = " ".join(p for p in paths if not p.startswith("-")) or "the testpaths"
+
+
+def _error_lines(text: str) -> list[str]:
+    """pytest's own ``ERROR:`` lines in its captured output (a usage error names the option so)."""
+    return [line for line in text.splitlines() if line.startswith("ERROR:")]
+
+
+def validate(paths: Sequence[str], out: TextIO | None = None) -> int:
+    """Check spec files without running anything; 0 when all are valid, 2 when a file does not
+    collect, else 1 when a test will ERROR on a problem in its spec."""
+    out = out or sys.stdout
+    named = [p for p in paths if not p.startswith("-")]
+    plugin = _Validation(named)
+    args = ["-p", "semantictest", "--collect-only", "-q", "-p", "no:cacheprovider", "-o", "addopts=", *paths]
+    code, text = _quiet_pytest(args, plugin)
+    if _pytest_refused(code):
+        errors = _error_lines(text)
+        out.write("\n".join(errors) + "\n" if errors else text)
+        return 2
+    _write_files(out, plugin)
+    if plugin.found_nothing():
+        where = " ".join(named) or "the testpaths"
         out.write(f"no spec files found in {where}\n")
         return 2
-    valid = (
-        all(error is None for error in plugin.files.values())
-        and not plugin.other_errors
-        and not plugin.not_specs
-    )
-    return (1 if plugin.test_errors else 0) if valid else 2
+    if not plugin.every_file_collected():
+        return 2
+    return 1 if plugin.test_errors else 0
 
 
 # --------------------------------------------------------------------------- semantictest agreement
-
-
-class _Agreement:
-    """A pytest plugin that collects nothing: it asks the session's judge about each labelled example
-    (with the session's LLM options and replay cache) and keeps the pairs (label, judge)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.problem: str | None = None
-        self.results: list[tuple[str, bool, bool, float | None]] = []
-        """``(name, label, judge passed, score)`` per example."""
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_collection(self, session: pytest.Session) -> bool:
-        session.items = []
-        try:
-            self._judge_all(session.config)
-        except SpecError as exc:  # the labels file: each problem names its line
-            self.problem = exc.render()
-        except Exception as exc:  # noqa: BLE001  said as one line (secrets masked), never a traceback
-            self.problem = runtime(session.config).current_redactor().text(f"{self.path}: {exc}")
-        return True
-
-    def _judge_all(self, config: pytest.Config) -> None:
-        import asyncio
-
-        from .formats.labels import load_labels
-        from .llm.judge_request import JudgeRequest
-
-        def judge_rules(example: Labelled) -> str | None:
-            try:
-                JudgeRequest.from_inputs(example.inputs, example.config)
-            except ValueError as exc:
-                return str(exc)
-            return None
-
-        examples = load_labels(self.path, judge_rules)
-        state = runtime(config)
-        judge = state.judge
-        if judge is None:
-            raise RuntimeError(
-                "no LLM judge is configured: set OPENAI_API_KEY, or --semantictest-llm-base-url "
-                "(or use --semantictest-llm-cache=replay with a recorded cache)"
-            )
-        samples = state.context.settings.judge_samples
-
-        async def ask(example: Labelled) -> JSONObject:
-            answer: JSONObject = await judge.judge(
-                JudgeRequest.from_inputs(example.inputs, example.config), samples=samples
-            )
-            return answer
-
-        async def ask_all() -> list[JSONObject | BaseException]:
-            return await asyncio.gather(*(ask(e) for e in examples), return_exceptions=True)
-
-        answers = state.run(ask_all())
-        failed = [(e, a) for e, a in zip(examples, answers) if isinstance(a, BaseException)]
-        if failed:
-            example, error = failed[0]
-            raise RuntimeError(
-                state.redactor.text(
-                    f"{example.name} (line {example.line}): the judge gave no verdict: "
-                    f"{error}" + (f" (and {len(failed) - 1} more)" if len(failed) > 1 else "")
-                )
-            )
-        self.results = [
-            (e.name, e.label, bool(a["passed"]), a.get("score"))
-            for e, a in zip(examples, answers)
-            if not isinstance(a, BaseException)
-        ]
 
 
 def agreement(path: str, args: Sequence[str], min_kappa: float | None, out: TextIO | None = None) -> int:
     """Judge every labelled example; print Cohen's kappa with its interval and the confusion counts.
     0, or 1 when the kappa's lower bound is below ``min_kappa`` or the kappa is undefined (a constant
     judge or labels of one class); 2 when nothing could be judged."""
-    from .stats import cohen_kappa
+    from .judge_agreement import JudgeAgreement, write_agreement
 
     out = out or sys.stdout
-    plugin = _Agreement(Path(path))
-    captured = io.StringIO()
-    with contextlib.redirect_stdout(captured), contextlib.redirect_stderr(captured):
-        code = pytest.main(
-            ["-p", "semantictest", "-q", "-p", "no:cacheprovider", "-o", "addopts=", *args], plugins=[plugin]
-        )
-    if code in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERNAL_ERROR):
-        errors = [line for line in captured.getvalue().splitlines() if line.startswith("ERROR:")]
-        out.write("\n".join(errors or [captured.getvalue().strip()]) + "\n")
+    plugin = JudgeAgreement(Path(path))
+    code, text = _quiet_pytest(
+        ["-p", "semantictest", "-q", "-p", "no:cacheprovider", "-o", "addopts=", *args], plugin
+    )
+    if _pytest_refused(code):
+        out.write("\n".join(_error_lines(text) or [text.strip()]) + "\n")
         return 2
     if plugin.problem is not None or not plugin.results:
         out.write(f"✗ {plugin.problem or f'{path}: no labelled examples'}\n")
         return 2
-    found = cohen_kappa([(label, judged) for _, label, judged, _ in plugin.results])
-    counts = found.counts
-    kappa = (
-        f"kappa {found.kappa:.2f} (95% CI {found.low:.2f} to {found.high:.2f})"
-        if found.kappa is not None and found.low is not None and found.high is not None
-        else f"kappa {found.undefined} (agreement beyond chance cannot be measured)"
-    )
-    out.write(
-        f"judge agreement with {found.total} labelled examples in {path}:\n"
-        f"  {kappa}; observed agreement {found.observed:.0%}\n"
-        f"  labelled pass: judge passed {counts[True, True]}, judge failed {counts[True, False]}\n"
-        f"  labelled fail: judge passed {counts[False, True]}, judge failed {counts[False, False]}\n"
-    )
-    for name, label, judged, score in plugin.results:
-        if label != judged:
-            shown = f", score {score:g}" if isinstance(score, (int, float)) else ""
-            out.write(
-                f"  disagrees: {name} (labelled {'pass' if label else 'fail'}, judge "
-                f"{'passed' if judged else 'failed'}{shown})\n"
-            )
-    if min_kappa is not None and found.low is None:
-        out.write(f"✗ --min-kappa {min_kappa:g}: the kappa is {found.undefined}; label both classes\n")
-        return 1
-    if min_kappa is not None and found.low is not None and found.low < min_kappa:
-        out.write(f"✗ the kappa's lower bound {found.low:.2f} is below --min-kappa {min_kappa:g}\n")
-        return 1
-    return 0
+    return write_agreement(out, path, plugin.results, min_kappa)
 
 
 def report(paths: Sequence[str], out: str, prices: Sequence[str]) -> int:
@@ -355,10 +289,8 @@ def report(paths: Sequence[str], out: str, prices: Sequence[str]) -> int:
 # --------------------------------------------------------------------------- semantictest
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``semantictest``."""
-    from . import schemas
-
+def _parser() -> argparse.ArgumentParser:
+    """The command line of ``semantictest`` and its subcommands."""
     parser = argparse.ArgumentParser(
         prog="semantictest", description="pytest-semantictest tools (tests run with pytest)"
     )
@@ -413,11 +345,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=[],
         help="MODEL=INPUT/OUTPUT, money per million tokens: the header shows each model's cost",
     )
+    return parser
+
+
+def _schema(name: str | None, path_only: bool) -> int:
+    """``semantictest schema [NAME] [--path]``: a format's schema, where it is, or the list of names."""
+    from . import schemas
+
+    source = schemas.named(name) if name else None
+    if source is None:
+        if name:
+            sys.stderr.write(f"semantictest schema: no schema called {name!r}\n")
+        (sys.stderr if name else sys.stdout).write(schemas.listing())
+        return 2 if name else 0
+    target = schemas.path(source.name)
+    sys.stdout.write(f"{target}\n" if path_only else target.read_text(encoding="utf-8"))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``semantictest``."""
     given = list(sys.argv[1:] if argv is None else argv)
     if given[:1] == ["init"]:  # its own options and questions (scaffold.py)
         from .scaffold import main as init
 
         return init(given[1:])
+    parser = _parser()
     args, rest = parser.parse_known_args(given)
     if args.command == "validate":  # other options (--semantictest-..., -c, --rootdir) go to pytest
         return validate([*args.paths, *rest])
@@ -431,15 +384,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return merge(args.results, args.out, args.html, args.price, sys.stdout, sys.stderr, args.history)
     if args.command == "report":
         return report(args.results, args.out, args.price)
-    source = schemas.named(args.name) if args.name else None
-    if source is None:
-        if args.name:
-            sys.stderr.write(f"semantictest schema: no schema called {args.name!r}\n")
-        (sys.stderr if args.name else sys.stdout).write(schemas.listing())
-        return 2 if args.name else 0
-    target = schemas.path(source.name)
-    sys.stdout.write(f"{target}\n" if args.path else target.read_text(encoding="utf-8"))
-    return 0
+    return _schema(args.name, args.path)
 
 
 if __name__ == "__main__":

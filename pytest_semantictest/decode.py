@@ -207,18 +207,26 @@ def views(text: str) -> Iterator[View]:
     for _ in range(DEPTH):
         following: list[tuple[View, bool]] = []
         for view, used_base64 in level:
-            for decoder in DECODERS:
-                if decoder.name == "base64" and used_base64:
-                    continue
-                done = apply(decoder, view.text)
-                if done is None or done[0] in seen:
-                    continue
-                seen.add(done[0])
-                segments = done[1]
-                child = View(done[0], (*view.layers, (segments, [s[0] for s in segments])))
-                yield child
+            for child in _decoded(view, used_base64, seen):
+                yield child[0]
                 count += 1
                 if count >= MAX_VIEWS:
                     return
-                following.append((child, used_base64 or decoder.name == "base64"))
+                following.append(child)
         level = following
+
+
+def _decoded(view: View, used_base64: bool, seen: set[str]) -> Iterator[tuple[View, bool]]:
+    """Each text not ``seen`` yet that one more decoding makes of ``view`` (base64 not a second time
+    on one path), added to ``seen``, with whether base64 was undone on its way. Lazy: a decoder is
+    applied only when the next view is asked for."""
+    for decoder in DECODERS:
+        if decoder.name == "base64" and used_base64:
+            continue
+        done = apply(decoder, view.text)
+        if done is None or done[0] in seen:
+            continue
+        seen.add(done[0])
+        segments = done[1]
+        child = View(done[0], (*view.layers, (segments, [s[0] for s in segments])))
+        yield child, used_base64 or decoder.name == "base64"

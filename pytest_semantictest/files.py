@@ -144,22 +144,28 @@ def read_regular(path: Path, max_bytes: int) -> bytes:
             raise UnreadableFile(f"cannot read file: {why}", detail=why)
         if info.st_size > max_bytes:
             raise UnreadableFile(f"file is larger than {_size(max_bytes)}")
-        chunks: list[bytes] = []
-        size = 0
-        while size <= max_bytes:
-            chunk = os.read(fd, min(1 << 20, max_bytes + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > max_bytes:  # it grew while we read it
-            raise UnreadableFile(f"file is larger than {_size(max_bytes)}")
-        return b"".join(chunks)
+        return _read_at_most(fd, max_bytes)
     except OSError as exc:
         why = exc.strerror or str(exc)
         raise UnreadableFile(f"cannot read file: {why}", detail=why) from None
     finally:
         os.close(fd)
+
+
+def _read_at_most(fd: int, max_bytes: int) -> bytes:
+    """The bytes of an open regular file; raises UnreadableFile when it grew past ``max_bytes`` while
+    it was read."""
+    chunks: list[bytes] = []
+    size = 0
+    while size <= max_bytes:
+        chunk = os.read(fd, min(1 << 20, max_bytes + 1 - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    if size > max_bytes:
+        raise UnreadableFile(f"file is larger than {_size(max_bytes)}")
+    return b"".join(chunks)
 
 
 def _size(count: int) -> str:
@@ -217,15 +223,36 @@ def write_problem(path: Path, *, folder: bool = False) -> str | None:
     """Why ``path`` (a file, or with ``folder`` a folder we write files in) cannot be written, found
     without writing anything; None when it can. For a usage error before anything runs."""
     if path.exists():
-        if folder and not path.is_dir():
-            return f"{path} is {_kind(path) if not path.is_file() else 'a file'}, not a folder"
-        if not folder and not path.is_file():
-            return f"{path} is {_kind(path)}: give a file name"
-    place = path if folder else path.parent
+        problem = _wrong_kind(path, folder)
+        if problem is not None:
+            return problem
+    place, problem = _nearest_existing(path if folder else path.parent)
+    if problem is not None:
+        return problem
+    return _cannot_make_in(place, path)
+
+
+def _wrong_kind(path: Path, folder: bool) -> str | None:
+    """Why an existing ``path`` is not what would be written there (a file, or with ``folder`` a folder)."""
+    if folder and not path.is_dir():
+        return f"{path} is {_kind(path) if not path.is_file() else 'a file'}, not a folder"
+    if not folder and not path.is_file():
+        return f"{path} is {_kind(path)}: give a file name"
+    return None
+
+
+def _nearest_existing(place: Path) -> tuple[Path, str | None]:
+    """``place`` or the nearest of its parents that exists; and why it cannot be made when a link on
+    the way points to nothing."""
     while not place.exists():
         if place.is_symlink():
-            return f"{place} is a link to nothing"
+            return place, f"{place} is a link to nothing"
         place = place.parent
+    return place, None
+
+
+def _cannot_make_in(place: Path, path: Path) -> str | None:
+    """Why ``path`` cannot be made under ``place``, its nearest existing parent (None: it can)."""
     if not place.is_dir():
         return f"{place} is a file, so {path} cannot be made under it"
     if not os.access(place, os.W_OK | os.X_OK):

@@ -166,28 +166,42 @@ def rejudge(
     """The outcome with the runs whose execution is in ``failed`` turned, highbar's tally `` (k/n, min m)``
     (a repeated test without phrasings, else "") and what failed them; None when no run of ``verdict``
     is there."""
-    from .engine.runner import aggregate, combine
-    from .model import Outcome, Verdict
+    from .engine.runner import combine
+    from .model import Outcome
 
     outcomes: list[Outcome] = []
     notes: list[str] = []
     tally = ""
     for phrasing in verdict.phrasings or [verdict]:
-        runs = phrasing.runs or [phrasing]
-        marked = []
-        for n, run in enumerate(runs, 1):
-            hit = [failed[i] for i in _execution_ids(run) if i in failed]
-            label = f"[{phrasing.label}] " if verdict.phrasings and phrasing.label else ""
-            which = f" (run {n} of {len(runs)})" if len(runs) > 1 else ""
-            notes += [f"{label}{message}{which}" for _, message in hit]
-            now = [run.outcome, *(Outcome(outcome) for outcome, _ in hit)]
-            marked.append(Verdict(combine(now)) if hit else run)
-        outcomes.append(aggregate(marked, required) if len(runs) > 1 else marked[0].outcome)
-        if len(runs) > 1 and not verdict.phrasings:
-            tally = f" ({sum(r.outcome is Outcome.PASSED for r in marked)}/{len(runs)}, min {required})"
+        label = f"[{phrasing.label}] " if verdict.phrasings and phrasing.label else ""
+        outcome, marked, said = _rejudge_runs(phrasing.runs or [phrasing], label, required, failed)
+        outcomes.append(outcome)
+        notes += said
+        if len(marked) > 1 and not verdict.phrasings:
+            tally = f" ({sum(r.outcome is Outcome.PASSED for r in marked)}/{len(marked)}, min {required})"
     if not notes:
         return None
     return combine(outcomes), tally, "; ".join(notes)
+
+
+def _rejudge_runs(
+    runs: list[Verdict], label: str, required: int, failed: Mapping[str, tuple[str, str]]
+) -> tuple[Outcome, list[Verdict], list[str]]:
+    """One phrasing's runs with those whose execution is in ``failed`` turned, its outcome with them
+    (``min_pass`` when it repeats), and what failed them."""
+    from .engine.runner import aggregate, combine
+    from .model import Outcome, Verdict
+
+    marked: list[Verdict] = []
+    notes: list[str] = []
+    for n, run in enumerate(runs, 1):
+        hit = [failed[i] for i in _execution_ids(run) if i in failed]
+        which = f" (run {n} of {len(runs)})" if len(runs) > 1 else ""
+        notes += [f"{label}{message}{which}" for _, message in hit]
+        now = [run.outcome, *(Outcome(outcome) for outcome, _ in hit)]
+        marked.append(Verdict(combine(now)) if hit else run)
+    outcome = aggregate(marked, required) if len(runs) > 1 else marked[0].outcome
+    return outcome, marked, notes
 
 
 def _execution_ids(run: Verdict) -> list[str]:

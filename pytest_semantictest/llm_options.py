@@ -24,10 +24,7 @@ def llm_limits(config: pytest.Config) -> Limits:
         budget = value(config, "llm-budget")
         tokens, money = parse_budget(str(budget)) if budget else (None, None)
         prices = parse_prices(list(value(config, "llm-price") or []))
-        counts = {name: value(config, f"llm-{name}") or 0 for name in ("rpm", "tpm", "max-in-flight")}
-        bad = [name for name, count in counts.items() if count < 0]
-        if bad or value(config, "llm-rate-window") <= 0:
-            raise ValueError(f"--semantictest-llm-{(bad or ['rate-window'])[0]} must be more than 0")
+        counts = _rate_counts(config)
     except ValueError as exc:
         raise pytest.UsageError(f"pytest-semantictest: {exc}") from None
     return Limits(
@@ -41,31 +38,35 @@ def llm_limits(config: pytest.Config) -> Limits:
     )
 
 
+def _rate_counts(config: pytest.Config) -> dict[str, int]:
+    """The rate limits by name (0: none); raises ValueError naming the first that is negative, or
+    a rate window that is not positive."""
+    counts = {name: value(config, f"llm-{name}") or 0 for name in ("rpm", "tpm", "max-in-flight")}
+    bad = [name for name, count in counts.items() if count < 0]
+    if bad or value(config, "llm-rate-window") <= 0:
+        raise ValueError(f"--semantictest-llm-{(bad or ['rate-window'])[0]} must be more than 0")
+    return counts
+
+
+_ROLE_OPTIONS = (("llm-model", "model"), ("llm-base-url", "base_url"), ("llm-api-key-env", "api_key_env"))
+"""The LLM options a ``ROLE=VALUE`` line can give per role, with their key in ``RoleSettings``."""
+
+
 def llm_config(config: pytest.Config, env: Mapping[str, str], rootdir: Path) -> LLMConfig:
     """The LLM client's configuration: options, ini keys (global and ``ROLE=VALUE``), environment.
     For a role, its own line wins over the global one; of two lines for the same role (or two global
     ones), the command line's wins over the ini file's, a current spelling over a deprecated one."""
     from .llm.config import RoleSettings, from_values
 
-    names = [n for n, *_ in OPTIONS if n.startswith("llm-")]
-    values = {n: value(config, n) for n in names}
-    given = [n for n in names if is_set(config, n)]
+    values, given = _option_values(config)
     found: dict[str, dict[str, str]] = {}
-    for name, key in (
-        ("llm-model", "model"),
-        ("llm-base-url", "base_url"),
-        ("llm-api-key-env", "api_key_env"),
-    ):
-        old = [f"{role}={ini_text(config, f'semantictest_llm_{role}_{key}') or ''}" for role in llm_roles()]
-        overall, by_role = _by_role([line for line in old if not line.endswith("=")] + _lines(config, name))
+    for name, key in _ROLE_OPTIONS:
+        overall, by_role = _by_role(_ini_role_lines(config, key) + _lines(config, name))
         values.pop(name)
         values[name] = overall
         if name != "llm-api-key-env" and overall is None and name in given:
             given.remove(name)  # only ROLE=VALUE lines: no global value was given
-        for role in llm_roles():
-            chosen = by_role.get(role) or (overall if key == "api_key_env" else None)
-            if chosen:
-                found.setdefault(role, {})[key] = chosen
+        _add_role_values(found, key, by_role, overall)
     roles = {
         role: RoleSettings(keys.get("model"), keys.get("base_url"), keys.get("api_key_env"))
         for role, keys in found.items()
@@ -74,6 +75,28 @@ def llm_config(config: pytest.Config, env: Mapping[str, str], rootdir: Path) -> 
         return from_values(values, roles, env, rootdir, given)
     except ValueError as exc:
         raise pytest.UsageError(f"pytest-semantictest: {exc}") from None
+
+
+def _option_values(config: pytest.Config) -> tuple[dict[str, object], list[str]]:
+    """Every LLM option's value by name, and the names given (not defaults)."""
+    names = [n for n, *_ in OPTIONS if n.startswith("llm-")]
+    return {n: value(config, n) for n in names}, [n for n in names if is_set(config, n)]
+
+
+def _ini_role_lines(config: pytest.Config, key: str) -> list[str]:
+    """``ROLE=VALUE`` lines from the per-role ini keys (``semantictest_llm_judge_model``) that are set."""
+    old = [f"{role}={ini_text(config, f'semantictest_llm_{role}_{key}') or ''}" for role in llm_roles()]
+    return [line for line in old if not line.endswith("=")]
+
+
+def _add_role_values(
+    found: dict[str, dict[str, str]], key: str, by_role: dict[str, str], overall: str | None
+) -> None:
+    """Each role's value of ``key``: its own line's, else (for the API key's variable only) the global one."""
+    for role in llm_roles():
+        chosen = by_role.get(role) or (overall if key == "api_key_env" else None)
+        if chosen:
+            found.setdefault(role, {})[key] = chosen
 
 
 def _lines(config: pytest.Config, name: str) -> list[str]:

@@ -104,9 +104,19 @@ def html_report(records: Sequence[Mapping[str, JSONValue]], summary: Sequence[st
     )
 
 
+def _input_files(inputs: Sequence[Path]) -> list[Path]:
+    """The results files the inputs name (a folder: its ``*.jsonl``), those that exist."""
+    return [file for path in inputs if path.exists() for file in files_of(path)]
+
+
+def _outputs(out: str | None, html_path: str | None) -> list[tuple[str, Path]]:
+    """The files asked for, each with its option (``-o``, ``--html``)."""
+    return [(option, Path(value)) for option, value in (("-o", out), ("--html", html_path)) if value]
+
+
 def _check_outputs(inputs: Sequence[Path], outputs: Sequence[tuple[str, Path]]) -> None:
     """Every output can be written and replaces no input (raised as MergeError before anything is read)."""
-    read = [file for path in inputs if path.exists() for file in files_of(path)]
+    read = _input_files(inputs)
     for option, target in outputs:
         problem = write_problem(target)
         if problem is None and any(same_file(target, given) for given in read):
@@ -131,7 +141,7 @@ def merge(
 
     try:
         inputs = [Path(p) for p in paths]
-        outputs = [(option, Path(value)) for option, value in (("-o", out), ("--html", html_path)) if value]
+        outputs = _outputs(out, html_path)
         _check_outputs(inputs, outputs)
         records = load_jobs(inputs, history)
         table = parse_prices(list(prices))
@@ -141,22 +151,24 @@ def merge(
     summary = summary_lines(records, table)
     for line in summary:
         stdout.write(printable(line) + "\n")  # names read from files: escaped
-    read = [file for path in inputs for file in files_of(path)]
+    read = _input_files(inputs)
     try:
         for option, target in outputs:
-            text = (
-                "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
-                if option == "-o"
-                else html_report(records, summary)
-            )
-            write_atomic(target, text, inputs=read)
-            stdout.write(
-                f"merged results of {len(records)} tests in {target}\n"
-                if option == "-o"
-                else f"HTML report in {target}\n"
-            )
+            stdout.write(_write_output(option, target, records, summary, read))
     except OSError as exc:
         stderr.write(f"semantictest merge: {option} {target}: {exc.strerror or exc}\n")
         return 4
-    bad = [r for r in records if r.get("outcome") in ("failed", "error", "xpassed")]
-    return 1 if bad else 0
+    from .report.viewer import red
+
+    return 1 if red(records) else 0
+
+
+def _write_output(
+    option: str, target: Path, records: list[JSONObject], summary: list[str], read: list[Path]
+) -> str:
+    """Write the merged results (``-o``) or the HTML report (``--html``); the line that says where."""
+    if option == "-o":
+        write_atomic(target, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), inputs=read)
+        return f"merged results of {len(records)} tests in {target}\n"
+    write_atomic(target, html_report(records, summary), inputs=read)
+    return f"HTML report in {target}\n"

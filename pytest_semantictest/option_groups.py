@@ -180,6 +180,13 @@ def add_options(
     parser: pytest.Parser, table: list[tuple[str, type, object, str]], roles: tuple[str, ...]
 ) -> None:
     by_name = {row[0]: row for row in table}
+    _add_grouped(parser, by_name)
+    _add_aliases(parser, by_name)
+    _add_role_ini_keys(parser, roles)
+
+
+def _add_grouped(parser: pytest.Parser, by_name: dict[str, tuple[str, type, object, str]]) -> None:
+    """Every option in its group's order (an option of no group under ``MORE``), each once."""
     placed: set[str] = set()
     for key, title, names in [*GROUPS, (*MORE, tuple(n for n in by_name if not _in_groups(n)))]:
         group = parser.getgroup(key, title)
@@ -187,16 +194,24 @@ def add_options(
             if name in by_name and name not in placed:
                 placed.add(name)
                 _add(parser, group, *by_name[name])
+
+
+def _add_aliases(parser: pytest.Parser, by_name: dict[str, tuple[str, type, object, str]]) -> None:
+    """The deprecated spellings, hidden, each of its new option's kind (a ``ROLE=`` one a string)."""
     hidden = parser.getgroup(*MORE)
     for alias in ALIASES:
         kind = by_name[alias.new][1] if alias.new in by_name else str
         if alias.prefix:
             kind = str
         _add(parser, hidden, alias.old, kind, None, "", deprecated=alias)
+
+
+def _add_role_ini_keys(parser: pytest.Parser, roles: tuple[str, ...]) -> None:
+    """The deprecated per-role ini keys (``semantictest_llm_<role>_<key>``)."""
     for role in roles:
         for key, option in ROLE_OPTIONS.items():
             if role == "judge" and key == "model":
-                continue  # that key is the ini twin of the llm-judge-model alias above
+                continue  # that key is the ini twin of the llm-judge-model alias
             parser.addini(
                 f"semantictest_llm_{role}_{key}",
                 f"deprecated: use semantictest_{option.replace('-', '_')} = {role}=VALUE",
@@ -220,14 +235,7 @@ def _add(
     shown = f"{text} (default {default})" if default not in (None, []) else text
     options: dict[str, object] = {"dest": dest(name), "default": None}
     options["help"] = argparse.SUPPRESS if deprecated else (text if kind is bool else shown)
-    if kind is bool:
-        options["action"] = "store_true"
-    elif kind is list:
-        options["action"] = "append"
-    else:
-        options["type"] = kind
-    if kind is not bool:
-        options["metavar"] = METAVARS.get(name) or {int: "N", float: "X"}.get(kind, "VALUE")
+    options.update(_kind_options(name, kind))
     group.addoption(f"--semantictest-{name}", **options)
     ini_type: Literal["linelist", "bool"] | None = (
         "linelist" if kind is list else "bool" if kind is bool else None
@@ -235,6 +243,17 @@ def _add(
     if deprecated:
         shown = f"deprecated: use {dest(deprecated.new)}"
     parser.addini(dest(name), shown, type=ini_type, default=None)
+
+
+def _kind_options(name: str, kind: type) -> dict[str, object]:
+    """How argparse reads an option of ``kind``: a flag, a repeatable one, or one value of a type
+    with its metavar."""
+    if kind is bool:
+        return {"action": "store_true"}
+    metavar = METAVARS.get(name) or {int: "N", float: "X"}.get(kind, "VALUE")
+    if kind is list:
+        return {"action": "append", "metavar": metavar}
+    return {"type": kind, "metavar": metavar}
 
 
 def warn(config: pytest.Config, message: str, category: type[Warning] = pytest.PytestConfigWarning) -> None:
@@ -258,20 +277,7 @@ def deprecations(config: pytest.Config, roles: tuple[str, ...]) -> list[str]:
     """One line for each deprecated option or ini key this run was given."""
     lines = []
     for alias in ALIASES:
-        given_option = config.getoption(dest(alias.old), None) is not None
-        given_ini = config.getini(dest(alias.old)) not in (None, "", [])
-        note = f" ({alias.note})" if alias.note else ""
-        shown = f"{alias.prefix}VALUE" if alias.prefix else ""
-        if given_option:
-            lines.append(
-                f"--semantictest-{alias.old} is deprecated and goes in the next release: use "
-                f"--semantictest-{alias.new}{' ' + shown if shown else ''}{note}"
-            )
-        if given_ini:
-            lines.append(
-                f"ini key {dest(alias.old)} is deprecated and goes in the next release: use "
-                f"{dest(alias.new)}{' = ' + shown if shown else ''}{note}"
-            )
+        lines += _alias_lines(config, alias)
     for role in roles:
         for key, option in ROLE_OPTIONS.items():
             name = f"semantictest_llm_{role}_{key}"
@@ -280,4 +286,22 @@ def deprecations(config: pytest.Config, roles: tuple[str, ...]) -> list[str]:
                     f"ini key {name} is deprecated and goes in the next release: use "
                     f"{dest(option)} = {role}=VALUE (one line a role)"
                 )
+    return lines
+
+
+def _alias_lines(config: pytest.Config, alias: Alias) -> list[str]:
+    """A deprecated spelling given as an option, as an ini key: a line each, naming what to use."""
+    lines = []
+    note = f" ({alias.note})" if alias.note else ""
+    shown = f"{alias.prefix}VALUE" if alias.prefix else ""
+    if config.getoption(dest(alias.old), None) is not None:
+        lines.append(
+            f"--semantictest-{alias.old} is deprecated and goes in the next release: use "
+            f"--semantictest-{alias.new}{' ' + shown if shown else ''}{note}"
+        )
+    if config.getini(dest(alias.old)) not in (None, "", []):
+        lines.append(
+            f"ini key {dest(alias.old)} is deprecated and goes in the next release: use "
+            f"{dest(alias.new)}{' = ' + shown if shown else ''}{note}"
+        )
     return lines

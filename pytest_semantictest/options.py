@@ -317,15 +317,20 @@ def value(config: pytest.Config, name: str) -> Any:
     kind, default = next((k, d) for n, k, d, _ in OPTIONS if n == name)
     spellings = [(name, "")] + [(a.old, a.prefix) for a in option_groups.aliases_of(name)]
     if kind is list:
-        found: list[Any] = []
-        for spelling, prefix in spellings:
-            found += [prefix + str(v) for v in _given(config, spelling, kind) or []]
-        return found or default
+        return _all_lines(config, spellings) or default
     for spelling, prefix in spellings:
         given = _given(config, spelling, kind)
         if given is not None:
             return prefix + given if prefix else given
     return default
+
+
+def _all_lines(config: pytest.Config, spellings: list[tuple[str, str]]) -> list[Any]:
+    """A repeatable option's lines in every spelling given (a ``ROLE=`` alias's with its prefix)."""
+    found: list[Any] = []
+    for spelling, prefix in spellings:
+        found += [prefix + str(v) for v in _given(config, spelling, list) or []]
+    return found
 
 
 def _given(config: pytest.Config, name: str, kind: type) -> Any:

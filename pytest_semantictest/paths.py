@@ -152,29 +152,32 @@ def get_path(root: JSONValue, parts: Path) -> JSONValue:
     """
     value = root
     for part in parts:
-        if isinstance(value, str) and part != "length":
-            value = _json_text(value)
-        if isinstance(value, Mapping):
-            value = value.get(part if isinstance(part, str) else str(part), MISSING)
-        elif isinstance(value, (list, tuple)):
-            try:
-                index = int(part)
-            except (TypeError, ValueError):
-                if part == "length":
-                    value = len(value)
-                    continue
-                return MISSING
-            if -len(value) <= index < len(value):
-                value = value[index]
-            else:
-                return MISSING
-        elif isinstance(value, str) and part == "length":
-            value = len(value)
-        else:
-            return MISSING
+        value = _step(value, part)
         if value is MISSING:
             return MISSING
     return value
+
+
+def _step(value: JSONValue, part: str | int) -> JSONValue:
+    """What ``part`` names in ``value``: a key, an index, a length; MISSING when nothing."""
+    if isinstance(value, str) and part != "length":
+        value = _json_text(value)
+    if isinstance(value, Mapping):
+        return value.get(part if isinstance(part, str) else str(part), MISSING)
+    if isinstance(value, (list, tuple)):
+        return _item(value, part)
+    if isinstance(value, str) and part == "length":
+        return len(value)
+    return MISSING
+
+
+def _item(value: list[JSONValue] | tuple[JSONValue, ...], part: str | int) -> JSONValue:
+    """A list's item by index (a negative one from the end) or its ``length``; MISSING otherwise."""
+    try:
+        index = int(part)
+    except (TypeError, ValueError):
+        return len(value) if part == "length" else MISSING
+    return value[index] if -len(value) <= index < len(value) else MISSING
 
 
 def require_path(data: JSONValue, parts: Path) -> JSONValue:

@@ -72,34 +72,7 @@ def pytest_configure(config: pytest.Config) -> None:
     records = RedactedRecords(state.current_redactor)  # captured logs: no secret in any of them
     records.install()
     config.add_cleanup(records.uninstall)
-    results, baseline = options.value(config, "results"), options.value(config, "baseline")
-    viewer = options.value(config, "report")
-    if results or baseline or viewer:  # one JSON object per test, written by the controller (or kept)
-        from .report.results import ResultsWriter
-
-        writer = ResultsWriter(config, results, state.own_usage, state.current_redactor)
-        if viewer:
-            from .report.viewer import ViewerPlugin
-
-            prices = llm_options.llm_limits(config).prices
-            config.pluginmanager.register(
-                ViewerPlugin(config, viewer, writer, state.current_redactor, prices), "semantictest-viewer"
-            )
-        if baseline:  # registered first: its hooks run after the writer's (pluggy calls the latest first)
-            from .report.baseline_plugin import BaselinePlugin
-
-            config.pluginmanager.register(
-                BaselinePlugin(
-                    config,
-                    baseline,
-                    writer,
-                    bool(options.value(config, "fail-on-regression")),
-                    options.value(config, "fail-on-slower"),
-                    options.value(config, "fail-on-score-drop"),
-                ),
-                "semantictest-baseline",
-            )
-        config.pluginmanager.register(writer, "semantictest-results")
+    _register_results(config, state)
     from .late_calls import NAME as LATE_NAME
     from .late_calls import LateCalls
     from .session_exit import SessionExit
@@ -133,6 +106,41 @@ def _schedule(item: pytest.Item, state: Runtime) -> Lookahead:
     from .lookahead.scheduler import scheduler
 
     return scheduler(item, state, options.value(item.config, "items-at-once"))
+
+
+def _register_results(config: pytest.Config, state: Runtime) -> None:
+    """With ``--semantictest-results``, ``--semantictest-baseline`` or ``--semantictest-report``: the
+    results writer (one JSON object per test, written by the controller, or kept), and the baseline
+    comparison and viewer that read its records."""
+    results, baseline = options.value(config, "results"), options.value(config, "baseline")
+    viewer = options.value(config, "report")
+    if not (results or baseline or viewer):
+        return
+    from .report.results import ResultsWriter
+
+    writer = ResultsWriter(config, results, state.own_usage, state.current_redactor)
+    if viewer:
+        from .report.viewer import ViewerPlugin
+
+        prices = llm_options.llm_limits(config).prices
+        config.pluginmanager.register(
+            ViewerPlugin(config, viewer, writer, state.current_redactor, prices), "semantictest-viewer"
+        )
+    if baseline:  # registered first: its hooks run after the writer's (pluggy calls the latest first)
+        from .report.baseline_plugin import BaselinePlugin
+
+        config.pluginmanager.register(
+            BaselinePlugin(
+                config,
+                baseline,
+                writer,
+                bool(options.value(config, "fail-on-regression")),
+                options.value(config, "fail-on-slower"),
+                options.value(config, "fail-on-score-drop"),
+            ),
+            "semantictest-baseline",
+        )
+    config.pluginmanager.register(writer, "semantictest-results")
 
 
 def _install_reports(config: pytest.Config, state: Runtime) -> None:

@@ -68,30 +68,43 @@ def _clean_loc(model: type[BaseModel], loc: Sequence[str | int]) -> tuple[list[s
     while i < len(parts):
         part = parts[i]
         i += 1
-        if current is None:
-            if not (isinstance(part, str) and "[" in part and part.endswith("]")):  # other pydantic tags
+        if current is None:  # past what the model tells: keep keys and indexes, not pydantic's tags
+            if not _is_tag(part):
                 out.append(part)
             continue
         out.append(part)
-        if isinstance(part, int):
-            args = getattr(current, "__args__", None)
-            current = args[0] if getattr(current, "__origin__", None) is list and args else None
-            continue
-        field = getattr(current, "model_fields", {}).get(part) if isinstance(current, type) else None
-        if field is None:
-            current = None
-            continue
-        annotation = field.annotation
-        members = [a for a in getattr(annotation, "__args__", ()) if a is not type(None)]
-        if isinstance(annotation, UnionType | type(Union[int, str])) and len(members) > 1:
-            if i < len(parts) and isinstance(parts[i], str) and union_at is None:
-                union_at = len(out)
-                i += 1  # the member tag
-            current = None
-        else:
-            inner = _inner_model(annotation)
-            current = annotation if getattr(annotation, "__origin__", None) is list else inner
+        current, union = _step(current, part)
+        if union and i < len(parts) and isinstance(parts[i], str) and union_at is None:
+            union_at = len(out)
+            i += 1  # the member tag
     return out, union_at
+
+
+def _is_tag(part: str | int) -> bool:
+    """Whether a part of pydantic's ``loc`` is one of its tags (``'dict[str,str]'``), not a key."""
+    return isinstance(part, str) and "[" in part and part.endswith("]")
+
+
+def _step(current: Any, part: str | int) -> tuple[Any, bool]:
+    """The type under ``part`` of the type ``current`` (None: not known), and whether ``part`` is a
+    union field (pydantic's ``loc`` then names the member next)."""
+    if isinstance(part, int):
+        return _item_type(current), False
+    field = getattr(current, "model_fields", {}).get(part) if isinstance(current, type) else None
+    if field is None:
+        return None, False
+    annotation = field.annotation
+    members = [a for a in getattr(annotation, "__args__", ()) if a is not type(None)]
+    if isinstance(annotation, UnionType | type(Union[int, str])) and len(members) > 1:
+        return None, True
+    is_list = getattr(annotation, "__origin__", None) is list
+    return (annotation if is_list else _inner_model(annotation)), False
+
+
+def _item_type(annotation: Any) -> Any:
+    """The item type of a ``list[X]`` annotation; None for anything else."""
+    args = getattr(annotation, "__args__", None)
+    return args[0] if getattr(annotation, "__origin__", None) is list and args else None
 
 
 def problems_from(
@@ -107,16 +120,26 @@ def problems_from(
             continue
         problems.append(_problem(err, loc, model, line_of))
     for field_loc, errs in unions.items():
-        deeper = [(loc, err) for loc, err in errs if len(loc) > len(field_loc)]
-        if deeper:  # the value has a member's shape; report what is wrong inside it
-            problems.extend(_problem(err, loc, model, line_of) for loc, err in deeper)
-            continue
-        words = [_TYPE_WORDS.get(err["type"], err["msg"]).removeprefix("must be ") for _, err in errs]
-        if "a number" in words:
-            words = [w for w in words if w != "a whole number"]
-        message = "must be " + " or ".join(dict.fromkeys(words)) + f", got {_short(errs[0][1].get('input'))}"
-        problems.append(Problem(place(field_loc), message, line_of(field_loc)))
+        problems += _union_problems(field_loc, errs, model, line_of)
     return _dedupe(_drop_implied_missing(problems))
+
+
+def _union_problems(
+    field_loc: tuple[str | int, ...],
+    errs: list[tuple[list[str | int], ErrorDetails]],
+    model: type[BaseModel],
+    line_of: Callable[[Sequence[str | int]], int | None],
+) -> list[Problem]:
+    """The errors of a union field's members as the user needs them: what is wrong inside the value
+    when it has a member's shape, else one line naming every shape it may have."""
+    deeper = [(loc, err) for loc, err in errs if len(loc) > len(field_loc)]
+    if deeper:
+        return [_problem(err, loc, model, line_of) for loc, err in deeper]
+    words = [_TYPE_WORDS.get(err["type"], err["msg"]).removeprefix("must be ") for _, err in errs]
+    if "a number" in words:
+        words = [w for w in words if w != "a whole number"]
+    message = "must be " + " or ".join(dict.fromkeys(words)) + f", got {_short(errs[0][1].get('input'))}"
+    return [Problem(place(field_loc), message, line_of(field_loc))]
 
 
 def _drop_implied_missing(problems: list[Problem]) -> list[Problem]:

@@ -84,12 +84,18 @@ def header_secrets(name: str, value: JSONValue, declared: Iterable[str] = ()) ->
     credential = credential.strip()
     if not credential or scheme.lower() not in _SCHEMES:
         return [value] if len(value) >= MIN_SECRET_LENGTH else []
+    return [v for v in _credential_secrets(scheme, credential) if len(v) >= MIN_SECRET_LENGTH]
+
+
+def _credential_secrets(scheme: str, credential: str) -> list[str]:
+    """The secrets of a credential after a known scheme: the credential; for ``Basic`` also the
+    decoded ``user:password`` and the password."""
     found = [credential]
     if scheme.lower() == "basic":
         decoded = _decode(credential)
         if decoded:
             found += [decoded, decoded.partition(":")[2]]
-    return [v for v in found if len(v) >= MIN_SECRET_LENGTH]
+    return found
 
 
 def used_secrets(names: Mapping[str, str], headers: JSONValue = None) -> list[str]:
@@ -175,20 +181,28 @@ class Redactor:
         """Mask these values too (those at least :data:`MIN_SECRET_LENGTH` long), as ``${name}`` if given."""
         label = f"${{{name}}}" if name else MASK
         with self._lock:
-            added = False
-            for value in values:
-                if not isinstance(value, str):
-                    continue
-                for form in _forms(value):
-                    if len(form) >= MIN_SECRET_LENGTH and (form not in self._labels or name):
-                        self._labels[form] = label
-                        added = True
-            if added:  # a named label wins over *** (written last)
-                labels = {
-                    _canonical(v): lab for v, lab in sorted(self._labels.items(), key=lambda i: i[1] != MASK)
-                }
-                pattern = re.compile("|".join(re.escape(v) for v in sorted(labels, key=len, reverse=True)))
-                self._matcher = pattern, labels
+            if self._label_forms(values, label, bool(name)):
+                self._matcher = self._new_matcher()
+
+    def _label_forms(self, values: Iterable[str], label: str, named: bool) -> bool:
+        """Give every printed form of each value at least :data:`MIN_SECRET_LENGTH` long its label (a
+        name replaces a form's ``***``, never the reverse); whether any label was given. Under the lock."""
+        added = False
+        for value in values:
+            if not isinstance(value, str):
+                continue
+            for form in _forms(value):
+                if len(form) >= MIN_SECRET_LENGTH and (form not in self._labels or named):
+                    self._labels[form] = label
+                    added = True
+        return added
+
+    def _new_matcher(self) -> tuple[re.Pattern[str], dict[str, str]]:
+        """One pattern of every labelled form, longest first, and each match's label (a named label
+        wins over ``***``: written last). Under the lock."""
+        labels = {_canonical(v): lab for v, lab in sorted(self._labels.items(), key=lambda i: i[1] != MASK)}
+        pattern = re.compile("|".join(re.escape(v) for v in sorted(labels, key=len, reverse=True)))
+        return pattern, labels
 
     def learn(self, value: JSONValue) -> None:
         """Register the secrets of the request headers in ``value`` (every mapping under a ``headers``

@@ -135,31 +135,39 @@ class Resolver:
 
     def missing_error(self, ref: str) -> ReferenceError_:
         """The error for a reference that names nothing; it says when an unset variable is why."""
-        message = self.missing_message(ref)
-        head = split_path(ref)[0] if split_path(ref) else ref
-        unset = head == "env" or (
-            isinstance(head, str)
-            and head in self.context
-            and any(name not in self.env for name in env_names(self.context[head]))
-        )
-        return ReferenceError_(message, unset_env=unset)
+        head = _head(ref)
+        unset = head == "env" or bool(self._unset_behind(head))
+        return ReferenceError_(self.missing_message(ref), unset_env=unset)
 
     def missing_message(self, ref: str) -> str:
-        head = split_path(ref)[0] if split_path(ref) else ref
+        head = _head(ref)
         if head == "env":
             return f"${{{ref}}} names an environment variable that is not set"
-        if isinstance(head, str) and head in self.context:
-            unset = sorted(name for name in env_names(self.context[head]) if name not in self.env)
-            if unset:
-                variables = ", ".join(unset)
-                return (
-                    f"${{{ref}}} is context.{head} ({clip(json.dumps(self.context[head]))}), and the environment "
-                    f"variable{'s' if len(unset) > 1 else ''} {variables} {'are' if len(unset) > 1 else 'is'} not "
-                    "set: set it (or a .env file) before running"
-                )
+        unset = self._unset_behind(head)
+        if unset:
+            assert isinstance(head, str)  # (only a context key has variables behind it)
+            variables = ", ".join(unset)
+            return (
+                f"${{{ref}}} is context.{head} ({clip(json.dumps(self.context[head]))}), and the environment "
+                f"variable{'s' if len(unset) > 1 else ''} {variables} {'are' if len(unset) > 1 else 'is'} not "
+                "set: set it (or a .env file) before running"
+            )
         known = sorted(set(self.context) | set(self.bus.names()))
         listing = ", ".join(known) if known else "none yet"
         return f"${{{ref}}} names nothing (context and slots available: {listing})"
+
+    def _unset_behind(self, head: str | int) -> list[str]:
+        """The unset environment variables the context value ``head`` is made of (none when ``head``
+        is no context key)."""
+        if not isinstance(head, str) or head not in self.context:
+            return []
+        return sorted(name for name in env_names(self.context[head]) if name not in self.env)
+
+
+def _head(ref: str) -> str | int:
+    """The first step of a reference's path (the whole reference when it is no path)."""
+    parts = split_path(ref)
+    return parts[0] if parts else ref
 
 
 class _Placeholders(Mapping[str, str]):

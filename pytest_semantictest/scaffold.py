@@ -86,6 +86,14 @@ def _complete(
     if not url and ask is not None:
         start = start or ask("Command that starts the agent (empty: it runs already): ").strip() or None
         url = ask("The agent's URL (chat completions, A2A base URL or ws://.../realtime): ").strip()
+    _check_url(url)
+    if fmt is None and ask is not None:
+        fmt = _ask_format(ask)
+    return url, start, fmt
+
+
+def _check_url(url: str | None) -> None:
+    """Raises ValueError saying how to give the agent's URL when there is none, or it is no URL."""
     if not url:
         raise ValueError(
             "give the agent's URL with --url (and --start COMMAND when the plugin should start it), "
@@ -96,11 +104,15 @@ def _complete(
             f"{url!r} is not a URL: give one such as http://127.0.0.1:8000/v1/chat/completions, "
             "http://127.0.0.1:9999 (an A2A agent) or ws://127.0.0.1:8770/realtime"
         )
-    if fmt is None and ask is not None:
-        fmt = ask(f"Format ({', '.join(FORMATS['chat'])}; empty: by what the agent speaks): ").strip() or None
-        if fmt is not None and fmt not in FORMATS["chat"]:
-            raise ValueError(f"format {fmt!r} is not one of {', '.join(FORMATS['chat'])}")
-    return url, start, fmt
+
+
+def _ask_format(ask: Callable[[str], str]) -> str | None:
+    """The format the user answers (None: chosen by what the agent speaks); raises ValueError for an
+    unknown one."""
+    fmt = ask(f"Format ({', '.join(FORMATS['chat'])}; empty: by what the agent speaks): ").strip() or None
+    if fmt is not None and fmt not in FORMATS["chat"]:
+        raise ValueError(f"format {fmt!r} is not one of {', '.join(FORMATS['chat'])}")
+    return fmt
 
 
 def _is_url(text: str) -> bool:

@@ -169,51 +169,63 @@ class SessionExit:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
-        from .agents.cleanup import Terminated
-
         value = excinfo.value
         if (
             self.spec_session or isinstance(value, pytest.Session.Interrupted)
         ) and not self.config.option.fulltrace:
             _keep_only_the_crash_entry(excinfo)
         stop = _a_stop_not_a_ctrl_c(value)
+        self._keep_code(value, stop)
+        if isinstance(value, KeyboardInterrupt) and stop is None and self._shares_agents():
+            self._interrupt_workers()
+
+    def _keep_code(self, value: BaseException, stop: str | None) -> None:
+        """The exit status an interrupt asks for: a signal's own, highbar's 1 when ``-x`` stopped a spec
+        run, 2 for a Ctrl-C."""
+        from .agents.cleanup import Terminated
+
         if isinstance(value, Terminated):
             self.code = value.code
         elif stop == "failures":
             self.code = pytest.ExitCode.TESTS_FAILED if self.spec_session else None
         elif isinstance(value, KeyboardInterrupt) and stop is None:
             self.code = INTERRUPTED
-        if (
-            self.spec_session
-            and not self.worker
-            and self.runtime.xdist.agents_dir
-            and isinstance(value, KeyboardInterrupt)
-            and stop is None
-        ):
-            self._interrupt_workers()
+
+    def _shares_agents(self) -> bool:
+        """Whether this is the controller of a spec run whose xdist workers share its agents."""
+        return bool(self.spec_session and not self.worker and self.runtime.xdist.agents_dir)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self.spec_session:
-            from .agents import cleanup  # only then: a session without spec files never imports agents
-
-            cleanup.unwind_on_signals(False)  # what follows (xdist's teardown, unconfigure) is cleanup
-            cleanup.finish_on_signals(True)
-            if not self.worker and self.runtime.xdist.agents_dir:
-                with contextlib.suppress(ValueError, OSError):  # (not the main thread: left as it is)
-                    self._sigint_before = signal.signal(signal.SIGINT, self._on_sigint_at_the_end)
+            self._cleanup_on_signals()
         unrunnable = self.unrunnable or self.runtime.unrunnable
         if self.worker:
             self.config.workeroutput[_UNRUNNABLE_KEY] = unrunnable  # type: ignore[attr-defined]  # xdist sets it
             return
         if self.spec_collection_error and exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             session.exitstatus = pytest.ExitCode.INTERRUPTED  # (2, as without xdist)
-        if not self.spec_session:
-            return
+        if self.spec_session:
+            self._spec_exit_status(session, exitstatus, unrunnable)
+
+    def _spec_exit_status(self, session: pytest.Session, exitstatus: int, unrunnable: bool) -> None:
+        """A spec run's exit status: the one an interrupt asked for, or that of a run an agent could
+        not serve (when nothing worse happened)."""
         if self.code is not None and exitstatus == pytest.ExitCode.INTERRUPTED:
             session.exitstatus = self.code
         elif unrunnable and exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             session.exitstatus = UNRUNNABLE
+
+    def _cleanup_on_signals(self) -> None:
+        """From here on a signal finishes the cleanup instead of unwinding it; the controller of
+        workers that share agents handles a Ctrl-C at the end itself."""
+        from .agents import cleanup  # only then: a session without spec files never imports agents
+
+        cleanup.unwind_on_signals(False)  # what follows (xdist's teardown, unconfigure) is cleanup
+        cleanup.finish_on_signals(True)
+        if self._shares_agents():
+            with contextlib.suppress(ValueError, OSError):  # (not the main thread: left as it is)
+                self._sigint_before = signal.signal(signal.SIGINT, self._on_sigint_at_the_end)
 
     def _interrupt_workers(self) -> None:
         """SIGINT to this controller's workers (a worker ignores it if a terminal already sent one)."""

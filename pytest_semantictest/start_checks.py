@@ -26,28 +26,32 @@ LLM_ENV = ("OPENAI_BASE_URL", "OPENAI_API_KEY", "HIGHBAR_LLM_BASE_URL", "HIGHBAR
 
 def check(config: pytest.Config, env: Mapping[str, str]) -> None:
     """Raise ``pytest.UsageError`` for the first place this run could not write or read as asked."""
-    from .files import write_problem
-
     here = Path(str(config.invocation_params.dir))
     results, baseline = options.value(config, "results"), options.value(config, "baseline")
+    base = here / baseline if baseline else None
     if results:
-        target = here / results
-        problem = write_problem(target)
-        if problem is None and baseline:
-            problem = _overwrites_baseline(target, here / baseline)
+        problem = _output_problem(here / results, base)
         if problem is not None:
             raise pytest.UsageError(f"{LEAD} --semantictest-results: {problem}")
     viewer = options.value(config, "report")
     if viewer:
         target = here / viewer
-        problem = write_problem(target)
-        if problem is None and baseline:
-            problem = _overwrites_baseline(target, here / baseline)
+        problem = _output_problem(target, base)
         if problem is None and results and (here / results).resolve() == target.resolve():
             problem = f"{target} is also --semantictest-results: give the viewer its own file (report.html)"
         if problem is not None:
             raise pytest.UsageError(f"{LEAD} --semantictest-report: {problem}")
     _check_cache(config, env)
+
+
+def _output_problem(target: Path, baseline: Path | None) -> str | None:
+    """Why an output file cannot be written, or would replace (or join) the baseline; None: it can."""
+    from .files import write_problem
+
+    problem = write_problem(target)
+    if problem is None and baseline is not None:
+        problem = _overwrites_baseline(target, baseline)
+    return problem
 
 
 def _overwrites_baseline(target: Path, baseline: Path) -> str | None:

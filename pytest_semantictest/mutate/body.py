@@ -56,18 +56,31 @@ def _json(value: JSONValue) -> str:
 
 def parse(body: bytes, content_type: str) -> Body:
     text = body.decode("utf-8", errors="replace")
-    if "event-stream" in content_type.lower() or text.lstrip().startswith(("data:", "event:")):
-        return Body(
-            "sse", [_event(block) for block in text.replace("\r\n", "\n").split("\n\n") if block.strip()]
-        )
+    if _is_event_stream(text, content_type):
+        return Body("sse", _events(text))
     try:
         return Body("json", [Part(json.loads(text))])
     except ValueError:
         pass
     lines = [line for line in text.splitlines() if line.strip()]
-    if lines and all(len(line) > 2 and line[1] == ":" and line[0].isalnum() for line in lines):
+    if lines and all(_is_stream_line(line) for line in lines):
         return Body("lines", [_line(line) for line in lines])
     return Body("text", [Part(text)])
+
+
+def _is_event_stream(text: str, content_type: str) -> bool:
+    """Server-sent events: said by the content type, or a body that starts as one."""
+    return "event-stream" in content_type.lower() or text.lstrip().startswith(("data:", "event:"))
+
+
+def _is_stream_line(line: str) -> bool:
+    """A Vercel data stream line: one letter or digit, a colon, then the data (``0:"Hi"``)."""
+    return len(line) > 2 and line[1] == ":" and line[0].isalnum()
+
+
+def _events(text: str) -> list[Part]:
+    """Each event of a server-sent event stream (blocks apart by a blank line)."""
+    return [_event(block) for block in text.replace("\r\n", "\n").split("\n\n") if block.strip()]
 
 
 def _event(block: str) -> Part:
@@ -154,7 +167,13 @@ def _texts(value: JSONValue, path: Path) -> list[Path]:
     if isinstance(value, list):
         return [p for i, v in enumerate(value) for p in _texts(v, path + (i,))]
     if not isinstance(value, dict) or call_name(value) is not None and args_path(value) is not None:
-        return []
+        return []  # (a tool call's strings are its arguments, not reply text)
+    return _texts_in(value, path)
+
+
+def _texts_in(value: JSONObject, path: Path) -> list[Path]:
+    """The reply text under an object that is no tool call: strings under a text key, and deeper
+    (never inside tool-call lists or arguments)."""
     found: list[Path] = []
     for key, item in value.items():
         if key in CALL_LISTS or key in ARG_KEYS:
@@ -177,18 +196,26 @@ def call_slots(body: Body) -> list[tuple[int, Path]]:
 
 
 def _calls(value: JSONValue, path: Path, whole: bool) -> list[Path]:
-    if isinstance(value, dict) and whole and call_name(value) and args_path(value) is not None:
+    if whole and _is_call(value):
         return [path]
     if isinstance(value, dict):
-        found: list[Path] = []
-        for key, item in value.items():
-            if key in CALL_LISTS and isinstance(item, list):
-                found += [
-                    path + (key, i) for i, c in enumerate(item) if call_name(c) and args_path(c) is not None
-                ]
-            elif isinstance(item, (dict, list)):
-                found += _calls(item, path + (key,), False)
-        return found
+        return _calls_in(value, path)
     if isinstance(value, list):
         return [p for i, v in enumerate(value) for p in _calls(v, path + (i,), False)]
     return []
+
+
+def _is_call(value: JSONValue) -> bool:
+    """A whole tool call: an object with a name and readable arguments."""
+    return isinstance(value, dict) and bool(call_name(value)) and args_path(value) is not None
+
+
+def _calls_in(value: JSONObject, path: Path) -> list[Path]:
+    """The tool calls under an object: each call of a tool-call list, and those deeper."""
+    found: list[Path] = []
+    for key, item in value.items():
+        if key in CALL_LISTS and isinstance(item, list):
+            found += [path + (key, i) for i, c in enumerate(item) if _is_call(c)]
+        elif isinstance(item, (dict, list)):
+            found += _calls(item, path + (key,), False)
+    return found

@@ -106,6 +106,12 @@ def _text_mutations(body: Body) -> list[Edit]:
     if not any(isinstance(t, str) and t for t in texts):
         return []
     first = next(n for n, t in enumerate(texts) if t)
+    return _reply_edits(body, slots, first, "".join(t for t in texts if isinstance(t, str)))
+
+
+def _reply_edits(body: Body, slots: list[tuple[int, Path]], first: int, joined: str) -> list[Edit]:
+    """The reply text (``joined``) replaced: empty, "Sure!" and a refusal (each unless it is that
+    already); the new text goes in the ``first`` slot that had text, the other slots are emptied."""
 
     def setting(new: str) -> Callable[[Body], None]:
         def apply(b: Body) -> None:
@@ -115,12 +121,35 @@ def _text_mutations(body: Body) -> list[Edit]:
         return apply
 
     found: list[Edit] = [("reply_empty", "the reply text is empty", _edited(body, setting("")))]
-    joined = "".join(t for t in texts if isinstance(t, str))
     if joined != SURE:
         found.append(("reply_sure", f"the reply text is {SURE!r}", _edited(body, setting(SURE))))
     if joined != REFUSAL:
         found.append(
             ("reply_refusal", f"the reply text is a refusal ({REFUSAL!r})", _edited(body, setting(REFUSAL)))
+        )
+    return found
+
+
+def _argument_edits(body: Body, i: int, p: Path, call: JSONValue, label: str) -> list[Edit]:
+    """Each argument of the call at ``p`` in part ``i`` changed to another value, and dropped."""
+    where = args_path(call)
+    assert where is not None  # (a call slot has readable arguments)
+    found: list[Edit] = []
+    for key, value in (decoded_args(get(call, where)) or {}).items():
+        new = _other(value)
+        found.append(
+            (
+                "change_argument",
+                f"{label}: argument {key!r} {_shown(value)} -> {_shown(new)}",
+                _edited(body, _set_arg(i, p + where, key, new)),
+            )
+        )
+        found.append(
+            (
+                "drop_argument",
+                f"{label}: argument {key!r} dropped",
+                _edited(body, _set_arg(i, p + where, key, None)),
+            )
         )
     return found
 
@@ -132,24 +161,7 @@ def _tool_mutations(body: Body, forbidden: tuple[str, ...]) -> list[Edit]:
     for n, ((i, p), call) in enumerate(zip(slots, calls)):
         label = f"tool call #{n + 1} ({call_name(call)})"
         found.append(("drop_tool_call", f"dropped {label}", _drop_call(body, i, p)))
-        where = args_path(call)
-        assert where is not None
-        for key, value in (decoded_args(get(call, where)) or {}).items():
-            new = _other(value)
-            found.append(
-                (
-                    "change_argument",
-                    f"{label}: argument {key!r} {_shown(value)} -> {_shown(new)}",
-                    _edited(body, _set_arg(i, p + where, key, new)),
-                )
-            )
-            found.append(
-                (
-                    "drop_argument",
-                    f"{label}: argument {key!r} dropped",
-                    _edited(body, _set_arg(i, p + where, key, None)),
-                )
-            )
+        found += _argument_edits(body, i, p, call, label)
     if slots:
         name = forbidden[0] if forbidden else UNEXPECTED_TOOL
         why = "forbidden" if forbidden else "unexpected"
@@ -157,7 +169,7 @@ def _tool_mutations(body: Body, forbidden: tuple[str, ...]) -> list[Edit]:
             ("add_tool_call", f"added a call to the {why} tool {name!r}", _add_call(body, slots[-1], name))
         )
     names = [call_name(c) for c in calls]
-    if len(slots) > 1 and len(set(names)) > 1:
+    if len(set(names)) > 1:  # (two calls or more, not all of one tool)
         found.append(
             (
                 "reorder_tool_calls",

@@ -140,26 +140,32 @@ class MutationPlugin:
                 f"{step}reply {n + 1} of {len(targets)}: {key[0]} {_path(key[1])}"
             )
             for mutation in mutations(reply, forbidden):
-                replay = Replay(tape, key, mutation)
-                verdict = self._run(item, replay)
-                result, why = (
-                    outcome(verdict, replay.unrecorded, replay.judge_misses)
-                    if verdict
-                    else (LEFT_OUT, "the run raised")
-                )
-                if result == KILLED and verdict is not None:
-                    for check in {f.check for f in verdict.failures} or {f"{verdict.outcome.value}"}:
-                        coverage.setdefault(check, []).append(mutation.kind)
-                found.append(
-                    {
-                        "kind": mutation.kind,
-                        "change": self.runtime.redactor.text(mutation.change),
-                        "where": where,
-                        "outcome": result,
-                        "why": why,
-                    }
-                )
+                found.append(self._mutant(item, Replay(tape, key, mutation), where, coverage))
         return found, coverage
+
+    def _mutant(
+        self, item: SpecItemNode, replay: Replay, where: str, coverage: dict[str, list[str]]
+    ) -> Mutant:
+        """The test against one mutated reply: the mutant's outcome and why; a killed one's mutation
+        is added to the checks that caught it (``coverage``)."""
+        mutation = replay.mutation
+        assert mutation is not None  # (a mutant's replay always carries its mutation)
+        verdict = self._run(item, replay)
+        result, why = (
+            outcome(verdict, replay.unrecorded, replay.judge_misses)
+            if verdict
+            else (LEFT_OUT, "the run raised")
+        )
+        if result == KILLED and verdict is not None:
+            for check in {f.check for f in verdict.failures} or {f"{verdict.outcome.value}"}:
+                coverage.setdefault(check, []).append(mutation.kind)
+        return {
+            "kind": mutation.kind,
+            "change": self.runtime.redactor.text(mutation.change),
+            "where": where,
+            "outcome": result,
+            "why": why,
+        }
 
     def _replayed(self, item: SpecItemNode, replay: Replay) -> str | None:
         verdict = self._run(item, replay)
@@ -217,9 +223,15 @@ class MutationPlugin:
         if record is None or not tape.replies or record.get("not_mutated"):
             return result
         rerun = SuiteRun(item.spec_file.suite, self.runtime.context, bus=state.bus)
-        total = record["total"]
         if self._teardown_errors(rerun, Replay(tape)):
             return result  # its replay does not reproduce a clean teardown: nothing to compare with
+        self._mutate_teardown(record, rerun, tape)
+        return result
+
+    def _mutate_teardown(self, record: MutationRecord, rerun: SuiteRun, tape: Tape) -> None:
+        """Each mutation of each teardown reply, killed when the teardown then errs, counted into the
+        test's ``record`` (its score, and how many mutants were the teardown's)."""
+        total = record["total"]
         for n, (key, reply) in enumerate(tape.targets()):
             where = self.runtime.redactor.text(
                 f"the file's teardown: reply {n + 1}: {key[0]} {_path(key[1])}"
@@ -245,7 +257,6 @@ class MutationPlugin:
                     )
         record["score"] = round(record["killed"] / record["total"], 3) if record["total"] else None
         record["teardown_mutants"] = record["total"] - total
-        return result
 
     def _teardown_errors(self, rerun: SuiteRun, replay: Replay) -> bool:
         set_interceptor(replay)
@@ -343,18 +354,30 @@ def _forbidden(value: object, depth: int = 0) -> Iterator[str]:
     ``tool_called``, ...), found in the compiled case's config."""
     if depth > 8:
         return
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        value = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
-    elif hasattr(value, "__dict__") and not isinstance(value, type):
-        value = vars(value)
+    value = _fields_of(value)
     if isinstance(value, dict):
-        if value.get("type") == "tool_called" and value.get("negate") and isinstance(value.get("name"), str):
-            yield str(value["name"])  # yao's negated tool_called
-        for key, item in value.items():
-            if key in FORBID_KEYS and isinstance(item, (list, tuple)):
-                yield from (str(x) for x in item if isinstance(x, str))
-            else:
-                yield from _forbidden(item, depth + 1)
+        yield from _forbidden_in(value, depth)
     elif isinstance(value, (list, tuple)):
         for item in value:
+            yield from _forbidden(item, depth + 1)
+
+
+def _fields_of(value: object) -> object:
+    """A dataclass instance or another object of the compiled case as the dict of its fields; anything
+    else (a dict, a list, a value) as it is."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    if hasattr(value, "__dict__") and not isinstance(value, type):
+        return vars(value)
+    return value
+
+
+def _forbidden_in(config: dict[object, object], depth: int) -> Iterator[str]:
+    """The tool names one mapping of the case's config forbids, and those forbidden below it."""
+    if config.get("type") == "tool_called" and config.get("negate") and isinstance(config.get("name"), str):
+        yield str(config["name"])  # yao's negated tool_called
+    for key, item in config.items():
+        if key in FORBID_KEYS and isinstance(item, (list, tuple)):
+            yield from (str(x) for x in item if isinstance(x, str))
+        else:
             yield from _forbidden(item, depth + 1)

@@ -64,13 +64,18 @@ def summary(mutants: list[Mutant], coverage: Mapping[str, Iterable[str]] | None 
     decided = [m for m in mutants if m["outcome"] != LEFT_OUT]
     killed = sum(m["outcome"] == KILLED for m in decided)
     return {
-        "coverage": {check: sorted(set(kinds)) for check, kinds in sorted((coverage or {}).items())},
+        "coverage": _caught(coverage or {}),
         "killed": killed,
         "total": len(decided),
         "score": round(killed / len(decided), 3) if decided else None,
         "survived": [m for m in decided if m["outcome"] == SURVIVED],
         "left_out": [m for m in mutants if m["outcome"] == LEFT_OUT],
     }
+
+
+def _caught(coverage: Mapping[str, Iterable[str]]) -> dict[str, list[str]]:
+    """Per check (in name order), the kinds of mutation it caught, each once, sorted."""
+    return {check: sorted(set(kinds)) for check, kinds in sorted(coverage.items())}
 
 
 def totals(records: Iterable[MutationRecord]) -> tuple[int, int]:
@@ -92,16 +97,7 @@ def render(
     in name order (xdist workers report in no fixed order), a file's tests in the order they came."""
     lines: list[str] = []
     for nodeid in (n for path in sorted(files) for n in files[path]):
-        record = tests[nodeid]
-        lines.append(f"{nodeid}: killed {record['killed']}/{record['total']}")
-        for mutant in record["survived"]:
-            lines.append(f"    SURVIVED {mutant['kind']}: {mutant['change']} ({mutant['where']})")
-        for mutant in record["left_out"]:
-            lines.append(f"    left out {mutant['kind']}: {mutant['why']}")
-        if record.get("not_mutated"):
-            lines.append(f"    not mutated: {record['not_mutated']}")
-        for check, kinds in (record.get("coverage") or {}).items():
-            lines.append(f"    {check} catches: {', '.join(kinds)}")
+        lines += _test_lines(nodeid, tests[nodeid])
     lines.append("")
     for path, nodeids in sorted(files.items()):
         lines.append(f"score {path}: {score_text(*totals(tests[n] for n in nodeids))}")
@@ -111,4 +107,19 @@ def render(
         f"mutation phase (replayed, {int(timing.get('mutants', 0))} mutants): {timing.get('mutation', 0.0):.3f}s"
     )
     lines += notes
+    return lines
+
+
+def _test_lines(nodeid: str, record: MutationRecord) -> list[str]:
+    """One test's mutants: killed of total, each survivor and left-out mutant, why it was not
+    mutated, and what each check caught."""
+    lines = [f"{nodeid}: killed {record['killed']}/{record['total']}"]
+    for mutant in record["survived"]:
+        lines.append(f"    SURVIVED {mutant['kind']}: {mutant['change']} ({mutant['where']})")
+    for mutant in record["left_out"]:
+        lines.append(f"    left out {mutant['kind']}: {mutant['why']}")
+    if record.get("not_mutated"):
+        lines.append(f"    not mutated: {record['not_mutated']}")
+    for check, kinds in (record.get("coverage") or {}).items():
+        lines.append(f"    {check} catches: {', '.join(kinds)}")
     return lines

@@ -14,7 +14,7 @@ they gate only when asked, with the least change that counts (``--semantictest-f
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,12 +46,8 @@ class Side:
     @classmethod
     def of(cls, record: Mapping[str, JSONValue]) -> Side:
         runs = tuple(str(r) for r in record.get("runs") or [])
-        durations = tuple(float(d) for d in record.get("run_durations_ms") or [])
-        if not durations and isinstance(record.get("latency_ms"), (int, float)):  # a spec test's pipeline
-            durations = (float(record["latency_ms"]),)
-        scores = tuple(float(s) for s in record.get("run_scores") or [])
-        if not scores and isinstance(record.get("score"), (int, float)):
-            scores = (float(record["score"]),)
+        durations = _run_values(record, "run_durations_ms", "latency_ms")  # or a spec test's pipeline
+        scores = _run_values(record, "run_scores", "score")
         usage = record.get("llm_usage")
         tokens = usage.get("tokens") if isinstance(usage, Mapping) else None
         return cls(str(record.get("outcome") or "unknown"), runs, durations, scores, tokens)
@@ -76,6 +72,14 @@ class Side:
         if self.tokens:
             parts.append(f"{self.tokens} tokens")
         return ", ".join(parts)
+
+
+def _run_values(record: Mapping[str, JSONValue], key: str, single: str) -> tuple[float, ...]:
+    """A figure's value per run (``key``), else the record's one value (``single``), else none."""
+    values = tuple(float(v) for v in record.get(key) or [])
+    if not values and isinstance(record.get(single), (int, float)):
+        values = (float(record[single]),)
+    return values
 
 
 def fold(earlier: Mapping[str, JSONValue], later: Mapping[str, JSONValue]) -> dict[str, JSONValue]:
@@ -218,18 +222,40 @@ def compare(
 ) -> Comparison:
     """Classify every test of either run (see the module doc); ``slower`` (a factor of the median
     latency) and ``score_drop`` (of the mean score) make such significant changes gate."""
-    ran = set(ran_files)
-    changes: dict[str, Change] = {}
+    changes = {nodeid: _change_of(nodeid, record, old) for nodeid, record in new.items()}
     notes: list[str] = []
-    for nodeid, record in new.items():
-        change = Change(nodeid, new=Side.of(record))
-        if nodeid not in old:
-            change.kind, change.reasons = "new", ["not in the baseline"]
-        else:
-            change.old = Side.of(old[nodeid])
-            _pass_rate(change)
-            change.figures = _figures(change.old, change.new)  # type: ignore[arg-type]
-        changes[nodeid] = change
+    not_run = _add_gone(changes, old, new, set(ran_files))
+    if not_run:
+        notes.append(f"{not_run} baseline test(s) of files this run did not select were not compared")
+    _classify_pass_rates(
+        [c for c in changes.values() if c.p_worse is not None and c.p_better is not None], alpha
+    )
+    _correct_figures(changes.values(), alpha, slower, score_drop)
+    return Comparison(changes, baseline, notes)
+
+
+def _change_of(
+    nodeid: str, record: Mapping[str, JSONValue], old: Mapping[str, Mapping[str, JSONValue]]
+) -> Change:
+    """A test of this run: new, or compared with its baseline record (pass rate and figures)."""
+    now = Side.of(record)
+    if nodeid not in old:
+        return Change(nodeid, "new", ["not in the baseline"], new=now)
+    before = Side.of(old[nodeid])
+    change = Change(nodeid, old=before, new=now)
+    _pass_rate(change)
+    change.figures = _figures(before, now)
+    return change
+
+
+def _add_gone(
+    changes: dict[str, Change],
+    old: Mapping[str, Mapping[str, JSONValue]],
+    new: Mapping[str, Mapping[str, JSONValue]],
+    ran: set[str],
+) -> int:
+    """Add the baseline's tests this run did not collect from a file it ran (gone); the number of
+    baseline tests of files it did not run (not compared)."""
     not_run = 0
     for nodeid, record in old.items():
         if nodeid in new:
@@ -240,28 +266,33 @@ def compare(
             )
         else:
             not_run += 1
-    if not_run:
-        notes.append(f"{not_run} baseline test(s) of files this run did not select were not compared")
-    compared = [c for c in changes.values() if c.p_worse is not None and c.p_better is not None]
+    return not_run
+
+
+def _classify_pass_rates(compared: list[Change], alpha: float) -> None:
+    """Each compared test's kind from its pass rate: Holm over the testable tests (Tarone), each way."""
     worse = tarone_holm({c.nodeid: (c.p_worse, c.least_worse) for c in compared}, alpha)  # type: ignore[misc]
     better = tarone_holm({c.nodeid: (c.p_better, c.least_better) for c in compared}, alpha)  # type: ignore[misc]
     testable = sum(1 for c in compared if c.least_worse <= alpha)
     for change in compared:
-        fell, rose = _moved(change)
         if change.nodeid in worse:
             change.kind = "regressed"
         elif change.nodeid in better:
             change.kind = "improved"
-        elif (fell and change.least_worse > alpha) or (rose and change.least_better > alpha):
-            change.kind = "changed"
-            change.reasons.append(
-                "changed, not enough runs to tell (docs/baseline.md: what a single run shows)"
-            )
-        elif fell and change.p_worse is not None and change.p_worse < alpha:
-            change.kind = "inconclusive"
-            change.reasons.append(f"not significant after correcting for {testable} testable tests (Holm)")
-    _correct_figures(changes.values(), alpha, slower, score_drop)
-    return Comparison(changes, baseline, notes)
+        else:
+            _not_significant(change, alpha, testable)
+
+
+def _not_significant(change: Change, alpha: float, testable: int) -> None:
+    """A pass rate that moved without a significant result: too few runs to ever tell (changed), or
+    significant alone but not after the correction (inconclusive)."""
+    fell, rose = _moved(change)
+    if (fell and change.least_worse > alpha) or (rose and change.least_better > alpha):
+        change.kind = "changed"
+        change.reasons.append("changed, not enough runs to tell (docs/baseline.md: what a single run shows)")
+    elif fell and change.p_worse is not None and change.p_worse < alpha:
+        change.kind = "inconclusive"
+        change.reasons.append(f"not significant after correcting for {testable} testable tests (Holm)")
 
 
 def _moved(change: Change) -> tuple[bool, bool]:
@@ -295,25 +326,40 @@ def _pass_rate(change: Change) -> None:
 
 
 def _figures(old: Side, new: Side) -> list[Figure]:
+    """The latency and score comparisons of a test with values on both sides."""
     found = []
-    for name, before, after in (("latency", old.durations, new.durations), ("score", old.scores, new.scores)):
-        if not before or not after:
-            continue
-        if name == "latency":
-            was, now = statistics.median(before), statistics.median(after)
-            effect = now / was if was > 0 else float("inf") if now > 0 else 1.0
-            direction = "slower" if now > was else "faster" if now < was else "same"
-            shown = (f"{was:.0f} ms", f"{now:.0f} ms")
-        else:
-            was, now = statistics.fmean(before), statistics.fmean(after)
-            effect, shown = now - was, (f"{was:.2f}", f"{now:.2f}")
-            direction = "lower" if now < was else "higher" if now > was else "same"
-        figure = Figure(name, *shown, direction, effect)
-        if len(before) >= 2 and len(after) >= 2:
-            up, down = rank_sum_lower(list(before), list(after)), rank_sum_lower(list(after), list(before))
-            figure.p_worse, figure.p_better = (up, down) if name == "latency" else (down, up)
-        found.append(figure)
+    if old.durations and new.durations:
+        found.append(_tested(_latency(old.durations, new.durations), old.durations, new.durations))
+    if old.scores and new.scores:
+        found.append(_tested(_score(old.scores, new.scores), old.scores, new.scores))
     return found
+
+
+def _latency(before: Sequence[float], after: Sequence[float]) -> Figure:
+    """The medians' ratio (new / old; infinite from a zero median, 1 between two zeros)."""
+    was, now = statistics.median(before), statistics.median(after)
+    if was > 0:
+        effect = now / was
+    else:
+        effect = float("inf") if now > 0 else 1.0
+    direction = "slower" if now > was else "faster" if now < was else "same"
+    return Figure("latency", f"{was:.0f} ms", f"{now:.0f} ms", direction, effect)
+
+
+def _score(before: Sequence[float], after: Sequence[float]) -> Figure:
+    """The means' change (new - old)."""
+    was, now = statistics.fmean(before), statistics.fmean(after)
+    direction = "lower" if now < was else "higher" if now > was else "same"
+    return Figure("score", f"{was:.2f}", f"{now:.2f}", direction, now - was)
+
+
+def _tested(figure: Figure, before: Sequence[float], after: Sequence[float]) -> Figure:
+    """The figure with its rank-sum p-values each way, with two values a side or more; a larger
+    latency is worse, a larger score better."""
+    if len(before) >= 2 and len(after) >= 2:
+        up, down = rank_sum_lower(list(before), list(after)), rank_sum_lower(list(after), list(before))
+        figure.p_worse, figure.p_better = (up, down) if figure.name == "latency" else (down, up)
+    return figure
 
 
 def _correct_figures(
@@ -323,12 +369,27 @@ def _correct_figures(
     least the least change the user asked to gate on."""
     changes = list(changes)
     for name, least in (("latency", slower), ("score", score_drop)):
-        tested = [(c, f) for c in changes for f in c.figures if f.name == name and f.p_worse is not None]
-        worse = holm({c.nodeid: f.p_worse for c, f in tested if f.p_worse is not None}, alpha)
-        better = holm({c.nodeid: f.p_better for c, f in tested if f.p_better is not None}, alpha)
-        for change, figure in tested:
-            figure.significant = change.nodeid in worse or change.nodeid in better
-            big = least is not None and (
-                figure.effect >= least if name == "latency" else -figure.effect >= least
-            )
-            figure.gates = change.nodeid in worse and big
+        _correct_family(_tested_figures(changes, name), alpha, least)
+
+
+def _tested_figures(changes: list[Change], name: str) -> list[tuple[Change, Figure]]:
+    """The figures called ``name`` that were tested (two values a side or more), with their test."""
+    return [(c, f) for c in changes for f in c.figures if f.name == name and f.p_worse is not None]
+
+
+def _correct_family(tested: list[tuple[Change, Figure]], alpha: float, least: float | None) -> None:
+    """Holm over one family of figures, each way: which are significant, which gate."""
+    worse = holm({c.nodeid: f.p_worse for c, f in tested if f.p_worse is not None}, alpha)
+    better = holm({c.nodeid: f.p_better for c, f in tested if f.p_better is not None}, alpha)
+    for change, figure in tested:
+        figure.significant = change.nodeid in worse or change.nodeid in better
+        figure.gates = change.nodeid in worse and _at_least(figure, least)
+
+
+def _at_least(figure: Figure, least: float | None) -> bool:
+    """Whether the change is as large as the least one asked to gate on (None: no gate asked)."""
+    if least is None:
+        return False
+    if figure.name == "latency":
+        return figure.effect >= least
+    return -figure.effect >= least

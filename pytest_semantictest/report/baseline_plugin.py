@@ -87,32 +87,43 @@ class BaselinePlugin:
 
     @pytest.hookimpl(tryfirst=True)  # before JUnit, HTML and the results file are written
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if hasattr(self.config, "workerinput") or self.problem is not None:
-            if self.problem is not None and self.gate and not hasattr(self.config, "workerinput"):
-                send(self.config, node_id(self._shown, "baseline"), "failed", self.problem, GATE)
-                if session.exitstatus == pytest.ExitCode.OK:
-                    session.exitstatus = pytest.ExitCode.TESTS_FAILED  # the gate could not check: not a pass
+        if hasattr(self.config, "workerinput"):
             return
-        records = {k: r for k, r in self.writer.records.items() if not is_entry(r)}
-        old = {k: r for k, r in self.old.items() if not is_entry(r)}
-        ran = {str(r.get("file")) for r in records.values() if r.get("file")}
-        self.comparison = compare(
-            old, records, str(self.path), ran, slower=self.slower, score_drop=self.score_drop
-        )
-        self.comparison.notes[:0] = self.notes
+        if self.problem is not None:
+            if self.gate:  # the gate could not check: not a pass
+                send(self.config, node_id(self._shown, "baseline"), "failed", self.problem, GATE)
+                _fail_run(session)
+            return
+        self.comparison = self._compare_run()
         for nodeid, change in self.comparison.changes.items():
             if nodeid in self.writer.records:
                 self.writer.records[nodeid]["baseline"] = change.as_dict()
-        if self.gate:  # each thing that fails the run: an entry of its own in every artefact
-            for change in self.comparison.regressed:
-                why = f"regressed against the baseline {self.path}: {_line(change)}"
-                send(self.config, node_id(change.nodeid, "regression"), "failed", why, GATE)
-            for change, figure in self.comparison.figures():
-                if figure.gates:
-                    why = f"{figure.direction} against the baseline {self.path}: {figure.text()}"
-                    send(self.config, node_id(change.nodeid, figure.name), "failed", why, GATE)
-        if self.gate and self.comparison.failing and session.exitstatus == pytest.ExitCode.OK:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if self.gate:
+            self._send_failures(self.comparison)
+            if self.comparison.failing:
+                _fail_run(session)
+
+    def _compare_run(self) -> Comparison:
+        """This run's tests against the baseline's (entries sent after the tests left out on both
+        sides), the baseline's notes first."""
+        records = {k: r for k, r in self.writer.records.items() if not is_entry(r)}
+        old = {k: r for k, r in self.old.items() if not is_entry(r)}
+        ran = {str(r.get("file")) for r in records.values() if r.get("file")}
+        comparison = compare(
+            old, records, str(self.path), ran, slower=self.slower, score_drop=self.score_drop
+        )
+        comparison.notes[:0] = self.notes
+        return comparison
+
+    def _send_failures(self, comparison: Comparison) -> None:
+        """Each thing that fails the run under the gate: an entry of its own in every artefact."""
+        for change in comparison.regressed:
+            why = f"regressed against the baseline {self.path}: {_line(change)}"
+            send(self.config, node_id(change.nodeid, "regression"), "failed", why, GATE)
+        for change, figure in comparison.figures():
+            if figure.gates:
+                why = f"{figure.direction} against the baseline {self.path}: {figure.text()}"
+                send(self.config, node_id(change.nodeid, figure.name), "failed", why, GATE)
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if hasattr(self.config, "workerinput"):
@@ -127,23 +138,33 @@ class BaselinePlugin:
             return
         if self.comparison is None:
             return
-        counts = {kind: len(self.comparison.of_kind(kind)) for kind in (*ORDER, "unchanged")}
-        tr.write_line(f"compared with {self.path}: " + ", ".join(f"{n} {k}" for k, n in counts.items() if n))
-        for kind in ORDER:
-            for change in self.comparison.of_kind(kind):  # ids read from a file: escaped
-                tr.write_line(printable(f"{kind}: {_line(change)}"))
-        for note in self.comparison.notes:
-            tr.write_line(printable(f"note: {note}"))
-        figures = self.comparison.figures()
-        if figures:
-            tr.write_sep("-", "semantictest baseline: latency and judge scores")
-            for change, figure in figures:
-                gate = " (gates: at least the asked change)" if figure.gates else ""
-                tr.write_line(printable(f"{figure.direction}: {change.nodeid} {figure.text()}{gate}"))
+        self._write_changes(tr, self.comparison)
+        self._write_figures(tr, self.comparison)
         if self.gate and self.comparison.failing:
             tr.write_line(
                 f"--semantictest-fail-on-regression: {len(self.comparison.failing)} regression(s), exit 1"
             )
+
+    def _write_changes(self, tr: pytest.TerminalReporter, comparison: Comparison) -> None:
+        """The counts by kind, each changed test by kind, then the comparison's notes."""
+        counts = {kind: len(comparison.of_kind(kind)) for kind in (*ORDER, "unchanged")}
+        tr.write_line(f"compared with {self.path}: " + ", ".join(f"{n} {k}" for k, n in counts.items() if n))
+        for kind in ORDER:
+            for change in comparison.of_kind(kind):  # ids read from a file: escaped
+                tr.write_line(printable(f"{kind}: {_line(change)}"))
+        for note in comparison.notes:
+            tr.write_line(printable(f"note: {note}"))
+
+    @staticmethod
+    def _write_figures(tr: pytest.TerminalReporter, comparison: Comparison) -> None:
+        """The latency and score changes in a section of their own, when there are any."""
+        figures = comparison.figures()
+        if not figures:
+            return
+        tr.write_sep("-", "semantictest baseline: latency and judge scores")
+        for change, figure in figures:
+            gate = " (gates: at least the asked change)" if figure.gates else ""
+            tr.write_line(printable(f"{figure.direction}: {change.nodeid} {figure.text()}{gate}"))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_summary(
@@ -188,6 +209,12 @@ class BaselinePlugin:
             return self.path.relative_to(Path(str(self.config.rootpath))).as_posix()
         except ValueError:
             return str(self.path)
+
+
+def _fail_run(session: pytest.Session) -> None:
+    """The run's exit status is 1 (what the gate failed), unless it is already worse."""
+    if session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def _line(change: Change) -> str:

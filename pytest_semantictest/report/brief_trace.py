@@ -30,20 +30,31 @@ def render_brief_trace(trace: list[StepTrace], redactor: Redactor, limit: int = 
         again = f" (loop iteration {t.iteration + 1})" if t.iteration else ""
         line = f" line {t.step.line}" if t.step.line else ""
         out.append(f"[{n}] {t.step.id} ({t.step.block}){line}{again} {t.duration_ms:.1f} ms")
-        cls = get_block(t.step.block)
-        skip = LEFT_OUT | (cls.bookkeeping if cls is not None else frozenset())
-        for label, value in (("input", t.input), ("output", t.output)):
-            fields, dropped = _fields(redactor.data(value), skip)
-            hidden = hidden or dropped
-            for key, field in fields:
-                text = _one_line(field)
-                hidden = hidden or len(text) > chars
-                out.append(f"  {label}{key}: {sized(text, chars)}")
+        lines, cut = _field_lines(t, redactor, chars)
+        out += lines
+        hidden = hidden or cut
         if t.error:
             out.append(f"  error: {redactor.text(t.error)}")
     if hidden:
         out.append(MORE)
     return "\n".join(out)
+
+
+def _field_lines(t: StepTrace, redactor: Redactor, chars: int) -> tuple[list[str], bool]:
+    """A step's input and output fields, a line each (values cut to ``chars``), and whether anything
+    was left out or cut."""
+    cls = get_block(t.step.block)
+    skip = LEFT_OUT | (cls.bookkeeping if cls is not None else frozenset())
+    out: list[str] = []
+    hidden = False
+    for label, value in (("input", t.input), ("output", t.output)):
+        fields, dropped = _fields(redactor.data(value), skip)
+        hidden = hidden or dropped
+        for key, field in fields:
+            text = _one_line(field)
+            hidden = hidden or len(text) > chars
+            out.append(f"  {label}{key}: {sized(text, chars)}")
+    return out, hidden
 
 
 def _fields(value: JSONValue, skip: frozenset[str]) -> tuple[list[tuple[str, JSONValue]], bool]:

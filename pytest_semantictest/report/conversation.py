@@ -59,34 +59,50 @@ def _call(call: Mapping[str, JSONValue], limit: int) -> str:
 def render_transcript(turns: Sequence[Mapping[str, JSONValue]], limit: int = 2000) -> list[str]:
     lines: list[str] = []
     for turn in turns:
-        source = f" ({turn['source']})" if turn.get("source") else ""
-        lines.append(f"turn {turn.get('turn', '?')}{source} user:  {_short(turn.get('input') or '', limit)}")
-        for name in turn.get("attachments") or []:
-            lines.append(f"         attachment: {name}")
-        if turn.get("error"):
-            lines.append(f"         ERROR: {turn['error']}")
-            continue
-        lines.append(f"         agent: {_short(turn.get('output') or '', limit)}")
-        for call in turn.get("tool_calls") or []:
-            lines.append(f"         tool:  {_call(call, limit)}")
-        if turn.get("awaiting_input") is not None:
-            lines.append(f"         awaiting input: {str(turn['awaiting_input']).lower()}")
-        if turn.get("checkpoints"):
-            lines.append(f"         reached: {', '.join(turn['checkpoints'])}")
-        for a in turn.get("assertions") or []:
-            state = (
-                "passed"
-                if a.get("passed")
-                else "error"
-                if a.get("error")
-                else "not evaluated"
-                if a.get("skipped")
-                else "FAILED"
-            )
-            why = f": {a.get('message') or a.get('error') or a.get('skipped')}" if state != "passed" else ""
-            where = f"checkpoint {a['checkpoint']} " if a.get("checkpoint") else ""
-            lines.append(f"         {where}{state}: {a.get('assertion')}{why}")
+        lines += _turn_lines(turn, limit)
     return lines
+
+
+def _turn_lines(turn: Mapping[str, JSONValue], limit: int) -> list[str]:
+    """One turn: what the user sent and attached, then the agent's error or its answer."""
+    source = f" ({turn['source']})" if turn.get("source") else ""
+    lines = [f"turn {turn.get('turn', '?')}{source} user:  {_short(turn.get('input') or '', limit)}"]
+    lines += [f"         attachment: {name}" for name in turn.get("attachments") or []]
+    if turn.get("error"):
+        return [*lines, f"         ERROR: {turn['error']}"]
+    return lines + _answer_lines(turn, limit)
+
+
+def _answer_lines(turn: Mapping[str, JSONValue], limit: int) -> list[str]:
+    """The agent's side of a turn that did not fail: its answer, tool calls, whether it awaits input,
+    the checkpoints reached, and the turn's assertions."""
+    lines = [f"         agent: {_short(turn.get('output') or '', limit)}"]
+    lines += [f"         tool:  {_call(call, limit)}" for call in turn.get("tool_calls") or []]
+    if turn.get("awaiting_input") is not None:
+        lines.append(f"         awaiting input: {str(turn['awaiting_input']).lower()}")
+    if turn.get("checkpoints"):
+        lines.append(f"         reached: {', '.join(turn['checkpoints'])}")
+    return lines + [_assertion_line(a) for a in turn.get("assertions") or []]
+
+
+def _assertion_state(assertion: Mapping[str, JSONValue]) -> str:
+    """passed, error, not evaluated (skipped) or FAILED."""
+    if assertion.get("passed"):
+        return "passed"
+    if assertion.get("error"):
+        return "error"
+    if assertion.get("skipped"):
+        return "not evaluated"
+    return "FAILED"
+
+
+def _assertion_line(assertion: Mapping[str, JSONValue]) -> str:
+    """A turn's assertion, its checkpoint and, unless it passed, why."""
+    a = assertion
+    state = _assertion_state(a)
+    why = f": {a.get('message') or a.get('error') or a.get('skipped')}" if state != "passed" else ""
+    where = f"checkpoint {a['checkpoint']} " if a.get("checkpoint") else ""
+    return f"         {where}{state}: {a.get('assertion')}{why}"
 
 
 def render_timeline(checkpoints: Sequence[Mapping[str, JSONValue]]) -> list[str]:
@@ -98,19 +114,26 @@ def render_timeline(checkpoints: Sequence[Mapping[str, JSONValue]]) -> list[str]
             if c.get("reached")
             else ("MISSING" if c.get("required", True) else "not reached")
         )
-        extra = []
-        if c.get("description"):
-            extra.append(str(c["description"]))
-        if c.get("after"):
-            extra.append("after " + ", ".join(c["after"]))
-        if not c.get("required", True):
-            extra.append("optional")
-        if c.get("held_early"):
-            extra.append(f"held at turn {c['held_early'][0]} before its after checkpoints")
-        if c.get("last") and not c.get("reached"):
-            extra.append(f"last check: {c['last']}")
-        lines.append(f"  {str(c.get('id')).ljust(width)}  {when.ljust(11)} {'; '.join(extra)}".rstrip())
+        extra = "; ".join(_checkpoint_notes(c))
+        lines.append(f"  {str(c.get('id')).ljust(width)}  {when.ljust(11)} {extra}".rstrip())
     return lines
+
+
+def _checkpoint_notes(c: Mapping[str, JSONValue]) -> list[str]:
+    """What the timeline adds after a checkpoint's state: its description, what it comes after,
+    optional, held early, and the last check of one not reached."""
+    extra = []
+    if c.get("description"):
+        extra.append(str(c["description"]))
+    if c.get("after"):
+        extra.append("after " + ", ".join(c["after"]))
+    if not c.get("required", True):
+        extra.append("optional")
+    if c.get("held_early"):
+        extra.append(f"held at turn {c['held_early'][0]} before its after checkpoints")
+    if c.get("last") and not c.get("reached"):
+        extra.append(f"last check: {c['last']}")
+    return extra
 
 
 def render_conversation(trace: Sequence[StepTrace], redactor: Redactor, limit: int = 2000) -> str:

@@ -64,19 +64,28 @@ def render_failure(f: Failure, redactor: Redactor, differ: Differ | None = None)
     lines.append(f"  operator: {f.operator}")
     lines.append(f"  expected: {_inline(redactor.data(f.expected))}")
     lines.append(f"  actual:   {_inline(redactor.data(f.actual))}")
-    # difflib is quadratic
-    diffable = (
+    lines += _diff(f, redactor, differ)
+    for key, value in f.details.items():
+        lines.append(f"  {key}: {clip_middle(redactor.text(str(value)))}")
+    return lines
+
+
+def _diff(f: Failure, redactor: Redactor, differ: Differ | None) -> list[str]:
+    """pytest's explanation of how the actual value differs from the expected one, for ``equals``."""
+    if differ is None or f.operator != "equals" or not _diffable(f):
+        return []
+    explanation = differ(redactor.data(f.actual), redactor.data(f.expected))
+    return ["  " + line for line in explanation[1:]] if explanation else []
+
+
+def _diffable(f: Failure) -> bool:
+    """Whether pytest's diff of actual and expected is worth showing: two strings, lists or objects,
+    not too large (difflib is quadratic)."""
+    return (
         isinstance(f.actual, (str, list, dict))
         and type(f.actual) is type(f.expected)
         and len(_inline_full(f.actual)) + len(_inline_full(f.expected)) <= 100_000
     )
-    if differ and f.operator == "equals" and diffable:
-        explanation = differ(redactor.data(f.actual), redactor.data(f.expected))
-        if explanation:
-            lines.extend("  " + line for line in explanation[1:])
-    for key, value in f.details.items():
-        lines.append(f"  {key}: {clip_middle(redactor.text(str(value)))}")
-    return lines
 
 
 def _inline_full(value: object) -> str:
@@ -103,24 +112,29 @@ def render_verdict(title: str, verdict: Verdict, redactor: Redactor, differ: Dif
                 "  " + line for line in redactor.text("\n".join(judge_lines(judgement))).splitlines()
             )
     if verdict.runs:
-        counts = [r.outcome.value for r in verdict.runs]
-        passed = counts.count("passed")
-        stopped = (
-            f"; stopped after {len(counts)} of {verdict.planned_runs} runs, the outcome was decided"
-            if verdict.planned_runs > len(counts)
-            else ""
-        )
-        anytime = verdict.anytime
-        interval = (
-            f", {interval_label(anytime)} {interval_text(passed, len(counts), anytime)}"
-            if len(counts) > 1
-            else ""
-        )
-        beyond = [r.outcome.value for r in verdict.beyond]
-        if beyond:
-            stopped += f"; {len(beyond)} more finished after that, not counted ({', '.join(beyond)})"
-        lines.append(f"runs: {passed}/{len(counts)} passed{interval} ({', '.join(counts)}){stopped}")
+        lines.append(_runs_line(verdict))
     return "\n".join(lines)
+
+
+def _runs_line(verdict: Verdict) -> str:
+    """A repeated test's runs: how many passed, the interval, each outcome, and where it stopped."""
+    counts = [r.outcome.value for r in verdict.runs]
+    passed = counts.count("passed")
+    stopped = (
+        f"; stopped after {len(counts)} of {verdict.planned_runs} runs, the outcome was decided"
+        if verdict.planned_runs > len(counts)
+        else ""
+    )
+    anytime = verdict.anytime
+    interval = (
+        f", {interval_label(anytime)} {interval_text(passed, len(counts), anytime)}"
+        if len(counts) > 1
+        else ""
+    )
+    beyond = [r.outcome.value for r in verdict.beyond]
+    if beyond:
+        stopped += f"; {len(beyond)} more finished after that, not counted ({', '.join(beyond)})"
+    return f"runs: {passed}/{len(counts)} passed{interval} ({', '.join(counts)}){stopped}"
 
 
 def _head(path: str) -> str | None:

@@ -44,7 +44,19 @@ class RunCount:
 def run_count(config: pytest.Config, started: float | None) -> str:
     """``<p>`` with every test by its outcome and the files that did not collect."""
     reporter = config.pluginmanager.get_plugin("terminalreporter")
-    stats: dict[str, list[object]] = getattr(reporter, "stats", {})
+    tests, uncollected = _outcomes(getattr(reporter, "stats", {}))
+    took = f" took {time.monotonic() - started:.2f} s" if started is not None else ""
+    noun = "test" if len(tests) == 1 else "tests"
+    return (
+        "<style>.summary .run-count{display:none}</style>"
+        f'<p class="st-run-count">{len(tests)} {noun}{took}: {_by_outcome(tests)}'
+        f"{_uncollected_text(uncollected)}.</p>"
+    )
+
+
+def _outcomes(stats: dict[str, list[object]]) -> tuple[dict[str, str], set[str]]:
+    """Each test's outcome (the first of ``PRIORITY`` any of its phases had), and the node ids of the
+    files that did not collect, from the terminal reporter's reports by category."""
     tests: dict[str, str] = {}
     uncollected = set()
     for key, reports in stats.items():
@@ -52,25 +64,39 @@ def run_count(config: pytest.Config, started: float | None) -> str:
             if isinstance(report, pytest.CollectReport) and report.failed:
                 uncollected.add(report.nodeid)
             elif isinstance(report, pytest.TestReport):
-                word = key if key in PRIORITY else "passed" if report.when == "call" else None
-                current = tests.get(report.nodeid)
-                if word is not None and (current is None or PRIORITY.index(word) < PRIORITY.index(current)):
-                    tests[report.nodeid] = word
-                elif current is None:
-                    tests[report.nodeid] = "passed"
+                tests[report.nodeid] = _outcome_after(tests.get(report.nodeid), _phase_word(key, report))
+    return tests, uncollected
+
+
+def _phase_word(key: str, report: pytest.TestReport) -> str | None:
+    """The outcome one phase's report says: its category, else "passed" for a call (None: no say)."""
+    if key in PRIORITY:
+        return key
+    return "passed" if report.when == "call" else None
+
+
+def _outcome_after(current: str | None, word: str | None) -> str:
+    """A test's outcome once a phase said ``word``: the first in ``PRIORITY`` of the two; a test no
+    phase said anything of passed."""
+    if word is None:
+        return current or "passed"
+    if current is None or PRIORITY.index(word) < PRIORITY.index(current):
+        return word
+    return current
+
+
+def _by_outcome(tests: dict[str, str]) -> str:
+    """The tests by outcome in ``PRIORITY`` order ("2 passed, 1 failed"; outcomes no test had left out)."""
     numbers = {word: sum(1 for w in tests.values() if w == word) for word in PRIORITY}
     counts = [f"{n} {'errors' if word == 'error' and n > 1 else word}" for word, n in numbers.items() if n]
-    took = f" took {time.monotonic() - started:.2f} s" if started is not None else ""
-    files = (
-        f"; {len(uncollected)} file{'s' if len(uncollected) != 1 else ''} did not collect"
-        if uncollected
-        else ""
-    )
-    noun = "test" if len(tests) == 1 else "tests"
-    return (
-        "<style>.summary .run-count{display:none}</style>"
-        f'<p class="st-run-count">{len(tests)} {noun}{took}: {", ".join(counts) or "none ran"}{files}.</p>'
-    )
+    return ", ".join(counts) or "none ran"
+
+
+def _uncollected_text(uncollected: set[str]) -> str:
+    """How many files did not collect ("; 2 files did not collect"), or nothing when all did."""
+    if not uncollected:
+        return ""
+    return f"; {len(uncollected)} file{'s' if len(uncollected) != 1 else ''} did not collect"
 
 
 def skip_reason(report: pytest.TestReport) -> str:

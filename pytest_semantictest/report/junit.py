@@ -63,25 +63,55 @@ def properties(
     props: list[tuple[str, object]] = [("format", fmt)]
     if verdict is None:
         return props
-    runs = run_verdicts(verdict)
+    props += _run_properties(verdict, required)
+    props += _judge_properties(verdict)
+    if usage.get("calls") or usage.get("cache_hits") or usage.get("tokens"):
+        props += [
+            ("llm_calls", usage.get("calls", 0)),
+            ("cache_hits", usage.get("cache_hits", 0)),
+            ("tokens", usage.get("tokens", 0)),
+        ]
+    return props + note_properties(verdict, redactor)
+
+
+def _run_properties(verdict: Verdict, required: int | None) -> list[tuple[str, object]]:
+    """How many runs passed; for a repeated test its outcomes and pass rate; the decision, and the runs
+    planned when it stopped early."""
+    props: list[tuple[str, object]] = []
     passed, total = run_tally(verdict)
     if verdict.outcome is not Outcome.SKIPPED:  # a skipped test made no run: no "0/1"
         props.append(("runs", f"{passed}/{total}"))  # for people; the summary reads numbers (COUNT_ATTR)
     if total > 1:
-        if required is not None:
-            props.append(("min_pass", required))
-        props.append(("run_outcomes", ",".join(r.outcome.value for _, r in runs)))
-        low, high = rate_interval(passed, total, verdict.anytime)
-        props += [
-            ("pass_rate_interval", "confidence sequence" if verdict.anytime else "Wilson"),
-            ("pass_rate", round(passed / total, 4)),
-            ("pass_rate_low", round(low, 4)),
-            ("pass_rate_high", round(high, 4)),
-        ]
+        props += _repeated_properties(verdict, required, passed, total)
     if verdict.decision:
         props.append(("decision", verdict.decision))
     if verdict.planned_runs > len(verdict.runs):  # stopped once the outcome was decided
         props.append(("runs_planned", verdict.planned_runs))
+    return props
+
+
+def _repeated_properties(
+    verdict: Verdict, required: int | None, passed: int, total: int
+) -> list[tuple[str, object]]:
+    """A repeated test's minimum, each run's outcome, and its pass rate with the interval."""
+    props: list[tuple[str, object]] = []
+    if required is not None:
+        props.append(("min_pass", required))
+    props.append(("run_outcomes", ",".join(r.outcome.value for _, r in run_verdicts(verdict))))
+    low, high = rate_interval(passed, total, verdict.anytime)
+    props += [
+        ("pass_rate_interval", "confidence sequence" if verdict.anytime else "Wilson"),
+        ("pass_rate", round(passed / total, 4)),
+        ("pass_rate_low", round(low, 4)),
+        ("pass_rate_high", round(high, 4)),
+    ]
+    return props
+
+
+def _judge_properties(verdict: Verdict) -> list[tuple[str, object]]:
+    """The deciding verdict's score and threshold, judgements whose samples disagreed, and how many
+    natural-language assertions held."""
+    props: list[tuple[str, object]] = []
     judged = deciding_judgement(verdict)
     if judged is not None:
         for key, value in (("score", judged.score), ("threshold", judged.threshold)):
@@ -93,10 +123,4 @@ def properties(
     items = [i for j in judged_items(verdict) for i in j.items]
     if items:
         props.append(("judged", f"{sum(1 for i in items if i.passed)}/{len(items)}"))
-    if usage.get("calls") or usage.get("cache_hits") or usage.get("tokens"):
-        props += [
-            ("llm_calls", usage.get("calls", 0)),
-            ("cache_hits", usage.get("cache_hits", 0)),
-            ("tokens", usage.get("tokens", 0)),
-        ]
-    return props + note_properties(verdict, redactor)
+    return props

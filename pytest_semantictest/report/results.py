@@ -88,50 +88,28 @@ class ResultsWriter:
         return report
 
     def describe(self, item: pytest.Item) -> dict[str, JSONValue]:
-        from .conversation import conversation_data
-        from .judge import judged_items
-        from .junit import deciding_judgement
-        from .notes import note_records
-        from .trace_data import steps_data
-
+        """One test's record as this process knows it (the controller adds the outcome)."""
         case = item.case if is_spec_item(item) else None
         record: dict[str, JSONValue] = {"name": (case.name if case is not None else "") or item.name}
-        try:
-            record["file"] = str(Path(str(item.path)).relative_to(Path(str(self.config.rootpath))))
-        except ValueError:
-            record["file"] = str(item.path)
+        record["file"] = self._file_of(item)
         record["format"] = item.spec_file.suite.format if is_spec_item(item) else "python"
         mutation = item.stash.get(MUTATION, None)  # --semantictest-mutate: killed, total, score, survivors
         if mutation is not None:
             record["mutation"] = cast(JSONValue, dict(mutation))
         verdict = verdict_of(item)
         if verdict is not None:
-            turns, checkpoints = conversation_data(verdict.trace)
-            if turns:
-                record["turns"] = turns
-            if checkpoints is not None:
-                record["checkpoints"] = checkpoints
-            record["latency_ms"] = round(verdict.duration_ms, 1)  # the pipeline's own time, not pytest's
-            judged_by = deciding_judgement(verdict)
-            if judged_by is not None and isinstance(judged_by.score, (int, float)):
-                record["score"] = judged_by.score
-            if verdict.runs:
-                record.update(_runs(verdict, case))
-            judged = [j.as_dict() for j in judged_items(verdict)]  # a step's too, as every report shows them
-            if judged:
-                record["judgements"] = judged
-            notes = note_records(verdict)
-            if notes:
-                record["notes"] = notes
-            steps = steps_data(verdict, self._redactor(), VALUE_CHARS)
-            if steps:
-                record["steps"] = steps
-        after = self._usage()
-        used = {k: v - self._before.get(k, 0) for k, v in after.items() if v - self._before.get(k, 0)}
+            record.update(_verdict_fields(verdict, case, self._redactor()))
+        used = _usage_delta(self._before, self._usage())
         if used or case is not None:
-            record["llm_usage"] = {k: used.get(k, 0) for k in ("calls", "cache_hits", "tokens")}
-            record["llm_usage"].update({k: v for k, v in used.items() if "@" in k or k == "rate_wait_ms"})
+            record["llm_usage"] = _usage_record(used)
         return record
+
+    def _file_of(self, item: pytest.Item) -> str:
+        """The test's file relative to the rootdir (as it is, outside the rootdir)."""
+        try:
+            return str(Path(str(item.path)).relative_to(Path(str(self.config.rootpath))))
+        except ValueError:
+            return str(item.path)
 
     # -- the controller (or the only process): collect and write ----------------------------
 
@@ -175,14 +153,9 @@ class ResultsWriter:
             return
         from ..files import write_atomic
 
-        order = ("id", "name", "file", "format", "outcome", "duration_s", "message")
-        lines = []
-        for record in self.records.values():
-            ordered = {k: record[k] for k in order if k in record}
-            ordered.update({k: v for k, v in record.items() if k not in ordered})
-            lines.append(json.dumps(ordered, ensure_ascii=False, default=str) + "\n")
+        text = "".join(_line(record) for record in self.records.values())
         try:  # checked writable before the run (start_checks.py); a disk that filled since is said
-            write_atomic(self.path, "".join(lines), inputs=self.inputs)
+            write_atomic(self.path, text, inputs=self.inputs)
         except OSError as exc:
             self.problem = f"results NOT written to {self.path}: {exc.strerror or exc}"
             if session.exitstatus == pytest.ExitCode.OK:
@@ -198,23 +171,83 @@ class ResultsWriter:
                 )
 
 
+def _verdict_fields(verdict: Verdict, case: object, redactor: Redactor) -> dict[str, JSONValue]:
+    """What a spec test's pipeline did: turns and checkpoints, its time, the deciding score, its runs,
+    judged items, notes and steps (each left out when there is none)."""
+    from .conversation import conversation_data
+    from .judge import judged_items
+    from .junit import deciding_judgement
+    from .notes import note_records
+    from .trace_data import steps_data
+
+    record: dict[str, JSONValue] = {}
+    turns, checkpoints = conversation_data(verdict.trace)
+    if turns:
+        record["turns"] = turns
+    if checkpoints is not None:
+        record["checkpoints"] = checkpoints
+    record["latency_ms"] = round(verdict.duration_ms, 1)  # the pipeline's own time, not pytest's
+    judged_by = deciding_judgement(verdict)
+    if judged_by is not None and isinstance(judged_by.score, (int, float)):
+        record["score"] = judged_by.score
+    if verdict.runs:
+        record.update(_runs(verdict, case))
+    lists: dict[str, JSONValue] = {
+        "judgements": [j.as_dict() for j in judged_items(verdict)],  # a step's too, as every report shows
+        "notes": note_records(verdict),
+        "steps": steps_data(verdict, redactor, VALUE_CHARS),
+    }
+    record.update((key, value) for key, value in lists.items() if value)
+    return record
+
+
+def _usage_delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
+    """The usage counters that grew during the test, by how much."""
+    return {k: v - before.get(k, 0) for k, v in after.items() if v - before.get(k, 0)}
+
+
+def _usage_record(used: dict[str, int]) -> dict[str, JSONValue]:
+    """``llm_usage``: calls, cache hits and tokens always; per-model tokens and the rate-limit wait
+    when there were any."""
+    record: dict[str, JSONValue] = {k: used.get(k, 0) for k in ("calls", "cache_hits", "tokens")}
+    record.update({k: v for k, v in used.items() if "@" in k or k == "rate_wait_ms"})
+    return record
+
+
 def _runs(verdict: Verdict, case: object) -> dict[str, JSONValue]:
     """A repeated test's runs: outcomes, durations, scores, its pass rate with the interval the
     reports print and the threshold it is held to, and the runs not counted."""
-    from ..stats import rate_interval
-    from .junit import deciding_judgement, run_tally
-
     record: dict[str, JSONValue] = {
         "runs": [r.outcome.value for r in verdict.runs],
         "run_durations_ms": [round(r.duration_ms, 1) for r in verdict.runs],
     }
-    scores = [
+    scores = _run_scores(verdict)
+    if scores is not None:
+        record["run_scores"] = scores
+    record["pass_rate"] = _pass_rate(verdict, case)
+    beyond = [r.outcome.value for part in (verdict.phrasings or [verdict]) for r in part.beyond]
+    if beyond:  # finished after the first runs had decided: reported, not counted
+        record["runs_not_counted"] = beyond
+    return record
+
+
+def _run_scores(verdict: Verdict) -> list[JSONValue] | None:
+    """Each run's deciding judge score; None unless every run has one."""
+    from .junit import deciding_judgement
+
+    scores: list[JSONValue] = [
         j.score
         for j in map(deciding_judgement, verdict.runs)
         if j is not None and isinstance(j.score, (int, float))
     ]
-    if len(scores) == len(verdict.runs):
-        record["run_scores"] = scores
+    return scores if len(scores) == len(verdict.runs) else None
+
+
+def _pass_rate(verdict: Verdict, case: object) -> dict[str, JSONValue]:
+    """The runs' pass rate with its interval, the sequential decision and the threshold."""
+    from ..stats import rate_interval
+    from .junit import run_tally
+
     passed, total = run_tally(verdict)
     low, high = rate_interval(passed, total, verdict.anytime)
     rate: dict[str, JSONValue] = {
@@ -230,11 +263,7 @@ def _runs(verdict: Verdict, case: object) -> dict[str, JSONValue]:
     threshold = _threshold(case)
     if threshold is not None:  # the bar the viewer draws the interval against
         rate["threshold"] = threshold
-    record["pass_rate"] = rate
-    beyond = [r.outcome.value for part in (verdict.phrasings or [verdict]) for r in part.beyond]
-    if beyond:  # finished after the first runs had decided: reported, not counted
-        record["runs_not_counted"] = beyond
-    return record
+    return rate
 
 
 def _threshold(case: object) -> float | None:
@@ -257,6 +286,17 @@ def _outcome(report: pytest.TestReport) -> str | None:
     if report.skipped:
         return "skipped"
     return None
+
+
+_ORDER = ("id", "name", "file", "format", "outcome", "duration_s", "message")
+"""The fields a results line starts with (a reader sees what it is first); the others follow."""
+
+
+def _line(record: dict[str, JSONValue]) -> str:
+    """One results-file line: the record's fields, those of ``_ORDER`` first."""
+    ordered = {k: record[k] for k in _ORDER if k in record}
+    ordered.update({k: v for k, v in record.items() if k not in ordered})
+    return json.dumps(ordered, ensure_ascii=False, default=str) + "\n"
 
 
 _WORKER_LINE = re.compile(r"\A\[gw\d+\] [^\n]* -- Python [^\n]*\n")

@@ -103,14 +103,7 @@ class Tally:
         elif report.when == "call":
             entry.outcome = report.outcome
         elif report.when == "teardown":
-            if report.failed and entry.outcome in (None, "passed"):
-                entry.outcome = "error"
-            entry.rows = getattr(report, RUNS_ATTR, None) or entry.rows
-            count = getattr(report, COUNT_ATTR, None)
-            if isinstance(count, (list, tuple)) and len(count) in (2, 3):
-                entry.passed_runs, entry.total_runs = int(count[0]), int(count[1])
-                entry.anytime = len(count) > 2 and bool(count[2])
-            entry.judge = getattr(report, JUDGE_ATTR, None) or entry.judge
+            _add_teardown(entry, report)
 
     def by_format(self) -> dict[str, dict[str, int]]:
         out: dict[str, dict[str, int]] = {}
@@ -130,6 +123,19 @@ class Tally:
         return [e for e in self.tests.values() if e.judge]
 
 
+def _add_teardown(entry: Entry, report: pytest.TestReport) -> None:
+    """A teardown that failed errs a test that had passed; the teardown report carries the runs'
+    rows, their tally and the judge's counts (the controller's only way to them under xdist)."""
+    if report.failed and entry.outcome in (None, "passed"):
+        entry.outcome = "error"
+    entry.rows = getattr(report, RUNS_ATTR, None) or entry.rows
+    count = getattr(report, COUNT_ATTR, None)
+    if isinstance(count, (list, tuple)) and len(count) in (2, 3):
+        entry.passed_runs, entry.total_runs = int(count[0]), int(count[1])
+        entry.anytime = len(count) > 2 and bool(count[2])
+    entry.judge = getattr(report, JUDGE_ATTR, None) or entry.judge
+
+
 def counts_text(counts: Mapping[str, int]) -> str:
     shown = [f"{counts[o]} {o}" for o in OUTCOMES if counts.get(o)]
     return ", ".join(shown) or "nothing ran"
@@ -143,6 +149,11 @@ def _runs_text(entry: Entry) -> str:
         shown = f"{interval_label(entry.anytime)} {interval_text(passed, total, entry.anytime)}"
         return f"{passed}/{total} runs passed ({shown}){need}{llm}"
     return f"{passed}/{total} runs passed{need}"
+
+
+def _run_line(label: JSONValue, outcome: JSONValue, ms: float, why: JSONValue) -> str:
+    """One run of a repeated test: its label, outcome, time and why it did not pass."""
+    return f"  {label}: {outcome} ({ms:g} ms)" + (f": {why}" if why else "")
 
 
 class SummaryPlugin:
@@ -190,19 +201,23 @@ class SummaryPlugin:
             # its duration is its pipeline's own time, not the moment it took pytest to pick it up
             report.duration = max(report.duration, verdict.duration_ms / 1000)
         if call.when == "teardown" and verdict is not None and is_spec_item(item):
-            redactor = self.redactor()
-            from .junit import run_tally
-
-            setattr(report, COUNT_ATTR, [*run_tally(verdict), int(verdict.anytime)])
-            rows = run_rows(verdict, redactor)
-            if len(rows) > 1:
-                setattr(report, RUNS_ATTR, rows)
-            from .judge import verdict_counts
-
-            passed, failed, lines = verdict_counts(verdict, redactor.text)
-            if lines:
-                setattr(report, JUDGE_ATTR, [passed, failed, [redactor.text(line) for line in lines]])
+            self._attach_runs(report, verdict)
         return report
+
+    def _attach_runs(self, report: pytest.TestReport, verdict: Verdict) -> None:
+        """What the controller's summary reads, on the teardown report: the runs' tally, their rows
+        (a repeated test) and the judge's verdict counts with their lines (redacted)."""
+        from .judge import verdict_counts
+        from .junit import run_tally
+
+        redactor = self.redactor()
+        setattr(report, COUNT_ATTR, [*run_tally(verdict), int(verdict.anytime)])
+        rows = run_rows(verdict, redactor)
+        if len(rows) > 1:
+            setattr(report, RUNS_ATTR, rows)
+        passed, failed, lines = verdict_counts(verdict, redactor.text)
+        if lines:
+            setattr(report, JUDGE_ATTR, [passed, failed, [redactor.text(line) for line in lines]])
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.tally.add(report)
@@ -215,24 +230,9 @@ class SummaryPlugin:
     ) -> None:
         """The summary section (only when spec tests ran), the LLM usage line and ``usage_lines`` (each
         model's tokens and cost, the rate limit's waits)."""
-        tally, tr = self.tally, terminalreporter
-        if tally.tests:
-            tr.write_sep("-", "semantictest summary")
-            formats = tally.by_format()
-            width = max(len(f) for f in formats)
-            for fmt, counts in sorted(formats.items()):
-                tr.write_line(f"{fmt.ljust(width)}  {counts_text(counts)}")
-            for entry in tally.flaky():
-                tr.write_line(f"flaky: {entry.nodeid} ({_runs_text(entry)})")
-            for entry in tally.tests.values():
-                if entry.unstable:
-                    tr.write_line(f"unstable judgement: {entry.nodeid}: {entry.unstable}")
-            if self.config.getoption("verbose", 0) > 0:
-                for entry in tally.repeated():
-                    tr.write_line(f"{entry.nodeid}: {_runs_text(entry)}")
-                    for label, outcome, ms, why in entry.rows:
-                        tr.write_line(f"  {label}: {outcome} ({ms:g} ms)" + (f": {why}" if why else ""))
-            self._write_judged(tr)
+        tr = terminalreporter
+        if self.tally.tests:
+            self._write_tests(tr)
         if usage.get("calls", 0) or usage.get("cache_hits", 0):
             tr.write_line(
                 f"semantictest: {usage.get('calls', 0)} LLM calls, {usage.get('cache_hits', 0)} cache hits, "
@@ -241,13 +241,33 @@ class SummaryPlugin:
         for line in usage_lines:
             tr.write_line(f"semantictest: {line}")
 
+    def _write_tests(self, tr: pytest.TerminalReporter) -> None:
+        """The summary section: counts by format, flaky tests, unstable judgements, each repeated test's
+        runs (with -v), the judge's verdicts."""
+        tally = self.tally
+        tr.write_sep("-", "semantictest summary")
+        formats = tally.by_format()
+        width = max(len(f) for f in formats)
+        for fmt, counts in sorted(formats.items()):
+            tr.write_line(f"{fmt.ljust(width)}  {counts_text(counts)}")
+        for entry in tally.flaky():
+            tr.write_line(f"flaky: {entry.nodeid} ({_runs_text(entry)})")
+        for entry in tally.tests.values():
+            if entry.unstable:
+                tr.write_line(f"unstable judgement: {entry.nodeid}: {entry.unstable}")
+        if self.config.getoption("verbose", 0) > 0:
+            for entry in tally.repeated():
+                tr.write_line(f"{entry.nodeid}: {_runs_text(entry)}")
+                for row in entry.rows:
+                    tr.write_line(_run_line(*row))
+        self._write_judged(tr)
+
     def _write_judged(self, tr: pytest.TerminalReporter) -> None:
         """The judge's verdict counts; each judged test's scores and reasons (a few, or all with -v)."""
         judged = self.tally.judged()
         if not judged:
             return
-        passed = sum(e.judge[0] for e in judged if e.judge)
-        failed = sum(e.judge[1] for e in judged if e.judge)
+        passed, failed = _judge_totals(judged)
         tr.write_line(
             f"judge verdicts: {passed} passed, {failed} not passed, in {len(judged)} judged test(s)"
         )
@@ -259,6 +279,13 @@ class SummaryPlugin:
             tr.write_line(f"  {entry.nodeid}")
             for line in entry.judge[2] if entry.judge else []:
                 tr.write_line(f"    {line}")
+
+
+def _judge_totals(judged: list[Entry]) -> tuple[int, int]:
+    """The judge's passed and not passed verdicts over the judged tests."""
+    passed = sum(e.judge[0] for e in judged if e.judge)
+    failed = sum(e.judge[1] for e in judged if e.judge)
+    return passed, failed
 
 
 def summary_plugin(config: pytest.Config) -> SummaryPlugin | None:
