@@ -14,6 +14,8 @@ import json
 import re
 from typing import TYPE_CHECKING
 
+from pydantic import BaseModel, ConfigDict
+
 from ..json_types import JSONObject, JSONValue
 from ..model import StepTrace
 from .base import Block, BlockError
@@ -90,14 +92,30 @@ def _type(value: JSONValue) -> str:
     return "Trace" if isinstance(value, _Call) else type(value).__name__
 
 
+class AgentTurnConfig(BaseModel):
+    """An AgentTurn's config, written by the highbar compiler and taken as written (its values are
+    checked where the compiler reads the spec)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    agent: JSONValue = None
+    message: JSONValue = None
+    phrasing: JSONValue = None
+    previous: JSONValue = None
+    observe: JSONValue = None
+    first: JSONValue = None
+    test_name: JSONValue = None
+    spec: JSONValue = None
+    place: JSONValue = None
+
+
 class AgentTurn(Block):
     name = "AgentTurn"
     concurrency_safe = True
     reads_agent_traces = True
     resolve_config = False
-    config_keys = frozenset(
-        {"agent", "message", "phrasing", "previous", "observe", "first", "test_name", "spec", "place"}
-    )
+    config_model = AgentTurnConfig
+    config_keys = frozenset(AgentTurnConfig.model_fields)
     bookkeeping = frozenset({"read_to", "correlate_keys", "test_id", "seen", "inventory"})
 
     async def process(self, inputs: JSONObject, ctx: StepContext) -> JSONObject:
@@ -147,6 +165,17 @@ class AgentTurn(Block):
             raise BlockError(f"{where}.trigger: {e}" if where else str(e)) from None
 
 
+class AgentSessionEndConfig(BaseModel):
+    """An AgentSessionEnd's config, written by the highbar compiler and taken as written."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    agent: JSONValue = None
+    first_turn: JSONValue = None
+    test_name: JSONValue = None
+    spec: JSONValue = None
+
+
 class AgentSessionEnd(Block):
     """Closes the execution's agent session (highbar ``session.teardown``); always runs."""
 
@@ -154,7 +183,8 @@ class AgentSessionEnd(Block):
     concurrency_safe = True
     whole_story = True  # nothing to show: the transcript of its turns says it all
     resolve_config = False
-    config_keys = frozenset({"agent", "first_turn", "test_name", "spec"})
+    config_model = AgentSessionEndConfig
+    config_keys = frozenset(AgentSessionEndConfig.model_fields)
 
     async def process(self, inputs: JSONObject, ctx: StepContext) -> JSONObject:
         from ..agents.errors import AgentError

@@ -23,10 +23,10 @@ import time
 from typing import TYPE_CHECKING
 
 from ..agents.exchange import send_within
-from ..json_types import JSONObject
+from ..json_types import JSONObject, JSONValue
 from ..shown import shorten
 from .base import BlockError
-from .http_request import HttpRequest, request_errors
+from .http_request import HttpRequest, HttpRequestConfig, request_errors
 
 if TYPE_CHECKING:
     import httpx
@@ -38,10 +38,19 @@ _EVENT_END = re.compile(r"(?:\r\n|\n|\r(?!\n))(?:\r\n|\n|\r(?!\n))")
 """A blank line: the end of an SSE event (a CR at the end of what arrived so far counts as a line end)."""
 
 
+class ChatRequestConfig(HttpRequestConfig):
+    """A ChatRequest step's config (written by the compliance compiler): HttpRequest's and the
+    disconnect case's."""
+
+    disconnect_after: JSONValue = None
+    follow_up: JSONValue = None
+
+
 class ChatRequest(HttpRequest):
     name = "ChatRequest"
     resolve_config = False
-    config_keys = HttpRequest.config_keys | {"disconnect_after", "follow_up"}
+    config_model = ChatRequestConfig
+    config_keys = frozenset(ChatRequestConfig.model_fields)
 
     async def process(self, inputs: JSONObject, ctx: StepContext) -> JSONObject:
         count = self.config.get("disconnect_after")

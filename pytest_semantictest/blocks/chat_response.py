@@ -17,6 +17,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from ..json_types import JSONObject, JSONValue
 from .base import Block
 from .stream.sse import SSEEvent, decode_event, loads, parse_events
@@ -27,6 +29,15 @@ if TYPE_CHECKING:
 TEXT_LIMIT = 500
 
 
+class ChatResponseConfig(BaseModel):
+    """A ChatResponse's config: ``from``, the DataBus slot to read (any value: a missing slot is the
+    step's error when it runs)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    from_: JSONValue = Field(default=None, alias="from")
+
+
 class ChatResponse(Block):
     """Config ``from``: the DataBus slot holding the HttpRequest output (default ``response``);
     an input ``response`` wins over it."""
@@ -34,6 +45,7 @@ class ChatResponse(Block):
     name = "ChatResponse"
     concurrency_safe = True
     primary_input = "response"
+    config_model = ChatResponseConfig
     config_keys = frozenset({"from"})
     inputs = ("response",)
     outputs = (

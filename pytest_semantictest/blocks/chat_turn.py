@@ -20,6 +20,8 @@ import asyncio
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from pydantic import BaseModel, ConfigDict
+
 from ..agents.chat import ChatTarget
 from ..json_types import JSONObject, JSONValue
 from ..model import StepTrace
@@ -32,26 +34,31 @@ if TYPE_CHECKING:
     from ..step import StepContext
 
 
+class ChatTurnConfig(BaseModel):
+    """A ChatTurn's config, written by the Yao compiler and taken as written."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    input: JSONValue = None
+    attachments: JSONValue = None
+    options: JSONValue = None
+    previous: JSONValue = None
+    number: JSONValue = None
+    timeout: JSONValue = None
+    interactive: JSONValue = None
+    base_dir: JSONValue = None
+    test_name: JSONValue = None
+    spec: JSONValue = None
+
+
 class ChatTurn(Block):
     name = "ChatTurn"
     concurrency_safe = True
     reads_agent_traces = True  # through take_turn: a highbar-protocol agent's trace records
     whole_story = True
     resolve_config = False
-    config_keys = frozenset(
-        {
-            "input",
-            "attachments",
-            "options",
-            "previous",
-            "number",
-            "timeout",
-            "interactive",
-            "base_dir",
-            "test_name",
-            "spec",
-        }
-    )
+    config_model = ChatTurnConfig
+    config_keys = frozenset(ChatTurnConfig.model_fields)
 
     def _sent(self) -> list[JSONObject]:
         from ..agents.chat import message_specs

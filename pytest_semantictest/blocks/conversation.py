@@ -24,7 +24,7 @@ from pydantic import AliasChoices, Field, ValidationError, model_validator
 from ..checks.specs import Assertions, AttachmentSpec, Duration, InputSpec, StrictSpec
 from ..json_types import JSONObject, JSONValue
 from ..model import StepTrace
-from .base import Block, BlockError, config_problems
+from .base import Block, BlockError
 from .turn_evidence import conversation_evidence
 
 if TYPE_CHECKING:
@@ -96,17 +96,14 @@ class Conversation(Block):
     concurrency_safe = True
     reads_agent_traces = True  # through take_turn: a highbar-protocol agent's trace records
     whole_story = True
-    config_keys = frozenset({"agent", "turns", "options", "timeout"})
+    config_model = ConversationConfig
+    config_keys = frozenset(ConversationConfig.model_fields)
     outputs = ("passed", "turns", "failures", "stoppedAt")
 
     @classmethod
     def evidence_of(cls, trace: StepTrace) -> list[Evidence]:
         """Every turn, its tool calls and validators' verdicts."""
         return conversation_evidence(trace)
-
-    @classmethod
-    def validate_config(cls, config: Mapping[str, JSONValue]) -> list[tuple[str, str]]:
-        return config_problems(ConversationConfig, config)
 
     async def process(self, inputs: JSONObject, ctx: StepContext) -> JSONObject:
         from ..agents.chat import message_specs

@@ -6,7 +6,9 @@ import contextlib
 import json
 import time
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict
 
 from ..agents.exchange import send_within
 from ..deadline import Deadline, DeadlineExceeded, timeout_ms, timeout_problem
@@ -64,22 +66,38 @@ def default_method(body: JSONValue) -> str:
     return "GET" if body is None else "POST"
 
 
+def _usable_timeout(value: JSONValue) -> JSONValue:
+    """A ``timeout`` that is not a usable number of milliseconds is a collection error (none or 0:
+    the run's default)."""
+    if value is None or (value == 0 and not isinstance(value, bool)):
+        return value
+    problem = timeout_problem(value)
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
+class HttpRequestConfig(BaseModel):
+    """An HttpRequest step's config (or object input); any value may be a ``${}`` reference."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    url: JSONValue = None
+    method: JSONValue = None
+    headers: JSONValue = None
+    body: JSONValue = None
+    query: JSONValue = None
+    timeout: Annotated[JSONValue, BeforeValidator(_usable_timeout)] = None
+
+
 class HttpRequest(Block):
     name = "HttpRequest"
     concurrency_safe = True
     inputs = ("url", "method", "headers", "body", "query", "timeout")
     input_keys = frozenset(inputs)
     outputs = ("status", "headers", "body", "duration", "url")
-    config_keys = frozenset({"url", "method", "headers", "body", "query", "timeout"})
-
-    @classmethod
-    def validate_config(cls, config: Mapping[str, JSONValue]) -> list[tuple[str, str]]:
-        """A ``timeout`` that is not a usable number of milliseconds is a collection error."""
-        value = config.get("timeout")
-        if value is None or (value == 0 and not isinstance(value, bool)):
-            return []
-        problem = timeout_problem(value)
-        return [("timeout", problem)] if problem else []
+    config_model = HttpRequestConfig
+    config_keys = frozenset(HttpRequestConfig.model_fields)
 
     @classmethod
     def validate_input(cls, value: Mapping[str, JSONValue]) -> list[tuple[str, str]]:

@@ -27,12 +27,15 @@ import asyncio
 import shlex
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Annotated, ClassVar
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationInfo
 
 from ..evidence import Note, ToolCall, ToolCalls
 from ..json_types import JSONObject, JSONValue
 from ..model import StepTrace
 from .base import Block, BlockError
+from .base import config_problems as model_problems
 from .transports.mcp import METHODS, PROTOCOLS, McpFailure, McpRecord, run_session
 
 if TYPE_CHECKING:
@@ -58,37 +61,73 @@ _KEYS = (
 )
 
 
+def _command_line(command: JSONValue) -> JSONValue:
+    if command is None or (isinstance(command, str) and command.strip()):
+        return command
+    if isinstance(command, list) and command and all(isinstance(c, str) for c in command):
+        return command
+    raise ValueError("'command' is a command line or a list of words")
+
+
+def _known_method(method: JSONValue) -> JSONValue:
+    if method is not None and method not in METHODS:
+        from ..errors import did_you_mean
+
+        raise ValueError(f"unknown MCP method {method!r}{did_you_mean(str(method), METHODS)}")
+    return method
+
+
+def _known_protocol(protocol: JSONValue) -> JSONValue:
+    if protocol is not None and protocol not in PROTOCOLS:
+        raise ValueError(f"protocol is one of {', '.join(PROTOCOLS)}, not {protocol!r}")
+    return protocol
+
+
+def _mapping(value: JSONValue, info: ValidationInfo) -> JSONValue:
+    if value is not None and not isinstance(value, Mapping):
+        raise ValueError(f"'{info.field_name}' is a mapping")
+    return value
+
+
+def _milliseconds(timeout: JSONValue) -> JSONValue:
+    if timeout is None or (
+        isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and 0 < timeout <= 86_400_000
+    ):
+        return timeout
+    raise ValueError("'timeout' is milliseconds, a number above 0")
+
+
+class McpCallConfig(BaseModel):
+    """An McpCall's keys as written (config or object input), in the order their problems are told."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    command: Annotated[JSONValue, BeforeValidator(_command_line)] = None
+    method: Annotated[JSONValue, BeforeValidator(_known_method)] = None
+    protocol: Annotated[JSONValue, BeforeValidator(_known_protocol)] = None
+    env: Annotated[JSONValue, BeforeValidator(_mapping)] = None
+    headers: Annotated[JSONValue, BeforeValidator(_mapping)] = None
+    params: Annotated[JSONValue, BeforeValidator(_mapping)] = None
+    arguments: Annotated[JSONValue, BeforeValidator(_mapping)] = None
+    timeout: Annotated[JSONValue, BeforeValidator(_milliseconds)] = None
+    url: JSONValue = None
+    cwd: JSONValue = None
+    tool: JSONValue = None
+    name: JSONValue = None
+    uri: JSONValue = None
+
+
 def config_problems(config: Mapping[str, JSONValue]) -> list[tuple[str, str]]:
-    """What is wrong with an McpCall as written (at collection, before any server starts)."""
+    """What is wrong with an McpCall as written (at collection, before any server starts): the
+    server to reach, each key (the model's), the name a call needs."""
     problems: list[tuple[str, str]] = []
     if (config.get("command") is None) == (config.get("url") is None):
         problems.append(
             ("command", "give the server as 'command' (stdio) or 'url' (streamable HTTP), one of them")
         )
-    command = config.get("command")
-    if command is not None and not (
-        (isinstance(command, str) and command.strip())
-        or (isinstance(command, list) and command and all(isinstance(c, str) for c in command))
-    ):
-        problems.append(("command", "'command' is a command line or a list of words"))
-    method = config.get("method")
-    if method is not None and method not in METHODS:
-        from ..errors import did_you_mean
-
-        problems.append(("method", f"unknown MCP method {method!r}{did_you_mean(str(method), METHODS)}"))
-    protocol = config.get("protocol")
-    if protocol is not None and protocol not in PROTOCOLS:
-        problems.append(("protocol", f"protocol is one of {', '.join(PROTOCOLS)}, not {protocol!r}"))
-    for key in ("env", "headers", "params", "arguments"):
-        if config.get(key) is not None and not isinstance(config.get(key), Mapping):
-            problems.append((key, f"'{key}' is a mapping"))
+    problems += model_problems(McpCallConfig, config)
     if _method(config) in ("tools/call", "prompts/get") and not _params(config).get("name"):
         problems.append(("tool", f"{_method(config)} needs the name: 'tool' (or params.name)"))
-    timeout = config.get("timeout")
-    if timeout is not None and (
-        isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= 86_400_000
-    ):
-        problems.append(("timeout", "'timeout' is milliseconds, a number above 0"))
     return problems
 
 
@@ -116,6 +155,7 @@ class McpCall(Block):
     concurrency_safe = True  # each step has its own session (and its own server process over stdio)
     inputs = _KEYS
     input_keys = frozenset(_KEYS)
+    config_model = McpCallConfig
     config_keys = frozenset(_KEYS)
     as_reply: ClassVar[bool] = False
     _failed_output: JSONObject | None = None

@@ -46,7 +46,7 @@ from ..checks.specs import (
 )
 from ..json_types import JSONObject, JSONValue
 from ..model import StepTrace
-from .base import Block, BlockError, config_problems
+from .base import Block, BlockError
 from .conversation import PipelineAgent
 from .simulation import (
     DEFAULT_MAX_TURNS,
@@ -83,19 +83,8 @@ class SimulatedConversation(Block):
     name = "SimulatedConversation"
     concurrency_safe = True
     reads_agent_traces = True  # through take_turn: a highbar-protocol agent's trace records
-    config_keys = frozenset(
-        {
-            "agent",
-            "input",
-            "attachments",
-            "simulator",
-            "checkpoints",
-            "maxTurns",
-            "timeout",
-            "options",
-            "interactive",
-        }
-    )
+    config_model = SimulatedConfig
+    config_keys = frozenset(SimulatedConfig.model_fields)
     outputs = ("passed", "status", "reason", "turns", "checkpoints", "missing", "goalAchieved")
     whole_story = True
 
@@ -106,7 +95,7 @@ class SimulatedConversation(Block):
 
     @classmethod
     def validate_config(cls, config: Mapping[str, JSONValue]) -> list[tuple[str, str]]:
-        problems = config_problems(SimulatedConfig, config)
+        problems = super().validate_config(config)
         if not problems:
             checkpoints = [CheckpointSpec.model_validate(c) for c in config.get("checkpoints") or []]
             problems = [(f"checkpoints[{i}].after", m) for i, m in order_problems(checkpoints)]

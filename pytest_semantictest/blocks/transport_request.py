@@ -18,8 +18,10 @@ import asyncio
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from pydantic import BaseModel, ConfigDict
+
 from ..evidence import Note
-from ..json_types import JSONObject
+from ..json_types import JSONObject, JSONValue
 from ..model import StepTrace
 from .base import Block
 from .transports.reply import Reply, last_events, last_state
@@ -31,28 +33,33 @@ if TYPE_CHECKING:
 DEFAULT_TIMEOUT_MS = 60_000
 
 
+class TransportRequestConfig(BaseModel):
+    """A TransportRequest's config, written by the compliance compiler and taken as written."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    transport: JSONValue = None
+    dialect: JSONValue = None
+    base_url: JSONValue = None
+    url: JSONValue = None
+    method: JSONValue = None
+    headers: JSONValue = None
+    body: JSONValue = None
+    messages: JSONValue = None
+    agent: JSONValue = None
+    timeout: JSONValue = None
+    a2a_version: JSONValue = None
+    a2a_version_source: JSONValue = None
+    tool_calls: JSONValue = None
+    expect_events: JSONValue = None
+
+
 class TransportRequest(Block):
     name = "TransportRequest"
     concurrency_safe = True  # each case has its own connection
     resolve_config = False
-    config_keys = frozenset(
-        {
-            "transport",
-            "dialect",
-            "base_url",
-            "url",
-            "method",
-            "headers",
-            "body",
-            "messages",
-            "agent",
-            "timeout",
-            "a2a_version",
-            "a2a_version_source",
-            "tool_calls",
-            "expect_events",
-        }
-    )
+    config_model = TransportRequestConfig
+    config_keys = frozenset(TransportRequestConfig.model_fields)
     outputs = (
         "ok",
         "status",

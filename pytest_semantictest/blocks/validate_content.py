@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationInfo, field_validator
@@ -12,7 +11,7 @@ from ..checks.operators import compile_regex
 from ..checks.text import json_text
 from ..errors import clip
 from ..json_types import JSONObject, JSONValue
-from .base import Block, config_problems
+from .base import Block
 
 if TYPE_CHECKING:
     from ..step import StepContext
@@ -71,11 +70,8 @@ class ValidateContent(Block):
     concurrency_safe = True
     primary_input = "text"
     input_keys = frozenset({"text", "body"})
-    config_keys = frozenset({"contains", "notContains", "minLength", "maxLength", "matches", "matchFlags"})
-
-    @classmethod
-    def validate_config(cls, config: Mapping[str, JSONValue]) -> list[tuple[str, str]]:
-        return config_problems(ValidateContentConfig, config)
+    config_model = ValidateContentConfig
+    config_keys = frozenset(ValidateContentConfig.model_fields)
 
     async def process(self, inputs: JSONObject, ctx: StepContext) -> JSONObject:
         text = inputs.get("text", inputs.get("body"))

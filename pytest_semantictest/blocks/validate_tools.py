@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, ClassVar, Final
+from typing import TYPE_CHECKING, Annotated, ClassVar, Final, TypeGuard
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationInfo
 
 from ..evidence import ToolCalls, tool_call
 from ..json_types import JSONObject, JSONValue
@@ -151,15 +153,72 @@ def _is_template(value: JSONValue) -> bool:
     return isinstance(value, str) and "${" in value
 
 
+def _tool_names(value: JSONValue, info: ValidationInfo) -> JSONValue:
+    if value is None or isinstance(value, str) or _all_strings(value):
+        return value
+    raise ValueError(f"{info.field_name} must be a tool name or a list of tool names")
+
+
+def _tool_count(value: JSONValue, info: ValidationInfo) -> JSONValue:
+    if value is None or _is_template(value) or (_whole(value) and value >= 0):
+        return value
+    raise ValueError(f"{info.field_name} must be a whole number of at least 0, got {value!r}")
+
+
+def _tool_order(value: JSONValue) -> JSONValue:
+    if value is None or _is_template(value) or isinstance(value, bool) or _all_strings(value):
+        return value
+    raise ValueError("order must be a list of tool names or true")
+
+
+def _expected_args(value: JSONValue) -> JSONValue:
+    if value is None or _is_template(value):
+        return value
+    if isinstance(value, Mapping) and all(isinstance(v, Mapping) for v in value.values()):
+        return value
+    raise ValueError("validateArgs must be an object of {tool name: {argument: expected value}}")
+
+
+def _whole(value: JSONValue) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _all_strings(value: JSONValue) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+class ValidateToolsConfig(BaseModel):
+    """A ValidateTools step's config; any value may be a ``${}`` reference, checked once resolved."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    expected: Annotated[JSONValue, BeforeValidator(_tool_names)] = None
+    forbidden: Annotated[JSONValue, BeforeValidator(_tool_names)] = None
+    minTools: Annotated[JSONValue, BeforeValidator(_tool_count)] = None
+    maxTools: Annotated[JSONValue, BeforeValidator(_tool_count)] = None
+    order: Annotated[JSONValue, BeforeValidator(_tool_order)] = None
+    validateArgs: Annotated[JSONValue, BeforeValidator(_expected_args)] = None
+
+
+def _impossible_combinations(config: Mapping[str, JSONValue]) -> list[tuple[str, str]]:
+    """The rules between keys: fewer tools at least than at most, an order to follow."""
+    problems: list[tuple[str, str]] = []
+    lo, hi = config.get("minTools"), config.get("maxTools")
+    if _whole(lo) and _whole(hi) and lo > hi:
+        problems.append(("minTools", f"minTools ({lo}) is greater than maxTools ({hi})"))
+    if config.get("order") is True and not config.get("expected"):
+        problems.append(("order", "order: true needs an 'expected' list to follow"))
+    return problems
+
+
 class ValidateTools(Block):
     """Check an agent's tool calls: expected, forbidden, count, order and arguments."""
 
     name: ClassVar[str] = "ValidateTools"
     concurrency_safe = True
     primary_input: ClassVar[str] = "toolCalls"
-    config_keys: ClassVar[frozenset[str] | None] = frozenset(
-        {"expected", "forbidden", "minTools", "maxTools", "order", "validateArgs"}
-    )
+    config_model = ValidateToolsConfig
+    config_keys: ClassVar[frozenset[str] | None] = frozenset(ValidateToolsConfig.model_fields)
     inputs: ClassVar[tuple[str, ...]] = ("toolCalls",)
     input_keys: ClassVar[frozenset[str] | None] = frozenset({"toolCalls", "body"})
     outputs: ClassVar[tuple[str, ...]] = (
@@ -173,50 +232,8 @@ class ValidateTools(Block):
 
     @classmethod
     def validate_config(cls, config: Mapping[str, JSONValue]) -> list[tuple[str, str]]:
-        """Wrong types and impossible combinations, as ``(key, message)``."""
-        problems: list[tuple[str, str]] = []
-
-        def names_ok(key: str) -> None:
-            value = config.get(key)
-            if value is None or _is_template(value) or isinstance(value, str):
-                return
-            if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
-                problems.append((key, f"{key} must be a tool name or a list of tool names"))
-
-        names_ok("expected")
-        names_ok("forbidden")
-        for key in ("minTools", "maxTools"):
-            value = config.get(key)
-            if value is None or _is_template(value):
-                continue
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                problems.append((key, f"{key} must be a whole number of at least 0, got {value!r}"))
-        lo, hi = config.get("minTools"), config.get("maxTools")
-        if (
-            isinstance(lo, int)
-            and isinstance(hi, int)
-            and not isinstance(lo, bool)
-            and not isinstance(hi, bool)
-            and lo > hi
-        ):
-            problems.append(("minTools", f"minTools ({lo}) is greater than maxTools ({hi})"))
-        order = config.get("order")
-        if order is not None and not _is_template(order):
-            if isinstance(order, bool):
-                if order and not config.get("expected"):
-                    problems.append(("order", "order: true needs an 'expected' list to follow"))
-            elif not (isinstance(order, list) and all(isinstance(v, str) for v in order)):
-                problems.append(("order", "order must be a list of tool names or true"))
-        args = config.get("validateArgs")
-        if args is not None and not _is_template(args):  # noqa: SIM102
-            if not (isinstance(args, Mapping) and all(isinstance(v, Mapping) for v in args.values())):
-                problems.append(
-                    (
-                        "validateArgs",
-                        "validateArgs must be an object of {tool name: {argument: expected value}}",
-                    )
-                )
-        return problems
+        """Wrong types (the model's) and impossible combinations, as ``(key, message)``."""
+        return super().validate_config(config) + _impossible_combinations(config)
 
     async def process(self, inputs: JSONObject, ctx: StepContext | None) -> JSONObject:
         """Run every configured check; ``score`` is the fraction of checks passed."""

@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pydantic import BaseModel, ConfigDict
+
 if TYPE_CHECKING:
     from ..databus import DataBus
     from ..step import StepContext
@@ -79,14 +81,30 @@ def _turns(record: Mapping[str, JSONValue]) -> list[JSONValue]:
     return turns if isinstance(turns, list) else [record]
 
 
+class YaoHookConfig(BaseModel):
+    """A YaoHook's config, written by the Yao compiler and taken as written."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    case: JSONValue = None
+    ctx: JSONValue = None
+    base_dir: JSONValue = None
+    spec: JSONValue = None
+    line: JSONValue = None
+    hook: JSONValue = None
+    ref: JSONValue = None
+    written: JSONValue = None
+    turns: JSONValue = None
+    has_before: JSONValue = None
+
+
 class YaoHook(Block):
     """Runs one per-case hook (``before`` or ``after``) of a Yao test case."""
 
     name = "YaoHook"
     resolve_config = False
-    config_keys = frozenset(
-        {"case", "ctx", "base_dir", "spec", "line", "hook", "ref", "written", "turns", "has_before"}
-    )
+    config_model = YaoHookConfig
+    config_keys = frozenset(YaoHookConfig.model_fields)
 
     async def process(self, inputs: JSONObject, ctx: StepContext) -> JSONObject:
         from ..checks.conversation import load_callable
