@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import shlex
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, ClassVar
 
@@ -40,6 +41,7 @@ from .transports.mcp import METHODS, PROTOCOLS, McpFailure, McpRecord, run_sessi
 
 if TYPE_CHECKING:
     from ..evidence import Evidence
+    from ..run_context import SecretRegistry
     from ..step import StepContext
 
 DEFAULT_TIMEOUT_MS = 30_000
@@ -173,57 +175,19 @@ class McpCall(Block):
         given = {**self.config, **{k: v for k, v in inputs.items() if k in _KEYS}}
         problems = config_problems(given)
         if problems:
-            message = "; ".join(f"{key}: {why}" for key, why in problems)
-            if not self.as_reply:
-                raise BlockError(f"{self.name}: {message}")
-            return self._output(
-                McpRecord("", "", _method(given), {}), f"{self.name}: {message}", False, given
-            )
-        redactor = ctx.run_context.redactor
-        if redactor is not None:  # values sent in secret headers, or given in env under a secret's name
-            from ..redact import secret_name
-
-            redactor.learn({"headers": dict(given.get("headers") or {})})
-            env = dict(given.get("env") or {})
-            redactor.add([str(v) for k, v in env.items() if secret_name(str(k))])
-        command = given.get("command")
-        words = shlex.split(command) if isinstance(command, str) else [str(c) for c in command or []]
-        root = Path.cwd()  # where pytest was invoked, as for an agent's start and a compliance server
-        cwd = str(root / str(given["cwd"])) if given.get("cwd") else str(root)
-        record = McpRecord(
-            "stdio" if words else "streamable-http",
-            shlex.join(words) if words else str(given.get("url")),
-            _method(given),
-            _params(given),
-        )
-        timeout = given.get("timeout")
-        ms = float(timeout) if isinstance(timeout, (int, float)) and timeout else float(DEFAULT_TIMEOUT_MS)
-        # the session ends before the case's own timeout, so the cause is named: by the time the SDK takes to
-        # abandon a request (a courtesy cancel, bounded at 5 s) and stop a stdio server that does not exit
-        # (stdin closed, 2 s, SIGTERM, 2 s, SIGKILL)
-        reserve = min(STOP_RESERVE_MS, ms / 2)
-        seconds = (ms - reserve) / 1000
+            return self._refused(given, problems)
+        if ctx.run_context.redactor is not None:
+            _learn_secrets(ctx.run_context.redactor, given)
+        session = _Session.of(given)
+        record = McpRecord(session.connection, session.server, _method(given), _params(given))
         failure: str | None = None
         timed_out = False
         try:
-            async with asyncio.timeout(seconds):
-                await run_session(
-                    record,
-                    command=words or None,
-                    url=None if words else str(given.get("url")),
-                    env={str(k): str(v) for k, v in dict(given.get("env") or {}).items()},
-                    cwd=cwd,
-                    headers={str(k): str(v) for k, v in dict(given.get("headers") or {}).items()},
-                    protocol=str(given.get("protocol") or "auto"),
-                    seconds=seconds,
-                )
+            async with asyncio.timeout(session.seconds):
+                await session.run(record)
         except TimeoutError:
             timed_out = True
-            failure = (
-                f"timeout: {record.method} had no answer within {seconds:g} s (the session's deadline, "
-                f"{reserve / 1000:g} s before the timeout of {ms / 1000:g} s); "
-                + ("the server was stopped" if words else "the request was cancelled")
-            )
+            failure = session.timeout_message(record.method)
         except McpFailure as exc:
             failure = str(exc)
         output = self._output(record, failure, timed_out, given)
@@ -231,6 +195,13 @@ class McpCall(Block):
             self._failed_output = output
             raise BlockError(failure)
         return output
+
+    def _refused(self, given: JSONObject, problems: list[tuple[str, str]]) -> JSONObject:
+        """A call that cannot be made as given: the step's error, or a failed reply (``as_reply``)."""
+        message = f"{self.name}: " + "; ".join(f"{key}: {why}" for key, why in problems)
+        if not self.as_reply:
+            raise BlockError(message)
+        return self._output(McpRecord("", "", _method(given), {}), message, False, given)
 
     def _output(
         self, record: McpRecord, failure: str | None, timed_out: bool, given: JSONObject
@@ -291,46 +262,121 @@ class McpCall(Block):
         if not isinstance(reply, Mapping) or reply.get("transport") != "mcp":
             return []
         error = reply.get("error") if isinstance(reply.get("error"), Mapping) else None
-        fields = {
-            key: reply.get(key)
-            for key in ("connection", "server", "protocol_version", "session_id", "method", "state")
-            if reply.get(key) not in (None, "")
-        }
-        if error is not None:
-            said = (
-                f"{error.get('code')} {error.get('message')}"
-                if "code" in error
-                else str(error.get("message"))
-            )
-            fields["error"] = (
-                said if said.startswith(str(error.get("kind"))) else f"{error.get('kind')}: {said}"
-            )
-        lines = list(reply.get("timeline") or [])
-        lines += [
-            f"HTTP {h.get('method')} {h.get('status')} {h.get('headers') or ''}".rstrip()
-            for h in reply.get("http") or []
+        fields = _session_fields(reply, error)
+        records: list[Evidence] = [
+            Note("MCP session", fields, "\n".join(_session_lines(reply)) or "(no messages)")
         ]
-        if reply.get("stderr") and reply.get("state") == "failed":  # what the server said of it
-            lines.append("server stderr (last lines):\n" + str(reply["stderr"]).rstrip())
-        records: list[Evidence] = [Note("MCP session", fields, "\n".join(lines) or "(no messages)")]
         if reply.get("method") == "tools/call":
-            found = reply.get("params")
-            params: Mapping[str, JSONValue] = found if isinstance(found, Mapping) else {}
-            result = reply.get("structured") if reply.get("structured") is not None else reply.get("text")
-            records.append(
-                ToolCalls(
-                    [
-                        ToolCall(
-                            params.get("name"),
-                            params.get("arguments"),
-                            None if error else result,
-                            error and error.get("message"),
-                        )
-                    ],
-                    "MCP tools/call",
-                )
-            )
+            records.append(ToolCalls([_tool_call(reply, error)], "MCP tools/call"))
         return records
+
+
+def _learn_secrets(redactor: SecretRegistry, given: Mapping[str, JSONValue]) -> None:
+    """Values sent in secret headers, or given in env under a secret's name, are secrets."""
+    from ..redact import secret_name
+
+    redactor.learn({"headers": dict(given.get("headers") or {})})
+    env = dict(given.get("env") or {})
+    redactor.add([str(v) for k, v in env.items() if secret_name(str(k))])
+
+
+@dataclass(frozen=True)
+class _Session:
+    """Where an McpCall's session runs (a stdio server's command line, else a URL) and how long it may."""
+
+    words: list[str]
+    url: str
+    given: Mapping[str, JSONValue]
+    ms: float
+    reserve: float
+    """The session ends this long before the case's own timeout, so the cause is named: the time the SDK
+    takes to abandon a request (a courtesy cancel, bounded at 5 s) and stop a stdio server that does not
+    exit (stdin closed, 2 s, SIGTERM, 2 s, SIGKILL)."""
+
+    @classmethod
+    def of(cls, given: Mapping[str, JSONValue]) -> _Session:
+        command = given.get("command")
+        words = shlex.split(command) if isinstance(command, str) else [str(c) for c in command or []]
+        timeout = given.get("timeout")
+        ms = float(timeout) if isinstance(timeout, (int, float)) and timeout else float(DEFAULT_TIMEOUT_MS)
+        return cls(words, str(given.get("url")), given, ms, min(STOP_RESERVE_MS, ms / 2))
+
+    @property
+    def connection(self) -> str:
+        return "stdio" if self.words else "streamable-http"
+
+    @property
+    def server(self) -> str:
+        return shlex.join(self.words) if self.words else self.url
+
+    @property
+    def seconds(self) -> float:
+        return (self.ms - self.reserve) / 1000
+
+    async def run(self, record: McpRecord) -> None:
+        root = Path.cwd()  # where pytest was invoked, as for an agent's start and a compliance server
+        cwd = self.given.get("cwd")
+        await run_session(
+            record,
+            command=self.words or None,
+            url=None if self.words else self.url,
+            env=_strings(self.given.get("env")),
+            cwd=str(root / str(cwd)) if cwd else str(root),
+            headers=_strings(self.given.get("headers")),
+            protocol=str(self.given.get("protocol") or "auto"),
+            seconds=self.seconds,
+        )
+
+    def timeout_message(self, method: str) -> str:
+        return (
+            f"timeout: {method} had no answer within {self.seconds:g} s (the session's deadline, "
+            f"{self.reserve / 1000:g} s before the timeout of {self.ms / 1000:g} s); "
+            + ("the server was stopped" if self.words else "the request was cancelled")
+        )
+
+
+def _strings(mapping: JSONValue) -> dict[str, str]:
+    return {str(k): str(v) for k, v in dict(mapping or {}).items()}
+
+
+def _session_fields(reply: Mapping[str, JSONValue], error: Mapping[str, JSONValue] | None) -> JSONObject:
+    """The session's facts that have a value: server, protocol version, session id, outcome, error."""
+    fields = {
+        key: reply.get(key)
+        for key in ("connection", "server", "protocol_version", "session_id", "method", "state")
+        if reply.get(key) not in (None, "")
+    }
+    if error is not None:
+        fields["error"] = _error_text(error)
+    return fields
+
+
+def _error_text(error: Mapping[str, JSONValue]) -> str:
+    """``kind: code message`` of a session's error (the kind once, when the message starts with it)."""
+    said = f"{error.get('code')} {error.get('message')}" if "code" in error else str(error.get("message"))
+    return said if said.startswith(str(error.get("kind"))) else f"{error.get('kind')}: {said}"
+
+
+def _session_lines(reply: Mapping[str, JSONValue]) -> list[str]:
+    """Every message of the session, its HTTP requests, and a failed server's last stderr lines."""
+    lines = list(reply.get("timeline") or [])
+    lines += [
+        f"HTTP {h.get('method')} {h.get('status')} {h.get('headers') or ''}".rstrip()
+        for h in reply.get("http") or []
+    ]
+    if reply.get("stderr") and reply.get("state") == "failed":  # what the server said of it
+        lines.append("server stderr (last lines):\n" + str(reply["stderr"]).rstrip())
+    return lines
+
+
+def _tool_call(reply: Mapping[str, JSONValue], error: Mapping[str, JSONValue] | None) -> ToolCall:
+    """A ``tools/call`` session as a tool-call row: its result, or the error's message."""
+    found = reply.get("params")
+    params: Mapping[str, JSONValue] = found if isinstance(found, Mapping) else {}
+    result = reply.get("structured") if reply.get("structured") is not None else reply.get("text")
+    return ToolCall(
+        params.get("name"), params.get("arguments"), None if error else result, error and error.get("message")
+    )
 
 
 def _status(record: McpRecord) -> int:
