@@ -115,11 +115,7 @@ async def _read_chunks(response: httpx.Response, count: int) -> tuple[str, int, 
     async for piece in response.aiter_text():
         text += piece
         if stream is None:
-            start = text.lstrip()
-            if start.startswith(("data:", "event:")):
-                stream = True
-            elif start and not ("data:".startswith(start) or "event:".startswith(start)):
-                stream = False
+            stream = _sniffed(text)
         if not stream:
             continue
         for end in _EVENT_END.finditer(text, position):
@@ -128,6 +124,17 @@ async def _read_chunks(response: httpx.Response, count: int) -> tuple[str, int, 
             if read >= count:
                 return text[:position], read, True
     return text, count_chunks(text) if stream else 0, False
+
+
+def _sniffed(text: str) -> bool | None:
+    """Whether a body without a content type is an SSE stream, by how it starts (ChatResponse's rule);
+    None while what arrived so far cannot tell."""
+    start = text.lstrip()
+    if start.startswith(("data:", "event:")):
+        return True
+    if start and not ("data:".startswith(start) or "event:".startswith(start)):
+        return False
+    return None
 
 
 async def _follow_up(config: JSONObject, ctx: StepContext) -> JSONObject:
