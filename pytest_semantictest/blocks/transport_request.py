@@ -94,18 +94,8 @@ class TransportRequest(Block):
             async with asyncio.timeout(seconds):
                 await self._exchange(ctx, reply)
         except (TimeoutError, httpx.TimeoutException):  # also the HTTP layer's DeadlineExceeded
-            if reply.reading_on:  # the agent answered all it was asked; an event the case expects never came
-                reply.problem(
-                    f"waited until the case's timeout of {seconds:g} s for {', '.join(reply.waiting)}, "
-                    f"which never came; {last_events(reply)}"
-                )
-            else:
-                timed_out = True
-                failure = (
-                    f"no final event within the case's timeout of {seconds:g} s (a deadline for the whole "
-                    f"exchange); last state: {last_state(reply)}; {last_events(reply)}"
-                    + (f"; waiting for {', '.join(reply.waiting)}" if reply.waiting else "")
-                )
+            failure = _timeout(reply, seconds)
+            timed_out = failure is not None
         except (OSError, httpx.TransportError) as exc:
             failure = (
                 f"cannot connect to {reply.url or self.config.get('base_url')}: {type(exc).__name__}: {exc}"
@@ -167,3 +157,20 @@ class TransportRequest(Block):
             fields["failure"] = out["failure"]
         title = "Realtime session" if reply.get("transport") == "realtime" else "A2A exchange"
         return [Note(title, fields, "\n".join(reply.get("timeline") or []) or "(no events)")]
+
+
+def _timeout(reply: Reply, seconds: float) -> str | None:
+    """The failure of an exchange the case's timeout ended, with where the agent was; None when the
+    agent answered all it was asked and only an event the case expects never came (a problem of the
+    reply, not a failure)."""
+    if reply.reading_on:
+        reply.problem(
+            f"waited until the case's timeout of {seconds:g} s for {', '.join(reply.waiting)}, "
+            f"which never came; {last_events(reply)}"
+        )
+        return None
+    return (
+        f"no final event within the case's timeout of {seconds:g} s (a deadline for the whole "
+        f"exchange); last state: {last_state(reply)}; {last_events(reply)}"
+        + (f"; waiting for {', '.join(reply.waiting)}" if reply.waiting else "")
+    )
