@@ -12,7 +12,7 @@ from ..checks.operators import compile_regex
 from ..checks.text import json_text
 from ..errors import clip
 from ..json_types import JSONObject, JSONValue
-from .base import Block
+from .base import Block, whole_number_at_least_zero
 
 if TYPE_CHECKING:
     from ..step import StepContext
@@ -22,12 +22,6 @@ def _as_list(value: JSONValue) -> list[str]:
     if value is None:
         return []
     return [str(v) for v in value] if isinstance(value, list) else [str(value)]
-
-
-def _length(value: JSONValue) -> JSONValue:
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
-        raise ValueError(f"must be a whole number >= 0, got {clip(repr(value))}")
-    return value
 
 
 def _texts(value: JSONValue) -> JSONValue:
@@ -41,8 +35,8 @@ class ValidateContentConfig(BaseModel):
 
     model_config = ConfigDict(extra="allow", frozen=True)
 
-    minLength: Annotated[JSONValue, BeforeValidator(_length)] = None
-    maxLength: Annotated[JSONValue, BeforeValidator(_length)] = None
+    minLength: Annotated[JSONValue, BeforeValidator(whole_number_at_least_zero)] = None
+    maxLength: Annotated[JSONValue, BeforeValidator(whole_number_at_least_zero)] = None
     contains: Annotated[JSONValue, BeforeValidator(_texts)] = None
     notContains: Annotated[JSONValue, BeforeValidator(_texts)] = None
     matchFlags: JSONValue = None
