@@ -45,16 +45,11 @@ class LoopCondition(BaseModel):
     ) -> LoopCondition:
         """Each unknown key is a problem at its own place (``condition.pth``) with a did-you-mean,
         reported before what is wrong with the keys it knows."""
-        known = list(cls.model_fields)
-        unknown = [key for key in data if key not in known] if isinstance(data, dict) else []
-        if not unknown:
+        errors = _unknown_keys(data, list(cls.model_fields))
+        if not errors:
             return handler(data)
-        errors = [
-            _error(f"unknown key '{clip(key)}'{did_you_mean(key, known)}", (key,), data[key])
-            for key in unknown
-        ]
         try:
-            return handler({key: data[key] for key in data if key in known})
+            handler({key: value for key, value in data.items() if key in cls.model_fields})
         except ValidationError as exc:
             errors += [
                 _error(e["msg"].removeprefix("Value error, "), e["loc"], e["input"]) for e in exc.errors()
@@ -92,6 +87,18 @@ class LoopCondition(BaseModel):
         if reason:
             raise ValueError(reason)
         return value
+
+
+def _unknown_keys(data: JSONValue, known: list[str]) -> list[InitErrorDetails]:
+    """A problem for each key of a condition object that is not one of ``known``, with a did-you-mean
+    (an empty key has no path of its own: it is reported at the condition)."""
+    if not isinstance(data, dict):
+        return []
+    return [
+        _error(f"unknown key '{clip(key)}'{did_you_mean(key, known)}", (key,) if key else (), value)
+        for key, value in data.items()
+        if key not in known
+    ]
 
 
 def _error(message: str, loc: tuple[str | int, ...], given: JSONValue) -> InitErrorDetails:
