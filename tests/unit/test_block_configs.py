@@ -91,6 +91,11 @@ def test_a_block_reports_every_problem_its_model_finds(name: str) -> None:
                 ("condition.operator", "unknown operator 'lessThan'"),
             ],
         ),
+        (
+            "Loop",
+            {"target": "a", "condition": {"path": "p", "operator": "lt", "value": 3, "opertor": "gt"}},
+            [("condition.opertor", "unknown key 'opertor' — did you mean 'operator'?")],
+        ),
         ("Loop", {"target": "a", "condition": {"path": "p", "operator": "isEmpty"}}, []),
         (
             "Loop",
