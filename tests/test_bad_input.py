@@ -354,6 +354,22 @@ BAD: list[Bad] = [
         ["bad.json:7:", "tests[0].pipeline[1].config.condition.operator: unknown operator ['lt']"],
     ),
     Bad(
+        "loop_condition_unknown_key_at_its_own_line",
+        one_test(
+            '    "id": "a",',
+            '    "pipeline": [',
+            "      %MOCK%,",
+            '      {"block": "Loop", "config": {"target": 0, "condition": {',
+            '        "path": "d.a", "operator": "lt", "value": 3,',
+            '        "opertor": "gt"}}}',
+            "    ]",
+        ),
+        [
+            "bad.json:8:",
+            "tests[0].pipeline[1].config.condition.opertor: unknown key 'opertor' — did you mean 'operator'?",
+        ],
+    ),
+    Bad(
         "loop_condition_invalid_regex",
         one_test(
             '    "id": "a",',

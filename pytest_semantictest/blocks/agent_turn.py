@@ -14,6 +14,8 @@ import json
 import re
 from typing import TYPE_CHECKING
 
+from pydantic import BaseModel, ConfigDict
+
 from ..json_types import JSONObject, JSONValue
 from ..model import StepTrace
 from .base import Block, BlockError
@@ -55,39 +57,62 @@ def render_previous(message: str, calls: list[JSONObject]) -> str:
 def _resolve(path: str, calls: list[JSONObject]) -> JSONValue:
     listed = [_Call(call) for call in calls]
     current: JSONValue = {"function_calls": listed}
-    name = "function_calls"
     for segment in path.split("."):
         match = _SEGMENT.fullmatch(segment)
         if match is None:
             raise _Missing(f"invalid path segment '{segment}'")
-        part = match.group(1)
-        name = part
-        if isinstance(current, _Call):
-            if part not in _CALL_FIELDS:
-                raise _Missing(f"no field '{part}' (fields: {', '.join(_CALL_FIELDS)})")
-            current = current.get(part)
-        elif isinstance(current, dict):
-            if part not in current:
-                raise _Missing(f"no key '{part}' (keys: {', '.join(str(k) for k in current) or 'none'})")
-            current = current[part]
-        else:
-            raise _Missing(f"cannot read '{part}' from a {_type(current)}")
+        name = match.group(1)
+        current = _read(current, name)
         for index in (int(i) for i in re.findall(r"\[(\d+)\]", match.group(2))):
-            if not isinstance(current, list):
-                raise _Missing(f"cannot index '{name}[{index}]' into a {_type(current)}")
-            if index >= len(current):
-                top = current is listed
-                raise _Missing(
-                    f"only {len(current)} calls in earlier turns"
-                    if top
-                    else f"only {len(current)} items in '{name}'"
-                )
-            current = current[index]
+            current = _item(current, index, name, current is listed)
     return current
+
+
+def _read(current: JSONValue, part: str) -> JSONValue:
+    """A recorded call's field, or an object's key; what is there when it names nothing."""
+    if isinstance(current, _Call):
+        if part not in _CALL_FIELDS:
+            raise _Missing(f"no field '{part}' (fields: {', '.join(_CALL_FIELDS)})")
+        return current.get(part)
+    if isinstance(current, dict):
+        if part not in current:
+            raise _Missing(f"no key '{part}' (keys: {', '.join(str(k) for k in current) or 'none'})")
+        return current[part]
+    raise _Missing(f"cannot read '{part}' from a {_type(current)}")
+
+
+def _item(current: JSONValue, index: int, name: str, calls: bool) -> JSONValue:
+    """Item ``index`` of the list read as ``name`` (``calls``: the earlier turns' calls)."""
+    if not isinstance(current, list):
+        raise _Missing(f"cannot index '{name}[{index}]' into a {_type(current)}")
+    if index >= len(current):
+        raise _Missing(
+            f"only {len(current)} calls in earlier turns"
+            if calls
+            else f"only {len(current)} items in '{name}'"
+        )
+    return current[index]
 
 
 def _type(value: JSONValue) -> str:
     return "Trace" if isinstance(value, _Call) else type(value).__name__
+
+
+class AgentTurnConfig(BaseModel):
+    """An AgentTurn's config, written by the highbar compiler and taken as written (its values are
+    checked where the compiler reads the spec)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    agent: JSONValue = None
+    message: JSONValue = None
+    phrasing: JSONValue = None
+    previous: JSONValue = None
+    observe: JSONValue = None
+    first: JSONValue = None
+    test_name: JSONValue = None
+    spec: JSONValue = None
+    place: JSONValue = None
 
 
 class AgentTurn(Block):
@@ -95,9 +120,8 @@ class AgentTurn(Block):
     concurrency_safe = True
     reads_agent_traces = True
     resolve_config = False
-    config_keys = frozenset(
-        {"agent", "message", "phrasing", "previous", "observe", "first", "test_name", "spec", "place"}
-    )
+    config_model = AgentTurnConfig
+    config_keys = frozenset(AgentTurnConfig.model_fields)
     bookkeeping = frozenset({"read_to", "correlate_keys", "test_id", "seen", "inventory"})
 
     async def process(self, inputs: JSONObject, ctx: StepContext) -> JSONObject:
@@ -108,12 +132,8 @@ class AgentTurn(Block):
         if agents is None:
             raise BlockError("no agent is running for this test (the agent pool is not set up)")
         live = agents.get(cfg["agent"])
-        earlier = [ctx.bus.get(slot) for slot in cfg.get("previous", [])]
-        calls = [c for turn in earlier if isinstance(turn, dict) for c in turn.get("calls") or []]
-        session = next((t.get("session") for t in earlier if isinstance(t, dict) and t.get("session")), None)
-        message = str(cfg.get("message", ""))
-        if cfg.get("phrasing"):
-            message = str(ctx.resolver.context.get(cfg["phrasing"], message))
+        calls, session = _earlier_turns(ctx, cfg.get("previous", []))
+        message = self._phrased(ctx)
         try:
             if cfg.get("first"):
                 session = await live.open_session(
@@ -138,6 +158,12 @@ class AgentTurn(Block):
         """The turn (numbered by its place in the test) and the tool calls the agent made."""
         return agent_turn_evidence(trace)
 
+    def _phrased(self, ctx: StepContext) -> str:
+        """The message as written, or the variation's phrasing of it (a context key's value)."""
+        message = str(self.config.get("message", ""))
+        phrasing = self.config.get("phrasing")
+        return str(ctx.resolver.context.get(phrasing, message)) if phrasing else message
+
     def _message(self, message: str, calls: list[JSONObject]) -> str:
         """The message with its templates resolved; a template naming nothing is this turn's error."""
         try:
@@ -147,6 +173,24 @@ class AgentTurn(Block):
             raise BlockError(f"{where}.trigger: {e}" if where else str(e)) from None
 
 
+def _earlier_turns(ctx: StepContext, slots: list[str]) -> tuple[list[JSONObject], JSONObject | None]:
+    """The calls recorded in this conversation's earlier turns (templates read them), and its session."""
+    earlier = [turn for turn in (ctx.bus.get(slot) for slot in slots) if isinstance(turn, dict)]
+    calls = [c for turn in earlier for c in turn.get("calls") or []]
+    return calls, next((t.get("session") for t in earlier if t.get("session")), None)
+
+
+class AgentSessionEndConfig(BaseModel):
+    """An AgentSessionEnd's config, written by the highbar compiler and taken as written."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    agent: JSONValue = None
+    first_turn: JSONValue = None
+    test_name: JSONValue = None
+    spec: JSONValue = None
+
+
 class AgentSessionEnd(Block):
     """Closes the execution's agent session (highbar ``session.teardown``); always runs."""
 
@@ -154,7 +198,8 @@ class AgentSessionEnd(Block):
     concurrency_safe = True
     whole_story = True  # nothing to show: the transcript of its turns says it all
     resolve_config = False
-    config_keys = frozenset({"agent", "first_turn", "test_name", "spec"})
+    config_model = AgentSessionEndConfig
+    config_keys = frozenset(AgentSessionEndConfig.model_fields)
 
     async def process(self, inputs: JSONObject, ctx: StepContext) -> JSONObject:
         from ..agents.errors import AgentError

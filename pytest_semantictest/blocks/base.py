@@ -32,6 +32,9 @@ class Block:
     name: ClassVar[str] = ""
     primary_input: ClassVar[str] = "body"
     config_keys: ClassVar[frozenset[str] | None] = frozenset()
+    config_model: ClassVar[type[BaseModel] | None] = None
+    """The pydantic model a step's config is validated by at collection (:func:`config_problems`);
+    it names every key in ``config_keys``. None: the block takes no config to check."""
     resolve_config: ClassVar[bool] = True
     """False: ``config`` reaches the block exactly as written (no ``${...}`` resolution)."""
     inputs: ClassVar[tuple[str, ...]] = ()
@@ -64,8 +67,9 @@ class Block:
 
     @classmethod
     def validate_config(cls, config: Mapping[str, JSONValue]) -> list[tuple[str, str]]:
-        """Return ``(key, message)`` problems found in a step's config at collection."""
-        return []
+        """Return ``(key, message)`` problems found in a step's config at collection (by default the
+        problems of ``config_model``)."""
+        return [] if cls.config_model is None else config_problems(cls.config_model, config)
 
     @classmethod
     def validate_input(cls, value: Mapping[str, JSONValue]) -> list[tuple[str, str]]:
@@ -100,6 +104,15 @@ class Block:
     def error_output(self, inputs: JSONObject, message: str) -> JSONObject:
         """The documented output a failure produces (default: ``{"error": message}``)."""
         return {"error": message}
+
+
+def whole_number_at_least_zero(value: JSONValue) -> JSONValue:
+    """A config field's check: absent, or a whole number >= 0 (a count, milliseconds)."""
+    from ..errors import clip
+
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+        raise ValueError(f"must be a whole number >= 0, got {clip(repr(value))}")
+    return value
 
 
 def config_problems(model: type[BaseModel], config: Mapping[str, JSONValue]) -> list[tuple[str, str]]:

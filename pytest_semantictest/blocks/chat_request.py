@@ -23,10 +23,10 @@ import time
 from typing import TYPE_CHECKING
 
 from ..agents.exchange import send_within
-from ..json_types import JSONObject
+from ..json_types import JSONObject, JSONValue
 from ..shown import shorten
 from .base import BlockError
-from .http_request import HttpRequest, request_errors
+from .http_request import HttpRequest, HttpRequestConfig, request_errors
 
 if TYPE_CHECKING:
     import httpx
@@ -38,10 +38,19 @@ _EVENT_END = re.compile(r"(?:\r\n|\n|\r(?!\n))(?:\r\n|\n|\r(?!\n))")
 """A blank line: the end of an SSE event (a CR at the end of what arrived so far counts as a line end)."""
 
 
+class ChatRequestConfig(HttpRequestConfig):
+    """A ChatRequest step's config (written by the compliance compiler): HttpRequest's and the
+    disconnect case's."""
+
+    disconnect_after: JSONValue = None
+    follow_up: JSONValue = None
+
+
 class ChatRequest(HttpRequest):
     name = "ChatRequest"
     resolve_config = False
-    config_keys = HttpRequest.config_keys | {"disconnect_after", "follow_up"}
+    config_model = ChatRequestConfig
+    config_keys = frozenset(ChatRequestConfig.model_fields)
 
     async def process(self, inputs: JSONObject, ctx: StepContext) -> JSONObject:
         count = self.config.get("disconnect_after")
@@ -106,11 +115,7 @@ async def _read_chunks(response: httpx.Response, count: int) -> tuple[str, int, 
     async for piece in response.aiter_text():
         text += piece
         if stream is None:
-            start = text.lstrip()
-            if start.startswith(("data:", "event:")):
-                stream = True
-            elif start and not ("data:".startswith(start) or "event:".startswith(start)):
-                stream = False
+            stream = _sniffed(text)
         if not stream:
             continue
         for end in _EVENT_END.finditer(text, position):
@@ -119,6 +124,17 @@ async def _read_chunks(response: httpx.Response, count: int) -> tuple[str, int, 
             if read >= count:
                 return text[:position], read, True
     return text, count_chunks(text) if stream else 0, False
+
+
+def _sniffed(text: str) -> bool | None:
+    """Whether a body without a content type is an SSE stream, by how it starts (ChatResponse's rule);
+    None while what arrived so far cannot tell."""
+    start = text.lstrip()
+    if start.startswith(("data:", "event:")):
+        return True
+    if start and not ("data:".startswith(start) or "event:".startswith(start)):
+        return False
+    return None
 
 
 async def _follow_up(config: JSONObject, ctx: StepContext) -> JSONObject:

@@ -17,6 +17,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from ..json_types import JSONObject, JSONValue
 from .base import Block
 from .stream.sse import SSEEvent, decode_event, loads, parse_events
@@ -27,6 +29,15 @@ if TYPE_CHECKING:
 TEXT_LIMIT = 500
 
 
+class ChatResponseConfig(BaseModel):
+    """A ChatResponse's config: ``from``, the DataBus slot to read (any value: a missing slot is the
+    step's error when it runs)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    from_: JSONValue = Field(default=None, alias="from")
+
+
 class ChatResponse(Block):
     """Config ``from``: the DataBus slot holding the HttpRequest output (default ``response``);
     an input ``response`` wins over it."""
@@ -34,6 +45,7 @@ class ChatResponse(Block):
     name = "ChatResponse"
     concurrency_safe = True
     primary_input = "response"
+    config_model = ChatResponseConfig
     config_keys = frozenset({"from"})
     inputs = ("response",)
     outputs = (
@@ -74,9 +86,7 @@ def read_response(response: JSONObject) -> JSONObject:
     body = raw_body if isinstance(raw_body, str) else ""
     media = headers.get("content-type", "").split(";", 1)[0].strip().lower()
     out: JSONObject = {"ok": status > 0 and error is None, "status": status}
-    for key in ("client_disconnect", "follow_up"):  # set by ChatRequest when the client went away on purpose
-        if isinstance(response.get(key), dict):
-            out[key] = response[key]
+    out |= _passed_on(response)
     out |= {
         "headers": headers,
         "content_type": media,
@@ -92,27 +102,54 @@ def read_response(response: JSONObject) -> JSONObject:
         "tool_calls": [],
         "error": error,
     }
-    if media == "text/event-stream" or (not media and body.lstrip().startswith(("data:", "event:"))):
+    if _is_stream(media, body):
         _stream(body, out)
-        return out
+    else:
+        _answer(body, out)
+    return out
+
+
+def _passed_on(response: JSONObject) -> JSONObject:
+    """What ChatRequest adds when the client went away on purpose (the disconnect, the follow-up)."""
+    return {
+        key: response[key]
+        for key in ("client_disconnect", "follow_up")
+        if isinstance(response.get(key), dict)
+    }
+
+
+def _is_stream(media: str, body: str) -> bool:
+    """An SSE stream: said by its content type, or, without one, by how the body starts."""
+    return media == "text/event-stream" or (not media and body.lstrip().startswith(("data:", "event:")))
+
+
+def _answer(body: str, out: JSONObject) -> None:
+    """What a whole (not streamed) body says: its JSON, and a chat completion's message in it."""
     try:
         data = json.loads(body) if body.strip() else None
     except (ValueError, RecursionError):
         out["text"] = body[:TEXT_LIMIT]
-        return out
+        return
     out["json"], out["is_json"] = data, body.strip() != ""
     if not out["is_json"]:
         out["text"] = ""
-    if isinstance(data, dict):
-        events = data.get("events")
-        out["events"] = [e for e in events if isinstance(e, dict)] if isinstance(events, list) else []
-        message = _first_choice(data).get("message")
-        if isinstance(message, dict):
-            out["content"] = message.get("content") if isinstance(message.get("content"), str) else None
-            calls = message.get("tool_calls")
-            out["tool_calls"] = calls if isinstance(calls, list) else []
-        out["agent"] = _agent(data)
-    return out
+    if not isinstance(data, dict):
+        return
+    events = data.get("events")
+    out["events"] = [e for e in events if isinstance(e, dict)] if isinstance(events, list) else []
+    message = _first_choice(data).get("message")
+    if isinstance(message, dict):
+        out |= _message_fields(message)
+    out["agent"] = _agent(data)
+
+
+def _message_fields(message: JSONObject) -> JSONObject:
+    """A chat completion message's ``content`` (a string, else None) and ``tool_calls`` (a list)."""
+    content, calls = message.get("content"), message.get("tool_calls")
+    return {
+        "content": content if isinstance(content, str) else None,
+        "tool_calls": calls if isinstance(calls, list) else [],
+    }
 
 
 def _first_choice(data: JSONObject) -> JSONObject:
@@ -157,32 +194,45 @@ def _stream(body: str, out: JSONObject) -> None:
 
     out["stream"] = True
     events, done = parse_events(body)
-    chunks: list[JSONValue] = []
+    chunks, typed = _sorted_payloads(events)
+    out.update(
+        chunks=chunks,
+        final_chunk=_final_chunk(chunks),
+        final_event="[DONE]" if done else (events[-1].data if events else None),
+        events=typed,
+        content=_streamed_content(chunks) if chunks else None,
+        agent=next((a for c in reversed(chunks) if (a := _agent(c))), None),
+        tool_calls=parse_openai(body)["toolCalls"],
+    )
+
+
+def _final_chunk(chunks: list[JSONObject]) -> JSONObject | None:
+    """The last chunk with choices, else the last chunk."""
+    with_choices = [c for c in chunks if isinstance(c.get("choices"), list) and c["choices"]]
+    found = with_choices or chunks
+    return found[-1] if found else None
+
+
+def _sorted_payloads(events: list[SSEEvent]) -> tuple[list[JSONObject], list[JSONObject]]:
+    """The stream's chunks, and its typed events (those inside a chunk's ``events`` included)."""
+    chunks: list[JSONObject] = []
     typed: list[JSONObject] = []
-    last_data: str | None = None
     for event in events:
-        last_data = event.data
         for is_chunk, value in _payloads(event):
             if not is_chunk:
                 typed.append(value)
                 continue
             chunks.append(value)
             inner = value.get("events")
-            typed.extend(e for e in inner if isinstance(e, dict)) if isinstance(inner, list) else None
-    with_choices = [c for c in chunks if isinstance(c.get("choices"), list) and c["choices"]]
-    parsed = parse_openai(body)
-    out.update(
-        chunks=chunks,
-        final_chunk=(with_choices or chunks or [None])[-1],
-        final_event="[DONE]" if done else last_data,
-        events=typed,
-        content="".join(
-            str(delta.get("content") or "")
-            for c in chunks
-            if isinstance(delta := _first_choice(c).get("delta"), dict)
-        )
-        if chunks
-        else None,
-        agent=next((a for c in reversed(chunks) if (a := _agent(c))), None),
-        tool_calls=parsed["toolCalls"],
+            if isinstance(inner, list):
+                typed.extend(e for e in inner if isinstance(e, dict))
+    return chunks, typed
+
+
+def _streamed_content(chunks: list[JSONObject]) -> str:
+    """The message content: every chunk's first choice's delta content, concatenated."""
+    return "".join(
+        str(delta.get("content") or "")
+        for c in chunks
+        if isinstance(delta := _first_choice(c).get("delta"), dict)
     )

@@ -20,6 +20,8 @@ import asyncio
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from pydantic import BaseModel, ConfigDict
+
 from ..agents.chat import ChatTarget
 from ..json_types import JSONObject, JSONValue
 from ..model import StepTrace
@@ -32,26 +34,31 @@ if TYPE_CHECKING:
     from ..step import StepContext
 
 
+class ChatTurnConfig(BaseModel):
+    """A ChatTurn's config, written by the Yao compiler and taken as written."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    input: JSONValue = None
+    attachments: JSONValue = None
+    options: JSONValue = None
+    previous: JSONValue = None
+    number: JSONValue = None
+    timeout: JSONValue = None
+    interactive: JSONValue = None
+    base_dir: JSONValue = None
+    test_name: JSONValue = None
+    spec: JSONValue = None
+
+
 class ChatTurn(Block):
     name = "ChatTurn"
     concurrency_safe = True
     reads_agent_traces = True  # through take_turn: a highbar-protocol agent's trace records
     whole_story = True
     resolve_config = False
-    config_keys = frozenset(
-        {
-            "input",
-            "attachments",
-            "options",
-            "previous",
-            "number",
-            "timeout",
-            "interactive",
-            "base_dir",
-            "test_name",
-            "spec",
-        }
-    )
+    config_model = ChatTurnConfig
+    config_keys = frozenset(ChatTurnConfig.model_fields)
 
     def _sent(self) -> list[JSONObject]:
         from ..agents.chat import message_specs
@@ -59,28 +66,51 @@ class ChatTurn(Block):
         return message_specs(self.config.get("input", ""), self.config.get("attachments") or [])
 
     async def process(self, inputs: JSONObject, ctx: StepContext) -> JSONObject:
-        from ..agents.errors import AgentError
-
-        cfg = self.config
-        number = int(cfg.get("number", 1))
+        number = int(self.config.get("number", 1))
         target = self.compiled
         if not isinstance(target, ChatTarget):  # only the Yao compiler writes ChatTurn steps
             raise BlockError(
                 "ChatTurn has no agent: it is compiled from a Yao test file (in a pipeline, use Conversation)"
             )
-        earlier = [ctx.bus.get(slot) for slot in cfg.get("previous", [])]
+        earlier = [ctx.bus.get(slot) for slot in self.config.get("previous", [])]
         if not all(isinstance(t, Mapping) and "error" not in t for t in earlier):
             raise BlockError("an earlier turn of this conversation did not complete")
-        timeout = cfg.get("timeout")
+        left = self._time_left(ctx, number)
+        session = self._opened = await self._session(ctx, target, earlier)
+        turn = await self._take(ctx, target, earlier, session, left, number)
+        if session is not None:  # even an empty one: the cleanup step closes what was opened
+            turn["session"] = session
+        interactive = self.config.get("interactive") or {}
+        if interactive.get("enabled") and interactive.get("last"):
+            await self._followups(ctx, target, earlier, turn, interactive, session)
+        return turn
+
+    def _time_left(self, ctx: StepContext, number: int) -> float | None:
+        """Seconds left of the conversation's timeout (None: no timeout); none left is the turn's error."""
+        timeout = self.config.get("timeout")
         left = remaining(ctx, timeout, number)
         if left is not None and left <= 0:
             raise BlockError(
                 f"timeout after {timeout:g}s: the conversation ran out of time before turn {number}"
             )
-        session = self._opened = await self._session(ctx, target, earlier)
+        return left
+
+    async def _take(
+        self,
+        ctx: StepContext,
+        target: ChatTarget,
+        earlier: list[JSONValue],
+        session: JSONObject | None,
+        left: float | None,
+        number: int,
+    ) -> JSONObject:
+        """The scripted turn, within the time left; a timeout or an agent error is the turn's error."""
+        from ..agents.errors import AgentError
+
+        cfg = self.config
         try:
             async with asyncio.timeout(left):
-                turn = await take_turn(
+                return await take_turn(
                     ctx,
                     target,
                     earlier,
@@ -93,15 +123,11 @@ class ChatTurn(Block):
                     session=session,
                 )
         except TimeoutError:
-            raise BlockError(f"timeout after {timeout:g}s (turn {number}: waiting for the agent)") from None
+            raise BlockError(
+                f"timeout after {cfg.get('timeout'):g}s (turn {number}: waiting for the agent)"
+            ) from None
         except AgentError as exc:
             raise BlockError(f"agent error at turn {number}: {exc}") from None
-        if session is not None:  # even an empty one: the cleanup step closes what was opened
-            turn["session"] = session
-        interactive = cfg.get("interactive") or {}
-        if interactive.get("enabled") and interactive.get("last"):
-            await self._followups(ctx, target, earlier, turn, interactive, session)
-        return turn
 
     _opened: JSONObject | None = None
 

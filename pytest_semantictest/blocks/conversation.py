@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,10 +25,11 @@ from pydantic import AliasChoices, Field, ValidationError, model_validator
 from ..checks.specs import Assertions, AttachmentSpec, Duration, InputSpec, StrictSpec
 from ..json_types import JSONObject, JSONValue
 from ..model import StepTrace
-from .base import Block, BlockError, config_problems
+from .base import Block, BlockError
 from .turn_evidence import conversation_evidence
 
 if TYPE_CHECKING:
+    from ..checks.conversation import AssertionResult
     from ..evidence import Evidence
     from ..step import StepContext
 
@@ -96,7 +98,8 @@ class Conversation(Block):
     concurrency_safe = True
     reads_agent_traces = True  # through take_turn: a highbar-protocol agent's trace records
     whole_story = True
-    config_keys = frozenset({"agent", "turns", "options", "timeout"})
+    config_model = ConversationConfig
+    config_keys = frozenset(ConversationConfig.model_fields)
     outputs = ("passed", "turns", "failures", "stoppedAt")
 
     @classmethod
@@ -104,92 +107,112 @@ class Conversation(Block):
         """Every turn, its tool calls and validators' verdicts."""
         return conversation_evidence(trace)
 
-    @classmethod
-    def validate_config(cls, config: Mapping[str, JSONValue]) -> list[tuple[str, str]]:
-        return config_problems(ConversationConfig, config)
-
     async def process(self, inputs: JSONObject, ctx: StepContext) -> JSONObject:
-        from ..agents.chat import message_specs
-        from ..agents.errors import AgentError
-        from ..checks.conversation import check_turn
-        from ..step import JudgeError, JudgeUnavailable
-        from .turns import take_turn, turn_record
-
         try:
             plan = ConversationConfig.model_validate(dict(self.config))
         except ValidationError as exc:
             raise BlockError(f"Conversation config: {exc.errors()[0]['msg']}") from None
-        target = plan.agent.target()
-        base_dir = Path(ctx.run_context.rootdir or Path.cwd())
-        turns: list[JSONObject] = []
-        failures: list[JSONObject] = []
-        errors: list[str] = []
-        skipped: list[str] = []
-        stopped: int | None = None
+        talk = _Transcript()
         try:
             async with asyncio.timeout(plan.timeout):
-                for number, spec in enumerate(plan.turns, 1):
-                    sent = message_specs(spec.input, spec.attachments)
-                    try:
-                        turn = await take_turn(
-                            ctx,
-                            target,
-                            turns,
-                            sent,
-                            merged_options(plan.options, spec.options),
-                            number=number,
-                            source="static",
-                            base_dir=base_dir,
-                        )
-                    except AgentError as exc:
-                        turns.append(turn_record(number, sent, "static", error=f"agent error: {exc}"))
-                        failures.append({"turn": number, "check": "agent", "message": f"agent error: {exc}"})
-                        stopped = number
-                        break
-                    results = await check_turn(
-                        spec.assertions,
-                        turn,
-                        run_context=ctx.run_context,
-                        earlier=turns,
-                        repeat=ctx.repeat,
-                        base_dir=base_dir,
-                    )
-                    turn["assertions"] = [r.record() for r in results]
-                    turns.append(turn)
-                    errors += [
-                        f"turn {number}: {r.error}" for r in results if r.error and r.spec.type == "agent"
-                    ]
-                    skipped += [r.skipped for r in results if r.skipped]
-                    bad = [
-                        (r.spec.describe(), r.outcome.message if r.outcome else str(r.error))
-                        for r in results
-                        if (r.outcome is not None and not r.outcome.passed)
-                        or (r.error and r.spec.type != "agent")
-                    ]
-                    failures += [
-                        {"turn": number, "check": check, "message": message} for check, message in bad
-                    ]
-                    if bad or errors:
-                        stopped = number
-                        break
+                await _converse(plan, ctx, talk)
         except TimeoutError:
-            stopped = len(turns) + 1
-            failures.append(
-                {"turn": stopped, "check": "timeout", "message": f"timeout after {plan.timeout:g}s"}
+            talk.stopped = len(talk.turns) + 1
+            talk.fail(talk.stopped, "timeout", f"timeout after {plan.timeout:g}s")
+        return talk.output()
+
+
+async def _converse(plan: ConversationConfig, ctx: StepContext, talk: _Transcript) -> None:
+    """Each turn in order, its assertions checked on its reply, until one fails."""
+    from ..agents.chat import message_specs
+    from ..agents.errors import AgentError
+    from ..checks.conversation import check_turn
+    from .turns import take_turn, turn_record
+
+    target = plan.agent.target()
+    base_dir = Path(ctx.run_context.rootdir or Path.cwd())
+    for number, spec in enumerate(plan.turns, 1):
+        sent = message_specs(spec.input, spec.attachments)
+        options = merged_options(plan.options, spec.options)
+        try:
+            turn = await take_turn(
+                ctx, target, talk.turns, sent, options, number=number, source="static", base_dir=base_dir
             )
-        output = {
-            "passed": not failures and not errors,
-            "turns": turns,
-            "failures": failures,
-            "stoppedAt": stopped,
+        except AgentError as exc:
+            talk.turns.append(turn_record(number, sent, "static", error=f"agent error: {exc}"))
+            talk.fail(number, "agent", f"agent error: {exc}")
+            talk.stopped = number
+            return
+        results = await check_turn(
+            spec.assertions,
+            turn,
+            run_context=ctx.run_context,
+            earlier=talk.turns,
+            repeat=ctx.repeat,
+            base_dir=base_dir,
+        )
+        turn["assertions"] = [r.record() for r in results]
+        talk.turns.append(turn)
+        if talk.judged(number, results):
+            talk.stopped = number
+            return
+
+
+@dataclass
+class _Transcript:
+    """The conversation so far: its turns, the checks that failed, what validators could not say."""
+
+    turns: list[JSONObject] = field(default_factory=list)
+    failures: list[JSONObject] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    """Validators of the agent that failed (unreachable, garbage): the test is an ERROR."""
+    skipped: list[str] = field(default_factory=list)
+    """Why a validator was not asked (none configured)."""
+    stopped: int | None = None
+
+    def fail(self, turn: int, check: str, message: str) -> None:
+        self.failures.append({"turn": turn, "check": check, "message": message})
+
+    def judged(self, number: int, results: list[AssertionResult]) -> bool:
+        """Take a turn's assertion results; True when the conversation stops here."""
+        self.errors += [f"turn {number}: {r.error}" for r in results if _validator_failed(r)]
+        self.skipped += [r.skipped for r in results if r.skipped]
+        bad = [r for r in results if _failed(r)]
+        for r in bad:
+            self.fail(number, r.spec.describe(), r.outcome.message if r.outcome else str(r.error))
+        return bool(bad or self.errors)
+
+    def output(self) -> JSONObject:
+        """The step's output, or the ERROR / not-evaluated its validators make of it."""
+        from ..step import JudgeError, JudgeUnavailable
+
+        output: JSONObject = {
+            "passed": not self.failures and not self.errors,
+            "turns": self.turns,
+            "failures": self.failures,
+            "stoppedAt": self.stopped,
         }
-        if failures:  # a failing conversation fails the test unless an assertion reads this output
-            first = failures[0]
+        if self.failures:  # a failing conversation fails the test unless an assertion reads this output
+            first = self.failures[0]
             output["error"] = f"turn {first['turn']}: {first['check']}: {first['message']}"
-        if errors and not failures:
-            error = JudgeError("; ".join(errors))
+            return output
+        if self.errors:
+            error = JudgeError("; ".join(self.errors))
             error.output = output  # type: ignore[attr-defined]
             raise error
-        if skipped and not failures:
-            raise JudgeUnavailable("; ".join(dict.fromkeys(skipped)))
+        if self.skipped:
+            raise JudgeUnavailable("; ".join(dict.fromkeys(self.skipped)))
         return output
+
+
+def _validator_failed(result: AssertionResult) -> bool:
+    """An ``agent`` assertion whose validator failed (unreachable, garbage): an ERROR, not a verdict."""
+    return bool(result.error) and result.spec.type == "agent"
+
+
+def _failed(result: AssertionResult) -> bool:
+    """An assertion that failed, or that could not be checked for a reason other than the validator."""
+    return bool(
+        (result.outcome is not None and not result.outcome.passed)
+        or (result.error and result.spec.type != "agent")
+    )

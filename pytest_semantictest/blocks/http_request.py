@@ -6,7 +6,9 @@ import contextlib
 import json
 import time
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict
 
 from ..agents.exchange import send_within
 from ..deadline import Deadline, DeadlineExceeded, timeout_ms, timeout_problem
@@ -64,22 +66,38 @@ def default_method(body: JSONValue) -> str:
     return "GET" if body is None else "POST"
 
 
+def _usable_timeout(value: JSONValue) -> JSONValue:
+    """A ``timeout`` that is not a usable number of milliseconds is a collection error (none or 0:
+    the run's default)."""
+    if value is None or (value == 0 and not isinstance(value, bool)):
+        return value
+    problem = timeout_problem(value)
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
+class HttpRequestConfig(BaseModel):
+    """An HttpRequest step's config (or object input); any value may be a ``${}`` reference."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    url: JSONValue = None
+    method: JSONValue = None
+    headers: JSONValue = None
+    body: JSONValue = None
+    query: JSONValue = None
+    timeout: Annotated[JSONValue, BeforeValidator(_usable_timeout)] = None
+
+
 class HttpRequest(Block):
     name = "HttpRequest"
     concurrency_safe = True
     inputs = ("url", "method", "headers", "body", "query", "timeout")
     input_keys = frozenset(inputs)
     outputs = ("status", "headers", "body", "duration", "url")
-    config_keys = frozenset({"url", "method", "headers", "body", "query", "timeout"})
-
-    @classmethod
-    def validate_config(cls, config: Mapping[str, JSONValue]) -> list[tuple[str, str]]:
-        """A ``timeout`` that is not a usable number of milliseconds is a collection error."""
-        value = config.get("timeout")
-        if value is None or (value == 0 and not isinstance(value, bool)):
-            return []
-        problem = timeout_problem(value)
-        return [("timeout", problem)] if problem else []
+    config_model = HttpRequestConfig
+    config_keys = frozenset(HttpRequestConfig.model_fields)
 
     @classmethod
     def validate_input(cls, value: Mapping[str, JSONValue]) -> list[tuple[str, str]]:
@@ -125,29 +143,11 @@ class HttpRequest(Block):
         method = str(params.get("method") or default_method(params.get("body"))).upper()
         if method not in _METHODS:
             raise BlockError(f"unsupported HTTP method {method!r}; use one of {', '.join(sorted(_METHODS))}")
-        headers = {str(k): str(v) for k, v in (params.get("headers") or {}).items()}
-        for name, text in headers.items():  # httpx would raise a bare UnicodeEncodeError
-            if not (name + text).isascii():
-                part = "name" if not name.isascii() else "value"
-                raise BlockError(
-                    f"{self.name} header {ascii(name)[1:-1]!r}: its {part} holds a character that is not "
-                    "ASCII, which HTTP headers cannot carry; percent-encode or base64 it"
-                )
+        headers = self._headers(params.get("headers"))
         redactor = ctx.run_context.redactor
         if redactor is not None:  # a value sent in a secret-looking header is a secret
             redactor.learn({"headers": headers})
-        body = params.get("body")
-        content: bytes | None = None
-        if body is not None:
-            if isinstance(body, (dict, list, int, float, bool)):
-                try:
-                    content = json.dumps(body).encode()
-                except (TypeError, ValueError) as exc:  # e.g. a value with no JSON form
-                    raise BlockError(f"{self.name} body cannot be sent as JSON: {exc}") from None
-                if not any(k.lower() == "content-type" for k in headers):
-                    headers["Content-Type"] = "application/json"
-            else:
-                content = str(body).encode()
+        content = self._content(params.get("body"), headers)
         query = params.get("query")
         try:
             ms = timeout_ms(params.get("timeout"), ctx.settings.http_timeout_ms)
@@ -164,6 +164,34 @@ class HttpRequest(Block):
                 timeout=httpx.Timeout(ms / 1000),
             )
         return request, deadline
+
+    def _headers(self, given: JSONValue) -> dict[str, str]:
+        """The headers as text; one that is not ASCII is the step's error (httpx would raise a bare
+        UnicodeEncodeError)."""
+        headers = {str(k): str(v) for k, v in (given or {}).items()}
+        for name, text in headers.items():
+            if not (name + text).isascii():
+                part = "name" if not name.isascii() else "value"
+                raise BlockError(
+                    f"{self.name} header {ascii(name)[1:-1]!r}: its {part} holds a character that is not "
+                    "ASCII, which HTTP headers cannot carry; percent-encode or base64 it"
+                )
+        return headers
+
+    def _content(self, body: JSONValue, headers: dict[str, str]) -> bytes | None:
+        """The bytes sent: JSON for an object, list, number or boolean (and its Content-Type unless
+        one is written), else the text."""
+        if body is None:
+            return None
+        if not isinstance(body, (dict, list, int, float, bool)):
+            return str(body).encode()
+        try:
+            content = json.dumps(body).encode()
+        except (TypeError, ValueError) as exc:  # e.g. a value with no JSON form
+            raise BlockError(f"{self.name} body cannot be sent as JSON: {exc}") from None
+        if not any(k.lower() == "content-type" for k in headers):
+            headers["Content-Type"] = "application/json"
+        return content
 
     @classmethod
     def evidence_of(cls, trace: StepTrace) -> list[Evidence]:

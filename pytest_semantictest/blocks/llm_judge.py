@@ -15,7 +15,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict
 from ..evidence import Judgement
 from ..json_types import JSONObject, JSONValue
 from ..model import StepTrace
-from .base import Block, BlockError, config_problems
+from .base import Block, BlockError
 
 if TYPE_CHECKING:
     from ..evidence import Evidence
@@ -104,7 +104,8 @@ class LLMJudge(Block):
     name = "LLMJudge"
     concurrency_safe = True
     primary_input = "text"
-    config_keys = frozenset({"model", "criteria", "threshold", "continueConversation", "maxTurns", "samples"})
+    config_model = LLMJudgeConfig
+    config_keys = frozenset(LLMJudgeConfig.model_fields)
     inputs = ("text", "toolCalls", "history", "expected")
     input_keys = frozenset(inputs) | {"body"}
     outputs = (
@@ -119,10 +120,6 @@ class LLMJudge(Block):
         "model",
     )
     concurrent: ClassVar[bool] = True  # independent judge steps of one pipeline run at the same time
-
-    @classmethod
-    def validate_config(cls, config: Mapping[str, JSONValue]) -> list[tuple[str, str]]:
-        return config_problems(LLMJudgeConfig, config)
 
     async def process(self, inputs: JSONObject, ctx: StepContext) -> JSONObject:
         from ..llm.errors import LLMError

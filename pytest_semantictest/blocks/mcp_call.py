@@ -26,17 +26,22 @@ from __future__ import annotations
 import asyncio
 import shlex
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Annotated, ClassVar
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationInfo
 
 from ..evidence import Note, ToolCall, ToolCalls
 from ..json_types import JSONObject, JSONValue
 from ..model import StepTrace
 from .base import Block, BlockError
+from .base import config_problems as model_problems
 from .transports.mcp import METHODS, PROTOCOLS, McpFailure, McpRecord, run_session
 
 if TYPE_CHECKING:
     from ..evidence import Evidence
+    from ..run_context import SecretRegistry
     from ..step import StepContext
 
 DEFAULT_TIMEOUT_MS = 30_000
@@ -58,37 +63,73 @@ _KEYS = (
 )
 
 
+def _command_line(command: JSONValue) -> JSONValue:
+    if command is None or (isinstance(command, str) and command.strip()):
+        return command
+    if isinstance(command, list) and command and all(isinstance(c, str) for c in command):
+        return command
+    raise ValueError("'command' is a command line or a list of words")
+
+
+def _known_method(method: JSONValue) -> JSONValue:
+    if method is not None and method not in METHODS:
+        from ..errors import did_you_mean
+
+        raise ValueError(f"unknown MCP method {method!r}{did_you_mean(str(method), METHODS)}")
+    return method
+
+
+def _known_protocol(protocol: JSONValue) -> JSONValue:
+    if protocol is not None and protocol not in PROTOCOLS:
+        raise ValueError(f"protocol is one of {', '.join(PROTOCOLS)}, not {protocol!r}")
+    return protocol
+
+
+def _mapping(value: JSONValue, info: ValidationInfo) -> JSONValue:
+    if value is not None and not isinstance(value, Mapping):
+        raise ValueError(f"'{info.field_name}' is a mapping")
+    return value
+
+
+def _milliseconds(timeout: JSONValue) -> JSONValue:
+    if timeout is None or (
+        isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and 0 < timeout <= 86_400_000
+    ):
+        return timeout
+    raise ValueError("'timeout' is milliseconds, a number above 0")
+
+
+class McpCallConfig(BaseModel):
+    """An McpCall's keys as written (config or object input), in the order their problems are told."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    command: Annotated[JSONValue, BeforeValidator(_command_line)] = None
+    method: Annotated[JSONValue, BeforeValidator(_known_method)] = None
+    protocol: Annotated[JSONValue, BeforeValidator(_known_protocol)] = None
+    env: Annotated[JSONValue, BeforeValidator(_mapping)] = None
+    headers: Annotated[JSONValue, BeforeValidator(_mapping)] = None
+    params: Annotated[JSONValue, BeforeValidator(_mapping)] = None
+    arguments: Annotated[JSONValue, BeforeValidator(_mapping)] = None
+    timeout: Annotated[JSONValue, BeforeValidator(_milliseconds)] = None
+    url: JSONValue = None
+    cwd: JSONValue = None
+    tool: JSONValue = None
+    name: JSONValue = None
+    uri: JSONValue = None
+
+
 def config_problems(config: Mapping[str, JSONValue]) -> list[tuple[str, str]]:
-    """What is wrong with an McpCall as written (at collection, before any server starts)."""
+    """What is wrong with an McpCall as written (at collection, before any server starts): the
+    server to reach, each key (the model's), the name a call needs."""
     problems: list[tuple[str, str]] = []
     if (config.get("command") is None) == (config.get("url") is None):
         problems.append(
             ("command", "give the server as 'command' (stdio) or 'url' (streamable HTTP), one of them")
         )
-    command = config.get("command")
-    if command is not None and not (
-        (isinstance(command, str) and command.strip())
-        or (isinstance(command, list) and command and all(isinstance(c, str) for c in command))
-    ):
-        problems.append(("command", "'command' is a command line or a list of words"))
-    method = config.get("method")
-    if method is not None and method not in METHODS:
-        from ..errors import did_you_mean
-
-        problems.append(("method", f"unknown MCP method {method!r}{did_you_mean(str(method), METHODS)}"))
-    protocol = config.get("protocol")
-    if protocol is not None and protocol not in PROTOCOLS:
-        problems.append(("protocol", f"protocol is one of {', '.join(PROTOCOLS)}, not {protocol!r}"))
-    for key in ("env", "headers", "params", "arguments"):
-        if config.get(key) is not None and not isinstance(config.get(key), Mapping):
-            problems.append((key, f"'{key}' is a mapping"))
+    problems += model_problems(McpCallConfig, config)
     if _method(config) in ("tools/call", "prompts/get") and not _params(config).get("name"):
         problems.append(("tool", f"{_method(config)} needs the name: 'tool' (or params.name)"))
-    timeout = config.get("timeout")
-    if timeout is not None and (
-        isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= 86_400_000
-    ):
-        problems.append(("timeout", "'timeout' is milliseconds, a number above 0"))
     return problems
 
 
@@ -116,6 +157,7 @@ class McpCall(Block):
     concurrency_safe = True  # each step has its own session (and its own server process over stdio)
     inputs = _KEYS
     input_keys = frozenset(_KEYS)
+    config_model = McpCallConfig
     config_keys = frozenset(_KEYS)
     as_reply: ClassVar[bool] = False
     _failed_output: JSONObject | None = None
@@ -133,57 +175,19 @@ class McpCall(Block):
         given = {**self.config, **{k: v for k, v in inputs.items() if k in _KEYS}}
         problems = config_problems(given)
         if problems:
-            message = "; ".join(f"{key}: {why}" for key, why in problems)
-            if not self.as_reply:
-                raise BlockError(f"{self.name}: {message}")
-            return self._output(
-                McpRecord("", "", _method(given), {}), f"{self.name}: {message}", False, given
-            )
-        redactor = ctx.run_context.redactor
-        if redactor is not None:  # values sent in secret headers, or given in env under a secret's name
-            from ..redact import secret_name
-
-            redactor.learn({"headers": dict(given.get("headers") or {})})
-            env = dict(given.get("env") or {})
-            redactor.add([str(v) for k, v in env.items() if secret_name(str(k))])
-        command = given.get("command")
-        words = shlex.split(command) if isinstance(command, str) else [str(c) for c in command or []]
-        root = Path.cwd()  # where pytest was invoked, as for an agent's start and a compliance server
-        cwd = str(root / str(given["cwd"])) if given.get("cwd") else str(root)
-        record = McpRecord(
-            "stdio" if words else "streamable-http",
-            shlex.join(words) if words else str(given.get("url")),
-            _method(given),
-            _params(given),
-        )
-        timeout = given.get("timeout")
-        ms = float(timeout) if isinstance(timeout, (int, float)) and timeout else float(DEFAULT_TIMEOUT_MS)
-        # the session ends before the case's own timeout, so the cause is named: by the time the SDK takes to
-        # abandon a request (a courtesy cancel, bounded at 5 s) and stop a stdio server that does not exit
-        # (stdin closed, 2 s, SIGTERM, 2 s, SIGKILL)
-        reserve = min(STOP_RESERVE_MS, ms / 2)
-        seconds = (ms - reserve) / 1000
+            return self._refused(given, problems)
+        if ctx.run_context.redactor is not None:
+            _learn_secrets(ctx.run_context.redactor, given)
+        session = _Session.of(given)
+        record = McpRecord(session.connection, session.server, _method(given), _params(given))
         failure: str | None = None
         timed_out = False
         try:
-            async with asyncio.timeout(seconds):
-                await run_session(
-                    record,
-                    command=words or None,
-                    url=None if words else str(given.get("url")),
-                    env={str(k): str(v) for k, v in dict(given.get("env") or {}).items()},
-                    cwd=cwd,
-                    headers={str(k): str(v) for k, v in dict(given.get("headers") or {}).items()},
-                    protocol=str(given.get("protocol") or "auto"),
-                    seconds=seconds,
-                )
+            async with asyncio.timeout(session.seconds):
+                await session.run(record)
         except TimeoutError:
             timed_out = True
-            failure = (
-                f"timeout: {record.method} had no answer within {seconds:g} s (the session's deadline, "
-                f"{reserve / 1000:g} s before the timeout of {ms / 1000:g} s); "
-                + ("the server was stopped" if words else "the request was cancelled")
-            )
+            failure = session.timeout_message(record.method)
         except McpFailure as exc:
             failure = str(exc)
         output = self._output(record, failure, timed_out, given)
@@ -191,6 +195,13 @@ class McpCall(Block):
             self._failed_output = output
             raise BlockError(failure)
         return output
+
+    def _refused(self, given: JSONObject, problems: list[tuple[str, str]]) -> JSONObject:
+        """A call that cannot be made as given: the step's error, or a failed reply (``as_reply``)."""
+        message = f"{self.name}: " + "; ".join(f"{key}: {why}" for key, why in problems)
+        if not self.as_reply:
+            raise BlockError(message)
+        return self._output(McpRecord("", "", _method(given), {}), message, False, given)
 
     def _output(
         self, record: McpRecord, failure: str | None, timed_out: bool, given: JSONObject
@@ -251,46 +262,121 @@ class McpCall(Block):
         if not isinstance(reply, Mapping) or reply.get("transport") != "mcp":
             return []
         error = reply.get("error") if isinstance(reply.get("error"), Mapping) else None
-        fields = {
-            key: reply.get(key)
-            for key in ("connection", "server", "protocol_version", "session_id", "method", "state")
-            if reply.get(key) not in (None, "")
-        }
-        if error is not None:
-            said = (
-                f"{error.get('code')} {error.get('message')}"
-                if "code" in error
-                else str(error.get("message"))
-            )
-            fields["error"] = (
-                said if said.startswith(str(error.get("kind"))) else f"{error.get('kind')}: {said}"
-            )
-        lines = list(reply.get("timeline") or [])
-        lines += [
-            f"HTTP {h.get('method')} {h.get('status')} {h.get('headers') or ''}".rstrip()
-            for h in reply.get("http") or []
+        fields = _session_fields(reply, error)
+        records: list[Evidence] = [
+            Note("MCP session", fields, "\n".join(_session_lines(reply)) or "(no messages)")
         ]
-        if reply.get("stderr") and reply.get("state") == "failed":  # what the server said of it
-            lines.append("server stderr (last lines):\n" + str(reply["stderr"]).rstrip())
-        records: list[Evidence] = [Note("MCP session", fields, "\n".join(lines) or "(no messages)")]
         if reply.get("method") == "tools/call":
-            found = reply.get("params")
-            params: Mapping[str, JSONValue] = found if isinstance(found, Mapping) else {}
-            result = reply.get("structured") if reply.get("structured") is not None else reply.get("text")
-            records.append(
-                ToolCalls(
-                    [
-                        ToolCall(
-                            params.get("name"),
-                            params.get("arguments"),
-                            None if error else result,
-                            error and error.get("message"),
-                        )
-                    ],
-                    "MCP tools/call",
-                )
-            )
+            records.append(ToolCalls([_tool_call(reply, error)], "MCP tools/call"))
         return records
+
+
+def _learn_secrets(redactor: SecretRegistry, given: Mapping[str, JSONValue]) -> None:
+    """Values sent in secret headers, or given in env under a secret's name, are secrets."""
+    from ..redact import secret_name
+
+    redactor.learn({"headers": dict(given.get("headers") or {})})
+    env = dict(given.get("env") or {})
+    redactor.add([str(v) for k, v in env.items() if secret_name(str(k))])
+
+
+@dataclass(frozen=True)
+class _Session:
+    """Where an McpCall's session runs (a stdio server's command line, else a URL) and how long it may."""
+
+    words: list[str]
+    url: str
+    given: Mapping[str, JSONValue]
+    ms: float
+    reserve: float
+    """The session ends this long before the case's own timeout, so the cause is named: the time the SDK
+    takes to abandon a request (a courtesy cancel, bounded at 5 s) and stop a stdio server that does not
+    exit (stdin closed, 2 s, SIGTERM, 2 s, SIGKILL)."""
+
+    @classmethod
+    def of(cls, given: Mapping[str, JSONValue]) -> _Session:
+        command = given.get("command")
+        words = shlex.split(command) if isinstance(command, str) else [str(c) for c in command or []]
+        timeout = given.get("timeout")
+        ms = float(timeout) if isinstance(timeout, (int, float)) and timeout else float(DEFAULT_TIMEOUT_MS)
+        return cls(words, str(given.get("url")), given, ms, min(STOP_RESERVE_MS, ms / 2))
+
+    @property
+    def connection(self) -> str:
+        return "stdio" if self.words else "streamable-http"
+
+    @property
+    def server(self) -> str:
+        return shlex.join(self.words) if self.words else self.url
+
+    @property
+    def seconds(self) -> float:
+        return (self.ms - self.reserve) / 1000
+
+    async def run(self, record: McpRecord) -> None:
+        root = Path.cwd()  # where pytest was invoked, as for an agent's start and a compliance server
+        cwd = self.given.get("cwd")
+        await run_session(
+            record,
+            command=self.words or None,
+            url=None if self.words else self.url,
+            env=_strings(self.given.get("env")),
+            cwd=str(root / str(cwd)) if cwd else str(root),
+            headers=_strings(self.given.get("headers")),
+            protocol=str(self.given.get("protocol") or "auto"),
+            seconds=self.seconds,
+        )
+
+    def timeout_message(self, method: str) -> str:
+        return (
+            f"timeout: {method} had no answer within {self.seconds:g} s (the session's deadline, "
+            f"{self.reserve / 1000:g} s before the timeout of {self.ms / 1000:g} s); "
+            + ("the server was stopped" if self.words else "the request was cancelled")
+        )
+
+
+def _strings(mapping: JSONValue) -> dict[str, str]:
+    return {str(k): str(v) for k, v in dict(mapping or {}).items()}
+
+
+def _session_fields(reply: Mapping[str, JSONValue], error: Mapping[str, JSONValue] | None) -> JSONObject:
+    """The session's facts that have a value: server, protocol version, session id, outcome, error."""
+    fields = {
+        key: reply.get(key)
+        for key in ("connection", "server", "protocol_version", "session_id", "method", "state")
+        if reply.get(key) not in (None, "")
+    }
+    if error is not None:
+        fields["error"] = _error_text(error)
+    return fields
+
+
+def _error_text(error: Mapping[str, JSONValue]) -> str:
+    """``kind: code message`` of a session's error (the kind once, when the message starts with it)."""
+    said = f"{error.get('code')} {error.get('message')}" if "code" in error else str(error.get("message"))
+    return said if said.startswith(str(error.get("kind"))) else f"{error.get('kind')}: {said}"
+
+
+def _session_lines(reply: Mapping[str, JSONValue]) -> list[str]:
+    """Every message of the session, its HTTP requests, and a failed server's last stderr lines."""
+    lines = list(reply.get("timeline") or [])
+    lines += [
+        f"HTTP {h.get('method')} {h.get('status')} {h.get('headers') or ''}".rstrip()
+        for h in reply.get("http") or []
+    ]
+    if reply.get("stderr") and reply.get("state") == "failed":  # what the server said of it
+        lines.append("server stderr (last lines):\n" + str(reply["stderr"]).rstrip())
+    return lines
+
+
+def _tool_call(reply: Mapping[str, JSONValue], error: Mapping[str, JSONValue] | None) -> ToolCall:
+    """A ``tools/call`` session as a tool-call row: its result, or the error's message."""
+    found = reply.get("params")
+    params: Mapping[str, JSONValue] = found if isinstance(found, Mapping) else {}
+    result = reply.get("structured") if reply.get("structured") is not None else reply.get("text")
+    return ToolCall(
+        params.get("name"), params.get("arguments"), None if error else result, error and error.get("message")
+    )
 
 
 def _status(record: McpRecord) -> int:

@@ -28,9 +28,10 @@ conversation, every turn carries it, the case's ``AgentSessionEnd`` cleanup step
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from pydantic import AliasChoices, Field
 
@@ -46,7 +47,7 @@ from ..checks.specs import (
 )
 from ..json_types import JSONObject, JSONValue
 from ..model import StepTrace
-from .base import Block, BlockError, config_problems
+from .base import Block, BlockError
 from .conversation import PipelineAgent
 from .simulation import (
     DEFAULT_MAX_TURNS,
@@ -83,19 +84,8 @@ class SimulatedConversation(Block):
     name = "SimulatedConversation"
     concurrency_safe = True
     reads_agent_traces = True  # through take_turn: a highbar-protocol agent's trace records
-    config_keys = frozenset(
-        {
-            "agent",
-            "input",
-            "attachments",
-            "simulator",
-            "checkpoints",
-            "maxTurns",
-            "timeout",
-            "options",
-            "interactive",
-        }
-    )
+    config_model = SimulatedConfig
+    config_keys = frozenset(SimulatedConfig.model_fields)
     outputs = ("passed", "status", "reason", "turns", "checkpoints", "missing", "goalAchieved")
     whole_story = True
 
@@ -106,7 +96,7 @@ class SimulatedConversation(Block):
 
     @classmethod
     def validate_config(cls, config: Mapping[str, JSONValue]) -> list[tuple[str, str]]:
-        problems = config_problems(SimulatedConfig, config)
+        problems = super().validate_config(config)
         if not problems:
             checkpoints = [CheckpointSpec.model_validate(c) for c in config.get("checkpoints") or []]
             problems = [(f"checkpoints[{i}].after", m) for i, m in order_problems(checkpoints)]
@@ -161,93 +151,62 @@ class SimulatedConversation(Block):
         return out
 
     async def _converse(self, run: ConversationRun, ctx: StepContext, deadline: asyncio.Timeout) -> None:
-        from ..agents.chat import message_specs, user_message
-        from ..agents.errors import AgentError
-        from .turns import take_turn, turn_record
-
-        plan = run.plan
-        target = plan.target
-        assert target is not None  # (process checked)
-        sent = message_specs(plan.input, plan.attachments) if plan.input is not None else None
-        source, note = "input", None
-        number = 0
-        while True:
-            number += 1
+        """Turn after turn (the input, then the simulator's or a person's messages) until it ends."""
+        message = _opening(run.plan)
+        for number in itertools.count(1):
             run.number = number
-            if sent is None:
-                run.phase = "waiting for the simulator"
-                answer = await self._simulate(run, ctx, number)
-                if answer.goal_achieved:
-                    run.goal = {"after_turn": number - 1, "reasoning": answer.reasoning}
-                    run.finish(
-                        False,
-                        f"the simulator says the goal is achieved after turn {number - 1}, but "
-                        f"required checkpoints were not reached: {run.missing_text()}",
-                    )
+            if message is None:
+                message = await self._simulated(run, ctx, number)
+                if message is None:
                     return
-                sent, source, note = (
-                    [user_message(answer.message)],
-                    "simulator",
-                    {"reasoning": answer.reasoning},
-                )
-            run.phase, run.in_flight = "waiting for the agent", (sent, source)
-            try:
-                turn = await take_turn(
-                    ctx,
-                    target,
-                    run.turns,
-                    sent,
-                    plan.options,
-                    number=number,
-                    source=source,
-                    base_dir=plan.base_dir,
-                    test_name=plan.test_name,
-                    session=run.session,
-                )
-            except AgentError as exc:
-                run.in_flight = None
-                run.turns.append(turn_record(number, sent, source, error=f"agent error: {exc}"))
-                run.finish(False, f"agent error at turn {number}: {exc}")
+            turn = await _take(run, ctx, message, number)
+            if turn is None:
                 return
-            run.in_flight = None
-            if note:
-                turn["simulator"] = note
-            run.turns.append(turn)
             run.phase = "checking checkpoints"
             await reach_checkpoints(run, ctx, turn, number)
-            if not run.missing():
-                run.finish(True, f"all required checkpoints reached by turn {number}")
+            if _ended(run, turn, number):
                 return
-            if turn.get("awaiting_input") is False:
-                run.finish(
-                    False,
-                    f"the agent ended the conversation at turn {number} (awaiting_input: false) "
-                    f"with required checkpoints not reached: {run.missing_text()}",
-                )
+            message = await self._person_message(run, ctx, turn, deadline, number)
+            if run.status != "running":
                 return
-            if number >= plan.max_turns:
-                run.finish(
-                    False,
-                    f"max turns ({plan.max_turns}) reached with required checkpoints not reached: "
-                    f"{run.missing_text()}",
-                )
-                return
-            sent, note = None, None
-            if (
-                plan.interactive is not None
-                and plan.interactive.enabled
-                and turn.get("awaiting_input") is True
-            ):
-                answer_text = await self._ask_person(run, ctx, turn, deadline)
-                if answer_text is not None:
-                    if not answer_text:
-                        run.finish(
-                            False,
-                            f"the person ended the conversation after turn {number} with required "
-                            f"checkpoints not reached: {run.missing_text()}",
-                        )
-                        return
-                    sent, source = [user_message(answer_text)], "person"
+
+    async def _simulated(self, run: ConversationRun, ctx: StepContext, number: int) -> _Message | None:
+        """The simulator's next message, or None when it says the goal is achieved (the run is over)."""
+        from ..agents.chat import user_message
+
+        run.phase = "waiting for the simulator"
+        answer = await self._simulate(run, ctx, number)
+        if answer.goal_achieved:
+            run.goal = {"after_turn": number - 1, "reasoning": answer.reasoning}
+            run.finish(
+                False,
+                f"the simulator says the goal is achieved after turn {number - 1}, but "
+                f"required checkpoints were not reached: {run.missing_text()}",
+            )
+            return None
+        return _Message([user_message(answer.message)], "simulator", {"reasoning": answer.reasoning})
+
+    async def _person_message(
+        self, run: ConversationRun, ctx: StepContext, turn: JSONObject, deadline: asyncio.Timeout, number: int
+    ) -> _Message | None:
+        """In an interactive run, while the agent awaits input, a person's message (an empty one ends
+        the run); None: the simulator writes the next message."""
+        from ..agents.chat import user_message
+
+        interactive = run.plan.interactive
+        if interactive is None or not interactive.enabled or turn.get("awaiting_input") is not True:
+            return None
+        answer = await self._ask_person(run, ctx, turn, deadline)
+        if answer is None:
+            return None
+        if not answer:
+            run.finish(
+                False,
+                f"the person ended the conversation after turn {number} with required "
+                f"checkpoints not reached: {run.missing_text()}",
+            )
+            return None
+        return _Message([user_message(answer)], "person")
 
     async def _ask_person(
         self, run: ConversationRun, ctx: StepContext, turn: JSONObject, deadline: asyncio.Timeout
@@ -297,3 +256,73 @@ class SimulatedConversation(Block):
             )
         except LLMError as exc:
             run.raise_(JudgeError, f"simulator error at turn {number}: {exc}")
+
+
+class _Message(NamedTuple):
+    """A user message of the conversation: what is sent, who wrote it, the simulator's note on it."""
+
+    sent: list[JSONObject]
+    source: str
+    note: JSONObject | None = None
+
+
+def _opening(plan: DynamicPlan) -> _Message | None:
+    """Turn 1's message as written (``input``), or None: the simulator writes it."""
+    from ..agents.chat import message_specs
+
+    return None if plan.input is None else _Message(message_specs(plan.input, plan.attachments), "input")
+
+
+async def _take(run: ConversationRun, ctx: StepContext, message: _Message, number: int) -> JSONObject | None:
+    """The agent's reply to ``message``, recorded; None when the agent failed (the run is over)."""
+    from ..agents.errors import AgentError
+    from .turns import take_turn, turn_record
+
+    plan = run.plan
+    assert plan.target is not None  # (process checked)
+    run.phase, run.in_flight = "waiting for the agent", (message.sent, message.source)
+    try:
+        turn = await take_turn(
+            ctx,
+            plan.target,
+            run.turns,
+            message.sent,
+            plan.options,
+            number=number,
+            source=message.source,
+            base_dir=plan.base_dir,
+            test_name=plan.test_name,
+            session=run.session,
+        )
+    except AgentError as exc:
+        run.in_flight = None
+        run.turns.append(turn_record(number, message.sent, message.source, error=f"agent error: {exc}"))
+        run.finish(False, f"agent error at turn {number}: {exc}")
+        return None
+    run.in_flight = None
+    if message.note:
+        turn["simulator"] = message.note
+    run.turns.append(turn)
+    return turn
+
+
+def _ended(run: ConversationRun, turn: JSONObject, number: int) -> bool:
+    """Whether the run ends after this turn: every required checkpoint reached, the agent ended it, or
+    the turn limit; the run is finished with the reason."""
+    if not run.missing():
+        run.finish(True, f"all required checkpoints reached by turn {number}")
+    elif turn.get("awaiting_input") is False:
+        run.finish(
+            False,
+            f"the agent ended the conversation at turn {number} (awaiting_input: false) "
+            f"with required checkpoints not reached: {run.missing_text()}",
+        )
+    elif number >= run.plan.max_turns:
+        run.finish(
+            False,
+            f"max turns ({run.plan.max_turns}) reached with required checkpoints not reached: "
+            f"{run.missing_text()}",
+        )
+    else:
+        return False
+    return True

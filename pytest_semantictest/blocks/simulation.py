@@ -15,6 +15,7 @@ from ..json_types import JSONObject, JSONValue
 
 if TYPE_CHECKING:
     from ..agents.chat import Attachment, ChatTarget
+    from ..checks.conversation import AssertionResult
     from ..step import StepContext
 
 DEFAULT_MAX_TURNS = 20
@@ -123,21 +124,12 @@ class ConversationRun:
 
 async def reach_checkpoints(run: ConversationRun, ctx: StepContext, turn: JSONObject, number: int) -> None:
     """Reach every pending checkpoint whose ``after`` ones are reached and whose assertions hold."""
-    from ..checks.assertions import DETERMINISTIC, evaluate
     from ..checks.conversation import check_turn
-    from ..step import JudgeError, JudgeUnavailable
 
     plan = run.plan
     earlier = run.turns[:-1]
     evaluated: set[str] = set()
-    while True:
-        ready = [
-            cp
-            for cp in plan.checkpoints
-            if cp.id not in run.reached and cp.id not in evaluated and all(a in run.reached for a in cp.after)
-        ]
-        if not ready:
-            break
+    while ready := _ready(run, evaluated):
         evaluated |= {cp.id for cp in ready}
         outcomes = await asyncio.gather(
             *(
@@ -154,27 +146,59 @@ async def reach_checkpoints(run: ConversationRun, ctx: StepContext, turn: JSONOb
             )
         )
         for cp, results in zip(ready, outcomes):
-            turn.setdefault("assertions", []).extend(  # what validators said, for the reports
-                {**r.record(), "checkpoint": cp.id} for r in results if r.validation
-            )
-            errors = [r.error for r in results if r.error]
-            if errors:
-                run.raise_(JudgeError, f"checkpoint '{cp.id}' at turn {number}: {'; '.join(errors)}")
-            skipped = [r.skipped for r in results if r.skipped]
-            if skipped:
-                run.raise_(JudgeUnavailable, skipped[0])
-            failed = [r for r in results if not r.passed]
-            if failed:
-                run.last[cp.id] = f"turn {number}: {failed[0].outcome.message if failed[0].outcome else ''}"
-            else:
-                run.reached[cp.id] = number
-                turn.setdefault("checkpoints", []).append(cp.id)
-    for cp in plan.checkpoints:  # diagnostics: held before its `after` checkpoints were reached
-        if (
-            cp.id in run.reached
-            or cp.id in evaluated
-            or not all(s.type in DETERMINISTIC for s in cp.assertion)
-        ):
+            _take_outcome(run, cp, results, turn, number)
+    _note_early_holds(run, turn, number, evaluated)
+
+
+def _ready(run: ConversationRun, evaluated: set[str]) -> list[CheckpointSpec]:
+    """The checkpoints not reached nor checked on this turn yet whose ``after`` ones are all reached."""
+    return [
+        cp
+        for cp in run.plan.checkpoints
+        if cp.id not in run.reached and cp.id not in evaluated and all(a in run.reached for a in cp.after)
+    ]
+
+
+def _take_outcome(
+    run: ConversationRun, cp: CheckpointSpec, results: list[AssertionResult], turn: JSONObject, number: int
+) -> None:
+    """Record what a checkpoint's assertions said of this turn: reached, or why not; a judge that
+    failed or is missing ends the conversation."""
+    turn.setdefault("assertions", []).extend(  # what validators said, for the reports
+        {**r.record(), "checkpoint": cp.id} for r in results if r.validation
+    )
+    _stop_unless_judged(run, cp, results, number)
+    failed = [r for r in results if not r.passed]
+    if failed:
+        run.last[cp.id] = f"turn {number}: {failed[0].outcome.message if failed[0].outcome else ''}"
+    else:
+        run.reached[cp.id] = number
+        turn.setdefault("checkpoints", []).append(cp.id)
+
+
+def _stop_unless_judged(
+    run: ConversationRun, cp: CheckpointSpec, results: list[AssertionResult], number: int
+) -> None:
+    """A validator that failed ends the conversation as an error, a missing one as not evaluated."""
+    from ..step import JudgeError, JudgeUnavailable
+
+    errors = [r.error for r in results if r.error]
+    if errors:
+        run.raise_(JudgeError, f"checkpoint '{cp.id}' at turn {number}: {'; '.join(errors)}")
+    skipped = [r.skipped for r in results if r.skipped]
+    if skipped:
+        run.raise_(JudgeUnavailable, skipped[0])
+
+
+def _note_early_holds(run: ConversationRun, turn: JSONObject, number: int, evaluated: set[str]) -> None:
+    """Diagnostics: a checkpoint whose deterministic assertions held before its ``after`` ones were
+    reached (the report says so when it is missing at the end)."""
+    from ..checks.assertions import DETERMINISTIC, evaluate
+
+    for cp in run.plan.checkpoints:
+        if cp.id in run.reached or cp.id in evaluated:
+            continue
+        if not all(s.type in DETERMINISTIC for s in cp.assertion):
             continue
         if all(evaluate(s, turn).passed for s in cp.assertion):
             run.early.setdefault(cp.id, []).append(number)
@@ -182,6 +206,15 @@ async def reach_checkpoints(run: ConversationRun, ctx: StepContext, turn: JSONOb
 
 def order_problems(checkpoints: list[CheckpointSpec]) -> list[tuple[int, str]]:
     """Unknown ``after`` ids (with a did-you-mean), a checkpoint after itself, cycles, duplicate ids."""
+    problems = _id_problems(checkpoints)
+    cycle = _first_cycle(checkpoints)
+    if cycle is not None:
+        problems.append(cycle)
+    return problems
+
+
+def _id_problems(checkpoints: list[CheckpointSpec]) -> list[tuple[int, str]]:
+    """Duplicate ids, and ``after`` ids naming the checkpoint itself or no checkpoint."""
     from ..errors import did_you_mean
 
     ids = [cp.id for cp in checkpoints]
@@ -196,6 +229,12 @@ def order_problems(checkpoints: list[CheckpointSpec]) -> list[tuple[int, str]]:
                 problems.append((i, f"checkpoint '{cp.id}' cannot come after itself"))
             elif name not in ids:
                 problems.append((i, f"unknown checkpoint '{name}'{did_you_mean(name, ids)}"))
+    return problems
+
+
+def _first_cycle(checkpoints: list[CheckpointSpec]) -> tuple[int, str] | None:
+    """The first cycle of the ``after`` order (a depth-first search from each checkpoint in turn)."""
+    ids = [cp.id for cp in checkpoints]
     after = {cp.id: [a for a in cp.after if a in ids and a != cp.id] for cp in checkpoints}
     state: dict[str, int] = {}
 
@@ -216,6 +255,5 @@ def order_problems(checkpoints: list[CheckpointSpec]) -> list[tuple[int, str]]:
             cycle = visit(cp.id, [])
             if cycle:
                 start = cycle.index(cycle[-1])
-                problems.append((i, "the after order has a cycle: " + " -> ".join(cycle[start:])))
-                break
-    return problems
+                return i, "the after order has a cycle: " + " -> ".join(cycle[start:])
+    return None

@@ -42,6 +42,7 @@ class SpansConfig(BaseModel):
 class Spans(Block):
     name = "Spans"
     concurrency_safe = True
+    config_model = SpansConfig
     config_keys = frozenset(SpansConfig.model_fields)
     input_keys = frozenset()
 

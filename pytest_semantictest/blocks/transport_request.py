@@ -18,8 +18,10 @@ import asyncio
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from pydantic import BaseModel, ConfigDict
+
 from ..evidence import Note
-from ..json_types import JSONObject
+from ..json_types import JSONObject, JSONValue
 from ..model import StepTrace
 from .base import Block
 from .transports.reply import Reply, last_events, last_state
@@ -31,28 +33,33 @@ if TYPE_CHECKING:
 DEFAULT_TIMEOUT_MS = 60_000
 
 
+class TransportRequestConfig(BaseModel):
+    """A TransportRequest's config, written by the compliance compiler and taken as written."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    transport: JSONValue = None
+    dialect: JSONValue = None
+    base_url: JSONValue = None
+    url: JSONValue = None
+    method: JSONValue = None
+    headers: JSONValue = None
+    body: JSONValue = None
+    messages: JSONValue = None
+    agent: JSONValue = None
+    timeout: JSONValue = None
+    a2a_version: JSONValue = None
+    a2a_version_source: JSONValue = None
+    tool_calls: JSONValue = None
+    expect_events: JSONValue = None
+
+
 class TransportRequest(Block):
     name = "TransportRequest"
     concurrency_safe = True  # each case has its own connection
     resolve_config = False
-    config_keys = frozenset(
-        {
-            "transport",
-            "dialect",
-            "base_url",
-            "url",
-            "method",
-            "headers",
-            "body",
-            "messages",
-            "agent",
-            "timeout",
-            "a2a_version",
-            "a2a_version_source",
-            "tool_calls",
-            "expect_events",
-        }
-    )
+    config_model = TransportRequestConfig
+    config_keys = frozenset(TransportRequestConfig.model_fields)
     outputs = (
         "ok",
         "status",
@@ -87,18 +94,8 @@ class TransportRequest(Block):
             async with asyncio.timeout(seconds):
                 await self._exchange(ctx, reply)
         except (TimeoutError, httpx.TimeoutException):  # also the HTTP layer's DeadlineExceeded
-            if reply.reading_on:  # the agent answered all it was asked; an event the case expects never came
-                reply.problem(
-                    f"waited until the case's timeout of {seconds:g} s for {', '.join(reply.waiting)}, "
-                    f"which never came; {last_events(reply)}"
-                )
-            else:
-                timed_out = True
-                failure = (
-                    f"no final event within the case's timeout of {seconds:g} s (a deadline for the whole "
-                    f"exchange); last state: {last_state(reply)}; {last_events(reply)}"
-                    + (f"; waiting for {', '.join(reply.waiting)}" if reply.waiting else "")
-                )
+            failure = _timeout(reply, seconds)
+            timed_out = failure is not None
         except (OSError, httpx.TransportError) as exc:
             failure = (
                 f"cannot connect to {reply.url or self.config.get('base_url')}: {type(exc).__name__}: {exc}"
@@ -160,3 +157,20 @@ class TransportRequest(Block):
             fields["failure"] = out["failure"]
         title = "Realtime session" if reply.get("transport") == "realtime" else "A2A exchange"
         return [Note(title, fields, "\n".join(reply.get("timeline") or []) or "(no events)")]
+
+
+def _timeout(reply: Reply, seconds: float) -> str | None:
+    """The failure of an exchange the case's timeout ended, with where the agent was; None when the
+    agent answered all it was asked and only an event the case expects never came (a problem of the
+    reply, not a failure)."""
+    if reply.reading_on:
+        reply.problem(
+            f"waited until the case's timeout of {seconds:g} s for {', '.join(reply.waiting)}, "
+            f"which never came; {last_events(reply)}"
+        )
+        return None
+    return (
+        f"no final event within the case's timeout of {seconds:g} s (a deadline for the whole "
+        f"exchange); last state: {last_state(reply)}; {last_events(reply)}"
+        + (f"; waiting for {', '.join(reply.waiting)}" if reply.waiting else "")
+    )

@@ -39,24 +39,30 @@ def turn_of(record: Mapping[str, JSONValue]) -> list[Evidence]:
     """A turn record as a conversation turn and its validators' verdicts."""
     turn = {k: record[k] for k in TURN_KEYS if k in record and record[k] is not None}
     found: list[Evidence] = [ConversationTurn(turn)]
-    for n, a in enumerate(turn.get("assertions") or []):
-        v = a.get("validator") if isinstance(a, Mapping) else None
-        if isinstance(v, Mapping):
-            found.append(
-                ValidatorVerdict(
-                    a.get("assertion"),
-                    v.get("score"),
-                    v.get("threshold"),
-                    bool(v.get("passed")),
-                    v.get("reason") or "",
-                    list(v.get("suggestions") or []),
-                    v.get("model") or None,
-                    turn.get("turn"),
-                    a.get("checkpoint") or None,
-                    n,
-                )
-            )
+    for n, assertion in enumerate(turn.get("assertions") or []):
+        verdict = _verdict(assertion, n, turn.get("turn"))
+        if verdict is not None:
+            found.append(verdict)
     return found
+
+
+def _verdict(assertion: JSONValue, n: int, turn: JSONValue) -> ValidatorVerdict | None:
+    """The verdict of the validator that judged assertion ``n`` of a turn (None: no validator did)."""
+    v = assertion.get("validator") if isinstance(assertion, Mapping) else None
+    if not isinstance(v, Mapping):
+        return None
+    return ValidatorVerdict(
+        assertion.get("assertion"),
+        v.get("score"),
+        v.get("threshold"),
+        bool(v.get("passed")),
+        v.get("reason") or "",
+        list(v.get("suggestions") or []),
+        v.get("model") or None,
+        turn,
+        assertion.get("checkpoint") or None,
+        n,
+    )
 
 
 def configured_message(trace: StepTrace) -> JSONValue:
@@ -118,6 +124,12 @@ def conversation_evidence(trace: StepTrace) -> list[Evidence]:
         found.append(
             ToolCalls([tool_call(c) for c in turn.get("tool_calls") or []], f"turn {turn.get('turn', '?')}")
         )
+    return found + _how_it_ended(out)
+
+
+def _how_it_ended(out: Mapping[str, JSONValue]) -> list[Evidence]:
+    """The checkpoint timeline (a simulated conversation's) and why the conversation ended."""
+    found: list[Evidence] = []
     if isinstance(out.get("checkpoints"), list):
         found.append(CheckpointTimeline([dict(c) for c in out["checkpoints"] if isinstance(c, Mapping)]))
     if out.get("reason"):

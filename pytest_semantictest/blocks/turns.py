@@ -30,8 +30,12 @@ def turn_record(
 ) -> JSONObject:
     """The turn record every conversation block writes (its keys: see :mod:`.chat_turn`); ``error``
     instead of a reply when the turn failed."""
-    last = next((m for m in reversed(sent) if m.get("role") == "user"), sent[-1] if sent else {})
-    record: JSONObject = {"turn": number, "input": text_of(last), "source": source, "sent": sent}
+    record: JSONObject = {
+        "turn": number,
+        "input": text_of(_last_user_message(sent)),
+        "source": source,
+        "sent": sent,
+    }
     attachments = [a.get("source") for m in sent for a in m.get("attachments") or []]
     if attachments:
         record["attachments"] = attachments
@@ -43,6 +47,11 @@ def turn_record(
         record["error"] = error
     record["duration_ms"] = round(duration_ms, 1)
     return record
+
+
+def _last_user_message(sent: list[JSONObject]) -> JSONObject:
+    """The last message with the user's role (else the last message): what the turn's ``input`` shows."""
+    return next((m for m in reversed(sent) if m.get("role") == "user"), sent[-1] if sent else {})
 
 
 async def take_turn(

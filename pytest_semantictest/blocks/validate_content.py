@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Annotated
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationInfo, field_validator
@@ -12,7 +12,7 @@ from ..checks.operators import compile_regex
 from ..checks.text import json_text
 from ..errors import clip
 from ..json_types import JSONObject, JSONValue
-from .base import Block, config_problems
+from .base import Block, whole_number_at_least_zero
 
 if TYPE_CHECKING:
     from ..step import StepContext
@@ -22,12 +22,6 @@ def _as_list(value: JSONValue) -> list[str]:
     if value is None:
         return []
     return [str(v) for v in value] if isinstance(value, list) else [str(value)]
-
-
-def _length(value: JSONValue) -> JSONValue:
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
-        raise ValueError(f"must be a whole number >= 0, got {clip(repr(value))}")
-    return value
 
 
 def _texts(value: JSONValue) -> JSONValue:
@@ -41,8 +35,8 @@ class ValidateContentConfig(BaseModel):
 
     model_config = ConfigDict(extra="allow", frozen=True)
 
-    minLength: Annotated[JSONValue, BeforeValidator(_length)] = None
-    maxLength: Annotated[JSONValue, BeforeValidator(_length)] = None
+    minLength: Annotated[JSONValue, BeforeValidator(whole_number_at_least_zero)] = None
+    maxLength: Annotated[JSONValue, BeforeValidator(whole_number_at_least_zero)] = None
     contains: Annotated[JSONValue, BeforeValidator(_texts)] = None
     notContains: Annotated[JSONValue, BeforeValidator(_texts)] = None
     matchFlags: JSONValue = None
@@ -71,47 +65,37 @@ class ValidateContent(Block):
     concurrency_safe = True
     primary_input = "text"
     input_keys = frozenset({"text", "body"})
-    config_keys = frozenset({"contains", "notContains", "minLength", "maxLength", "matches", "matchFlags"})
-
-    @classmethod
-    def validate_config(cls, config: Mapping[str, JSONValue]) -> list[tuple[str, str]]:
-        return config_problems(ValidateContentConfig, config)
+    config_model = ValidateContentConfig
+    config_keys = frozenset(ValidateContentConfig.model_fields)
 
     async def process(self, inputs: JSONObject, ctx: StepContext) -> JSONObject:
         text = inputs.get("text", inputs.get("body"))
         if text is None:
             return _result([], ["Missing required input: text"], {"text": False})
         text = json_text(text)  # a number, object or list is read as its JSON text
-        cfg = self.config
         failures: list[str] = []
         checks: dict[str, bool] = {}
-        lowered = text.lower()
-        for word in _as_list(cfg.get("contains")):
-            ok = word.lower() in lowered
-            checks[f"contains:{word}"] = ok
+        for key, ok, failure in _rules(self.config, text):
+            checks[key] = ok
             if not ok:
-                failures.append(f"Missing expected content: {word}")
-        for word in _as_list(cfg.get("notContains")):
-            ok = word.lower() not in lowered
-            checks[f"notContains:{word}"] = ok
-            if not ok:
-                failures.append(f"Found forbidden content: {word}")
-        if cfg.get("minLength") is not None:
-            ok = len(text) >= cfg["minLength"]
-            checks["minLength"] = ok
-            if not ok:
-                failures.append(f"Text too short: {len(text)} < {cfg['minLength']}")
-        if cfg.get("maxLength") is not None:
-            ok = len(text) <= cfg["maxLength"]
-            checks["maxLength"] = ok
-            if not ok:
-                failures.append(f"Text too long: {len(text)} > {cfg['maxLength']}")
-        if cfg.get("matches") is not None:
-            ok = compile_regex(cfg["matches"], str(cfg.get("matchFlags", "i"))).search(text) is not None
-            checks["matches"] = ok
-            if not ok:
-                failures.append(f"Text doesn't match pattern: {cfg['matches']}")
+                failures.append(failure)
         return _result([k for k, v in checks.items() if v], failures, checks)
+
+
+def _rules(cfg: JSONObject, text: str) -> Iterator[tuple[str, bool, str]]:
+    """Each configured rule on ``text``, in order: its check's key, whether it holds, the failure."""
+    lowered = text.lower()
+    for word in _as_list(cfg.get("contains")):
+        yield f"contains:{word}", word.lower() in lowered, f"Missing expected content: {word}"
+    for word in _as_list(cfg.get("notContains")):
+        yield f"notContains:{word}", word.lower() not in lowered, f"Found forbidden content: {word}"
+    if cfg.get("minLength") is not None:
+        yield "minLength", len(text) >= cfg["minLength"], f"Text too short: {len(text)} < {cfg['minLength']}"
+    if cfg.get("maxLength") is not None:
+        yield "maxLength", len(text) <= cfg["maxLength"], f"Text too long: {len(text)} > {cfg['maxLength']}"
+    if cfg.get("matches") is not None:
+        found = compile_regex(cfg["matches"], str(cfg.get("matchFlags", "i"))).search(text)
+        yield "matches", found is not None, f"Text doesn't match pattern: {cfg['matches']}"
 
 
 def _result(passed: list[str], failures: list[str], checks: dict[str, bool]) -> JSONObject:

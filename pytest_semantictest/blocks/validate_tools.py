@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, ClassVar, Final
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Annotated, ClassVar, Final, TypeGuard
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationInfo
 
 from ..evidence import ToolCalls, tool_call
 from ..json_types import JSONObject, JSONValue
@@ -47,30 +51,34 @@ def normalize_tool_call(call: JSONValue) -> JSONObject:
         return {"id": None, "name": call, "args": {}}
     if not isinstance(call, Mapping):
         raise ValueError(f"not a tool call object: {call!r:.80}")
-    for wrapper in ("function", "functionCall", "toolUse"):
-        inner = call.get(wrapper)
-        if isinstance(inner, Mapping):
-            merged = {**{k: v for k, v in call.items() if k != wrapper}, **inner}
-            break
-    else:
-        merged = dict(call)
-    call_id = next(
-        (
-            merged[k]
-            for k in ("id", "toolCallId", "tool_call_id", "call_id", "toolUseId")
-            if merged.get(k) is not None
-        ),
-        None,
-    )
-    name = next((merged[k] for k in ("name", "toolName", "tool_name") if isinstance(merged.get(k), str)), "")
-    kind = merged.get("type")
-    if not name and isinstance(kind, str) and kind.startswith("tool-"):
-        name = kind[5:]  # AI SDK UI message part: {"type": "tool-search", "input": ...}
-    raw = next((merged[k] for k in ("args", "input", "arguments", "parameters") if k in merged), None)
-    out: JSONObject = {"id": call_id, "name": name, "args": _parse_args(raw)}
+    merged = _unwrapped(call)
+    call_id = next((merged[k] for k in _ID_KEYS if merged.get(k) is not None), None)
+    raw = next((merged[k] for k in _ARGS_KEYS if k in merged), None)
+    out: JSONObject = {"id": call_id, "name": _call_name(merged), "args": _parse_args(raw)}
     if "result" in call:
         out["result"] = call["result"]
     return out
+
+
+_ID_KEYS: Final = ("id", "toolCallId", "tool_call_id", "call_id", "toolUseId")
+_ARGS_KEYS: Final = ("args", "input", "arguments", "parameters")
+
+
+def _unwrapped(call: Mapping[str, JSONValue]) -> JSONObject:
+    """The call with its provider wrapper (``function``, ``functionCall``, ``toolUse``) merged in."""
+    for wrapper in ("function", "functionCall", "toolUse"):
+        inner = call.get(wrapper)
+        if isinstance(inner, Mapping):
+            return {**{k: v for k, v in call.items() if k != wrapper}, **inner}
+    return dict(call)
+
+
+def _call_name(merged: Mapping[str, JSONValue]) -> str:
+    name = next((merged[k] for k in ("name", "toolName", "tool_name") if isinstance(merged.get(k), str)), "")
+    kind = merged.get("type")
+    if not name and isinstance(kind, str) and kind.startswith("tool-"):
+        return kind[5:]  # AI SDK UI message part: {"type": "tool-search", "input": ...}
+    return str(name)
 
 
 def normalize_tool_calls(calls: JSONValue) -> list[JSONObject]:
@@ -118,14 +126,23 @@ def _input_calls(inputs: Mapping[str, JSONValue]) -> JSONValue:
 def deep_equal(expected: JSONValue, actual: JSONValue) -> bool:
     """Exact deep equality: numbers by value (1 == 1.0), booleans only equal booleans."""
     if isinstance(expected, bool) or isinstance(actual, bool):
-        return isinstance(expected, bool) and isinstance(actual, bool) and expected == actual
-    if isinstance(expected, (int, float)) and isinstance(actual, (int, float)):
-        return expected == actual
-    if isinstance(expected, Mapping) and isinstance(actual, Mapping):
-        return expected.keys() == actual.keys() and all(deep_equal(v, actual[k]) for k, v in expected.items())
-    if isinstance(expected, (list, tuple)) and isinstance(actual, (list, tuple)):
+        return type(expected) is type(actual) and expected == actual
+    if _both((int, float), expected, actual):
+        return bool(expected == actual)
+    if _both(Mapping, expected, actual):
+        return _equal_objects(expected, actual)
+    if _both((list, tuple), expected, actual):
         return len(expected) == len(actual) and all(map(deep_equal, expected, actual))
     return type(expected) is type(actual) and expected == actual
+
+
+def _equal_objects(expected: Mapping[str, JSONValue], actual: Mapping[str, JSONValue]) -> bool:
+    """The same keys, each with deeply equal values."""
+    return expected.keys() == actual.keys() and all(deep_equal(v, actual[k]) for k, v in expected.items())
+
+
+def _both(kinds: type | tuple[type, ...], expected: JSONValue, actual: JSONValue) -> bool:
+    return isinstance(expected, kinds) and isinstance(actual, kinds)
 
 
 def _fmt(value: JSONValue) -> str:
@@ -151,15 +168,72 @@ def _is_template(value: JSONValue) -> bool:
     return isinstance(value, str) and "${" in value
 
 
+def _tool_names(value: JSONValue, info: ValidationInfo) -> JSONValue:
+    if value is None or isinstance(value, str) or _all_strings(value):
+        return value
+    raise ValueError(f"{info.field_name} must be a tool name or a list of tool names")
+
+
+def _tool_count(value: JSONValue, info: ValidationInfo) -> JSONValue:
+    if value is None or _is_template(value) or (_whole(value) and value >= 0):
+        return value
+    raise ValueError(f"{info.field_name} must be a whole number of at least 0, got {value!r}")
+
+
+def _tool_order(value: JSONValue) -> JSONValue:
+    if value is None or _is_template(value) or isinstance(value, bool) or _all_strings(value):
+        return value
+    raise ValueError("order must be a list of tool names or true")
+
+
+def _expected_args(value: JSONValue) -> JSONValue:
+    if value is None or _is_template(value):
+        return value
+    if isinstance(value, Mapping) and all(isinstance(v, Mapping) for v in value.values()):
+        return value
+    raise ValueError("validateArgs must be an object of {tool name: {argument: expected value}}")
+
+
+def _whole(value: JSONValue) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _all_strings(value: JSONValue) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+class ValidateToolsConfig(BaseModel):
+    """A ValidateTools step's config; any value may be a ``${}`` reference, checked once resolved."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    expected: Annotated[JSONValue, BeforeValidator(_tool_names)] = None
+    forbidden: Annotated[JSONValue, BeforeValidator(_tool_names)] = None
+    minTools: Annotated[JSONValue, BeforeValidator(_tool_count)] = None
+    maxTools: Annotated[JSONValue, BeforeValidator(_tool_count)] = None
+    order: Annotated[JSONValue, BeforeValidator(_tool_order)] = None
+    validateArgs: Annotated[JSONValue, BeforeValidator(_expected_args)] = None
+
+
+def _impossible_combinations(config: Mapping[str, JSONValue]) -> list[tuple[str, str]]:
+    """The rules between keys: fewer tools at least than at most, an order to follow."""
+    problems: list[tuple[str, str]] = []
+    lo, hi = config.get("minTools"), config.get("maxTools")
+    if _whole(lo) and _whole(hi) and lo > hi:
+        problems.append(("minTools", f"minTools ({lo}) is greater than maxTools ({hi})"))
+    if config.get("order") is True and not config.get("expected"):
+        problems.append(("order", "order: true needs an 'expected' list to follow"))
+    return problems
+
+
 class ValidateTools(Block):
     """Check an agent's tool calls: expected, forbidden, count, order and arguments."""
 
     name: ClassVar[str] = "ValidateTools"
     concurrency_safe = True
     primary_input: ClassVar[str] = "toolCalls"
-    config_keys: ClassVar[frozenset[str] | None] = frozenset(
-        {"expected", "forbidden", "minTools", "maxTools", "order", "validateArgs"}
-    )
+    config_model = ValidateToolsConfig
+    config_keys: ClassVar[frozenset[str] | None] = frozenset(ValidateToolsConfig.model_fields)
     inputs: ClassVar[tuple[str, ...]] = ("toolCalls",)
     input_keys: ClassVar[frozenset[str] | None] = frozenset({"toolCalls", "body"})
     outputs: ClassVar[tuple[str, ...]] = (
@@ -173,50 +247,8 @@ class ValidateTools(Block):
 
     @classmethod
     def validate_config(cls, config: Mapping[str, JSONValue]) -> list[tuple[str, str]]:
-        """Wrong types and impossible combinations, as ``(key, message)``."""
-        problems: list[tuple[str, str]] = []
-
-        def names_ok(key: str) -> None:
-            value = config.get(key)
-            if value is None or _is_template(value) or isinstance(value, str):
-                return
-            if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
-                problems.append((key, f"{key} must be a tool name or a list of tool names"))
-
-        names_ok("expected")
-        names_ok("forbidden")
-        for key in ("minTools", "maxTools"):
-            value = config.get(key)
-            if value is None or _is_template(value):
-                continue
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                problems.append((key, f"{key} must be a whole number of at least 0, got {value!r}"))
-        lo, hi = config.get("minTools"), config.get("maxTools")
-        if (
-            isinstance(lo, int)
-            and isinstance(hi, int)
-            and not isinstance(lo, bool)
-            and not isinstance(hi, bool)
-            and lo > hi
-        ):
-            problems.append(("minTools", f"minTools ({lo}) is greater than maxTools ({hi})"))
-        order = config.get("order")
-        if order is not None and not _is_template(order):
-            if isinstance(order, bool):
-                if order and not config.get("expected"):
-                    problems.append(("order", "order: true needs an 'expected' list to follow"))
-            elif not (isinstance(order, list) and all(isinstance(v, str) for v in order)):
-                problems.append(("order", "order must be a list of tool names or true"))
-        args = config.get("validateArgs")
-        if args is not None and not _is_template(args):  # noqa: SIM102
-            if not (isinstance(args, Mapping) and all(isinstance(v, Mapping) for v in args.values())):
-                problems.append(
-                    (
-                        "validateArgs",
-                        "validateArgs must be an object of {tool name: {argument: expected value}}",
-                    )
-                )
-        return problems
+        """Wrong types (the model's) and impossible combinations, as ``(key, message)``."""
+        return super().validate_config(config) + _impossible_combinations(config)
 
     async def process(self, inputs: JSONObject, ctx: StepContext | None) -> JSONObject:
         """Run every configured check; ``score`` is the fraction of checks passed."""
@@ -237,57 +269,23 @@ class ValidateTools(Block):
         """Validate already normalised calls."""
         cfg = self.config
         actual = [c["name"] for c in calls]
-        checks: list[JSONObject] = []
-        failures: list[str] = []
-
+        tally = _Tally()
         expected = list(dict.fromkeys(_names(cfg.get("expected"))))
-        if expected:
-            missing = [n for n in expected if n not in actual]
-            checks += [{"check": "expected", "tool": n, "passed": n not in missing} for n in expected]
-            if missing:
-                failures.append(f"Missing expected tools: {', '.join(missing)}")
-
-        forbidden = list(dict.fromkeys(_names(cfg.get("forbidden"))))
-        if forbidden:
-            used = [n for n in forbidden if n in actual]
-            checks += [{"check": "forbidden", "tool": n, "passed": n not in used} for n in forbidden]
-            if used:
-                failures.append(f"Used forbidden tools: {', '.join(used)}")
-
-        count = len(actual)
-        if cfg.get("minTools") is not None:
-            low = cfg["minTools"]
-            checks.append({"check": "minTools", "expected": low, "actual": count, "passed": count >= low})
-            if count < low:
-                failures.append(f"Too few tools: {count} < {low}")
-        if cfg.get("maxTools") is not None:
-            high = cfg["maxTools"]
-            checks.append({"check": "maxTools", "expected": high, "actual": count, "passed": count <= high})
-            if count > high:
-                failures.append(f"Too many tools: {count} > {high}")
-
+        _check_expected(tally, expected, actual)
+        _check_forbidden(tally, list(dict.fromkeys(_names(cfg.get("forbidden")))), actual)
+        _check_counts(tally, cfg, len(actual))
         order = cfg.get("order")
-        wanted = expected if order is True else _names(order) if isinstance(order, list) else []
-        if wanted:
-            ok = _is_subsequence(wanted, actual)
-            checks.append({"check": "order", "expected": wanted, "actual": actual, "passed": ok})
-            if not ok:
-                failures.append(
-                    f"Tool order incorrect: expected {' -> '.join(wanted)}, "
-                    f"got {', '.join(actual) or '(no tools)'}"
-                )
-
+        listed = _names(order) if isinstance(order, list) else []
+        _check_order(tally, expected if order is True else listed, actual)
         for tool, spec in (cfg.get("validateArgs") or {}).items():
-            self._check_args(tool, spec, calls, checks, failures)
-
-        passed_count = sum(1 for c in checks if c["passed"])
+            _check_args(tally, tool, spec, calls)
         return {
-            "passed": not failures,
-            "failures": failures,
-            "score": passed_count / len(checks) if checks else 1.0,
-            "checks": checks,
+            "passed": not tally.failures,
+            "failures": tally.failures,
+            "score": tally.score(),
+            "checks": tally.checks,
             "actualTools": actual,
-            "expectedTools": expected or (_names(order) if isinstance(order, list) else []),
+            "expectedTools": expected or listed,
         }
 
     @classmethod
@@ -318,39 +316,102 @@ class ValidateTools(Block):
         names = out.get("actualTools") if isinstance(out, Mapping) else None
         return [ToolCalls([tool_call(n) for n in names])] if isinstance(names, list) else []
 
-    @staticmethod
-    def _check_args(
-        tool: str,
-        spec: Mapping[str, JSONValue],
-        calls: list[JSONObject],
-        checks: list[JSONObject],
-        failures: list[str],
-    ) -> None:
-        """One check per expected argument; passes when any call of ``tool`` has that value."""
-        made = [c for c in calls if c["name"] == tool]
-        if not made:
-            failures.append(f"Tool '{tool}' not called, cannot validate args")
-            for arg in spec or [None]:
-                checks.append({"check": "args", "tool": tool, "arg": arg, "passed": False})
-            return
-        for arg, want in spec.items():
-            values = [
-                c["args"].get(arg, _MISSING) if isinstance(c["args"], Mapping) else _MISSING for c in made
-            ]
-            ok = any(v is not _MISSING and deep_equal(want, v) for v in values)
-            shown = [None if v is _MISSING else v for v in values]
-            checks.append(
-                {
-                    "check": "args",
-                    "tool": tool,
-                    "arg": arg,
-                    "expected": want,
-                    "actual": shown[0] if len(shown) == 1 else shown,
-                    "passed": ok,
-                }
-            )
-            if not ok:
-                got = ", ".join(_fmt(v) for v in values)
-                if len(values) > 1:
-                    got += f" ({len(values)} calls)"
-                failures.append(f"Tool '{tool}' arg '{arg}' mismatch: expected {_fmt(want)}, got {got}")
+
+@dataclass
+class _Tally:
+    """The checks made and the failures found, in the order the block reports them."""
+
+    checks: list[JSONObject] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+
+    def score(self) -> float:
+        """The fraction of checks passed (1.0 when nothing was checked)."""
+        passed = sum(1 for c in self.checks if c["passed"])
+        return passed / len(self.checks) if self.checks else 1.0
+
+
+def _check_expected(tally: _Tally, expected: list[str], actual: list[str]) -> None:
+    missing = [n for n in expected if n not in actual]
+    tally.checks += [{"check": "expected", "tool": n, "passed": n not in missing} for n in expected]
+    if missing:
+        tally.failures.append(f"Missing expected tools: {', '.join(missing)}")
+
+
+def _check_forbidden(tally: _Tally, forbidden: list[str], actual: list[str]) -> None:
+    used = [n for n in forbidden if n in actual]
+    tally.checks += [{"check": "forbidden", "tool": n, "passed": n not in used} for n in forbidden]
+    if used:
+        tally.failures.append(f"Used forbidden tools: {', '.join(used)}")
+
+
+_COUNT_BOUNDS: Final = (
+    ("minTools", operator.ge, "Too few tools: {count} < {bound}"),
+    ("maxTools", operator.le, "Too many tools: {count} > {bound}"),
+)
+"""Each bound on the number of calls: its key, how the count must compare with it, the failure."""
+
+
+def _check_counts(tally: _Tally, cfg: Mapping[str, JSONValue], count: int) -> None:
+    for key, holds, failure in _COUNT_BOUNDS:
+        bound = cfg.get(key)
+        if bound is None:
+            continue
+        ok = holds(count, bound)
+        tally.checks.append({"check": key, "expected": bound, "actual": count, "passed": ok})
+        if not ok:
+            tally.failures.append(failure.format(count=count, bound=bound))
+
+
+def _check_order(tally: _Tally, wanted: list[str], actual: list[str]) -> None:
+    """The ``wanted`` tools were called in that order (others may come between)."""
+    if not wanted:
+        return
+    ok = _is_subsequence(wanted, actual)
+    tally.checks.append({"check": "order", "expected": wanted, "actual": actual, "passed": ok})
+    if not ok:
+        tally.failures.append(
+            f"Tool order incorrect: expected {' -> '.join(wanted)}, got {', '.join(actual) or '(no tools)'}"
+        )
+
+
+def _check_args(tally: _Tally, tool: str, spec: Mapping[str, JSONValue], calls: list[JSONObject]) -> None:
+    """One check per expected argument; passes when any call of ``tool`` has that value."""
+    made = [c for c in calls if c["name"] == tool]
+    if not made:
+        tally.failures.append(f"Tool '{tool}' not called, cannot validate args")
+        for arg in spec or [None]:
+            tally.checks.append({"check": "args", "tool": tool, "arg": arg, "passed": False})
+        return
+    for arg, want in spec.items():
+        _check_arg(tally, tool, arg, want, [_argument(c, arg) for c in made])
+
+
+def _check_arg(tally: _Tally, tool: str, arg: str, want: JSONValue, values: list[JSONValue]) -> None:
+    """``values`` (one per call of ``tool``) hold ``want`` at least once."""
+    ok = any(v is not _MISSING and deep_equal(want, v) for v in values)
+    shown = [None if v is _MISSING else v for v in values]
+    tally.checks.append(
+        {
+            "check": "args",
+            "tool": tool,
+            "arg": arg,
+            "expected": want,
+            "actual": shown[0] if len(shown) == 1 else shown,
+            "passed": ok,
+        }
+    )
+    if not ok:
+        tally.failures.append(
+            f"Tool '{tool}' arg '{arg}' mismatch: expected {_fmt(want)}, got {_got(values)}"
+        )
+
+
+def _argument(call: JSONObject, arg: str) -> JSONValue:
+    """The value a call gave ``arg``, or ``_MISSING``."""
+    return call["args"].get(arg, _MISSING) if isinstance(call["args"], Mapping) else _MISSING
+
+
+def _got(values: list[JSONValue]) -> str:
+    """What the calls of a tool gave an argument, and how many calls when several."""
+    got = ", ".join(_fmt(v) for v in values)
+    return got + f" ({len(values)} calls)" if len(values) > 1 else got

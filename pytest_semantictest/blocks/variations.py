@@ -120,23 +120,10 @@ class Variations:
         path = find_cache(self.cwd)
         if path is None:
             return None
-        key = cache_key(self.trigger, self.count)
-        try:
-            text = path.read_text(encoding="utf-8").strip()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise RuntimeError(f"{path} cannot be read: {exc}") from None
-        if not text:
+        entries = _cache_entries(path)
+        if entries is None:
             return None
-        try:
-            entries = json.loads(text)
-        except ValueError as exc:
-            line = getattr(exc, "lineno", None)
-            raise RuntimeError(
-                f"{path} is not valid JSON{f' (line {line})' if line else ''}. Leftover merge conflict markers? "
-                "Fix the file, or delete it to have the variations written again"
-            ) from None
-        if not isinstance(entries, dict):
-            raise RuntimeError(f"{path} must contain a JSON object, got {type(entries).__name__}")
+        key = cache_key(self.trigger, self.count)
         entry = entries.get(key)
         if entry is None:
             return None
@@ -177,3 +164,24 @@ def _parse_list(text: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ValueError("expected a JSON array of strings")
     return value
+
+
+def _cache_entries(path: Path) -> JSONObject | None:
+    """The cache's entries (None when the file is empty); one highbar cannot read is an error, as there."""
+    try:
+        text = path.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RuntimeError(f"{path} cannot be read: {exc}") from None
+    if not text:
+        return None
+    try:
+        entries = json.loads(text)
+    except ValueError as exc:
+        line = getattr(exc, "lineno", None)
+        raise RuntimeError(
+            f"{path} is not valid JSON{f' (line {line})' if line else ''}. Leftover merge conflict markers? "
+            "Fix the file, or delete it to have the variations written again"
+        ) from None
+    if not isinstance(entries, dict):
+        raise RuntimeError(f"{path} must contain a JSON object, got {type(entries).__name__}")
+    return entries

@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pydantic import BaseModel, ConfigDict
+
 if TYPE_CHECKING:
     from ..databus import DataBus
     from ..step import StepContext
@@ -57,20 +59,29 @@ def hook_result(bus: DataBus, case_id: str, slots: list[str]) -> JSONObject:
     done = [r for r in records if r is not MISSING and isinstance(r, Mapping)]
     turns = [t for r in done for t in _turns(r)]
     error = next((str(r["error"]) for r in done if r.get("error")), None)
-    status = "error" if error else "completed" if len(done) == len(slots) else "stopped"
-    verdict = next((r["passed"] for r in done if isinstance(r.get("passed"), bool)), None)
-    if verdict is not None:  # a dynamic conversation has decided: its checkpoints were reached or not
-        status = "passed" if verdict else "failed"
-    last = turns[-1] if turns else {}
     result = {
         "id": case_id,
-        "status": status,
-        "output": last.get("output") if isinstance(last, Mapping) else None,
+        "status": _status(done, len(slots), error),
+        "output": _last_output(turns),
         "turns": turns,
     }
     if error:
         result["error"] = error
     return result
+
+
+def _status(done: list[Mapping[str, JSONValue]], planned: int, error: str | None) -> str:
+    """What the conversation did (see :func:`hook_result`), from the records of its finished steps."""
+    verdict = next((r["passed"] for r in done if isinstance(r.get("passed"), bool)), None)
+    if verdict is not None:  # a dynamic conversation has decided: its checkpoints were reached or not
+        return "passed" if verdict else "failed"
+    return "error" if error else "completed" if len(done) == planned else "stopped"
+
+
+def _last_output(turns: list[JSONValue]) -> JSONValue:
+    """The reply of the last turn that ran (None when none did)."""
+    last = turns[-1] if turns else {}
+    return last.get("output") if isinstance(last, Mapping) else None
 
 
 def _turns(record: Mapping[str, JSONValue]) -> list[JSONValue]:
@@ -79,14 +90,30 @@ def _turns(record: Mapping[str, JSONValue]) -> list[JSONValue]:
     return turns if isinstance(turns, list) else [record]
 
 
+class YaoHookConfig(BaseModel):
+    """A YaoHook's config, written by the Yao compiler and taken as written."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    case: JSONValue = None
+    ctx: JSONValue = None
+    base_dir: JSONValue = None
+    spec: JSONValue = None
+    line: JSONValue = None
+    hook: JSONValue = None
+    ref: JSONValue = None
+    written: JSONValue = None
+    turns: JSONValue = None
+    has_before: JSONValue = None
+
+
 class YaoHook(Block):
     """Runs one per-case hook (``before`` or ``after``) of a Yao test case."""
 
     name = "YaoHook"
     resolve_config = False
-    config_keys = frozenset(
-        {"case", "ctx", "base_dir", "spec", "line", "hook", "ref", "written", "turns", "has_before"}
-    )
+    config_model = YaoHookConfig
+    config_keys = frozenset(YaoHookConfig.model_fields)
 
     async def process(self, inputs: JSONObject, ctx: StepContext) -> JSONObject:
         from ..checks.conversation import load_callable

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Annotated, ClassVar
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict
 
 from ...evidence import ParsedStream, ToolCalls, tool_call
 from ...json_types import JSONObject, JSONValue
@@ -56,6 +58,27 @@ def _shape(fmt: str, result: JSONValue) -> JSONObject:
     }
 
 
+def _known_format(fmt: JSONValue) -> JSONValue:
+    """An unknown ``format`` is reported with a did-you-mean and the known formats (a ``${}``
+    reference is checked when the step runs)."""
+    if _is_template(fmt):
+        return fmt
+    if not isinstance(fmt, str):
+        raise ValueError(f"format must be a string, got {type(fmt).__name__}")
+    if fmt not in known_formats():
+        raise ValueError(unknown_format_message(fmt))
+    return fmt
+
+
+class StreamParserConfig(BaseModel):
+    """A StreamParser step's config; ``format`` left out is sniffed from the body (a written null is
+    not a format)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    format: Annotated[JSONValue, BeforeValidator(_known_format)] = None
+
+
 class StreamParser(Block):
     """Parse a streamed AI response (SSE) into text, tool calls, chunks and metadata.
 
@@ -68,24 +91,11 @@ class StreamParser(Block):
     name: ClassVar[str] = "StreamParser"
     concurrency_safe = True
     primary_input: ClassVar[str] = "body"
-    config_keys: ClassVar[frozenset[str] | None] = frozenset({"format"})
+    config_model = StreamParserConfig
+    config_keys: ClassVar[frozenset[str] | None] = frozenset(StreamParserConfig.model_fields)
     inputs: ClassVar[tuple[str, ...]] = ("body", "format")
     input_keys: ClassVar[frozenset[str] | None] = frozenset(inputs)
     outputs: ClassVar[tuple[str, ...]] = ("text", "toolCalls", "chunks", "metadata")
-
-    @classmethod
-    def validate_config(cls, config: Mapping[str, JSONValue]) -> list[tuple[str, str]]:
-        """An unknown ``format`` is reported with a did-you-mean and the known formats."""
-        if "format" not in config:
-            return []
-        fmt = config["format"]
-        if _is_template(fmt):
-            return []
-        if not isinstance(fmt, str):
-            return [("format", f"format must be a string, got {type(fmt).__name__}")]
-        if fmt not in known_formats():
-            return [("format", unknown_format_message(fmt))]
-        return []
 
     def _format(self, inputs: Mapping[str, JSONValue], body: str) -> str:
         fmt = self.config.get("format")
