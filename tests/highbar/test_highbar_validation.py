@@ -20,7 +20,9 @@ from hypothesis import strategies as st
 from pytest_semantictest.agents.config import AgentConfig
 from pytest_semantictest.errors import Problem, SpecError
 from pytest_semantictest.formats.highbar import HighbarSpec, load_highbar, load_highbar_text
+from pytest_semantictest.formats.highbar.agent_model import CheckedAgent
 from pytest_semantictest.formats.highbar.models import ALLOWED_KEYS, Spec
+from pytest_semantictest.formats.highbar.models import Agent as AgentModel
 from pytest_semantictest.formats.highbar.spec import CommandHook, MatcherSpec, PythonHook
 from pytest_semantictest.formats.yamlsource import YamlError, load_yaml
 from tests.helpers import fuzz_examples
@@ -1339,6 +1341,25 @@ def test_the_models_are_the_schema() -> None:
     }
     assert ALLOWED_KEYS["agent"] >= {"start", "endpoint", "health", "correlate", "calls_from"}
     assert "properties" in Spec.model_json_schema()
+
+
+def test_the_agent_block_is_validated_by_its_model() -> None:
+    """The checks of ``agent:`` are the schema model's own fields with highbar's words: a bound only
+    the schema states (``concurrency``) is reported with the other problems, in the words every
+    format gives pydantic's errors."""
+    assert issubclass(CheckedAgent, AgentModel) and set(CheckedAgent.model_fields) == ALLOWED_KEYS["agent"]
+    found = problems(with_agent("concurrency: 0\ntimeout: -1\nsesion: {}\n"))
+    assert [(p.place, p.message, p.line) for p in found] == [
+        ("agent.concurrency", "must be >= 1, got 0", 3),
+        ("agent", "timeout must be a positive integer (milliseconds), got -1", 4),
+        ("agent", "unknown key 'sesion' — did you mean 'session'?", 5),
+    ]
+    alone = only(with_agent("concurrency: true\n"))
+    assert (alone.place, alone.message, alone.line) == (
+        "agent.concurrency",
+        "must be a whole number, got True",
+        3,
+    )
 
 
 # --- the YAML reader ---------------------------------------------------------------------------------

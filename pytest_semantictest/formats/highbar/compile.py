@@ -11,7 +11,7 @@ from ...blocks.variations import PHRASING_KEY, Variations
 from ...checks.expectations import TurnExpectation
 from ...model import Case, Check, Repetition, Step, Suite
 from ..detect import CollectContext
-from .spec import HighbarSpec, TestSpec
+from .spec import HighbarSpec, TestSpec, TurnSpec
 from .validate import load_highbar
 
 FORMAT = "highbar"
@@ -43,28 +43,7 @@ def compile_spec(
 
 def _case(test: TestSpec, node: str, group: str, key: str, path: Path, default_runs: int, cwd: Path) -> Case:
     turns = test.steps
-    steps: list[Step] = []
-    for i, turn in enumerate(turns):
-        slot = f"turn{i + 1}"
-        config = {
-            "agent": key,
-            "message": turn.trigger,
-            "previous": [f"turn{j + 1}" for j in range(i)],
-            "observe": turn.expect is not None and turn.expect.observes_calls,
-            "first": i == 0,
-            "test_name": test.display_name,
-            "spec": str(path),
-            "place": turn.place,
-        }
-        if i == 0 and test.variations:
-            config["phrasing"] = PHRASING_KEY
-        label = f"turn {i + 1}" + (f" ({turn.name})" if turn.name else "") if len(turns) > 1 else "expect"
-        line = turn.expect.line if turn.expect is not None else turn.line
-        late = i == len(turns) - 1 and turn.expect is not None and turn.expect.observes_calls
-        checks: list[Check] = [
-            TurnExpectation(slot, turn.expect, line, label, key, late)
-        ]  # also turns agent errors into ERRORs
-        steps.append(Step("AgentTurn", slot, None, config, slot, turn.line, turn.place, checks))
+    steps = [_turn_step(test, turns, i, key, path) for i in range(len(turns))]
     cleanup = [
         Step(
             "AgentSessionEnd",
@@ -90,6 +69,31 @@ def _case(test: TestSpec, node: str, group: str, key: str, path: Path, default_r
         group=group,
         variants=Variations(test.trigger or "", test.variations, cwd) if test.variations else None,
     )
+
+
+def _turn_step(test: TestSpec, turns: list[TurnSpec], i: int, key: str, path: Path) -> Step:
+    """The step that sends turn ``i`` of ``test`` and checks its ``expect``."""
+    turn = turns[i]
+    slot = f"turn{i + 1}"
+    config = {
+        "agent": key,
+        "message": turn.trigger,
+        "previous": [f"turn{j + 1}" for j in range(i)],
+        "observe": turn.expect is not None and turn.expect.observes_calls,
+        "first": i == 0,
+        "test_name": test.display_name,
+        "spec": str(path),
+        "place": turn.place,
+    }
+    if i == 0 and test.variations:
+        config["phrasing"] = PHRASING_KEY
+    label = f"turn {i + 1}" + (f" ({turn.name})" if turn.name else "") if len(turns) > 1 else "expect"
+    line = turn.expect.line if turn.expect is not None else turn.line
+    late = i == len(turns) - 1 and turn.expect is not None and turn.expect.observes_calls
+    checks: list[Check] = [
+        TurnExpectation(slot, turn.expect, line, label, key, late)
+    ]  # also turns agent errors into ERRORs
+    return Step("AgentTurn", slot, None, config, slot, turn.line, turn.place, checks)
 
 
 def load_file(

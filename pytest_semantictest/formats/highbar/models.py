@@ -1,10 +1,11 @@
 """Pydantic models of a highbar spec (``*.highbar.yaml``): every key, its type and default.
 
 These are the schema: the key sets (:data:`ALLOWED_KEYS`) that strict validation checks and
-suggests from come from the fields here. The checks themselves, with highbar's one-line,
-path-addressed messages and every problem of a file at once, are in :mod:`.validate`, which
-builds these models from data it has already checked (``x-`` keys dropped, ``${ENV}``
-expanded, defaults applied). ``Spec.model_json_schema()`` gives a JSON Schema for editors.
+suggests from come from the fields here. The ``agent:`` block is validated by :class:`Agent` itself,
+with highbar's check on each field (:class:`.agent_model.CheckedAgent`); the other checks, with
+highbar's one-line, path-addressed messages and every problem of a file at once, are in
+:mod:`.validate`, which builds these models from data it has already checked (``x-`` keys dropped,
+``${ENV}`` expanded, defaults applied). ``Spec.model_json_schema()`` gives a JSON Schema for editors.
 
 Keys beyond highbar 0.1.0rc3, documented as extensions: ``agent.calls_from`` (``traces`` | ``reply`` | ``otel``),
 ``agent.concurrency``, and a test's ``markers`` and ``pass_rate``.

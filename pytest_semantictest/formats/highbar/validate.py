@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import NamedTuple
 
 from pydantic import ValidationError
 
@@ -112,38 +113,41 @@ class _Validator(AgentChecks, ExpectChecks):
             return
         self.keys(raw, "spec", root)
         if "defaults" in raw:
-            defaults = raw["defaults"]
-            if self.need(defaults, dict, ("defaults",), "must be a mapping"):
-                self.keys(defaults, "defaults", ("defaults",))
-                if "runs" in defaults and self.runs(defaults["runs"], ("defaults",), ("defaults", "runs")):
-                    self.default_runs = defaults["runs"]
+            self.defaults(raw["defaults"])
         if self.cli_runs is not None:
             self.default_runs = self.cli_runs
         if "agent" not in raw:
             self.err(root, "missing 'agent' (how to start and reach the agent)")
         else:
             self.agent_(raw["agent"])
-        suites = raw.get("suites")
-        observing: list[Path_] = []
-        if not suites:
-            self.err(
-                root, "has no tests (add a suite under 'suites')", ("suites",) if "suites" in raw else root
-            )
-        elif self.need(suites, list, ("suites",), "must be a list of suites"):
-            for i, suite in enumerate(suites):
-                observing += self.suite(suite, ("suites", i))
-        if (
-            self.agent is not None
-            and not self.managed
-            and not self.has_traces
-            and self.calls_from == "traces"
-            and observing
-        ):
+        observing = self.suites(raw)
+        if self.agent is not None and observing and self.needs_traces():
             self.err(
                 ("agent",),
                 "attach mode (no 'start') needs 'traces', the file the agent writes: "
                 f"{_place(observing[0])} checks function_calls",
             )
+
+    def defaults(self, defaults: JSONValue) -> None:
+        if self.need(defaults, dict, ("defaults",), "must be a mapping"):
+            self.keys(defaults, "defaults", ("defaults",))
+            if "runs" in defaults and self.runs(defaults["runs"], ("defaults",), ("defaults", "runs")):
+                self.default_runs = defaults["runs"]
+
+    def suites(self, raw: Mapping[str, JSONValue]) -> list[Path_]:
+        """Check the suites; returns the places of the tests that observe tool calls."""
+        suites = raw.get("suites")
+        observing: list[Path_] = []
+        if not suites:
+            self.err((), "has no tests (add a suite under 'suites')", ("suites",) if "suites" in raw else ())
+        elif self.need(suites, list, ("suites",), "must be a list of suites"):
+            for i, suite in enumerate(suites):
+                observing += self.suite(suite, ("suites", i))
+        return observing
+
+    def needs_traces(self) -> bool:
+        """The agent is attached to (not started), has no trace file, and tool calls come from traces."""
+        return not self.managed and not self.has_traces and self.calls_from == "traces"
 
     # agent
 
@@ -182,68 +186,78 @@ class _Validator(AgentChecks, ExpectChecks):
             return False
         self.keys(raw, "test", where)
         self.optional_name(raw, where)
-        observes = False
-        if "turns" in raw:
-            if "trigger" in raw:
-                self.err(where, "a test has either 'trigger' or 'turns', not both", where + ("trigger",))
-            if "expect" in raw:
-                self.err(where, "with 'turns', each turn has its own 'expect'", where + ("expect",))
-            if raw.get("variations"):
-                self.err(where, "'variations' is not supported on multi-turn tests", where + ("variations",))
-            observes = self.turns(raw["turns"], where)
-        else:
-            self.trigger(raw, where, first=True)
-            if "expect" not in raw:
-                self.err(
-                    where,
-                    "asserts nothing — add an 'expect' (function_calls: [] checks that no tool is called)",
-                )
-            else:
-                found = self.expect(raw["expect"], where + ("expect",))
-                observes = bool(found and found[1])
-            variations = raw.get("variations")
-            if (
-                variations is not None
-                and self.need(
-                    variations,
-                    int,
-                    where,
-                    "variations must be a non-negative integer",
-                    where + ("variations",),
-                )
-                and variations < 0
-            ):
-                self.err(
-                    where,
-                    f"variations must be a non-negative integer, got {variations}",
-                    where + ("variations",),
-                )
-        runs_ok = "runs" in raw and self.runs(raw["runs"], where, where + ("runs",))
-        if "min_pass" in raw:
-            value = raw["min_pass"]
-            whole = is_int(value) and value >= 1
-            fraction = isinstance(value, float) and 0 < value <= 1
-            if not (whole or fraction):
-                self.err(
-                    where,
-                    "min_pass must be a whole number of at least 1 or a fraction of runs (0 < f <= 1), "
-                    f"got {clip(repr(value))}",
-                    where + ("min_pass",),
-                )
-            elif "runs" not in raw or runs_ok:
-                runs = raw["runs"] if runs_ok else self.default_runs
-                count = resolve_min_pass(value, runs)
-                if count > runs:
-                    self.err(
-                        where,
-                        f"min_pass {shown_int(count)} is more than its {runs} runs",
-                        where + ("min_pass",),
-                    )
+        observes = self.multi_turn(raw, where) if "turns" in raw else self.single_turn(raw, where)
+        self.min_pass(raw, where)
         if "markers" in raw:
             self.markers(raw["markers"], where)
         if "pass_rate" in raw:
             self.pass_rate(raw, where)
         return observes
+
+    def multi_turn(self, raw: Mapping[str, JSONValue], where: Path_) -> bool:
+        """A test with ``turns``: what only a single-turn test takes is an error."""
+        if "trigger" in raw:
+            self.err(where, "a test has either 'trigger' or 'turns', not both", where + ("trigger",))
+        if "expect" in raw:
+            self.err(where, "with 'turns', each turn has its own 'expect'", where + ("expect",))
+        if raw.get("variations"):
+            self.err(where, "'variations' is not supported on multi-turn tests", where + ("variations",))
+        return self.turns(raw["turns"], where)
+
+    def single_turn(self, raw: Mapping[str, JSONValue], where: Path_) -> bool:
+        """A test with one ``trigger`` and its ``expect`` (and ``variations``)."""
+        self.trigger(raw, where, first=True)
+        observes = False
+        if "expect" not in raw:
+            self.err(
+                where,
+                "asserts nothing — add an 'expect' (function_calls: [] checks that no tool is called)",
+            )
+        else:
+            found = self.expect(raw["expect"], where + ("expect",))
+            observes = bool(found and found[1])
+        variations = raw.get("variations")
+        if (
+            variations is not None
+            and self.need(
+                variations,
+                int,
+                where,
+                "variations must be a non-negative integer",
+                where + ("variations",),
+            )
+            and variations < 0
+        ):
+            self.err(
+                where,
+                f"variations must be a non-negative integer, got {variations}",
+                where + ("variations",),
+            )
+        return observes
+
+    def min_pass(self, raw: Mapping[str, JSONValue], where: Path_) -> None:
+        """``runs`` and ``min_pass``: a count of at least 1 or a fraction of runs, not more than the
+        test's runs (its own, else the defaults' or the command line's)."""
+        runs_ok = "runs" in raw and self.runs(raw["runs"], where, where + ("runs",))
+        if "min_pass" not in raw:
+            return
+        value = raw["min_pass"]
+        if not _is_min_pass(value):
+            self.err(
+                where,
+                "min_pass must be a whole number of at least 1 or a fraction of runs (0 < f <= 1), "
+                f"got {clip(repr(value))}",
+                where + ("min_pass",),
+            )
+        elif "runs" not in raw or runs_ok:
+            runs = raw["runs"] if runs_ok else self.default_runs
+            count = resolve_min_pass(value, runs)
+            if count > runs:
+                self.err(
+                    where,
+                    f"min_pass {shown_int(count)} is more than its {runs} runs",
+                    where + ("min_pass",),
+                )
 
     def pass_rate(self, raw: Mapping[str, JSONValue], where: Path_) -> None:
         """Extension: ``pass_rate: {at_least, confidence, margin, max_runs}``, without runs/min_pass."""
@@ -263,6 +277,11 @@ class _Validator(AgentChecks, ExpectChecks):
             )
         if "at_least" not in value:
             self.err(at, "missing 'at_least' (the pass rate the test must show)")
+        self.pass_rate_bounds(value, at)
+        self.pass_rate_zone(value, at)
+
+    def pass_rate_bounds(self, value: JSONValue, at: Path_) -> None:
+        """Each number of ``pass_rate`` within its open interval; ``max_runs`` a count of at least 1."""
         for key, low, high in (("at_least", 0, 1), ("confidence", 0.5, 1), ("margin", 0, 0.5)):
             if (
                 key in value
@@ -276,6 +295,9 @@ class _Validator(AgentChecks, ExpectChecks):
             and value["max_runs"] < 1
         ):
             self.err(at, f"max_runs must be at least 1, got {value['max_runs']}", at + ("max_runs",))
+
+    def pass_rate_zone(self, value: JSONValue, at: Path_) -> None:
+        """The indifference zone ``at_least`` +- ``margin`` lies inside (0, 1) (when both are valid)."""
         at_least, margin = value.get("at_least"), value.get("margin", 0.05)
         numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (at_least, margin))
         if (
@@ -332,25 +354,34 @@ class _Validator(AgentChecks, ExpectChecks):
         if not raw:
             self.err(where, "turns cannot be empty", at)
             return False
-        asserts = False
-        observes = False
-        broken = False
-        for k, turn in enumerate(raw):
-            tw = at + (k,)
-            if not self.need(turn, dict, tw, "a turn must be a mapping"):
-                broken = True
-                continue
-            self.keys(turn, "turn", tw)
-            self.trigger(turn, tw, first=k == 0)
-            self.optional_name(turn, tw)
-            if "expect" in turn:
-                found = self.expect(turn["expect"], tw + ("expect",))
-                asserts = asserts or found is not None
-                observes = observes or bool(found and found[1])
-                broken = broken or found is None
-        if not asserts and not broken:
+        checked = [self.turn(turn, at + (k,), first=k == 0) for k, turn in enumerate(raw)]
+        observes = any(c.observes for c in checked if c is not None)
+        if not any(c.asserts for c in checked if c is not None) and None not in checked:
             self.err(where, "asserts nothing — no turn has an 'expect'", at)
         return observes
+
+    def turn(self, turn: JSONValue, where: Path_, first: bool) -> _TurnCheck | None:
+        """Check one turn; None when it is broken (not a mapping, or an ``expect`` that is not one)."""
+        if not self.need(turn, dict, where, "a turn must be a mapping"):
+            return None
+        self.keys(turn, "turn", where)
+        self.trigger(turn, where, first=first)
+        self.optional_name(turn, where)
+        if "expect" not in turn:
+            return _TurnCheck(asserts=False, observes=False)
+        found = self.expect(turn["expect"], where + ("expect",))
+        return None if found is None else _TurnCheck(asserts=True, observes=bool(found[1]))
+
+
+class _TurnCheck(NamedTuple):
+    asserts: bool  # the turn has an expect
+    observes: bool  # ... which looks at tool calls
+
+
+def _is_min_pass(value: JSONValue) -> bool:
+    """A whole number of passing runs (at least 1) or a fraction of the runs in (0, 1]."""
+    whole = is_int(value) and value >= 1
+    return whole or (isinstance(value, float) and 0 < value <= 1)
 
 
 __all__ = [

@@ -57,19 +57,22 @@ class ValidatorCore:
         return True
 
     def keys(self, raw: Mapping[str, JSONValue], kind: str, where: Path_) -> None:
-        allowed = ALLOWED_KEYS[kind]
+        """Each key of ``raw`` (a ``kind`` of mapping) is one it takes, or an ``x-`` key."""
         for key in raw:
             name = str(key)
-            if name in allowed or name.startswith(EXTENSION_PREFIX):
-                continue
-            hint = ""
-            if kind == "response" and (intended := near_matcher(name)):
-                hint = f" — did you mean '{intended}'?"
-            hint = hint or did_you_mean(name, sorted(allowed))
-            if not hint:
-                hint = f" (allowed: {', '.join(sorted(allowed))})"
-            self.err(where, f"unknown key '{clip(name)}'{hint}", where + (key,))
+            if name not in ALLOWED_KEYS[kind] and not name.startswith(EXTENSION_PREFIX):
+                self.err(where, unknown_key(kind, name), where + (key,))
 
     def tainted(self, where: Path_) -> bool:
         """The value at ``where`` holds an unset ``${VAR}`` (already reported)."""
         return any(p[: len(where)] == where for p in self.unset)
+
+
+def unknown_key(kind: str, name: str) -> str:
+    """``unknown key 'name'`` in a ``kind`` of mapping, with the key meant or the keys it takes."""
+    allowed = sorted(ALLOWED_KEYS[kind])
+    hint = ""
+    if kind == "response" and (intended := near_matcher(name)):
+        hint = f" — did you mean '{intended}'?"
+    hint = hint or did_you_mean(name, allowed) or f" (allowed: {', '.join(allowed)})"
+    return f"unknown key '{clip(name)}'{hint}"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from ...errors import clip
 from ...json_types import JSONValue
@@ -35,28 +35,31 @@ class ExpectChecks(ValidatorCore):
                 "to check that no tool is called",
             )
             return None
-        has_calls = False
-        if "function_calls" in raw:
-            calls = raw["function_calls"]
-            if self.need(calls, list, where, "function_calls must be a list", where + ("function_calls",)):
-                has_calls = True
-                for n, call in enumerate(calls):
-                    self.call(call, where + ("function_calls", n))
+        has_calls = "function_calls" in raw and self.function_calls(raw["function_calls"], where)
         for key in ("ordered", "exclusive"):
-            if key not in raw:
-                continue
-            if self.need(raw[key], bool, where, f"{key} must be true or false", where + (key,)):  # noqa: SIM102
-                if "function_calls" not in raw:
-                    self.err(where, f"{key} needs function_calls (the calls it applies to)", where + (key,))
+            if key in raw:
+                self.call_flag(raw, key, where)
         forbid = "forbid" in raw
-        if forbid:
-            names = raw["forbid"]
-            if not isinstance(names, list) or not names or not all(isinstance(n, str) and n for n in names):
-                self.err(where, "forbid must be a non-empty list of tool names", where + ("forbid",))
+        if forbid and not _tool_names(raw["forbid"]):
+            self.err(where, "forbid must be a non-empty list of tool names", where + ("forbid",))
         if "response" in raw:
             self.response(raw["response"], where)
         observes = has_calls or forbid
         return True, observes
+
+    def function_calls(self, calls: JSONValue, where: Path_) -> bool:
+        """Check the expected calls; True when they are a list (the test observes tool calls)."""
+        if not self.need(calls, list, where, "function_calls must be a list", where + ("function_calls",)):
+            return False
+        for n, call in enumerate(calls):
+            self.call(call, where + ("function_calls", n))
+        return True
+
+    def call_flag(self, raw: Mapping[str, JSONValue], key: str, where: Path_) -> None:
+        """``ordered``/``exclusive``: true or false, about the ``function_calls`` beside it."""
+        if self.need(raw[key], bool, where, f"{key} must be true or false", where + (key,)):  # noqa: SIM102
+            if "function_calls" not in raw:
+                self.err(where, f"{key} needs function_calls (the calls it applies to)", where + (key,))
 
     def response(self, raw: JSONValue, where: Path_) -> None:
         at = where + ("response",)
@@ -67,17 +70,18 @@ class ExpectChecks(ValidatorCore):
             return
         self.keys(raw, "response", at)
         for key, value in raw.items():
-            if key not in MATCHER_KEYS:
-                continue
-            if not self.need(value, str, at, f"{key} must be a string", at + (key,)):
-                continue
-            if not value and key != "equals":
-                # "" is in every answer: a check that cannot fail
-                self.err(at, f"{key} cannot be empty", at + (key,))
-            elif "{{" in value:
-                self.err(at + (key,), TEMPLATE_ONLY)
-            elif key in REGEX_KEYS:
-                self.regex(value, at + (key,), lambda reason: f"invalid regex: {reason}")
+            if key in MATCHER_KEYS and self.need(value, str, at, f"{key} must be a string", at + (key,)):
+                self.response_operand(key, value, at)
+
+    def response_operand(self, key: str, value: str, at: Path_) -> None:
+        """A response matcher's text: not empty (but for equals), no template, a valid regex."""
+        if not value and key != "equals":
+            # "" is in every answer: a check that cannot fail
+            self.err(at, f"{key} cannot be empty", at + (key,))
+        elif "{{" in value:
+            self.err(at + (key,), TEMPLATE_ONLY)
+        elif key in REGEX_KEYS:
+            self.regex(value, at + (key,), lambda reason: f"invalid regex: {reason}")
 
     def regex(
         self, pattern: str, at: Path_, message: Callable[[str], str], where: Path_ | None = None
@@ -133,12 +137,10 @@ class ExpectChecks(ValidatorCore):
         at = where + ("error",)
         if isinstance(raw, bool):
             return
-        if isinstance(raw, dict) and raw and not set(raw) <= MATCHER_KEYS:
-            near = [(key, intended) for key in raw if (intended := near_matcher(str(key)))]
-            if near and all(key in MATCHER_KEYS or near_matcher(str(key)) for key in raw):
-                key, intended = near[0]
-                self.err(at, f"unknown matcher '{clip(key)}' — did you mean '{intended}'?", at + (key,))
-                return
+        if (slip := _matcher_slip(raw)) is not None:
+            key, intended = slip
+            self.err(at, f"unknown matcher '{clip(key)}' — did you mean '{intended}'?", at + (key,))
+            return
         if not isinstance(raw, dict) or not raw or not set(raw) <= MATCHER_KEYS:
             self.err(
                 at,
@@ -163,21 +165,28 @@ class ExpectChecks(ValidatorCore):
                 f"mixes matcher keys {sorted(known)} with other keys {sorted(unknown)}. "
                 "Use only matcher keys, or wrap a literal dict as {equals: {...}}",
             )
-            return
-        if not known:
-            for key, item in value.items():
-                intended = near_matcher(key)
-                if intended:
-                    self.err(
-                        where,
-                        f"unknown matcher '{clip(key)}' — did you mean '{intended}'? "
-                        "For a literal dict with this key, wrap it as {equals: {...}}",
-                        where + (key,),
-                    )
-                else:
-                    self.expected(item, where + (key,))
-            return
-        for key in REGEX_KEYS:  # the operand of equals is a literal and is not inspected
+        elif known:
+            self.matcher_regexes(value, where)
+        else:
+            self.literal_mapping(value, where)
+
+    def literal_mapping(self, value: Mapping[str, JSONValue], where: Path_) -> None:
+        """Expected values by key: a key one slip from a matcher is taken for a misspelt matcher."""
+        for key, item in value.items():
+            intended = near_matcher(key)
+            if intended:
+                self.err(
+                    where,
+                    f"unknown matcher '{clip(key)}' — did you mean '{intended}'? "
+                    "For a literal dict with this key, wrap it as {equals: {...}}",
+                    where + (key,),
+                )
+            else:
+                self.expected(item, where + (key,))
+
+    def matcher_regexes(self, value: Mapping[str, JSONValue], where: Path_) -> None:
+        """The regexes of a matcher compile (the operand of equals is a literal and is not inspected)."""
+        for key in REGEX_KEYS:
             if key not in value:
                 continue
             pattern = value[key]
@@ -189,3 +198,19 @@ class ExpectChecks(ValidatorCore):
                 return f"invalid regex in '{key}' ({clip(repr(pattern))}): {reason}"
 
             self.regex(pattern, where + (key,), message, where)
+
+
+def _tool_names(names: JSONValue) -> bool:
+    """``names`` is a non-empty list of tool names."""
+    return isinstance(names, list) and bool(names) and all(isinstance(n, str) and n for n in names)
+
+
+def _matcher_slip(raw: JSONValue) -> tuple[str, str] | None:
+    """An ``error`` mapping whose every key is a matcher or one slip from one (``contain``): the first
+    slipped key and the matcher meant, or None."""
+    if not isinstance(raw, dict) or not raw or set(raw) <= MATCHER_KEYS:
+        return None
+    near = [(key, intended) for key in raw if (intended := near_matcher(str(key)))]
+    if near and all(key in MATCHER_KEYS or near_matcher(str(key)) for key in raw):
+        return near[0]
+    return None

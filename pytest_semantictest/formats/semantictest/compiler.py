@@ -26,7 +26,7 @@ from ...resolve import references
 from ...stats import PassRateTest
 from ..jsonsource import JsonSource
 from ..validation import check_node_id
-from .models import StepSpec, SuiteShape, TestSpec
+from .models import PassRateSpec, StepSpec, SuiteShape, TestSpec
 from .operator_names import operator_hint, suggest_operator
 from .steps import Loc, compile_step, unknown_block
 
@@ -90,15 +90,40 @@ def _written_by(tests: list[JSONValue]) -> dict[str, str]:
             if not isinstance(step, dict):
                 continue
             output, name = step.get("output"), step.get("id") or step.get("block")
-            if (
-                isinstance(output, dict)
-                and all(isinstance(v, str) for v in output.values())
-                or isinstance(output, str)
-                or (output is None and isinstance(name, str))
-            ):
+            if _names_slots(output, name):
                 for slot in output_slots(output, str(name)):
                     owners.setdefault(slot, test_id(raw, i) or default_id(i))
     return owners
+
+
+def _names_slots(output: JSONValue, name: JSONValue) -> bool:
+    """A step's ``output`` as written names its slots: a name, a mapping of names, or (absent) the
+    step's id or block."""
+    if isinstance(output, dict):
+        return all(isinstance(v, str) for v in output.values())
+    return isinstance(output, str) or (output is None and isinstance(name, str))
+
+
+def _is_operator_object(expected: JSONValue) -> bool:
+    """``expected`` is an object of operators (``{"greaterThan": 0}``), not a value to equal."""
+    return isinstance(expected, dict) and bool(expected) and any(k in OPERATORS for k in expected)
+
+
+def _skip_reason(test: TestSpec) -> str | None:
+    """Why the test is skipped (``skip``: its reason, or true), or None."""
+    if isinstance(test.skip, str):
+        return test.skip
+    return "skipped in the suite file" if test.skip else None
+
+
+def _slots_after(steps: list[Step], shared: set[str]) -> set[str]:
+    """What a test's steps can read: ``shared``, every step's output, a Loop's iteration counts."""
+    slots = set(shared)
+    for step in steps:
+        slots.update(output_slots(step.output, step.id))
+        if step.block == "Loop" and step.config.get("target") is not None:
+            slots.update(f"_loopCount:{s.id}" for s in steps)
+    return slots
 
 
 class SuiteCompiler:
@@ -134,13 +159,7 @@ class SuiteCompiler:
             self.file_problem(("tests",), "is empty: add at least one test")
         setup = [self.step(s, ("setup", i), spec.setup) for i, s in enumerate(spec.setup)]
         teardown = [self.step(s, ("teardown", i), spec.teardown) for i, s in enumerate(spec.teardown)]
-        context = dict(spec.context)
-        if spec.input is not None:
-            context.setdefault("input", spec.input)
-        if self.agent is not None:
-            if "agent" in context and spec.agent is not None:
-                self.file_problem(("context", "agent"), "is also the agent section's name: rename this key")
-            context.setdefault("agent", self.agent)
+        context = self.context()
         shared = set(context) | {"env"}
         before_setup = set(shared)
         for step in setup:
@@ -152,9 +171,14 @@ class SuiteCompiler:
         )
         self.check_refs(setup, shared, ("setup",), before_setup)
         self._sink = self.problems
+        cases = self.cases(shared, setup_problems)
+        return Suite(spec.name or self.path.stem, self.path, FORMAT, cases, context, setup, teardown)
+
+    def cases(self, shared: set[str], setup_problems: list[Problem]) -> list[Case]:
+        """Every test, each with the setup's problems (it runs first) and a unique id."""
         seen: dict[str, int] = {}
         cases = []
-        for i, raw in enumerate(spec.tests):
+        for i, raw in enumerate(self.spec.tests):
             case = self.case(raw, i, shared)
             if setup_problems:
                 self.test_problems.extend(setup_problems)
@@ -167,7 +191,19 @@ class SuiteCompiler:
                 )
             seen[case.id] = i
             cases.append(case)
-        return Suite(spec.name or self.path.stem, self.path, FORMAT, cases, context, setup, teardown)
+        return cases
+
+    def context(self) -> JSONObject:
+        """The suite's context: its ``context``, with ``input`` and the agent section under their names."""
+        spec = self.spec
+        context = dict(spec.context)
+        if spec.input is not None:
+            context.setdefault("input", spec.input)
+        if self.agent is not None:
+            if "agent" in context and spec.agent is not None:
+                self.file_problem(("context", "agent"), "is also the agent section's name: rename this key")
+            context.setdefault("agent", self.agent)
+        return context
 
     def step(self, spec: StepSpec, loc: Loc, siblings: list[StepSpec]) -> Step:
         return compile_step(
@@ -213,26 +249,16 @@ class SuiteCompiler:
         try:
             test = TestSpec.model_validate(raw)
         except ValidationError as exc:
-            found = problems_from(exc, TestSpec, lambda at: self.source.line(loc + tuple(at)))
-            self._sink.extend(_under(loc, p) for p in found)
+            self._invalid_test(exc, raw, loc, shared)
             name = raw.get("name")
             bare.name = name if isinstance(name, str) and name else case_id
-            if not self._rest_of(raw, loc, shared):
-                self._unknown_blocks(raw.get("pipeline"), loc + ("pipeline",))
             return bare
         steps = [self.step(s, loc + ("pipeline", j), test.pipeline) for j, s in enumerate(test.pipeline)]
         if not test.pipeline:
             self.problem(loc + ("pipeline",), "is empty: add at least one block")
-        slots = set(shared)
-        for step in steps:
-            slots.update(output_slots(step.output, step.id))
-            if step.block == "Loop" and step.config.get("target") is not None:
-                slots.update(f"_loopCount:{s.id}" for s in steps)
+        slots = _slots_after(steps, shared)
         self.check_refs(steps, slots, loc + ("pipeline",), shared)
         checks = self.assertions(test.assertions, loc + ("assertions",), slots)
-        skip = (
-            test.skip if isinstance(test.skip, str) else ("skipped in the suite file" if test.skip else None)
-        )
         return Case(
             id=case_id,
             name=test.name or case_id,
@@ -242,9 +268,16 @@ class SuiteCompiler:
             markers=list(test.markers),
             repetition=self.repetition(test, loc),
             timeout_s=test.timeout / 1000 if test.timeout else None,
-            skip=skip,
+            skip=_skip_reason(test),
             place=bare.place,
         )
+
+    def _invalid_test(self, exc: ValidationError, raw: JSONObject, loc: Loc, shared: set[str]) -> None:
+        """The problems of a test the schema rejects, and of what can still be checked in it."""
+        found = problems_from(exc, TestSpec, lambda at: self.source.line(loc + tuple(at)))
+        self._sink.extend(_under(loc, p) for p in found)
+        if not self._rest_of(raw, loc, shared):
+            self._unknown_blocks(raw.get("pipeline"), loc + ("pipeline",))
 
     def _rest_of(self, raw: JSONObject, loc: Loc, shared: set[str]) -> bool:
         """A test the schema rejects (``asertions``): its pipeline, when every step of it parses, and its
@@ -276,23 +309,8 @@ class SuiteCompiler:
                 self.file_problem(loc + (j, "block"), message)
 
     def repetition(self, test: TestSpec, loc: Loc) -> Repetition:
-        rate = test.passRate
-        if rate is not None:
-            both = [key for key in ("runs", "minPass") if key in test.model_fields_set]
-            if both:
-                self.problem(
-                    loc + ("passRate",),
-                    f"decides how many runs pass and are made: leave out "
-                    f"{' and '.join(both)} (passRate.maxRuns is the budget)",
-                )
-            try:
-                decision = PassRateTest(
-                    rate.atLeast, 1 - rate.confidence, 1 - rate.confidence, rate.margin, rate.maxRuns
-                )
-            except ValueError as exc:
-                self.problem(loc + ("passRate",), str(exc))
-                return Repetition(test.runs)
-            return Repetition(rate.maxRuns, decision=decision)
+        if test.passRate is not None:
+            return self._pass_rate(test, test.passRate, loc)
         mp = test.minPass
         if mp is None:
             return Repetition(test.runs)
@@ -303,6 +321,24 @@ class SuiteCompiler:
         if count > test.runs:
             self.problem(loc + ("minPass",), f"{mp} is more than runs ({test.runs})")
         return Repetition(test.runs, count)
+
+    def _pass_rate(self, test: TestSpec, rate: PassRateSpec, loc: Loc) -> Repetition:
+        """Runs decided by a sequential test of the pass rate (without runs or minPass beside it)."""
+        both = [key for key in ("runs", "minPass") if key in test.model_fields_set]
+        if both:
+            self.problem(
+                loc + ("passRate",),
+                f"decides how many runs pass and are made: leave out "
+                f"{' and '.join(both)} (passRate.maxRuns is the budget)",
+            )
+        try:
+            decision = PassRateTest(
+                rate.atLeast, 1 - rate.confidence, 1 - rate.confidence, rate.margin, rate.maxRuns
+            )
+        except ValueError as exc:
+            self.problem(loc + ("passRate",), str(exc))
+            return Repetition(test.runs)
+        return Repetition(rate.maxRuns, decision=decision)
 
     def check_refs(self, steps: list[Step], slots: set[str], loc: Loc, shared: set[str]) -> None:
         """Every reference names a slot of ``slots``; a did-you-mean offers only what the step can read
@@ -339,29 +375,40 @@ class SuiteCompiler:
     def assertions(self, spec: JSONObject, loc: Loc, slots: set[str]) -> list[PathCheck]:
         checks: list[PathCheck] = []
         for path, expected in spec.items():
-            where = loc + (path,)
-            line = self.source.line(where)
-            head = split_path(path)
-            if not head or not isinstance(head[0], str):
-                self.problem(where, f"'{clip(path)}' is not a DataBus path")
-                continue
-            if isinstance(expected, dict) and expected and any(k in OPERATORS for k in expected):
-                if head[0] not in slots and not set(expected) <= ABSENCE_OPERATORS:
-                    self._unwritten(where, head[0], slots)
-                for op, operand in expected.items():
-                    if op not in OPERATORS:
-                        self.problem(where + (op,), f"unknown operator '{clip(op)}'{operator_hint(op)}")
-                        continue
-                    reason = _operand_problem(op, operand)
-                    if reason:
-                        self.problem(where + (op,), reason)
-                    checks.append(PathCheck(path, op, operand, line))
-                continue
-            if isinstance(expected, dict) and expected and self._near_misses(expected, where):
-                continue
-            if head[0] not in slots and expected is not None:
+            checks += self._assertion(path, expected, loc + (path,), slots)
+        return checks
+
+    def _assertion(self, path: str, expected: JSONValue, where: Loc, slots: set[str]) -> list[PathCheck]:
+        """The checks of one ``"path": expected`` (none when it is a mistake): operators, or equality."""
+        line = self.source.line(where)
+        head = split_path(path)
+        if not head or not isinstance(head[0], str):
+            self.problem(where, f"'{clip(path)}' is not a DataBus path")
+            return []
+        if _is_operator_object(expected):
+            if head[0] not in slots and not set(expected) <= ABSENCE_OPERATORS:
                 self._unwritten(where, head[0], slots)
-            checks.append(PathCheck(path, "equals", expected, line, plain=True))
+            return self._operator_checks(path, expected, where, line)
+        if self._near_misses(expected, where):
+            return []
+        if head[0] not in slots and expected is not None:
+            self._unwritten(where, head[0], slots)
+        return [PathCheck(path, "equals", expected, line, plain=True)]
+
+    def _operator_checks(
+        self, path: str, expected: JSONObject, where: Loc, line: int | None
+    ) -> list[PathCheck]:
+        """``{"operator": operand, ...}`` on ``path``: a check for each known operator (an operand it
+        cannot take is a problem too)."""
+        checks = []
+        for op, operand in expected.items():
+            if op not in OPERATORS:
+                self.problem(where + (op,), f"unknown operator '{clip(op)}'{operator_hint(op)}")
+                continue
+            reason = _operand_problem(op, operand)
+            if reason:
+                self.problem(where + (op,), reason)
+            checks.append(PathCheck(path, op, operand, line))
         return checks
 
     def _unwritten(self, where: Loc, head: str, slots: set[str]) -> None:
@@ -371,8 +418,10 @@ class SuiteCompiler:
             '(to check that it is absent, use {"isUndefined": true})',
         )
 
-    def _near_misses(self, expected: JSONObject, where: Loc) -> bool:
+    def _near_misses(self, expected: JSONValue, where: Loc) -> bool:
         """An object of near-miss operator names (``{"greaterThan": 0}``) is a mistake, not equality."""
+        if not isinstance(expected, dict) or not expected:
+            return False
         close = [k for k in expected if did_you_mean(k, OPERATORS, cutoff=0.75)]
         if not close and all(suggest_operator(k) for k in expected):
             close = list(expected)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ...blocks.registry import get_block, known_blocks
 from ...databus import split_path
@@ -12,6 +13,9 @@ from ...model import Step
 from ...problems import place
 from ..jsonsource import JsonSource
 from .models import StepSpec
+
+if TYPE_CHECKING:
+    from ...blocks.base import Block
 
 Loc = tuple[str | int, ...]
 Report = Callable[[Loc, str], None]
@@ -31,39 +35,63 @@ def compile_step(
     what the block will assume for what the step leaves out to ``assumed`` (warnings)."""
     cls = get_block(spec.block)
     config = dict(spec.config)
-    extras = dict(spec.model_extra or {})
     if cls is None:
         file_problem(loc + ("block",), unknown_block(spec.block) or "")
     else:
-        allowed = cls.config_keys
-        for key, value in extras.items():
-            if allowed is None or key in allowed:
-                config.setdefault(key, value)
-            else:
-                hint = did_you_mean(key, _STEP_KEYS + sorted(allowed))
-                problem(loc + (key,), f"unknown key '{clip(key)}' for block {spec.block}{hint}")
-        if allowed is not None:
-            for key in spec.config:
-                if key not in allowed:
-                    hint = did_you_mean(key, sorted(allowed))
-                    known = ", ".join(sorted(allowed)) or "none"
-                    problem(
-                        loc + ("config", key),
-                        f"unknown config key '{clip(key)}'{hint} ({spec.block} takes: {known})",
-                    )
-        for key, message in cls.validate_config(config):
-            problem(loc + ("config", *split_path(key)), message)
-        _input_keys(spec, cls.input_keys, cls.primary_input, loc, problem)
-        for key, message in cls.validate_input(spec.input) if isinstance(spec.input, dict) else ():
-            problem(loc + ("input", *split_path(key)), message)
-        if assumed is not None:
-            for key, message in cls.assumptions(config, spec.input):
-                assumed(loc + (key,), message)
+        _merge_step_keys(spec, cls.config_keys, config, loc, problem)
+        _unknown_config_keys(spec, cls.config_keys, loc, problem)
+        _block_checks(spec, cls, config, loc, problem, assumed)
     if spec.block == "Loop" and cls is not None:
         _loop_target(config.get("target"), loc, siblings, problem)
     _from_as(spec.input, loc, problem)
     step_id = spec.id or spec.block
     return Step(spec.block, step_id, spec.input, config, spec.output, source.line(loc), place(loc))
+
+
+def _block_checks(
+    spec: StepSpec,
+    cls: type[Block],
+    config: dict[str, JSONValue],
+    loc: Loc,
+    problem: Report,
+    assumed: Report | None,
+) -> None:
+    """The block's own checks of its config and input, and what it will assume (warnings)."""
+    for key, message in cls.validate_config(config):
+        problem(loc + ("config", *split_path(key)), message)
+    _input_keys(spec, cls.input_keys, cls.primary_input, loc, problem)
+    for key, message in cls.validate_input(spec.input) if isinstance(spec.input, dict) else ():
+        problem(loc + ("input", *split_path(key)), message)
+    if assumed is not None:
+        for key, message in cls.assumptions(config, spec.input):
+            assumed(loc + (key,), message)
+
+
+def _merge_step_keys(
+    spec: StepSpec, allowed: frozenset[str] | None, config: dict[str, JSONValue], loc: Loc, problem: Report
+) -> None:
+    """Config keys written on the step itself go into ``config`` (the block takes them there); any
+    other key of the step is unknown."""
+    for key, value in (spec.model_extra or {}).items():
+        if allowed is None or key in allowed:
+            config.setdefault(key, value)
+        else:
+            hint = did_you_mean(key, _STEP_KEYS + sorted(allowed))
+            problem(loc + (key,), f"unknown key '{clip(key)}' for block {spec.block}{hint}")
+
+
+def _unknown_config_keys(spec: StepSpec, allowed: frozenset[str] | None, loc: Loc, problem: Report) -> None:
+    """Each key of ``config`` is one the block takes (a block that takes any key: ``allowed`` None)."""
+    if allowed is None:
+        return
+    for key in spec.config:
+        if key not in allowed:
+            hint = did_you_mean(key, sorted(allowed))
+            known = ", ".join(sorted(allowed)) or "none"
+            problem(
+                loc + ("config", key),
+                f"unknown config key '{clip(key)}'{hint} ({spec.block} takes: {known})",
+            )
 
 
 def unknown_block(name: str) -> str | None:
@@ -85,19 +113,25 @@ def _input_keys(
     takes = ", ".join(names) or "no input"
     if set(value) <= {"from", "as"} and "from" in value:
         name = value.get("as")
-        if isinstance(name, str) and name and name not in allowed and name != primary:
-            problem(
-                loc + ("input", "as"),
-                f"{spec.block} has no input '{clip(name)}'{did_you_mean(name, names)} "
-                f"({spec.block} takes: {takes})",
-            )
+        if isinstance(name, str) and name not in names:
+            _no_such_input(spec.block, name, names, loc, problem)
         return
     for key in value:
-        if key not in allowed and key != primary:
+        if key not in names:
             problem(
                 loc + ("input", key),
                 f"unknown input key '{clip(key)}'{did_you_mean(key, names)} ({spec.block} takes: {takes})",
             )
+
+
+def _no_such_input(block: str, name: str, names: list[str], loc: Loc, problem: Report) -> None:
+    """The from/as form names an input ``name`` the block does not read (an empty one is ``_from_as``'s)."""
+    if name:
+        takes = ", ".join(names) or "no input"
+        problem(
+            loc + ("input", "as"),
+            f"{block} has no input '{clip(name)}'{did_you_mean(name, names)} ({block} takes: {takes})",
+        )
 
 
 def _from_as(value: JSONValue, loc: Loc, problem: Report) -> None:

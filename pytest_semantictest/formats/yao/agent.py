@@ -143,10 +143,37 @@ def _expanded(
         place = place.lstrip(".")
         loc = [int(i) if i else k for k, i in _SEGMENT.findall(place)]
         raise SpecError(str(where), [Problem(place, message, line(loc) if line else None)]) from None
-    request = expanded.get("request") if isinstance(expanded.get("request"), Mapping) else {}
-    headers = [h for h in (expanded.get("headers"), request.get("headers")) if isinstance(h, Mapping)]
-    secrets = used_secrets(names, {k: v for h in headers for k, v in h.items()})
+    secrets = used_secrets(names, _headers(expanded))
     return expanded, secrets, {v: n for v, n in names.items() if v in secrets}
+
+
+def _headers(agent: JSONObject) -> dict[str, JSONValue]:
+    """The headers the agent is sent, written at the top or under ``request``."""
+    request = agent.get("request")
+    under_request = request.get("headers") if isinstance(request, Mapping) else None
+    headers = [h for h in (agent.get("headers"), under_request) if isinstance(h, Mapping)]
+    return {k: v for h in headers for k, v in h.items()}
+
+
+def _calls_from(spec: AgentFileSpec) -> str:
+    """Where the agent's tool calls are read: as written, else the reply of an OpenAI-protocol agent
+    or of one without traces that is not started here, else its trace records."""
+    if spec.calls_from:
+        return spec.calls_from
+    return "reply" if spec.protocol == "openai" or not spec.traces and not spec.start else "traces"
+
+
+def _awaiting_input(spec: AgentFileSpec, ctx: CollectContext) -> tuple[tuple[str, ...], str | None]:
+    """The tools and the reply pattern that say the agent waits for the user (the file's, else the
+    options')."""
+    waiting = spec.awaiting_input
+    tools = (
+        tuple(waiting.tools)
+        if waiting and waiting.tools is not None
+        else tuple(ctx.texts("awaiting-input-tools") or DEFAULT_AWAITING_TOOLS)
+    )
+    pattern = waiting.pattern if waiting and waiting.pattern else ctx.text("awaiting-input-pattern")
+    return tools, pattern
 
 
 def build(
@@ -184,16 +211,8 @@ def build(
         )
     except AgentConfigError as exc:
         raise SpecError(str(where), [Problem("", str(exc))]) from None
-    calls_from = spec.calls_from or (
-        "reply" if spec.protocol == "openai" or not spec.traces and not spec.start else "traces"
-    )
-    waiting = spec.awaiting_input
-    tools = (
-        tuple(waiting.tools)
-        if waiting and waiting.tools is not None
-        else tuple(ctx.texts("awaiting-input-tools") or DEFAULT_AWAITING_TOOLS)
-    )
-    pattern = waiting.pattern if waiting and waiting.pattern else ctx.text("awaiting-input-pattern")
+    calls_from = _calls_from(spec)
+    tools, pattern = _awaiting_input(spec, ctx)
     needed = requirement(
         config, observe=spec.protocol == "highbar" and calls_from == "traces", calls_from=calls_from
     )

@@ -71,32 +71,57 @@ def parse_file(path: Path) -> tuple[list[ParsedCase], list[Problem]]:
 
 def case_problems(spec: CaseSpec, base: Path) -> list[Problem]:
     """What the models cannot see: ``after`` orders, files that are not there, hooks that cannot run."""
-    from ...agents.chat import resolve_source
     from ...blocks.simulated_conversation import order_problems
-    from .hooks import hook_problem, script_problem
 
     found = [Problem(f"checkpoints[{i}].after", m) for i, m in order_problems(spec.checkpoints or [])]
-    places = [("attachments", spec.attachments)] + [
-        (f"turns[{i}].attachments", t.attachments) for i, t in enumerate(spec.turns or [])
-    ]
-    for where, attachments in places:
-        for j, attachment in enumerate(attachments):
-            local = resolve_source(attachment.source, base)
-            if local is not None and not local.is_file():
-                found.append(Problem(f"{where}[{j}].source", f"file not found: {local}"))
+    found += _attachment_problems(spec, base)
     inputs = [("input", spec.input)] + [
         (f"turns[{i}].input", t.input) for i, t in enumerate(spec.turns or [])
     ]
     for where, value in inputs:
         found += [Problem(place, message) for place, message in part_problems(value, where, base)]
+    found += _hook_problems(spec, base)
+    found += _script_problems(spec, base)
+    return found
+
+
+def _attachment_problems(spec: CaseSpec, base: Path) -> list[Problem]:
+    """Attachments (of the case and of its turns) naming a local file that is not there."""
+    from ...agents.chat import resolve_source
+
+    places = [("attachments", spec.attachments)] + [
+        (f"turns[{i}].attachments", t.attachments) for i, t in enumerate(spec.turns or [])
+    ]
+    found = []
+    for where, attachments in places:
+        for j, attachment in enumerate(attachments):
+            local = resolve_source(attachment.source, base)
+            if local is not None and not local.is_file():
+                found.append(Problem(f"{where}[{j}].source", f"file not found: {local}"))
+    return found
+
+
+def _hook_problems(spec: CaseSpec, base: Path) -> list[Problem]:
+    """The ``before``/``after`` hooks that cannot run."""
+    from .hooks import hook_problem
+
+    found = []
     for key in ("before", "after"):
         hook = getattr(spec, key)
         if hook is not None and (message := hook_problem(hook, base)):
             found.append(Problem(key, message))
+    return found
+
+
+def _script_problems(spec: CaseSpec, base: Path) -> list[Problem]:
+    """Script assertions whose module is nowhere: found before the agent is called."""
+    from .hooks import script_problem
+
     lists = [("assertions", spec.assertions)]
     lists += [(f"turns[{i}].assertions", t.assertions) for i, t in enumerate(spec.turns or [])]
     lists += [(f"checkpoints[{i}].assertion", c.assertion) for i, c in enumerate(spec.checkpoints or [])]
-    for where, assertions in lists:  # a script whose module is nowhere: found before the agent is called
+    found = []
+    for where, assertions in lists:
         for k, assertion in enumerate(assertions):
             if assertion.type == "script" and (message := script_problem(assertion.callable_ref, base)):
                 found.append(Problem(f"{where}[{k}]", message))
@@ -118,8 +143,6 @@ def _parts(value: JSONValue, where: str) -> Iterator[tuple[str, Mapping[str, JSO
 
 def part_problems(value: JSONValue, where: str, base: Path) -> list[tuple[str, str]]:
     """Content parts that name a file that is not there, or name nothing at all."""
-    from ...agents.chat import resolve_source
-
     found = []
     for place, part in _parts(value, where):
         kind = part.get("type")
@@ -132,10 +155,18 @@ def part_problems(value: JSONValue, where: str, base: Path) -> list[tuple[str, s
                     (place, f"an {kind} part needs 'source' (file://path, relative to this file) or 'url'")
                 )
             continue
-        if not isinstance(source, str) or not source:
-            found.append((f"{place}.source", "must be file://path, a path, an https URL or a data URL"))
-            continue
-        local = resolve_source(source, base)
-        if local is not None and not local.is_file():
-            found.append((f"{place}.source", f"file not found: {local}"))
+        if (message := _source_problem(source, base)) is not None:
+            found.append((f"{place}.source", message))
     return found
+
+
+def _source_problem(source: JSONValue, base: Path) -> str | None:
+    """Why a part's ``source`` names no file that can be read, or None."""
+    from ...agents.chat import resolve_source
+
+    if not isinstance(source, str) or not source:
+        return "must be file://path, a path, an https URL or a data URL"
+    local = resolve_source(source, base)
+    if local is not None and not local.is_file():
+        return f"file not found: {local}"
+    return None

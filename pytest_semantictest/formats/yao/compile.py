@@ -128,9 +128,7 @@ def _protocol_problems(spec: CaseSpec | None, line: int, choice: AgentChoice) ->
     if spec is None or choice.target is None or choice.target.protocol != "highbar":
         return []
     problems = []
-    inputs = [spec.input] + [t.input for t in spec.turns or []]
-    attached = spec.attachments or any(t.attachments for t in spec.turns or [])
-    if attached or any(v is not None and not isinstance(v, str) for v in inputs):
+    if _more_than_text(spec):
         problems.append(
             Problem(
                 "input",
@@ -152,13 +150,17 @@ def _protocol_problems(spec: CaseSpec | None, line: int, choice: AgentChoice) ->
     return problems
 
 
+def _more_than_text(spec: CaseSpec) -> bool:
+    """The case sends attachments or an input that is not text (messages, content parts)."""
+    inputs = [spec.input] + [t.input for t in spec.turns or []]
+    attached = spec.attachments or any(t.attachments for t in spec.turns or [])
+    return bool(attached) or any(v is not None and not isinstance(v, str) for v in inputs)
+
+
 def compile_case(spec: CaseSpec, line: int, path: Path, choice: AgentChoice, settings: Settings) -> Case:
     name = spec.name or spec.id
     case = Case(id=spec.id, name=name, steps=[], checks=[], line=line, place=f"line {line}")
-    if spec.skip:
-        case.skip = spec.skip if isinstance(spec.skip, str) else "skip: true in the test case"
-    elif choice.target is None:
-        case.skip = choice.missing
+    case.skip = _skip_reason(spec, choice)
     interactive = settings.interactive or bool(spec.interactive and spec.interactive.enabled)
     if interactive and not case.skip and (why := settings.no_terminal()):
         from ...blocks.interactive import skip_reason
@@ -167,8 +169,15 @@ def compile_case(spec: CaseSpec, line: int, path: Path, choice: AgentChoice, set
             case.checks = [_Fails(f"interactive case: needs a person at the terminal, but {why}", line)]
             return case
         case.skip = skip_reason(why)
-    if case.skip or choice.target is None:
-        return case
+    if not case.skip and choice.target is not None:
+        _add_steps(case, spec, line, path, choice, interactive)
+    return case
+
+
+def _add_steps(
+    case: Case, spec: CaseSpec, line: int, path: Path, choice: AgentChoice, interactive: bool
+) -> None:
+    """The case's steps: a simulated conversation (dynamic) or its turns, between its hooks."""
     if spec.dynamic:
         _dynamic(case, spec, path, choice, interactive)
     else:
@@ -176,7 +185,13 @@ def compile_case(spec: CaseSpec, line: int, path: Path, choice: AgentChoice, set
     before, after = hook_steps(spec, line, case.place, path, [str(s.output) for s in case.steps])
     case.steps = before + case.steps
     case.cleanup = after + case.cleanup
-    return case
+
+
+def _skip_reason(spec: CaseSpec, choice: AgentChoice) -> str | None:
+    """Why the case is skipped as written (``skip``), or for want of an agent; None to run it."""
+    if spec.skip:
+        return spec.skip if isinstance(spec.skip, str) else "skip: true in the test case"
+    return choice.missing if choice.target is None else None
 
 
 def agent_options(spec: CaseSpec) -> JSONObject:
@@ -224,24 +239,27 @@ def _dynamic(case: Case, spec: CaseSpec, path: Path, choice: AgentChoice, intera
     _close_session(case, choice, path, "conversation")
 
 
-def _static(case: Case, spec: CaseSpec, path: Path, choice: AgentChoice, interactive: bool) -> None:
-    from ...blocks.conversation import merged_options
-
-    turns = spec.turns
-    single = turns is None
+def _turns(spec: CaseSpec) -> tuple[list[_Turn], list[AssertionSpec]]:
+    """The turns to send, and the assertions on the final reply (a single-turn case's are its turn's)."""
     final: list[AssertionSpec] = list(spec.assertions)
     if spec.has_expected:
         final = [AssertionSpec(type="equals", value=spec.expected)]
-    if single:
-        items: list[_Turn] = [
+    if spec.turns is None:
+        return [
             {"input": spec.input, "assertions": final, "options": {}, "attachments": spec.attachments}
-        ]
-        final = []
-    else:
-        items = [
-            {"input": t.input, "assertions": t.assertions, "options": t.options, "attachments": t.attachments}
-            for t in turns or []
-        ]
+        ], []
+    items: list[_Turn] = [
+        {"input": t.input, "assertions": t.assertions, "options": t.options, "attachments": t.attachments}
+        for t in spec.turns
+    ]
+    return items, final
+
+
+def _static(case: Case, spec: CaseSpec, path: Path, choice: AgentChoice, interactive: bool) -> None:
+    from ...blocks.conversation import merged_options
+
+    single = spec.turns is None
+    items, final = _turns(spec)
     target = choice.target
     timeout = spec.timeout
     slots: list[str] = []

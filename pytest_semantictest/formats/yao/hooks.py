@@ -39,19 +39,31 @@ def hook_ref(spec: HookSpec) -> tuple[str, str]:
     wrong = f"'{clip(written)}' is not 'module:function' (a Python callable) nor Yao's 'env_test.Before'"
     if ":" in ref:
         module, _, function = ref.partition(":")
-    else:  # Yao: "env_test.Before" -> src/env_test.ts, function Before
-        module, dot, function = ref.rpartition(".")
-        if not dot and function.isidentifier():
-            raise ValueError(
-                f"'{clip(written)}' names no module: write 'module:function' (a Python callable) "
-                f"or Yao's 'env_test.{function}'"
-            )
-        module = module.removeprefix("src/").replace("/", ".")
-        if module and all(p.isidentifier() for p in module.split(".")) and not module.endswith("_test"):
-            module += "_test"
-    if not module or not all(p.isidentifier() for p in module.split(".")) or not function.isidentifier():
+    else:
+        module, function = _yao_ref(ref, written)
+    if not _is_module_name(module) or not function.isidentifier():
         raise ValueError(wrong)
     return f"{module}:{function}", written
+
+
+def _yao_ref(ref: str, written: str) -> tuple[str, str]:
+    """Yao's spelling, ``env_test.Before`` (src/env_test.ts, function Before), as a module and a
+    function (the module's ``_test`` suffix may be left out)."""
+    module, dot, function = ref.rpartition(".")
+    if not dot and function.isidentifier():
+        raise ValueError(
+            f"'{clip(written)}' names no module: write 'module:function' (a Python callable) "
+            f"or Yao's 'env_test.{function}'"
+        )
+    module = module.removeprefix("src/").replace("/", ".")
+    if _is_module_name(module) and not module.endswith("_test"):
+        module += "_test"
+    return module, function
+
+
+def _is_module_name(module: str) -> bool:
+    """A dotted Python module name (``pkg.mod``)."""
+    return bool(module) and all(p.isidentifier() for p in module.split("."))
 
 
 def hook_problem(spec: HookSpec, base: Path) -> str | None:

@@ -44,6 +44,21 @@ def is_skipped(text: str) -> bool:
     return not stripped or stripped.startswith("//")
 
 
+def _parse_line(content: str, number: int) -> Line | Problem:
+    """One line of the file as a case (a JSON object, its duplicate keys noted), or why it is not one."""
+    try:
+        source = load_json(content)
+    except JsonError as exc:
+        message = _AT_LINE.sub(r"invalid JSON at column \1", str(exc))
+        return Problem(exc.place, message, number)
+    duplicates = [Problem(dup.place, dup.message, number) for dup in source.duplicates]
+    data = source.data
+    if not isinstance(data, dict):
+        kind = "an array" if isinstance(data, list) else type(data).__name__
+        return Problem("", f"each line must be one test case (a JSON object), got {kind}", number)
+    return Line(number, data, duplicates)
+
+
 def parse_lines(text: str) -> tuple[list[Line], list[Problem]]:
     lines: list[Line] = []
     problems: list[Problem] = []
@@ -51,21 +66,11 @@ def parse_lines(text: str) -> tuple[list[Line], list[Problem]]:
     for number, content in enumerate(text.splitlines(), 1):
         if is_skipped(content):
             continue
-        try:
-            source = load_json(content)
-        except JsonError as exc:
-            message = _AT_LINE.sub(r"invalid JSON at column \1", str(exc))
-            problems.append(Problem(exc.place, message, number))
+        line = _parse_line(content, number)
+        if isinstance(line, Problem):
+            problems.append(line)
             continue
-        duplicates = [Problem(dup.place, dup.message, number) for dup in source.duplicates]
-        data = source.data
-        if not isinstance(data, dict):
-            kind = "an array" if isinstance(data, list) else type(data).__name__
-            problems.append(
-                Problem("", f"each line must be one test case (a JSON object), got {kind}", number)
-            )
-            continue
-        case_id = data.get("id")
+        case_id = line.data.get("id")
         if isinstance(case_id, str) and case_id in first_line:
             problems.append(
                 Problem(
@@ -74,7 +79,7 @@ def parse_lines(text: str) -> tuple[list[Line], list[Problem]]:
             )
         elif isinstance(case_id, str):
             first_line[case_id] = number
-        lines.append(Line(number, data, duplicates))
+        lines.append(line)
     if not lines and not problems:
         problems.append(Problem("", "no test cases: write one JSON object per line"))
     return lines, problems
