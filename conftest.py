@@ -60,6 +60,7 @@ def _in_process_only(args: tuple[Any, ...]) -> tuple[tuple[str, ...], list[objec
     return ("--disable-plugin-autoload", *html, "-p", "no:semantictest-gc"), [semantictest_plugin]
 
 
+@pytest.hookimpl(optionalhook=True)  # (pytest-xdist's hook: `-p no:xdist` runs without it)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto``: four workers per usable core. Much of this suite's time is waiting (agents that
     answer late on purpose, pytest processes it starts and waits for): with one worker per core the

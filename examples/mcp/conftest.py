@@ -30,7 +30,9 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _wait_for(port: int, process: subprocess.Popen[bytes], seconds: float = 30.0) -> None:
+def _wait_for(port: int, process: subprocess.Popen[bytes], seconds: float = 120.0) -> None:
+    """Until the server listens (it imports the MCP SDK first: ~1 s of CPU, much longer on a busy
+    machine; a server that exits is said at once)."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if process.poll() is not None:
