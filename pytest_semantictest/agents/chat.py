@@ -129,16 +129,20 @@ def materialize(messages: Sequence[Mapping[str, JSONValue]], base_dir: Path | No
         if isinstance(clean.get("content"), list):  # Yao's parts: {"type": "image", "source": "file://..."}
             clean["content"] = [content_part(p, base_dir) if _names_file(p) else p for p in clean["content"]]
         if attachments:
-            parts: list[JSONValue] = []
-            content = clean.get("content")
-            if isinstance(content, list):
-                parts.extend(content)
-            elif content:
-                parts.append({"type": "text", "text": str(content)})
-            parts.extend(content_part(a, base_dir) for a in attachments)
-            clean["content"] = parts
+            clean["content"] = _with_attachments(clean.get("content"), attachments, base_dir)
         out.append(clean)
     return out
+
+
+def _with_attachments(content: JSONValue, attachments: JSONValue, base_dir: Path | None) -> list[JSONValue]:
+    """A message's content as parts (its text one part), then its attachments as parts."""
+    parts: list[JSONValue] = []
+    if isinstance(content, list):
+        parts.extend(content)
+    elif content:
+        parts.append({"type": "text", "text": str(content)})
+    parts.extend(content_part(a, base_dir) for a in attachments)
+    return parts
 
 
 def _names_file(part: JSONValue) -> bool:
@@ -167,11 +171,9 @@ def content_part(attachment: Mapping[str, JSONValue], base_dir: Path | None) -> 
     kind = attachment.get("type", "file")
     source = str(attachment.get("source") or attachment.get("url") or "")
     path = resolve_source(source, base_dir)
-    name = attachment.get("name") or (path.name if path else source.rsplit("/", 1)[-1])
+    name = attachment.get("name") or _file_name(path, source)
     if path is None:
-        if kind == "image":
-            return {"type": "image_url", "image_url": {"url": source}}
-        return {"type": "file", "file": {"filename": name, "file_data": source}}
+        return _linked_part(kind, source, name)
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -179,7 +181,23 @@ def content_part(attachment: Mapping[str, JSONValue], base_dir: Path | None) -> 
     mime = attachment.get("mime") or mimetypes.guess_type(path.name)[0] or "application/octet-stream"
     if kind == "text":
         return {"type": "text", "text": data.decode("utf-8", errors="replace")}
-    encoded = base64.b64encode(data).decode("ascii")
+    return _inline_part(kind, base64.b64encode(data).decode("ascii"), mime, name, path)
+
+
+def _file_name(path: Path | None, source: str) -> str:
+    """The name an attachment goes by when it gives none: its file's, or the last part of its URL."""
+    return path.name if path else source.rsplit("/", 1)[-1]
+
+
+def _linked_part(kind: JSONValue, source: str, name: JSONValue) -> JSONObject:
+    """An attachment at a URL (or a data URL) as it is: an image by its URL, anything else a file."""
+    if kind == "image":
+        return {"type": "image_url", "image_url": {"url": source}}
+    return {"type": "file", "file": {"filename": name, "file_data": source}}
+
+
+def _inline_part(kind: JSONValue, encoded: str, mime: JSONValue, name: JSONValue, path: Path) -> JSONObject:
+    """A local file's base64 ``encoded`` bytes as the part of its kind."""
     if kind == "image":
         return {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{encoded}"}}
     if kind == "audio":
@@ -282,34 +300,49 @@ async def _highbar(
 
     last = next((m for m in reversed(messages) if m.get("role") == "user"), None)
     text = text_of(last) if last is not None else ""
-    pool = ctx.run_context.agents
     started = time.perf_counter()
-    if pool is not None and target.key is not None:
-        try:
-            live = pool.get(target.key)
-        except KeyError:
-            live = None
-        if live is not None:
-            out = await live.turn(
-                ctx.http,
-                text,
-                ctx.execution_id,
-                observe=True,
-                test_name=test_name,
-                session=dict(session or {}),
-            )
-            calls = [call_record(c) for c in out.get("calls") or []]
-            elapsed = (time.perf_counter() - started) * 1000
-            return Reply(
-                out.get("response") or "",
-                calls,
-                awaiting_input(None, out.get("response") or "", calls, target),
-                None,
-                elapsed,
-                dict(session or {}),
-            )
+    out = await _live_turn(ctx, target, text, test_name, session)
+    if out is not None:
+        return _live_reply(out, target, (time.perf_counter() - started) * 1000, session)
     reply = await send(ctx.http, target.config, text, ctx.execution_id, test_name=test_name, session=session)
     return _chat_reply(reply, target, session)
+
+
+async def _live_turn(
+    ctx: StepContext, target: ChatTarget, text: str, test_name: str, session: Mapping[str, JSONValue] | None
+) -> JSONObject | None:
+    """The turn through the session's running agent for the target (its calls read as highbar reads
+    them); None when the session runs none for it."""
+    pool = ctx.run_context.agents
+    if pool is None or target.key is None:
+        return None
+    try:
+        live = pool.get(target.key)
+    except KeyError:
+        return None
+    return await live.turn(
+        ctx.http,
+        text,
+        ctx.execution_id,
+        observe=True,
+        test_name=test_name,
+        session=dict(session or {}),
+    )
+
+
+def _live_reply(
+    out: JSONObject, target: ChatTarget, elapsed: float, session: Mapping[str, JSONValue] | None
+) -> Reply:
+    """A running agent's turn as a conversation turn reads it."""
+    calls = [call_record(c) for c in out.get("calls") or []]
+    return Reply(
+        out.get("response") or "",
+        calls,
+        awaiting_input(None, out.get("response") or "", calls, target),
+        None,
+        elapsed,
+        dict(session or {}),
+    )
 
 
 def target_from_mapping(

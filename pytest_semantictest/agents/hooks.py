@@ -144,39 +144,11 @@ class SessionHooks:
         return cast(T, outcome.get("result"))  # (what task returned)
 
     def _run(self, hook: Hook, what: str, ctx: HookContext, session: Mapping[str, JSONValue]) -> str:
-        values = Values(test_id=ctx.test_id, test_name=ctx.test_name, session=session)
-        try:
-            argv = [_argument(render(token, values)) for token in shlex.split(str(hook))]
-        except (PlaceholderError, ValueError) as e:
-            raise SessionHookError(f"session.{what}: {e}") from None
-        if not argv:
-            raise SessionHookError(f"session.{what}: empty command")
+        argv = _command(hook, what, Values(test_id=ctx.test_id, test_name=ctx.test_name, session=session))
         # Files, not pipes: a daemon the hook leaves behind could hold a pipe open forever.
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-            try:
-                with handled_signals_unblocked():  # (this runs on a helper thread: threads.py)
-                    process = subprocess.Popen(
-                        argv,
-                        stdin=subprocess.DEVNULL,
-                        stdout=out,
-                        stderr=err,
-                        cwd=self.cfg.cwd,
-                        start_new_session=True,
-                    )
-            except OSError as e:
-                raise SessionHookError(
-                    f"session.{what}: could not run '{argv[0]}': {e.strerror or e}"
-                ) from None
-            try:
-                process.wait(timeout=self._timeout_s)
-            except subprocess.TimeoutExpired:
-                _kill(process)
-                raise SessionHookError(
-                    f"session.{what} did not finish in {self._timeout_s:g}s (timeout)"
-                ) from None
-            except BaseException:
-                _kill(process)
-                raise
+            process = self._spawn(argv, what, out, err)
+            self._wait(process, what)
             stdout, stderr = _read(out), _read(err)
         if process.returncode != 0:
             tail = "\n".join((stderr.strip() or stdout.strip()).splitlines()[-20:])
@@ -187,6 +159,44 @@ class SessionHooks:
                 )
             )
         return stdout
+
+    def _spawn(self, argv: list[str], what: str, out: IO[bytes], err: IO[bytes]) -> subprocess.Popen[bytes]:
+        try:
+            with handled_signals_unblocked():  # (this runs on a helper thread: threads.py)
+                return subprocess.Popen(
+                    argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=err,
+                    cwd=self.cfg.cwd,
+                    start_new_session=True,
+                )
+        except OSError as e:
+            raise SessionHookError(f"session.{what}: could not run '{argv[0]}': {e.strerror or e}") from None
+
+    def _wait(self, process: subprocess.Popen[bytes], what: str) -> None:
+        """Wait for the hook within its timeout; killed (its process group) on a timeout or an interrupt."""
+        try:
+            process.wait(timeout=self._timeout_s)
+        except subprocess.TimeoutExpired:
+            _kill(process)
+            raise SessionHookError(
+                f"session.{what} did not finish in {self._timeout_s:g}s (timeout)"
+            ) from None
+        except BaseException:
+            _kill(process)
+            raise
+
+
+def _command(hook: Hook, what: str, values: Values) -> list[str]:
+    """The hook's command line, its placeholders filled in."""
+    try:
+        argv = [_argument(render(token, values)) for token in shlex.split(str(hook))]
+    except (PlaceholderError, ValueError) as e:
+        raise SessionHookError(f"session.{what}: {e}") from None
+    if not argv:
+        raise SessionHookError(f"session.{what}: empty command")
+    return argv
 
 
 class _Worker:

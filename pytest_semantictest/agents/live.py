@@ -26,6 +26,7 @@ from .config import AgentConfig
 from .correlate import (
     RUNS_MAY_OVERLAP,
     Attribution,
+    Classified,
     attribute,
     classify,
     describe,
@@ -35,7 +36,7 @@ from .correlate import (
 from .errors import AgentError
 from .exchange import replaying
 from .hooks import HookContext, SessionHooks
-from .protocol import send
+from .protocol import AgentReply, send
 from .shared import AgentHandle
 from .span_calls import span_calls
 from .traces import ToolCall, TraceBatch, TraceReader
@@ -203,22 +204,11 @@ class LiveAgent:
         reply = await send(client, self.config, message, test_id, test_name=test_name, session=session)
         if self.config.settle_time_ms and not replaying():
             await asyncio.sleep(self.config.settle_time_ms / 1000)
-        untagged: list[ToolCall] = []
-        attributed = True  # every record of this turn can be told to be this execution's or another's
-        read_to = offset
-        if self.calls_from == "reply":
-            calls = list(reply.tool_calls or [])
-        elif self.calls_from == "otel":
-            calls = await span_calls(spans, test_id, self._span_ids.setdefault(test_id, set()))
-            self._seen.update(c.fn for c in calls)
-        elif self.reader is not None:  # every turn reads its calls: {{previous...}} templates use them
-            calls, untagged, attributed, read_to = self._own_calls(offset, resolved, test_id, observe)
-        else:
-            calls = []
-        if attributed and self.reader is not None and not self.attributed_shown:
-            self.attributed_shown = True
-            if self.on_attributed is not None:
-                self.on_attributed()
+        calls, untagged, attributed, read_to = await self._turn_calls(
+            reply, offset, resolved, test_id, observe, spans
+        )
+        if attributed and self.reader is not None:
+            self._show_attributed()
         return {
             "response": reply.text,
             "calls": [dataclasses.asdict(c) for c in calls],
@@ -232,6 +222,35 @@ class LiveAgent:
             "correlate_keys": [str(key) for key in self.config.correlate],
             RUNS_MAY_OVERLAP: attributed,
         }
+
+    async def _turn_calls(
+        self,
+        reply: AgentReply,
+        offset: int,
+        resolved: JSONObject,
+        test_id: str,
+        observe: bool,
+        spans: SpanSource | None,
+    ) -> tuple[list[ToolCall], list[ToolCall], bool, int]:
+        """As ``_own_calls``, from where this agent's calls come: its reply, its spans or its traces
+        (every turn reads them: ``{{previous...}}`` templates use them)."""
+        if self.calls_from == "reply":
+            return list(reply.tool_calls or []), [], True, offset
+        if self.calls_from == "otel":
+            calls = await span_calls(spans, test_id, self._span_ids.setdefault(test_id, set()))
+            self._seen.update(c.fn for c in calls)
+            return calls, [], True, offset
+        if self.reader is not None:
+            return self._own_calls(offset, resolved, test_id, observe)
+        return [], [], True, offset
+
+    def _show_attributed(self) -> None:
+        """The first turn whose every record could be told this execution's or another's says so."""
+        if self.attributed_shown:
+            return
+        self.attributed_shown = True
+        if self.on_attributed is not None:
+            self.on_attributed()
 
     def _window_start(self, test_id: str) -> int:
         """Where this turn's window starts: the end of the complete lines now in the file. What was
@@ -294,23 +313,31 @@ class LiveAgent:
             raise AgentError("trace file: " + "; ".join(str(p) for p in batch.problems[:3]))
         mine = classify(batch, resolved)
         self.unattributed_reads += len(mine.unattributed_tools) + len(mine.unattributed_turns)
-        attributed = mine.correlated and not (mine.unattributed_tools or mine.unattributed_turns)
         if mine.correlated:
-            self._tags_seen = True
-            self._counted.update(map(_call_key, mine.mine_tools))
-            self._note_late(batch, test_id)
-            if mine.unattributed_tools:
-                self._warn_once(observed.warning(observed.UNATTRIBUTED_WARNING, resolved))
-                self._suspect(batch, test_id)
-            if observe and not mine.observed:
-                others = [c for c in _contexts(batch) if attribute(c, resolved) is Attribution.OTHER]
-                raise AgentError(observed.not_observed(self.reader.path, resolved, others))
+            self._read_tagged(batch, mine, resolved, test_id, observe)
+            attributed = not (mine.unattributed_tools or mine.unattributed_turns)
             return mine.mine_tools, mine.unattributed_tools, attributed, batch.end
         if observe and not self.config.managed:
             raise AgentError(observed.not_observed_attached(self.reader.path, resolved, _contexts(batch)))
         if mine.unattributed_tools:
             self._warn_once(observed.warning(observed.NO_CONTEXT_WARNING, resolved))
         return [*mine.unattributed_tools], [], False, batch.end
+
+    def _read_tagged(
+        self, batch: TraceBatch, mine: Classified, resolved: JSONObject, test_id: str, observe: bool
+    ) -> None:
+        """A read with tagged records: own calls counted, late and untagged calls judged; raises
+        AgentError when a turn that checks calls finds no record of its own."""
+        assert self.reader is not None
+        self._tags_seen = True
+        self._counted.update(map(_call_key, mine.mine_tools))
+        self._note_late(batch, test_id)
+        if mine.unattributed_tools:
+            self._warn_once(observed.warning(observed.UNATTRIBUTED_WARNING, resolved))
+            self._suspect(batch, test_id)
+        if observe and not mine.observed:
+            others = [c for c in _contexts(batch) if attribute(c, resolved) is Attribution.OTHER]
+            raise AgentError(observed.not_observed(self.reader.path, resolved, others))
 
     def _warn_once(self, warning: str) -> None:
         if warning not in self.warnings:
@@ -325,15 +352,8 @@ class LiveAgent:
         first = next(iter(self.config.correlate), None)
         late: dict[str, list[ToolCall]] = {}
         for call in batch.tools:
-            owner = self._by_first.get(str(call.context.get(first) if first is not None else None))
-            if (
-                owner is None
-                or owner == current
-                or owner not in self._late_judges
-                or _call_key(call) in self._counted
-            ):
-                continue  # (tests run at once read each other's records: one its own turn counted is not late)
-            if attribute(call.context, self._executions[owner][1]) is Attribution.MINE:
+            owner = self._late_owner(call, first, current)
+            if owner is not None:
                 late.setdefault(owner, []).append(call)
         for owner, calls in late.items():
             self._counted.update(map(_call_key, calls))
@@ -341,6 +361,19 @@ class LiveAgent:
             if message is not None:
                 del self._late_judges[owner]
                 self.late_failures.append((owner, "failed", message))
+
+    def _late_owner(self, call: ToolCall, first: str | None, current: str) -> str | None:
+        """The earlier execution still judged whose tagged call this is, if it is one's and not yet
+        counted (tests run at once read each other's records: one its own turn counted is not late)."""
+        owner = self._by_first.get(str(call.context.get(first) if first is not None else None))
+        if (
+            owner is None
+            or owner == current
+            or owner not in self._late_judges
+            or _call_key(call) in self._counted
+        ):
+            return None
+        return owner if attribute(call.context, self._executions[owner][1]) is Attribution.MINE else None
 
     def _suspect(self, batch: TraceBatch, current: str) -> None:
         """Untagged calls read next to tagged records (or in the last read): highbar takes them for late calls
@@ -374,9 +407,13 @@ class LiveAgent:
         for execution in reading:
             anchor = self._before[execution] if execution in self._before else self._last_closed(execution)
             if anchor is not None:
-                end = order.index(execution) if execution in self._executions else len(order)
-                owners.update(dict.fromkeys(e for e in order[order.index(anchor) : end] if not self._open[e]))
+                owners.update(dict.fromkeys(self._closed_between(order, anchor, execution)))
         return list(owners)
+
+    def _closed_between(self, order: list[str], anchor: str, execution: str) -> list[str]:
+        """The executions from ``anchor`` up to ``execution`` (or to the last) with no turn in progress."""
+        end = order.index(execution) if execution in self._executions else len(order)
+        return [e for e in order[order.index(anchor) : end] if not self._open[e]]
 
     def _last_closed(self, current: str) -> str | None:
         """The last execution before ``current`` with no turn in progress (run one by one:

@@ -21,18 +21,29 @@ def prune(folder: Path, keep: int) -> list[Path]:
         entries = [p for p in folder.iterdir() if p.is_file() and not p.is_symlink()]
     except OSError:
         return []
+    removed = []
+    for logs in _by_name(entries).values():
+        for _, _, path in sorted(logs, reverse=True)[keep:]:
+            if _unlinked(path):
+                removed.append(path)
+    return removed
+
+
+def _by_name(entries: list[Path]) -> dict[str, list[tuple[str, int, Path]]]:
+    """The agent logs among ``entries`` by agent name, each with its start stamp and number."""
     by_name: dict[str, list[tuple[str, int, Path]]] = {}
     for path in entries:
         found = LOG_NAME.match(path.name)
         if found:
             order = (found["stamp"], int(found["n"] or 1), path)
             by_name.setdefault(found["name"], []).append(order)
-    removed = []
-    for logs in by_name.values():
-        for _, _, path in sorted(logs, reverse=True)[keep:]:
-            try:
-                path.unlink()
-            except OSError:
-                continue
-            removed.append(path)
-    return removed
+    return by_name
+
+
+def _unlinked(path: Path) -> bool:
+    """Whether ``path`` was removed."""
+    try:
+        path.unlink()
+    except OSError:
+        return False
+    return True

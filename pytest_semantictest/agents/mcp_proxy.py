@@ -92,15 +92,14 @@ class Recorder:
                 listed = key in self.lists
                 self.lists.discard(key)
             if listed and isinstance(message.get("result"), dict):
-                tools = message["result"].get("tools")
-                names = [
-                    t.get("name")
-                    for t in tools or []
-                    if isinstance(t, dict) and isinstance(t.get("name"), str)
-                ]
-                self.write({"type": "tools", "names": names})
+                self.write({"type": "tools", "names": _tool_names(message["result"].get("tools"))})
             if call is not None:
                 self.write(_tool_record(call, message))
+
+
+def _tool_names(tools: Any) -> list[Any]:
+    """The names a ``tools/list`` result lists."""
+    return [t.get("name") for t in tools or [] if isinstance(t, dict) and isinstance(t.get("name"), str)]
 
 
 def _tool_record(call: tuple[str, Any, dict[str, Any], float], answer: dict[str, Any]) -> dict[str, Any]:

@@ -63,15 +63,9 @@ class AgentPool:
         if for_file is None and key in self._live and self._in_use.get(process, 0) > 0:
             return key
         live = self._live.get(key)
-        hooks = live.hooks if live is not None and live.hooks is not None else SessionHooks(config)
-        if live is None:
-            hooks.load()  # an unimportable hook fails before any agent starts
+        hooks = _hooks(live, config)
         self._replace_conflicts(config, process)
-        owner = self._owners.get(process)
-        if owner is None:
-            owner = SharedAgent(self.state_dir, process, config) if self.state_dir else LocalAgent(config)
-            self._owners[process] = owner
-        handle = owner.acquire(observe=observe and calls_from == "traces")
+        handle = self._owner(process, config).acquire(observe=observe and calls_from == "traces")
         self._in_use[process] = self._in_use.get(process, 0) + 1
         if for_file is not None:
             self._by_files.setdefault(for_file, Counter())[process] += 1
@@ -81,6 +75,14 @@ class AgentPool:
                 self._retire(live)
             self._live[key] = LiveAgent(config, handle, calls_from, handle.trace_reader(), hooks)
         return key
+
+    def _owner(self, process: str, config: AgentConfig) -> LocalAgent | SharedAgent:
+        """The holder of the agent process ``process``: shared across xdist workers, or this one's."""
+        owner = self._owners.get(process)
+        if owner is None:
+            owner = SharedAgent(self.state_dir, process, config) if self.state_dir else LocalAgent(config)
+            self._owners[process] = owner
+        return owner
 
     def start_ahead(
         self, config: AgentConfig, *, observe: bool, calls_from: str = "traces"
@@ -154,16 +156,8 @@ class AgentPool:
         the warnings to tell (untagged traces, undeclared tools) and the (test id, "failed" or "error",
         message) of every passed execution a late tool call turned."""
         if self._finished is None:
-            late: list[str] = []
-            used = [live for live in self._live.values() if live._executions]
-            for live in used:
-                if live.late_judges_pending:
-                    wait_for_others(self._owners.get(agent_key(live.config)))
-            settle = max((live.config.settle_time_ms for live in used), default=0)
-            if settle:  # one wait, the longest: every agent has had its settle time since its last test
-                time.sleep(settle / 1000)
-            for live in self._live.values():
-                late += live.end_warnings()
+            self._wait_for_late_calls()
+            late = [w for live in self._live.values() for w in live.end_warnings()]
             current = [w for live in self._live.values() for w in live.warnings]
             failures = [
                 *self._retired_failures,
@@ -171,6 +165,17 @@ class AgentPool:
             ]
             self._finished = list(dict.fromkeys([*self._retired, *current, *late])), failures
         return self._finished
+
+    def _wait_for_late_calls(self) -> None:
+        """Before the last read: the other workers' last reads of agents with judges pending, then
+        one settle time (the longest: every agent has had its own since its last test)."""
+        used = [live for live in self._live.values() if live._executions]
+        for live in used:
+            if live.late_judges_pending:
+                wait_for_others(self._owners.get(agent_key(live.config)))
+        settle = max((live.config.settle_time_ms for live in used), default=0)
+        if settle:
+            time.sleep(settle / 1000)
 
     def warnings(self) -> list[str]:
         """Things to tell at the end (:meth:`finish`)."""
@@ -184,25 +189,43 @@ class AgentPool:
         stopped = [threading.Event() for _ in local]
         for agent, done in zip(local, stopped):
             start_daemon(_close, "semantictest-agent-stop", agent, done)
-        interrupted: BaseException | None = None
         for owner in owners:
             if not isinstance(owner, LocalAgent):  # (xdist: one after another, each under its port's lock)
                 _close(owner)
-        for done in stopped:  # (an Event, not Thread.join: an interrupted join may take the thread for ended)
-            while not done.is_set():
-                try:
-                    done.wait()
-                except BaseException as e:  # noqa: BLE001 - re-raised below. An interrupt here (Ctrl-C)
-                    interrupted = (
-                        e  # ends every grace period at once, as one inside a stop does (procs.stop_group);
-                    )
-                    procs.kill_stopping()  # the stops then finish their cleanup (trace files, watchdogs)
+        interrupted = _wait_all(stopped)
         self._owners.clear()
         self._live.clear()
         self._in_use.clear()
         self._by_files.clear()
         if interrupted is not None:
             raise interrupted
+
+
+def _hooks(live: LiveAgent | None, config: AgentConfig) -> SessionHooks:
+    """The session hooks of the agent's earlier way of talking, else its config's, loaded at once (an
+    unimportable hook fails before any agent starts)."""
+    if live is not None and live.hooks is not None:
+        return live.hooks
+    hooks = SessionHooks(config)
+    if live is None:
+        hooks.load()
+    return hooks
+
+
+def _wait_all(stopped: list[threading.Event]) -> BaseException | None:
+    """Wait until every stop is over (an Event, not Thread.join: an interrupted join may take the thread
+    for ended). An interrupt meanwhile (Ctrl-C) ends every grace period at once, as one inside a stop
+    does (``procs.stop_group``), the stops then finish their cleanup (trace files, watchdogs); it is
+    returned, to be raised once everything is let go of."""
+    interrupted: BaseException | None = None
+    for done in stopped:
+        while not done.is_set():
+            try:
+                done.wait()
+            except BaseException as e:  # noqa: BLE001 - returned, and raised by the caller
+                interrupted = e
+                procs.kill_stopping()
+    return interrupted
 
 
 def _close(owner: LocalAgent | SharedAgent, done: threading.Event | None = None) -> None:

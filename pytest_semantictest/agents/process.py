@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from ..threads import handled_signals_unblocked, start_daemon
 from ..trace_context import EXPORT_ENV
@@ -32,6 +32,9 @@ from .mcp_proxy import ENV_VAR as MCP_PROXY_VAR
 from .mcp_proxy import proxy_prefix
 from .net import endpoint_address, health_status, listener, port_open
 from .traces import TraceReader
+
+if TYPE_CHECKING:
+    import httpx
 
 POLL_FIRST_S = 0.01
 POLL_INTERVAL_S = 0.05
@@ -104,6 +107,28 @@ class AgentProcess:
         if self._popen is not None:
             raise AgentStartError("the agent is already started")
         host, port = endpoint_address(cfg.endpoint)
+        self._check_port_free(host, port)
+        argv = self._argv(cfg.start)
+        log = self._open_log()
+        self.traces_path = self._new_trace_file()
+        popen = self._spawn(argv, log)
+        self.pid = popen.pid
+        # Reap the agent the moment it exits, whoever stopped it (no zombie in our table).
+        start_daemon(popen.wait, f"reap-{self.pid}")
+        if self._register_cleanup:
+            self._cleanup_token = cleanup.register(self.stop)
+        try:
+            if on_spawn is not None:
+                on_spawn(self)
+            self._wait_until_ready(host, port)
+            if require_hello:
+                self._wait_for_hello()
+        except BaseException:
+            self.stop()  # Ctrl-C during startup lands here too
+            raise
+
+    def _check_port_free(self, host: str, port: int) -> None:
+        """An agent already on the port would answer in place of the one started here."""
         if port_open(host, port):
             who = listener(port)
             raise self._error(
@@ -111,14 +136,22 @@ class AgentProcess:
                 + (f" by {who}" if who else "")
                 + ": stop it first, or tests would talk to it instead of the agent started here"
             )
+
+    def _argv(self, start: str) -> list[str]:
+        """The start command as arguments (as given, or split as a shell would)."""
         try:
-            argv = cfg.start_argv if cfg.start_argv is not None else shlex.split(cfg.start)
+            argv = self.config.start_argv if self.config.start_argv is not None else shlex.split(start)
         except ValueError as e:
             raise self._error(f"start is not a valid command line: {e}") from None
         if not argv:
             raise self._error("start is an empty command")
-        log = self._open_log()
-        self.traces_path = self._new_trace_file()
+        return argv
+
+    def _spawn(self, argv: list[str], log: BinaryIO) -> subprocess.Popen[bytes]:
+        """Run the agent in a process group of its own, output to ``log``, guarded by a watchdog; it is
+        ``_popen`` before the spawn lock is let go (a ``cancel()`` waiting for it then stops it)."""
+        cfg = self.config
+        assert self.traces_path is not None
         # (with the OTLP receiver on, its exporter settings; the agent's own env may override them)
         env = {
             **os.environ,
@@ -136,7 +169,7 @@ class AgentProcess:
                 self._remove_traces()
                 raise self._error("the session ended before the agent started")
             try:
-                self._popen = subprocess.Popen(
+                popen = self._popen = subprocess.Popen(
                     argv,
                     stdin=subprocess.DEVNULL,
                     stdout=log,
@@ -149,22 +182,9 @@ class AgentProcess:
                 self._remove_traces()
                 raise self._error(f"could not run '{argv[0]}': {e.strerror or e}") from None
             self._watchdog = watchdog.guard(
-                self._popen.pid, cfg.stop_grace_s, self._users, None if cfg.keep_traces else self.traces_path
+                popen.pid, cfg.stop_grace_s, self._users, None if cfg.keep_traces else self.traces_path
             )
-        self.pid = self._popen.pid
-        # Reap the agent the moment it exits, whoever stopped it (no zombie in our table).
-        start_daemon(self._popen.wait, f"reap-{self.pid}")
-        if self._register_cleanup:
-            self._cleanup_token = cleanup.register(self.stop)
-        try:
-            if on_spawn is not None:
-                on_spawn(self)
-            self._wait_until_ready(host, port)
-            if require_hello:
-                self._wait_for_hello()
-        except BaseException:
-            self.stop()  # Ctrl-C during startup lands here too
-            raise
+        return popen
 
     def attach(self, *, require_traces: bool = False) -> None:
         """Check an already running agent answers. Raises ``AgentStartError``."""
@@ -257,31 +277,32 @@ class AgentProcess:
                 popen = self._popen
                 if popen is None or self._cancelled:  # cancel() stopped it
                     raise self._error("the session ended before the agent was ready")
-                if popen.poll() is not None or popen.returncode is not None:
+                if _has_exited(popen):
                     raise self._exited()
-                ready = (
-                    health_status(cfg.health, HEALTH_PROBE_TIMEOUT_S, client) == 200
-                    if cfg.health
-                    else port_open(host, port)
-                )
-                if ready:
+                if self._answers(client, host, port):
                     time.sleep(0.01)  # `start` that backgrounds the agent exits right away
                     if self._cancelled:
                         continue  # (said at the top of the loop)
-                    if popen.poll() is not None or popen.returncode is not None:
+                    if _has_exited(popen):
                         raise self._exited()
                     return
                 if time.monotonic() >= deadline:
-                    waited = (
-                        f"{cfg.health} to answer 200"
-                        if cfg.health
-                        else f"{host}:{port} to accept connections"
-                    )
-                    raise self._error(
-                        f"agent not ready after {timeout_s:g}s (waited for {waited})" + self._log_section()
-                    )
+                    raise self._not_ready(timeout_s, host, port)
                 time.sleep(pause)
                 pause = min(2 * pause, POLL_INTERVAL_S)
+
+    def _answers(self, client: httpx.Client, host: str, port: int) -> bool:
+        """The health check answers 200 (or, without one, the port accepts connections)."""
+        if self.config.health:
+            return health_status(self.config.health, HEALTH_PROBE_TIMEOUT_S, client) == 200
+        return port_open(host, port)
+
+    def _not_ready(self, timeout_s: float, host: str, port: int) -> AgentStartError:
+        health = self.config.health
+        waited = f"{health} to answer 200" if health else f"{host}:{port} to accept connections"
+        return self._error(
+            f"agent not ready after {timeout_s:g}s (waited for {waited})" + self._log_section()
+        )
 
     def _wait_for_hello(self) -> None:
         assert self.traces_path is not None
@@ -355,6 +376,10 @@ class AgentProcess:
         if self.config.managed and self.traces_path is not None and not self.config.keep_traces:
             with contextlib.suppress(OSError):
                 self.traces_path.unlink()
+
+
+def _has_exited(popen: subprocess.Popen[bytes]) -> bool:
+    return popen.poll() is not None or popen.returncode is not None
 
 
 def tail_of(path: Path, lines: int = TAIL_LINES) -> str:

@@ -19,7 +19,7 @@ from ..json_types import JSONObject, JSONValue
 from ..paths import PathError, require_path, split_dotted
 from ..shown import shorten
 from .errors import AgentError
-from .traces import ToolCall
+from .traces import ToolCall, error_text
 
 REPLY_KEYS = ("response", "message", "content", "text", "reply")
 
@@ -38,17 +38,7 @@ def excerpt(text: str, limit: int = 200) -> str:
 def parse_reply(raw: str, content_type: str, response_path: str | None) -> ParsedReply:
     """Text and tool calls of a non-empty 2xx body (a request over the OpenAI protocol reads
     :func:`openai_reply` instead). Raises ``AgentError``."""
-    declared = content_type == "application/json" or content_type.endswith("+json")
-    try:
-        data: JSONValue = json.loads(raw)
-    except ValueError:
-        if declared:
-            raise AgentError(
-                f"the reply says it is JSON but is not valid JSON. Got: {excerpt(raw)!r}"
-            ) from None
-        data, parsed = None, False
-    else:
-        parsed = declared or isinstance(data, dict)
+    data, parsed = _json_body(raw, content_type)
     if not parsed:
         if response_path is not None:
             raise AgentError(
@@ -58,30 +48,54 @@ def parse_reply(raw: str, content_type: str, response_path: str | None) -> Parse
         return ParsedReply(raw, None, None)
     calls = tool_calls_of(data)
     if response_path is not None:
-        try:
-            value = require_path(data, split_dotted(response_path))
-        except PathError as e:
-            raise AgentError(f"response path '{response_path}': {e}") from None
-        if value is None and calls:
-            value = ""  # a reply that is only tool calls
-        if value is None:
-            raise AgentError(f"response path '{response_path}' is null")
-        return ParsedReply(_as_text(value), data, calls)
+        return ParsedReply(_text_at(data, response_path, calls), data, calls)
     if isinstance(data, dict):
-        for key in REPLY_KEYS:
-            if key in data:
-                return ParsedReply(_implicit_text(key, data[key]), data, calls)
-        message = openai_message(data)
-        if message is not None:
-            return ParsedReply(_openai_text(message, calls), data, calls)
-        keys = ", ".join(str(key) for key in data) or "none"
-        raise AgentError(
-            f"the JSON reply has none of {', '.join(REPLY_KEYS)} (keys: {keys}); "
-            "set the response path to the reply text"
-        )
+        return ParsedReply(_object_text(data, calls), data, calls)
     if data is None:
         raise AgentError("the reply is JSON null: there is no text to check")
     return ParsedReply(data if isinstance(data, str) else raw, data, calls)
+
+
+def _json_body(raw: str, content_type: str) -> tuple[JSONValue, bool]:
+    """The body's JSON, and whether the reply is read as JSON: it says it is JSON, or it is an object."""
+    declared = content_type == "application/json" or content_type.endswith("+json")
+    try:
+        data: JSONValue = json.loads(raw)
+    except ValueError:
+        if declared:
+            raise AgentError(
+                f"the reply says it is JSON but is not valid JSON. Got: {excerpt(raw)!r}"
+            ) from None
+        return None, False
+    return data, declared or isinstance(data, dict)
+
+
+def _text_at(data: JSONValue, response_path: str, calls: list[ToolCall] | None) -> str:
+    """The text at the configured response path."""
+    try:
+        value = require_path(data, split_dotted(response_path))
+    except PathError as e:
+        raise AgentError(f"response path '{response_path}': {e}") from None
+    if value is None and calls:
+        value = ""  # a reply that is only tool calls
+    if value is None:
+        raise AgentError(f"response path '{response_path}' is null")
+    return _as_text(value)
+
+
+def _object_text(data: JSONObject, calls: list[ToolCall] | None) -> str:
+    """The text of a JSON object reply: the first reply key it has, else an OpenAI chat completion's."""
+    for key in REPLY_KEYS:
+        if key in data:
+            return _implicit_text(key, data[key])
+    message = openai_message(data)
+    if message is not None:
+        return _openai_text(message, calls)
+    keys = ", ".join(str(key) for key in data) or "none"
+    raise AgentError(
+        f"the JSON reply has none of {', '.join(REPLY_KEYS)} (keys: {keys}); "
+        "set the response path to the reply text"
+    )
 
 
 def openai_reply(raw: str) -> ParsedReply:
@@ -147,16 +161,7 @@ def tool_calls_of(data: JSONValue) -> list[ToolCall] | None:
         return None
     message = openai_message(data)
     if message is not None:
-        calls = []
-        for i, item in enumerate(message.get("tool_calls") or []):
-            function = item.get("function") if isinstance(item, dict) else None
-            if not isinstance(function, dict):
-                raise AgentError(f"choices[0].message.tool_calls[{i}] has no 'function' object")
-            calls.append(_call(function, f"choices[0].message.tool_calls[{i}].function"))
-        legacy = message.get("function_call")
-        if isinstance(legacy, dict):
-            calls.append(_call(legacy, "choices[0].message.function_call"))
-        return calls
+        return _openai_calls(message)
     if "tool_calls" not in data:
         return None
     items = data["tool_calls"]
@@ -165,6 +170,20 @@ def tool_calls_of(data: JSONValue) -> list[ToolCall] | None:
     if not isinstance(items, list):
         raise AgentError(f"the reply's 'tool_calls' must be a list, got {type(items).__name__}")
     return [_call(item, f"tool_calls[{i}]") for i, item in enumerate(items)]
+
+
+def _openai_calls(message: JSONObject) -> list[ToolCall]:
+    """A chat completion message's ``tool_calls``, then its legacy ``function_call``."""
+    calls = []
+    for i, item in enumerate(message.get("tool_calls") or []):
+        function = item.get("function") if isinstance(item, dict) else None
+        if not isinstance(function, dict):
+            raise AgentError(f"choices[0].message.tool_calls[{i}] has no 'function' object")
+        calls.append(_call(function, f"choices[0].message.tool_calls[{i}].function"))
+    legacy = message.get("function_call")
+    if isinstance(legacy, dict):
+        calls.append(_call(legacy, "choices[0].message.function_call"))
+    return calls
 
 
 def openai_message(data: Mapping[str, JSONValue]) -> JSONObject | None:
@@ -194,6 +213,11 @@ def _call(item: JSONValue, where: str) -> ToolCall:
     name = item.get("name", item.get("fn"))
     if not isinstance(name, str) or not name:
         raise AgentError(f"{where} has no 'name'")
+    return ToolCall(name, _call_arguments(item, where), item.get("result"), error_text(item.get("error")))
+
+
+def _call_arguments(item: JSONObject, where: str) -> JSONObject:
+    """A call's ``arguments`` (or ``args``): an object, or JSON text of one; empty when absent."""
     args: JSONValue = item.get("arguments", item.get("args", {}))
     if isinstance(args, str):
         try:
@@ -204,12 +228,7 @@ def _call(item: JSONValue, where: str) -> ToolCall:
         args = {}
     if not isinstance(args, dict):
         raise AgentError(f"{where}.arguments must be an object, got {type(args).__name__}")
-    error = item.get("error")
-    if not error:
-        error = None
-    elif not isinstance(error, str):
-        error = json.dumps(error, ensure_ascii=False)
-    return ToolCall(name, args, item.get("result"), error)
+    return args
 
 
 def _implicit_text(key: str, value: JSONValue) -> str:

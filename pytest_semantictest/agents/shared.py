@@ -82,13 +82,22 @@ class SharedAgent:
             AgentProcess(self.config).attach(require_traces=observe)
             self._held += 1
             return AgentHandle(self.config.endpoint, self.config.traces_path(), None, None, False)
+        handle = self._acquire_port(observe)
+        self._held += 1
+        if self._cleanup_token is None:
+            self._cleanup_token = cleanup.register(self.close)
+        if observe:
+            self._check_hello(handle)
+        return handle
+
+    def _acquire_port(self, observe: bool) -> AgentHandle:
+        """The agent, once no other agent's active users hold its port (theirs run first)."""
         port = endpoint_address(self.config.endpoint)[1]
         while True:
             with cleanup.critical(), _locked(self.state_dir / f"port-{port}.lock"):
                 busy = _clear_port(self.state_dir, self.key, port)
                 if not busy:
-                    handle = self._acquire_locked(observe)
-                    break
+                    return self._acquire_locked(observe)
             if os.getpid() in busy:
                 raise AgentStartError(
                     self.config.redactor.text(
@@ -97,32 +106,27 @@ class SharedAgent:
                     )
                 )
             time.sleep(PORT_WAIT_POLL_S)  # another worker's files use the port: theirs run first
-        self._held += 1
-        if self._cleanup_token is None:
-            self._cleanup_token = cleanup.register(self.close)
-        if observe and handle.started_here:
+
+    def _check_hello(self, handle: AgentHandle) -> None:
+        """Tool calls are checked: the agent wrote its hello (checked once per agent process, not per
+        file); if not, this acquisition is let go of."""
+        if handle.started_here:
             self._hello_pid = handle.pid  # the start waited for its hello
-        elif observe and handle.pid != self._hello_pid:  # checked once per agent process, not per file
+        elif handle.pid != self._hello_pid:
             try:
                 require_hello(self.config, handle)
             except AgentStartError:
                 self.release()
                 raise
             self._hello_pid = handle.pid
-        return handle
 
     def _acquire_locked(self, observe: bool) -> AgentHandle:
         with _locked(self.state_dir / f"{self.key}.lock"):
             state = _read_state(self.state_path)
             if "error" in state:
                 raise AgentStartError(state["error"])
-            me = os.getpid()
             if state and _live(state):
-                users = [u for u in state.get("users", []) if procs.pid_alive(u)]
-                # one per holder
-                state["users"] = users + [me] if self._held == 0 or me not in users else users
-                state["idle"] = [u for u in state.get("idle", []) if u != me]
-                handle = _handle(state, started_here=False)
+                handle = self._join(state)
             else:
                 if state:
                     if _stop_recorded(state):
@@ -132,6 +136,14 @@ class SharedAgent:
                 handle = _handle(state, started_here=True)
             _write_state(self.state_path, state)
         return handle
+
+    def _join(self, state: JSONObject) -> AgentHandle:
+        """This process as a user of the recorded live agent (once per holder)."""
+        me = os.getpid()
+        users = [u for u in state.get("users", []) if procs.pid_alive(u)]
+        state["users"] = users + [me] if self._held == 0 or me not in users else users
+        state["idle"] = [u for u in state.get("idle", []) if u != me]
+        return _handle(state, started_here=False)
 
     def idle(self) -> None:
         """This process's files are done with the agent for now: another configuration on the same
@@ -164,19 +176,26 @@ class SharedAgent:
             with contextlib.suppress(ValueError):
                 users.remove(os.getpid())
             if users:
-                state["users"] = users
-                state["idle"] = [u for u in state.get("idle", []) if u in users]
-                _write_state(self.state_path, state)
-                if self._process is not None:
-                    self._process.detach()  # its watchdog now watches the other users
-                self._process = None
-                return
-            if self._process is not None and self._process.pid == state["pid"]:
-                self._process.stop()
-            if _stop_recorded(state):  # (another worker started it: it is not ours to wait for)
-                _wait_port_closed(state["endpoint"])
-            self.state_path.unlink(missing_ok=True)
+                self._hand_over(state, users)
+            else:
+                self._stop(state)
         self._process = None
+
+    def _hand_over(self, state: JSONObject, users: list[int]) -> None:
+        """The agent stays up for its other ``users``; its watchdog now watches them."""
+        state["users"] = users
+        state["idle"] = [u for u in state.get("idle", []) if u in users]
+        _write_state(self.state_path, state)
+        if self._process is not None:
+            self._process.detach()
+
+    def _stop(self, state: JSONObject) -> None:
+        """The last user stops the agent (its own, or one another worker started) and drops its record."""
+        if self._process is not None and self._process.pid == state["pid"]:
+            self._process.stop()
+        if _stop_recorded(state):  # (another worker started it: it is not ours to wait for)
+            _wait_port_closed(state["endpoint"])
+        self.state_path.unlink(missing_ok=True)
 
     def close(self) -> None:
         """Release every acquisition this process still holds (at exit, on SIGTERM)."""
@@ -250,8 +269,7 @@ def _clear_port(state_dir: Path, key: str, port: int) -> list[int]:
             state = _read_state(state_path)
             if "pid" not in state or endpoint_address(str(state.get("endpoint", "")))[1] != port:
                 continue
-            users = [u for u in state.get("users", []) if procs.pid_alive(u)]
-            active = [u for u in users if u not in state.get("idle", [])]
+            active = _active_users(state)
             if active and _same_process(state):
                 return active
             stopped = _stop_recorded(state)
@@ -259,6 +277,12 @@ def _clear_port(state_dir: Path, key: str, port: int) -> list[int]:
         if stopped:
             _wait_port_closed(state["endpoint"])
     return []
+
+
+def _active_users(state: JSONObject) -> list[int]:
+    """The recorded agent's users that are still alive and not idle."""
+    users = [u for u in state.get("users", []) if procs.pid_alive(u)]
+    return [u for u in users if u not in state.get("idle", [])]
 
 
 def _wait_port_closed(endpoint: str, timeout_s: float = PORT_FREE_WAIT_S) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -194,8 +195,24 @@ class TraceReader:
 
 
 def _add(batch: TraceBatch, raw: bytes) -> None:
+    """Add one line's record to ``batch``; ``_BadLine`` says why a line cannot be read."""
     if not raw.strip():
         return
+    record = _object(raw)
+    version = record.get("v")
+    if _is_v0(version):
+        context = {k: v for k, v in record.items() if k not in _V0_FIELDS}
+        batch.tools.append(_tool(record, context))
+        return
+    _check_version(version)
+    kind = record.get("type")
+    add = _ADDERS.get(kind) if isinstance(kind, str) else None
+    if add is not None:  # other record types are for other readers
+        add(batch, record)
+
+
+def _object(raw: bytes) -> JSONObject:
+    """The line as a JSON object."""
     try:
         record: JSONValue = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
@@ -203,42 +220,64 @@ def _add(batch: TraceBatch, raw: bytes) -> None:
         raise _BadLine(f"not valid JSON ({reason})") from None
     if not isinstance(record, dict):
         raise _BadLine(f"not a JSON object, got {type(record).__name__}")
-    version = record.get("v")
-    if version is None or (not isinstance(version, bool) and version == 0):
-        context = {k: v for k, v in record.items() if k not in _V0_FIELDS}
-        batch.tools.append(_tool(record, context))
-        return
+    return record
+
+
+def _is_v0(version: JSONValue) -> bool:
+    """A line without ``v`` (or ``v: 0``) is a v0 tool record."""
+    return version is None or (not isinstance(version, bool) and version == 0)
+
+
+def _check_version(version: JSONValue) -> None:
+    """Only a version number this plugin knows is read."""
     if isinstance(version, bool) or not isinstance(version, int) or version < 0:
         raise _BadLine(f"unknown trace format version {version!r}")
     if version > CONTRACT_VERSION:
         raise _BadLine(f"trace format v{version} is newer than the v{CONTRACT_VERSION} this plugin reads")
-    kind = record.get("type")
-    if kind == "tool":
-        batch.tools.append(_tool(record, _context(record)))
-    elif kind == "turn":
-        batch.turns.append(
-            TurnRecord(
-                _number(record, "ts", 0.0),
-                _text(record.get("message")),
-                _text(record.get("response")),
-                _context(record),
-            )
+
+
+def _add_tool(batch: TraceBatch, record: JSONObject) -> None:
+    batch.tools.append(_tool(record, _context(record)))
+
+
+def _add_turn(batch: TraceBatch, record: JSONObject) -> None:
+    batch.turns.append(
+        TurnRecord(
+            _number(record, "ts", 0.0),
+            _text(record.get("message")),
+            _text(record.get("response")),
+            _context(record),
         )
-    elif kind == "hello":
-        pid = record.get("pid")
-        tools = _names(record, "tools") if "tools" in record else None
-        batch.hellos.append(
-            Hello(
-                _number(record, "ts", 0.0),
-                _text(record.get("sdk")),
-                pid if isinstance(pid, int) and not isinstance(pid, bool) else None,
-                tools,
-            )
+    )
+
+
+def _add_hello(batch: TraceBatch, record: JSONObject) -> None:
+    """An emitter's start; the tools it declares (if it does) are a declaration too."""
+    pid = record.get("pid")
+    tools = _names(record, "tools") if "tools" in record else None
+    batch.hellos.append(
+        Hello(
+            _number(record, "ts", 0.0),
+            _text(record.get("sdk")),
+            pid if isinstance(pid, int) and not isinstance(pid, bool) else None,
+            tools,
         )
-        if tools is not None:
-            batch.declarations.append(tools)
-    elif kind == "tools":
-        batch.declarations.append(_names(record, "names"))
+    )
+    if tools is not None:
+        batch.declarations.append(tools)
+
+
+def _add_declaration(batch: TraceBatch, record: JSONObject) -> None:
+    batch.declarations.append(_names(record, "names"))
+
+
+_ADDERS: dict[str, Callable[[TraceBatch, JSONObject], None]] = {
+    "tool": _add_tool,
+    "turn": _add_turn,
+    "hello": _add_hello,
+    "tools": _add_declaration,
+}
+"""Where each record type of a v1 line goes."""
 
 
 def _tool(record: JSONObject, context: JSONObject) -> ToolCall:
@@ -249,20 +288,22 @@ def _tool(record: JSONObject, context: JSONObject) -> ToolCall:
     if not isinstance(args, dict):
         raise _BadLine(f"'args' must be an object, got {type(args).__name__}")
     ts = _number(record, "ts", 0.0)
-    error = record.get("error")
-    if not error:
-        error = None  # false, "" and null all say "no error"
-    elif not isinstance(error, str):
-        error = json.dumps(error, ensure_ascii=False)
     return ToolCall(
         fn,
         args,
         record.get("result"),
-        error,
+        error_text(record.get("error")),
         _number(record, "started_at", ts),
         _number(record, "ended_at", ts),
         context,
     )
+
+
+def error_text(error: JSONValue) -> str | None:
+    """A tool call's ``error`` as text (JSON for a structured one); false, "" and null say "no error"."""
+    if not error:
+        return None
+    return error if isinstance(error, str) else json.dumps(error, ensure_ascii=False)
 
 
 def _names(record: JSONObject, key: str) -> tuple[str, ...]:

@@ -54,18 +54,30 @@ def sniff_format(body: str) -> str:
     else the documented default ``text``. Only the first few lines are read."""
     for line in body.lstrip("\ufeff").splitlines()[:_SNIFF_LINES]:
         line = line.strip()
-        payload = line[5:].lstrip() if line.startswith("data:") else None
-        if payload is None:
-            if len(line) > 2 and line[1] == ":" and line[0] in "0239adef" and line[2] in '"{[':
-                return "sse-vercel"  # the AI SDK data-stream protocol: 0:"text", 9:{tool call}, d:{finish}
-            continue
-        if payload.startswith("{"):
-            head = payload[:200]
-            if '"choices"' in head or '"chat.completion.chunk"' in head:
-                return "sse-openai"
-            if '"type"' in head and any(f'"{t}' in head for t in _VERCEL_TYPES):
-                return "sse-vercel"
+        found = _sniff_data(line[5:].lstrip()) if line.startswith("data:") else _sniff_bare(line)
+        if found is not None:
+            return found
     return DEFAULT_FORMAT
+
+
+def _sniff_bare(line: str) -> str | None:
+    """``sse-vercel`` for a line of the AI SDK data-stream protocol (``0:"text"``, ``9:{tool call}``,
+    ``d:{finish}``)."""
+    if len(line) > 2 and line[1] == ":" and line[0] in "0239adef" and line[2] in '"{[':
+        return "sse-vercel"
+    return None
+
+
+def _sniff_data(payload: str) -> str | None:
+    """The format a ``data:`` line's JSON object plainly belongs to, by the keys at its start."""
+    if not payload.startswith("{"):
+        return None
+    head = payload[:200]
+    if '"choices"' in head or '"chat.completion.chunk"' in head:
+        return "sse-openai"
+    if '"type"' in head and any(f'"{t}' in head for t in _VERCEL_TYPES):
+        return "sse-vercel"
+    return None
 
 
 _FORMATS: dict[str, FormatFn] = {

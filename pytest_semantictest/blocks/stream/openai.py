@@ -24,6 +24,24 @@ class _Call:
     parts: list[str] = field(default_factory=list)
     args: JSONValue = None  # complete arguments given as an object (no fragments)
 
+    def take(self, fragment: JSONObject) -> None:
+        """What a fragment adds: the call's id and name (the first ones given), its arguments."""
+        function = fragment.get("function")
+        function = function if isinstance(function, dict) else {}
+        if not self.id and isinstance(fragment.get("id"), str) and fragment["id"]:
+            self.id = fragment["id"]
+        name = function.get("name")
+        if not self.name and isinstance(name, str) and name:
+            self.name = name
+        self._take_arguments(function.get("arguments"))
+
+    def _take_arguments(self, arguments: JSONValue) -> None:
+        """A string is a fragment of the arguments' JSON; an object is the whole arguments."""
+        if isinstance(arguments, str):
+            self.parts.append(arguments)
+        elif isinstance(arguments, dict):
+            self.args = arguments
+
 
 def _error_text(error: JSONValue) -> str:
     if isinstance(error, dict):
@@ -74,6 +92,8 @@ class _Accumulator(Accumulator):
             self.chunks.append({"type": "finish", "reason": reason})
 
     def _key(self, fragment: JSONObject, fixed: JSONValue) -> JSONValue:
+        """The call a fragment belongs to: the ``fixed`` key of a whole message's call, else its
+        ``index``, else its ``id``, else the call it continues, else a new one."""
         if fixed is not None:
             return fixed
         index = fragment.get("index")
@@ -81,10 +101,18 @@ class _Accumulator(Accumulator):
             return index
         call_id = fragment.get("id")
         if isinstance(call_id, str) and call_id:  # no index: match by id, else a new call
-            for key, call in self.calls.items():
-                if call.id == call_id:
-                    return key
-            return ("id", call_id)
+            return self._key_of_id(call_id)
+        return self._unkeyed(fragment)
+
+    def _key_of_id(self, call_id: str) -> JSONValue:
+        for key, call in self.calls.items():
+            if call.id == call_id:
+                return key
+        return ("id", call_id)
+
+    def _unkeyed(self, fragment: JSONObject) -> JSONValue:
+        """A fragment with neither index nor id continues the previous call, unless it names a tool
+        and that call already has a name: then it starts a new one."""
         function = fragment.get("function")
         named = isinstance(function, dict) and isinstance(function.get("name"), str)
         last = self.calls.get(self.last_key)
@@ -100,18 +128,7 @@ class _Accumulator(Accumulator):
             chunk: JSONObject = {"type": "tool-call", "toolCallId": None, "toolName": None}
             call = self.calls[key] = _Call(chunk)
             self.chunks.append(chunk)
-        function = fragment.get("function")
-        function = function if isinstance(function, dict) else {}
-        if not call.id and isinstance(fragment.get("id"), str) and fragment["id"]:
-            call.id = fragment["id"]
-        name = function.get("name")
-        if not call.name and isinstance(name, str) and name:
-            call.name = name
-        arguments = function.get("arguments")
-        if isinstance(arguments, str):
-            call.parts.append(arguments)
-        elif isinstance(arguments, dict):
-            call.args = arguments
+        call.take(fragment)
 
     def tool_calls(self) -> list[JSONObject]:
         out = []

@@ -71,42 +71,57 @@ def parse_events(body: str) -> tuple[list[SSEEvent], bool]:
     Lines that carry no SSE field (``0:"Hi"``, a bare JSON object) are events of their own.
     Parsing stops at ``[DONE]``; keep-alive events (``event: ping``) are dropped.
     """
-    events: list[SSEEvent] = []
-    current = SSEEvent()
-
-    def flush() -> None:
-        nonlocal current
-        if current.data_lines and (current.event or "").lower() not in KEEPALIVE:
-            events.append(current)
-        current = SSEEvent()
-
+    events = _Events()
     for line in split_lines(body):
         if not line.strip():
-            flush()
+            events.flush()
             continue
         if line.startswith(":"):
             continue
         parsed = parse_field(line)
-        if parsed is None:  # bare line: no SSE framing at all
-            if line.strip().lower() in KEEPALIVE:
-                continue
-            flush()
-            if is_done(line):
-                return events, True
-            events.append(SSEEvent([line.strip()], bare=True))
-            continue
-        name, value = parsed
+        done = events.bare(line) if parsed is None else events.field(*parsed)
+        if done:
+            return events.dispatched, True
+    events.flush()
+    return events.dispatched, False
+
+
+class _Events:
+    """The events dispatched so far, and the one whose lines are being read."""
+
+    def __init__(self) -> None:
+        self.dispatched: list[SSEEvent] = []
+        self.current = SSEEvent()
+
+    def flush(self) -> None:
+        """Dispatch the current event (one with data that is no keep-alive) and start the next."""
+        if self.current.data_lines and (self.current.event or "").lower() not in KEEPALIVE:
+            self.dispatched.append(self.current)
+        self.current = SSEEvent()
+
+    def bare(self, line: str) -> bool:
+        """A line without SSE framing: an event of its own (a keep-alive word is dropped); True at
+        ``[DONE]``."""
+        if line.strip().lower() in KEEPALIVE:
+            return False
+        self.flush()
+        if is_done(line):
+            return True
+        self.dispatched.append(SSEEvent([line.strip()], bare=True))
+        return False
+
+    def field(self, name: str, value: str) -> bool:
+        """One field line of the current event; True at ``data: [DONE]``."""
         if name == "data":
             if is_done(value):
-                flush()
-                return events, True
-            current.data_lines.append(value)
+                self.flush()
+                return True
+            self.current.data_lines.append(value)
         elif name == "event":
-            current.event = value.strip() or None
+            self.current.event = value.strip() or None
         elif name == "id":
-            current.id = value
-    flush()
-    return events, False
+            self.current.id = value
+        return False
 
 
 def decode_event(event: SSEEvent, decode: Callable[[str], JSONValue]) -> tuple[list[JSONValue], list[str]]:
@@ -147,22 +162,42 @@ def payload_text(value: JSONValue) -> str | None:
         return value
     if not isinstance(value, dict):
         return None
+    for read in (_own_text, _nested_text, _choice_text):
+        text = read(value)
+        if text is not None:
+            return text
+    return None
+
+
+def _own_text(value: JSONObject) -> str | None:
+    """The first of ``content``, ``text``, ``delta``, ``message`` that is a string."""
     for key in _TEXT_KEYS:
         if isinstance(text := value.get(key), str):
             return text
-    for key in ("delta", "message"):  # Anthropic ``delta.text``, Ollama ``message.content``
+    return None
+
+
+def _nested_text(value: JSONObject) -> str | None:
+    """Anthropic's ``delta.text``, Ollama's ``message.content``."""
+    for key in ("delta", "message"):
         inner = value.get(key)
         if isinstance(inner, dict):
             for sub in ("text", "content"):
                 if isinstance(text := inner.get(sub), str):
                     return text
-    choices = value.get("choices")
-    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
-        inner = choices[0].get("delta") or choices[0].get("message") or {}
-        if isinstance(inner, dict):
-            content = inner.get("content")
-            return content if isinstance(content, str) else ""
     return None
+
+
+def _choice_text(value: JSONObject) -> str | None:
+    """An OpenAI chunk's (or completion's) first choice's content; empty when it has none."""
+    choices = value.get("choices")
+    if not (isinstance(choices, list) and choices and isinstance(choices[0], dict)):
+        return None
+    inner = choices[0].get("delta") or choices[0].get("message") or {}
+    if not isinstance(inner, dict):
+        return None
+    content = inner.get("content")
+    return content if isinstance(content, str) else ""
 
 
 def parse_sse_format(body: str) -> JSONObject:

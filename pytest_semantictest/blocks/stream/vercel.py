@@ -9,6 +9,7 @@ lines or inside ``data:``) and the newer JSON ``type`` events sent over SSE (``t
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -121,28 +122,35 @@ class _Accumulator(Accumulator):
         # e: finish step, f: start step, 2: data, 8: annotations, g-k: reasoning/sources/files
 
     def typed(self, ev: JSONObject) -> None:
-        kind = ev["type"]
-        if kind == "text-delta":
-            self.add_text(ev.get("delta", ev.get("textDelta")))
-        elif kind in ("tool-call", "tool-input-available"):
-            self.complete(ev, "input", "args")
-        elif kind in ("tool-input-start", "tool-call-streaming-start"):
-            self.call(ev)
-        elif kind == "tool-input-delta":
-            self.delta(ev, "inputTextDelta")
-        elif kind == "tool-call-delta":
-            self.delta(ev, "argsTextDelta")
-        elif kind in ("tool-result", "tool-output-available"):
-            self.result(ev, "output", "result")
-        elif kind in ("tool-output-error", "tool-error", "tool-input-error"):
-            if kind == "tool-input-error" and isinstance(ev.get("input"), dict):
-                self.complete(ev, "input")
-            self.tool_error(ev)
-        elif kind == "finish":
-            self.finish(ev.get("finishReason"))
-        elif kind == "error":
-            self.stream_error(ev)
-        # everything else (start, start-step, finish-step, reasoning, data-*) is ignored
+        """One JSON ``type`` event; everything without a handler (start, start-step, finish-step,
+        reasoning, data-*) is ignored."""
+        handle = _TYPED.get(ev["type"])
+        if handle is not None:
+            handle(self, ev)
+
+    def _text_delta(self, ev: JSONObject) -> None:
+        self.add_text(ev.get("delta", ev.get("textDelta")))
+
+    def _input_available(self, ev: JSONObject) -> None:
+        self.complete(ev, "input", "args")
+
+    def _input_delta(self, ev: JSONObject) -> None:
+        self.delta(ev, "inputTextDelta")
+
+    def _call_delta(self, ev: JSONObject) -> None:
+        self.delta(ev, "argsTextDelta")
+
+    def _output_available(self, ev: JSONObject) -> None:
+        self.result(ev, "output", "result")
+
+    def _tool_failed(self, ev: JSONObject) -> None:
+        """A tool that failed; one whose input did not validate still shows the input it got."""
+        if ev["type"] == "tool-input-error" and isinstance(ev.get("input"), dict):
+            self.complete(ev, "input")
+        self.tool_error(ev)
+
+    def _finish_event(self, ev: JSONObject) -> None:
+        self.finish(ev.get("finishReason"))
 
     def tool_calls(self) -> list[JSONObject]:
         out = []
@@ -160,6 +168,25 @@ class _Accumulator(Accumulator):
                 item["error"] = call.error
             out.append(item)
         return out
+
+
+_TYPED: dict[str, Callable[[_Accumulator, JSONObject], object]] = {
+    "text-delta": _Accumulator._text_delta,
+    "tool-call": _Accumulator._input_available,
+    "tool-input-available": _Accumulator._input_available,
+    "tool-input-start": _Accumulator.call,
+    "tool-call-streaming-start": _Accumulator.call,
+    "tool-input-delta": _Accumulator._input_delta,
+    "tool-call-delta": _Accumulator._call_delta,
+    "tool-result": _Accumulator._output_available,
+    "tool-output-available": _Accumulator._output_available,
+    "tool-output-error": _Accumulator._tool_failed,
+    "tool-error": _Accumulator._tool_failed,
+    "tool-input-error": _Accumulator._tool_failed,
+    "finish": _Accumulator._finish_event,
+    "error": _Accumulator.stream_error,
+}
+"""The handler of each JSON ``type`` event (both the UI message stream's names and the older ones)."""
 
 
 def parse_vercel(body: str) -> JSONObject:

@@ -53,15 +53,9 @@ async def a2a_exchange(client: httpx.AsyncClient, config: JSONObject, reply: Rep
     base = str(config["base_url"]).rstrip("/")
     http = Bounded(client, float(config.get("timeout") or 60_000) / 1000)
     shapes = shapes_of(config.get("tool_calls"))
-    dialect = config.get("dialect") or _dialect_of(config)
+    dialect = await _dialect(http, base, config, reply)
     if dialect is None:
-        dialect = await _probe(http, base, config)
-        if dialect is None:
-            reply.problem(
-                f"no A2A agent card at {base}{CARD_PATHS['jsonrpc']} or {base}{CARD_PATHS['webagents']}: "
-                "name the dialect in the front matter (dialect: jsonrpc or dialect: webagents)"
-            )
-            return
+        return
     reply.dialect = dialect
     card_url = base + CARD_PATHS[dialect]
     card_ok = await _card(http, card_url, config, reply)
@@ -71,12 +65,7 @@ async def a2a_exchange(client: httpx.AsyncClient, config: JSONObject, reply: Rep
         await webagents_exchange(http, base, config, reply, shapes)
         return
     rest = dialect == "rest"  # the HTTP+JSON binding: A2A 1.0 only
-    wanted = "1.0" if rest else version_name(config.get("a2a_version"))
-    source = "rest dialect" if rest else str(config.get("a2a_version_source") or "front matter")
-    endpoint, problem = choose(reply.card, base, wanted, source, "HTTP+JSON" if rest else "JSONRPC")
-    reply.version, reply.extra["version_from"] = endpoint.version, endpoint.source
-    if problem:
-        reply.problem(problem)
+    endpoint = _endpoint(config, reply, base, rest)
     if card_ok:
         problem = card_problem(reply.card, endpoint.version, card_url)
         if problem:
@@ -85,6 +74,32 @@ async def a2a_exchange(client: httpx.AsyncClient, config: JSONObject, reply: Rep
         await rest_exchange(http, endpoint.url, config, reply, shapes, streams(reply.card))
         return
     await _jsonrpc(http, endpoint, config, reply, shapes)
+
+
+async def _dialect(http: Bounded, base: str, config: JSONObject, reply: Reply) -> str | None:
+    """The front matter's dialect, else what the request shows, else the card the server has; None
+    (a problem said) when there is no card either."""
+    dialect = config.get("dialect") or _dialect_of(config)
+    if dialect is None:
+        dialect = await _probe(http, base, config)
+    if dialect is None:
+        reply.problem(
+            f"no A2A agent card at {base}{CARD_PATHS['jsonrpc']} or {base}{CARD_PATHS['webagents']}: "
+            "name the dialect in the front matter (dialect: jsonrpc or dialect: webagents)"
+        )
+    return dialect
+
+
+def _endpoint(config: JSONObject, reply: Reply, base: str, rest: bool) -> Endpoint:
+    """The card's interface for the protocol version asked for (the REST binding speaks 1.0 only),
+    noted in the reply; a mismatch is a problem."""
+    wanted = "1.0" if rest else version_name(config.get("a2a_version"))
+    source = "rest dialect" if rest else str(config.get("a2a_version_source") or "front matter")
+    endpoint, problem = choose(reply.card, base, wanted, source, "HTTP+JSON" if rest else "JSONRPC")
+    reply.version, reply.extra["version_from"] = endpoint.version, endpoint.source
+    if problem:
+        reply.problem(problem)
+    return endpoint
 
 
 def _dialect_of(config: JSONObject) -> str | None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from ...json_types import JSONValue
+from ...json_types import JSONObject, JSONValue
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -45,21 +45,34 @@ def offers(card: JSONValue, binding: str = "JSONRPC") -> list[tuple[str, str]]:
     the card's order."""
     if not isinstance(card, dict):
         return []
-    out: list[tuple[str, str]] = []
+    out = [
+        (version_name(interface.get("protocolVersion")) or "1.0", interface["url"])
+        for interface in _interfaces(card, binding)
+    ]
+    found = _card_url(card)
+    if found is not None and found not in out:
+        out.append(found)
+    return out
+
+
+def _interfaces(card: JSONObject, binding: str) -> list[JSONObject]:
+    """The card's ``supportedInterfaces`` entries (A2A 1.0) that have a URL and speak ``binding``."""
+    found = []
     for interface in card.get("supportedInterfaces") or []:
         if not isinstance(interface, dict) or not isinstance(interface.get("url"), str):
             continue
-        if str(interface.get("protocolBinding") or "JSONRPC").upper() != binding:
-            continue
-        out.append((version_name(interface.get("protocolVersion")) or "1.0", interface["url"]))
-    if (
-        isinstance(card.get("url"), str)
-        and str(card.get("preferredTransport") or "JSONRPC").upper() == "JSONRPC"
-    ):
-        found = (version_name(card.get("protocolVersion")) or "0.3", card["url"])
-        if found not in out:
-            out.append(found)
-    return out
+        if str(interface.get("protocolBinding") or "JSONRPC").upper() == binding:
+            found.append(interface)
+    return found
+
+
+def _card_url(card: JSONObject) -> tuple[str, str] | None:
+    """(version, url) of the card's own ``url`` (A2A 0.3) when its preferred transport is JSON-RPC."""
+    if not isinstance(card.get("url"), str):
+        return None
+    if str(card.get("preferredTransport") or "JSONRPC").upper() != "JSONRPC":
+        return None
+    return version_name(card.get("protocolVersion")) or "0.3", card["url"]
 
 
 def choose(
@@ -68,20 +81,32 @@ def choose(
     """The endpoint to talk to, and why that is a problem (the card offers no such version), or None."""
     offered = offers(card, binding)
     if wanted is not None:
-        match = next((url for version, url in offered if version == wanted), None)
-        if match is not None:
-            return Endpoint(on_host(match, base), wanted, source), None
-        if not offered:  # no card, or one without endpoints: the problem of the card says so
-            return Endpoint(base + "/", wanted, source), None
-        listed = ", ".join(f"{v} at {u}" for v, u in offered)
-        return Endpoint(base + "/", wanted, source), (
-            f"the agent card offers A2A {listed} over {binding}, not {wanted} as the case asks ({source})"
-        )
+        return _asked(offered, base, wanted, source, binding)
     for version in VERSIONS:
-        match = next((url for v, url in offered if v == version), None)
+        match = _url_of(offered, version)
         if match is not None:
             return Endpoint(on_host(match, base), version, "agent card"), None
     return Endpoint(base + "/", "0.3", "default"), None
+
+
+def _asked(
+    offered: list[tuple[str, str]], base: str, wanted: str, source: str, binding: str
+) -> tuple[Endpoint, str | None]:
+    """The endpoint of the version the case asks for; a card that offers others is a problem."""
+    match = _url_of(offered, wanted)
+    if match is not None:
+        return Endpoint(on_host(match, base), wanted, source), None
+    if not offered:  # no card, or one without endpoints: the problem of the card says so
+        return Endpoint(base + "/", wanted, source), None
+    listed = ", ".join(f"{v} at {u}" for v, u in offered)
+    return Endpoint(base + "/", wanted, source), (
+        f"the agent card offers A2A {listed} over {binding}, not {wanted} as the case asks ({source})"
+    )
+
+
+def _url_of(offered: list[tuple[str, str]], version: str) -> str | None:
+    """The first URL offered for ``version``."""
+    return next((url for v, url in offered if v == version), None)
 
 
 def on_host(url: str, base: str) -> str:

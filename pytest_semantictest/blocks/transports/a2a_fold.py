@@ -15,6 +15,7 @@ reader). The reply is then built from the payload as received (a v1.0 ``Value`` 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from ...json_types import JSONObject, JSONValue
@@ -51,19 +52,11 @@ def fold_payload(data: str, reply: Reply, version: str, shapes: ToolCallShapes) 
     if not isinstance(payload, dict):
         reply.event("unknown", payload)
         return
-    if isinstance(payload.get("error"), dict) or "error" in payload and "result" not in payload:
+    if _is_rpc_error(payload):
         _rpc_error(payload, reply)
         return
     result = payload.get("result")
-    found = _v1(result) if version == "1.0" else _v03(result)
-    if isinstance(found, str) or found is None:  # the other version's shape: read, and named
-        other = _v03(result) if version == "1.0" else _v1(result)
-        if isinstance(other, tuple):
-            reply.problem(
-                f"the agent answered an A2A {version} request with an A2A {_other(version)} {other[0]}: "
-                f"name a2a_version: {_other(version)} in the front matter if that is the version it speaks"
-            )
-            found = other
+    found = _validated(result, version, reply)
     if isinstance(found, str):  # a known kind that does not validate: the reason is the problem
         reply.event(_kind_of(result, version), result)
         reply.problem(found)
@@ -76,6 +69,27 @@ def fold_payload(data: str, reply: Reply, version: str, shapes: ToolCallShapes) 
     kind, body = found
     reply.event(kind, result)
     fold(reply, kind, body, shapes)
+
+
+def _is_rpc_error(payload: JSONObject) -> bool:
+    """An error object, or an ``error`` key without a ``result``."""
+    return isinstance(payload.get("error"), dict) or ("error" in payload and "result" not in payload)
+
+
+def _validated(result: JSONValue, version: str, reply: Reply) -> tuple[str, JSONObject] | str | None:
+    """``result`` read as the version asked for; in the other version's shape it is read too, and
+    that is a problem naming the version the agent seems to speak."""
+    found = _v1(result) if version == "1.0" else _v03(result)
+    if not isinstance(found, str) and found is not None:
+        return found
+    other = _v03(result) if version == "1.0" else _v1(result)
+    if not isinstance(other, tuple):
+        return found
+    reply.problem(
+        f"the agent answered an A2A {version} request with an A2A {_other(version)} {other[0]}: "
+        f"name a2a_version: {_other(version)} in the front matter if that is the version it speaks"
+    )
+    return other
 
 
 def _kind_of(result: JSONValue, version: str) -> str:
@@ -117,47 +131,75 @@ def _v1(result: JSONValue) -> tuple[str, JSONObject] | str | None:
     """(kind, inner object) if ``result`` validates as a v1.0 StreamResponse (``{"task": ...}`` and its
     siblings) or as a bare Task (what GetTask and CancelTask answer); why not if it has one of their
     shapes but does not validate; None for anything else."""
-    from a2a.types import a2a_pb2
-    from google.protobuf import json_format
-
     if not isinstance(result, dict) or "kind" in result:
         return None
     wrapped = len(result) == 1 and next(iter(result)) in V1_KINDS
     if not wrapped and not ("id" in result and "status" in result):
         return None
-    target: Any = a2a_pb2.StreamResponse() if wrapped else a2a_pb2.Task()
-    try:
-        json_format.ParseDict(result, target)
-    except json_format.ParseError as exc:
-        what = V1_KINDS[next(iter(result))] if wrapped else "task"
-        return f"a {what} that does not validate as A2A 1.0: {exc}"
+    problem = _v1_problem(result, wrapped)
+    if problem is not None:
+        return problem
     if wrapped:
         key, inner = next(iter(result.items()))
         return V1_KINDS[key], inner
     return "task", result
 
 
+def _v1_problem(result: JSONObject, wrapped: bool) -> str | None:
+    """Why ``result`` does not validate as a v1.0 StreamResponse (``wrapped``) or Task; None if it does."""
+    from a2a.types import a2a_pb2
+    from google.protobuf import json_format
+
+    target: Any = a2a_pb2.StreamResponse() if wrapped else a2a_pb2.Task()
+    try:
+        json_format.ParseDict(result, target)
+    except json_format.ParseError as exc:
+        what = V1_KINDS[next(iter(result))] if wrapped else "task"
+        return f"a {what} that does not validate as A2A 1.0: {exc}"
+    return None
+
+
 def fold(reply: Reply, kind: str, body: JSONObject, shapes: ToolCallShapes) -> None:
     """One Task, Message, status update or artifact update (either version's fields) into the reply."""
-    if kind == "task":
-        reply.task_id, reply.context_id = body.get("id") or reply.task_id, body.get("contextId")
-        _status(reply, body.get("status"), shapes)
-        for artifact in body.get("artifacts") or []:
-            _artifact(reply, artifact, False, shapes)
-    elif kind == "message":
-        reply.context_id = body.get("contextId") or reply.context_id
-        reply.messages.append(body)
-        _parts(reply, body.get("parts"), shapes)
-        reply.state = reply.state if reply.task_id else "completed"
-        reply.final = True  # a Message is the whole answer
-    elif kind == "status-update":
-        reply.task_id, reply.context_id = body.get("taskId") or reply.task_id, body.get("contextId")
-        _status(reply, body.get("status"), shapes)
-        reply.final = reply.final or bool(body.get("final"))
-    elif kind == "artifact-update":
-        reply.task_id = body.get("taskId") or reply.task_id
-        if isinstance(body.get("artifact"), dict):
-            _artifact(reply, body["artifact"], bool(body.get("append")), shapes)
+    fold_kind = _FOLDS.get(kind)
+    if fold_kind is not None:
+        fold_kind(reply, body, shapes)
+
+
+def _fold_task(reply: Reply, body: JSONObject, shapes: ToolCallShapes) -> None:
+    reply.task_id, reply.context_id = body.get("id") or reply.task_id, body.get("contextId")
+    _status(reply, body.get("status"), shapes)
+    for artifact in body.get("artifacts") or []:
+        _artifact(reply, artifact, False, shapes)
+
+
+def _fold_message(reply: Reply, body: JSONObject, shapes: ToolCallShapes) -> None:
+    reply.context_id = body.get("contextId") or reply.context_id
+    reply.messages.append(body)
+    _parts(reply, body.get("parts"), shapes)
+    reply.state = reply.state if reply.task_id else "completed"
+    reply.final = True  # a Message is the whole answer
+
+
+def _fold_status_update(reply: Reply, body: JSONObject, shapes: ToolCallShapes) -> None:
+    reply.task_id, reply.context_id = body.get("taskId") or reply.task_id, body.get("contextId")
+    _status(reply, body.get("status"), shapes)
+    reply.final = reply.final or bool(body.get("final"))
+
+
+def _fold_artifact_update(reply: Reply, body: JSONObject, shapes: ToolCallShapes) -> None:
+    reply.task_id = body.get("taskId") or reply.task_id
+    if isinstance(body.get("artifact"), dict):
+        _artifact(reply, body["artifact"], bool(body.get("append")), shapes)
+
+
+_FOLDS: dict[str, Callable[[Reply, JSONObject, ToolCallShapes], None]] = {
+    "task": _fold_task,
+    "message": _fold_message,
+    "status-update": _fold_status_update,
+    "artifact-update": _fold_artifact_update,
+}
+"""How each kind of result (the v0.3 names, for both versions) changes the reply."""
 
 
 def _status(reply: Reply, status: JSONValue, shapes: ToolCallShapes) -> None:

@@ -48,7 +48,7 @@ async def rest_exchange(
         **(config.get("headers") or {}),
     }
     base = url.rstrip("/")
-    if config.get("body") is not None or config.get("method") not in (None, "POST"):
+    if _own_request(config):
         await _turn(
             http,
             str(config.get("method") or "POST"),
@@ -60,17 +60,25 @@ async def rest_exchange(
             base,
         )
         return
+    path = "/message:stream" if stream else "/message:send"
     turns = reply.extra.setdefault("turns", [])
-    texts = [str(m.get("content", "")) for m in config.get("messages") or [] if m.get("role") == "user"]
-    for text in texts:
+    for text in _user_texts(config):
         reply.final, reply.task_id, start = False, None, len(reply.texts)
-        path = "/message:stream" if stream else "/message:send"
         await _turn(
             http, "POST", base + path, headers, v1_params(text, reply.context_id), reply, shapes, base
         )
         turns.append({"text": "".join(reply.texts[start:]), "state": reply.state, "final": reply.final})
         if reply.problems or reply.error:
             return
+
+
+def _own_request(config: JSONObject) -> bool:
+    """The case sends a request of its own (a body, or a method other than POST), not messages."""
+    return config.get("body") is not None or config.get("method") not in (None, "POST")
+
+
+def _user_texts(config: JSONObject) -> list[str]:
+    return [str(m.get("content", "")) for m in config.get("messages") or [] if m.get("role") == "user"]
 
 
 async def _turn(
@@ -91,6 +99,21 @@ async def _turn(
     _fold(raw, reply, shapes)
     if reply.final or reply.error or reply.status >= 400:
         return
+    await _poll(http, base, headers, reply, shapes, marks)
+    if not reply.final and not reply.error:
+        reply.problem(f"the response ended before the task completed; last state: {last_state(reply)}")
+
+
+async def _poll(
+    http: Bounded,
+    base: str,
+    headers: dict[str, str],
+    reply: Reply,
+    shapes: ToolCallShapes,
+    marks: tuple[int, int, int, int],
+) -> None:
+    """Get the task until it is final (the case's deadline bounds this); each answer is the whole
+    task, so what the turn's earlier answers added is replaced, not repeated."""
     wait, polls = POLL_FIRST_S, 0
     while reply.task_id and not reply.final and not reply.error:
         await asyncio.sleep(wait)
@@ -99,7 +122,7 @@ async def _turn(
         polls += 1
         reply.extra["polls"] = polls
         if raw is None or reply.status >= 400:
-            break
+            return
         del (
             reply.texts[marks[0] :],
             reply.data[marks[1] :],
@@ -107,8 +130,6 @@ async def _turn(
             reply.messages[marks[3] :],
         )
         _fold(raw, reply, shapes)
-    if not reply.final and not reply.error:
-        reply.problem(f"the response ended before the task completed; last state: {last_state(reply)}")
 
 
 async def _send(

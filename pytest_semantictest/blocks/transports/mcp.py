@@ -75,17 +75,12 @@ class McpRecord:
         result = self.result or {}
         found = result.get("content")
         content: list[Any] = found if isinstance(found, list) else []
-        texts = [c.get("text") for c in content if isinstance(c, dict) and isinstance(c.get("text"), str)]
-        if isinstance(result.get("contents"), list):  # resources/read
-            texts += [c.get("text") for c in result["contents"] if isinstance(c, dict) and c.get("text")]
-        for message in result.get("messages") or []:  # prompts/get
-            inner = message.get("content") if isinstance(message, dict) else None
-            if isinstance(inner, dict) and isinstance(inner.get("text"), str):
-                texts.append(inner["text"])
+        texts = _content_texts(content) + _resource_texts(result) + _prompt_texts(result)
+        text = "\n".join(t for t in texts if t)
         is_error = result.get("isError") is True
         error = self.error
         if is_error and error is None:
-            error = {"kind": "tool error", "message": "\n".join(t for t in texts if t) or "(no text)"}
+            error = {"kind": "tool error", "message": text or "(no text)"}
         reply: JSONObject = {
             "transport": "mcp",
             "connection": self.connection,
@@ -97,25 +92,69 @@ class McpRecord:
             "params": self.params,
             "result": self.result,
             "content": content,
-            "text": "\n".join(t for t in texts if t),
+            "text": text,
             "structured": result.get("structuredContent"),
             "is_error": is_error,
             "error": error,
-            "state": "failed" if error is not None else ("completed" if self.result is not None else None),
+            "state": _state(error, self.result),
             "http": self.http,
             "stderr": self.stderr,
             "timeline": [_line(m) for m in self.messages],
         }
-        for key, name_key in (("tools", "name"), ("resources", "uri"), ("prompts", "name")):
-            if isinstance(result.get(key), list):
-                reply[key] = result[key]
-                reply[key[:-1] + ("_uris" if name_key == "uri" else "_names")] = [
-                    item.get(name_key) for item in result[key] if isinstance(item, dict)
-                ]
-        if isinstance(result.get("tools"), list):
-            reply["input_schemas"] = {t.get("name"): t.get("inputSchema") for t in result["tools"]}
-            reply["output_schemas"] = {t.get("name"): t.get("outputSchema") for t in result["tools"]}
+        reply.update(_listings(result))
         return reply
+
+
+def _content_texts(content: list[Any]) -> list[Any]:
+    """The text parts of a ``tools/call`` result's content."""
+    return [c.get("text") for c in content if isinstance(c, dict) and isinstance(c.get("text"), str)]
+
+
+def _resource_texts(result: JSONObject) -> list[Any]:
+    """The texts of a ``resources/read`` result's contents."""
+    contents = result.get("contents")
+    if not isinstance(contents, list):
+        return []
+    return [c.get("text") for c in contents if isinstance(c, dict) and c.get("text")]
+
+
+def _prompt_texts(result: JSONObject) -> list[Any]:
+    """The text of each message of a ``prompts/get`` result."""
+    texts = []
+    for message in result.get("messages") or []:
+        inner = message.get("content") if isinstance(message, dict) else None
+        if isinstance(inner, dict) and isinstance(inner.get("text"), str):
+            texts.append(inner["text"])
+    return texts
+
+
+def _state(error: JSONObject | None, result: JSONObject | None) -> str | None:
+    """``failed`` on an error, ``completed`` on a result, else nothing yet."""
+    if error is not None:
+        return "failed"
+    return "completed" if result is not None else None
+
+
+_LISTINGS = (
+    ("tools", "name", "tool_names"),
+    ("resources", "uri", "resource_uris"),
+    ("prompts", "name", "prompt_names"),
+)
+
+
+def _listings(result: JSONObject) -> JSONObject:
+    """A list result's items with their names (or URIs), and the tools' input and output schemas."""
+    found: JSONObject = {}
+    for key, name_key, names in _LISTINGS:
+        items = result.get(key)
+        if isinstance(items, list):
+            found[key] = items
+            found[names] = [item.get(name_key) for item in items if isinstance(item, dict)]
+    tools = result.get("tools")
+    if isinstance(tools, list):
+        found["input_schemas"] = {t.get("name"): t.get("inputSchema") for t in tools}
+        found["output_schemas"] = {t.get("name"): t.get("outputSchema") for t in tools}
+    return found
 
 
 def _line(entry: JSONObject) -> str:
@@ -243,25 +282,16 @@ async def run_session(
 
     Raises ``McpFailure`` (a transport failure, named) and ``TimeoutError``; a JSON-RPC error the
     server sent is kept in ``record.error``, not raised."""
-    from mcp import Client, MCPError, StdioServerParameters
-    from mcp.client.stdio import stdio_client
-    from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared._httpx_utils import create_mcp_http_client
+    from mcp import Client, MCPError
 
     mode = "legacy" if protocol == "handshake" else protocol
     with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
         try:
             async with AsyncExitStack() as stack:
                 if command is not None:
-                    params = StdioServerParameters(
-                        command=command[0], args=command[1:], env=dict(env or {}), cwd=cwd
-                    )
-                    inner: Any = stdio_client(params, errlog=errlog)
+                    inner = _stdio(command, env, cwd, errlog)
                 else:
-                    http = create_mcp_http_client(headers=dict(headers or {}))
-                    http.event_hooks = _http_hooks(record)
-                    await stack.enter_async_context(http)
-                    inner = streamable_http_client(str(url), http_client=http)
+                    inner = await _streamable_http(stack, str(url), headers, record)
                 client = Client(
                     _Recording(inner, record), mode=mode, cache=None, read_timeout_seconds=seconds
                 )
@@ -269,27 +299,11 @@ async def run_session(
                 record.protocol_version = client.protocol_version
                 info = client.server_info
                 record.server_info = info.model_dump(mode="json", exclude_none=True) if info else None
-                try:
-                    result = await _call(client, record.method, record.params)
-                except MCPError as exc:
-                    if exc.code in _SYNTHESIZED and not record.saw_error(exc.code):
-                        raise McpFailure(_closed(exc.message, record, errlog)) from None
-                    record.error = {
-                        "kind": "JSON-RPC error",
-                        **exc.error.model_dump(mode="json", exclude_none=True),
-                    }
-                    return
-                except (RuntimeError, ValueError) as exc:  # the client's own checks of the answer
-                    # (structured content against the tool's output schema, the result's shape)
-                    record.error = {"kind": "invalid result", "message": f"{type(exc).__name__}: {exc}"}
-                    return
-                record.result = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+                await _ask(client, record, errlog)
         except McpFailure:
             raise
         except MCPError as exc:  # the connection itself (the probe, the handshake) failed
-            if exc.code in _SYNTHESIZED and not record.saw_error(exc.code):
-                raise McpFailure(_closed(exc.message, record, errlog)) from None
-            record.error = {"kind": "JSON-RPC error", **exc.error.model_dump(mode="json", exclude_none=True)}
+            _keep_error(exc, record, errlog)
         except TimeoutError:
             raise
         except BaseException as exc:  # an exception group at close, an OSError, httpx2's errors: named
@@ -301,6 +315,51 @@ async def run_session(
             raise McpFailure(named) from None
         finally:
             record.stderr = _tail(errlog)
+
+
+def _stdio(command: list[str], env: Mapping[str, str] | None, cwd: str | None, errlog: Any) -> Any:
+    """The SDK's stdio transport to the server ``command`` starts, its stderr into ``errlog``."""
+    from mcp import StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    params = StdioServerParameters(command=command[0], args=command[1:], env=dict(env or {}), cwd=cwd)
+    return stdio_client(params, errlog=errlog)
+
+
+async def _streamable_http(
+    stack: AsyncExitStack, url: str, headers: Mapping[str, str] | None, record: McpRecord
+) -> Any:
+    """The SDK's streamable HTTP transport to ``url``, each response's MCP headers recorded."""
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    http = create_mcp_http_client(headers=dict(headers or {}))
+    http.event_hooks = _http_hooks(record)
+    await stack.enter_async_context(http)
+    return streamable_http_client(url, http_client=http)
+
+
+async def _ask(client: Any, record: McpRecord, errlog: Any) -> None:
+    """Send the record's request; keep its result, or the error the server sent or the client found."""
+    from mcp import MCPError
+
+    try:
+        result = await _call(client, record.method, record.params)
+    except MCPError as exc:
+        _keep_error(exc, record, errlog)
+        return
+    except (RuntimeError, ValueError) as exc:  # the client's own checks of the answer
+        # (structured content against the tool's output schema, the result's shape)
+        record.error = {"kind": "invalid result", "message": f"{type(exc).__name__}: {exc}"}
+        return
+    record.result = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+
+def _keep_error(exc: Any, record: McpRecord, errlog: Any) -> None:
+    """Keep a JSON-RPC error the server sent; one the SDK made up for a lost connection is a failure."""
+    if exc.code in _SYNTHESIZED and not record.saw_error(exc.code):
+        raise McpFailure(_closed(exc.message, record, errlog)) from None
+    record.error = {"kind": "JSON-RPC error", **exc.error.model_dump(mode="json", exclude_none=True)}
 
 
 class McpFailure(Exception):

@@ -94,13 +94,34 @@ def ws_url(config: JSONObject) -> str:
 
 async def realtime_exchange(config: JSONObject, reply: Reply) -> None:
     """Run the case's session, filling ``reply`` as events arrive."""
-    from websockets.asyncio.client import connect
-    from websockets.exceptions import ConnectionClosed, InvalidStatus
+    from websockets.exceptions import ConnectionClosed
 
     reply.url = ws_url(config)
+    socket = await _open(config, reply)
+    if socket is None:
+        return
+    reply.status = 101
+    events = client_events(config)
+    async with socket:
+        try:
+            await _converse(socket, reply, events, config)
+        except ConnectionClosed as exc:
+            code = exc.rcvd.code if exc.rcvd else 1006
+            why = f" ({exc.rcvd.reason})" if exc.rcvd and exc.rcvd.reason else ""
+            waiting = ", ".join(reply.waiting) or "the next event"
+            reply.problem(
+                f"the socket closed before {waiting} (close code {code}{why}); last state: {last_state(reply)}"
+            )
+
+
+async def _open(config: JSONObject, reply: Reply) -> Socket | None:
+    """The session's socket; None (a problem said) when the server refuses the WebSocket."""
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import InvalidStatus
+
+    opener: Callable[..., Awaitable[Socket]] = OPENERS[0] if OPENERS else connect
     try:
-        opener: Callable[..., Awaitable[Socket]] = OPENERS[0] if OPENERS else connect
-        socket = await opener(
+        return await opener(
             reply.url,
             additional_headers=config.get("headers") or {},
             proxy=None,
@@ -111,27 +132,21 @@ async def realtime_exchange(config: JSONObject, reply: Reply) -> None:
     except InvalidStatus as exc:
         reply.status = exc.response.status_code
         reply.problem(f"the server refused the WebSocket (status {reply.status})")
+        return None
+
+
+async def _converse(socket: Socket, reply: Reply, events: list[JSONObject], config: JSONObject) -> None:
+    """Send the case's client ``events``, each ``response.create`` read to its ``response.done``, then
+    read on to the end of the exchange (an ``error`` event stops it early)."""
+    if not await _until(socket, reply, {"session.created"}):
         return
-    reply.status = 101
-    events = client_events(config)
-    async with socket:
-        try:
-            if not await _until(socket, reply, {"session.created"}):
+    for event in events:
+        await socket.send(json.dumps(event))
+        if event.get("type") == "response.create":
+            reply.final = False
+            if not await _until(socket, reply, {"response.done"}):
                 return
-            for event in events:
-                await socket.send(json.dumps(event))
-                if event.get("type") == "response.create":
-                    reply.final = False
-                    if not await _until(socket, reply, {"response.done"}):
-                        return
-            await _to_the_end(socket, reply, awaited(events, config.get("expect_events"), reply))
-        except ConnectionClosed as exc:
-            code = exc.rcvd.code if exc.rcvd else 1006
-            why = f" ({exc.rcvd.reason})" if exc.rcvd and exc.rcvd.reason else ""
-            waiting = ", ".join(reply.waiting) or "the next event"
-            reply.problem(
-                f"the socket closed before {waiting} (close code {code}{why}); last state: {last_state(reply)}"
-            )
+    await _to_the_end(socket, reply, awaited(events, config.get("expect_events"), reply))
 
 
 def awaited(events: list[JSONObject], expected: JSONValue, reply: Reply) -> Counter[str]:
@@ -179,49 +194,77 @@ async def _until(socket: Socket, reply: Reply, wanted: set[str]) -> bool:
 
 
 def _fold(reply: Reply, kind: str, event: JSONObject) -> None:
-    turn = reply.extra.setdefault("responses", [])
-    if kind == "response.created":
-        reply.state = str((event.get("response") or {}).get("status") or "in_progress")
-        turn.append({"id": (event.get("response") or {}).get("id"), "text": "", "status": reply.state})
-        reply.deltas = False
-    elif kind in TEXT_DELTAS:
-        reply.texts.append(str(event.get("delta", "")))
-        reply.deltas = True
-        if turn:
-            turn[-1]["text"] += str(event.get("delta", ""))
-    elif kind in TEXT_DONE and not reply.deltas:
-        reply.texts.append(str(event.get("text", "")))
-        if turn:
-            turn[-1]["text"] += str(event.get("text", ""))
-    elif kind == "response.function_call_arguments.done":
-        reply.tool_calls.append(
-            {
-                "name": event.get("name"),
-                "call_id": event.get("call_id"),
-                "arguments": _arguments(event.get("arguments")),
-            }
-        )
-    elif kind == "response.done":
-        response = event.get("response") or {}
-        reply.state = str(response.get("status") or "completed")
-        reply.final = True
-        if turn:
-            turn[-1]["status"] = reply.state
-        for item in response.get("output") or []:
-            if (
-                isinstance(item, dict)
-                and item.get("type") == "function_call"
-                and not any(c.get("call_id") == item.get("call_id") for c in reply.tool_calls)
-            ):
-                reply.tool_calls.append(
-                    {
-                        "name": item.get("name"),
-                        "call_id": item.get("call_id"),
-                        "arguments": _arguments(item.get("arguments")),
-                    }
-                )
-        if reply.state == "failed":
-            reply.error = response.get("status_details")
+    """Fold one server event into ``reply``: a response's state and text, and its tool calls."""
+    turns = reply.extra.setdefault("responses", [])
+    fold = _FOLDS.get(kind)
+    if fold is not None:
+        fold(reply, turns, event)
+
+
+def _response_created(reply: Reply, turns: list[JSONObject], event: JSONObject) -> None:
+    reply.state = str((event.get("response") or {}).get("status") or "in_progress")
+    turns.append({"id": (event.get("response") or {}).get("id"), "text": "", "status": reply.state})
+    reply.deltas = False
+
+
+def _text_delta(reply: Reply, turns: list[JSONObject], event: JSONObject) -> None:
+    reply.texts.append(str(event.get("delta", "")))
+    reply.deltas = True
+    if turns:
+        turns[-1]["text"] += str(event.get("delta", ""))
+
+
+def _text_done(reply: Reply, turns: list[JSONObject], event: JSONObject) -> None:
+    """A finished text counts only for a response that streamed no deltas of it."""
+    if reply.deltas:
+        return
+    reply.texts.append(str(event.get("text", "")))
+    if turns:
+        turns[-1]["text"] += str(event.get("text", ""))
+
+
+def _arguments_done(reply: Reply, turns: list[JSONObject], event: JSONObject) -> None:
+    reply.tool_calls.append(_tool_call(event))
+
+
+def _response_done(reply: Reply, turns: list[JSONObject], event: JSONObject) -> None:
+    """The response's final state, and the function calls of its output not streamed before."""
+    response = event.get("response") or {}
+    reply.state = str(response.get("status") or "completed")
+    reply.final = True
+    if turns:
+        turns[-1]["status"] = reply.state
+    for item in response.get("output") or []:
+        if _is_function_call(item) and not _known_call(reply, item.get("call_id")):
+            reply.tool_calls.append(_tool_call(item))
+    if reply.state == "failed":
+        reply.error = response.get("status_details")
+
+
+def _is_function_call(item: JSONValue) -> bool:
+    return isinstance(item, dict) and item.get("type") == "function_call"
+
+
+def _known_call(reply: Reply, call_id: JSONValue) -> bool:
+    return any(c.get("call_id") == call_id for c in reply.tool_calls)
+
+
+def _tool_call(source: JSONObject) -> JSONObject:
+    return {
+        "name": source.get("name"),
+        "call_id": source.get("call_id"),
+        "arguments": _arguments(source.get("arguments")),
+    }
+
+
+_FOLDS: dict[str, Callable[[Reply, list[JSONObject], JSONObject], None]] = {
+    "response.created": _response_created,
+    **dict.fromkeys(TEXT_DELTAS, _text_delta),
+    **dict.fromkeys(TEXT_DONE, _text_done),
+    "response.function_call_arguments.done": _arguments_done,
+    "response.done": _response_done,
+}
+"""What each server event kind changes in the reply; other kinds are recorded only."""
 
 
 def _arguments(value: JSONValue) -> JSONValue:

@@ -184,8 +184,20 @@ V1_WRAPPERS = frozenset({"task", "message", "statusUpdate", "artifactUpdate"})
 def _summary(data: JSONValue) -> str:
     if not isinstance(data, dict):
         return f": {str(data)[:120]}" if data is not None else ""
+    bits = _summary_bits(_unwrapped(data))
+    return f" ({', '.join(bits)})" if bits else ""
+
+
+def _unwrapped(data: JSONObject) -> JSONObject:
+    """An A2A 1.0 result's inner object (``{"statusUpdate": {...}}``); anything else as it is."""
     if len(data) == 1 and next(iter(data)) in V1_WRAPPERS and isinstance(next(iter(data.values())), dict):
-        data = next(iter(data.values()))  # an A2A 1.0 result: {"statusUpdate": {...}}
+        inner: JSONObject = next(iter(data.values()))
+        return inner
+    return data
+
+
+def _summary_bits(data: JSONObject) -> list[str]:
+    """The state, response status and error an event carries, as ``key=value``."""
     bits = []
     status = data.get("status")
     state = status.get("state") if isinstance(status, dict) else status
@@ -197,4 +209,4 @@ def _summary(data: JSONValue) -> str:
     error = data.get("error")
     if error:
         bits.append(f"error={json.dumps(error, ensure_ascii=False)[:160]}")
-    return f" ({', '.join(bits)})" if bits else ""
+    return bits

@@ -80,11 +80,32 @@ def _own(data: JSONObject, shapes: ToolCallShapes) -> list[JSONObject]:
 
 
 def _default(data: JSONObject) -> JSONObject | None:
+    """The call in the first default shape ``data`` has (a tool call itself, not one around it)."""
+    for read in (_name_and_arguments, _openai_function, _tool_key):
+        call = read(data)
+        if call is not None:
+            return call
+    return None
+
+
+def _name_and_arguments(data: JSONObject) -> JSONObject | None:
+    """``{"name": "...", "arguments": {...}}``, with ``call_id`` or ``id``."""
     if isinstance(data.get("name"), str) and "arguments" in data:
         return _call(data["name"], data["arguments"], data.get("call_id") or data.get("id"))
+    return None
+
+
+def _openai_function(data: JSONObject) -> JSONObject | None:
+    """``{"function": {"name": "...", "arguments": "..."}}`` (an OpenAI tool call), ``id`` beside it."""
     function = data.get("function")
     if isinstance(function, dict) and isinstance(function.get("name"), str):
         return _call(function["name"], function.get("arguments"), data.get("id") or data.get("call_id"))
+    return None
+
+
+def _tool_key(data: JSONObject) -> JSONObject | None:
+    """``{"tool": "...", ...}`` or ``{"tool_name": "...", ...}``: the arguments under one of
+    ``ARGUMENT_KEYS``, else every other key."""
     for key in NAME_KEYS:
         if isinstance(data.get(key), str) and data[key]:
             given = next((k for k in ARGUMENT_KEYS if k in data), None)
