@@ -90,8 +90,8 @@ class Attribution:
         self.foreign.pop(trace_id, None)
 
     def attributed(self, trace_id: str) -> tuple[list[str], int, Unattributed]:
-        """The foreign traces that belong to execution ``trace_id``, their root spans, and those inside
-        its window that belong to none."""
+        """The foreign traces that belong to execution ``trace_id``, the root spans of every foreign trace
+        inside its window (each a request the agent finished), and those that belong to none."""
         mine = self.ours.get(trace_id)
         if mine is None:
             return [], 0, Unattributed()
@@ -104,9 +104,11 @@ class Attribution:
             if trace.start_ns < mine.start_ns or (mine.end_ns is not None and trace.end_ns > mine.end_ns):
                 continue
             running = self._running(trace.start_ns, trace.end_ns)
+            roots += (
+                trace.roots
+            )  # (an unattributable request's root ends the wait as well: nothing to wait for)
             if running == 1:
                 owned.append(foreign_id)
-                roots += trace.roots
             else:
                 ambiguous += 1
                 most = max(most, running)

@@ -209,8 +209,9 @@ class SpanReceiver:
                     break
                 last = max((self._last.get(t, 0.0) for t in [trace_id, *owned]), default=0.0) or now
                 quiet_for = now - last
-                rooted = bool(found) and (not wanted or _roots(found, wanted) + foreign_roots >= roots)
-                if rooted and quiet_for >= quiet_s:
+                seen = bool(found) or unattributed.traces > 0
+                rooted = seen and (not wanted or _roots(found, wanted) + foreign_roots >= roots)
+                if rooted and (quiet_for >= quiet_s or not found):  # (only unattributable: said at once)
                     break
                 left = deadline - now
                 if rooted:

@@ -95,7 +95,7 @@ def test_span_checks_pass_and_fail_naming_the_difference(pytester: pytest.Pytest
         "-p",
         "no:cacheprovider",
         "--semantictest-otel",
-        "--semantictest-item-concurrency=4",
+        "--semantictest-items-at-once=4",
         own_process=True,
     )
     out = result.stdout.str()
