@@ -25,6 +25,7 @@ from ..json_types import JSONObject, JSONValue
 from ..model import StepTrace
 from .base import Block, BlockError
 from .turn_evidence import chat_turn_evidence
+from .turn_spans import turn_from_spans
 from .turns import open_session, remaining, take_turn, turn_record
 
 if TYPE_CHECKING:
@@ -50,6 +51,7 @@ class ChatTurn(Block):
             "base_dir",
             "test_name",
             "spec",
+            "calls_from",
         }
     )
 
@@ -92,6 +94,7 @@ class ChatTurn(Block):
                     test_name=cfg.get("test_name", ""),
                     session=session,
                 )
+                turn = await turn_from_spans(ctx, turn, cfg.get("calls_from"), number)
         except TimeoutError:
             raise BlockError(f"timeout after {timeout:g}s (turn {number}: waiting for the agent)") from None
         except AgentError as exc:

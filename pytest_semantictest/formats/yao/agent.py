@@ -43,6 +43,8 @@ class AgentChoice:
     target: ChatTarget | None
     requirement: AgentRequirement | None
     missing: str | None = None
+    spans: str | None = None
+    """How tool calls are read from spans: ``otel`` (``calls_from: otel``), ``auto`` (no ``calls_from``)."""
 
 
 def sidecar_path(path: Path) -> Path:
@@ -187,6 +189,8 @@ def build(
     calls_from = spec.calls_from or (
         "reply" if spec.protocol == "openai" or not spec.traces and not spec.start else "traces"
     )
+    spans = "otel" if calls_from == "otel" else None if spec.calls_from else "auto"
+    calls_from = "reply" if calls_from == "otel" else calls_from  # (the turn reads the spans itself)
     waiting = spec.awaiting_input
     tools = (
         tuple(waiting.tools)
@@ -208,4 +212,4 @@ def build(
         spec.description,
         tuple(spec.tools),
     )
-    return AgentChoice(target, needed)
+    return AgentChoice(target, needed, spans=spans)
