@@ -10,7 +10,11 @@ then until none came for ``quietMs`` (exporters send in batches). Its output:
   normalised (``name``, ``arguments``, ``result``, ``error``): what ``ValidateTools`` reads;
 - ``llmCalls``: the LLM calls (``model``, ``inputTokens``, ``outputTokens``, ``durationMs``).
 
-``config.name`` keeps only the spans whose name matches it (a glob: ``execute_tool*``). No span at
+``config.name`` keeps only the spans whose name matches it (a glob: ``execute_tool*``).
+``config.expect`` entries (``name`` glob, ``kind``, ``service``, ``status``, ``attributes``,
+``minMs``/``maxMs``, ``count``) are span assertions: ``passed`` and ``failures`` in the output say how
+they went, an attribute no span carries named with a did-you-mean (:mod:`..spans.expect`). Foreign
+traces the one-at-a-time rule cannot attribute fail the step, saying so. No span at
 all is not an error here: the assertions on ``count`` or ``toolCalls`` say what was expected; a note
 in the report says where the receiver listened and for which trace.
 """
