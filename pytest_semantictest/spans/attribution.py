@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 MAX_EXECUTIONS = 100_000
 MAX_FOREIGN = 100_000
@@ -32,9 +34,10 @@ class Window:
 @dataclass
 class ForeignTrace:
     arrived: float  # monotonic, the first span's arrival
-    start_ns: int
-    end_ns: int
+    start_ns: int = 2**63
+    end_ns: int = 0
     roots: int = 0  # spans without a parent: a request the agent handled, each
+    counted: int = 0  # how many of its spans the window above holds (it is grown when a test reads)
 
 
 @dataclass(frozen=True)
@@ -73,23 +76,21 @@ class Attribution:
         if window is not None:
             window.end_ns = at_ns if at_ns is not None else time.time_ns()
 
-    def seen(self, trace_id: str, start_ns: int, end_ns: int, root: bool, now: float) -> None:
-        """A span arrived: a foreign trace's window grows to hold it."""
+    def arrived(self, trace_id: str, now: float) -> None:
+        """A trace's first span arrived; unless it is ours, its window is worked out when a test
+        reads (the receiver's hot path stays a dict insert)."""
         if trace_id in self.ours:
             return
-        found = self.foreign.get(trace_id)
-        if found is None:
-            self.foreign[trace_id] = ForeignTrace(now, start_ns, end_ns, int(root))
-            while len(self.foreign) > MAX_FOREIGN:
-                self.foreign.popitem(last=False)
-            return
-        found.start_ns, found.end_ns = min(found.start_ns, start_ns), max(found.end_ns, end_ns)
-        found.roots += int(root)
+        self.foreign[trace_id] = ForeignTrace(now)
+        while len(self.foreign) > MAX_FOREIGN:
+            self.foreign.popitem(last=False)
 
     def forget(self, trace_id: str) -> None:
         self.foreign.pop(trace_id, None)
 
-    def attributed(self, trace_id: str) -> tuple[list[str], int, Unattributed]:
+    def attributed(
+        self, trace_id: str, spans_of: Callable[[str], Sequence[tuple[Any, str]]]
+    ) -> tuple[list[str], int, Unattributed]:
         """The foreign traces that belong to execution ``trace_id``, the root spans of every foreign trace
         inside its window (each a request the agent finished), and those that belong to none."""
         mine = self.ours.get(trace_id)
@@ -101,6 +102,7 @@ class Attribution:
             trace = self.foreign[foreign_id]
             if trace.arrived < mine.began:
                 break
+            _grow(trace, spans_of(foreign_id))
             if trace.start_ns < mine.start_ns or (mine.end_ns is not None and trace.end_ns > mine.end_ns):
                 continue
             running = self._running(trace.start_ns, trace.end_ns)
@@ -122,3 +124,13 @@ class Attribution:
             for w in self.ours.values()
             if w.start_ns <= end_ns and (w.end_ns is None or w.end_ns >= start_ns)
         )
+
+
+def _grow(trace: ForeignTrace, kept: Sequence[tuple[Any, str]]) -> None:
+    """The trace's window and roots, with its spans that arrived since the last look (``(OTLP span
+    message, service)`` as the receiver keeps them)."""
+    for span, _ in kept[trace.counted :]:
+        trace.start_ns = min(trace.start_ns, span.start_time_unix_nano)
+        trace.end_ns = max(trace.end_ns, span.end_time_unix_nano)
+        trace.roots += not span.parent_span_id
+    trace.counted = len(kept)

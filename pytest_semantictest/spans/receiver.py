@@ -138,19 +138,13 @@ class SpanReceiver:
     def add(self, spans: list[tuple[str, object, str]]) -> None:
         now = time.monotonic()
         with self._changed:
-            ours = self.attribution.ours
             for trace_id, raw, service in spans:
-                self._traces.setdefault(trace_id, []).append((raw, service))
+                kept = self._traces.get(trace_id)
+                if kept is None:
+                    kept = self._traces[trace_id] = []
+                    self.attribution.arrived(trace_id, now)  # (a foreign trace: for the one-at-a-time rule)
+                kept.append((raw, service))
                 self._last[trace_id] = now
-                if trace_id not in ours:  # (a foreign trace: its window, for the one-at-a-time rule)
-                    span: Any = raw
-                    self.attribution.seen(
-                        trace_id,
-                        span.start_time_unix_nano,
-                        span.end_time_unix_nano,
-                        not span.parent_span_id,
-                        now,
-                    )
             self._count += len(spans)
             while self._count > MAX_SPANS and self._traces:
                 old, gone = self._traces.popitem(last=False)
@@ -159,6 +153,10 @@ class SpanReceiver:
                 self._count -= len(gone)
                 self.dropped += len(gone)
             self._changed.notify_all()
+
+    def _kept(self, trace_id: str) -> list[_Raw]:
+        """A trace's spans as kept (under the lock)."""
+        return self._traces.get(trace_id, [])
 
     def begin(self, trace_id: str, at_ns: int | None = None) -> None:
         """An execution of ours starts: its trace id, and its window for foreign traces."""
@@ -199,7 +197,7 @@ class SpanReceiver:
         wanted = {bytes.fromhex(p) for p in parents} if roots else set()
         with self._changed:
             while True:
-                owned, foreign_roots, unattributed = self.attribution.attributed(trace_id)
+                owned, foreign_roots, unattributed = self.attribution.attributed(trace_id, self._kept)
                 found = [
                     *self._traces.get(trace_id, []),
                     *(r for t in owned for r in self._traces.get(t, [])),
