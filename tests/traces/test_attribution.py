@@ -136,3 +136,26 @@ def test_two_tests_at_once_are_told_their_spans_belong_to_none(pytester: pytest.
     out = result.stdout.str()
     assert out.count("ran at once, so they are attributed to none (the one-at-a-time rule)") >= 2, out
     assert "Traceback" not in out
+
+
+def test_a_worker_announces_its_executions_and_reads_over_http(receiver: SpanReceiver) -> None:
+    """Under xdist a worker tells the controller's receiver when each execution starts and ends, and
+    reads what the rule gives it over HTTP."""
+    import asyncio
+
+    from pytest_semantictest.spans.source import RemoteSpans
+
+    worker = RemoteSpans(receiver.url)
+    worker.announce(OURS_A, "begin")
+    export_own_trace(receiver, "execute_tool f")
+    found, unattributed = asyncio.run(worker.read(OURS_A, 5, 0.05))
+    assert "execute_tool f" in [s.name for s in found] and unattributed.traces == 0
+    worker.announce(OURS_B, "begin")  # a second execution while the first runs: a later trace is no one's
+    export_own_trace(receiver, "execute_tool g")
+    found, unattributed = asyncio.run(worker.read(OURS_B, 0.5, 0.05))
+    assert found == [] and unattributed.traces == 1 and worker.unannounced is None
+    worker.announce(OURS_A, "end")
+    assert receiver.attribution.ours[OURS_A].end_ns is not None
+    gone = RemoteSpans("http://127.0.0.1:9")
+    gone.announce(OURS_A, "begin")
+    assert gone.unannounced is not None and "could not be told" in gone.unannounced
