@@ -67,6 +67,8 @@ class SpansConfig(BaseModel):
     quietMs: int = Field(default=300, ge=0, le=60_000)  # noqa: N815
     name: str | None = None
     expect: list[SpanExpectation] = Field(default_factory=list)
+    roots: int = Field(default=1, ge=0, le=10_000)
+    """How many requests' root spans to wait for (each request the test made that the agent handled)."""
 
 
 class Spans(Block):
@@ -92,7 +94,9 @@ class Spans(Block):
                 "(docs/traces.md)"
             )
         config = SpansConfig.model_validate(dict(self.config))
-        found, unattributed = await source.read(trace_id, config.waitMs / 1000, config.quietMs / 1000)
+        found, unattributed = await source.read(
+            trace_id, config.waitMs / 1000, config.quietMs / 1000, config.roots
+        )
         found = sorted(found, key=lambda s: s.start_ns)
         ctx.evidence(SpanTimeline([s.as_dict() for s in found], trace_id, unattributed.text()))
         if unattributed.traces:  # they may be this test's: never judged as if they were not there

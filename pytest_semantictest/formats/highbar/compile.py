@@ -11,6 +11,7 @@ from ...blocks.variations import PHRASING_KEY, Variations
 from ...checks.expectations import TurnExpectation
 from ...model import Case, Check, Repetition, Step, Suite
 from ..detect import CollectContext
+from .spans_ext import spans_steps
 from .spec import HighbarSpec, TestSpec
 from .validate import load_highbar
 
@@ -65,6 +66,7 @@ def _case(test: TestSpec, node: str, group: str, key: str, path: Path, default_r
             TurnExpectation(slot, turn.expect, line, label, key, late)
         ]  # also turns agent errors into ERRORs
         steps.append(Step("AgentTurn", slot, None, config, slot, turn.line, turn.place, checks))
+        steps.extend(spans_steps(turn.expect, slot, i + 1, line, turn.place))  # (the spans extension)
     cleanup = [
         Step(
             "AgentSessionEnd",
