@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING
@@ -87,3 +87,13 @@ def sync_add_traceparent(request: httpx.Request) -> None:
     trace_id = CURRENT.get()
     if trace_id is not None and HEADER not in request.headers:
         request.headers[HEADER] = traceparent(trace_id)
+
+
+def with_traceparent(headers: Mapping[str, str]) -> dict[str, str]:
+    """``headers`` and, while an execution is traced, its ``traceparent`` (for clients that are not
+    httpx: a WebSocket's opening request)."""
+    out = dict(headers)
+    trace_id = CURRENT.get()
+    if trace_id is not None and not any(k.lower() == HEADER for k in out):
+        out[HEADER] = traceparent(trace_id)
+    return out

@@ -14,6 +14,7 @@ rule stricter than "against that agent", never looser.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -63,18 +64,23 @@ class Attribution:
 
     def __init__(self) -> None:
         self.ours: OrderedDict[str, Window] = OrderedDict()
+        """Under :attr:`lock` (executions start and end on other threads than spans arrive on)."""
         self.foreign: OrderedDict[str, ForeignTrace] = OrderedDict()
+        """Under the receiver's lock."""
+        self.lock = threading.Lock()
 
     def begin(self, trace_id: str, at_ns: int | None = None) -> None:
-        self.ours[trace_id] = Window(at_ns if at_ns is not None else time.time_ns(), time.monotonic())
-        self.ours.move_to_end(trace_id)
-        while len(self.ours) > MAX_EXECUTIONS:
-            self.ours.popitem(last=False)
+        with self.lock:
+            self.ours[trace_id] = Window(at_ns if at_ns is not None else time.time_ns(), time.monotonic())
+            self.ours.move_to_end(trace_id)
+            while len(self.ours) > MAX_EXECUTIONS:
+                self.ours.popitem(last=False)
 
     def end(self, trace_id: str, at_ns: int | None = None) -> None:
-        window = self.ours.get(trace_id)
-        if window is not None:
-            window.end_ns = at_ns if at_ns is not None else time.time_ns()
+        with self.lock:
+            window = self.ours.get(trace_id)
+            if window is not None:
+                window.end_ns = at_ns if at_ns is not None else time.time_ns()
 
     def arrived(self, trace_id: str, now: float) -> None:
         """A trace's first span arrived; unless it is ours, its window is worked out when a test
@@ -93,7 +99,9 @@ class Attribution:
     ) -> tuple[list[str], int, Unattributed]:
         """The foreign traces that belong to execution ``trace_id``, the root spans of every foreign trace
         inside its window (each a request the agent finished), and those that belong to none."""
-        mine = self.ours.get(trace_id)
+        with self.lock:
+            mine = self.ours.get(trace_id)
+            windows = list(self.ours.values()) if mine is not None else []
         if mine is None:
             return [], 0, Unattributed()
         owned: list[str] = []
@@ -105,7 +113,7 @@ class Attribution:
             _grow(trace, spans_of(foreign_id))
             if trace.start_ns < mine.start_ns or (mine.end_ns is not None and trace.end_ns > mine.end_ns):
                 continue
-            running = self._running(trace.start_ns, trace.end_ns)
+            running = _running(windows, trace.start_ns, trace.end_ns)
             roots += (
                 trace.roots
             )  # (an unattributable request's root ends the wait as well: nothing to wait for)
@@ -117,14 +125,6 @@ class Attribution:
         owned.reverse()
         return owned, roots, Unattributed(ambiguous, most)
 
-    def _running(self, start_ns: int, end_ns: int) -> int:
-        """How many executions ran during ``[start_ns, end_ns]``."""
-        return sum(
-            1
-            for w in self.ours.values()
-            if w.start_ns <= end_ns and (w.end_ns is None or w.end_ns >= start_ns)
-        )
-
 
 def _grow(trace: ForeignTrace, kept: Sequence[tuple[Any, str]]) -> None:
     """The trace's window and roots, with its spans that arrived since the last look (``(OTLP span
@@ -134,3 +134,8 @@ def _grow(trace: ForeignTrace, kept: Sequence[tuple[Any, str]]) -> None:
         trace.end_ns = max(trace.end_ns, span.end_time_unix_nano)
         trace.roots += not span.parent_span_id
     trace.counted = len(kept)
+
+
+def _running(windows: Sequence[Window], start_ns: int, end_ns: int) -> int:
+    """How many executions ran during ``[start_ns, end_ns]``."""
+    return sum(1 for w in windows if w.start_ns <= end_ns and (w.end_ns is None or w.end_ns >= start_ns))

@@ -159,13 +159,13 @@ class SpanReceiver:
         return self._traces.get(trace_id, [])
 
     def begin(self, trace_id: str, at_ns: int | None = None) -> None:
-        """An execution of ours starts: its trace id, and its window for foreign traces."""
-        with self._changed:
-            self.attribution.begin(trace_id, at_ns)
+        """An execution of ours starts: its trace id, and its window for foreign traces. (Under the
+        attribution's own lock, not the spans': an execution's start never waits for an export to be
+        taken in.)"""
+        self.attribution.begin(trace_id, at_ns)
 
     def end(self, trace_id: str, at_ns: int | None = None) -> None:
-        with self._changed:
-            self.attribution.end(trace_id, at_ns)
+        self.attribution.end(trace_id, at_ns)
 
     def spans(
         self,

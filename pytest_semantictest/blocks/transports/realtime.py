@@ -97,12 +97,14 @@ async def realtime_exchange(config: JSONObject, reply: Reply) -> None:
     from websockets.asyncio.client import connect
     from websockets.exceptions import ConnectionClosed, InvalidStatus
 
+    from ...trace_context import with_traceparent
+
     reply.url = ws_url(config)
     try:
         opener: Callable[..., Awaitable[Socket]] = OPENERS[0] if OPENERS else connect
         socket = await opener(
             reply.url,
-            additional_headers=config.get("headers") or {},
+            additional_headers=with_traceparent(config.get("headers") or {}),  # (the agent's spans: ours)
             proxy=None,
             open_timeout=None,
             ping_interval=None,
