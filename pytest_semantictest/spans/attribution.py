@@ -114,9 +114,8 @@ class Attribution:
             if trace.start_ns < mine.start_ns or (mine.end_ns is not None and trace.end_ns > mine.end_ns):
                 continue
             running = _running(windows, trace.start_ns, trace.end_ns)
-            roots += (
-                trace.roots
-            )  # (an unattributable request's root ends the wait as well: nothing to wait for)
+            # (an unattributable request's root ends the wait as well: there is nothing to wait for)
+            roots += trace.roots
             if running == 1:
                 owned.append(foreign_id)
             else:
