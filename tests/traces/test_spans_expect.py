@@ -34,7 +34,7 @@ def spans_test(test_id: str, expect: list[dict[str, object]]) -> dict[str, objec
 
 def test_span_expectations_pass_and_name_a_misspelt_attribute(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(agent_conftest())
-    good = [
+    good: list[dict[str, object]] = [
         {
             "name": "execute_tool *",
             "attributes": {"gen_ai.tool.name": "get_weather"},
@@ -44,7 +44,9 @@ def test_span_expectations_pass_and_name_a_misspelt_attribute(pytester: pytest.P
         },
         {"name": "chat *", "count": {"min": 2, "max": 2}},
     ]
-    misspelt = [{"name": "execute_tool *", "attributes": {"gen_ai.tool.nme": "get_weather"}}]
+    misspelt: list[dict[str, object]] = [
+        {"name": "execute_tool *", "attributes": {"gen_ai.tool.nme": "get_weather"}}
+    ]
     suite = {"name": "s", "tests": [spans_test("good", good), spans_test("misspelt", misspelt)]}
     pytester.makefile(".json", spans=json.dumps(suite))
     typo = {"name": "t", "tests": [spans_test("typo", [{"nmae": "x"}])]}
