@@ -191,6 +191,16 @@ class Note:
     text: str = ""
 
 
+@dataclass(slots=True)
+class SpanTimeline:
+    """The spans an agent exported for an execution (each as ``spans.model.Span.as_dict`` gives it), the
+    trace read and what attributing spans without our trace context said (``docs/traces.md``)."""
+
+    spans: list[JSONObject]
+    trace: str = ""
+    note: str = ""
+
+
 Evidence = Union[
     HttpExchange,
     ParsedStream,
@@ -202,6 +212,7 @@ Evidence = Union[
     ValidatorVerdict,
     JudgedItems,
     Note,
+    SpanTimeline,
 ]
 """Every kind of evidence record the reports render."""
 KINDS: tuple[type, ...] = get_args(Evidence)

@@ -83,6 +83,7 @@ class SpanService:
             url = workerinput.get(OTLP_URL) if workerinput is not None else None
             self._source = RemoteSpans(str(url)) if url else LocalSpans(self._receiver())
             trace_context.EXPORT_ENV.update(exporter_env(self._source.endpoint))
+            trace_context.ANNOUNCE[:] = [self._source.announce]
         return self._source
 
     def share(self, workerinput: dict[str, object]) -> None:
@@ -91,5 +92,9 @@ class SpanService:
             workerinput[OTLP_URL] = self._receiver().url
 
     def close(self) -> None:
+        if self._source is not None:
+            from . import trace_context
+
+            trace_context.ANNOUNCE.clear()
         if self.receiver is not None:
             self.receiver.stop()

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING
@@ -31,6 +31,9 @@ SENT: dict[str, list[str]] = {}
 """Trace id -> the parent span ids its requests carried (an agent's root span for a request names one)."""
 EXPORT_ENV: dict[str, str] = {}
 """``OTEL_EXPORTER_OTLP_ENDPOINT`` and friends while the receiver runs (set by the runtime)."""
+ANNOUNCE: list[Callable[[str, str], None]] = []
+"""Told ``(trace id, "begin" | "end")`` as an execution starts and ends (set by the runtime: the
+receiver keeps each execution's window, for spans that carry no trace context of ours)."""
 _HEX32 = re.compile(r"[0-9a-f]{32}")
 
 
@@ -60,10 +63,14 @@ def tracing(execution_id: str) -> Iterator[str]:
     """Requests made inside carry ``execution_id``'s trace id; yields that trace id."""
     trace_id = trace_id_for(execution_id)
     token = CURRENT.set(trace_id)
+    for tell in ANNOUNCE:
+        tell(trace_id, "begin")
     try:
         yield trace_id
     finally:
         CURRENT.reset(token)
+        for tell in ANNOUNCE:
+            tell(trace_id, "end")
 
 
 def current() -> str | None:
@@ -80,3 +87,13 @@ def sync_add_traceparent(request: httpx.Request) -> None:
     trace_id = CURRENT.get()
     if trace_id is not None and HEADER not in request.headers:
         request.headers[HEADER] = traceparent(trace_id)
+
+
+def with_traceparent(headers: Mapping[str, str]) -> dict[str, str]:
+    """``headers`` and, while an execution is traced, its ``traceparent`` (for clients that are not
+    httpx: a WebSocket's opening request)."""
+    out = dict(headers)
+    trace_id = CURRENT.get()
+    if trace_id is not None and not any(k.lower() == HEADER for k in out):
+        out[HEADER] = traceparent(trace_id)
+    return out

@@ -4,18 +4,26 @@ HTTP, configured by the standard ``OTEL_EXPORTER_OTLP_*`` variables), never in i
 
     python otel_agent.py [PORT]        # prints "listening on http://127.0.0.1:PORT", then serves
 
-``POST /chat`` with ``{"message": "..."}`` answers ``{"reply": "..."}``; ``GET /health`` answers 200.
-The request's ``traceparent`` header is continued, so a test's spans carry the test's trace id.
-``WEATHER_AGENT_CITY`` makes the agent ask the tool for that city whatever the user said (a fault).
+``POST /chat`` with ``{"message": "..."}`` answers ``{"reply": "..."}``; ``POST /chat/completions``
+(an OpenAI chat completion request: its last user message) answers a chat completion without tool
+calls (they ran inside the agent); ``GET /health`` answers 200. The request's ``traceparent`` header
+is continued, so a test's spans carry the test's trace id.
+
+Switches (environment): ``WEATHER_AGENT_CITY`` makes the agent ask the tool for that city whatever
+the user said (a fault); ``WEATHER_AGENT_NO_CONTEXT=1`` ignores incoming trace context (each request
+starts a trace of its own, as many agents do); ``WEATHER_AGENT_BARRIER=N`` holds each request until N
+are in flight at once (up to 10 s), so tests can make requests overlap for certain.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
 import sys
+import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from opentelemetry import context, propagate, trace
@@ -93,16 +101,57 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("content-length") or 0)
         try:
-            message = str(json.loads(self.rfile.read(length) or b"{}").get("message", ""))
-        except ValueError:
-            return self._send(400, {"error": "the body must be JSON with a 'message'"})
+            body = json.loads(self.rfile.read(length) or b"{}")
+            completions = self.path.rstrip("/").endswith("/chat/completions")
+            message = _last_user(body) if completions else str(body.get("message", ""))
+        except (ValueError, AttributeError):
+            return self._send(400, {"error": "the body must be JSON with a 'message' (or 'messages')"})
+        if BARRIER is not None:
+            with contextlib.suppress(threading.BrokenBarrierError):  # (the others never came: go on)
+                BARRIER.wait(timeout=10)
         carrier = {k.lower(): v for k, v in self.headers.items()}  # (propagators look names up in lower case)
-        token = context.attach(propagate.extract(carrier))  # the test's trace continues here
+        incoming = (
+            context.Context() if os.environ.get("WEATHER_AGENT_NO_CONTEXT") else propagate.extract(carrier)
+        )
+        token = context.attach(incoming)  # the test's trace continues here (unless switched off)
         try:
             result = asyncio.run(agent.run(message))
         finally:
             context.detach(token)
-        self._send(200, {"reply": result.output})
+        if not completions:
+            return self._send(200, {"reply": result.output})
+        self._send(
+            200,
+            {
+                "id": "chatcmpl-weather",
+                "object": "chat.completion",
+                "model": str(body.get("model") or "weather"),
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": result.output},
+                        "finish_reason": "stop",
+                    }
+                ],
+            },
+        )
+
+
+def _last_user(body: dict[str, object]) -> str:
+    messages = body.get("messages")
+    users = (
+        [m for m in messages if isinstance(m, dict) and m.get("role") == "user"]
+        if isinstance(messages, list)
+        else []
+    )
+    if not users:
+        raise ValueError("no user message")
+    content = users[-1].get("content")
+    return content if isinstance(content, str) else json.dumps(content)
+
+
+_parties = int(os.environ.get("WEATHER_AGENT_BARRIER") or 0)
+BARRIER = threading.Barrier(_parties) if _parties > 1 else None
 
 
 class Server(ThreadingHTTPServer):

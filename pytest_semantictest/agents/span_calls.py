@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..evidence import SpanTimeline, emit
 from .errors import AgentError
 from .traces import ToolCall
 
@@ -13,9 +14,9 @@ if TYPE_CHECKING:
 SPAN_WAIT_S = 5.0
 """How long a turn waits for its execution's first span, at most ..."""
 SPAN_QUIET_S = 0.3
+"""... and then until none came for this long (exporters send in batches)."""
 seen_roots: dict[str, int] = {}
 """Test id -> the turns whose spans were read (each turn's request ends with one local root span)."""
-"""... and then until none came for this long (exporters send in batches)."""
 
 
 async def span_calls(spans: SpanSource | None, test_id: str, seen: set[str]) -> list[ToolCall]:
@@ -30,8 +31,12 @@ async def span_calls(spans: SpanSource | None, test_id: str, seen: set[str]) -> 
         )
     # this turn's request ends with a root span of its own: wait for one more than earlier turns saw
     turns = seen_roots.get(test_id, 0) + 1
-    found = await spans.spans(trace_id_for(test_id), SPAN_WAIT_S, SPAN_QUIET_S, turns)
+    trace_id = trace_id_for(test_id)
+    found, unattributed = await spans.read(trace_id, SPAN_WAIT_S, SPAN_QUIET_S, turns)
     seen_roots[test_id] = turns
+    emit(SpanTimeline([s.as_dict() for s in found], trace_id, unattributed.text()))
+    if unattributed.traces:  # they may hold this turn's calls: never judged as if there were none
+        raise AgentError(unattributed.text())
     calls: list[ToolCall] = []
     for span in sorted(found, key=lambda s: s.start_ns):
         if span.span_id in seen or not is_tool_span(span):

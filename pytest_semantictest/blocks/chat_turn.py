@@ -27,6 +27,7 @@ from ..json_types import JSONObject, JSONValue
 from ..model import StepTrace
 from .base import Block, BlockError
 from .turn_evidence import chat_turn_evidence
+from .turn_spans import turn_from_spans
 from .turns import open_session, remaining, take_turn, turn_record
 
 if TYPE_CHECKING:
@@ -49,6 +50,7 @@ class ChatTurnConfig(BaseModel):
     base_dir: JSONValue = None
     test_name: JSONValue = None
     spec: JSONValue = None
+    calls_from: JSONValue = None
 
 
 class ChatTurn(Block):
@@ -110,7 +112,7 @@ class ChatTurn(Block):
         cfg = self.config
         try:
             async with asyncio.timeout(left):
-                return await take_turn(
+                turn = await take_turn(
                     ctx,
                     target,
                     earlier,
@@ -122,6 +124,7 @@ class ChatTurn(Block):
                     test_name=cfg.get("test_name", ""),
                     session=session,
                 )
+                return await turn_from_spans(ctx, turn, cfg.get("calls_from"), number)
         except TimeoutError:
             raise BlockError(
                 f"timeout after {cfg.get('timeout'):g}s (turn {number}: waiting for the agent)"

@@ -10,7 +10,11 @@ then until none came for ``quietMs`` (exporters send in batches). Its output:
   normalised (``name``, ``arguments``, ``result``, ``error``): what ``ValidateTools`` reads;
 - ``llmCalls``: the LLM calls (``model``, ``inputTokens``, ``outputTokens``, ``durationMs``).
 
-``config.name`` keeps only the spans whose name matches it (a glob: ``execute_tool*``). No span at
+``config.name`` keeps only the spans whose name matches it (a glob: ``execute_tool*``).
+``config.expect`` entries (``name`` glob, ``kind``, ``service``, ``status``, ``attributes``,
+``minMs``/``maxMs``, ``count``) are span assertions: ``passed`` and ``failures`` in the output say how
+they went, an attribute no span carries named with a did-you-mean (:mod:`..spans.expect`). Foreign
+traces the one-at-a-time rule cannot attribute fail the step, saying so. No span at
 all is not an error here: the assertions on ``count`` or ``toolCalls`` say what was expected; a note
 in the report says where the receiver listened and for which trace.
 """
@@ -18,17 +22,42 @@ in the report says where the receiver listened and for which trace.
 from __future__ import annotations
 
 import fnmatch
+import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..evidence import Note, ToolCalls, tool_call
+from ..evidence import Note, SpanTimeline, ToolCalls, tool_call
 from ..json_types import JSONObject, JSONValue
+from ..spans.expect import Bound, SpanEntry, ValueTest, entry_failure
 from .base import Block, BlockError, config_problems
 
 if TYPE_CHECKING:
     from ..step import StepContext
+
+
+class Range(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    min: float | None = None
+    max: float | None = None
+
+
+class SpanExpectation(BaseModel):
+    """One entry of ``config.expect``: the spans it matches (``name`` a glob, every other value equal)
+    and how many must (``count``: a number or ``{min, max}``; at least one by default)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = None
+    kind: str | None = None
+    service: str | None = None
+    status: str | None = None
+    attributes: dict[str, JSONValue] = Field(default_factory=dict)
+    minMs: float | None = None  # noqa: N815
+    maxMs: float | None = None  # noqa: N815
+    count: int | Range | None = None
 
 
 class SpansConfig(BaseModel):
@@ -37,6 +66,9 @@ class SpansConfig(BaseModel):
     waitMs: int = Field(default=3000, ge=0, le=600_000)  # noqa: N815  (the format's spelling)
     quietMs: int = Field(default=300, ge=0, le=60_000)  # noqa: N815
     name: str | None = None
+    expect: list[SpanExpectation] = Field(default_factory=list)
+    roots: int = Field(default=1, ge=0, le=10_000)
+    """How many requests' root spans to wait for (each request the test made that the agent handled)."""
 
 
 class Spans(Block):
@@ -63,8 +95,13 @@ class Spans(Block):
                 "(docs/traces.md)"
             )
         config = SpansConfig.model_validate(dict(self.config))
-        found = await source.spans(trace_id, config.waitMs / 1000, config.quietMs / 1000)
+        found, unattributed = await source.read(
+            trace_id, config.waitMs / 1000, config.quietMs / 1000, config.roots
+        )
         found = sorted(found, key=lambda s: s.start_ns)
+        ctx.evidence(SpanTimeline([s.as_dict() for s in found], trace_id, unattributed.text()))
+        if unattributed.traces:  # they may be this test's: never judged as if they were not there
+            raise BlockError(unattributed.text())
         if config.name is not None:
             found = [s for s in found if fnmatch.fnmatchcase(s.name, config.name)]
         calls = tool_calls(found)
@@ -80,7 +117,10 @@ class Spans(Block):
                 },
             )
         )
+        failures = [why for e in config.expect if (why := entry_failure(_entry(e), found)) is not None]
         return {
+            "passed": not failures,
+            "failures": list(failures),
             "spans": [s.as_dict() for s in found],
             "count": len(found),
             "names": [s.name for s in found],
@@ -89,3 +129,41 @@ class Spans(Block):
             "llmCalls": llm_calls(found),
             "traceId": trace_id,
         }
+
+
+def _equal(expected: JSONValue) -> ValueTest:
+    def test(found: bool, value: JSONValue) -> str | None:
+        if not found:
+            return "absent"
+        return None if value == expected else f"expected {expected!r}, got {value!r}"
+
+    return test
+
+
+def _glob(pattern: str) -> ValueTest:
+    def test(found: bool, value: JSONValue) -> str | None:
+        return None if fnmatch.fnmatchcase(str(value), pattern) else f"expected {pattern!r}, got {value!r}"
+
+    return test
+
+
+def _entry(e: SpanExpectation) -> SpanEntry:
+    """A ``config.expect`` entry as the span assertions' core reads it."""
+    count = (
+        Bound(1, None)
+        if e.count is None
+        else Bound(e.count, e.count)
+        if isinstance(e.count, int)
+        else Bound(e.count.min, e.count.max)
+    )
+    label = json.dumps(e.model_dump(exclude_none=True, exclude_defaults=True), default=str)
+    return SpanEntry(
+        label,
+        name=_glob(e.name) if e.name is not None else None,
+        kind=_equal(e.kind) if e.kind is not None else None,
+        service=_equal(e.service) if e.service is not None else None,
+        status=_equal(e.status) if e.status is not None else None,
+        attributes={k: _equal(v) for k, v in e.attributes.items()},
+        duration_ms=Bound(e.minMs, e.maxMs) if e.minMs is not None or e.maxMs is not None else None,
+        count=count,
+    )

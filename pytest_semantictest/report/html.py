@@ -44,6 +44,7 @@ from .judge import judged_items
 from .junit import deciding_judgement, run_verdicts
 from .notes import notes_html
 from .records import in_verdict, step_name
+from .span_timeline import spans_html
 from .summary import OUTCOMES, Tally, run_rows
 
 
@@ -64,7 +65,7 @@ class ReportedItem(Protocol):
 
 NAME = "semantictest-html"
 _ATTACHED = pytest.StashKey[bool]()
-OWN_SECTIONS = frozenset({"conversation", "pipeline trace", "llm judge", "evidence"})
+OWN_SECTIONS = frozenset({"conversation", "pipeline trace", "llm judge", "evidence", "spans"})
 """Report sections the extras show better: left out of the HTML log (the console keeps them)."""
 REASONS = 5
 """How many failed checks a test's overview names."""
@@ -327,6 +328,7 @@ SECTIONS: list[Callable[[Render, ReportedItem, Verdict], str]] = [
     judges,
     conversation,
     tool_calls,
+    spans_html,
     streams,
     exchanges,
     notes_html,

@@ -10,6 +10,7 @@ from .brief_trace import render_brief_trace
 from .failure import render_trace
 from .judge import has_judgements, render_judgements
 from .notes import render_notes
+from .span_timeline import render_spans
 
 
 def add_sections(item: pytest.Item, verdict: Verdict, redactor: Redactor, limit: int = 2000) -> None:
@@ -32,6 +33,9 @@ def add_sections(item: pytest.Item, verdict: Verdict, redactor: Redactor, limit:
         item.add_report_section("call", "pipeline trace", trace)
     if has_judgements(verdict.trace):
         item.add_report_section("call", "llm judge", redactor.text(render_judgements(verdict.trace)))
+    spans = render_spans(verdict, redactor.text)
+    if spans:
+        item.add_report_section("call", "spans", redactor.text(spans))
     notes = render_notes(verdict, limit)
     if notes:
         item.add_report_section("call", "evidence", redactor.text(notes))

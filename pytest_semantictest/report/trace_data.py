@@ -13,7 +13,15 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from ..evidence import Evidence, HttpExchange, Judgement, ParsedStream, ToolCalls, ValidatorVerdict
+from ..evidence import (
+    Evidence,
+    HttpExchange,
+    Judgement,
+    ParsedStream,
+    SpanTimeline,
+    ToolCalls,
+    ValidatorVerdict,
+)
 from ..json_types import JSONObject, JSONValue
 from ..shown import shorten
 from .records import step_name
@@ -80,7 +88,7 @@ def _entry(t: StepTrace | None, evidence: Sequence[Evidence], text: _Text) -> JS
                     "model": record.model,
                 }
             )
-    spans = _spans(t)
+    spans = _spans(t, evidence, text)
     if not (http or tools or streams or judges or spans) and (t is None or t.error is None):
         return None
     entry: JSONObject = {"step": step_name(t)}
@@ -96,17 +104,18 @@ def _entry(t: StepTrace | None, evidence: Sequence[Evidence], text: _Text) -> JS
     return entry
 
 
-def _spans(t: StepTrace | None) -> list[JSONValue]:
-    """A spans step's spans as a timeline: name, status, start (ms after the first) and duration."""
-    # (recognised by its output's shape: the report layer names no block)
-    if t is None or not isinstance(t.output, dict) or "traceId" not in t.output:
-        return []
-    found = [s for s in t.output.get("spans") or [] if isinstance(s, dict)]
+def _spans(t: StepTrace | None, evidence: Sequence[Evidence], text: _Text) -> list[JSONValue]:
+    """The spans a step read, as a timeline: name, status, start (ms after the first) and duration;
+    from its :class:`SpanTimeline` records, else from a spans step's output (recognised by its shape:
+    the report layer names no block)."""
+    found = [s for r in evidence if isinstance(r, SpanTimeline) for s in r.spans]
+    if not found and t is not None and isinstance(t.output, dict) and "traceId" in t.output:
+        found = [s for s in t.output.get("spans") or [] if isinstance(s, dict)]
     starts = [s["startUnixNano"] for s in found if isinstance(s.get("startUnixNano"), int)]
     first = min(starts, default=0)
     return [
         {
-            "name": s.get("name"),
+            "name": text(s.get("name")),
             "status": s.get("status"),
             "startMs": round((s["startUnixNano"] - first) / 1e6, 3)
             if isinstance(s.get("startUnixNano"), int)

@@ -63,6 +63,28 @@ class Span:
         }
 
 
+def span_of(data: Mapping[str, JSONValue]) -> Span:
+    """A span from what :meth:`Span.as_dict` wrote (a step's output, read back by a check)."""
+    start = data.get("startUnixNano")
+    start_ns = start if isinstance(start, int) else 0
+    duration = data.get("durationMs")
+    length = duration if isinstance(duration, (int, float)) else 0
+    attributes = data.get("attributes")
+    return Span(
+        trace_id=str(data.get("traceId") or ""),
+        span_id=str(data.get("spanId") or ""),
+        parent_id=str(data.get("parentId") or ""),
+        name=str(data.get("name") or ""),
+        start_ns=start_ns,
+        end_ns=start_ns + int(length * 1e6),
+        attributes=dict(attributes) if isinstance(attributes, Mapping) else {},
+        status=str(data.get("status") or "unset"),
+        status_message=str(data.get("statusMessage") or ""),
+        service=str(data.get("service") or ""),
+        kind=str(data.get("kind") or ""),
+    )
+
+
 _KINDS = {0: "unspecified", 1: "internal", 2: "server", 3: "client", 4: "producer", 5: "consumer"}
 _STATUS = {0: "unset", 1: "ok", 2: "error"}
 

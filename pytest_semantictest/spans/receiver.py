@@ -28,6 +28,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from ..json_types import JSONValue
+from .attribution import Attribution, Unattributed
 from .model import Span, raw_spans, to_span
 
 _Raw = tuple[object, str]  # an OTLP span message and its service name
@@ -36,6 +37,7 @@ MAX_BODY = 64 * 1024 * 1024
 MAX_SPANS = 500_000
 TRACES_PATH = "/v1/traces"
 SPANS_PATH = "/semantictest/spans"
+EXECUTIONS_PATH = "/semantictest/executions"
 
 
 class OtlpError(ValueError):
@@ -112,6 +114,7 @@ class SpanReceiver:
         self._last: dict[str, float] = {}
         self._changed = threading.Condition()
         self._server: ThreadingHTTPServer | None = None
+        self.attribution = Attribution()
 
     @property
     def url(self) -> str:
@@ -136,15 +139,33 @@ class SpanReceiver:
         now = time.monotonic()
         with self._changed:
             for trace_id, raw, service in spans:
-                self._traces.setdefault(trace_id, []).append((raw, service))
+                kept = self._traces.get(trace_id)
+                if kept is None:
+                    kept = self._traces[trace_id] = []
+                    self.attribution.arrived(trace_id, now)  # (a foreign trace: for the one-at-a-time rule)
+                kept.append((raw, service))
                 self._last[trace_id] = now
             self._count += len(spans)
             while self._count > MAX_SPANS and self._traces:
                 old, gone = self._traces.popitem(last=False)
                 self._last.pop(old, None)
+                self.attribution.forget(old)
                 self._count -= len(gone)
                 self.dropped += len(gone)
             self._changed.notify_all()
+
+    def _kept(self, trace_id: str) -> list[_Raw]:
+        """A trace's spans as kept (under the lock)."""
+        return self._traces.get(trace_id, [])
+
+    def begin(self, trace_id: str, at_ns: int | None = None) -> None:
+        """An execution of ours starts: its trace id, and its window for foreign traces. (Under the
+        attribution's own lock, not the spans': an execution's start never waits for an export to be
+        taken in.)"""
+        self.attribution.begin(trace_id, at_ns)
+
+    def end(self, trace_id: str, at_ns: int | None = None) -> None:
+        self.attribution.end(trace_id, at_ns)
 
     def spans(
         self,
@@ -154,35 +175,95 @@ class SpanReceiver:
         roots: int = 0,
         parents: Collection[str] = (),
     ) -> list[Span]:
-        """The spans of ``trace_id``. With ``wait_s``: waits up to that long until ``roots`` root spans
-        of requests the test made (spans whose parent is one of ``parents``, the span ids its
-        ``traceparent`` headers carried; a service's root span ends its handling of a request and is
-        exported after every span under it) have come, and then until none came for ``quiet_s``
-        (exporters send in batches); never longer than ``wait_s`` in all."""
+        """The spans of ``trace_id`` (:meth:`read`, without the word on unattributed traces)."""
+        return self.read(trace_id, wait_s, quiet_s, roots, parents)[0]
+
+    def read(
+        self,
+        trace_id: str,
+        wait_s: float = 0.0,
+        quiet_s: float = 0.0,
+        roots: int = 0,
+        parents: Collection[str] = (),
+    ) -> tuple[list[Span], Unattributed]:
+        """The spans of ``trace_id`` and of the foreign traces the one-at-a-time rule gives it
+        (:mod:`.attribution`), and what that rule could not attribute. With ``wait_s``: waits up to that
+        long until ``roots`` root spans of requests the test made (spans whose parent is one of
+        ``parents``, the span ids its ``traceparent`` headers carried, or root spans of its foreign
+        traces; a service's root span ends its handling of a request and is exported after every span
+        under it) have come, and then until none came for ``quiet_s`` (exporters send in batches);
+        never longer than ``wait_s`` in all."""
         deadline = time.monotonic() + wait_s
         wanted = {bytes.fromhex(p) for p in parents} if roots else set()
         with self._changed:
             while True:
-                found = self._traces.get(trace_id)
+                owned, foreign_roots, unattributed = self.attribution.attributed(trace_id, self._kept)
+                found = [
+                    *self._traces.get(trace_id, []),
+                    *(r for t in owned for r in self._traces.get(t, [])),
+                ]
                 now = time.monotonic()
                 if now >= deadline:
                     break
-                quiet_for = now - self._last.get(trace_id, now)
-                rooted = bool(found) and (not wanted or _roots(found or [], wanted) >= roots)
-                if rooted and quiet_for >= quiet_s:
+                last = max((self._last.get(t, 0.0) for t in [trace_id, *owned]), default=0.0) or now
+                quiet_for = now - last
+                seen = bool(found) or unattributed.traces > 0
+                rooted = seen and (not wanted or _roots(found, wanted) + foreign_roots >= roots)
+                if rooted and (quiet_for >= quiet_s or not found):  # (only unattributable: said at once)
                     break
                 left = deadline - now
                 if rooted:
                     left = min(left, quiet_s - quiet_for)
                 self._changed.wait(max(0.005, left))
-            kept = list(found or [])
-        return [to_span(raw, service) for raw, service in kept]
+        return [to_span(raw, service) for raw, service in found], unattributed
 
 
 def _roots(found: list[_Raw], parents: set[bytes]) -> int:
     """How many of a trace's spans have one of ``parents`` as their parent."""
     spans: list[Any] = [raw for raw, _ in found]  # (OTLP span messages)
     return len([raw for raw in spans if raw.parent_span_id in parents])
+
+
+def _spans_query(query: dict[str, list[str]]) -> tuple[str, float, float, int, list[str]] | None:
+    """What a worker asks of ``GET /semantictest/spans``, or None when it cannot be read."""
+    try:
+        trace_id = query["trace"][0]
+        wait_s = min(60.0, float(query.get("wait", ["0"])[0]))
+        quiet_s = min(10.0, float(query.get("quiet", ["0"])[0]))
+        roots = int(query.get("roots", ["0"])[0])
+        parents = [p for p in query.get("parents", [""])[0].split(",") if p]
+    except (KeyError, ValueError):
+        return None
+    return trace_id, wait_s, quiet_s, roots, parents
+
+
+def _execution_event(receiver: SpanReceiver, query: dict[str, list[str]]) -> str | None:
+    """Tell ``receiver`` of an execution's start or end; what is wrong with the query, or None."""
+    try:
+        trace_id, event, at = query["trace"][0], query["event"][0], int(query["at"][0])
+    except (KeyError, ValueError):
+        return "give trace=ID, event=begin or end, at=NANOSECONDS"
+    if event not in ("begin", "end"):
+        return "event is begin or end"
+    (receiver.begin if event == "begin" else receiver.end)(trace_id, at)
+    return None
+
+
+def _accepted(content_type: str) -> tuple[bytes, str]:
+    """An ``ExportTraceServiceResponse`` in the encoding the export came in."""
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
+
+    if content_type.startswith("application/json"):
+        return b"{}", "application/json"
+    return ExportTraceServiceResponse().SerializeToString(), "application/x-protobuf"
+
+
+def _length(header: str | None) -> int:
+    """A content-length header's value, -1 when absent or not a number."""
+    try:
+        return int(header or -1)
+    except ValueError:
+        return -1
 
 
 def _handler(receiver: SpanReceiver) -> type[BaseHTTPRequestHandler]:
@@ -204,12 +285,12 @@ def _handler(receiver: SpanReceiver) -> type[BaseHTTPRequestHandler]:
             self._send(status, json.dumps({"code": 3, "message": message}).encode(), "application/json")
 
         def do_POST(self) -> None:
-            if urlsplit(self.path).path != TRACES_PATH:
+            path = urlsplit(self.path).path
+            if path == EXECUTIONS_PATH:
+                return self._execution()
+            if path != TRACES_PATH:
                 return self._error(404, f"only {TRACES_PATH} is served here")
-            try:
-                length = int(self.headers.get("content-length") or -1)
-            except ValueError:
-                length = -1
+            length = _length(self.headers.get("content-length"))
             if length < 0:
                 return self._error(411, "a content-length is required")
             if length > MAX_BODY:
@@ -221,26 +302,25 @@ def _handler(receiver: SpanReceiver) -> type[BaseHTTPRequestHandler]:
             except OtlpError as exc:
                 return self._error(415 if "content type" in str(exc) else 400, str(exc))
             receiver.add(spans)
-            from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
-
-            if content_type.startswith("application/json"):
-                return self._send(200, b"{}", "application/json")
-            self._send(200, ExportTraceServiceResponse().SerializeToString(), "application/x-protobuf")
+            self._send(200, *_accepted(content_type))
 
         def do_GET(self) -> None:
             url = urlsplit(self.path)
             if url.path != SPANS_PATH:
                 return self._error(404, f"only {SPANS_PATH} is served here")
-            query = parse_qs(url.query)
-            try:
-                trace_id = query["trace"][0]
-                wait_s = min(60.0, float(query.get("wait", ["0"])[0]))
-                quiet_s = min(10.0, float(query.get("quiet", ["0"])[0]))
-                roots = int(query.get("roots", ["0"])[0])
-                parents = [p for p in query.get("parents", [""])[0].split(",") if p]
-            except (KeyError, ValueError):
+            asked = _spans_query(parse_qs(url.query))
+            if asked is None:
                 return self._error(400, "give trace=ID, and wait=SECONDS and quiet=SECONDS if wanted")
-            found = [asdict(s) for s in receiver.spans(trace_id, wait_s, quiet_s, roots, parents)]
-            self._send(200, json.dumps(found).encode(), "application/json")
+            found, unattributed = receiver.read(*asked)
+            body = {"spans": [asdict(s) for s in found], "unattributed": asdict(unattributed)}
+            self._send(200, json.dumps(body).encode(), "application/json")
+
+        def _execution(self) -> None:
+            """A worker's execution starts or ends (``?trace=ID&event=begin|end&at=NS``)."""
+            self.rfile.read(int(self.headers.get("content-length") or 0))
+            problem = _execution_event(receiver, parse_qs(urlsplit(self.path).query))
+            if problem:
+                return self._error(400, problem)
+            self._send(200, b"{}", "application/json")
 
     return Handler

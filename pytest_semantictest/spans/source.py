@@ -1,23 +1,36 @@
-"""Where a test reads its spans from: the receiver in this process, or the xdist controller's."""
+"""Where a test reads its spans from: the receiver in this process, or the xdist controller's; and
+where the executions of this process are announced, for the one-at-a-time rule
+(:mod:`.attribution`)."""
 
 from __future__ import annotations
 
 import asyncio
+import time
+import urllib.error
+import urllib.request
 from typing import Protocol
 
+from .attribution import Unattributed
 from .model import Span
-from .receiver import SPANS_PATH, SpanReceiver
+from .receiver import EXECUTIONS_PATH, SPANS_PATH, SpanReceiver
 
 
 class SpanSource(Protocol):
-    """The spans of one trace, waited for as :meth:`SpanReceiver.spans` does (``roots``: the root spans
+    """The spans of one trace, waited for as :meth:`SpanReceiver.read` does (``roots``: the root spans
     to wait for, one a request of the test's that the agent handled; the parents are the span ids this
     process's ``traceparent`` headers of that trace carried)."""
 
     @property
     def endpoint(self) -> str: ...
 
+    async def read(
+        self, trace_id: str, wait_s: float, quiet_s: float, roots: int = 1
+    ) -> tuple[list[Span], Unattributed]: ...
+
     async def spans(self, trace_id: str, wait_s: float, quiet_s: float, roots: int = 1) -> list[Span]: ...
+
+    def announce(self, trace_id: str, event: str) -> None:
+        """An execution of this process begins or ends (``event``)."""
 
 
 def _parents(trace_id: str) -> list[str]:
@@ -34,9 +47,17 @@ class LocalSpans:
     def endpoint(self) -> str:
         return self.receiver.url
 
-    async def spans(self, trace_id: str, wait_s: float, quiet_s: float, roots: int = 1) -> list[Span]:
+    async def read(
+        self, trace_id: str, wait_s: float, quiet_s: float, roots: int = 1
+    ) -> tuple[list[Span], Unattributed]:
         parents = _parents(trace_id)
-        return await asyncio.to_thread(self.receiver.spans, trace_id, wait_s, quiet_s, roots, parents)
+        return await asyncio.to_thread(self.receiver.read, trace_id, wait_s, quiet_s, roots, parents)
+
+    async def spans(self, trace_id: str, wait_s: float, quiet_s: float, roots: int = 1) -> list[Span]:
+        return (await self.read(trace_id, wait_s, quiet_s, roots))[0]
+
+    def announce(self, trace_id: str, event: str) -> None:
+        (self.receiver.begin if event == "begin" else self.receiver.end)(trace_id)
 
 
 class RemoteSpans:
@@ -44,12 +65,16 @@ class RemoteSpans:
 
     def __init__(self, url: str) -> None:
         self.url = url
+        self.unannounced: str | None = None
+        """Why an execution could not be announced: foreign traces are then attributed to none."""
 
     @property
     def endpoint(self) -> str:
         return self.url
 
-    async def spans(self, trace_id: str, wait_s: float, quiet_s: float, roots: int = 1) -> list[Span]:
+    async def read(
+        self, trace_id: str, wait_s: float, quiet_s: float, roots: int = 1
+    ) -> tuple[list[Span], Unattributed]:
         from ..http_clients import async_client
 
         async with async_client(timeout=wait_s + 30) as client:
@@ -64,4 +89,20 @@ class RemoteSpans:
                 },
             )
             reply.raise_for_status()
-            return [Span(**fields) for fields in reply.json()]
+            data = reply.json()
+            found = [Span(**fields) for fields in data["spans"]]
+            return found, Unattributed(**data["unattributed"])
+
+    async def spans(self, trace_id: str, wait_s: float, quiet_s: float, roots: int = 1) -> list[Span]:
+        return (await self.read(trace_id, wait_s, quiet_s, roots))[0]
+
+    def announce(self, trace_id: str, event: str) -> None:
+        """Synchronous and in order (a loopback request of a millisecond): the controller must know an
+        execution runs before its agent's spans can arrive."""
+        query = f"?trace={trace_id}&event={event}&at={time.time_ns()}"
+        request = urllib.request.Request(self.url + EXECUTIONS_PATH + query, data=b"", method="POST")  # noqa: S310
+        try:
+            with urllib.request.urlopen(request, timeout=10):  # noqa: S310  (loopback: the controller)
+                pass
+        except (OSError, urllib.error.URLError) as exc:
+            self.unannounced = f"the controller's OTLP receiver could not be told of an execution: {exc}"

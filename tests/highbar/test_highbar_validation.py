@@ -1327,7 +1327,7 @@ def test_variations_zero_is_allowed_with_turns_and_counted_for_triggers() -> Non
 
 
 def test_the_models_are_the_schema() -> None:
-    assert ALLOWED_KEYS["expect"] == {"function_calls", "response", "ordered", "exclusive", "forbid"}
+    assert ALLOWED_KEYS["expect"] == {"function_calls", "response", "ordered", "exclusive", "forbid", "spans"}
     assert ALLOWED_KEYS["test"] == {
         "name",
         "trigger",

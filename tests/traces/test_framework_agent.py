@@ -77,7 +77,7 @@ def test_twenty_tests_at_once_each_see_only_their_own_tool_call(pytester: pytest
         "-p",
         "no:cacheprovider",
         "--semantictest-otel",
-        "--semantictest-item-concurrency=20",
+        "--semantictest-items-at-once=20",
         own_process=True,
     )
     result.assert_outcomes(passed=20)

@@ -119,11 +119,13 @@ async def _open(config: JSONObject, reply: Reply) -> Socket | None:
     from websockets.asyncio.client import connect
     from websockets.exceptions import InvalidStatus
 
+    from ...trace_context import with_traceparent
+
     opener: Callable[..., Awaitable[Socket]] = OPENERS[0] if OPENERS else connect
     try:
         return await opener(
             reply.url,
-            additional_headers=config.get("headers") or {},
+            additional_headers=with_traceparent(config.get("headers") or {}),  # (the agent's spans: ours)
             proxy=None,
             open_timeout=None,
             ping_interval=None,

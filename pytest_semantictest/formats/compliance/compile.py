@@ -25,6 +25,7 @@ from .models import DEFAULT_BASE_URL, Document, Setup, TestCase
 from .prose import condition_skip, flow_check
 from .request import build_request
 from .strict import ResponseCheck
+from .strict_spans import spans_step
 from .strict_yaml import compile_strict
 from .transport import ReplyCheck, request_step, transport_config, transport_url
 
@@ -102,7 +103,10 @@ def compile_document(doc: Document, settings: Settings) -> Suite:
                 tc.line or 1,
             )
             node = renamed
-        cases.append(_case(tc, node, doc, setup, settings, file_skip))
+        case = _case(tc, node, doc, setup, settings, file_skip)
+        if case.steps and (step := spans_step(tc.strict, tc.line, case.place)) is not None:
+            case.steps.append(step)  # the agent's spans for the strict block's spans: checks
+        cases.append(case)
     agents = [_server(setup.base_url, settings)] if settings.server else []
     data = ComplianceFile(front.name, tuple(front.depends_on), float(front.timeout or 0), setup)
     return Suite(front.name, Path(doc.path), FORMAT, cases, agents=agents, format_data=data)

@@ -4,8 +4,9 @@ them from a case's ``**Strict:**`` YAML.
 Keys: ``status``, ``headers``, ``body`` (JSONPath -> expression), ``format`` (sse, json),
 ``content_type``, ``chunks`` (a list: each entry matches some chunk; a mapping: every chunk),
 ``final_chunk``, ``final_event``, ``events`` (a list: entries match events in that order; a
-mapping ``type: expression``), ``concatenated_content``, and ``response`` (status, content,
-agent, headers, body, content_type). An unknown key is a collection problem with a
+mapping ``type: expression``), ``concatenated_content``, ``response`` (status, content,
+agent, headers, body, content_type), and ``spans`` (the agent's OpenTelemetry spans:
+:mod:`.strict_spans`). An unknown key is a collection problem with a
 did-you-mean; a failed check is a :class:`~pytest_semantictest.model.Failure` naming the
 YAML line, with operator, expected and actual for the diff.
 """

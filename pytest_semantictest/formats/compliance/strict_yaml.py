@@ -37,6 +37,7 @@ KEYS = (
     "concatenated_content",
     "response",
     "reply",
+    "spans",
 )
 RESPONSE_KEYS = ("status", "content", "agent", "headers", "body", "content_type")
 STREAM_KEYS = frozenset({"chunks", "final_chunk", "final_event", "concatenated_content"})
@@ -198,6 +199,11 @@ class _Compiler:
         )
         if entries:
             self.checks.append(EventsCheck(entries, self.strict.line_of(path)))
+
+    def _spans(self, path: tuple[str | int, ...], value: JSONValue) -> None:
+        from .strict_spans import compile_spans
+
+        compile_spans(self, path, value)
 
     def _response(self, path: tuple[str | int, ...], value: JSONValue) -> None:
         if not isinstance(value, dict):

@@ -241,6 +241,7 @@ class Builder:
             response=response,
             line=self.line(where),
             place=_place(where),
+            spans=tuple(e.model_dump(exclude_none=True, exclude_defaults=True) for e in m.spans or ()),
         )
 
     def call(self, m: models.FunctionCall, where: Path_) -> CallSpec:

@@ -11,6 +11,7 @@ from ...blocks.variations import PHRASING_KEY, Variations
 from ...checks.expectations import TurnExpectation
 from ...model import Case, Check, Repetition, Step, Suite
 from ..detect import CollectContext
+from .spans_ext import spans_steps
 from .spec import HighbarSpec, TestSpec, TurnSpec
 from .validate import load_highbar
 
@@ -43,7 +44,7 @@ def compile_spec(
 
 def _case(test: TestSpec, node: str, group: str, key: str, path: Path, default_runs: int, cwd: Path) -> Case:
     turns = test.steps
-    steps = [_turn_step(test, turns, i, key, path) for i in range(len(turns))]
+    steps = [step for i in range(len(turns)) for step in _turn_steps(test, turns, i, key, path)]
     cleanup = [
         Step(
             "AgentSessionEnd",
@@ -71,8 +72,9 @@ def _case(test: TestSpec, node: str, group: str, key: str, path: Path, default_r
     )
 
 
-def _turn_step(test: TestSpec, turns: list[TurnSpec], i: int, key: str, path: Path) -> Step:
-    """The step that sends turn ``i`` of ``test`` and checks its ``expect``."""
+def _turn_steps(test: TestSpec, turns: list[TurnSpec], i: int, key: str, path: Path) -> list[Step]:
+    """The step that sends turn ``i`` of ``test`` and checks its ``expect``, then the steps of its
+    ``expect.spans`` (the spans extension), if any."""
     turn = turns[i]
     slot = f"turn{i + 1}"
     config = {
@@ -93,7 +95,10 @@ def _turn_step(test: TestSpec, turns: list[TurnSpec], i: int, key: str, path: Pa
     checks: list[Check] = [
         TurnExpectation(slot, turn.expect, line, label, key, late)
     ]  # also turns agent errors into ERRORs
-    return Step("AgentTurn", slot, None, config, slot, turn.line, turn.place, checks)
+    return [
+        Step("AgentTurn", slot, None, config, slot, turn.line, turn.place, checks),
+        *spans_steps(turn.expect, slot, i + 1, line, turn.place),
+    ]
 
 
 def load_file(

@@ -54,12 +54,30 @@ class FunctionCall(_Model):
     error: bool | JSONObject = Field(default=False, description="false | true | a matcher on the error text")
 
 
+class SpanEntry(_Model):
+    """Extension: spans the agent exported for the test that must be there (docs/traces.md)."""
+
+    name: str | None = Field(default=None, description="a glob on the span name")
+    kind: str | None = None
+    service: str | None = None
+    status: Literal["ok", "error", "unset"] | None = None
+    attributes: dict[str, JSONValue] = Field(default_factory=dict, description="names taken whole")
+    min_ms: float | None = Field(default=None, ge=0)
+    max_ms: float | None = Field(default=None, ge=0)
+    count: int | dict[Literal["min", "max"], int] | None = Field(
+        default=None, description="how many spans match: N or {min, max}; at least one by default"
+    )
+
+
 class Expect(_Model):
     function_calls: list[FunctionCall] | None = Field(default=None, description="[] = no tool is called")
     ordered: bool = False
     exclusive: bool = False
     forbid: list[str] | None = None
     response: Matcher | None = None
+    spans: list[SpanEntry] | None = Field(
+        default=None, description="extension: span assertions (docs/traces.md)"
+    )
 
 
 class Turn(_Model):
@@ -156,6 +174,7 @@ ALLOWED_KEYS: dict[str, frozenset[str]] = {
     "turn": frozenset(Turn.model_fields),
     "expect": frozenset(Expect.model_fields),
     "function_call": frozenset(FunctionCall.model_fields),
+    "span": frozenset(SpanEntry.model_fields),
     "response": frozenset(Matcher.model_fields),
 }
 """Each kind of mapping and the keys it takes; any other key (not ``x-``) is a spec error."""

@@ -85,6 +85,8 @@ class ExpectSpec:
     response: MatcherSpec | None
     line: int | None
     place: str
+    spans: tuple[JSONObject, ...] = ()
+    """Extension: span entries (``spans_ext``)."""
 
     @property
     def observes_calls(self) -> bool:

@@ -17,6 +17,7 @@ from .rules import (
     type_name,
     user_keys,
 )
+from .spans_ext import check_spans
 from .validate_core import ValidatorCore
 
 
@@ -44,6 +45,8 @@ class ExpectChecks(ValidatorCore):
             self.err(where, "forbid must be a non-empty list of tool names", where + ("forbid",))
         if "response" in raw:
             self.response(raw["response"], where)
+        if "spans" in raw:
+            check_spans(self, raw["spans"], where)
         observes = has_calls or forbid
         return True, observes
 

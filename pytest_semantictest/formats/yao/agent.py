@@ -43,6 +43,8 @@ class AgentChoice:
     target: ChatTarget | None
     requirement: AgentRequirement | None
     missing: str | None = None
+    spans: str | None = None
+    """How tool calls are read from spans: ``otel`` (``calls_from: otel``), ``auto`` (no ``calls_from``)."""
 
 
 def sidecar_path(path: Path) -> Path:
@@ -212,6 +214,8 @@ def build(
     except AgentConfigError as exc:
         raise SpecError(str(where), [Problem("", str(exc))]) from None
     calls_from = _calls_from(spec)
+    spans = "otel" if calls_from == "otel" else None if spec.calls_from else "auto"
+    calls_from = "reply" if calls_from == "otel" else calls_from  # (the turn reads the spans itself)
     tools, pattern = _awaiting_input(spec, ctx)
     needed = requirement(
         config, observe=spec.protocol == "highbar" and calls_from == "traces", calls_from=calls_from
@@ -227,4 +231,4 @@ def build(
         spec.description,
         tuple(spec.tools),
     )
-    return AgentChoice(target, needed)
+    return AgentChoice(target, needed, spans=spans)

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypedDict
 
+from ...blocks.turn_spans import span_mode
 from ...checks.conversation import ConversationOutcome, TurnCompleted, turn_assertion
 from ...checks.specs import AssertionSpec, AttachmentSpec, InputSpec
 from ...databus import DataBus
@@ -282,6 +283,9 @@ def _static(case: Case, spec: CaseSpec, path: Path, choice: AgentChoice, interac
                 "timeout": spec.interactive.timeout if spec.interactive else 300.0,
             },
         }
+        last_checks = final if number == len(items) else []
+        if (spans := span_mode(choice.spans, [*item["assertions"], *last_checks])) is not None:
+            config["calls_from"] = spans  # tool calls read from the agent's spans (docs/traces.md)
         checks: list[Check] = [TurnCompleted(slot, label, case.line)]
         if item["assertions"]:
             checks.append(

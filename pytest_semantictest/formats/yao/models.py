@@ -209,14 +209,15 @@ class AgentFileSpec(StrictSpec):
     @field_validator("calls_from")
     @classmethod
     def _calls_from(cls, value: str | None) -> str | None:
-        if value is not None and value not in ("reply", "traces"):
-            raise ValueError(f"must be 'reply' or 'traces', got {clip(repr(value))}")
+        if value is not None and value not in ("reply", "traces", "otel"):
+            raise ValueError(f"must be 'reply', 'traces' or 'otel' (docs/traces.md), got {clip(repr(value))}")
         return value
 
     @model_validator(mode="after")
     def _highbar_keys(self) -> AgentFileSpec:
         if self.protocol == "openai":
             used = [k for k in HIGHBAR_ONLY if getattr(self, k) is not None]
+            used = [k for k in used if k != "calls_from" or self.calls_from == "traces"]  # (reply, otel: any)
             if used:
                 raise ValueError(f"{', '.join(used)}: only for protocol: highbar")
         elif self.model is not None or self.body:
