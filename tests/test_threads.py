@@ -143,6 +143,7 @@ def test_a_yao_hook_runs_with_the_signals_unblocked() -> None:
         mask = runner.run(call_hook(lambda: blocked(threading.get_native_id()), []))
     finally:
         runner.close()
+    assert isinstance(mask, set)  # what the hook returned: the signals its thread blocked
     assert not set(HANDLED) & mask, mask
 
 

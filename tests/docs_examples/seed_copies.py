@@ -79,7 +79,7 @@ def _rewrite(text: str, names: list[str]) -> str:
 
 def _requests_without_url(data: Any) -> list[tuple[str | int, ...]]:
     """JSON paths of the ``input`` objects of HttpRequest steps that have no url."""
-    found = []
+    found: list[tuple[str | int, ...]] = []
     for key in ("setup", "tests", "teardown"):
         for i, item in enumerate(data.get(key) or []):
             steps = item.get("pipeline", []) if key == "tests" else [item]

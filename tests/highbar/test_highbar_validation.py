@@ -890,7 +890,7 @@ def test_trigger_templates_are_resolved_at_run_time(test: str, runtime: str | No
     if runtime is None:  # sent as text
         assert render_previous(turn.trigger, []) == turn.trigger
         return
-    one_call = [
+    one_call: list[dict[str, Any]] = [
         {
             "fn": "find",
             "args": {},
@@ -1119,7 +1119,7 @@ def test_the_writing_specs_page_loads() -> None:
     )
     assert cancel.expect is not None and cancel.expect.ordered and not cancel.expect.exclusive
     assert [c.name for c in cancel.expect.function_calls or []] == ["get_order", "cancel_order"]
-    assert cancel.expect.response == {"contains": "cancelled"}
+    assert cancel.expect.response is not None and dict(cancel.expect.response) == {"contains": "cancelled"}
     assert guard.name is None and guard.display_name == "Where is my order?"  # without a name, the trigger
     assert guard.expect is not None and guard.expect.function_calls == [] and guard.observes_calls
 
@@ -1205,7 +1205,8 @@ def test_multi_turn_with_templates_and_a_scene_setting_turn() -> None:
         ("function_calls",),
     ]
     assert cancel.expect is not None and cancel.expect.function_calls is not None
-    assert cancel.expect.function_calls[0].error == {"contains": "Timeout"}
+    error = cancel.expect.function_calls[0].error
+    assert isinstance(error, MatcherSpec) and dict(error) == {"contains": "Timeout"}
     assert test.steps == test.turns and test.observes_calls
     assert test.display_name == "cancels the order it found"
 
@@ -1283,8 +1284,10 @@ suites:
     spec = load(text)
     assert spec.agent.start == "python agent.py"
     first, second = (t for _, t in spec.tests)
-    assert first.expect is not None and first.expect.response == {"contains": "b", "not_contains": "z"}
-    assert second.expect is not None and second.expect.response == {"contains": "a", "not_contains": "z"}
+    assert first.expect is not None and first.expect.response is not None
+    assert second.expect is not None and second.expect.response is not None
+    assert dict(first.expect.response) == {"contains": "b", "not_contains": "z"}
+    assert dict(second.expect.response) == {"contains": "a", "not_contains": "z"}
     assert second.expect.line == 23
 
 
@@ -1305,11 +1308,13 @@ def test_matchers_in_params_are_compiled_and_literals_stay_data() -> None:
     assert test.expect is not None and test.expect.function_calls is not None
     call = test.expect.function_calls[0]
     params = call.params
-    assert isinstance(params["product"], MatcherSpec) and params["product"] == {"icontains": "coca"}
-    assert params["id"].patterns["matches"].pattern == "^[0-9]+$"
-    assert isinstance(params["filters"]["brand"], MatcherSpec)
-    assert params["filters"]["brand"]["equals"] == {"contains": "literal"}
-    assert params["filters"]["tags"] == [{"contains": "x"}]  # lists are compared as they are
+    assert isinstance(params, dict)
+    product, ident, filters = params["product"], params["id"], params["filters"]
+    assert isinstance(product, MatcherSpec) and dict(product) == {"icontains": "coca"}
+    assert isinstance(ident, MatcherSpec) and ident.patterns["matches"].pattern == "^[0-9]+$"
+    assert isinstance(filters, dict) and isinstance(filters["brand"], MatcherSpec)
+    assert filters["brand"]["equals"] == {"contains": "literal"}
+    assert filters["tags"] == [{"contains": "x"}]  # lists are compared as they are
     assert params["x-request-id"] == "abc"  # params are data: x- keys are tool arguments there
     assert isinstance(call.result, MatcherSpec)
     assert call.raw["params"]["product"] == {"icontains": "coca"}
