@@ -17,8 +17,8 @@ from tests.helpers import bus_of
 INPUT = '### 1. Hi\n\n**Input:** User sends "Hi" to `echo-agent`\n'
 
 
-def compiled(text: str, **settings: object) -> Suite:
-    return compile_document(parse_text(text, "t.md"), Settings(**settings))  # type: ignore[arg-type]
+def compiled(text: str, **settings: Any) -> Suite:
+    return compile_document(parse_text(text, "t.md"), Settings(**settings))
 
 
 def test_dialect_belongs_to_a2a_files_only() -> None:

@@ -116,7 +116,8 @@ def adapt_text(text: str, page: str) -> str:
         number = source.lines[loc] - 1
         opening = lines[number]
         if opening.rstrip().endswith("{"):
-            indent = re.match(r"\s*", lines[number + 1]).group()  # type: ignore[union-attr]
+            following = lines[number + 1]
+            indent = following[: len(following) - len(following.lstrip())]
             lines.insert(number + 1, f'{indent}"url": "{MISSING_URL[page]}",')
         else:  # "input": { "headers": ... } on one line
             lines[number] = opening.replace("{", '{"url": "' + MISSING_URL[page] + '", ', 1)

@@ -21,6 +21,7 @@ from pytest_semantictest.agents.config import AgentConfig
 from pytest_semantictest.errors import Problem, SpecError
 from pytest_semantictest.formats.highbar import HighbarSpec, load_highbar, load_highbar_text
 from pytest_semantictest.formats.highbar.models import ALLOWED_KEYS, Spec
+from pytest_semantictest.formats.highbar.problem import HighbarProblem
 from pytest_semantictest.formats.highbar.spec import CommandHook, MatcherSpec, PythonHook
 from pytest_semantictest.formats.yamlsource import YamlError, load_yaml
 from tests.helpers import fuzz_examples
@@ -957,7 +958,7 @@ def test_load_highbar_reads_the_file_and_reports_unreadable_ones(tmp_path: Path)
 
 def test_syntax_error_has_line_and_column() -> None:
     (p,) = problems(MANAGED + "suites: [unclosed\n")
-    assert (p.line, p.column) == (5, 1)  # type: ignore[attr-defined]
+    assert isinstance(p, HighbarProblem) and (p.line, p.column) == (5, 1)
     assert "while parsing a flow sequence at line 4 column 9" in p.message
 
 
@@ -1167,7 +1168,8 @@ def test_the_quickstart_example_loads_with_compiled_regexes() -> None:
     assert card.expect is not None and isinstance(card.expect.response, MatcherSpec)
     pattern = card.expect.response.patterns["not_matches"]
     assert pattern.search("4111 1111 1111 1111") and not pattern.search("order 1042")
-    assert spec.suites[1].tests[0].expect.tool_names == ("delete_account",)  # type: ignore[union-attr]
+    refusal = spec.suites[1].tests[0].expect
+    assert refusal is not None and refusal.tool_names == ("delete_account",)
 
 
 def test_multi_turn_with_templates_and_a_scene_setting_turn() -> None:
