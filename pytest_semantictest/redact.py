@@ -21,7 +21,6 @@ import threading
 from collections.abc import Iterable, Mapping
 from fnmatch import fnmatchcase
 
-from .decode import views
 from .json_types import JSONValue
 
 MASK = "***"
@@ -217,6 +216,8 @@ class Redactor:
         matcher = self._matcher
         if matcher is None or not value:
             return value
+        from .decode import views  # (its decoders are needed once there is a secret to look for)
+
         pattern, labels = matcher
         spans: list[tuple[int, int, str]] = []
         for view in views(value):

@@ -39,6 +39,14 @@ def patience(seconds: float) -> float:
     return seconds * PATIENCE
 
 
+def bus_of(slots: dict[str, Any]) -> DataBus:
+    """A real DataBus holding ``slots``, as a pipeline left it for the checks."""
+    bus = DataBus()
+    for slot, value in slots.items():
+        bus.set(slot, value)
+    return bus
+
+
 def step_context(
     run_context: RunContext | None = None,
     bus: DataBus | None = None,

@@ -365,7 +365,8 @@ def test_no_module_looks_up_the_package_in_sys_modules() -> None:
 def test_the_sys_modules_rule_sees_a_look_up() -> None:
     stmt = ast.parse('nodes = sys.modules.get(f"{__package__}.nodes")').body[0]
     assert _reads_own_module(stmt)
-    assert not _reads_own_module(ast.parse("if name in sys.modules: pass").body[0].test)  # type: ignore[attr-defined]
+    (condition,) = ast.parse("if name in sys.modules: pass").body
+    assert isinstance(condition, ast.If) and not _reads_own_module(condition.test)
 
 
 def test_no_module_over_400_lines() -> None:

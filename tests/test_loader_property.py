@@ -410,7 +410,11 @@ def test_the_fuzzer_sees_a_crash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 
     path = tmp_path / "x.json"
     path.write_text(json.dumps(base_suite()))
-    monkeypatch.setattr(loader, "load_file", lambda p, ctx=None: {}["boom"])
+
+    def crash(p: Path, ctx: object = None) -> object:
+        raise KeyError("boom")
+
+    monkeypatch.setattr(loader, "load_file", crash)
     with pytest.raises(MutantCrash, match="KeyError"):
         check_file(path, collect_context(tmp_path))
 

@@ -56,8 +56,9 @@ def value_matches(expected: JSONValue, actual: JSONValue) -> bool:
     return bool(expected == actual)
 
 
-def subset_matches(expected: Mapping[str, JSONValue] | None, actual: JSONValue) -> bool:
-    """Every expected key is present in ``actual`` with a matching value (None: no constraint)."""
+def subset_matches(expected: JSONValue, actual: JSONValue) -> bool:
+    """Every expected key is present in ``actual`` with a matching value (None: no constraint; a spec
+    may give a scalar or a list where an object is expected: then it matches as a value)."""
     if expected is None:
         return True
     if not isinstance(expected, Mapping):  # a spec that gives a scalar or list where an object is expected

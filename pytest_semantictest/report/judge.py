@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from ..evidence import JudgedItems, Judgement, ValidatorVerdict
-from ..llm.verdict import judge_lines, relation_to_threshold, samples_text
+from ..json_types import JSONValue
 from ..model import StepTrace, Verdict
 from ..shown import one_line
 from .records import has, in_trace, step_name
@@ -37,17 +37,26 @@ def unstable_judgements(verdict: Verdict) -> list[str]:
     for run in verdict.runs or [verdict]:
         for t, j in in_trace(run.trace, Judgement):
             if j.unstable and j.samples is not None:
-                found.append(f"{step_name(t)} (line {t.step.line}): {samples_text(j.samples)}")
+                found.append(f"{step_name(t)} (line {t.step.line}): {_samples_text(j.samples)}")
         found += [
-            f"{items.check}: {samples_text(items.samples)}"
+            f"{items.check}: {_samples_text(items.samples)}"
             for items in judged_items(run)
             if items.unstable and items.samples is not None
         ]
     return list(dict.fromkeys(found))
 
 
+def _samples_text(samples: Mapping[str, JSONValue]) -> str:
+    # the judge's wording is imported where a test was judged: its module builds the verdict's models
+    from ..llm.verdict import samples_text
+
+    return samples_text(samples)
+
+
 def render_judgements(trace: Sequence[StepTrace]) -> str:
     """The "llm judge" report section: every judge verdict of the steps, or why there is none."""
+    from ..llm.verdict import judge_lines
+
     out: list[str] = []
     for t, j in in_trace(trace, Judgement):
         line = f" line {t.step.line}" if t.step.line else ""
@@ -64,6 +73,8 @@ def _clip(text: object, limit: int = 200) -> str:
 
 
 def _scored(name: str, score: object, threshold: object, passed: bool, reason: str) -> str:
+    from ..llm.verdict import relation_to_threshold
+
     shown = f"{score:g}" if isinstance(score, (int, float)) else repr(score)
     state = "passed" if passed else "not passed"
     return f"{name}: score {shown}{relation_to_threshold(score, threshold)} ({state}): {_clip(reason)}"

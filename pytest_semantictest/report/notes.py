@@ -4,14 +4,16 @@ the console's "evidence" section, an HTML extra, JUnit properties and the result
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from ..evidence import Note
 from ..json_types import JSONValue
 from ..model import StepTrace, Verdict
 from ..redact import Redactor
-from .failure import dump
-from .html_values import Render, table
 from .records import in_verdict, step_name
+
+if TYPE_CHECKING:
+    from .html_values import Render
 
 
 def _where(t: StepTrace | None, note: Note) -> str:
@@ -20,6 +22,8 @@ def _where(t: StepTrace | None, note: Note) -> str:
 
 def render_notes(verdict: Verdict, limit: int = 2000) -> str:
     """The console's "evidence" section ("" when there are no notes); the caller redacts it."""
+    from .failure import dump  # (the failure renderer: only a test that shows its sections needs it)
+
     lines: list[str] = []
     for t, note in in_verdict(verdict, Note):
         lines.append(_where(t, note))
@@ -30,6 +34,8 @@ def render_notes(verdict: Verdict, limit: int = 2000) -> str:
 
 def notes_html(r: Render, item: object, verdict: Verdict) -> str:
     """Each note: its title, a table of its facts, its text."""
+    from .html_values import table
+
     parts = []
     for t, note in in_verdict(verdict, Note):
         title = f"{step_name(t)}: {note.title}" if t is not None else note.title

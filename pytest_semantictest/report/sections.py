@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
 from ..model import Outcome, Verdict
-from ..redact import Redactor
-from .brief_trace import render_brief_trace
-from .failure import render_trace
-from .judge import has_judgements, render_judgements
-from .notes import render_notes
-from .span_timeline import render_spans
+
+if TYPE_CHECKING:
+    from ..redact import Redactor
 
 
 def add_sections(item: pytest.Item, verdict: Verdict, redactor: Redactor, limit: int = 2000) -> None:
@@ -21,7 +20,13 @@ def add_sections(item: pytest.Item, verdict: Verdict, redactor: Redactor, limit:
     wanted = verdict.outcome is not Outcome.PASSED or item.config.get_verbosity() >= 2
     if not wanted or not verdict.trace:
         return
+    # the renderers are imported here: a passing test (the common case) shows no section
+    from .brief_trace import render_brief_trace
     from .conversation import has_conversation, render_conversation
+    from .failure import render_trace
+    from .judge import has_judgements, render_judgements
+    from .notes import render_notes
+    from .span_timeline import render_spans
 
     if has_conversation(verdict.trace):  # transcript and checkpoint timeline first: they tell the story
         item.add_report_section("call", "conversation", render_conversation(verdict.trace, redactor, limit))

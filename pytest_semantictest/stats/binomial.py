@@ -7,7 +7,6 @@ dependency (``bench/`` and the tests check these against scipy).
 from __future__ import annotations
 
 import math
-from statistics import NormalDist
 
 
 def pmf(n: int, p: float) -> list[float]:
@@ -43,6 +42,8 @@ def fixed_design(p0: float, p1: float, alpha: float, beta: float) -> tuple[int, 
     """``(n, c)``: the fewest runs of an exact fixed-size test with both errors held, and its pass
     mark. The search starts a little below the normal approximation's ``n`` (which is too small:
     169 where 176 is needed at 0.75 against 0.85, 5% each)."""
+    from statistics import NormalDist  # (statistics imports fractions and decimal: only a design needs it)
+
     z_a, z_b = NormalDist().inv_cdf(1 - alpha), NormalDist().inv_cdf(1 - beta)
     root = z_a * math.sqrt(p0 * (1 - p0)) + z_b * math.sqrt(p1 * (1 - p1))
     n = max(1, int(0.8 * (root / (p1 - p0)) ** 2))

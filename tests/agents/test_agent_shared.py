@@ -39,21 +39,23 @@ class User:
             stdout=subprocess.PIPE,
             text=True,
         )
-        self.handle: dict[str, Any] = json.loads(self.proc.stdout.readline())
+        assert self.proc.stdin is not None and self.proc.stdout is not None  # both asked for above
+        self.stdin, self.stdout = self.proc.stdin, self.proc.stdout
+        self.handle: dict[str, Any] = json.loads(self.stdout.readline())
 
     def send(self, command: str) -> None:
-        self.proc.stdin.write(command + "\n")
-        self.proc.stdin.flush()
+        self.stdin.write(command + "\n")
+        self.stdin.flush()
 
     def release(self) -> None:
         self.send("release")
-        assert self.proc.stdout.readline().strip() == "released"
+        assert self.stdout.readline().strip() == "released"
 
     def close(self) -> None:
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait()
-        for pipe in (self.proc.stdin, self.proc.stdout):
+        for pipe in (self.stdin, self.stdout):
             try:  # noqa: SIM105
                 pipe.close()
             except BrokenPipeError:
@@ -166,7 +168,9 @@ def test_in_process_and_subprocess_share(spawn, make_config, tmp_path):
     try:
         other = spawn(cfg)
         assert other.handle["pid"] == handle.pid and handle.started_here
-        assert handle.trace_reader().inventory() == {"cancel_order", "get_order"}
+        reader = handle.trace_reader()
+        assert reader is not None
+        assert reader.inventory() == frozenset({"cancel_order", "get_order"})
     finally:
         mine.release()
     assert alive(handle.pid)  # the subprocess still uses it
@@ -183,7 +187,8 @@ def test_the_hello_is_checked_once_per_agent_process(spawn, make_config, tmp_pat
     try:
         handle = mine.acquire(observe=True)  # the first file: the hello is there
         assert handle.pid == other.handle["pid"] and not handle.started_here
-        Path(handle.traces_path).write_text("")  # a second check would now fail
+        assert handle.traces_path is not None
+        handle.traces_path.write_text("")  # a second check would now fail
         mine.acquire(observe=True)  # the next file
     finally:
         mine.close()
@@ -202,12 +207,14 @@ def test_a_failed_start_is_not_retried_by_other_users(spawn, make_config, tmp_pa
 def test_a_dead_recorded_agent_is_replaced(make_config, tmp_path):
     shared = SharedAgent(tmp_path / "state", "agent", make_config())
     first = shared.acquire()
+    assert first.pid is not None
     first_process = (first.pid, procs.start_time(first.pid))  # a pid alone may come back (it wraps around)
     os.killpg(first.pid, signal.SIGKILL)
     assert wait_gone(first.pid)
     again = SharedAgent(tmp_path / "state", "agent", make_config())
     second = again.acquire()
     try:
+        assert second.pid is not None
         assert (second.pid, procs.start_time(second.pid)) != first_process
         assert second.started_here and alive(second.pid)
     finally:

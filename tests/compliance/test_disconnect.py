@@ -93,12 +93,21 @@ def _chunk(n: int) -> str:
     return f"data: {json.dumps(data)}\n\n"
 
 
+class _HoldingServer(ThreadingHTTPServer):
+    """The holding agent: what each request asked and what happened to its stream."""
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _Holding)
+        self.daemon_threads = True
+        self.log: list[dict[str, Any]] = []
+
+
 class _Holding(BaseHTTPRequestHandler):
     """Streams a handoff event and chunks 1 and 2 one at a time, then chunks 3 and 4 in one write, and
     then waits (at most 60 s) for the client to close the connection before sending the rest."""
 
     protocol_version = "HTTP/1.1"
-    server: Any
+    server: _HoldingServer
 
     def do_POST(self) -> None:  # noqa: N802
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
@@ -164,10 +173,8 @@ class _Holding(BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def holding() -> Iterator[ThreadingHTTPServer]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Holding)
-    httpd.daemon_threads = True
-    httpd.log = []  # type: ignore[attr-defined]
+def holding() -> Iterator[_HoldingServer]:
+    httpd = _HoldingServer()
     threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     yield httpd
     httpd.shutdown()
@@ -200,7 +207,7 @@ final_event: "[DONE]"
 
 
 def test_the_stream_is_cut_after_n_chunks_and_the_follow_up_is_in_the_trace_and_the_prompt(
-    pytester: pytest.Pytester, holding: ThreadingHTTPServer
+    pytester: pytest.Pytester, holding: _HoldingServer
 ) -> None:
     pytester.makefile(".md", cancel=doc(CANCEL))
     url = f"http://127.0.0.1:{holding.server_address[1]}"
@@ -226,7 +233,7 @@ def test_the_stream_is_cut_after_n_chunks_and_the_follow_up_is_in_the_trace_and_
         ]
     )
     assert "chunks (line" not in result.stdout.str() and "events (line" not in result.stdout.str()
-    stream, follow_up = holding.log  # type: ignore[attr-defined]
+    stream, follow_up = holding.log
     # the server made 4 chunks available and saw the client close the connection; the client read 3
     assert stream["stream"] is True and stream["sent"] == 4 and stream["client_gone"] is True
     assert follow_up == {"stream": False, "body": {**stream["body"], "stream": False}}

@@ -10,6 +10,13 @@ import pytest
 from pytest_semantictest.blocks.chat_response import read_response
 from pytest_semantictest.databus import DataBus
 from pytest_semantictest.formats.compliance.parse import parse_text
+from pytest_semantictest.formats.compliance.strict import (
+    ChunksCheck,
+    DocCheck,
+    EventsCheck,
+    EventTypeCheck,
+    ValueCheck,
+)
 from pytest_semantictest.formats.compliance.strict_yaml import compile_strict
 from pytest_semantictest.model import Failure
 from tests.compliance.conftest import chat_case, doc, reported
@@ -40,13 +47,20 @@ COMPLETION = {
 }
 
 
+STRICT_CHECKS = (ChunksCheck, DocCheck, EventsCheck, EventTypeCheck, ValueCheck)
+
+
 def json_response(
     body: Any = COMPLETION,
     status: int = 200,
     content_type: str = "application/json; charset=utf-8",
-    **headers: str,
+    headers: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    return {"status": status, "headers": {"Content-Type": content_type, **headers}, "body": json.dumps(body)}
+    return {
+        "status": status,
+        "headers": {"Content-Type": content_type, **(headers or {})},
+        "body": json.dumps(body),
+    }
 
 
 def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> dict[str, Any]:
@@ -82,7 +96,9 @@ def failures(strict: str, response: dict[str, Any]) -> list[Failure]:
     assert problems == []
     bus = DataBus()
     bus.set("observed", read_response(response))
-    return [f for check in checks for f in check.evaluate_sync(bus).failures]
+    sync_checks = [check for check in checks if isinstance(check, STRICT_CHECKS)]
+    assert sync_checks == checks  # a strict block's checks all run without awaiting anything
+    return [f for check in sync_checks for f in check.evaluate_sync(bus).failures]
 
 
 PASSING = [
@@ -91,7 +107,7 @@ PASSING = [
     ("status: type(number)", json_response()),
     ("headers:\n  content-type: application/json", json_response()),
     ("headers:\n  Content-Type: /json/", json_response()),
-    ("headers:\n  x-request-id: exists", json_response(**{"X-Request-Id": "abc"})),
+    ("headers:\n  x-request-id: exists", json_response(headers={"X-Request-Id": "abc"})),
     ("headers:\n  x-request-id: not_exists", json_response()),
     ("body:\n  object: chat.completion", json_response()),
     ("body:\n  choices[0].message.content: /^Echo:/", json_response()),

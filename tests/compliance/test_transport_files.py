@@ -3,6 +3,8 @@ realtime request's form, and the strict ``reply:`` key (all at collection, befor
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from pytest_semantictest.errors import SpecError
@@ -10,12 +12,13 @@ from pytest_semantictest.formats.compliance.compile import Settings, compile_doc
 from pytest_semantictest.formats.compliance.parse import parse_text
 from pytest_semantictest.model import Suite
 from tests.compliance.conftest import doc
+from tests.helpers import bus_of
 
 INPUT = '### 1. Hi\n\n**Input:** User sends "Hi" to `echo-agent`\n'
 
 
-def compiled(text: str, **settings: object) -> Suite:
-    return compile_document(parse_text(text, "t.md"), Settings(**settings))  # type: ignore[arg-type]
+def compiled(text: str, **settings: Any) -> Suite:
+    return compile_document(parse_text(text, "t.md"), Settings(**settings))
 
 
 def test_dialect_belongs_to_a2a_files_only() -> None:
@@ -83,7 +86,9 @@ def test_a_failed_task_without_expected_fails_and_a_hang_never_passes_as_a_rejec
     from pytest_semantictest.formats.compliance.transport import ReplyCheck
 
     def verdict(expected: str | None, **observed: object) -> tuple[list[str], str | None]:
-        result = ReplyCheck(expected).evaluate_sync({"observed": {"ok": True, "status": 200, **observed}})
+        result = ReplyCheck(expected).evaluate_sync(
+            bus_of({"observed": {"ok": True, "status": 200, **observed}})
+        )
         return [f.message for f in result.failures], result.error
 
     failed = {
@@ -126,7 +131,7 @@ def test_realtime_text_from_done_events_and_calls_from_response_done() -> None:
 
     reply = Reply("realtime", "realtime")
     call = {"type": "function_call", "name": "lookup", "call_id": "c9", "arguments": '{"q": "x"}'}
-    for kind, event in [
+    events: list[tuple[str, dict[str, Any]]] = [
         ("response.created", {"response": {"id": "r1"}}),
         ("response.output_text.done", {"text": "whole answer"}),
         ("response.done", {"response": {"status": "completed", "output": [call]}}),
@@ -134,7 +139,8 @@ def test_realtime_text_from_done_events_and_calls_from_response_done() -> None:
         ("response.text.delta", {"delta": "part"}),
         ("response.text.done", {"text": "part"}),
         ("response.done", {"response": {"status": "failed", "status_details": {"why": "quota"}}}),
-    ]:
+    ]
+    for kind, event in events:
         _fold(reply, kind, event)
     shaped = reply.as_dict()
     assert shaped["text"] == "whole answerpart"

@@ -35,10 +35,20 @@ def pytest_runtest_logstart(nodeid, location):
 """
 
 
+class _GateServer(ThreadingHTTPServer):
+    """The gate: what it received and answered, in order, and the file whose existence opens it."""
+
+    def __init__(self, marker: Path) -> None:
+        super().__init__(("127.0.0.1", 0), _Gate)
+        self.daemon_threads = True
+        self.log: list[tuple[str, str]] = []
+        self.marker = marker
+
+
 class _Gate(BaseHTTPRequestHandler):
     """``gate-fail`` / ``gate-pass`` answer 500 / 200 once the marker file exists; others at once."""
 
-    server: Any
+    server: _GateServer
 
     def do_POST(self) -> None:  # noqa: N802
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
@@ -71,18 +81,15 @@ class _Gate(BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def gate(pytester: pytest.Pytester) -> Iterator[ThreadingHTTPServer]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Gate)
-    httpd.daemon_threads = True
-    httpd.log = []  # type: ignore[attr-defined]
-    httpd.marker = Path(pytester.path) / "started"  # type: ignore[attr-defined]
+def gate(pytester: pytest.Pytester) -> Iterator[_GateServer]:
+    httpd = _GateServer(Path(pytester.path) / "started")
     threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     yield httpd
     httpd.shutdown()
     httpd.server_close()
 
 
-def run(pytester: pytest.Pytester, gate: ThreadingHTTPServer) -> pytest.RunResult:
+def run(pytester: pytest.Pytester, gate: _GateServer) -> pytest.RunResult:
     pytester.makeconftest(MARKER_CONFTEST)
     url = f"http://127.0.0.1:{gate.server_address[1]}"
     return run_pytest(
@@ -110,7 +117,7 @@ def outcomes(result: pytest.RunResult) -> dict[str, tuple[str, str]]:
 
 
 def test_a_failed_dependency_on_another_worker_skips_its_dependants(
-    pytester: pytest.Pytester, gate: ThreadingHTTPServer
+    pytester: pytest.Pytester, gate: _GateServer
 ) -> None:
     # collection order after depends_on: base, second, third, other; --dist load sends [base, second] to
     # one worker and [third, other] to the other, so 'third' learns about 'second' only through the records
@@ -144,13 +151,13 @@ def test_a_failed_dependency_on_another_worker_skips_its_dependants(
     }
     # other workers
     assert seen["a_third.md::1. Waits for second"][0] != seen["b_second.md::1. Needs base"][0]
-    assert ("received", "echo") in gate.log  # type: ignore[attr-defined]
-    assert gate.log.count(("received", "echo")) == 1  # type: ignore[attr-defined]  # only 'other' was sent
+    assert ("received", "echo") in gate.log
+    assert gate.log.count(("received", "echo")) == 1  # only 'other' was sent
     assert (Path(pytester.path) / "started").read_text().endswith("a_third.md::1. Waits for second")
 
 
 def test_a_dependant_on_another_worker_runs_after_its_dependency_passed(
-    pytester: pytest.Pytester, gate: ThreadingHTTPServer
+    pytester: pytest.Pytester, gate: _GateServer
 ) -> None:
     # two cases, two workers: round robin puts base on one and the dependant on the other
     pytester.makefile(
@@ -162,7 +169,7 @@ def test_a_dependant_on_another_worker_runs_after_its_dependency_passed(
     pytester.makefile(".md", b_base=doc(chat_case("1. Fine", model="gate-pass"), name="base"))
     result = run(pytester, gate)
     result.assert_outcomes(passed=2)
-    log = gate.log  # type: ignore[attr-defined]
+    log = gate.log
     assert log.index(("answered", "gate-pass")) < log.index(("received", "echo-dependant"))
     seen = outcomes(result)
     assert seen["b_base.md::1. Fine"][1] == seen["a_dependant.md::1. Waits for base"][1] == "PASSED"
@@ -179,7 +186,7 @@ def pytest_runtest_setup(item):
 
 
 def test_a_dependency_whose_worker_crashed_counts_as_failed(
-    pytester: pytest.Pytester, gate: ThreadingHTTPServer
+    pytester: pytest.Pytester, gate: _GateServer
 ) -> None:
     pytester.makeconftest(CRASH_CONFTEST)
     pytester.makefile(
@@ -227,7 +234,7 @@ def pytest_runtest_call(item):
 
 
 def test_a_dependency_that_does_not_finish_is_waited_for_a_bounded_time(
-    pytester: pytest.Pytester, gate: ThreadingHTTPServer
+    pytester: pytest.Pytester, gate: _GateServer
 ) -> None:
     pytester.makeconftest(STALL_CONFTEST)
     pytester.makefile(

@@ -79,7 +79,7 @@ def _rewrite(text: str, names: list[str]) -> str:
 
 def _requests_without_url(data: Any) -> list[tuple[str | int, ...]]:
     """JSON paths of the ``input`` objects of HttpRequest steps that have no url."""
-    found = []
+    found: list[tuple[str | int, ...]] = []
     for key in ("setup", "tests", "teardown"):
         for i, item in enumerate(data.get(key) or []):
             steps = item.get("pipeline", []) if key == "tests" else [item]
@@ -116,7 +116,8 @@ def adapt_text(text: str, page: str) -> str:
         number = source.lines[loc] - 1
         opening = lines[number]
         if opening.rstrip().endswith("{"):
-            indent = re.match(r"\s*", lines[number + 1]).group()  # type: ignore[union-attr]
+            following = lines[number + 1]
+            indent = following[: len(following) - len(following.lstrip())]
             lines.insert(number + 1, f'{indent}"url": "{MISSING_URL[page]}",')
         else:  # "input": { "headers": ... } on one line
             lines[number] = opening.replace("{", '{"url": "' + MISSING_URL[page] + '", ', 1)

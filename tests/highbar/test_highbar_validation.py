@@ -23,6 +23,7 @@ from pytest_semantictest.formats.highbar import HighbarSpec, load_highbar, load_
 from pytest_semantictest.formats.highbar.agent_model import CheckedAgent
 from pytest_semantictest.formats.highbar.models import ALLOWED_KEYS, Spec
 from pytest_semantictest.formats.highbar.models import Agent as AgentModel
+from pytest_semantictest.formats.highbar.problem import HighbarProblem
 from pytest_semantictest.formats.highbar.spec import CommandHook, MatcherSpec, PythonHook
 from pytest_semantictest.formats.yamlsource import YamlError, load_yaml
 from tests.helpers import fuzz_examples
@@ -892,7 +893,7 @@ def test_trigger_templates_are_resolved_at_run_time(test: str, runtime: str | No
     if runtime is None:  # sent as text
         assert render_previous(turn.trigger, []) == turn.trigger
         return
-    one_call = [
+    one_call: list[dict[str, Any]] = [
         {
             "fn": "find",
             "args": {},
@@ -959,7 +960,7 @@ def test_load_highbar_reads_the_file_and_reports_unreadable_ones(tmp_path: Path)
 
 def test_syntax_error_has_line_and_column() -> None:
     (p,) = problems(MANAGED + "suites: [unclosed\n")
-    assert (p.line, p.column) == (5, 1)  # type: ignore[attr-defined]
+    assert isinstance(p, HighbarProblem) and (p.line, p.column) == (5, 1)
     assert "while parsing a flow sequence at line 4 column 9" in p.message
 
 
@@ -1121,7 +1122,7 @@ def test_the_writing_specs_page_loads() -> None:
     )
     assert cancel.expect is not None and cancel.expect.ordered and not cancel.expect.exclusive
     assert [c.name for c in cancel.expect.function_calls or []] == ["get_order", "cancel_order"]
-    assert cancel.expect.response == {"contains": "cancelled"}
+    assert cancel.expect.response is not None and dict(cancel.expect.response) == {"contains": "cancelled"}
     assert guard.name is None and guard.display_name == "Where is my order?"  # without a name, the trigger
     assert guard.expect is not None and guard.expect.function_calls == [] and guard.observes_calls
 
@@ -1169,7 +1170,8 @@ def test_the_quickstart_example_loads_with_compiled_regexes() -> None:
     assert card.expect is not None and isinstance(card.expect.response, MatcherSpec)
     pattern = card.expect.response.patterns["not_matches"]
     assert pattern.search("4111 1111 1111 1111") and not pattern.search("order 1042")
-    assert spec.suites[1].tests[0].expect.tool_names == ("delete_account",)  # type: ignore[union-attr]
+    refusal = spec.suites[1].tests[0].expect
+    assert refusal is not None and refusal.tool_names == ("delete_account",)
 
 
 def test_multi_turn_with_templates_and_a_scene_setting_turn() -> None:
@@ -1207,7 +1209,8 @@ def test_multi_turn_with_templates_and_a_scene_setting_turn() -> None:
         ("function_calls",),
     ]
     assert cancel.expect is not None and cancel.expect.function_calls is not None
-    assert cancel.expect.function_calls[0].error == {"contains": "Timeout"}
+    error = cancel.expect.function_calls[0].error
+    assert isinstance(error, MatcherSpec) and dict(error) == {"contains": "Timeout"}
     assert test.steps == test.turns and test.observes_calls
     assert test.display_name == "cancels the order it found"
 
@@ -1285,8 +1288,10 @@ suites:
     spec = load(text)
     assert spec.agent.start == "python agent.py"
     first, second = (t for _, t in spec.tests)
-    assert first.expect is not None and first.expect.response == {"contains": "b", "not_contains": "z"}
-    assert second.expect is not None and second.expect.response == {"contains": "a", "not_contains": "z"}
+    assert first.expect is not None and first.expect.response is not None
+    assert second.expect is not None and second.expect.response is not None
+    assert dict(first.expect.response) == {"contains": "b", "not_contains": "z"}
+    assert dict(second.expect.response) == {"contains": "a", "not_contains": "z"}
     assert second.expect.line == 23
 
 
@@ -1307,11 +1312,13 @@ def test_matchers_in_params_are_compiled_and_literals_stay_data() -> None:
     assert test.expect is not None and test.expect.function_calls is not None
     call = test.expect.function_calls[0]
     params = call.params
-    assert isinstance(params["product"], MatcherSpec) and params["product"] == {"icontains": "coca"}
-    assert params["id"].patterns["matches"].pattern == "^[0-9]+$"
-    assert isinstance(params["filters"]["brand"], MatcherSpec)
-    assert params["filters"]["brand"]["equals"] == {"contains": "literal"}
-    assert params["filters"]["tags"] == [{"contains": "x"}]  # lists are compared as they are
+    assert isinstance(params, dict)
+    product, ident, filters = params["product"], params["id"], params["filters"]
+    assert isinstance(product, MatcherSpec) and dict(product) == {"icontains": "coca"}
+    assert isinstance(ident, MatcherSpec) and ident.patterns["matches"].pattern == "^[0-9]+$"
+    assert isinstance(filters, dict) and isinstance(filters["brand"], MatcherSpec)
+    assert filters["brand"]["equals"] == {"contains": "literal"}
+    assert filters["tags"] == [{"contains": "x"}]  # lists are compared as they are
     assert params["x-request-id"] == "abc"  # params are data: x- keys are tool arguments there
     assert isinstance(call.result, MatcherSpec)
     assert call.raw["params"]["product"] == {"icontains": "coca"}

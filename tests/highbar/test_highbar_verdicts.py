@@ -14,6 +14,7 @@ from pytest_semantictest.formats.highbar import load_highbar_text
 from pytest_semantictest.formats.highbar.spec import ExpectSpec
 from pytest_semantictest.model import Outcome, Verdict
 from pytest_semantictest.run_context import AgentPoolView, RunContext
+from tests.helpers import bus_of
 
 INVENTORY = frozenset({"get_order", "cancel_order"})
 
@@ -126,7 +127,7 @@ def late_verdict(
             "test_id": "t1",
         }
     }
-    result = asyncio.run(check.evaluate(bus, _with_agent(live)))
+    result = asyncio.run(check.evaluate(bus_of(bus), _with_agent(live)))
     assert live.asked == [(42, "t1")]  # read once more only because the turn passed
     return result
 
@@ -168,4 +169,4 @@ def test_a_failed_turn_is_not_read_again() -> None:
             "test_id": "t",
         }
     }
-    assert asyncio.run(check.evaluate(bus, _with_agent(live))).failures and live.asked == []
+    assert asyncio.run(check.evaluate(bus_of(bus), _with_agent(live))).failures and live.asked == []

@@ -313,8 +313,8 @@ suites:
 def make_run(tmp_path: Path):
     runs: list[Run] = []
 
-    def make(*args: object, **kwargs: object) -> Run:
-        run = Run(tmp_path, *args, **kwargs)  # type: ignore[arg-type]
+    def make(tests: str, count: int, *, route: str = "chat", agent: list[str] | None = None) -> Run:
+        run = Run(tmp_path, tests, count, route=route, agent=agent)
         runs.append(run)
         return run
 

@@ -17,7 +17,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 
 @dataclass
@@ -78,7 +78,7 @@ class FakeOpenAI:
 
     # -- lifecycle ---------------------------------------------------------------------------
 
-    def start(self) -> FakeOpenAI:
+    def start(self) -> Self:
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -104,7 +104,7 @@ class FakeOpenAI:
             self._server.server_close()
             self._server = None
 
-    def __enter__(self) -> FakeOpenAI:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -3,6 +3,8 @@ before any server starts."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from pytest_semantictest.blocks.mcp_call import config_problems
@@ -15,8 +17,8 @@ from tests.compliance.conftest import doc
 CALL = '### 1. Add\n\n**Request:**\nMCP `tools/call`\n```json\n{"name": "add", "arguments": {"a": 1}}\n```\n'
 
 
-def compiled(text: str, **settings: object) -> Suite:
-    return compile_document(parse_text(text, "t.md"), Settings(**settings))  # type: ignore[arg-type]
+def compiled(text: str, **settings: Any) -> Suite:
+    return compile_document(parse_text(text, "t.md"), Settings(**settings))
 
 
 def mcp_doc(case: str, **front: str) -> str:

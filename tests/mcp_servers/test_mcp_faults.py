@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Generator
 
 import pytest
 
@@ -102,6 +103,7 @@ def test_over_http_a_hanging_server_errors_and_one_that_exits_fails(
 
     hanging = serve_http(sys.executable, "--mode", "hang", "--tag", tag)
     exiting = serve_http(sys.executable, "--mode", "exit", "--tag", tag)
+    assert isinstance(hanging, Generator) and isinstance(exiting, Generator)  # closing one stops its server
     try:
         pytester.makefile(".md", hangs=mcp_file(next(hanging), ADD, timeout=12))
         pytester.makefile(".md", exits=mcp_file(next(exiting), ADD))

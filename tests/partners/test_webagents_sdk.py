@@ -42,7 +42,7 @@ NO_HANDOFFS = (
     "the SDK has no agent-to-agent handoff on /chat/completions (its Handoff is the turn's LLM "
     "handler), so no handoff event is ever sent"
 )
-CORPUS = {
+CORPUS: dict[str, dict[str, tuple[str, str | None, str | None]]] = {
     "auth/aoauth-basic.md": {
         "1. Unauthenticated Request Rejected": (
             "failed",

@@ -74,7 +74,10 @@ def answer(body: dict[str, Any]) -> dict[str, Any]:
 
 
 def _arithmetic(expression: str) -> str:
-    a, op, b = re.fullmatch(r"(\d+)\s*([+*/-])\s*(\d+)", expression.strip()).groups()  # type: ignore[union-attr]
+    match = re.fullmatch(r"(\d+)\s*([+*/-])\s*(\d+)", expression.strip())
+    if match is None:
+        raise ValueError(f"not an arithmetic expression: {expression!r}")
+    a, op, b = match.groups()
     x, y = int(a), int(b)
     return str({"+": x + y, "-": x - y, "*": x * y, "/": x / y if y else "undefined"}[op])
 

@@ -44,6 +44,11 @@ class Node:
             and (id is None or n.attrs.get("id") == id)
         ]
 
+    def enclosing(self) -> Node:
+        """The element this one is in (the document's root is in none)."""
+        assert self.parent is not None, f"<{self.tag}> is the root"
+        return self.parent
+
     def find(self, tag: str | None = None, cls: str | None = None, id: str | None = None) -> Node:  # noqa: A002
         found = self.find_all(tag, cls, id)
         assert found, f"no <{tag or '*'} class={cls} id={id}> in <{self.tag}>"

@@ -168,7 +168,8 @@ def test_the_report_renders_in_headless_chromium(
         ("orders.highbar.yaml::Orders::wrong tool", "function_calls (line 15)"),
     ]:
         reasons = [
-            li.text() for li in rows[nodeid].find(cls="st-overview").parent.find(cls="st-why").find_all("li")
+            li.text()
+            for li in rows[nodeid].find(cls="st-overview").enclosing().find(cls="st-why").find_all("li")
         ]
         assert any(r.startswith(why) for r in reasons), (nodeid, reasons)
     assert "error: timed out" in rows["reports.json::errors::setup"].find(cls="st-overview").text()

@@ -15,9 +15,10 @@ from tests.compliance.conftest import chat_case, compliance_server, doc
 from tests.llm.fake_openai import Reply
 from tests.reports.dom import blob, chromium, extra_of, parse, render_in_chromium, result_rows, table_rows
 from tests.reports.scenario import run
-from tests.yao.conftest import EXPENSE_CHECKPOINTS, EXPENSE_TURNS, write_cases
+from tests.yao.conftest import EXPENSE_CHECKPOINTS, write_cases
 from tests.yao.fakes import ConversationFake
 from tests.yao.scripted_agent import ScriptedAgent
+from tests.yao.typed_cases import EXPENSE_TURNS
 
 BULLETS = "**Assertions:**\n- The reply echoes the user\n- The reply is in French\n"
 VALIDATED = [
@@ -170,7 +171,7 @@ def test_judged_bullets_validators_transcripts_and_checkpoints_in_the_extras(
     assert junit["1. Echoes in French"]["judged"] == "1/2"
     simulated = junit["simulated"]  # the checkpoint's last validator verdict decides, not the early misses
     assert (simulated["format"], simulated["threshold"], simulated["runs"]) == ("yao", "0.8", "1/1")
-    assert float(simulated["score"]) >= 0.8
+    assert simulated["score"] is not None and float(simulated["score"]) >= 0.8
 
     summary = parse((pytester.path / "report.html").read_text(encoding="utf-8")).find(
         cls="additional-summary"

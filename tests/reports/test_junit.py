@@ -31,7 +31,8 @@ def test_error_and_failure_are_distinct_and_properties_are_written(
 
     # An infrastructure problem (the pipeline timed out) is an <error>, a check that does not hold a <failure>.
     assert [c.tag for c in found["errors"] if c.tag != "properties"] == ["error"]
-    assert "timed out" in (found["errors"].find("error").get("message") or "")  # type: ignore[union-attr]
+    error = found["errors"].find("error")
+    assert error is not None and "timed out" in (error.get("message") or "")
     assert [c.tag for c in found["fails"] if c.tag != "properties"] == ["failure"]
     assert [c.tag for c in found["judged-low"] if c.tag != "properties"] == ["failure"]
     assert [c.tag for c in found["passes"] if c.tag != "properties"] == []

@@ -122,7 +122,7 @@ def test_yao_aliases_single_assertions_and_durations_are_what_the_loader_accepts
         "attachments": [{"url": "https://example.com/a.png", "type": "image", "content_type": "image/png"}],
     }
     assert problems("yao-case", shipped) == []
-    dynamic = {
+    dynamic: dict[str, Any] = {
         "id": "d",
         "simulator": {"use": "user"},
         "checkpoints": [
@@ -147,7 +147,7 @@ def test_yao_aliases_single_assertions_and_durations_are_what_the_loader_accepts
 
 
 def test_schema_key_and_x_keys_are_free_but_unknown_keys_and_wrong_types_are_not() -> None:
-    suite = {
+    suite: dict[str, Any] = {
         "$schema": "./semantictest.schema.json",
         "x-owner": "qa",
         "tests": [

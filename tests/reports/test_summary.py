@@ -47,10 +47,11 @@ def test_verbose_shows_one_line_per_run(pytester: pytest.Pytester, backend: Back
     lines = section(result.stdout.str())
     at = lines.index("reports.json::flaky: 2/3 runs passed (95% CI 21-94%), needs 2")
     runs = lines[at + 1 : at + 4]
-    shapes = [re.fullmatch(r"  (run \d): (passed|failed) \(\d+(?:\.\d+)? ms\)(.*)", line) for line in runs]
-    assert all(shapes), runs
-    assert [m.group(1) for m in shapes] == ["run 1", "run 2", "run 3"]  # type: ignore[union-attr]
-    outcomes = sorted((m.group(2), m.group(3)) for m in shapes)  # type: ignore[union-attr]  # which run got the 500 varies
+    found = [re.fullmatch(r"  (run \d): (passed|failed) \(\d+(?:\.\d+)? ms\)(.*)", line) for line in runs]
+    shapes = [m for m in found if m is not None]
+    assert len(shapes) == len(runs) == 3, runs
+    assert [m.group(1) for m in shapes] == ["run 1", "run 2", "run 3"]
+    outcomes = sorted((m.group(2), m.group(3)) for m in shapes)  # which run got the 500 varies
     assert [o for o, _ in outcomes] == ["failed", "passed", "passed"] and outcomes[1][1] == outcomes[2][
         1
     ] == ""

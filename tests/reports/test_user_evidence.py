@@ -168,7 +168,10 @@ def test_steps_running_at_once_keep_their_own_evidence() -> None:
 
     from pytest_semantictest import Block, register_block
     from pytest_semantictest.api import run_suite
-    from pytest_semantictest.evidence import Note
+    from pytest_semantictest.evidence import Evidence, Note
+    from pytest_semantictest.json_types import JSONObject, JSONValue
+    from pytest_semantictest.model import StepTrace
+    from pytest_semantictest.step import StepContext
 
     @register_block
     class EvidenceProbe(Block):
@@ -176,16 +179,16 @@ def test_steps_running_at_once_keep_their_own_evidence() -> None:
         config_keys = None
         concurrent = True
 
-        async def process(self, inputs: dict[str, object], ctx: object) -> dict[str, object]:
+        async def process(self, inputs: JSONObject, ctx: StepContext) -> JSONValue:
             me = str(self.config["me"])
-            ctx.evidence(Note("before", {"me": me}))  # type: ignore[attr-defined]
+            ctx.evidence(Note("before", {"me": me}))
             await asyncio.sleep(0.05 if me == "a" else 0.01)  # b finishes first, while a still runs
-            ctx.evidence(Note("after", {"me": me}))  # type: ignore[attr-defined]
+            ctx.evidence(Note("after", {"me": me}))
             return {"me": me}
 
         @classmethod
-        def evidence_of(cls, trace: object) -> list[object]:
-            return [Note("read", {"me": trace.output["me"]})]  # type: ignore[attr-defined]
+        def evidence_of(cls, trace: StepTrace) -> list[Evidence]:
+            return [Note("read", {"me": trace.output["me"]})]
 
     steps = [{"id": me, "block": "EvidenceProbe", "config": {"me": me}, "output": me} for me in ("a", "b")]
     verdict = run_suite(
@@ -193,7 +196,9 @@ def test_steps_running_at_once_keep_their_own_evidence() -> None:
     ).verdict
     assert verdict.passed
     for trace in verdict.trace:
-        assert [(n.title, n.fields["me"]) for n in trace.evidence] == [
+        notes = [n for n in trace.evidence if isinstance(n, Note)]
+        assert notes == trace.evidence  # the probe's records only
+        assert [(n.title, n.fields["me"]) for n in notes] == [
             ("before", trace.step.id),
             ("after", trace.step.id),
             ("read", trace.step.id),

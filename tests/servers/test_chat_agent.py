@@ -491,9 +491,10 @@ def test_cli_subprocess() -> None:
         text=True,
     )
     try:
+        assert proc.stdout is not None
         ready, _, _ = select.select([proc.stdout], [], [], 15)
         assert ready, "server did not print LISTENING in time"
-        line = proc.stdout.readline()  # type: ignore[union-attr]
+        line = proc.stdout.readline()
         match = re.fullmatch(r"LISTENING (http://127\.0\.0\.1:(\d+))\n", line)
         assert match, line
         assert int(match.group(2)) > 0
@@ -503,4 +504,4 @@ def test_cli_subprocess() -> None:
         proc.terminate()
         proc.wait(timeout=10)
     assert proc.returncode == 0
-    assert proc.stdout.read() == ""  # type: ignore[union-attr]
+    assert proc.stdout.read() == ""

@@ -77,7 +77,7 @@ class Proxy:
             def log_message(self, *args: object) -> None:
                 pass
 
-        self.agents: list[object] = []
+        self.agents: list[ThreadingHTTPServer] = []  # the example agents started behind it
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         threading.Thread(target=self.server.serve_forever, daemon=True).start()

@@ -44,7 +44,8 @@ def test_a_case_is_skipped_or_errors_by_one_rule(
     settled = case.settled()
     assert (settled.outcome if settled else None) is outcome
     if settled is not None:
-        run = SuiteRun(Suite(name="s", path=Path("s.json"), format="semantictest", cases=[case]), None)  # type: ignore[arg-type]
+        suite = Suite(name="s", path=Path("s.json"), format="semantictest", cases=[case])
+        run = SuiteRun(suite, RunContext(env={}))  # (a settled case makes no request)
         got = asyncio.run(run.run_case(case))
         assert (got.outcome, got.skip_reason, got.error) == (
             settled.outcome,

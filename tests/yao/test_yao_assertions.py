@@ -41,7 +41,7 @@ def spec(**raw: Any) -> AssertionSpec:
     return AssertionSpec.model_validate(raw)
 
 
-CASES = [
+CASES: list[tuple[dict[str, Any], dict[str, Any], bool]] = [
     # (assertion, turn, holds)
     (
         {"type": "equals", "value": "I created a draft travel expense of $3500. Shall I submit it?"},
@@ -204,7 +204,7 @@ def test_a_broken_script_is_an_error_not_a_failure(scripts: Path) -> None:
 
 def test_validator_assertions_with_threshold_suggestions_and_negate(tmp_path: Path) -> None:
     submitted = {**TURN, "output": "Expense submitted. Reference: EXP-2025-001"}
-    raws = [
+    raws: list[dict[str, Any]] = [
         {"type": "agent", "use": "agents:validator", "options": {"metadata": {"criteria": "confirms it"}}},
         {"type": "agent", "criteria": "confirms it", "threshold": 0.95},  # 0.9 < 0.95
         {"type": "agent", "value": "confirms it", "negate": True},

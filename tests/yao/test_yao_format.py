@@ -8,6 +8,9 @@ from typing import Any
 
 import pytest
 
+from pytest_semantictest.agents.chat import ChatTarget
+from pytest_semantictest.blocks.simulated_conversation import DynamicPlan
+from pytest_semantictest.checks.conversation import TurnAssertion
 from pytest_semantictest.errors import SpecError
 from pytest_semantictest.formats.detect import CollectContext, yao_jsonl
 from pytest_semantictest.formats.yao.compile import compile_file
@@ -189,10 +192,13 @@ def test_compiles_static_single_and_dynamic_cases(tmp_path: Path) -> None:
     assert [type(c).__name__ for c in flow.steps[1].checks] == ["TurnCompleted", "DeterministicTurnAssertion"]
     assert flow.steps[2].config["previous"] == ["turn1", "turn2"]
     assert flow.steps[0].config["options"] == {"metadata": {"a": 1}}
-    assert flow.checks[0].label == "final reply" and flow.checks[0].slot == "turn3"
-    assert one.steps[0].checks[1].specs[0].value == "Hi! How can I help?"
+    final, greeting = flow.checks[0], one.steps[0].checks[1]
+    assert isinstance(final, TurnAssertion) and isinstance(greeting, TurnAssertion)
+    assert final.label == "final reply" and final.slot == "turn3"
+    assert greeting.specs[0].value == "Hi! How can I help?"
     assert [s.block for s in dyn.steps] == ["SimulatedConversation"]
     plan = dyn.steps[0].compiled
+    assert isinstance(plan, DynamicPlan)
     assert (plan.max_turns, plan.timeout, plan.simulator.model_use) == (20, 300.0, "simulator")
     assert later.skip == "not ready" and not later.steps
 
@@ -220,6 +226,7 @@ def test_sidecar_configures_the_agent_and_is_validated(tmp_path: Path) -> None:
         path, context(tmp_path, env={"AGENT_TOKEN": "tok-123456"}, agent_endpoint="http://elsewhere:1/x")
     )
     target = suite.cases[0].steps[0].compiled
+    assert isinstance(target, ChatTarget)
     assert target.endpoint == "http://127.0.0.1:9/v1/chat/completions"  # the sidecar wins over the option
     assert target.config.request_headers == {"Authorization": "Bearer tok-123456"}
     assert target.config.secrets == ["tok-123456"]  # by its name, and the header it reached

@@ -16,7 +16,7 @@ def assertion(kind: str, value: str | None, path: str | None = None, negate: boo
     return {"type": kind, "value": value, "path": path, "negate": negate}
 
 
-GENERATED = [
+GENERATED: list[dict[str, Any]] = [
     {
         "id": "G1",
         "name": "asks the expense type",

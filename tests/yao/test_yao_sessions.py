@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from pytest_semantictest.agents.chat import ChatTarget
 from pytest_semantictest.formats.yao.compile import compile_file
 from tests.yao.conftest import (
     EXPENSE_CHECKPOINTS,
@@ -90,6 +91,7 @@ def test_a_missing_variable_names_the_file_key_and_line(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     target = compile_file(path, context(tmp_path, env={"ACCT": ACCOUNT})).cases[0].steps[0].compiled
+    assert isinstance(target, ChatTarget)
     assert target.config.request_body == {"message": "{{message}}", "account": ACCOUNT}
     assert target.config.secrets == []  # a plain name, in a body only: not a secret (by name or header only)
 

@@ -166,14 +166,14 @@ async def _jsonrpc(
     url = str(config.get("url") or endpoint.url)
     turn = _Turn(http, url, endpoint.version, config, reply, shapes)
     if config.get("body") is not None:
-        await turn.run(config["body"])
+        await turn.send_and_read(config["body"])
         return
     kind = "stream" if streams(reply.card) else "send"
     turns = reply.extra.setdefault("turns", [])
     for text in _user_texts(config):  # one message a user turn, the context kept
         reply.final, reply.task_id, start = False, None, len(reply.texts)
         method = METHODS[endpoint.version][kind]
-        await turn.run(_message_body(endpoint.version, method, text, reply.context_id))
+        await turn.send_and_read(_message_body(endpoint.version, method, text, reply.context_id))
         turns.append({"text": "".join(reply.texts[start:]), "state": reply.state, "final": reply.final})
         if reply.problems or reply.error:
             return
@@ -199,7 +199,8 @@ class _Turn:
         }
         self.method = str(config.get("method") or "POST")
 
-    async def run(self, body: JSONValue) -> None:
+    async def send_and_read(self, body: JSONValue) -> None:
+        """Send ``body``; read its event stream to the end, or its answer and then its task's polls."""
         reply = self.reply
         reply.url = self.url
         raw = await self._send(body)

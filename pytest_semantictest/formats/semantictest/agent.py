@@ -13,9 +13,6 @@ import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from ...agents.config import AgentConfig
-from ...agents.errors import AgentConfigError
-from ...agents.keys import requirement
 from ...errors import Problem, SpecError
 from ...json_types import JSONObject
 from ...model import AgentRequirement
@@ -58,6 +55,11 @@ def _build(
     line: Callable[[Sequence[str | int]], int | None],
     at: tuple[str, ...] | None,
 ) -> tuple[AgentRequirement, JSONObject]:
+    # the agents' config model is imported for a suite that has an agent, not for every suite
+    from ...agents.config import AgentConfig
+    from ...agents.errors import AgentConfigError
+    from ...agents.keys import requirement
+
     mapping: JSONObject = {
         key: _ENV.sub(r"${\1}", value) if isinstance(value, str) else value for key, value in written.items()
     }
