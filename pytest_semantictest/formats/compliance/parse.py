@@ -20,7 +20,8 @@ from ...json_types import JSONObject
 from ...problems import problems_from
 from ..source import read_spec
 from ..yamlsource import YamlError, load_yaml
-from .cases import agent_from_items, parse_case
+from .agent_bullets import agent_from_items
+from .cases import parse_case
 from .markdown import (
     Line,
     Section,
