@@ -179,9 +179,8 @@ class ComplianceSession:
         status = self._first_status(awaited)
         if status:
             self.failed.setdefault(dependency, status)
-        if missing or len(awaited) == len(
-            members
-        ):  # decided for good (having given up once, never wait again)
+        # decided for good (having given up once, never wait again)
+        if missing or len(awaited) == len(members):
             self.settled.add(dependency)
 
     def _await_records(self, item: pytest.Item, dependency: str, awaited: list[int]) -> list[int]:
