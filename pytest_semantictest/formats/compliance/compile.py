@@ -157,10 +157,11 @@ def _case(
 
 
 def _skip_or_error(
-    skip: str | None, problems: list[Problem], missing: list[Problem], judged_only: bool, path: str
+    skip: str | None, problems: list[Problem], missing: list[Problem], nothing_strict: bool, path: str
 ) -> tuple[str | None, str | None]:
-    """The case's skip reason and ERROR, both decided before anything is sent."""
-    if skip is None and judged_only:
+    """The case's skip reason and ERROR, both decided before anything is sent (``nothing_strict``: a
+    strict-only run, and the case has no strict checks)."""
+    if skip is None and nothing_strict:
         skip = "strict-only: the case has no strict checks (only natural-language assertions)"
     if problems:  # a mistake in the case's text: its ERROR, even where it would be skipped
         return None, _one_line(path, problems)
