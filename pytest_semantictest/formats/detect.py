@@ -53,36 +53,50 @@ def compliance_markdown(path: Path, ctx: CollectContext | None = None) -> bool:
 def why_not_spec(path: Path) -> str | None:
     """Why ``path`` (named on the command line, collected by nobody) is not a spec file of any format,
     or None when its kind is not one of ours (pytest's own "not found" stands)."""
-    name = path.name
-    if name.endswith((".yaml", ".yml")):
+    if path.name.endswith((".yaml", ".yml")):
         return "not a highbar spec: highbar specs are named *.highbar.yaml"
-    if path.suffix == ".json":
-        return 'not a SemanticTest suite: a suite is a JSON object with a top-level "tests" array' + (
-            ' (this file\'s "tests" is nested inside something else)' if b'"tests"' in _bytes(path) else ""
-        )
-    if path.suffix == ".md":
-        from .detect_compliance import front_matter, head
+    explain = _WHY_NOT.get(path.suffix)
+    return explain(path) if explain is not None else None
 
-        if front_matter(head(path)) is None:
-            return (
-                "not a compliance file: a compliance file starts with YAML front matter (a line '---', "
-                "name, version and transport, then '---')"
-            )
-        return "not a compliance file: its front matter has no 'transport' key"
-    if path.suffix == ".jsonl":
-        lines = jsonl_head(path)
-        first = as_object(lines[0]) if lines else None
-        why = (
-            "it has no JSON line"
-            if not lines
-            else "its first line is not a JSON object"
-            if first is None
-            else "its first case has no 'id'"
-            if "id" not in first
-            else "its first case has none of 'input', 'turns' or 'checkpoints'"
+
+def _not_a_suite(path: Path) -> str:
+    return 'not a SemanticTest suite: a suite is a JSON object with a top-level "tests" array' + (
+        ' (this file\'s "tests" is nested inside something else)' if b'"tests"' in _bytes(path) else ""
+    )
+
+
+def _not_compliance(path: Path) -> str:
+    from .detect_compliance import front_matter, head
+
+    if front_matter(head(path)) is None:
+        return (
+            "not a compliance file: a compliance file starts with YAML front matter (a line '---', "
+            "name, version and transport, then '---')"
         )
-        return f"not a Yao test file: {why}"
-    return None
+    return "not a compliance file: its front matter has no 'transport' key"
+
+
+def _not_yao(path: Path) -> str:
+    lines = jsonl_head(path)
+    first = as_object(lines[0]) if lines else None
+    why = (
+        "it has no JSON line"
+        if not lines
+        else "its first line is not a JSON object"
+        if first is None
+        else "its first case has no 'id'"
+        if "id" not in first
+        else "its first case has none of 'input', 'turns' or 'checkpoints'"
+    )
+    return f"not a Yao test file: {why}"
+
+
+_WHY_NOT: dict[str, Callable[[Path], str]] = {
+    ".json": _not_a_suite,
+    ".md": _not_compliance,
+    ".jsonl": _not_yao,
+}
+"""Why a file of one of our suffixes that no detector took is not a spec of that format."""
 
 
 def _bytes(path: Path) -> bytes:

@@ -107,21 +107,33 @@ def why_compliance(path: Path) -> str | None:
     rule): "transport", or what is wrong with the front matter of one that is meant as one."""
     text = head(path)
     front = front_matter(text)
-    if front is None:  # an opening '---' lost: the lines above the first '---' line name transport
-        end = text.find("\n---")
-        keys = front_keys(text[:end])[0] if end != -1 else []
-        return "its front matter has no opening '---' line" if "transport" in keys else None
+    if front is None:
+        return _opening_lost(text)
     keys, listed = front_keys(front)
     if "transport" in keys:
         return "transport"
     close = next((key for key in keys if _close_to_transport(key)), None)
     if close is not None:
         return f"its front matter has '{close}' but no 'transport' key"
-    own = [key for key in keys if key in FRONT_KEYS or key.startswith("x-")]
-    if not (listed or len(set(own) & FRONT_KEYS) >= 2 or len(own) == len(keys)):
+    if not _front_keys_ours(keys, listed):
         return None  # another tool's front matter (title:, layout:)
     if not _body_has_cases(path):
         return None
     if listed:
         return "its front matter is a YAML list"
     return "its front matter has no 'transport' key"
+
+
+def _opening_lost(text: str) -> str | None:
+    """A file with no front matter whose lines above the first ``---`` line name ``transport``: its
+    opening ``---`` was lost."""
+    end = text.find("\n---")
+    keys = front_keys(text[:end])[0] if end != -1 else []
+    return "its front matter has no opening '---' line" if "transport" in keys else None
+
+
+def _front_keys_ours(keys: list[str], listed: bool) -> bool:
+    """Whether front matter without ``transport`` is still meant as ours: a YAML list, two of our keys,
+    or only our keys (and ``x-`` ones)."""
+    own = [key for key in keys if key in FRONT_KEYS or key.startswith("x-")]
+    return listed or len(set(own) & FRONT_KEYS) >= 2 or len(own) == len(keys)

@@ -55,6 +55,12 @@ def looks_like_suite(raw: bytes) -> bool:
     structure = _structure(marked)
     if structure is None:  # a string left open: broken
         return _parsed_suite(raw)
+    return _suite_by_hint_depths(structure, raw)
+
+
+def _suite_by_hint_depths(structure: bytes, raw: bytes) -> bool:
+    """Decided by the bracket depth before each hint (marked by NUL in ``structure``): a hint at depth 1
+    is a suite; every hint nested in brackets that balance is none; anything else is parsed to decide."""
     depth = 0
     for segment in structure.split(b"\0")[:-1]:
         depth += _depth(segment)
@@ -85,18 +91,7 @@ def _near_miss_suite(raw: bytes) -> bool:
     One pass over the file's structure, as for real suites (not one scan per candidate key)."""
     if b'"pipeline"' not in raw or b"\0" in raw:  # cheap: no step anywhere, no suite meant
         return False
-    import difflib
-
-    close: dict[bytes, bool] = {}
-    starts = []
-    for match in _ARRAY_OF_OBJECTS_KEY.finditer(raw):
-        key = match.group(1)
-        if key not in close:
-            close[key] = bool(
-                difflib.get_close_matches(key.decode("utf-8", "replace").lower(), ["tests"], n=1, cutoff=0.8)
-            )
-        if close[key]:
-            starts.append(match.start())
+    starts = _close_key_starts(raw)
     if not starts:
         return False
     marked = b"\0".join(raw[a:b] for a, b in zip([0, *starts], [*starts, len(raw)]))
@@ -110,6 +105,23 @@ def _near_miss_suite(raw: bytes) -> bool:
         if depth == 1:
             return True
     return False
+
+
+def _close_key_starts(raw: bytes) -> list[int]:
+    """Where each key close to ``tests`` over an array of objects starts (each distinct key judged once)."""
+    import difflib
+
+    close: dict[bytes, bool] = {}
+    starts = []
+    for match in _ARRAY_OF_OBJECTS_KEY.finditer(raw):
+        key = match.group(1)
+        if key not in close:
+            close[key] = bool(
+                difflib.get_close_matches(key.decode("utf-8", "replace").lower(), ["tests"], n=1, cutoff=0.8)
+            )
+        if close[key]:
+            starts.append(match.start())
+    return starts
 
 
 def _parsed_suite(raw: bytes) -> bool:
@@ -132,12 +144,28 @@ def _cut_suite(raw: bytes) -> bool:
     whose top-level keys so far are all a suite's, one of them (or the cut last one, 2 characters at
     least) ``tests``, ``context``, ``setup`` or ``teardown``: ``{"name": "n", "context": {"u": "ht``,
     ``{"name": "n", "te``. Only for files whose brackets do not close, at C speed until then."""
+    if not _left_open(raw):
+        return False
+    walked = _top_keys_before_cut(raw.decode("utf-8", "replace"))
+    if walked is None:
+        return False
+    keys, cut = walked
+    if cut is not None:  # the file was cut inside this key
+        return len(cut) >= 2 and _suite_keys(keys) and any(k.startswith(cut) for k in _OWN_KEYS)
+    return _suite_keys(keys) and any(k in _OWN_KEYS for k in keys)
+
+
+def _left_open(raw: bytes) -> bool:
+    """An object whose brackets do not close (or with a string left open); found at C speed."""
     if not raw.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{") or b"\0" in raw:
         return False
     structure = _structure(raw)
-    if structure is not None and _depth(structure) <= 0:
-        return False  # closed (or over-closed): not cut short
-    text = raw.decode("utf-8", "replace")
+    return structure is None or _depth(structure) > 0  # else closed (or over-closed): not cut short
+
+
+def _top_keys_before_cut(text: str) -> tuple[list[str], str | None] | None:
+    """The top-level keys of an object cut short, and the start of the key it was cut inside (None when
+    the cut is elsewhere); None when its top level closes after all."""
     keys: list[str] = []
     depth, end, last = 0, 0, ""
     for token in _TOKEN.finditer(text):
@@ -149,14 +177,13 @@ def _cut_suite(raw: bytes) -> bool:
         elif found in "}]":
             depth -= 1
             if depth <= 0:
-                return False
+                return None
         elif depth == 1 and before in "{,":  # a string where a key of the top level goes
             if not token.group(1):  # left open: the file was cut inside this key
-                cut = found[1:]
-                return len(cut) >= 2 and _suite_keys(keys) and any(k.startswith(cut) for k in _OWN_KEYS)
+                return keys, found[1:]
             if text[end : end + 64].lstrip()[:1] in (":", ""):
                 keys.append(found[1:-1])
-    return _suite_keys(keys) and any(k in _OWN_KEYS for k in keys)
+    return keys, None
 
 
 def _suite_keys(keys: list[str]) -> bool:

@@ -85,29 +85,52 @@ def yao_near_miss(lines: list[str]) -> str | None:
     ``input``; or with a key only cases have, or later lines are cases), one with ``id`` that
     misspells ``input``, or one in the design's draft shape (``messages`` where cases now have
     ``input``)."""
-    import difflib
-
     if not lines:
         return None
     first = as_object(lines[0])
     later = any(_yao_case(as_object(line)) for line in lines[1:])
     if first is None:
-        mentions = '"id"' in lines[0] and any(
-            f'"{k}"' in lines[0] for k in (*_YAO_KEYS, "assert", "assertions")
-        )
-        return "its first line is not a JSON object" if mentions or later else None
-    unknown = [k for k in first if k not in _YAO_CASE_KEYS]
-    if "id" not in first and any(k in first for k in _YAO_KEYS):
-        if not unknown and len(first) > 1:  # only a case's keys, more than a bare input: a case
-            return "its first case has no 'id'"
-        if len(unknown) <= 1 and (
-            later or _YAO_ONLY & first.keys() or any(k.lower() == "id" for k in unknown)
-        ):
-            return "its first case has no 'id'"
+        return "its first line is not a JSON object" if later or _mentions_a_case(lines[0]) else None
+    if "id" not in first:
+        return "its first case has no 'id'" if _case_without_id(first, later) else None
+    return _misnamed_input(first)
+
+
+def _mentions_a_case(line: str) -> bool:
+    """Whether a line that is not JSON names ``id`` and a case's input or assertions."""
+    return '"id"' in line and any(f'"{k}"' in line for k in (*_YAO_KEYS, "assert", "assertions"))
+
+
+def _unknown_keys(first: JSONObject) -> list[str]:
+    """The keys of a first line that no Yao case has."""
+    return [k for k in first if k not in _YAO_CASE_KEYS]
+
+
+def _case_without_id(first: JSONObject, later: bool) -> bool:
+    """Whether a first line without ``id`` is a case that lacks it: it has a case's input and only a
+    case's keys (more than a bare ``input``), or at most one other key and a sign of being a case
+    (later lines are cases, a key only cases have, an ``id`` spelt otherwise)."""
+    if not any(k in first for k in _YAO_KEYS):
+        return False
+    unknown = _unknown_keys(first)
+    if not unknown and len(first) > 1:  # only a case's keys, more than a bare input: a case
+        return True
+    if len(unknown) > 1:
+        return False
+    return bool(later or _YAO_ONLY & first.keys() or any(k.lower() == "id" for k in unknown))
+
+
+def _misnamed_input(first: JSONObject) -> str | None:
+    """Why a first line with ``id`` but none of input/turns/checkpoints is a case with its input
+    misnamed (the draft's ``messages``, or one unknown key close to an input key), or None."""
+    import difflib
+
+    if any(k in first for k in _YAO_KEYS):
         return None
-    if "id" in first and "messages" in first and not any(k in first for k in _YAO_KEYS):
+    if "messages" in first:
         return "its first case has 'messages' (the draft shape of Yao's test design) instead of 'input'"
-    if "id" in first and len(unknown) == 1 and not any(k in first for k in _YAO_KEYS):
+    unknown = _unknown_keys(first)
+    if len(unknown) == 1:
         close = difflib.get_close_matches(unknown[0].lower(), _YAO_KEYS, n=1, cutoff=0.8)
         if close:
             return f"its first case has '{unknown[0]}' but no '{close[0]}'"

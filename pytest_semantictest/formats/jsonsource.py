@@ -165,63 +165,99 @@ class _Frame:
 
 
 def _index(text: str, source: JsonSource) -> None:
-    newlines = [m.start() for m in re.finditer("\n", text)]
-    line_of = bisect.bisect_right
-    lines = source.lines
-    stack: list[_Frame] = []
-    path: list[str | int] = []
-
+    """Record in ``source`` the line of every value of ``text`` and every repeated key."""
+    indexer = _Indexer(text, source)
     for pos, tok, string in _tokens(text):
-        top = stack[-1] if stack else None
-        if tok == ":":
-            continue
         if tok == ",":
-            if top is not None:
-                if top.is_object:
-                    top.expecting_key = True
-                    path.pop()
-                else:
-                    top.index += 1
-                    path[-1] = top.index
-            continue
-        if tok == "}" or tok == "]":
-            frame = stack.pop()
-            if (frame.is_object and not frame.expecting_key) or (not frame.is_object and frame.started):
-                path.pop()
-            continue
+            indexer.next_member()
+        elif tok == "}" or tok == "]":
+            indexer.close()
+        elif tok != ":":
+            indexer.token(pos, tok, string)
+
+
+class _Indexer:
+    """The walk of :func:`_index`: the open objects and arrays, and the path to the current value."""
+
+    def __init__(self, text: str, source: JsonSource) -> None:
+        self.newlines = [m.start() for m in re.finditer("\n", text)]
+        self.source = source
+        self.lines = source.lines
+        self.stack: list[_Frame] = []
+        self.path: list[str | int] = []
+
+    def line_at(self, pos: int) -> int:
+        return bisect.bisect_right(self.newlines, pos) + 1
+
+    def next_member(self) -> None:
+        """A comma: an object expects its next key, an array moves to its next index."""
+        if not self.stack:
+            return
+        top = self.stack[-1]
+        if top.is_object:
+            top.expecting_key = True
+            self.path.pop()
+        else:
+            top.index += 1
+            self.path[-1] = top.index
+
+    def close(self) -> None:
+        """A closing bracket: leave the object or array (and its last member, when it had one)."""
+        frame = self.stack.pop()
+        if (frame.is_object and not frame.expecting_key) or (not frame.is_object and frame.started):
+            self.path.pop()
+
+    def token(self, pos: int, tok: str, string: str | None) -> None:
+        """A key, or the start of a value (its line recorded; a bracket opens a frame)."""
+        top = self.stack[-1] if self.stack else None
         if top is not None and top.is_object and top.expecting_key:
-            key = string
-            if key in top.keys:
-                later = line_of(newlines, pos) + 1
-                source.repeated.append(((*path, key), lines.get((*path, key)), later))  # type: ignore[arg-type]
-                source.duplicates.append(
-                    Problem(
-                        place(path),
-                        f"duplicate key '{clip(key)}' (the later value would hide the earlier)",
-                        line_of(newlines, pos) + 1,
-                    )
-                )
-            top.keys.add(key)
-            top.expecting_key = False
-            path.append(key)  # type: ignore[arg-type]
-            continue
+            self.key(top, pos, string)
+            return
         if top is not None and not top.is_object and not top.started:
             top.started = True
-            path.append(0)
-        lines[tuple(path)] = line_of(newlines, pos) + 1
+            self.path.append(0)
+        self.value(pos, tok)
+
+    def value(self, pos: int, tok: str) -> None:
+        """The start of a value: its line recorded; a bracket opens a frame; NaN and Infinity are refused."""
+        self.lines[tuple(self.path)] = self.line_at(pos)
         if tok == "{" or tok == "[":
-            if len(stack) >= MAX_DEPTH:
-                line, col = _line_col(newlines, pos)
-                where = place(path[:12]) + ("..." if len(path) > 12 else "")
-                raise JsonError(
-                    f"nested too deeply (more than {MAX_DEPTH} levels) at line {line} column {col}",
-                    line,
-                    col,
-                    where,
-                )
-            stack.append(_Frame(True, expecting_key=True) if tok == "{" else _Frame(False))
+            self.open(pos, tok)
         elif tok in _NOT_JSON:
-            line, col = _line_col(newlines, pos)
+            line, col = _line_col(self.newlines, pos)
             raise JsonError(
-                f"invalid JSON at line {line} column {col}: {tok} is not a JSON value", line, col, place(path)
+                f"invalid JSON at line {line} column {col}: {tok} is not a JSON value",
+                line,
+                col,
+                place(self.path),
             )
+
+    def key(self, top: _Frame, pos: int, key: str | None) -> None:
+        """An object's key: a repeated one is recorded with the line of the value it hides."""
+        path = self.path
+        if key in top.keys:
+            later = self.line_at(pos)
+            self.source.repeated.append(((*path, key), self.lines.get((*path, key)), later))  # type: ignore[arg-type]
+            self.source.duplicates.append(
+                Problem(
+                    place(path),
+                    f"duplicate key '{clip(key)}' (the later value would hide the earlier)",
+                    self.line_at(pos),
+                )
+            )
+        top.keys.add(key)
+        top.expecting_key = False
+        path.append(key)  # type: ignore[arg-type]
+
+    def open(self, pos: int, tok: str) -> None:
+        """An opening bracket: a new frame, unless it nests deeper than :data:`MAX_DEPTH`."""
+        if len(self.stack) >= MAX_DEPTH:
+            line, col = _line_col(self.newlines, pos)
+            where = place(self.path[:12]) + ("..." if len(self.path) > 12 else "")
+            raise JsonError(
+                f"nested too deeply (more than {MAX_DEPTH} levels) at line {line} column {col}",
+                line,
+                col,
+                where,
+            )
+        self.stack.append(_Frame(True, expecting_key=True) if tok == "{" else _Frame(False))

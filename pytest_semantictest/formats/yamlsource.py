@@ -110,14 +110,15 @@ def _syntax_error(exc: yaml.MarkedYAMLError, text: str) -> YamlError:
         problem += " (a tab: YAML indentation must use spaces)"
     message = f"invalid YAML: {problem}" if problem else "invalid YAML"
     if exc.context:
-        ctx_mark = exc.context_mark
-        where = ""
-        if ctx_mark is not None and (
-            mark is None or (ctx_mark.line, ctx_mark.column) != (mark.line, mark.column)
-        ):
-            where = f" at line {ctx_mark.line + 1} column {ctx_mark.column + 1}"
-        message += f" ({_one_line(exc.context)}{where})"
+        message += f" ({_one_line(exc.context)}{_context_place(exc.context_mark, mark)})"
     return YamlError(message, line, column)
+
+
+def _context_place(context: yaml.Mark | None, mark: yaml.Mark | None) -> str:
+    """Where the context of a YAML error is (`` at line L column C``), when that is not the error's own place."""
+    if context is None or (mark is not None and (context.line, context.column) == (mark.line, mark.column)):
+        return ""
+    return f" at line {context.line + 1} column {context.column + 1}"
 
 
 def _char_at(text: str, mark: yaml.Mark) -> str | None:

@@ -6,10 +6,18 @@ import re
 from collections.abc import Callable
 
 from ...errors import Problem, clip, did_you_mean
-from ...json_types import JSONObject
-from ..yamlsource import YamlError, load_yaml
-from .markdown import Item, Line, bullet, bullet_tree, item_value, key_value, label, snake, text_of, unquote
-from .models import Agent, Bullet, CaseSetup, ChatInput, Message, Request, Strict, TestCase, Variable
+from ..yamlsource import YamlError, YamlSource, load_yaml
+from .agent_bullets import agent_from_items, agent_groups
+from .markdown import (
+    Fence,
+    Line,
+    bullet,
+    bullet_tree,
+    label,
+    text_of,
+    unquote,
+)
+from .models import Bullet, CaseSetup, ChatInput, Message, Request, Strict, TestCase, Variable
 
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "MCP")
 """``MCP`` is the request line of a ``transport: mcp`` case: MCP `tools/call`."""
@@ -36,8 +44,6 @@ _ONE_OF = re.compile(r"^one\s+of\s*(\[.*\])\s*\.?$", re.I)
 _UNAVAILABLE = re.compile(
     r"`?([\w.-]+)`?\s+is\s+(?:unavailable|offline|not running|down|not available)\b", re.I
 )
-_AGENT_KEYS = ("name", "instructions", "tools", "handoffs", "skills")
-_UPDATED = re.compile(r"^`?([\w.-]+)`?\s+is\s+updated\s*:?\s*$", re.I)
 
 
 class _Case:
@@ -55,6 +61,20 @@ def parse_case(
 ) -> TestCase | None:
     """Read a case's labels; problems go to ``problems`` (None when the case is unusable)."""
     state = _Case(number, title, line, problems)
+    parts, description = _split_labels(state, tokens)
+    state.case.description = text_of(description)
+    for name, rest, at, body in parts:
+        reader = _READERS.get(name)
+        if reader is not None:
+            reader(state, rest, at, body)
+    return state.case
+
+
+def _split_labels(
+    state: _Case, tokens: list[Line]
+) -> tuple[list[tuple[str, str, int, list[Line]]], list[Line]]:
+    """The case's labels as ``(label, text after it, line, lines under it)`` (an unknown or repeated
+    label is a problem; an unknown one is kept unnamed), and the description before the first label."""
     parts: list[tuple[str, str, int, list[Line]]] = []
     description: list[Line] = []
     for token in tokens:
@@ -63,14 +83,7 @@ def parse_case(
             (parts[-1][3] if parts else description).append(token)
             continue
         name, rest = found
-        known = next(
-            (
-                k
-                for k in LABELS
-                if k.lower() == name.lower() or (k == "Behavior" and name.lower() == "behaviour")
-            ),
-            None,
-        )
+        known = _known_label(name)
         if known is None:
             state.problem(
                 f"unknown label '**{clip(name)}:**'{did_you_mean(name.title(), LABELS)} "
@@ -83,12 +96,13 @@ def parse_case(
         if earlier is not None:
             state.problem(f"a second '**{known}:**' (the first is at line {earlier[2]})", token.no)
         parts.append((known, rest, token.no, []))
-    state.case.description = text_of(description)
-    for name, rest, at, body in parts:
-        reader = _READERS.get(name)
-        if reader is not None:
-            reader(state, rest, at, body)
-    return state.case
+    return parts, description
+
+
+def _known_label(name: str) -> str | None:
+    """The label ``name`` spells in any case (``Behaviour`` too), or None."""
+    low = name.lower()
+    return next((k for k in LABELS if k.lower() == low or (k == "Behavior" and low == "behaviour")), None)
 
 
 # --- readers, one per label -------------------------------------------------------------------
@@ -100,13 +114,22 @@ def _lines(rest: str, at: int, body: list[Line]) -> list[Line]:
 
 
 def _request(state: _Case, rest: str, at: int, body: list[Line]) -> None:
-    tokens = [t for t in _lines(rest, at, body)]
+    tokens = _lines(rest, at, body)
     first = next((t for t in tokens if not t.blank), None)
     if first is None or first.fence is not None:
         state.problem(
             "'**Request:**' must start with a method and a path, like: POST `/chat/completions`", at
         )
         return
+    request = _request_line(state, first)
+    if request is None:
+        return
+    _request_parts(state, request, tokens[tokens.index(first) + 1 :])
+    state.case.request = request
+
+
+def _request_line(state: _Case, first: Line) -> Request | None:
+    """The request's method, path and options from its first line (None, a problem, when unreadable)."""
     match = _REQUEST_LINE.match(first.text.strip())
     method = match.group(1) if match else ""
     if match is None or method.upper() not in METHODS:
@@ -116,29 +139,24 @@ def _request(state: _Case, rest: str, at: int, body: list[Line]) -> None:
             f"POST `/chat/completions`{hint}",
             first.no,
         )
-        return
+        return None
     request = Request(method=method.upper(), path=match.group(2).strip("`"), line=first.no)
     _request_options(state, request, match.group(3), first.no)
+    return request
+
+
+def _request_parts(state: _Case, request: Request, tokens: list[Line]) -> None:
+    """The lines after the request line: headers (right under it, or a ``Headers:`` list), the body
+    (a code block) and notes (anything else)."""
     headers_list = False
     right_after = True
-    for token in tokens[tokens.index(first) + 1 :]:
+    for token in tokens:
         if token.blank:
             right_after = False
             continue
         if token.fence is not None:
-            if request.body is not None:
-                state.problem(
-                    f"a request has one body; another code block starts here (the body is at line "
-                    f"{request.body_line})",
-                    token.no,
-                )
-                continue
-            request.body, request.body_language, request.body_line = (
-                token.fence.content,
-                token.fence.language,
-                token.fence.first,
-            )
-            right_after = headers_list = False
+            if _take_body(state, request, token):
+                right_after = headers_list = False
             continue
         text = token.text.strip()
         low = text.lower().rstrip(":")
@@ -148,12 +166,33 @@ def _request(state: _Case, rest: str, at: int, body: list[Line]) -> None:
         item = bullet(token.text)
         if headers_list and item is not None:
             _header(state, request, unquote(item[1]), token.no)
-        elif right_after and _HEADER.match(text) and " " not in text.split(":", 1)[0]:
+        elif right_after and _looks_like_header(text):
             _header(state, request, text, token.no)
         else:
             request.notes.append(text)
             headers_list = False
-    state.case.request = request
+
+
+def _looks_like_header(text: str) -> bool:
+    """``Name: value`` with no space in the name (prose with a colon is a note)."""
+    return _HEADER.match(text) is not None and " " not in text.split(":", 1)[0]
+
+
+def _take_body(state: _Case, request: Request, token: Line) -> bool:
+    """Whether the code block ``token`` became the request's body (a request has one: another is a problem)."""
+    assert token.fence is not None
+    if request.body is not None:
+        state.problem(
+            f"a request has one body; another code block starts here (the body is at line {request.body_line})",
+            token.no,
+        )
+        return False
+    request.body, request.body_language, request.body_line = (
+        token.fence.content,
+        token.fence.language,
+        token.fence.first,
+    )
+    return True
 
 
 def _request_options(state: _Case, request: Request, rest: str, line: int) -> None:
@@ -265,19 +304,28 @@ def _strict(state: _Case, rest: str, at: int, body: list[Line]) -> None:
     if fence.language not in ("yaml", "yml", ""):
         state.problem(f"the strict block must be YAML (```yaml), not {fence.language!r}", fence.line)
         return
-    try:
-        source = load_yaml(fence.content)
-    except YamlError as exc:
-        message = re.sub(r"at line (\d+)", lambda m: f"at line {fence.first + int(m.group(1)) - 1}", str(exc))
-        state.problem(f"strict block: {message}", fence.first + (exc.line or 1) - 1)
+    source = _strict_yaml(state, fence)
+    if source is None:
         return
-    for problem in source.problems:
-        state.problem(f"strict block: {problem.message}", fence.first + (problem.line or 1) - 1)
     if not isinstance(source.data, dict) or not source.data:
         state.problem("the strict block must be a YAML mapping (status: 200, body: ...)", fence.line)
         return
     lines = {path: fence.first + line - 1 for path, line in source.lines.items()}
     state.case.strict = Strict(data=source.data, lines=lines, line=fence.line)
+
+
+def _strict_yaml(state: _Case, fence: Fence) -> YamlSource | None:
+    """The strict block's YAML, its problems placed at their lines in the Markdown file (None when it
+    cannot be read)."""
+    try:
+        source = load_yaml(fence.content)
+    except YamlError as exc:
+        message = re.sub(r"at line (\d+)", lambda m: f"at line {fence.first + int(m.group(1)) - 1}", str(exc))
+        state.problem(f"strict block: {message}", fence.first + (exc.line or 1) - 1)
+        return None
+    for problem in source.problems:
+        state.problem(f"strict block: {problem.message}", fence.first + (problem.line or 1) - 1)
+    return source
 
 
 def _expected(state: _Case, rest: str, at: int, body: list[Line]) -> None:
@@ -351,54 +399,11 @@ def _setup(state: _Case, rest: str, at: int, body: list[Line]) -> None:
     for token in tokens:
         for match in _UNAVAILABLE.finditer(token.text):
             setup.unavailable.append(match.group(1))
-    items, other = bullet_tree(tokens)
-    groups: list[tuple[str | None, list[Item], int]] = [(None, [], at)]
-    prose = {t.no: t.text.strip() for t in other if t.fence is None}
-    for item in items:  # items after "Router is updated:" belong to the router
-        heading = max((no for no in prose if no < item.line), default=None)
-        updated = _UPDATED.match(prose[heading]) if heading is not None else None
-        owner = updated.group(1) if updated else None
-        if groups[-1][0] != owner:
-            groups.append((owner, [], item.line))
-        groups[-1][1].append(item)
-    for owner, group, line in groups:
+    for owner, group, line in agent_groups(tokens, at):
         agent = agent_from_items(group, owner, line, state.problems) if group else None
         if agent is not None:
             setup.agents.append(agent)
     state.case.setup = setup
-
-
-def agent_from_items(
-    items: list[Item], heading_id: str | None, line: int, problems: list[Problem]
-) -> Agent | None:
-    """An Agent from key-value bullets; None when they name no agent at all."""
-    values: JSONObject = {}
-    extra: JSONObject = {}
-    for item in items:
-        pair = key_value(item.text)
-        if pair is None:
-            continue
-        key = pair[0].lower()
-        if key in _AGENT_KEYS:
-            values[key] = item_value(item)
-            continue
-        near = did_you_mean(key, _AGENT_KEYS, 0.8)
-        if near:
-            problems.append(Problem("Setup", f"unknown agent field '{clip(pair[0])}'{near}", item.line))
-            continue
-        extra[snake(pair[0])] = item_value(item)
-    if heading_id is None and "name" not in values:
-        return None
-    name = values.get("name") if isinstance(values.get("name"), str) and values.get("name") else heading_id
-    assert name is not None
-    fields: JSONObject = {"id": heading_id or name, "name": name, "extra": extra, "line": line}
-    if isinstance(values.get("instructions"), str):
-        fields["instructions"] = values["instructions"]
-    for key in ("tools", "handoffs", "skills"):
-        value = values.get(key)
-        if value is not None:
-            fields[key] = value if isinstance(value, list) else [v for v in [str(value)] if v]
-    return Agent(**fields)
 
 
 def _behavior(state: _Case, rest: str, at: int, body: list[Line]) -> None:

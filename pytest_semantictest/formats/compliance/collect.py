@@ -17,19 +17,8 @@ from .transport import VERSION_VARIABLE
 def settings_from(ctx: CollectContext) -> tuple[Settings, list[Problem]]:
     """Options and ini keys first, then the environment (``COMPLIANCE_*``, ``BASE_URL``, ``API_KEY``)."""
     env = ctx.env
-    values: dict[str, str] = {}
     problems: list[Problem] = []
-    for raw in ctx.texts("compliance-value"):
-        name, sep, value = str(raw).partition("=")
-        if not sep or not name.strip():
-            problems.append(
-                Problem(
-                    "--semantictest-compliance-value",
-                    f"{str(raw)[:40]!r} must look like name=value (valid_jwt_token=eyJ...)",
-                )
-            )
-            continue
-        values[name.strip().strip("{}")] = value.strip()
+    values = _values(ctx.texts("compliance-value"), problems)
     a2a_version = _a2a_version(ctx.text("compliance-a2a-version"), env, problems)
     settings = Settings(
         a2a_version=a2a_version,
@@ -47,6 +36,24 @@ def settings_from(ctx: CollectContext) -> tuple[Settings, list[Problem]]:
         log_dir=ctx.rootdir / (ctx.text("agent-logs") or ".semantictest/logs"),
     )
     return settings, problems
+
+
+def _values(given: list[str], problems: list[Problem]) -> dict[str, str]:
+    """The placeholder values ``--semantictest-compliance-value name=value`` gives (braces around the
+    name are dropped); a problem for each that is not ``name=value``."""
+    values: dict[str, str] = {}
+    for raw in given:
+        name, sep, value = str(raw).partition("=")
+        if not sep or not name.strip():
+            problems.append(
+                Problem(
+                    "--semantictest-compliance-value",
+                    f"{str(raw)[:40]!r} must look like name=value (valid_jwt_token=eyJ...)",
+                )
+            )
+            continue
+        values[name.strip().strip("{}")] = value.strip()
+    return values
 
 
 def _a2a_version(

@@ -17,13 +17,14 @@ from pathlib import Path
 
 from ...checks.judged import JudgedAssertions
 from ...errors import Problem, SemanticTestWarning
+from ...json_types import JSONObject
 from ...model import AgentRequirement, Case, Check, Step, Suite
 from .agent_urls import on_agent_path
 from .data import ComplianceCase, ComplianceFile
 from .mcp import McpReplyCheck, mcp_step, server_of
 from .models import DEFAULT_BASE_URL, Document, Setup, TestCase
 from .prose import condition_skip, flow_check
-from .request import build_request
+from .request import Built, build_request
 from .strict import ResponseCheck
 from .strict_spans import spans_step
 from .strict_yaml import compile_strict
@@ -85,7 +86,25 @@ def compile_document(doc: Document, settings: Settings) -> Suite:
     setup = doc.setup.model_copy(update={"base_url": url})
     front = doc.front
     file_skip = f"skip_reason: {front.skip_reason}" if front.skip_reason else None
-    cases: list[Case] = []
+    cases = [
+        _with_spans(_case(tc, node, doc, setup, settings, file_skip), tc)
+        for tc, node in zip(doc.cases, _node_names(doc))
+    ]
+    agents = [_server(setup.base_url, settings)] if settings.server else []
+    data = ComplianceFile(front.name, tuple(front.depends_on), float(front.timeout or 0), setup)
+    return Suite(front.name, Path(doc.path), FORMAT, cases, agents=agents, format_data=data)
+
+
+def _with_spans(case: Case, tc: TestCase) -> Case:
+    """``case``, reading the agent's spans after its request when its strict block checks ``spans:``."""
+    if case.steps and (step := spans_step(tc.strict, tc.line, case.place)) is not None:
+        case.steps.append(step)
+    return case
+
+
+def _node_names(doc: Document) -> list[str]:
+    """Each case's test name: its title, numbered (with a warning) where an earlier case has it."""
+    names: list[str] = []
     used: dict[str, int] = {}
     first_line: dict[str, int | None] = {}
     for tc in doc.cases:
@@ -103,33 +122,73 @@ def compile_document(doc: Document, settings: Settings) -> Suite:
                 tc.line or 1,
             )
             node = renamed
-        case = _case(tc, node, doc, setup, settings, file_skip)
-        if case.steps and (step := spans_step(tc.strict, tc.line, case.place)) is not None:
-            case.steps.append(step)  # the agent's spans for the strict block's spans: checks
-        cases.append(case)
-    agents = [_server(setup.base_url, settings)] if settings.server else []
-    data = ComplianceFile(front.name, tuple(front.depends_on), float(front.timeout or 0), setup)
-    return Suite(front.name, Path(doc.path), FORMAT, cases, agents=agents, format_data=data)
+        names.append(node)
+    return names
 
 
 def _case(
     tc: TestCase, node: str, doc: Document, setup: Setup, settings: Settings, file_skip: str | None
 ) -> Case:
     where = f"case {tc.number}" if tc.number is not None else f"case '{tc.title}'"
-    markers = [_marker(tag) for tag in doc.front.tags]
     case = Case(
         id=node,
         name=node,
         steps=[],
         checks=[],
         line=tc.line,
-        markers=markers,
+        markers=[_marker(tag) for tag in doc.front.tags],
         timeout_s=doc.front.timeout + REPORT_S,
         place=where,
         format_data=ComplianceCase(tc),
     )
     case.barrier = _barrier(doc, tc)
     skip = file_skip or (condition_skip(tc.condition, setup) if tc.condition else None)
+    # a skipped case needs no token to run, only to be well written
+    built, found = _request(tc, node, doc, setup, settings, where, need_values=skip is None)
+    problems = [*tc.problems, *found]
+    mcp_call, found, missing = _mcp_call(tc, doc, built.config, settings, where)
+    problems.extend(found)
+    built.missing.extend(missing if skip is None else [])
+    checks, found = _deterministic_checks(tc, doc.front.transport, setup, where)
+    problems.extend(found)
+    deterministic = len(checks) - 1 + (tc.expected is not None)
+    if tc.assertions and not settings.strict_only:
+        checks.append(
+            JudgedAssertions(tc.assertions, _judge_context(tc, setup), tc.assertions[0].line, deterministic)
+        )
+    case.checks = checks
+    case.format_data = ComplianceCase(tc, built.variables)
+    case.skip, case.error = _skip_or_error(
+        skip or built.skip, problems, built.missing, settings.strict_only and not deterministic, doc.path
+    )
+    case.steps = _steps(tc, doc.front.transport, built, mcp_call, where)
+    return case
+
+
+def _skip_or_error(
+    skip: str | None, problems: list[Problem], missing: list[Problem], nothing_strict: bool, path: str
+) -> tuple[str | None, str | None]:
+    """The case's skip reason and ERROR, both decided before anything is sent (``nothing_strict``: a
+    strict-only run, and the case has no strict checks)."""
+    if skip is None and nothing_strict:
+        skip = "strict-only: the case has no strict checks (only natural-language assertions)"
+    if problems:  # a mistake in the case's text: its ERROR, even where it would be skipped
+        return None, _one_line(path, problems)
+    if missing and skip is None:  # configuration missing for this case only
+        return skip, _one_line(path, missing)
+    return skip, None
+
+
+def _request(
+    tc: TestCase,
+    node: str,
+    doc: Document,
+    setup: Setup,
+    settings: Settings,
+    where: str,
+    need_values: bool,
+) -> tuple[Built, list[Problem]]:
+    """The case's request (its step config, chosen variables, what it misses) and its problems."""
     completions = doc.front.transport == "completions"
     built, found = build_request(
         tc,
@@ -141,7 +200,7 @@ def _case(
         env=settings.env,
         where=where,
         seed=f"{doc.front.name}::{node}",
-        need_values=skip is None,  # a skipped case needs no token to run, only to be well written
+        need_values=need_values,
         transport=None
         if completions
         else transport_config(
@@ -150,64 +209,67 @@ def _case(
     )
     if built.config is not None and settings.agent_url:  # a server that serves each agent at its own path
         built.config = on_agent_path(built.config, setup.base_url, settings.agent_url, tc, setup)
-    problems = [*tc.problems, *found]
-    mcp = doc.front.transport == "mcp"
-    checks: list[Check] = [
-        ResponseCheck(tc.expected, tc.line)
-        if completions
-        else McpReplyCheck(tc.expected, tc.line)
-        if mcp
-        else ReplyCheck(tc.expected, tc.line)
-    ]
-    mcp_call: Step | None = None
-    if mcp:
+    return built, found
+
+
+def _mcp_call(
+    tc: TestCase, doc: Document, config: JSONObject | None, settings: Settings, where: str
+) -> tuple[Step | None, list[Problem], list[Problem]]:
+    """An ``mcp`` file's McpCall step with its problems and the configuration it misses; in any other
+    file an MCP request line is the case's problem."""
+    if doc.front.transport == "mcp":
         server = server_of(doc.front.server, settings.env)
-        mcp_call, found, missing = mcp_step(
-            tc, built.config, server, doc.front.protocol, settings.env, settings.cwd, where
-        )
-        problems.extend(found)
-        built.missing.extend(missing if skip is None else [])
-    elif tc.request is not None and tc.request.method == "MCP":
-        problems.append(Problem(where, "an MCP request line is for transport: mcp files", tc.request.line))
+        return mcp_step(tc, config, server, doc.front.protocol, settings.env, settings.cwd, where)
+    if tc.request is not None and tc.request.method == "MCP":
+        return None, [Problem(where, "an MCP request line is for transport: mcp files", tc.request.line)], []
+    return None, [], []
+
+
+def _reply_check(transport: str, tc: TestCase) -> Check:
+    """The check that the reply arrived and ``**Expected:**`` holds, read as the transport replies."""
+    if transport == "completions":
+        return ResponseCheck(tc.expected, tc.line)
+    if transport == "mcp":
+        return McpReplyCheck(tc.expected, tc.line)
+    return ReplyCheck(tc.expected, tc.line)
+
+
+def _deterministic_checks(
+    tc: TestCase, transport: str, setup: Setup, where: str
+) -> tuple[list[Check], list[Problem]]:
+    """The reply check, the strict checks and the flow's handoff check, with the strict block's problems."""
+    checks = [_reply_check(transport, tc)]
+    problems: list[Problem] = []
     if tc.strict is not None:
-        strict, found = compile_strict(tc.strict, where)
-        problems.extend(found)
+        strict, problems = compile_strict(tc.strict, where)
         checks.extend(strict)
     agents = (list(tc.setup.agents) if tc.setup else []) + list(setup.agents)  # the setup's spelling wins
     flow = flow_check(tc.flow, agents)
     if flow is not None:
         checks.append(flow)
-    deterministic = len(checks) - 1 + (tc.expected is not None)
-    if tc.assertions and not settings.strict_only:
-        checks.append(
-            JudgedAssertions(tc.assertions, _judge_context(tc, setup), tc.assertions[0].line, deterministic)
+    return checks, problems
+
+
+def _steps(tc: TestCase, transport: str, built: Built, mcp_call: Step | None, where: str) -> list[Step]:
+    """The case's steps: the chosen variables (when any), then the exchange in the transport's terms;
+    none when its request could not be built."""
+    if built.config is None:
+        return []
+    steps: list[Step] = []
+    if built.variables:
+        steps.append(
+            Step("MockData", "variables", None, {"data": built.variables}, "variables", tc.line, where)
         )
-    case.checks = checks
-    case.format_data = ComplianceCase(tc, built.variables)
-    case.skip = skip or built.skip
-    if case.skip is None and settings.strict_only and not deterministic:
-        case.skip = "strict-only: the case has no strict checks (only natural-language assertions)"
-    if problems:  # a mistake in the case's text: its ERROR, even where it would be skipped
-        case.error, case.skip = _one_line(doc.path, problems), None
-    elif built.missing and case.skip is None:  # configuration missing for this case only
-        case.error = _one_line(doc.path, built.missing)
-    if built.config is not None:
-        if built.variables:
-            case.steps.append(
-                Step("MockData", "variables", None, {"data": built.variables}, "variables", tc.line, where)
-            )
-        line = tc.request.line if tc.request else tc.input.line if tc.input else tc.line
-        if mcp:
-            case.steps.extend([mcp_call] if mcp_call is not None else [])
-            return case
-        if not completions:  # a2a, realtime: one step reads the whole exchange into the reply
-            case.steps.append(request_step(built.config, line, where))
-            return case
-        case.steps.append(Step("ChatRequest", "request", None, built.config, "response", line, where))
-        case.steps.append(
-            Step("ChatResponse", "observe", None, {"from": "response"}, "observed", line, where)
-        )
-    return case
+    line = tc.request.line if tc.request else tc.input.line if tc.input else tc.line
+    if transport == "mcp":
+        return steps + ([mcp_call] if mcp_call is not None else [])
+    if transport != "completions":  # a2a, realtime: one step reads the whole exchange into the reply
+        return [*steps, request_step(built.config, line, where)]
+    return [
+        *steps,
+        Step("ChatRequest", "request", None, built.config, "response", line, where),
+        Step("ChatResponse", "observe", None, {"from": "response"}, "observed", line, where),
+    ]
 
 
 def _barrier(doc: Document, tc: TestCase) -> str | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ...checks.vocabulary import compile_regex, deep_contains, has_type, json_equal, json_type
@@ -68,42 +69,74 @@ class Expr:
         return None
 
     def _one(self, value: JSONValue) -> str | None:
-        op, arg = self.op, self.arg
-        if op == "exists":
-            return None
-        if op == "not_null":
-            return None if value is not None else "expected a value that is not null, got null"
-        if op == "equals":
-            return None if json_equal(value, arg) else f"expected {_show(arg)}, got {_show(value)}"
-        if op == "regex":
-            text = str(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
-            if not isinstance(text, str):
-                return f"expected text matching {self.raw}, got {_show(value)}"
-            return None if arg.search(text) else f"expected text matching {self.raw}, got {_show(value)}"
-        if op == "contains":
-            return (
-                None
-                if deep_contains(value, arg)
-                else f"expected it to contain {_show(arg)}, got {_show(value)}"
-            )
-        if op == "length":
-            if not isinstance(value, (str, list, dict)):
-                return f"expected something with a length, got {_show(value)}"
-            return None if len(value) == arg else f"expected length {arg}, got length {len(value)}"
-        if op == "type":
-            return (
-                None
-                if has_type(str(arg), value)
-                else f"expected type {arg}, got {json_type(value)} {_show(value)}"
-            )
-        if op == "one_of":
-            reasons = [o._one(value) for o in self.options]
-            return (
-                None
-                if any(r is None for r in reasons)
-                else f"expected one of {self.describe()[7:]}, got {_show(value)}"
-            )
-        raise AssertionError(op)
+        """None when ``value`` holds, else why not."""
+        check = _CHECKS.get(self.op)
+        if check is None:
+            raise AssertionError(self.op)
+        return check(self, value)
+
+
+def _exists(expr: Expr, value: JSONValue) -> str | None:
+    return None
+
+
+def _not_null(expr: Expr, value: JSONValue) -> str | None:
+    return None if value is not None else "expected a value that is not null, got null"
+
+
+def _equals(expr: Expr, value: JSONValue) -> str | None:
+    arg = expr.arg
+    return None if json_equal(value, arg) else f"expected {_show(arg)}, got {_show(value)}"
+
+
+def _regex_matches(expr: Expr, value: JSONValue) -> str | None:
+    """A number is matched as its text; any other value that is not text fails."""
+    arg = expr.arg
+    text = str(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
+    if not isinstance(text, str):
+        return f"expected text matching {expr.raw}, got {_show(value)}"
+    return None if arg.search(text) else f"expected text matching {expr.raw}, got {_show(value)}"
+
+
+def _contains(expr: Expr, value: JSONValue) -> str | None:
+    arg = expr.arg
+    return None if deep_contains(value, arg) else f"expected it to contain {_show(arg)}, got {_show(value)}"
+
+
+def _length(expr: Expr, value: JSONValue) -> str | None:
+    arg = expr.arg
+    if not isinstance(value, (str, list, dict)):
+        return f"expected something with a length, got {_show(value)}"
+    return None if len(value) == arg else f"expected length {arg}, got length {len(value)}"
+
+
+def _type(expr: Expr, value: JSONValue) -> str | None:
+    arg = expr.arg
+    return (
+        None if has_type(str(arg), value) else f"expected type {arg}, got {json_type(value)} {_show(value)}"
+    )
+
+
+def _one_of(expr: Expr, value: JSONValue) -> str | None:
+    reasons = [o._one(value) for o in expr.options]
+    return (
+        None
+        if any(r is None for r in reasons)
+        else f"expected one of {expr.describe()[7:]}, got {_show(value)}"
+    )
+
+
+_CHECKS: dict[str, Callable[[Expr, JSONValue], str | None]] = {
+    "exists": _exists,
+    "not_null": _not_null,
+    "equals": _equals,
+    "regex": _regex_matches,
+    "contains": _contains,
+    "length": _length,
+    "type": _type,
+    "one_of": _one_of,
+}
+"""How each operator judges one matched value (``not_exists`` never gets one)."""
 
 
 def _show(value: JSONValue) -> str:
@@ -122,6 +155,12 @@ def compile_expr(value: JSONValue) -> Expr:
         raise ExprError("a mapping is not a value here")
     if not isinstance(value, str):
         return Expr("equals", value, value)
+    return _compile_text(value)
+
+
+def _compile_text(value: str) -> Expr:
+    """What a YAML string expects: a keyword, a regular expression, a call, else the text itself
+    (quotes around it removed)."""
     text = value.strip()
     if text in KEYWORDS:
         return Expr(text, None, text)
@@ -132,14 +171,19 @@ def compile_expr(value: JSONValue) -> Expr:
     if call:
         return _call(text, call.group(1), call.group(2).strip())
     if _WORD.match(text):
-        near = did_you_mean(text.replace("-", "_").lower(), KEYWORDS, 0.8)
-        if near:
-            raise ExprError(
-                f"unknown operator {text!r}{near} (to compare with the text {text!r}, quote it: \"'{text}'\")"
-            )
+        _refuse_misspelt_keyword(text)
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"" and value.startswith(text[0]):
         return Expr("equals", text[1:-1], value)
     return Expr("equals", value, value)
+
+
+def _refuse_misspelt_keyword(word: str) -> None:
+    """Raise when a bare word is close to a keyword: it is more likely a typo than text to compare with."""
+    near = did_you_mean(word.replace("-", "_").lower(), KEYWORDS, 0.8)
+    if near:
+        raise ExprError(
+            f"unknown operator {word!r}{near} (to compare with the text {word!r}, quote it: \"'{word}'\")"
+        )
 
 
 def _regex(raw: str, pattern: str, flags: str) -> Expr:
@@ -160,17 +204,33 @@ def _call(raw: str, name: str, arg: str) -> Expr:
             f"unknown operator '{clip(name)}(...)'{did_you_mean(name, FUNCTIONS)} "
             f"(operators: {', '.join(f + '(...)' for f in FUNCTIONS)}, {', '.join(KEYWORDS)})"
         )
-    if name == "contains":
-        if len(arg) >= 2 and arg[0] == arg[-1] and arg[0] in "'\"":
-            arg = arg[1:-1]
-        if not arg:
-            raise ExprError(f'{raw}: contains needs the text to look for, like contains("weather")')
-        return Expr("contains", arg, raw)
-    if name == "length":
-        if not arg.isdigit():
-            raise ExprError(f"{raw}: length needs a whole number, like length(1)")
-        return Expr("length", int(arg), raw)
+    return _CALLS[name](raw, arg)
+
+
+def _contains_call(raw: str, arg: str) -> Expr:
+    if len(arg) >= 2 and arg[0] == arg[-1] and arg[0] in "'\"":
+        arg = arg[1:-1]
+    if not arg:
+        raise ExprError(f'{raw}: contains needs the text to look for, like contains("weather")')
+    return Expr("contains", arg, raw)
+
+
+def _length_call(raw: str, arg: str) -> Expr:
+    if not arg.isdigit():
+        raise ExprError(f"{raw}: length needs a whole number, like length(1)")
+    return Expr("length", int(arg), raw)
+
+
+def _type_call(raw: str, arg: str) -> Expr:
     kind = arg.strip("'\"").lower()
     if kind not in TYPES:
         raise ExprError(f"{raw}: unknown type {arg!r}{did_you_mean(kind, TYPES)} (types: {', '.join(TYPES)})")
     return Expr("type", kind, raw)
+
+
+_CALLS: dict[str, Callable[[str, str], Expr]] = {
+    "contains": _contains_call,
+    "length": _length_call,
+    "type": _type_call,
+}
+"""Each function of :data:`FUNCTIONS` and how its argument is read."""

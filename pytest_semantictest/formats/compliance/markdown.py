@@ -192,12 +192,16 @@ def bullet_tree(tokens: list[Line]) -> tuple[list[Item], list[Line]]:
                 stack.clear()
             continue
         indent, text = found
-        item = Item(text, token.no, indent)
-        while stack and stack[-1].indent >= indent:
-            stack.pop()
-        (stack[-1].children if stack else roots).append(item)
-        stack.append(item)
+        _nest(Item(text, token.no, indent), stack, roots)
     return roots, other
+
+
+def _nest(item: Item, stack: list[Item], roots: list[Item]) -> None:
+    """Put ``item`` under the nearest open bullet indented less than it (a root when none is), and open it."""
+    while stack and stack[-1].indent >= item.indent:
+        stack.pop()
+    (stack[-1].children if stack else roots).append(item)
+    stack.append(item)
 
 
 def item_value(item: Item) -> JSONValue:

@@ -21,7 +21,7 @@ from ...errors import Problem, did_you_mean
 from ...json_types import JSONObject, JSONValue
 from ...model import CheckResult, Failure, Step
 from ...resolve import ENV_VAR
-from .models import TestCase
+from .models import Request, TestCase
 from .transport import SLOT, SlotCheck
 
 
@@ -40,20 +40,58 @@ def mcp_step(
     where: str,
 ) -> tuple[Step | None, list[Problem], list[Problem]]:
     """The case's McpCall step, with the problems of its text and the configuration it misses."""
-    problems: list[Problem] = []
-    missing: list[Problem] = []
     if tc.request is None:
         line = tc.input.line if tc.input else tc.line
-        problems.append(
+        problem = Problem(
+            where,
+            "an mcp case is written as a **Request:** like MCP `tools/call` with its params as a ```json "
+            'body ({"name": "add", "arguments": {...}})',
+            line,
+        )
+        return None, [problem], []
+    request = tc.request
+    body = (config or {}).get("body")
+    params: JSONObject = dict(body) if isinstance(body, dict) else {}
+    problems = _request_problems(request, body, params, where)
+    missing: list[Problem] = []
+    if server is None:
+        missing.append(
             Problem(
                 where,
-                "an mcp case is written as a **Request:** like MCP `tools/call` with its params as a ```json "
-                'body ({"name": "add", "arguments": {...}})',
-                line,
+                "an mcp file needs its server: write 'server:' in the front matter (a command, or an http:// URL), "
+                "or set COMPLIANCE_MCP_URL or COMPLIANCE_MCP_COMMAND",
+                request.line,
             )
         )
+    if problems or missing or config is None or server is None:
         return None, problems, missing
-    request = tc.request
+    target, found = _server(server, env, where, request.line)
+    missing.extend(found)
+    step_config = _step_config(target, request.path, params, protocol, config, cwd)
+    return Step("McpRequest", "request", None, step_config, SLOT, request.line, where), problems, missing
+
+
+def _step_config(
+    target: JSONObject, method: str, params: JSONObject, protocol: str | None, config: JSONObject, cwd: Path
+) -> JSONObject:
+    """The McpRequest step's config: the server, the call, and the request's timeout and headers (a
+    command runs in ``cwd``)."""
+    step_config: JSONObject = {
+        **target,
+        "method": method,
+        "params": params,
+        "protocol": protocol or "auto",
+        "timeout": config.get("timeout"),
+        "headers": config.get("headers") or {},
+    }
+    if "command" in target:
+        step_config["cwd"] = str(cwd)
+    return step_config
+
+
+def _request_problems(request: Request, body: JSONValue, params: JSONObject, where: str) -> list[Problem]:
+    """What is wrong with an mcp request as written: its request line, its body, a missing ``name``."""
+    problems: list[Problem] = []
     method = request.path
     if request.method != "MCP":
         problems.append(
@@ -71,40 +109,15 @@ def mcp_step(
                 request.line,
             )
         )
-    body = (config or {}).get("body")
     if body is not None and not isinstance(body, dict):
         problems.append(
             Problem(where, "an mcp request's body is a JSON object: the method's params", request.body_line)
         )
-    params: JSONObject = dict(body) if isinstance(body, dict) else {}
     if method in ("tools/call", "prompts/get") and not params.get("name"):
         problems.append(
             Problem(where, f'{method} needs "name" in its params', request.body_line or request.line)
         )
-    if server is None:
-        missing.append(
-            Problem(
-                where,
-                "an mcp file needs its server: write 'server:' in the front matter (a command, or an http:// URL), "
-                "or set COMPLIANCE_MCP_URL or COMPLIANCE_MCP_COMMAND",
-                request.line,
-            )
-        )
-    if problems or missing or config is None or server is None:
-        return None, problems, missing
-    target, found = _server(server, env, where, request.line)
-    missing.extend(found)
-    step_config: JSONObject = {
-        **target,
-        "method": method,
-        "params": params,
-        "protocol": protocol or "auto",
-        "timeout": config.get("timeout"),
-        "headers": config.get("headers") or {},
-    }
-    if "command" in target:
-        step_config["cwd"] = str(cwd)
-    return Step("McpRequest", "request", None, step_config, SLOT, request.line, where), problems, missing
+    return problems
 
 
 def _server(
@@ -152,26 +165,29 @@ class McpReplyCheck(SlotCheck):
         observed, reply = self.observed(bus)
         error = reply.get("error") if isinstance(reply.get("error"), dict) else None
         kind = error.get("kind") if error else None
-        failure = observed.get("failure") or observed.get("error")
-        if observed.get("timed_out") or (kind == "transport failure" and not reply.get("protocol_version")):
-            return CheckResult(error=str(failure or "no session"))
-        if not reply:
-            return CheckResult(error=str(failure or "the MCP request step gave no reply"))
+        not_run = _not_run(observed, reply, kind)
+        if not_run is not None:
+            return CheckResult(error=not_run)
         if kind == "transport failure":
+            failure = observed.get("failure") or observed.get("error")
             return self._fail("a session that ran to its end", str(failure), reply)
         if kind == "invalid result":  # never what "Expected: failure" means: the server broke its own schema
             return self._fail("a valid result", describe_error(error or {}), reply)
         if self.expected == "failure":
-            if kind in ("tool error", "JSON-RPC error"):
-                return CheckResult()
-            return self._fail(
-                "an error (a JSON-RPC error or a result with isError)",
-                f"the server answered {reply.get('method')} without an error but the case expects one",
-                reply,
-            )
+            return self._expected_error(kind, reply)
         if error is not None:
             return self._fail("an answer without error", describe_error(error), reply)
         return CheckResult()
+
+    def _expected_error(self, kind: JSONValue, reply: JSONObject) -> CheckResult:
+        """Under ``**Expected:** failure``: a JSON-RPC error or a tool error passes, an answer fails."""
+        if kind in ("tool error", "JSON-RPC error"):
+            return CheckResult()
+        return self._fail(
+            "an error (a JSON-RPC error or a result with isError)",
+            f"the server answered {reply.get('method')} without an error but the case expects one",
+            reply,
+        )
 
     def _fail(self, expected: str, message: str, reply: JSONObject) -> CheckResult:
         lines = reply.get("timeline") or []
@@ -189,6 +205,17 @@ class McpReplyCheck(SlotCheck):
                 )
             ]
         )
+
+
+def _not_run(observed: JSONObject, reply: JSONObject, kind: JSONValue) -> str | None:
+    """Why the session never ran (the case's ERROR): a deadline passed, the server could not be started
+    or reached, or the step gave no reply; None when it ran."""
+    failure = observed.get("failure") or observed.get("error")
+    if observed.get("timed_out") or (kind == "transport failure" and not reply.get("protocol_version")):
+        return str(failure or "no session")
+    if not reply:
+        return str(failure or "the MCP request step gave no reply")
+    return None
 
 
 def describe_error(error: Mapping[str, JSONValue]) -> str:

@@ -16,6 +16,17 @@ T = TypeVar("T")
 def dependency_order(items: Sequence[tuple[T, tuple[str, tuple[str, ...]] | None]]) -> list[T] | None:
     """The items with each file's cases moved after the cases of the files it depends on (those that
     are collected), everything else in place; None when no collected file depends on another."""
+    blocks, depends = _file_runs(items)
+    if not any(d in depends for deps in depends.values() for d in deps):
+        return None
+    return _in_dependency_order(blocks, depends)
+
+
+def _file_runs(
+    items: Sequence[tuple[T, tuple[str, tuple[str, ...]] | None]],
+) -> tuple[list[tuple[str | None, list[T]]], dict[str, list[str]]]:
+    """The items as runs of consecutive cases of one file (``None``: an item of no compliance file), and
+    each file's ``depends_on``."""
     blocks: list[tuple[str | None, list[T]]] = []
     depends: dict[str, list[str]] = {}
     for item, file in items:
@@ -26,8 +37,12 @@ def dependency_order(items: Sequence[tuple[T, tuple[str, tuple[str, ...]] | None
         blocks.append((name, [item]))
         if file is not None and name is not None:
             depends.setdefault(name, list(file[1]))
-    if not any(d in depends for deps in depends.values() for d in deps):
-        return None
+    return blocks, depends
+
+
+def _in_dependency_order(blocks: list[tuple[str | None, list[T]]], depends: dict[str, list[str]]) -> list[T]:
+    """The runs' items, each file's cases after those of the collected files it depends on (a cycle is
+    broken where it closes), items of no file in place."""
     by_name: dict[str, list[T]] = {}
     for name, group in blocks:
         if name is not None:

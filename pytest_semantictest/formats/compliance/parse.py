@@ -19,9 +19,11 @@ from ...errors import Problem, SpecError, clip, did_you_mean
 from ...json_types import JSONObject
 from ...problems import problems_from
 from ..source import read_spec
-from ..yamlsource import YamlError, load_yaml
-from .cases import agent_from_items, parse_case
+from ..yamlsource import YamlError, YamlSource, load_yaml
+from .agent_bullets import agent_from_items
+from .cases import parse_case
 from .markdown import (
+    Fence,
     Line,
     Section,
     bullet_tree,
@@ -90,20 +92,33 @@ def _front_matter(
             Problem("front matter", "the front matter is never closed: add a line '---' after it", 1)
         )
         return None, {}, len(lines)
-    try:
-        source = load_yaml("\n".join(lines[1:end]))
-    except YamlError as exc:
-        message = re.sub(r"at line (\d+)", lambda m: f"at line {int(m.group(1)) + 1}", str(exc))
-        problems.append(Problem("front matter", message, (exc.line or 0) + 1))
+    source = _front_yaml(lines[1:end], problems)
+    if source is None:
         return None, {}, end + 1
     lines_of = {path: line + 1 for path, line in source.lines.items()}
-    problems.extend(Problem(p.place or "front matter", p.message, (p.line or 0) + 1) for p in source.problems)
     if not isinstance(source.data, dict):
         problems.append(Problem("front matter", "must be a mapping with name, version and transport", 2))
         return None, lines_of, end + 1
-    data = {k: v for k, v in source.data.items() if not (isinstance(k, str) and k.startswith("x-"))}
+    return _validated_front(source, source.data, problems), lines_of, end + 1
+
+
+def _front_yaml(lines: list[str], problems: list[Problem]) -> YamlSource | None:
+    """The front matter's YAML, its problems placed at their file lines (None when it cannot be read)."""
     try:
-        front = FrontMatter.model_validate(data)
+        source = load_yaml("\n".join(lines))
+    except YamlError as exc:
+        message = re.sub(r"at line (\d+)", lambda m: f"at line {int(m.group(1)) + 1}", str(exc))
+        problems.append(Problem("front matter", message, (exc.line or 0) + 1))
+        return None
+    problems.extend(Problem(p.place or "front matter", p.message, (p.line or 0) + 1) for p in source.problems)
+    return source
+
+
+def _validated_front(source: YamlSource, mapping: JSONObject, problems: list[Problem]) -> FrontMatter | None:
+    """The front matter's model (``x-`` keys are the user's own), or None with its problems."""
+    data = {k: v for k, v in mapping.items() if not (isinstance(k, str) and k.startswith("x-"))}
+    try:
+        return FrontMatter.model_validate(data)
     except ValidationError as exc:
 
         def line_of(path: Sequence[str | int]) -> int:
@@ -117,8 +132,7 @@ def _front_matter(
                     problem.line,
                 )
             )
-        return None, lines_of, end + 1
-    return front, lines_of, end + 1
+        return None
 
 
 # --- sections -------------------------------------------------------------------------------
@@ -150,43 +164,50 @@ def _cases(
     section: Section | None, roots: list[Section], first_line: int, problems: list[Problem]
 ) -> list[TestCase]:
     if section is None:
-        titles = [s.title for s in _walk(roots) if s.level <= 2]
-        hint = next((did_you_mean(t, ["Test Cases"]) for t in titles if did_you_mean(t, ["Test Cases"])), "")
-        problems.append(
-            Problem(
-                "",
-                "no '## Test Cases' section: write the cases as '### 1. Title' under a "
-                f"'## Test Cases' heading{hint}",
-                first_line,
-            )
-        )
+        problems.append(_no_cases_section(roots, first_line))
         return []
     cases = []
     for child in section.children:
-        if child.level != 3:
-            continue
-        match = _CASE_HEADING.match(child.title)
-        number, title = (
-            (int(match.group(1)) if match and match.group(1) else None),
-            (match.group(2).strip() if match else ""),
-        )
-        if not title:
-            problems.append(
-                Problem("", "a test case heading needs a title: '### 1. Simple Message'", child.line)
-            )
-            continue
-        own: list[Problem] = []  # confined to this case: its ERROR, not the file's (see compile.py)
-        case = parse_case(number, title, child.line, flatten(child), own)
-        if case is not None:
-            case.problems = own
-            cases.append(case)
-        else:
-            problems.extend(own)
+        if child.level == 3:
+            case = _case_under(child, problems)
+            if case is not None:
+                cases.append(case)
     if not cases and not any(p.line and p.line > section.line for p in problems):
         problems.append(
             Problem("Test Cases", "has no test cases: start each with a heading '### 1. Title'", section.line)
         )
     return cases
+
+
+def _no_cases_section(roots: list[Section], first_line: int) -> Problem:
+    """The file's problem when it has no ``## Test Cases`` section (naming a heading close to it)."""
+    titles = [s.title for s in _walk(roots) if s.level <= 2]
+    hint = next((did_you_mean(t, ["Test Cases"]) for t in titles if did_you_mean(t, ["Test Cases"])), "")
+    return Problem(
+        "",
+        "no '## Test Cases' section: write the cases as '### 1. Title' under a "
+        f"'## Test Cases' heading{hint}",
+        first_line,
+    )
+
+
+def _case_under(child: Section, problems: list[Problem]) -> TestCase | None:
+    """The case a ``### 1. Title`` heading starts; None when unusable (its problems then are the file's)."""
+    match = _CASE_HEADING.match(child.title)
+    number, title = (
+        (int(match.group(1)) if match and match.group(1) else None),
+        (match.group(2).strip() if match else ""),
+    )
+    if not title:
+        problems.append(Problem("", "a test case heading needs a title: '### 1. Simple Message'", child.line))
+        return None
+    own: list[Problem] = []  # confined to this case: its ERROR, not the file's (see compile.py)
+    case = parse_case(number, title, child.line, flatten(child), own)
+    if case is None:
+        problems.extend(own)
+        return None
+    case.problems = own
+    return case
 
 
 # --- setup ----------------------------------------------------------------------------------
@@ -235,28 +256,31 @@ def _tool_definitions(section: Section, problems: list[Problem]) -> list[JSONObj
             Problem("Tool Definitions", "needs a ```json block with a list of tool definitions", section.line)
         )
         return []
+    return [tool for fence in fences for tool in _fence_tools(fence, problems)]
+
+
+def _fence_tools(fence: Fence, problems: list[Problem]) -> list[JSONObject]:
+    """The tool definitions of one ```json block (one, or a list); an entry that is none is a problem."""
+    try:
+        data = json.loads(fence.content)
+    except (ValueError, RecursionError) as exc:
+        line = fence.first + getattr(exc, "lineno", 1) - 1
+        why = getattr(exc, "msg", None) or "nested too deeply"
+        problems.append(Problem("Tool Definitions", f"not valid JSON: {why}", line))
+        return []
     out: list[JSONObject] = []
-    for fence in fences:
-        try:
-            data = json.loads(fence.content)
-        except (ValueError, RecursionError) as exc:
-            line = fence.first + getattr(exc, "lineno", 1) - 1
-            why = getattr(exc, "msg", None) or "nested too deeply"
-            problems.append(Problem("Tool Definitions", f"not valid JSON: {why}", line))
-            continue
-        data = data if isinstance(data, list) else [data]
-        for n, tool in enumerate(data):
-            if not isinstance(tool, dict) or not _tool_name(tool):
-                problems.append(
-                    Problem(
-                        "Tool Definitions",
-                        f"entry {n + 1} is not a tool definition "
-                        '({"type": "function", "function": {"name": ..., "parameters": ...}})',
-                        fence.line,
-                    )
+    for n, tool in enumerate(data if isinstance(data, list) else [data]):
+        if not isinstance(tool, dict) or not _tool_name(tool):
+            problems.append(
+                Problem(
+                    "Tool Definitions",
+                    f"entry {n + 1} is not a tool definition "
+                    '({"type": "function", "function": {"name": ..., "parameters": ...}})',
+                    fence.line,
                 )
-                continue
-            out.append(tool)
+            )
+            continue
+        out.append(tool)
     return out
 
 

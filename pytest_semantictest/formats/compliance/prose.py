@@ -111,28 +111,32 @@ class FlowCheck:
         observed = bus.get(SLOT)
         if not isinstance(observed, dict) or not observed.get("ok"):
             return CheckResult()
-        handoffs = [
-            e for e in observed.get("events") or [] if isinstance(e, dict) and e.get("type") == "handoff"
-        ]
+        handoffs = _handoff_events(observed)
         start = 0
         for step in self.steps:
             hit = next((i for i in range(start, len(handoffs)) if _matches(handoffs[i], step)), None)
             if hit is None:
-                kind = "handoff event (any status)" if step.attempt else "successful handoff event"
-                seen = [{k: e.get(k) for k in ("from", "to", "status") if k in e} for e in handoffs]
-                return CheckResult(
-                    [
-                        Failure(
-                            f"flow step '{step.text}'",
-                            f"no {kind} from '{step.source}' to '{step.target}'"
-                            + (" after the handoffs of the steps above" if start else ""),
-                            line=step.line,
-                            details={"handoff events seen": json.dumps(seen) if seen else "none"},
-                        )
-                    ]
-                )
+                return CheckResult([_missing_step(step, handoffs, bool(start))])
             start = hit + 1
         return CheckResult()
+
+
+def _handoff_events(observed: JSONObject) -> list[JSONObject]:
+    """The ``handoff`` events of the exchange, in the order they arrived."""
+    return [e for e in observed.get("events") or [] if isinstance(e, dict) and e.get("type") == "handoff"]
+
+
+def _missing_step(step: HandoffStep, handoffs: list[JSONObject], after_others: bool) -> Failure:
+    """The failure of a flow step no handoff event matched (after those of the steps before it)."""
+    kind = "handoff event (any status)" if step.attempt else "successful handoff event"
+    seen = [{k: e.get(k) for k in ("from", "to", "status") if k in e} for e in handoffs]
+    return Failure(
+        f"flow step '{step.text}'",
+        f"no {kind} from '{step.source}' to '{step.target}'"
+        + (" after the handoffs of the steps above" if after_others else ""),
+        line=step.line,
+        details={"handoff events seen": json.dumps(seen) if seen else "none"},
+    )
 
 
 def _matches(event: JSONObject, step: HandoffStep) -> bool:
@@ -172,27 +176,37 @@ def condition_skip(condition: Bullet, setup: Setup) -> str | None:
 
 
 def _evaluate(text: str, setup: Setup) -> tuple[bool | None, str]:
+    """Whether a condition holds and what decided it; None when it is not one we can evaluate."""
     match = _HAS.match(text)
     if match:
-        agents = _subjects(match.group("who"), setup)
-        if agents is None:
-            return None, ""
-        what = match.group("what").lower()
-        having = [a.name for a in agents if getattr(a, what) or (what == "tools" and setup.tool_definitions)]
-        holds = bool(having) != bool(match.group("no"))
-        listed = ", ".join(having) if having else "none"
-        return holds, f"agents of the setup with {what}: {listed}"
+        return _has_any(match, setup)
     match = _HAS_ONE.match(text)
     if match:
-        agents = _subjects(match.group("who"), setup)
-        if agents is None:
-            return None, ""
-        what, name = match.group("what").lower() + "s", match.group("name")
-        holds = any(name in getattr(a, what) for a in agents) or (
-            what == "tools" and name in setup.tool_names()
-        )
-        return holds, f"no agent of the setup lists {name} under {what}"
+        return _has_named(match, setup)
     return None, ""
+
+
+def _has_any(match: re.Match[str], setup: Setup) -> tuple[bool | None, str]:
+    """The condition "Agent has (no) tools/handoffs/skills configured": whether an agent meant has any."""
+    agents = _subjects(match.group("who"), setup)
+    if agents is None:
+        return None, ""
+    what = match.group("what").lower()
+    having = [a.name for a in agents if getattr(a, what) or (what == "tools" and setup.tool_definitions)]
+    holds = bool(having) != bool(match.group("no"))
+    listed = ", ".join(having) if having else "none"
+    return holds, f"agents of the setup with {what}: {listed}"
+
+
+def _has_named(match: re.Match[str], setup: Setup) -> tuple[bool | None, str]:
+    """The condition "Agent has the X tool" (or skill, handoff): an agent meant lists it (a tool: or the
+    setup's tool definitions do)."""
+    agents = _subjects(match.group("who"), setup)
+    if agents is None:
+        return None, ""
+    what, name = match.group("what").lower() + "s", match.group("name")
+    holds = any(name in getattr(a, what) for a in agents) or (what == "tools" and name in setup.tool_names())
+    return holds, f"no agent of the setup lists {name} under {what}"
 
 
 def _subjects(who: str, setup: Setup) -> list[Agent] | None:

@@ -175,6 +175,17 @@ class ComplianceSession:
         own = self._collection(item.session).get(item.nodeid)
         members = self.members.get(dependency, [])
         awaited = [n for n in members if own is None or n < own]
+        missing = self._await_records(item, dependency, awaited)
+        status = self._first_status(awaited)
+        if status:
+            self.failed.setdefault(dependency, status)
+        # decided for good (having given up once, never wait again)
+        if missing or len(awaited) == len(members):
+            self.settled.add(dependency)
+
+    def _await_records(self, item: pytest.Item, dependency: str, awaited: list[int]) -> list[int]:
+        """Wait until each case of ``awaited`` left its record, the deadline moving on whenever one does;
+        the cases still missing when it passes (with a warning)."""
         stall = self.timeouts.get(dependency, 0.0) + STALL_SLACK_S
         missing = [n for n in awaited if not self._record(n).exists()]
         deadline = time.monotonic() + stall
@@ -192,6 +203,10 @@ class ComplianceSession:
                     )
                 )
                 break
+        return missing
+
+    def _first_status(self, awaited: list[int]) -> str | None:
+        """The first failure or dependency skip recorded among ``awaited`` (unreadable records ignored)."""
         for n in awaited:
             try:
                 record = read_json(self._record(n))
@@ -199,12 +214,8 @@ class ComplianceSession:
                 continue
             status = record.get("status") if isinstance(record, dict) else None
             if status:
-                self.failed.setdefault(dependency, str(status))
-                break
-        if missing or len(awaited) == len(
-            members
-        ):  # decided for good (having given up once, never wait again)
-            self.settled.add(dependency)
+                return str(status)
+        return None
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
@@ -236,6 +247,12 @@ class ComplianceSession:
         if self.masked:
             return
         self.masked = True
+        self.runtime.redactor.add(v for v in self._secret_options() if v)
+        cases = [parts.case for parts in map(compliance_parts, session.items) if parts is not None]
+        self.runtime.redactor.learn([step.config for case in cases for step in case.steps])
+
+    def _secret_options(self) -> list[str]:
+        """The API key option and each ``--semantictest-compliance-value`` whose name looks secret."""
         from ... import options
         from ...redact import secret_name
 
@@ -244,9 +261,7 @@ class ComplianceSession:
             name, _, value = str(raw).partition("=")
             if secret_name(name.strip(), options.value(self.config, "secret-env")):
                 values.append(value.strip())
-        self.runtime.redactor.add(v for v in values if v)
-        cases = [parts.case for parts in map(compliance_parts, session.items) if parts is not None]
-        self.runtime.redactor.learn([step.config for case in cases for step in case.steps])
+        return values
 
     def not_offered(self, item: pytest.Item) -> str | None:
         """The look-ahead's gate: a compliance case runs ahead only once its file's setup hook was offered

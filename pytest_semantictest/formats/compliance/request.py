@@ -27,7 +27,7 @@ from ...errors import Problem, clip, did_you_mean
 from ...json_types import JSONObject, JSONValue
 from ..jsonsource import JsonError, load_json
 from .cases import user_sends
-from .models import Setup, TestCase, tool_name
+from .models import Request, Setup, TestCase, tool_name
 from .prose import disconnect_after
 from .strict_yaml import wants_stream
 
@@ -203,12 +203,7 @@ class _Builder:
 
     def build(self, base_url: str, api_key: str | None, timeout_ms: int) -> Built:
         self.choose_variables()
-        if self.transport is not None and disconnect_after(self.case.behavior) is not None:
-            self.problem(
-                f"a client that disconnects after N chunks is performed for transport: completions only, "
-                f"not {self.transport['transport']}: say it in **Notes:** for the judge instead",
-                self.case.line,
-            )
+        self.refuse_disconnect_off_completions()
         request = self.case.request
         if request is None:
             return self.chat(base_url, api_key, timeout_ms)
@@ -216,13 +211,7 @@ class _Builder:
         headers: dict[str, str] = {}
         for name, raw, line in request.headers:
             headers[name] = self.fill_placeholders(self.fill_variables(raw, line), line)
-        body: JSONValue = None
-        if request.body is not None or request.invalid_json:
-            body = self.body(request.body, request.body_language, request.body_line, request.invalid_json)
-            if isinstance(body, dict) and request.streaming:
-                body.setdefault("stream", True)
-            if isinstance(body, str) and request.invalid_json and not _has(headers, "content-type"):
-                headers["Content-Type"] = "application/json"
+        body = self.request_body(request, headers)
         if api_key and not request.no_auth and not _has(headers, "authorization"):
             headers["Authorization"] = f"Bearer {api_key}"
         config = {
@@ -238,6 +227,27 @@ class _Builder:
                 self.realtime_request(request.method, body, request.line)
             return Built({**self.transport, **config}, dict(self.variables))
         return Built(self.disconnect(config), dict(self.variables))
+
+    def refuse_disconnect_off_completions(self) -> None:
+        """A client that disconnects after N chunks is performed on the completions transport only."""
+        if self.transport is not None and disconnect_after(self.case.behavior) is not None:
+            self.problem(
+                f"a client that disconnects after N chunks is performed for transport: completions only, "
+                f"not {self.transport['transport']}: say it in **Notes:** for the judge instead",
+                self.case.line,
+            )
+
+    def request_body(self, request: Request, headers: dict[str, str]) -> JSONValue:
+        """The body as sent (a streaming request's object gets ``stream: true``); invalid JSON text is
+        sent as ``application/json`` unless the request names its content type."""
+        if request.body is None and not request.invalid_json:
+            return None
+        body = self.body(request.body, request.body_language, request.body_line, request.invalid_json)
+        if isinstance(body, dict) and request.streaming:
+            body.setdefault("stream", True)
+        if isinstance(body, str) and request.invalid_json and not _has(headers, "content-type"):
+            headers["Content-Type"] = "application/json"
+        return body
 
     def realtime_request(self, method: str, body: JSONValue, line: int | None) -> None:
         """A realtime request opens a WebSocket (an HTTP GET upgraded) and sends the body's client events."""
@@ -276,17 +286,20 @@ class _Builder:
             data = load_json(resolved).data if resolved.strip() else json.loads(resolved)
         except (ValueError, RecursionError) as exc:
             if language in ("json", "jsonc"):
-                # JsonError, json's error
-                at: int = getattr(exc, "line", None) or getattr(exc, "lineno", None) or 1
-                where = (line or 0) + at - 1
-                why = _AT.sub("", str(exc)) if isinstance(exc, JsonError) else getattr(exc, "msg", str(exc))
-                self.problem(
-                    f"the request body is not valid JSON: {why} (write 'with invalid JSON' after the path "
-                    "to send it anyway)",
-                    where,
-                )
+                self.invalid_body(exc, line)
             return text
         return self.json_placeholders(data, line)
+
+    def invalid_body(self, exc: ValueError | RecursionError, line: int | None) -> None:
+        """A JSON body that does not parse (our JsonError, or json's own error), at its file line."""
+        at: int = getattr(exc, "line", None) or getattr(exc, "lineno", None) or 1
+        where = (line or 0) + at - 1
+        why = _AT.sub("", str(exc)) if isinstance(exc, JsonError) else getattr(exc, "msg", str(exc))
+        self.problem(
+            f"the request body is not valid JSON: {why} (write 'with invalid JSON' after the path "
+            "to send it anyway)",
+            where,
+        )
 
     def json_placeholders(self, data: JSONValue, line: int | None) -> JSONValue:
         """``"{valid_jwt_token}"`` as a whole JSON string is filled (text that merely has braces is not)."""

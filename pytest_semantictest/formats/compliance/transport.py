@@ -70,12 +70,21 @@ def expected_events(strict: JSONValue) -> list[str]:
     the list form, each key of the mapping form whose expectation is not ``not_exists``/``length(0)``."""
     events = strict.get("events") if isinstance(strict, dict) else None
     if isinstance(events, list):
-        kinds = [e.get("kind", e.get("type")) for e in events if isinstance(e, dict)]
-        return [k for k in kinds if isinstance(k, str)]
+        return _listed_kinds(events)
     if isinstance(events, dict):
-        absent = ("not_exists", "length(0)")
-        return [k for k, v in events.items() if not (isinstance(v, str) and v.replace(" ", "") in absent)]
+        return [kind for kind, expectation in events.items() if not _expects_absent(expectation)]
     return []
+
+
+def _listed_kinds(events: list[JSONValue]) -> list[str]:
+    """The ``kind`` (or ``type``) of each entry of the list form."""
+    kinds = [e.get("kind", e.get("type")) for e in events if isinstance(e, dict)]
+    return [k for k in kinds if isinstance(k, str)]
+
+
+def _expects_absent(expectation: JSONValue) -> bool:
+    """Whether the mapping form's expectation for a kind is that none arrives."""
+    return isinstance(expectation, str) and expectation.replace(" ", "") in ("not_exists", "length(0)")
 
 
 def request_step(config: JSONObject, line: int | None, where: str) -> Step:
@@ -123,82 +132,93 @@ class ReplyCheck(SlotCheck):
 
     def evaluate_sync(self, bus: DataBus) -> CheckResult:
         observed, reply = self.observed(bus)
-        url = reply.get("url") or (observed.get("request") or {}).get("url") or "the server"
-        rejected = (
-            observed.get("status", 0) >= 400
-            or reply.get("error") is not None
-            or reply.get("state") in ("failed", "rejected")
-        )
+        url = _url(observed, reply)
+        rejected = _rejected(observed, reply)
         if observed.get("timed_out") or (not observed.get("ok") and self.expected != "failure"):
             return CheckResult(
                 error=f"{url}: {observed.get('failure') or observed.get('error') or 'no response'}"
             )
         if self.expected == "failure":
-            others = reply.get("other_problems")
-            if isinstance(others, list) and others:  # a rejection is wanted, a broken card is not
-                return CheckResult(
-                    [
-                        Failure(
-                            f"{reply.get('transport')} exchange",
-                            "; ".join(map(str, others)),
-                            "a rejection, and nothing else broken",
-                            reply.get("state"),
-                            None,
-                            self.line,
-                            {"events": _timeline(reply)},
-                        )
-                    ]
-                )
-            if rejected or not observed.get("ok"):  # refused, or rejected by the agent
-                return CheckResult()
-            return CheckResult(
-                [
-                    Failure(
-                        "expected: failure",
-                        f"the agent accepted the request (state "
-                        f"{reply.get('state')}) but the case expects it to be rejected",
-                        "rejected",
-                        reply.get("state"),
-                        "rejected",
-                        self.line,
-                    )
-                ]
-            )
+            return self._expected_rejection(observed, reply, rejected)
         if observed.get("problem"):
-            return CheckResult(
-                [
-                    Failure(
-                        f"{reply.get('transport')} exchange",
-                        str(observed["problem"]),
-                        "a completed exchange",
-                        reply.get("state"),
-                        None,
-                        self.line,
-                        {"events": _timeline(reply)},
-                    )
-                ]
-            )
+            return self._broken(str(observed["problem"]), "a completed exchange", reply)
         if rejected:  # without **Expected:** too: a failed task is never a pass
-            why = (
-                json.dumps(reply.get("error"), ensure_ascii=False)
-                if reply.get("error") is not None
-                else "no error given"
-            )
-            return CheckResult(
-                [
-                    Failure(
-                        f"expected: {self.expected or 'a completed exchange'}",
-                        f"the agent rejected the request (status {observed.get('status')}, state "
-                        f"{reply.get('state')}): {why}",
-                        "accepted",
-                        reply.get("state"),
-                        None,
-                        self.line,
-                        {"events": _timeline(reply)},
-                    )
-                ]
-            )
+            return self._rejected_failure(observed, reply)
         return CheckResult()
+
+    def _expected_rejection(self, observed: JSONObject, reply: JSONObject, rejected: bool) -> CheckResult:
+        """Under ``**Expected:** failure``: refused or rejected passes, unless something else broke too."""
+        others = reply.get("other_problems")
+        if isinstance(others, list) and others:  # a rejection is wanted, a broken card is not
+            return self._broken("; ".join(map(str, others)), "a rejection, and nothing else broken", reply)
+        if rejected or not observed.get("ok"):  # refused, or rejected by the agent
+            return CheckResult()
+        return CheckResult(
+            [
+                Failure(
+                    "expected: failure",
+                    f"the agent accepted the request (state "
+                    f"{reply.get('state')}) but the case expects it to be rejected",
+                    "rejected",
+                    reply.get("state"),
+                    "rejected",
+                    self.line,
+                )
+            ]
+        )
+
+    def _broken(self, message: str, expected: str, reply: JSONObject) -> CheckResult:
+        """A failure of the exchange itself, with the events received."""
+        return CheckResult(
+            [
+                Failure(
+                    f"{reply.get('transport')} exchange",
+                    message,
+                    expected,
+                    reply.get("state"),
+                    None,
+                    self.line,
+                    {"events": _timeline(reply)},
+                )
+            ]
+        )
+
+    def _rejected_failure(self, observed: JSONObject, reply: JSONObject) -> CheckResult:
+        """The agent rejected a request the case expects it to accept."""
+        why = (
+            json.dumps(reply.get("error"), ensure_ascii=False)
+            if reply.get("error") is not None
+            else "no error given"
+        )
+        return CheckResult(
+            [
+                Failure(
+                    f"expected: {self.expected or 'a completed exchange'}",
+                    f"the agent rejected the request (status {observed.get('status')}, state "
+                    f"{reply.get('state')}): {why}",
+                    "accepted",
+                    reply.get("state"),
+                    None,
+                    self.line,
+                    {"events": _timeline(reply)},
+                )
+            ]
+        )
+
+
+def _url(observed: JSONObject, reply: JSONObject) -> JSONValue:
+    """Where the request went, as the reply or else the request names it, for an ERROR's line."""
+    return reply.get("url") or (observed.get("request") or {}).get("url") or "the server"
+
+
+def _rejected(observed: JSONObject, reply: JSONObject) -> bool:
+    """Whether the agent rejected the request: a status >= 400, a JSON-RPC error, a failed or rejected
+    task or response."""
+    return (
+        observed.get("status", 0) >= 400
+        or reply.get("error") is not None
+        or reply.get("state") in ("failed", "rejected")
+    )
 
 
 def _timeline(reply: JSONObject) -> str:
