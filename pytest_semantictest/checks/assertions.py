@@ -162,19 +162,24 @@ def _json_path(spec: AssertionSpec, turn: Mapping[str, JSONValue]) -> Outcome:
         ok = actual is not MISSING and actual is not None
         return Outcome(ok, f"{spec.path} names nothing in the output", None, _plain(actual))
     expected = spec.value
-    ok = actual is not MISSING and (
+    return Outcome(
+        _json_value_holds(actual, expected),
+        f"{spec.path}: expected {_shown(expected)}, got {_describe_actual(actual)}",
+        expected,
+        _plain(actual),
+    )
+
+
+def _json_value_holds(actual: JSONValue, expected: JSONValue) -> bool:
+    """The value is there and equals ``expected``, or one of its items when it lists several (and the
+    value is not itself a list)."""
+    return actual is not MISSING and (
         json_equal(actual, expected)
         or (
             isinstance(expected, list)
             and not isinstance(actual, list)
             and any(json_equal(actual, e) for e in expected)
         )
-    )
-    return Outcome(
-        ok,
-        f"{spec.path}: expected {_shown(expected)}, got {_describe_actual(actual)}",
-        expected,
-        _plain(actual),
     )
 
 
@@ -194,20 +199,35 @@ def _tool_called(spec: AssertionSpec, turn: Mapping[str, JSONValue]) -> Outcome:
     calls = _calls(turn)
     names = [str(c.get("name")) for c in calls]
     if isinstance(operand, dict):
-        name, arguments = operand["name"], operand.get("arguments")
-        same = [c for c in calls if tool_name_matches(str(c.get("name")), name)]
-        ok = any(arguments is None or subset_matches(arguments, c.get("arguments")) for c in same)
-        if ok:
-            return Outcome(True, f"'{name}' was called", operand, names)
-        if same and arguments is not None:
-            got = "; ".join(json.dumps(c.get("arguments"), ensure_ascii=False, sort_keys=True) for c in same)
-            return Outcome(
-                False,
-                f"'{name}' was called, but not with arguments {_shown(arguments)} (got {got})",
-                operand,
-                names,
-            )
-        return Outcome(False, f"'{name}' was not called (called: {_called(turn)})", operand, names)
+        return _tool_called_with(operand, calls, names, turn)
+    return _tool_called_by_name(operand, names, turn)
+
+
+def _tool_called_with(
+    operand: dict[str, JSONValue],
+    calls: list[Mapping[str, JSONValue]],
+    names: list[str],
+    turn: Mapping[str, JSONValue],
+) -> Outcome:
+    """``{name, arguments}``: a call of that tool whose arguments include the given ones."""
+    name, arguments = operand["name"], operand.get("arguments")
+    same = [c for c in calls if tool_name_matches(str(c.get("name")), name)]
+    ok = any(arguments is None or subset_matches(arguments, c.get("arguments")) for c in same)
+    if ok:
+        return Outcome(True, f"'{name}' was called", operand, names)
+    if same and arguments is not None:
+        got = "; ".join(json.dumps(c.get("arguments"), ensure_ascii=False, sort_keys=True) for c in same)
+        return Outcome(
+            False,
+            f"'{name}' was called, but not with arguments {_shown(arguments)} (got {got})",
+            operand,
+            names,
+        )
+    return Outcome(False, f"'{name}' was not called (called: {_called(turn)})", operand, names)
+
+
+def _tool_called_by_name(operand: JSONValue, names: list[str], turn: Mapping[str, JSONValue]) -> Outcome:
+    """A tool name, or a list of names (any of them will do)."""
     wanted = [operand] if isinstance(operand, str) else list(operand)
     ok = any(tool_name_matches(n, w) for n in names for w in wanted)
     label = f"'{wanted[0]}'" if len(wanted) == 1 else "none of " + ", ".join(f"'{w}'" for w in wanted)
@@ -241,6 +261,14 @@ def _tool_result(spec: AssertionSpec, turn: Mapping[str, JSONValue]) -> Outcome:
     for call in same:
         if not call.get("error") and (expected is None or result_matches(expected, call.get("result"))):
             return Outcome(True, f"'{tool}' returned the expected result", expected, call.get("result"))
+    return _tool_result_failure(tool, expected, same)
+
+
+def _tool_result_failure(
+    tool: JSONValue, expected: JSONValue, same: list[Mapping[str, JSONValue]]
+) -> Outcome:
+    """No call of the tool returned the expected result: every one failed (the first error), or the
+    first one's result."""
     failed = next((c for c in same if c.get("error")), None)
     if failed is not None and all(c.get("error") for c in same):
         return Outcome(

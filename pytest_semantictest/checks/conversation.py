@@ -90,12 +90,19 @@ async def check_turn(
             return await run_script(spec, turn, earlier, base_dir)
         return await run_validator(spec, turn, run_context, earlier, repeat)
 
-    quick = {i: AssertionResult(s, evaluate(s, turn)) for i, s in enumerate(specs) if s.type in DETERMINISTIC}
+    quick = _deterministic_results(specs, turn)
     if all_or_nothing and not all(r.passed for r in quick.values()):
         return list(quick.values())
     slow = [i for i in range(len(specs)) if i not in quick]
     found = dict(zip(slow, await asyncio.gather(*(one(specs[i]) for i in slow))))
     return [quick[i] if i in quick else found[i] for i in range(len(specs))]
+
+
+def _deterministic_results(
+    specs: Sequence[AssertionSpec], turn: Mapping[str, JSONValue]
+) -> dict[int, AssertionResult]:
+    """The results of the assertions that need no script or LLM, by their index."""
+    return {i: AssertionResult(s, evaluate(s, turn)) for i, s in enumerate(specs) if s.type in DETERMINISTIC}
 
 
 async def run_validator(
@@ -211,16 +218,20 @@ async def run_script(
         )
     except Exception as exc:  # noqa: BLE001
         return AssertionResult(spec, error=f"script {ref} raised {type(exc).__name__}: {exc}")
-    if isinstance(value, Mapping):
-        passed = value.get("passed", value.get("pass"))
-        message = str(value.get("message") or value.get("reason") or f"script {ref} failed")
-    else:
-        passed, message = value, f"script {ref} returned {value!r}"
+    passed, message = _script_answer(value, ref)
     if not isinstance(passed, bool):
         return AssertionResult(
             spec, error=f"script {ref} must return True/False or {{passed, message}}, got {value!r}"
         )
     return AssertionResult(spec, finish(spec, Outcome(passed, message, spec.value, turn.get("output"))))
+
+
+def _script_answer(value: object, ref: str) -> tuple[object, str]:
+    """(passed, message) of what a script returned: a bool, or ``{passed|pass, message|reason}``."""
+    if isinstance(value, Mapping):
+        passed = value.get("passed", value.get("pass"))
+        return passed, str(value.get("message") or value.get("reason") or f"script {ref} failed")
+    return value, f"script {ref} returned {value!r}"
 
 
 def positional_count(function: Callable[..., object], most: int) -> int:
@@ -239,10 +250,19 @@ def to_check_result(results: Sequence[AssertionResult], label: str, line: int | 
     out = CheckResult()
     errors = [r.error for r in results if r.error]
     skipped = [r.skipped for r in results if r.skipped]
+    out.failures.extend(_failures(results, label, line))
+    out.error = "\n".join(f"{label}: {e}" for e in errors) or None
+    out.skipped = "; ".join(dict.fromkeys(skipped)) or None
+    return out
+
+
+def _failures(results: Sequence[AssertionResult], label: str, line: int | None) -> list[Failure]:
+    """A failure for each assertion that did not hold."""
+    failures = []
     for r in results:
         if r.outcome is not None and not r.outcome.passed:
             o = r.outcome
-            out.failures.append(
+            failures.append(
                 Failure(
                     f"{label}: {r.spec.describe()}",
                     o.message,
@@ -253,9 +273,7 @@ def to_check_result(results: Sequence[AssertionResult], label: str, line: int | 
                     dict(o.details),
                 )
             )
-    out.error = "\n".join(f"{label}: {e}" for e in errors) or None
-    out.skipped = "; ".join(dict.fromkeys(skipped)) or None
-    return out
+    return failures
 
 
 @dataclass(slots=True)

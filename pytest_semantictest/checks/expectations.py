@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING
 from ..json_types import JSONValue
 from ..model import CheckResult, Failure
 from ..paths import MISSING
+from .call_matching import Call, assign, call_names, ordered_assignment, why_unmet
 from .expectation_types import CallExpectation, Expectation
-from .matchers import condition_holds, explain_response, subset_matches, value_matches
+from .matchers import condition_holds, explain_response
 
 if TYPE_CHECKING:
     from ..databus import DataBus
@@ -20,193 +21,96 @@ if TYPE_CHECKING:
     from .run import CheckRun
 
 
-@dataclass(frozen=True)
-class Call:
-    """An actual tool call as the checks see it."""
-
-    fn: str
-    args: JSONValue = None
-    result: JSONValue = None
-    error: str | None = None
-    started_at: float | None = None
-    ended_at: float | None = None
-
-    @classmethod
-    def of(cls, value: object) -> Call:
-        if isinstance(value, Call):
-            return value
-        if isinstance(value, Mapping):
-            return cls(
-                str(value.get("fn") or value.get("name") or ""),
-                value.get("args"),
-                value.get("result"),
-                value.get("error") or None,
-                value.get("started_at"),
-                value.get("ended_at"),
-            )
-        return cls(
-            str(getattr(value, "fn", "")),
-            getattr(value, "args", None),
-            getattr(value, "result", None),
-            getattr(value, "error", None) or None,
-            getattr(value, "started_at", None),
-            getattr(value, "ended_at", None),
-        )
-
-
-def _names(spec: CallExpectation) -> tuple[str, ...]:
-    name = spec.name
-    return (name,) if isinstance(name, str) else tuple(name)
-
-
-def _error_ok(expected: JSONValue, actual: str | None) -> bool:
-    if expected is False:
-        return actual is None
-    if actual is None:
-        return False
-    return expected is True or value_matches(expected, actual)
-
-
-def fits(spec: CallExpectation, call: Call) -> bool:
-    """The call has an accepted name, the expected params/result and the expected outcome."""
-    return (
-        call.fn in _names(spec)
-        and subset_matches(spec.params, call.args)
-        and subset_matches(spec.result, call.result)
-        and _error_ok(spec.error, call.error)
-    )
-
-
-def assign(specs: Sequence[CallExpectation], calls: Sequence[Call]) -> list[int | None]:
-    """Each expectation's serving call, every call serving at most one (bipartite matching)."""
-    edges = [[c for c, call in enumerate(calls) if fits(spec, call)] for spec in specs]
-    holder: dict[int, int] = {}
-
-    def claim(e: int, visited: set[int]) -> bool:
-        for c in edges[e]:
-            if c in visited:
-                continue
-            visited.add(c)
-            if c not in holder or claim(holder[c], visited):
-                holder[c] = e
-                return True
-        return False
-
-    for e in range(len(specs)):
-        claim(e, set())
-    result: list[int | None] = [None] * len(specs)
-    for c, e in holder.items():
-        result[e] = c
-    return result
-
-
-def ordered_assignment(specs: Sequence[CallExpectation], calls: Sequence[Call]) -> list[int] | None:
-    """Calls serving the expectations one after another in time, or None."""
-    taken: set[int] = set()
-    last_end = float("-inf")
-    chosen: list[int] = []
-    for spec in specs:
-        options = [
-            c
-            for c, call in enumerate(calls)
-            if c not in taken
-            and (call.started_at if call.started_at is not None else c) >= last_end
-            and fits(spec, call)
-        ]
-        if not options:
-            return None
-        best = min(options, key=lambda c: (calls[c].ended_at if calls[c].ended_at is not None else c, c))
-        taken.add(best)
-        end = calls[best].ended_at
-        last_end = end if end is not None else best
-        chosen.append(best)
-    return chosen
-
-
-def _label(spec: CallExpectation) -> str:
-    names = _names(spec)
-    return f"'{names[0]}'" if len(names) == 1 else "one of (" + " or ".join(f"'{n}'" for n in names) + ")"
-
-
-def _why_unmet(spec: CallExpectation, calls: Sequence[Call], taken: set[int]) -> str:
-    names = _names(spec)
-    same = [(c, call) for c, call in enumerate(calls) if call.fn in names]
-    if not same:
-        called = ", ".join(call.fn for call in calls) or "nothing"
-        return f"expected a call to {_label(spec)}, but the agent called: {called}"
-    if spec.error is False and all(call.error is not None for _, call in same):
-        return f"'{same[0][1].fn}' was called but failed: {same[0][1].error}"
-    if any(fits(spec, call) for _, call in same):
-        return f"{_label(spec)} was called, but every fitting call is needed by another expected call"
-    _, call = next(((c, x) for c, x in same if c not in taken), same[0])
-    parts = []
-    if spec.params and not subset_matches(spec.params, call.args):
-        parts.append(f"params: expected {dict(spec.params)}, got {call.args}")
-    if spec.result and not subset_matches(spec.result, call.result):
-        parts.append(f"result: expected {dict(spec.result)}, got {call.result}")
-    if not _error_ok(spec.error, call.error):
-        want = (
-            "a failure"
-            if spec.error is True
-            else "no failure"
-            if spec.error is False
-            else f"a failure matching {dict(spec.error)}"
-        )
-        parts.append(f"error: expected {want}, got {call.error or 'none'}")
-    return f"'{call.fn}' was called but did not match: " + "; ".join(parts)
-
-
-def evaluate_expect(  # noqa: C901
+def evaluate_expect(
     expect: Expectation, calls: Sequence[Call], response: str, line: int | None = None
 ) -> list[Failure]:
     """Every failed condition of one ``expect`` block, as failures."""
-    out: list[Failure] = []
+    return [
+        *_forbidden(expect.forbid, calls, line),
+        *_function_call_failures(expect, calls, line),
+        *_response_failures(expect.response, response, line),
+    ]
 
-    def fail(check: str, message: str, expected: JSONValue = None, actual: JSONValue = None) -> None:
-        out.append(Failure(check=check, message=message, line=line, expected=expected, actual=actual))
 
-    for name in expect.forbid:
-        if any(call.fn == name for call in calls):
-            fail("forbid", f"forbidden tool '{name}' was called")
+def _forbidden(forbid: Sequence[str], calls: Sequence[Call], line: int | None) -> list[Failure]:
+    called = {call.fn for call in calls}
+    return [
+        Failure(check="forbid", message=f"forbidden tool '{name}' was called", line=line)
+        for name in forbid
+        if name in called
+    ]
+
+
+def _function_call_failures(expect: Expectation, calls: Sequence[Call], line: int | None) -> list[Failure]:
+    """``function_calls``: each matched by a call of its own, then ``ordered`` and ``exclusive``."""
     specs = expect.function_calls
-    if specs is not None:
-        if not specs and calls:
-            fail("function_calls", "expected no function calls, but got: " + ", ".join(c.fn for c in calls))
-        elif specs:
-            chosen = assign(specs, calls)
-            if None in chosen:
-                taken = {c for c in chosen if c is not None}
-                seen: set[str] = set()
-                for spec, c in zip(specs, chosen):
-                    if c is None:
-                        message = _why_unmet(spec, calls, taken)
-                        if message not in seen:
-                            seen.add(message)
-                            fail("function_calls", message)
-            else:
-                if expect.ordered:
-                    in_time = ordered_assignment(specs, calls)
-                    if in_time is None:
-                        got = [calls[c].fn for c in sorted(x for x in chosen if x is not None)]
-                        want = ["/".join(_names(s)) for s in specs]
-                        fail(
-                            "ordered",
-                            f"calls matched but out of order: expected {', '.join(want)}; got {', '.join(got)}",
-                            want,
-                            got,
-                        )
-                    else:
-                        chosen = list(in_time)
-                if expect.exclusive:
-                    extra = [call.fn for c, call in enumerate(calls) if c not in set(chosen)]
-                    if extra:
-                        fail("exclusive", "unexpected calls: " + ", ".join(extra))
-    if expect.response is not None:
-        patterns = getattr(expect.response, "patterns", None)
-        for key, operand in expect.response.items():
-            if not condition_holds(key, operand, response, patterns):
-                fail(f"response.{key}", explain_response(key, operand, response), operand, response)
-    return out
+    if specs is None:
+        return []
+    if not specs:
+        if not calls:
+            return []
+        message = "expected no function calls, but got: " + ", ".join(c.fn for c in calls)
+        return [Failure(check="function_calls", message=message, line=line)]
+    chosen: Sequence[int | None] = assign(specs, calls)
+    if None in chosen:
+        return _unmet(specs, calls, chosen, line)
+    failures = []
+    if expect.ordered:
+        in_time = ordered_assignment(specs, calls)
+        if in_time is None:
+            failures.append(_out_of_order(specs, calls, chosen, line))
+        else:
+            chosen = in_time
+    if expect.exclusive:
+        failures += _extra_calls(calls, chosen, line)
+    return failures
+
+
+def _unmet(
+    specs: Sequence[CallExpectation], calls: Sequence[Call], chosen: Sequence[int | None], line: int | None
+) -> list[Failure]:
+    """A failure for each expected call no call serves (one per distinct reason)."""
+    taken = {c for c in chosen if c is not None}
+    reasons = [why_unmet(spec, calls, taken) for spec, c in zip(specs, chosen) if c is None]
+    return [Failure(check="function_calls", message=reason, line=line) for reason in dict.fromkeys(reasons)]
+
+
+def _out_of_order(
+    specs: Sequence[CallExpectation], calls: Sequence[Call], chosen: Sequence[int | None], line: int | None
+) -> Failure:
+    got = [calls[c].fn for c in sorted(x for x in chosen if x is not None)]
+    want = ["/".join(call_names(s)) for s in specs]
+    message = f"calls matched but out of order: expected {', '.join(want)}; got {', '.join(got)}"
+    return Failure(check="ordered", message=message, line=line, expected=want, actual=got)
+
+
+def _extra_calls(calls: Sequence[Call], chosen: Sequence[int | None], line: int | None) -> list[Failure]:
+    """``exclusive``: every call not serving an expectation."""
+    extra = [call.fn for c, call in enumerate(calls) if c not in set(chosen)]
+    return (
+        [Failure(check="exclusive", message="unexpected calls: " + ", ".join(extra), line=line)]
+        if extra
+        else []
+    )
+
+
+def _response_failures(
+    expected: Mapping[str, JSONValue] | None, response: str, line: int | None
+) -> list[Failure]:
+    if expected is None:
+        return []
+    patterns = getattr(expected, "patterns", None)
+    return [
+        Failure(
+            check=f"response.{key}",
+            message=explain_response(key, operand, response),
+            line=line,
+            expected=operand,
+            actual=response,
+        )
+        for key, operand in expected.items()
+        if not condition_holds(key, operand, response, patterns)
+    ]
 
 
 def unobservable(
@@ -220,30 +124,38 @@ def unobservable(
     if inventory is None:
         return None
     known = sorted(set(inventory) | set(seen))
-    groups = [(name,) for name in expect.forbid] + [_names(spec) for spec in expect.function_calls or []]
-    missing: list[str] = []
-    hidden: set[str] = set()
-    for group in groups:
-        if any(name in known for name in group):
-            continue
-        hidden.update(group)
-        listed = " or ".join(f"'{name}'" for name in group)
-        close = next((m[0] for name in group if (m := difflib.get_close_matches(name, known, n=1))), None)
-        missing.append(f"{listed} (did you mean '{close}'?)" if close else listed)
-    if not missing:
+    unseen = [group for group in _name_groups(expect) if not any(name in known for name in group)]
+    if not unseen:
         return None
+    missing = [_unseen_label(group, known) for group in unseen]
     message = (
         f"cannot see calls to {', '.join(dict.fromkeys(missing))}: the agent records {', '.join(known) or 'no tools'}. "
         "If the agent has no such tool, remove it from the spec; if it has, record it (declare it in the trace file)"
     )
-    calls = [spec for spec in expect.function_calls or [] if not set(_names(spec)) <= hidden]
-    observable = replace(
+    return message, _without_names(expect, {name for group in unseen for name in group})
+
+
+def _name_groups(expect: Expectation) -> list[tuple[str, ...]]:
+    """Each forbidden name alone, and each expected call's names as one group (any of them will do)."""
+    return [(name,) for name in expect.forbid] + [call_names(spec) for spec in expect.function_calls or []]
+
+
+def _unseen_label(group: Sequence[str], known: list[str]) -> str:
+    """The names of one group that cannot be seen, with the closest name that can, if one is close."""
+    listed = " or ".join(f"'{name}'" for name in group)
+    close = next((m[0] for name in group if (m := difflib.get_close_matches(name, known, n=1))), None)
+    return f"{listed} (did you mean '{close}'?)" if close else listed
+
+
+def _without_names(expect: Expectation, hidden: set[str]) -> Expectation:
+    """``expect`` without the forbidden names and expected calls that cannot be seen."""
+    calls = [spec for spec in expect.function_calls or [] if not set(call_names(spec)) <= hidden]
+    return replace(
         expect,
         forbid=tuple(name for name in expect.forbid if name not in hidden),
         # entries dropped from a list must not leave [], which means "no call at all"
         function_calls=calls if calls or expect.function_calls == [] else None,
     )
-    return message, observable
 
 
 def _fns(calls: Sequence[Call]) -> str:
@@ -281,26 +193,24 @@ class TurnExpectation:
         turn = bus.get(self.slot)
         result = self.judge(turn)
         agents = ctx.agents
-        if (
-            agents is not None
-            and self.expect is not None
-            and self.expect.forbid
-            and isinstance(turn, Mapping)
-            and turn.get("inventory") is None
-            and not turn.get("error")
-        ):
-            agents.get(self.agent).note_undeclared(self.expect.forbid)
-        if (
-            result.failures
-            or result.error
-            or not self.late
-            or agents is None
-            or not isinstance(turn, Mapping)
-        ):
+        if agents is None or not isinstance(turn, Mapping):
             return result
-        if self.expect is None or "read_to" not in turn:
+        undeclared = self._forbidden_undeclared(turn)
+        if undeclared:
+            agents.get(self.agent).note_undeclared(undeclared)
+        if result.failures or result.error or not self.late or self.expect is None or "read_to" not in turn:
             return result
-        live = agents.get(self.agent)
+        return await self._judge_late(turn, agents.get(self.agent))
+
+    def _forbidden_undeclared(self, turn: Mapping[str, JSONValue]) -> tuple[str, ...]:
+        """The forbidden names of a turn whose agent declared no tools (to tell at the end of the run)."""
+        if self.expect is None or turn.get("inventory") is not None or turn.get("error"):
+            return ()
+        return self.expect.forbid
+
+    async def _judge_late(self, turn: Mapping[str, JSONValue], live: RunningAgent) -> CheckResult:
+        """The passed last turn judged again with the calls read after one more ``settle_time``; when it
+        still passes, the agent judges it again on calls read later still (:class:`LateJudge`)."""
         late, untagged = await live.late_window(int(turn["read_to"]), str(turn.get("test_id")))
         calls = [Call.of(c) for c in late]
         result = self.rejudge(turn, calls, [Call.of(c) for c in untagged], live)
@@ -319,8 +229,8 @@ class TurnExpectation:
         expect = self.expect
         if expect is None:  # a scene-setting turn: nothing to judge again
             return CheckResult()
-        calls = [Call.of(c) for c in turn.get("calls") or []]
-        response = str(turn.get("response") or "")
+        calls = _calls(turn, "calls")
+        response = _response(turn)
         if late:
             failures = evaluate_expect(expect, [*calls, *late], response, self.line)
             if failures:
@@ -341,32 +251,47 @@ class TurnExpectation:
             return CheckResult(error=str(turn["error"]))
         if self.expect is None:  # a scene-setting turn: it only has to get an answer
             return CheckResult()
-        calls = [Call.of(c) for c in turn.get("calls") or []]
-        untagged = [Call.of(c) for c in turn.get("untagged") or []]
-        response = str(turn.get("response") or "")
+        calls = _calls(turn, "calls")
+        untagged = _calls(turn, "untagged")
+        response = _response(turn)
         failures = evaluate_expect(self.expect, calls, response, self.line)
         if untagged and bool(failures) != bool(evaluate_expect(self.expect, [*calls, *untagged], response)):
-            keys = ", ".join(turn.get("correlate_keys") or ["test"])  # highbar names agent.correlate's keys
-            return CheckResult(
-                error=(
-                    f"cannot tell which test made {_fns(untagged)}: no {keys} in its context, and this test "
-                    f"{'passes' if failures else 'fails'} with it and {'fails' if failures else 'passes'} without it. "
-                    "A call the agent makes off the request needs contextvars.copy_context() to keep the tag; "
-                    "hb.record() can also be given it"
-                )
-            )
-        unseen = unobservable(
-            self.expect, turn.get("inventory"), [*(turn.get("seen") or ()), *(c.fn for c in calls)]
-        )
-        if unseen is not None:
-            message, observable = unseen
-            real = evaluate_expect(observable, calls, response, self.line)
-            if not real:
-                return CheckResult(error=message)
-            return CheckResult(
-                failures=[*real, Failure(check="function_calls", message=message, line=self.line)]
-            )
-        return CheckResult(failures=failures)
+            return CheckResult(error=_untold_message(turn, untagged, failures))
+        unseen = unobservable(self.expect, turn.get("inventory"), _seen_names(turn, calls))
+        if unseen is None:
+            return CheckResult(failures=failures)
+        message, observable = unseen
+        real = evaluate_expect(observable, calls, response, self.line)
+        if not real:
+            return CheckResult(error=message)
+        return CheckResult(failures=[*real, Failure(check="function_calls", message=message, line=self.line)])
+
+
+def _calls(turn: Mapping[str, JSONValue], key: str) -> list[Call]:
+    """The turn's calls under ``key`` (``calls``, ``untagged``), as the checks see them."""
+    return [Call.of(c) for c in turn.get(key) or []]
+
+
+def _seen_names(turn: Mapping[str, JSONValue], calls: Sequence[Call]) -> list[str]:
+    """The tool names seen in the agent's records: those it listed, and this turn's calls."""
+    return [*(turn.get("seen") or ()), *(c.fn for c in calls)]
+
+
+def _response(turn: Mapping[str, JSONValue]) -> str:
+    return str(turn.get("response") or "")
+
+
+def _untold_message(
+    turn: Mapping[str, JSONValue], untagged: Sequence[Call], failures: Sequence[Failure]
+) -> str:
+    """highbar's words for untagged calls that decide the verdict: with them it flips."""
+    keys = ", ".join(turn.get("correlate_keys") or ["test"])  # highbar names agent.correlate's keys
+    return (
+        f"cannot tell which test made {_fns(untagged)}: no {keys} in its context, and this test "
+        f"{'passes' if failures else 'fails'} with it and {'fails' if failures else 'passes'} without it. "
+        "A call the agent makes off the request needs contextvars.copy_context() to keep the tag; "
+        "hb.record() can also be given it"
+    )
 
 
 def late_message(late: Sequence[Call], failures: Sequence[Failure], settle_ms: int) -> str:
@@ -412,7 +337,5 @@ class LateJudge:
     def _failures(self, extra: list[Call]) -> list[Failure]:
         if self.check.expect is None:  # never made for a scene-setting turn
             return []
-        judged = [Call.of(c) for c in self.turn.get("calls") or []] + self.late + extra
-        return evaluate_expect(
-            self.check.expect, judged, str(self.turn.get("response") or ""), self.check.line
-        )
+        judged = _calls(self.turn, "calls") + self.late + extra
+        return evaluate_expect(self.check.expect, judged, _response(self.turn), self.check.line)

@@ -27,7 +27,8 @@ from .run import CheckRun, llm_client
 
 if TYPE_CHECKING:
     from ..databus import DataBus
-    from ..llm.client import Completion
+    from ..llm.client import Completion, LLMClient
+    from ..run_context import LLMUnavailable
 
 
 class Bullet(Protocol):
@@ -72,16 +73,19 @@ def majority(answers: Sequence[Verdicts], replayed: int) -> tuple[Verdicts, Samp
     if len(answers) == 1:
         return answers[0], None
     first = answers[0]
-    combined = {}
-    for key in first.assertions:
-        said = [a.assertions[key] for a in answers]
-        held = sum(1 for v in said if v.passed) * 2 > len(said)
-        combined[key] = next(v for v in said if v.passed == held)
+    combined = {key: _most_said(answers, key) for key in first.assertions}
     whole = sum(1 for a in answers if all(v.passed for v in a.assertions.values()))
     split = any(len({a.assertions[key].passed for a in answers}) > 1 for key in first.assertions)
     return first.model_copy(update={"assertions": combined}), Sampled(
         whole, len(answers), replayed=replayed, split=split
     )
+
+
+def _most_said(answers: Sequence[Verdicts], key: str) -> BulletVerdict:
+    """The verdict most samples give assertion ``key`` (a tie: not held), as a sample that says it."""
+    said = [a.assertions[key] for a in answers]
+    held = sum(1 for v in said if v.passed) * 2 > len(said)
+    return next(v for v in said if v.passed == held)
 
 
 def verdict_schema(count: int) -> JSONObject:
@@ -122,19 +126,36 @@ class JudgedAssertions:
 
         missing = ctx.llm_unavailable("judge")
         if missing is not None:
-            if missing.error:
-                return CheckResult(error=str(missing))
-            passed = f"{self.strict} strict check(s) passed; " if self.strict else ""
-            return CheckResult(
-                skipped=f"{passed}{len(self.bullets)} natural-language assertion(s) not evaluated: {missing}"
-            )
+            return self._not_judged(missing)
         llm = llm_client(ctx)
         observed = bus.get("observed")
         if not isinstance(observed, dict) or not observed.get("ok"):
             return CheckResult(skipped="natural-language assertions not evaluated: no response")
-        count = len(self.bullets)
-        samples = ctx.settings.judge_samples
         messages = self.messages(bus.get("response.request"), observed)
+        try:
+            completions = await self._ask(llm, messages, ctx.settings.judge_samples)
+        except LLMError as exc:
+            return CheckResult(error=f"LLM judge error (assertions, line {self.line}): {exc}")
+        verdicts, said = majority([c.parsed for c in completions], sum(1 for c in completions if c.cached))
+        model = completions[0].model
+        failures = self._with_instability(self.failures(verdicts, model), said, ctx.settings.fail_unstable)
+        judged = self.judged(verdicts, model, said.as_dict() if said is not None else None)
+        return CheckResult(failures, evidence=[judged])
+
+    def _not_judged(self, missing: LLMUnavailable) -> CheckResult:
+        """No judge: an error when one is required, else the assertions are not evaluated."""
+        if missing.error:
+            return CheckResult(error=str(missing))
+        passed = f"{self.strict} strict check(s) passed; " if self.strict else ""
+        return CheckResult(
+            skipped=f"{passed}{len(self.bullets)} natural-language assertion(s) not evaluated: {missing}"
+        )
+
+    async def _ask(
+        self, llm: LLMClient, messages: list[dict[str, str]], samples: int
+    ) -> list[Completion[Verdicts]]:
+        """The judge's answers, ``samples`` of them (each its own cache entry)."""
+        count = len(self.bullets)
 
         async def ask(index: int) -> Completion[Verdicts]:
             return await llm.complete(
@@ -147,23 +168,21 @@ class JudgedAssertions:
                 samples=samples,
             )
 
-        try:
-            completions = await sample(ask, samples)
-        except LLMError as exc:
-            return CheckResult(error=f"LLM judge error (assertions, line {self.line}): {exc}")
-        verdicts, said = majority([c.parsed for c in completions], sum(1 for c in completions if c.cached))
-        model = completions[0].model
-        failures = self.failures(verdicts, model)
-        if said is not None and said.unstable and ctx.settings.fail_unstable and not failures:
-            failures = [
-                Failure(
-                    "natural-language assertions",
-                    f"unstable judgement: {said.describe()} (--semantictest-fail-unstable)",
-                    line=self.line,
-                )
-            ]
-        judged = self.judged(verdicts, model, said.as_dict() if said is not None else None)
-        return CheckResult(failures, evidence=[judged])
+        return await sample(ask, samples)
+
+    def _with_instability(
+        self, failures: list[Failure], said: Sampled | None, fail_unstable: bool
+    ) -> list[Failure]:
+        """``failures``; with ``--semantictest-fail-unstable``, an unstable judgement that passed fails."""
+        if said is None or not said.unstable or not fail_unstable or failures:
+            return failures
+        return [
+            Failure(
+                "natural-language assertions",
+                f"unstable judgement: {said.describe()} (--semantictest-fail-unstable)",
+                line=self.line,
+            )
+        ]
 
     def judged(self, verdicts: Verdicts, model: str, samples: JSONObject | None) -> JudgedItems:
         """Every bullet's verdict and reason, for the reports."""
@@ -187,30 +206,35 @@ class JudgedAssertions:
         return out
 
     def messages(self, request: JSONValue, observed: dict[str, JSONValue]) -> list[dict[str, str]]:
-        from ..redact import mask_headers
-
         if isinstance(observed.get("reply"), dict):  # a2a, realtime: what the transport step sent
             request = observed.get("request")
         parts = ["## Test case\n" + "\n".join(f"{k}: {v}" for k, v in self.case.items() if v)]
         if isinstance(request, dict):
-            lines = [f"{request.get('method', '')} {_path(request.get('url', ''))}".strip()]
-            if request.get("transport"):  # a2a, realtime: the transport, and the messages of a shorthand
-                lines = [
-                    f"transport {request['transport']}"
-                    + (f" ({request['dialect']})" if request.get("dialect") else "")
-                    + (f": {lines[0]}" if request.get("url") else "")
-                ]
-                lines += [f"{m.get('role')}: {m.get('content')}" for m in request.get("messages") or []]
-            lines += [f"{k}: {v}" for k, v in (mask_headers(request.get("headers")) or {}).items()]
-            if request.get("body") is not None:
-                lines.append("\n" + _text(request.get("body")))
-            parts.append("## Request\n" + "\n".join(lines))
+            parts.append("## Request\n" + "\n".join(_request_lines(request)))
         parts.append("## Response\n" + _response(observed))
         if isinstance(observed.get("follow_up"), dict):
             parts.append("## After the disconnect\n" + _follow_up(observed["follow_up"]))
         listed = "\n".join(f"{n}. {b.text}" for n, b in enumerate(self.bullets, 1))
         parts.append("## Assertions\n" + listed)
         return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
+
+
+def _request_lines(request: dict[str, JSONValue]) -> list[str]:
+    """The request as the judge is told it: method and path (or transport), messages, headers (masked), body."""
+    from ..redact import mask_headers
+
+    lines = [f"{request.get('method', '')} {_path(request.get('url', ''))}".strip()]
+    if request.get("transport"):  # a2a, realtime: the transport, and the messages of a shorthand
+        lines = [
+            f"transport {request['transport']}"
+            + (f" ({request['dialect']})" if request.get("dialect") else "")
+            + (f": {lines[0]}" if request.get("url") else "")
+        ]
+        lines += [f"{m.get('role')}: {m.get('content')}" for m in request.get("messages") or []]
+    lines += [f"{k}: {v}" for k, v in (mask_headers(request.get("headers")) or {}).items()]
+    if request.get("body") is not None:
+        lines.append("\n" + _text(request.get("body")))
+    return lines
 
 
 def _path(url: object) -> str:
@@ -240,11 +264,7 @@ def _reply(reply: dict[str, JSONValue]) -> str:
         for key in REPLY_FIELDS
         if reply.get(key) not in (None, [], "")
     ]
-    artifacts = [
-        {k: v for k, v in a.items() if k in ("name", "parts", "type", "data", "mimeType")}
-        for a in reply.get("artifacts") or []
-        if isinstance(a, dict)
-    ]
+    artifacts = _artifacts(reply)
     if artifacts:
         lines.append("artifacts:\n" + _text(artifacts))
     if reply.get("responses"):
@@ -253,6 +273,15 @@ def _reply(reply: dict[str, JSONValue]) -> str:
         )
     lines.append("events, in order (deltas folded):\n" + "\n".join(reply.get("timeline") or ["(none)"]))
     return "\n".join(lines)
+
+
+def _artifacts(reply: dict[str, JSONValue]) -> list[dict[str, JSONValue]]:
+    """The reply's artifacts, each without its ids (they change every run)."""
+    return [
+        {k: v for k, v in a.items() if k in ("name", "parts", "type", "data", "mimeType")}
+        for a in reply.get("artifacts") or []
+        if isinstance(a, dict)
+    ]
 
 
 def _response(observed: dict[str, JSONValue]) -> str:
@@ -265,7 +294,14 @@ def _response(observed: dict[str, JSONValue]) -> str:
         if k.startswith(("www-", "x-")) or k == "location"
     }
     lines += [f"{k}: {v}" for k, v in headers.items()]
-    disconnect = observed.get("client_disconnect")
+    lines += _disconnect_lines(observed.get("client_disconnect"))
+    lines += _body_lines(observed)
+    return "\n".join(lines)
+
+
+def _disconnect_lines(disconnect: JSONValue) -> list[str]:
+    """What the judge is told of a client that was to disconnect mid-stream."""
+    lines: list[str] = []
     if isinstance(disconnect, dict) and disconnect.get("disconnected"):
         lines.append(
             f"The client disconnected on purpose after receiving {disconnect.get('chunks_read')} chunk(s), as "
@@ -277,6 +313,12 @@ def _response(observed: dict[str, JSONValue]) -> str:
             f"The client was to disconnect after {disconnect.get('after_chunks')} chunk(s), but the response "
             f"ended first ({disconnect.get('chunks_read')} chunk(s) read), so it read the whole response."
         )
+    return lines
+
+
+def _body_lines(observed: dict[str, JSONValue]) -> list[str]:
+    """The response body: a stream's chunks and content, JSON, or text; and its events."""
+    lines: list[str] = []
     if observed.get("stream"):
         lines.append(
             f"a Server-Sent Events stream of {len(observed.get('chunks') or [])} JSON chunk(s); "
@@ -292,7 +334,7 @@ def _response(observed: dict[str, JSONValue]) -> str:
         lines.append("body (not JSON): " + _text(observed.get("text", "")))
     if observed.get("events") and not observed.get("is_json"):
         lines.append("events:\n" + _text(observed["events"]))
-    return "\n".join(lines)
+    return lines
 
 
 def _follow_up(follow_up: dict[str, JSONValue]) -> str:

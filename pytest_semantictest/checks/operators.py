@@ -118,17 +118,28 @@ def validate_operand(op: str, expected: JSONValue) -> str | None:
     """Why ``expected`` cannot be used with ``op`` (checked at collection), or None."""
     if op in _NUMERIC and not is_number(expected):
         return f"'{op}' needs a number, got {expected!r}"
-    if op in _LENGTH and not (isinstance(expected, int) and not isinstance(expected, bool) and expected >= 0):
+    if op in _LENGTH and not _is_count(expected):
         return f"'{op}' needs a whole number >= 0, got {expected!r}"
     if op in ("matches", "notMatches"):
-        if not isinstance(expected, str):
-            return f"'{op}' needs a regular expression string, got {expected!r}"
-        try:
-            compile_regex(expected)
-        except re.error as exc:
-            return f"'{op}' has an invalid regular expression {expected!r}: {exc}"
+        return _pattern_problem(op, expected)
     if op in _PREDICATES and not isinstance(expected, bool):
         return f"'{op}' takes true or false, got {expected!r}"
+    return None
+
+
+def _is_count(value: JSONValue) -> bool:
+    """A whole number >= 0 (not a boolean)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _pattern_problem(op: str, expected: JSONValue) -> str | None:
+    """Why ``expected`` is not a usable regular expression for ``matches``/``notMatches``, or None."""
+    if not isinstance(expected, str):
+        return f"'{op}' needs a regular expression string, got {expected!r}"
+    try:
+        compile_regex(expected)
+    except re.error as exc:
+        return f"'{op}' has an invalid regular expression {expected!r}: {exc}"
     return None
 
 

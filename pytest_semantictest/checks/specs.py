@@ -204,7 +204,7 @@ class AssertionSpec(StrictSpec):
         elif self.type == "json_path":
             text = f"json_path {self.path}" + (f" == {_short(self.value)}" if self.given("value") else "")
         elif self.type == "type":
-            text = f"type {self.value}" + (f" at {self.path}" if self.path else "")
+            text = f"type {self.value}{self._at_path()}"
         elif self.type == "script":
             text = f"script {self.callable_ref}"
         elif self.type == "agent":
@@ -212,8 +212,11 @@ class AssertionSpec(StrictSpec):
         elif self.type == "tool_result":
             text = f"tool_result {_short(operand)}"
         else:
-            text = f"{self.type} {_short(operand)}" + (f" at {self.path}" if self.path else "")
+            text = f"{self.type} {_short(operand)}{self._at_path()}"
         return prefix + text
+
+    def _at_path(self) -> str:
+        return f" at {self.path}" if self.path else ""
 
 
 def _short(value: object) -> str:
@@ -250,18 +253,25 @@ def _tool_called_problem(spec: AssertionSpec) -> str | None:
     operand = spec.operand
     if operand is None or operand == "" or operand == []:
         return "a tool_called assertion needs 'name' (or 'value'): a tool name, a list of names or {name, arguments}"
-    if isinstance(operand, list) and not all(isinstance(n, str) and n for n in operand):
-        return "a tool_called list must hold tool names"
-    if isinstance(operand, dict) and not isinstance(operand.get("name"), str):
-        return "a tool_called object needs 'name' (a tool name) and may have 'arguments'"
-    if (
-        isinstance(operand, dict)
-        and operand.get("arguments") is not None
-        and not isinstance(operand["arguments"], dict)
-    ):
-        return f"a tool_called object's 'arguments' must be an object (the arguments to match), got {_short(operand['arguments'])}"
-    if not isinstance(operand, (str, list, dict)):
+    if isinstance(operand, list):
+        return (
+            None
+            if all(isinstance(n, str) and n for n in operand)
+            else "a tool_called list must hold tool names"
+        )
+    if isinstance(operand, dict):
+        return _tool_called_object_problem(operand)
+    if not isinstance(operand, str):
         return f"a tool_called name must be a string, a list or an object, got {clip(repr(operand))}"
+    return None
+
+
+def _tool_called_object_problem(operand: dict[str, JSONValue]) -> str | None:
+    """``{name, arguments}``: a tool name, and the arguments to match as an object."""
+    if not isinstance(operand.get("name"), str):
+        return "a tool_called object needs 'name' (a tool name) and may have 'arguments'"
+    if operand.get("arguments") is not None and not isinstance(operand["arguments"], dict):
+        return f"a tool_called object's 'arguments' must be an object (the arguments to match), got {_short(operand['arguments'])}"
     return None
 
 

@@ -35,14 +35,22 @@ def json_equal(a: JSONValue, b: JSONValue) -> bool:
     """Deep JSON equality without type coercion: 200 != "200", 1 == 1.0, True != 1."""
     if is_number(a) and is_number(b):
         return bool(a == b)
-    if type(a) is not type(b) and not (isinstance(a, dict) and isinstance(b, dict)):  # noqa: SIM102
-        if not (isinstance(a, (list, tuple)) and isinstance(b, (list, tuple))):
-            return False
+    if not _same_kind(a, b):
+        return False
     if isinstance(a, dict):
         return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
     if isinstance(a, (list, tuple)):
         return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
     return bool(a == b)
+
+
+def _same_kind(a: JSONValue, b: JSONValue) -> bool:
+    """Of one type, or both objects, or both arrays (a list and a tuple compare)."""
+    return (
+        type(a) is type(b)
+        or (isinstance(a, dict) and isinstance(b, dict))
+        or (isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)))
+    )
 
 
 def json_type(value: object) -> str:
@@ -119,15 +127,17 @@ def holds_item(container: JSONValue, item: JSONValue) -> bool:
     if isinstance(container, Mapping):
         return isinstance(item, str) and item in container
     if isinstance(container, (list, tuple)):
-        for element in container:
-            if json_equal(element, item):
-                return True
-            if isinstance(item, str) and isinstance(element, Mapping):  # noqa: SIM102
-                if item in (element.get("name"), element.get("toolName")):
-                    return True
-            if isinstance(item, str) and isinstance(element, str) and item in element:
-                return True
+        return any(_element_holds(element, item) for element in container)
     return False
+
+
+def _element_holds(element: JSONValue, item: JSONValue) -> bool:
+    """A list's element holds ``item``: equal to it, a tool call of that name, or a string containing it."""
+    if json_equal(element, item):
+        return True
+    if isinstance(item, str) and isinstance(element, Mapping):
+        return item in (element.get("name"), element.get("toolName"))
+    return isinstance(item, str) and isinstance(element, str) and item in element
 
 
 def member_or_text(actual: JSONValue, needle: JSONValue, fold: bool) -> bool | None:

@@ -59,15 +59,7 @@ def _references(value: JSONValue, context: Mapping[str, JSONValue], seen: set[st
     seen = set() if seen is None else seen
     heads: set[str] = set()
     if isinstance(value, str):
-        for name in (m.group(1) for m in REF.finditer(value)):
-            parts = split_path(name.strip())
-            head = parts[0] if parts and isinstance(parts[0], str) else None
-            if head is None:
-                continue
-            heads.add(head)
-            if head in context and head not in seen:
-                seen.add(head)
-                heads |= _references(context[head], context, seen)
+        heads |= _string_references(value, context, seen)
     elif isinstance(value, dict):
         if is_from_as(value):
             heads |= _references(
@@ -78,4 +70,20 @@ def _references(value: JSONValue, context: Mapping[str, JSONValue], seen: set[st
     elif isinstance(value, list):
         for item in value:
             heads |= _references(item, context, seen)
+    return heads
+
+
+def _string_references(value: str, context: Mapping[str, JSONValue], seen: set[str]) -> set[str]:
+    """First path segments of the ``${...}`` references in a string, and of the context values they name
+    (each context value followed once)."""
+    heads: set[str] = set()
+    for name in (m.group(1) for m in REF.finditer(value)):
+        parts = split_path(name.strip())
+        head = parts[0] if parts and isinstance(parts[0], str) else None
+        if head is None:
+            continue
+        heads.add(head)
+        if head in context and head not in seen:
+            seen.add(head)
+            heads |= _references(context[head], context, seen)
     return heads

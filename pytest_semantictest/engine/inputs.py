@@ -24,20 +24,30 @@ def resolve_inputs(spec: JSONValue, resolver: Resolver, primary: str) -> JSONObj
     if spec is None:
         return {}
     if isinstance(spec, str):
-        value = resolver.resolve(spec)
-        if value is MISSING:
-            return {}
-        return {"body": value} if primary == "body" else {"body": value, primary: value}
+        return _string_input(spec, resolver, primary)
     if is_from_as(spec):
-        source = spec["from"].strip()
-        if source.startswith("${") and source.endswith("}"):
-            source = source[2:-1]
-        value = resolver.lookup(source)
-        return {} if value is MISSING else {str(spec["as"]): value}
+        return _from_as_input(spec, resolver)
     if isinstance(spec, dict):
         resolved = resolver.resolve(spec)
         return {k: v for k, v in resolved.items() if v is not MISSING}
     return {"body": resolver.resolve(spec)}
+
+
+def _string_input(spec: str, resolver: Resolver, primary: str) -> JSONObject:
+    """``"${x}"`` -> ``{"body": x}``, also under the block's primary input name."""
+    value = resolver.resolve(spec)
+    if value is MISSING:
+        return {}
+    return {"body": value} if primary == "body" else {"body": value, primary: value}
+
+
+def _from_as_input(spec: JSONObject, resolver: Resolver) -> JSONObject:
+    """``{"from": "a.b", "as": "text"}`` -> ``{"text": value of a.b}`` (``${a.b}`` also accepted)."""
+    source = str(spec["from"]).strip()
+    if source.startswith("${") and source.endswith("}"):
+        source = source[2:-1]
+    value = resolver.lookup(source)
+    return {} if value is MISSING else {str(spec["as"]): value}
 
 
 def output_slots(output: str | dict[str, str] | None, block_id: str) -> list[str]:

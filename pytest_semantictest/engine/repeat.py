@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from ..blocks.registry import get_block
 from ..databus import DataBus
@@ -31,6 +32,9 @@ from ..run_context import RunContext
 from ..stats import Decision, PassRateTest, interval_label, interval_text
 from .batching import runs_may_overlap
 from .runner import aggregate, combine, run_case
+
+if TYPE_CHECKING:
+    from ..evidence import Evidence
 
 
 async def _run_phrasing(
@@ -55,8 +59,14 @@ async def _run_phrasing(
         verdict = await one(0)
         verdict.label = label
         return verdict
+    return await _fixed_runs(one, case, run_context.settings.all_runs, label)
+
+
+async def _fixed_runs(
+    one: Callable[[int], Awaitable[Verdict]], case: Case, every: bool, label: str
+) -> Verdict:
+    """``runs`` runs judged k/n (``min_pass`` of them must pass), stopped once decided unless ``every``."""
     total, required = case.repetition.runs, case.repetition.required
-    every = run_context.settings.all_runs
     if _reads_agent_traces(case):
         made = await _attributed_runs(one, total, required, every)
     else:  # nothing to attribute: every run at once
@@ -64,8 +74,7 @@ async def _run_phrasing(
     counted = len(made) if every else _deciding_prefix(made, total, required)
     runs, beyond = made[:counted], made[counted:]
     outcome = aggregate(runs, required)
-    first_bad = next((r for r in runs if r.outcome is outcome and outcome is not Outcome.PASSED), None)
-    first_bad = first_bad or next((r for r in runs if r.outcome is not Outcome.PASSED), runs[0])
+    first_bad = _shown_run(runs, outcome)
     return Verdict(
         outcome,
         failures=first_bad.failures if outcome is Outcome.FAILED else [],
@@ -80,6 +89,13 @@ async def _run_phrasing(
         sequential=not every,
         beyond=beyond,
     )
+
+
+def _shown_run(runs: Sequence[Verdict], outcome: Outcome) -> Verdict:
+    """The run a k/n verdict shows: the first with its outcome (unless passed), else the first that did
+    not pass, else the first."""
+    first_bad = next((r for r in runs if r.outcome is outcome and outcome is not Outcome.PASSED), None)
+    return first_bad or next((r for r in runs if r.outcome is not Outcome.PASSED), runs[0])
 
 
 async def _attributed_runs(
@@ -165,39 +181,20 @@ async def _sequential(
     """Runs in batches (in run order; each batch at once where the runs' records can be told apart),
     the rule applied run by run to the first runs, until it decides or the budget is spent
     (docs/statistics.md). ``inconclusive``: what an inconclusive decision is (``fail`` or ``skip``)."""
-    made: list[Verdict] = []
-    if attributed:  # the first run alone: do its trace records say which run made them?
-        made.append(await one(0))
-        batch = batch if runs_may_overlap(made[0]) else 1
-    counted, decision = _first_decision(test, made)
-    while decision is Decision.UNDECIDED and not _all_skipped(made):
-        size = min(max(1, batch), test.max_runs - len(made))
-        made += await asyncio.gather(*(one(len(made) + i) for i in range(size)))
-        counted, decision = _first_decision(test, made)
+    made, counted, decision = await _runs_until_decided(one, test, batch, attributed)
     runs, beyond = made[:counted], made[counted:]
-    passed = _passed(runs)
-    said: str | None = (
-        f"{decision.value}: {passed}/{len(runs)} runs passed ({interval_label(True)} "
-        f"{interval_text(passed, len(runs), anytime=True)}); {test.describe()}"
-        + (f"; {len(beyond)} more run(s) finished after the decision, not counted" if beyond else "")
-    )
-    why = (
-        "the budget of runs was spent before the pass rate was shown to be above or below the threshold"
-        if decision is Decision.INCONCLUSIVE
-        else "the pass rate is below the threshold"
-    )
+    text = _decision_text(decision, test, runs, beyond)
+    said: str | None = text
     skip_reason = None
     if _all_skipped(runs):
         outcome, said = Outcome.SKIPPED, None
-    elif decision is Decision.PASS:
-        outcome = Outcome.PASSED
-    elif decision is Decision.INCONCLUSIVE and inconclusive == "skip":
-        outcome, skip_reason = Outcome.SKIPPED, f"pass rate: {said}: {why} (--semantictest-inconclusive=skip)"
     else:
-        outcome = Outcome.ERROR if any(r.outcome is Outcome.ERROR for r in runs) else Outcome.FAILED
+        outcome, skip_reason = _decided_outcome(decision, runs, text, inconclusive)
     bad = next((r for r in runs if r.outcome is not Outcome.PASSED), runs[0])
     failures = (
-        [] if outcome is not Outcome.FAILED else [Failure("pass rate", f"{said}: {why}"), *bad.failures]
+        []
+        if outcome is not Outcome.FAILED
+        else [Failure("pass rate", f"{said}: {_why_not_passed(decision)}"), *bad.failures]
     )
     return Verdict(
         outcome,
@@ -214,6 +211,53 @@ async def _sequential(
         sequential=True,
         beyond=beyond,
     )
+
+
+async def _runs_until_decided(
+    one: Callable[[int], Awaitable[Verdict]], test: PassRateTest, batch: int, attributed: bool
+) -> tuple[list[Verdict], int, Decision]:
+    """Every run made, how many of the first ones the decision counts, and the decision."""
+    made: list[Verdict] = []
+    if attributed:  # the first run alone: do its trace records say which run made them?
+        made.append(await one(0))
+        batch = batch if runs_may_overlap(made[0]) else 1
+    counted, decision = _first_decision(test, made)
+    while decision is Decision.UNDECIDED and not _all_skipped(made):
+        size = min(max(1, batch), test.max_runs - len(made))
+        made += await asyncio.gather(*(one(len(made) + i) for i in range(size)))
+        counted, decision = _first_decision(test, made)
+    return made, counted, decision
+
+
+def _decision_text(
+    decision: Decision, test: PassRateTest, runs: Sequence[Verdict], beyond: Sequence[Verdict]
+) -> str:
+    passed = _passed(runs)
+    return (
+        f"{decision.value}: {passed}/{len(runs)} runs passed ({interval_label(True)} "
+        f"{interval_text(passed, len(runs), anytime=True)}); {test.describe()}"
+        + (f"; {len(beyond)} more run(s) finished after the decision, not counted" if beyond else "")
+    )
+
+
+def _why_not_passed(decision: Decision) -> str:
+    if decision is Decision.INCONCLUSIVE:
+        return (
+            "the budget of runs was spent before the pass rate was shown to be above or below the threshold"
+        )
+    return "the pass rate is below the threshold"
+
+
+def _decided_outcome(
+    decision: Decision, runs: Sequence[Verdict], said: str, inconclusive: str
+) -> tuple[Outcome, str | None]:
+    """The outcome of runs not all skipped, and the skip reason when an inconclusive decision skips."""
+    if decision is Decision.PASS:
+        return Outcome.PASSED, None
+    if decision is Decision.INCONCLUSIVE and inconclusive == "skip":
+        why = _why_not_passed(decision)
+        return Outcome.SKIPPED, f"pass rate: {said}: {why} (--semantictest-inconclusive=skip)"
+    return (Outcome.ERROR if any(r.outcome is Outcome.ERROR for r in runs) else Outcome.FAILED), None
 
 
 def _first_decision(test: PassRateTest, runs: Sequence[Verdict]) -> tuple[int, Decision]:
@@ -242,19 +286,26 @@ def decided(runs: Sequence[Verdict], total: int, required: int) -> bool:
     left = total - len(runs)
     if left <= 0:
         return True
-    passed = sum(1 for r in runs if r.outcome is Outcome.PASSED)
+    passed = _passed(runs)
     errored = sum(1 for r in runs if r.outcome is Outcome.ERROR)
-    possible = set()
-    if passed + left >= required:
-        possible.add(Outcome.PASSED)
+    possible: set[Outcome] = {Outcome.PASSED} if passed + left >= required else set()
     if passed < required:
-        if all(r.outcome is Outcome.SKIPPED for r in runs):
-            possible.add(Outcome.SKIPPED)
-        if passed + errored + left >= required:
-            possible.add(Outcome.ERROR)
-        if passed + errored < required:
-            possible.add(Outcome.FAILED)
+        possible |= _failing_outcomes(runs, passed + errored, left, required)
     return len(possible) == 1
+
+
+def _failing_outcomes(
+    runs: Sequence[Verdict], passed_or_errored: int, left: int, required: int
+) -> set[Outcome]:
+    """The outcomes other than PASSED still possible while fewer than ``required`` runs passed."""
+    possible: set[Outcome] = set()
+    if all(r.outcome is Outcome.SKIPPED for r in runs):
+        possible.add(Outcome.SKIPPED)
+    if passed_or_errored + left >= required:
+        possible.add(Outcome.ERROR)
+    if passed_or_errored < required:
+        possible.add(Outcome.FAILED)
+    return possible
 
 
 def _merged_errors(runs: Sequence[Verdict]) -> str:
@@ -288,28 +339,60 @@ async def run_repeated(
     def phrasing(label: str, overlay: Mapping[str, JSONValue]) -> Awaitable[Verdict]:
         return _run_phrasing(case, run_context, {**context, **overlay}, parent, limit, label, concurrency)
 
-    (label, overlay), rest = phrasings[0], phrasings[1:]
-    verdicts = [await phrasing(label, overlay)]
-    if runs_may_overlap(*(verdicts[0].runs or verdicts)):
-        verdicts += await asyncio.gather(*(phrasing(label, overlay) for label, overlay in rest))
-    else:
-        verdicts += [await phrasing(label, overlay) for label, overlay in rest]
+    verdicts = await _each_phrasing(phrasing, phrasings)
+    return _over_phrasings(verdicts, _variations_note(case, len(phrasings) - 1))
+
+
+def _over_phrasings(verdicts: list[Verdict], evidence: list[Evidence]) -> Verdict:
+    """The case's verdict over its phrasings: the worst outcome, every failure, each phrasing's error."""
     outcome = combine([v.outcome for v in verdicts])
     worst = next((v for v in verdicts if v.outcome is outcome), verdicts[0])
-    from ..evidence import Note
-
-    tested = getattr(case.variants, "tested", None)  # highbar's "(4 of 3 variations)"
     return Verdict(
         outcome,
         failures=[f for v in verdicts if v.outcome is Outcome.FAILED for f in v.failures],
         trace=worst.trace,
-        error="\n".join(f"{v.label}: {v.error}" for v in verdicts if v.outcome is Outcome.ERROR and v.error)
-        or None,
+        error=_phrasing_errors(verdicts),
         skip_reason=worst.skip_reason,
         duration_ms=sum(v.duration_ms for v in verdicts),
-        runs=[r for v in verdicts for r in (v.runs or [v])],
+        runs=[r for v in verdicts for r in _runs_of(v)],
         bus=worst.bus,
         phrasings=verdicts,
-        planned_runs=sum(v.planned_runs or len(v.runs or [v]) for v in verdicts),
-        evidence=[Note("variations", {"tested": tested(len(rest))})] if callable(tested) else [],
+        planned_runs=_planned_runs(verdicts),
+        evidence=evidence,
     )
+
+
+async def _each_phrasing(
+    phrasing: Callable[[str, Mapping[str, JSONValue]], Awaitable[Verdict]],
+    phrasings: Sequence[tuple[str, Mapping[str, JSONValue]]],
+) -> list[Verdict]:
+    """The first phrasing alone; the others at once when its runs' records were all attributed."""
+    (label, overlay), rest = phrasings[0], phrasings[1:]
+    verdicts = [await phrasing(label, overlay)]
+    if runs_may_overlap(*_runs_of(verdicts[0])):
+        verdicts += await asyncio.gather(*(phrasing(label, overlay) for label, overlay in rest))
+    else:
+        verdicts += [await phrasing(label, overlay) for label, overlay in rest]
+    return verdicts
+
+
+def _runs_of(verdict: Verdict) -> list[Verdict]:
+    """A phrasing's runs (a single-run phrasing is its own run)."""
+    return verdict.runs or [verdict]
+
+
+def _planned_runs(verdicts: Sequence[Verdict]) -> int:
+    return sum(v.planned_runs or len(_runs_of(v)) for v in verdicts)
+
+
+def _phrasing_errors(verdicts: Sequence[Verdict]) -> str | None:
+    errors = [f"{v.label}: {v.error}" for v in verdicts if v.outcome is Outcome.ERROR and v.error]
+    return "\n".join(errors) or None
+
+
+def _variations_note(case: Case, others: int) -> list[Evidence]:
+    """highbar's "(4 of 3 variations)", when the case's variations say how many were tested."""
+    from ..evidence import Note
+
+    tested = getattr(case.variants, "tested", None)
+    return [Note("variations", {"tested": tested(others)})] if callable(tested) else []

@@ -9,30 +9,20 @@ import uuid
 from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..blocks.base import Block, BlockError
-from ..blocks.registry import get_block
 from ..databus import DataBus
-from ..errors import Problem, ReferenceError_
-from ..evidence import Evidence, Note, collecting
+from ..errors import Problem
+from ..evidence import Evidence
 from ..json_types import JSONValue
 from ..model import Case, Check, CheckResult, Failure, Outcome, Step, StepTrace, Verdict
 from ..resolve import Resolver
 from ..run_context import LLMUnavailable, RunContext
 from ..shown import masking
-from ..step import JudgeError, JudgeUnavailable, StepContext
+from ..step import StepContext
 from ..trace_context import tracing
 from .batching import concurrent_run_end
-from .inputs import failed_outputs, output_slots, resolve_inputs, write_outputs
+from .inputs import failed_outputs, output_slots, write_outputs
 from .judge_free import judge_free_failures
-
-_Outcome = tuple[JSONValue, JSONValue, str | None, str | None, float, list[Evidence]]
-"""What a timed step gave: inputs, output, error, status, milliseconds, emitted evidence."""
-
-UNAVAILABLE = "unavailable"
-FATAL = "fatal"
-UNSET = "unset"
-"""The step read an environment variable that is not set: the run's set-up, not the agent, is wrong,
-so the test ERRORs with that one line (its checks would only repeat it as "Expected undefined")."""
+from .step_run import FATAL, UNAVAILABLE, UNSET, StepOutcome, timed_step, with_evidence
 
 
 @dataclass
@@ -65,61 +55,6 @@ class PipelineResult:
     """The index of the step running now (a case's deadline names it)."""
 
 
-async def run_step(step: Step, ctx: StepContext) -> tuple[JSONValue, JSONValue, str | None, str | None]:
-    """Run one step; returns (inputs, output, error, status). Errors are data.
-
-    ``status`` is None, ``UNAVAILABLE`` (no judge configured) or ``FATAL`` (an LLM judge failure:
-    the pipeline stops and the test is an ERROR).
-    """
-    cls = get_block(step.block)
-    if cls is None:
-        raise BlockError(f"unknown block '{step.block}'")
-    inputs: JSONValue = step.input
-    recorded: JSONValue = None
-    try:
-        inputs = resolve_inputs(step.input, ctx.resolver, cls.primary_input)
-        recorded = _recorded(step, ctx.resolver, cls.primary_input)
-        config = ctx.resolver.resolve(step.config) if step.config and cls.resolve_config else step.config
-        block: Block = cls(config)
-        if step.compiled is not None:
-            block.compiled = step.compiled
-        try:
-            result = await block.process(inputs, ctx)
-        except (BlockError, ReferenceError_) as exc:
-            unset = UNSET if isinstance(exc, ReferenceError_) and exc.unset_env else None
-            return _shown(recorded, inputs), block.error_output(inputs, str(exc)), str(exc), unset
-        except JudgeUnavailable as exc:  # a block may attach what it did so far as ``exc.output``
-            return _shown(recorded, inputs), getattr(exc, "output", None), str(exc), UNAVAILABLE
-        except JudgeError as exc:
-            return _shown(recorded, inputs), getattr(exc, "output", None), str(exc), FATAL
-        except (asyncio.CancelledError, KeyboardInterrupt):
-            raise
-        except Exception as exc:  # a block's bug is reported as its error, not a crash  # noqa: BLE001
-            message = f"{type(exc).__name__}: {exc}"
-            return _shown(recorded, inputs), block.error_output(inputs, message), message, None
-    except ReferenceError_ as exc:
-        message = f"cannot resolve input: {exc}"
-        return _shown(recorded, inputs), {"error": message}, message, UNSET if exc.unset_env else None
-    error = result.get("error") if isinstance(result, dict) and isinstance(result.get("error"), str) else None
-    return _shown(recorded, inputs), result, error, None
-
-
-def _recorded(step: Step, resolver: Resolver, primary: str) -> JSONValue:
-    """The step's input as its trace records it: a secret's ``${env.NAME}`` left as written (the block
-    got the value); None when the input reads no secret (the resolved input is what is recorded)."""
-    if not resolver.reads_secrets(step.input):
-        return None
-    shown = resolver.shown()
-    try:
-        return resolve_inputs(step.input, shown, primary) if shown is not None else step.input
-    except ReferenceError_:
-        return step.input
-
-
-def _shown(recorded: JSONValue, inputs: JSONValue) -> JSONValue:
-    return inputs if recorded is None else recorded
-
-
 def _loop_target(steps: Sequence[Step], target: JSONValue, current: int) -> int | None:
     if isinstance(target, int) and not isinstance(target, bool):
         return target if 0 <= target < current else None
@@ -129,43 +64,18 @@ def _loop_target(steps: Sequence[Step], target: JSONValue, current: int) -> int 
     return None
 
 
-async def _timed(step: Step, ctx: StepContext) -> _Outcome:
-    start = time.perf_counter()
-    with collecting() as emitted:
-        inputs, output, error, status = await run_step(step, ctx)
-    return inputs, output, error, status, (time.perf_counter() - start) * 1000, emitted
-
-
-def _with_evidence(trace: StepTrace, emitted: list[Evidence]) -> StepTrace:
-    """``trace`` with what its block emitted while running and what ``Block.evidence_of`` reads from it."""
-    cls = get_block(trace.step.block)
-    trace.evidence = list(emitted)
-    if cls is not None:
-        trace.whole_story = cls.whole_story
-        try:
-            trace.evidence += cls.evidence_of(trace)
-        except Exception as exc:  # noqa: BLE001  a block's bug here must not lose the verdict
-            trace.evidence.append(
-                Note(
-                    f"{trace.step.id}: no evidence",
-                    text=f"{trace.step.block}.evidence_of failed: {type(exc).__name__}: {exc}",
-                )
-            )
-    return trace
-
-
 def _record(
     result: PipelineResult,
     steps: Sequence[Step],
     index: int,
-    outcome: _Outcome,
+    outcome: StepOutcome,
     iteration: int,
     bus: DataBus,
     file: str,
 ) -> None:
     inputs, output, error, status, elapsed, emitted = outcome
     step = steps[index]
-    result.trace.append(_with_evidence(StepTrace(step, inputs, output, elapsed, error, iteration), emitted))
+    result.trace.append(with_evidence(StepTrace(step, inputs, output, elapsed, error, iteration), emitted))
     result.errors.pop(index, None)
     result.unavailable.pop(index, None)
     if status == UNAVAILABLE:
@@ -173,12 +83,7 @@ def _record(
             LLMUnavailable("judge", error=False)
         )  # (a bare JudgeUnavailable)
     elif status in (FATAL, UNSET):
-        if status == FATAL:
-            where = f", line {step.line}" if step.line else ""
-            message = f"LLM judge error in step '{step.id}' ({step.block}{where}): {error}"
-        else:  # the one line of a spec problem, ``file:line: place: message``
-            problem = Problem(step.place or f"step '{step.id}'", error or "", step.line)
-            message = problem.render(file) if file else f"{problem.place}: {problem.message}"
+        message = _stopping_message(step, status, error, file)
         result.errors[index] = message
         result.fatal = result.fatal or message
         result.fatal_steps.add(index)
@@ -186,6 +91,16 @@ def _record(
         result.errors[index] = error
     if output is not None:
         write_outputs(bus, step.output, step.id, output)
+
+
+def _stopping_message(step: Step, status: str, error: str | None, file: str) -> str:
+    """The error of a step that stops the pipeline: an LLM judge failure, or an unset variable."""
+    if status == FATAL:
+        where = f", line {step.line}" if step.line else ""
+        return f"LLM judge error in step '{step.id}' ({step.block}{where}): {error}"
+    # the one line of a spec problem, ``file:line: place: message``
+    problem = Problem(step.place or f"step '{step.id}'", error or "", step.line)
+    return problem.render(file) if file else f"{problem.place}: {problem.message}"
 
 
 async def run_pipeline(
@@ -204,28 +119,59 @@ async def run_pipeline(
     while index < len(steps) and result.fatal is None:
         end = concurrent_run_end(steps, index, ctx.resolver.context)
         if end > index + 1:
-            outcomes = await asyncio.gather(*(_timed(step, ctx) for step in steps[index:end]))
-            for offset, outcome in enumerate(outcomes):
-                _record(result, steps, index + offset, outcome, loops.get(index + offset, 0), ctx.bus, file)
+            await _run_at_once(steps, index, end, ctx, result, loops, file)
             index = end
             continue
         step = steps[index]
-        result.running = index
-        outcome = await _timed(step, ctx)
-        result.running = None
-        _record(result, steps, index, outcome, loops.get(index, 0), ctx.bus, file)
+        output = await _run_alone(steps, index, ctx, result, loops, file)
         if step.checks and (index in result.unavailable or not await _gate(step, ctx, result)):
             break
-        output = outcome[1]
-        jump = _jump(steps, index, output, loops, limit, ctx.bus)
-        if jump is None:
-            index += 1
-            continue
-        delay = output.get("_delayMs") if isinstance(output, dict) else None
-        if isinstance(delay, (int, float)) and delay > 0:
-            await asyncio.sleep(delay / 1000)
-        index = jump
+        index = await _next_index(steps, index, output, loops, limit, ctx.bus)
     return result
+
+
+async def _run_at_once(
+    steps: Sequence[Step],
+    index: int,
+    end: int,
+    ctx: StepContext,
+    result: PipelineResult,
+    loops: dict[int, int],
+    file: str,
+) -> None:
+    """Steps ``index``..``end`` (concurrent, none reading another's output) at once, recorded in order."""
+    outcomes = await asyncio.gather(*(timed_step(step, ctx) for step in steps[index:end]))
+    for offset, outcome in enumerate(outcomes):
+        _record(result, steps, index + offset, outcome, loops.get(index + offset, 0), ctx.bus, file)
+
+
+async def _run_alone(
+    steps: Sequence[Step],
+    index: int,
+    ctx: StepContext,
+    result: PipelineResult,
+    loops: dict[int, int],
+    file: str,
+) -> JSONValue:
+    """Step ``index`` run and recorded (the result names it while it runs); its output."""
+    result.running = index
+    outcome = await timed_step(steps[index], ctx)
+    result.running = None
+    _record(result, steps, index, outcome, loops.get(index, 0), ctx.bus, file)
+    return outcome[1]
+
+
+async def _next_index(
+    steps: Sequence[Step], index: int, output: JSONValue, loops: dict[int, int], limit: int, bus: DataBus
+) -> int:
+    """The next step: the one a Loop jumps back to (after its ``_delayMs``), else the one after."""
+    jump = _jump(steps, index, output, loops, limit, bus)
+    if jump is None:
+        return index + 1
+    delay = output.get("_delayMs") if isinstance(output, dict) else None
+    if isinstance(delay, (int, float)) and delay > 0:
+        await asyncio.sleep(delay / 1000)
+    return jump
 
 
 async def _gate(step: Step, ctx: StepContext, result: PipelineResult) -> bool:
@@ -262,12 +208,30 @@ async def evaluate_checks(
     """Failures, errors, not-evaluated reasons and LLM verdicts from a case's checks; ``causes``
     (slot -> the error of the step that wrote it) are given to the failures of checks reading them."""
     out = Checked()
+    results = await _check_results(checks, bus, run_context, skip_slots, out.skipped)
+    known = causes or {}
+    for check, res in results:
+        _give_causes(res.failures, sorted(check.reads & known.keys()), known)
+        out.failures.extend(res.failures)
+        if res.error:
+            out.errors.append(res.error)
+        if res.skipped:
+            out.skipped.append(res.skipped)
+        out.evidence += res.evidence
+    return out
+
+
+async def _check_results(
+    checks: Sequence[Check], bus: DataBus, run_context: RunContext, skip_slots: set[str], skipped: list[str]
+) -> list[tuple[Check, CheckResult]]:
+    """Each check's result (judged ones overlapping), but for those reading a slot in ``skip_slots``
+    (added to ``skipped``): synchronous checks first, in order, then the others in order."""
     results: list[tuple[Check, CheckResult]] = []
     pending: list[Coroutine[object, None, CheckResult]] = []
     waiting: list[Check] = []
     for check in checks:
         if skip_slots and check.reads & skip_slots:
-            out.skipped.append(check.describe())
+            skipped.append(check.describe())
             continue
         evaluate_sync = getattr(check, "evaluate_sync", None)
         if evaluate_sync:
@@ -277,19 +241,14 @@ async def evaluate_checks(
             waiting.append(check)
     if pending:  # judged checks call an LLM: let them overlap
         results.extend(zip(waiting, await asyncio.gather(*pending)))
-    known = causes or {}
-    for check, res in results:
-        read = sorted(check.reads & known.keys())
-        for failure in res.failures:  # a message that already tells the step's error needs no cause
-            cause = "; ".join(known[slot][1] for slot in read if known[slot][0] not in failure.message)
-            failure.cause = failure.cause or cause or None
-        out.failures.extend(res.failures)
-        if res.error:
-            out.errors.append(res.error)
-        if res.skipped:
-            out.skipped.append(res.skipped)
-        out.evidence += res.evidence
-    return out
+    return results
+
+
+def _give_causes(failures: list[Failure], read: list[str], known: Mapping[str, tuple[str, str]]) -> None:
+    """Name the error of the step behind each failure's slots (``known``: slot -> (step id, its error))."""
+    for failure in failures:  # a message that already tells the step's error needs no cause
+        cause = "; ".join(known[slot][1] for slot in read if known[slot][0] not in failure.message)
+        failure.cause = failure.cause or cause or None
 
 
 def _unobserved(steps: Sequence[Step], pipeline: PipelineResult, checks: Sequence[Check]) -> list[Failure]:
@@ -344,43 +303,61 @@ async def _run_case(
     traced = tracing(ctx.execution_id) if run_context.spans is not None else contextlib.nullcontext()
     with traced:
         try:
-            if case.timeout_s:  # the pipeline so far is kept: a timeout reports what the steps did
-                pipeline = await asyncio.wait_for(
-                    run_pipeline(case.steps, ctx, pipeline, case.file), case.timeout_s
-                )
-            else:
-                pipeline = await run_pipeline(case.steps, ctx, file=case.file)
+            pipeline = await _run_steps(case, ctx, pipeline)
         except asyncio.TimeoutError:
-            running = case.steps[pipeline.running].id if pipeline.running is not None else None
-            return Verdict(
-                Outcome.ERROR,
-                error=f"timed out after {case.timeout_s:g} s"
-                + (f" while step '{running}' ran" if running else ""),
-                trace=pipeline.trace,
-                duration_ms=_ms(start),
-            )
+            return _timed_out(case, pipeline, start)
         finally:
             if case.cleanup:
                 pipeline.trace.extend((await run_pipeline(case.cleanup, ctx, file=case.file)).trace)
     if pipeline.fatal is not None:  # an LLM failure is never a verdict, but a failure not depending on it is
-        failures = pipeline.gates.failures + judge_free_failures(
-            case.steps, pipeline.trace, pipeline.fatal_steps, case.checks, bus
-        )
-        return Verdict(
-            Outcome.FAILED if failures else Outcome.ERROR,
-            failures,
-            trace=pipeline.trace,
-            error=pipeline.fatal,
-            duration_ms=_ms(start),
-            bus=bus.snapshot(),
-        )
-    skip_slots: set[str] = set()
-    for index in pipeline.unavailable:
-        skip_slots |= set(output_slots(case.steps[index].output, case.steps[index].id))
+        return _fatal_verdict(case, pipeline, bus, start)
+    return await _judged(case, pipeline, bus, run_context, start)
+
+
+async def _run_steps(case: Case, ctx: StepContext, pipeline: PipelineResult) -> PipelineResult:
+    if case.timeout_s:  # the pipeline so far is kept: a timeout reports what the steps did
+        return await asyncio.wait_for(run_pipeline(case.steps, ctx, pipeline, case.file), case.timeout_s)
+    return await run_pipeline(case.steps, ctx, file=case.file)
+
+
+def _timed_out(case: Case, pipeline: PipelineResult, start: float) -> Verdict:
+    running = case.steps[pipeline.running].id if pipeline.running is not None else None
+    return Verdict(
+        Outcome.ERROR,
+        error=f"timed out after {case.timeout_s:g} s" + (f" while step '{running}' ran" if running else ""),
+        trace=pipeline.trace,
+        duration_ms=_ms(start),
+    )
+
+
+def _fatal_verdict(case: Case, pipeline: PipelineResult, bus: DataBus, start: float) -> Verdict:
+    """An LLM judge failed: ERROR, unless a check that does not depend on it failed."""
+    failures = pipeline.gates.failures + judge_free_failures(
+        case.steps, pipeline.trace, pipeline.fatal_steps, case.checks, bus
+    )
+    return Verdict(
+        Outcome.FAILED if failures else Outcome.ERROR,
+        failures,
+        trace=pipeline.trace,
+        error=pipeline.fatal,
+        duration_ms=_ms(start),
+        bus=bus.snapshot(),
+    )
+
+
+async def _judged(
+    case: Case, pipeline: PipelineResult, bus: DataBus, run_context: RunContext, start: float
+) -> Verdict:
+    """The verdict of a pipeline that ran: its checks (but those reading what an unavailable judge did
+    not write) and its steps' errors no check reads."""
     checked = pipeline.gates
     checked.add(
         await evaluate_checks(
-            case.checks, bus, run_context, skip_slots, failed_outputs(case.steps, pipeline.errors)
+            case.checks,
+            bus,
+            run_context,
+            _unjudged_slots(case, pipeline),
+            failed_outputs(case.steps, pipeline.errors),
         )
     )
     failures, errors, skipped = checked.failures, checked.errors, checked.skipped
@@ -402,6 +379,14 @@ async def _run_case(
         reasons = list(dict.fromkeys(pipeline.unavailable.values())) or skipped
         verdict.outcome, verdict.skip_reason = Outcome.SKIPPED, "; ".join(reasons)
     return verdict
+
+
+def _unjudged_slots(case: Case, pipeline: PipelineResult) -> set[str]:
+    """The slots of the steps whose judge was unavailable: the checks reading them are not evaluated."""
+    skip_slots: set[str] = set()
+    for index in pipeline.unavailable:
+        skip_slots |= set(output_slots(case.steps[index].output, case.steps[index].id))
+    return skip_slots
 
 
 def _ms(start: float) -> float:

@@ -224,14 +224,28 @@ class ReplayCache:
         if entry is not None:
             return entry
         path = self.path(role, key)
+        text = self._entry_text(path)
+        if text is None:
+            return None
+        checked = self._entry(path, text)
+        self._check_seal(path, checked)
+        self._check_belongs(path, key, checked, expect)
+        self._memo[key] = checked
+        return checked
+
+    def _entry_text(self, path: Path) -> str | None:
+        """The entry file's text; None when there is no such file."""
         try:  # a regular file of bounded size: a link to /dev/zero or a FIFO is refused unread
-            text = read_regular(path, MAX_ENTRY_BYTES).decode("utf-8")
+            return read_regular(path, MAX_ENTRY_BYTES).decode("utf-8")
         except (FileNotFoundError, NotADirectoryError):
             return None
         except UnreadableFile as exc:
             raise self._corrupt(path, f"cannot be read ({exc.detail})") from None
         except UnicodeDecodeError as exc:
             raise self._corrupt(path, f"cannot be read (not UTF-8 at byte {exc.start})") from None
+
+    def _entry(self, path: Path, text: str) -> dict[str, JSONValue]:
+        """The entry parsed, an object of an entry's shape (else :class:`CorruptEntry`)."""
         try:
             loaded = json_value(text)
         except ValueError as exc:
@@ -246,6 +260,10 @@ class ReplayCache:
         if problem:
             raise self._corrupt(path, problem)
         checked: dict[str, JSONValue] = loaded  # an object with a response: the shape checked above
+        return checked
+
+    def _check_seal(self, path: Path, checked: dict[str, JSONValue]) -> None:
+        """:class:`TamperedEntry` unless the entry's digest (or signature) holds."""
         try:
             seal = _seal_problem(checked, self._signing_key)
         except ValueError as exc:  # a value JSON cannot hold canonically (NaN)
@@ -255,6 +273,12 @@ class ReplayCache:
                 f"replay cache entry {path} cannot be trusted: {seal}. Review how it changed (git diff); "
                 f"delete it and record it again with {RECORD}"
             )
+
+    def _check_belongs(
+        self, path: Path, key: str, checked: dict[str, JSONValue], expect: Mapping[str, JSONValue] | None
+    ) -> None:
+        """:class:`EntryMismatch` when the entry was recorded for another call (its key, or a field of
+        ``expect`` as stored: scrubbed)."""
         expected = dict(expect or {})
         if "messages" in expected:  # as the entry stores them: scrubbed, through JSON
             scrubbed = self.scrub(expected["messages"]) if self.scrub is not None else expected["messages"]
@@ -265,8 +289,6 @@ class ReplayCache:
                 f"replay cache entry {path} does not belong to this call: {mismatch} (was the file copied, "
                 f"renamed or edited?); delete it and record it again with {RECORD}"
             )
-        self._memo[key] = checked
-        return checked
 
     def forget(self, key: str) -> None:
         """Drop a remembered entry (it turned out unusable)."""

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Generic, Literal, TypedDict, cast
 from ..json_types import JSONObject, JSONValue
 from ..redact import Redactor, secret_values
 from ..shown import one_line
+from .answers import cannot_connect, read_answer, token_split
 from .cache import ReplayCache, cache_key
 from .config import Endpoint, LLMConfig
 from .errors import LLMError, NotConfigured, ReplayMiss
@@ -77,6 +78,14 @@ class Completion(Generic[Parsed]):
     tokens: int
     cached: bool
     key: str
+
+
+@dataclass
+class _Retry:
+    """A try that may be made again: why it failed, and how long its answer asked to wait."""
+
+    why: str
+    delay: float | None = None
 
 
 @dataclass
@@ -161,9 +170,9 @@ class LLMClient:
             "temperature": temperature,
             "seed": seed,
             "repeat": repeat,
-            "schema": (schema or {}).get("name"),
+            "schema": _schema_name(schema),
             "messages": messages,
-            **({"sample": sample} if sample else {}),
+            **_sample_field(sample),
         }
         hit = self._from_cache(role, key, parser, expect)
         if hit is not None:
@@ -171,11 +180,7 @@ class LLMClient:
         if self.cache.replay:
             self.usage.errors += 1
             self.cache.misses += 1
-            which = ", ".join(
-                ([f"run {repeat + 1}"] if repeat else [])
-                + ([f"sample {sample + 1} of {samples}"] if samples > 1 else [])
-            )
-            raise ReplayMiss(self.cache.miss_message(role, key, model, f" ({which})" if which else ""))
+            raise ReplayMiss(self.cache.miss_message(role, key, model, _which_call(repeat, sample, samples)))
         try:
             content, parsed, tokens, served = await self._answer(
                 role, model, messages, schema, parser, temperature, seed
@@ -192,8 +197,8 @@ class LLMClient:
             "temperature": temperature,
             "seed": seed,
             "repeat": repeat,
-            **({"sample": sample} if sample else {}),
-            "schema": (schema or {}).get("name"),
+            **_sample_field(sample),
+            "schema": _schema_name(schema),
             "messages": messages,
             "response": {"content": content, "tokens": tokens},
         }
@@ -264,60 +269,80 @@ class LLMClient:
     async def _send(self, role: str, endpoint: Endpoint, request: JSONObject) -> tuple[str, int, str]:
         """One chat completion with retries; returns (content, total tokens, model that answered)."""
         import_paused("openai")
-        import openai
-
         state = self._state()
         attempts = self.config.retries + 1
         where = endpoint.base_url or "the OpenAI API"
         last = ""
         bucket = f"{where} {request['model']}"
         for attempt in range(attempts):
-            delay: float | None = None
-            # (made before the limiter's admission: sent right after it)
-            client = self._openai(state, endpoint)
-            flight = (
-                await self.limiter.acquire(bucket, request["model"]) if self.limiter is not None else None
-            )
-            answered = (0, 0)
-            try:
-                try:
-                    async with state.semaphore:
-                        self.usage.calls += 1
-                        async with asyncio.timeout(self.config.timeout_s):  # the whole answer, not each read
-                            response = await client.chat.completions.create(**request)
-                except openai.APIStatusError as exc:
-                    status = exc.status_code
-                    last = f"HTTP {status}: {_clip(_STATUS_PREFIX.sub('', exc.message), 300)}"
-                    if status not in (408, 409, 429) and status < 500:
-                        raise LLMError(f"{role} LLM at {where} answered {last}") from None
-                    delay = _retry_after(exc.response.headers)
-                    if delay is not None and self.limiter is not None:  # every process of the run waits
-                        self.limiter.pause(bucket, delay)
-                except openai.APITimeoutError:
-                    last = self._timed_out()
-                except openai.APIConnectionError as exc:
-                    last = _cannot_connect(exc.__cause__ or exc)
-                except (openai.OpenAIError, ValueError) as exc:  # e.g. a body that is not JSON
-                    problem = f"{type(exc).__name__}: {_clip(exc, 300)}"
-                    raise LLMError(f"{role} LLM at {where}: unusable response ({problem})") from None
-                except Exception as exc:  # a transport error the openai client did not wrap: retry it too  # noqa: BLE001
-                    last = (
-                        self._timed_out() if "timeout" in type(exc).__name__.lower() else _cannot_connect(exc)
-                    )
-                else:
-                    answered = _token_split(response)
-                    self.usage.answered(request["model"], *answered)
-                    return _read(role, response, request["model"])
-            finally:
-                if flight is not None and self.limiter is not None:
-                    self.limiter.release(flight, request["model"], *answered)
+            # (the client is made before the limiter's admission: sent right after it)
+            tried = await self._attempt(role, where, bucket, self._openai(state, endpoint), state, request)
+            if not isinstance(tried, _Retry):
+                return tried
+            last = tried.why
             if attempt + 1 < attempts:
                 self.usage.retries += 1
-                await asyncio.sleep(delay if delay is not None else _backoff(attempt))
+                await asyncio.sleep(tried.delay if tried.delay is not None else _backoff(attempt))
         raise LLMError(f"{role} LLM at {where} failed after {attempts} attempt(s): {last}")
+
+    async def _attempt(
+        self,
+        role: str,
+        where: str,
+        bucket: str,
+        client: openai.AsyncOpenAI,
+        state: _LoopState,
+        request: JSONObject,
+    ) -> tuple[str, int, str] | _Retry:
+        """One try, admitted by the run's limiter: the answer, or why it may be tried again (an answer
+        that trying again cannot mend is an :class:`LLMError`)."""
+        import openai
+
+        model = request["model"]
+        flight = await self.limiter.acquire(bucket, model) if self.limiter is not None else None
+        answered = (0, 0)
+        try:
+            try:
+                async with state.semaphore:
+                    self.usage.calls += 1
+                    async with asyncio.timeout(self.config.timeout_s):  # the whole answer, not each read
+                        response = await client.chat.completions.create(**request)
+            except openai.APIStatusError as exc:
+                return self._status_retry(role, where, bucket, exc)
+            except openai.APITimeoutError:
+                return _Retry(self._timed_out())
+            except openai.APIConnectionError as exc:
+                return _Retry(cannot_connect(exc.__cause__ or exc))
+            except (openai.OpenAIError, ValueError) as exc:  # e.g. a body that is not JSON
+                problem = f"{type(exc).__name__}: {_clip(exc, 300)}"
+                raise LLMError(f"{role} LLM at {where}: unusable response ({problem})") from None
+            except Exception as exc:  # a transport error the openai client did not wrap: retry it too  # noqa: BLE001
+                return _Retry(self._unwrapped_failure(exc))
+            answered = token_split(response)
+            self.usage.answered(model, *answered)
+            return read_answer(role, response, model)
+        finally:
+            if flight is not None and self.limiter is not None:
+                self.limiter.release(flight, model, *answered)
+
+    def _status_retry(self, role: str, where: str, bucket: str, exc: openai.APIStatusError) -> _Retry:
+        """An HTTP error answer: tried again (after its ``Retry-After``, which every process of the run
+        waits) when it is 408, 409, 429 or 5xx, else an :class:`LLMError`."""
+        status = exc.status_code
+        last = f"HTTP {status}: {_clip(_STATUS_PREFIX.sub('', exc.message), 300)}"
+        if status not in (408, 409, 429) and status < 500:
+            raise LLMError(f"{role} LLM at {where} answered {last}") from None
+        delay = _retry_after(exc.response.headers)
+        if delay is not None and self.limiter is not None:
+            self.limiter.pause(bucket, delay)
+        return _Retry(last, delay)
 
     def _timed_out(self) -> str:
         return f"no answer within {self.config.timeout_s:g} s (timeout)"
+
+    def _unwrapped_failure(self, exc: Exception) -> str:
+        """What a transport error the openai client did not wrap says: a timeout, or no connection."""
+        return self._timed_out() if "timeout" in type(exc).__name__.lower() else cannot_connect(exc)
 
     def _state(self) -> _LoopState:
         loop = asyncio.get_running_loop()
@@ -358,19 +383,22 @@ class LLMClient:
             await client.close()
 
 
-def _read(role: str, response: object, model: str) -> tuple[str, int, str]:
-    choices = getattr(response, "choices", None) or []
-    if not choices:
-        return "", _tokens(response), getattr(response, "model", None) or model
-    message = choices[0].message
-    refusal = getattr(message, "refusal", None)
-    if refusal:
-        raise LLMError(f"the {role} model refused to answer: {_clip(refusal, 300)}")
-    return message.content or "", _tokens(response), getattr(response, "model", None) or model
+def _schema_name(schema: JSONObject | None) -> JSONValue:
+    return (schema or {}).get("name")
 
 
-def _cannot_connect(cause: BaseException) -> str:
-    return f"cannot connect ({type(cause).__name__}: {_clip(cause)})"
+def _sample_field(sample: int) -> dict[str, JSONValue]:
+    """A judged check's repeated sample, in its cache entry (none for the first: entries stay as before)."""
+    return {"sample": sample} if sample else {}
+
+
+def _which_call(repeat: int, sample: int, samples: int) -> str:
+    """ " (run 2, sample 1 of 3)": which call of a repeated test or sampled check missed the cache."""
+    which = ", ".join(
+        ([f"run {repeat + 1}"] if repeat else [])
+        + ([f"sample {sample + 1} of {samples}"] if samples > 1 else [])
+    )
+    return f" ({which})" if which else ""
 
 
 def import_paused(name: str) -> None:
@@ -386,21 +414,6 @@ def import_paused(name: str) -> None:
     finally:
         if enabled:
             gc.enable()
-
-
-def _tokens(response: object) -> int:
-    usage = getattr(response, "usage", None)
-    return int(getattr(usage, "total_tokens", 0) or 0) if usage else 0
-
-
-def _token_split(response: object) -> tuple[int, int]:
-    """(prompt, completion) tokens of an answer; a total without the split counts as prompt tokens."""
-    usage = getattr(response, "usage", None)
-    if not usage:
-        return 0, 0
-    prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
-    completion = int(getattr(usage, "completion_tokens", 0) or 0)
-    return (prompt, completion) if prompt or completion else (_tokens(response), 0)
 
 
 def _reask(problem: str) -> dict[str, str]:

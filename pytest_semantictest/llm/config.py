@@ -152,13 +152,8 @@ def highbar_paraphraser(
     a pair and the key required as highbar requires it (an ``OPENAI_*`` value never mixes in); else
     ``OPENAI_*``."""
     own = own or RoleSettings()
-    model = (
-        own.model
-        or (_text(values.get("llm-model")) if "llm-model" in given else None)
-        or env.get(HIGHBAR_MODEL)
-    )
-    ours = own.base_url or own.api_key_env or "llm-base-url" in given or "llm-api-key" in given
-    if not ours and (env.get(HIGHBAR_API_KEY) or env.get(HIGHBAR_BASE_URL)):
+    model = _paraphraser_model(own, given, values, env)
+    if not _our_endpoint(own, given) and (env.get(HIGHBAR_API_KEY) or env.get(HIGHBAR_BASE_URL)):
         return RoleSettings(
             model or None,
             env.get(HIGHBAR_BASE_URL) or HIGHBAR_DEFAULT_BASE_URL,
@@ -170,6 +165,22 @@ def highbar_paraphraser(
     return RoleSettings(model or None, own.base_url, own.api_key_env, own.key_required)
 
 
+def _paraphraser_model(
+    own: RoleSettings, given: Collection[str], values: Mapping[str, object], env: Mapping[str, str]
+) -> str | None:
+    """The role's model, then ``--semantictest-llm-model`` (when given), then ``HIGHBAR_LLM_MODEL``."""
+    return (
+        own.model
+        or (_text(values.get("llm-model")) if "llm-model" in given else None)
+        or env.get(HIGHBAR_MODEL)
+    )
+
+
+def _our_endpoint(own: RoleSettings, given: Collection[str]) -> bool:
+    """Whether the role's keys or our global options name the endpoint (highbar's variables then stay out)."""
+    return bool(own.base_url or own.api_key_env or "llm-base-url" in given or "llm-api-key" in given)
+
+
 def from_values(
     values: Mapping[str, object],
     roles: Mapping[str, RoleSettings],
@@ -179,21 +190,10 @@ def from_values(
 ) -> LLMConfig:
     """Build the config from option/ini values (already option > ini > default) and the environment
     (``given``: the names of the ``llm-*`` values set by an option or ini key, not by default)."""
-    mode = str(values.get("llm-cache") or "read-write")
-    if mode not in CACHE_MODES:
-        raise ValueError(f"LLM cache mode {mode!r} is not one of {', '.join(CACHE_MODES)}")
-    cache_dir = Path(str(values.get("llm-cache-dir") or ".semantictest/cache")).expanduser()
-    if not cache_dir.is_absolute():
-        cache_dir = rootdir / cache_dir
+    mode = _cache_mode(values)
+    cache_dir = _cache_dir(values, rootdir)
+    model_roles = _model_roles(values, roles, given, env)
     raw_headers = values.get("llm-header") or []
-    model_roles = dict(roles)
-    judge_model = values.get("llm-judge-model")
-    if judge_model:
-        judge = model_roles.get("judge") or RoleSettings()
-        model_roles["judge"] = RoleSettings(str(judge_model), judge.base_url, judge.api_key_env)
-    paraphraser = highbar_paraphraser(model_roles.get("paraphraser"), given, values, env)
-    if paraphraser is not None:
-        model_roles["paraphraser"] = paraphraser
     return LLMConfig(
         base_url=_text(values.get("llm-base-url")) or env.get("OPENAI_BASE_URL") or None,
         api_key=_text(values.get("llm-api-key")) or env.get("OPENAI_API_KEY") or None,
@@ -207,6 +207,37 @@ def from_values(
         retries=max(0, _int(values.get("llm-retries"), 3)),
         env=env,
     )
+
+
+def _cache_mode(values: Mapping[str, object]) -> str:
+    mode = str(values.get("llm-cache") or "read-write")
+    if mode not in CACHE_MODES:
+        raise ValueError(f"LLM cache mode {mode!r} is not one of {', '.join(CACHE_MODES)}")
+    return mode
+
+
+def _cache_dir(values: Mapping[str, object], rootdir: Path) -> Path:
+    """``llm-cache-dir`` (default ``.semantictest/cache``), relative to the rootdir."""
+    cache_dir = Path(str(values.get("llm-cache-dir") or ".semantictest/cache")).expanduser()
+    return cache_dir if cache_dir.is_absolute() else rootdir / cache_dir
+
+
+def _model_roles(
+    values: Mapping[str, object],
+    roles: Mapping[str, RoleSettings],
+    given: Collection[str],
+    env: Mapping[str, str],
+) -> dict[str, RoleSettings]:
+    """The roles' settings with ``llm-judge-model`` for the judge and highbar's for the paraphraser."""
+    model_roles = dict(roles)
+    judge_model = values.get("llm-judge-model")
+    if judge_model:
+        judge = model_roles.get("judge") or RoleSettings()
+        model_roles["judge"] = RoleSettings(str(judge_model), judge.base_url, judge.api_key_env)
+    paraphraser = highbar_paraphraser(model_roles.get("paraphraser"), given, values, env)
+    if paraphraser is not None:
+        model_roles["paraphraser"] = paraphraser
+    return model_roles
 
 
 MIN_SIGNING_KEY = 16

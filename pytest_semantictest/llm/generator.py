@@ -98,20 +98,26 @@ def clean_case(raw: dict[str, JSONValue]) -> dict[str, JSONValue]:
     return case
 
 
-def parse_cases(
-    text: str, validate: Callable[[dict[str, JSONValue]], str | None]
-) -> list[dict[str, JSONValue]]:
-    """The answer's cases, cleaned, with unique ids; ValueError naming what is wrong."""
+def _answer_cases(text: str) -> list[JSONValue]:
+    """The answer's non-empty ``cases`` list, as given."""
     try:
         data = json.loads(text)
     except ValueError as exc:
         raise ValueError(f"not JSON: {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("cases"), list) or not data["cases"]:
         raise ValueError("the answer must be an object with a non-empty 'cases' list")
+    cases: list[JSONValue] = data["cases"]
+    return cases
+
+
+def parse_cases(
+    text: str, validate: Callable[[dict[str, JSONValue]], str | None]
+) -> list[dict[str, JSONValue]]:
+    """The answer's cases, cleaned, with unique ids; ValueError naming what is wrong."""
     cases: list[dict[str, JSONValue]] = []
     seen: set[str] = set()
     problems: list[str] = []
-    for n, raw in enumerate(data["cases"], 1):
+    for n, raw in enumerate(_answer_cases(text), 1):
         if not isinstance(raw, dict):
             problems.append(f"cases[{n - 1}] is not an object")
             continue

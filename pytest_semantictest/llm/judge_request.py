@@ -39,37 +39,11 @@ class JudgeRequest:
 
         Raises ValueError naming the input that is missing or malformed.
         """
-        if "text" in inputs:
-            text = inputs["text"]
-        elif "body" in inputs:
-            text = inputs["body"]
-        else:
-            raise ValueError(
-                "LLMJudge needs input 'text' (the response to judge); it is missing or names nothing"
-            )
+        text = _judged_text(inputs)
         behavior, constraints = _expected(inputs.get("expected"))
-        history = inputs.get("history")
-        if history is None:
-            history = []
-        if not isinstance(history, list):
-            raise ValueError(
-                f"LLMJudge input 'history' must be a list of messages, got {type(history).__name__}"
-            )
+        history = _history(inputs.get("history"))
+        criteria, threshold, max_turns, samples = _scoring(config)
         model = config.get("model")
-        try:
-            criteria = {str(k): float(v) for k, v in (config.get("criteria") or DEFAULT_CRITERIA).items()}
-            threshold = float(config.get("threshold", DEFAULT_THRESHOLD))
-            max_turns = int(config.get("maxTurns", DEFAULT_MAX_TURNS))
-            samples = None if config.get("samples") is None else int(config["samples"])
-        except (AttributeError, TypeError, ValueError):
-            raise ValueError(
-                "LLMJudge config: criteria must map names to weights, threshold be a number, "
-                "maxTurns and samples integers"
-            ) from None
-        if samples is not None and not 1 <= samples <= MAX_SAMPLES:
-            raise ValueError(f"LLMJudge config.samples must be between 1 and {MAX_SAMPLES}, got {samples}")
-        if not criteria or abs(sum(criteria.values()) - 1.0) > 1e-6:
-            raise ValueError("LLMJudge config.criteria must map criterion names to weights summing to 1")
         return cls(
             text=text,
             expected_behavior=behavior,
@@ -90,6 +64,42 @@ class JudgeRequest:
         """The conversation turn being judged: the number of user messages so far (at least 1)."""
         users = sum(1 for m in self.history if isinstance(m, Mapping) and m.get("role") == "user")
         return max(1, users)
+
+
+def _judged_text(inputs: Mapping[str, JSONValue]) -> JSONValue:
+    """Input ``text`` (or ``body``): the response to judge."""
+    if "text" in inputs:
+        return inputs["text"]
+    if "body" in inputs:
+        return inputs["body"]
+    raise ValueError("LLMJudge needs input 'text' (the response to judge); it is missing or names nothing")
+
+
+def _history(history: JSONValue) -> list[JSONValue]:
+    if history is None:
+        return []
+    if not isinstance(history, list):
+        raise ValueError(f"LLMJudge input 'history' must be a list of messages, got {type(history).__name__}")
+    return history
+
+
+def _scoring(config: Mapping[str, JSONValue]) -> tuple[dict[str, float], float, int, int | None]:
+    """Config ``criteria`` (weights summing to 1), ``threshold``, ``maxTurns`` and ``samples``."""
+    try:
+        criteria = {str(k): float(v) for k, v in (config.get("criteria") or DEFAULT_CRITERIA).items()}
+        threshold = float(config.get("threshold", DEFAULT_THRESHOLD))
+        max_turns = int(config.get("maxTurns", DEFAULT_MAX_TURNS))
+        samples = None if config.get("samples") is None else int(config["samples"])
+    except (AttributeError, TypeError, ValueError):
+        raise ValueError(
+            "LLMJudge config: criteria must map names to weights, threshold be a number, "
+            "maxTurns and samples integers"
+        ) from None
+    if samples is not None and not 1 <= samples <= MAX_SAMPLES:
+        raise ValueError(f"LLMJudge config.samples must be between 1 and {MAX_SAMPLES}, got {samples}")
+    if not criteria or abs(sum(criteria.values()) - 1.0) > 1e-6:
+        raise ValueError("LLMJudge config.criteria must map criterion names to weights summing to 1")
+    return criteria, threshold, max_turns, samples
 
 
 def _expected(expected: JSONValue) -> tuple[str, list[str]]:

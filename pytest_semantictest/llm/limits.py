@@ -184,8 +184,18 @@ class SharedLimiter:
         self, state: dict[str, JSONValue], bucket: str, model: str, now: float
     ) -> tuple[float | None, str]:
         """None when the request may go now, else (seconds to wait, why)."""
-        limits, slot = self.limits, state["buckets"].get(bucket) or _new_bucket()
+        slot = state["buckets"].get(bucket) or _new_bucket()
         flights = [f for f in state["flights"].values() if f[1] == bucket]
+        held = self._rate_wait(slot, len(flights), model, now)
+        if held is not None:
+            return held
+        return self._fits_budget(state, slot, bool(flights), model)
+
+    def _rate_wait(
+        self, slot: dict[str, JSONValue], flights: int, model: str, now: float
+    ) -> tuple[float, str] | None:
+        """(seconds to wait, why) while the bucket's pause or a rate limit holds the request; else None."""
+        limits = self.limits
         if slot["paused_until"] > now:
             return slot["paused_until"] - now, f"the provider asked to wait (Retry-After) for {model}"
         if limits.rpm and len(slot["sent"]) >= limits.rpm:
@@ -197,9 +207,9 @@ class SharedLimiter:
             return slot["tokens"][0][
                 0
             ] + limits.window_s - now, f"{limits.tpm} tokens per {limits.window_s:g} s to {model}"
-        if limits.in_flight and len(flights) >= limits.in_flight:
+        if limits.in_flight and flights >= limits.in_flight:
             return POLL_S, f"{limits.in_flight} requests in flight to {model}"
-        return self._fits_budget(state, slot, bool(flights), model)
+        return None
 
     def _fits_budget(
         self, state: dict[str, JSONValue], slot: dict[str, JSONValue], busy: bool, model: str
@@ -216,6 +226,18 @@ class SharedLimiter:
         expected_tokens, expected_money = _expected(state, slot)
         if not slot["answered"] and busy:
             return POLL_S, f"the LLM budget (the first answer of {model} tells its cost)"
+        return self._within_budgets(spent, reserved, expected_tokens, expected_money)
+
+    def _within_budgets(
+        self,
+        spent: dict[str, JSONValue],
+        reserved: list[tuple[JSONValue, JSONValue]],
+        expected_tokens: float,
+        expected_money: float,
+    ) -> tuple[float | None, str]:
+        """(None, "") when this request's expected cost fits each budget beside what is spent and
+        reserved; a wait while requests in flight may cost less than expected; else :class:`BudgetSpent`."""
+        limits = self.limits
         for budget, used, ahead, this in (
             (limits.budget_tokens, spent["tokens"], sum(t for t, _ in reserved), expected_tokens),
             (limits.budget_money, spent["money"], sum(m for _, m in reserved), expected_money),

@@ -7,7 +7,7 @@ test must render the same messages, or the replay cache could never hit.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ..json_types import JSONValue
@@ -56,12 +56,6 @@ def judge_messages(request: JudgeRequest) -> list[dict[str, str]]:
     """The judge's system and user messages for one evaluation."""
     text, constraints, history = request.text, request.constraints, request.history
     continue_conversation = request.continue_conversation
-    extra = []
-    if constraints:
-        extra.append('"constraints" with, for each numbered constraint, whether it is met and why')
-    if continue_conversation:
-        extra.append('"shouldContinue" and "nextPrompt"')
-    system = JUDGE_SYSTEM.format(extra=("; then " + "; then ".join(extra)) if extra else "")
     parts: list[str] = []
     if history:
         parts.append("## Conversation so far\n" + render_history(history))
@@ -74,14 +68,29 @@ def judge_messages(request: JudgeRequest) -> list[dict[str, str]]:
     if constraints:
         listed = "\n".join(f"{n}. {c}" for n, c in enumerate(constraints, 1))
         parts.append("## Constraints (each must hold)\n" + listed)
-    listed = "\n".join(
-        f"- {name}: {CRITERIA_HELP.get(name, f'Judge the response for {name}.')}" for name in request.criteria
-    )
-    parts.append("## Criteria (score each from 0.0 to 1.0)\n" + listed)
+    parts.append(_criteria_section(request.criteria))
     if continue_conversation:
         parts.append(
             f'## Next turn\nThis is turn {request.turn} of at most {request.max_turns}. Set "shouldContinue" to true when '
             'the conversation should go on to test the expected behaviour further, and "nextPrompt" to the '
             "next message the user would send; otherwise false and null."
         )
+    system = _judge_system(request)
     return [{"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(parts)}]
+
+
+def _judge_system(request: JudgeRequest) -> str:
+    """The system prompt, asking for the constraints' and the next turn's answers when they apply."""
+    extra = []
+    if request.constraints:
+        extra.append('"constraints" with, for each numbered constraint, whether it is met and why')
+    if request.continue_conversation:
+        extra.append('"shouldContinue" and "nextPrompt"')
+    return JUDGE_SYSTEM.format(extra=("; then " + "; then ".join(extra)) if extra else "")
+
+
+def _criteria_section(criteria: Iterable[str]) -> str:
+    listed = "\n".join(
+        f"- {name}: {CRITERIA_HELP.get(name, f'Judge the response for {name}.')}" for name in criteria
+    )
+    return "## Criteria (score each from 0.0 to 1.0)\n" + listed

@@ -76,18 +76,21 @@ def _strict(schema: Mapping[str, JSONValue], defs: Mapping[str, JSONValue]) -> d
     out = {key: value for key, value in schema.items() if key not in _LEFT_OUT}
     members = out.pop("anyOf", None)
     if members is not None:
-        strict = [_strict(m, defs) for m in members]
-        if all(set(m) == {"type"} and isinstance(m["type"], str) for m in strict):
-            out["type"] = [m["type"] for m in strict]
-        else:
-            out["anyOf"] = strict
+        out.update(_strict_union(members, defs))
     if "properties" in out:  # a model: its fields (its docstring is for people, not the model)
         return strict_object({k: _strict(v, defs) for k, v in out["properties"].items()})
-    if isinstance(out.get("additionalProperties"), Mapping):
-        out["additionalProperties"] = _strict(out["additionalProperties"], defs)
-    if isinstance(out.get("items"), Mapping):
-        out["items"] = _strict(out["items"], defs)
+    for nested in ("additionalProperties", "items"):  # the schema of a mapping's values, a list's items
+        if isinstance(out.get(nested), Mapping):
+            out[nested] = _strict(out[nested], defs)
     return out
+
+
+def _strict_union(members: list[JSONValue], defs: Mapping[str, JSONValue]) -> dict[str, JSONValue]:
+    """An ``anyOf``: of bare types, one ``type`` list; else the strict form of each member."""
+    strict = [_strict(m, defs) for m in members]
+    if all(set(m) == {"type"} and isinstance(m["type"], str) for m in strict):
+        return {"type": [m["type"] for m in strict]}
+    return {"anyOf": strict}
 
 
 def parse_answer(model: type[M], text: str, what: str) -> M:

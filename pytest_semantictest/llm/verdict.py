@@ -86,16 +86,23 @@ def judge_lines(j: Judgement | Mapping[str, JSONValue]) -> list[str]:
     ]
     if j.details:
         lines.append("criteria: " + ", ".join(f"{k} {_num(v)}" for k, v in j.details.items()))
-    for n, c in enumerate(j.constraints, 1):
-        state = "met" if c.get("met") else "VIOLATED"
-        reason = f" ({c['reason']})" if c.get("reason") else ""
-        lines.append(f"constraint {n} {state}: {c.get('constraint', '')}{reason}")
+    lines += _constraint_lines(j.constraints)
     if j.samples:
         lines.append(f"samples: {samples_text(j.samples)}")
     if j.reasoning:
         lines.append(f"reasoning: {j.reasoning}")
     if j.continues:
         lines.append(f"next prompt: {j.next_prompt}")
+    return lines
+
+
+def _constraint_lines(constraints: Sequence[Mapping[str, JSONValue]]) -> list[str]:
+    """``constraint 1 VIOLATED: <constraint> (<reason>)`` for each constraint the judge answered."""
+    lines = []
+    for n, c in enumerate(constraints, 1):
+        state = "met" if c.get("met") else "VIOLATED"
+        reason = f" ({c['reason']})" if c.get("reason") else ""
+        lines.append(f"constraint {n} {state}: {c.get('constraint', '')}{reason}")
     return lines
 
 

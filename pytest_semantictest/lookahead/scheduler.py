@@ -24,6 +24,7 @@ Invariants (what makes it safe, with :mod:`.rules`):
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 from collections import Counter
 from typing import TYPE_CHECKING
@@ -36,18 +37,17 @@ from ..spec_nodes import is_spec_item
 from .agent_starts import AgentStarts
 from .case_runs import case_run
 from .item_order import ItemOrder
+from .overlap import OverlapWatch
 from .rules import (
     agent_bound,
     agent_keys,
     agent_resources,
-    attributable,
     file_barrier,
     io_free,
     must_be_alone,
     reads_records,
     share_agents,
     static_barrier,
-    traced,
 )
 
 if TYPE_CHECKING:
@@ -65,6 +65,17 @@ connections would overflow a small server's listen backlog (``http.server``'s is
 connection is an error that running one by one never has."""
 
 
+@dataclasses.dataclass
+class _Walk:
+    """Where one walk of :meth:`Lookahead._fill` over the upcoming items is."""
+
+    before: pytest.Item  # the item the walk went past last (a file barrier may be between it and the next)
+    in_flight: int
+    waiting: set[str]  # agent processes whose next items wait (each agent's items start in their order)
+    passed_over: bool = False  # an item was passed over: the frontier stays before it
+    started: int = 0
+
+
 class Lookahead:
     """The per-process look-ahead scheduler (one per pytest session, created on first use)."""
 
@@ -78,8 +89,6 @@ class Lookahead:
         """Indexes of the tasks not finished yet."""
         self.load: Counter[str] = Counter()
         """Agent key -> tasks not finished yet that talk to it."""
-        self.tagged: dict[str, bool] = {}
-        """Agent key -> whether its trace records are attributable (absent: not known yet)."""
         self.current = -1
         self._frontier = -1
         """(without xdist) the last index the walk went past: the items up to it are started or trivial."""
@@ -89,12 +98,7 @@ class Lookahead:
         """Item id -> (why it is a barrier from what it is, whether its pipeline only computes)."""
         self._agents: dict[int, tuple[tuple[str, ...], frozenset[str]]] = {}
         """Spec file id -> its agents: pool keys, processes (:func:`.rules.agent_resources`)."""
-        self._shared: set[int] = set()
-        """Items that ran while another item talking to the same traced agent was in flight."""
-        self._reads: dict[int, dict[str, int]] = {}
-        """Item -> traced agent key -> that agent's ``unattributed_reads`` when the item started."""
-        self._suspect: set[int] = set()
-        """Items during whose run a traced agent of theirs read a record no test could be told from."""
+        self.watch = OverlapWatch(runtime)
         self._computed: set[int] = set()
         """Items that only compute whose task ran with an earlier item's (:meth:`_compute`)."""
         self.order = ItemOrder(session)
@@ -117,15 +121,7 @@ class Lookahead:
         if self.usage is not None:
             self.usage.reveal(n)  # reached: its LLM usage counts from now on (in this item's report)
         self._drop_passed(n)
-        task = self.tasks.get(n)
-        if task is None and self._static_of(item)[1]:  # it only computes: it and the next such items now
-            self._fill()
-            task = self._compute(n, item)
-        elif task is not None and n in self._computed:  # computed with an earlier one: nothing to start
-            self._computed.discard(n)
-        else:
-            task = task or self._start(n, item)
-            self._fill()
+        task = self._task_of_reached(n, item)
         try:  # a task that already finished (it ran while an earlier item waited) needs no loop turn
             if not task.done():
                 self.runtime.run(task)
@@ -134,14 +130,34 @@ class Lookahead:
         finally:
             self.tasks.pop(n, None)
             keys = self.agents_of.pop(n, ())
-        if n in self._shared and n in self._suspect:
-            for key in keys:
-                self.tagged[key] = False  # from now on that agent's items run one by one
-            if reads_records(item):
-                verdict = self._alone_again(n, item, keys)
-        self._shared.discard(n)
-        self._suspect.discard(n)
-        self._learn(keys, verdict)
+        if self.watch.suspect(n):
+            verdict = self._after_unattributed_read(n, item, keys, verdict)
+        self.watch.forget(n)
+        self.watch.learn(keys, verdict)
+        return verdict
+
+    def _task_of_reached(self, n: int, item: SpecItemNode) -> asyncio.Task[Verdict]:
+        """The task of item ``n``, just reached: started ahead, computed with an earlier item, or started
+        now; the next items are started with it."""
+        task = self.tasks.get(n)
+        if task is None and self._static_of(item)[1]:  # it only computes: it and the next such items now
+            self._fill()
+            return self._compute(n, item)
+        if task is not None and n in self._computed:  # computed with an earlier one: nothing to start
+            self._computed.discard(n)
+            return task
+        task = task or self._start(n, item)
+        self._fill()
+        return task
+
+    def _after_unattributed_read(
+        self, n: int, item: SpecItemNode, keys: tuple[str, ...], verdict: Verdict
+    ) -> Verdict:
+        """Item ``n`` shared a traced agent that read a record no test could be told from: that agent's
+        items run one by one from now on, and an item that reads records runs again, alone."""
+        self.watch.untrust(keys)
+        if reads_records(item):
+            return self._alone_again(n, item, keys)
         return verdict
 
     def _alone_again(self, n: int, item: SpecItemNode, keys: tuple[str, ...]) -> Verdict:
@@ -179,9 +195,7 @@ class Lookahead:
         self.agents_of.clear()
         self.running.clear()
         self.load.clear()
-        self._shared.clear()
-        self._reads.clear()
-        self._suspect.clear()
+        self.watch.clear()
 
     # -- scheduling ---------------------------------------------------------------------------------
 
@@ -217,32 +231,12 @@ class Lookahead:
             self.usage.hide(n, sink)
         self.tasks[n] = task
         keys = self.agents_of[n] = self._keys(item)
-        self._note_overlap(n, keys)
+        self.watch.starting(n, keys, self.load, self.running, self.agents_of)
         self.running.add(n)
         if keys:
             self.load.update(keys)
         task.add_done_callback(functools.partial(self._finished, n, keys=keys))
         return task
-
-    def _note_overlap(self, n: int, keys: tuple[str, ...]) -> None:
-        """Before item ``n`` starts: which items now share a traced agent, and where its record count is."""
-        pool = self.runtime.agent_pool
-        marks: dict[str, int] = {}
-        for key in keys:
-            live = pool.running(key) if pool is not None else None
-            if live is None or not traced(live):
-                continue
-            marks[key] = live.unattributed_reads
-            if self.load[key] > 0:
-                self._shared.add(n)
-                self._shared.update(m for m in self.running if key in self.agents_of.get(m, ()))
-        if marks:
-            self._reads[n] = marks
-
-    def _unattributed(self, key: str) -> int:
-        pool = self.runtime.agent_pool
-        live = pool.running(key) if pool is not None else None
-        return live.unattributed_reads if live is not None else 0
 
     def _keys(self, item: SpecItemNode) -> tuple[str, ...]:
         """The agents (pool keys) ``item``'s file talks to."""
@@ -273,15 +267,13 @@ class Lookahead:
         if n not in self.running:
             return
         self.running.discard(n)
-        start = self._reads.pop(n, None)
-        if start and any(self._unattributed(key) != count for key, count in start.items()):
-            self._suspect.add(n)
+        self.watch.finished(n)
         if keys:
             self.load.subtract(keys)
         if task.cancelled():
             return
         if task.exception() is None:
-            self._learn(keys, task.result())
+            self.watch.learn(keys, task.result())
         self._fill()
 
     def _fill(self) -> None:
@@ -294,61 +286,93 @@ class Lookahead:
         current = items[self.current]
         if self._barrier(current) is not None:
             return  # it runs alone
-        in_flight, load = len(self.running), self.load
         upcoming = self.order.upcoming(self.current, self._frontier, self.limit + _WALK)
         before = items[upcoming[0] - 1] if upcoming and not self.order.from_a_queue else current
-        # that runs alone
-        waiting: set[str] = set().union(
-            *(  # agents (rules.agent_resources) an item waits for: later items
-                self._resources(other)
-                for other in self._in_flight()  # on them wait too; first, those of one
-                if must_be_alone(self._keys(other), self.runtime.agent_pool, self.tagged, self._fill)
-            )
-        )
-        passed_over = False  # an item was passed over: the frontier stays before it
-        started = 0
+        walk = _Walk(before, len(self.running), self._waited_on())
         for n in upcoming:
-            item = items[n]
-            if n in self.tasks:
-                before = item
-                continue
-            if (
-                in_flight >= self.limit
-                or not is_spec_item(item)
-                or not is_spec_item(before)
-                or file_barrier(before, item) is not None
-            ):
+            if not self._walk_past(walk, n):
                 break
-            case = item.case
-            # nothing to start: the walk goes on
-            trivial = case.skip or case.error or self._static_of(item)[1]
-            if not trivial and self._barrier(item) is not None:
-                break
-            before = item
-            if trivial:
-                if not passed_over:
-                    self._frontier = max(self._frontier, n)
-                continue
-            resources = self._resources(item)
-            ready = not share_agents(resources, waiting) and self.starts.ready(
-                self.runtime.agent_pool, item.spec_file
-            )
-            alone = self._needs_alone(item) if ready else None
-            if alone is None or any(load[key] >= self._bound(key) for key in self._keys(item)):
-                waiting |= resources
-                passed_over = True
-                continue
-            if started >= _BURST:  # the rest a moment later
-                if self._later is None:
-                    self._later = self.runtime.loop_runner.loop.call_later(_BURST_GAP_S, self._fill_later)
-                break
-            self._start(n, item)
-            if alone:
-                waiting |= resources  # the agent's next items wait until this one has shown its records
-            if not passed_over:
-                self._frontier = max(self._frontier, n)
-            started += 1
-            in_flight += 1
+
+    def _waited_on(self) -> set[str]:
+        """The agents (:func:`.rules.agent_resources`) of the items in flight that run alone on them:
+        later items on them wait too."""
+        waiting: set[str] = set()
+        for other in self._in_flight():
+            if must_be_alone(self._keys(other), self.runtime.agent_pool, self.watch.tagged, self._fill):
+                waiting |= self._resources(other)
+        return waiting
+
+    def _walk_past(self, walk: _Walk, n: int) -> bool:
+        """Whether the walk goes on past item ``n``: started now or before, passed over, or nothing to
+        start; False where it stops (no room in flight, a barrier, the burst is full)."""
+        item = self.session.items[n]
+        if n in self.tasks:
+            walk.before = item
+            return True
+        following = self._may_follow(walk, item)
+        if following is None:
+            return False
+        trivial = self._nothing_to_start(following)
+        if not trivial and self._barrier(following) is not None:
+            return False
+        walk.before = following
+        if trivial:
+            self._advance_frontier(walk, n)
+            return True
+        return self._start_in_walk(walk, n, following)
+
+    def _may_follow(self, walk: _Walk, item: pytest.Item) -> SpecItemNode | None:
+        """``item``, when the walk may go on to it (room in flight, spec items on both sides of no file
+        barrier); None: the walk stops."""
+        before = walk.before
+        if walk.in_flight >= self.limit or not is_spec_item(item) or not is_spec_item(before):
+            return None
+        return item if file_barrier(before, item) is None else None
+
+    def _nothing_to_start(self, item: SpecItemNode) -> bool:
+        """A skipped case, one that failed to compile, or one that only computes (run when reached)."""
+        case = item.case
+        return bool(case.skip or case.error or self._static_of(item)[1])
+
+    def _start_in_walk(self, walk: _Walk, n: int, item: SpecItemNode) -> bool:
+        """Start item ``n`` now, or pass it over (its agents are waited on); False: the burst is full."""
+        resources = self._resources(item)
+        alone = self._start_mode(item, walk.waiting)
+        if alone is None:
+            walk.waiting |= resources
+            walk.passed_over = True
+            return True
+        if walk.started >= _BURST:  # the rest a moment later
+            if self._later is None:
+                self._later = self.runtime.loop_runner.loop.call_later(_BURST_GAP_S, self._fill_later)
+            return False
+        self._start(n, item)
+        if alone:
+            walk.waiting |= resources  # the agent's next items wait until this one has shown its records
+        self._advance_frontier(walk, n)
+        walk.started += 1
+        walk.in_flight += 1
+        return True
+
+    def _start_mode(self, item: SpecItemNode, waiting: set[str]) -> bool | None:
+        """Whether ``item`` starts alone on its agents; None: it waits (an agent of it is waited on, not
+        running yet, taken by an item that must be alone, or at its bound)."""
+        if share_agents(self._resources(item), waiting):
+            return None
+        if not self.starts.ready(self.runtime.agent_pool, item.spec_file):
+            return None
+        alone = self._needs_alone(item)
+        if alone is None or self._agents_full(item):
+            return None
+        return alone
+
+    def _agents_full(self, item: SpecItemNode) -> bool:
+        """Whether an agent of ``item`` already has as many items in flight as it takes."""
+        return any(self.load[key] >= self._bound(key) for key in self._keys(item))
+
+    def _advance_frontier(self, walk: _Walk, n: int) -> None:
+        if not walk.passed_over:
+            self._frontier = max(self._frontier, n)
 
     def _fill_later(self) -> None:
         self._later = None
@@ -367,7 +391,7 @@ class Lookahead:
 
     def _needs_alone(self, item: SpecItemNode) -> bool | None:
         """Whether ``item`` must be alone on its agents (records not known to be attributable); None: another is on them."""
-        alone = must_be_alone(self._keys(item), self.runtime.agent_pool, self.tagged, self._fill)
+        alone = must_be_alone(self._keys(item), self.runtime.agent_pool, self.watch.tagged, self._fill)
         if alone and any(
             share_agents(self._resources(other), self._resources(item)) for other in self._in_flight()
         ):
@@ -381,16 +405,6 @@ class Lookahead:
         pool = self.runtime.agent_pool
         live = pool.running(key) if pool is not None else None
         return agent_bound(live) if live is not None else 1
-
-    def _learn(self, keys: tuple[str, ...], verdict: Verdict) -> None:
-        if not keys:
-            return
-        said = attributable(verdict)
-        for key in keys:
-            if said is False:
-                self.tagged[key] = False  # from now on that agent's items run one by one
-            elif said is True:
-                self.tagged.setdefault(key, True)
 
     def _drop_passed(self, n: int) -> None:
         """Tasks of items this process will not reach (a hook skipped them, xdist stole them): cancelled."""

@@ -90,19 +90,24 @@ def _models(model: type[BaseModel]) -> dict[str, type[BaseModel]]:
 def _add_aliases(node: dict[str, Any], model: type[BaseModel]) -> None:
     """Alias spellings the loader accepts (``assert`` for ``assertions``) are properties too; a required
     field is satisfied by any one of its spellings."""
-    properties, required = node.get("properties", {}), node.get("required", [])
+    required = node.get("required", [])
     for name, field in model.model_fields.items():
-        if not isinstance(field.validation_alias, AliasChoices):
-            continue
-        names = [c for c in field.validation_alias.choices if isinstance(c, str)]
-        main = name if name in properties else names[0]
-        for alias in names:
-            properties.setdefault(alias, properties[main])
-        if main in required:
-            required.remove(main)
-            node.setdefault("allOf", []).append({"oneOf": [{"required": [alias]} for alias in names]})
+        if isinstance(field.validation_alias, AliasChoices):
+            _add_field_aliases(node, name, field.validation_alias)
     if "required" in node and not required:
         del node["required"]
+
+
+def _add_field_aliases(node: dict[str, Any], name: str, choices: AliasChoices) -> None:
+    """One field's spellings as properties of its schema; when it is required, any one of them is."""
+    properties, required = node.get("properties", {}), node.get("required", [])
+    names = [c for c in choices.choices if isinstance(c, str)]
+    main = name if name in properties else names[0]
+    for alias in names:
+        properties.setdefault(alias, properties[main])
+    if main in required:
+        required.remove(main)
+        node.setdefault("allOf", []).append({"oneOf": [{"required": [alias]} for alias in names]})
 
 
 def build(source: SchemaSource) -> dict[str, Any]:

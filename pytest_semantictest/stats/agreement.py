@@ -45,7 +45,7 @@ def cohen_kappa(pairs: list[tuple[bool, bool]]) -> Agreement:
     n = len(pairs)
     if n == 0:
         raise ValueError("no labelled examples")
-    counts = {(a, b): sum(1 for p in pairs if p == (a, b)) for a in (True, False) for b in (True, False)}
+    counts = _cell_counts(pairs)
     p = {key: value / n for key, value in counts.items()}
     observed = p[True, True] + p[False, False]
     rows = {a: p[a, True] + p[a, False] for a in (True, False)}  # the labels' marginals
@@ -55,11 +55,27 @@ def cohen_kappa(pairs: list[tuple[bool, bool]]) -> Agreement:
         return Agreement(None, None, None, observed, counts, f"undefined: {constant}")
     expected = rows[True] * cols[True] + rows[False] * cols[False]
     kappa = (observed - expected) / (1 - expected)
+    half = Z95 * math.sqrt(_kappa_variance(p, rows, cols, kappa, expected, n))
+    return Agreement(kappa, max(-1.0, kappa - half), min(1.0, kappa + half), observed, counts)
+
+
+def _cell_counts(pairs: list[tuple[bool, bool]]) -> dict[tuple[bool, bool], int]:
+    """How many pairs fall in each cell of the 2x2 table (label, judge)."""
+    return {(a, b): sum(1 for p in pairs if p == (a, b)) for a in (True, False) for b in (True, False)}
+
+
+def _kappa_variance(
+    p: dict[tuple[bool, bool], float],
+    rows: dict[bool, float],
+    cols: dict[bool, float],
+    kappa: float,
+    expected: float,
+    n: int,
+) -> float:
+    """The large-sample variance of kappa (Fleiss, Cohen and Everitt 1969), from the cells' shares."""
     inner = sum(p[i, i] * (1 - (rows[i] + cols[i]) * (1 - kappa)) ** 2 for i in (True, False))
     cross = (1 - kappa) ** 2 * sum(
         p[i, j] * (cols[i] + rows[j]) ** 2 for i in (True, False) for j in (True, False) if i != j
     )
     slack = (kappa - expected * (1 - kappa)) ** 2
-    variance = max(0.0, inner + cross - slack) / (n * (1 - expected) ** 2)
-    half = Z95 * math.sqrt(variance)
-    return Agreement(kappa, max(-1.0, kappa - half), min(1.0, kappa + half), observed, counts)
+    return max(0.0, inner + cross - slack) / (n * (1 - expected) ** 2)

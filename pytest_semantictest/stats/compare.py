@@ -34,32 +34,48 @@ def rank_sum_lower(new: list[float], old: list[float]) -> float:
     ``old`` ones: exact (every way of splitting the pooled ranks, ties as mid-ranks) for up to 30
     values in all, else the normal approximation with the tie correction and a continuity correction."""
     pooled = sorted([(v, 0) for v in new] + [(v, 1) for v in old])
-    ranks: list[float] = [0.0] * len(pooled)
-    i = 0
-    while i < len(pooled):
-        j = i
-        while j + 1 < len(pooled) and pooled[j + 1][0] == pooled[i][0]:
-            j += 1
-        for k in range(i, j + 1):
-            ranks[k] = (i + j) / 2 + 1
-        i = j + 1
+    ranks = _mid_ranks([v for v, _ in pooled])
     observed = sum(r for r, (_, side) in zip(ranks, pooled) if side == 0)
     n, m = len(new), len(old)
     if n == 0 or m == 0:
         return 1.0
     if n + m <= 30:
-        doubled = [round(2 * r) for r in ranks]  # mid-ranks are halves: count in half-ranks
-        ways: list[dict[int, int]] = [dict() for _ in range(n + 1)]
-        ways[0][0] = 1
-        for r in doubled:
-            for taken in range(min(n, len(doubled)) - 1, -1, -1):
-                for total, count in ways[taken].items():
-                    ways[taken + 1][total + r] = ways[taken + 1].get(total + r, 0) + count
-        target = round(2 * observed)
-        every = sum(ways[n].values())
-        return sum(c for total, c in ways[n].items() if total <= target) / every
+        return _exact_lower(ranks, n, observed)
+    return _normal_lower(observed, n, m, [v for v, _ in pooled])
+
+
+def _mid_ranks(ordered: list[float]) -> list[float]:
+    """The ranks (from 1) of sorted values, tied values sharing the mean of their ranks."""
+    ranks: list[float] = [0.0] * len(ordered)
+    i = 0
+    while i < len(ordered):
+        j = i
+        while j + 1 < len(ordered) and ordered[j + 1] == ordered[i]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[k] = (i + j) / 2 + 1
+        i = j + 1
+    return ranks
+
+
+def _exact_lower(ranks: list[float], n: int, observed: float) -> float:
+    """The share of the ways of taking ``n`` of the ``ranks`` whose sum is at most ``observed``."""
+    doubled = [round(2 * r) for r in ranks]  # mid-ranks are halves: count in half-ranks
+    ways: list[dict[int, int]] = [dict() for _ in range(n + 1)]
+    ways[0][0] = 1
+    for r in doubled:
+        for taken in range(min(n, len(doubled)) - 1, -1, -1):
+            for total, count in ways[taken].items():
+                ways[taken + 1][total + r] = ways[taken + 1].get(total + r, 0) + count
+    target = round(2 * observed)
+    every = sum(ways[n].values())
+    return sum(c for total, c in ways[n].items() if total <= target) / every
+
+
+def _normal_lower(observed: float, n: int, m: int, values: list[float]) -> float:
+    """The normal approximation of the rank sum's lower tail, with the tie and continuity corrections."""
     mean = n * (n + m + 1) / 2
-    ties = sum(t**3 - t for t in _tie_sizes([v for v, _ in pooled]))
+    ties = sum(t**3 - t for t in _tie_sizes(values))
     variance = n * m / 12 * ((n + m + 1) - ties / ((n + m) * (n + m - 1)))
     if variance <= 0:
         return 1.0

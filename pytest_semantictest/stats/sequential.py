@@ -181,28 +181,36 @@ _SLACK = 1e-12
 
 @functools.lru_cache(maxsize=64)
 def _design(test: PassRateTest) -> Design:
+    """The first complete design, the looks before the last spending the largest share of the errors
+    that leaves one; else the first (largest share) there is."""
     needed = fixed_design(test.p0, test.p1, test.alpha, test.beta)[0]
     fallback: Design | None = None
     for scale in SCALES:
-        upper = math.log(1 / (test.alpha * scale)) if scale else math.inf
-        lower = math.log(test.beta * scale) if scale else -math.inf
-        pass0, fail0, final0, _ = _operating(test, upper, lower, test.p0)
-        pass1, fail1, final1, _ = _operating(test, upper, lower, test.p1)
-        above0 = [sum(final0[c:]) for c in range(len(final0) + 1)]
-        below1 = [sum(final1[:c]) for c in range(len(final1) + 1)]
-        pass_mark = next(c for c in range(len(above0)) if pass0 + above0[c] <= test.alpha + _SLACK)
-        fail_mark = max(c for c in range(len(below1)) if fail1 + below1[c] <= test.beta + _SLACK)
-        if pass_mark <= fail_mark:  # any mark between holds both: the one nearest the threshold
-            pass_mark = fail_mark = min(max(math.ceil(test.threshold * test.max_runs), pass_mark), fail_mark)
-        fail_mark = min(fail_mark, pass_mark)
-        design = Design(
-            upper, lower, pass_mark, fail_mark, pass0 + above0[pass_mark], fail1 + below1[fail_mark], needed
-        )
+        design = _design_at(test, scale, needed)
         if design.complete:
             return design
         fallback = fallback or design
     assert fallback is not None
     return fallback
+
+
+def _design_at(test: PassRateTest, scale: float, needed: int) -> Design:
+    """The design whose looks before the last spend ``scale`` of the errors (bounds on ``log L``), and
+    the marks at the last run that keep both exact errors within theirs."""
+    upper = math.log(1 / (test.alpha * scale)) if scale else math.inf
+    lower = math.log(test.beta * scale) if scale else -math.inf
+    pass0, fail0, final0, _ = _operating(test, upper, lower, test.p0)
+    pass1, fail1, final1, _ = _operating(test, upper, lower, test.p1)
+    above0 = [sum(final0[c:]) for c in range(len(final0) + 1)]
+    below1 = [sum(final1[:c]) for c in range(len(final1) + 1)]
+    pass_mark = next(c for c in range(len(above0)) if pass0 + above0[c] <= test.alpha + _SLACK)
+    fail_mark = max(c for c in range(len(below1)) if fail1 + below1[c] <= test.beta + _SLACK)
+    if pass_mark <= fail_mark:  # any mark between holds both: the one nearest the threshold
+        pass_mark = fail_mark = min(max(math.ceil(test.threshold * test.max_runs), pass_mark), fail_mark)
+    fail_mark = min(fail_mark, pass_mark)
+    return Design(
+        upper, lower, pass_mark, fail_mark, pass0 + above0[pass_mark], fail1 + below1[fail_mark], needed
+    )
 
 
 def fixed_runs(test: PassRateTest) -> int:
