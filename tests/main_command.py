@@ -32,8 +32,11 @@ def environment() -> dict[str, str]:
     return env
 
 
-def run_examples(out: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """The main command with ``args`` and a JUnit report at ``out/junit.xml``, in the repository."""
+def run_examples(
+    out: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The main command with ``args`` and a JUnit report at ``out/junit.xml``, in the repository (``env``:
+    variables for it besides :func:`environment`'s)."""
     out.mkdir(parents=True, exist_ok=True)
     return subprocess.run(
         [
@@ -48,7 +51,7 @@ def run_examples(out: Path, *args: str) -> subprocess.CompletedProcess[str]:
             *args,
         ],
         cwd=ROOT,
-        env=environment(),
+        env={**environment(), **(env or {})},
         capture_output=True,
         text=True,
         timeout=240,
@@ -56,18 +59,29 @@ def run_examples(out: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+REQUEST_LOG = "EXAMPLE_AGENT_REQUEST_LOG"
+"""Where the example agents log each request they get (``examples/agents/request_log.py``)."""
+
+
 def _run(folder: Path) -> dict[str, Any]:
-    done = run_examples(folder, f"--semantictest-report={folder / 'report.html'}")
+    done = run_examples(
+        folder,
+        f"--semantictest-report={folder / 'report.html'}",
+        f"--semantictest-results={folder / 'results.jsonl'}",
+        env={REQUEST_LOG: str(folder / "requests.log")},
+    )
     return {
         "code": done.returncode,
         "stdout": done.stdout,
         "stderr": done.stderr[-4000:],
         "junit": str(folder / "junit.xml"),
         "report": str(folder / "report.html"),
+        "results": str(folder / "results.jsonl"),
+        "requests": str(folder / "requests.log"),
     }
 
 
 def main_command_run(request: pytest.FixtureRequest) -> dict[str, Any]:
-    """``code``, ``stdout``, ``stderr`` (its tail), the ``junit`` report's and the results viewer's
-    (``report``) paths of the one run."""
+    """``code``, ``stdout``, ``stderr`` (its tail), the paths of the one run's ``junit`` report, results
+    viewer (``report``), ``results`` file and the example agents' log of the ``requests`` they got."""
     return once_per_session(request, "main-command", _run, lambda found: found, lambda found: found)

@@ -22,7 +22,7 @@ import pytest
 from .. import options
 from ..agents.exchange import set_interceptor
 from ..engine.suite import SetupFailed, SuiteRun
-from ..evidence import Note
+from ..evidence import Note, SpanTimeline
 from ..lookahead.case_runs import FILE_RUN
 from ..model import Failure, Outcome, Verdict
 from ..runtime import Runtime
@@ -118,6 +118,8 @@ class MutationPlugin:
             record = summary([]) | {"not_mutated": "the test did not pass against the agent"}
         elif not tape.replies:
             record = summary([]) | {"not_mutated": "the test sent nothing to an agent"}
+        elif _reads_spans(verdict):
+            record = summary([]) | {"not_mutated": READS_SPANS}
         elif (why := self._replayed(item, Replay(tape))) is not None:
             record = summary([]) | {"not_mutated": why}
         else:
@@ -320,6 +322,19 @@ class MutationPlugin:
         ]
         rows.append(f"the run: {escape(score_text(*totals(self.tests.values())))}")
         postfix.append("<h2>Mutation scores</h2><ul>" + "".join(f"<li>{r}</li>" for r in rows) + "</ul>")
+
+
+READS_SPANS = (
+    "it reads the spans its agent exported (OpenTelemetry), which replaying its recorded replies cannot "
+    "reproduce: no agent runs to export them"
+)
+
+
+def _reads_spans(verdict: Verdict) -> bool:
+    """Whether the test read its agent's spans (a step or a check recorded a :class:`SpanTimeline`): its
+    replay could not pass, and would wait for spans that never come."""
+    records = [*verdict.evidence, *(record for step in verdict.trace for record in step.evidence)]
+    return any(isinstance(record, SpanTimeline) for record in records)
 
 
 def _note(record: MutationRecord) -> Note:

@@ -13,10 +13,11 @@ from typing import Any
 
 import pytest
 
+from pytest_semantictest.mutate.pytest_glue import READS_SPANS
 from pytest_semantictest.mutate.score import JUDGE_OFFLINE
-from tests.main_command import run_examples
+from tests.helpers import once_per_session
+from tests.main_command import REQUEST_LOG, main_command_run, run_examples
 
-VARIABLE = "EXAMPLE_AGENT_REQUEST_LOG"
 PHASES = {
     "record-start": "record",
     "record-end": "mutation",
@@ -76,30 +77,39 @@ def mutation_records(found: list[dict[str, Any]]) -> dict[str, Any]:
 
 def mutate_run(out: Path, name: str, *args: str) -> tuple[str, list[dict[str, Any]]]:
     """The examples with ``--semantictest-mutate`` and ``args``, each agent request logged to ``name``.log."""
-    with pytest.MonkeyPatch.context() as env:
-        env.setenv(VARIABLE, str(out / f"{name}.log"))
-        done = run_examples(
-            out / name,
-            "--semantictest-mutate",
-            "-p",
-            "tests.mutate.phase_marks",
-            f"--semantictest-results={out / name}.jsonl",
-            *args,
-        )
+    done = run_examples(
+        out / name,
+        "--semantictest-mutate",
+        "-p",
+        "tests.mutate.phase_marks",
+        f"--semantictest-results={out / name}.jsonl",
+        *args,
+        env={REQUEST_LOG: str(out / f"{name}.log")},
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return done.stdout, results(out / f"{name}.jsonl")
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """The examples once as they are and once with ``--semantictest-mutate``, each agent request logged."""
-    out = tmp_path_factory.mktemp("examples")
-    with pytest.MonkeyPatch.context() as env:
-        env.setenv(VARIABLE, str(out / "plain.log"))
-        plain = run_examples(out / "plain", f"--semantictest-results={out / 'plain.jsonl'}")
-    assert plain.returncode == 0, plain.stdout[-3000:] + plain.stderr[-3000:]
+def _mutated(out: Path) -> dict[str, Any]:
+    out.mkdir(parents=True, exist_ok=True)
     stdout, mutated = mutate_run(out, "mutate")
-    return {"out": out, "stdout": stdout, "plain": results(out / "plain.jsonl"), "mutated": mutated}
+    return {"out": str(out), "stdout": stdout, "mutated": mutated}
+
+
+@pytest.fixture(scope="module")
+def runs(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """The examples as they are (README's main command, run once for the session: its requests logged)
+    and once with ``--semantictest-mutate``: one mutation run for every worker that runs these tests."""
+    plain = main_command_run(request)
+    assert plain["code"] == 0, plain["stdout"][-3000:] + plain["stderr"]
+    found = once_per_session(request, "examples-mutated", _mutated, lambda run: run, lambda run: run)
+    return {
+        "out": Path(found["out"]),
+        "stdout": found["stdout"],
+        "mutated": found["mutated"],
+        "plain": results(Path(plain["results"])),
+        "plain_log": Path(plain["requests"]),
+    }
 
 
 def assert_no_request_while_mutating(out: Path, name: str) -> None:
@@ -124,7 +134,7 @@ def assert_no_request_while_mutating(out: Path, name: str) -> None:
 def test_the_mutation_phase_sends_no_request_to_any_example_agent(runs: dict[str, Any]) -> None:
     assert_no_request_while_mutating(runs["out"], "mutate")
     # wherever a mutation run replays, it sends what a run without it sends, nothing more
-    assert requests(runs["out"] / "mutate.log") == requests(runs["out"] / "plain.log")
+    assert requests(runs["out"] / "mutate.log") == requests(runs["plain_log"])
     mutants = sum(r["mutation"]["total"] + len(r["mutation"]["left_out"]) for r in runs["mutated"])
     assert mutants > 200
 
@@ -193,3 +203,11 @@ def test_a_setup_reply_is_mutated_with_the_effect_it_has_on_every_test_of_the_fi
     assert not records["authenticated-request"]["survived"]
     (survivor,) = records["get-user"]["survived"]
     assert survivor["kind"] == "error_status" and "the file's setup, shared by its tests" in survivor["where"]
+
+
+def test_a_test_that_reads_its_agents_spans_is_not_replayed(runs: dict[str, Any]) -> None:
+    """The traces examples read the spans their agent exports: no replay can have them, so none is tried
+    (it would wait for spans that never come) and each says why it was not mutated."""
+    traced = [r for r in runs["mutated"] if "/traces/" in r["id"]]
+    assert len(traced) >= 3
+    assert {r["mutation"]["not_mutated"] for r in traced} == {READS_SPANS}, traced

@@ -15,7 +15,7 @@ def test_the_examples_replay_their_judge_answers_offline(request: pytest.Fixture
     out = run["stdout"]
     assert run["code"] == 0, out[-4000:] + run["stderr"]
     # every example (all four compliance transports, the MCP ones in examples/mcp), judged ones included
-    assert "63 passed in" in out and "skipped" not in out
+    assert "65 passed in" in out and "skipped" not in out
     assert "judge verdicts: 3 passed, 0 not passed, in 2 judged test(s)" in out
     assert "LLMJudge: score 0.935 >= threshold 0.7 (passed): 14:00 is 2 PM" in out
     assert 'held: The reply starts with "Echo:"' in out

@@ -214,7 +214,11 @@ def build(
     except AgentConfigError as exc:
         raise SpecError(str(where), [Problem("", str(exc))]) from None
     calls_from = _calls_from(spec)
-    spans = "otel" if calls_from == "otel" else None if spec.calls_from else "auto"
+    # "auto" reads spans where the calls would be the reply's (an agent whose trace records give its
+    # calls has nothing to read in spans: waiting for them cost each of its turns the whole wait)
+    spans = (
+        "otel" if calls_from == "otel" else "auto" if not spec.calls_from and calls_from == "reply" else None
+    )
     calls_from = "reply" if calls_from == "otel" else calls_from  # (the turn reads the spans itself)
     tools, pattern = _awaiting_input(spec, ctx)
     needed = requirement(
