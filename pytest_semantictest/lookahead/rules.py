@@ -56,11 +56,10 @@ IO_FREE_BLOCKS = frozenset({"MockData", "JsonParser"})
 """Built-in blocks that only compute (no network, no LLM, no agent, no waiting)."""
 
 
-def io_free(item: SpecItemNode) -> bool:
-    """Whether ``item``'s pipeline only computes: built-in I/O-free blocks and checks evaluated without
+def io_free(case: Case) -> bool:
+    """Whether ``case``'s pipeline only computes: built-in I/O-free blocks and checks evaluated without
     an LLM, no variations. Running it ahead gains nothing, so it runs when reached, and the look-ahead
     walks past it (it cannot affect, nor be affected by, what runs alongside it)."""
-    case: Case = item.case
     if case.variants is not None:
         return False
     for step in [*case.steps, *case.cleanup]:

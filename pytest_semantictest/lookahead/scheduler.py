@@ -257,7 +257,7 @@ class Lookahead:
         key = id(item)
         found = self._static.get(key)
         if found is None:  # an item that only computes cannot interfere: no other rule applies to it
-            computes = is_spec_item(item) and io_free(item)
+            computes = is_spec_item(item) and io_free(item.case)
             found = self._static[key] = (None, True) if computes else (static_barrier(item), False)
         return found
 

@@ -7,6 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from pytest_semantictest.databus import DataBus
+from pytest_semantictest.json_types import JSONObject
+from pytest_semantictest.model import CheckResult, Variants
+from pytest_semantictest.run_context import RunContext
 from tests.concurrency.conftest import compliance_doc, outcomes, sleeping, stats, write
 from tests.helpers import run_pytest
 
@@ -191,27 +195,57 @@ def test_depends_on_decides_as_one_by_one(pytester: pytest.Pytester, latency: st
     assert stats(latency)["max_in_flight"] > 1  # the files without depends_on did run at once
 
 
+class _SyncCheck:
+    """A check evaluated without an LLM (it has ``evaluate_sync``)."""
+
+    line: int | None = None
+    reads: frozenset[str] = frozenset()
+
+    def describe(self) -> str:
+        return "sync"
+
+    async def evaluate(self, bus: DataBus, ctx: RunContext) -> CheckResult:
+        raise AssertionError("not evaluated here")
+
+    def evaluate_sync(self, bus: DataBus) -> CheckResult:
+        raise AssertionError("not evaluated here")
+
+
+class _JudgedCheck:
+    """A check that waits for an LLM judge (no ``evaluate_sync``)."""
+
+    line: int | None = None
+    reads: frozenset[str] = frozenset()
+
+    def describe(self) -> str:
+        return "judged"
+
+    async def evaluate(self, bus: DataBus, ctx: RunContext) -> CheckResult:
+        raise AssertionError("not evaluated here")
+
+
+class _Phrasings:
+    async def resolve(self, run_context: RunContext) -> list[tuple[str, JSONObject]]:
+        return []
+
+
 def test_only_built_in_computing_blocks_with_deterministic_checks_count_as_io_free() -> None:
-    from types import SimpleNamespace
-
     from pytest_semantictest.lookahead.rules import io_free
-    from pytest_semantictest.model import Case, Step
+    from pytest_semantictest.model import Case, Check, Step
 
-    def item(
-        block: str, checks: list[object], variants: object = None, gates: list[object] | None = None
-    ) -> SimpleNamespace:
+    def case(
+        block: str, checks: list[Check], variants: Variants | None = None, gates: list[Check] | None = None
+    ) -> Case:
         step = Step(id="s", block=block, config={}, input={}, output="m", checks=gates or [])
-        case = Case(id="t", name="t", steps=[step], checks=checks, variants=variants)
-        return SimpleNamespace(case=case)
+        return Case(id="t", name="t", steps=[step], checks=checks, variants=variants)
 
-    sync = SimpleNamespace(evaluate_sync=lambda bus: None)
-    judged = SimpleNamespace(evaluate=lambda bus, session: None)
-    assert io_free(item("MockData", [sync]))
-    assert io_free(item("JsonParser", []))
-    assert not io_free(item("HttpRequest", [sync]))
-    assert not io_free(item("MockData", [judged]))  # an LLM-judged check waits for the judge
-    assert not io_free(item("MockData", [sync], gates=[judged]))
-    assert not io_free(item("MockData", [sync], variants=object()))  # phrasings come from an LLM
+    sync, judged = _SyncCheck(), _JudgedCheck()
+    assert io_free(case("MockData", [sync]))
+    assert io_free(case("JsonParser", []))
+    assert not io_free(case("HttpRequest", [sync]))
+    assert not io_free(case("MockData", [judged]))  # an LLM-judged check waits for the judge
+    assert not io_free(case("MockData", [sync], gates=[judged]))
+    assert not io_free(case("MockData", [sync], variants=_Phrasings()))  # phrasings come from an LLM
 
 
 SETUP_HOOK = """

@@ -15,10 +15,9 @@ from tests.compliance.conftest import chat_case, compliance_server, doc
 from tests.llm.fake_openai import Reply
 from tests.reports.dom import blob, chromium, extra_of, parse, render_in_chromium, result_rows, table_rows
 from tests.reports.scenario import run
-from tests.yao.conftest import EXPENSE_CHECKPOINTS, write_cases
+from tests.yao.conftest import EXPENSE_CHECKPOINTS, EXPENSE_TURNS, write_cases
 from tests.yao.fakes import ConversationFake
 from tests.yao.scripted_agent import ScriptedAgent
-from tests.yao.typed_cases import EXPENSE_TURNS
 
 BULLETS = "**Assertions:**\n- The reply echoes the user\n- The reply is in French\n"
 VALIDATED = [

@@ -11,6 +11,7 @@ import pytest
 
 from pytest_semantictest import cli
 from pytest_semantictest.formats.detect import spec_format
+from tests.hardening.mutants import collect_context
 from tests.helpers import pytest_process
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -18,13 +19,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _spec_files() -> list[str]:
     found = []
+    context = collect_context(ROOT)
     for top in ("examples", "tests"):
         for path in sorted((ROOT / top).rglob("*")):
             if (
                 path.is_file()
                 and path.suffix != ".py"
                 and "__pycache__" not in path.parts
-                and spec_format(path, lambda: None) is not None
+                and spec_format(path, lambda: context) is not None
             ):
                 found.append(os.path.relpath(path, ROOT))
     return found

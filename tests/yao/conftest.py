@@ -61,7 +61,7 @@ def results(pytester: pytest.Pytester, name: str = "results.jsonl") -> dict[str,
     return {record["name"]: record for record in map(json.loads, lines)}
 
 
-EXPENSE_TURNS = [
+EXPENSE_TURNS: list[dict[str, Any]] = [
     {
         "input": "I want to submit an expense",
         "assertions": [{"type": "contains", "value": "type of expense"}],

@@ -13,10 +13,9 @@ from pytest_semantictest.llm import build
 from pytest_semantictest.llm.config import LLMConfig
 from pytest_semantictest.model import Outcome
 from pytest_semantictest.run_context import RunContext
-from tests.yao.conftest import EXPENSE_CHECKPOINTS
+from tests.yao.conftest import EXPENSE_CHECKPOINTS, EXPENSE_TURNS
 from tests.yao.fakes import ConversationFake
 from tests.yao.scripted_agent import ScriptedAgent
-from tests.yao.typed_cases import EXPENSE_TURNS
 
 
 def suite(url: str, *tests: dict[str, Any]) -> dict[str, Any]:

@@ -7,10 +7,9 @@ import json
 import pytest
 
 from tests.helpers import run_pytest
-from tests.yao.conftest import results, write_cases
+from tests.yao.conftest import EXPENSE_TURNS, results, write_cases
 from tests.yao.fakes import ConversationFake
 from tests.yao.scripted_agent import ScriptedAgent
-from tests.yao.typed_cases import EXPENSE_TURNS
 
 SECRET = "sk-secret-4242424242"
 PLAIN = """

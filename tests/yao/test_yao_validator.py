@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.yao.conftest import run, write_cases
+from tests.yao.conftest import EXPENSE_TURNS, run, write_cases
 from tests.yao.fakes import ConversationFake
 from tests.yao.scripted_agent import ScriptedAgent
-from tests.yao.typed_cases import EXPENSE_TURNS
 
 
 def test_agent_assertions_show_score_reason_and_suggestions(
