@@ -33,6 +33,8 @@ def _spawn_without_waiting(state: Path, cfg: Any) -> User:
         stdout=subprocess.PIPE,
         text=True,
     )
+    assert user.proc.stdin is not None and user.proc.stdout is not None  # both asked for above
+    user.stdin, user.stdout = user.proc.stdin, user.proc.stdout
     return user
 
 
