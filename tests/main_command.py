@@ -1,7 +1,10 @@
 """README.md's main command, ``python -m pytest examples``, run once for the whole session (also under
 xdist): the examples' judged tests replay their recorded answers (``tests/reports/test_examples_judged.py``
 checks its output) and its verdicts are the at-once half of the examples' one-by-one comparison
-(``tests/concurrency/test_corpus_verdicts.py``)."""
+(``tests/concurrency/test_corpus_verdicts.py``). The same command with ``--semantictest-mutate``, also
+run once for the session (:func:`mutation_run`), gives the mutation tests their scores
+(``tests/mutate/test_examples_offline.py``) and the one-by-one half: a mutation run records each test
+alone (no test runs ahead of another while one records)."""
 
 from __future__ import annotations
 
@@ -85,3 +88,38 @@ def main_command_run(request: pytest.FixtureRequest) -> dict[str, Any]:
     """``code``, ``stdout``, ``stderr`` (its tail), the paths of the one run's ``junit`` report, results
     viewer (``report``), ``results`` file and the example agents' log of the ``requests`` they got."""
     return once_per_session(request, "main-command", _run, lambda found: found, lambda found: found)
+
+
+MUTATION_PHASES = "tests.mutate.phase_marks"
+"""A plugin marking in the request log when each test's phases begin (``tests/mutate/phase_marks.py``)."""
+
+
+def mutate_run(out: Path, name: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """The examples with ``--semantictest-mutate`` and ``args``: results in ``out/name.jsonl``, each agent
+    request (and each phase's start) logged to ``out/name.log``, JUnit in ``out/name/junit.xml``."""
+    return run_examples(
+        out / name,
+        "--semantictest-mutate",
+        "-p",
+        MUTATION_PHASES,
+        f"--semantictest-results={out / name}.jsonl",
+        *args,
+        env={REQUEST_LOG: str(out / f"{name}.log")},
+    )
+
+
+def _mutated(out: Path) -> dict[str, Any]:
+    done = mutate_run(out, "mutate")
+    return {
+        "code": done.returncode,
+        "stdout": done.stdout,
+        "stderr": done.stderr[-4000:],
+        "out": str(out),
+        "junit": str(out / "mutate" / "junit.xml"),
+    }
+
+
+def mutation_run(request: pytest.FixtureRequest) -> dict[str, Any]:
+    """``code``, ``stdout``, ``stderr`` (its tail), ``out`` (the folder of its ``mutate.jsonl`` results and
+    ``mutate.log`` requests) and ``junit`` of the one run with ``--semantictest-mutate``."""
+    return once_per_session(request, "examples-mutated", _mutated, lambda found: found, lambda found: found)

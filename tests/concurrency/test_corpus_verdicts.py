@@ -2,8 +2,8 @@
 spec file the tests use as data (the docs' page suites ``tests/docs_examples/pages`` and suites, read from the documentation, the
 reference runner's suites where a checkout of it is named (``SEMANTICTEST_REFERENCE_CHECKOUT``), the highbar fidelity specs
 ``tests/highbar/fidelity``), each corpus run in one subprocess per mode, against the loopback servers and
-agents their own tests use (the examples at once: README.md's main command, whose one run
-``tests/main_command.py`` shares). Per item: the outcome and the first line of its message."""
+agents their own tests use (the examples at once: README.md's main command; one by one: the same command's
+mutation run, which records each test alone; ``tests/main_command.py`` shares both). Per item: the outcome and the first line of its message."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ import docs_text  # noqa: E402
 import seed_copies  # noqa: E402
 
 from tests.helpers import without_unused_plugins  # noqa: E402
-from tests.main_command import main_command_run, run_examples  # noqa: E402
+from tests.main_command import main_command_run, mutation_run  # noqa: E402
 from tests.shared import REFERENCE_CHECKOUT_ENV, needs_docs  # noqa: E402
 
 FIDELITY = REPO / "tests" / "highbar" / "fidelity"
@@ -57,15 +57,6 @@ def _verdicts(junit: Path) -> Verdicts:
                 )
         found[f"{case.get('classname')}::{case.get('name')}"] = (outcome, message)
     return found
-
-
-def _one_by_one_examples(out: Path) -> Verdicts:
-    """The examples one by one: the main command's run (:mod:`tests.main_command`) with
-    ``--semantictest-items-at-once=1``."""
-    done = run_examples(out, "--semantictest-items-at-once=1")
-    junit = out / "junit.xml"
-    assert junit.exists(), done.stdout[-3000:] + done.stderr[-3000:]
-    return _verdicts(junit)
 
 
 def _env() -> dict[str, str]:
@@ -151,11 +142,13 @@ def _stage(root: Path, corpora: tuple[str, ...]) -> None:
             (folder / spec.name).write_text(text, encoding="utf-8")
 
 
-def test_examples_get_the_same_verdicts(tmp_path: Path, request: pytest.FixtureRequest) -> None:
-    """The main command's own run (shared with the test of its output) against one by one."""
-    shared = main_command_run(request)
-    assert Path(shared["junit"]).exists(), shared["stdout"][-3000:] + shared["stderr"]
-    fast, slow = _verdicts(Path(shared["junit"])), _one_by_one_examples(tmp_path)
+def test_examples_get_the_same_verdicts(request: pytest.FixtureRequest) -> None:
+    """The main command's own run (shared with the test of its output) against one by one: the same
+    command's mutation run (shared with the mutation tests), which records each test alone."""
+    shared, alone = main_command_run(request), mutation_run(request)
+    for run in (shared, alone):
+        assert Path(run["junit"]).exists(), run["stdout"][-3000:] + run["stderr"]
+    fast, slow = _verdicts(Path(shared["junit"])), _verdicts(Path(alone["junit"]))
     assert len(fast) > 20
     assert fast == slow, sorted(set(fast.items()) ^ set(slow.items()))
 

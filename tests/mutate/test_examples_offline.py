@@ -15,8 +15,7 @@ import pytest
 
 from pytest_semantictest.mutate.pytest_glue import READS_SPANS
 from pytest_semantictest.mutate.score import JUDGE_OFFLINE
-from tests.helpers import once_per_session
-from tests.main_command import REQUEST_LOG, main_command_run, run_examples
+from tests.main_command import main_command_run, mutate_run, mutation_run
 
 PHASES = {
     "record-start": "record",
@@ -75,38 +74,26 @@ def mutation_records(found: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def mutate_run(out: Path, name: str, *args: str) -> tuple[str, list[dict[str, Any]]]:
-    """The examples with ``--semantictest-mutate`` and ``args``, each agent request logged to ``name``.log."""
-    done = run_examples(
-        out / name,
-        "--semantictest-mutate",
-        "-p",
-        "tests.mutate.phase_marks",
-        f"--semantictest-results={out / name}.jsonl",
-        *args,
-        env={REQUEST_LOG: str(out / f"{name}.log")},
-    )
+def mutated(out: Path, name: str, *args: str) -> tuple[str, list[dict[str, Any]]]:
+    """The examples with ``--semantictest-mutate`` and ``args``: their output and results."""
+    done = mutate_run(out, name, *args)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return done.stdout, results(out / f"{name}.jsonl")
-
-
-def _mutated(out: Path) -> dict[str, Any]:
-    out.mkdir(parents=True, exist_ok=True)
-    stdout, mutated = mutate_run(out, "mutate")
-    return {"out": str(out), "stdout": stdout, "mutated": mutated}
 
 
 @pytest.fixture(scope="module")
 def runs(request: pytest.FixtureRequest) -> dict[str, Any]:
     """The examples as they are (README's main command, run once for the session: its requests logged)
-    and once with ``--semantictest-mutate``: one mutation run for every worker that runs these tests."""
+    and once with ``--semantictest-mutate`` (also once for the session, whichever worker asks first)."""
     plain = main_command_run(request)
     assert plain["code"] == 0, plain["stdout"][-3000:] + plain["stderr"]
-    found = once_per_session(request, "examples-mutated", _mutated, lambda run: run, lambda run: run)
+    found = mutation_run(request)
+    assert found["code"] == 0, found["stdout"][-3000:] + found["stderr"]
+    out = Path(found["out"])
     return {
-        "out": Path(found["out"]),
+        "out": out,
         "stdout": found["stdout"],
-        "mutated": found["mutated"],
+        "mutated": results(out / "mutate.jsonl"),
         "plain": results(Path(plain["results"])),
         "plain_log": Path(plain["requests"]),
     }
@@ -116,7 +103,7 @@ def assert_no_request_while_mutating(out: Path, name: str) -> None:
     """No agent request in any test's mutation phase: each came while a test ran against its agent."""
     found = phases(out / f"{name}.log")
     assert found.get("mutation", []) == []
-    assert len(found["record"]) > 40  # the counter counts: each test's own run reached its agent
+    assert len(found["record"]) > 30  # the counter counts: each test's own run reached its agent
     assert {line.split(" ")[0] for line in found["record"]} == {
         "chat",
         "compliance",
@@ -173,8 +160,14 @@ def test_a_judged_check_of_an_example_leaves_its_unrecorded_mutants_out(runs: di
     assert "judged checks: asked of the replay cache only" in runs["stdout"]
 
 
+XDIST_LEFT_OUT = tuple(f"--ignore=examples/{folder}" for folder in ("mcp", "traces", "highbar", "yao"))
+"""The examples the xdist mutation run leaves out: their MCP servers and instrumented agent add time, not
+another agent (each worker still starts every example agent: the folders that start them are collected
+by the workers, not named to the controller, which would start them itself)."""
+
+
 def test_two_xdist_workers_give_the_scores_of_one_process(runs: dict[str, Any]) -> None:
-    stdout, found = mutate_run(runs["out"], "xdist", "-n", "2")
+    stdout, found = mutated(runs["out"], "xdist", "-n", "2", *XDIST_LEFT_OUT)
     workers = {
         line.split(" ")[0]
         for line in (runs["out"] / "xdist.log").read_text().splitlines()
@@ -182,11 +175,11 @@ def test_two_xdist_workers_give_the_scores_of_one_process(runs: dict[str, Any]) 
     }
     assert len(workers) == 2  # both workers ran tests (and started their own example agents)
     assert_no_request_while_mutating(runs["out"], "xdist")
-    assert mutation_records(found) == mutation_records(runs["mutated"])
-    assert SCORE.findall(stdout) == SCORE.findall(runs["stdout"])
-    assert re.findall(r"^score of the run: .*$", stdout, re.M) == re.findall(
-        r"^score of the run: .*$", runs["stdout"], re.M
-    )
+    files = {r["file"] for r in found}
+    assert len(files) >= 5
+    alone = [r for r in runs["mutated"] if r["file"] in files]
+    assert mutation_records(found) == mutation_records(alone)
+    assert SCORE.findall(stdout) == [s for s in SCORE.findall(runs["stdout"]) if s[0] in files]
 
 
 def test_a_setup_reply_is_mutated_with_the_effect_it_has_on_every_test_of_the_file(
