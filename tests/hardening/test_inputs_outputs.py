@@ -9,6 +9,8 @@ from __future__ import annotations
 import io
 import json
 import os
+import signal
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,7 +25,7 @@ from pytest_semantictest.files import (
 )
 from pytest_semantictest.merge import merge
 from pytest_semantictest.report.results_file import ResultsFileError, load
-from tests.helpers import run_pytest
+from tests.helpers import patience, run_pytest
 
 SUITE = {
     "name": "s",
@@ -98,7 +100,23 @@ def _special(tmp_path: Path, kind: str) -> Path:
     return folder
 
 
-@pytest.mark.timeout(60)
+@pytest.fixture
+def bounded() -> Iterator[None]:
+    """Fails the test instead of hanging the suite when it blocks (opening a FIFO, reading /dev/zero)."""
+
+    def expire(signum: int, frame: object) -> None:
+        raise TimeoutError("still blocked after its deadline: a special file was opened or read")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, patience(120))
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.usefixtures("bounded")
 @pytest.mark.parametrize("kind", ["fifo", "link to /dev/zero", "folder with a link to /dev/zero"])
 def test_a_special_file_is_refused_before_a_byte_is_read(kind: str, tmp_path: Path) -> None:
     path = _special(tmp_path, kind)
@@ -124,7 +142,7 @@ def _suite(pytester: pytest.Pytester) -> None:
     pytester.makefile(".json", s=json.dumps(SUITE))
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.usefixtures("bounded")
 @pytest.mark.parametrize(
     "kind", ["fifo", "folder with a link to /dev/zero", "nested 100,000 deep", "runs a string"]
 )
