@@ -102,6 +102,7 @@ class Attribution:
         with self.lock:
             mine = self.ours.get(trace_id)
             windows = list(self.ours.values()) if mine is not None else []
+            ours = set(self.ours) if mine is not None else set()
         if mine is None:
             return [], 0, Unattributed()
         owned: list[str] = []
@@ -110,6 +111,8 @@ class Attribution:
             trace = self.foreign[foreign_id]
             if trace.arrived < mine.began:
                 break
+            if foreign_id in ours:  # its spans came before its execution's start was announced: ours
+                continue
             _grow(trace, spans_of(foreign_id))
             if trace.start_ns < mine.start_ns or (mine.end_ns is not None and trace.end_ns > mine.end_ns):
                 continue

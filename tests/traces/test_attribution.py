@@ -10,6 +10,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
@@ -62,6 +63,27 @@ def test_two_executions_at_once_get_none_and_are_told(receiver: SpanReceiver) ->
         found, unattributed = receiver.read(ours, wait_s=0.3, quiet_s=0.05)
         assert found == [] and (unattributed.traces, unattributed.concurrent) == (1, 2)
         assert "attributed to none" in unattributed.text() and "2 tests ran at once" in unattributed.text()
+
+
+def test_a_trace_whose_execution_was_announced_after_its_spans_is_ours(receiver: SpanReceiver) -> None:
+    """Under xdist a worker announces an execution over HTTP: on a busy machine the agent's spans of that
+    execution can reach the receiver first. Once announced, its trace is ours, not a foreign one that
+    the tests running meanwhile are told belongs to none."""
+    receiver.begin(OURS_A)
+    provider = TracerProvider(resource=Resource.create({"service.name": "agent"}))
+    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=f"{receiver.url}/v1/traces")))
+    parent = trace.NonRecordingSpan(
+        trace.SpanContext(int(OURS_B, 16), int("cd" * 8, 16), is_remote=True, trace_flags=trace.TraceFlags(1))
+    )
+    with provider.get_tracer("t").start_as_current_span(
+        "invoke_agent", context=trace.set_span_in_context(parent)
+    ):
+        pass
+    provider.shutdown()
+    receiver.begin(OURS_B)  # announced after its span arrived
+    found, unattributed = receiver.read(OURS_A, wait_s=0.3, quiet_s=0.05)
+    assert found == [] and unattributed.traces == 0
+    assert [s.name for s in receiver.read(OURS_B)[0]] == ["invoke_agent"]
 
 
 def test_an_execution_that_ended_before_the_span_does_not_count(receiver: SpanReceiver) -> None:
