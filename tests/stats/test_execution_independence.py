@@ -28,7 +28,7 @@ def _fake_runs(monkeypatch: pytest.MonkeyPatch, outcomes: list[Outcome], rng: ra
     ) -> Verdict:
         started.append(index)
         await asyncio.sleep(rng.random() * 0.002)
-        return Verdict(outcomes[index], duration_ms=1.0)
+        return Verdict(outcomes[index], duration_ms=index + 1.0)  # (the index, for the checks below)
 
     monkeypatch.setattr(repeat, "run_case", run_case)
     return started
@@ -57,7 +57,11 @@ def test_runs_and_min_pass_stop_on_the_first_runs_at_any_concurrency(
         seen.add(_summary(verdict))
         counted = len(verdict.runs)
         assert [r.outcome for r in verdict.runs] == outcomes[:counted]
-        assert all(r.outcome is o for r, o in zip(verdict.beyond, outcomes[counted:]))
+        # the runs that finished after the decision, in planned order (those cancelled are gaps): each
+        # with its own outcome (the fake run's duration is its index + 1)
+        beyond = [int(r.duration_ms) - 1 for r in verdict.beyond]
+        assert beyond == sorted(beyond) and all(i >= counted for i in beyond)
+        assert [r.outcome for r in verdict.beyond] == [outcomes[i] for i in beyond]
     assert len(seen) == 1, seen
     outcome, passed, n, _ = seen.pop()
     # the shortest prefix that decides: 8 passes or 3 failures among the first n
