@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING, Final
@@ -33,6 +34,7 @@ from .json_types import JSONValue
 
 if TYPE_CHECKING:
     from jsonpath_ng import JSONPath
+    from jsonpath_ng.parser import JsonPathParser
 
 Path = tuple[str | int, ...]
 
@@ -118,16 +120,26 @@ def simple_jsonpath(path: str) -> Path | None:
     return split_path(text) if text else ()
 
 
+@lru_cache(maxsize=2)
+def _jsonpath_parser(extended: bool) -> tuple[JsonPathParser, threading.Lock]:
+    """One jsonpath-ng parser of each kind, and the lock its parses take. Its module-level ``parse``
+    builds a new parser per call, and the parser's LALR tables with it (~10 ms of CPU a path); its
+    parser keeps a parse's state on itself, hence the lock."""
+    if extended:
+        from jsonpath_ng.ext.parser import ExtendedJsonPathParser
+
+        return ExtendedJsonPathParser(), threading.Lock()
+    from jsonpath_ng.parser import JsonPathParser
+
+    return JsonPathParser(), threading.Lock()
+
+
 @lru_cache(maxsize=1024)
 def compiled_jsonpath(path: str, extended: bool = False) -> JSONPath:
     """jsonpath-ng's parse of ``path`` (``extended``: with filters and functions); raises its errors."""
-    if extended:
-        from jsonpath_ng.ext.parser import parse as parse_ext
-
-        return parse_ext(path)
-    from jsonpath_ng.parser import parse
-
-    return parse(path)
+    parser, lock = _jsonpath_parser(extended)
+    with lock:
+        return parser.parse(path)
 
 
 # --- the lookups --------------------------------------------------------------------------------
