@@ -160,9 +160,7 @@ def test_a_judged_check_of_an_example_leaves_its_unrecorded_mutants_out(runs: di
     assert "judged checks: asked of the replay cache only" in runs["stdout"]
 
 
-XDIST_LEFT_OUT = tuple(
-    f"--ignore=examples/{where}" for where in ("traces", "highbar", "yao", "mcp/tools.md")
-)
+XDIST_LEFT_OUT = tuple(f"--ignore=examples/{where}" for where in ("traces", "highbar", "yao", "mcp/tools.md"))
 """The examples the xdist mutation run leaves out, each run under xdist by its own tests
 (``tests/traces``, ``tests/highbar``, ``tests/yao``), or not affected by it (tools.md starts its stdio
 server for each case, in whichever worker runs it). The MCP examples over HTTP stay: this is the one run of
