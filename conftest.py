@@ -68,6 +68,31 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return 4 * len(os.sched_getaffinity(0))
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "early: a test that holds its worker long (15 s or more: a shared run of the examples, a corpus run "
+        "twice): it runs before the others",
+    )
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests marked ``early`` first, each at the head of a different worker's first batch under
+    ``-n`` (xdist's load scheduling gives each worker a run of consecutive tests to begin with, a quarter
+    of its share): the long ones start together at the beginning on different workers. In collection
+    order they came late, several on one worker, which ran a minute after the others had finished. The
+    rest keep their collection order."""
+    early = [item for item in items if item.get_closest_marker("early") is not None]
+    rest = [item for item in items if item.get_closest_marker("early") is None]
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    gap = max(len(items) // workers // 4, 2) - 1  # (xdist 3's first batch per worker, less the early test)
+    ordered: list[pytest.Item] = []
+    for n, item in enumerate(early[:workers]):
+        ordered += [item, *rest[n * gap : (n + 1) * gap]]
+    items[:] = ordered + early[workers:] + rest[min(len(early), workers) * gap :]
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_collection(session: pytest.Session) -> Generator[None, object, object]:
     """What collection builds (every test module, its items and their imports) lives until the end:

@@ -85,10 +85,10 @@ def mutated(out: Path, name: str, *args: str) -> tuple[str, list[dict[str, Any]]
 def runs(request: pytest.FixtureRequest) -> dict[str, Any]:
     """The examples as they are (README's main command, run once for the session: its requests logged)
     and once with ``--semantictest-mutate`` (also once for the session, whichever worker asks first)."""
+    found = mutation_run(request)  # (first: README's main command starts at the same time elsewhere)
+    assert found["code"] == 0, found["stdout"][-3000:] + found["stderr"]
     plain = main_command_run(request)
     assert plain["code"] == 0, plain["stdout"][-3000:] + plain["stderr"]
-    found = mutation_run(request)
-    assert found["code"] == 0, found["stdout"][-3000:] + found["stderr"]
     out = Path(found["out"])
     return {
         "out": out,
@@ -118,6 +118,7 @@ def assert_no_request_while_mutating(out: Path, name: str) -> None:
     )
 
 
+@pytest.mark.early  # (its module's runs: the mutation run first, as README's main command runs elsewhere)
 def test_the_mutation_phase_sends_no_request_to_any_example_agent(runs: dict[str, Any]) -> None:
     assert_no_request_while_mutating(runs["out"], "mutate")
     # wherever a mutation run replays, it sends what a run without it sends, nothing more

@@ -52,6 +52,7 @@ def _from_validate(output: str) -> tuple[set[str], dict[str, int]]:
     return broken - set(failing), failing
 
 
+@pytest.mark.early
 def test_validate_and_collect_only_agree_on_every_spec_file(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -61,6 +62,8 @@ def test_validate_and_collect_only_agree_on_every_spec_file(
         ROOT, "--collect-only", "-q", "-p", "no:cacheprovider", "-o", "addopts=", *files
     )
     monkeypatch.chdir(ROOT)
+    for name in [name for name in os.environ if name.startswith("PYTEST_XDIST")]:
+        monkeypatch.delenv(name)  # validate as a user runs it (examples/conftest.py reads these)
     code = cli.validate(files)
     by_validate = _from_validate(capsys.readouterr().out)
     by_collection = _from_collect_only(collected.stdout)
