@@ -76,21 +76,32 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+@pytest.hookimpl(tryfirst=True)  # (before xdist's, which makes "load" of an unset --dist)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """``-n`` without ``--dist``: xdist's ``worksteal`` (a worker that runs out of tests takes half of the
+    busiest worker's queue) rather than ``load`` (the tests handed out in batches of consecutive tests as
+    workers ask): here, with the long tests in a few places, a ``load`` run ended with one worker running
+    its last batch for a minute after the others had finished."""
+    if config.option.numprocesses and config.option.dist == "no":
+        config.option.dist = "worksteal"
+
+
 @pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The tests marked ``early`` first, each at the head of a different worker's first batch under
-    ``-n`` (xdist's load scheduling gives each worker a run of consecutive tests to begin with, a quarter
-    of its share): the long ones start together at the beginning on different workers. In collection
-    order they came late, several on one worker, which ran a minute after the others had finished. The
-    rest keep their collection order."""
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The tests marked ``early`` first, each at the head of a different worker's first tests under
+    ``-n``: the long ones start together at the beginning on different workers. (xdist hands out runs of
+    consecutive tests to begin with: the worker's share under ``worksteal``, a quarter of it under
+    ``load``.) The rest keep their collection order."""
     early = [item for item in items if item.get_closest_marker("early") is not None]
     rest = [item for item in items if item.get_closest_marker("early") is None]
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
-    gap = max(len(items) // workers // 4, 2) - 1  # (xdist 3's first batch per worker, less the early test)
+    share = max(len(items) // workers // (1 if config.option.dist == "worksteal" else 4), 2)
     ordered: list[pytest.Item] = []
-    for n, item in enumerate(early[:workers]):
-        ordered += [item, *rest[n * gap : (n + 1) * gap]]
-    items[:] = ordered + early[workers:] + rest[min(len(early), workers) * gap :]
+    for n in range(workers):
+        heads = early[n::workers]
+        ordered += heads + rest[: max(share - len(heads), 0)]
+        del rest[: max(share - len(heads), 0)]
+    items[:] = ordered + rest
 
 
 @pytest.hookimpl(wrapper=True)
