@@ -82,7 +82,9 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
     busiest worker's queue) rather than ``load`` (the tests handed out in batches of consecutive tests as
     workers ask): here, with the long tests in a few places, a ``load`` run ended with one worker running
     its last batch for a minute after the others had finished."""
-    if config.option.numprocesses and config.option.dist == "no":
+    if (
+        config.getoption("numprocesses", None) and config.getoption("dist", None) == "no"
+    ):  # (not under -p no:xdist)
         config.option.dist = "worksteal"
 
 
@@ -95,7 +97,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     early = [item for item in items if item.get_closest_marker("early") is not None]
     rest = [item for item in items if item.get_closest_marker("early") is None]
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
-    share = max(len(items) // workers // (1 if config.option.dist == "worksteal" else 4), 2)
+    share = max(len(items) // workers // (1 if config.getoption("dist", None) == "worksteal" else 4), 2)
     ordered: list[pytest.Item] = []
     for n in range(workers):
         heads = early[n::workers]
