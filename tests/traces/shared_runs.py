@@ -16,98 +16,19 @@ calls by their own trace context, as they did when their file was alone in its r
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from collections import Counter
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.agents.agent_helpers import free_port
-from tests.helpers import once_per_session, without_unused_plugins
+from tests.agents.recorded_run import SharedRun, recorded_pytest
+from tests.helpers import once_per_session
 from tests.traces.otel_agent_conftest import agent_conftest
 
-REPORTS = "reports.json"
-
-RECORDER = f"""
-
-class _Recorder:
-    \"\"\"Each report as the terminal counts it (its category), with its text: the tests that share
-    this run check their own files' outcomes and messages (tests/traces/shared_runs.py).\"\"\"
-
-    def __init__(self, config):
-        self.config, self.records = config, []
-
-    def _add(self, report, category):
-        if category and getattr(report, "count_towards_summary", True):
-            self.records.append({{"nodeid": report.nodeid, "category": category, "text": report.longreprtext}})
-
-    def pytest_runtest_logreport(self, report):
-        self._add(report, self.config.hook.pytest_report_teststatus(report=report, config=self.config)[0])
-
-    def pytest_collectreport(self, report):
-        self._add(report, "error" if report.failed else "skipped" if report.skipped else "")
-
-    def pytest_unconfigure(self, config):
-        import json
-        with open({REPORTS!r}, "w", encoding="utf-8") as out:
-            json.dump(self.records, out)
-
-
-def pytest_configure(config):
-    config.pluginmanager.register(_Recorder(config), "shared-run-recorder")
-"""
-
-
-@dataclass
-class SharedRun:
-    """A shared run's exit status, terminal output and, per report the terminal counted, its node id,
-    category (``passed``, ``failed``, ``error``, ...) and text."""
-
-    ret: int
-    stdout: str
-    stderr: str
-    records: list[dict[str, str]] = field(default_factory=list)
-
-    def _of(self, name: str) -> list[dict[str, str]]:
-        return [r for r in self.records if r["nodeid"].split("::")[0] == name]
-
-    def outcomes(self, *files: str) -> dict[str, int]:
-        """The outcomes of ``files``' tests, counted as ``RunResult.assert_outcomes`` counts them."""
-        counts = Counter(r["category"] for name in files for r in self._of(name))
-        return {("errors" if k == "error" else k): v for k, v in counts.items() if v}
-
-    def text(self, *files: str) -> str:
-        """What the run reported of ``files``' tests: their failures' and errors' texts."""
-        return "\n".join(r["text"] for name in files for r in self._of(name))
-
-    def category(self, nodeid: str) -> list[str]:
-        return [r["category"] for r in self.records if r["nodeid"] == nodeid]
-
-
-def _pytest(folder: Path, args: tuple[str, ...], env: dict[str, str]) -> SharedRun:
-    """``python -m pytest`` in ``folder`` in a process of its own, without this session's pytest or
-    xdist variables (as ``tests.helpers.pytest_process``, with the agent's switches in ``env``)."""
-    clean = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("PYTEST_XDIST", "PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_CURRENT_TEST"))
-    }
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", *without_unused_plugins(args), *args],
-        cwd=folder,
-        env={**clean, **env},
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
-    records = json.loads((folder / REPORTS).read_text(encoding="utf-8"))
-    return SharedRun(done.returncode, done.stdout, done.stderr, records)
+__all__ = ["SharedRun", "no_receiver_run", "otel_lyon_run", "otel_run"]
 
 
 def shared_run(
@@ -123,9 +44,8 @@ def shared_run(
 
     def produce(folder: Path) -> SharedRun:
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / "conftest.py").write_text(agent_conftest() + RECORDER, encoding="utf-8")
         write(folder)
-        return _pytest(folder, ("-p", "no:cacheprovider", *args), switches or {})
+        return recorded_pytest(folder, agent_conftest(), ("-p", "no:cacheprovider", *args), switches or {})
 
     def load(data: Any) -> SharedRun:
         return SharedRun(**data)
