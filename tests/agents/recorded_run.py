@@ -65,6 +65,8 @@ class SharedRun:
     stdout: str
     stderr: str
     records: list[dict[str, Any]] = field(default_factory=list)
+    folder: str = ""
+    """Where it ran (its reports: ``--html``, ``--junitxml``)."""
 
     def _of(self, name: str) -> list[dict[str, Any]]:
         return [r for r in self.records if r["nodeid"].split("::")[0] == name]
@@ -81,9 +83,9 @@ class SharedRun:
     def category(self, nodeid: str) -> list[str]:
         return [r["category"] for r in self.records if r["nodeid"] == nodeid]
 
-    def sections(self, nodeid: str) -> dict[str, str]:
-        """The report sections of ``nodeid``'s call (title -> content: captured output, spans, ...)."""
-        return {t: c for r in self.records if r["nodeid"] == nodeid for t, c in r["sections"]}
+    def sections(self, nodeid: str) -> list[tuple[str, str]]:
+        """The report sections of ``nodeid``'s call: (title, content) (captured output, spans, ...)."""
+        return [(t, c) for r in self.records if r["nodeid"] == nodeid for t, c in r["sections"]]
 
 
 def recorded_pytest(folder: Path, conftest: str, args: tuple[str, ...], env: dict[str, str]) -> SharedRun:
@@ -105,4 +107,4 @@ def recorded_pytest(folder: Path, conftest: str, args: tuple[str, ...], env: dic
         timeout=240,
     )
     records = json.loads((folder / REPORTS).read_text(encoding="utf-8"))
-    return SharedRun(done.returncode, done.stdout, done.stderr, records)
+    return SharedRun(done.returncode, done.stdout, done.stderr, records, str(folder))

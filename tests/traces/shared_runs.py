@@ -82,15 +82,23 @@ def otel_run(request: pytest.FixtureRequest) -> SharedRun:
 
 def otel_lyon_run(request: pytest.FixtureRequest) -> SharedRun:
     """With the receiver, the agent asking the tool for Lyon whatever it was asked (the conftest's and
-    the one the plugin starts): ``test_framework_agent``'s wrong-argument files."""
+    the one the plugin starts), and a pytest-html report: ``test_framework_agent``'s wrong-argument
+    files and ``test_span_reports``' passing one (its failing ones are the former's)."""
 
     def write(folder: Path) -> None:
-        from tests.traces import test_framework_agent
+        from tests.traces import test_framework_agent, test_span_reports
 
         test_framework_agent.write_wrong_argument(folder, free_port())
+        test_span_reports.write_passing(folder)
 
     return shared_run(
-        request, "otel-lyon-run", write, "--semantictest-otel", switches={"WEATHER_AGENT_CITY": "Lyon"}
+        request,
+        "otel-lyon-run",
+        write,
+        "--semantictest-otel",
+        "--html=report.html",
+        "--self-contained-html",
+        switches={"WEATHER_AGENT_CITY": "Lyon"},
     )
 
 
