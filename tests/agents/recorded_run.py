@@ -106,5 +106,10 @@ def recorded_pytest(folder: Path, conftest: str, args: tuple[str, ...], env: dic
         text=True,
         timeout=240,
     )
-    records = json.loads((folder / REPORTS).read_text(encoding="utf-8"))
+    reports = folder / REPORTS
+    assert reports.exists(), (
+        f"the shared pytest run in {folder} ended ({done.returncode}) without its report records:\n"
+        f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    )
+    records = json.loads(reports.read_text(encoding="utf-8"))
     return SharedRun(done.returncode, done.stdout, done.stderr, records, str(folder))
