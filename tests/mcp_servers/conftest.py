@@ -47,9 +47,10 @@ def tag() -> str:
     return f"mcp-test-{uuid.uuid4().hex[:12]}"
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def partner_python() -> str:
-    """The Python of the venv with the 1.x SDK (servers in the wild still run it)."""
+    """The Python of the venv with the 1.x SDK (servers in the wild still run it). (Module-scoped so
+    that a module-scoped server of that SDK can use it; it only reads the environment.)"""
     path = os.environ.get("SEMANTICTEST_PARTNER_PYTHON")
     if not path or not Path(path).exists():
         pytest.skip(
@@ -94,6 +95,9 @@ def serve_http(python: str, *args: str) -> Iterator[str]:
             process.wait()
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def http_server() -> Iterator[str]:
+    """The 2.x SDK's example server over HTTP, one for the module's tests (each server start costs ~0.9 s
+    of CPU): its tools are pure functions and each client's session is its own, so no test sees state
+    another left."""
     yield from serve_http(sys.executable)

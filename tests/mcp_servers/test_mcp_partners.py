@@ -26,8 +26,10 @@ def md(server: str, strict: str, protocol: str | None = None) -> str:
     )
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def partner_http(partner_python: str) -> Iterator[str]:
+    """The 1.x SDK's server over HTTP, shared by the module's tests as ``http_server`` is: each test's
+    client opens its own session (or is refused one) and the tools keep no state."""
     yield from serve_http(partner_python)
 
 

@@ -7,12 +7,14 @@ import json
 import os
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
 
 from pytest_semantictest.agents import mcp_proxy
 from pytest_semantictest.agents.traces import TraceReader
+from tests.agents.recorded_run import SharedRun, recorded_pytest
 from tests.helpers import run_pytest
 from tests.mcp_servers.conftest import REPO, alive, free_port
 
@@ -143,16 +145,30 @@ def test_highbar_passes_for_the_right_call(pytester: pytest.Pytester, tag: str) 
     assert alive(tag) == []  # the agent, the proxy and the MCP server were stopped
 
 
-def test_highbar_fails_naming_the_wrong_argument(pytester: pytest.Pytester, tag: str) -> None:
-    pytester.makefile(".highbar.yaml", spec=highbar_spec(free_port(), "--mode", "wrong", "--tag", tag))
-    result = run_pytest(pytester, "-p", "no:xdist", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(
-        [
-            "*'forecast' was called but did not match: params: expected {'city': 'Paris'}, got {'city': 'paris'}*"
-        ]
+@pytest.fixture(scope="module")
+def wrong_mode_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[SharedRun, str]:
+    """One run of a highbar file and Yao cases whose agent (``--mode wrong``) both name with the same
+    command and port: the plugin starts one agent, proxy and MCP server for both (~1.9 s of CPU
+    each start) where each test's run of its own started them again. Each test checks its own
+    file's outcomes and messages (``tests/agents/recorded_run.py``); neither depends on what the
+    other's tests did: each test's calls carry its own test id, and the tools keep no state."""
+    folder = tmp_path_factory.mktemp("wrong-mode")
+    tag = f"mcp-test-{uuid.uuid4().hex[:12]}"
+    port = free_port()
+    (folder / "spec.highbar.yaml").write_text(highbar_spec(port, "--mode", "wrong", "--tag", tag))
+    write_yao_cases(folder, port, tag)
+    run = recorded_pytest(folder, "", ("-p", "no:xdist", "-p", "no:cacheprovider"), {})
+    return run, tag
+
+
+def test_highbar_fails_naming_the_wrong_argument(wrong_mode_run: tuple[SharedRun, str]) -> None:
+    run, tag = wrong_mode_run
+    assert run.outcomes("spec.highbar.yaml") == {"passed": 1, "failed": 1}
+    assert (
+        "'forecast' was called but did not match: params: expected {'city': 'Paris'}, got {'city': 'paris'}"
+        in run.text("spec.highbar.yaml")
     )
-    assert alive(tag) == []
+    assert alive(tag) == []  # the agent, the proxy and the MCP server were stopped
 
 
 def test_untagged_calls_of_repeated_tests_are_not_mixed(pytester: pytest.Pytester, tag: str) -> None:
@@ -167,12 +183,10 @@ def test_untagged_calls_of_repeated_tests_are_not_mixed(pytester: pytest.Pyteste
     assert alive(tag) == []
 
 
-def test_yao_tool_assertions_read_the_mcp_calls(pytester: pytest.Pytester, tag: str) -> None:
-    port = free_port()
-    pytester.makefile(
-        ".agent.yaml",
-        calls_test=f'protocol: highbar\nstart: "{sys.executable} {AGENT} --port {port} --mode wrong --tag {tag}"\n'
-        f"endpoint: http://127.0.0.1:{port}/chat\nhealth: http://127.0.0.1:{port}/health\nstartup_timeout: 60000\n",
+def write_yao_cases(folder: Path, port: int, tag: str) -> None:
+    (folder / "calls_test.agent.yaml").write_text(
+        f'protocol: highbar\nstart: "{sys.executable} {AGENT} --port {port} --mode wrong --tag {tag}"\n'
+        f"endpoint: http://127.0.0.1:{port}/chat\nhealth: http://127.0.0.1:{port}/health\nstartup_timeout: 60000\n"
     )
     cases = [
         {
@@ -188,11 +202,14 @@ def test_yao_tool_assertions_read_the_mcp_calls(pytester: pytest.Pytester, tag: 
             ],
         },
     ]
-    pytester.makefile(".jsonl", calls_test="\n".join(json.dumps(c) for c in cases))
-    result = run_pytest(pytester, "-p", "no:xdist", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["*FAILED*weather*"])
-    assert "oslo" in result.stdout.str()
+    (folder / "calls_test.jsonl").write_text("\n".join(json.dumps(c) for c in cases))
+
+
+def test_yao_tool_assertions_read_the_mcp_calls(wrong_mode_run: tuple[SharedRun, str]) -> None:
+    run, tag = wrong_mode_run
+    assert run.outcomes("calls_test.jsonl") == {"passed": 1, "failed": 1}
+    assert run.category("calls_test.jsonl::weather") == ["failed"]
+    assert "oslo" in run.text("calls_test.jsonl")
     assert alive(tag) == []
 
 

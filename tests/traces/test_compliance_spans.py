@@ -1,14 +1,17 @@
 """Compliance strict ``spans:`` checks against the real instrumented pydantic-ai agent (its OpenAI
 chat completions endpoint answers without tool calls: they are only in its spans): counts, span
 entries with attributes, status and duration, the tool calls read from the spans, a did-you-mean on
-a misspelt attribute name, and collection problems for unknown keys."""
+a misspelt attribute name, and collection problems for unknown keys. The runs with the agent are shared
+with other tests of this folder (``tests/traces/shared_runs.py``), each test checking its own file there."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
 from tests.helpers import run_pytest
-from tests.traces.otel_agent_conftest import agent_conftest
+from tests.traces.shared_runs import SharedRun
 
 FRONT = """---
 name: weather-spans
@@ -80,31 +83,30 @@ spans:
 """
 
 
-def test_span_checks_pass_and_fail_naming_the_difference(pytester: pytest.Pytester) -> None:
-    pytester.makeconftest(agent_conftest())
-    pytester.makefile(
-        ".md",
-        weather=FRONT
+FILE = "weather.md"
+
+
+def write_span_checks(folder: Path) -> None:
+    """The span checks' file, for the shared run with the receiver (``tests/traces/shared_runs.py``): its
+    conftest starts the agent with this folder's recipe (``otel_agent_conftest.py``)."""
+    (folder / FILE).write_text(
+        FRONT
         + case(1, "Passes", "Paris", PASSING)
         + case(2, "Misspelt attribute", "Paris", MISSPELT)
         + case(3, "Wrong city", "Paris", WRONG_CITY)
-        + case(4, "Too many", "Tokyo", TOO_MANY),
+        + case(4, "Too many", "Tokyo", TOO_MANY)
     )
-    result = run_pytest(
-        pytester,
-        "-p",
-        "no:cacheprovider",
-        "--semantictest-otel",
-        "--semantictest-items-at-once=4",
-        own_process=True,
-    )
-    out = result.stdout.str()
-    result.assert_outcomes(passed=1, failed=3)
+
+
+def test_span_checks_pass_and_fail_naming_the_difference(otel_run: SharedRun) -> None:
+    # (all four cases at once: --semantictest-items-at-once=20)
+    out = otel_run.text(FILE)
+    assert otel_run.outcomes(FILE) == {"passed": 1, "failed": 3}, out
     assert "no span carries attribute 'gen_ai.tool.nme' — did you mean 'gen_ai.tool.name'?" in out
     assert 'expected "Oslo", got "Paris"' in out
     assert "spans.count: expected <= 2, got 4" in out
     assert 'spans matching {name: "/execute_tool/", count: 2}: expected 2, got 1' in out
-    assert "Traceback" not in out
+    assert "Traceback" not in otel_run.stdout
 
 
 def test_unknown_span_keys_are_the_case_s_error_with_a_did_you_mean(pytester: pytest.Pytester) -> None:
@@ -123,10 +125,15 @@ def test_unknown_span_keys_are_the_case_s_error_with_a_did_you_mean(pytester: py
     assert "spans.count: expected a number or {min: N, max: N}" in out
 
 
-def test_without_the_receiver_the_spans_check_says_how_to_turn_it_on(pytester: pytest.Pytester) -> None:
-    pytester.makeconftest(agent_conftest())
-    pytester.makefile(".md", weather=FRONT + case(1, "Needs spans", "Paris", "spans:\n  count: {min: 1}\n"))
-    result = run_pytest(pytester, "-p", "no:cacheprovider", own_process=True)
-    out = result.stdout.str()
-    assert result.ret != 0
-    assert "Spans needs the run's OTLP receiver: run pytest with --semantictest-otel" in out
+def write_needs_spans(folder: Path) -> None:
+    """A spans check's file, for the shared run without the receiver."""
+    (folder / FILE).write_text(FRONT + case(1, "Needs spans", "Paris", "spans:\n  count: {min: 1}\n"))
+
+
+def test_without_the_receiver_the_spans_check_says_how_to_turn_it_on(no_receiver_run: SharedRun) -> None:
+    assert no_receiver_run.ret != 0 and {"failed", "errors"} & set(no_receiver_run.outcomes(FILE)), (
+        no_receiver_run.outcomes(FILE)
+    )
+    assert "Spans needs the run's OTLP receiver: run pytest with --semantictest-otel" in no_receiver_run.text(
+        FILE
+    )

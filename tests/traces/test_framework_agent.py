@@ -2,7 +2,9 @@
 weather agent of the examples (a local function model, the OTel SDK's OTLP/HTTP exporter). Its calls
 satisfy a highbar ``function_calls`` expectation (``calls_from: otel``) and a ``ValidateTools`` step
 after ``Spans``; a wrong argument fails naming the difference; 20 tests at once keep their spans
-apart; without the receiver, each says how to turn it on. Every run is a pytest process of its own."""
+apart; without the receiver, each says how to turn it on. Every run is a pytest process of its own;
+the runs with the agent as it is, with its Lyon fault and without the receiver are shared with other
+tests of this folder (``tests/traces/shared_runs.py``), each test checking its own files there."""
 
 from __future__ import annotations
 
@@ -15,28 +17,10 @@ import pytest
 
 from tests.agents.agent_helpers import free_port
 from tests.helpers import run_pytest
+from tests.traces.shared_runs import SharedRun
 
 AGENT = Path(__file__).resolve().parents[2] / "examples" / "agents" / "otel_agent.py"
 CITIES = ["Paris", "Oslo", "Tokyo", "Lima", "Cairo", "Delhi", "Quito", "Sofia", "Rome", "Bern"] * 2
-
-# A conftest that runs the agent for the SemanticTest files (the docs' recipe for an agent a conftest
-# starts: api.otel_exporter_env points its exporter at the run's receiver).
-CONFTEST = f"""
-import os, subprocess, sys
-from pytest_semantictest.api import otel_exporter_env
-
-_agent = None
-
-def pytest_sessionstart(session):
-    global _agent
-    env = {{**os.environ, **otel_exporter_env(session.config)}}
-    _agent = subprocess.Popen([sys.executable, {str(AGENT)!r}], stdout=subprocess.PIPE, text=True, env=env)
-    os.environ["OTEL_AGENT_URL"] = _agent.stdout.readline().split()[-1]
-
-def pytest_sessionfinish(session):
-    _agent.terminate()
-    _agent.wait(timeout=30)
-"""
 
 
 def weather_test(city: str, n: int) -> dict[str, object]:
@@ -68,33 +52,30 @@ def weather_test(city: str, n: int) -> dict[str, object]:
     }
 
 
-def test_twenty_tests_at_once_each_see_only_their_own_tool_call(pytester: pytest.Pytester) -> None:
-    pytester.makeconftest(CONFTEST)
+TWENTY = "a_twenty_at_once.json"  # (first in the folder: the run's first 20 items at once)
+
+
+def write_twenty(folder: Path) -> None:
     suite = {"name": "weather", "tests": [weather_test(city, n) for n, city in enumerate(CITIES)]}
-    pytester.makefile(".json", weather=json.dumps(suite))
-    result = run_pytest(
-        pytester,
-        "-p",
-        "no:cacheprovider",
-        "--semantictest-otel",
-        "--semantictest-items-at-once=20",
-        own_process=True,
-    )
-    result.assert_outcomes(passed=20)
+    (folder / TWENTY).write_text(json.dumps(suite))
 
 
-def test_a_wrong_argument_in_the_spans_fails_naming_it(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv(
-        "WEATHER_AGENT_CITY", "Lyon"
-    )  # the agent asks the tool for Lyon, whatever it was asked
-    pytester.makeconftest(CONFTEST)
-    pytester.makefile(".json", weather=json.dumps({"name": "w", "tests": [weather_test("Paris", 0)]}))
-    result = run_pytest(pytester, "-p", "no:cacheprovider", "--semantictest-otel", own_process=True)
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(
-        ["*Tool 'get_weather' arg 'city' mismatch: expected \"Paris\", got \"Lyon\"*"]
+def test_twenty_tests_at_once_each_see_only_their_own_tool_call(otel_run: SharedRun) -> None:
+    """(``--semantictest-items-at-once=20``; the SemanticTest tests' agent is the one the run's conftest
+    starts, the docs' recipe in ``otel_agent_conftest.py``.)"""
+    assert otel_run.outcomes(TWENTY) == {"passed": 20}, otel_run.text(TWENTY)
+
+
+def write_wrong_argument(folder: Path, port: int) -> None:
+    """This module's files for the agent that asks the tool for Lyon whatever it was asked."""
+    (folder / "weather.json").write_text(json.dumps({"name": "w", "tests": [weather_test("Paris", 0)]}))
+    (folder / "weather.highbar.yaml").write_text(highbar(port))
+
+
+def test_a_wrong_argument_in_the_spans_fails_naming_it(otel_lyon_run: SharedRun) -> None:
+    assert otel_lyon_run.outcomes("weather.json") == {"failed": 1}
+    assert "Tool 'get_weather' arg 'city' mismatch: expected \"Paris\", got \"Lyon\"" in otel_lyon_run.text(
+        "weather.json"
     )
 
 
@@ -124,39 +105,53 @@ suites:
     )
 
 
+def write_highbar(folder: Path, port: int) -> None:
+    (folder / "weather.highbar.yaml").write_text(highbar(port))
+
+
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one process", "two workers"])
-def test_highbar_function_calls_read_from_the_spans(pytester: pytest.Pytester, workers: list[str]) -> None:
-    """The agent the plugin starts gets the exporter settings; under xdist the workers read their
-    tests' spans from the controller's receiver."""
+def test_highbar_function_calls_read_from_the_spans(
+    request: pytest.FixtureRequest, pytester: pytest.Pytester, workers: list[str]
+) -> None:
+    """The agent the plugin starts gets the exporter settings (in one process: the shared run);
+    under xdist the workers read their tests' spans from the controller's receiver."""
+    if not workers:
+        otel_run: SharedRun = request.getfixturevalue("otel_run")
+        assert otel_run.outcomes("weather.highbar.yaml") == {"passed": 6}, otel_run.text(
+            "weather.highbar.yaml"
+        )
+        return
     pytester.makefile(".highbar.yaml", weather=highbar(free_port()))
     result = run_pytest(pytester, "-p", "no:cacheprovider", "--semantictest-otel", *workers, own_process=True)
     result.assert_outcomes(passed=6)
 
 
-def test_highbar_names_the_wrong_argument(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("WEATHER_AGENT_CITY", "Lyon")
-    pytester.makefile(".highbar.yaml", weather=highbar(free_port()))
-    result = run_pytest(pytester, "-p", "no:cacheprovider", "--semantictest-otel", own_process=True)
-    result.assert_outcomes(failed=6)
-    assert "Lyon" in result.stdout.str() and "get_weather" in result.stdout.str()
+def test_highbar_names_the_wrong_argument(otel_lyon_run: SharedRun) -> None:
+    assert otel_lyon_run.outcomes("weather.highbar.yaml") == {"failed": 6}
+    out = otel_lyon_run.text("weather.highbar.yaml")
+    assert "Lyon" in out and "get_weather" in out
 
 
-def test_without_the_receiver_each_format_says_how_to_turn_it_on(pytester: pytest.Pytester) -> None:
-    pytester.makefile(".highbar.yaml", weather=highbar(free_port()))
-    pytester.makefile(
-        ".json",
-        spans=json.dumps(
-            {
-                "name": "s",
-                "tests": [
-                    {"id": "t", "pipeline": [{"block": "Spans", "output": "x"}], "assertions": {"x.count": 0}}
-                ],
-            }
-        ),
+def write_without_receiver(folder: Path, port: int) -> None:
+    """This module's files for a run without the receiver."""
+    (folder / "weather.highbar.yaml").write_text(highbar(port))
+    spans = {
+        "name": "s",
+        "tests": [{"id": "t", "pipeline": [{"block": "Spans", "output": "x"}], "assertions": {"x.count": 0}}],
+    }
+    (folder / "spans.json").write_text(json.dumps(spans))
+
+
+def test_without_the_receiver_each_format_says_how_to_turn_it_on(no_receiver_run: SharedRun) -> None:
+    assert no_receiver_run.outcomes("weather.highbar.yaml") == {"errors": 6}
+    assert no_receiver_run.outcomes("spans.json") == {
+        "failed": 1
+    }  # (the SemanticTest step fails; its assertion says why)
+    assert (
+        "calls_from: otel needs the run's OTLP receiver: run pytest with --semantictest-otel"
+        in no_receiver_run.text("weather.highbar.yaml")
     )
-    result = run_pytest(pytester, "-p", "no:cacheprovider", own_process=True)
-    result.assert_outcomes(errors=6, failed=1)  # (the SemanticTest step fails; its assertion says why)
-    out = result.stdout.str()
-    assert "calls_from: otel needs the run's OTLP receiver: run pytest with --semantictest-otel" in out
-    assert "Spans needs the run's OTLP receiver: run pytest with --semantictest-otel" in out
-    assert "Traceback" not in result.stdout.str()
+    assert "Spans needs the run's OTLP receiver: run pytest with --semantictest-otel" in no_receiver_run.text(
+        "spans.json"
+    )
+    assert "Traceback" not in no_receiver_run.stdout

@@ -1,19 +1,22 @@
 """highbar's ``expect.spans`` extension against the real pydantic-ai agent the plugin starts: entries
 that hold pass; a misspelt attribute name fails with a did-you-mean from the spans' own names; a
 count that does not hold names the closest span; the second turn of a test waits for its own
-request's spans; an unknown entry key is a spec error with a did-you-mean."""
+request's spans; an unknown entry key is a spec error with a did-you-mean. The run with the agent is
+shared with other tests of this folder (``tests/traces/shared_runs.py``), each checking its own file."""
 
 from __future__ import annotations
 
 import json
 import shlex
 import sys
+from pathlib import Path
 
 import pytest
 
 from tests.agents.agent_helpers import free_port
 from tests.helpers import run_pytest
 from tests.traces.otel_agent_conftest import AGENT
+from tests.traces.shared_runs import SharedRun
 
 
 def spec(port: int, tests: str) -> str:
@@ -64,14 +67,21 @@ TESTS = """
 """
 
 
-def test_span_entries_hold_or_fail_naming_why(pytester: pytest.Pytester) -> None:
-    pytester.makefile(".highbar.yaml", weather=spec(free_port(), TESTS))
-    result = run_pytest(pytester, "-p", "no:cacheprovider", "--semantictest-otel", own_process=True)
-    out = result.stdout.str()
-    result.assert_outcomes(passed=2, failed=2)
+FILE = "spans.highbar.yaml"
+
+
+def write_spans_spec(folder: Path, port: int) -> None:
+    """The spec, for the shared run with the receiver (``tests/traces/shared_runs.py``): ``port`` is
+    the agent's that ``test_framework_agent``'s highbar file there names too (one agent for both)."""
+    (folder / FILE).write_text(spec(port, TESTS))
+
+
+def test_span_entries_hold_or_fail_naming_why(otel_run: SharedRun) -> None:
+    out = otel_run.text(FILE)
+    assert otel_run.outcomes(FILE) == {"passed": 2, "failed": 2}, out
     assert "no span carries attribute 'gen_ai.tool.nme' — did you mean 'gen_ai.tool.name'?" in out
     assert 'spans matching {"name": "execute_tool *", "count": 2}: expected 2, got 1' in out
-    assert "Traceback" not in out
+    assert "Traceback" not in otel_run.stdout
 
 
 def test_an_unknown_span_key_is_a_spec_error_with_a_did_you_mean(pytester: pytest.Pytester) -> None:

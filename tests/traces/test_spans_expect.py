@@ -1,16 +1,15 @@
 """The SemanticTest ``Spans`` block's ``expect`` entries against the real pydantic-ai agent: a matching
 entry passes (name glob, attributes, duration, count); a misspelt attribute name fails with a
 did-you-mean drawn from the attribute names the spans carry; an unknown entry key is the file's
-problem with a did-you-mean."""
+problem with a did-you-mean. The run is shared with other tests of this folder
+(``tests/traces/shared_runs.py``), which check their own files there."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
-import pytest
-
-from tests.helpers import run_pytest
-from tests.traces.otel_agent_conftest import agent_conftest
+from tests.traces.shared_runs import SharedRun
 
 
 def spans_test(test_id: str, expect: list[dict[str, object]]) -> dict[str, object]:
@@ -32,8 +31,9 @@ def spans_test(test_id: str, expect: list[dict[str, object]]) -> dict[str, objec
     }
 
 
-def test_span_expectations_pass_and_name_a_misspelt_attribute(pytester: pytest.Pytester) -> None:
-    pytester.makeconftest(agent_conftest())
+def write_expectations(folder: Path) -> None:
+    """This module's files, for the shared run with the receiver (``tests/traces/shared_runs.py``): its
+    conftest starts the agent with this folder's recipe (``otel_agent_conftest.py``)."""
     good: list[dict[str, object]] = [
         {
             "name": "execute_tool *",
@@ -48,12 +48,14 @@ def test_span_expectations_pass_and_name_a_misspelt_attribute(pytester: pytest.P
         {"name": "execute_tool *", "attributes": {"gen_ai.tool.nme": "get_weather"}}
     ]
     suite = {"name": "s", "tests": [spans_test("good", good), spans_test("misspelt", misspelt)]}
-    pytester.makefile(".json", spans=json.dumps(suite))
+    (folder / "spans.json").write_text(json.dumps(suite))
     typo = {"name": "t", "tests": [spans_test("typo", [{"nmae": "x"}])]}
-    pytester.makefile(".json", typo=json.dumps(typo))
-    result = run_pytest(pytester, "-p", "no:cacheprovider", "--semantictest-otel", own_process=True)
-    out = result.stdout.str()
-    result.assert_outcomes(passed=1, failed=1, errors=1)
+    (folder / "typo.json").write_text(json.dumps(typo))
+
+
+def test_span_expectations_pass_and_name_a_misspelt_attribute(otel_run: SharedRun) -> None:
+    out = otel_run.text("spans.json", "typo.json")
+    assert otel_run.outcomes("spans.json", "typo.json") == {"passed": 1, "failed": 1, "errors": 1}, out
     assert "no span carries attribute 'gen_ai.tool.nme' — did you mean 'gen_ai.tool.name'?" in out
     assert "nmae" in out and "did you mean 'name'" in out, out
-    assert "Traceback" not in out
+    assert "Traceback" not in otel_run.stdout
