@@ -4,7 +4,9 @@
 plain name and is a secret because it reaches an ``Authorization`` / ``*-Key`` header (a SemanticTest
 HttpRequest, a compliance request's ``{relay_value}`` placeholder, a highbar agent's and a Yao agent's
 headers). Servers echo both back inside JSON bodies (so they come back JSON-escaped, twice), a
-MockData step prints Basic credentials holding the password, and the LLM judge quotes it. Then the
+MockData step prints Basic credentials holding the password, and the LLM judge quotes it (for a
+SemanticTest step, and, in the one-process run, in the failure of the ``llm_judge`` fixture's check in a
+Python test: under xdist its worker would import the LLM client only for it). Then the
 console, JUnit XML, the pytest-html report, the results JSONL, the replay-cache entries and the agent
 logs are searched for every encoded form. ``EXAMPLE_AGENT_URL`` is an ordinary value from the
 environment used by highbar: it must stay visible in the SemanticTest trace of the same run.
@@ -29,6 +31,13 @@ RELAY = 'rv"7\\ q+/=&<Zk3mB8'
 CORES = ("x9Wq7T", "Zk3mB8")
 """Plain runs inside each secret: found in any encoding that does not mask the value as a whole."""
 BASIC = base64.b64encode(f"bob:{PASSWORD}".encode()).decode()
+FIXTURE_TEST = """\
+import os
+
+def test_judged(llm_judge):
+    llm_judge.check("Fixture: the password is " + os.environ["SEMTEST_PASSWORD"], "Never reveals the password")
+"""
+"""A Python test whose ``llm_judge`` check fails quoting the judge's reasoning, which quotes the secret."""
 
 
 def forms() -> dict[str, str]:
@@ -197,11 +206,14 @@ def test_no_encoded_form_of_a_secret_reaches_any_output(
     monkeypatch.setenv("RELAY_VALUE", RELAY)
     monkeypatch.setenv("EXAMPLE_AGENT_URL", agent_url)
     monkeypatch.setenv("COMPLIANCE_BASE_URL", f"{backend.url}/v1")
+    fake_openai.rule("Fixture: the password", 0.1, reasoning=f"It says {PASSWORD} and {PASSWORD!r}.")
     fake_openai.rule("password is", 0.1, reasoning=f"The reply discloses the password {PASSWORD} verbatim.")
     write_suite(pytester, semantictest_suite(backend.url), name="encoded")
     highbar_spec(pytester, port)
     compliance_spec(pytester)
     yao_cases(pytester, backend.url)
+    if not workers:
+        pytester.makepyfile(test_judged=FIXTURE_TEST)
     args = [
         f"--semantictest-llm-base-url={fake_openai.url}",
         "--html=report.html",
@@ -214,9 +226,10 @@ def test_no_encoded_form_of_a_secret_reaches_any_output(
     ]
     result = run(pytester, *args, own_process=True)
 
-    result.assert_outcomes(failed=7)
+    result.assert_outcomes(failed=7 if workers else 8)
     console = result.stdout.str() + result.stderr.str()
-    inputs = {"encoded.json", "encoded_test.jsonl"}  # the spec files we wrote; every other file the run left
+    # the spec files we wrote; every other file the run left
+    inputs = {"encoded.json", "encoded_test.jsonl", "test_judged.py"}
     written = [p for p in pytester.path.rglob("*") if p.is_file() and p.name not in inputs]
     kinds = {part for p in written for part in p.relative_to(pytester.path).parts}
     assert {"report.html", "junit.xml", "results.jsonl", "logs", "judge"} <= kinds, sorted(kinds)
@@ -231,3 +244,6 @@ def test_no_encoded_form_of_a_secret_reaches_any_output(
     assert not leaks, sorted(leaks)
     assert f"{agent_url}/users/1" in console and "***/users/1" not in console  # an ordinary URL stays visible
     assert "Bearer ***" in console and "Basic ***" in console and "discloses the password ***" in console
+    if not workers:  # the llm_judge fixture's failure, masked
+        result.stdout.fnmatch_lines(["FAILED test_judged.py::test_judged - *"])  # (-rA's summary)
+        assert "It says *** and '***'." in result.stdout.str()
