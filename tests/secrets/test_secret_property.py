@@ -36,8 +36,8 @@ from tests.llm.fake_openai import FakeOpenAI
 from tests.reports.scenario import run, step, write_suite
 from tests.reports.test_secrets import free_port
 from tests.secrets.echo_agent import INNOCENT, own_json, serve
+from tests.secrets.test_encoded_secrets import DESTINATION as COMPLIANCE
 from tests.secrets.test_encoded_secrets import yao_cases
-from tests.secrets.test_secret_by_destination import SPEC as COMPLIANCE
 
 ECHO_AGENT = __import__("pathlib").Path(__file__).with_name("echo_agent.py")
 PIECE = 8
