@@ -245,21 +245,22 @@ def leaky_agent(pytester: pytest.Pytester) -> None:
     )
 
 
-def yao_cases(pytester: pytest.Pytester, url: str) -> None:
-    pytester.makefile(
-        ".agent.yaml",
-        encoded_test=textwrap.dedent(f"""\
+def yao_cases(
+    pytester: pytest.Pytester, url: str, name: str = "encoded_test", variable: str = "RELAY_VALUE"
+) -> None:
+    """Yao cases ``name.jsonl`` whose agent (``name.agent.yaml``) gets ``${variable}`` in a header."""
+    agent = textwrap.dedent(f"""\
         endpoint: "{url}/v1/chat/completions"
-        headers: {{X-Relay-Key: "${{RELAY_VALUE}}"}}
+        headers: {{X-Relay-Key: "${{{variable}}}"}}
         model: echo-agent
-        """),
-    )
+        """)
+    pytester.makefile(".agent.yaml", **{name: agent})
     case = {
         "id": "echoes",
         "input": "What did I send?",
         "assertions": [{"type": "not_contains", "value": "You sent"}],
     }
-    pytester.makefile(".jsonl", encoded_test=json.dumps(case))
+    pytester.makefile(".jsonl", **{name: json.dumps(case)})
 
 
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one-process", "xdist"])
