@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import run_pytest
 from tests.llm.fake_openai import FakeOpenAI, Reply, status
 
 BAD_TEXT = "I cannot help with that request."
@@ -397,14 +396,7 @@ def test_dotenv_configures_the_judge_and_ini_requires_it(
     assert fake_openai.requests[0]["headers"]["authorization"] == f"Bearer {SECRET}"
 
 
-# --- summary under xdist ------------------------------------------------------------------
-
-
-def test_terminal_summary_sums_xdist_workers(pytester: pytest.Pytester, fake_openai: FakeOpenAI) -> None:
-    write(pytester, *(judged(f"t{i}", f"At 14:0{i}.") for i in range(4)))
-    result = run_pytest(pytester, url(fake_openai), "-n", "2")
-    result.assert_outcomes(passed=4)
-    result.stdout.fnmatch_lines(["semantictest: 4 LLM calls, 0 cache hits, 640 tokens"])
+# (The terminal summary's sum over xdist workers: test_run_limits.py's two-worker rate-limit run.)
 
 
 # --- fixtures -----------------------------------------------------------------------------

@@ -21,15 +21,18 @@ def many_files(pytester: pytest.Pytester, count: int = FILES) -> None:
         write(pytester, judged(f"t{i}", f"The meeting is at 14:{i:02d}."), name=f"suite{i}")
 
 
-def test_requests_per_window_hold_across_four_workers(
+def test_requests_per_window_hold_across_workers_and_the_summary_sums_them(
     pytester: pytest.Pytester, fake_openai: FakeOpenAI
 ) -> None:
+    """Two workers show the limit is the run's, not each process's: with a limit of its own each worker
+    would send 3 of its 4 at once (6 in the window). The same run's terminal summary adds up both
+    workers' calls and tokens (8 answers of 160)."""
     many_files(pytester)
     result = run_pytest(
         pytester,
         url(fake_openai),
         "-n",
-        "4",
+        "2",
         "--semantictest-llm-cache=off",
         "--semantictest-llm-rpm=3",
         "--semantictest-llm-rate-window=1",
@@ -42,6 +45,7 @@ def test_requests_per_window_hold_across_four_workers(
     # by different processes.)
     assert fake_openai.most_in(0.9) <= 3
     result.stdout.fnmatch_lines(["semantictest: LLM rate limit: * request(s) waited, * s in all"])
+    result.stdout.fnmatch_lines([f"semantictest: {FILES} LLM calls, 0 cache hits, {FILES * 160} tokens"])
 
 
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one process", "two workers"])
@@ -96,12 +100,12 @@ def test_without_a_limit_the_requests_go_at_once(pytester: pytest.Pytester, fake
 def test_a_token_budget_stops_exactly_when_spent(pytester: pytest.Pytester, fake_openai: FakeOpenAI) -> None:
     many_files(pytester)
     results = pytester.path / "results.jsonl"
-    # 3 answers of 160
+    # 3 answers of 160, shared by two workers (each with a budget of its own would send 3)
     result = run_pytest(
         pytester,
         url(fake_openai),
         "-n",
-        "4",
+        "2",
         "--semantictest-llm-cache=off",
         "--semantictest-llm-budget=480",
         f"--semantictest-results={results}",

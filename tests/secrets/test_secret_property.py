@@ -12,6 +12,13 @@ it back in escapings of their own (``\\uXXXX`` for every non-alphanumeric charac
 ``--log-file``; then every artefact is searched for each secret in every encoding and composition of
 two, and for every 8-character piece of it in every encoding, raw also inside every base64 run.
 Innocent values (``x-ratelimit-limit-tokens: 1500000``, ``tokenizer``, ...) must stay visible.
+
+The one-process run carries two batches (a pytest process each cost as much as the rest of the test):
+the drawn one under the names above, and :func:`explicit` under names of the same kinds
+(:func:`second_name`: ``ST_B_BODY_API_KEY``, ``RELAY_B_VALUE``, ``DECLARED_B_THING``, ...), each in
+spec files of its own. One exception: the run has one compliance API key, the drawn batch's; the
+explicit batch's ``COMPLIANCE_B_API_KEY`` is a secret by its name only. (No compliance request here
+sends the key: ``destination.md`` writes its own ``Authorization``.)
 """
 
 from __future__ import annotations
@@ -29,15 +36,15 @@ from collections.abc import Callable
 from urllib.parse import quote, quote_plus
 
 import pytest
-from hypothesis import HealthCheck, Phase, example, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from tests.llm.fake_openai import FakeOpenAI
 from tests.reports.scenario import run, step, write_suite
 from tests.reports.test_secrets import free_port
 from tests.secrets.echo_agent import INNOCENT, own_json, serve
+from tests.secrets.test_encoded_secrets import DESTINATION as COMPLIANCE
 from tests.secrets.test_encoded_secrets import yao_cases
-from tests.secrets.test_secret_by_destination import SPEC as COMPLIANCE
 
 ECHO_AGENT = __import__("pathlib").Path(__file__).with_name("echo_agent.py")
 PIECE = 8
@@ -152,9 +159,25 @@ def with_base64_decoded(text: str) -> str:
     return "\n".join([text, *decoded])
 
 
-def semantictest_suite(echo: str, refused: str) -> dict[str, object]:
-    headers = {"Authorization": "Bearer ${env.RELAY_VALUE}", "X-Custom-Auth": "${env.CUSTOM_VALUE}"}
-    body = {"message": "${env.ST_BODY_API_KEY}", "declared": "${env.DECLARED_THING}", "plain": "hello"}
+def var(name: str, second: bool = False) -> str:
+    """The variable that carries the channel ``name`` in a batch: the channel's own in the first, and in
+    the run's second batch ``_B`` after its first part, so the name stays of its kind (``*_API_KEY``,
+    ``*_TOKEN``, ``*_SECRET`` by name, ``DECLARED_*`` declared, a plain one)."""
+    first, _, rest = name.partition("_")
+    return f"{first}_B_{rest}" if second else name
+
+
+def judged_text(second: bool = False) -> str:
+    """What the judged reply says before its batch's secret (each batch its own fake judge rule)."""
+    return "The other key is" if second else "The key is"
+
+
+def semantictest_suite(echo: str, refused: str, second: bool = False) -> dict[str, object]:
+    def env(name: str) -> str:
+        return f"${{env.{var(name, second)}}}"
+
+    headers = {"Authorization": f"Bearer {env('RELAY_VALUE')}", "X-Custom-Auth": env("CUSTOM_VALUE")}
+    body = {"message": env("ST_BODY_API_KEY"), "declared": env("DECLARED_THING"), "plain": "hello"}
     return {
         "name": "planted",
         "tests": [
@@ -169,7 +192,7 @@ def semantictest_suite(echo: str, refused: str) -> dict[str, object]:
                             "method": "POST",
                             "headers": headers,
                             "body": body,
-                            "query": {"api_key": "${env.ST_QUERY_TOKEN}"},
+                            "query": {"api_key": env("ST_QUERY_TOKEN")},
                         },
                     ),
                     step("JsonParser", "parsed", input="${response.body}"),
@@ -185,7 +208,7 @@ def semantictest_suite(echo: str, refused: str) -> dict[str, object]:
                 "id": "refused",
                 "pipeline": [
                     step(
-                        "HttpRequest", "response", input={"url": f"{refused}/x?token=${{env.ST_URL_TOKEN}}"}
+                        "HttpRequest", "response", input={"url": f"{refused}/x?token={env('ST_URL_TOKEN')}"}
                     ),
                 ],
                 "assertions": {"response.status": 200},
@@ -194,7 +217,9 @@ def semantictest_suite(echo: str, refused: str) -> dict[str, object]:
                 "id": "judged",
                 "pipeline": [
                     step(
-                        "MockData", "reply", config={"data": {"text": "The key is ${env.ST_JUDGED_SECRET}."}}
+                        "MockData",
+                        "reply",
+                        config={"data": {"text": f"{judged_text(second)} {env('ST_JUDGED_SECRET')}."}},
                     ),
                     step(
                         "LLMJudge",
@@ -211,16 +236,19 @@ def semantictest_suite(echo: str, refused: str) -> dict[str, object]:
     }
 
 
-def highbar_spec(port: int, sha: str) -> str:
+def highbar_spec(port: int, sha: str, second: bool = False) -> str:
+    start, token, key = (
+        var(name, second) for name in ("HB_START_SECRET", "HB_AGENT_TOKEN", "HB_BODY_API_KEY")
+    )
     return textwrap.dedent(f"""\
         agent:
-          start: "{sys.executable} {ECHO_AGENT} --port {port} --secret=${{HB_START_SECRET}}"
+          start: "{sys.executable} {ECHO_AGENT} --port {port} --secret=${{{start}}}"
           endpoint: "http://127.0.0.1:{port}/chat"
           health: "http://127.0.0.1:{port}/health"
           settle_time: 0
           request:
-            headers: {{X-Agent-Token: "${{HB_AGENT_TOKEN}}"}}
-            body: {{message: "{{{{message}}}}", key: "${{HB_BODY_API_KEY}}"}}
+            headers: {{X-Agent-Token: "${{{token}}}"}}
+            body: {{message: "{{{{message}}}}", key: "${{{key}}}"}}
           response: response
         suites:
           - name: Echo
@@ -236,27 +264,55 @@ def highbar_spec(port: int, sha: str) -> str:
         """)
 
 
-def _run_batch(
+def _write_batch(pytester: pytest.Pytester, echo_url: str, secrets: dict[str, str], second: bool) -> set[str]:
+    """One batch's spec files (the second's named ``*_b``), its secrets set as its variables: the files'
+    names."""
+    suffix = "_b" if second else ""
+    write_suite(
+        pytester,
+        semantictest_suite(echo_url, f"http://127.0.0.1:{free_port()}", second),
+        name=f"planted{suffix}",
+    )
+    sha = hashlib.sha256(secrets["HB_START_SECRET"].encode()).hexdigest()[:16]
+    pytester.makefile(".highbar.yaml", **{f"echo{suffix}": highbar_spec(free_port(), sha, second)})
+    # {session_value} in Authorization (the second batch: {session_b_value})
+    spec = textwrap.dedent(COMPLIANCE).replace(
+        "{session_value}", "{" + var("SESSION_VALUE", second).lower() + "}"
+    )
+    pytester.makefile(".md", **{f"destination{suffix}": spec})
+    yao_cases(pytester, echo_url, f"encoded_test{suffix}", var("RELAY_VALUE", second))  # a Yao agent's header
+    return {
+        f"planted{suffix}.json",
+        f"echo{suffix}.highbar.yaml",
+        f"destination{suffix}.md",
+        f"encoded_test{suffix}.agent.yaml",
+        f"encoded_test{suffix}.jsonl",
+    }
+
+
+def _run_batches(
     pytester: pytest.Pytester,
     fake_openai: FakeOpenAI,
     monkeypatch: pytest.MonkeyPatch,
-    secrets: dict[str, str],
+    batches: list[dict[str, str]],
     workers: list[str],
 ) -> None:
+    """One pytest run of every batch (at most two), then every artefact searched for each secret."""
+    secrets = {var(name, n == 1): value for n, batch in enumerate(batches) for name, value in batch.items()}
     for name, value in secrets.items():
         monkeypatch.setenv(name, value)
     echo = serve()
-    port = free_port()
     try:
-        fake_openai.rule(
-            "The key is", 0.1, reasoning=f"The reply gives the key {secrets['ST_JUDGED_SECRET']} away."
-        )
         echo_url = f"http://127.0.0.1:{echo.server_address[1]}"
-        write_suite(pytester, semantictest_suite(echo_url, f"http://127.0.0.1:{free_port()}"), name="planted")
-        sha = hashlib.sha256(secrets["HB_START_SECRET"].encode()).hexdigest()[:16]
-        pytester.makefile(".highbar.yaml", echo=highbar_spec(port, sha))
-        pytester.makefile(".md", destination=textwrap.dedent(COMPLIANCE))  # {session_value} in Authorization
-        yao_cases(pytester, echo_url)  # RELAY_VALUE in a Yao agent's header
+        inputs = {"tox.ini"}
+        for n, batch in enumerate(batches):
+            second = n == 1
+            fake_openai.rule(
+                judged_text(second),
+                0.1,
+                reasoning=f"The reply gives the key {batch['ST_JUDGED_SECRET']} away.",
+            )
+            inputs |= _write_batch(pytester, echo_url, batch, second)
         args = [
             f"--semantictest-llm-base-url={fake_openai.url}",
             "--semantictest-secret-env=DECLARED_*",
@@ -281,14 +337,6 @@ def _run_batch(
         echo.shutdown()
         echo.server_close()
     console = result.stdout.str() + result.stderr.str()
-    inputs = {
-        "planted.json",
-        "echo.highbar.yaml",
-        "tox.ini",
-        "destination.md",
-        "encoded_test.agent.yaml",
-        "encoded_test.jsonl",
-    }
     written = [p for p in pytester.path.rglob("*") if p.is_file() and p.name not in inputs]
     kinds = {part for p in written for part in p.relative_to(pytester.path).parts}
     assert {"report.html", "junit.xml", "results.jsonl", "run.log", "judge"} <= kinds, sorted(kinds)
@@ -300,22 +348,36 @@ def _run_batch(
         },
     }
     searched = {where: with_base64_decoded(text) for where, text in texts.items()}
+    # Every form is at least PIECE characters long: one in a text starts with one of the text's PIECE-
+    # character windows. The windows, a set a text, rule out nearly all of some 17,000 forms at once;
+    # the rest are looked for in the text itself.
+    windows = {
+        where: {text[i : i + PIECE] for i in range(len(text) - PIECE + 1)} for where, text in searched.items()
+    }
     leaks = sorted(
         {
-            (where, name, form)
+            (where, name)
             for secret_name, secret in secrets.items()
             for form_name, form in forms(secret).items()
             for where, text in searched.items()
-            if form in text
+            if form[:PIECE] in windows[where] and form in text
             for name in [f"{secret_name}: {form_name}"]
         }
     )
     assert not leaks, leaks[:20]
     results = [json.loads(line) for line in texts["results.jsonl"].splitlines()]
-    outcomes = {r["id"].rpartition("::")[2]: r["outcome"] for r in results}
-    assert outcomes.get("start keeps the secret intact") == "passed", outcomes  # the agent got it unchanged
-    assert outcomes["echoed"] == "failed" and outcomes["echoes everything"] == "failed", outcomes
-    assert {"destination.md", "encoded_test.jsonl"} <= {r["file"] for r in results}, results  # they ran too
+    outcomes = {(r["file"], r["id"].rpartition("::")[2]): r["outcome"] for r in results}
+    for suffix in ("", "_b")[: len(batches)]:
+        # the agent got the start secret unchanged
+        assert outcomes.get((f"echo{suffix}.highbar.yaml", "start keeps the secret intact")) == "passed", (
+            outcomes
+        )
+        assert outcomes[f"planted{suffix}.json", "echoed"] == "failed", outcomes
+        assert outcomes[f"echo{suffix}.highbar.yaml", "echoes everything"] == "failed", outcomes
+        # they ran too
+        assert {f"destination{suffix}.md", f"encoded_test{suffix}.jsonl"} <= {r["file"] for r in results}, (
+            results
+        )
     for innocent in INNOCENT.values():  # in the failure messages: each is compared with something else
         assert f"Expected '{innocent}' to equal" in console, innocent
     assert "Expected '1500000' to equal '0'" in console  # a response header is never a secret
@@ -349,23 +411,27 @@ def test_random_secrets_reach_no_output(
     monkeypatch: pytest.MonkeyPatch,
     workers: list[str],
 ) -> None:
+    """One drawn batch in each run; the one-process run also carries :func:`explicit`, as its second
+    batch (its own spec files and variables, in the same pytest process)."""
+
     # no shrinking: each example is a whole pytest run
     @settings(
         max_examples=1,
         deadline=None,
         database=None,
-        phases=[Phase.explicit, Phase.generate],
+        phases=[Phase.generate],
         suppress_health_check=list(HealthCheck),
     )
-    @example(explicit()) if not workers else (lambda test: test)
     @given(SECRETS)
     def batch(secrets: dict[str, str]) -> None:
-        for path in list(pytester.path.iterdir()):  # a fresh folder for each batch
+        for path in list(pytester.path.iterdir()):  # a fresh folder for each example
             if path.is_file() or path.is_symlink():
                 path.unlink()
             else:
                 __import__("shutil").rmtree(path)
         fake_openai.rules.clear()
-        _run_batch(pytester, fake_openai, monkeypatch, secrets, workers)
+        _run_batches(
+            pytester, fake_openai, monkeypatch, [secrets] if workers else [secrets, explicit()], workers
+        )
 
     batch()
