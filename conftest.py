@@ -68,42 +68,16 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return 4 * len(os.sched_getaffinity(0))
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers",
-        "early: a test that holds its worker long (15 s or more: a shared run of the examples, a corpus run "
-        "twice): it runs before the others",
-    )
-
-
 @pytest.hookimpl(tryfirst=True)  # (before xdist's, which makes "load" of an unset --dist)
 def pytest_cmdline_main(config: pytest.Config) -> None:
     """``-n`` without ``--dist``: xdist's ``worksteal`` (a worker that runs out of tests takes half of the
     busiest worker's queue) rather than ``load`` (the tests handed out in batches of consecutive tests as
     workers ask): here, with the long tests in a few places, a ``load`` run ended with one worker running
-    its last batch for a minute after the others had finished."""
-    if (
-        config.getoption("numprocesses", None) and config.getoption("dist", None) == "no"
-    ):  # (not under -p no:xdist)
+    its last batch for a minute after the others had finished (tests/conftest.py also starts the slowest
+    tests first, spread over the workers)."""
+    numprocesses, dist = config.getoption("numprocesses", None), config.getoption("dist", None)
+    if numprocesses and dist == "no":  # (both None under -p no:xdist)
         config.option.dist = "worksteal"
-
-
-@pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The tests marked ``early`` first, each at the head of a different worker's first tests under
-    ``-n``: the long ones start together at the beginning on different workers. (xdist hands out runs of
-    consecutive tests to begin with: the worker's share under ``worksteal``, a quarter of it under
-    ``load``.) The rest keep their collection order."""
-    early = [item for item in items if item.get_closest_marker("early") is not None]
-    rest = [item for item in items if item.get_closest_marker("early") is None]
-    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
-    share = max(len(items) // workers // (1 if config.getoption("dist", None) == "worksteal" else 4), 2)
-    ordered: list[pytest.Item] = []
-    for n in range(workers):
-        heads = early[n::workers]
-        ordered += heads + rest[: max(share - len(heads), 0)]
-        del rest[: max(share - len(heads), 0)]
-    items[:] = ordered + rest
 
 
 @pytest.hookimpl(wrapper=True)

@@ -220,7 +220,6 @@ def _both_modes(tmp_path: Path, corpora: tuple[str, ...]) -> tuple[Verdicts, Ver
     return fast, slow
 
 
-@pytest.mark.early
 @needs_docs
 def test_the_docs_and_reference_suites_get_the_same_verdicts(tmp_path: Path) -> None:
     fast, slow = _both_modes(tmp_path, ("seed", "docs", "upstream"))
@@ -232,7 +231,6 @@ def test_the_docs_and_reference_suites_get_the_same_verdicts(tmp_path: Path) -> 
     assert fast == slow, sorted(set(fast.items()) ^ set(slow.items()))
 
 
-@pytest.mark.early
 def test_the_highbar_fidelity_specs_get_the_same_verdicts(tmp_path: Path) -> None:
     """Agents that tag their records, that tag some of them (a thread losing the tag), that tag them
     with the previous test's id or not at all; late calls; attach mode."""

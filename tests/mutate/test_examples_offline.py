@@ -118,7 +118,6 @@ def assert_no_request_while_mutating(out: Path, name: str) -> None:
     )
 
 
-@pytest.mark.early  # (its module's runs: the mutation run first, as README's main command runs elsewhere)
 def test_the_mutation_phase_sends_no_request_to_any_example_agent(runs: dict[str, Any]) -> None:
     assert_no_request_while_mutating(runs["out"], "mutate")
     # wherever a mutation run replays, it sends what a run without it sends, nothing more

@@ -10,7 +10,6 @@ import pytest
 from tests.main_command import ROOT, main_command_run
 
 
-@pytest.mark.early  # (README's main command, shared: the mutation run starts at the same time elsewhere)
 def test_the_examples_replay_their_judge_answers_offline(request: pytest.FixtureRequest) -> None:
     run = main_command_run(request)
     out = run["stdout"]

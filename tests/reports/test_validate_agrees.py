@@ -52,7 +52,6 @@ def _from_validate(output: str) -> tuple[set[str], dict[str, int]]:
     return broken - set(failing), failing
 
 
-@pytest.mark.early
 def test_validate_and_collect_only_agree_on_every_spec_file(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -403,7 +403,6 @@ def explicit() -> dict[str, str]:
     return {name: FOUND.get(name) or made(name) for name in CHANNELS}
 
 
-@pytest.mark.early
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one-process", "xdist"])
 def test_random_secrets_reach_no_output(
     pytester: pytest.Pytester,

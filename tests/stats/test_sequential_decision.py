@@ -75,7 +75,6 @@ def _simulated(rate: float, batch: int, tests: int) -> tuple[float, float]:
     return found["pass"], found["mean_runs"]
 
 
-@pytest.mark.early
 @pytest.mark.parametrize(("rate", "count"), [(0.5, 60), (0.95, 30)])
 def test_a_local_agent_gets_the_simulated_outcomes_and_run_counts(
     pytester: pytest.Pytester, coin: str, rate: float, count: int

@@ -125,7 +125,6 @@ def weather_test(city: str, n: int) -> dict[str, object]:
     }
 
 
-@pytest.mark.early
 def test_one_test_at_a_time_reads_the_calls_of_an_agent_that_ignores_traceparent(
     pytester: pytest.Pytester,
 ) -> None:
