@@ -94,10 +94,10 @@ def run_pytest(pytester: pytest.Pytester, *args: str, own_process: bool = False)
 # out. hypothesis and anyio cost ~0.2 s of CPU per inner pytest and per xdist worker, pytest-asyncio
 # ~0.06 s; pytest's unraisableexception ends each process with full garbage collections (~0.08 s
 # there; without it an unraisable exception goes to Python's own hook, into the test's captured
-# stderr). A run that needs one of them (an ``async def`` test; a user's run, warnings and all:
+# stderr); pytest-benchmark ~0.02 s, and it left a ``.benchmarks/`` folder in each run's folder. A run that needs one of them (an ``async def`` test; a user's run, warnings and all:
 # ``tests/reports/test_user_run.py``) passes ``-p asyncio`` or ``-p unraisableexception``, which
 # pytest reads after these and which loads it again.
-UNUSED_PLUGINS = ("hypothesispytest", "anyio", "asyncio", "unraisableexception")
+UNUSED_PLUGINS = ("hypothesispytest", "anyio", "asyncio", "unraisableexception", "benchmark")
 WITHOUT_UNUSED_PLUGINS = tuple(arg for plugin in UNUSED_PLUGINS for arg in ("-p", f"no:{plugin}"))
 HTML_PLUGINS = ("html", "html_fixtures", "metadata")
 """pytest-html and what it needs: only a run that writes an HTML report (``--html``) uses them."""
