@@ -190,7 +190,10 @@ class RunContext:
 
             from .http_clients import async_client
 
-            limits = httpx.Limits(max_connections=100, max_keepalive_connections=20)
+            # as many kept alive as may be open: 16 items at once with their runs in batches of 5 put
+            # 80 requests in flight, and with 20 kept nearly every run opened a new connection (and
+            # httpcore scanned the pool of those closing on each request)
+            limits = httpx.Limits(max_connections=100, max_keepalive_connections=100)
             self._http = async_client(limits=limits, follow_redirects=False)
         return self._http
 
