@@ -43,6 +43,7 @@ if not Path("/proc/self/environ").exists():  # pragma: no cover - Linux only
 AGENTS = Path(__file__).resolve().parents[1] / "agents"
 TRACE_AGENT = AGENTS / "trace_agent.py"
 SLOW_AGENT = AGENTS / "slow_agent.py"
+GROUP_AGENT = Path(__file__).with_name("group_agent.py")
 MARK = "SEMANTICTEST_LEAK_MARK"
 # hypothesis's plugin costs ~1.5 s of imports per inner pytest (and per xdist worker) here.
 PYTEST = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *without_unused_plugins(()), "-q", "-rA"]
@@ -64,6 +65,22 @@ def _stat(pid: str) -> tuple[str, int, int] | None:
 def now_ticks() -> int:
     """The clock-tick count since boot (what a process's start time is in), less one tick."""
     return int(float(Path("/proc/uptime").read_text().split()[0]) * os.sysconf("SC_CLK_TCK")) - 1
+
+
+def running(pids: dict[int, int]) -> set[int]:
+    """Which of ``pids`` (pid -> its start time, ``_stat``'s) still run: the same process (not a new
+    one given a freed pid), not a zombie. Two reads of ``/proc`` where ``marked`` scans every process."""
+    alive = set()
+    for pid, started in pids.items():
+        stat = _stat(str(pid))
+        if stat is not None and stat[0] not in ("Z", "X") and stat[2] == started:
+            alive.add(pid)
+    return alive
+
+
+def start_times(*pids: int) -> dict[int, int]:
+    """pid -> start time (``running``'s key) of each of ``pids`` that exists."""
+    return {pid: stat[2] for pid in pids if (stat := _stat(str(pid))) is not None}
 
 
 def _live_pids(since: int = 0) -> list[str]:
@@ -120,8 +137,12 @@ def _parent(pid: int) -> int | None:
 def wait_for(
     what: str, predicate: Callable[[], object], timeout: float, proc: subprocess.Popen[str] | None = None
 ):
+    """Poll ``predicate`` until it is true (its value), every 0.05 s for the first second, then every
+    0.2 s: most events come within the second, and a scan of ``/proc`` (``marked``) at 20 a second
+    through an agent's 5 s grace period cost more CPU than the run it watched."""
     timeout = patience(timeout)
-    deadline = time.monotonic() + timeout
+    began = time.monotonic()
+    deadline = began + timeout
     while True:
         value = predicate()
         if value:
@@ -129,9 +150,10 @@ def wait_for(
         if proc is not None and proc.poll() is not None:
             out = proc.stdout.read() if proc.stdout else ""
             pytest.fail(f"pytest exited ({proc.returncode}) before {what}:\n{out}")
-        if time.monotonic() > deadline:
+        now = time.monotonic()
+        if now > deadline:
             pytest.fail(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.05)
+        time.sleep(0.05 if now - began < 1 else 0.2)
 
 
 # --------------------------------------------------------------------------- running pytest
@@ -165,6 +187,14 @@ SLOW = """
 """
 
 
+def with_group_child(argv: list[str]) -> list[str]:
+    """``argv`` (``python <agent script> ...``) through ``group_agent.py``: its ``--spawn-child`` is a
+    ``sleep`` in the agent's group, not a second interpreter."""
+    if argv[:1] != [sys.executable]:
+        return argv
+    return [sys.executable, "-S", str(GROUP_AGENT), *argv[1:]]
+
+
 class Run:
     """One inner pytest run in ``tmp`` with its own marker, port and agent."""
 
@@ -179,7 +209,7 @@ class Run:
         self.awaited = tmp / "slow-requests"  # the trace agent's line per /slow request, as it arrives
         argv = agent or [sys.executable, str(TRACE_AGENT), "--slow-file", str(self.awaited)]
         start = self.start_command = " ".join(
-            [*argv, "--port", str(self.port), "--spawn-child", str(self.child_pidfile)]
+            [*with_group_child(argv), "--port", str(self.port), "--spawn-child", str(self.child_pidfile)]
         )
         body = "".join(tests.format(i=i) for i in range(count))
         (tmp / "pytest.ini").write_text("[pytest]\n")

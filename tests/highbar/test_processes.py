@@ -20,7 +20,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.highbar.test_no_leaks import SLOW_AGENT, TRACE_AGENT, Run, agents_on, free_port, port_answers
+from tests.highbar.test_no_leaks import (
+    SLOW_AGENT,
+    TRACE_AGENT,
+    Run,
+    agents_on,
+    free_port,
+    port_answers,
+    with_group_child,
+)
 
 QUICK = """
       - name: {name} {i}
@@ -32,7 +40,7 @@ QUICK = """
 
 
 def spec(start: list[str], port: int, name: str, count: int, extra: str = "") -> str:
-    command = " ".join([*start, "--port", str(port)])
+    command = " ".join([*with_group_child(start), "--port", str(port)])
     tests = "".join(QUICK.format(name=name, i=i) for i in range(count))
     return f"""agent:
   start: "{command}"
@@ -93,12 +101,15 @@ def test_under_xdist_workers_take_turns_on_the_port(tmp_path: Path, same_port_fi
     assert (tmp_path / "first-child.pid").exists(), out  # the child whose end _run_files checked
 
 
-def test_files_with_the_same_agent_share_one_process(tmp_path: Path) -> None:
+def test_files_with_the_same_agent_share_one_process_and_a_failing_test_exits_1(tmp_path: Path) -> None:
+    """Two files, one agent process; one test fails, nothing else goes wrong: highbar's exit status 1."""
     port = free_port()
     agent = [sys.executable, str(TRACE_AGENT)]
-    files = {"a.highbar.yaml": spec(agent, port, "A", 2), "b.highbar.yaml": spec(agent, port, "B", 2)}
+    failing = spec(agent, port, "B", 2).replace("contains: shipped", "contains: nope", 1)
+    files = {"a.highbar.yaml": spec(agent, port, "A", 2), "b.highbar.yaml": failing}
     code, out = _run_files(tmp_path, files)
-    assert code == 0 and "4 passed" in out, out
+    assert code == 1 and "1 failed, 3 passed" in out, out
+    assert "FAILED b.highbar.yaml::B::B 0" in out, out
     assert len(list(tmp_path.glob(".semantictest/logs/*.log"))) == 1, out
 
 
@@ -151,14 +162,6 @@ def test_a_busy_port_exits_2(tmp_path: Path) -> None:
         files = {"busy.highbar.yaml": spec([sys.executable, str(TRACE_AGENT)], port, "Busy", 1)}
         code, out = run_pytest(tmp_path, files=files)
     assert code == 2 and "already in use" in out, out
-
-
-def test_a_failing_test_still_exits_1(tmp_path: Path) -> None:
-    text = spec([sys.executable, str(TRACE_AGENT)], free_port(), "Fails", 1).replace(
-        "contains: shipped", "contains: nope"
-    )
-    code, out = _run_files(tmp_path, {"fails.highbar.yaml": text})
-    assert code == 1 and "1 failed" in out, out
 
 
 def _run_files(tmp: Path, files: dict[str, str], *args: str) -> tuple[int, str]:

@@ -39,6 +39,8 @@ from tests.highbar.test_no_leaks import (  # noqa: F401 (make_run is a fixture)
     agents_on,
     make_run,
     marked,
+    running,
+    start_times,
     wait_for,
     workers_of,
 )
@@ -163,16 +165,14 @@ def _killed_then_stopped(run: Run, noted: Path) -> None:
     (SIGTERM, noted and ignored, the grace period, SIGKILL)."""
     assert run.proc is not None
     agent, child = run.agent_pid(), run.child_pid()
+    both = start_times(agent, child)
+    assert set(both) == {agent, child} and {agent, child} <= set(marked(run.mark, run.since))
     time.sleep(0.5)
     assert run.proc.poll() is None
     run.proc.kill()
     code, out = run.finish(timeout=30)
     assert code == -signal.SIGKILL, out
-    wait_for(
-        "the agent and its child to be stopped",
-        lambda: not {agent, child} & set(marked(run.mark, run.since)),
-        GRACE_S + 5,
-    )
+    wait_for("the agent and its child to be stopped", lambda: not running(both), GRACE_S + 5)
     assert noted.exists(), "the agent got no SIGTERM before its SIGKILL"
 
 
