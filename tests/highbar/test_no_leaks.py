@@ -15,8 +15,8 @@ Cases: a normal run; SIGINT (exit 130) and SIGTERM (exit 143) to pytest while a 
 with the worker that started the agent SIGKILLed mid-run (the other workers carry
 on); ``-n 2`` with every worker SIGKILLed and no restart (only the controller's reaping at the end
 can stop the agent); ``-n 2`` Ctrl-C as a terminal sends it (controller and workers). Also SIGTERM to
-the workers while the shared agent is starting (it is recorded as soon as it is spawned). A normal
-``-n 2`` run is checked the same way in ``test_processes.py`` (the port turn-taking, on its own run);
+the workers while the shared agent is starting (it is recorded as soon as it is spawned). An ``-n 2``
+run whose tests pass or error is checked the same way in ``test_processes.py`` (the port turn-taking);
 a signal during an agent's grace period and a SIGKILLed pytest in ``test_stop_signals.py``.
 """
 

@@ -92,15 +92,6 @@ def test_files_with_different_agents_on_one_port_each_get_theirs(tmp_path: Path,
     assert len(list(tmp_path.glob(".semantictest/logs/*.log"))) == 3, out  # a, b, then a's agent again
 
 
-def test_under_xdist_workers_take_turns_on_the_port(tmp_path: Path, same_port_files) -> None:
-    """Also the leak check of a normal xdist run: every process gone (the first agent's child too)."""
-    code, out = _run_files(tmp_path, same_port_files, "-n", "2")
-    assert code == 0, out
-    assert "8 passed" in out, out
-    assert "already in use" not in out, out
-    assert (tmp_path / "first-child.pid").exists(), out  # the child whose end _run_files checked
-
-
 def test_files_with_the_same_agent_share_one_process_and_a_failing_test_exits_1(tmp_path: Path) -> None:
     """Two files, one agent process; one test fails, nothing else goes wrong: highbar's exit status 1."""
     port = free_port()
@@ -120,6 +111,10 @@ BROKEN = {
 }
 
 
+def _broken_name(broken: str) -> str:
+    return f"d_{broken.replace('-', '_')}.highbar.yaml"  # (after the files on one port)
+
+
 def _broken_file(broken: str, name: str) -> str:
     extra, flags = BROKEN[broken]
     return spec([sys.executable, str(TRACE_AGENT), *flags], free_port(), name, 2, extra)
@@ -136,24 +131,23 @@ def test_an_agent_that_cannot_be_used_exits_2(tmp_path: Path, broken: str) -> No
     assert "2 passed" in out and "2 error" in out, out  # the other file still ran
 
 
-def test_under_xdist_a_worker_whose_agent_cannot_be_used_makes_the_run_exit_2(tmp_path: Path) -> None:
-    """Every cause at once, one file each, spread over two workers: each broken file's tests error,
-    the fine file's pass, and the controller exits 2 (one xdist run for all causes: each cause sets
-    the same flag, which each worker hands to the controller)."""
-    files = {"a_fine.highbar.yaml": spec([sys.executable, str(TRACE_AGENT)], free_port(), "Fine", 2)}
-    files.update(
-        {
-            f"b_{broken.replace('-', '_')}.highbar.yaml": _broken_file(
-                broken, broken.title().replace("-", "")
-            )
-            for broken in sorted(BROKEN)
-        }
-    )
+def test_under_xdist_workers_take_turns_on_the_port(tmp_path: Path, same_port_files) -> None:
+    """Also the leak check of an xdist run: every process gone (the first agent's child too).
+
+    And in the same run (one xdist run, ~2 s of CPU, for both), after the three files on one port, a
+    file whose agent cannot be used for each cause (``BROKEN``): their tests error, the others' pass,
+    and the controller exits 2 (each cause sets the same flag, which each worker hands to the
+    controller; each cause alone is ``test_an_agent_that_cannot_be_used_exits_2``)."""
+    files = dict(same_port_files)
+    for broken in sorted(BROKEN):
+        files[_broken_name(broken)] = _broken_file(broken, broken.title().replace("-", ""))
     code, out = _run_files(tmp_path, files, "-n", "2", "-rE")
     assert code == 2, out
-    assert "2 passed" in out and f"{2 * len(BROKEN)} error" in out, out
+    assert "8 passed" in out and f"{2 * len(BROKEN)} error" in out, out
     for broken in BROKEN:
-        assert f"b_{broken.replace('-', '_')}.highbar.yaml" in out, out
+        assert f"ERROR {_broken_name(broken)}::" in out, out
+    assert "already in use" not in out, out
+    assert (tmp_path / "first-child.pid").exists(), out  # the child whose end _run_files checked
 
 
 def test_a_busy_port_exits_2(tmp_path: Path) -> None:
