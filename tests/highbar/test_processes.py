@@ -86,10 +86,12 @@ def same_port_files(tmp_path: Path) -> dict[str, str]:
 
 
 def test_files_with_different_agents_on_one_port_each_get_theirs(tmp_path: Path, same_port_files) -> None:
+    """Also the leak check of a normal run: every process gone (the first agent's child too)."""
     code, out = _run_files(tmp_path, same_port_files)
     assert code == 0, out
     assert "8 passed" in out, out
     assert len(list(tmp_path.glob(".semantictest/logs/*.log"))) == 3, out  # a, b, then a's agent again
+    assert (tmp_path / "first-child.pid").exists(), out  # the child whose end _run_files checked
 
 
 def test_files_with_the_same_agent_share_one_process_and_a_failing_test_exits_1(tmp_path: Path) -> None:

@@ -14,13 +14,16 @@ compliance's server too), in one process and under ``-n 2`` (``agents/shared.py`
   (``agents/watchdog.py``) within the grace period and a few seconds.
 
 ``Run`` (``test_no_leaks.py``) finds every process of a run by the marker in its environment, and
-its fixture kills whatever is left when a test ends.
+its fixture kills whatever is left when a test ends. The Yao file's SIGINT case runs beside a highbar
+spec, each with its own agent: one run checks both formats' agents and that a process's agents are
+stopped together.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import dataclasses
 import json
 import os
 import signal
@@ -37,11 +40,14 @@ from tests.highbar.test_no_leaks import (  # noqa: F401 (make_run is a fixture)
     TRACE_AGENT,
     Run,
     agents_on,
+    free_port,
     make_run,
     marked,
+    port_answers,
     running,
     start_times,
     wait_for,
+    with_group_child,
     workers_of,
 )
 
@@ -54,11 +60,43 @@ def _ignoring_agent(tmp: Path) -> tuple[list[str], Path]:
     return [sys.executable, str(TRACE_AGENT), "--sigterm-file", str(noted)], noted
 
 
-def _yao_files(run: Run, cases: int = 1) -> tuple[str, ...]:
-    """A Yao conversation file whose sidecar starts the same agent (highbar protocol)."""
+@dataclasses.dataclass
+class OtherAgent:
+    """A second ignoring agent in a run, for its Yao file: its own port, child and SIGTERM note."""
+
+    port: int
+    start_command: str
+    noted: Path
+    child_pidfile: Path
+
+    @classmethod
+    def beside(cls, run: Run) -> OtherAgent:
+        port, noted, pidfile = free_port(), run.tmp / "yao-sigterm.txt", run.tmp / "yao-agent-child.pid"
+        argv = with_group_child([sys.executable, str(TRACE_AGENT), "--sigterm-file", str(noted)])
+        return cls(
+            port, " ".join([*argv, "--port", str(port), "--spawn-child", str(pidfile)]), noted, pidfile
+        )
+
+    def pids(self, run: Run) -> tuple[int, int]:
+        """The agent's and its child's, once it started (its child is spawned before it listens)."""
+        wait_for(
+            "the Yao file's agent",
+            lambda: self.child_pidfile.exists() and self.child_pidfile.read_text(),
+            90,
+            run.proc,
+        )
+        found = agents_on(self.port, run.since)
+        assert len(found) == 1, found
+        run._note_traces(found[0])  # (its trace file must be gone too: ``assert_nothing_left``)
+        return found[0], int(self.child_pidfile.read_text())
+
+
+def _yao_files(run: Run, cases: int = 1, other: OtherAgent | None = None) -> tuple[str, ...]:
+    """A Yao conversation file whose sidecar starts the same agent (highbar protocol), or ``other``."""
+    port, start = (run.port, run.start_command) if other is None else (other.port, other.start_command)
     (run.tmp / "orders_test.agent.yaml").write_text(
-        f"protocol: highbar\nendpoint: http://127.0.0.1:{run.port}/{run.route}\n"
-        f"start: {json.dumps(run.start_command)}\nhealth: http://127.0.0.1:{run.port}/health\n"
+        f"protocol: highbar\nendpoint: http://127.0.0.1:{port}/{run.route}\n"
+        f"start: {json.dumps(start)}\nhealth: http://127.0.0.1:{port}/health\n"
         "startup_timeout: 20000\n",
         encoding="utf-8",
     )
@@ -95,9 +133,9 @@ def _paths(run: Run, fmt: str, cases: int = 1) -> tuple[str, ...]:
     return _yao_files(run, cases) if fmt == "yao" else ("leaks.highbar.yaml",)
 
 
-def _gone_at_exit(run: Run, agent: int, child: int, out: str) -> None:
-    """Right after pytest exited, the agent and its child are gone (not a grace period later)."""
-    alive = {pid for pid in (agent, child) if pid in marked(run.mark, run.since)}
+def _gone_at_exit(run: Run, pids: list[int], out: str) -> None:
+    """Right after pytest exited, the agents and their children are gone (not a grace period later)."""
+    alive = {pid for pid in pids if pid in marked(run.mark, run.since)}
     assert not alive, f"still running when pytest had exited: {alive}\n{out}"
 
 
@@ -132,22 +170,31 @@ def _until_the_stop_began(run: Run, noted: Path, proc) -> None:
 
 
 def _signal_in_the_grace_period(
-    run: Run, noted: Path, sig: int, also: tuple[int, ...] = (), spec: bool = True
+    run: Run,
+    noted: Path,
+    sig: int,
+    also: tuple[int, ...] = (),
+    spec: bool = True,
+    other: OtherAgent | None = None,
 ) -> None:
-    """Signal pytest (and ``also``) once the agent's stop began; what must hold when pytest has exited."""
+    """Signal pytest (and ``also``) once the agent's stop began (and ``other``'s: a process's agents are
+    stopped together); what must hold when pytest has exited."""
     proc = run.proc
     agent, child = run.agent_pid(), run.child_pid()
+    pids = [agent, child, *(other.pids(run) if other is not None else ())]
     _until_the_stop_began(run, noted, proc)  # the tests passed; the session's end is stopping the agent
+    if other is not None:
+        wait_for("the plugin's SIGTERM to the Yao file's agent", other.noted.exists, 10, proc)
     assert proc is not None and proc.poll() is None
     started = time.monotonic()
-    stopped = _when_gone(agent, child)
+    stopped = _when_gone(*pids)
     for pid in [proc.pid, *also]:
         with contextlib.suppress(
             ProcessLookupError
         ):  # (an xdist worker that did not use the agent may be done)
             os.kill(pid, sig)
     code, out = run.finish(timeout=30)
-    _gone_at_exit(run, agent, child, out)
+    _gone_at_exit(run, pids, out)
     assert "Traceback" not in out, out
     took = stopped.result(timeout=5) - started
     assert took < GRACE_S - 1, (
@@ -158,6 +205,8 @@ def _signal_in_the_grace_period(
     what = "interrupted" if sig == signal.SIGINT else f"terminated by {signal.Signals(sig).name}"
     assert f"semantictest: {what} at the end of the run: the agents were stopped at once" in out, out
     run.assert_nothing_left(out, within=2)
+    if other is not None:
+        assert agents_on(other.port, run.since) == [] and not port_answers(other.port), out
 
 
 def _killed_then_stopped(run: Run, noted: Path) -> None:
@@ -181,9 +230,8 @@ def _killed_then_stopped(run: Run, noted: Path) -> None:
     [
         ("highbar", signal.SIGTERM),
         ("highbar", signal.SIGHUP),
-        ("highbar", signal.SIGINT),
+        ("highbar+yao", signal.SIGINT),
         ("yao", signal.SIGTERM),
-        ("yao", signal.SIGINT),
         ("python", signal.SIGINT),
     ],
 )
@@ -193,10 +241,14 @@ def test_a_signal_in_the_grace_period_stops_the_group_first(
     fmt: str,
     sig: int,  # noqa: F811
 ) -> None:
+    """``highbar+yao``: a highbar spec and a Yao file, each with its agent, both in their grace period
+    (one run for both formats' SIGINT; a Yao file alone, for its exit status, is the SIGTERM case)."""
     argv, noted = _ignoring_agent(tmp_path)
     run = make_run(QUICK, 1, agent=argv)
-    run.start(paths=_paths(run, fmt))
-    _signal_in_the_grace_period(run, noted, sig, spec=fmt != "python")
+    other = OtherAgent.beside(run) if fmt == "highbar+yao" else None
+    paths = ("leaks.highbar.yaml", *_yao_files(run, other=other)) if other else _paths(run, fmt)
+    run.start(paths=paths)
+    _signal_in_the_grace_period(run, noted, sig, spec=fmt != "python", other=other)
 
 
 @pytest.mark.parametrize("fmt", ["highbar", "yao", "python"])
