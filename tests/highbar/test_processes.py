@@ -86,24 +86,26 @@ def same_port_files(tmp_path: Path) -> dict[str, str]:
 
 
 def test_files_with_different_agents_on_one_port_each_get_theirs(tmp_path: Path, same_port_files) -> None:
-    """Also the leak check of a normal run: every process gone (the first agent's child too)."""
-    code, out = _run_files(tmp_path, same_port_files)
-    assert code == 0, out
-    assert "8 passed" in out, out
-    assert len(list(tmp_path.glob(".semantictest/logs/*.log"))) == 3, out  # a, b, then a's agent again
-    assert (tmp_path / "first-child.pid").exists(), out  # the child whose end _run_files checked
-
-
-def test_files_with_the_same_agent_share_one_process_and_a_failing_test_exits_1(tmp_path: Path) -> None:
-    """Two files, one agent process; one test fails, nothing else goes wrong: highbar's exit status 1."""
+    """Also, in the same run (one pytest process for all three properties): two more files whose agents
+    are the same share one process; one of their tests fails and nothing else goes wrong: highbar's
+    exit status 1. And the leak check of a normal run: every process gone (the first agent's child too)."""
     port = free_port()
     agent = [sys.executable, str(TRACE_AGENT)]
-    failing = spec(agent, port, "B", 2).replace("contains: shipped", "contains: nope", 1)
-    files = {"a.highbar.yaml": spec(agent, port, "A", 2), "b.highbar.yaml": failing}
+    failing = spec(agent, port, "E", 2).replace("contains: shipped", "contains: nope", 1)
+    files = {
+        **same_port_files,
+        "d_same.highbar.yaml": spec(agent, port, "D", 2),
+        "e_same.highbar.yaml": failing,
+    }
     code, out = _run_files(tmp_path, files)
-    assert code == 1 and "1 failed, 3 passed" in out, out
-    assert "FAILED b.highbar.yaml::B::B 0" in out, out
-    assert len(list(tmp_path.glob(".semantictest/logs/*.log"))) == 1, out
+    assert code == 1, out
+    assert "1 failed, 11 passed" in out, out
+    assert "FAILED e_same.highbar.yaml::E::E 0" in out, out
+    # a, b, then a's agent again on one port; d's agent on another, for e too (a log per agent start,
+    # named for the file that started it)
+    logs = sorted(log.name.split("-", 1)[0] for log in tmp_path.glob(".semantictest/logs/*.log"))
+    assert logs == ["a_first", "a_first", "b_second", "d_same"], out
+    assert (tmp_path / "first-child.pid").exists(), out  # the child whose end _run_files checked
 
 
 BROKEN = {
