@@ -324,17 +324,6 @@ def test_agent_start_failure_errors_every_test(pytester: pytest.Pytester) -> Non
     result.stdout.fnmatch_lines(["*the agent could not be used*"])
 
 
-def test_xdist_one_agent_for_all_workers(pytester: pytest.Pytester) -> None:
-    port = free_port()
-    pytester.makefile(".highbar.yaml", orders=spec(port, PASSING))
-    result = run_pytest(pytester, "-n", "2", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=3)
-    logs = list(pytester.path.glob(".semantictest/logs/*.log"))
-    assert len(logs) == 1, logs  # one agent process served both workers
-    with socket.socket() as s:
-        assert s.connect_ex(("127.0.0.1", port)) != 0
-
-
 def paraphrased(pytester: pytest.Pytester, count: int, variations: object = None) -> Path:
     """A spec whose one test asks for ``count`` variations of "Where is order 1042?" (an order lookup) and,
     unless ``variations`` is None, a committed ``.highbar/variations.json`` entry with them; returns the
@@ -616,7 +605,8 @@ def test_late_call_after_the_extra_settle_fails_the_session(
 ) -> None:
     """A tagged call that arrives while a later test runs: highbar judges the earlier test again ("now
     fails") and exits 1. Its report is written, so the terminal summary lists it as failed by a late
-    call and the exit status is 1, also when another worker ran the later test."""
+    call and the exit status is 1, also when another worker ran the later test. Under xdist also: one
+    agent process served both workers (each ran a test), and it is stopped at the end."""
     port = free_port()
     fidelity = Path(__file__).with_name("fidelity_agent.py")  # the late call 0.6 s, the slow reply 1.2 s
     tests = """
@@ -684,6 +674,12 @@ def test_late_call_after_the_extra_settle_fails_the_session(
         "table", cls="st-formats"
     )
     assert table_rows(summary) == [["highbar", "2", "1", "1", "0", "0", "50%", "0"]]  # highbar's verdicts
+    if workers:
+        assert sorted(p.name for p in (pytester.path / "started").iterdir()) == ["gw0", "gw1"]
+    logs = list(pytester.path.glob(".semantictest/logs/*.log"))
+    assert len(logs) == 1, logs  # one agent process (under xdist: for both workers)
+    with socket.socket() as s:
+        assert s.connect_ex(("127.0.0.1", port)) != 0  # stopped
 
 
 def test_guardrail_on_a_tool_never_declared_nor_seen_is_said_at_the_end(pytester: pytest.Pytester) -> None:

@@ -20,7 +20,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.highbar.test_no_leaks import SLOW_AGENT, TRACE_AGENT, Run, agents_on, free_port, port_answers
+from tests.highbar.test_no_leaks import (
+    SLOW_AGENT,
+    TRACE_AGENT,
+    Run,
+    agents_on,
+    free_port,
+    port_answers,
+    with_group_child,
+)
 
 QUICK = """
       - name: {name} {i}
@@ -32,7 +40,7 @@ QUICK = """
 
 
 def spec(start: list[str], port: int, name: str, count: int, extra: str = "") -> str:
-    command = " ".join([*start, "--port", str(port)])
+    command = " ".join([*with_group_child(start), "--port", str(port)])
     tests = "".join(QUICK.format(name=name, i=i) for i in range(count))
     return f"""agent:
   start: "{command}"
@@ -78,28 +86,26 @@ def same_port_files(tmp_path: Path) -> dict[str, str]:
 
 
 def test_files_with_different_agents_on_one_port_each_get_theirs(tmp_path: Path, same_port_files) -> None:
-    code, out = _run_files(tmp_path, same_port_files)
-    assert code == 0, out
-    assert "8 passed" in out, out
-    assert len(list(tmp_path.glob(".semantictest/logs/*.log"))) == 3, out  # a, b, then a's agent again
-
-
-def test_under_xdist_workers_take_turns_on_the_port(tmp_path: Path, same_port_files) -> None:
-    """Also the leak check of a normal xdist run: every process gone (the first agent's child too)."""
-    code, out = _run_files(tmp_path, same_port_files, "-n", "2")
-    assert code == 0, out
-    assert "8 passed" in out, out
-    assert "already in use" not in out, out
-    assert (tmp_path / "first-child.pid").exists(), out  # the child whose end _run_files checked
-
-
-def test_files_with_the_same_agent_share_one_process(tmp_path: Path) -> None:
+    """Also, in the same run (one pytest process for all three properties): two more files whose agents
+    are the same share one process; one of their tests fails and nothing else goes wrong: highbar's
+    exit status 1. And the leak check of a normal run: every process gone (the first agent's child too)."""
     port = free_port()
     agent = [sys.executable, str(TRACE_AGENT)]
-    files = {"a.highbar.yaml": spec(agent, port, "A", 2), "b.highbar.yaml": spec(agent, port, "B", 2)}
+    failing = spec(agent, port, "E", 2).replace("contains: shipped", "contains: nope", 1)
+    files = {
+        **same_port_files,
+        "d_same.highbar.yaml": spec(agent, port, "D", 2),
+        "e_same.highbar.yaml": failing,
+    }
     code, out = _run_files(tmp_path, files)
-    assert code == 0 and "4 passed" in out, out
-    assert len(list(tmp_path.glob(".semantictest/logs/*.log"))) == 1, out
+    assert code == 1, out
+    assert "1 failed, 11 passed" in out, out
+    assert "FAILED e_same.highbar.yaml::E::E 0" in out, out
+    # a, b, then a's agent again on one port; d's agent on another, for e too (a log per agent start,
+    # named for the file that started it)
+    logs = sorted(log.name.split("-", 1)[0] for log in tmp_path.glob(".semantictest/logs/*.log"))
+    assert logs == ["a_first", "a_first", "b_second", "d_same"], out
+    assert (tmp_path / "first-child.pid").exists(), out  # the child whose end _run_files checked
 
 
 BROKEN = {
@@ -107,6 +113,10 @@ BROKEN = {
     "unimportable-hook": ('  session: {setup: {python: "no_such_module_here:setup"}}\n', []),
     "no-hello": ("", ["--no-hello"]),  # its tests check tool calls: the agent must say hello
 }
+
+
+def _broken_name(broken: str) -> str:
+    return f"d_{broken.replace('-', '_')}.highbar.yaml"  # (after the files on one port)
 
 
 def _broken_file(broken: str, name: str) -> str:
@@ -125,24 +135,23 @@ def test_an_agent_that_cannot_be_used_exits_2(tmp_path: Path, broken: str) -> No
     assert "2 passed" in out and "2 error" in out, out  # the other file still ran
 
 
-def test_under_xdist_a_worker_whose_agent_cannot_be_used_makes_the_run_exit_2(tmp_path: Path) -> None:
-    """Every cause at once, one file each, spread over two workers: each broken file's tests error,
-    the fine file's pass, and the controller exits 2 (one xdist run for all causes: each cause sets
-    the same flag, which each worker hands to the controller)."""
-    files = {"a_fine.highbar.yaml": spec([sys.executable, str(TRACE_AGENT)], free_port(), "Fine", 2)}
-    files.update(
-        {
-            f"b_{broken.replace('-', '_')}.highbar.yaml": _broken_file(
-                broken, broken.title().replace("-", "")
-            )
-            for broken in sorted(BROKEN)
-        }
-    )
+def test_under_xdist_workers_take_turns_on_the_port(tmp_path: Path, same_port_files) -> None:
+    """Also the leak check of an xdist run: every process gone (the first agent's child too).
+
+    And in the same run (one xdist run, ~2 s of CPU, for both), after the three files on one port, a
+    file whose agent cannot be used for each cause (``BROKEN``): their tests error, the others' pass,
+    and the controller exits 2 (each cause sets the same flag, which each worker hands to the
+    controller; each cause alone is ``test_an_agent_that_cannot_be_used_exits_2``)."""
+    files = dict(same_port_files)
+    for broken in sorted(BROKEN):
+        files[_broken_name(broken)] = _broken_file(broken, broken.title().replace("-", ""))
     code, out = _run_files(tmp_path, files, "-n", "2", "-rE")
     assert code == 2, out
-    assert "2 passed" in out and f"{2 * len(BROKEN)} error" in out, out
+    assert "8 passed" in out and f"{2 * len(BROKEN)} error" in out, out
     for broken in BROKEN:
-        assert f"b_{broken.replace('-', '_')}.highbar.yaml" in out, out
+        assert f"ERROR {_broken_name(broken)}::" in out, out
+    assert "already in use" not in out, out
+    assert (tmp_path / "first-child.pid").exists(), out  # the child whose end _run_files checked
 
 
 def test_a_busy_port_exits_2(tmp_path: Path) -> None:
@@ -151,14 +160,6 @@ def test_a_busy_port_exits_2(tmp_path: Path) -> None:
         files = {"busy.highbar.yaml": spec([sys.executable, str(TRACE_AGENT)], port, "Busy", 1)}
         code, out = run_pytest(tmp_path, files=files)
     assert code == 2 and "already in use" in out, out
-
-
-def test_a_failing_test_still_exits_1(tmp_path: Path) -> None:
-    text = spec([sys.executable, str(TRACE_AGENT)], free_port(), "Fails", 1).replace(
-        "contains: shipped", "contains: nope"
-    )
-    code, out = _run_files(tmp_path, {"fails.highbar.yaml": text})
-    assert code == 1 and "1 failed" in out, out
 
 
 def _run_files(tmp: Path, files: dict[str, str], *args: str) -> tuple[int, str]:

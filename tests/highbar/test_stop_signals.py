@@ -15,12 +15,18 @@ compliance's server too), in one process and under ``-n 2`` (``agents/shared.py`
 
 ``Run`` (``test_no_leaks.py``) finds every process of a run by the marker in its environment, and
 its fixture kills whatever is left when a test ends.
+
+A Yao file runs alone once (SIGTERM in one process: its exit status); its other cases run beside a
+highbar spec, each file with its own agent (``highbar+yao``): one run checks both formats' agents, and
+that a signal in one agent's grace period stops every agent at once, also one whose stop had not begun
+(an xdist worker stops the shared agents it was the last to use one after another).
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import dataclasses
 import json
 import os
 import signal
@@ -37,9 +43,14 @@ from tests.highbar.test_no_leaks import (  # noqa: F401 (make_run is a fixture)
     TRACE_AGENT,
     Run,
     agents_on,
+    free_port,
     make_run,
     marked,
+    port_answers,
+    running,
+    start_times,
     wait_for,
+    with_group_child,
     workers_of,
 )
 
@@ -52,11 +63,43 @@ def _ignoring_agent(tmp: Path) -> tuple[list[str], Path]:
     return [sys.executable, str(TRACE_AGENT), "--sigterm-file", str(noted)], noted
 
 
-def _yao_files(run: Run, cases: int = 1) -> tuple[str, ...]:
-    """A Yao conversation file whose sidecar starts the same agent (highbar protocol)."""
+@dataclasses.dataclass
+class OtherAgent:
+    """A second ignoring agent in a run, for its Yao file: its own port, child and SIGTERM note."""
+
+    port: int
+    start_command: str
+    noted: Path
+    child_pidfile: Path
+
+    @classmethod
+    def beside(cls, run: Run) -> OtherAgent:
+        port, noted, pidfile = free_port(), run.tmp / "yao-sigterm.txt", run.tmp / "yao-agent-child.pid"
+        argv = with_group_child([sys.executable, str(TRACE_AGENT), "--sigterm-file", str(noted)])
+        return cls(
+            port, " ".join([*argv, "--port", str(port), "--spawn-child", str(pidfile)]), noted, pidfile
+        )
+
+    def pids(self, run: Run) -> tuple[int, int]:
+        """The agent's and its child's, once it started (its child is spawned before it listens)."""
+        wait_for(
+            "the Yao file's agent",
+            lambda: self.child_pidfile.exists() and self.child_pidfile.read_text(),
+            90,
+            run.proc,
+        )
+        found = agents_on(self.port, run.since)
+        assert len(found) == 1, found
+        run._note_traces(found[0])  # (its trace file must be gone too: ``assert_nothing_left``)
+        return found[0], int(self.child_pidfile.read_text())
+
+
+def _yao_files(run: Run, cases: int = 1, other: OtherAgent | None = None) -> tuple[str, ...]:
+    """A Yao conversation file whose sidecar starts the same agent (highbar protocol), or ``other``."""
+    port, start = (run.port, run.start_command) if other is None else (other.port, other.start_command)
     (run.tmp / "orders_test.agent.yaml").write_text(
-        f"protocol: highbar\nendpoint: http://127.0.0.1:{run.port}/{run.route}\n"
-        f"start: {json.dumps(run.start_command)}\nhealth: http://127.0.0.1:{run.port}/health\n"
+        f"protocol: highbar\nendpoint: http://127.0.0.1:{port}/{run.route}\n"
+        f"start: {json.dumps(start)}\nhealth: http://127.0.0.1:{port}/health\n"
         "startup_timeout: 20000\n",
         encoding="utf-8",
     )
@@ -93,9 +136,17 @@ def _paths(run: Run, fmt: str, cases: int = 1) -> tuple[str, ...]:
     return _yao_files(run, cases) if fmt == "yao" else ("leaks.highbar.yaml",)
 
 
-def _gone_at_exit(run: Run, agent: int, child: int, out: str) -> None:
-    """Right after pytest exited, the agent and its child are gone (not a grace period later)."""
-    alive = {pid for pid in (agent, child) if pid in marked(run.mark, run.since)}
+def _files(run: Run, fmt: str, cases: int = 1) -> tuple[tuple[str, ...], OtherAgent | None]:
+    """The run's files for ``fmt``; ``highbar+yao``: a highbar spec and a Yao file, each with its agent."""
+    if fmt != "highbar+yao":
+        return _paths(run, fmt, cases), None
+    other = OtherAgent.beside(run)
+    return ("leaks.highbar.yaml", *_yao_files(run, cases, other)), other
+
+
+def _gone_at_exit(run: Run, pids: list[int], out: str) -> None:
+    """Right after pytest exited, the agents and their children are gone (not a grace period later)."""
+    alive = {pid for pid in pids if pid in marked(run.mark, run.since)}
     assert not alive, f"still running when pytest had exited: {alive}\n{out}"
 
 
@@ -124,28 +175,44 @@ def _when_gone(*pids: int) -> concurrent.futures.Future[float]:
     return done
 
 
-def _until_the_stop_began(run: Run, noted: Path, proc) -> None:
-    wait_for("the plugin's SIGTERM to the agent (its grace period)", noted.exists, 60, proc)
+def _until_a_stop_began(notes: list[Path], proc) -> None:
+    """Until an agent got the plugin's SIGTERM (its grace period began), and a little more. (An xdist
+    worker stops the shared agents it was the last to use one after another: a signal then comes in the
+    first one's grace period, before the next one's stop began, and that one must be killed at once too.)"""
+    wait_for(
+        "the plugin's SIGTERM to an agent (its grace period)",
+        lambda: any(n.exists() for n in notes),
+        60,
+        proc,
+    )
     time.sleep(0.3)  # well inside the 5 s
 
 
 def _signal_in_the_grace_period(
-    run: Run, noted: Path, sig: int, also: tuple[int, ...] = (), spec: bool = True
+    run: Run,
+    noted: Path,
+    sig: int,
+    also: tuple[int, ...] = (),
+    spec: bool = True,
+    other: OtherAgent | None = None,
 ) -> None:
-    """Signal pytest (and ``also``) once the agent's stop began; what must hold when pytest has exited."""
+    """Signal pytest (and ``also``) once the agent's (or ``other``'s) stop began; what must hold when
+    pytest has exited: every agent and its child stopped at once."""
     proc = run.proc
     agent, child = run.agent_pid(), run.child_pid()
-    _until_the_stop_began(run, noted, proc)  # the tests passed; the session's end is stopping the agent
+    pids = [agent, child, *(other.pids(run) if other is not None else ())]
+    # the tests passed; the session's end is stopping the agents
+    _until_a_stop_began([noted, *([other.noted] if other is not None else [])], proc)
     assert proc is not None and proc.poll() is None
     started = time.monotonic()
-    stopped = _when_gone(agent, child)
+    stopped = _when_gone(*pids)
     for pid in [proc.pid, *also]:
         with contextlib.suppress(
             ProcessLookupError
         ):  # (an xdist worker that did not use the agent may be done)
             os.kill(pid, sig)
     code, out = run.finish(timeout=30)
-    _gone_at_exit(run, agent, child, out)
+    _gone_at_exit(run, pids, out)
     assert "Traceback" not in out, out
     took = stopped.result(timeout=5) - started
     assert took < GRACE_S - 1, (
@@ -156,24 +223,26 @@ def _signal_in_the_grace_period(
     what = "interrupted" if sig == signal.SIGINT else f"terminated by {signal.Signals(sig).name}"
     assert f"semantictest: {what} at the end of the run: the agents were stopped at once" in out, out
     run.assert_nothing_left(out, within=2)
+    if other is not None:
+        assert agents_on(other.port, run.since) == [] and not port_answers(other.port), out
 
 
-def _killed_then_stopped(run: Run, noted: Path) -> None:
+def _killed_then_stopped(run: Run, noted: Path, other: OtherAgent | None = None) -> None:
     """SIGKILL pytest while a test waits for a reply: the watchdog stops the agent and its child
-    (SIGTERM, noted and ignored, the grace period, SIGKILL)."""
+    (SIGTERM, noted and ignored, the grace period, SIGKILL); so does ``other``'s (started ahead)."""
     assert run.proc is not None
-    agent, child = run.agent_pid(), run.child_pid()
+    pids = [run.agent_pid(), run.child_pid(), *(other.pids(run) if other is not None else ())]
+    every = start_times(*pids)
+    assert set(every) == set(pids) and set(pids) <= set(marked(run.mark, run.since))
     time.sleep(0.5)
     assert run.proc.poll() is None
     run.proc.kill()
     code, out = run.finish(timeout=30)
     assert code == -signal.SIGKILL, out
-    wait_for(
-        "the agent and its child to be stopped",
-        lambda: not {agent, child} & set(marked(run.mark, run.since)),
-        GRACE_S + 5,
-    )
+    wait_for("the agents and their children to be stopped", lambda: not running(every), GRACE_S + 5)
     assert noted.exists(), "the agent got no SIGTERM before its SIGKILL"
+    if other is not None:
+        assert other.noted.exists(), "the Yao file's agent got no SIGTERM before its SIGKILL"
 
 
 @pytest.mark.parametrize(
@@ -181,9 +250,8 @@ def _killed_then_stopped(run: Run, noted: Path) -> None:
     [
         ("highbar", signal.SIGTERM),
         ("highbar", signal.SIGHUP),
-        ("highbar", signal.SIGINT),
+        ("highbar+yao", signal.SIGINT),
         ("yao", signal.SIGTERM),
-        ("yao", signal.SIGINT),
         ("python", signal.SIGINT),
     ],
 )
@@ -193,41 +261,48 @@ def test_a_signal_in_the_grace_period_stops_the_group_first(
     fmt: str,
     sig: int,  # noqa: F811
 ) -> None:
+    """``highbar+yao``: a highbar spec and a Yao file, each with its agent, both in their grace period
+    (one run for both formats' SIGINT; a Yao file alone, for its exit status, is the SIGTERM case)."""
     argv, noted = _ignoring_agent(tmp_path)
     run = make_run(QUICK, 1, agent=argv)
-    run.start(paths=_paths(run, fmt))
-    _signal_in_the_grace_period(run, noted, sig, spec=fmt != "python")
+    paths, other = _files(run, fmt)
+    run.start(paths=paths)
+    _signal_in_the_grace_period(run, noted, sig, spec=fmt != "python", other=other)
 
 
-@pytest.mark.parametrize("fmt", ["highbar", "yao", "python"])
+@pytest.mark.parametrize("fmt", ["highbar+yao", "python"])
 def test_sigkill_to_pytest_leaves_no_agent(make_run, tmp_path: Path, fmt: str) -> None:  # noqa: F811
     argv, noted = _ignoring_agent(tmp_path)
     run = make_run(SLOW, 3, route="slow", agent=argv)  # /slow answers after 3 s: pytest waits for a reply
-    run.start(paths=_paths(run, fmt))
-    _killed_then_stopped(run, noted)
+    paths, other = _files(run, fmt)
+    run.start(paths=paths)
+    _killed_then_stopped(run, noted, other)
     run.assert_nothing_left("", within=2)
+    if other is not None:
+        assert agents_on(other.port, run.since) == [] and not port_answers(other.port)
 
 
-@pytest.mark.parametrize(
-    ("fmt", "sig"), [("highbar", signal.SIGTERM), ("highbar", signal.SIGINT), ("yao", signal.SIGTERM)]
-)
+@pytest.mark.parametrize(("fmt", "sig"), [("highbar+yao", signal.SIGTERM), ("highbar", signal.SIGINT)])
 def test_xdist_a_signal_in_the_grace_period(make_run, tmp_path: Path, fmt: str, sig: int) -> None:  # noqa: F811
     # The worker that used the agent stops it as the run ends; the controller (a CI runner's cancel)
     # or, for Ctrl-C, the controller and its workers (a terminal's process group) get the signal.
     argv, noted = _ignoring_agent(tmp_path)
-    run = make_run(QUICK, 2, agent=argv)
-    proc = run.start("-n", "2", paths=_paths(run, fmt, 2))
+    run = make_run(QUICK, 4, agent=argv)  # (four tests of each file: the first file's go two to each worker)
+    paths, other = _files(run, fmt, 4)
+    proc = run.start("-n", "2", paths=paths)
     workers = wait_for("two xdist workers", lambda: len(workers_of(run)) == 2 and workers_of(run), 30, proc)
-    _signal_in_the_grace_period(run, noted, sig, also=tuple(workers) if sig == signal.SIGINT else ())
+    also = tuple(workers) if sig == signal.SIGINT else ()
+    _signal_in_the_grace_period(run, noted, sig, also=also, other=other)
 
 
-@pytest.mark.parametrize("fmt", ["highbar", "yao"])
-def test_xdist_sigkill_to_the_controller_leaves_no_agent(make_run, tmp_path: Path, fmt: str) -> None:  # noqa: F811
+def test_xdist_sigkill_to_the_controller_leaves_no_agent(make_run, tmp_path: Path) -> None:  # noqa: F811
+    """A highbar spec and a Yao file, each with its agent: both are stopped."""
     argv, noted = _ignoring_agent(tmp_path)
     run = make_run(SLOW, 4, route="slow", agent=argv)
-    proc = run.start("-n", "2", paths=_paths(run, fmt, 4))
+    paths, other = _files(run, "highbar+yao", 4)
+    proc = run.start("-n", "2", paths=paths)
     wait_for("two xdist workers", lambda: len(workers_of(run)) == 2 and workers_of(run), 30, proc)
-    _killed_then_stopped(run, noted)
+    _killed_then_stopped(run, noted, other)
     # the workers end on their own once their controller is gone (execnet: within 15 s)
     wait_for("the orphaned workers to exit", lambda: not marked(run.mark, run.since), 30)
-    assert agents_on(run.port, run.since) == []
+    assert other is not None and agents_on(run.port, run.since) == agents_on(other.port, run.since) == []
