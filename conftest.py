@@ -60,6 +60,15 @@ def _in_process_only(args: tuple[Any, ...]) -> tuple[tuple[str, ...], list[objec
     return ("--disable-plugin-autoload", *html, "-p", "no:semantictest-gc"), [semantictest_plugin]
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """SIGINT handled, also when this session started with it ignored (a command a shell script put in
+    the background, ``cmd &``): the processes the tests start inherit an ignored signal, and every
+    Ctrl-C test failed, its pytest never seeing the signal. Set before xdist starts the workers, which
+    inherit it (a handled signal is the default again in a new program)."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 @pytest.hookimpl(optionalhook=True)  # (pytest-xdist's hook: `-p no:xdist` runs without it)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto``: four workers per usable core. Much of this suite's time is waiting (agents that
