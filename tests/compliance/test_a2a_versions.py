@@ -547,12 +547,18 @@ def test_the_http_json_binding(pytester: pytest.Pytester, monkeypatch: pytest.Mo
     server = a2a_sdk_agent.Server(_rest_app, mode=mode).start()
     try:
         _write(pytester, "1.0", extra="dialect: rest\n")
+        if mode == "ok":  # the same cases over JSON-RPC, which this card does not offer
+            pytester.makefile(".md", jsonrpc=FILE.format(extra="dialect: jsonrpc\n", version="1.0", text="x"))
         result, records = _run(pytester, server.url, monkeypatch)
     finally:
         server.shutdown()
     if mode == "ok":
-        result.assert_outcomes(passed=3)
+        result.assert_outcomes(passed=3, failed=3)
+        assert {r["file"] for r in records if r["outcome"] == "failed"} == {"jsonrpc.md"}
         assert f"{server.url}/a2a/message:stream" in json.dumps(records[0]["notes"])
+        said = f"offers no JSONRPC interface, only A2A 1.0 at {server.url}/a2a over HTTP+JSON: write dialect: rest"
+        assert said in result.stdout.str()
+        assert "does not validate" not in result.stdout.str()  # read as the 1.0 card it is
     else:  # no final status: each completing case fails naming it
         result.assert_outcomes(passed=1, failed=2)
         assert "the stream ended before the task completed; last state: working" in result.stdout.str()
@@ -592,3 +598,29 @@ def test_the_card_names_version_and_endpoint() -> None:
     none, _ = choose(None, base, None, "front matter")  # no card: 0.3 at the base
     assert (none.version, none.url, none.source) == ("0.3", base + "/", "default")
     assert on_host("/rpc", base) == base + "/rpc"
+
+
+def test_a_v03_card_offers_its_url_and_interfaces_on_their_own_bindings() -> None:
+    from pytest_semantictest.blocks.transports.a2a_card import choose, offers
+
+    card = {
+        "url": "http://public.example/rpc",
+        "protocolVersion": "0.3.0",
+        "additionalInterfaces": [{"url": "http://public.example/rest", "transport": "HTTP+JSON"}, "junk"],
+    }
+    assert offers(card) == [("0.3", "http://public.example/rpc")]
+    assert offers(card, "HTTP+JSON") == [("0.3", "http://public.example/rest")]
+    base = "http://127.0.0.1:5"
+    _, problem = choose(card, base, "1.0", "rest dialect", "HTTP+JSON")  # REST is A2A 1.0's: a problem
+    assert problem == (
+        "the agent card offers A2A 0.3 at http://public.example/rest over HTTP+JSON, not 1.0 as the case asks "
+        "(rest dialect)"
+    )
+    rest_only = {"url": "http://public.example/rest", "preferredTransport": "HTTP+JSON"}
+    endpoint, problem = choose(rest_only, base, None, "front matter")
+    assert (endpoint.url, endpoint.version, endpoint.source) == (base + "/", "0.3", "agent card")
+    assert problem == (
+        "the agent card offers no JSONRPC interface, only A2A 0.3 at http://public.example/rest over "
+        "HTTP+JSON: write dialect: rest in the front matter"
+    )
+    assert choose({"name": "no endpoints"}, base, "1.0", "option")[1] is None  # the card's problem says so

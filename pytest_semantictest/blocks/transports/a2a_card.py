@@ -42,16 +42,17 @@ def version_name(value: JSONValue) -> str | None:
 
 def offers(card: JSONValue, binding: str = "JSONRPC") -> list[tuple[str, str]]:
     """(version, url) of every endpoint of the binding (``JSONRPC``, ``HTTP+JSON``) the card names, in
-    the card's order."""
+    the card's order: its A2A 1.0 ``supportedInterfaces``, then its A2A 0.3 ``url`` (when its
+    ``preferredTransport`` is that binding) and ``additionalInterfaces``."""
     if not isinstance(card, dict):
         return []
     out = [
         (version_name(interface.get("protocolVersion")) or "1.0", interface["url"])
         for interface in _interfaces(card, binding)
     ]
-    found = _card_url(card)
-    if found is not None and found not in out:
-        out.append(found)
+    for found in _v03_urls(card, binding):
+        if found not in out:
+            out.append(found)
     return out
 
 
@@ -66,13 +67,20 @@ def _interfaces(card: JSONObject, binding: str) -> list[JSONObject]:
     return found
 
 
-def _card_url(card: JSONObject) -> tuple[str, str] | None:
-    """(version, url) of the card's own ``url`` (A2A 0.3) when its preferred transport is JSON-RPC."""
-    if not isinstance(card.get("url"), str):
-        return None
-    if str(card.get("preferredTransport") or "JSONRPC").upper() != "JSONRPC":
-        return None
-    return version_name(card.get("protocolVersion")) or "0.3", card["url"]
+def _v03_urls(card: JSONObject, binding: str) -> list[tuple[str, str]]:
+    """(version, url) of the A2A 0.3 card's own ``url`` when its ``preferredTransport`` (JSON-RPC when
+    it does not say) is ``binding``, then of its ``additionalInterfaces`` whose ``transport`` is."""
+    version = version_name(card.get("protocolVersion")) or "0.3"
+    extra = card.get("additionalInterfaces")
+    named = [{"url": card.get("url"), "transport": card.get("preferredTransport")}]
+    named += extra if isinstance(extra, list) else []
+    return [
+        (version, entry["url"])
+        for entry in named
+        if isinstance(entry, dict)
+        and isinstance(entry.get("url"), str)
+        and str(entry.get("transport") or "JSONRPC").upper() == binding
+    ]
 
 
 def choose(
@@ -80,6 +88,8 @@ def choose(
 ) -> tuple[Endpoint, str | None]:
     """The endpoint to talk to, and why that is a problem (the card offers no such version), or None."""
     offered = offers(card, binding)
+    if not offered:
+        return _not_offered(card, base, wanted, source, binding)
     if wanted is not None:
         return _asked(offered, base, wanted, source, binding)
     for version in VERSIONS:
@@ -96,11 +106,31 @@ def _asked(
     match = _url_of(offered, wanted)
     if match is not None:
         return Endpoint(on_host(match, base), wanted, source), None
-    if not offered:  # no card, or one without endpoints: the problem of the card says so
-        return Endpoint(base + "/", wanted, source), None
     listed = ", ".join(f"{v} at {u}" for v, u in offered)
     return Endpoint(base + "/", wanted, source), (
         f"the agent card offers A2A {listed} over {binding}, not {wanted} as the case asks ({source})"
+    )
+
+
+BINDINGS = {"JSONRPC": "jsonrpc", "HTTP+JSON": "rest"}
+"""Each binding and the ``dialect`` that speaks it."""
+
+
+def _not_offered(
+    card: JSONValue, base: str, wanted: str | None, source: str, binding: str
+) -> tuple[Endpoint, str | None]:
+    """The base URL when the card names no endpoint of ``binding``: a problem when it offers the other
+    binding (its version then read as the card's), none when it offers neither (no card, or one
+    without endpoints: the problem of the card says so)."""
+    other = next(name for name in BINDINGS if name != binding)
+    elsewhere = offers(card, other)
+    if not elsewhere:
+        return Endpoint(base + "/", wanted or "0.3", source if wanted else "default"), None
+    listed = ", ".join(f"{v} at {u}" for v, u in elsewhere)
+    version, source = (wanted, source) if wanted else (elsewhere[0][0], "agent card")
+    return Endpoint(base + "/", version, source), (
+        f"the agent card offers no {binding} interface, only A2A {listed} over {other}: "
+        f"write dialect: {BINDINGS[other]} in the front matter"
     )
 
 
