@@ -17,8 +17,8 @@ The one-process run carries two batches (a pytest process each cost as much as t
 the drawn one under the names above, and :func:`explicit` under names of the same kinds
 (:func:`second_name`: ``ST_B_BODY_API_KEY``, ``RELAY_B_VALUE``, ``DECLARED_B_THING``, ...), each in
 spec files of its own. One exception: the run has one compliance API key, the drawn batch's; the
-explicit batch's ``COMPLIANCE_B_API_KEY`` is a secret by its name only. (No compliance request here
-sends the key: ``destination.md`` writes its own ``Authorization``.)
+explicit batch's ``COMPLIANCE_B_API_KEY`` is a secret by its name only (``destination.md``'s second
+case sends the key; each file's first writes its own ``Authorization``).
 """
 
 from __future__ import annotations
@@ -279,7 +279,7 @@ def _write_batch(pytester: pytest.Pytester, echo_url: str, secrets: dict[str, st
     spec = textwrap.dedent(COMPLIANCE).replace(
         "{session_value}", "{" + var("SESSION_VALUE", second).lower() + "}"
     )
-    pytester.makefile(".md", **{f"destination{suffix}": spec})
+    pytester.makefile(".md", **{f"destination{suffix}": spec + ("" if second else KEY_CASE)})
     yao_cases(pytester, echo_url, f"encoded_test{suffix}", var("RELAY_VALUE", second))  # a Yao agent's header
     return {
         f"planted{suffix}.json",
@@ -288,6 +288,27 @@ def _write_batch(pytester: pytest.Pytester, echo_url: str, secrets: dict[str, st
         f"encoded_test{suffix}.agent.yaml",
         f"encoded_test{suffix}.jsonl",
     }
+
+
+KEY_CASE = """
+### 2. Echoed key
+
+**Request:**
+POST `/chat/completions`
+
+Body:
+```json
+{"model": "echo-agent", "messages": [{"role": "user", "content": "hello"}]}
+```
+
+**Strict:**
+```yaml
+body:
+  choices[0].message.content: contains("nothing like this")
+```
+"""
+"""A request without its own ``Authorization``: the compliance API key goes as ``Bearer``, and the
+agent echoes it (the first batch's only: the run has one key)."""
 
 
 def _run_batches(
@@ -374,10 +395,9 @@ def _run_batches(
         )
         assert outcomes[f"planted{suffix}.json", "echoed"] == "failed", outcomes
         assert outcomes[f"echo{suffix}.highbar.yaml", "echoes everything"] == "failed", outcomes
-        # they ran too
-        assert {f"destination{suffix}.md", f"encoded_test{suffix}.jsonl"} <= {r["file"] for r in results}, (
-            results
-        )
+        assert outcomes[f"destination{suffix}.md", "1. Echoed session"] == "failed", outcomes
+        assert f"encoded_test{suffix}.jsonl" in {r["file"] for r in results}, results  # it ran too
+    assert outcomes["destination.md", "2. Echoed key"] == "failed", outcomes  # the key echoed, masked
     for innocent in INNOCENT.values():  # in the failure messages: each is compared with something else
         assert f"Expected '{innocent}' to equal" in console, innocent
     assert "Expected '1500000' to equal '0'" in console  # a response header is never a secret
