@@ -2,7 +2,7 @@
 verdicts depend on, for the side-by-side fidelity specs under ``fidelity/``.
 
     python fidelity_agent.py --port 8731 [--tag own|previous|none] [--no-declare] [--slow-s S]
-                             [--spans FILE] [trace_agent.py options]
+                             [--late-s S] [--late-on-slow] [--spans FILE] [trace_agent.py options]
 
 ``--tag own`` (default): records carry this request's ``X-Highbar-Test``; ``previous``: the id of the
 request before (the first request's records carry none); ``none``: no test id at all (an agent
@@ -10,8 +10,11 @@ without tagging middleware). A ``conversation_id`` in the request body is added 
 context (correlation by session). ``--no-declare``: the ``hello`` lists no tools. Messages, on top of
 the trace agent's rules:
 
-- ``... later ...``: replies at once, records a tagged ``get_order`` call ``LATE_S`` seconds later (with
-  ``untagged`` in the message, one without any context; with ``garbled``, a line that is not JSON);
+- ``... later ...``: replies at once, records a tagged ``get_order`` call ``LATE_S`` seconds later
+  (``--late-s``; with ``untagged`` in the message, one without any context; with ``garbled``, a line
+  that is not JSON); with ``--late-on-slow``, not before a ``slowly`` message has come, which then
+  waits for it instead of ``SLOW_S`` (a late call that lands while a later test runs, whatever the
+  machine's load);
 - ``... slowly ...``: answers like the trace agent, after ``SLOW_S`` seconds (``--slow-s``); with
   ``--spans FILE`` each such answer appends its ``start end`` times to FILE (overlap shows in them);
   ``... for a moment ...``: after three quarters of that;
@@ -36,6 +39,11 @@ import trace_agent
 LATE_S = 0.6
 SLOW_S = 1.2
 SPANS: str | None = None
+LATE_ON_SLOW = False
+EVENT_S = 60.0
+"""How long ``--late-on-slow``'s late call and slow answer wait for each other at most."""
+_slow_came = threading.Event()
+_late_written = threading.Event()
 MODE = "own"
 DECLARE = True
 _local = threading.local()
@@ -86,7 +94,11 @@ class FidelityHandler(trace_agent.Handler):
         lowered = message.lower()
         if "slowly" in lowered:
             start = time.time()
-            time.sleep(SLOW_S)
+            if LATE_ON_SLOW:
+                _slow_came.set()
+                _late_written.wait(EVENT_S)
+            else:
+                time.sleep(SLOW_S)
             if SPANS:
                 with _lock, open(SPANS, "a", encoding="utf-8") as spans:
                     spans.write(f"{start} {time.time()}\n")
@@ -96,20 +108,7 @@ class FidelityHandler(trace_agent.Handler):
             threading.Timer(LATE_S, _garble).start()
         if "later" in lowered:
             late = {} if "untagged" in lowered else {**context}  # a timer thread that lost (or kept) the tag
-            timer = threading.Timer(
-                LATE_S,
-                lambda: _write(
-                    {
-                        "type": "tool",
-                        "fn": "get_order",
-                        "args": {"order_id": "late"},
-                        "result": {"status": "late"},
-                        "error": None,
-                        "context": late,
-                    }
-                ),
-            )
-            timer.start()
+            threading.Thread(target=_late_call, args=(late,), daemon=True).start()
             reply = "I will look into it later."
             write({"type": "turn", "message": message, "response": reply, "context": context})
             return reply
@@ -125,20 +124,41 @@ class FidelityHandler(trace_agent.Handler):
         return trace_agent.chat(message, context.get("test"))
 
 
+def _late_call(context: dict[str, Any]) -> None:
+    """The tagged (or untagged) ``get_order`` of a ``later`` message, when its time comes."""
+    time.sleep(LATE_S)
+    if LATE_ON_SLOW:
+        _slow_came.wait(EVENT_S)
+    _write(
+        {
+            "type": "tool",
+            "fn": "get_order",
+            "args": {"order_id": "late"},
+            "result": {"status": "late"},
+            "error": None,
+            "context": context,
+        }
+    )
+    _late_written.set()
+
+
 def _garble() -> None:
     with open(str(trace_agent.TRACES), "a", encoding="utf-8") as traces:
         traces.write("{not json\n")
 
 
 def main() -> None:
-    global MODE, DECLARE, SLOW_S, SPANS
+    global MODE, DECLARE, SLOW_S, SPANS, LATE_ON_SLOW, LATE_S
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--tag", choices=["own", "previous", "none"], default="own")
     parser.add_argument("--no-declare", action="store_true")
     parser.add_argument("--slow-s", type=float, default=SLOW_S)
+    parser.add_argument("--late-s", type=float, default=LATE_S)
+    parser.add_argument("--late-on-slow", action="store_true")
     parser.add_argument("--spans")
     known, rest = parser.parse_known_args()
     MODE, DECLARE, SLOW_S, SPANS = known.tag, not known.no_declare, known.slow_s, known.spans
+    LATE_ON_SLOW, LATE_S = known.late_on_slow, known.late_s
     sys.argv = [sys.argv[0], *rest]
     trace_agent.write = write  # tool() and chat() look the name up in the module at call time
     trace_agent.Handler = FidelityHandler

@@ -608,7 +608,9 @@ def test_late_call_after_the_extra_settle_fails_the_session(
     call and the exit status is 1, also when another worker ran the later test. Under xdist also: one
     agent process served both workers (each ran a test), and it is stopped at the end."""
     port = free_port()
-    fidelity = Path(__file__).with_name("fidelity_agent.py")  # the late call 0.6 s, the slow reply 1.2 s
+    # the late call comes 1.5 s after the reply (the earlier test's window and extra settle are 0.2 s),
+    # and not before the slow test's message, which waits for it: it lands while the later test runs
+    fidelity = Path(__file__).with_name("fidelity_agent.py")
     tests = """
       - name: answers now, calls much later
         trigger: "look into it later"
@@ -620,7 +622,7 @@ def test_late_call_after_the_extra_settle_fails_the_session(
           function_calls: []
 """
     text = spec(port, tests, agent=fidelity).replace("settle_time: 0", "settle_time: 100")
-    pytester.makefile(".highbar.yaml", orders=text)
+    pytester.makefile(".highbar.yaml", orders=text.replace("--port", "--late-s 1.5 --late-on-slow --port"))
     if workers:  # the two tests start together, however far apart the two fresh workers came up
         pytester.makeconftest(START_TOGETHER)
     result = run_pytest(
