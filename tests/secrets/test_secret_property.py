@@ -290,25 +290,12 @@ def _write_batch(pytester: pytest.Pytester, echo_url: str, secrets: dict[str, st
     }
 
 
-KEY_CASE = """
-### 2. Echoed key
-
-**Request:**
-POST `/chat/completions`
-
-Body:
-```json
-{"model": "echo-agent", "messages": [{"role": "user", "content": "hello"}]}
-```
-
-**Strict:**
-```yaml
-body:
-  choices[0].message.content: contains("nothing like this")
-```
-"""
+KEY_CASE = "\n" + COMPLIANCE[COMPLIANCE.index("### 1.") :].replace(
+    "1. Echoed session", "2. Echoed key"
+).replace("Headers:\n- `Authorization: Bearer {session_value}`\n", "")
 """A request without its own ``Authorization``: the compliance API key goes as ``Bearer``, and the
 agent echoes it (the first batch's only: the run has one key)."""
+assert "Authorization" not in KEY_CASE
 
 
 def _run_batches(
