@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from pytest_semantictest.scaffold import main as init
-from tests.agents.agent_helpers import free_port
+from tests.ports import free_port
 
 REPO = Path(__file__).resolve().parents[1]
 AGENTS = REPO / "examples" / "agents"

@@ -4,18 +4,11 @@ from __future__ import annotations
 
 import os
 import shlex
-import socket
 import sys
 import time
 from pathlib import Path
 
 AGENT = Path(__file__).with_name("trace_agent.py")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def agent_command(port: int, *flags: str) -> str:

@@ -6,9 +6,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_helpers import agent_command, free_port
+from agent_helpers import agent_command
 
 from pytest_semantictest.agents import AgentConfig
+from tests.ports import free_port
 
 
 @pytest.fixture

@@ -8,13 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.ports import free_port
+
 AGENT = Path(__file__).resolve().parent / "trace_agent.py"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_agent_fixture_starts_talks_and_stops(pytester: pytest.Pytester) -> None:

@@ -8,8 +8,9 @@ import pytest
 
 from pytest_semantictest.agents import AgentConfig, agent_key
 from pytest_semantictest.agents.keys import live_key
-from tests.agents.agent_helpers import agent_command, free_port
+from tests.agents.agent_helpers import agent_command
 from tests.helpers import run_pytest
+from tests.ports import free_port
 
 
 def mirror_spec(port: int, tag: str) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
-from agent_helpers import agent_command, free_port
+from agent_helpers import agent_command
 
 from pytest_semantictest.agents import (
     AgentConfig,
@@ -25,6 +25,7 @@ from pytest_semantictest.agents import (
     resolve_correlate,
     send,
 )
+from tests.ports import free_port
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,8 @@ import pytest
 
 from pytest_semantictest.threads import HANDLED
 from tests.helpers import signal_set
-from tests.highbar.test_no_leaks import TRACE_AGENT, free_port
+from tests.highbar.test_no_leaks import TRACE_AGENT
+from tests.ports import free_port
 
 WRITE_MASK = """
 import json, sys

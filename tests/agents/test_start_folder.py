@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.agents.agent_helpers import free_port
 from tests.helpers import run_pytest
+from tests.ports import free_port
 
 # A tiny agent: /health, and /cwd answering the folder it runs in (what a start command's folder is).
 AGENT = """

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from tests.compliance.conftest import CORPUS, REPO, compliance_server
+from tests.ports import free_port
 from tests.shared import needs_corpus
 
 pytest_plugins = ["pytester"]
@@ -99,9 +100,7 @@ def test_corpus_without_a_judge_reports_assertions_not_evaluated(
 
 def test_corpus_against_a_server_the_plugin_starts(pytester: pytest.Pytester) -> None:
     """``--semantictest-compliance-server``: the agent lifecycle starts the server and stops it after."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     tokens = compliance_server.placeholder_tokens(url)
     server = f"{sys.executable} {REPO / 'examples' / 'agents' / 'compliance_server.py'} --port {port}"

@@ -31,6 +31,7 @@ import seed_copies  # noqa: E402
 
 from tests.helpers import without_unused_plugins  # noqa: E402
 from tests.main_command import main_command_run, mutation_run  # noqa: E402
+from tests.ports import free_port  # noqa: E402
 from tests.shared import REFERENCE_CHECKOUT_ENV, needs_docs  # noqa: E402
 
 FIDELITY = REPO / "tests" / "highbar" / "fidelity"
@@ -76,16 +77,10 @@ def _env() -> dict[str, str]:
     }
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @contextmanager
 def _attach_agent(traces: Path) -> Iterator[int]:
     """The fidelity agent the attach-mode specs talk to (they do not start it), writing to ``traces``."""
-    port = _free_port()
+    port = free_port()
     traces.write_text("")
     agent = subprocess.Popen(
         [sys.executable, str(FIDELITY_AGENT), "--port", str(port), "--traces", str(traces)],
@@ -163,7 +158,7 @@ def _services(work: Path) -> Iterator[dict[str, str]]:
     env = {
         **_env(),
         **docs_server.environment(base),
-        "FIDELITY_PORT": str(_free_port()),
+        "FIDELITY_PORT": str(free_port()),
         "FIDELITY_PYTHON": sys.executable,
         "FIDELITY_AGENT": str(FIDELITY_AGENT),
         "FIDELITY_HOOK": str(FIDELITY / "session_hook.py"),

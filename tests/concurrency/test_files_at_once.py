@@ -12,12 +12,7 @@ import pytest
 from tests.concurrency.conftest import outcomes, write
 from tests.concurrency.test_never_run_ahead import ONE_BY_ONE, _highbar, _most_at_once
 from tests.helpers import run_pytest
-
-
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from tests.ports import free_port
 
 
 def _spans(path: Path) -> list[tuple[float, float]]:
@@ -34,9 +29,9 @@ def test_files_with_their_own_agents_run_at_the_same_time(pytester: pytest.Pytes
     spans = {name: pytester.path / f"{name}.spans" for name in ("a", "b", "c")}
     pytester.makefile(
         ".highbar.yaml",
-        a=_highbar(_port(), "own", 3, spans["a"]),
-        b=_highbar(_port(), "none", 3, spans["b"]),
-        c=_highbar(_port(), "own", 3, spans["c"]),
+        a=_highbar(free_port(), "own", 3, spans["a"]),
+        b=_highbar(free_port(), "none", 3, spans["b"]),
+        c=_highbar(free_port(), "own", 3, spans["c"]),
     )
     fast = run_pytest(pytester, "-v", "-p", "no:cacheprovider")
     seen = {name: _spans(path) for name, path in spans.items()}
@@ -54,7 +49,7 @@ def test_files_with_their_own_agents_run_at_the_same_time(pytester: pytest.Pytes
 def test_an_agent_started_ahead_is_stopped_when_the_session_stops_early(pytester: pytest.Pytester) -> None:
     """``-x`` ends the session at the first file's failure while the next file's agent was started ahead
     (its log shows it ran): that agent is stopped too, its port free when pytest returns."""
-    first, second = _port(), _port()
+    first, second = free_port(), free_port()
     failing = """
       - name: fails slowly
         trigger: "hello, slowly"
@@ -81,7 +76,7 @@ def test_a_file_naming_no_agent_never_runs_alongside_a_test_that_needs_its_agent
 ) -> None:
     """A SemanticTest file names no agent, so its requests may reach any (here: the untagged agent of the
     file before it). It waits while that agent's tests run one by one: no answer overlaps another."""
-    port = _port()
+    port = free_port()
     spans = pytester.path / "a.spans"
     pytester.makefile(".highbar.yaml", a_untagged=_highbar(port, "none", 3, spans))
     write(
@@ -113,9 +108,9 @@ def test_a_file_naming_no_agent_never_runs_alongside_a_test_that_needs_its_agent
 def test_an_agent_that_cannot_start_ahead_is_its_files_error(pytester: pytest.Pytester) -> None:
     """The second file's agent exits at once while it is started ahead: that file's tests are ERRORs
     naming the cause when they are reached, the first file's pass."""
-    broken = _highbar(_port(), "own", 2).replace('start: "', 'start: "false && ', 1)
+    broken = _highbar(free_port(), "own", 2).replace('start: "', 'start: "false && ', 1)
     pytester.makefile(
-        ".highbar.yaml", a_fine=_highbar(_port(), "own", 2, pytester.path / "a.spans"), b_broken=broken
+        ".highbar.yaml", a_fine=_highbar(free_port(), "own", 2, pytester.path / "a.spans"), b_broken=broken
     )
     result = run_pytest(pytester, "-v", "-p", "no:cacheprovider")
     assert [word for _, word in outcomes(result)] == ["PASSED", "PASSED", "ERROR", "ERROR"], (

@@ -13,6 +13,7 @@ from pytest_semantictest.model import CheckResult, Variants
 from pytest_semantictest.run_context import RunContext
 from tests.concurrency.conftest import compliance_doc, outcomes, sleeping, stats, write
 from tests.helpers import run_pytest
+from tests.ports import free_port
 
 ONE_BY_ONE = "--semantictest-items-at-once=1"
 FIDELITY_AGENT = Path(__file__).resolve().parents[1] / "highbar" / "fidelity_agent.py"
@@ -113,13 +114,10 @@ def test_an_agent_whose_records_are_untagged_gets_one_test_at_a_time(
 ) -> None:
     """Untagged trace records: its tests run one by one (each counts the calls written meanwhile, as in
     highbar); tagged ones run at once after the first test showed they are."""
-    import socket
 
     from tests.concurrency.latency_server import serving  # noqa: F401  (free port below)
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     spans = pytester.path / "spans.txt"
     pytester.makefile(".highbar.yaml", orders=_highbar(port, tag, 4, spans))
     fast = run_pytest(pytester, "-v", "-p", "no:cacheprovider")
@@ -139,11 +137,7 @@ def test_a_tagged_agent_that_loses_the_tag_on_one_path_gives_the_one_by_one_verd
     """The first test shows tagged records; a later one makes a call on a thread without the tag, while
     three slow tests that expect no call are in flight: they read that call too, so each runs again alone
     (one by one they pass; the thread test is an error either way, highbar's rule)."""
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     tests = (
         """
       - name: probe

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.agents.agent_helpers import free_port
+from tests.ports import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 FOLDER = REPO / "examples" / "your-agent"

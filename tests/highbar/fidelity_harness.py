@@ -33,6 +33,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from tests.helpers import without_unused_plugins
+from tests.ports import free_port
 
 HERE = Path(__file__).resolve().parent
 SPECS = HERE / "fidelity"
@@ -55,12 +56,6 @@ _VARIATIONS = re.compile(r" \(((?:\d+ of )?\d+ variations)\)$")
 MESSAGES = {"attach_p13_correlate_keys.highbar.yaml"}
 LLM_KEY = "hb-fidelity-key-" + "5e2b" * 6
 LLM_MODEL = "hb-fidelity-paraphraser"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def spec_files() -> list[Path]:

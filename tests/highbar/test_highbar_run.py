@@ -12,16 +12,11 @@ from xml.etree import ElementTree
 import pytest
 
 from tests.helpers import run_pytest
+from tests.ports import free_port
 from tests.reports.dom import blob, parse, table_rows
 
 AGENT = Path(__file__).resolve().parents[1] / "agents" / "trace_agent.py"
 SCRIPT_AGENT = AGENT.with_name("script_agent.py")  # replies follow a "[plan ok quiet e500]" in the message
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def spec(port: int, tests: str, agent_extra: str = "", agent: Path = AGENT) -> str:

@@ -37,6 +37,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import patience, without_unused_plugins
+from tests.ports import free_port
 
 if not Path("/proc/self/environ").exists():  # pragma: no cover - Linux only
     pytest.skip("needs /proc", allow_module_level=True)
@@ -158,12 +159,6 @@ def wait_for(
 
 
 # --------------------------------------------------------------------------- running pytest
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def port_answers(port: int) -> bool:

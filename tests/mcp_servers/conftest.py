@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.ports import free_port
 from tests.shared import REPO
 
 SERVER = REPO / "examples" / "mcp" / "mcp_server.py"
@@ -58,12 +59,6 @@ def partner_python() -> str:
             "partner venv that .ci/run creates"
         )
     return path
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def serve_http(python: str, *args: str) -> Iterator[str]:

@@ -119,7 +119,7 @@ def test_mcpcall_reports_the_session_in_the_evidence(pytester: pytest.Pytester, 
 
 
 def test_the_compliance_server_option_starts_an_http_mcp_server(pytester: pytest.Pytester, tag: str) -> None:
-    from tests.mcp_servers.conftest import free_port
+    from tests.ports import free_port
 
     port = free_port()
     strict = '  protocol_version: "2026-07-28"\n  structured.result: 42\n'

@@ -16,7 +16,8 @@ from pytest_semantictest.agents import mcp_proxy
 from pytest_semantictest.agents.traces import TraceReader
 from tests.agents.recorded_run import SharedRun, recorded_pytest
 from tests.helpers import run_pytest
-from tests.mcp_servers.conftest import REPO, alive, free_port
+from tests.mcp_servers.conftest import REPO, alive
+from tests.ports import free_port
 
 pytest_plugins = ["pytester"]
 AGENT = REPO / "examples" / "mcp" / "mcp_agent.py"

@@ -8,7 +8,6 @@ here, its workers in their own interpreters); the secrets run gets its own inter
 from __future__ import annotations
 
 import json
-import socket
 import sys
 import textwrap
 import threading
@@ -20,6 +19,7 @@ from typing import Any
 import pytest
 
 from tests.helpers import WITHOUT_UNUSED_PLUGINS, once_per_session, pytest_process, run_pytest
+from tests.ports import free_port
 
 PYTEST_ARGS = ["-p", "no:cacheprovider", *WITHOUT_UNUSED_PLUGINS]
 BIG = 20_000_000
@@ -274,9 +274,7 @@ def run(pytester: pytest.Pytester, *args: str, own_process: bool = False) -> pyt
 def trace_agent_spec(tests: str) -> str:
     """A highbar spec against the trace agent (on a free port) with one suite, ``Orders``, of ``tests``
     (YAML list items, indented as in the suite)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     return textwrap.dedent(f"""\
         agent:
           start: "{sys.executable} {TRACE_AGENT} --port {port}"

@@ -11,7 +11,6 @@ files: every file the run left is searched.
 from __future__ import annotations
 
 import json
-import socket
 import sys
 import textwrap
 from collections.abc import Callable
@@ -21,6 +20,7 @@ from urllib.parse import quote, quote_plus
 import pytest
 
 from tests.llm.fake_openai import FakeOpenAI
+from tests.ports import free_port
 from tests.reports.scenario import TRACE_AGENT, Backend, run, step, write_suite
 
 SECRET = "sk-semtest/LEAK+7f3a9c2e41"
@@ -35,12 +35,6 @@ FORMS = {
     for form in (value, quote(value, safe=""), quote_plus(value), json.dumps(value)[1:-1], core)
 }
 """Every printed form; the core is found in any encoding that does not mask the value as a whole."""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def semantictest_suite(url: str) -> dict[str, object]:

@@ -32,8 +32,8 @@ from typing import Any
 import pytest
 
 from tests.helpers import loopback_server
+from tests.ports import free_port
 from tests.reports.scenario import TRACE_AGENT, Backend, run, step, write_suite
-from tests.reports.test_secrets import free_port
 from tests.secrets.test_printed_forms import encodings
 
 LONG = "".join(f"Lq{n:03d}x" for n in range(50))  # 300 characters, every 8-character piece distinct

@@ -26,8 +26,8 @@ import textwrap
 import pytest
 
 from tests.llm.fake_openai import FakeOpenAI
+from tests.ports import free_port
 from tests.reports.scenario import TRACE_AGENT, Backend, run, step, write_suite
-from tests.reports.test_secrets import free_port
 from tests.secrets.test_printed_forms import encodings
 
 PASSWORD = 'pa"ss\\wörd +/=&<x9Wq7T'

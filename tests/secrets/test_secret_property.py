@@ -40,8 +40,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from tests.llm.fake_openai import FakeOpenAI
+from tests.ports import free_port
 from tests.reports.scenario import run, step, write_suite
-from tests.reports.test_secrets import free_port
 from tests.secrets.echo_agent import INNOCENT, own_json, serve
 from tests.secrets.test_encoded_secrets import DESTINATION as COMPLIANCE
 from tests.secrets.test_encoded_secrets import yao_cases

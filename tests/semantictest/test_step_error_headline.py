@@ -5,11 +5,11 @@ what the short summary and JUnit's ``message`` show, and ``Expected 0 to equal 2
 from __future__ import annotations
 
 import json
-import socket
 import xml.etree.ElementTree as ET
 
 import pytest
 
+from tests.ports import free_port
 from tests.servers.slow_server import slow_server
 
 pytest_plugins = ["pytester"]
@@ -36,10 +36,8 @@ def suite(url: str, timeout: int | None = None) -> str:
 
 
 def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
+    """A port nothing listens on (nor will: no server here takes one of :func:`free_port`'s)."""
+    return free_port()
 
 
 def headline_of(pytester: pytest.Pytester, spec: str) -> tuple[str, str]:

@@ -23,9 +23,9 @@ from typing import Any
 
 import pytest
 
-from tests.agents.agent_helpers import free_port
 from tests.agents.recorded_run import SharedRun, recorded_pytest
 from tests.helpers import once_per_session
+from tests.ports import free_port
 from tests.traces.otel_agent_conftest import agent_conftest
 
 __all__ = ["SharedRun", "no_receiver_run", "otel_lyon_run", "otel_run"]

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.agents.agent_helpers import free_port
 from tests.helpers import run_pytest
+from tests.ports import free_port
 from tests.traces.shared_runs import SharedRun
 
 AGENT = Path(__file__).resolve().parents[2] / "examples" / "agents" / "otel_agent.py"

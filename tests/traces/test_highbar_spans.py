@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.agents.agent_helpers import free_port
 from tests.helpers import run_pytest
+from tests.ports import free_port
 from tests.traces.otel_agent_conftest import AGENT
 from tests.traces.shared_runs import SharedRun
 

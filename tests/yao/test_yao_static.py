@@ -9,17 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.ports import free_port
 from tests.yao.conftest import EXPENSE_TURNS, run, write_cases
 from tests.yao.scripted_agent import ScriptedAgent
 
 HERE = Path(__file__).resolve().parent
 TRACE_AGENT = HERE.parent / "agents" / "trace_agent.py"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_a_static_flow_passes_one_fails_at_turn_2_and_one_times_out(
