@@ -189,7 +189,9 @@ def test_latency_is_reported_apart_and_gates_only_when_asked(pytester: pytest.Py
             proxy,
             judge,
             *gate,
-            "--semantictest-fail-on-slower=3",
+            # 0.8 s slower: at least 1.5 times unless the load made the baseline's median reply take
+            # over 1.6 s (beside stress-ng it took 354 ms: 2.4 times, below the 3 this once asked for)
+            "--semantictest-fail-on-slower=1.5",
             "--html=r.html",
             "--self-contained-html",
         )
